@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-wire.h: the binary records that libtidemark-preload.so sends to the
+ * recorder.  Plain C11, no GLib: the target side must not depend on it.
+ *
+ * Transport: one AF_UNIX SOCK_SEQPACKET connection per process image, to the
+ * path in $TIDEMARK_SOCKET.  Each send is one message of at most
+ * TIDE_WIRE_MAX_MESSAGE bytes holding whole records back to back; a record
+ * never spans two messages.  The first record on a connection is HELLO.
+ * Records of one thread arrive in the order that thread made them; records of
+ * different threads may interleave in any order, so the recorder orders by
+ * time_ns (CLOCK_MONOTONIC), never by arrival.
+ *
+ * Every record starts with TideWireHeader, is 8-byte aligned and its length
+ * is a multiple of 8.  Strings are NUL-terminated and padded with NULs to the
+ * record length.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#define TIDE_WIRE_VERSION      1u
+#define TIDE_WIRE_MAX_MESSAGE  65536u
+#define TIDE_WIRE_MAX_FRAMES   128u
+#define TIDE_WIRE_MAX_STRING   4096u
+
+/* Environment variables set by `tidemark record` for the target. */
+#define TIDE_ENV_SOCKET        "TIDEMARK_SOCKET"        /* path of the recorder's socket */
+#define TIDE_ENV_SAMPLE_BYTES  "TIDEMARK_SAMPLE_BYTES"  /* mean sampling interval in bytes */
+#define TIDE_ENV_ALL           "TIDEMARK_ALL"           /* "1": record every allocation */
+#define TIDE_ENV_SEED          "TIDEMARK_SEED"          /* optional: fixed sampler seed */
+
+#define TIDE_DEFAULT_SAMPLE_BYTES (64u * 1024u)
+
+typedef enum
+{
+  TIDE_WIRE_HELLO     = 1,
+  TIDE_WIRE_MAPPING   = 2,
+  TIDE_WIRE_ALLOC     = 3,
+  TIDE_WIRE_FREE      = 4,
+  TIDE_WIRE_STEP      = 5,
+  TIDE_WIRE_SCOPE_DEF = 6,
+  TIDE_WIRE_THREAD    = 7,
+  TIDE_WIRE_DROPPED   = 8,
+  TIDE_WIRE_UNMAPPING = 9,
+  TIDE_WIRE_TRANSFER  = 10,
+} TideWireType;
+
+/* What kind of memory an ALLOC/FREE record is about. */
+typedef enum
+{
+  TIDE_KIND_MALLOC = 1,  /* malloc family, C++ new */
+  TIDE_KIND_MMAP   = 2,  /* anonymous or file mmap made by the program */
+  TIDE_KIND_BRK    = 3,  /* brk/sbrk growth */
+  TIDE_KIND_DEVICE = 4,  /* accelerator memory (device issue) */
+  TIDE_KIND_PINNED = 5,  /* page-locked host memory (device issue) */
+} TideAllocKind;
+
+typedef struct
+{
+  uint16_t type;     /* TideWireType */
+  uint16_t len;      /* whole record, header included, multiple of 8 */
+  uint32_t tid;      /* gettid() of the thread that made the record */
+  uint64_t time_ns;  /* CLOCK_MONOTONIC */
+} TideWireHeader;
+
+/* First record of every connection. */
+typedef struct
+{
+  TideWireHeader h;
+  uint32_t pid;
+  uint32_t ppid;
+  uint32_t wire_version;   /* TIDE_WIRE_VERSION */
+  uint32_t flags;          /* TIDE_HELLO_ALL when every allocation is recorded */
+  uint64_t sample_bytes;   /* mean sampling interval in effect */
+  char     exe[];          /* /proc/self/exe, NUL-terminated */
+} TideWireHello;
+
+#define TIDE_HELLO_ALL 1u
+
+/* One loaded object segment (from dl_iterate_phdr, at start and after
+ * every dlopen).  Native frames are symbolized against these. */
+typedef struct
+{
+  TideWireHeader h;
+  uint64_t start;          /* first address of the executable segment */
+  uint64_t end;            /* one past its last address */
+  uint64_t load_bias;      /* dlpi_addr: runtime address minus ELF vaddr */
+  char     path[];         /* absolute path; "" for the main program is
+                            * replaced by /proc/self/exe by the sender */
+} TideWireMapping;
+
+typedef struct
+{
+  TideWireHeader h;
+  uint64_t start;
+  uint64_t end;
+} TideWireUnmapping;
+
+/* A recorded allocation.  weight is how many allocations like this one the
+ * record stands for: 1 in --all mode or for blocks at least as large as the
+ * sampling interval, 1/p otherwise, with p = 1 - exp(-size/sample_bytes).
+ * Estimated bytes are size * weight. */
+typedef struct
+{
+  TideWireHeader h;
+  uint64_t addr;
+  uint64_t size;
+  double   weight;
+  uint32_t scope_id;       /* 0: no scope; else an id from SCOPE_DEF */
+  uint16_t kind;           /* TideAllocKind */
+  int16_t  device;         /* -1 host, else accelerator index */
+  uint32_t n_frames;
+  uint32_t reserved;
+  uint64_t frames[];       /* return addresses, innermost first; the
+                            * profiler's own frames already removed */
+} TideWireAlloc;
+
+/* Sent for every free of a recorded block (and, in --all mode, for every
+ * free).  The recorder ignores frees of addresses it does not know. */
+typedef struct
+{
+  TideWireHeader h;
+  uint64_t addr;
+  uint16_t kind;
+  int16_t  device;
+  uint32_t reserved;
+} TideWireFree;
+
+/* tidemark_step(label): the end of one step of this process. */
+typedef struct
+{
+  TideWireHeader h;
+  char label[];            /* "" when none was given */
+} TideWireStep;
+
+/* A scope node, sent once, before any ALLOC that names it.  Scopes form a
+ * tree per process: the scope "b" pushed inside "a" is a node whose parent
+ * is "a". */
+typedef struct
+{
+  TideWireHeader h;
+  uint32_t id;             /* > 0, unique in this process */
+  uint32_t parent_id;      /* 0: root */
+  char     name[];
+} TideWireScopeDef;
+
+typedef struct
+{
+  TideWireHeader h;
+  char name[];             /* thread name (prctl PR_SET_NAME / pthread_setname_np) */
+} TideWireThread;
+
+/* Records that the target had to drop (the recorder did not take a
+ * message in time).  Counted, never lost silently. */
+typedef struct
+{
+  TideWireHeader h;
+  uint64_t count;
+} TideWireDropped;
+
+/* A host<->device copy (device issue). */
+typedef struct
+{
+  TideWireHeader h;
+  uint64_t bytes;
+  uint64_t duration_ns;
+  uint32_t direction;      /* 1 host→device, 2 device→host, 3 device→device */
+  int16_t  device;
+  uint16_t reserved;
+  uint32_t scope_id;
+  uint32_t n_frames;
+  uint64_t frames[];
+} TideWireTransfer;
+
+_Static_assert (sizeof (TideWireHeader) == 16, "wire header is 16 bytes");
+_Static_assert (sizeof (TideWireHello) == 40, "hello is 40 bytes plus exe");
+_Static_assert (sizeof (TideWireMapping) == 40, "mapping is 40 bytes plus path");
+_Static_assert (sizeof (TideWireAlloc) == 56, "alloc is 56 bytes plus frames");
+_Static_assert (sizeof (TideWireFree) == 32, "free is 32 bytes");
+_Static_assert (sizeof (TideWireScopeDef) == 24, "scope def is 24 bytes plus name");
+_Static_assert (sizeof (TideWireDropped) == 24, "dropped is 24 bytes");
+_Static_assert (sizeof (TideWireTransfer) == 48, "transfer is 48 bytes plus frames");
+
+static inline uint32_t
+tide_wire_align (uint32_t len)
+{
+  return (len + 7u) & ~7u;
+}
