@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ */
+#pragma once
+
+#include <glib.h>
+#include <sqlite3.h>
+
+G_BEGIN_DECLS
+
+/* The timeline's level-of-detail buckets: level l is lod_base << (2 l). */
+#define TIDE_LOD_BASE_NS   (1000 * 1000)  /* 1 ms */
+#define TIDE_LOD_LEVELS    12
+
+gboolean tide_analysis_build (sqlite3  *db,
+                              GError  **error);
+
+G_END_DECLS

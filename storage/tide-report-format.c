@@ -1,0 +1,451 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "tide-report-format.h"
+#include "tide-schema.h"
+
+#define TEXT_MAX_GROUPS 20
+#define TEXT_MAX_FRAMES 8
+
+gboolean
+tide_format_parse (const char *name,
+                   TideFormat *format)
+{
+  if (g_strcmp0 (name, "text") == 0)
+    *format = TIDE_FORMAT_TEXT;
+  else if (g_strcmp0 (name, "csv") == 0)
+    *format = TIDE_FORMAT_CSV;
+  else if (g_strcmp0 (name, "json") == 0)
+    *format = TIDE_FORMAT_JSON;
+  else
+    return FALSE;
+  return TRUE;
+}
+
+char *
+tide_format_bytes (gint64 bytes)
+{
+  static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+  double value = (double) ABS (bytes);
+  guint unit = 0;
+
+  while (value >= 1024 && unit < G_N_ELEMENTS (units) - 1)
+    {
+      value /= 1024;
+      unit++;
+    }
+  if (unit == 0)
+    return g_strdup_printf ("%s%" G_GINT64_FORMAT " B", bytes < 0 ? "-" : "", ABS (bytes));
+  return g_strdup_printf ("%s%.2f %s", bytes < 0 ? "-" : "", value, units[unit]);
+}
+
+char *
+tide_format_delta (gint64 bytes)
+{
+  g_autofree char *abs_text = tide_format_bytes (ABS (bytes));
+
+  if (bytes == 0)
+    return g_strdup ("0 B");
+  return g_strdup_printf ("%s%s", bytes > 0 ? "+" : "-", abs_text);
+}
+
+static char *
+format_duration (gint64 ns)
+{
+  if (ns >= 1000000000)
+    return g_strdup_printf ("%.3f s", ns / 1e9);
+  return g_strdup_printf ("%.1f ms", ns / 1e6);
+}
+
+static char *
+device_name (gint device)
+{
+  return device < 0 ? g_strdup ("host") : g_strdup_printf ("cuda:%d", device);
+}
+
+/* ---- CSV and JSON helpers ------------------------------------------------- */
+
+static void
+csv_field (GString    *out,
+           const char *text)
+{
+  if (text == NULL)
+    return;
+  if (strpbrk (text, ",\"\n\r") == NULL)
+    {
+      g_string_append (out, text);
+      return;
+    }
+  g_string_append_c (out, '"');
+  for (const char *p = text; *p; p++)
+    {
+      if (*p == '"')
+        g_string_append_c (out, '"');
+      g_string_append_c (out, *p);
+    }
+  g_string_append_c (out, '"');
+}
+
+static void
+json_string (GString    *out,
+             const char *text)
+{
+  if (text == NULL)
+    {
+      g_string_append (out, "null");
+      return;
+    }
+  g_string_append_c (out, '"');
+  for (const guchar *p = (const guchar *) text; *p; p++)
+    {
+      if (*p == '"' || *p == '\\')
+        g_string_append_printf (out, "\\%c", *p);
+      else if (*p < 0x20)
+        g_string_append_printf (out, "\\u%04x", *p);
+      else
+        g_string_append_c (out, *p);
+    }
+  g_string_append_c (out, '"');
+}
+
+/* ---- steps ------------------------------------------------------------------ */
+
+static void
+steps_text (GString   *out,
+            GPtrArray *rows)
+{
+  gint64 pid = -1;
+
+  if (rows->len == 0)
+    {
+      g_string_append (out, "No steps: the program never called tidemark_step "
+                            "(or tidemark.step() in Python).\n");
+      return;
+    }
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+      g_autofree char *start = format_duration (r->start_ns);
+      g_autofree char *dur = format_duration (r->duration_ns);
+      g_autofree char *rss = r->has_rss ? tide_format_bytes (r->rss_end) : g_strdup ("-");
+      g_autofree char *drss = r->has_rss ? tide_format_delta (r->rss_delta) : g_strdup ("-");
+      g_autofree char *heap = tide_format_bytes (r->heap_end);
+      g_autofree char *dheap = tide_format_delta (r->heap_delta);
+      g_autofree char *kept = tide_format_bytes (r->retained_bytes);
+      g_autofree char *expl = r->has_resident ? tide_format_bytes (r->resident_explained)
+                                              : g_strdup ("-");
+      g_autofree char *unattr = r->has_resident && r->has_rss ? tide_format_bytes (r->unattributed)
+                                                              : g_strdup ("-");
+
+      if (r->pid != pid)
+        {
+          pid = r->pid;
+          g_string_append_printf (out, "%sSteps of process %" G_GINT64_FORMAT "\n"
+                                  "%5s  %-10s %10s %10s %12s %12s %12s %12s %12s %12s %12s\n",
+                                  i ? "\n" : "", pid, "STEP", "LABEL", "START", "DURATION",
+                                  "RSS END", "RSS CHANGE", "HEAP END", "HEAP CHANGE",
+                                  "RETAINED", "EXPLAINED", "UNATTRIB.");
+        }
+      g_string_append_printf (out, "%5d  %-10s %10s %10s %12s %12s %12s %12s %12s %12s %12s\n",
+                              r->number, r->label, start, dur, rss, drss, heap, dheap, kept,
+                              expl, unattr);
+    }
+  g_string_append (out, "RETAINED: allocated in the step and still live at its end. "
+                        "EXPLAINED: resident bytes of recorded live blocks at the step end; "
+                        "UNATTRIB.: the rest of RSS.\n");
+}
+
+static void
+csv_optional (GString  *out,
+              gboolean  known,
+              gint64    value)
+{
+  if (known)
+    g_string_append_printf (out, "%" G_GINT64_FORMAT, value);
+  g_string_append_c (out, ',');
+}
+
+static void
+steps_csv (GString   *out,
+           GPtrArray *rows)
+{
+  g_string_append (out, "pid,step,label,start_ns,duration_ns,rss_end_bytes,rss_delta_bytes,"
+                        "heap_live_end_bytes,heap_delta_bytes,mapped_end_bytes,"
+                        "device_end_bytes,device_delta_bytes,retained_bytes,retained_count,"
+                        "resident_explained_bytes,unattributed_bytes\n");
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+
+      g_string_append_printf (out, "%" G_GINT64_FORMAT ",%d,", r->pid, r->number);
+      csv_field (out, r->label);
+      g_string_append_printf (out, ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",",
+                              r->start_ns, r->duration_ns);
+      csv_optional (out, r->has_rss, r->rss_end);
+      csv_optional (out, r->has_rss, r->rss_delta);
+      g_string_append_printf (out, "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+                              ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+                              ",%" G_GINT64_FORMAT ",", r->heap_end, r->heap_delta, r->mapped_end,
+                              r->device_end, r->device_delta, r->retained_bytes,
+                              r->retained_count);
+      csv_optional (out, r->has_resident, r->resident_explained);
+      if (r->has_resident && r->has_rss)
+        g_string_append_printf (out, "%" G_GINT64_FORMAT, r->unattributed);
+      g_string_append_c (out, '\n');
+    }
+}
+
+static void
+json_optional (GString    *out,
+               const char *name,
+               gboolean    known,
+               gint64      value)
+{
+  if (known)
+    g_string_append_printf (out, ",\"%s\":%" G_GINT64_FORMAT, name, value);
+  else
+    g_string_append_printf (out, ",\"%s\":null", name);
+}
+
+static void
+steps_json (GString   *out,
+            GPtrArray *rows)
+{
+  g_string_append (out, "{\"steps\":[");
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+
+      g_string_append_printf (out, "%s{\"pid\":%" G_GINT64_FORMAT ",\"step\":%d,\"label\":",
+                              i ? "," : "", r->pid, r->number);
+      json_string (out, r->label);
+      g_string_append_printf (out, ",\"start_ns\":%" G_GINT64_FORMAT ",\"duration_ns\":%"
+                              G_GINT64_FORMAT, r->start_ns, r->duration_ns);
+      json_optional (out, "rss_end_bytes", r->has_rss, r->rss_end);
+      json_optional (out, "rss_delta_bytes", r->has_rss, r->rss_delta);
+      g_string_append_printf (out, ",\"heap_live_end_bytes\":%" G_GINT64_FORMAT
+                              ",\"heap_delta_bytes\":%" G_GINT64_FORMAT
+                              ",\"mapped_end_bytes\":%" G_GINT64_FORMAT
+                              ",\"device_end_bytes\":%" G_GINT64_FORMAT
+                              ",\"device_delta_bytes\":%" G_GINT64_FORMAT
+                              ",\"retained_bytes\":%" G_GINT64_FORMAT
+                              ",\"retained_count\":%" G_GINT64_FORMAT,
+                              r->heap_end, r->heap_delta, r->mapped_end, r->device_end,
+                              r->device_delta, r->retained_bytes, r->retained_count);
+      json_optional (out, "resident_explained_bytes", r->has_resident, r->resident_explained);
+      json_optional (out, "unattributed_bytes", r->has_resident && r->has_rss, r->unattributed);
+      g_string_append_c (out, '}');
+    }
+  g_string_append (out, "]}\n");
+}
+
+void
+tide_format_steps (GString    *out,
+                   GPtrArray  *rows,
+                   TideFormat  format)
+{
+  if (format == TIDE_FORMAT_CSV)
+    steps_csv (out, rows);
+  else if (format == TIDE_FORMAT_JSON)
+    steps_json (out, rows);
+  else
+    steps_text (out, rows);
+}
+
+/* ---- groups: suspects and retained ------------------------------------------ */
+
+static void
+groups_text (GString        *out,
+             GPtrArray      *groups,
+             TideGroupsKind  kind,
+             TideGroupBy     by,
+             gint            step)
+{
+  const char *by_name = by == TIDE_GROUP_BY_STACK ? "stack" : "scope";
+  gint64 total = 0;
+
+  for (guint i = 0; i < groups->len; i++)
+    total += ((TideGroup *) g_ptr_array_index (groups, i))->bytes;
+
+  if (kind == TIDE_GROUPS_SUSPECTS)
+    {
+      if (groups->len == 0)
+        {
+          g_string_append (out, "No leak suspects: nothing grows steadily step over step.\n");
+          return;
+        }
+      g_string_append_printf (out, "Leak suspects by %s (steady growth step over step), "
+                              "fastest first:\n", by_name);
+    }
+  else
+    {
+      g_autofree char *total_text = tide_format_bytes (total);
+      g_autofree char *when = step > 0 ? g_strdup_printf ("allocated in step %d and still live "
+                                                          "at its end", step)
+                                       : g_strdup ("still live when the trace ended");
+
+      g_string_append_printf (out, "Retained by %s, %s: %s in %u groups\n",
+                              by_name, when, total_text, groups->len);
+      g_string_append_printf (out, "%4s %12s %9s %12s %8s  %s\n", "", "BYTES", "COUNT",
+                              "RESIDENT", "SINCE", by == TIDE_GROUP_BY_STACK
+                              ? "STACK (innermost frame first)" : "SCOPE");
+    }
+
+  for (guint i = 0; i < groups->len && i < TEXT_MAX_GROUPS; i++)
+    {
+      TideGroup *g = g_ptr_array_index (groups, i);
+      g_autofree char *dev = device_name (g->device);
+      g_autofree char *bytes = tide_format_bytes (g->bytes);
+      guint first_frame = 0;
+
+      if (kind == TIDE_GROUPS_SUSPECTS)
+        {
+          g_autofree char *slope = tide_format_delta ((gint64) g->bytes_per_step);
+          g_string_append_printf (out, "%3u. %s/step since step %d, %s live at the last step "
+                                  "(pid %" G_GINT64_FORMAT ", %s)\n", i + 1, slope,
+                                  g->growth_step, bytes, g->pid, dev);
+        }
+      else
+        {
+          g_autofree char *resident = g->resident_bytes >= 0 ? tide_format_bytes (g->resident_bytes)
+                                                             : g_strdup ("-");
+          g_autofree char *since = g->growth_step ? g_strdup_printf ("step %d", g->growth_step)
+                                                  : g_strdup ("-");
+          g_autofree char *head = g->frames->len
+            ? tide_frame_describe (g_ptr_array_index (g->frames, 0))
+            : g_strdup (g->scope_path ? g->scope_path : "(no scope)");
+
+          g_string_append_printf (out, "%3u. %12s %9" G_GINT64_FORMAT " %12s %8s  %s%s%s\n",
+                                  i + 1, bytes, g->count, resident, since, head,
+                                  g->device >= 0 ? "  on " : "", g->device >= 0 ? dev : "");
+          first_frame = 1;
+        }
+
+      if (kind == TIDE_GROUPS_SUSPECTS && g->scope_path != NULL)
+        g_string_append_printf (out, "       scope %s\n", g->scope_path);
+      for (guint f = first_frame; f < g->frames->len && f < TEXT_MAX_FRAMES; f++)
+        {
+          g_autofree char *desc = tide_frame_describe (g_ptr_array_index (g->frames, f));
+          g_string_append_printf (out, kind == TIDE_GROUPS_SUSPECTS ? "       %s\n"
+                                                                    : "%52s%s\n",
+                                  kind == TIDE_GROUPS_SUSPECTS ? desc : "",
+                                  kind == TIDE_GROUPS_SUSPECTS ? "" : desc);
+        }
+      if (g->frames->len > TEXT_MAX_FRAMES)
+        g_string_append_printf (out, "%s… %u more frames\n",
+                                kind == TIDE_GROUPS_SUSPECTS ? "       " : "                                                    ",
+                                g->frames->len - TEXT_MAX_FRAMES);
+    }
+  if (groups->len > TEXT_MAX_GROUPS)
+    g_string_append_printf (out, "… and %u more (use --format csv for all)\n",
+                            groups->len - TEXT_MAX_GROUPS);
+}
+
+static char *
+frames_joined (GPtrArray *frames)
+{
+  GString *s = g_string_new (NULL);
+
+  for (guint f = 0; f < frames->len; f++)
+    {
+      g_autofree char *desc = tide_frame_describe (g_ptr_array_index (frames, f));
+      if (f)
+        g_string_append (s, ";");
+      g_string_append (s, desc);
+    }
+  return g_string_free (s, FALSE);
+}
+
+static void
+groups_csv (GString   *out,
+            GPtrArray *groups)
+{
+  g_string_append (out, "rank,pid,device,bytes,count,resident_bytes,growth_start_step,"
+                        "growth_bytes,bytes_per_step,scope,function,file,line,module,stack\n");
+  for (guint i = 0; i < groups->len; i++)
+    {
+      TideGroup *g = g_ptr_array_index (groups, i);
+      TideFrame *top = g->frames->len ? g_ptr_array_index (g->frames, 0) : NULL;
+      g_autofree char *dev = device_name (g->device);
+      g_autofree char *stack = frames_joined (g->frames);
+
+      g_string_append_printf (out, "%u,%" G_GINT64_FORMAT ",%s,%" G_GINT64_FORMAT ",",
+                              i + 1, g->pid, dev, g->bytes);
+      csv_optional (out, g->count >= 0, g->count);
+      csv_optional (out, g->resident_bytes >= 0, g->resident_bytes);
+      csv_optional (out, g->growth_step > 0, g->growth_step);
+      csv_optional (out, g->growth_step > 0, g->growth_bytes);
+      csv_optional (out, g->growth_step > 0, llround (g->bytes_per_step));
+      csv_field (out, g->scope_path);
+      g_string_append_c (out, ',');
+      csv_field (out, top ? top->function : NULL);
+      g_string_append_c (out, ',');
+      csv_field (out, top ? top->file : NULL);
+      g_string_append_c (out, ',');
+      csv_optional (out, top && top->line > 0, top ? top->line : 0);
+      csv_field (out, top ? top->module : NULL);
+      g_string_append_c (out, ',');
+      csv_field (out, stack);
+      g_string_append_c (out, '\n');
+    }
+}
+
+static void
+groups_json (GString        *out,
+             GPtrArray      *groups,
+             TideGroupsKind  kind)
+{
+  g_string_append_printf (out, "{\"%s\":[", kind == TIDE_GROUPS_SUSPECTS ? "suspects" : "retained");
+  for (guint i = 0; i < groups->len; i++)
+    {
+      TideGroup *g = g_ptr_array_index (groups, i);
+      g_autofree char *dev = device_name (g->device);
+
+      g_string_append_printf (out, "%s{\"rank\":%u,\"pid\":%" G_GINT64_FORMAT ",\"device\":\"%s\""
+                              ",\"bytes\":%" G_GINT64_FORMAT, i ? "," : "", i + 1, g->pid, dev,
+                              g->bytes);
+      json_optional (out, "count", g->count >= 0, g->count);
+      json_optional (out, "resident_bytes", g->resident_bytes >= 0, g->resident_bytes);
+      json_optional (out, "growth_start_step", g->growth_step > 0, g->growth_step);
+      json_optional (out, "growth_bytes", g->growth_step > 0, g->growth_bytes);
+      json_optional (out, "bytes_per_step", g->growth_step > 0, llround (g->bytes_per_step));
+      g_string_append (out, ",\"scope\":");
+      json_string (out, g->scope_path);
+      g_string_append (out, ",\"frames\":[");
+      for (guint f = 0; f < g->frames->len; f++)
+        {
+          TideFrame *fr = g_ptr_array_index (g->frames, f);
+
+          g_string_append (out, f ? ",{\"function\":" : "{\"function\":");
+          json_string (out, fr->function);
+          g_string_append (out, ",\"file\":");
+          json_string (out, fr->file);
+          g_string_append_printf (out, ",\"line\":%d,\"module\":", fr->line);
+          json_string (out, fr->module);
+          g_string_append_printf (out, ",\"offset\":%" G_GINT64_FORMAT "}", fr->module_offset);
+        }
+      g_string_append (out, "]}");
+    }
+  g_string_append (out, "]}\n");
+}
+
+void
+tide_format_groups (GString        *out,
+                    GPtrArray      *groups,
+                    TideGroupsKind  kind,
+                    TideGroupBy     by,
+                    gint            step,
+                    TideFormat      format)
+{
+  if (format == TIDE_FORMAT_CSV)
+    groups_csv (out, groups);
+  else if (format == TIDE_FORMAT_JSON)
+    groups_json (out, groups, kind);
+  else
+    groups_text (out, groups, kind, by, step);
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * Text, CSV and JSON renderings of the reports.  CSV and JSON carry plain
+ * numbers (bytes as integers, times in nanoseconds); text is for people.
+ */
+#pragma once
+
+#include "tide-report.h"
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  TIDE_FORMAT_TEXT,
+  TIDE_FORMAT_CSV,
+  TIDE_FORMAT_JSON,
+} TideFormat;
+
+typedef enum
+{
+  TIDE_GROUPS_SUSPECTS,
+  TIDE_GROUPS_RETAINED,
+} TideGroupsKind;
+
+gboolean tide_format_parse   (const char     *name,
+                              TideFormat     *format);
+char    *tide_format_bytes   (gint64          bytes);
+char    *tide_format_delta   (gint64          bytes);
+void     tide_format_steps   (GString        *out,
+                              GPtrArray      *rows,
+                              TideFormat      format);
+void     tide_format_groups  (GString        *out,
+                              GPtrArray      *groups,
+                              TideGroupsKind  kind,
+                              TideGroupBy     by,
+                              gint            step,
+                              TideFormat      format);
+
+G_END_DECLS

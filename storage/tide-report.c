@@ -1,0 +1,773 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * Leak suspects.  A group (a stack or a scope, on one device of one process)
+ * has a live-bytes series L[0..n]: L[0] = 0 before step 1, L[k] at the end of
+ * step k.  Step 1 also holds initialisation, so growth is looked for from
+ * step 2 on.  Growth begins at the first step s >= 2 with L[s] > L[s-1] after
+ * which L never falls back to L[s-1] or below.  It is a leak suspect when the
+ * growth is steady, not one spike and not noise:
+ *
+ *   - it grew in at least 3 steps, and in at least half the steps since s;
+ *   - it kept at least 3/4 of what it gained (net >= 0.75 * sum of rises);
+ *   - the net growth is at least twice the largest fall since s, and at
+ *     least min_bytes (one sampling interval, or 4 KiB with --all).
+ *
+ * Suspects are ranked by net growth per step since s.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <sqlite3.h>
+
+#include "tide-report.h"
+#include "tide-schema.h"
+#include "tide-storage-error.h"
+#include "tide-trace-private.h"
+
+#define SUSPECT_MIN_RISES 3
+
+void
+tide_step_row_free (TideStepRow *row)
+{
+  if (row == NULL)
+    return;
+  g_free (row->label);
+  g_free (row);
+}
+
+void
+tide_frame_free (TideFrame *frame)
+{
+  if (frame == NULL)
+    return;
+  g_free (frame->function);
+  g_free (frame->file);
+  g_free (frame->module);
+  g_free (frame);
+}
+
+void
+tide_group_free (TideGroup *group)
+{
+  if (group == NULL)
+    return;
+  g_free (group->scope_path);
+  g_clear_pointer (&group->frames, g_ptr_array_unref);
+  g_free (group);
+}
+
+static sqlite3_stmt *
+prepare (TideTrace   *trace,
+         const char  *sql,
+         GError     **error)
+{
+  sqlite3 *db = _tide_trace_get_db (trace);
+  sqlite3_stmt *stmt = NULL;
+
+  if (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL) != SQLITE_OK)
+    {
+      tide_sqlite_set_error (error, db, "cannot query the trace");
+      return NULL;
+    }
+  return stmt;
+}
+
+static gboolean
+finish_rows (TideTrace     *trace,
+             sqlite3_stmt  *stmt,
+             int            rc,
+             GError       **error)
+{
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      tide_sqlite_set_error (error, _tide_trace_get_db (trace), "cannot query the trace");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static char *
+column_dup (sqlite3_stmt *stmt,
+            int           col)
+{
+  return g_strdup ((const char *) sqlite3_column_text (stmt, col));
+}
+
+GPtrArray *
+tide_report_steps (TideTrace  *trace,
+                   GError    **error)
+{
+  g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_step_row_free);
+  TideStepRow *prev = NULL;
+  sqlite3_stmt *stmt;
+  int rc;
+
+  stmt = prepare (trace,
+                  "SELECT s.process_id, p.pid, s.number, s.label, s.start_ns, s.end_ns,"
+                  "  st.rss_end, st.heap_live_end, st.mapped_live_end, st.device_live_end,"
+                  "  st.retained_bytes, st.retained_count, st.resident_explained,"
+                  "  (SELECT c.value FROM counters c WHERE c.process_id = s.process_id"
+                  "     AND c.counter = 1 AND c.ts_ns <= s.start_ns ORDER BY c.ts_ns DESC LIMIT 1)"
+                  " FROM steps s JOIN processes p ON p.id = s.process_id"
+                  " JOIN step_stats st ON st.step_id = s.id"
+                  " ORDER BY s.process_id, s.number", error);
+  if (stmt == NULL)
+    return NULL;
+
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      TideStepRow *row = g_new0 (TideStepRow, 1);
+      gboolean first_of_process;
+
+      row->process_id = sqlite3_column_int64 (stmt, 0);
+      row->pid = sqlite3_column_int64 (stmt, 1);
+      row->number = sqlite3_column_int (stmt, 2);
+      row->label = column_dup (stmt, 3);
+      row->start_ns = sqlite3_column_int64 (stmt, 4) - tide_trace_get_start_ns (trace);
+      row->duration_ns = sqlite3_column_int64 (stmt, 5) - sqlite3_column_int64 (stmt, 4);
+      row->has_rss = sqlite3_column_type (stmt, 6) != SQLITE_NULL;
+      row->rss_end = sqlite3_column_int64 (stmt, 6);
+      row->heap_end = sqlite3_column_int64 (stmt, 7);
+      row->mapped_end = sqlite3_column_int64 (stmt, 8);
+      row->device_end = sqlite3_column_int64 (stmt, 9);
+      row->retained_bytes = sqlite3_column_int64 (stmt, 10);
+      row->retained_count = sqlite3_column_int64 (stmt, 11);
+      row->has_resident = sqlite3_column_type (stmt, 12) != SQLITE_NULL;
+      row->resident_explained = sqlite3_column_int64 (stmt, 12);
+      row->unattributed = row->rss_end - row->resident_explained;
+
+      /* Changes are against the previous step, or the process start. */
+      first_of_process = prev == NULL || prev->process_id != row->process_id;
+      row->rss_delta = first_of_process ? row->rss_end - sqlite3_column_int64 (stmt, 13)
+                                        : row->rss_end - prev->rss_end;
+      row->heap_delta = row->heap_end - (first_of_process ? 0 : prev->heap_end);
+      row->device_delta = row->device_end - (first_of_process ? 0 : prev->device_end);
+      g_ptr_array_add (rows, row);
+      prev = row;
+    }
+  if (!finish_rows (trace, stmt, rc, error))
+    return NULL;
+  return g_steal_pointer (&rows);
+}
+
+/* ---- series and growth ---------------------------------------------------- */
+
+typedef struct
+{
+  gint64  key;        /* stack_id or scope_id */
+  gint    device;
+  double *deltas;     /* n_steps + 1 */
+} GroupSeries;
+
+typedef struct
+{
+  gint    start;      /* 0: no growth */
+  double  net;
+  gint    rises;
+  double  sum_rises;
+  double  max_fall;
+} Growth;
+
+static void
+growth_measure (const double *live,
+                gint          n,
+                Growth       *g)
+{
+  *g = (Growth) { 0 };
+
+  for (gint k = 2; k <= n && g->start == 0; k++)
+    {
+      gboolean stays_above = live[k] > live[k - 1];
+
+      for (gint m = k + 1; m <= n && stays_above; m++)
+        stays_above = live[m] > live[k - 1];
+      if (stays_above)
+        g->start = k;
+    }
+  if (g->start == 0)
+    return;
+
+  g->net = live[n] - live[g->start - 1];
+  for (gint k = g->start; k <= n; k++)
+    {
+      double d = live[k] - live[k - 1];
+
+      if (d > 0)
+        {
+          g->rises++;
+          g->sum_rises += d;
+        }
+      else
+        g->max_fall = MAX (g->max_fall, -d);
+    }
+}
+
+static gboolean
+growth_is_suspect (const Growth *g,
+                   gint          n,
+                   double        min_bytes)
+{
+  gint span;
+
+  if (g->start == 0)
+    return FALSE;
+  span = n - g->start + 1;
+  return g->rises >= SUSPECT_MIN_RISES &&
+         2 * g->rises >= span &&
+         g->net >= 0.75 * g->sum_rises &&
+         g->net >= 2 * g->max_fall &&
+         g->net >= min_bytes;
+}
+
+static guint
+group_hash (gconstpointer p)
+{
+  const GroupSeries *s = p;
+  return (guint) (s->key * 2654435761u) ^ (guint) s->device;
+}
+
+static gboolean
+group_equal (gconstpointer a,
+             gconstpointer b)
+{
+  const GroupSeries *x = a, *y = b;
+  return x->key == y->key && x->device == y->device;
+}
+
+static void
+group_series_free (GroupSeries *s)
+{
+  g_free (s->deltas);
+  g_free (s);
+}
+
+typedef struct
+{
+  gint64 stack_id;
+  gint64 scope_id;
+  gint   device;
+  double value;
+} SeriesValue;
+
+static guint
+series_value_hash (gconstpointer p)
+{
+  const SeriesValue *v = p;
+  return (guint) (v->stack_id * 2654435761u) ^ (guint) (v->scope_id * 40503u) ^ (guint) v->device;
+}
+
+static gboolean
+series_value_equal (gconstpointer a,
+                    gconstpointer b)
+{
+  const SeriesValue *x = a, *y = b;
+  return x->stack_id == y->stack_id && x->scope_id == y->scope_id && x->device == y->device;
+}
+
+static GroupSeries *
+group_lookup (GHashTable *groups,
+              gint64      key,
+              gint        device,
+              gint        n_steps)
+{
+  GroupSeries probe = { key, device, NULL };
+  GroupSeries *group = g_hash_table_lookup (groups, &probe);
+
+  if (group == NULL)
+    {
+      group = g_memdup2 (&probe, sizeof probe);
+      group->deltas = g_new0 (double, n_steps + 1);
+      g_hash_table_add (groups, group);
+    }
+  return group;
+}
+
+/* Builds the live-bytes series of every group of one process from
+ * step_series, which holds each (stack, scope, device) value only where it
+ * changed: changes become deltas per group, summed up by the caller. */
+static GHashTable *
+load_group_series (TideTrace   *trace,
+                   gint64       process_id,
+                   TideGroupBy  by,
+                   gint         n_steps,
+                   GError     **error)
+{
+  g_autoptr(GHashTable) groups = g_hash_table_new_full (group_hash, group_equal, NULL,
+                                                        (GDestroyNotify) group_series_free);
+  g_autoptr(GHashTable) last = g_hash_table_new_full (series_value_hash, series_value_equal,
+                                                      g_free, NULL);
+  sqlite3_stmt *stmt;
+  int rc;
+
+  stmt = prepare (trace,
+                  "SELECT s.number, ss.stack_id, ss.scope_id, ss.device, ss.live_bytes"
+                  " FROM step_series ss JOIN steps s ON s.id = ss.step_id"
+                  " WHERE s.process_id = ?1 ORDER BY s.number", error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, process_id);
+
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      gint number = sqlite3_column_int (stmt, 0);
+      SeriesValue probe = { sqlite3_column_int64 (stmt, 1), sqlite3_column_int64 (stmt, 2),
+                            sqlite3_column_int (stmt, 3), 0 };
+      double value = (double) sqlite3_column_int64 (stmt, 4);
+      SeriesValue *previous = g_hash_table_lookup (last, &probe);
+      GroupSeries *group;
+
+      if (previous == NULL)
+        {
+          previous = g_memdup2 (&probe, sizeof probe);
+          g_hash_table_add (last, previous);
+        }
+      group = group_lookup (groups,
+                            by == TIDE_GROUP_BY_STACK ? probe.stack_id : probe.scope_id,
+                            probe.device, n_steps);
+      if (number >= 1 && number <= n_steps)
+        group->deltas[number] += value - previous->value;
+      previous->value = value;
+    }
+  if (!finish_rows (trace, stmt, rc, error))
+    return NULL;
+
+  /* Deltas become the live series in place. */
+  {
+    GHashTableIter iter;
+    GroupSeries *group;
+
+    g_hash_table_iter_init (&iter, groups);
+    while (g_hash_table_iter_next (&iter, (gpointer *) &group, NULL))
+      for (gint k = 1; k <= n_steps; k++)
+        group->deltas[k] += group->deltas[k - 1];
+  }
+  return g_steal_pointer (&groups);
+}
+
+/* ---- processes, frames, scopes -------------------------------------------- */
+
+typedef struct
+{
+  gint64 process_id;
+  gint64 pid;
+  gint   n_steps;
+  double min_bytes;
+} ProcessInfo;
+
+static GArray *
+load_processes (TideTrace  *trace,
+                GError    **error)
+{
+  g_autoptr(GArray) procs = g_array_new (FALSE, FALSE, sizeof (ProcessInfo));
+  sqlite3_stmt *stmt;
+  int rc;
+
+  stmt = prepare (trace,
+                  "SELECT p.id, p.pid, (SELECT count (*) FROM steps s WHERE s.process_id = p.id),"
+                  "  p.all_mode, p.sample_bytes FROM processes p ORDER BY p.id", error);
+  if (stmt == NULL)
+    return NULL;
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      ProcessInfo info = {
+        .process_id = sqlite3_column_int64 (stmt, 0),
+        .pid = sqlite3_column_int64 (stmt, 1),
+        .n_steps = sqlite3_column_int (stmt, 2),
+        /* One sampling interval is the smallest growth sampling can tell. */
+        .min_bytes = sqlite3_column_int (stmt, 3) ? 4096.0
+                                                  : MAX (4096.0, sqlite3_column_double (stmt, 4)),
+      };
+      g_array_append_val (procs, info);
+    }
+  if (!finish_rows (trace, stmt, rc, error))
+    return NULL;
+  return g_steal_pointer (&procs);
+}
+
+static GPtrArray *
+load_frames (TideTrace  *trace,
+             gint64      stack_id,
+             GError    **error)
+{
+  g_autoptr(GPtrArray) frames = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_frame_free);
+  sqlite3_stmt *stmt;
+  int rc;
+
+  stmt = prepare (trace,
+                  "WITH RECURSIVE chain (parent_id, frame_id, depth) AS ("
+                  "  SELECT parent_id, frame_id, depth FROM stack_nodes WHERE id = ?1"
+                  "  UNION ALL"
+                  "  SELECT n.parent_id, n.frame_id, n.depth FROM stack_nodes n"
+                  "  JOIN chain c ON n.id = c.parent_id LIMIT 4096)"
+                  " SELECT f.kind, f.function, f.file, f.line, f.module, f.module_offset"
+                  " FROM chain JOIN frames f ON f.id = chain.frame_id ORDER BY chain.depth DESC",
+                  error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, stack_id);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      TideFrame *frame = g_new0 (TideFrame, 1);
+
+      frame->kind = sqlite3_column_int (stmt, 0);
+      frame->function = column_dup (stmt, 1);
+      frame->file = column_dup (stmt, 2);
+      frame->line = sqlite3_column_int (stmt, 3);
+      frame->module = column_dup (stmt, 4);
+      frame->module_offset = sqlite3_column_int64 (stmt, 5);
+      g_ptr_array_add (frames, frame);
+    }
+  if (!finish_rows (trace, stmt, rc, error))
+    return NULL;
+  return g_steal_pointer (&frames);
+}
+
+static char *
+load_scope_path (TideTrace *trace,
+                 gint64     scope_id)
+{
+  sqlite3_stmt *stmt = prepare (trace, "SELECT path FROM scopes WHERE id = ?1", NULL);
+  char *path = NULL;
+
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, scope_id);
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    path = column_dup (stmt, 0);
+  sqlite3_finalize (stmt);
+  return path;
+}
+
+static gboolean
+group_load_details (TideTrace   *trace,
+                    TideGroup   *group,
+                    GError     **error)
+{
+  if (group->stack_id != 0)
+    {
+      group->frames = load_frames (trace, group->stack_id, error);
+      if (group->frames == NULL)
+        return FALSE;
+    }
+  else
+    group->frames = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_frame_free);
+  if (group->scope_id != 0)
+    group->scope_path = load_scope_path (trace, group->scope_id);
+  return TRUE;
+}
+
+static TideGroup *
+group_new (const ProcessInfo *proc,
+           TideGroupBy        by,
+           gint64             key,
+           gint               device)
+{
+  TideGroup *group = g_new0 (TideGroup, 1);
+
+  group->process_id = proc->process_id;
+  group->pid = proc->pid;
+  group->device = device;
+  group->resident_bytes = -1;
+  if (by == TIDE_GROUP_BY_STACK)
+    group->stack_id = key;
+  else
+    group->scope_id = key;
+  return group;
+}
+
+static void
+group_set_growth (TideGroup    *group,
+                  const Growth *growth,
+                  gint          n_steps)
+{
+  if (growth->start == 0)
+    return;
+  group->growth_step = growth->start;
+  group->growth_bytes = (gint64) growth->net;
+  group->bytes_per_step = growth->net / (n_steps - growth->start + 1);
+}
+
+static gint
+compare_by_slope (gconstpointer a,
+                  gconstpointer b)
+{
+  const TideGroup *x = *(TideGroup **) a, *y = *(TideGroup **) b;
+
+  return (x->bytes_per_step < y->bytes_per_step) - (x->bytes_per_step > y->bytes_per_step);
+}
+
+static gint
+compare_by_bytes (gconstpointer a,
+                  gconstpointer b)
+{
+  const TideGroup *x = *(TideGroup **) a, *y = *(TideGroup **) b;
+
+  return (x->bytes < y->bytes) - (x->bytes > y->bytes);
+}
+
+/* ---- suspects --------------------------------------------------------------- */
+
+static gboolean
+add_process_suspects (TideTrace         *trace,
+                      const ProcessInfo *proc,
+                      TideGroupBy        by,
+                      GPtrArray         *out,
+                      GError           **error)
+{
+  g_autoptr(GHashTable) groups = NULL;
+  GHashTableIter iter;
+  GroupSeries *series;
+
+  groups = load_group_series (trace, proc->process_id, by, proc->n_steps, error);
+  if (groups == NULL)
+    return FALSE;
+
+  g_hash_table_iter_init (&iter, groups);
+  while (g_hash_table_iter_next (&iter, (gpointer *) &series, NULL))
+    {
+      Growth growth;
+      TideGroup *group;
+
+      growth_measure (series->deltas, proc->n_steps, &growth);
+      if (!growth_is_suspect (&growth, proc->n_steps, proc->min_bytes))
+        continue;
+      group = group_new (proc, by, series->key, series->device);
+      group->bytes = (gint64) series->deltas[proc->n_steps];
+      group->count = -1;
+      group_set_growth (group, &growth, proc->n_steps);
+      g_ptr_array_add (out, group);
+      if (!group_load_details (trace, group, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+GPtrArray *
+tide_report_suspects (TideTrace    *trace,
+                      TideGroupBy   by,
+                      GError      **error)
+{
+  g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_group_free);
+  g_autoptr(GArray) procs = load_processes (trace, error);
+
+  if (procs == NULL)
+    return NULL;
+  for (guint i = 0; i < procs->len; i++)
+    {
+      const ProcessInfo *proc = &g_array_index (procs, ProcessInfo, i);
+
+      if (proc->n_steps >= 2 && !add_process_suspects (trace, proc, by, out, error))
+        return NULL;
+    }
+  g_ptr_array_sort (out, compare_by_slope);
+  return g_steal_pointer (&out);
+}
+
+/* ---- retained --------------------------------------------------------------- */
+
+typedef struct
+{
+  gint64 id;
+  gint64 start_ns;
+  gint64 end_ns;
+} StepSpan;
+
+static gboolean
+lookup_step (TideTrace *trace,
+             gint64     process_id,
+             gint       number,
+             StepSpan  *span)
+{
+  sqlite3_stmt *stmt = prepare (trace, "SELECT id, start_ns, end_ns FROM steps"
+                                       " WHERE process_id = ?1 AND number = ?2", NULL);
+  gboolean found = FALSE;
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, process_id);
+  sqlite3_bind_int (stmt, 2, number);
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    {
+      *span = (StepSpan) { sqlite3_column_int64 (stmt, 0), sqlite3_column_int64 (stmt, 1),
+                           sqlite3_column_int64 (stmt, 2) };
+      found = TRUE;
+    }
+  sqlite3_finalize (stmt);
+  return found;
+}
+
+/* Fills resident_bytes of the groups from what the recorder measured at the
+ * end of step_id: blocks born in that step, or every live block. */
+static gboolean
+add_residency (TideTrace   *trace,
+               GHashTable  *by_key,
+               const char  *key_column,
+               gint64       step_id,
+               gboolean     born_only,
+               GError     **error)
+{
+  g_autofree char *sql = g_strdup_printf (
+    "SELECT %s, device, sum (%s) FROM step_residency WHERE step_id = ?1 GROUP BY 1, 2",
+    key_column, born_only ? "resident_born_bytes" : "resident_bytes");
+  sqlite3_stmt *stmt = prepare (trace, sql, error);
+  int rc;
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, step_id);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      GroupSeries probe = { sqlite3_column_int64 (stmt, 0), sqlite3_column_int (stmt, 1), NULL };
+      TideGroup *group = g_hash_table_lookup (by_key, &probe);
+
+      if (group != NULL)
+        group->resident_bytes = sqlite3_column_int64 (stmt, 2);
+    }
+  return finish_rows (trace, stmt, rc, error);
+}
+
+static gboolean
+add_process_retained (TideTrace         *trace,
+                      const ProcessInfo *proc,
+                      gint               step,
+                      TideGroupBy        by,
+                      GPtrArray         *out,
+                      GError           **error)
+{
+  const char *key_column = by == TIDE_GROUP_BY_STACK ? "stack_id" : "scope_id";
+  g_autoptr(GHashTable) by_key = g_hash_table_new_full (group_hash, group_equal, g_free, NULL);
+  g_autoptr(GHashTable) series = NULL;
+  g_autofree char *sql = NULL;
+  StepSpan span = { 0 };
+  sqlite3_stmt *stmt;
+  int rc;
+
+  if (step > 0 && !lookup_step (trace, proc->process_id, step, &span))
+    return TRUE;
+
+  sql = g_strdup_printf ("SELECT %s, device, sum (size * weight), sum (weight) FROM allocations"
+                         " WHERE process_id = ?1 AND %s GROUP BY 1, 2", key_column,
+                         step > 0 ? "alloc_ns > ?2 AND alloc_ns <= ?3"
+                                    " AND (free_ns IS NULL OR free_ns > ?3)"
+                                  : "free_ns IS NULL");
+  stmt = prepare (trace, sql, error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, proc->process_id);
+  if (step > 0)
+    {
+      sqlite3_bind_int64 (stmt, 2, span.start_ns);
+      sqlite3_bind_int64 (stmt, 3, span.end_ns);
+    }
+
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      TideGroup *group = group_new (proc, by, sqlite3_column_int64 (stmt, 0),
+                                    sqlite3_column_int (stmt, 1));
+      GroupSeries *probe = g_new0 (GroupSeries, 1);
+
+      group->bytes = llround (sqlite3_column_double (stmt, 2));
+      group->count = llround (sqlite3_column_double (stmt, 3));
+      probe->key = sqlite3_column_int64 (stmt, 0);
+      probe->device = group->device;
+      g_hash_table_insert (by_key, probe, group);
+      g_ptr_array_add (out, group);
+    }
+  if (!finish_rows (trace, stmt, rc, error))
+    return FALSE;
+
+  /* Residency: at the step's end, or at the last step's end for the trace end. */
+  if (step == 0 && proc->n_steps > 0)
+    lookup_step (trace, proc->process_id, proc->n_steps, &span);
+  if (span.id != 0 && !add_residency (trace, by_key, key_column, span.id, step > 0, error))
+    return FALSE;
+
+  if (proc->n_steps >= 2)
+    {
+      series = load_group_series (trace, proc->process_id, by, proc->n_steps, error);
+      if (series == NULL)
+        return FALSE;
+    }
+
+  {
+    GHashTableIter iter;
+    GroupSeries *key;
+    TideGroup *group;
+
+    g_hash_table_iter_init (&iter, by_key);
+    while (g_hash_table_iter_next (&iter, (gpointer *) &key, (gpointer *) &group))
+      {
+        GroupSeries *s = series ? g_hash_table_lookup (series, key) : NULL;
+
+        if (s != NULL)
+          {
+            Growth growth;
+            growth_measure (s->deltas, proc->n_steps, &growth);
+            group_set_growth (group, &growth, proc->n_steps);
+          }
+        if (!group_load_details (trace, group, error))
+          return FALSE;
+      }
+  }
+  return TRUE;
+}
+
+/**
+ * tide_report_retained:
+ * @step: a step number, or 0 for what is still live when the trace ends
+ *
+ * Returns: (transfer full): #TideGroup rows, largest first
+ */
+GPtrArray *
+tide_report_retained (TideTrace    *trace,
+                      gint          step,
+                      TideGroupBy   by,
+                      GError      **error)
+{
+  g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_group_free);
+  g_autoptr(GArray) procs = load_processes (trace, error);
+  gboolean step_found = step == 0;
+
+  if (procs == NULL)
+    return NULL;
+  for (guint i = 0; i < procs->len; i++)
+    {
+      const ProcessInfo *proc = &g_array_index (procs, ProcessInfo, i);
+
+      step_found |= proc->n_steps >= step;
+      if (!add_process_retained (trace, proc, step, by, out, error))
+        return NULL;
+    }
+  if (!step_found)
+    {
+      g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_NOT_FOUND,
+                   "%s has no step %d", tide_trace_get_path (trace), step);
+      return NULL;
+    }
+  g_ptr_array_sort (out, compare_by_bytes);
+  return g_steal_pointer (&out);
+}
+
+/* "function (file:line)", "function (module+0x1f0)" or "module+0x1f0". */
+char *
+tide_frame_describe (const TideFrame *frame)
+{
+  g_autofree char *base = NULL;
+
+  if (frame->kind == TIDE_FRAME_MISSING)
+    return g_strdup ("[frames missing]");
+  if (frame->module != NULL)
+    base = g_path_get_basename (frame->module);
+
+  if (frame->function != NULL && frame->file != NULL && frame->line > 0)
+    {
+      g_autofree char *file = g_path_get_basename (frame->file);
+      return g_strdup_printf ("%s (%s:%d)", frame->function, file, frame->line);
+    }
+  if (frame->function != NULL)
+    return base ? g_strdup_printf ("%s (%s)", frame->function, base) : g_strdup (frame->function);
+  return g_strdup_printf ("%s+0x%" G_GINT64_MODIFIER "x", base ? base : "??",
+                          frame->module_offset);
+}

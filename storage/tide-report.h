@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * The queries behind `tidemark report` and the app's tables.  They live here,
+ * once, so that the command line and the GUI always agree.
+ */
+#pragma once
+
+#include "tide-trace.h"
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  TIDE_GROUP_BY_STACK,
+  TIDE_GROUP_BY_SCOPE,
+} TideGroupBy;
+
+typedef struct
+{
+  gint64   process_id;
+  gint64   pid;
+  gint     number;
+  char    *label;
+  gint64   start_ns;            /* from the trace start */
+  gint64   duration_ns;
+  gboolean has_rss;
+  gint64   rss_end;
+  gint64   rss_delta;
+  gint64   heap_end;            /* estimated live malloc bytes */
+  gint64   heap_delta;
+  gint64   mapped_end;
+  gint64   device_end;
+  gint64   device_delta;
+  gint64   retained_bytes;      /* allocated in the step, live at its end */
+  gint64   retained_count;
+  gboolean has_resident;
+  gint64   resident_explained;  /* resident bytes of recorded live blocks */
+  gint64   unattributed;        /* rss_end - resident_explained */
+} TideStepRow;
+
+typedef struct
+{
+  int     kind;                 /* TideFrameKind */
+  char   *function;
+  char   *file;
+  int     line;
+  char   *module;
+  gint64  module_offset;
+} TideFrame;
+
+typedef struct
+{
+  gint64     process_id;
+  gint64     pid;
+  gint64     stack_id;          /* 0 when grouped by scope */
+  gint64     scope_id;          /* 0: no scope */
+  char      *scope_path;        /* NULL: no scope */
+  gint       device;            /* -1 host */
+  gint64     bytes;
+  gint64     count;
+  gint64     resident_bytes;    /* -1 when not measured */
+  gint       growth_step;       /* step in which growth began, 0 if none */
+  gint64     growth_bytes;      /* net growth since then */
+  double     bytes_per_step;
+  GPtrArray *frames;            /* TideFrame*, innermost first */
+} TideGroup;
+
+void       tide_step_row_free     (TideStepRow *row);
+void       tide_frame_free        (TideFrame   *frame);
+void       tide_group_free        (TideGroup   *group);
+
+GPtrArray *tide_report_steps      (TideTrace   *trace,
+                                   GError     **error);
+GPtrArray *tide_report_suspects   (TideTrace   *trace,
+                                   TideGroupBy  by,
+                                   GError     **error);
+GPtrArray *tide_report_retained   (TideTrace   *trace,
+                                   gint         step,
+                                   TideGroupBy  by,
+                                   GError     **error);
+char      *tide_frame_describe    (const TideFrame *frame);
+
+G_END_DECLS

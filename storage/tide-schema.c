@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * The trace schema, version 1.  Times are CLOCK_MONOTONIC nanoseconds of the
+ * machine that recorded; sizes are bytes.  Estimated quantities multiply a
+ * row's size by its sampling weight (1 in --all mode).
+ */
+#include "config.h"
+
+#include "tide-schema.h"
+#include "tide-storage-error.h"
+
+static const char schema_v1[] =
+  "CREATE TABLE meta ("
+  "  key TEXT PRIMARY KEY,"
+  "  value ANY"
+  ") STRICT;"
+
+  /* One row per process image: an exec starts a new row with the same pid. */
+  "CREATE TABLE processes ("
+  "  id INTEGER PRIMARY KEY,"
+  "  pid INTEGER NOT NULL,"
+  "  ppid INTEGER NOT NULL,"
+  "  parent_id INTEGER REFERENCES processes (id),"
+  "  exe TEXT NOT NULL,"
+  "  cmdline TEXT,"
+  "  rank INTEGER,"
+  "  start_ns INTEGER NOT NULL,"
+  "  end_ns INTEGER,"
+  "  exit_status INTEGER,"
+  "  sample_bytes INTEGER NOT NULL,"
+  "  all_mode INTEGER NOT NULL,"
+  "  dropped INTEGER NOT NULL DEFAULT 0"
+  ") STRICT;"
+
+  "CREATE TABLE threads ("
+  "  id INTEGER PRIMARY KEY,"
+  "  process_id INTEGER NOT NULL REFERENCES processes (id),"
+  "  tid INTEGER NOT NULL,"
+  "  name TEXT"
+  ") STRICT;"
+
+  "CREATE TABLE mappings ("
+  "  id INTEGER PRIMARY KEY,"
+  "  process_id INTEGER NOT NULL REFERENCES processes (id),"
+  "  start INTEGER NOT NULL,"
+  "  end INTEGER NOT NULL,"
+  "  load_bias INTEGER NOT NULL,"
+  "  path TEXT NOT NULL,"
+  "  ts_ns INTEGER NOT NULL"
+  ") STRICT;"
+
+  /* Symbolized frames, shared by every process that maps the same file. */
+  "CREATE TABLE frames ("
+  "  id INTEGER PRIMARY KEY,"
+  "  kind INTEGER NOT NULL,"
+  "  function TEXT,"
+  "  file TEXT,"
+  "  line INTEGER NOT NULL DEFAULT 0,"
+  "  module TEXT,"
+  "  module_offset INTEGER NOT NULL DEFAULT 0"
+  ") STRICT;"
+
+  /* The stack tree: a node's parent is its caller, so a stack is the node of
+   * its innermost frame and identical stacks share one node. */
+  "CREATE TABLE stack_nodes ("
+  "  id INTEGER PRIMARY KEY,"
+  "  parent_id INTEGER REFERENCES stack_nodes (id),"
+  "  frame_id INTEGER NOT NULL REFERENCES frames (id),"
+  "  depth INTEGER NOT NULL"
+  ") STRICT;"
+
+  /* Scopes: module paths, NVTX ranges, user scopes; a tree per process. */
+  "CREATE TABLE scopes ("
+  "  id INTEGER PRIMARY KEY,"
+  "  process_id INTEGER NOT NULL REFERENCES processes (id),"
+  "  parent_id INTEGER REFERENCES scopes (id),"
+  "  name TEXT NOT NULL,"
+  "  path TEXT NOT NULL"
+  ") STRICT;"
+
+  /* Step n of a process spans (start_ns, end_ns]: from the previous marker
+   * (or the process start) to its own marker. */
+  "CREATE TABLE steps ("
+  "  id INTEGER PRIMARY KEY,"
+  "  process_id INTEGER NOT NULL REFERENCES processes (id),"
+  "  number INTEGER NOT NULL,"
+  "  label TEXT NOT NULL DEFAULT '',"
+  "  start_ns INTEGER NOT NULL,"
+  "  end_ns INTEGER NOT NULL,"
+  "  UNIQUE (process_id, number)"
+  ") STRICT;"
+
+  /* One row per recorded allocation with its lifetime; free_ns is NULL when
+   * the block was still live when its process ended or the trace stopped. */
+  "CREATE TABLE allocations ("
+  "  id INTEGER PRIMARY KEY,"
+  "  process_id INTEGER NOT NULL REFERENCES processes (id),"
+  "  thread_id INTEGER REFERENCES threads (id),"
+  "  kind INTEGER NOT NULL,"
+  "  device INTEGER NOT NULL DEFAULT -1,"
+  "  address INTEGER NOT NULL,"
+  "  size INTEGER NOT NULL,"
+  "  weight REAL NOT NULL,"
+  "  alloc_ns INTEGER NOT NULL,"
+  "  free_ns INTEGER,"
+  "  stack_id INTEGER REFERENCES stack_nodes (id),"
+  "  scope_id INTEGER REFERENCES scopes (id)"
+  ") STRICT;"
+
+  "CREATE TABLE counter_kinds ("
+  "  id INTEGER PRIMARY KEY,"
+  "  name TEXT NOT NULL,"
+  "  unit TEXT NOT NULL"
+  ") STRICT;"
+
+  "CREATE TABLE counters ("
+  "  process_id INTEGER NOT NULL REFERENCES processes (id),"
+  "  counter INTEGER NOT NULL REFERENCES counter_kinds (id),"
+  "  device INTEGER NOT NULL DEFAULT -1,"
+  "  ts_ns INTEGER NOT NULL,"
+  "  value INTEGER NOT NULL"
+  ") STRICT;"
+
+  "CREATE TABLE transfers ("
+  "  id INTEGER PRIMARY KEY,"
+  "  process_id INTEGER NOT NULL REFERENCES processes (id),"
+  "  direction INTEGER NOT NULL,"
+  "  device INTEGER NOT NULL,"
+  "  bytes INTEGER NOT NULL,"
+  "  start_ns INTEGER NOT NULL,"
+  "  duration_ns INTEGER NOT NULL,"
+  "  stack_id INTEGER REFERENCES stack_nodes (id),"
+  "  scope_id INTEGER REFERENCES scopes (id)"
+  ") STRICT;"
+
+  /* Resident bytes of recorded live blocks at each step end, measured by the
+   * recorder from /proc/PID/pagemap, per stack and scope. */
+  "CREATE TABLE step_residency ("
+  "  step_id INTEGER NOT NULL REFERENCES steps (id),"
+  "  stack_id INTEGER,"
+  "  scope_id INTEGER,"
+  "  device INTEGER NOT NULL DEFAULT -1,"
+  "  resident_bytes INTEGER NOT NULL,"
+  "  resident_born_bytes INTEGER NOT NULL"
+  ") STRICT;"
+
+  /* Built when the capture ends (tide-analysis.c). */
+  "CREATE TABLE step_stats ("
+  "  step_id INTEGER PRIMARY KEY REFERENCES steps (id),"
+  "  rss_end INTEGER,"
+  "  heap_live_end INTEGER NOT NULL,"
+  "  mapped_live_end INTEGER NOT NULL,"
+  "  device_live_end INTEGER NOT NULL,"
+  "  retained_bytes INTEGER NOT NULL,"
+  "  retained_count INTEGER NOT NULL,"
+  "  resident_explained INTEGER"
+  ") STRICT;"
+
+  /* Live bytes per (stack, scope, device) at each step end, stored only for
+   * the steps where the value changed. */
+  "CREATE TABLE step_series ("
+  "  step_id INTEGER NOT NULL REFERENCES steps (id),"
+  "  stack_id INTEGER,"
+  "  scope_id INTEGER,"
+  "  device INTEGER NOT NULL,"
+  "  live_bytes INTEGER NOT NULL,"
+  "  live_count INTEGER NOT NULL"
+  ") STRICT;"
+
+  /* Level-of-detail summaries for the timeline: bucket b of level l spans
+   * [b, b+1) * (lod_base_ns << (2*l)) from the trace start. */
+  "CREATE TABLE counter_lod ("
+  "  process_id INTEGER NOT NULL,"
+  "  counter INTEGER NOT NULL,"
+  "  device INTEGER NOT NULL,"
+  "  level INTEGER NOT NULL,"
+  "  bucket INTEGER NOT NULL,"
+  "  min_value INTEGER NOT NULL,"
+  "  max_value INTEGER NOT NULL,"
+  "  last_value INTEGER NOT NULL,"
+  "  PRIMARY KEY (process_id, counter, device, level, bucket)"
+  ") STRICT, WITHOUT ROWID;"
+
+  "INSERT INTO counter_kinds (id, name, unit) VALUES"
+  "  (1, 'rss', 'bytes'), (2, 'rss_shared', 'bytes'), (3, 'heap_live', 'bytes'),"
+  "  (4, 'mapped', 'bytes'), (5, 'pinned', 'bytes'), (6, 'device_used', 'bytes');";
+
+void
+tide_sqlite_set_error (GError     **error,
+                       sqlite3     *db,
+                       const char  *what)
+{
+  int code = sqlite3_errcode (db);
+  TideStorageError kind = TIDE_STORAGE_ERROR_SQL;
+
+  if (code == SQLITE_NOTADB)
+    kind = TIDE_STORAGE_ERROR_NOT_SQLITE;
+  else if (code == SQLITE_CORRUPT)
+    kind = TIDE_STORAGE_ERROR_CORRUPT;
+  else if (code == SQLITE_CANTOPEN || code == SQLITE_IOERR || code == SQLITE_FULL ||
+           code == SQLITE_PERM || code == SQLITE_READONLY)
+    kind = TIDE_STORAGE_ERROR_IO;
+
+  g_set_error (error, TIDE_STORAGE_ERROR, kind, "%s: %s", what, sqlite3_errmsg (db));
+}
+
+gboolean
+tide_sqlite_exec (sqlite3     *db,
+                  const char  *sql,
+                  GError     **error)
+{
+  if (sqlite3_exec (db, sql, NULL, NULL, NULL) != SQLITE_OK)
+    {
+      tide_sqlite_set_error (error, db, "cannot run statement");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+tide_schema_create (sqlite3  *db,
+                    GError  **error)
+{
+  g_autofree char *pragmas = NULL;
+
+  if (!tide_sqlite_exec (db, "BEGIN", error))
+    return FALSE;
+  pragmas = g_strdup_printf ("PRAGMA application_id = %d; PRAGMA user_version = %d;",
+                             TIDE_APPLICATION_ID, TIDE_SCHEMA_VERSION);
+  if (!tide_sqlite_exec (db, schema_v1, error) ||
+      !tide_sqlite_exec (db, pragmas, error))
+    {
+      sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
+      return FALSE;
+    }
+  return tide_sqlite_exec (db, "COMMIT", error);
+}

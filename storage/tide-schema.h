@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ */
+#pragma once
+
+#include <glib.h>
+#include <sqlite3.h>
+
+G_BEGIN_DECLS
+
+/* PRAGMA application_id: "TIDE" in ASCII, so `file` and our opener can tell
+ * a trace from any other SQLite file. */
+#define TIDE_APPLICATION_ID 0x54494445
+#define TIDE_SCHEMA_VERSION 1
+
+/* Counter ids of the counters table (counter_kinds holds their names). */
+typedef enum
+{
+  TIDE_COUNTER_RSS         = 1,  /* resident set, /proc/PID/statm */
+  TIDE_COUNTER_RSS_SHARED  = 2,  /* file-backed and shared part of it */
+  TIDE_COUNTER_HEAP_LIVE   = 3,  /* estimated live bytes of recorded malloc blocks */
+  TIDE_COUNTER_MAPPED      = 4,  /* live bytes of recorded mmap/brk regions */
+  TIDE_COUNTER_PINNED      = 5,  /* live pinned host bytes (device issue) */
+  TIDE_COUNTER_DEVICE_USED = 6,  /* device memory in use, per device */
+} TideCounter;
+
+/* Frame kinds of the frames table. */
+typedef enum
+{
+  TIDE_FRAME_NATIVE  = 1,
+  TIDE_FRAME_PYTHON  = 2,
+  TIDE_FRAME_KERNEL  = 3,
+  TIDE_FRAME_MISSING = 4,  /* frames the unwinder could not recover */
+} TideFrameKind;
+
+gboolean tide_schema_create (sqlite3  *db,
+                             GError  **error);
+gboolean tide_sqlite_exec   (sqlite3     *db,
+                             const char  *sql,
+                             GError     **error);
+void     tide_sqlite_set_error (GError     **error,
+                                sqlite3     *db,
+                                const char  *what);
+
+G_END_DECLS

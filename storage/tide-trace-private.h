@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ */
+#pragma once
+
+#include <sqlite3.h>
+
+#include "tide-trace.h"
+
+G_BEGIN_DECLS
+
+/* The connection every storage query runs on; owned by the trace. */
+sqlite3 *_tide_trace_get_db (TideTrace *self);
+
+G_END_DECLS

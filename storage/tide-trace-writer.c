@@ -1,0 +1,576 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * TideTraceWriter: the one thread that writes a trace while it is recorded.
+ *
+ * Callers append rows to a pending array under a short mutex; the writer
+ * thread swaps it with its own array every 100 ms (or sooner when 16k rows
+ * wait) and inserts the whole batch in one transaction with persistent
+ * prepared statements.  Nothing a caller does waits for SQLite, except when
+ * the writer falls far behind (pending_limit): then callers wait, so memory
+ * stays bounded and the pressure travels back to the targets' sockets.
+ */
+#include "config.h"
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include "tide-analysis.h"
+#include "tide-schema.h"
+#include "tide-storage-error.h"
+#include "tide-trace-writer.h"
+
+typedef enum
+{
+  OP_META,
+  OP_PROCESS,
+  OP_PROCESS_END,
+  OP_THREAD,
+  OP_MAPPING,
+  OP_FRAME,
+  OP_STACK_NODE,
+  OP_SCOPE,
+  OP_STEP,
+  OP_ALLOC,
+  OP_COUNTER,
+  OP_TRANSFER,
+  OP_RESIDENCY,
+  N_OPS
+} OpType;
+
+#define OP_MAX_INTS  11
+#define OP_MAX_TEXTS 3
+
+/* A row waiting to be written: integer parameters ?1..?n_ints, then the
+ * double (if the statement has one), then the texts.  An integer whose bit
+ * is set in null_if_zero is bound as NULL when it is 0. */
+typedef struct
+{
+  guint8  type;
+  gint64  ints[OP_MAX_INTS];
+  double  real;
+  char   *texts[OP_MAX_TEXTS];
+} Op;
+
+typedef struct
+{
+  const char *sql;
+  guint       n_ints;
+  gboolean    has_real;
+  guint       n_texts;
+  guint       null_if_zero;
+} OpShape;
+
+static const OpShape op_shapes[N_OPS] = {
+  [OP_META] = { "INSERT OR REPLACE INTO meta (key, value) VALUES (?2, coalesce (?3, ?1))",
+                1, FALSE, 2, 0 },
+  [OP_PROCESS] = { "INSERT INTO processes (id, pid, ppid, parent_id, start_ns, sample_bytes,"
+                   " all_mode, exe, cmdline) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                   7, FALSE, 2, 1 << 3 },
+  [OP_PROCESS_END] = { "UPDATE processes SET end_ns = ?2, exit_status = ?3, dropped = ?4"
+                       " WHERE id = ?1", 4, FALSE, 0, 0 },
+  [OP_THREAD] = { "INSERT INTO threads (id, process_id, tid, name) VALUES (?1, ?2, ?3, ?4)",
+                  3, FALSE, 1, 0 },
+  [OP_MAPPING] = { "INSERT INTO mappings (process_id, start, end, load_bias, ts_ns, path)"
+                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6)", 5, FALSE, 1, 0 },
+  [OP_FRAME] = { "INSERT INTO frames (id, kind, line, module_offset, function, file, module)"
+                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", 4, FALSE, 3, 0 },
+  [OP_STACK_NODE] = { "INSERT INTO stack_nodes (id, parent_id, frame_id, depth)"
+                      " VALUES (?1, ?2, ?3, ?4)", 4, FALSE, 0, 1 << 1 },
+  [OP_SCOPE] = { "INSERT INTO scopes (id, process_id, parent_id, name, path)"
+                 " VALUES (?1, ?2, ?3, ?4, ?5)", 3, FALSE, 2, 1 << 2 },
+  [OP_STEP] = { "INSERT INTO steps (id, process_id, number, start_ns, end_ns, label)"
+                " VALUES (?1, ?2, ?3, ?4, ?5, ?6)", 5, FALSE, 1, 0 },
+  [OP_ALLOC] = { "INSERT INTO allocations (id, process_id, thread_id, kind, device, address,"
+                 " size, alloc_ns, free_ns, stack_id, scope_id, weight)"
+                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                 11, TRUE, 0, (1 << 2) | (1 << 8) | (1 << 9) | (1 << 10) },
+  [OP_COUNTER] = { "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                   " VALUES (?1, ?2, ?3, ?4, ?5)", 5, FALSE, 0, 0 },
+  [OP_TRANSFER] = { "INSERT INTO transfers (process_id, direction, device, bytes, start_ns,"
+                    " duration_ns, stack_id, scope_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    8, FALSE, 0, (1 << 6) | (1 << 7) },
+  [OP_RESIDENCY] = { "INSERT INTO step_residency (step_id, stack_id, scope_id, device,"
+                     " resident_bytes, resident_born_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                     6, FALSE, 0, (1 << 1) | (1 << 2) },
+};
+
+#define BATCH_WAKE_ROWS   16384
+#define BATCH_INTERVAL_US (100 * G_TIME_SPAN_MILLISECOND)
+
+struct _TideTraceWriter
+{
+  char         *path;
+  sqlite3      *db;
+  sqlite3_stmt *stmts[N_OPS];
+  GThread      *thread;
+
+  /* Guarded by mutex. */
+  GMutex        mutex;
+  GCond         wake_writer;
+  GCond         batch_done;
+  GArray       *pending;       /* of Op */
+  guint64       batches_started;
+  guint64       batches_done;
+  guint         pending_limit;
+  GError       *error;         /* first write error, reported by finish */
+  guint         stopping : 1;
+  guint         finished : 1;
+};
+
+static void
+op_clear (Op *op)
+{
+  for (guint i = 0; i < OP_MAX_TEXTS; i++)
+    g_clear_pointer (&op->texts[i], g_free);
+}
+
+static gboolean
+writer_prepare (TideTraceWriter  *self,
+                GError          **error)
+{
+  for (guint i = 0; i < N_OPS; i++)
+    {
+      if (sqlite3_prepare_v3 (self->db, op_shapes[i].sql, -1, SQLITE_PREPARE_PERSISTENT,
+                              &self->stmts[i], NULL) != SQLITE_OK)
+        {
+          tide_sqlite_set_error (error, self->db, "cannot prepare the trace writer");
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+writer_insert (TideTraceWriter  *self,
+               const Op         *op,
+               GError          **error)
+{
+  const OpShape *shape = &op_shapes[op->type];
+  sqlite3_stmt *stmt = self->stmts[op->type];
+  guint param = 1;
+
+  for (guint i = 0; i < shape->n_ints; i++, param++)
+    {
+      if ((shape->null_if_zero & (1u << i)) && op->ints[i] == 0)
+        sqlite3_bind_null (stmt, param);
+      else
+        sqlite3_bind_int64 (stmt, param, op->ints[i]);
+    }
+  if (shape->has_real)
+    sqlite3_bind_double (stmt, param++, op->real);
+  for (guint i = 0; i < shape->n_texts; i++, param++)
+    sqlite3_bind_text (stmt, param, op->texts[i], -1, SQLITE_STATIC);
+
+  if (sqlite3_step (stmt) != SQLITE_DONE)
+    {
+      tide_sqlite_set_error (error, self->db, "cannot write to the trace");
+      sqlite3_reset (stmt);
+      return FALSE;
+    }
+  sqlite3_reset (stmt);
+  return TRUE;
+}
+
+static gboolean
+writer_write_batch (TideTraceWriter  *self,
+                    GArray           *batch,
+                    GError          **error)
+{
+  if (!tide_sqlite_exec (self->db, "BEGIN", error))
+    return FALSE;
+  for (guint i = 0; i < batch->len; i++)
+    {
+      if (!writer_insert (self, &g_array_index (batch, Op, i), error))
+        {
+          sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
+          return FALSE;
+        }
+    }
+  return tide_sqlite_exec (self->db, "COMMIT", error);
+}
+
+static gpointer
+writer_thread_main (gpointer data)
+{
+  TideTraceWriter *self = data;
+  g_autoptr(GArray) batch = g_array_new (FALSE, FALSE, sizeof (Op));
+
+  g_array_set_clear_func (batch, (GDestroyNotify) op_clear);
+
+  for (;;)
+    {
+      g_autoptr(GError) error = NULL;
+      GArray *swap;
+      gboolean stopping;
+
+      g_mutex_lock (&self->mutex);
+      if (self->pending->len == 0 && !self->stopping)
+        g_cond_wait_until (&self->wake_writer, &self->mutex,
+                           g_get_monotonic_time () + BATCH_INTERVAL_US);
+      swap = self->pending;
+      self->pending = batch;
+      batch = swap;
+      self->batches_started++;
+      stopping = self->stopping;
+      g_mutex_unlock (&self->mutex);
+
+      if (batch->len > 0 && !writer_write_batch (self, batch, &error))
+        {
+          g_mutex_lock (&self->mutex);
+          if (self->error == NULL)
+            self->error = g_steal_pointer (&error);
+          g_mutex_unlock (&self->mutex);
+        }
+      g_array_set_size (batch, 0);
+
+      g_mutex_lock (&self->mutex);
+      self->batches_done = self->batches_started;
+      g_cond_broadcast (&self->batch_done);
+      stopping = stopping && self->pending->len == 0;
+      g_mutex_unlock (&self->mutex);
+
+      if (stopping)
+        break;
+    }
+  return NULL;
+}
+
+static gboolean
+writer_open_db (TideTraceWriter  *self,
+                GError          **error)
+{
+  /* A new trace replaces an old one, including its WAL. */
+  for (guint i = 0; i < 3; i++)
+    {
+      static const char *suffixes[] = { "", "-wal", "-shm" };
+      g_autofree char *name = g_strconcat (self->path, suffixes[i], NULL);
+      unlink (name);
+    }
+
+  if (sqlite3_open_v2 (self->path, &self->db,
+                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                       NULL) != SQLITE_OK)
+    {
+      g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_IO,
+                   "cannot create %s: %s", self->path,
+                   self->db ? sqlite3_errmsg (self->db) : "out of memory");
+      return FALSE;
+    }
+  sqlite3_extended_result_codes (self->db, 0);
+
+  /* WAL while writing: readers (the live GUI) never block the writer. */
+  return tide_sqlite_exec (self->db,
+                           "PRAGMA journal_mode = WAL;"
+                           "PRAGMA synchronous = NORMAL;"
+                           "PRAGMA cache_size = -16384;",
+                           error) &&
+         tide_schema_create (self->db, error) &&
+         tide_sqlite_exec (self->db,
+                           "CREATE INDEX counters_by_time ON counters (process_id, counter, ts_ns);"
+                           "INSERT INTO meta (key, value) VALUES ('complete', 0);",
+                           error) &&
+         writer_prepare (self, error);
+}
+
+void
+tide_trace_writer_free (TideTraceWriter *self)
+{
+  if (self == NULL)
+    return;
+  if (self->thread != NULL)
+    {
+      g_mutex_lock (&self->mutex);
+      self->stopping = TRUE;
+      g_cond_signal (&self->wake_writer);
+      g_mutex_unlock (&self->mutex);
+      g_thread_join (self->thread);
+    }
+  for (guint i = 0; i < N_OPS; i++)
+    sqlite3_finalize (self->stmts[i]);
+  sqlite3_close (self->db);
+  g_array_unref (self->pending);
+  g_clear_error (&self->error);
+  g_mutex_clear (&self->mutex);
+  g_cond_clear (&self->wake_writer);
+  g_cond_clear (&self->batch_done);
+  g_free (self->path);
+  g_free (self);
+}
+
+TideTraceWriter *
+tide_trace_writer_new (const char  *path,
+                       GError     **error)
+{
+  g_autoptr(TideTraceWriter) self = g_new0 (TideTraceWriter, 1);
+
+  self->path = g_strdup (path);
+  self->pending = g_array_new (FALSE, FALSE, sizeof (Op));
+  g_array_set_clear_func (self->pending, (GDestroyNotify) op_clear);
+  self->pending_limit = 256 * 1024;
+  g_mutex_init (&self->mutex);
+  g_cond_init (&self->wake_writer);
+  g_cond_init (&self->batch_done);
+
+  if (!writer_open_db (self, error))
+    return NULL;
+
+  self->thread = g_thread_new ("tide-writer", writer_thread_main, self);
+  return g_steal_pointer (&self);
+}
+
+/* Appends one row; waits only when the writer is pending_limit rows behind. */
+static void
+writer_push (TideTraceWriter *self,
+             const Op        *op)
+{
+  g_return_if_fail (!self->finished);
+
+  g_mutex_lock (&self->mutex);
+  while (self->pending->len >= self->pending_limit && !self->stopping)
+    {
+      g_cond_signal (&self->wake_writer);
+      g_cond_wait (&self->batch_done, &self->mutex);
+    }
+  g_array_append_vals (self->pending, op, 1);
+  if (self->pending->len == BATCH_WAKE_ROWS)
+    g_cond_signal (&self->wake_writer);
+  g_mutex_unlock (&self->mutex);
+}
+
+void
+tide_trace_writer_set_meta (TideTraceWriter *self,
+                            const char      *key,
+                            const char      *value)
+{
+  Op op = { .type = OP_META };
+
+  op.texts[0] = g_strdup (key);
+  op.texts[1] = g_strdup (value);
+  writer_push (self, &op);
+}
+
+void
+tide_trace_writer_set_meta_int (TideTraceWriter *self,
+                                const char      *key,
+                                gint64           value)
+{
+  Op op = { .type = OP_META, .ints = { value } };
+
+  op.texts[0] = g_strdup (key);
+  writer_push (self, &op);
+}
+
+void
+tide_trace_writer_add_process (TideTraceWriter      *self,
+                               const TideProcessRow *row)
+{
+  Op op = { .type = OP_PROCESS,
+            .ints = { row->id, row->pid, row->ppid, row->parent_id, row->start_ns,
+                      row->sample_bytes, row->all_mode ? 1 : 0 } };
+
+  op.texts[0] = g_strdup (row->exe ? row->exe : "");
+  op.texts[1] = g_strdup (row->cmdline);
+  writer_push (self, &op);
+}
+
+void
+tide_trace_writer_end_process (TideTraceWriter *self,
+                               gint64           process_id,
+                               gint64           end_ns,
+                               gint             exit_status,
+                               gint64           dropped)
+{
+  Op op = { .type = OP_PROCESS_END, .ints = { process_id, end_ns, exit_status, dropped } };
+
+  writer_push (self, &op);
+}
+
+void
+tide_trace_writer_add_thread (TideTraceWriter *self,
+                              gint64           id,
+                              gint64           process_id,
+                              gint64           tid,
+                              const char      *name)
+{
+  Op op = { .type = OP_THREAD, .ints = { id, process_id, tid } };
+
+  op.texts[0] = g_strdup (name);
+  writer_push (self, &op);
+}
+
+void
+tide_trace_writer_add_mapping (TideTraceWriter *self,
+                               gint64           process_id,
+                               guint64          start,
+                               guint64          end,
+                               guint64          load_bias,
+                               const char      *path,
+                               gint64           ts_ns)
+{
+  Op op = { .type = OP_MAPPING,
+            .ints = { process_id, (gint64) start, (gint64) end, (gint64) load_bias, ts_ns } };
+
+  op.texts[0] = g_strdup (path);
+  writer_push (self, &op);
+}
+
+void
+tide_trace_writer_add_frame (TideTraceWriter    *self,
+                             const TideFrameRow *row)
+{
+  Op op = { .type = OP_FRAME, .ints = { row->id, row->kind, row->line, row->module_offset } };
+
+  op.texts[0] = g_strdup (row->function);
+  op.texts[1] = g_strdup (row->file);
+  op.texts[2] = g_strdup (row->module);
+  writer_push (self, &op);
+}
+
+void
+tide_trace_writer_add_stack_node (TideTraceWriter *self,
+                                  gint64           id,
+                                  gint64           parent_id,
+                                  gint64           frame_id,
+                                  gint             depth)
+{
+  Op op = { .type = OP_STACK_NODE, .ints = { id, parent_id, frame_id, depth } };
+
+  writer_push (self, &op);
+}
+
+void
+tide_trace_writer_add_scope (TideTraceWriter *self,
+                             gint64           id,
+                             gint64           process_id,
+                             gint64           parent_id,
+                             const char      *name,
+                             const char      *path)
+{
+  Op op = { .type = OP_SCOPE, .ints = { id, process_id, parent_id } };
+
+  op.texts[0] = g_strdup (name);
+  op.texts[1] = g_strdup (path);
+  writer_push (self, &op);
+}
+
+void
+tide_trace_writer_add_step (TideTraceWriter *self,
+                            gint64           id,
+                            gint64           process_id,
+                            gint64           number,
+                            const char      *label,
+                            gint64           start_ns,
+                            gint64           end_ns)
+{
+  Op op = { .type = OP_STEP, .ints = { id, process_id, number, start_ns, end_ns } };
+
+  op.texts[0] = g_strdup (label ? label : "");
+  writer_push (self, &op);
+}
+
+void
+tide_trace_writer_add_allocation (TideTraceWriter    *self,
+                                  const TideAllocRow *row)
+{
+  Op op = { .type = OP_ALLOC,
+            .ints = { row->id, row->process_id, row->thread_id, row->kind, row->device,
+                      (gint64) row->address, (gint64) row->size, row->alloc_ns, row->free_ns,
+                      row->stack_id, row->scope_id },
+            .real = row->weight };
+
+  writer_push (self, &op);
+}
+
+void
+tide_trace_writer_add_counter (TideTraceWriter *self,
+                               gint64           process_id,
+                               gint             counter,
+                               gint             device,
+                               gint64           ts_ns,
+                               gint64           value)
+{
+  Op op = { .type = OP_COUNTER, .ints = { process_id, counter, device, ts_ns, value } };
+
+  writer_push (self, &op);
+}
+
+void
+tide_trace_writer_add_transfer (TideTraceWriter *self,
+                                gint64           process_id,
+                                gint             direction,
+                                gint             device,
+                                gint64           bytes,
+                                gint64           start_ns,
+                                gint64           duration_ns,
+                                gint64           stack_id,
+                                gint64           scope_id)
+{
+  Op op = { .type = OP_TRANSFER,
+            .ints = { process_id, direction, device, bytes, start_ns, duration_ns,
+                      stack_id, scope_id } };
+
+  writer_push (self, &op);
+}
+
+void
+tide_trace_writer_add_residency (TideTraceWriter        *self,
+                                 const TideResidencyRow *row)
+{
+  Op op = { .type = OP_RESIDENCY,
+            .ints = { row->step_id, row->stack_id, row->scope_id, row->device,
+                      row->resident_bytes, row->resident_born_bytes } };
+
+  writer_push (self, &op);
+}
+
+/* Returns once every row added before the call is committed. */
+void
+tide_trace_writer_flush (TideTraceWriter *self)
+{
+  guint64 target;
+
+  g_mutex_lock (&self->mutex);
+  target = self->batches_started + 1;
+  g_cond_signal (&self->wake_writer);
+  while (self->batches_done < target && self->thread != NULL)
+    {
+      g_cond_signal (&self->wake_writer);
+      g_cond_wait (&self->batch_done, &self->mutex);
+    }
+  g_mutex_unlock (&self->mutex);
+}
+
+static void
+writer_stop_thread (TideTraceWriter *self)
+{
+  g_mutex_lock (&self->mutex);
+  self->stopping = TRUE;
+  g_cond_signal (&self->wake_writer);
+  g_mutex_unlock (&self->mutex);
+  g_thread_join (self->thread);
+  self->thread = NULL;
+}
+
+/* Writes what is pending, builds the summaries, marks the trace complete and
+ * leaves one self-contained file (no -wal beside it). */
+gboolean
+tide_trace_writer_finish (TideTraceWriter  *self,
+                          GError          **error)
+{
+  writer_stop_thread (self);
+  self->finished = TRUE;
+
+  if (self->error != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&self->error));
+      return FALSE;
+    }
+
+  return tide_analysis_build (self->db, error) &&
+         tide_sqlite_exec (self->db,
+                           "INSERT OR REPLACE INTO meta (key, value) VALUES ('complete', 1);"
+                           "PRAGMA wal_checkpoint(TRUNCATE);"
+                           "PRAGMA journal_mode = DELETE;",
+                           error);
+}

@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * TideTrace: a trace opened for reading.  Traces come from other machines and
+ * other people, so they are untrusted input: the file header is checked
+ * before SQLite sees it, the connection is read-only with defensive mode on
+ * and trusted_schema off, and every failure becomes one sentence.
+ *
+ * A trace whose recording did not finish (the recorder died, or it is still
+ * being written) has no summaries yet.  It is copied into memory and
+ * summarized there, so the file on disk is never modified by a reader.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tide-analysis.h"
+#include "tide-schema.h"
+#include "tide-storage-error.h"
+#include "tide-trace-private.h"
+
+#define SQLITE_HEADER_SIZE 100
+
+struct _TideTrace
+{
+  GObject  parent_instance;
+
+  char    *path;
+  sqlite3 *db;
+  gint64   start_ns;
+  gint64   end_ns;
+  guint    complete : 1;
+};
+
+G_DEFINE_FINAL_TYPE (TideTrace, tide_trace, G_TYPE_OBJECT)
+
+static guint32
+read_be32 (const guint8 *p)
+{
+  return ((guint32) p[0] << 24) | ((guint32) p[1] << 16) | ((guint32) p[2] << 8) | p[3];
+}
+
+/* Checks what can be checked without SQLite: the magic string and, when the
+ * header's page count is valid and no WAL holds newer pages, the length. */
+static gboolean
+check_file_header (const char  *path,
+                   GError     **error)
+{
+  guint8 header[SQLITE_HEADER_SIZE];
+  g_autofree char *wal = g_strconcat (path, "-wal", NULL);
+  struct stat st;
+  ssize_t n;
+  int fd;
+
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || fstat (fd, &st) != 0)
+    {
+      int saved = errno;
+      if (fd >= 0)
+        close (fd);
+      g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_IO,
+                   "cannot open %s: %s", path, g_strerror (saved));
+      return FALSE;
+    }
+  if (!S_ISREG (st.st_mode))
+    {
+      close (fd);
+      g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_IO,
+                   "cannot open %s: not a regular file", path);
+      return FALSE;
+    }
+  n = pread (fd, header, sizeof header, 0);
+  close (fd);
+
+  if (n != sizeof header || memcmp (header, "SQLite format 3", 16) != 0)
+    {
+      g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_NOT_SQLITE,
+                   "%s is not a Tidemark trace (not an SQLite database)", path);
+      return FALSE;
+    }
+
+  if (!g_file_test (wal, G_FILE_TEST_EXISTS))
+    {
+      guint32 page_size = ((guint32) header[16] << 8) | header[17];
+      guint32 pages = read_be32 (header + 28);
+      gboolean count_valid = read_be32 (header + 24) == read_be32 (header + 92);
+      gint64 expected;
+
+      if (page_size == 1)
+        page_size = 65536;
+      expected = (gint64) page_size * pages;
+      if (count_valid && pages > 0 && expected > st.st_size)
+        {
+          g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_TRUNCATED,
+                       "%s is truncated: %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
+                       " bytes are there", path, (gint64) st.st_size, expected);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+query_int (sqlite3     *db,
+           const char  *sql,
+           gint64      *out,
+           GError     **error)
+{
+  sqlite3_stmt *stmt = NULL;
+  int rc;
+
+  *out = 0;
+  if (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL) != SQLITE_OK)
+    {
+      tide_sqlite_set_error (error, db, "cannot read the trace");
+      return FALSE;
+    }
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    *out = sqlite3_column_int64 (stmt, 0);
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    {
+      tide_sqlite_set_error (error, db, "cannot read the trace");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Rewrites an SQLite error into the sentence a user should see. */
+static void
+explain_error (const char *path,
+               GError     *error)
+{
+  char *message = NULL;
+
+  if (error->domain != TIDE_STORAGE_ERROR)
+    return;
+  if (error->code == TIDE_STORAGE_ERROR_NOT_SQLITE)
+    message = g_strdup_printf ("%s is not a Tidemark trace (not an SQLite database)", path);
+  else if (error->code == TIDE_STORAGE_ERROR_CORRUPT)
+    message = g_strdup_printf ("%s is damaged or truncated (%s)", path, error->message);
+  if (message != NULL)
+    {
+      g_free (error->message);
+      error->message = message;
+    }
+}
+
+static gboolean
+check_identity (TideTrace  *self,
+                GError    **error)
+{
+  gint64 app_id, version, n_tables;
+
+  if (!query_int (self->db, "PRAGMA application_id", &app_id, error) ||
+      !query_int (self->db, "PRAGMA user_version", &version, error) ||
+      !query_int (self->db, "SELECT count(*) FROM sqlite_schema", &n_tables, error))
+    return FALSE;
+
+  if (app_id != TIDE_APPLICATION_ID)
+    {
+      g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_FOREIGN,
+                   "%s is an SQLite database but not a Tidemark trace", self->path);
+      return FALSE;
+    }
+  if (version > TIDE_SCHEMA_VERSION)
+    {
+      g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_NEWER_SCHEMA,
+                   "%s was written by a newer Tidemark (trace schema %" G_GINT64_FORMAT
+                   "; this version reads schema %d): update Tidemark to open it",
+                   self->path, version, TIDE_SCHEMA_VERSION);
+      return FALSE;
+    }
+  if (version < 1 || n_tables == 0)
+    {
+      g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_CORRUPT,
+                   "%s is damaged: it has no trace schema", self->path);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+open_untrusted (TideTrace  *self,
+                GError    **error)
+{
+  int rc = sqlite3_open_v2 (self->path, &self->db,
+                            SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+
+  if (rc != SQLITE_OK)
+    {
+      g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_IO, "cannot open %s: %s",
+                   self->path, self->db ? sqlite3_errmsg (self->db) : "out of memory");
+      return FALSE;
+    }
+  sqlite3_extended_result_codes (self->db, 0);
+  sqlite3_db_config (self->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+  sqlite3_db_config (self->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+  sqlite3_db_config (self->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+  sqlite3_db_config (self->db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
+  return TRUE;
+}
+
+/* Replaces the on-disk connection by a summarized in-memory copy. */
+static gboolean
+summarize_in_memory (TideTrace  *self,
+                     GError    **error)
+{
+  sqlite3 *mem = NULL;
+  sqlite3_backup *backup;
+  int rc;
+
+  if (sqlite3_open_v2 (":memory:", &mem, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+    {
+      sqlite3_close (mem);
+      g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_IO, "out of memory");
+      return FALSE;
+    }
+  backup = sqlite3_backup_init (mem, "main", self->db, "main");
+  rc = backup ? sqlite3_backup_step (backup, -1) : SQLITE_NOMEM;
+  sqlite3_backup_finish (backup);
+  if (rc != SQLITE_DONE)
+    {
+      tide_sqlite_set_error (error, self->db, "cannot read the trace");
+      sqlite3_close (mem);
+      return FALSE;
+    }
+  sqlite3_close (self->db);
+  self->db = mem;
+  sqlite3_db_config (self->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+  sqlite3_db_config (self->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+  return tide_analysis_build (self->db, error);
+}
+
+static gboolean
+load_bounds (TideTrace  *self,
+             GError    **error)
+{
+  gint64 complete;
+
+  return query_int (self->db, "SELECT value FROM meta WHERE key = 'complete'", &complete, error) &&
+         (self->complete = complete == 1, TRUE) &&
+         query_int (self->db,
+                    "SELECT coalesce ((SELECT value FROM meta WHERE key = 'start_ns'),"
+                    " (SELECT min (start_ns) FROM processes), 0)", &self->start_ns, error) &&
+         query_int (self->db,
+                    "SELECT max (coalesce ((SELECT value FROM meta WHERE key = 'end_ns'), 0),"
+                    " coalesce ((SELECT max (ts_ns) FROM counters), 0),"
+                    " coalesce ((SELECT max (end_ns) FROM processes), 0),"
+                    " coalesce ((SELECT max (end_ns) FROM steps), 0))", &self->end_ns, error);
+}
+
+/**
+ * tide_trace_open:
+ * @path: a .tide file
+ * @error: set to a #TIDE_STORAGE_ERROR whose message is one sentence for the user
+ *
+ * Returns: (transfer full) (nullable): the trace, or %NULL with @error set
+ */
+TideTrace *
+tide_trace_open (const char  *path,
+                 GError     **error)
+{
+  g_autoptr(TideTrace) self = g_object_new (TIDE_TYPE_TRACE, NULL);
+  g_autoptr(GError) local_error = NULL;
+
+  self->path = g_strdup (path);
+  if (!check_file_header (path, error))
+    return NULL;
+
+  if (!open_untrusted (self, &local_error) ||
+      !check_identity (self, &local_error) ||
+      !load_bounds (self, &local_error) ||
+      (!self->complete && !summarize_in_memory (self, &local_error)))
+    {
+      explain_error (path, local_error);
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return NULL;
+    }
+  return g_steal_pointer (&self);
+}
+
+static void
+tide_trace_finalize (GObject *object)
+{
+  TideTrace *self = TIDE_TRACE (object);
+
+  sqlite3_close (self->db);
+  g_free (self->path);
+  G_OBJECT_CLASS (tide_trace_parent_class)->finalize (object);
+}
+
+static void
+tide_trace_class_init (TideTraceClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = tide_trace_finalize;
+}
+
+static void
+tide_trace_init (TideTrace *self)
+{
+}
+
+const char *
+tide_trace_get_path (TideTrace *self)
+{
+  g_return_val_if_fail (TIDE_IS_TRACE (self), NULL);
+  return self->path;
+}
+
+gboolean
+tide_trace_is_complete (TideTrace *self)
+{
+  g_return_val_if_fail (TIDE_IS_TRACE (self), FALSE);
+  return self->complete;
+}
+
+gint64
+tide_trace_get_start_ns (TideTrace *self)
+{
+  g_return_val_if_fail (TIDE_IS_TRACE (self), 0);
+  return self->start_ns;
+}
+
+gint64
+tide_trace_get_end_ns (TideTrace *self)
+{
+  g_return_val_if_fail (TIDE_IS_TRACE (self), 0);
+  return self->end_ns;
+}
+
+/* Returns: (transfer full) (nullable): the meta value as text */
+char *
+tide_trace_dup_meta (TideTrace  *self,
+                     const char *key)
+{
+  sqlite3_stmt *stmt = NULL;
+  char *value = NULL;
+
+  g_return_val_if_fail (TIDE_IS_TRACE (self), NULL);
+
+  if (sqlite3_prepare_v2 (self->db, "SELECT value FROM meta WHERE key = ?1", -1, &stmt,
+                          NULL) != SQLITE_OK)
+    return NULL;
+  sqlite3_bind_text (stmt, 1, key, -1, SQLITE_STATIC);
+  if (sqlite3_step (stmt) == SQLITE_ROW && sqlite3_column_type (stmt, 0) != SQLITE_NULL)
+    value = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
+  sqlite3_finalize (stmt);
+  return value;
+}
+
+sqlite3 *
+_tide_trace_get_db (TideTrace *self)
+{
+  return self->db;
+}

@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * The report queries on a trace written here with exactly known contents:
+ * a process that leaks 96 x 16 KiB per step from step 4 on, churns, has a
+ * one-step 8 MiB spike and a 1 MiB block from initialisation; and a control
+ * process with the same churn and spike but no leak.
+ */
+#include "config.h"
+
+#include <glib/gstdio.h>
+
+#include "tide-report-format.h"
+#include "tide-report.h"
+#include "tide-schema.h"
+#include "tide-trace-writer.h"
+#include "tide-trace.h"
+
+#define STEP_NS        1000000
+#define N_STEPS        10
+#define LEAK_BLOCK     16384
+#define LEAK_BLOCKS    96
+#define LEAK_PER_STEP  (LEAK_BLOCK * LEAK_BLOCKS)
+#define SPIKE_BYTES    (8 * 1024 * 1024)
+#define INIT_BYTES     (1024 * 1024)
+
+enum { STACK_MAIN = 1, STACK_RUN_STEP, STACK_LEAK, STACK_CHURN, STACK_SPIKE, STACK_INIT };
+enum { SCOPE_ENCODER = 1, SCOPE_DATA = 2 };
+
+typedef struct
+{
+  char      *dir;
+  char      *path;
+  TideTrace *trace;
+} Fixture;
+
+static gint64 next_alloc_id = 1;
+
+static void
+add_frames (TideTraceWriter *w)
+{
+  static const struct { const char *fn; int line; } frames[] = {
+    { "main", 30 }, { "run_step", 20 }, { "leak_feature_cache", 10 },
+    { "churn_scratch_buffers", 40 }, { "spike_temporary_batch", 50 }, { "init_weights", 60 },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (frames); i++)
+    {
+      TideFrameRow row = { .id = i + 1, .kind = TIDE_FRAME_NATIVE, .function = frames[i].fn,
+                           .file = "/src/trainer.c", .line = frames[i].line,
+                           .module = "/usr/bin/trainer", .module_offset = 0x1000 + i };
+      tide_trace_writer_add_frame (w, &row);
+    }
+  /* main <- run_step <- {leak, churn, spike, init} */
+  tide_trace_writer_add_stack_node (w, STACK_MAIN, 0, 1, 1);
+  tide_trace_writer_add_stack_node (w, STACK_RUN_STEP, STACK_MAIN, 2, 2);
+  tide_trace_writer_add_stack_node (w, STACK_LEAK, STACK_RUN_STEP, 3, 3);
+  tide_trace_writer_add_stack_node (w, STACK_CHURN, STACK_RUN_STEP, 4, 3);
+  tide_trace_writer_add_stack_node (w, STACK_SPIKE, STACK_RUN_STEP, 5, 3);
+  tide_trace_writer_add_stack_node (w, STACK_INIT, STACK_MAIN, 6, 2);
+}
+
+static void
+add_alloc (TideTraceWriter *w,
+           gint64           process_id,
+           gint64           stack_id,
+           gint64           scope_id,
+           guint64          size,
+           double           weight,
+           gint64           alloc_ns,
+           gint64           free_ns)
+{
+  TideAllocRow row = { .id = next_alloc_id, .process_id = process_id, .alloc_ns = alloc_ns,
+                       .free_ns = free_ns, .address = 0x10000 * next_alloc_id, .size = size,
+                       .weight = weight, .stack_id = stack_id, .scope_id = scope_id,
+                       .device = -1, .kind = 1 };
+  next_alloc_id++;
+  tide_trace_writer_add_allocation (w, &row);
+}
+
+static void
+add_process (TideTraceWriter *w,
+             gint64           id,
+             gint64           pid,
+             gboolean         leaks)
+{
+  TideProcessRow proc = { .id = id, .pid = pid, .start_ns = 0, .sample_bytes = 0,
+                          .all_mode = TRUE, .exe = "/usr/bin/trainer" };
+
+  tide_trace_writer_add_process (w, &proc);
+  tide_trace_writer_add_scope (w, SCOPE_ENCODER + (id - 1) * 10, id, 0, "model.encoder",
+                               "model.encoder");
+  add_alloc (w, id, STACK_INIT, 0, INIT_BYTES, 1, 10, 0);
+
+  for (gint k = 1; k <= N_STEPS; k++)
+    {
+      gint64 start = (k - 1) * (gint64) STEP_NS;
+
+      tide_trace_writer_add_step (w, (id - 1) * 100 + k, id, k, k == N_STEPS ? "last" : "",
+                                  start, start + STEP_NS);
+      /* RSS at the step end: 10 MiB plus 1 MiB per step. */
+      tide_trace_writer_add_counter (w, id, TIDE_COUNTER_RSS, -1, start + STEP_NS - 1,
+                                     (10 + k) * 1048576LL);
+      for (gint i = 0; i < 10; i++)
+        add_alloc (w, id, STACK_CHURN, 0, 1000, 1, start + 100 + i, start + 500 + i);
+      if (k == 6)
+        add_alloc (w, id, STACK_SPIKE, 0, SPIKE_BYTES, 1, start + 200, start + STEP_NS + 50);
+      if (leaks && k >= 4)
+        for (gint i = 0; i < LEAK_BLOCKS; i++)
+          add_alloc (w, id, STACK_LEAK, SCOPE_ENCODER, LEAK_BLOCK, 1, start + 1000 + i, 0);
+    }
+}
+
+static void
+fixture_setup (Fixture       *f,
+               gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTraceWriter) w = NULL;
+
+  f->dir = g_dir_make_tmp ("tide-report-XXXXXX", NULL);
+  f->path = g_build_filename (f->dir, "synthetic.tide", NULL);
+  w = tide_trace_writer_new (f->path, &error);
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  add_frames (w);
+  add_process (w, 1, 100, TRUE);
+  add_process (w, 2, 200, FALSE);
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  g_assert_no_error (error);
+
+  f->trace = tide_trace_open (f->path, &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_teardown (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_clear_object (&f->trace);
+  g_unlink (f->path);
+  g_rmdir (f->dir);
+  g_free (f->path);
+  g_free (f->dir);
+}
+
+static void
+test_steps (Fixture       *f,
+            gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) rows = tide_report_steps (f->trace, &error);
+  TideStepRow *s1, *s4, *s6, *s7, *c6;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (rows->len, ==, 2 * N_STEPS);
+  s1 = g_ptr_array_index (rows, 0);
+  s4 = g_ptr_array_index (rows, 3);
+  s6 = g_ptr_array_index (rows, 5);
+  s7 = g_ptr_array_index (rows, 6);
+  c6 = g_ptr_array_index (rows, N_STEPS + 5);
+
+  g_assert_cmpint (s1->pid, ==, 100);
+  g_assert_cmpint (s1->number, ==, 1);
+  g_assert_cmpint (s1->duration_ns, ==, STEP_NS);
+  g_assert_cmpint (s1->heap_end, ==, INIT_BYTES);
+  g_assert_cmpint (s1->retained_bytes, ==, INIT_BYTES);
+  g_assert_cmpint (s1->retained_count, ==, 1);
+  g_assert_true (s1->has_rss);
+  g_assert_cmpint (s1->rss_end, ==, 11 * 1048576LL);
+
+  g_assert_cmpint (s4->retained_bytes, ==, LEAK_PER_STEP);
+  g_assert_cmpint (s4->retained_count, ==, LEAK_BLOCKS);
+  g_assert_cmpint (s4->heap_delta, ==, LEAK_PER_STEP);
+  g_assert_cmpint (s4->rss_delta, ==, 1048576);
+
+  g_assert_cmpint (s6->retained_bytes, ==, LEAK_PER_STEP + SPIKE_BYTES);
+  g_assert_cmpint (s6->heap_end, ==, INIT_BYTES + 3 * LEAK_PER_STEP + SPIKE_BYTES);
+  g_assert_cmpint (s7->heap_delta, ==, LEAK_PER_STEP - SPIKE_BYTES);
+  g_assert_cmpint (s7->retained_bytes, ==, LEAK_PER_STEP);
+
+  g_assert_cmpint (c6->pid, ==, 200);
+  g_assert_cmpint (c6->retained_bytes, ==, SPIKE_BYTES);
+  g_assert_cmpint (c6->heap_end, ==, INIT_BYTES + SPIKE_BYTES);
+}
+
+static void
+test_suspects_by_stack (Fixture       *f,
+                        gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) suspects = tide_report_suspects (f->trace, TIDE_GROUP_BY_STACK, &error);
+  TideGroup *g;
+  TideFrame *top;
+
+  g_assert_no_error (error);
+  /* Only the leak: not the spike, not the churn, not the initialisation,
+   * and nothing from the control process. */
+  g_assert_cmpuint (suspects->len, ==, 1);
+  g = g_ptr_array_index (suspects, 0);
+  g_assert_cmpint (g->pid, ==, 100);
+  g_assert_cmpint (g->stack_id, ==, STACK_LEAK);
+  g_assert_cmpint (g->growth_step, ==, 4);
+  g_assert_cmpint (g->growth_bytes, ==, 7 * LEAK_PER_STEP);
+  g_assert_cmpfloat (g->bytes_per_step, ==, LEAK_PER_STEP);
+  g_assert_cmpint (g->bytes, ==, 7 * LEAK_PER_STEP);
+  g_assert_cmpuint (g->frames->len, ==, 3);
+  top = g_ptr_array_index (g->frames, 0);
+  g_assert_cmpstr (top->function, ==, "leak_feature_cache");
+  g_assert_cmpint (top->line, ==, 10);
+  g_assert_cmpstr (((TideFrame *) g_ptr_array_index (g->frames, 2))->function, ==, "main");
+}
+
+static void
+test_suspects_by_scope (Fixture       *f,
+                        gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) suspects = tide_report_suspects (f->trace, TIDE_GROUP_BY_SCOPE, &error);
+  TideGroup *g;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (suspects->len, ==, 1);
+  g = g_ptr_array_index (suspects, 0);
+  g_assert_cmpstr (g->scope_path, ==, "model.encoder");
+  g_assert_cmpint (g->growth_step, ==, 4);
+}
+
+static void
+test_retained_step (Fixture       *f,
+                    gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) groups = tide_report_retained (f->trace, 7, TIDE_GROUP_BY_STACK, &error);
+  TideGroup *g;
+
+  g_assert_no_error (error);
+  /* Step 7 of the leaking process kept the leak; the control's step 7
+   * kept nothing (the spike was born in step 6). */
+  g_assert_cmpuint (groups->len, ==, 1);
+  g = g_ptr_array_index (groups, 0);
+  g_assert_cmpint (g->stack_id, ==, STACK_LEAK);
+  g_assert_cmpint (g->bytes, ==, LEAK_PER_STEP);
+  g_assert_cmpint (g->count, ==, LEAK_BLOCKS);
+  g_assert_cmpint (g->growth_step, ==, 4);
+}
+
+static void
+test_retained_end (Fixture       *f,
+                   gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) groups = tide_report_retained (f->trace, 0, TIDE_GROUP_BY_STACK, &error);
+  TideGroup *leak, *init;
+
+  g_assert_no_error (error);
+  /* Leak and init of process 1, init of process 2: largest first. */
+  g_assert_cmpuint (groups->len, ==, 3);
+  leak = g_ptr_array_index (groups, 0);
+  init = g_ptr_array_index (groups, 1);
+  g_assert_cmpint (leak->bytes, ==, 7 * LEAK_PER_STEP);
+  g_assert_cmpint (leak->count, ==, 7 * LEAK_BLOCKS);
+  g_assert_cmpint (init->bytes, ==, INIT_BYTES);
+  g_assert_cmpint (init->growth_step, ==, 0);
+}
+
+static void
+test_retained_missing_step (Fixture       *f,
+                            gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) groups = tide_report_retained (f->trace, 99, TIDE_GROUP_BY_STACK, &error);
+
+  g_assert_null (groups);
+  g_assert_nonnull (strstr (error->message, "has no step 99"));
+}
+
+static void
+test_steps_csv (Fixture       *f,
+                gconstpointer  data)
+{
+  g_autoptr(GPtrArray) rows = tide_report_steps (f->trace, NULL);
+  g_autoptr(GString) out = g_string_new (NULL);
+  g_auto(GStrv) lines = NULL;
+
+  tide_format_steps (out, rows, TIDE_FORMAT_CSV);
+  lines = g_strsplit (out->str, "\n", -1);
+  g_assert_cmpstr (lines[0], ==, "pid,step,label,start_ns,duration_ns,rss_end_bytes,"
+                                 "rss_delta_bytes,heap_live_end_bytes,heap_delta_bytes,"
+                                 "mapped_end_bytes,device_end_bytes,device_delta_bytes,"
+                                 "retained_bytes,retained_count,resident_explained_bytes,"
+                                 "unattributed_bytes");
+  g_assert_cmpstr (lines[4], ==, "100,4,,3000000,1000000,14680064,1048576,2621440,1572864,"
+                                 "0,0,0,1572864,96,,");
+  g_assert_cmpstr (lines[10], ==, "100,10,last,9000000,1000000,20971520,1048576,12058624,"
+                                  "1572864,0,0,0,1572864,96,,");
+  g_assert_cmpuint (g_strv_length (lines), ==, 2 * N_STEPS + 2);
+}
+
+static void
+test_suspects_json (Fixture       *f,
+                    gconstpointer  data)
+{
+  g_autoptr(GPtrArray) suspects = tide_report_suspects (f->trace, TIDE_GROUP_BY_STACK, NULL);
+  g_autoptr(GString) out = g_string_new (NULL);
+
+  tide_format_groups (out, suspects, TIDE_GROUPS_SUSPECTS, TIDE_GROUP_BY_STACK, 0,
+                      TIDE_FORMAT_JSON);
+  g_assert_true (g_str_has_prefix (out->str,
+    "{\"suspects\":[{\"rank\":1,\"pid\":100,\"device\":\"host\",\"bytes\":11010048,"
+    "\"count\":null,\"resident_bytes\":null,\"growth_start_step\":4,"
+    "\"growth_bytes\":11010048,\"bytes_per_step\":1572864,\"scope\":null,"
+    "\"frames\":[{\"function\":\"leak_feature_cache\",\"file\":\"/src/trainer.c\","
+    "\"line\":10,"));
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
+  ADD ("/storage/report/steps", test_steps);
+  ADD ("/storage/report/suspects-by-stack", test_suspects_by_stack);
+  ADD ("/storage/report/suspects-by-scope", test_suspects_by_scope);
+  ADD ("/storage/report/retained-step", test_retained_step);
+  ADD ("/storage/report/retained-end", test_retained_end);
+  ADD ("/storage/report/retained-missing-step", test_retained_missing_step);
+  ADD ("/storage/report/steps-csv", test_steps_csv);
+  ADD ("/storage/report/suspects-json", test_suspects_json);
+#undef ADD
+  return g_test_run ();
+}
