@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ */
+#include "config.h"
+
+#include "tide-preload-addrset.h"
+
+#include "tide-preload-raw.h"
+
+#include <string.h>
+
+#define TIDE_ADDRSET_FILTER_LEN  ((size_t) sizeof (uint16_t) << TIDE_ADDRSET_FILTER_BITS)
+#define TIDE_ADDRSET_MIN_SLOTS   256u
+#define TIDE_FILTER_STUCK        0xffffu
+
+static inline TideAddrShard *
+shard_of (TideAddrSet *set,
+          uint64_t     h)
+{
+  return &set->shards[h & (TIDE_ADDRSET_SHARDS - 1)];
+}
+
+static inline uint32_t
+home_of (const TideAddrShard *shard,
+         uint64_t             h)
+{
+  return (uint32_t) (h >> TIDE_ADDRSET_SHARD_BITS) & shard->mask;
+}
+
+static void
+filter_add (TideAddrSet *set,
+            uint64_t     h,
+            int          delta)
+{
+  _Atomic uint16_t *c = &set->filter[h >> (64 - TIDE_ADDRSET_FILTER_BITS)];
+  uint16_t old = atomic_load_explicit (c, memory_order_relaxed);
+
+  do
+    {
+      if (old == TIDE_FILTER_STUCK || (delta < 0 && old == 0))
+        return;
+    }
+  while (!atomic_compare_exchange_weak_explicit (c, &old, (uint16_t) (old + delta),
+                                                 memory_order_relaxed, memory_order_relaxed));
+}
+
+static bool
+shard_alloc (TideAddrShard *shard,
+             uint32_t       n_slots)
+{
+  TideAddrEntry *slots = tide_raw_mmap ((size_t) n_slots * sizeof (TideAddrEntry));
+
+  if (slots == NULL)
+    return false;
+  shard->slots = slots;
+  shard->mask = n_slots - 1;
+  shard->count = 0;
+  return true;
+}
+
+bool
+tide_addrset_init (TideAddrSet *set)
+{
+  memset (set, 0, sizeof *set);
+  set->filter = tide_raw_mmap (TIDE_ADDRSET_FILTER_LEN);
+  if (set->filter == NULL)
+    return false;
+  for (uint32_t i = 0; i < TIDE_ADDRSET_SHARDS; i++)
+    {
+      pthread_mutex_init (&set->shards[i].lock, NULL);
+      if (!shard_alloc (&set->shards[i], TIDE_ADDRSET_MIN_SLOTS))
+        return false;
+    }
+  return true;
+}
+
+/* Forgets every address.  Callers hold every shard lock or are alone. */
+void
+tide_addrset_clear (TideAddrSet *set)
+{
+  /* MADV_DONTNEED on a private anonymous mapping reads back as zeros. */
+  if (madvise ((void *) set->filter, TIDE_ADDRSET_FILTER_LEN, MADV_DONTNEED) != 0)
+    memset ((void *) set->filter, 0, TIDE_ADDRSET_FILTER_LEN);
+  for (uint32_t i = 0; i < TIDE_ADDRSET_SHARDS; i++)
+    {
+      TideAddrShard *shard = &set->shards[i];
+
+      memset (shard->slots, 0, ((size_t) shard->mask + 1) * sizeof (TideAddrEntry));
+      shard->count = 0;
+    }
+}
+
+void
+tide_addrset_lock_all (TideAddrSet *set)
+{
+  for (uint32_t i = 0; i < TIDE_ADDRSET_SHARDS; i++)
+    pthread_mutex_lock (&set->shards[i].lock);
+}
+
+void
+tide_addrset_unlock_all (TideAddrSet *set)
+{
+  for (uint32_t i = TIDE_ADDRSET_SHARDS; i-- > 0;)
+    pthread_mutex_unlock (&set->shards[i].lock);
+}
+
+/* In the child of a fork, where the forking thread is the only one left. */
+void
+tide_addrset_reset_locks (TideAddrSet *set)
+{
+  for (uint32_t i = 0; i < TIDE_ADDRSET_SHARDS; i++)
+    pthread_mutex_init (&set->shards[i].lock, NULL);
+}
+
+static void
+shard_put (TideAddrShard       *shard,
+           const TideAddrEntry *e)
+{
+  uint32_t i = home_of (shard, tide_addrset_hash (e->addr));
+
+  while (shard->slots[i].addr != 0)
+    i = (i + 1) & shard->mask;
+  shard->slots[i] = *e;
+  shard->count++;
+}
+
+static bool
+shard_grow (TideAddrShard *shard)
+{
+  TideAddrEntry *old = shard->slots;
+  uint32_t old_n = shard->mask + 1;
+
+  if (!shard_alloc (shard, old_n * 2))
+    return false;
+  for (uint32_t i = 0; i < old_n; i++)
+    if (old[i].addr != 0)
+      shard_put (shard, &old[i]);
+  tide_raw_munmap (old, (size_t) old_n * sizeof (TideAddrEntry));
+  return true;
+}
+
+/* Index of addr's slot, or -1. */
+static int64_t
+shard_find (const TideAddrShard *shard,
+            uint64_t             addr,
+            uint64_t             h)
+{
+  for (uint32_t i = home_of (shard, h);; i = (i + 1) & shard->mask)
+    {
+      if (shard->slots[i].addr == addr)
+        return i;
+      if (shard->slots[i].addr == 0)
+        return -1;
+    }
+}
+
+/* Inserts or replaces.  False only when the table could not grow. */
+bool
+tide_addrset_insert (TideAddrSet *set,
+                     uint64_t     addr,
+                     uint64_t     size,
+                     uint32_t     kind)
+{
+  uint64_t h = tide_addrset_hash (addr);
+  TideAddrShard *shard = shard_of (set, h);
+  TideAddrEntry e = { .addr = addr, .size = size, .kind = kind };
+  int64_t at;
+  bool ok = true;
+
+  if (addr == 0)
+    return false;
+  pthread_mutex_lock (&shard->lock);
+  at = shard_find (shard, addr, h);
+  if (at >= 0)
+    shard->slots[at] = e;
+  else if ((shard->count + 1) * 2 > shard->mask + 1 && !shard_grow (shard))
+    ok = false;
+  else
+    {
+      shard_put (shard, &e);
+      filter_add (set, h, +1);
+    }
+  pthread_mutex_unlock (&shard->lock);
+  return ok;
+}
+
+/* Backward-shift deletion: pull later members of the probe run into the
+ * hole so that lookups never need tombstones. */
+static void
+shard_delete_at (TideAddrShard *shard,
+                 uint32_t       hole)
+{
+  uint32_t j = hole;
+
+  for (;;)
+    {
+      uint32_t home;
+
+      j = (j + 1) & shard->mask;
+      if (shard->slots[j].addr == 0)
+        break;
+      home = home_of (shard, tide_addrset_hash (shard->slots[j].addr));
+      /* Move j into the hole unless its home lies cyclically in (hole, j]. */
+      if (((j - home) & shard->mask) >= ((j - hole) & shard->mask))
+        {
+          shard->slots[hole] = shard->slots[j];
+          hole = j;
+        }
+    }
+  shard->slots[hole].addr = 0;
+  shard->count--;
+}
+
+/* Removes addr if it is there with this kind (0: any kind). */
+bool
+tide_addrset_remove (TideAddrSet   *set,
+                     uint64_t       addr,
+                     uint32_t       kind,
+                     TideAddrEntry *out)
+{
+  uint64_t h = tide_addrset_hash (addr);
+  TideAddrShard *shard = shard_of (set, h);
+  int64_t at;
+  bool found = false;
+
+  pthread_mutex_lock (&shard->lock);
+  at = shard_find (shard, addr, h);
+  if (at >= 0 && (kind == 0 || shard->slots[at].kind == kind))
+    {
+      if (out != NULL)
+        *out = shard->slots[at];
+      shard_delete_at (shard, (uint32_t) at);
+      filter_add (set, h, -1);
+      found = true;
+    }
+  pthread_mutex_unlock (&shard->lock);
+  return found;
+}
+
+bool
+tide_addrset_lookup (TideAddrSet   *set,
+                     uint64_t       addr,
+                     TideAddrEntry *out)
+{
+  uint64_t h = tide_addrset_hash (addr);
+  TideAddrShard *shard = shard_of (set, h);
+  int64_t at;
+
+  pthread_mutex_lock (&shard->lock);
+  at = shard_find (shard, addr, h);
+  if (at >= 0 && out != NULL)
+    *out = shard->slots[at];
+  pthread_mutex_unlock (&shard->lock);
+  return at >= 0;
+}
+
+uint64_t
+tide_addrset_count (TideAddrSet *set)
+{
+  uint64_t n = 0;
+
+  for (uint32_t i = 0; i < TIDE_ADDRSET_SHARDS; i++)
+    {
+      pthread_mutex_lock (&set->shards[i].lock);
+      n += set->shards[i].count;
+      pthread_mutex_unlock (&set->shards[i].lock);
+    }
+  return n;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-preload-addrset.h: the set of sampled addresses.
+ *
+ * In sampled mode most frees are of blocks that were never recorded, and
+ * they must cost a lookup, not a record.  Two layers:
+ *
+ *  - a counting filter: 2^20 atomic 16-bit counters indexed by a hash of the
+ *    address, in one NORESERVE mapping.  Insert increments, remove
+ *    decrements.  A zero counter proves the address is not in the set, so
+ *    the common free pays one relaxed load.  A counter that reaches 0xffff
+ *    sticks there (never decremented) and only costs extra lookups.
+ *  - an exact set: 64 shards, each an open-addressing table (linear probing,
+ *    backward-shift deletion, no tombstones) under its own mutex, grown by
+ *    doubling into memory from the kernel.
+ *
+ * Pure code (no hooks, no globals), unit-tested directly.
+ */
+#pragma once
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define TIDE_ADDRSET_FILTER_BITS 20
+#define TIDE_ADDRSET_SHARD_BITS  6
+#define TIDE_ADDRSET_SHARDS      (1u << TIDE_ADDRSET_SHARD_BITS)
+
+typedef struct
+{
+  uint64_t addr;   /* 0: empty slot */
+  uint64_t size;
+  uint32_t kind;   /* TideAllocKind */
+  uint32_t reserved;
+} TideAddrEntry;
+
+typedef struct
+{
+  pthread_mutex_t lock;
+  TideAddrEntry  *slots;
+  uint32_t        mask;   /* capacity - 1 */
+  uint32_t        count;
+} __attribute__ ((aligned (64))) TideAddrShard;
+
+typedef struct
+{
+  _Atomic uint16_t *filter;
+  TideAddrShard     shards[TIDE_ADDRSET_SHARDS];
+} TideAddrSet;
+
+bool     tide_addrset_init        (TideAddrSet         *set);
+void     tide_addrset_clear       (TideAddrSet         *set);
+void     tide_addrset_lock_all    (TideAddrSet         *set);
+void     tide_addrset_unlock_all  (TideAddrSet         *set);
+void     tide_addrset_reset_locks (TideAddrSet         *set);
+bool     tide_addrset_insert      (TideAddrSet         *set,
+                                   uint64_t             addr,
+                                   uint64_t             size,
+                                   uint32_t             kind);
+bool     tide_addrset_remove      (TideAddrSet         *set,
+                                   uint64_t             addr,
+                                   uint32_t             kind,
+                                   TideAddrEntry       *out);
+bool     tide_addrset_lookup      (TideAddrSet         *set,
+                                   uint64_t             addr,
+                                   TideAddrEntry       *out);
+uint64_t tide_addrset_count       (TideAddrSet         *set);
+
+static inline uint64_t
+tide_addrset_hash (uint64_t addr)
+{
+  uint64_t z = addr;
+
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* False proves addr is not in the set; true means "look it up". */
+static inline bool
+tide_addrset_maybe (const TideAddrSet *set,
+                    uint64_t           addr)
+{
+  uint64_t h = tide_addrset_hash (addr);
+
+  return atomic_load_explicit (&set->filter[h >> (64 - TIDE_ADDRSET_FILTER_BITS)],
+                               memory_order_relaxed) != 0;
+}

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-preload-private.h: state shared by the files of libtidemark-preload.so.
+ *
+ * Two kinds of state: tide_tls, one per thread (initial-exec TLS, so reading
+ * it never calls into the dynamic linker or malloc), and tide_state, one per
+ * process.  The fast path of every hook reads tide_tls.guard, then
+ * tide_tls.countdown, and nothing that takes a lock.
+ */
+#pragma once
+
+#include "tide-preload-addrset.h"
+#include "tide-preload-encode.h"
+#include "tide-preload-sampler.h"
+#include "tide-wire.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define TIDE_EXPORT     __attribute__ ((visibility ("default")))
+#define TIDE_LIKELY(x)   __builtin_expect (!!(x), 1)
+#define TIDE_UNLIKELY(x) __builtin_expect (!!(x), 0)
+
+#define TIDE_SCOPE_MAX_DEPTH  64
+#define TIDE_SEND_TIMEOUT_MS  1000
+#define TIDE_FLUSH_AGE_NS     (50ull * 1000 * 1000)
+#define TIDE_FLUSH_TICK_NS    (20ull * 1000 * 1000)
+
+typedef struct _TideBuffer TideBuffer;
+
+typedef struct
+{
+  int         guard;        /* > 0: inside the profiler; hooks pass through */
+  int         resolving;    /* > 0: this thread is inside dlsym() */
+  int64_t     countdown;    /* bytes to the next sample point */
+  TideRng     rng;
+  bool        seeded;
+  bool        exiting;      /* the thread-exit destructor has run */
+  uint32_t    tid;          /* 0: not known yet */
+  TideBuffer *buf;          /* this thread's record buffer, or NULL */
+  uint32_t    scope_depth;  /* may exceed TIDE_SCOPE_MAX_DEPTH: overflow */
+  uint32_t    scopes[TIDE_SCOPE_MAX_DEPTH];
+} TideThread;
+
+extern __thread TideThread tide_tls __attribute__ ((tls_model ("initial-exec")));
+
+/* What free() does with a pointer; read once per free. */
+enum
+{
+  TIDE_FREE_IGNORE = 0,  /* dormant */
+  TIDE_FREE_FILTER = 1,  /* sampled mode: record frees of sampled blocks */
+  TIDE_FREE_ALL    = 2,  /* --all: record every free */
+};
+
+typedef struct
+{
+  _Atomic int      active;       /* connected and recording */
+  _Atomic int      free_mode;    /* TIDE_FREE_* */
+  _Atomic size_t   threshold;    /* sizes below go through the countdown */
+  _Atomic int      fd;           /* connection to the recorder, or -1 */
+  _Atomic int      final;        /* process exit flush done: send directly */
+  _Atomic uint64_t dropped;      /* records not yet reported in DROPPED */
+  pid_t            pid;          /* getpid() of the connected process */
+  bool             all;
+  bool             have_seed;
+  uint64_t         seed;
+  uint64_t         sample_bytes;
+  char             socket_path[108];
+  char             exe[TIDE_WIRE_MAX_STRING];
+  TideAddrSet      addrset;
+} TideState;
+
+extern TideState tide_state;
+
+typedef struct
+{
+  void *(*malloc)         (size_t);
+  void  (*free)           (void *);
+  void *(*calloc)         (size_t, size_t);
+  void *(*realloc)        (void *, size_t);
+  void *(*reallocarray)   (void *, size_t, size_t);
+  int   (*posix_memalign) (void **, size_t, size_t);
+  void *(*aligned_alloc)  (size_t, size_t);
+  void *(*memalign)       (size_t, size_t);
+  void *(*valloc)         (size_t);
+  void *(*pvalloc)        (size_t);
+  void *(*mmap)           (void *, size_t, int, int, int, off_t);
+  int   (*munmap)         (void *, size_t);
+  void *(*mremap)         (void *, size_t, size_t, int, ...);
+  int   (*brk)            (void *);
+  void *(*sbrk)           (intptr_t);
+  void *(*dlopen)         (const char *, int);
+  void  (*_exit)          (int);
+} TideReal;
+
+extern TideReal tide_real;
+extern void *tide_dlopen_next;  /* tide_real.dlopen, for the x86-64 trampoline */
+
+/* tide-preload-real.c: dlsym(RTLD_NEXT) and the start-up arena. */
+#define TIDE_BOOTSTRAP_SIZE (256u * 1024u)
+extern unsigned char tide_bootstrap_arena[TIDE_BOOTSTRAP_SIZE];
+
+void    tide_real_resolve        (void);
+void   *tide_bootstrap_alloc     (size_t size,
+                                  size_t align);
+size_t  tide_bootstrap_size      (const void *p);
+
+static inline bool
+tide_bootstrap_owns (const void *p)
+{
+  return (const unsigned char *) p >= tide_bootstrap_arena
+         && (const unsigned char *) p < tide_bootstrap_arena + TIDE_BOOTSTRAP_SIZE;
+}
+
+/* tide-preload.c: process state and the connection. */
+uint64_t tide_now_ns             (void);
+uint32_t tide_thread_tid         (void);
+bool     tide_conn_send          (const void *msg,
+                                  uint32_t    len);
+void     tide_send_direct        (const void *rec,
+                                  uint32_t    len);
+void     tide_go_dormant         (void);
+void     tide_send_dropped       (void);
+
+static inline bool
+tide_active (void)
+{
+  return atomic_load_explicit (&tide_state.active, memory_order_relaxed) != 0;
+}
+
+static inline TideStamp
+tide_stamp (void)
+{
+  return (TideStamp) { .tid = tide_thread_tid (), .time_ns = tide_now_ns () };
+}
+
+/* tide-preload-record.c: the slow path shared by every hook. */
+double   tide_sample_decide      (size_t size);
+void     tide_record_alloc       (const void *addr,
+                                  size_t      size,
+                                  double      weight,
+                                  uint16_t    kind);
+void     tide_record_free        (const void *addr,
+                                  uint16_t    kind);
+bool     tide_record_free_if_sampled (const void *addr,
+                                      uint16_t    kind,
+                                      TideAddrEntry *out);
+
+/* True when an allocation of size bytes must take the slow path.  This is
+ * the whole fast path: a guard check, a compare and a countdown. */
+static inline bool
+tide_should_sample (size_t size)
+{
+  if (tide_tls.guard)
+    return false;
+  if (TIDE_LIKELY (size < atomic_load_explicit (&tide_state.threshold, memory_order_relaxed))
+      && (tide_tls.countdown -= (int64_t) size) > 0)
+    return false;
+  return true;
+}
+
+/* tide-preload-scope.c */
+uint32_t tide_scope_current      (void);
+void     tide_scope_resend_all   (void);
+void     tide_scope_fork_prepare (void);
+void     tide_scope_fork_parent  (void);
+void     tide_scope_fork_child   (void);

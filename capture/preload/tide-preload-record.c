@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-preload-record.c: the slow path shared by the hooks: the sampling
+ * decision, and building ALLOC and FREE records.  Everything here runs with
+ * tide_tls.guard raised, so what the profiler allocates for itself (the
+ * unwinder's caches, a thread's key slot) is never recorded, and errno is
+ * given back as the real call left it.
+ */
+#include "config.h"
+
+#include "tide-preload-private.h"
+
+#include "tide-preload-buffer.h"
+#include "tide-preload-encode.h"
+#include "tide-preload-objects.h"
+#include "tide-preload-unwind.h"
+
+#include <errno.h>
+
+/* Called when tide_should_sample() said "maybe".  Returns the weight of the
+ * record to make, or 0 for none. */
+double
+tide_sample_decide (size_t size)
+{
+  uint64_t mean = tide_state.sample_bytes;
+
+  if (!tide_active ())
+    {
+      /* Dormant or not started yet: look again in a MiB. */
+      tide_tls.countdown = 1 << 20;
+      return 0.0;
+    }
+  if (tide_state.all)
+    return 1.0;
+  if (TIDE_UNLIKELY (!tide_tls.seeded))
+    {
+      uint64_t base = tide_state.seed;
+
+      if (!tide_state.have_seed)
+        base ^= tide_now_ns ();
+      tide_rng_seed (&tide_tls.rng, tide_sampler_seed (base, tide_thread_tid ()));
+      tide_tls.seeded = true;
+      tide_tls.countdown = tide_sampler_draw (&tide_tls.rng, mean);
+      if (size >= mean)
+        return 1.0;
+      if ((tide_tls.countdown -= (int64_t) size) > 0)
+        return 0.0;
+    }
+  else if (size >= mean)
+    return 1.0;  /* always recorded, outside the countdown */
+  tide_tls.countdown = tide_sampler_draw (&tide_tls.rng, mean);
+  return tide_sampler_weight (size, mean);
+}
+
+void
+tide_record_alloc (const void *addr,
+                   size_t      size,
+                   double      weight,
+                   uint16_t    kind)
+{
+  _Alignas (8) unsigned char rec[TIDE_ENCODE_ALLOC_MAX];
+  uint64_t frames[TIDE_WIRE_MAX_FRAMES];
+  int saved = errno;
+  bool track = kind == TIDE_KIND_MMAP || (kind == TIDE_KIND_MALLOC && !tide_state.all);
+  uint32_t n_frames, len;
+
+  tide_tls.guard++;
+  if (!tide_active ())
+    goto out;
+  /* Sampled blocks (and every mapping) go into the set first: their frees
+   * must find them as soon as the pointer is returned. */
+  if (track && !tide_addrset_insert (&tide_state.addrset, (uintptr_t) addr, size, kind))
+    goto out;
+  if (TIDE_UNLIKELY (atomic_load_explicit (&tide_objects_dirty, memory_order_relaxed) != 0))
+    tide_objects_announce ();
+  n_frames = tide_unwind (frames, TIDE_WIRE_MAX_FRAMES);
+  len = tide_encode_alloc (rec, sizeof rec, tide_stamp (), (uintptr_t) addr, size, weight,
+                           tide_scope_current (), kind, frames, n_frames);
+  tide_buffer_append (rec, len);
+out:
+  tide_tls.guard--;
+  errno = saved;
+}
+
+void
+tide_record_free (const void *addr,
+                  uint16_t    kind)
+{
+  _Alignas (8) unsigned char rec[sizeof (TideWireFree)];
+  int saved = errno;
+  uint32_t len;
+
+  tide_tls.guard++;
+  if (tide_active ())
+    {
+      len = tide_encode_free (rec, sizeof rec, tide_stamp (), (uintptr_t) addr, kind);
+      tide_buffer_append (rec, len);
+    }
+  tide_tls.guard--;
+  errno = saved;
+}
+
+/* Sends FREE when addr was recorded with this kind.  Called before the real
+ * free: the address may be handed out again at once. */
+bool
+tide_record_free_if_sampled (const void    *addr,
+                             uint16_t       kind,
+                             TideAddrEntry *out)
+{
+  TideAddrEntry e;
+
+  if (!tide_addrset_maybe (&tide_state.addrset, (uintptr_t) addr)
+      || !tide_addrset_remove (&tide_state.addrset, (uintptr_t) addr, kind, &e))
+    return false;
+  tide_record_free (addr, kind);
+  if (out != NULL)
+    *out = e;
+  return true;
+}

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-preload.c: start-up, environment, the connection to the recorder,
+ * fork and exit.
+ *
+ * With $TIDEMARK_SOCKET unset, or when the connect fails, the library stays
+ * dormant: every hook calls the real function and nothing else.  When a send
+ * finds the recorder gone (EPIPE, ECONNRESET, ...) the library goes dormant
+ * for good.  The socket is never closed while the process may still use it,
+ * so its number cannot be reused under us by the program.
+ */
+#include "config.h"
+
+#include "tide-preload-private.h"
+
+#include "tide-preload-buffer.h"
+#include "tide-preload-encode.h"
+#include "tide-preload-objects.h"
+#include "tide-preload-unwind.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Keep the socket away from the low numbers that shells and daemons dup2
+ * over by habit. */
+#define TIDE_FD_FLOOR 1000
+
+__thread TideThread tide_tls __attribute__ ((tls_model ("initial-exec")));
+
+TideState tide_state = {
+  .threshold = SIZE_MAX,
+  .fd = -1,
+};
+
+static bool tide_atfork_done;
+
+uint64_t
+tide_now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
+uint32_t
+tide_thread_tid (void)
+{
+  if (TIDE_UNLIKELY (tide_tls.tid == 0))
+    tide_tls.tid = (uint32_t) syscall (SYS_gettid);
+  return tide_tls.tid;
+}
+
+void
+tide_go_dormant (void)
+{
+  atomic_store (&tide_state.active, 0);
+  atomic_store (&tide_state.free_mode, TIDE_FREE_IGNORE);
+  atomic_store (&tide_state.threshold, SIZE_MAX);
+  atomic_store (&tide_state.fd, -1);
+}
+
+/* Sends one message.  A full socket (SO_SNDTIMEO expired) drops it and
+ * counts its records; any other error means the recorder is gone. */
+bool
+tide_conn_send (const void *msg,
+                uint32_t    len)
+{
+  int fd = atomic_load_explicit (&tide_state.fd, memory_order_acquire);
+
+  if (fd < 0 || len == 0)
+    return false;
+  for (;;)
+    {
+      if (send (fd, msg, len, MSG_NOSIGNAL) >= 0)
+        return true;
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == ENOMEM)
+        atomic_fetch_add (&tide_state.dropped, tide_wire_count_records (msg, len));
+      else
+        tide_go_dormant ();
+      return false;
+    }
+}
+
+/* HELLO, MAPPING, SCOPE_DEF: after what this thread buffered before. */
+void
+tide_send_direct (const void *rec,
+                  uint32_t    len)
+{
+  tide_buffer_flush_self ();
+  tide_conn_send (rec, len);
+}
+
+static int
+conn_open (const char *path)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  struct timeval tv = { .tv_sec = TIDE_SEND_TIMEOUT_MS / 1000,
+                        .tv_usec = (TIDE_SEND_TIMEOUT_MS % 1000) * 1000 };
+  int sndbuf = 4 << 20;
+  int fd, high;
+
+  if (strlen (path) >= sizeof sa.sun_path)
+    return -1;
+  strcpy (sa.sun_path, path);
+  fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return -1;
+  if (connect (fd, (struct sockaddr *) &sa, sizeof sa) != 0)
+    {
+      close (fd);
+      return -1;
+    }
+  setsockopt (fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  setsockopt (fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+  high = fcntl (fd, F_DUPFD_CLOEXEC, TIDE_FD_FLOOR);
+  if (high >= 0)
+    {
+      close (fd);
+      fd = high;
+    }
+  return fd;
+}
+
+static void
+send_hello (void)
+{
+  _Alignas (8) unsigned char rec[TIDE_ENCODE_STRING_MAX];
+  uint32_t len = tide_encode_hello (rec, sizeof rec, tide_stamp (),
+                                    (uint32_t) getpid (), (uint32_t) getppid (),
+                                    tide_state.all ? TIDE_HELLO_ALL : 0,
+                                    tide_state.sample_bytes, tide_state.exe);
+
+  tide_send_direct (rec, len);
+}
+
+void
+tide_send_dropped (void)
+{
+  _Alignas (8) unsigned char rec[sizeof (TideWireDropped)];
+  uint64_t n = atomic_exchange (&tide_state.dropped, 0);
+  uint32_t len;
+
+  if (n == 0)
+    return;
+  len = tide_encode_dropped (rec, sizeof rec, tide_stamp (), n);
+  if (!tide_conn_send (rec, len))
+    atomic_fetch_add (&tide_state.dropped, n - 1);  /* the send counted itself */
+}
+
+static void
+read_env (void)
+{
+  const char *all = getenv (TIDE_ENV_ALL);
+  const char *bytes = getenv (TIDE_ENV_SAMPLE_BYTES);
+  const char *seed = getenv (TIDE_ENV_SEED);
+  ssize_t n;
+
+  tide_state.all = all != NULL && strcmp (all, "1") == 0;
+  tide_state.sample_bytes = TIDE_DEFAULT_SAMPLE_BYTES;
+  if (bytes != NULL && *bytes != '\0')
+    {
+      unsigned long long v = strtoull (bytes, NULL, 10);
+
+      if (v > 0)
+        tide_state.sample_bytes = v;
+    }
+  tide_state.have_seed = seed != NULL && *seed != '\0';
+  if (tide_state.have_seed)
+    tide_state.seed = strtoull (seed, NULL, 0);
+  else
+    tide_state.seed = tide_now_ns () ^ ((uint64_t) getpid () << 32);
+  n = readlink ("/proc/self/exe", tide_state.exe, sizeof tide_state.exe - 1);
+  tide_state.exe[n > 0 ? n : 0] = '\0';
+}
+
+/* The connection is up: announce this process and start recording. */
+static void
+start_recording (void)
+{
+  tide_state.pid = getpid ();
+  send_hello ();
+  tide_objects_announce ();
+  tide_scope_resend_all ();
+  atomic_store (&tide_state.free_mode, tide_state.all ? TIDE_FREE_ALL : TIDE_FREE_FILTER);
+  atomic_store (&tide_state.threshold, tide_state.all ? 0 : (size_t) tide_state.sample_bytes);
+  atomic_store (&tide_state.active, 1);
+  tide_flusher_start ();
+}
+
+static void
+fork_prepare (void)
+{
+  tide_tls.guard++;
+  tide_scope_fork_prepare ();
+  tide_objects_fork_prepare ();
+  tide_addrset_lock_all (&tide_state.addrset);
+}
+
+static void
+fork_parent (void)
+{
+  tide_addrset_unlock_all (&tide_state.addrset);
+  tide_objects_fork_parent ();
+  tide_scope_fork_parent ();
+  tide_tls.guard--;
+}
+
+/* The child: a new process on a new connection.  The parent's unsent records
+ * stay with the parent, which sends its own copy. */
+static void
+fork_child (void)
+{
+  int old_fd = atomic_load (&tide_state.fd);
+  bool was_active = tide_active ();
+
+  tide_tls.tid = 0;
+  tide_tls.seeded = false;
+  tide_addrset_reset_locks (&tide_state.addrset);
+  tide_addrset_clear (&tide_state.addrset);
+  tide_objects_fork_child ();
+  tide_scope_fork_child ();
+  tide_buffer_fork_child ();
+  atomic_store (&tide_state.active, 0);
+  atomic_store (&tide_state.fd, -1);
+  if (was_active && old_fd >= 0)
+    {
+      int fd;
+
+      close (old_fd);
+      fd = conn_open (tide_state.socket_path);
+      if (fd >= 0)
+        {
+          atomic_store (&tide_state.fd, fd);
+          start_recording ();
+        }
+      else
+        tide_go_dormant ();
+    }
+  tide_tls.guard--;
+}
+
+static void
+start (const char *path)
+{
+  int fd;
+
+  if (strlen (path) >= sizeof tide_state.socket_path)
+    return;
+  strcpy (tide_state.socket_path, path);
+  read_env ();
+  if (!tide_addrset_init (&tide_state.addrset))
+    return;
+  fd = conn_open (path);
+  if (fd < 0)
+    return;
+  tide_unwind_init ();
+  tide_objects_init ();
+  tide_buffer_init ();
+  if (!tide_atfork_done)
+    {
+      pthread_atfork (fork_prepare, fork_parent, fork_child);
+      tide_atfork_done = true;
+    }
+  atomic_store (&tide_state.fd, fd);
+  start_recording ();
+}
+
+__attribute__ ((constructor)) static void
+tide_preload_init (void)
+{
+  const char *path;
+  int saved = errno;
+
+  tide_tls.guard++;
+  tide_real_resolve ();
+  path = getenv (TIDE_ENV_SOCKET);
+  if (path != NULL && *path != '\0')
+    start (path);
+  tide_tls.guard--;
+  errno = saved;
+}
+
+/* Runs late in exit(): a preloaded object is finalized after the program
+ * and its libraries.  Records made after this are sent one by one. */
+__attribute__ ((destructor)) static void
+tide_preload_fini (void)
+{
+  int saved = errno;
+
+  /* Not in a vfork child, which shares the parent's memory and buffers. */
+  if (!tide_active () || getpid () != tide_state.pid)
+    return;
+  tide_tls.guard++;
+  tide_buffer_flush_all ();
+  tide_send_dropped ();
+  atomic_store (&tide_state.final, 1);
+  tide_tls.guard--;
+  errno = saved;
+}
+
+/* _exit skips destructors; Python's worker processes end with os._exit. */
+TIDE_EXPORT void
+_exit (int status)
+{
+  tide_preload_fini ();
+  if (tide_real._exit == NULL)
+    tide_real_resolve ();
+  if (tide_real._exit != NULL)
+    tide_real._exit (status);
+  for (;;)
+    syscall (SYS_exit_group, status);
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * preload-target.h: what preload-target allocates, shared with the test
+ * that checks the records.
+ */
+#pragma once
+
+#define KNOWN_BASE       30011
+#define KNOWN_N          8
+#define KNOWN_FREED      4
+#define SCOPED_SIZE      40009
+#define THREAD_BASE      50021
+#define THREAD_N         3
+#define THREAD_ALLOCS    5
+#define CHILD_SIZE       60013
+#define CHILD_ALLOCS     3
+#define STORM_BASE       20000
+#define STORM_THREADS    8
+#define STORM_PER_THREAD 4000
+#define KILL_SIZE        70001

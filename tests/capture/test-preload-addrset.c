@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * test-preload-addrset.c: the sampled-address set of libtidemark-preload.so.
+ */
+#include "config.h"
+
+#include "tide-preload-addrset.h"
+#include "tide-wire.h"
+
+#include <glib.h>
+
+#define N_THREADS     8
+#define PER_THREAD    50000
+
+static TideAddrSet *
+set_new (void)
+{
+  TideAddrSet *set = g_new0 (TideAddrSet, 1);
+
+  g_assert_true (tide_addrset_init (set));
+  return set;
+}
+
+static void
+test_basic (void)
+{
+  g_autofree TideAddrSet *set = set_new ();
+  TideAddrEntry e;
+
+  g_assert_false (tide_addrset_maybe (set, 0x1000));
+  g_assert_true (tide_addrset_insert (set, 0x1000, 64, TIDE_KIND_MALLOC));
+  g_assert_true (tide_addrset_maybe (set, 0x1000));
+  g_assert_true (tide_addrset_lookup (set, 0x1000, &e));
+  g_assert_cmpuint (e.size, ==, 64);
+  g_assert_false (tide_addrset_lookup (set, 0x1010, NULL));
+  /* Remove checks the kind. */
+  g_assert_false (tide_addrset_remove (set, 0x1000, TIDE_KIND_MMAP, NULL));
+  g_assert_true (tide_addrset_remove (set, 0x1000, TIDE_KIND_MALLOC, &e));
+  g_assert_cmpuint (e.addr, ==, 0x1000);
+  g_assert_false (tide_addrset_remove (set, 0x1000, 0, NULL));
+  g_assert_false (tide_addrset_maybe (set, 0x1000));
+  /* Insert of a present address replaces it, counted once. */
+  g_assert_true (tide_addrset_insert (set, 0x2000, 1, TIDE_KIND_MMAP));
+  g_assert_true (tide_addrset_insert (set, 0x2000, 2, TIDE_KIND_MMAP));
+  g_assert_cmpuint (tide_addrset_count (set), ==, 1);
+  g_assert_true (tide_addrset_remove (set, 0x2000, 0, &e));
+  g_assert_cmpuint (e.size, ==, 2);
+  g_assert_false (tide_addrset_maybe (set, 0x2000));
+  g_assert_false (tide_addrset_insert (set, 0, 1, TIDE_KIND_MALLOC));
+}
+
+/* Many addresses: growth, backward-shift deletion, and a filter that is
+ * exact again once everything is gone. */
+static void
+test_many (void)
+{
+  g_autofree TideAddrSet *set = set_new ();
+  const guint n = 200000;
+
+  for (guint i = 1; i <= n; i++)
+    g_assert_true (tide_addrset_insert (set, (guint64) i * 16, i, TIDE_KIND_MALLOC));
+  g_assert_cmpuint (tide_addrset_count (set), ==, n);
+  for (guint i = 1; i <= n; i += 2)
+    g_assert_true (tide_addrset_remove (set, (guint64) i * 16, 0, NULL));
+  for (guint i = 1; i <= n; i++)
+    {
+      TideAddrEntry e;
+      gboolean there = tide_addrset_lookup (set, (guint64) i * 16, &e);
+
+      g_assert_cmpint (there, ==, i % 2 == 0);
+      if (there)
+        {
+          g_assert_cmpuint (e.size, ==, i);
+          g_assert_true (tide_addrset_maybe (set, (guint64) i * 16));
+        }
+    }
+  for (guint i = 2; i <= n; i += 2)
+    g_assert_true (tide_addrset_remove (set, (guint64) i * 16, 0, NULL));
+  g_assert_cmpuint (tide_addrset_count (set), ==, 0);
+  for (guint i = 1; i <= n; i++)
+    g_assert_false (tide_addrset_maybe (set, (guint64) i * 16));
+  tide_addrset_insert (set, 0x5000, 1, TIDE_KIND_MALLOC);
+  tide_addrset_clear (set);
+  g_assert_false (tide_addrset_maybe (set, 0x5000));
+  g_assert_false (tide_addrset_lookup (set, 0x5000, NULL));
+}
+
+typedef struct
+{
+  TideAddrSet *set;
+  guint        index;
+} Worker;
+
+/* Each thread inserts its own addresses, frees them in another order,
+ * and checks what it sees while the others do the same. */
+static gpointer
+worker_main (gpointer data)
+{
+  Worker *w = data;
+  guint64 base = ((guint64) w->index + 1) << 32;
+
+  for (guint round = 0; round < 3; round++)
+    {
+      for (guint i = 0; i < PER_THREAD; i++)
+        g_assert_true (tide_addrset_insert (w->set, base + i * 32, i, TIDE_KIND_MALLOC));
+      for (guint i = 0; i < PER_THREAD; i++)
+        {
+          guint k = (i * 7919u) % PER_THREAD;
+
+          g_assert_true (tide_addrset_maybe (w->set, base + k * 32));
+          g_assert_true (tide_addrset_remove (w->set, base + k * 32, TIDE_KIND_MALLOC, NULL));
+        }
+      for (guint i = 0; i < PER_THREAD; i += 97)
+        g_assert_false (tide_addrset_lookup (w->set, base + i * 32, NULL));
+    }
+  return NULL;
+}
+
+static void
+test_threads (void)
+{
+  g_autofree TideAddrSet *set = set_new ();
+  GThread *threads[N_THREADS];
+  Worker workers[N_THREADS];
+
+  for (guint t = 0; t < N_THREADS; t++)
+    {
+      workers[t] = (Worker) { set, t };
+      threads[t] = g_thread_new ("addrset", worker_main, &workers[t]);
+    }
+  for (guint t = 0; t < N_THREADS; t++)
+    g_thread_join (threads[t]);
+  g_assert_cmpuint (tide_addrset_count (set), ==, 0);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/capture/preload/addrset/basic", test_basic);
+  g_test_add_func ("/capture/preload/addrset/many", test_many);
+  g_test_add_func ("/capture/preload/addrset/threads", test_threads);
+  return g_test_run ();
+}

@@ -1,0 +1,672 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * test-preload-e2e.c: runs preload-target under libtidemark-preload.so with
+ * this test as the recorder: it listens on a SOCK_SEQPACKET socket in a
+ * temporary directory, takes every connection, and checks every record.
+ */
+#include "config.h"
+
+#include "preload-target.h"
+#include "tide-wire.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define RUN_TIMEOUT_US (120 * G_USEC_PER_SEC)
+
+typedef struct
+{
+  int         fd;
+  GByteArray *bytes;       /* every record received, back to back */
+  guint       n_messages;
+} Conn;
+
+typedef struct
+{
+  char *dir;
+  char *sock_path;
+} Fixture;
+
+typedef struct
+{
+  GPtrArray *conns;
+  GString   *out;
+  GPid       pid;
+  int        status;
+} Run;
+
+typedef struct
+{
+  const char *mode;
+  gboolean    preload;
+  gboolean    socket;
+  gboolean    all;
+  int         kill_after;  /* close the connection after N messages; -1 never */
+  gboolean    sigkill;     /* SIGKILL the target 200 ms after it says "ready" */
+} RunOptions;
+
+static void
+conn_free (gpointer data)
+{
+  Conn *c = data;
+
+  if (c->fd >= 0)
+    close (c->fd);
+  g_byte_array_unref (c->bytes);
+  g_free (c);
+}
+
+static void
+run_free (Run *run)
+{
+  g_ptr_array_unref (run->conns);
+  g_string_free (run->out, TRUE);
+  g_free (run);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Run, run_free)
+
+static void
+fixture_setup (Fixture       *f,
+               gconstpointer  data)
+{
+  g_autoptr (GError) error = NULL;
+
+  f->dir = g_dir_make_tmp ("tide-preload-XXXXXX", &error);
+  g_assert_no_error (error);
+  f->sock_path = g_build_filename (f->dir, "rec.sock", NULL);
+}
+
+static void
+fixture_teardown (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_unlink (f->sock_path);
+  g_rmdir (f->dir);
+  g_free (f->sock_path);
+  g_free (f->dir);
+}
+
+static int
+listen_on (const char *path)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  int fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpuint (strlen (path), <, sizeof sa.sun_path);
+  strcpy (sa.sun_path, path);
+  g_assert_cmpint (bind (fd, (struct sockaddr *) &sa, sizeof sa), ==, 0);
+  g_assert_cmpint (listen (fd, 64), ==, 0);
+  return fd;
+}
+
+/* Every message must hold whole, well-formed records. */
+static void
+conn_take (Conn          *c,
+           const guint8  *msg,
+           gssize         len)
+{
+  gssize off = 0;
+
+  g_assert_cmpint (len, <=, TIDE_WIRE_MAX_MESSAGE);
+  while (off < len)
+    {
+      const TideWireHeader *h = (const void *) (msg + off);
+
+      g_assert_cmpint (len - off, >=, (gssize) sizeof *h);
+      g_assert_cmpuint (h->len, >=, sizeof *h);
+      g_assert_cmpuint (h->len % 8, ==, 0);
+      g_assert_cmpint (off + h->len, <=, len);
+      off += h->len;
+    }
+  g_byte_array_append (c->bytes, msg, (guint) len);
+  c->n_messages++;
+}
+
+static char **
+target_env (const Fixture    *f,
+            const RunOptions *o)
+{
+  char **env = g_get_environ ();
+
+  env = g_environ_unsetenv (env, TIDE_ENV_SOCKET);
+  env = g_environ_unsetenv (env, TIDE_ENV_ALL);
+  env = g_environ_unsetenv (env, "LD_PRELOAD");
+  if (o->preload)
+    env = g_environ_setenv (env, "LD_PRELOAD", TIDE_PRELOAD_PATH, TRUE);
+  if (o->socket)
+    env = g_environ_setenv (env, TIDE_ENV_SOCKET, f->sock_path, TRUE);
+  if (o->all)
+    env = g_environ_setenv (env, TIDE_ENV_ALL, "1", TRUE);
+  return env;
+}
+
+/* One poll round over the listener, the connections and the target's
+ * stdout.  Returns FALSE when nothing is left open. */
+static gboolean
+pump (Run              *run,
+      int              *listen_fd,
+      int              *out_fd,
+      const RunOptions *o)
+{
+  struct pollfd fds[64];
+  guint8 *buf = g_malloc (TIDE_WIRE_MAX_MESSAGE + 1);
+  nfds_t n = 0;
+  gboolean open_ = FALSE;
+
+  if (*listen_fd >= 0)
+    fds[n++] = (struct pollfd) { .fd = *listen_fd, .events = POLLIN };
+  if (*out_fd >= 0)
+    fds[n++] = (struct pollfd) { .fd = *out_fd, .events = POLLIN };
+  for (guint i = 0; i < run->conns->len && n < G_N_ELEMENTS (fds); i++)
+    {
+      Conn *c = g_ptr_array_index (run->conns, i);
+
+      if (c->fd >= 0)
+        fds[n++] = (struct pollfd) { .fd = c->fd, .events = POLLIN };
+    }
+  poll (fds, n, 50);
+  for (nfds_t i = 0; i < n; i++)
+    {
+      int fd = fds[i].fd;
+      gssize r;
+
+      if (fds[i].revents == 0)
+        continue;
+      if (fd == *listen_fd)
+        {
+          int cfd;
+
+          while ((cfd = accept4 (fd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+            {
+              Conn *c = g_new0 (Conn, 1);
+
+              c->fd = cfd;
+              c->bytes = g_byte_array_new ();
+              g_ptr_array_add (run->conns, c);
+            }
+        }
+      else if (fd == *out_fd)
+        {
+          r = read (fd, buf, TIDE_WIRE_MAX_MESSAGE);
+          if (r > 0)
+            g_string_append_len (run->out, (const char *) buf, r);
+          else if (r == 0)
+            {
+              close (fd);
+              *out_fd = -1;
+            }
+        }
+      else
+        for (guint k = 0; k < run->conns->len; k++)
+          {
+            Conn *c = g_ptr_array_index (run->conns, k);
+
+            if (c->fd != fd)
+              continue;
+            r = recv (fd, buf, TIDE_WIRE_MAX_MESSAGE + 1, 0);
+            if (r > 0)
+              conn_take (c, buf, r);
+            if (r == 0 || (o->kill_after >= 0 && c->n_messages >= (guint) o->kill_after))
+              {
+                /* EOF, or the recorder "dies": both ends of it go away. */
+                close (fd);
+                c->fd = -1;
+                if (r > 0 && *listen_fd >= 0)
+                  {
+                    close (*listen_fd);
+                    *listen_fd = -1;
+                  }
+              }
+          }
+    }
+  for (guint i = 0; i < run->conns->len; i++)
+    open_ |= ((Conn *) g_ptr_array_index (run->conns, i))->fd >= 0;
+  g_free (buf);
+  return open_ || *out_fd >= 0;
+}
+
+static Run *
+run_target (Fixture          *f,
+            const RunOptions *o)
+{
+  const char *argv[] = { TIDE_TARGET_PATH, o->mode, NULL };
+  g_auto (GStrv) env = target_env (f, o);
+  g_autoptr (GError) error = NULL;
+  Run *run = g_new0 (Run, 1);
+  int listen_fd = o->socket ? listen_on (f->sock_path) : -1;
+  int out_fd = -1;
+  gboolean exited = FALSE;
+  gint64 deadline = g_get_monotonic_time () + RUN_TIMEOUT_US;
+  gint64 kill_at = 0;
+
+  run->conns = g_ptr_array_new_with_free_func (conn_free);
+  run->out = g_string_new (NULL);
+  g_spawn_async_with_pipes (NULL, (char **) argv, env, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+                            &run->pid, NULL, &out_fd, NULL, &error);
+  g_assert_no_error (error);
+  for (;;)
+    {
+      gboolean open_ = pump (run, &listen_fd, &out_fd, o);
+
+      if (o->sigkill && kill_at == 0 && strstr (run->out->str, "ready\n") != NULL)
+        kill_at = g_get_monotonic_time () + 200 * 1000;
+      if (kill_at != 0 && g_get_monotonic_time () >= kill_at && !exited)
+        kill (run->pid, SIGKILL);
+      if (!exited && waitpid (run->pid, &run->status, WNOHANG) == run->pid)
+        exited = TRUE;
+      /* After the exit, one more round picks up connections still queued. */
+      if (exited && !open_ && !pump (run, &listen_fd, &out_fd, o))
+        break;
+      if (g_get_monotonic_time () > deadline)
+        {
+          kill (run->pid, SIGKILL);
+          g_error ("target %s did not finish", o->mode);
+        }
+    }
+  if (listen_fd >= 0)
+    close (listen_fd);
+  g_unlink (f->sock_path);
+  return run;
+}
+
+#define FOR_EACH_RECORD(c, h)                                           \
+  for (guint off_ = 0;                                                  \
+       off_ < (c)->bytes->len                                           \
+       && ((h) = (const TideWireHeader *) ((c)->bytes->data + off_));   \
+       off_ += (h)->len)
+
+static const TideWireHello *
+conn_hello (const Conn *c)
+{
+  const TideWireHello *hello = (const void *) c->bytes->data;
+
+  g_assert_cmpuint (c->bytes->len, >=, sizeof *hello);
+  g_assert_cmpuint (hello->h.type, ==, TIDE_WIRE_HELLO);
+  g_assert_cmpuint (hello->wire_version, ==, TIDE_WIRE_VERSION);
+  return hello;
+}
+
+static guint64
+out_pointer (const Run  *run,
+             const char *key,
+             guint       nth)
+{
+  g_auto (GStrv) lines = g_strsplit (run->out->str, "\n", -1);
+
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (g_str_has_prefix (lines[i], key) && lines[i][strlen (key)] == ' ' && nth-- == 0)
+      return g_ascii_strtoull (lines[i] + strlen (key) + 1, NULL, 16);
+  g_error ("no line %s in the target's output", key);
+  return 0;
+}
+
+static guint32
+out_child_pid (const Run *run)
+{
+  const char *line = strstr (run->out->str, "\nchild ");
+
+  g_assert_nonnull (line);
+  return (guint32) g_ascii_strtoull (line + strlen ("\nchild "), NULL, 10);
+}
+
+/* Every ALLOC carries frames, none of them inside the preload library. */
+static void
+check_frames (const Conn *c)
+{
+  const TideWireHeader *h;
+  guint64 lo = 0, hi = 0;
+
+  FOR_EACH_RECORD (c, h)
+    if (h->type == TIDE_WIRE_MAPPING
+        && g_str_has_suffix (((const TideWireMapping *) h)->path, "/libtidemark-preload.so"))
+      {
+        lo = ((const TideWireMapping *) h)->start;
+        hi = ((const TideWireMapping *) h)->end;
+      }
+  g_assert_cmpuint (hi, >, lo);
+  FOR_EACH_RECORD (c, h)
+    if (h->type == TIDE_WIRE_ALLOC)
+      {
+        const TideWireAlloc *a = (const void *) h;
+
+        g_assert_cmpuint (a->n_frames, >, 0);
+        g_assert_cmpuint (h->len, ==, sizeof *a + 8 * a->n_frames);
+        for (guint i = 0; i < a->n_frames; i++)
+          g_assert_true (a->frames[i] < lo || a->frames[i] >= hi);
+      }
+}
+
+static void
+check_no_drops (const Conn *c)
+{
+  const TideWireHeader *h;
+
+  FOR_EACH_RECORD (c, h)
+    g_assert_cmpuint (h->type, !=, TIDE_WIRE_DROPPED);
+}
+
+static const TideWireAlloc *
+find_alloc (const Conn *c,
+            guint64     size,
+            guint       nth,
+            guint      *index)
+{
+  const TideWireHeader *h;
+  guint i = 0;
+
+  FOR_EACH_RECORD (c, h)
+    {
+      if (h->type == TIDE_WIRE_ALLOC && ((const TideWireAlloc *) h)->size == size && nth-- == 0)
+        {
+          if (index != NULL)
+            *index = i;
+          return (const void *) h;
+        }
+      i++;
+    }
+  return NULL;
+}
+
+static guint
+count_allocs (const Conn *c,
+              guint64     size)
+{
+  guint n = 0;
+
+  while (find_alloc (c, size, n, NULL) != NULL)
+    n++;
+  return n;
+}
+
+/* The first FREE of addr after record number `after`. */
+static gboolean
+freed_after (const Conn *c,
+             guint64     addr,
+             guint       after)
+{
+  const TideWireHeader *h;
+  guint i = 0;
+
+  FOR_EACH_RECORD (c, h)
+    if (i++ > after && h->type == TIDE_WIRE_FREE && ((const TideWireFree *) h)->addr == addr)
+      return TRUE;
+  return FALSE;
+}
+
+static void
+check_known_allocs (const Run  *run,
+                    const Conn *c)
+{
+  guint64 fn = out_pointer (run, "known_fn", 0);
+
+  for (guint i = 0; i < KNOWN_N; i++)
+    {
+      guint index = 0;
+      const TideWireAlloc *a = find_alloc (c, KNOWN_BASE + i, 0, &index);
+
+      g_assert_nonnull (a);
+      g_assert_cmpuint (count_allocs (c, KNOWN_BASE + i), ==, 1);
+      g_assert_cmpfloat (a->weight, ==, 1.0);
+      g_assert_cmpuint (a->kind, ==, TIDE_KIND_MALLOC);
+      g_assert_cmpuint (a->scope_id, ==, 0);
+      /* Innermost frame: the return address into target_known_allocs. */
+      g_assert_cmpuint (a->frames[0], >, fn);
+      g_assert_cmpuint (a->frames[0], <, fn + 512);
+      if (i < KNOWN_FREED)
+        {
+          g_assert_cmpuint (a->addr, ==, out_pointer (run, "freed", i));
+          g_assert_true (freed_after (c, a->addr, index));
+        }
+    }
+}
+
+static void
+check_steps (const Conn          *c,
+             const char * const  *labels)
+{
+  const TideWireHeader *h;
+  guint n = 0;
+
+  FOR_EACH_RECORD (c, h)
+    if (h->type == TIDE_WIRE_STEP)
+      {
+        g_assert_nonnull (labels[n]);
+        g_assert_cmpstr (((const TideWireStep *) h)->label, ==, labels[n]);
+        n++;
+      }
+  g_assert_null (labels[n]);
+}
+
+static void
+check_scopes (const Run  *run,
+              const Conn *c)
+{
+  const TideWireHeader *h;
+  guint32 outer = 0, inner = 0;
+  guint i = 0, inner_at = 0, alloc_at = 0;
+  const TideWireAlloc *a;
+
+  FOR_EACH_RECORD (c, h)
+    {
+      const TideWireScopeDef *d = (const void *) h;
+
+      if (h->type == TIDE_WIRE_SCOPE_DEF && strcmp (d->name, "outer") == 0)
+        {
+          g_assert_cmpuint (d->parent_id, ==, 0);
+          outer = d->id;
+        }
+      else if (h->type == TIDE_WIRE_SCOPE_DEF && strcmp (d->name, "inner") == 0)
+        {
+          g_assert_cmpuint (d->parent_id, ==, outer);
+          inner = d->id;
+          inner_at = i;
+        }
+      i++;
+    }
+  g_assert_cmpuint (outer, >, 0);
+  g_assert_cmpuint (inner, >, 0);
+  g_assert_cmpuint (inner, !=, outer);
+  a = find_alloc (c, SCOPED_SIZE, 0, &alloc_at);
+  g_assert_nonnull (a);
+  g_assert_cmpuint (a->scope_id, ==, inner);
+  g_assert_cmpuint (inner_at, <, alloc_at);
+  g_assert_cmpuint (a->frames[0], >, out_pointer (run, "scoped_fn", 0));
+  g_assert_cmpuint (a->frames[0], <, out_pointer (run, "scoped_fn", 0) + 512);
+}
+
+/* Thread allocations come from other tids, each announced by THREAD first,
+ * and all before the "after-threads" step. */
+static void
+check_threads (const Conn *c,
+               guint32     main_tid)
+{
+  g_autoptr (GHashTable) announced = g_hash_table_new (NULL, NULL);
+  const TideWireHeader *h;
+  guint n = 0;
+  gboolean stepped = FALSE;
+
+  FOR_EACH_RECORD (c, h)
+    {
+      const TideWireAlloc *a = (const void *) h;
+
+      if (h->type == TIDE_WIRE_THREAD)
+        g_hash_table_add (announced, GUINT_TO_POINTER (h->tid));
+      if (h->type == TIDE_WIRE_STEP && strcmp (((const TideWireStep *) h)->label,
+                                               "after-threads") == 0)
+        stepped = TRUE;
+      if (h->type != TIDE_WIRE_ALLOC || a->size < THREAD_BASE || a->size >= THREAD_BASE + THREAD_N)
+        continue;
+      g_assert_false (stepped);
+      g_assert_cmpuint (h->tid, !=, main_tid);
+      g_assert_true (g_hash_table_contains (announced, GUINT_TO_POINTER (h->tid)));
+      n++;
+    }
+  g_assert_cmpuint (n, ==, THREAD_N * THREAD_ALLOCS);
+  for (guint t = 0; t < THREAD_N; t++)
+    g_assert_cmpuint (count_allocs (c, THREAD_BASE + t), ==, THREAD_ALLOCS);
+}
+
+static void
+test_basic (Fixture       *f,
+            gconstpointer  data)
+{
+  static const char *const parent_steps[] = { "warmup", "after-threads", "", NULL };
+  static const char *const child_steps[] = { "child-step", NULL };
+  RunOptions o = { .mode = "basic", .preload = TRUE, .socket = TRUE, .all = TRUE,
+                   .kill_after = -1 };
+  g_autoptr (Run) run = run_target (f, &o);
+  const Conn *parent = NULL, *child = NULL;
+
+  g_assert_true (WIFEXITED (run->status));
+  g_assert_cmpint (WEXITSTATUS (run->status), ==, 0);
+  g_assert_cmpuint (run->conns->len, ==, 2);
+  for (guint i = 0; i < run->conns->len; i++)
+    {
+      const Conn *c = g_ptr_array_index (run->conns, i);
+      const TideWireHello *hello = conn_hello (c);
+
+      g_assert_cmpuint (hello->flags & TIDE_HELLO_ALL, ==, TIDE_HELLO_ALL);
+      if (hello->pid == (guint32) run->pid)
+        parent = c;
+      else if (hello->ppid == (guint32) run->pid)
+        child = c;
+      check_no_drops (c);
+      check_frames (c);
+    }
+  g_assert_nonnull (parent);
+  g_assert_nonnull (child);
+  g_assert_true (strstr (run->out->str, "status 0") != NULL);
+
+  check_known_allocs (run, parent);
+  check_scopes (run, parent);
+  check_threads (parent, conn_hello (parent)->h.tid);
+  check_steps (parent, parent_steps);
+  g_assert_cmpuint (count_allocs (parent, CHILD_SIZE), ==, 0);
+
+  /* The child: its own allocations only, none of the parent's. */
+  g_assert_cmpuint (conn_hello (child)->pid, ==, out_child_pid (run));
+  g_assert_cmpuint (count_allocs (child, CHILD_SIZE), ==, CHILD_ALLOCS);
+  for (guint i = 0; i < KNOWN_N; i++)
+    g_assert_cmpuint (count_allocs (child, KNOWN_BASE + i), ==, 0);
+  check_steps (child, child_steps);
+}
+
+static void
+test_storm (Fixture       *f,
+            gconstpointer  data)
+{
+  RunOptions o = { .mode = "storm", .preload = TRUE, .socket = TRUE, .all = TRUE,
+                   .kill_after = -1 };
+  g_autoptr (Run) run = run_target (f, &o);
+  guint total = STORM_THREADS * STORM_PER_THREAD;
+  g_autofree guint *seen = g_new0 (guint, total);
+  g_autoptr (GHashTable) frees = g_hash_table_new (g_int64_hash, g_int64_equal);
+  const TideWireHeader *h;
+  const Conn *c;
+  guint n_frees = 0;
+
+  g_assert_true (WIFEXITED (run->status));
+  g_assert_cmpint (WEXITSTATUS (run->status), ==, 0);
+  g_assert_cmpuint (run->conns->len, ==, 1);
+  c = g_ptr_array_index (run->conns, 0);
+  conn_hello (c);
+  check_no_drops (c);
+  FOR_EACH_RECORD (c, h)
+    {
+      const TideWireAlloc *a = (const void *) h;
+
+      if (h->type == TIDE_WIRE_ALLOC && a->size >= STORM_BASE && a->size < STORM_BASE + total)
+        seen[a->size - STORM_BASE]++;
+      if (h->type == TIDE_WIRE_FREE)
+        n_frees++;
+    }
+  for (guint i = 0; i < total; i++)
+    if (seen[i] != 1)
+      g_error ("storm allocation %u arrived %u times", i, seen[i]);
+  g_assert_cmpuint (n_frees, >=, total);
+}
+
+static void
+assert_same_run (const Run *a,
+                 const Run *b)
+{
+  g_assert_cmpstr (a->out->str, ==, b->out->str);
+  g_assert_cmpint (a->status, ==, b->status);
+}
+
+/* The recorder closes the connection mid-run, or is not there at all: the
+ * target's output and exit status do not change. */
+static void
+test_recorder_gone (Fixture       *f,
+                    gconstpointer  data)
+{
+  RunOptions plain = { .mode = "chatty", .kill_after = -1 };
+  RunOptions no_socket = { .mode = "chatty", .preload = TRUE, .kill_after = -1 };
+  RunOptions dies = { .mode = "chatty", .preload = TRUE, .socket = TRUE, .all = TRUE,
+                      .kill_after = 3 };
+  RunOptions sampled = { .mode = "chatty", .preload = TRUE, .socket = TRUE, .kill_after = 1 };
+  g_autoptr (Run) base = run_target (f, &plain);
+  g_autoptr (Run) r1 = run_target (f, &no_socket);
+  g_autoptr (Run) r2 = run_target (f, &dies);
+  g_autoptr (Run) r3 = run_target (f, &sampled);
+
+  g_assert_true (WIFEXITED (base->status));
+  g_assert_cmpint (WEXITSTATUS (base->status), ==, 3);
+  g_assert_true (strstr (base->out->str, "\niter 39 sum ") != NULL);
+  assert_same_run (base, r1);
+  assert_same_run (base, r2);
+  assert_same_run (base, r3);
+  g_assert_cmpuint (r1->conns->len, ==, 0);
+  g_assert_cmpuint (r2->conns->len, ==, 1);
+  conn_hello (g_ptr_array_index (r2->conns, 0));
+}
+
+/* A target killed with SIGKILL loses at most what it did in the last
+ * 200 ms: an allocation made before that is in the trace. */
+static void
+test_sigkill (Fixture       *f,
+              gconstpointer  data)
+{
+  RunOptions o = { .mode = "hang", .preload = TRUE, .socket = TRUE, .kill_after = -1,
+                   .sigkill = TRUE };
+  g_autoptr (Run) run = run_target (f, &o);
+  const Conn *c;
+
+  g_assert_true (WIFSIGNALED (run->status));
+  g_assert_cmpint (WTERMSIG (run->status), ==, SIGKILL);
+  g_assert_cmpuint (run->conns->len, ==, 1);
+  c = g_ptr_array_index (run->conns, 0);
+  conn_hello (c);
+  /* Sampled mode: a block above the sampling interval is always recorded. */
+  g_assert_cmpuint (count_allocs (c, KILL_SIZE), ==, 1);
+  g_assert_cmpfloat (find_alloc (c, KILL_SIZE, 0, NULL)->weight, ==, 1.0);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+  signal (SIGPIPE, SIG_IGN);
+  g_test_add ("/capture/preload/e2e/basic", Fixture, NULL,
+              fixture_setup, test_basic, fixture_teardown);
+  g_test_add ("/capture/preload/e2e/storm", Fixture, NULL,
+              fixture_setup, test_storm, fixture_teardown);
+  g_test_add ("/capture/preload/e2e/recorder-gone", Fixture, NULL,
+              fixture_setup, test_recorder_gone, fixture_teardown);
+  g_test_add ("/capture/preload/e2e/sigkill", Fixture, NULL,
+              fixture_setup, test_sigkill, fixture_teardown);
+  return g_test_run ();
+}

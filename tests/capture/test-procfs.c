@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * test-procfs.c: statm, smaps_rollup and pagemap readers against this test
+ * process and forked children.
+ */
+#include "config.h"
+
+#include "tide-procfs.h"
+
+#include <gio/gio.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static gsize page_size;
+
+/* Anonymous memory that will not be backed by huge pages. */
+static char *
+map_pages (gsize n_pages)
+{
+  char *base = mmap (NULL, n_pages * page_size, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+  g_assert_true (base != MAP_FAILED);
+  madvise (base, n_pages * page_size, MADV_NOHUGEPAGE);
+  return base;
+}
+
+static guint64
+resident_one (TidePagemap *pagemap,
+              const void  *addr,
+              guint64      size)
+{
+  TideRange range = { (guintptr) addr, size };
+  guint64 resident = G_MAXUINT64;
+
+  g_assert_true (tide_pagemap_resident (pagemap, &range, 1, &resident));
+  return resident;
+}
+
+static void
+test_pagemap_touched (void)
+{
+  static const guint touched[] = { 0, 3, 7, 12, 20, 31, 40, 50, 62, 63 };
+  g_autoptr (TidePagemap) pagemap = tide_pagemap_open (getpid (), NULL);
+  char *base = map_pages (64);
+
+  g_assert_nonnull (pagemap);
+  g_assert_cmpuint (resident_one (pagemap, base, 64 * page_size), ==, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (touched); i++)
+    base[touched[i] * page_size + 5] = 1;
+
+  g_assert_cmpuint (resident_one (pagemap, base, 64 * page_size), ==, 10 * page_size);
+  /* Half of a touched page counts half; half of an untouched one nothing. */
+  g_assert_cmpuint (resident_one (pagemap, base + 3 * page_size + page_size / 4, page_size / 2),
+                    ==, page_size / 2);
+  g_assert_cmpuint (resident_one (pagemap, base + 4 * page_size + page_size / 4, page_size / 2),
+                    ==, 0);
+  /* Straddling touched page 7 and untouched page 8: only page 7's bytes. */
+  g_assert_cmpuint (resident_one (pagemap, base + 8 * page_size - 100, 200), ==, 100);
+  /* Straddling touched pages 62 and 63: all bytes. */
+  g_assert_cmpuint (resident_one (pagemap, base + 63 * page_size - 100, 200), ==, 200);
+  g_assert_cmpuint (resident_one (pagemap, base + 5, 0), ==, 0);
+  munmap (base, 64 * page_size);
+}
+
+static void
+test_pagemap_unmapped (void)
+{
+  g_autoptr (TidePagemap) pagemap = tide_pagemap_open (getpid (), NULL);
+  char *base = map_pages (16);
+  TideRange ranges[4];
+  guint64 resident[4];
+
+  memset (base, 1, 16 * page_size);
+  munmap (base, 16 * page_size);
+
+  ranges[0] = (TideRange) { 0, 16 * page_size };
+  ranges[1] = (TideRange) { (guintptr) base, 16 * page_size };
+  /* Far above the user address space: pagemap reads short there. */
+  ranges[2] = (TideRange) { G_GUINT64_CONSTANT (0xffff800000000000), 1 << 20 };
+  ranges[3] = (TideRange) { G_MAXUINT64 - 4096, 8192 };
+  g_assert_true (tide_pagemap_resident (pagemap, ranges, 4, resident));
+  for (guint i = 0; i < 4; i++)
+    g_assert_cmpuint (resident[i], ==, 0);
+}
+
+static int
+compare_ranges (gconstpointer a,
+                gconstpointer b)
+{
+  const TideRange *ra = a, *rb = b;
+
+  return ra->addr < rb->addr ? -1 : ra->addr > rb->addr;
+}
+
+/* Expected resident bytes of @r from a per-page model of @base. */
+static guint64
+model_resident (const char      *base,
+                const gboolean  *present,
+                const TideRange *r)
+{
+  guint64 total = 0;
+  guint64 end = r->addr + r->size;
+
+  for (guint64 a = r->addr; a < end;)
+    {
+      guint64 page = (a - (guintptr) base) / page_size;
+      guint64 next = MIN (end, (guintptr) base + (page + 1) * page_size);
+
+      if (present[page])
+        total += next - a;
+      a = next;
+    }
+  return total;
+}
+
+/* 100k random, overlapping ranges over a reservation bigger than one read
+ * window, with islands of touched pages far apart. */
+static void
+test_pagemap_many (void)
+{
+  const guint n_pages = 256 * 1024;  /* 1 GiB of reserved address space */
+  const guint n_ranges = 100000;
+  g_autoptr (TidePagemap) pagemap = tide_pagemap_open (getpid (), NULL);
+  g_autofree gboolean *present = g_new0 (gboolean, n_pages);
+  g_autofree TideRange *ranges = g_new (TideRange, n_ranges);
+  g_autofree guint64 *resident = g_new (guint64, n_ranges);
+  GRand *rand = g_rand_new_with_seed (7);
+  char *base = mmap (NULL, (gsize) n_pages * page_size, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  double seconds;
+
+  g_assert_true (base != MAP_FAILED);
+  madvise (base, (gsize) n_pages * page_size, MADV_NOHUGEPAGE);
+  /* Eight islands of 2048 pages, a quarter of each touched. */
+  for (guint island = 0; island < 8; island++)
+    {
+      guint first = island * (n_pages / 8) + 1000;
+
+      g_assert_cmpint (mprotect (base + (gsize) first * page_size, 2048 * page_size,
+                                 PROT_READ | PROT_WRITE), ==, 0);
+      for (guint p = first; p < first + 2048; p++)
+        {
+          if (g_rand_int_range (rand, 0, 4) != 0)
+            continue;
+          base[(gsize) p * page_size] = 1;
+          present[p] = TRUE;
+        }
+    }
+
+  /* Ranges cluster on the islands, like heap allocations do. */
+  for (guint i = 0; i < n_ranges; i++)
+    {
+      guint island = g_rand_int_range (rand, 0, 8);
+      guint64 offset = (island * (n_pages / 8) + 900) * (guint64) page_size
+                       + g_rand_int_range (rand, 0, 2300 * page_size);
+
+      ranges[i].addr = (guintptr) base + offset;
+      ranges[i].size = g_rand_int_range (rand, 0, 6 * page_size);
+    }
+  qsort (ranges, n_ranges, sizeof (TideRange), compare_ranges);
+
+  g_test_timer_start ();
+  g_assert_true (tide_pagemap_resident (pagemap, ranges, n_ranges, resident));
+  seconds = g_test_timer_elapsed ();
+  g_test_message ("pagemap: %u ranges in %.1f ms", n_ranges, seconds * 1000);
+
+  for (guint i = 0; i < n_ranges; i++)
+    g_assert_cmpuint (resident[i], ==, model_resident (base, present, &ranges[i]));
+  munmap (base, (gsize) n_pages * page_size);
+  g_rand_free (rand);
+}
+
+static void
+test_statm_grows (void)
+{
+  g_autoptr (TideProcCounters) counters = tide_proc_counters_open (getpid (), NULL);
+  const gsize n_pages = 2048;
+  TideStatm before, after;
+  TideRollup rollup;
+  char *base;
+
+  g_assert_nonnull (counters);
+  g_assert_true (tide_proc_counters_read_statm (counters, &before));
+  g_assert_cmpuint (before.rss_bytes, >, 0);
+  g_assert_cmpuint (before.shared_bytes, >, 0);  /* libc's text, at least */
+
+  base = map_pages (n_pages);
+  for (gsize p = 0; p < n_pages; p++)
+    base[p * page_size] = 1;
+  g_assert_true (tide_proc_counters_read_statm (counters, &after));
+  g_assert_cmpuint (after.rss_bytes, >=, before.rss_bytes + n_pages * page_size);
+
+  g_assert_true (tide_proc_counters_read_rollup (counters, &rollup));
+  g_assert_cmpuint (rollup.rss_bytes, >=, n_pages * page_size);
+  g_assert_cmpuint (rollup.anonymous_bytes, >=, n_pages * page_size);
+  g_assert_cmpuint (rollup.pss_bytes, >, 0);
+  g_assert_cmpuint (rollup.pss_bytes, <=, rollup.rss_bytes);
+  munmap (base, n_pages * page_size);
+}
+
+/* A child that waits for a byte on a pipe, then exits or execs sleep. */
+static GPid
+spawn_waiting_child (int     *release_fd,
+                     gboolean exec_sleep)
+{
+  int fds[2];
+  pid_t pid;
+
+  g_assert_cmpint (pipe (fds), ==, 0);
+  pid = fork ();
+  g_assert_cmpint (pid, >=, 0);
+  if (pid == 0)
+    {
+      char c;
+
+      close (fds[1]);
+      if (read (fds[0], &c, 1) == 1 && exec_sleep)
+        execlp ("sleep", "sleep", "30", (char *) NULL);
+      _exit (0);
+    }
+  close (fds[0]);
+  *release_fd = fds[1];
+  return pid;
+}
+
+static void
+test_exited_child (void)
+{
+  TideProcCounters *counters;
+  TidePagemap *pagemap;
+  int release_fd;
+  GPid pid = spawn_waiting_child (&release_fd, FALSE);
+  TideStatm statm;
+  TideRollup rollup;
+  TideRange range = { (guintptr) &page_size, 8 };
+  guint64 resident;
+  siginfo_t info;
+
+  counters = tide_proc_counters_open (pid, NULL);
+  pagemap = tide_pagemap_open (pid, NULL);
+  g_assert_nonnull (counters);
+  g_assert_nonnull (pagemap);
+  g_assert_true (tide_proc_counters_read_statm (counters, &statm));
+  g_assert_true (tide_proc_counters_read_rollup (counters, &rollup));
+  /* The child's copy of page_size is a page it shares with us. */
+  g_assert_true (tide_pagemap_resident (pagemap, &range, 1, &resident));
+  g_assert_cmpuint (resident, ==, 8);
+
+  /* Exited but not reaped: a zombie has no memory left. */
+  close (release_fd);
+  g_assert_cmpint (waitid (P_PID, pid, &info, WEXITED | WNOWAIT), ==, 0);
+  g_assert_false (tide_proc_counters_read_statm (counters, &statm));
+  g_assert_false (tide_proc_counters_read_rollup (counters, &rollup));
+  tide_pagemap_resident (pagemap, &range, 1, &resident);
+  g_assert_cmpuint (resident, ==, 0);
+
+  /* Reaped. */
+  g_assert_cmpint (waitpid (pid, NULL, 0), ==, pid);
+  g_assert_false (tide_proc_counters_read_statm (counters, &statm));
+  g_assert_cmpuint (statm.rss_bytes, ==, 0);
+  g_assert_false (tide_proc_counters_read_rollup (counters, &rollup));
+  tide_pagemap_resident (pagemap, &range, 1, &resident);
+  g_assert_cmpuint (resident, ==, 0);
+
+  tide_proc_counters_free (counters);
+  tide_pagemap_free (pagemap);
+  g_assert_null (tide_proc_counters_open (pid, NULL));
+}
+
+/* smaps_rollup follows the process across exec. */
+static void
+test_rollup_after_exec (void)
+{
+  g_autoptr (TideProcCounters) counters = NULL;
+  g_autofree char *exe_path = NULL;
+  int release_fd;
+  GPid pid = spawn_waiting_child (&release_fd, TRUE);
+  TideRollup rollup;
+  gboolean execed = FALSE;
+
+  counters = tide_proc_counters_open (pid, NULL);
+  g_assert_true (tide_proc_counters_read_rollup (counters, &rollup));
+  g_assert_cmpint (write (release_fd, "x", 1), ==, 1);
+  close (release_fd);
+
+  exe_path = g_strdup_printf ("/proc/%d/exe", pid);
+  for (guint i = 0; i < 500 && !execed; i++)
+    {
+      g_autofree char *target = g_file_read_link (exe_path, NULL);
+
+      execed = target != NULL && g_str_has_suffix (target, "/sleep");
+      if (!execed)
+        g_usleep (10000);
+    }
+  g_assert_true (execed);
+  g_assert_true (tide_proc_counters_read_rollup (counters, &rollup));
+  g_assert_cmpuint (rollup.rss_bytes, >, 0);
+
+  kill (pid, SIGKILL);
+  g_assert_cmpint (waitpid (pid, NULL, 0), ==, pid);
+}
+
+static void
+test_open_missing (void)
+{
+  g_autoptr (GError) error = NULL;
+
+  /* pid_max is at most 2^22. */
+  g_assert_null (tide_proc_counters_open (1 << 23, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+  g_assert_null (tide_pagemap_open (1 << 23, &error));
+  g_assert_nonnull (error);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+  page_size = sysconf (_SC_PAGESIZE);
+
+  g_test_add_func ("/procfs/pagemap/touched", test_pagemap_touched);
+  g_test_add_func ("/procfs/pagemap/unmapped", test_pagemap_unmapped);
+  g_test_add_func ("/procfs/pagemap/many", test_pagemap_many);
+  g_test_add_func ("/procfs/statm/grows", test_statm_grows);
+  g_test_add_func ("/procfs/exited-child", test_exited_child);
+  g_test_add_func ("/procfs/rollup-after-exec", test_rollup_after_exec);
+  g_test_add_func ("/procfs/open-missing", test_open_missing);
+
+  return g_test_run ();
+}

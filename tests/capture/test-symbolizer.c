@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * test-symbolizer.c: TideSymbolizer against functions of this very test
+ * (symbolizer-target.c, built -O0 -g) and of a stripped copy of them.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <link.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tide-symbolizer.h"
+#include "symbolizer-target.h"
+
+typedef struct
+{
+  const void *addr;
+  char       *path;
+  guint64     bias;
+} FindObject;
+
+static int
+find_object_cb (struct dl_phdr_info *info,
+                size_t               size,
+                void                *data)
+{
+  FindObject *find = data;
+  guint64 addr = (guintptr) find->addr;
+
+  for (int i = 0; i < info->dlpi_phnum; i++)
+    {
+      const ElfW (Phdr) *ph = &info->dlpi_phdr[i];
+      guint64 start = info->dlpi_addr + ph->p_vaddr;
+
+      if (ph->p_type != PT_LOAD || addr < start || addr >= start + ph->p_memsz)
+        continue;
+      /* The main program has an empty name. */
+      if (info->dlpi_name[0] == '\0')
+        find->path = g_file_read_link ("/proc/self/exe", NULL);
+      else
+        find->path = g_strdup (info->dlpi_name);
+      find->bias = info->dlpi_addr;
+      return 1;
+    }
+  return 0;
+}
+
+/* The ELF path and file vaddr of a runtime address, as the recorder gets
+ * them from TideAddressSpace. */
+static char *
+locate (const void *addr,
+        guint64    *elf_address)
+{
+  FindObject find = { addr, NULL, 0 };
+
+  dl_iterate_phdr (find_object_cb, &find);
+  g_assert_nonnull (find.path);
+  *elf_address = (guintptr) addr - find.bias;
+  return find.path;
+}
+
+/* The line of symbolizer-target.c that carries "MARK:@name". */
+static int
+marker_line (const char *name)
+{
+  g_autofree char *source = g_test_build_filename (G_TEST_DIST, "capture",
+                                                   "symbolizer-target.c", NULL);
+  g_autofree char *contents = NULL;
+  g_autofree char *marker = g_strdup_printf ("MARK:%s ", name);
+  g_auto (GStrv) lines = NULL;
+
+  g_assert_true (g_file_get_contents (source, &contents, NULL, NULL));
+  lines = g_strsplit (contents, "\n", -1);
+  for (int i = 0; lines[i] != NULL; i++)
+    {
+      if (strstr (lines[i], marker) != NULL)
+        return i + 1;
+    }
+  g_assert_not_reached ();
+}
+
+static void
+assert_symbol (TideSymbolizer *symbolizer,
+               const void     *runtime_addr,
+               const char     *function,
+               const char     *marker)
+{
+  guint64 elf_address;
+  g_autofree char *path = locate (runtime_addr, &elf_address);
+  g_autofree char *basename = NULL;
+  TideSymbol sym;
+
+  g_assert_true (tide_symbolizer_lookup (symbolizer, path, elf_address, &sym));
+  g_assert_cmpstr (sym.function, ==, function);
+  g_assert_nonnull (sym.file);
+  g_assert_true (g_path_is_absolute (sym.file));
+  basename = g_path_get_basename (sym.file);
+  g_assert_cmpstr (basename, ==, "symbolizer-target.c");
+  g_assert_cmpint (sym.line, ==, marker_line (marker));
+  tide_symbol_clear (&sym);
+}
+
+static void
+test_entry (void)
+{
+  g_autoptr (TideSymbolizer) symbolizer = tide_symbolizer_new ();
+
+  assert_symbol (symbolizer, (const void *) symtest_alpha, "symtest_alpha", "alpha-entry");
+  assert_symbol (symbolizer, (const void *) symtest_beta_pointer,
+                 "symtest_hidden_beta", "beta-entry");
+}
+
+static void
+test_middle (void)
+{
+  g_autoptr (TideSymbolizer) symbolizer = tide_symbolizer_new ();
+
+  /* A return address minus 1, as the unwinder hands them over. */
+  g_assert_cmpint (symtest_alpha (1), ==, 4);
+  assert_symbol (symbolizer, (const char *) symtest_captured_pc - 1,
+                 "symtest_alpha", "alpha-first");
+}
+
+static void
+test_demangle (void)
+{
+  g_autoptr (TideSymbolizer) symbolizer = tide_symbolizer_new ();
+
+  assert_symbol (symbolizer, (const void *) symtest_mangled,
+                 "tide::symtest::mangled(int)", "mangled-entry");
+}
+
+static void
+test_stripped (void)
+{
+  g_autoptr (TideSymbolizer) symbolizer = tide_symbolizer_new ();
+  void *lib = dlopen (SYMTEST_STRIPPED_LIB, RTLD_NOW | RTLD_LOCAL);
+  int (**beta) (int);
+  void *alpha;
+  guint64 elf_address;
+  g_autofree char *path = NULL;
+  TideSymbol sym;
+
+  g_assert_nonnull (lib);
+  alpha = dlsym (lib, "symtest_alpha");
+  beta = dlsym (lib, "symtest_beta_pointer");
+  g_assert_nonnull (alpha);
+  g_assert_nonnull (beta);
+
+  /* Exported: named from .dynsym, but no source. */
+  path = locate (alpha, &elf_address);
+  g_assert_true (g_str_has_suffix (path, "libtide-symtest-stripped.so"));
+  g_assert_true (tide_symbolizer_lookup (symbolizer, path, elf_address, &sym));
+  g_assert_cmpstr (sym.function, ==, "symtest_alpha");
+  g_assert_null (sym.file);
+  g_assert_cmpint (sym.line, ==, 0);
+  tide_symbol_clear (&sym);
+
+  /* Static: no name at all, so the caller shows library + offset. */
+  g_free (path);
+  path = locate ((const void *) *beta, &elf_address);
+  g_assert_false (tide_symbolizer_lookup (symbolizer, path, elf_address, &sym));
+  g_assert_null (sym.function);
+  g_assert_null (sym.file);
+  dlclose (lib);
+}
+
+/* Debug info only in a separate file named by .gnu_debuglink. */
+static void
+test_debuglink (void)
+{
+  g_autoptr (TideSymbolizer) symbolizer = tide_symbolizer_new ();
+  void *lib = dlopen (SYMTEST_DEBUGLINK_LIB, RTLD_NOW | RTLD_LOCAL);
+  int (**beta) (int);
+
+  g_assert_nonnull (lib);
+  beta = dlsym (lib, "symtest_beta_pointer");
+  g_assert_nonnull (beta);
+  assert_symbol (symbolizer, dlsym (lib, "symtest_alpha"), "symtest_alpha", "alpha-entry");
+  /* A static function: only the debug file's .symtab knows it. */
+  assert_symbol (symbolizer, (const void *) *beta, "symtest_hidden_beta", "beta-entry");
+  dlclose (lib);
+}
+
+/* With room for one file, switching files closes the other, and both still
+ * symbolize. */
+static void
+test_lru (void)
+{
+  g_autoptr (TideSymbolizer) symbolizer = tide_symbolizer_new ();
+  void *lib = dlopen (SYMTEST_DEBUGLINK_LIB, RTLD_NOW | RTLD_LOCAL);
+  const void *lib_alpha;
+
+  g_assert_nonnull (lib);
+  lib_alpha = dlsym (lib, "symtest_alpha");
+  assert_symbol (symbolizer, (const void *) symtest_alpha, "symtest_alpha", "alpha-entry");
+  assert_symbol (symbolizer, lib_alpha, "symtest_alpha", "alpha-entry");
+  g_assert_cmpuint (tide_symbolizer_get_n_open_files (symbolizer), ==, 2);
+
+  tide_symbolizer_set_max_files (symbolizer, 1);
+  g_assert_cmpuint (tide_symbolizer_get_n_open_files (symbolizer), ==, 1);
+  for (guint i = 0; i < 3; i++)
+    {
+      assert_symbol (symbolizer, (const void *) symtest_alpha, "symtest_alpha", "alpha-entry");
+      assert_symbol (symbolizer, lib_alpha, "symtest_alpha", "alpha-entry");
+      g_assert_cmpuint (tide_symbolizer_get_n_open_files (symbolizer), ==, 1);
+    }
+  tide_symbolizer_forget (symbolizer, "/not/cached.so");
+  dlclose (lib);
+}
+
+static void
+test_bogus (void)
+{
+  g_autoptr (TideSymbolizer) symbolizer = tide_symbolizer_new ();
+  g_autofree char *source = g_test_build_filename (G_TEST_DIST, "capture",
+                                                   "symbolizer-target.c", NULL);
+  g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
+  TideSymbol sym;
+
+  /* Twice: the second answer comes from the failure cache. */
+  for (guint i = 0; i < 2; i++)
+    g_assert_false (tide_symbolizer_lookup (symbolizer, "/nonexistent/libnothing.so", 0x1000,
+                                            &sym));
+  g_assert_false (tide_symbolizer_lookup (symbolizer, source, 0x10, &sym));
+  g_assert_false (tide_symbolizer_lookup (symbolizer, "/dev/null", 0x10, &sym));
+  g_assert_false (tide_symbolizer_lookup (symbolizer, NULL, 0x10, &sym));
+  g_assert_false (tide_symbolizer_lookup (symbolizer, exe, G_GUINT64_CONSTANT (0xfffffffff000),
+                                          &sym));
+  g_assert_false (tide_symbolizer_lookup (symbolizer, exe, G_MAXUINT64, &sym));
+  g_assert_null (sym.function);
+
+  /* The file still symbolizes after the failures. */
+  assert_symbol (symbolizer, (const void *) symtest_alpha, "symtest_alpha", "alpha-entry");
+  tide_symbolizer_forget (symbolizer, exe);
+  assert_symbol (symbolizer, (const void *) symtest_alpha, "symtest_alpha", "alpha-entry");
+}
+
+static int
+find_libc_cb (struct dl_phdr_info *info,
+              size_t               size,
+              void                *data)
+{
+  if (strstr (info->dlpi_name, "/libc.so") == NULL)
+    return 0;
+  *(char **) data = g_strdup (info->dlpi_name);
+  return 1;
+}
+
+/* The vaddr range of the executable PT_LOAD segment of @path. */
+static gboolean
+text_segment (const char *path,
+              guint64    *start,
+              guint64    *size)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  Elf *elf;
+  size_t phnum = 0;
+  gboolean found = FALSE;
+
+  if (fd < 0)
+    return FALSE;
+  elf_version (EV_CURRENT);
+  elf = elf_begin (fd, ELF_C_READ, NULL);
+  if (elf != NULL && elf_getphdrnum (elf, &phnum) == 0)
+    {
+      for (size_t i = 0; i < phnum && !found; i++)
+        {
+          GElf_Phdr ph;
+
+          if (gelf_getphdr (elf, i, &ph) == NULL || ph.p_type != PT_LOAD
+              || !(ph.p_flags & PF_X))
+            continue;
+          *start = ph.p_vaddr;
+          *size = ph.p_memsz;
+          found = TRUE;
+        }
+    }
+  elf_end (elf);
+  close (fd);
+  return found;
+}
+
+/* Run with -m perf: 10k addresses spread over the text of libc, or of the
+ * library named by $TIDE_PERF_LIBRARY (e.g. libpython3.11.so). */
+static void
+test_perf_lookups (void)
+{
+  g_autoptr (TideSymbolizer) symbolizer = tide_symbolizer_new ();
+  g_autofree char *library = g_strdup (g_getenv ("TIDE_PERF_LIBRARY"));
+  guint64 text_start, text_size;
+  guint found = 0, with_line = 0;
+  double first, total;
+  TideSymbol sym;
+
+  if (!g_test_perf ())
+    {
+      g_test_skip ("performance test: run with -m perf");
+      return;
+    }
+  if (library == NULL)
+    dl_iterate_phdr (find_libc_cb, &library);
+  g_assert_nonnull (library);
+  g_assert_true (text_segment (library, &text_start, &text_size));
+
+  g_test_timer_start ();
+  tide_symbolizer_lookup (symbolizer, library, text_start, &sym);
+  tide_symbol_clear (&sym);
+  first = g_test_timer_elapsed ();
+  for (guint i = 0; i < 10000; i++)
+    {
+      if (tide_symbolizer_lookup (symbolizer, library, text_start + text_size / 10000 * i, &sym))
+        found++;
+      with_line += sym.line > 0;
+      tide_symbol_clear (&sym);
+    }
+  total = g_test_timer_elapsed ();
+  g_test_minimized_result (total, "%s: open+first lookup %.3f s, 10000 lookups %.3f s total, "
+                           "%u named, %u with line", library, first, total, found, with_line);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/symbolizer/entry", test_entry);
+  g_test_add_func ("/symbolizer/middle", test_middle);
+  g_test_add_func ("/symbolizer/demangle", test_demangle);
+  g_test_add_func ("/symbolizer/stripped", test_stripped);
+  g_test_add_func ("/symbolizer/debuglink", test_debuglink);
+  g_test_add_func ("/symbolizer/lru", test_lru);
+  g_test_add_func ("/symbolizer/bogus", test_bogus);
+  g_test_add_func ("/symbolizer/perf/lookups", test_perf_lookups);
+
+  return g_test_run ();
+}
