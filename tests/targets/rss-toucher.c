@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * rss-toucher: maps 64 MiB of anonymous memory (no huge pages) and in steps
+ * 1..8 touches 4 MiB of new pages from touch_new_pages, one byte per page,
+ * ending each step with tidemark_step and a 100 ms sleep: RSS grows by
+ * exactly 4 MiB per step while the mapping stays the same.
+ */
+#include <sys/mman.h>
+
+#include "tidemark.h"
+#include "target-util.h"
+
+#define MAPPING_SIZE    (64u << 20)
+#define TOUCH_PER_STEP  (4u << 20)
+#define TOUCH_STEPS     8
+
+TARGET_NOINLINE void
+touch_new_pages (char  *start,
+                 size_t size)
+{
+  long page = sysconf (_SC_PAGESIZE);
+
+  for (size_t off = 0; off < size; off += page)
+    start[off] = 1;
+}
+
+int
+main (void)
+{
+  char *base = mmap (NULL, MAPPING_SIZE, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+  if (base == MAP_FAILED)
+    return 1;
+  /* A huge page would make one touch fault in 2 MiB. */
+  madvise (base, MAPPING_SIZE, MADV_NOHUGEPAGE);
+
+  for (int step = 1; step <= TOUCH_STEPS; step++)
+    {
+      touch_new_pages (base + (size_t) (step - 1) * TOUCH_PER_STEP, TOUCH_PER_STEP);
+      tidemark_step (NULL);
+      target_sleep_ms (100);
+    }
+
+  printf ("rss-toucher done\n");
+  munmap (base, MAPPING_SIZE);
+  return 0;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * sleeper-alloc: runs until killed.  Allocates 1 MiB from steady_growth
+ * every 20 ms (touching its first page only) and ends a step every 100 ms.
+ * Prints one line at start, flushed, so a test knows it is running.
+ *
+ * As a guard against a test that forgets to kill it, it exits with status 2
+ * after --max-seconds (default 600).
+ */
+#include "tidemark.h"
+#include "target-util.h"
+
+#define GROWTH_SIZE      (1u << 20)
+#define GROWTH_EVERY_MS  20
+#define ALLOCS_PER_STEP  5
+
+typedef struct Chunk
+{
+  struct Chunk *next;
+} Chunk;
+
+static Chunk *chunks;
+
+TARGET_NOINLINE void
+steady_growth (void)
+{
+  Chunk *chunk = malloc (GROWTH_SIZE);
+
+  memset (chunk, 's', 64);
+  chunk->next = chunks;
+  chunks = chunk;
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  long max_seconds = target_int_option (argc, argv, "--max-seconds", 600);
+  long max_rounds = max_seconds * (1000 / GROWTH_EVERY_MS);
+
+  printf ("sleeper-alloc running\n");
+  fflush (stdout);
+
+  for (long round = 1; round <= max_rounds; round++)
+    {
+      steady_growth ();
+      if (round % ALLOCS_PER_STEP == 0)
+        tidemark_step (NULL);
+      target_sleep_ms (GROWTH_EVERY_MS);
+    }
+
+  fprintf (stderr, "sleeper-alloc: not killed within %ld s\n", max_seconds);
+  return 2;
+}
