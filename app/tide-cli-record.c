@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ */
+#include "config.h"
+
+#include <gio/gio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tide-cli.h"
+#include "tide-recorder.h"
+#include "tide-report-format.h"
+#include "tide-report.h"
+#include "tide-trace.h"
+
+#define SUMMARY_SUSPECTS 3
+
+/* The preload library next to this build, or the installed one. */
+static char *
+find_preload_library (void)
+{
+  const char *override = g_getenv ("TIDEMARK_PRELOAD");
+  g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
+  g_autofree char *built = g_build_filename (TIDE_BUILD_ROOT, "capture", "preload",
+                                             TIDE_PRELOAD_NAME, NULL);
+
+  if (override != NULL && *override != '\0')
+    return g_strdup (override);
+  if (self != NULL && g_str_has_prefix (self, TIDE_BUILD_ROOT "/") &&
+      g_file_test (built, G_FILE_TEST_EXISTS))
+    return g_steal_pointer (&built);
+  return g_build_filename (TIDE_PKGLIBDIR, TIDE_PRELOAD_NAME, NULL);
+}
+
+static char *
+default_output (const char *command)
+{
+  g_autofree char *base = g_path_get_basename (command);
+  g_autoptr(GDateTime) now = g_date_time_new_now_local ();
+  g_autofree char *stamp = g_date_time_format (now, "%Y%m%d-%H%M%S");
+
+  return g_strdup_printf ("%s-%s.tide", base, stamp);
+}
+
+static void
+print_top_suspects (const char *path)
+{
+  g_autoptr(TideTrace) trace = tide_trace_open (path, NULL);
+  g_autoptr(GPtrArray) suspects = NULL;
+
+  if (trace == NULL)
+    return;
+  suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
+  if (suspects == NULL)
+    return;
+  if (suspects->len == 0)
+    g_printerr ("tidemark: no leak suspects\n");
+  for (guint i = 0; i < suspects->len && i < SUMMARY_SUSPECTS; i++)
+    {
+      TideGroup *g = g_ptr_array_index (suspects, i);
+      g_autofree char *slope = tide_format_delta ((gint64) g->bytes_per_step);
+      g_autofree char *where = g->frames->len ? tide_frame_describe (g_ptr_array_index (g->frames, 0))
+                                              : g_strdup ("(no stack)");
+
+      g_printerr ("tidemark: suspect %u: %s/step since step %d in %s\n", i + 1, slope,
+                  g->growth_step, where);
+    }
+  g_printerr ("tidemark: see `tidemark report %s --suspects`\n", path);
+}
+
+int
+tide_cli_record (int    argc,
+                 char **argv)
+{
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *output = NULL;
+  g_autofree char *preload = NULL;
+  g_auto(GStrv) command = NULL;
+  gint64 sample_bytes = 0;
+  gboolean all = FALSE, torch = FALSE, quiet = FALSE;
+  gint poll_hz = 50;
+  TideRecordOptions options = { 0 };
+  int status;
+  GOptionEntry entries[] = {
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Trace file to write", "TRACE" },
+    { "sample-bytes", 0, 0, G_OPTION_ARG_INT64, &sample_bytes,
+      "Mean bytes between sampled allocations (default 65536)", "N" },
+    { "all", 0, 0, G_OPTION_ARG_NONE, &all, "Record every allocation exactly", NULL },
+    { "torch", 0, 0, G_OPTION_ARG_NONE, &torch, "Hook PyTorch: steps and module scopes", NULL },
+    { "poll-hz", 0, 0, G_OPTION_ARG_INT, &poll_hz, "RSS polls per second (default 50)", "HZ" },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print no summary", NULL },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &command, NULL, "-- CMD [ARGS]" },
+    { NULL }
+  };
+
+  context = g_option_context_new ("-- CMD [ARGS] - record the memory of a program");
+  g_option_context_add_main_entries (context, entries, NULL);
+  g_option_context_set_strict_posix (context, TRUE);
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
+  if (command == NULL || command[0] == NULL)
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "record needs a command: tidemark record -- CMD");
+  if (all && sample_bytes != 0)
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "--all and --sample-bytes exclude each other");
+  if (sample_bytes < 0 || poll_hz < 1 || poll_hz > 1000)
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "--sample-bytes must be positive and "
+                                               "--poll-hz between 1 and 1000");
+  if (torch)
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "--torch is not available in this build yet");
+
+  preload = find_preload_library ();
+  if (!g_file_test (preload, G_FILE_TEST_EXISTS))
+    return tide_cli_fail (TIDE_EXIT_FAILURE, "cannot find %s (set TIDEMARK_PRELOAD)", preload);
+  if (output == NULL)
+    output = default_output (command[0]);
+
+  options = (TideRecordOptions) {
+    .argv = command, .output = output, .preload_path = preload,
+    .sample_bytes = (guint64) sample_bytes, .all = all, .poll_hz = (guint) poll_hz,
+    .quiet = quiet,
+  };
+  status = tide_record_run (&options, &error);
+  if (status < 0)
+    return tide_cli_fail (error->domain == G_IO_ERROR &&
+                          error->code == G_IO_ERROR_NOT_FOUND ? 127 : TIDE_EXIT_FAILURE,
+                          "%s", error->message);
+  if (!quiet)
+    print_top_suspects (output);
+  return status;
+}

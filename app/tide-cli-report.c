@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "tide-cli.h"
+#include "tide-report-format.h"
+#include "tide-report.h"
+#include "tide-storage-error.h"
+#include "tide-trace.h"
+
+typedef struct
+{
+  gboolean    steps;
+  gboolean    suspects;
+  gboolean    retained;
+  gint        step;
+  TideGroupBy by;
+  TideFormat  format;
+} ReportRequest;
+
+static int
+storage_failure (GError *error)
+{
+  /* Anything wrong with the trace itself is bad input. */
+  return tide_cli_fail (error->domain == TIDE_STORAGE_ERROR &&
+                        error->code != TIDE_STORAGE_ERROR_SQL
+                        ? TIDE_EXIT_BAD_INPUT : TIDE_EXIT_FAILURE, "%s", error->message);
+}
+
+static gboolean
+run_report (TideTrace           *trace,
+            const ReportRequest *req,
+            GString             *out,
+            GError             **error)
+{
+  if (req->steps)
+    {
+      g_autoptr(GPtrArray) rows = tide_report_steps (trace, error);
+      if (rows == NULL)
+        return FALSE;
+      tide_format_steps (out, rows, req->format);
+    }
+  if (req->suspects)
+    {
+      g_autoptr(GPtrArray) groups = tide_report_suspects (trace, req->by, error);
+      if (groups == NULL)
+        return FALSE;
+      if (out->len > 0)
+        g_string_append_c (out, '\n');
+      tide_format_groups (out, groups, TIDE_GROUPS_SUSPECTS, req->by, 0, req->format);
+    }
+  if (req->retained)
+    {
+      g_autoptr(GPtrArray) groups = tide_report_retained (trace, req->step, req->by, error);
+      if (groups == NULL)
+        return FALSE;
+      tide_format_groups (out, groups, TIDE_GROUPS_RETAINED, req->by, req->step, req->format);
+    }
+  return TRUE;
+}
+
+int
+tide_cli_report (int    argc,
+                 char **argv)
+{
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GString) out = g_string_new (NULL);
+  g_auto(GStrv) files = NULL;
+  g_autofree char *format = NULL;
+  g_autofree char *by = NULL;
+  ReportRequest req = { .by = TIDE_GROUP_BY_STACK };
+  GOptionEntry entries[] = {
+    { "steps", 0, 0, G_OPTION_ARG_NONE, &req.steps, "One row per step", NULL },
+    { "suspects", 0, 0, G_OPTION_ARG_NONE, &req.suspects, "Leak suspects, fastest growth first",
+      NULL },
+    { "retained", 0, 0, G_OPTION_ARG_NONE, &req.retained,
+      "What is still live (at the trace end, or at the end of --step)", NULL },
+    { "step", 0, 0, G_OPTION_ARG_INT, &req.step, "With --retained: what this step allocated "
+      "and kept", "N" },
+    { "by", 0, 0, G_OPTION_ARG_STRING, &by, "Group by stack (default) or scope", "stack|scope" },
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format, "text (default), csv or json", "FORMAT" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, "TRACE" },
+    { NULL }
+  };
+
+  context = g_option_context_new ("TRACE - report what a trace retained");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
+  if (files == NULL || files[0] == NULL || files[1] != NULL)
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "report needs exactly one trace file");
+  if (format != NULL && !tide_format_parse (format, &req.format))
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "unknown format '%s' (text, csv or json)", format);
+  if (by != NULL && g_strcmp0 (by, "stack") != 0 && g_strcmp0 (by, "scope") != 0)
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "unknown grouping '%s' (stack or scope)", by);
+  if (g_strcmp0 (by, "scope") == 0)
+    req.by = TIDE_GROUP_BY_SCOPE;
+  if (req.step < 0 || (req.step > 0 && !req.retained))
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "--step N goes with --retained, N >= 1");
+  if (req.steps + req.suspects + req.retained > 1 && req.format != TIDE_FORMAT_TEXT)
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "csv and json take one report at a time");
+  if (!req.steps && !req.suspects && !req.retained)
+    req.steps = req.suspects = TRUE;
+
+  trace = tide_trace_open (files[0], &error);
+  if (trace == NULL)
+    return storage_failure (error);
+  if (!tide_trace_is_complete (trace))
+    fprintf (stderr, "tidemark: note: %s is incomplete (its recording did not finish); "
+                     "the report covers what was written\n", files[0]);
+  if (!run_report (trace, &req, out, &error))
+    return storage_failure (error);
+  fputs (out->str, stdout);
+  return TIDE_EXIT_OK;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Exit statuses of the tidemark command besides the target's own. */
+#define TIDE_EXIT_OK        0
+#define TIDE_EXIT_FAILURE   1
+#define TIDE_EXIT_BAD_INPUT 2   /* bad usage, or a trace that cannot be read */
+
+int tide_cli_record (int argc, char **argv);
+int tide_cli_report (int argc, char **argv);
+int tide_cli_export (int argc, char **argv);
+
+int tide_cli_fail   (int         status,
+                     const char *format,
+                     ...) G_GNUC_PRINTF (2, 3);
+
+G_END_DECLS

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tidemark: record, report and export memory traces of training jobs.
+ */
+#include "config.h"
+
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tide-cli.h"
+
+static const char usage[] =
+  "Usage:\n"
+  "  tidemark record [-o trace.tide] [--sample-bytes N | --all] [--torch] -- CMD [ARGS]\n"
+  "  tidemark report trace.tide [--steps | --suspects | --retained [--step N] [--by stack|scope]]\n"
+  "                             [--format text|csv|json]\n"
+  "  tidemark export trace.tide [--csv out.csv]\n"
+  "\n"
+  "Run `tidemark COMMAND --help` for the options of one command.\n";
+
+int
+tide_cli_fail (int         status,
+               const char *format,
+               ...)
+{
+  g_autofree char *message = NULL;
+  va_list args;
+
+  va_start (args, format);
+  message = g_strdup_vprintf (format, args);
+  va_end (args);
+  fprintf (stderr, "tidemark: %s\n", message);
+  return status;
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  setlocale (LC_ALL, "");
+
+  if (argc < 2 || strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
+    {
+      fputs (usage, argc < 2 ? stderr : stdout);
+      return argc < 2 ? TIDE_EXIT_BAD_INPUT : TIDE_EXIT_OK;
+    }
+  if (strcmp (argv[1], "--version") == 0)
+    {
+      printf ("tidemark %s\n", PACKAGE_VERSION);
+      return TIDE_EXIT_OK;
+    }
+  if (strcmp (argv[1], "record") == 0)
+    return tide_cli_record (argc - 1, argv + 1);
+  if (strcmp (argv[1], "report") == 0)
+    return tide_cli_report (argc - 1, argv + 1);
+  if (strcmp (argv[1], "export") == 0)
+    return tide_cli_export (argc - 1, argv + 1);
+
+  fputs (usage, stderr);
+  return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "unknown command '%s'", argv[1]);
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-address-space.c: a GArray of non-overlapping entries sorted by start;
+ * resolve is a binary search, add and remove are O(n) memmoves, which is
+ * fine because mappings change far less often than pcs are resolved.
+ */
+#include "config.h"
+
+#include "tide-address-space.h"
+
+typedef struct
+{
+  guint64     start;
+  guint64     end;
+  guint64     load_bias;
+  const char *path;  /* interned in the string chunk */
+} TideMapping;
+
+struct _TideAddressSpace
+{
+  GArray       *entries;  /* TideMapping, sorted by start, disjoint */
+  GStringChunk *paths;
+};
+
+TideAddressSpace *
+tide_address_space_new (void)
+{
+  TideAddressSpace *self = g_new0 (TideAddressSpace, 1);
+
+  self->entries = g_array_new (FALSE, FALSE, sizeof (TideMapping));
+  self->paths = g_string_chunk_new (4096);
+  return self;
+}
+
+void
+tide_address_space_free (TideAddressSpace *self)
+{
+  if (self == NULL)
+    return;
+  g_array_unref (self->entries);
+  g_string_chunk_free (self->paths);
+  g_free (self);
+}
+
+guint
+tide_address_space_get_n_entries (TideAddressSpace *self)
+{
+  return self->entries->len;
+}
+
+/* Index of the first entry whose end is above @addr (entries.len if none). */
+static guint
+tide_address_space_first_ending_after (TideAddressSpace *self,
+                                       guint64           addr)
+{
+  guint lo = 0;
+  guint hi = self->entries->len;
+
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+
+      if (g_array_index (self->entries, TideMapping, mid).end <= addr)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+void
+tide_address_space_remove (TideAddressSpace *self,
+                           guint64           start,
+                           guint64           end)
+{
+  guint i;
+
+  g_return_if_fail (self != NULL);
+  if (start >= end)
+    return;
+
+  i = tide_address_space_first_ending_after (self, start);
+  while (i < self->entries->len)
+    {
+      TideMapping *m = &g_array_index (self->entries, TideMapping, i);
+      TideMapping tail;
+
+      if (m->start >= end)
+        break;
+
+      if (m->start < start && m->end > end)
+        {
+          /* The hole is strictly inside: split into head and tail. */
+          tail = *m;
+          tail.start = end;
+          m->end = start;
+          g_array_insert_val (self->entries, i + 1, tail);
+          break;
+        }
+      if (m->start >= start && m->end <= end)
+        {
+          g_array_remove_index (self->entries, i);
+          continue;
+        }
+      /* Overlaps one edge only: trim that edge. */
+      if (m->start < start)
+        m->end = start;
+      else
+        m->start = end;
+      i++;
+    }
+}
+
+void
+tide_address_space_add (TideAddressSpace *self,
+                        guint64           start,
+                        guint64           end,
+                        guint64           load_bias,
+                        const char       *path)
+{
+  TideMapping m;
+
+  g_return_if_fail (self != NULL);
+  g_return_if_fail (path != NULL);
+  if (start >= end)
+    return;
+
+  tide_address_space_remove (self, start, end);
+
+  m.start = start;
+  m.end = end;
+  m.load_bias = load_bias;
+  m.path = g_string_chunk_insert_const (self->paths, path);
+  g_array_insert_val (self->entries,
+                      tide_address_space_first_ending_after (self, start), m);
+}
+
+gboolean
+tide_address_space_resolve (TideAddressSpace *self,
+                            guint64           pc,
+                            const char      **path,
+                            guint64          *load_bias)
+{
+  guint i;
+  const TideMapping *m;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+
+  i = tide_address_space_first_ending_after (self, pc);
+  if (i == self->entries->len)
+    return FALSE;
+  m = &g_array_index (self->entries, TideMapping, i);
+  if (pc < m->start)
+    return FALSE;
+
+  if (path != NULL)
+    *path = m->path;
+  if (load_bias != NULL)
+    *load_bias = m->load_bias;
+  return TRUE;
+}

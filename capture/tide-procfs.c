@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-procfs.c: /proc readers.
+ *
+ * Pagemap holds one 64-bit entry per virtual page, at offset
+ * (addr / page_size) * 8; bit 63 means present in RAM.  tide_pagemap_resident()
+ * walks the sorted ranges and keeps a window of entries in memory.  When a
+ * page falls outside the window it reads a new one starting at that page and
+ * stretching over the following ranges as long as the gaps between them stay
+ * small (TIDE_PAGEMAP_MAX_GAP) and the window stays under
+ * TIDE_PAGEMAP_MAX_WINDOW pages, so many ranges share one pread and sparse
+ * ranges do not drag in huge holes.
+ */
+#include "config.h"
+
+#include "tide-procfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gio/gio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TIDE_PAGEMAP_PRESENT     (G_GUINT64_CONSTANT (1) << 63)
+#define TIDE_PAGEMAP_MAX_WINDOW  65536u  /* pages: 512 KiB of entries */
+#define TIDE_PAGEMAP_MAX_GAP     1024u   /* pages: reading 8 KiB beats a syscall */
+
+struct _TideProcCounters
+{
+  int     pid;
+  int     statm_fd;
+  int     rollup_fd;  /* -1 until first used */
+  guint64 page_size;
+};
+
+struct _TidePagemap
+{
+  int      fd;
+  guint    page_shift;
+  guint64 *window;       /* pagemap entries of pages [first, first + n_pages) */
+  guint64  window_first;
+  guint64  window_n;
+};
+
+static int
+tide_procfs_open_file (int          pid,
+                       const char  *name,
+                       GError     **error)
+{
+  char path[64];
+  int fd;
+
+  g_snprintf (path, sizeof path, "/proc/%d/%s", pid, name);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    {
+      int saved = errno;
+
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
+                   "Cannot open %s: %s", path, g_strerror (saved));
+    }
+  return fd;
+}
+
+/* Reads the whole seq_file from offset 0 into @buf, NUL-terminated. */
+static gssize
+tide_procfs_pread_all (int    fd,
+                       char  *buf,
+                       gsize  size)
+{
+  gsize done = 0;
+
+  while (done + 1 < size)
+    {
+      gssize got = pread (fd, buf + done, size - 1 - done, done);
+
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got < 0)
+        return -1;
+      if (got == 0)
+        break;
+      done += got;
+    }
+  buf[done] = '\0';
+  return done;
+}
+
+TideProcCounters *
+tide_proc_counters_open (int      pid,
+                         GError **error)
+{
+  TideProcCounters *self;
+  int fd = tide_procfs_open_file (pid, "statm", error);
+
+  if (fd < 0)
+    return NULL;
+  self = g_new0 (TideProcCounters, 1);
+  self->pid = pid;
+  self->statm_fd = fd;
+  self->rollup_fd = -1;
+  self->page_size = sysconf (_SC_PAGESIZE);
+  return self;
+}
+
+void
+tide_proc_counters_free (TideProcCounters *self)
+{
+  if (self == NULL)
+    return;
+  close (self->statm_fd);
+  if (self->rollup_fd >= 0)
+    close (self->rollup_fd);
+  g_free (self);
+}
+
+gboolean
+tide_proc_counters_read_statm (TideProcCounters *self,
+                               TideStatm        *out)
+{
+  char buf[256];
+  char *p = buf;
+  guint64 fields[3];
+
+  g_return_val_if_fail (self != NULL, FALSE);
+
+  memset (out, 0, sizeof *out);
+  if (tide_procfs_pread_all (self->statm_fd, buf, sizeof buf) <= 0)
+    return FALSE;  /* reaped: ESRCH */
+
+  /* size resident shared text lib data dt, in pages */
+  for (guint i = 0; i < G_N_ELEMENTS (fields); i++)
+    {
+      char *end;
+
+      fields[i] = g_ascii_strtoull (p, &end, 10);
+      if (end == p)
+        return FALSE;
+      p = end;
+    }
+
+  /* A zombie has no mm any more and reads as all zeros. */
+  if (fields[0] == 0)
+    return FALSE;
+  out->rss_bytes = fields[1] * self->page_size;
+  out->shared_bytes = fields[2] * self->page_size;
+  return TRUE;
+}
+
+/* Parses "Key:   1234 kB" lines into @out; returns whether Rss was seen. */
+static gboolean
+tide_proc_counters_parse_rollup (char       *text,
+                                 TideRollup *out)
+{
+  static const struct { const char *key; gsize offset; } keys[] = {
+    { "Rss:", G_STRUCT_OFFSET (TideRollup, rss_bytes) },
+    { "Pss:", G_STRUCT_OFFSET (TideRollup, pss_bytes) },
+    { "Anonymous:", G_STRUCT_OFFSET (TideRollup, anonymous_bytes) },
+    { "Swap:", G_STRUCT_OFFSET (TideRollup, swap_bytes) },
+  };
+  gboolean seen_rss = FALSE;
+  char *saveptr = NULL;
+
+  for (char *line = strtok_r (text, "\n", &saveptr); line != NULL;
+       line = strtok_r (NULL, "\n", &saveptr))
+    {
+      for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+        {
+          gsize len = strlen (keys[i].key);
+
+          if (strncmp (line, keys[i].key, len) != 0)
+            continue;
+          G_STRUCT_MEMBER (guint64, out, keys[i].offset) =
+            g_ascii_strtoull (line + len, NULL, 10) * 1024;
+          seen_rss |= (i == 0);
+        }
+    }
+  return seen_rss;
+}
+
+gboolean
+tide_proc_counters_read_rollup (TideProcCounters *self,
+                                TideRollup       *out)
+{
+  char buf[4096];
+
+  g_return_val_if_fail (self != NULL, FALSE);
+
+  memset (out, 0, sizeof *out);
+  for (guint attempt = 0; attempt < 2; attempt++)
+    {
+      if (self->rollup_fd < 0)
+        self->rollup_fd = tide_procfs_open_file (self->pid, "smaps_rollup", NULL);
+      if (self->rollup_fd < 0)
+        return FALSE;
+      if (tide_procfs_pread_all (self->rollup_fd, buf, sizeof buf) > 0)
+        return tide_proc_counters_parse_rollup (buf, out);
+
+      /* The fd pins the mm it was opened on: after an exec, reopen once.
+       * statm is per process, so it tells whether there is anything left. */
+      close (self->rollup_fd);
+      self->rollup_fd = -1;
+      if (!tide_proc_counters_read_statm (self, &(TideStatm) { 0 }))
+        return FALSE;
+    }
+  return FALSE;
+}
+
+TidePagemap *
+tide_pagemap_open (int      pid,
+                   GError **error)
+{
+  TidePagemap *self;
+  int fd = tide_procfs_open_file (pid, "pagemap", error);
+
+  if (fd < 0)
+    return NULL;
+  self = g_new0 (TidePagemap, 1);
+  self->fd = fd;
+  self->page_shift = g_bit_nth_lsf (sysconf (_SC_PAGESIZE), -1);
+  self->window = g_new (guint64, TIDE_PAGEMAP_MAX_WINDOW);
+  return self;
+}
+
+void
+tide_pagemap_free (TidePagemap *self)
+{
+  if (self == NULL)
+    return;
+  close (self->fd);
+  g_free (self->window);
+  g_free (self);
+}
+
+static inline guint64
+tide_range_first_page (const TideRange *r,
+                       guint            shift)
+{
+  return r->addr >> shift;
+}
+
+/* One past the last page of a non-empty range, saturating at the top. */
+static inline guint64
+tide_range_end_page (const TideRange *r,
+                     guint            shift)
+{
+  guint64 last = r->addr + MIN (r->size, G_MAXUINT64 - r->addr) - 1;
+
+  return (last >> shift) + 1;
+}
+
+/* Where the window that starts at @first should end: over the ranges from
+ * @i on while they are close together. */
+static guint64
+tide_pagemap_window_end (TidePagemap     *self,
+                         const TideRange *ranges,
+                         guint            n,
+                         guint            i,
+                         guint64          first)
+{
+  guint64 limit = first + TIDE_PAGEMAP_MAX_WINDOW;
+  guint64 end = first + 1;
+
+  for (guint j = i; j < n; j++)
+    {
+      guint64 start = tide_range_first_page (&ranges[j], self->page_shift);
+
+      if (ranges[j].size == 0)
+        continue;
+      if (start >= limit || (start > end && start - end > TIDE_PAGEMAP_MAX_GAP))
+        break;
+      end = MAX (end, tide_range_end_page (&ranges[j], self->page_shift));
+      if (end >= limit)
+        return limit;
+    }
+  return end;
+}
+
+/* Loads entries of pages [first, end); unread entries read as absent. */
+static gboolean
+tide_pagemap_load (TidePagemap *self,
+                   guint64      first,
+                   guint64      end)
+{
+  gsize want = (end - first) * sizeof (guint64);
+  gsize done = 0;
+  gboolean ok = TRUE;
+
+  while (done < want)
+    {
+      gssize got = pread (self->fd, (char *) self->window + done, want - done,
+                          first * sizeof (guint64) + done);
+
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got <= 0)
+        {
+          /* 0: past the top of the user address space, or the mm is gone. */
+          ok = got == 0;
+          break;
+        }
+      done += got;
+    }
+  memset ((char *) self->window + done, 0, want - done);
+  self->window_first = first;
+  self->window_n = end - first;
+  return ok;
+}
+
+static guint64
+tide_pagemap_range_resident (TidePagemap     *self,
+                             const TideRange *ranges,
+                             guint            n,
+                             guint            i,
+                             gboolean        *ok)
+{
+  const TideRange *r = &ranges[i];
+  guint shift = self->page_shift;
+  guint64 end_addr = r->addr + MIN (r->size, G_MAXUINT64 - r->addr);
+  guint64 end_page = tide_range_end_page (r, shift);
+  guint64 total = 0;
+
+  for (guint64 page = tide_range_first_page (r, shift); page < end_page; page++)
+    {
+      guint64 lo, hi;
+
+      if (page < self->window_first || page >= self->window_first + self->window_n)
+        *ok &= tide_pagemap_load (self, page,
+                                  tide_pagemap_window_end (self, ranges, n, i, page));
+      if (!(self->window[page - self->window_first] & TIDE_PAGEMAP_PRESENT))
+        continue;
+
+      /* Only the bytes of a partial first or last page count. */
+      lo = MAX (r->addr, page << shift);
+      hi = page + 1 == end_page ? end_addr : (page + 1) << shift;
+      total += hi - lo;
+    }
+  return total;
+}
+
+gboolean
+tide_pagemap_resident (TidePagemap     *self,
+                       const TideRange *ranges,
+                       guint            n,
+                       guint64         *resident_out)
+{
+  gboolean ok = TRUE;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+  g_return_val_if_fail (n == 0 || (ranges != NULL && resident_out != NULL), FALSE);
+
+  /* Entries change between calls: never trust a window from last time. */
+  self->window_n = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      resident_out[i] = 0;
+      if (ranges[i].size > 0)
+        resident_out[i] = tide_pagemap_range_resident (self, ranges, n, i, &ok);
+    }
+  return ok;
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-procfs.h: the /proc readers of the recorder.
+ *
+ * TideProcCounters keeps /proc/PID/statm open and re-reads it with pread on
+ * every poll; /proc/PID/smaps_rollup is opened on first use, for a less
+ * frequent poll.  TidePagemap answers "how many bytes of these ranges are
+ * resident" from /proc/PID/pagemap, in large reads.  Both work unprivileged
+ * on processes of the same user (pagemap hides PFNs, not the present bit).
+ *
+ * Handles are bound to the process, not to its pid number, so a reused pid
+ * never reads as the old process.  smaps_rollup and pagemap are bound to the
+ * process image: TideProcCounters reopens smaps_rollup after an exec by
+ * itself; a TidePagemap must be reopened by the caller after an exec.
+ *
+ * Open errors are in the G_IO_ERROR domain (from errno).
+ *
+ * Not thread-safe: one thread uses a handle.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef struct _TideProcCounters TideProcCounters;
+typedef struct _TidePagemap TidePagemap;
+
+typedef struct
+{
+  guint64 rss_bytes;     /* resident: anonymous + file + shmem */
+  guint64 shared_bytes;  /* resident file-backed + shmem */
+} TideStatm;
+
+typedef struct
+{
+  guint64 rss_bytes;
+  guint64 pss_bytes;
+  guint64 anonymous_bytes;
+  guint64 swap_bytes;
+} TideRollup;
+
+typedef struct
+{
+  guint64 addr;
+  guint64 size;
+} TideRange;
+
+TideProcCounters *tide_proc_counters_open        (int               pid,
+                                                  GError          **error);
+void              tide_proc_counters_free        (TideProcCounters *self);
+
+/* FALSE once the process has exited (zombie or reaped). */
+gboolean          tide_proc_counters_read_statm  (TideProcCounters *self,
+                                                  TideStatm        *out);
+
+/* FALSE once the process has exited, or when smaps_rollup is unreadable
+ * (another user's process, or a kernel without it). */
+gboolean          tide_proc_counters_read_rollup (TideProcCounters *self,
+                                                  TideRollup       *out);
+
+TidePagemap      *tide_pagemap_open              (int               pid,
+                                                  GError          **error);
+void              tide_pagemap_free              (TidePagemap      *self);
+
+/* For each of the @n ranges, sets @resident_out[i] to the bytes of
+ * [addr, addr + size) that lie on present pages (swapped pages do not
+ * count).  Ranges should be sorted by addr (unsorted input is correct but
+ * slower) and may share pages.  Returns FALSE when a read failed, e.g. the
+ * process is gone; the ranges that could not be read count as 0. */
+gboolean          tide_pagemap_resident          (TidePagemap      *self,
+                                                  const TideRange  *ranges,
+                                                  guint             n,
+                                                  guint64          *resident_out);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideProcCounters, tide_proc_counters_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TidePagemap, tide_pagemap_free)
+
+G_END_DECLS

@@ -1,0 +1,524 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * The recorder behind `tidemark record`: starts the target with the preload
+ * library, accepts one SOCK_SEQPACKET connection per process image, polls
+ * /proc on a timer and feeds the trace writer.  Everything happens on one
+ * poll loop; symbolization and SQLite each have their own thread.
+ *
+ * The target is never at the recorder's mercy: it is a plain child with its
+ * own stdio, it gets no death signal, and a recorder that dies only closes
+ * sockets, which the preload library treats as "stop recording".
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gio/gio.h>
+
+#include "tide-recorder-private.h"
+#include "tide-storage-error.h"
+#include "tide-wire.h"
+
+/* How long processes that outlive the target may keep the trace open. */
+#define STRAGGLER_GRACE_NS (G_GINT64_CONSTANT (1000000000))
+
+gint64
+tide_recorder_now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
+}
+
+static gboolean
+set_errno_error (GError     **error,
+                 const char  *what)
+{
+  int saved = errno;
+
+  g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "%s: %s", what,
+               g_strerror (saved));
+  return FALSE;
+}
+
+static gboolean
+open_socket (TideRecorder  *self,
+             GError       **error)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  int bufsize = 4 * 1024 * 1024;
+
+  self->socket_dir = g_dir_make_tmp ("tidemark-XXXXXX", error);
+  if (self->socket_dir == NULL)
+    return FALSE;
+  self->socket_path = g_build_filename (self->socket_dir, "socket", NULL);
+  if (strlen (self->socket_path) >= sizeof addr.sun_path)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FILENAME_TOO_LONG,
+                   "temporary directory path is too long for a socket: %s", self->socket_path);
+      return FALSE;
+    }
+  strcpy (addr.sun_path, self->socket_path);
+
+  self->listen_fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (self->listen_fd < 0)
+    return set_errno_error (error, "cannot create the recorder socket");
+  /* Bigger buffers absorb bursts while the writer commits. */
+  setsockopt (self->listen_fd, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof bufsize);
+  if (bind (self->listen_fd, (struct sockaddr *) &addr, sizeof addr) != 0 ||
+      listen (self->listen_fd, 64) != 0)
+    return set_errno_error (error, "cannot listen on the recorder socket");
+  return TRUE;
+}
+
+static gboolean
+open_signal_and_timer (TideRecorder  *self,
+                       GError       **error)
+{
+  sigset_t mask;
+  guint hz = self->options->poll_hz ? self->options->poll_hz : 50;
+  struct itimerspec period = { 0 };
+
+  sigemptyset (&mask);
+  sigaddset (&mask, SIGCHLD);
+  sigaddset (&mask, SIGINT);
+  sigaddset (&mask, SIGTERM);
+  sigaddset (&mask, SIGHUP);
+  sigaddset (&mask, SIGQUIT);
+  if (sigprocmask (SIG_BLOCK, &mask, NULL) != 0)
+    return set_errno_error (error, "cannot block signals");
+  self->signal_fd = signalfd (-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (self->signal_fd < 0)
+    return set_errno_error (error, "cannot create a signalfd");
+
+  self->timer_fd = timerfd_create (CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (self->timer_fd < 0)
+    return set_errno_error (error, "cannot create a timer");
+  period.it_interval.tv_nsec = 1000000000L / MIN (hz, 1000u);
+  period.it_value = period.it_interval;
+  if (hz == 1)
+    period.it_interval = period.it_value = (struct timespec) { 1, 0 };
+  if (timerfd_settime (self->timer_fd, 0, &period, NULL) != 0)
+    return set_errno_error (error, "cannot start the poll timer");
+  return TRUE;
+}
+
+static char *
+preload_value (const char *ours)
+{
+  const char *theirs = g_getenv ("LD_PRELOAD");
+
+  if (theirs == NULL || *theirs == '\0')
+    return g_strdup (ours);
+  return g_strconcat (ours, ":", theirs, NULL);
+}
+
+static char **
+target_environment (TideRecorder *self)
+{
+  const TideRecordOptions *o = self->options;
+  char **env = g_get_environ ();
+  g_autofree char *preload = preload_value (o->preload_path);
+  g_autofree char *sample = g_strdup_printf ("%" G_GUINT64_FORMAT,
+                                             o->sample_bytes ? o->sample_bytes
+                                                             : TIDE_DEFAULT_SAMPLE_BYTES);
+
+  env = g_environ_setenv (env, "LD_PRELOAD", preload, TRUE);
+  env = g_environ_setenv (env, TIDE_ENV_SOCKET, self->socket_path, TRUE);
+  env = g_environ_setenv (env, TIDE_ENV_SAMPLE_BYTES, sample, TRUE);
+  if (o->all)
+    env = g_environ_setenv (env, TIDE_ENV_ALL, "1", TRUE);
+  else
+    env = g_environ_unsetenv (env, TIDE_ENV_ALL);
+  for (guint i = 0; o->extra_env && o->extra_env[i]; i++)
+    {
+      g_auto(GStrv) kv = g_strsplit (o->extra_env[i], "=", 2);
+      if (kv[0] && kv[1])
+        env = g_environ_setenv (env, kv[0], kv[1], TRUE);
+    }
+  return env;
+}
+
+/* Forks and execs the target; an exec failure comes back through a
+ * close-on-exec pipe as errno, so "command not found" is a clean error. */
+static gboolean
+spawn_target (TideRecorder  *self,
+              GError       **error)
+{
+  g_auto(GStrv) env = target_environment (self);
+  int status_pipe[2];
+  int child_errno = 0;
+  ssize_t n;
+
+  if (pipe2 (status_pipe, O_CLOEXEC) != 0)
+    return set_errno_error (error, "cannot create a pipe");
+
+  self->child = fork ();
+  if (self->child < 0)
+    return set_errno_error (error, "cannot fork");
+
+  if (self->child == 0)
+    {
+      sigset_t none;
+
+      sigemptyset (&none);
+      sigprocmask (SIG_SETMASK, &none, NULL);
+      close (status_pipe[0]);
+      execvpe (self->options->argv[0], self->options->argv, env);
+      child_errno = errno;
+      if (write (status_pipe[1], &child_errno, sizeof child_errno) < 0)
+        _exit (127);
+      _exit (127);
+    }
+
+  close (status_pipe[1]);
+  do
+    n = read (status_pipe[0], &child_errno, sizeof child_errno);
+  while (n < 0 && errno == EINTR);
+  close (status_pipe[0]);
+  if (n == sizeof child_errno)
+    {
+      waitpid (self->child, NULL, 0);
+      self->child = 0;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (child_errno),
+                   "cannot run %s: %s", self->options->argv[0], g_strerror (child_errno));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+accept_connections (TideRecorder *self)
+{
+  int fd;
+
+  while ((fd = accept4 (self->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0)
+    g_ptr_array_add (self->pending, GINT_TO_POINTER (fd));
+}
+
+/* The first message of a connection must start with HELLO. */
+static void
+receive_pending (TideRecorder *self,
+                 guint         index)
+{
+  int fd = GPOINTER_TO_INT (g_ptr_array_index (self->pending, index));
+  g_autoptr(GError) error = NULL;
+  TideRecProcess *process;
+  const TideWireHeader *h = (const TideWireHeader *) self->rx_buffer;
+  ssize_t n = recv (fd, self->rx_buffer, TIDE_WIRE_MAX_MESSAGE, 0);
+
+  if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    return;
+  g_ptr_array_remove_index_fast (self->pending, index);
+  if (n < (ssize_t) sizeof *h || h->len > n)
+    {
+      close (fd);
+      return;
+    }
+  process = tide_rec_process_new (self, fd, self->rx_buffer, h->len, &error);
+  if (process == NULL)
+    {
+      g_printerr ("tidemark: %s\n", error->message);
+      close (fd);
+      return;
+    }
+  tide_rec_process_receive (process, self->rx_buffer + h->len, n - h->len);
+}
+
+static void
+close_process (TideRecorder   *self,
+               TideRecProcess *process)
+{
+  close (process->fd);
+  process->fd = -1;
+  tide_rec_process_end (process, tide_recorder_now_ns ());
+}
+
+/* Drains a connection; stops after a burst so one process cannot starve
+ * the others or the counter poll. */
+static void
+receive_process (TideRecorder   *self,
+                 TideRecProcess *process)
+{
+  for (guint burst = 0; burst < 64; burst++)
+    {
+      ssize_t n = recv (process->fd, self->rx_buffer, TIDE_WIRE_MAX_MESSAGE, 0);
+
+      if (n > 0)
+        {
+          tide_rec_process_receive (process, self->rx_buffer, n);
+          continue;
+        }
+      if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+      close_process (self, process);
+      return;
+    }
+}
+
+static void
+reap_children (TideRecorder *self)
+{
+  int status;
+  pid_t pid;
+
+  while ((pid = waitpid (-1, &status, WNOHANG)) > 0)
+    {
+      if (pid != self->child)
+        continue;
+      self->child_exited = TRUE;
+      self->child_exit_ns = tide_recorder_now_ns ();
+      self->child_status = WIFEXITED (status) ? WEXITSTATUS (status)
+                                              : 128 + WTERMSIG (status);
+    }
+}
+
+/* Signals someone sent us (kill, a GUI's Stop) go on to the target; those
+ * from the terminal (Ctrl+C) already reached it through its process group. */
+static void
+handle_signals (TideRecorder *self)
+{
+  struct signalfd_siginfo info;
+
+  while (read (self->signal_fd, &info, sizeof info) == sizeof info)
+    {
+      if (info.ssi_signo == SIGCHLD)
+        reap_children (self);
+      else if (info.ssi_code != SI_KERNEL && self->child > 0 && !self->child_exited)
+        kill (self->child, info.ssi_signo);
+    }
+}
+
+static void
+poll_counters (TideRecorder *self)
+{
+  guint64 expirations;
+  gint64 now = tide_recorder_now_ns ();
+  guint64 job_rss = 0;
+
+  if (read (self->timer_fd, &expirations, sizeof expirations) < 0)
+    return;
+  for (guint i = 0; i < self->processes->len; i++)
+    {
+      TideRecProcess *p = g_ptr_array_index (self->processes, i);
+
+      tide_rec_process_poll (p, now);
+      if (p->end_ns == 0 && p->last_rss > 0)
+        job_rss += p->last_rss;
+    }
+  self->peak_rss = MAX (self->peak_rss, job_rss);
+}
+
+static gboolean
+has_open_connections (TideRecorder *self)
+{
+  for (guint i = 0; i < self->processes->len; i++)
+    if (((TideRecProcess *) g_ptr_array_index (self->processes, i))->fd >= 0)
+      return TRUE;
+  return self->pending->len > 0;
+}
+
+static gboolean
+should_stop (TideRecorder *self)
+{
+  if (!self->child_exited)
+    return FALSE;
+  return !has_open_connections (self) ||
+         tide_recorder_now_ns () - self->child_exit_ns > STRAGGLER_GRACE_NS;
+}
+
+static void
+run_loop (TideRecorder *self)
+{
+  g_autoptr(GArray) fds = g_array_new (FALSE, FALSE, sizeof (struct pollfd));
+  g_autoptr(GPtrArray) owners = g_ptr_array_new ();
+
+  while (!should_stop (self))
+    {
+      struct pollfd fixed[] = {
+        { self->listen_fd, POLLIN, 0 },
+        { self->signal_fd, POLLIN, 0 },
+        { self->timer_fd, POLLIN, 0 },
+      };
+
+      g_array_set_size (fds, 0);
+      g_ptr_array_set_size (owners, 0);
+      g_array_append_vals (fds, fixed, G_N_ELEMENTS (fixed));
+      for (guint i = 0; i < self->pending->len; i++)
+        {
+          struct pollfd p = { GPOINTER_TO_INT (g_ptr_array_index (self->pending, i)), POLLIN, 0 };
+          g_array_append_val (fds, p);
+        }
+      for (guint i = 0; i < self->processes->len; i++)
+        {
+          TideRecProcess *proc = g_ptr_array_index (self->processes, i);
+          struct pollfd p = { proc->fd, POLLIN, 0 };
+
+          if (proc->fd < 0)
+            continue;
+          g_array_append_val (fds, p);
+          g_ptr_array_add (owners, proc);
+        }
+
+      if (poll ((struct pollfd *) fds->data, fds->len, 100) < 0 && errno != EINTR)
+        break;
+
+      {
+        struct pollfd *pfd = (struct pollfd *) fds->data;
+        guint n_pending = self->pending->len;
+
+        if (pfd[1].revents)
+          handle_signals (self);
+        if (pfd[2].revents)
+          poll_counters (self);
+        for (guint i = 0; i < owners->len; i++)
+          if (pfd[3 + n_pending + i].revents)
+            receive_process (self, g_ptr_array_index (owners, i));
+        for (guint i = n_pending; i-- > 0;)
+          if (pfd[3 + i].revents)
+            receive_pending (self, i);
+        if (pfd[0].revents)
+          accept_connections (self);
+      }
+    }
+}
+
+/* Ends every image, writes the blocks nobody freed, and the summaries. */
+static gboolean
+finish_trace (TideRecorder  *self,
+              GError       **error)
+{
+  gint64 end_ns = tide_recorder_now_ns ();
+
+  for (guint i = 0; i < self->processes->len; i++)
+    {
+      TideRecProcess *p = g_ptr_array_index (self->processes, i);
+
+      if (p->fd >= 0)
+        close_process (self, p);
+      tide_rec_process_flush_live (p);
+    }
+  tide_trace_writer_set_meta_int (self->writer, "end_ns", end_ns);
+  tide_trace_writer_set_meta_int (self->writer, "exit_status", self->child_status);
+  tide_trace_writer_set_meta_int (self->writer, "dropped_events", self->total_dropped);
+  g_clear_pointer (&self->stacks, tide_stack_table_free);
+  return tide_trace_writer_finish (self->writer, error);
+}
+
+static void
+recorder_clear (TideRecorder *self)
+{
+  for (guint i = 0; self->pending && i < self->pending->len; i++)
+    close (GPOINTER_TO_INT (g_ptr_array_index (self->pending, i)));
+  for (guint i = 0; self->processes && i < self->processes->len; i++)
+    {
+      TideRecProcess *p = g_ptr_array_index (self->processes, i);
+      if (p->fd >= 0)
+        close (p->fd);
+      tide_rec_process_free (p);
+    }
+  g_clear_pointer (&self->processes, g_ptr_array_unref);
+  g_clear_pointer (&self->pending, g_ptr_array_unref);
+  g_clear_pointer (&self->stacks, tide_stack_table_free);
+  g_clear_pointer (&self->writer, tide_trace_writer_free);
+  if (self->listen_fd >= 0)
+    close (self->listen_fd);
+  if (self->signal_fd >= 0)
+    close (self->signal_fd);
+  if (self->timer_fd >= 0)
+    close (self->timer_fd);
+  if (self->socket_path != NULL)
+    unlink (self->socket_path);
+  if (self->socket_dir != NULL)
+    rmdir (self->socket_dir);
+  g_free (self->socket_path);
+  g_free (self->socket_dir);
+  g_free (self->rx_buffer);
+}
+
+static void
+write_run_meta (TideRecorder *self)
+{
+  g_autofree char *command = g_strjoinv (" ", self->options->argv);
+  char host[256] = "";
+
+  gethostname (host, sizeof host - 1);
+  tide_trace_writer_set_meta (self->writer, "tidemark_version", PACKAGE_VERSION);
+  tide_trace_writer_set_meta (self->writer, "mode", "preload");
+  tide_trace_writer_set_meta (self->writer, "command", command);
+  tide_trace_writer_set_meta (self->writer, "hostname", host);
+  tide_trace_writer_set_meta_int (self->writer, "start_ns", self->start_ns);
+  tide_trace_writer_set_meta_int (self->writer, "sample_bytes",
+                                  self->options->all ? 0
+                                  : self->options->sample_bytes ? (gint64) self->options->sample_bytes
+                                  : TIDE_DEFAULT_SAMPLE_BYTES);
+  tide_trace_writer_set_meta_int (self->writer, "all_mode", self->options->all);
+}
+
+int
+tide_record_run (const TideRecordOptions  *options,
+                 GError                  **error)
+{
+  TideRecorder self = {
+    .options = options,
+    .listen_fd = -1, .signal_fd = -1, .timer_fd = -1,
+    .next_process_id = 1, .next_thread_id = 1, .next_scope_id = 1,
+    .next_step_id = 1, .next_alloc_id = 1,
+  };
+  int status = -1;
+
+  self.processes = g_ptr_array_new ();
+  self.pending = g_ptr_array_new ();
+  self.rx_buffer = g_malloc (TIDE_WIRE_MAX_MESSAGE);
+  self.start_ns = tide_recorder_now_ns ();
+
+  self.writer = tide_trace_writer_new (options->output, error);
+  if (self.writer == NULL)
+    goto out;
+  self.stacks = tide_stack_table_new (self.writer);
+  write_run_meta (&self);
+
+  if (!open_socket (&self, error) ||
+      !open_signal_and_timer (&self, error) ||
+      !spawn_target (&self, error))
+    goto out;
+
+  run_loop (&self);
+  if (!finish_trace (&self, error))
+    goto out;
+  status = self.child_status;
+
+  if (!options->quiet)
+    g_printerr ("tidemark: trace %s: %u processes, %" G_GINT64_FORMAT " steps, "
+                "peak RSS %.1f MiB%s\n", options->output, self.processes->len,
+                self.total_steps, self.peak_rss / 1048576.0,
+                self.total_dropped ? ", SOME EVENTS DROPPED" : "");
+  if (self.total_dropped)
+    g_printerr ("tidemark: %" G_GINT64_FORMAT " records were dropped because the recorder "
+                "fell behind; sizes and counts are low by that much\n", self.total_dropped);
+
+out:
+  recorder_clear (&self);
+  /* Never leave a half-written trace behind a recording that failed. */
+  if (status < 0)
+    for (guint i = 0; i < 3; i++)
+      {
+        static const char *suffixes[] = { "", "-wal", "-shm" };
+        g_autofree char *name = g_strconcat (options->output, suffixes[i], NULL);
+        unlink (name);
+      }
+  return status;
+}

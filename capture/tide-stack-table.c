@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ */
+#include "config.h"
+
+#include "tide-schema.h"
+#include "tide-stack-table.h"
+#include "tide-symbolizer.h"
+
+typedef struct
+{
+  const char *path;     /* interned; NULL when no mapping held the address */
+  guint64     offset;   /* return address in the file's vaddr space, or the pc */
+} FrameKey;
+
+typedef struct
+{
+  gint64 parent_id;
+  gint64 frame_id;
+} NodeKey;
+
+typedef struct
+{
+  gint64      id;
+  const char *path;
+  guint64     offset;
+} FrameJob;
+
+struct _TideStackTable
+{
+  TideTraceWriter *writer;
+  GHashTable      *frames;   /* FrameKey* -> id */
+  GHashTable      *nodes;    /* NodeKey* -> id */
+  gint64           next_frame_id;
+  gint64           next_node_id;
+
+  GThread         *symbolizer_thread;
+  GAsyncQueue     *jobs;     /* FrameJob*; a job with id 0 stops the thread */
+};
+
+static guint
+frame_key_hash (gconstpointer p)
+{
+  const FrameKey *k = p;
+  return g_direct_hash (k->path) ^ (guint) (k->offset * 2654435761u) ^ (guint) (k->offset >> 32);
+}
+
+static gboolean
+frame_key_equal (gconstpointer a,
+                 gconstpointer b)
+{
+  const FrameKey *x = a, *y = b;
+  return x->path == y->path && x->offset == y->offset;
+}
+
+static guint
+node_key_hash (gconstpointer p)
+{
+  const NodeKey *k = p;
+  return (guint) (k->parent_id * 2654435761u) ^ (guint) (k->frame_id * 40503u);
+}
+
+static gboolean
+node_key_equal (gconstpointer a,
+                gconstpointer b)
+{
+  const NodeKey *x = a, *y = b;
+  return x->parent_id == y->parent_id && x->frame_id == y->frame_id;
+}
+
+static void
+write_frame (TideTraceWriter *writer,
+             const FrameJob  *job,
+             const TideSymbol *symbol)
+{
+  TideFrameRow row = {
+    .id = job->id,
+    .kind = TIDE_FRAME_NATIVE,
+    .function = symbol ? symbol->function : NULL,
+    .file = symbol ? symbol->file : NULL,
+    .line = symbol ? symbol->line : 0,
+    .module = job->path,
+    .module_offset = (gint64) job->offset,
+  };
+
+  tide_trace_writer_add_frame (writer, &row);
+}
+
+static gpointer
+symbolizer_thread_main (gpointer data)
+{
+  TideStackTable *self = data;
+  g_autoptr(TideSymbolizer) symbolizer = tide_symbolizer_new ();
+
+  for (;;)
+    {
+      g_autofree FrameJob *job = g_async_queue_pop (self->jobs);
+      TideSymbol symbol = { 0 };
+
+      if (job->id == 0)
+        break;
+      /* A return address points after the call; the call is one byte back. */
+      if (job->path != NULL && job->offset > 0 &&
+          tide_symbolizer_lookup (symbolizer, job->path, job->offset - 1, &symbol))
+        write_frame (self->writer, job, &symbol);
+      else
+        write_frame (self->writer, job, NULL);
+      tide_symbol_clear (&symbol);
+    }
+  return NULL;
+}
+
+TideStackTable *
+tide_stack_table_new (TideTraceWriter *writer)
+{
+  TideStackTable *self = g_new0 (TideStackTable, 1);
+
+  self->writer = writer;
+  self->frames = g_hash_table_new_full (frame_key_hash, frame_key_equal, g_free, NULL);
+  self->nodes = g_hash_table_new_full (node_key_hash, node_key_equal, g_free, NULL);
+  self->next_frame_id = 1;
+  self->next_node_id = 1;
+  self->jobs = g_async_queue_new ();
+  self->symbolizer_thread = g_thread_new ("tide-symbolizer", symbolizer_thread_main, self);
+  return self;
+}
+
+/* Waits for every frame to be symbolized and written. */
+void
+tide_stack_table_free (TideStackTable *self)
+{
+  if (self == NULL)
+    return;
+  g_async_queue_push (self->jobs, g_new0 (FrameJob, 1));
+  g_thread_join (self->symbolizer_thread);
+  g_async_queue_unref (self->jobs);
+  g_hash_table_unref (self->frames);
+  g_hash_table_unref (self->nodes);
+  g_free (self);
+}
+
+static gint64
+intern_frame (TideStackTable   *self,
+              TideAddressSpace *space,
+              guint64           pc)
+{
+  FrameKey key = { NULL, pc };
+  const char *path;
+  guint64 bias;
+  gpointer id;
+  FrameJob *job;
+
+  if (tide_address_space_resolve (space, pc, &path, &bias))
+    {
+      key.path = g_intern_string (path);
+      key.offset = pc - bias;
+    }
+  id = g_hash_table_lookup (self->frames, &key);
+  if (id != NULL)
+    return GPOINTER_TO_SIZE (id);
+
+  g_hash_table_insert (self->frames, g_memdup2 (&key, sizeof key),
+                       GSIZE_TO_POINTER (self->next_frame_id));
+  job = g_new (FrameJob, 1);
+  *job = (FrameJob) { self->next_frame_id, key.path, key.offset };
+  g_async_queue_push (self->jobs, job);
+  return self->next_frame_id++;
+}
+
+/* @return_addresses are innermost first; the tree is built from the
+ * outermost frame down, so callers shared by many stacks are stored once. */
+gint64
+tide_stack_table_intern (TideStackTable   *self,
+                         TideAddressSpace *space,
+                         const guint64    *return_addresses,
+                         guint             n_frames)
+{
+  gint64 parent = 0;
+
+  for (guint i = n_frames; i-- > 0;)
+    {
+      NodeKey key = { parent, intern_frame (self, space, return_addresses[i]) };
+      gpointer id = g_hash_table_lookup (self->nodes, &key);
+
+      if (id == NULL)
+        {
+          id = GSIZE_TO_POINTER (self->next_node_id++);
+          g_hash_table_insert (self->nodes, g_memdup2 (&key, sizeof key), id);
+          tide_trace_writer_add_stack_node (self->writer, GPOINTER_TO_SIZE (id), parent,
+                                            key.frame_id, n_frames - i);
+        }
+      parent = GPOINTER_TO_SIZE (id);
+    }
+  return parent;
+}
+
+guint
+tide_stack_table_get_n_frames (TideStackTable *self)
+{
+  return g_hash_table_size (self->frames);
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-stack-table.h: turns the raw return addresses of a record into a
+ * stack id of the trace's deduplicated stack tree.
+ *
+ * A frame is (ELF file, offset in it), shared by every process that maps the
+ * file; a stack node is (caller node, frame).  Both are interned here, on the
+ * recorder's event thread, and written at once with the module and offset.
+ * Function, file and line come from a symbolizer thread, so a large library
+ * being indexed by libdw never stalls the sockets.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "tide-address-space.h"
+#include "tide-trace-writer.h"
+
+G_BEGIN_DECLS
+
+typedef struct _TideStackTable TideStackTable;
+
+TideStackTable *tide_stack_table_new     (TideTraceWriter  *writer);
+gint64          tide_stack_table_intern  (TideStackTable   *self,
+                                          TideAddressSpace *space,
+                                          const guint64    *return_addresses,
+                                          guint             n_frames);
+guint           tide_stack_table_get_n_frames (TideStackTable *self);
+void            tide_stack_table_free    (TideStackTable   *self);
+
+G_END_DECLS

@@ -1,0 +1,544 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-symbolizer.c: one Dwfl per ELF path, reported at base 0 so that the
+ * module's addresses are the file's own vaddrs (plus the Dwfl bias, which is
+ * 0 for ET_DYN and ET_EXEC reported this way; we still add it).
+ *
+ * Function names come from our own sorted copy of the module's function
+ * symbols, searched by bisection: dwfl_module_addrinfo() scans the whole
+ * symbol table on every call, about 1 ms per lookup in libtorch_cpu.so.
+ * Source lines come from dwfl_module_getsrc(), which bisects the aranges and
+ * the CU's line table itself.
+ *
+ * Separate debug files are found by our own find_debuginfo callback, which
+ * looks where dwfl_standard_find_debuginfo looks (build-id under
+ * /usr/lib/debug, then .gnu_debuglink next to the file, in .debug/ and under
+ * /usr/lib/debug) but never asks debuginfod: in elfutils 0.188 the standard
+ * callback creates a debuginfod client (a curl socketpair, 2 fds) for every
+ * stripped file, and downloads over the network when DEBUGINFOD_URLS is set.
+ *
+ * Each open file holds one or two fds, so at most max_files stay open, least
+ * recently used first out.
+ */
+#include "config.h"
+
+#include "tide-symbolizer.h"
+
+#include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TIDE_SYMBOLIZER_DEBUG_DIR        "/usr/lib/debug"
+#define TIDE_SYMBOLIZER_DEFAULT_MAX_FILES 256
+
+typedef char *(*TideDemangleFunc) (const char *, char *, size_t *, int *);
+
+typedef struct
+{
+  Dwarf_Addr  addr;
+  guint64     size;  /* 0 for symbols without a size (some assembly) */
+  const char *name;  /* in the ELF string table, alive as long as the Dwfl */
+  int         rank;  /* lower wins among aliases: global, weak, local */
+} TideSymEntry;
+
+typedef struct
+{
+  GList        lru_link;  /* first member; in TideSymbolizer.lru, data = path key */
+  GArray      *symbols;   /* TideSymEntry, sorted by addr, one per addr */
+  Dwfl        *dwfl;
+  Dwfl_Module *module;
+  Dwarf_Addr   low;   /* module bounds, in Dwfl addresses */
+  Dwarf_Addr   high;
+  Dwarf_Addr   bias;  /* Dwfl address minus ELF vaddr */
+} TideSymFile;
+
+struct _TideSymbolizer
+{
+  GHashTable       *files;   /* path → TideSymFile */
+  GHashTable       *failed;  /* paths that did not open, so they cost one try */
+  GQueue            lru;     /* of TideSymFile.lru_link, most recent first */
+  guint             max_files;
+  TideDemangleFunc  demangle;
+  void             *libstdcxx;
+  gboolean          demangle_looked_up;
+};
+
+static int tide_symbolizer_find_debuginfo (Dwfl_Module *module,
+                                           void       **userdata,
+                                           const char  *modname,
+                                           Dwarf_Addr   base,
+                                           const char  *file_name,
+                                           const char  *debuglink_file,
+                                           GElf_Word    debuglink_crc,
+                                           char       **debuginfo_file_name);
+
+static const Dwfl_Callbacks tide_symbolizer_callbacks = {
+  .find_elf = dwfl_build_id_find_elf,
+  .find_debuginfo = tide_symbolizer_find_debuginfo,
+  .section_address = dwfl_offline_section_address,
+  .debuginfo_path = NULL,
+};
+
+static void
+tide_sym_file_free (gpointer data)
+{
+  TideSymFile *file = data;
+
+  if (file == NULL)
+    return;
+  g_array_unref (file->symbols);
+  dwfl_end (file->dwfl);
+  g_free (file);
+}
+
+TideSymbolizer *
+tide_symbolizer_new (void)
+{
+  TideSymbolizer *self = g_new0 (TideSymbolizer, 1);
+
+  self->files = g_hash_table_new_full (g_str_hash, g_str_equal,
+                                       g_free, tide_sym_file_free);
+  self->failed = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_queue_init (&self->lru);
+  self->max_files = TIDE_SYMBOLIZER_DEFAULT_MAX_FILES;
+  return self;
+}
+
+void
+tide_symbolizer_free (TideSymbolizer *self)
+{
+  if (self == NULL)
+    return;
+  g_hash_table_unref (self->files);
+  g_hash_table_unref (self->failed);
+  if (self->libstdcxx != NULL)
+    dlclose (self->libstdcxx);
+  g_free (self);
+}
+
+static void
+tide_symbolizer_drop (TideSymbolizer *self,
+                      TideSymFile    *file)
+{
+  g_queue_unlink (&self->lru, &file->lru_link);
+  g_hash_table_remove (self->files, file->lru_link.data);
+}
+
+void
+tide_symbolizer_forget (TideSymbolizer *self,
+                        const char     *path)
+{
+  TideSymFile *file;
+
+  g_return_if_fail (self != NULL);
+  g_hash_table_remove (self->failed, path);
+  if ((file = g_hash_table_lookup (self->files, path)) != NULL)
+    tide_symbolizer_drop (self, file);
+}
+
+/* Closes least recently used files until at most @keep stay open. */
+static void
+tide_symbolizer_evict_to (TideSymbolizer *self,
+                          guint           keep)
+{
+  while (self->lru.length > keep)
+    {
+      /* lru_link is the first member: the link is the file. */
+      tide_symbolizer_drop (self, (TideSymFile *) self->lru.tail);
+    }
+}
+
+void
+tide_symbolizer_set_max_files (TideSymbolizer *self,
+                               guint           max_files)
+{
+  g_return_if_fail (self != NULL);
+  self->max_files = MAX (max_files, 1);
+  tide_symbolizer_evict_to (self, self->max_files);
+}
+
+guint
+tide_symbolizer_get_n_open_files (TideSymbolizer *self)
+{
+  g_return_val_if_fail (self != NULL, 0);
+  return self->lru.length;
+}
+
+void
+tide_symbol_clear (TideSymbol *symbol)
+{
+  g_clear_pointer (&symbol->function, g_free);
+  g_clear_pointer (&symbol->file, g_free);
+  symbol->line = 0;
+}
+
+/* Opens @path if it is a debug file for a module with build-id @bits
+ * (any file will do when the module has no build-id). */
+static int
+tide_debuginfo_try (const char          *path,
+                    const unsigned char *bits,
+                    int                  n_bits,
+                    char               **found_path)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  gboolean ok = fd >= 0 && n_bits <= 0;
+
+  if (fd >= 0 && n_bits > 0)
+    {
+      Elf *elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+      const void *id = NULL;
+
+      ok = elf != NULL && dwelf_elf_gnu_build_id (elf, &id) == n_bits
+           && memcmp (id, bits, n_bits) == 0;
+      elf_end (elf);
+    }
+  if (!ok)
+    {
+      if (fd >= 0)
+        close (fd);
+      return -1;
+    }
+  *found_path = strdup (path);  /* libdwfl free()s it */
+  return fd;
+}
+
+static int
+tide_symbolizer_find_debuginfo (Dwfl_Module *module,
+                                void       **userdata,
+                                const char  *modname,
+                                Dwarf_Addr   base,
+                                const char  *file_name,
+                                const char  *debuglink_file,
+                                GElf_Word    debuglink_crc,
+                                char       **debuginfo_file_name)
+{
+  const unsigned char *bits = NULL;
+  GElf_Addr vaddr;
+  int n_bits = dwfl_module_build_id (module, &bits, &vaddr);
+  g_autoptr (GPtrArray) candidates = g_ptr_array_new_with_free_func (g_free);
+  int fd = -1;
+
+  if (n_bits > 1)
+    {
+      GString *path = g_string_new (TIDE_SYMBOLIZER_DEBUG_DIR "/.build-id/");
+
+      g_string_append_printf (path, "%02x/", bits[0]);
+      for (int i = 1; i < n_bits; i++)
+        g_string_append_printf (path, "%02x", bits[i]);
+      g_string_append (path, ".debug");
+      g_ptr_array_add (candidates, g_string_free (path, FALSE));
+    }
+  if (debuglink_file != NULL && file_name != NULL)
+    {
+      g_autofree char *dir = g_path_get_dirname (file_name);
+
+      g_ptr_array_add (candidates, g_build_filename (dir, debuglink_file, NULL));
+      g_ptr_array_add (candidates, g_build_filename (dir, ".debug", debuglink_file, NULL));
+      g_ptr_array_add (candidates, g_build_filename (TIDE_SYMBOLIZER_DEBUG_DIR, dir,
+                                                     debuglink_file, NULL));
+    }
+
+  for (guint i = 0; i < candidates->len && fd < 0; i++)
+    {
+      /* The debuglink may name the file itself; that one has no DWARF. */
+      if (g_strcmp0 (candidates->pdata[i], file_name) == 0)
+        continue;
+      fd = tide_debuginfo_try (candidates->pdata[i], bits, n_bits, debuginfo_file_name);
+    }
+  return fd;
+}
+
+static int
+tide_sym_entry_compare (gconstpointer a,
+                        gconstpointer b)
+{
+  const TideSymEntry *ea = a;
+  const TideSymEntry *eb = b;
+
+  if (ea->addr != eb->addr)
+    return ea->addr < eb->addr ? -1 : 1;
+  if (ea->rank != eb->rank)
+    return ea->rank - eb->rank;
+  return ea->size > eb->size ? -1 : ea->size < eb->size;
+}
+
+static int
+tide_sym_binding_rank (int binding)
+{
+  switch (binding)
+    {
+    case STB_GLOBAL:
+      return 0;
+    case STB_WEAK:
+      return 1;
+    default:
+      return 2;
+    }
+}
+
+/* The function symbols of @module (symtab of the file or its debug file,
+ * else dynsym), sorted, keeping the best-ranked alias at each address. */
+static GArray *
+tide_sym_file_load_symbols (Dwfl_Module *module)
+{
+  int n = dwfl_module_getsymtab (module);
+  GArray *symbols = g_array_sized_new (FALSE, FALSE, sizeof (TideSymEntry), MAX (n, 0));
+  guint kept = 0;
+
+  for (int i = 1; i < n; i++)
+    {
+      GElf_Sym sym;
+      GElf_Addr addr;
+      const char *name = dwfl_module_getsym_info (module, i, &sym, &addr, NULL, NULL, NULL);
+      TideSymEntry entry;
+
+      if (name == NULL || name[0] == '\0' || sym.st_shndx == SHN_UNDEF)
+        continue;
+      if (GELF_ST_TYPE (sym.st_info) != STT_FUNC
+          && GELF_ST_TYPE (sym.st_info) != STT_GNU_IFUNC)
+        continue;
+      entry.addr = addr;
+      entry.size = sym.st_size;
+      entry.name = name;
+      entry.rank = tide_sym_binding_rank (GELF_ST_BIND (sym.st_info));
+      g_array_append_val (symbols, entry);
+    }
+  g_array_sort (symbols, tide_sym_entry_compare);
+
+  for (guint i = 0; i < symbols->len; i++)
+    {
+      TideSymEntry *e = &g_array_index (symbols, TideSymEntry, i);
+
+      if (kept == 0 || e->addr != g_array_index (symbols, TideSymEntry, kept - 1).addr)
+        g_array_index (symbols, TideSymEntry, kept++) = *e;
+    }
+  g_array_set_size (symbols, kept);
+  return symbols;
+}
+
+static TideSymFile *
+tide_sym_file_open (const char *path)
+{
+  Dwfl *dwfl = dwfl_begin (&tide_symbolizer_callbacks);
+  Dwfl_Module *module;
+  TideSymFile *file;
+  GElf_Addr bias = 0;
+
+  if (dwfl == NULL)
+    return NULL;
+
+  /* Base 0 with add_p_vaddr: Dwfl addresses equal the file's vaddrs. */
+  dwfl_report_begin (dwfl);
+  module = dwfl_report_elf (dwfl, path, path, -1, 0, true);
+  if (module == NULL || dwfl_report_end (dwfl, NULL, NULL) != 0
+      || dwfl_module_getelf (module, &bias) == NULL)
+    {
+      g_debug ("symbolizer: cannot open %s: %s", path, dwfl_errmsg (-1));
+      dwfl_end (dwfl);
+      return NULL;
+    }
+
+  file = g_new0 (TideSymFile, 1);
+  file->dwfl = dwfl;
+  file->module = module;
+  file->bias = bias;
+  dwfl_module_info (module, NULL, &file->low, &file->high,
+                    NULL, NULL, NULL, NULL);
+  file->symbols = tide_sym_file_load_symbols (module);
+  return file;
+}
+
+static TideSymFile *
+tide_symbolizer_get_file (TideSymbolizer *self,
+                          const char     *path)
+{
+  TideSymFile *file = g_hash_table_lookup (self->files, path);
+  char *key;
+
+  if (file != NULL)
+    {
+      g_queue_unlink (&self->lru, &file->lru_link);
+      g_queue_push_head_link (&self->lru, &file->lru_link);
+      return file;
+    }
+  if (g_hash_table_contains (self->failed, path))
+    return NULL;
+
+  /* Cache failures too, so a missing file costs one open, not one per frame. */
+  if ((file = tide_sym_file_open (path)) == NULL)
+    {
+      g_hash_table_add (self->failed, g_strdup (path));
+      return NULL;
+    }
+  tide_symbolizer_evict_to (self, self->max_files - 1);
+  key = g_strdup (path);
+  file->lru_link.data = key;
+  g_hash_table_insert (self->files, key, file);
+  g_queue_push_head_link (&self->lru, &file->lru_link);
+  return file;
+}
+
+static char *
+tide_symbolizer_demangle (TideSymbolizer *self,
+                          const char     *name)
+{
+  char *demangled;
+  char *copy;
+  int status = -1;
+
+  if (!g_str_has_prefix (name, "_Z"))
+    return g_strdup (name);
+
+  /* Borrow libstdc++'s demangler at run time rather than linking C++. */
+  if (!self->demangle_looked_up)
+    {
+      self->demangle_looked_up = TRUE;
+      self->libstdcxx = dlopen ("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+      if (self->libstdcxx != NULL)
+        *(void **) &self->demangle = dlsym (self->libstdcxx, "__cxa_demangle");
+    }
+  if (self->demangle == NULL)
+    return g_strdup (name);
+
+  demangled = self->demangle (name, NULL, NULL, &status);
+  if (demangled == NULL || status != 0)
+    {
+      free (demangled);
+      return g_strdup (name);
+    }
+  copy = g_strdup (demangled);
+  free (demangled);
+  return copy;
+}
+
+static gboolean
+tide_sym_entry_covers (const TideSymEntry *e,
+                       const TideSymEntry *next,
+                       Dwarf_Addr          addr)
+{
+  if (e->size > 0)
+    return addr - e->addr < e->size;
+  /* Sizeless: trust it up to the next symbol, never past the last one. */
+  return next != NULL && addr < next->addr;
+}
+
+static const char *
+tide_sym_file_symbol_name (TideSymFile *file,
+                           Dwarf_Addr   addr)
+{
+  const TideSymEntry *entries = (const TideSymEntry *) file->symbols->data;
+  guint lo = 0;
+  guint hi = file->symbols->len;
+
+  /* lo = number of symbols starting at or below addr */
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+
+      if (entries[mid].addr <= addr)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+
+  /* The closest start usually covers addr; a few steps back find an
+   * enclosing symbol when a smaller one (a local label) sits in between. */
+  for (guint i = lo, steps = 0; i > 0 && steps < 8; i--, steps++)
+    {
+      const TideSymEntry *next = i < file->symbols->len ? &entries[i] : NULL;
+
+      if (tide_sym_entry_covers (&entries[i - 1], next, addr))
+        return entries[i - 1].name;
+    }
+  return NULL;
+}
+
+/* The name of the innermost function DIE around @addr, for files whose
+ * symbol tables lack it but whose DWARF has it. */
+static const char *
+tide_sym_file_dwarf_name (TideSymFile *file,
+                          Dwarf_Addr   addr)
+{
+  Dwarf_Addr cu_bias = 0;
+  Dwarf_Die *cu = dwfl_module_addrdie (file->module, addr, &cu_bias);
+  Dwarf_Die *scopes = NULL;
+  const char *name = NULL;
+  int n;
+
+  if (cu == NULL)
+    return NULL;
+  n = dwarf_getscopes (cu, addr - cu_bias, &scopes);
+  for (int i = 0; i < n && name == NULL; i++)
+    {
+      if (dwarf_tag (&scopes[i]) == DW_TAG_subprogram)
+        name = dwarf_diename (&scopes[i]);
+    }
+  free (scopes);
+  return name;
+}
+
+static void
+tide_sym_file_source (TideSymFile *file,
+                      Dwarf_Addr   addr,
+                      TideSymbol  *out)
+{
+  Dwfl_Line *line = dwfl_module_getsrc (file->module, addr);
+  const char *source;
+  const char *comp_dir;
+  int lineno = 0;
+
+  if (line == NULL)
+    return;
+  source = dwfl_lineinfo (line, NULL, &lineno, NULL, NULL, NULL);
+  if (source == NULL)
+    return;
+
+  /* Line tables often hold paths relative to the compilation directory. */
+  comp_dir = dwfl_line_comp_dir (line);
+  if (g_path_is_absolute (source) || comp_dir == NULL)
+    out->file = g_strdup (source);
+  else if (g_path_is_absolute (comp_dir))
+    out->file = g_canonicalize_filename (source, comp_dir);
+  else
+    out->file = g_build_filename (comp_dir, source, NULL);
+  out->line = lineno;
+}
+
+gboolean
+tide_symbolizer_lookup (TideSymbolizer *self,
+                        const char     *path,
+                        guint64         elf_address,
+                        TideSymbol     *out)
+{
+  TideSymFile *file;
+  Dwarf_Addr addr;
+  const char *name;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+
+  memset (out, 0, sizeof *out);
+  if (path == NULL || (file = tide_symbolizer_get_file (self, path)) == NULL)
+    return FALSE;
+
+  addr = elf_address + file->bias;
+  if (addr < file->low || addr >= file->high)
+    return FALSE;
+
+  name = tide_sym_file_symbol_name (file, addr);
+  if (name == NULL)
+    name = tide_sym_file_dwarf_name (file, addr);
+  if (name == NULL)
+    return FALSE;
+
+  out->function = tide_symbolizer_demangle (self, name);
+  tide_sym_file_source (file, addr, out);
+  return TRUE;
+}
