@@ -9,6 +9,50 @@
 #include "tide-storage-error.h"
 #include "tide-trace.h"
 
+#ifdef TIDE_HAVE_RENDER
+#include <gio/gio.h>
+
+#include "tide-render.h"
+#endif
+
+static int
+export_csv (TideTrace  *trace,
+            const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) rows = NULL;
+  g_autoptr(GString) csv = g_string_new (NULL);
+
+  rows = tide_report_steps (trace, &error);
+  if (rows == NULL)
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
+  tide_format_steps (csv, rows, TIDE_FORMAT_CSV);
+  if (!g_file_set_contents (path, csv->str, csv->len, &error))
+    return tide_cli_fail (TIDE_EXIT_FAILURE, "%s", error->message);
+  return TIDE_EXIT_OK;
+}
+
+static int
+export_png (TideTrace  *trace,
+            const char *path,
+            int         width,
+            int         height)
+{
+#ifdef TIDE_HAVE_RENDER
+  g_autoptr(GError) error = NULL;
+
+  if (!tide_render_timeline_png (trace, path, width, height, &error))
+    return tide_cli_fail (error->domain == G_IO_ERROR &&
+                          error->code == G_IO_ERROR_INVALID_ARGUMENT ? TIDE_EXIT_BAD_INPUT
+                                                                     : TIDE_EXIT_FAILURE,
+                          "%s", error->message);
+  return TIDE_EXIT_OK;
+#else
+  return tide_cli_fail (TIDE_EXIT_FAILURE, "this tidemark was built without PNG export "
+                        "(it needs GTK 4 at build time)");
+#endif
+}
+
 int
 tide_cli_export (int    argc,
                  char **argv)
@@ -16,33 +60,35 @@ tide_cli_export (int    argc,
   g_autoptr(GOptionContext) context = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(TideTrace) trace = NULL;
-  g_autoptr(GPtrArray) rows = NULL;
-  g_autoptr(GString) csv = g_string_new (NULL);
   g_auto(GStrv) files = NULL;
   g_autofree char *csv_path = NULL;
+  g_autofree char *png_path = NULL;
+  int width = 1600, height = 900;
+  int status = TIDE_EXIT_OK;
   GOptionEntry entries[] = {
     { "csv", 0, 0, G_OPTION_ARG_FILENAME, &csv_path, "Write the steps table as CSV", "FILE" },
+    { "png", 0, 0, G_OPTION_ARG_FILENAME, &png_path, "Draw the timeline as PNG", "FILE" },
+    { "width", 0, 0, G_OPTION_ARG_INT, &width, "PNG width in pixels (1600)", "W" },
+    { "height", 0, 0, G_OPTION_ARG_INT, &height, "PNG height in pixels (900)", "H" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, "TRACE" },
     { NULL }
   };
 
-  context = g_option_context_new ("TRACE - export a trace's tables");
+  context = g_option_context_new ("TRACE - export a trace's steps table and timeline");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
   if (files == NULL || files[0] == NULL || files[1] != NULL)
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "export needs exactly one trace file");
-  if (csv_path == NULL)
-    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "export needs --csv FILE");
+  if (csv_path == NULL && png_path == NULL)
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "export needs --csv FILE or --png FILE");
 
   trace = tide_trace_open (files[0], &error);
   if (trace == NULL)
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
-  rows = tide_report_steps (trace, &error);
-  if (rows == NULL)
-    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
-  tide_format_steps (csv, rows, TIDE_FORMAT_CSV);
-  if (!g_file_set_contents (csv_path, csv->str, csv->len, &error))
-    return tide_cli_fail (TIDE_EXIT_FAILURE, "%s", error->message);
-  return TIDE_EXIT_OK;
+  if (csv_path != NULL)
+    status = export_csv (trace, csv_path);
+  if (status == TIDE_EXIT_OK && png_path != NULL)
+    status = export_png (trace, png_path, width, height);
+  return status;
 }

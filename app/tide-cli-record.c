@@ -12,6 +12,7 @@
 #include "tide-report-format.h"
 #include "tide-report.h"
 #include "tide-trace.h"
+#include "tide-wire.h"
 
 #define SUMMARY_SUSPECTS 3
 
@@ -30,6 +31,39 @@ find_preload_library (void)
       g_file_test (built, G_FILE_TEST_EXISTS))
     return g_steal_pointer (&built);
   return g_build_filename (TIDE_PKGLIBDIR, TIDE_PRELOAD_NAME, NULL);
+}
+
+/* The tidemark Python package (and its bootstrap sitecustomize): next to
+ * this build, or the installed one. */
+static char *
+find_python_dir (void)
+{
+  const char *override = g_getenv ("TIDEMARK_PYTHON_DIR");
+  g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
+  g_autofree char *built = g_build_filename (TIDE_BUILD_ROOT, "capture", "python", NULL);
+
+  if (override != NULL && *override != '\0')
+    return g_strdup (override);
+  if (self != NULL && g_str_has_prefix (self, TIDE_BUILD_ROOT "/") &&
+      g_file_test (built, G_FILE_TEST_IS_DIR))
+    return g_steal_pointer (&built);
+  return g_build_filename (TIDE_PKGDATADIR, "python", NULL);
+}
+
+/* PYTHONPATH with the package first, the user's entries kept after it. */
+static GStrv
+python_environment (gboolean torch)
+{
+  g_autofree char *dir = find_python_dir ();
+  const char *theirs = g_getenv ("PYTHONPATH");
+  GStrv env = g_new0 (char *, 3);
+
+  if (theirs != NULL && *theirs != '\0')
+    env[0] = g_strdup_printf ("PYTHONPATH=%s:%s", dir, theirs);
+  else
+    env[0] = g_strdup_printf ("PYTHONPATH=%s", dir);
+  env[1] = g_strdup (torch ? TIDE_ENV_TORCH "=1" : TIDE_ENV_TORCH "=0");
+  return env;
 }
 
 static char *
@@ -77,6 +111,7 @@ tide_cli_record (int    argc,
   g_autofree char *output = NULL;
   g_autofree char *preload = NULL;
   g_auto(GStrv) command = NULL;
+  g_auto(GStrv) extra_env = NULL;
   gint64 sample_bytes = 0;
   gboolean all = FALSE, torch = FALSE, quiet = FALSE;
   gint poll_hz = 50;
@@ -106,19 +141,17 @@ tide_cli_record (int    argc,
   if (sample_bytes < 0 || poll_hz < 1 || poll_hz > 1000)
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "--sample-bytes must be positive and "
                                                "--poll-hz between 1 and 1000");
-  if (torch)
-    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "--torch is not available in this build yet");
-
   preload = find_preload_library ();
   if (!g_file_test (preload, G_FILE_TEST_EXISTS))
     return tide_cli_fail (TIDE_EXIT_FAILURE, "cannot find %s (set TIDEMARK_PRELOAD)", preload);
   if (output == NULL)
     output = default_output (command[0]);
+  extra_env = python_environment (torch);
 
   options = (TideRecordOptions) {
     .argv = command, .output = output, .preload_path = preload,
     .sample_bytes = (guint64) sample_bytes, .all = all, .poll_hz = (guint) poll_hz,
-    .quiet = quiet,
+    .quiet = quiet, .extra_env = (const char *const *) extra_env,
   };
   status = tide_record_run (&options, &error);
   if (status < 0)

@@ -15,6 +15,7 @@ G_BEGIN_DECLS
 int tide_cli_record (int argc, char **argv);
 int tide_cli_report (int argc, char **argv);
 int tide_cli_export (int argc, char **argv);
+int tide_cli_attach (int argc, char **argv);
 
 int tide_cli_fail   (int         status,
                      const char *format,

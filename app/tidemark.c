@@ -14,6 +14,8 @@
 static const char usage[] =
   "Usage:\n"
   "  tidemark record [-o trace.tide] [--sample-bytes N | --all] [--torch] -- CMD [ARGS]\n"
+  "  tidemark attach -p PID [-o trace.tide] [--duration S] [--step-symbol NAME |\n"
+  "                  --step-interval MS] [--uprobes malloc]\n"
   "  tidemark report trace.tide [--steps | --suspects | --retained [--step N] [--by stack|scope]]\n"
   "                             [--format text|csv|json]\n"
   "  tidemark export trace.tide [--csv out.csv]\n"
@@ -57,6 +59,10 @@ main (int    argc,
     return tide_cli_report (argc - 1, argv + 1);
   if (strcmp (argv[1], "export") == 0)
     return tide_cli_export (argc - 1, argv + 1);
+#ifdef TIDE_HAVE_ATTACH
+  if (strcmp (argv[1], "attach") == 0)
+    return tide_cli_attach (argc - 1, argv + 1);
+#endif
 
   fputs (usage, stderr);
   return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "unknown command '%s'", argv[1]);

@@ -14,13 +14,14 @@ typedef struct
   guint64     start;
   guint64     end;
   guint64     load_bias;
-  const char *path;  /* interned in the string chunk */
+  const char *path;  /* g_intern_string */
 } TideMapping;
 
 struct _TideAddressSpace
 {
-  GArray       *entries;  /* TideMapping, sorted by start, disjoint */
-  GStringChunk *paths;
+  GArray                *entries;  /* TideMapping, sorted by start, disjoint */
+  TideAddressMissFunc    miss_func;
+  gpointer               miss_data;
 };
 
 TideAddressSpace *
@@ -29,7 +30,6 @@ tide_address_space_new (void)
   TideAddressSpace *self = g_new0 (TideAddressSpace, 1);
 
   self->entries = g_array_new (FALSE, FALSE, sizeof (TideMapping));
-  self->paths = g_string_chunk_new (4096);
   return self;
 }
 
@@ -39,7 +39,6 @@ tide_address_space_free (TideAddressSpace *self)
   if (self == NULL)
     return;
   g_array_unref (self->entries);
-  g_string_chunk_free (self->paths);
   g_free (self);
 }
 
@@ -131,9 +130,33 @@ tide_address_space_add (TideAddressSpace *self,
   m.start = start;
   m.end = end;
   m.load_bias = load_bias;
-  m.path = g_string_chunk_insert_const (self->paths, path);
+  /* Interned process-wide: the same file has the same pointer in every
+   * address space, so frames can be keyed by it. */
+  m.path = g_intern_string (path);
   g_array_insert_val (self->entries,
                       tide_address_space_first_ending_after (self, start), m);
+}
+
+void
+tide_address_space_set_miss_func (TideAddressSpace    *self,
+                                  TideAddressMissFunc  func,
+                                  gpointer             user_data)
+{
+  self->miss_func = func;
+  self->miss_data = user_data;
+}
+
+static const TideMapping *
+tide_address_space_lookup (TideAddressSpace *self,
+                           guint64           pc)
+{
+  guint i = tide_address_space_first_ending_after (self, pc);
+  const TideMapping *m;
+
+  if (i == self->entries->len)
+    return NULL;
+  m = &g_array_index (self->entries, TideMapping, i);
+  return pc < m->start ? NULL : m;
 }
 
 gboolean
@@ -142,16 +165,14 @@ tide_address_space_resolve (TideAddressSpace *self,
                             const char      **path,
                             guint64          *load_bias)
 {
-  guint i;
   const TideMapping *m;
 
   g_return_val_if_fail (self != NULL, FALSE);
 
-  i = tide_address_space_first_ending_after (self, pc);
-  if (i == self->entries->len)
-    return FALSE;
-  m = &g_array_index (self->entries, TideMapping, i);
-  if (pc < m->start)
+  m = tide_address_space_lookup (self, pc);
+  if (m == NULL && self->miss_func != NULL && self->miss_func (self, pc, self->miss_data))
+    m = tide_address_space_lookup (self, pc);
+  if (m == NULL)
     return FALSE;
 
   if (path != NULL)

@@ -16,6 +16,12 @@ G_BEGIN_DECLS
 
 typedef struct _TideAddressSpace TideAddressSpace;
 
+/* Called when no entry holds @pc; returns TRUE if it added entries, and
+ * the lookup is then tried once more. */
+typedef gboolean (*TideAddressMissFunc) (TideAddressSpace *space,
+                                         guint64           pc,
+                                         gpointer          user_data);
+
 TideAddressSpace *tide_address_space_new          (void);
 void              tide_address_space_free         (TideAddressSpace *self);
 
@@ -32,14 +38,18 @@ void              tide_address_space_remove       (TideAddressSpace *self,
                                                    guint64           start,
                                                    guint64           end);
 
-/* Finds the entry holding @pc.  *@path stays valid for the lifetime of the
- * address space (paths are interned), even after the entry is removed. */
+/* Finds the entry holding @pc.  *@path is a g_intern_string(): valid for
+ * the whole process and equal, as a pointer, across address spaces. */
 gboolean          tide_address_space_resolve      (TideAddressSpace *self,
                                                    guint64           pc,
                                                    const char      **path,
                                                    guint64          *load_bias);
 
 guint             tide_address_space_get_n_entries (TideAddressSpace *self);
+
+void              tide_address_space_set_miss_func (TideAddressSpace    *self,
+                                                    TideAddressMissFunc  func,
+                                                    gpointer             user_data);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideAddressSpace, tide_address_space_free)
 

@@ -7,14 +7,19 @@
 
 #include "tide-address-space.h"
 #include "tide-live-table.h"
+#include "tide-nvml.h"
 #include "tide-procfs.h"
 #include "tide-recorder.h"
 #include "tide-stack-table.h"
+#include "tide-step-accumulator.h"
 #include "tide-trace-writer.h"
 
 G_BEGIN_DECLS
 
 typedef struct _TideRecorder TideRecorder;
+
+/* Device indexes the per-device counters keep (the wire allows int16). */
+#define TIDE_REC_MAX_DEVICES 64
 
 /* One connected process image (a fork or an exec makes a new one). */
 typedef struct
@@ -35,10 +40,15 @@ typedef struct
 
   TideAddressSpace *space;
   TideLiveTable    *live;
+  TideStepAccumulator *steps_acc;   /* step_series and step_stats, as records arrive */
+  TideLiveTable    *device_live;    /* device and pinned blocks: their addresses
+                                     * may repeat host ones (registered memory) */
   TideProcCounters *counters;
   TidePagemap      *pagemap;
   GHashTable       *threads;        /* tid -> threads.id */
   GHashTable       *scopes;         /* local scope id -> Scope* */
+  GHashTable       *pycodes;        /* PYFRAME_DEF id -> TidePyCode* */
+  gint              rank;           /* torch.distributed rank, -1: unknown */
 
   double            heap_live;      /* estimated live bytes, for the counters */
   double            mapped_live;
@@ -46,6 +56,11 @@ typedef struct
   gint64            written_mapped;
   gint64            last_rss;
   gint64            last_rss_shared;
+  gint64            maps_loaded_ns;  /* last fallback read of /proc/PID/maps */
+  double            pinned_live;
+  gint64            written_pinned;
+  gint64            device_allocated[TIDE_REC_MAX_DEVICES];  /* live recorded bytes */
+  gint64            written_device[TIDE_REC_MAX_DEVICES];
 } TideRecProcess;
 
 struct _TideRecorder
@@ -53,6 +68,7 @@ struct _TideRecorder
   const TideRecordOptions *options;
   TideTraceWriter         *writer;
   TideStackTable          *stacks;
+  TideNvml                *nvml;           /* NULL without NVML */
 
   char                    *socket_dir;
   char                    *socket_path;

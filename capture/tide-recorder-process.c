@@ -12,9 +12,13 @@
 
 #include <gio/gio.h>
 
+#include "tide-proc-maps.h"
 #include "tide-recorder-private.h"
 #include "tide-schema.h"
 #include "tide-wire.h"
+
+/* How often an unknown pc may send us to /proc/PID/maps. */
+#define MAPS_RELOAD_NS (G_GINT64_CONSTANT (100000000))
 
 /* A free may arrive before its allocation; past this it never will. */
 #define ORPHAN_LIFETIME_NS (G_GINT64_CONSTANT (2000000000))
@@ -60,6 +64,26 @@ read_cmdline (pid_t pid)
     if (contents[i] == '\0')
       contents[i] = ' ';
   return g_strndup (contents, len);
+}
+
+/* A pc outside every announced object: the object may still have been
+ * loading (dlopen) when it allocated.  /proc/PID/maps knows it already. */
+static gboolean
+on_unknown_pc (TideAddressSpace *space,
+               guint64           pc,
+               gpointer          user_data)
+{
+  TideRecProcess *self = user_data;
+  gint64 now = tide_recorder_now_ns ();
+  guint added;
+
+  if (self->end_ns != 0 || now - self->maps_loaded_ns < MAPS_RELOAD_NS)
+    return FALSE;
+  self->maps_loaded_ns = now;
+  tide_address_space_set_miss_func (space, NULL, NULL);
+  added = tide_proc_maps_load (space, self->pid);
+  tide_address_space_set_miss_func (space, on_unknown_pc, self);
+  return added > 0;
 }
 
 static TideRecProcess *
@@ -111,16 +135,25 @@ tide_rec_process_new (TideRecorder  *recorder,
   self->all_mode = (hello->flags & TIDE_HELLO_ALL) != 0;
   self->sample_bytes = hello->sample_bytes;
   self->space = tide_address_space_new ();
+  self->steps_acc = tide_step_accumulator_new ();
+  tide_address_space_set_miss_func (self->space, on_unknown_pc, self);
   self->live = tide_live_table_new ();
+  self->device_live = tide_live_table_new ();
   self->counters = tide_proc_counters_open (self->pid, NULL);
   self->pagemap = tide_pagemap_open (self->pid, NULL);
   self->threads = g_hash_table_new (g_direct_hash, g_direct_equal);
   self->scopes = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
                                         (GDestroyNotify) scope_free);
+  self->pycodes = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                         (GDestroyNotify) tide_py_code_free);
+  self->rank = -1;
   self->last_rss = -1;
   self->last_rss_shared = -1;
   self->written_heap = -1;
   self->written_mapped = -1;
+  self->written_pinned = -1;
+  for (guint i = 0; i < TIDE_REC_MAX_DEVICES; i++)
+    self->written_device[i] = -1;
 
   exe = record_string (record, sizeof *hello, len);
   cmdline = read_cmdline (self->pid);
@@ -221,10 +254,26 @@ account (TideRecProcess      *self,
 {
   double bytes = sign * (double) a->size * a->weight;
 
+  tide_step_accumulator_apply (self->steps_acc, a->stack_id, a->scope_id, a->device, a->kind,
+                               bytes, sign * a->weight, a->alloc_ns > self->last_step_end_ns);
   if (a->kind == TIDE_KIND_MMAP || a->kind == TIDE_KIND_BRK)
     self->mapped_live += bytes;
   else if (a->kind == TIDE_KIND_MALLOC)
     self->heap_live += bytes;
+  else if (a->kind == TIDE_KIND_PINNED)
+    self->pinned_live += bytes;
+  else if (a->kind == TIDE_KIND_DEVICE && a->device >= 0 && a->device < TIDE_REC_MAX_DEVICES)
+    self->device_allocated[a->device] += (gint64) (sign * (double) a->size);
+}
+
+/* Device and pinned blocks are matched among themselves: a registered
+ * (pinned) range starts where a host block does, and on a machine without
+ * unified addressing a device pointer may equal a host one. */
+static TideLiveTable *
+live_table_for (TideRecProcess *self,
+                guint           kind)
+{
+  return kind == TIDE_KIND_DEVICE || kind == TIDE_KIND_PINNED ? self->device_live : self->live;
 }
 
 static void
@@ -246,15 +295,15 @@ on_alloc (TideRecProcess      *self,
     .size = rec->size,
     .weight = rec->weight > 0 ? rec->weight : 1.0,
     .alloc_ns = rec->h.time_ns,
-    .stack_id = tide_stack_table_intern (self->recorder->stacks, self->space, rec->frames,
-                                         n_frames),
+    .stack_id = tide_stack_table_intern_mixed (self->recorder->stacks, self->space,
+                                               self->pycodes, rec->frames, n_frames),
     .scope_id = scope_id_for (self, rec->scope_id),
     .thread_id = thread_id_for (self, rec->h.tid, NULL),
     .device = rec->device,
     .kind = rec->kind,
   };
 
-  if (tide_live_table_alloc (self->live, &a, &free_ns))
+  if (tide_live_table_alloc (live_table_for (self, a.kind), &a, &free_ns))
     write_allocation (self, &a, free_ns);
   else
     account (self, &a, +1);
@@ -266,11 +315,31 @@ on_free (TideRecProcess     *self,
 {
   TideLiveAlloc a;
 
-  if (tide_live_table_release (self->live, rec->addr, rec->h.time_ns, &a))
+  if (tide_live_table_release (live_table_for (self, rec->kind), rec->addr, rec->h.time_ns, &a))
     {
       account (self, &a, -1);
       write_allocation (self, &a, rec->h.time_ns);
     }
+}
+
+static void
+write_series (const TideSeriesRow *row,
+              gpointer             user_data)
+{
+  tide_trace_writer_add_series (user_data, row);
+}
+
+/* What the step keeps, as the records arrived: the preload flushes every
+ * thread before it sends a step, so what happened before the step is in. */
+static void
+close_step_summaries (TideRecProcess *self,
+                      gint64          step_id)
+{
+  TideStepTotals totals;
+
+  tide_step_accumulator_close_step (self->steps_acc, step_id, write_series,
+                                    self->recorder->writer, &totals);
+  tide_trace_writer_add_step_totals (self->recorder->writer, &totals);
 }
 
 static void
@@ -287,6 +356,7 @@ on_step (TideRecProcess *self,
   self->recorder->total_steps++;
   tide_trace_writer_add_step (self->recorder->writer, id, self->id, self->n_steps, label,
                               start_ns, step->h.time_ns);
+  close_step_summaries (self, id);
   self->last_step_end_ns = step->h.time_ns;
   /* The marker arrives within a millisecond or so of the step end: RSS read
    * now stands for RSS at the end, and keeps "unattributed" honest. */
@@ -345,11 +415,46 @@ on_transfer (TideRecProcess         *self,
       self->protocol_errors++;
       return;
     }
-  stack_id = tide_stack_table_intern (self->recorder->stacks, self->space, rec->frames,
-                                      rec->n_frames);
+  stack_id = tide_stack_table_intern_mixed (self->recorder->stacks, self->space, self->pycodes,
+                                            rec->frames, rec->n_frames);
   tide_trace_writer_add_transfer (self->recorder->writer, self->id, rec->direction, rec->device,
                                   rec->bytes, rec->h.time_ns, rec->duration_ns, stack_id,
                                   scope_id_for (self, rec->scope_id));
+}
+
+/* Only what a process can know better than the recorder. */
+static void
+on_counter (TideRecProcess        *self,
+            const TideWireCounter *rec)
+{
+  if (rec->counter != TIDE_COUNTER_TORCH_ALLOCATED && rec->counter != TIDE_COUNTER_TORCH_RESERVED)
+    {
+      self->protocol_errors++;
+      return;
+    }
+  tide_trace_writer_add_counter (self->recorder->writer, self->id, (gint) rec->counter,
+                                 rec->device, rec->h.time_ns, rec->value);
+}
+
+/* A Python code object: "file NUL function NUL" after the fixed part. */
+static void
+on_pyframe_def (TideRecProcess           *self,
+                const TideWirePyFrameDef *def,
+                gsize                     len)
+{
+  gsize room = len - sizeof *def;
+  TidePyCode *code;
+
+  if (def->id == 0 || def->file_len >= room)
+    {
+      self->protocol_errors++;
+      return;
+    }
+  code = g_new0 (TidePyCode, 1);
+  code->file = g_strndup (def->strings, def->file_len);
+  code->function = g_strndup (def->strings + def->file_len + 1, room - def->file_len - 1);
+  code->first_line = def->first_line;
+  g_hash_table_replace (self->pycodes, GUINT_TO_POINTER (def->id), code);
 }
 
 static gboolean
@@ -403,6 +508,23 @@ dispatch (TideRecProcess       *self,
       if (len < sizeof (TideWireTransfer))
         return FALSE;
       on_transfer (self, (const TideWireTransfer *) h, len);
+      break;
+    case TIDE_WIRE_COUNTER:
+      if (len < sizeof (TideWireCounter))
+        return FALSE;
+      on_counter (self, (const TideWireCounter *) h);
+      break;
+    case TIDE_WIRE_PYFRAME_DEF:
+      if (len < sizeof (TideWirePyFrameDef))
+        return FALSE;
+      on_pyframe_def (self, (const TideWirePyFrameDef *) h, len);
+      break;
+    case TIDE_WIRE_PROCESS_INFO:
+      if (len < sizeof (TideWireProcessInfo))
+        return FALSE;
+      self->rank = ((const TideWireProcessInfo *) h)->rank;
+      if (self->rank >= 0)
+        tide_trace_writer_set_process_rank (self->recorder->writer, self->id, self->rank);
       break;
     default:
       /* A newer preload may send records we do not know: skip them. */
@@ -463,6 +585,23 @@ sample_rss (TideRecProcess *self,
                  &self->last_rss_shared);
 }
 
+/* Live bytes of the recorded device blocks, per device that ever had any. */
+static void
+write_device_counters (TideRecProcess *self,
+                       gint64          now_ns)
+{
+  for (gint d = 0; d < TIDE_REC_MAX_DEVICES; d++)
+    {
+      if (self->device_allocated[d] == self->written_device[d]
+          || (self->written_device[d] < 0 && self->device_allocated[d] == 0))
+        continue;
+      self->written_device[d] = self->device_allocated[d];
+      tide_trace_writer_add_counter (self->recorder->writer, self->id,
+                                     TIDE_COUNTER_DEVICE_ALLOCATED, d, now_ns,
+                                     self->device_allocated[d]);
+    }
+}
+
 /* One tick of the counter poll: RSS from statm, and the heap and mapped
  * bytes of the recorded live blocks. */
 void
@@ -476,9 +615,14 @@ tide_rec_process_poll (TideRecProcess *self,
                  &self->written_heap);
   write_counter (self, TIDE_COUNTER_MAPPED, now_ns, (gint64) (self->mapped_live + 0.5),
                  &self->written_mapped);
+  if (self->pinned_live > 0 || self->written_pinned > 0)
+    write_counter (self, TIDE_COUNTER_PINNED, now_ns, (gint64) (self->pinned_live + 0.5),
+                   &self->written_pinned);
+  write_device_counters (self, now_ns);
 
   /* Frees whose allocation never arrived were of unrecorded blocks. */
   tide_live_table_expire_orphans (self->live, now_ns - ORPHAN_LIFETIME_NS);
+  tide_live_table_expire_orphans (self->device_live, now_ns - ORPHAN_LIFETIME_NS);
 }
 
 void
@@ -508,8 +652,11 @@ void
 tide_rec_process_flush_live (TideRecProcess *self)
 {
   tide_live_table_foreach (self->live, write_still_live, self);
+  tide_live_table_foreach (self->device_live, write_still_live, self);
   g_clear_pointer (&self->live, tide_live_table_free);
+  g_clear_pointer (&self->device_live, tide_live_table_free);
   self->live = tide_live_table_new ();
+  self->device_live = tide_live_table_new ();
 }
 
 void
@@ -518,10 +665,13 @@ tide_rec_process_free (TideRecProcess *self)
   if (self == NULL)
     return;
   g_clear_pointer (&self->space, tide_address_space_free);
+  g_clear_pointer (&self->steps_acc, tide_step_accumulator_free);
   g_clear_pointer (&self->live, tide_live_table_free);
+  g_clear_pointer (&self->device_live, tide_live_table_free);
   g_clear_pointer (&self->counters, tide_proc_counters_free);
   g_clear_pointer (&self->pagemap, tide_pagemap_free);
   g_clear_pointer (&self->threads, g_hash_table_unref);
   g_clear_pointer (&self->scopes, g_hash_table_unref);
+  g_clear_pointer (&self->pycodes, g_hash_table_unref);
   g_free (self);
 }

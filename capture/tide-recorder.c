@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
@@ -139,6 +140,9 @@ target_environment (TideRecorder *self)
   env = g_environ_setenv (env, "LD_PRELOAD", preload, TRUE);
   env = g_environ_setenv (env, TIDE_ENV_SOCKET, self->socket_path, TRUE);
   env = g_environ_setenv (env, TIDE_ENV_SAMPLE_BYTES, sample, TRUE);
+  /* NVTX ranges become scopes (tide-preload-nvtx.c), unless another tool
+   * (Nsight) already takes them. */
+  env = g_environ_setenv (env, "NVTX_INJECTION64_PATH", o->preload_path, FALSE);
   if (o->all)
     env = g_environ_setenv (env, TIDE_ENV_ALL, "1", TRUE);
   else
@@ -319,6 +323,8 @@ poll_counters (TideRecorder *self)
       if (p->end_ns == 0 && p->last_rss > 0)
         job_rss += p->last_rss;
     }
+  if (self->nvml != NULL)
+    tide_nvml_poll (self->nvml, self, now);
   self->peak_rss = MAX (self->peak_rss, job_rss);
 }
 
@@ -375,6 +381,8 @@ run_loop (TideRecorder *self)
 
       if (poll ((struct pollfd *) fds->data, fds->len, 100) < 0 && errno != EINTR)
         break;
+      /* Cheap, and the target's exit is never missed even if a SIGCHLD is. */
+      reap_children (self);
 
       {
         struct pollfd *pfd = (struct pollfd *) fds->data;
@@ -396,6 +404,36 @@ run_loop (TideRecorder *self)
     }
 }
 
+/* The target's connection usually closes before its exit is reaped, so its
+ * last image gets the exit status here, once it is known. */
+static void
+record_child_status (TideRecorder *self)
+{
+  if (!self->child_exited)
+    return;
+  for (guint i = self->processes->len; i-- > 0;)
+    {
+      TideRecProcess *p = g_ptr_array_index (self->processes, i);
+
+      if (p->pid != self->child)
+        continue;
+      tide_trace_writer_end_process (self->writer, p->id, p->end_ns, self->child_status,
+                                     p->dropped);
+      return;
+    }
+}
+
+/* The recorder's own high-water mark, so a trace says what it cost. */
+static gint64
+recorder_peak_rss (void)
+{
+  struct rusage usage;
+
+  if (getrusage (RUSAGE_SELF, &usage) != 0)
+    return 0;
+  return (gint64) usage.ru_maxrss * 1024;
+}
+
 /* Ends every image, writes the blocks nobody freed, and the summaries. */
 static gboolean
 finish_trace (TideRecorder  *self,
@@ -411,9 +449,11 @@ finish_trace (TideRecorder  *self,
         close_process (self, p);
       tide_rec_process_flush_live (p);
     }
+  record_child_status (self);
   tide_trace_writer_set_meta_int (self->writer, "end_ns", end_ns);
   tide_trace_writer_set_meta_int (self->writer, "exit_status", self->child_status);
   tide_trace_writer_set_meta_int (self->writer, "dropped_events", self->total_dropped);
+  tide_trace_writer_set_meta_int (self->writer, "recorder_peak_rss", recorder_peak_rss ());
   g_clear_pointer (&self->stacks, tide_stack_table_free);
   return tide_trace_writer_finish (self->writer, error);
 }
@@ -433,6 +473,7 @@ recorder_clear (TideRecorder *self)
   g_clear_pointer (&self->processes, g_ptr_array_unref);
   g_clear_pointer (&self->pending, g_ptr_array_unref);
   g_clear_pointer (&self->stacks, tide_stack_table_free);
+  g_clear_pointer (&self->nvml, tide_nvml_free);
   g_clear_pointer (&self->writer, tide_trace_writer_free);
   if (self->listen_fd >= 0)
     close (self->listen_fd);
@@ -485,6 +526,11 @@ tide_record_run (const TideRecordOptions  *options,
   self.rx_buffer = g_malloc (TIDE_WIRE_MAX_MESSAGE);
   self.start_ns = tide_recorder_now_ns ();
 
+  /* Signals are blocked before any thread starts: a thread that left them
+   * unblocked would take SIGCHLD (lost: the child's exit is never seen) or a
+   * GUI's SIGINT (fatal) away from the signalfd. */
+  if (!open_signal_and_timer (&self, error))
+    goto out;
   self.writer = tide_trace_writer_new (options->output, error);
   if (self.writer == NULL)
     goto out;
@@ -492,9 +538,10 @@ tide_record_run (const TideRecordOptions  *options,
   write_run_meta (&self);
 
   if (!open_socket (&self, error) ||
-      !open_signal_and_timer (&self, error) ||
       !spawn_target (&self, error))
     goto out;
+  /* After the spawn: NVML can take a while to start, the target need not. */
+  self.nvml = tide_nvml_open ();
 
   run_loop (&self);
   if (!finish_trace (&self, error))

@@ -6,6 +6,7 @@
 #include "tide-schema.h"
 #include "tide-stack-table.h"
 #include "tide-symbolizer.h"
+#include "tide-wire.h"
 
 typedef struct
 {
@@ -31,6 +32,7 @@ struct _TideStackTable
   TideTraceWriter *writer;
   GHashTable      *frames;   /* FrameKey* -> id */
   GHashTable      *nodes;    /* NodeKey* -> id */
+  GHashTable      *pyframes; /* "file\nfunction\nline" -> id */
   gint64           next_frame_id;
   gint64           next_node_id;
 
@@ -75,7 +77,8 @@ write_frame (TideTraceWriter *writer,
 {
   TideFrameRow row = {
     .id = job->id,
-    .kind = TIDE_FRAME_NATIVE,
+    .kind = job->path == NULL && job->offset == TIDE_STACK_FRAMES_MISSING
+            ? TIDE_FRAME_MISSING : TIDE_FRAME_NATIVE,
     .function = symbol ? symbol->function : NULL,
     .file = symbol ? symbol->file : NULL,
     .line = symbol ? symbol->line : 0,
@@ -118,6 +121,7 @@ tide_stack_table_new (TideTraceWriter *writer)
   self->writer = writer;
   self->frames = g_hash_table_new_full (frame_key_hash, frame_key_equal, g_free, NULL);
   self->nodes = g_hash_table_new_full (node_key_hash, node_key_equal, g_free, NULL);
+  self->pyframes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->next_frame_id = 1;
   self->next_node_id = 1;
   self->jobs = g_async_queue_new ();
@@ -136,6 +140,7 @@ tide_stack_table_free (TideStackTable *self)
   g_async_queue_unref (self->jobs);
   g_hash_table_unref (self->frames);
   g_hash_table_unref (self->nodes);
+  g_hash_table_unref (self->pyframes);
   g_free (self);
 }
 
@@ -150,9 +155,9 @@ intern_frame (TideStackTable   *self,
   gpointer id;
   FrameJob *job;
 
-  if (tide_address_space_resolve (space, pc, &path, &bias))
+  if (pc != TIDE_STACK_FRAMES_MISSING && tide_address_space_resolve (space, pc, &path, &bias))
     {
-      key.path = g_intern_string (path);
+      key.path = path;  /* already interned by the address space */
       key.offset = pc - bias;
     }
   id = g_hash_table_lookup (self->frames, &key);
@@ -167,6 +172,44 @@ intern_frame (TideStackTable   *self,
   return self->next_frame_id++;
 }
 
+void
+tide_py_code_free (TidePyCode *code)
+{
+  if (code == NULL)
+    return;
+  g_free (code->file);
+  g_free (code->function);
+  g_free (code);
+}
+
+/* Python frames are complete when they arrive: written at once, shared by
+ * every process that runs the same file, function and line. */
+static gint64
+intern_pyframe (TideStackTable *self,
+                GHashTable     *pycodes,
+                guint64         tagged)
+{
+  const TidePyCode *code = pycodes ? g_hash_table_lookup (pycodes,
+                                                          GUINT_TO_POINTER (tide_wire_pyframe_id (tagged)))
+                                   : NULL;
+  const char *file = code ? code->file : "?", *function = code ? code->function : "?";
+  gint line = (gint) tide_wire_pyframe_line (tagged);
+  char *key = g_strdup_printf ("%s\n%s\n%d", file, function, line);
+  gpointer id = g_hash_table_lookup (self->pyframes, key);
+  TideFrameRow row;
+
+  if (id != NULL)
+    {
+      g_free (key);
+      return GPOINTER_TO_SIZE (id);
+    }
+  g_hash_table_insert (self->pyframes, key, GSIZE_TO_POINTER (self->next_frame_id));
+  row = (TideFrameRow) { .id = self->next_frame_id, .kind = TIDE_FRAME_PYTHON,
+                         .function = function, .file = file, .line = line };
+  tide_trace_writer_add_frame (self->writer, &row);
+  return self->next_frame_id++;
+}
+
 /* @return_addresses are innermost first; the tree is built from the
  * outermost frame down, so callers shared by many stacks are stored once. */
 gint64
@@ -175,11 +218,23 @@ tide_stack_table_intern (TideStackTable   *self,
                          const guint64    *return_addresses,
                          guint             n_frames)
 {
+  return tide_stack_table_intern_mixed (self, space, NULL, return_addresses, n_frames);
+}
+
+gint64
+tide_stack_table_intern_mixed (TideStackTable   *self,
+                               TideAddressSpace *space,
+                               GHashTable       *pycodes,
+                               const guint64    *return_addresses,
+                               guint             n_frames)
+{
   gint64 parent = 0;
 
   for (guint i = n_frames; i-- > 0;)
     {
-      NodeKey key = { parent, intern_frame (self, space, return_addresses[i]) };
+      guint64 pc = return_addresses[i];
+      NodeKey key = { parent, tide_wire_is_pyframe (pc) ? intern_pyframe (self, pycodes, pc)
+                                                        : intern_frame (self, space, pc) };
       gpointer id = g_hash_table_lookup (self->nodes, &key);
 
       if (id == NULL)

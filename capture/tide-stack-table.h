@@ -21,11 +21,32 @@ G_BEGIN_DECLS
 
 typedef struct _TideStackTable TideStackTable;
 
+/* A return address of this value stands for frames the unwinder could not
+ * recover: it is stored as one TIDE_FRAME_MISSING frame.  No user address,
+ * and bit 63 (Python frames, tide-wire.h) is clear. */
+#define TIDE_STACK_FRAMES_MISSING G_GUINT64_CONSTANT (0x7fffffffffffffff)
+
 TideStackTable *tide_stack_table_new     (TideTraceWriter  *writer);
 gint64          tide_stack_table_intern  (TideStackTable   *self,
                                           TideAddressSpace *space,
                                           const guint64    *return_addresses,
                                           guint             n_frames);
+/* Like tide_stack_table_intern, for stacks that may hold Python frames
+ * (tide-wire.h, TIDE_WIRE_PYFRAME_BIT): @pycodes maps a process's
+ * PYFRAME_DEF ids to TidePyCode*. */
+typedef struct
+{
+  char *file;
+  char *function;
+  gint  first_line;
+} TidePyCode;
+
+gint64          tide_stack_table_intern_mixed (TideStackTable   *self,
+                                               TideAddressSpace *space,
+                                               GHashTable       *pycodes,
+                                               const guint64    *frames,
+                                               guint             n_frames);
+void            tide_py_code_free        (TidePyCode       *code);
 guint           tide_stack_table_get_n_frames (TideStackTable *self);
 void            tide_stack_table_free    (TideStackTable   *self);
 

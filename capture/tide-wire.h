@@ -30,6 +30,7 @@
 #define TIDE_ENV_SAMPLE_BYTES  "TIDEMARK_SAMPLE_BYTES"  /* mean sampling interval in bytes */
 #define TIDE_ENV_ALL           "TIDEMARK_ALL"           /* "1": record every allocation */
 #define TIDE_ENV_SEED          "TIDEMARK_SEED"          /* optional: fixed sampler seed */
+#define TIDE_ENV_TORCH         "TIDEMARK_TORCH"         /* "1": PyTorch hooks (`record --torch`) */
 
 #define TIDE_DEFAULT_SAMPLE_BYTES (64u * 1024u)
 
@@ -45,6 +46,11 @@ typedef enum
   TIDE_WIRE_DROPPED   = 8,
   TIDE_WIRE_UNMAPPING = 9,
   TIDE_WIRE_TRANSFER  = 10,
+  /* 11..19: Python (tide-preload-python.c). */
+  TIDE_WIRE_PYFRAME_DEF  = 11,
+  TIDE_WIRE_PROCESS_INFO = 12,
+  /* 20..: device memory (tide-preload-cuda*.c). */
+  TIDE_WIRE_COUNTER      = 20,
 } TideWireType;
 
 /* What kind of memory an ALLOC/FREE record is about. */
@@ -55,6 +61,7 @@ typedef enum
   TIDE_KIND_BRK    = 3,  /* brk/sbrk growth */
   TIDE_KIND_DEVICE = 4,  /* accelerator memory (device issue) */
   TIDE_KIND_PINNED = 5,  /* page-locked host memory (device issue) */
+  TIDE_KIND_PAGE   = 6,  /* `attach`: a resident page, by the stack that first touched it */
 } TideAllocKind;
 
 typedef struct
@@ -174,6 +181,78 @@ typedef struct
   uint64_t frames[];
 } TideWireTransfer;
 
+/* Python frames in a stack.  A `frames[]` entry of ALLOC or TRANSFER with
+ * bit 63 set is not a return address but a Python frame: bits 32..62 hold
+ * the id of a PYFRAME_DEF of this process, bits 0..31 the line number.  The
+ * preload puts them where the interpreter's evaluation frames were among the
+ * native frames (those are removed), so frames[] stays one mixed stack,
+ * innermost first.  User-space addresses never have bit 63 set. */
+#define TIDE_WIRE_PYFRAME_BIT (UINT64_C (1) << 63)
+
+static inline uint64_t
+tide_wire_pyframe_pack (uint32_t id,
+                        uint32_t line)
+{
+  return TIDE_WIRE_PYFRAME_BIT | ((uint64_t) (id & 0x7fffffffu) << 32) | line;
+}
+
+static inline int
+tide_wire_is_pyframe (uint64_t frame)
+{
+  return (frame & TIDE_WIRE_PYFRAME_BIT) != 0;
+}
+
+static inline uint32_t
+tide_wire_pyframe_id (uint64_t frame)
+{
+  return (uint32_t) (frame >> 32) & 0x7fffffffu;
+}
+
+static inline uint32_t
+tide_wire_pyframe_line (uint64_t frame)
+{
+  return (uint32_t) frame;
+}
+
+/* A Python code object, sent once per process before any frames[] entry
+ * names it (and again on the new connection after a fork). */
+typedef struct
+{
+  TideWireHeader h;
+  uint32_t id;             /* > 0, unique in this process */
+  int32_t  first_line;     /* co_firstlineno */
+  uint32_t file_len;       /* bytes of the file name, NUL excluded */
+  uint32_t reserved;
+  char     strings[];      /* co_filename NUL co_qualname (co_name before 3.11) NUL */
+} TideWirePyFrameDef;
+
+/* What the process says about itself: its torch.distributed rank, from
+ * RANK / LOCAL_RANK / WORLD_SIZE; -1 where unknown. */
+typedef struct
+{
+  TideWireHeader h;
+  int32_t  rank;
+  int32_t  local_rank;
+  int32_t  world_size;
+  uint32_t reserved;
+} TideWireProcessInfo;
+
+_Static_assert (sizeof (TideWirePyFrameDef) == 32, "pyframe def is 32 bytes plus strings");
+_Static_assert (sizeof (TideWireProcessInfo) == 32, "process info is 32 bytes");
+/* A value the process measured itself (tidemark_preload_counter): the
+ * `--torch` hooks send torch.cuda.memory_allocated/memory_reserved per
+ * device at each step end.  counter is a TideCounter of storage/tide-schema.h;
+ * the recorder takes only the ones a process may report. */
+typedef struct
+{
+  TideWireHeader h;
+  uint32_t counter;
+  int16_t  device;         /* -1 host */
+  uint16_t reserved;
+  int64_t  value;
+} TideWireCounter;
+
+_Static_assert (sizeof (TideWireCounter) == 32, "counter is 32 bytes");
 _Static_assert (sizeof (TideWireHeader) == 16, "wire header is 16 bytes");
 _Static_assert (sizeof (TideWireHello) == 40, "hello is 40 bytes plus exe");
 _Static_assert (sizeof (TideWireMapping) == 40, "mapping is 40 bytes plus path");

@@ -4,14 +4,13 @@
  * Summaries built once when a capture ends, so that reports and the timeline
  * never scan the allocations table again:
  *
- *  - step_series: live bytes and count per (stack, scope, device) at the end
- *    of every step, written only where the value changed.  It comes from one
- *    sweep per process over two index-ordered streams, the allocation times
- *    and the free times, merged with the step ends: O(n log n) for n
- *    allocations instead of O(n * steps).
- *  - step_stats: per step, live heap/mapped/device bytes at its end, bytes
- *    allocated in the step and still live at its end, RSS at its end, and how
- *    much of it recorded allocations explain (from step_residency).
+ *  - step_series and step_stats (TideStepAccumulator): the recorder writes
+ *    them at every step as it goes.  For a process without them (a trace
+ *    written by other means) they come from one sweep over two ordered
+ *    streams, the allocation times and the free times, merged with the step
+ *    ends: O(n log n) for n allocations instead of O(n * steps).
+ *  - step_stats also gets RSS at each step end, and how much of it recorded
+ *    allocations explain (from step_residency).
  *  - counter_lod: min/max/last per time bucket at TIDE_LOD_LEVELS zoom levels.
  */
 #include "config.h"
@@ -20,27 +19,8 @@
 
 #include "tide-analysis.h"
 #include "tide-schema.h"
+#include "tide-step-accumulator.h"
 #include "tide-storage-error.h"
-
-/* Same numbering as TideAllocKind in capture/tide-wire.h. */
-enum { KIND_MALLOC = 1, KIND_MMAP = 2, KIND_BRK = 3, KIND_DEVICE = 4, KIND_PINNED = 5 };
-
-typedef struct
-{
-  gint64 stack_id;
-  gint64 scope_id;
-  gint   device;
-} SeriesKey;
-
-typedef struct
-{
-  SeriesKey key;
-  double    live_bytes;
-  double    live_count;
-  gint64    written_bytes;
-  gint64    written_count;
-  gboolean  dirty;
-} Series;
 
 typedef struct
 {
@@ -57,8 +37,8 @@ typedef struct
   gint64 scope_id;
   gint   device;
   gint   kind;
-  double bytes;     /* size * weight */
-  double count;     /* weight */
+  double bytes;     /* size * weight, negative for a free */
+  double count;     /* weight, negative for a free */
 } Event;
 
 typedef struct
@@ -66,31 +46,8 @@ typedef struct
   sqlite3      *db;
   sqlite3_stmt *insert_series;
   sqlite3_stmt *insert_stats;
-  GHashTable   *series;      /* SeriesKey* -> Series* */
-  GPtrArray    *dirty;       /* Series* changed since the last step end */
-  double        heap_live;
-  double        mapped_live;
-  double        device_live;
-  double        born_bytes;  /* allocated in the current step, still live */
-  double        born_count;
+  gboolean      failed;
 } Sweep;
-
-static guint
-series_key_hash (gconstpointer p)
-{
-  const SeriesKey *k = p;
-
-  return (guint) (k->stack_id * 2654435761u) ^ (guint) (k->scope_id * 40503u) ^ (guint) k->device;
-}
-
-static gboolean
-series_key_equal (gconstpointer a,
-                  gconstpointer b)
-{
-  const SeriesKey *x = a, *y = b;
-
-  return x->stack_id == y->stack_id && x->scope_id == y->scope_id && x->device == y->device;
-}
 
 static gboolean
 prepare (sqlite3       *db,
@@ -146,80 +103,54 @@ read_event (sqlite3_stmt *stmt,
 }
 
 static void
-sweep_apply (Sweep       *sweep,
-             const Event *ev,
-             gint64       step_start_ns)
+write_series (const TideSeriesRow *row,
+              gpointer             user_data)
 {
-  SeriesKey key = { ev->stack_id, ev->scope_id, ev->device };
-  Series *s = g_hash_table_lookup (sweep->series, &key);
+  Sweep *sweep = user_data;
+  sqlite3_stmt *ins = sweep->insert_series;
 
-  if (s == NULL)
-    {
-      s = g_new0 (Series, 1);
-      s->key = key;
-      g_hash_table_insert (sweep->series, &s->key, s);
-    }
-  s->live_bytes += ev->bytes;
-  s->live_count += ev->count;
-  if (!s->dirty)
-    {
-      s->dirty = TRUE;
-      g_ptr_array_add (sweep->dirty, s);
-    }
-
-  if (ev->kind == KIND_DEVICE)
-    sweep->device_live += ev->bytes;
-  else if (ev->kind == KIND_MMAP || ev->kind == KIND_BRK)
-    sweep->mapped_live += ev->bytes;
-  else
-    sweep->heap_live += ev->bytes;
-
-  /* Only what was born in this step counts as retained by it. */
-  if (ev->alloc_ns > step_start_ns)
-    {
-      sweep->born_bytes += ev->bytes;
-      sweep->born_count += ev->count;
-    }
+  sqlite3_bind_int64 (ins, 1, row->step_id);
+  if (row->stack_id) sqlite3_bind_int64 (ins, 2, row->stack_id); else sqlite3_bind_null (ins, 2);
+  if (row->scope_id) sqlite3_bind_int64 (ins, 3, row->scope_id); else sqlite3_bind_null (ins, 3);
+  sqlite3_bind_int (ins, 4, row->device);
+  sqlite3_bind_int64 (ins, 5, row->live_bytes);
+  sqlite3_bind_int64 (ins, 6, row->live_count);
+  if (!sweep->failed && !step_done (ins, sweep->db, NULL))
+    sweep->failed = TRUE;
 }
 
 static gboolean
-sweep_close_step (Sweep       *sweep,
-                  const Step  *step,
-                  GError     **error)
+sweep_close_step (Sweep               *sweep,
+                  TideStepAccumulator *acc,
+                  const Step          *step,
+                  GError             **error)
 {
-  sqlite3_stmt *ins = sweep->insert_series;
+  sqlite3_stmt *ins = sweep->insert_stats;
+  TideStepTotals totals;
 
-  for (guint i = 0; i < sweep->dirty->len; i++)
+  tide_step_accumulator_close_step (acc, step->id, write_series, sweep, &totals);
+  if (sweep->failed)
     {
-      Series *s = g_ptr_array_index (sweep->dirty, i);
-      gint64 bytes = (gint64) (s->live_bytes + 0.5);
-      gint64 count = (gint64) (s->live_count + 0.5);
-
-      s->dirty = FALSE;
-      if (bytes == s->written_bytes && count == s->written_count)
-        continue;
-      s->written_bytes = bytes;
-      s->written_count = count;
-      sqlite3_bind_int64 (ins, 1, step->id);
-      if (s->key.stack_id) sqlite3_bind_int64 (ins, 2, s->key.stack_id); else sqlite3_bind_null (ins, 2);
-      if (s->key.scope_id) sqlite3_bind_int64 (ins, 3, s->key.scope_id); else sqlite3_bind_null (ins, 3);
-      sqlite3_bind_int (ins, 4, s->key.device);
-      sqlite3_bind_int64 (ins, 5, bytes);
-      sqlite3_bind_int64 (ins, 6, count);
-      if (!step_done (ins, sweep->db, error))
-        return FALSE;
+      tide_sqlite_set_error (error, sweep->db, "cannot summarize the trace");
+      return FALSE;
     }
-  g_ptr_array_set_size (sweep->dirty, 0);
+  sqlite3_bind_int64 (ins, 1, totals.step_id);
+  sqlite3_bind_int64 (ins, 2, totals.heap_live);
+  sqlite3_bind_int64 (ins, 3, totals.mapped_live);
+  sqlite3_bind_int64 (ins, 4, totals.device_live);
+  sqlite3_bind_int64 (ins, 5, totals.retained_bytes);
+  sqlite3_bind_int64 (ins, 6, totals.retained_count);
+  return step_done (ins, sweep->db, error);
+}
 
-  sqlite3_bind_int64 (sweep->insert_stats, 1, step->id);
-  sqlite3_bind_int64 (sweep->insert_stats, 2, (gint64) (sweep->heap_live + 0.5));
-  sqlite3_bind_int64 (sweep->insert_stats, 3, (gint64) (sweep->mapped_live + 0.5));
-  sqlite3_bind_int64 (sweep->insert_stats, 4, (gint64) (sweep->device_live + 0.5));
-  sqlite3_bind_int64 (sweep->insert_stats, 5, (gint64) (sweep->born_bytes + 0.5));
-  sqlite3_bind_int64 (sweep->insert_stats, 6, (gint64) (sweep->born_count + 0.5));
-  sweep->born_bytes = 0;
-  sweep->born_count = 0;
-  return step_done (sweep->insert_stats, sweep->db, error);
+static void
+sweep_apply (TideStepAccumulator *acc,
+             const Event         *ev,
+             gint64               step_start_ns)
+{
+  /* Only what was born in this step counts as retained by it. */
+  tide_step_accumulator_apply (acc, ev->stack_id, ev->scope_id, ev->device, ev->kind,
+                               ev->bytes, ev->count, ev->alloc_ns > step_start_ns);
 }
 
 static GArray *
@@ -258,6 +189,7 @@ sweep_process (Sweep   *sweep,
                GError **error)
 {
   g_autoptr(GArray) steps = load_steps (sweep->db, process_id, error);
+  g_autoptr(TideStepAccumulator) acc = tide_step_accumulator_new ();
   sqlite3_stmt *allocs = NULL, *frees = NULL;
   Event a, f;
   gboolean have_a, have_f, ok = TRUE;
@@ -278,10 +210,6 @@ sweep_process (Sweep   *sweep,
   sqlite3_bind_int64 (allocs, 1, process_id);
   sqlite3_bind_int64 (frees, 1, process_id);
 
-  sweep->heap_live = sweep->mapped_live = sweep->device_live = 0;
-  sweep->born_bytes = sweep->born_count = 0;
-  g_hash_table_remove_all (sweep->series);
-
   have_a = read_event (allocs, FALSE, &a);
   have_f = read_event (frees, TRUE, &f);
 
@@ -297,18 +225,18 @@ sweep_process (Sweep   *sweep,
 
           if (take_free)
             {
-              sweep_apply (sweep, &f, step->start_ns);
+              sweep_apply (acc, &f, step->start_ns);
               have_f = read_event (frees, TRUE, &f);
             }
           else if (have_a && a.ts <= step->end_ns)
             {
-              sweep_apply (sweep, &a, step->start_ns);
+              sweep_apply (acc, &a, step->start_ns);
               have_a = read_event (allocs, FALSE, &a);
             }
           else
             break;
         }
-      ok = sweep_close_step (sweep, step, error);
+      ok = sweep_close_step (sweep, acc, step, error);
     }
 
   sqlite3_finalize (allocs);
@@ -325,15 +253,15 @@ build_series_and_stats (sqlite3  *db,
   gboolean ok = FALSE;
   int rc;
 
-  sweep.series = g_hash_table_new_full (series_key_hash, series_key_equal, NULL, g_free);
-  sweep.dirty = g_ptr_array_new ();
-
   if (!prepare (db, "INSERT INTO step_series (step_id, stack_id, scope_id, device, live_bytes,"
                     " live_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &sweep.insert_series, error) ||
       !prepare (db, "INSERT INTO step_stats (step_id, heap_live_end, mapped_live_end,"
                     " device_live_end, retained_bytes, retained_count) VALUES"
                     " (?1, ?2, ?3, ?4, ?5, ?6)", &sweep.insert_stats, error) ||
-      !prepare (db, "SELECT id FROM processes ORDER BY id", &procs, error))
+      /* Processes with steps whose summaries the recorder did not write. */
+      !prepare (db, "SELECT p.id FROM processes p WHERE EXISTS (SELECT 1 FROM steps s"
+                    " WHERE s.process_id = p.id AND NOT EXISTS (SELECT 1 FROM step_stats st"
+                    " WHERE st.step_id = s.id)) ORDER BY p.id", &procs, error))
     goto out;
 
   while ((rc = sqlite3_step (procs)) == SQLITE_ROW)
@@ -361,8 +289,6 @@ out:
   sqlite3_finalize (sweep.insert_series);
   sqlite3_finalize (sweep.insert_stats);
   sqlite3_finalize (procs);
-  g_hash_table_unref (sweep.series);
-  g_ptr_array_unref (sweep.dirty);
   return ok;
 }
 
@@ -474,11 +400,9 @@ tide_analysis_build (sqlite3  *db,
 {
   if (!tide_sqlite_exec (db,
         "BEGIN;"
-        "DELETE FROM step_series; DELETE FROM step_stats; DELETE FROM counter_lod;"
+        "DELETE FROM counter_lod;"
+        /* For the retained-by-step queries of reports and the drill-down. */
         "CREATE INDEX IF NOT EXISTS allocations_by_alloc ON allocations (process_id, alloc_ns);"
-        "CREATE INDEX IF NOT EXISTS allocations_by_free ON allocations (process_id, free_ns)"
-        "  WHERE free_ns IS NOT NULL;"
-        "CREATE INDEX IF NOT EXISTS allocations_by_stack ON allocations (stack_id);"
         "CREATE INDEX IF NOT EXISTS series_by_step ON step_series (step_id);"
         "CREATE INDEX IF NOT EXISTS residency_by_step ON step_residency (step_id);",
         error))

@@ -115,10 +115,58 @@ json_string (GString    *out,
 
 /* ---- steps ------------------------------------------------------------------ */
 
+/* Device columns of the text table, only for traces with device activity:
+ * one END/CHANGE pair per device, then the bytes copied each way. */
+static gboolean
+steps_have_device (GPtrArray *rows)
+{
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+      if ((r->devices != NULL && r->devices->len > 0) || r->h2d_bytes || r->d2h_bytes)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+steps_text_device_header (GString     *out,
+                          TideStepRow *r)
+{
+  for (guint d = 0; r->devices != NULL && d < r->devices->len; d++)
+    {
+      gint dev = g_array_index (r->devices, TideStepDevice, d).device;
+      g_autofree char *end = g_strdup_printf ("CUDA:%d END", dev);
+      g_autofree char *change = g_strdup_printf ("CUDA:%d CHG", dev);
+
+      g_string_append_printf (out, " %12s %12s", end, change);
+    }
+  g_string_append_printf (out, " %12s %12s", "H2D", "D2H");
+}
+
+static void
+steps_text_device_cells (GString     *out,
+                         TideStepRow *r)
+{
+  g_autofree char *h2d = tide_format_bytes (r->h2d_bytes);
+  g_autofree char *d2h = tide_format_bytes (r->d2h_bytes);
+
+  for (guint d = 0; r->devices != NULL && d < r->devices->len; d++)
+    {
+      const TideStepDevice *sd = &g_array_index (r->devices, TideStepDevice, d);
+      g_autofree char *end = tide_format_bytes (sd->end_bytes);
+      g_autofree char *change = tide_format_delta (sd->delta_bytes);
+
+      g_string_append_printf (out, " %12s %12s", end, change);
+    }
+  g_string_append_printf (out, " %12s %12s", h2d, d2h);
+}
+
 static void
 steps_text (GString   *out,
             GPtrArray *rows)
 {
+  gboolean device = steps_have_device (rows);
   gint64 pid = -1;
 
   if (rows->len == 0)
@@ -146,15 +194,25 @@ steps_text (GString   *out,
         {
           pid = r->pid;
           g_string_append_printf (out, "%sSteps of process %" G_GINT64_FORMAT "\n"
-                                  "%5s  %-10s %10s %10s %12s %12s %12s %12s %12s %12s %12s\n",
+                                  "%5s  %-10s %10s %10s %12s %12s %12s %12s %12s %12s %12s",
                                   i ? "\n" : "", pid, "STEP", "LABEL", "START", "DURATION",
                                   "RSS END", "RSS CHANGE", "HEAP END", "HEAP CHANGE",
                                   "RETAINED", "EXPLAINED", "UNATTRIB.");
+          if (device)
+            steps_text_device_header (out, r);
+          g_string_append_c (out, '\n');
         }
-      g_string_append_printf (out, "%5d  %-10s %10s %10s %12s %12s %12s %12s %12s %12s %12s\n",
+      g_string_append_printf (out, "%5d  %-10s %10s %10s %12s %12s %12s %12s %12s %12s %12s",
                               r->number, r->label, start, dur, rss, drss, heap, dheap, kept,
                               expl, unattr);
+      if (device)
+        steps_text_device_cells (out, r);
+      g_string_append_c (out, '\n');
     }
+  if (device)
+    g_string_append (out, "CUDA:N END/CHG: live bytes of recorded device allocations at the "
+                          "step end and their change; H2D, D2H: bytes copied each way by "
+                          "copies started in the step.\n");
   g_string_append (out, "RETAINED: allocated in the step and still live at its end. "
                         "EXPLAINED: resident bytes of recorded live blocks at the step end; "
                         "UNATTRIB.: the rest of RSS.\n");
@@ -177,7 +235,18 @@ steps_csv (GString   *out,
   g_string_append (out, "pid,step,label,start_ns,duration_ns,rss_end_bytes,rss_delta_bytes,"
                         "heap_live_end_bytes,heap_delta_bytes,mapped_end_bytes,"
                         "device_end_bytes,device_delta_bytes,retained_bytes,retained_count,"
-                        "resident_explained_bytes,unattributed_bytes\n");
+                        "resident_explained_bytes,unattributed_bytes,h2d_bytes,d2h_bytes");
+  /* Every row has the same devices: those of the whole trace. */
+  if (rows->len > 0)
+    {
+      GArray *devices = ((TideStepRow *) g_ptr_array_index (rows, 0))->devices;
+
+      for (guint d = 0; devices != NULL && d < devices->len; d++)
+        g_string_append_printf (out, ",cuda%d_end_bytes,cuda%d_delta_bytes",
+                                g_array_index (devices, TideStepDevice, d).device,
+                                g_array_index (devices, TideStepDevice, d).device);
+    }
+  g_string_append_c (out, '\n');
   for (guint i = 0; i < rows->len; i++)
     {
       TideStepRow *r = g_ptr_array_index (rows, i);
@@ -196,6 +265,12 @@ steps_csv (GString   *out,
       csv_optional (out, r->has_resident, r->resident_explained);
       if (r->has_resident && r->has_rss)
         g_string_append_printf (out, "%" G_GINT64_FORMAT, r->unattributed);
+      g_string_append_printf (out, ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, r->h2d_bytes,
+                              r->d2h_bytes);
+      for (guint d = 0; r->devices != NULL && d < r->devices->len; d++)
+        g_string_append_printf (out, ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT,
+                                g_array_index (r->devices, TideStepDevice, d).end_bytes,
+                                g_array_index (r->devices, TideStepDevice, d).delta_bytes);
       g_string_append_c (out, '\n');
     }
 }
@@ -239,7 +314,17 @@ steps_json (GString   *out,
                               r->device_delta, r->retained_bytes, r->retained_count);
       json_optional (out, "resident_explained_bytes", r->has_resident, r->resident_explained);
       json_optional (out, "unattributed_bytes", r->has_resident && r->has_rss, r->unattributed);
-      g_string_append_c (out, '}');
+      g_string_append_printf (out, ",\"h2d_bytes\":%" G_GINT64_FORMAT ",\"d2h_bytes\":%"
+                              G_GINT64_FORMAT ",\"devices\":[", r->h2d_bytes, r->d2h_bytes);
+      for (guint d = 0; r->devices != NULL && d < r->devices->len; d++)
+        {
+          const TideStepDevice *sd = &g_array_index (r->devices, TideStepDevice, d);
+
+          g_string_append_printf (out, "%s{\"device\":\"cuda:%d\",\"end_bytes\":%"
+                                  G_GINT64_FORMAT ",\"delta_bytes\":%" G_GINT64_FORMAT "}",
+                                  d ? "," : "", sd->device, sd->end_bytes, sd->delta_bytes);
+        }
+      g_string_append (out, "]}");
     }
   g_string_append (out, "]}\n");
 }

@@ -16,6 +16,16 @@ typedef enum
   TIDE_GROUP_BY_SCOPE,
 } TideGroupBy;
 
+#define TIDE_REPORT_MAX_DEVICES 64
+
+/* One device's recorded allocations at a step end. */
+typedef struct
+{
+  gint     device;              /* CUDA index */
+  gint64   end_bytes;           /* live recorded device bytes at the step end */
+  gint64   delta_bytes;         /* change since the previous step (or the start) */
+} TideStepDevice;
+
 typedef struct
 {
   gint64   process_id;
@@ -37,6 +47,10 @@ typedef struct
   gboolean has_resident;
   gint64   resident_explained;  /* resident bytes of recorded live blocks */
   gint64   unattributed;        /* rss_end - resident_explained */
+  gint64   h2d_bytes;           /* host->device copies started in the step */
+  gint64   d2h_bytes;           /* device->host copies started in the step */
+  GArray  *devices;             /* TideStepDevice, one per device of the trace,
+                                 * by device; empty without device memory */
 } TideStepRow;
 
 typedef struct
@@ -54,7 +68,7 @@ typedef struct
   gint64     process_id;
   gint64     pid;
   gint64     stack_id;          /* 0 when grouped by scope */
-  gint64     scope_id;          /* 0: no scope */
+  gint64     scope_id;          /* 0: no scope; by stack: the scope holding most of its bytes */
   char      *scope_path;        /* NULL: no scope */
   gint       device;            /* -1 host */
   gint64     bytes;
@@ -78,6 +92,9 @@ GPtrArray *tide_report_suspects   (TideTrace   *trace,
 GPtrArray *tide_report_retained   (TideTrace   *trace,
                                    gint         step,
                                    TideGroupBy  by,
+                                   GError     **error);
+GPtrArray *tide_report_frames     (TideTrace   *trace,
+                                   gint64       stack_id,
                                    GError     **error);
 char      *tide_frame_describe    (const TideFrame *frame);
 

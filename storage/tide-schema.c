@@ -184,7 +184,10 @@ static const char schema_v1[] =
 
   "INSERT INTO counter_kinds (id, name, unit) VALUES"
   "  (1, 'rss', 'bytes'), (2, 'rss_shared', 'bytes'), (3, 'heap_live', 'bytes'),"
-  "  (4, 'mapped', 'bytes'), (5, 'pinned', 'bytes'), (6, 'device_used', 'bytes');";
+  "  (4, 'mapped', 'bytes'), (5, 'pinned', 'bytes'), (6, 'device_used', 'bytes'),"
+  "  (7, 'device_total', 'bytes'), (8, 'device_process', 'bytes'),"
+  "  (9, 'device_allocated', 'bytes'), (10, 'torch_allocated', 'bytes'),"
+  "  (11, 'torch_reserved', 'bytes');";
 
 void
 tide_sqlite_set_error (GError     **error,

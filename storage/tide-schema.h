@@ -21,7 +21,12 @@ typedef enum
   TIDE_COUNTER_HEAP_LIVE   = 3,  /* estimated live bytes of recorded malloc blocks */
   TIDE_COUNTER_MAPPED      = 4,  /* live bytes of recorded mmap/brk regions */
   TIDE_COUNTER_PINNED      = 5,  /* live pinned host bytes (device issue) */
-  TIDE_COUNTER_DEVICE_USED = 6,  /* device memory in use, per device */
+  TIDE_COUNTER_DEVICE_USED = 6,  /* device memory in use by anyone, per device (NVML) */
+  TIDE_COUNTER_DEVICE_TOTAL = 7,      /* device memory size, per device (NVML) */
+  TIDE_COUNTER_DEVICE_PROCESS = 8,    /* this process's device memory, per device (NVML) */
+  TIDE_COUNTER_DEVICE_ALLOCATED = 9,  /* live bytes of recorded device blocks, per device */
+  TIDE_COUNTER_TORCH_ALLOCATED = 10,  /* torch.cuda.memory_allocated at step ends (--torch) */
+  TIDE_COUNTER_TORCH_RESERVED = 11,   /* torch.cuda.memory_reserved at step ends (--torch) */
 } TideCounter;
 
 /* Frame kinds of the frames table. */

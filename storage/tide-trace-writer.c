@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <sqlite3.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "tide-analysis.h"
@@ -35,6 +36,9 @@ typedef enum
   OP_COUNTER,
   OP_TRANSFER,
   OP_RESIDENCY,
+  OP_SERIES,
+  OP_STEP_STATS,
+  OP_PROCESS_RANK,
   N_OPS
 } OpType;
 
@@ -69,6 +73,7 @@ static const OpShape op_shapes[N_OPS] = {
                    7, FALSE, 2, 1 << 3 },
   [OP_PROCESS_END] = { "UPDATE processes SET end_ns = ?2, exit_status = ?3, dropped = ?4"
                        " WHERE id = ?1", 4, FALSE, 0, 0 },
+  [OP_PROCESS_RANK] = { "UPDATE processes SET rank = ?2 WHERE id = ?1", 2, FALSE, 0, 0 },
   [OP_THREAD] = { "INSERT INTO threads (id, process_id, tid, name) VALUES (?1, ?2, ?3, ?4)",
                   3, FALSE, 1, 0 },
   [OP_MAPPING] = { "INSERT INTO mappings (process_id, start, end, load_bias, ts_ns, path)"
@@ -93,8 +98,15 @@ static const OpShape op_shapes[N_OPS] = {
   [OP_RESIDENCY] = { "INSERT INTO step_residency (step_id, stack_id, scope_id, device,"
                      " resident_bytes, resident_born_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                      6, FALSE, 0, (1 << 1) | (1 << 2) },
+  [OP_SERIES] = { "INSERT INTO step_series (step_id, stack_id, scope_id, device, live_bytes,"
+                  " live_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", 6, FALSE, 0,
+                  (1 << 1) | (1 << 2) },
+  [OP_STEP_STATS] = { "INSERT INTO step_stats (step_id, heap_live_end, mapped_live_end,"
+                      " device_live_end, retained_bytes, retained_count)"
+                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6)", 6, FALSE, 0, 0 },
 };
 
+#define ALLOC_ROWS_PER_INSERT 32
 #define BATCH_WAKE_ROWS   16384
 #define BATCH_INTERVAL_US (100 * G_TIME_SPAN_MILLISECOND)
 
@@ -103,6 +115,7 @@ struct _TideTraceWriter
   char         *path;
   sqlite3      *db;
   sqlite3_stmt *stmts[N_OPS];
+  sqlite3_stmt *alloc_rows_stmt;   /* ALLOC_ROWS_PER_INSERT allocations at once */
   GThread      *thread;
 
   /* Guarded by mutex. */
@@ -125,6 +138,27 @@ op_clear (Op *op)
     g_clear_pointer (&op->texts[i], g_free);
 }
 
+/* "INSERT INTO allocations (...) VALUES (?, ...), (?, ...), ..." */
+static gboolean
+writer_prepare_alloc_rows (TideTraceWriter  *self,
+                           GError          **error)
+{
+  const char *single = op_shapes[OP_ALLOC].sql;
+  g_autoptr(GString) sql = g_string_new_len (single, strstr (single, " VALUES") - single);
+
+  g_string_append (sql, " VALUES ");
+  for (guint r = 0; r < ALLOC_ROWS_PER_INSERT; r++)
+    g_string_append (sql, r ? ", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                            : "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (sqlite3_prepare_v3 (self->db, sql->str, -1, SQLITE_PREPARE_PERSISTENT,
+                          &self->alloc_rows_stmt, NULL) != SQLITE_OK)
+    {
+      tide_sqlite_set_error (error, self->db, "cannot prepare the trace writer");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 writer_prepare (TideTraceWriter  *self,
                 GError          **error)
@@ -138,17 +172,16 @@ writer_prepare (TideTraceWriter  *self,
           return FALSE;
         }
     }
-  return TRUE;
+  return writer_prepare_alloc_rows (self, error);
 }
 
-static gboolean
-writer_insert (TideTraceWriter  *self,
-               const Op         *op,
-               GError          **error)
+/* Binds @op to the parameters of @stmt from @param on; returns the next. */
+static guint
+bind_op (sqlite3_stmt *stmt,
+         const Op     *op,
+         guint         param)
 {
   const OpShape *shape = &op_shapes[op->type];
-  sqlite3_stmt *stmt = self->stmts[op->type];
-  guint param = 1;
 
   for (guint i = 0; i < shape->n_ints; i++, param++)
     {
@@ -161,15 +194,49 @@ writer_insert (TideTraceWriter  *self,
     sqlite3_bind_double (stmt, param++, op->real);
   for (guint i = 0; i < shape->n_texts; i++, param++)
     sqlite3_bind_text (stmt, param, op->texts[i], -1, SQLITE_STATIC);
+  return param;
+}
 
-  if (sqlite3_step (stmt) != SQLITE_DONE)
+static gboolean
+run_statement (TideTraceWriter  *self,
+               sqlite3_stmt     *stmt,
+               GError          **error)
+{
+  int rc = sqlite3_step (stmt);
+
+  sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE)
     {
       tide_sqlite_set_error (error, self->db, "cannot write to the trace");
-      sqlite3_reset (stmt);
       return FALSE;
     }
-  sqlite3_reset (stmt);
   return TRUE;
+}
+
+/* Writes ops[0..] and returns how many it wrote: a run of allocations goes
+ * ALLOC_ROWS_PER_INSERT rows to one statement, which halves the cost per
+ * row in --all mode, where allocation rows are nearly all there is. */
+static guint
+writer_insert (TideTraceWriter  *self,
+               const Op         *ops,
+               guint             n_ops,
+               GError          **error)
+{
+  if (ops[0].type == OP_ALLOC && n_ops >= ALLOC_ROWS_PER_INSERT)
+    {
+      guint param = 1;
+
+      for (guint i = 0; i < ALLOC_ROWS_PER_INSERT; i++)
+        if (ops[i].type != OP_ALLOC)
+          goto single;
+      for (guint i = 0; i < ALLOC_ROWS_PER_INSERT; i++)
+        param = bind_op (self->alloc_rows_stmt, &ops[i], param);
+      return run_statement (self, self->alloc_rows_stmt, error) ? ALLOC_ROWS_PER_INSERT : 0;
+    }
+
+single:
+  bind_op (self->stmts[ops[0].type], &ops[0], 1);
+  return run_statement (self, self->stmts[ops[0].type], error) ? 1 : 0;
 }
 
 static gboolean
@@ -177,15 +244,20 @@ writer_write_batch (TideTraceWriter  *self,
                     GArray           *batch,
                     GError          **error)
 {
+  const Op *ops = (const Op *) batch->data;
+
   if (!tide_sqlite_exec (self->db, "BEGIN", error))
     return FALSE;
-  for (guint i = 0; i < batch->len; i++)
+  for (guint i = 0; i < batch->len;)
     {
-      if (!writer_insert (self, &g_array_index (batch, Op, i), error))
+      guint written = writer_insert (self, ops + i, batch->len - i, error);
+
+      if (written == 0)
         {
           sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
           return FALSE;
         }
+      i += written;
     }
   return tide_sqlite_exec (self->db, "COMMIT", error);
 }
@@ -259,10 +331,12 @@ writer_open_db (TideTraceWriter  *self,
     }
   sqlite3_extended_result_codes (self->db, 0);
 
-  /* WAL while writing: readers (the live GUI) never block the writer. */
+  /* WAL while writing: readers (the live GUI) never block the writer.  No
+   * fsync: a crash of the recorder or of the target keeps every committed
+   * page (the kernel has them); only a power cut could lose the tail. */
   return tide_sqlite_exec (self->db,
                            "PRAGMA journal_mode = WAL;"
-                           "PRAGMA synchronous = NORMAL;"
+                           "PRAGMA synchronous = OFF;"
                            "PRAGMA cache_size = -16384;",
                            error) &&
          tide_schema_create (self->db, error) &&
@@ -288,6 +362,7 @@ tide_trace_writer_free (TideTraceWriter *self)
     }
   for (guint i = 0; i < N_OPS; i++)
     sqlite3_finalize (self->stmts[i]);
+  sqlite3_finalize (self->alloc_rows_stmt);
   sqlite3_close (self->db);
   g_array_unref (self->pending);
   g_clear_error (&self->error);
@@ -382,6 +457,17 @@ tide_trace_writer_end_process (TideTraceWriter *self,
                                gint64           dropped)
 {
   Op op = { .type = OP_PROCESS_END, .ints = { process_id, end_ns, exit_status, dropped } };
+
+  writer_push (self, &op);
+}
+
+/* torch.distributed rank of a process, once it says it. */
+void
+tide_trace_writer_set_process_rank (TideTraceWriter *self,
+                                    gint64           process_id,
+                                    gint             rank)
+{
+  Op op = { .type = OP_PROCESS_RANK, .ints = { process_id, rank } };
 
   writer_push (self, &op);
 }
@@ -520,6 +606,28 @@ tide_trace_writer_add_residency (TideTraceWriter        *self,
   Op op = { .type = OP_RESIDENCY,
             .ints = { row->step_id, row->stack_id, row->scope_id, row->device,
                       row->resident_bytes, row->resident_born_bytes } };
+
+  writer_push (self, &op);
+}
+
+void
+tide_trace_writer_add_series (TideTraceWriter     *self,
+                              const TideSeriesRow *row)
+{
+  Op op = { .type = OP_SERIES,
+            .ints = { row->step_id, row->stack_id, row->scope_id, row->device,
+                      row->live_bytes, row->live_count } };
+
+  writer_push (self, &op);
+}
+
+void
+tide_trace_writer_add_step_totals (TideTraceWriter      *self,
+                                   const TideStepTotals *totals)
+{
+  Op op = { .type = OP_STEP_STATS,
+            .ints = { totals->step_id, totals->heap_live, totals->mapped_live,
+                      totals->device_live, totals->retained_bytes, totals->retained_count } };
 
   writer_push (self, &op);
 }

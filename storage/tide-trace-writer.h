@@ -5,6 +5,8 @@
 
 #include <glib.h>
 
+#include "tide-step-accumulator.h"
+
 G_BEGIN_DECLS
 
 /* Rows handed to the writer.  Ids are chosen by the caller (the recorder
@@ -78,6 +80,9 @@ void             tide_trace_writer_end_process    (TideTraceWriter        *self,
                                                    gint64                  end_ns,
                                                    gint                    exit_status,
                                                    gint64                  dropped);
+void             tide_trace_writer_set_process_rank (TideTraceWriter      *self,
+                                                     gint64                process_id,
+                                                     gint                  rank);
 void             tide_trace_writer_add_thread     (TideTraceWriter        *self,
                                                    gint64                  id,
                                                    gint64                  process_id,
@@ -129,6 +134,10 @@ void             tide_trace_writer_add_transfer   (TideTraceWriter        *self,
                                                    gint64                  scope_id);
 void             tide_trace_writer_add_residency  (TideTraceWriter        *self,
                                                    const TideResidencyRow *row);
+void             tide_trace_writer_add_series     (TideTraceWriter        *self,
+                                                   const TideSeriesRow    *row);
+void             tide_trace_writer_add_step_totals (TideTraceWriter       *self,
+                                                   const TideStepTotals   *totals);
 void             tide_trace_writer_flush          (TideTraceWriter        *self);
 gboolean         tide_trace_writer_finish         (TideTraceWriter        *self,
                                                    GError                **error);

@@ -36,6 +36,19 @@ void tidemark_preload_scope_pop (void);
 
 #ifndef TIDEMARK_PRELOAD_IMPLEMENTATION
 
+/* `tidemark attach` finds this function by name in the binary and puts a
+ * uprobe on it, so that steps are seen in a process that was started
+ * without the preload library.  It does nothing.  Weak, so that every file
+ * that includes this header may define it and the linker keeps one; noinline,
+ * used and the empty asm keep the function and the call to it. */
+void tidemark_attach_step_marker (const char *label);
+
+__attribute__ ((weak, noinline, used)) void
+tidemark_attach_step_marker (const char *label)
+{
+  __asm__ __volatile__ ("" : : "r" (label) : "memory");
+}
+
 static inline void *
 tidemark__lookup (const char *symbol)
 {
@@ -50,6 +63,7 @@ tidemark_step (const char *label)
   static void (*fn) (const char *);
   static int looked_up;
 
+  tidemark_attach_step_marker (label);
   if (!looked_up)
     {
       *(void **) &fn = tidemark__lookup ("tidemark_preload_step");

@@ -26,7 +26,14 @@
 #define TIDE_UNLIKELY(x) __builtin_expect (!!(x), 0)
 
 #define TIDE_SCOPE_MAX_DEPTH  64
-#define TIDE_SEND_TIMEOUT_MS  1000
+/* One blocking send waits at most TIDE_SEND_TIMEOUT_MS; a message is retried
+ * for up to the patience below before it is dropped (and counted).  --all
+ * promises exact counts, so it waits longer for a busy recorder.  After a
+ * drop, sends stop waiting until one gets through: a stopped recorder
+ * costs the target one patience, not one per message. */
+#define TIDE_SEND_TIMEOUT_MS      250
+#define TIDE_SEND_PATIENCE_MS     2000
+#define TIDE_SEND_PATIENCE_ALL_MS 30000
 #define TIDE_FLUSH_AGE_NS     (50ull * 1000 * 1000)
 #define TIDE_FLUSH_TICK_NS    (20ull * 1000 * 1000)
 

@@ -14,6 +14,7 @@
 #include "tide-preload-buffer.h"
 #include "tide-preload-encode.h"
 #include "tide-preload-objects.h"
+#include "tide-preload-python.h"
 #include "tide-preload-unwind.h"
 
 #include <errno.h>
@@ -75,6 +76,8 @@ tide_record_alloc (const void *addr,
   if (TIDE_UNLIKELY (atomic_load_explicit (&tide_objects_dirty, memory_order_relaxed) != 0))
     tide_objects_announce ();
   n_frames = tide_unwind (frames, TIDE_WIRE_MAX_FRAMES);
+  if (tide_python_depth () > 0)
+    n_frames = tide_python_splice (frames, n_frames, TIDE_WIRE_MAX_FRAMES);
   len = tide_encode_alloc (rec, sizeof rec, tide_stamp (), (uintptr_t) addr, size, weight,
                            tide_scope_current (), kind, frames, n_frames);
   tide_buffer_append (rec, len);

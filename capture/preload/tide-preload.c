@@ -17,6 +17,7 @@
 #include "tide-preload-buffer.h"
 #include "tide-preload-encode.h"
 #include "tide-preload-objects.h"
+#include "tide-preload-python.h"
 #include "tide-preload-unwind.h"
 
 #include <errno.h>
@@ -69,24 +70,38 @@ tide_go_dormant (void)
   atomic_store (&tide_state.fd, -1);
 }
 
-/* Sends one message.  A full socket (SO_SNDTIMEO expired) drops it and
- * counts its records; any other error means the recorder is gone. */
+/* Sends one message.  A socket that stays full past the patience drops it
+ * and counts its records; any other error means the recorder is gone. */
 bool
 tide_conn_send (const void *msg,
                 uint32_t    len)
 {
+  static _Atomic int stalled;
   int fd = atomic_load_explicit (&tide_state.fd, memory_order_acquire);
+  int patience = tide_state.all ? TIDE_SEND_PATIENCE_ALL_MS : TIDE_SEND_PATIENCE_MS;
+  int waited = 0;
 
   if (fd < 0 || len == 0)
     return false;
   for (;;)
     {
-      if (send (fd, msg, len, MSG_NOSIGNAL) >= 0)
-        return true;
+      int flags = MSG_NOSIGNAL | (atomic_load (&stalled) ? MSG_DONTWAIT : 0);
+
+      if (send (fd, msg, len, flags) >= 0)
+        {
+          atomic_store (&stalled, 0);
+          return true;
+        }
       if (errno == EINTR)
         continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == ENOMEM)
-        atomic_fetch_add (&tide_state.dropped, tide_wire_count_records (msg, len));
+        {
+          waited += TIDE_SEND_TIMEOUT_MS;
+          if (!(flags & MSG_DONTWAIT) && waited < patience)
+            continue;
+          atomic_store (&stalled, 1);
+          atomic_fetch_add (&tide_state.dropped, tide_wire_count_records (msg, len));
+        }
       else
         tide_go_dormant ();
       return false;
@@ -193,6 +208,7 @@ start_recording (void)
   send_hello ();
   tide_objects_announce ();
   tide_scope_resend_all ();
+  tide_python_resend_all ();
   atomic_store (&tide_state.free_mode, tide_state.all ? TIDE_FREE_ALL : TIDE_FREE_FILTER);
   atomic_store (&tide_state.threshold, tide_state.all ? 0 : (size_t) tide_state.sample_bytes);
   atomic_store (&tide_state.active, 1);

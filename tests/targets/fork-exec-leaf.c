@@ -25,6 +25,7 @@ leaf_leak (void)
     {
       leaf_blocks[i] = malloc (LEAF_BLOCK_SIZE);
       memset (leaf_blocks[i], 'L', LEAF_BLOCK_SIZE);
+      target_keep (leaf_blocks[i]);
     }
 }
 
@@ -35,6 +36,8 @@ grandchild_leak (void)
     {
       grandchild_blocks[i] = malloc (GRANDCHILD_SIZE);
       memset (grandchild_blocks[i], 'G', GRANDCHILD_SIZE);
+      /* The blocks are never read: without this GCC drops the mallocs. */
+      target_keep (grandchild_blocks[i]);
     }
 }
 

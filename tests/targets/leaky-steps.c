@@ -6,7 +6,8 @@
  * Steps 1..N (default 10), each ended by tidemark_step():
  *   every step   churn_scratch_buffers: 200 blocks of 64 B .. 256 KiB,
  *                allocated and freed within the step;
- *   steps >= 4   leak_feature_cache: 96 blocks of 16384 B = 1,572,864 B kept;
+ *   steps >= 4   leak_feature_cache: 96 blocks of 16384 B = 1,572,864 B kept
+ *                (--feature-blocks N changes the 96);
  *   steps >= 5   leak_big_tensor: one 4 MiB block kept;
  *   step 6       spike_temporary_batch: 8 MiB, freed at the start of step 7
  *                by release_temporary_batch (a spike, not a leak).
@@ -30,10 +31,12 @@ static Block *feature_cache;
 static Block *big_tensors;
 static void *temporary_batch;
 
+static long feature_blocks = FEATURE_BLOCKS;
+
 TARGET_NOINLINE void
 leak_feature_cache (int step)
 {
-  for (int i = 0; i < FEATURE_BLOCKS; i++)
+  for (long i = 0; i < feature_blocks; i++)
     {
       Block *block = malloc (FEATURE_BLOCK_SIZE);
 
@@ -96,6 +99,8 @@ main (int   argc,
       char *argv[])
 {
   long n_steps = target_int_option (argc, argv, "--steps", 10);
+
+  feature_blocks = target_int_option (argc, argv, "--feature-blocks", FEATURE_BLOCKS);
 
   for (int step = 1; step <= n_steps; step++)
     {

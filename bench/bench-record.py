@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright 2026 The Tidemark authors
+"""The record benchmark (issue 2): alloc-bench plain, under `tidemark record`
+in default sampling mode and with --all, and under heaptrack when it is
+installed, all in this one invocation, runs interleaved; medians of --runs.
+
+Prints wall-time ratios to plain, the recorder's own peak RSS (from the
+trace's meta), and the trace size per recorded allocation.
+
+  bench/bench-record.py BUILD_DIR [--runs 5] [--ops N]
+"""
+import argparse
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def run(cmd, env=None):
+    start = time.monotonic()
+    result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    elapsed = time.monotonic() - start
+    if result.returncode != 0:
+        sys.exit("bench: %s failed (%d): %s" % (cmd[0], result.returncode,
+                                                result.stderr.decode(errors="replace")[-400:]))
+    return elapsed, result.stdout
+
+
+def trace_facts(path):
+    db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    rows = db.execute("SELECT count(*) FROM allocations").fetchone()[0]
+    meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+    db.close()
+    return rows, int(meta.get("recorder_peak_rss", 0)), int(meta.get("dropped_events", 0))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("build_dir")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--ops", type=int, default=1500000)
+    args = parser.parse_args()
+
+    tidemark = os.path.join(args.build_dir, "app", "tidemark")
+    program = [os.path.join(args.build_dir, "bench", "alloc-bench"), str(args.ops)]
+    heaptrack = shutil.which("heaptrack")
+    work = tempfile.mkdtemp(prefix="tide-bench-")
+    trace = os.path.join(work, "bench.tide")
+
+    modes = {
+        "plain": lambda: run(program),
+        "record": lambda: run([tidemark, "record", "-q", "-o", trace, "--"] + program),
+        "record --all": lambda: run([tidemark, "record", "-q", "--all", "-o", trace, "--"] + program),
+    }
+    if heaptrack:
+        modes["heaptrack"] = lambda: run([heaptrack, "-o", os.path.join(work, "ht")] + program)
+
+    times = {name: [] for name in modes}
+    facts = {}
+    expected = None
+    for _ in range(args.runs):
+        for name, fn in modes.items():
+            elapsed, out = fn()
+            times[name].append(elapsed)
+            if name != "heaptrack":
+                # Profiling must not change what the program computes.
+                expected = expected or out
+                if out != expected:
+                    sys.exit("bench: %s changed the program's output" % name)
+            if name.startswith("record"):
+                rows, peak, dropped = trace_facts(trace)
+                facts[name] = (rows, peak, dropped, os.path.getsize(trace))
+        for leftover in os.listdir(work):
+            if leftover.startswith("ht"):
+                os.unlink(os.path.join(work, leftover))
+
+    plain = statistics.median(times["plain"])
+    print("alloc-bench, %d ops x 4 threads, median of %d runs" % (args.ops, args.runs))
+    for name, samples in times.items():
+        median = statistics.median(samples)
+        line = "%-14s %7.3f s  %5.2fx" % (name, median, median / plain)
+        if name in facts:
+            rows, peak, dropped, size = facts[name]
+            line += "  recorder peak RSS %5.1f MiB  %9d rows  %5.1f bytes/row  dropped %d" % (
+                peak / 1048576.0, rows, size / max(rows, 1), dropped)
+        print(line)
+    shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()

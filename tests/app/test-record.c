@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * `tidemark record` end to end: the real command, the real preload library,
+ * the test programs of tests/targets with their known leaks, and the trace
+ * read back through the storage queries that `tidemark report` prints.
+ */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tide-report.h"
+#include "tide-trace-private.h"
+#include "tide-trace.h"
+
+#define MiB (1024 * 1024)
+
+typedef struct
+{
+  char *dir;
+  char *trace;
+} Fixture;
+
+typedef struct
+{
+  int   status;   /* exit status, or 128 + signal */
+  char *out;
+  char *err;
+} Run;
+
+static void
+run_clear (Run *run)
+{
+  g_free (run->out);
+  g_free (run->err);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Run, run_clear)
+
+static char *
+target_path (const char *name)
+{
+  return g_build_filename (TIDE_TARGETS_DIR, name, NULL);
+}
+
+static int
+wait_status_to_int (int wait_status)
+{
+  return WIFEXITED (wait_status) ? WEXITSTATUS (wait_status) : 128 + WTERMSIG (wait_status);
+}
+
+static void
+run_argv (const char * const *argv,
+          Run                *run)
+{
+  g_autoptr(GError) error = NULL;
+  int wait_status = 0;
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &run->out, &run->err,
+                &wait_status, &error);
+  g_assert_no_error (error);
+  run->status = wait_status_to_int (wait_status);
+}
+
+/* tidemark record [mode] -o TRACE -- TARGET [ARGS...] */
+static void
+record (Fixture    *f,
+        const char *mode,
+        const char *target,
+        const char *arg1,
+        const char *arg2,
+        Run        *run)
+{
+  g_autofree char *target_exe = target[0] == '/' ? g_strdup (target) : target_path (target);
+  const char *argv[12];
+  guint n = 0;
+
+  argv[n++] = TIDE_TIDEMARK_EXE;
+  argv[n++] = "record";
+  argv[n++] = "-q";
+  if (mode != NULL)
+    argv[n++] = mode;
+  argv[n++] = "-o";
+  argv[n++] = f->trace;
+  argv[n++] = "--";
+  argv[n++] = target_exe;
+  if (arg1)
+    argv[n++] = arg1;
+  if (arg2)
+    argv[n++] = arg2;
+  argv[n] = NULL;
+  run_argv (argv, run);
+}
+
+static TideTrace *
+open_trace (Fixture *f)
+{
+  g_autoptr(GError) error = NULL;
+  TideTrace *trace = tide_trace_open (f->trace, &error);
+
+  g_assert_no_error (error);
+  return trace;
+}
+
+static const char *
+top_function (TideGroup *g)
+{
+  return g->frames->len ? ((TideFrame *) g_ptr_array_index (g->frames, 0))->function : NULL;
+}
+
+/* The group whose innermost frame is @function, or NULL. */
+static TideGroup *
+find_group (GPtrArray  *groups,
+            const char *function)
+{
+  for (guint i = 0; i < groups->len; i++)
+    if (g_strcmp0 (top_function (g_ptr_array_index (groups, i)), function) == 0)
+      return g_ptr_array_index (groups, i);
+  return NULL;
+}
+
+/* Sum over every group with that innermost function (one per process). */
+static void
+sum_function (GPtrArray  *groups,
+              const char *function,
+              gint64     *bytes,
+              gint64     *count)
+{
+  *bytes = *count = 0;
+  for (guint i = 0; i < groups->len; i++)
+    {
+      TideGroup *g = g_ptr_array_index (groups, i);
+      if (g_strcmp0 (top_function (g), function) == 0)
+        {
+          *bytes += g->bytes;
+          *count += g->count;
+        }
+    }
+}
+
+static gint64
+query_int (TideTrace  *trace,
+           const char *sql)
+{
+  sqlite3_stmt *stmt = NULL;
+  gint64 value = -1;
+
+  g_assert_cmpint (sqlite3_prepare_v2 (_tide_trace_get_db (trace), sql, -1, &stmt, NULL), ==,
+                   SQLITE_OK);
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    value = sqlite3_column_int64 (stmt, 0);
+  sqlite3_finalize (stmt);
+  return value;
+}
+
+static void
+fixture_setup (Fixture       *f,
+               gconstpointer  data)
+{
+  f->dir = g_dir_make_tmp ("tide-record-XXXXXX", NULL);
+  f->trace = g_build_filename (f->dir, "run.tide", NULL);
+}
+
+static void
+fixture_teardown (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_autoptr(GDir) dir = g_dir_open (f->dir, 0, NULL);
+  const char *name;
+
+  while (dir && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (f->dir, name, NULL);
+      g_unlink (path);
+    }
+  g_rmdir (f->dir);
+  g_free (f->trace);
+  g_free (f->dir);
+}
+
+/* ---- leaks, exactly and sampled ------------------------------------------- */
+
+static void
+test_leaky_all (Fixture       *f,
+                gconstpointer  data)
+{
+  g_auto(Run) run = { 0 };
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GPtrArray) suspects = NULL;
+  g_autoptr(GPtrArray) step7 = NULL;
+  g_autoptr(GPtrArray) steps = NULL;
+  TideGroup *cache, *tensor;
+
+  record (f, "--all", "leaky-steps", NULL, NULL, &run);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_cmpstr (run.out, ==, "leaky-steps done\n");
+
+  trace = open_trace (f);
+  g_assert_true (tide_trace_is_complete (trace));
+  steps = tide_report_steps (trace, NULL);
+  g_assert_cmpuint (steps->len, ==, 10);
+
+  /* Exactly the two leaks: not the churn, not the step-6 spike. */
+  suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
+  g_assert_cmpuint (suspects->len, ==, 2);
+  tensor = g_ptr_array_index (suspects, 0);
+  cache = g_ptr_array_index (suspects, 1);
+  g_assert_cmpstr (top_function (tensor), ==, "leak_big_tensor");
+  g_assert_cmpint (tensor->growth_step, ==, 5);
+  g_assert_cmpint (tensor->growth_bytes, ==, 6 * 4 * MiB);
+  g_assert_cmpstr (top_function (cache), ==, "leak_feature_cache");
+  g_assert_cmpint (cache->growth_step, ==, 4);
+  g_assert_cmpint (cache->growth_bytes, ==, 7 * 96 * 16384);
+  g_assert_cmpfloat (cache->bytes_per_step, ==, 96 * 16384);
+  g_assert_nonnull (strstr (((TideFrame *) g_ptr_array_index (cache->frames, 0))->file,
+                            "leaky-steps.c"));
+
+  /* What step 7 allocated and kept, by stack. */
+  step7 = tide_report_retained (trace, 7, TIDE_GROUP_BY_STACK, NULL);
+  g_assert_cmpuint (step7->len, ==, 2);
+  g_assert_cmpint (find_group (step7, "leak_feature_cache")->bytes, ==, 96 * 16384);
+  g_assert_cmpint (find_group (step7, "leak_feature_cache")->count, ==, 96);
+  g_assert_cmpint (find_group (step7, "leak_feature_cache")->growth_step, ==, 4);
+  g_assert_cmpint (find_group (step7, "leak_big_tensor")->bytes, ==, 4 * MiB);
+  g_assert_cmpint (find_group (step7, "leak_big_tensor")->count, ==, 1);
+  /* The leaked blocks were written (memset), so they are resident. */
+  g_assert_cmpint (find_group (step7, "leak_big_tensor")->resident_bytes, ==, 4 * MiB);
+}
+
+/* Sampled (the default mode): blocks at least as large as the sampling
+ * interval are exact; smaller ones are estimated.  The feature cache leaks
+ * 384 x 16 KiB per step here (42 MiB in all), where the estimate's standard
+ * deviation is 3.6%: 10% is 2.8 sigma.  The seed is fixed so that CI runs
+ * are repeatable; the bound holds for any seed but rarely. */
+static void
+test_leaky_sampled (Fixture       *f,
+                    gconstpointer  data)
+{
+  g_auto(Run) run = { 0 };
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GPtrArray) suspects = NULL;
+  g_autoptr(GPtrArray) live = NULL;
+  TideGroup *cache, *tensor;
+  const double cache_per_step = 384.0 * 16384;
+  double estimate;
+
+  g_setenv ("TIDEMARK_SEED", "20261202", TRUE);
+  record (f, NULL, "leaky-steps", "--feature-blocks", "384", &run);
+  g_unsetenv ("TIDEMARK_SEED");
+  g_assert_cmpint (run.status, ==, 0);
+
+  trace = open_trace (f);
+  suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
+  g_assert_cmpuint (suspects->len, ==, 2);
+  tensor = find_group (suspects, "leak_big_tensor");
+  cache = find_group (suspects, "leak_feature_cache");
+  g_assert_nonnull (tensor);
+  g_assert_nonnull (cache);
+  g_assert_cmpint (tensor->growth_step, ==, 5);
+  g_assert_cmpint (tensor->growth_bytes, ==, 6 * 4 * MiB);
+  g_assert_cmpint (cache->growth_step, ==, 4);
+  g_test_message ("leak_feature_cache: %.0f bytes/step estimated, %.0f true",
+                  cache->bytes_per_step, cache_per_step);
+  g_assert_cmpfloat (fabs (cache->bytes_per_step - cache_per_step), <=, 0.10 * cache_per_step);
+
+  live = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, NULL);
+  estimate = find_group (live, "leak_feature_cache")->bytes;
+  g_assert_cmpfloat (fabs (estimate - 7 * cache_per_step), <=, 0.10 * 7 * cache_per_step);
+}
+
+static void
+test_control (Fixture       *f,
+              gconstpointer  data)
+{
+  const char *mode = data;
+  g_auto(Run) run = { 0 };
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GPtrArray) suspects = NULL;
+
+  record (f, mode, "churn-control", NULL, NULL, &run);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_cmpstr (run.out, ==, "churn-control done\n");
+  trace = open_trace (f);
+  g_assert_cmpuint (tide_report_steps (trace, NULL)->len, ==, 10);
+  suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
+  g_assert_cmpuint (suspects->len, ==, 0);
+}
+
+/* ---- threads, processes, libraries ----------------------------------------- */
+
+static void
+test_storm (Fixture       *f,
+            gconstpointer  data)
+{
+  g_auto(Run) plain = { 0 };
+  g_auto(Run) run = { 0 };
+  g_autofree char *exe = target_path ("alloc-storm");
+  const char *argv[] = { exe, "--iterations", "40000", NULL };
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GPtrArray) live = NULL;
+  gint64 bytes, count;
+
+  run_argv (argv, &plain);
+  record (f, "--all", "alloc-storm", "--iterations", "40000", &run);
+  g_assert_cmpint (run.status, ==, 0);
+  /* Profiling does not change what the program computes. */
+  g_assert_cmpstr (run.out, ==, plain.out);
+
+  trace = open_trace (f);
+  g_assert_cmpint (query_int (trace, "SELECT value FROM meta WHERE key = 'dropped_events'"), ==, 0);
+  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM threads"), >=, 9);
+  live = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, NULL);
+  sum_function (live, "storm_leak_per_thread", &bytes, &count);
+  g_assert_cmpint (bytes, ==, 8 * 100 * 1000);
+  g_assert_cmpint (count, ==, 8 * 100);
+  /* Every storm block but the leaked ones was freed: none shows as live. */
+  sum_function (live, "storm_churn", &bytes, &count);
+  g_assert_cmpint (count, ==, 0);
+}
+
+static void
+test_fork_exec (Fixture       *f,
+                gconstpointer  data)
+{
+  g_auto(Run) run = { 0 };
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GPtrArray) live = NULL;
+  TideGroup *leaf, *grandchild;
+  gint64 bytes, count;
+
+  record (f, "--all", "fork-exec-chain", NULL, NULL, &run);
+  g_assert_cmpint (run.status, ==, 0);
+
+  trace = open_trace (f);
+  /* Parent, forked child, the child after exec, and the grandchild. */
+  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM processes"), ==, 4);
+  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM processes"
+                                     " WHERE exe LIKE '%fork-exec-leaf'"), ==, 2);
+  g_assert_cmpint (query_int (trace, "SELECT count (DISTINCT pid) FROM processes"), ==, 3);
+
+  live = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, NULL);
+  leaf = find_group (live, "leaf_leak");
+  grandchild = find_group (live, "grandchild_leak");
+  g_assert_nonnull (leaf);
+  g_assert_nonnull (grandchild);
+  g_assert_cmpint (leaf->pid, !=, grandchild->pid);
+  /* A short loop may be unrolled into several call sites: sum them. */
+  sum_function (live, "leaf_leak", &bytes, &count);
+  g_assert_cmpint (bytes, ==, 3 * 100000);
+  g_assert_cmpint (count, ==, 3);
+  sum_function (live, "grandchild_leak", &bytes, &count);
+  g_assert_cmpint (bytes, ==, 2 * 50000);
+  g_assert_cmpint (count, ==, 2);
+}
+
+static void
+test_dlopen (Fixture       *f,
+             gconstpointer  data)
+{
+  g_auto(Run) run = { 0 };
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GPtrArray) live = NULL;
+  g_autoptr(GPtrArray) suspects = NULL;
+  TideGroup *g;
+  TideFrame *top;
+
+  record (f, "--all", "dlopen-leak", NULL, NULL, &run);
+  g_assert_cmpint (run.status, ==, 0);
+  trace = open_trace (f);
+
+  live = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, NULL);
+  g = find_group (live, "plugin_leak_rows");
+  g_assert_nonnull (g);
+  g_assert_cmpint (g->bytes, ==, 5 * 64 * 4096);
+  g_assert_cmpint (g->count, ==, 5 * 64);
+  top = g_ptr_array_index (g->frames, 0);
+  g_assert_true (g_str_has_suffix (top->module, "libtide-test-plugin.so"));
+  g_assert_nonnull (strstr (top->file, "test-plugin.c"));
+
+  suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
+  g_assert_nonnull (find_group (suspects, "plugin_leak_rows"));
+}
+
+/* ---- residency ---------------------------------------------------------------- */
+
+static void
+test_residency (Fixture       *f,
+                gconstpointer  data)
+{
+  g_auto(Run) run = { 0 };
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GPtrArray) steps = NULL;
+
+  record (f, "--all", "rss-toucher", NULL, NULL, &run);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_cmpstr (run.out, ==, "rss-toucher done\n");
+  trace = open_trace (f);
+  steps = tide_report_steps (trace, NULL);
+  g_assert_cmpuint (steps->len, ==, 8);
+
+  /* The 64 MiB mapping is recorded; 4 MiB more of it is resident per step,
+   * and the recorder measured exactly that from pagemap. */
+  for (guint i = 0; i < steps->len; i++)
+    {
+      TideStepRow *row = g_ptr_array_index (steps, i);
+
+      g_assert_cmpint (row->mapped_end, ==, 64 * MiB);
+      if (!row->has_resident)
+        continue;   /* the process may be gone before its last step is measured */
+      g_assert_cmpint (row->resident_explained, ==, (gint64) (i + 1) * 4 * MiB);
+      g_assert_cmpint (row->rss_end, >=, row->resident_explained);
+    }
+  g_assert_true (((TideStepRow *) g_ptr_array_index (steps, 3))->has_resident);
+}
+
+/* ---- exits, signals, deaths ------------------------------------------------- */
+
+static void
+test_exit_status (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_auto(Run) run = { 0 };
+  g_auto(Run) missing = { 0 };
+
+  record (f, NULL, "/bin/sh", "-c", "echo out; exit 3", &run);
+  g_assert_cmpint (run.status, ==, 3);
+  g_assert_cmpstr (run.out, ==, "out\n");
+  {
+    g_autoptr(TideTrace) trace = open_trace (f);
+    g_assert_cmpint (query_int (trace, "SELECT exit_status FROM processes"), ==, 3);
+  }
+
+  g_unlink (f->trace);
+  record (f, NULL, "/nonexistent/trainer", NULL, NULL, &missing);
+  g_assert_cmpint (missing.status, ==, 127);
+  g_assert_cmpstr (missing.err, ==, "tidemark: cannot run /nonexistent/trainer: "
+                                    "No such file or directory\n");
+  /* No half-written trace is left behind. */
+  g_assert_false (g_file_test (f->trace, G_FILE_TEST_EXISTS));
+}
+
+static gint64
+monotonic_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
+}
+
+/* Starts `tidemark record -- sleeper-alloc` and waits for its first line. */
+static GPid
+start_sleeper (Fixture *f,
+               int     *out_fd)
+{
+  g_autofree char *exe = target_path ("sleeper-alloc");
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "-o", f->trace, "--", exe, NULL };
+  g_autoptr(GError) error = NULL;
+  char line[64] = "";
+  GPid pid;
+
+  g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+                            &pid, NULL, out_fd, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (read (*out_fd, line, sizeof line - 1), >, 0);
+  g_assert_cmpstr (line, ==, "sleeper-alloc running\n");
+  return pid;
+}
+
+/* The direct child of the recorder, from /proc/PID/task/PID/children. */
+static pid_t
+child_of (GPid parent)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/task/%d/children", parent, parent);
+  g_autofree char *text = NULL;
+
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  return (pid_t) atoi (text);
+}
+
+static int
+wait_for (GPid pid)
+{
+  int wait_status;
+
+  g_assert_cmpint (waitpid (pid, &wait_status, 0), ==, pid);
+  return wait_status_to_int (wait_status);
+}
+
+static void
+test_target_sigkill (Fixture       *f,
+                     gconstpointer  data)
+{
+  g_autoptr(TideTrace) trace = NULL;
+  int out_fd;
+  GPid recorder = start_sleeper (f, &out_fd);
+  pid_t target;
+  gint64 kill_ns, last_alloc_ns;
+
+  g_usleep (700 * 1000);
+  target = child_of (recorder);
+  g_assert_cmpint (target, >, 0);
+  kill_ns = monotonic_ns ();
+  kill (target, SIGKILL);
+  g_assert_cmpint (wait_for (recorder), ==, 128 + SIGKILL);
+  close (out_fd);
+
+  trace = open_trace (f);
+  g_assert_true (tide_trace_is_complete (trace));
+  last_alloc_ns = query_int (trace, "SELECT max (alloc_ns) FROM allocations a"
+                                    " JOIN stack_nodes n ON n.id = a.stack_id"
+                                    " JOIN frames fr ON fr.id = n.frame_id"
+                                    " WHERE fr.function = 'steady_growth'");
+  /* It allocates every 20 ms: what happened up to 200 ms before the kill is in. */
+  g_assert_cmpint (kill_ns - last_alloc_ns, <, 200 * 1000 * 1000);
+  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM steps"), >=, 5);
+}
+
+static void
+test_sigint_forwarded (Fixture       *f,
+                       gconstpointer  data)
+{
+  g_autoptr(TideTrace) trace = NULL;
+  int out_fd;
+  GPid recorder = start_sleeper (f, &out_fd);
+
+  g_usleep (300 * 1000);
+  /* kill() from another process: the recorder passes it on to the target. */
+  kill (recorder, SIGINT);
+  g_assert_cmpint (wait_for (recorder), ==, 128 + SIGINT);
+  close (out_fd);
+  trace = open_trace (f);
+  g_assert_true (tide_trace_is_complete (trace));
+}
+
+static void
+test_recorder_killed (Fixture       *f,
+                      gconstpointer  data)
+{
+  g_autofree char *exe = target_path ("rss-toucher");
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--all", "-o", f->trace, "--", exe,
+                         NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GString) out = g_string_new (NULL);
+  g_autoptr(TideTrace) trace = NULL;
+  char buf[256];
+  ssize_t n;
+  int out_fd;
+  GPid recorder;
+
+  g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+                            &recorder, NULL, &out_fd, NULL, &error);
+  g_assert_no_error (error);
+  g_usleep (350 * 1000);
+  kill (recorder, SIGKILL);
+  g_assert_cmpint (wait_for (recorder), ==, 128 + SIGKILL);
+
+  /* The target inherited the pipe: EOF comes when it has finished. */
+  while ((n = read (out_fd, buf, sizeof buf)) > 0)
+    g_string_append_len (out, buf, n);
+  close (out_fd);
+  g_assert_cmpstr (out->str, ==, "rss-toucher done\n");
+
+  /* What was committed before the recorder died still opens. */
+  trace = open_trace (f);
+  g_assert_false (tide_trace_is_complete (trace));
+  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM processes"), ==, 1);
+}
+
+/* ---- the report command on bad input ---------------------------------------- */
+
+static void
+test_report_bad_input (Fixture       *f,
+                       gconstpointer  data)
+{
+  g_autofree char *text = g_build_filename (f->dir, "notes.tide", NULL);
+  g_autofree char *missing = g_build_filename (f->dir, "missing.tide", NULL);
+  const char *argv_text[] = { TIDE_TIDEMARK_EXE, "report", text, NULL };
+  const char *argv_missing[] = { TIDE_TIDEMARK_EXE, "report", missing, NULL };
+  const char *argv_format[] = { TIDE_TIDEMARK_EXE, "report", text, "--format", "xml", NULL };
+  g_auto(Run) r1 = { 0 };
+  g_auto(Run) r2 = { 0 };
+  g_auto(Run) r3 = { 0 };
+  g_autofree char *expected = NULL;
+
+  g_assert_true (g_file_set_contents (text, "not a trace\n", -1, NULL));
+  run_argv (argv_text, &r1);
+  expected = g_strdup_printf ("tidemark: %s is not a Tidemark trace (not an SQLite database)\n",
+                              text);
+  g_assert_cmpint (r1.status, ==, 2);
+  g_assert_cmpstr (r1.err, ==, expected);
+  g_assert_cmpstr (r1.out, ==, "");
+
+  run_argv (argv_missing, &r2);
+  g_assert_cmpint (r2.status, ==, 2);
+  g_assert_true (g_str_has_suffix (r2.err, "No such file or directory\n"));
+
+  run_argv (argv_format, &r3);
+  g_assert_cmpint (r3.status, ==, 2);
+  g_assert_cmpstr (r3.err, ==, "tidemark: unknown format 'xml' (text, csv or json)\n");
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+#define ADD(path, data, fn) \
+  g_test_add (path, Fixture, data, fixture_setup, fn, fixture_teardown)
+  ADD ("/record/leaky/all", NULL, test_leaky_all);
+  ADD ("/record/leaky/sampled", NULL, test_leaky_sampled);
+  ADD ("/record/control/all", "--all", test_control);
+  ADD ("/record/control/sampled", NULL, test_control);
+  ADD ("/record/storm", NULL, test_storm);
+  ADD ("/record/fork-exec", NULL, test_fork_exec);
+  ADD ("/record/dlopen", NULL, test_dlopen);
+  ADD ("/record/residency", NULL, test_residency);
+  ADD ("/record/exit-status", NULL, test_exit_status);
+  ADD ("/record/target-sigkill", NULL, test_target_sigkill);
+  ADD ("/record/sigint-forwarded", NULL, test_sigint_forwarded);
+  ADD ("/record/recorder-killed", NULL, test_recorder_killed);
+  ADD ("/report/bad-input", NULL, test_report_bad_input);
+#undef ADD
+  return g_test_run ();
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright 2026 The Tidemark authors
+#
+# The two set-up commands of the README, for a fresh Debian 12 machine:
+#
+#   tools/setup.sh demo   install what is missing, build, record the bundled
+#                         leaky training example and open it in the app
+#   tools/setup.sh test   install what is missing, build, run every test, then
+#                         build again with ASan+UBSan and run every test again;
+#                         ends with one line "N passed, N failed, N skipped"
+#
+# Run as root (or with sudo) when packages are missing; it only installs what
+# is not there yet.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+packages=(
+  meson ninja-build pkg-config gcc clang
+  libglib2.0-dev libgtk-4-dev libadwaita-1-dev libsqlite3-dev sqlite3
+  libdw-dev libelf-dev libunwind-dev libbpf-dev bpftool libclang-rt-14-dev
+  xvfb xauth desktop-file-utils appstream shared-mime-info
+  python3 python3-torch python3-numpy
+)
+
+install_missing () {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "setup: installing ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: these Debian packages are missing; run as root or with sudo" >&2
+    exit 1
+  fi
+  apt-get update -q
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# build DIR [meson options...]
+build () {
+  local dir=$1; shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" "$@"
+  fi
+  ninja -C "$dir"
+}
+
+# Counts one build dir's results from meson's own test log.
+count_results () {
+  python3 - "$1/meson-logs/testlog.json" <<'PY'
+import json, sys
+passed = failed = skipped = 0
+for line in open(sys.argv[1]):
+    result = json.loads(line)["result"]
+    if result in ("OK", "EXPECTEDFAIL"):
+        passed += 1
+    elif result == "SKIP":
+        skipped += 1
+    else:
+        failed += 1
+print(passed, failed, skipped)
+PY
+}
+
+# test_dir DIR: runs the whole suite headless; never stops the script.
+test_dir () {
+  local dir=$1
+  xvfb-run -a -s "-screen 0 1280x1024x24 -noreset" \
+    meson test -C "$dir" --print-errorlogs --num-processes 2 || true
+}
+
+demo () {
+  install_missing
+  build _build
+  local trace="$top/leaky-trainer.tide"
+  _build/app/tidemark record -o "$trace" -- _build/examples/leaky-trainer
+  _build/app/tidemark report "$trace"
+  if [ -x _build/app/tidemark-gui ] && [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+    exec _build/app/tidemark-gui "$trace"
+  fi
+  echo "setup: no display here; open the trace with: _build/app/tidemark-gui $trace"
+}
+
+run_tests () {
+  install_missing
+  build _build
+  build _build-asan -Db_sanitize=address,undefined -Db_lundef=false
+  test_dir _build
+  test_dir _build-asan
+  read -r p1 f1 s1 < <(count_results _build)
+  read -r p2 f2 s2 < <(count_results _build-asan)
+  echo "plain build: $p1 passed, $f1 failed, $s1 skipped; ASan+UBSan build: $p2 passed, $f2 failed, $s2 skipped"
+  echo "$((p1 + p2)) passed, $((f1 + f2)) failed, $((s1 + s2)) skipped"
+  [ $((f1 + f2)) -eq 0 ]
+}
+
+case "${1:-}" in
+  demo) demo ;;
+  test) run_tests ;;
+  *) echo "usage: tools/setup.sh demo|test" >&2; exit 2 ;;
+esac
