@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright 2026 The Tidemark authors
+"""Start-up of a Python process under `tidemark record` (imported by the
+bootstrap sitecustomize): Python frames on every thread, the process's
+rank, and with --torch the PyTorch hooks once torch is imported."""
+
+import os
+import sys
+import threading
+
+from . import _native
+
+
+def _attach(skip):
+    try:
+        _native.attach(skip)
+    except Exception:  # never let the profiler break the program
+        pass
+
+
+def _thread_start(frame, event, arg):
+    # Installed with threading.setprofile: runs once, on the first event of
+    # a new thread, and puts the C profile function in its place.  Skip this
+    # function's frame and _attach's: no "return" of theirs is ever seen.
+    _attach(2)
+
+
+def _env_int(name):
+    try:
+        return int(os.environ[name])
+    except (KeyError, ValueError):
+        return -1
+
+
+def _send_rank():
+    rank, local, world = (_env_int(n) for n in ("RANK", "LOCAL_RANK", "WORLD_SIZE"))
+    if rank >= 0 or local >= 0 or world >= 0:
+        _native.info(rank, local, world)
+
+
+def start():
+    if not _native.active:
+        return
+    _attach(0)
+    threading.setprofile(_thread_start)
+    _send_rank()
+    # A forked child (a DataLoader worker) is a new process to the recorder.
+    os.register_at_fork(after_in_child=_send_rank)
+    if os.environ.get("TIDEMARK_TORCH") == "1":
+        from . import torch_hooks
+        torch_hooks.install_when_imported()

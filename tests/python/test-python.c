@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * Python and PyTorch end to end: `tidemark record` on training scripts with
+ * known leaks (Debian's /usr/bin/python3 and python3-torch), read back
+ * through the storage queries that `tidemark report` prints.  Skipped (exit
+ * 77) only when /usr/bin/python3 cannot import torch.
+ */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <sqlite3.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "tide-report.h"
+#include "tide-schema.h"
+#include "tide-trace-private.h"
+#include "tide-trace.h"
+
+#define PYTHON        "/usr/bin/python3"
+#define MODULE_LEAK   (64 * 256 * 4)   /* train-leaky.py: one 64 x 256 float32 */
+#define NATIVE_LEAK   98304            /* bytes per call of tide_test_native_leak */
+#define STEPS         12
+
+typedef struct
+{
+  char *dir;
+  char *trace;
+} Fixture;
+
+static void
+fixture_setup (Fixture       *f,
+               gconstpointer  data)
+{
+  f->dir = g_dir_make_tmp ("tide-python-XXXXXX", NULL);
+  g_assert_nonnull (f->dir);
+  f->trace = g_build_filename (f->dir, "run.tide", NULL);
+}
+
+static void
+fixture_teardown (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_autoptr(GDir) dir = g_dir_open (f->dir, 0, NULL);
+  const char *name;
+
+  while (dir && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (f->dir, name, NULL);
+      g_unlink (path);
+    }
+  g_rmdir (f->dir);
+  g_free (f->trace);
+  g_free (f->dir);
+}
+
+static char *
+script_path (const char *name)
+{
+  return g_build_filename (TIDE_PYTHON_TESTS_DIR, name, NULL);
+}
+
+/* tidemark record -q [mode...] -o TRACE -- python3 SCRIPT ARGS, with
+ * NAME=VALUE pairs added to the environment; returns the target's stdout. */
+static char *
+record_env (Fixture            *f,
+            const char * const *modes,
+            const char         *script,
+            const char * const *args,
+            const char * const *extra_env)
+{
+  g_auto(GStrv) env = g_get_environ ();
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = script_path (script);
+  g_autofree char *err = NULL;
+  char *out = NULL;
+  int status = 0;
+
+  g_ptr_array_add (argv, (char *) TIDE_TIDEMARK_EXE);
+  g_ptr_array_add (argv, (char *) "record");
+  g_ptr_array_add (argv, (char *) "-q");
+  for (guint i = 0; modes[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *) modes[i]);
+  g_ptr_array_add (argv, (char *) "-o");
+  g_ptr_array_add (argv, f->trace);
+  g_ptr_array_add (argv, (char *) "--");
+  g_ptr_array_add (argv, (char *) PYTHON);
+  g_ptr_array_add (argv, path);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *) args[i]);
+  g_ptr_array_add (argv, NULL);
+  for (guint i = 0; extra_env[i] != NULL; i += 2)
+    env = g_environ_setenv (env, extra_env[i], extra_env[i + 1], TRUE);
+  g_spawn_sync (NULL, (char **) argv->pdata, env, G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
+                &status, &error);
+  g_assert_no_error (error);
+  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
+    g_error ("recording %s failed (%d): %s", script, status, err);
+  /* Nothing but, in a slow (sanitizer) build, the recorder's note that it
+   * fell behind while torch was imported; what the test needs is checked
+   * exactly all the same. */
+  if (*err != '\0')
+    g_assert_true (g_regex_match_simple ("^tidemark: [0-9]+ records were dropped because "
+                                         "the recorder fell behind; [^\n]*\n$", err, 0, 0));
+  return out;
+}
+
+static char *
+record (Fixture            *f,
+        const char * const *modes,
+        const char         *script,
+        const char * const *args)
+{
+  return record_env (f, modes, script, args, (const char *[]) { NULL });
+}
+
+static TideTrace *
+open_trace (Fixture *f)
+{
+  g_autoptr(GError) error = NULL;
+  TideTrace *trace = tide_trace_open (f->trace, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (tide_trace_is_complete (trace));
+  return trace;
+}
+
+static gint64
+query_int (TideTrace  *trace,
+           const char *sql)
+{
+  sqlite3_stmt *stmt = NULL;
+  gint64 value = -1;
+
+  g_assert_cmpint (sqlite3_prepare_v2 (_tide_trace_get_db (trace), sql, -1, &stmt, NULL), ==,
+                   SQLITE_OK);
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    value = sqlite3_column_int64 (stmt, 0);
+  sqlite3_finalize (stmt);
+  return value;
+}
+
+/* The line of @script that carries @mark. */
+static int
+marked_line (const char *script,
+             const char *mark)
+{
+  g_autofree char *path = script_path (script);
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (strstr (lines[i], mark) != NULL)
+      return (int) i + 1;
+  g_assert_not_reached ();
+}
+
+/* The innermost Python frame of a group's stack, or NULL. */
+static TideFrame *
+first_python_frame (TideGroup *g)
+{
+  for (guint i = 0; i < g->frames->len; i++)
+    {
+      TideFrame *frame = g_ptr_array_index (g->frames, i);
+      if (frame->kind == TIDE_FRAME_PYTHON)
+        return frame;
+    }
+  return NULL;
+}
+
+static gboolean
+has_native_frame (TideGroup  *g,
+                  const char *function)
+{
+  for (guint i = 0; i < g->frames->len; i++)
+    {
+      TideFrame *frame = g_ptr_array_index (g->frames, i);
+      if (frame->kind == TIDE_FRAME_NATIVE && g_strcmp0 (frame->function, function) == 0)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+assert_near (double measured,
+             double truth)
+{
+  g_assert_cmpfloat (measured, >=, truth * 0.9);
+  g_assert_cmpfloat (measured, <=, truth * 1.1);
+}
+
+static void
+assert_steps (TideTrace *trace,
+              guint      n)
+{
+  g_autoptr(GPtrArray) steps = tide_report_steps (trace, NULL);
+
+  g_assert_nonnull (steps);
+  g_assert_cmpuint (steps->len, ==, n);
+}
+
+/* ---- a module that keeps a tensor per step --------------------------------- */
+
+static void
+test_module_leak (Fixture       *f,
+                  gconstpointer  data)
+{
+  const char *modes[] = { "--torch", data, NULL };  /* data: "--all" or NULL */
+  const char *args[] = { "leak", G_STRINGIFY (STEPS), NULL };
+  g_autofree char *out = record (f, modes, "train-leaky.py", args);
+  g_autoptr(TideTrace) trace = open_trace (f);
+  g_autoptr(GPtrArray) by_stack = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
+  g_autoptr(GPtrArray) by_scope = tide_report_suspects (trace, TIDE_GROUP_BY_SCOPE, NULL);
+  TideGroup *top;
+  TideFrame *py;
+
+  g_assert_cmpstr (out, ==, "done " G_STRINGIFY (STEPS) "\n");
+  /* --torch: one step per optimizer.step(), exactly. */
+  assert_steps (trace, STEPS);
+
+  g_assert_cmpuint (by_stack->len, >=, 1);
+  top = g_ptr_array_index (by_stack, 0);
+  assert_near (top->bytes_per_step, MODULE_LEAK);
+  g_assert_cmpstr (top->scope_path, ==, "Net.encoder.layers.2");
+  py = first_python_frame (top);
+  g_assert_nonnull (py);
+  g_assert_true (g_str_has_suffix (py->file, "/train-leaky.py"));
+  g_assert_cmpstr (py->function, ==, "Block.forward");
+  g_assert_cmpint (py->line, ==, marked_line ("train-leaky.py", "# LEAK-LINE"));
+  g_assert_true (has_native_frame (top, "c10::alloc_cpu(unsigned long)"));
+
+  g_assert_cmpuint (by_scope->len, >=, 1);
+  top = g_ptr_array_index (by_scope, 0);
+  g_assert_cmpstr (top->scope_path, ==, "Net.encoder.layers.2");
+  assert_near (top->bytes_per_step, MODULE_LEAK);
+}
+
+/* The same loop without the leak: no suspect at all, by stack or scope. */
+static void
+test_control (Fixture       *f,
+              gconstpointer  data)
+{
+  const char *modes[] = { "--torch", data, NULL };  /* data: "--all" or NULL */
+  const char *args[] = { "control", G_STRINGIFY (STEPS), NULL };
+  g_autofree char *out = record (f, modes, "train-leaky.py", args);
+  g_autoptr(TideTrace) trace = open_trace (f);
+  g_autoptr(GPtrArray) by_stack = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
+  g_autoptr(GPtrArray) by_scope = tide_report_suspects (trace, TIDE_GROUP_BY_SCOPE, NULL);
+
+  g_assert_cmpstr (out, ==, "done " G_STRINGIFY (STEPS) "\n");
+  assert_steps (trace, STEPS);
+  g_assert_cmpuint (by_stack->len, ==, 0);
+  g_assert_cmpuint (by_scope->len, ==, 0);
+  /* Python frames and module scopes were recorded all the same. */
+  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM frames WHERE kind = 2"), >, 0);
+  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM scopes"
+                                     " WHERE path = 'Net.encoder.layers.2'"), ==, 1);
+}
+
+/* ---- a native library called through ctypes ----------------------------------- */
+
+static void
+test_native_leak (Fixture       *f,
+                  gconstpointer  data)
+{
+  const char *modes[] = { "--torch", data, NULL };  /* data: "--all" or NULL */
+  const char *args[] = { TIDE_LEAKY_NATIVE_LIB, G_STRINGIFY (STEPS),
+                         G_STRINGIFY (NATIVE_LEAK), NULL };
+  g_autofree char *out = record (f, modes, "train-native.py", args);
+  g_autoptr(TideTrace) trace = open_trace (f);
+  g_autoptr(GPtrArray) suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
+  TideGroup *top;
+  TideFrame *inner, *py;
+
+  g_assert_cmpstr (out, ==, "done " G_STRINGIFY (STEPS) "\n");
+  assert_steps (trace, STEPS);
+  g_assert_cmpuint (suspects->len, >=, 1);
+  top = g_ptr_array_index (suspects, 0);
+  inner = g_ptr_array_index (top->frames, 0);
+  g_assert_cmpstr (inner->function, ==, "tide_test_native_leak");
+  assert_near (top->bytes_per_step, NATIVE_LEAK);
+  py = first_python_frame (top);
+  g_assert_nonnull (py);
+  g_assert_true (g_str_has_suffix (py->file, "/train-native.py"));
+  g_assert_cmpstr (py->function, ==, "main");
+  g_assert_cmpint (py->line, ==, marked_line ("train-native.py", "# NATIVE-LINE"));
+}
+
+/* ---- DataLoader workers ----------------------------------------------------------- */
+
+static void
+test_dataloader (Fixture       *f,
+                 gconstpointer  data)
+{
+  const char *args[] = { "2", NULL };
+  const char *env[] = { "RANK", "3", "LOCAL_RANK", "1", "WORLD_SIZE", "4", NULL };
+  g_autofree char *out = record_env (f, (const char *[]) { "--torch", NULL }, "train-loader.py",
+                                     args, env);
+  g_autoptr(TideTrace) trace = open_trace (f);
+
+  /* 2 epochs of 8 batches; two optimizers, one step each iteration. */
+  g_assert_cmpstr (out, ==, "optimizer steps 16\n");
+  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM processes"), ==, 3);
+  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM processes"
+                                     " WHERE parent_id = (SELECT min (id) FROM processes)"), ==, 2);
+  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM processes WHERE end_ns IS NULL"),
+                   ==, 0);
+  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM steps s JOIN processes p"
+                                     " ON p.id = s.process_id WHERE p.parent_id IS NULL"), ==, 16);
+  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM steps"), ==, 16);
+  /* Rank from RANK, in every process of the job. */
+  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM processes WHERE rank = 3"), ==, 3);
+  /* The workers ran Python too: their allocations carry Python frames. */
+  g_assert_cmpint (query_int (trace, "SELECT count (DISTINCT a.process_id) FROM allocations a"
+                                     " JOIN stack_nodes n ON n.id = a.stack_id"
+                                     " WHERE a.process_id > 1"), ==, 2);
+}
+
+/* ---- without the profiler: the package is a no-op ---------------------------------- */
+
+static void
+test_package_without_profiler (void)
+{
+  g_autofree char *pkg = g_build_filename (TIDE_BUILD_ROOT, "capture", "python", NULL);
+  const char *argv[] = { PYTHON, "-c",
+                         "import tidemark\n"
+                         "assert not tidemark.enabled()\n"
+                         "tidemark.step('x')\n"
+                         "with tidemark.scope('a'):\n"
+                         "    pass\n"
+                         "@tidemark.scope('b')\n"
+                         "def f():\n"
+                         "    return 3\n"
+                         "print(f(), tidemark.watch(7))\n",
+                         NULL };
+  g_auto(GStrv) env = g_environ_setenv (g_get_environ (), "PYTHONPATH", pkg, TRUE);
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr(GError) error = NULL;
+  int status = 0;
+
+  env = g_environ_unsetenv (env, "TIDEMARK_SOCKET");
+  g_spawn_sync (NULL, (char **) argv, env, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (err, ==, "");
+  g_assert_cmpstr (out, ==, "3 7\n");
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+}
+
+static gboolean
+python_has_torch (void)
+{
+  const char *argv[] = { PYTHON, "-c", "import torch", NULL };
+  int status = -1;
+
+  if (!g_spawn_sync (NULL, (char **) argv, NULL,
+                     G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
+                     NULL, NULL, NULL, NULL, &status, NULL))
+    return FALSE;
+  return WIFEXITED (status) && WEXITSTATUS (status) == 0;
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  if (!python_has_torch ())
+    {
+      g_print ("1..0 # SKIP " PYTHON " cannot import torch (install python3-torch)\n");
+      return 77;
+    }
+  g_test_init (&argc, &argv, NULL);
+
+#define ADD(path, data, fn) \
+  g_test_add (path, Fixture, data, fixture_setup, fn, fixture_teardown)
+  ADD ("/python/module-leak/all", "--all", test_module_leak);
+  ADD ("/python/module-leak/sampled", NULL, test_module_leak);
+  ADD ("/python/control/all", "--all", test_control);
+  ADD ("/python/native-leak/sampled", NULL, test_native_leak);
+  ADD ("/python/dataloader", NULL, test_dataloader);
+#undef ADD
+  g_test_add_func ("/python/package-without-profiler", test_package_without_profiler);
+  return g_test_run ();
+}
