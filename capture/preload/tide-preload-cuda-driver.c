@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-preload-cuda-driver.c: hooks on the CUDA driver (libcuda), reached
+ * two ways: through the dynamic linker (exported under the real names), and
+ * through entry points that cuGetProcAddress or cudaGetDriverEntryPoint
+ * hand out, which we replace with wrappers of our own.
+ *
+ * Each tracked function has one body taking the real function, and two
+ * thin entries: the exported hook, whose real function comes from dlsym, and
+ * the entry-point wrapper, whose real function is the pointer the driver
+ * returned the first time the entry was asked for.  A later request that
+ * returns a different pointer for the same name (another stream mode) gets
+ * the real pointer, unwrapped: one slot per name.
+ *
+ * Virtual memory (cuMemCreate/cuMemMap, PyTorch's expandable segments): the
+ * bytes are recorded where they become usable, at cuMemMap (address, size,
+ * the handle's device), and end at cuMemUnmap of the same address.
+ *
+ * The driver API does not exist for a program that is not linked against
+ * it, and a driver loaded with a handle of its own (the real runtime does
+ * this) is only seen through the runtime hooks.
+ */
+#include "config.h"
+
+#define __CUDA_API_VERSION_INTERNAL 1
+#include "tide-preload-cuda.h"
+
+#include <cuda.h>
+#include <string.h>
+
+typedef CUresult (*AllocFn)      (CUdeviceptr *, size_t);
+typedef CUresult (*AllocAsyncFn) (CUdeviceptr *, size_t, CUstream);
+typedef CUresult (*FreeFn)       (CUdeviceptr);
+typedef CUresult (*FreeAsyncFn)  (CUdeviceptr, CUstream);
+typedef CUresult (*HostAllocFn)  (void **, size_t, unsigned int);
+typedef CUresult (*HostFreeFn)   (void *);
+typedef CUresult (*CreateFn)     (CUmemGenericAllocationHandle *, size_t,
+                                  const CUmemAllocationProp *, unsigned long long);
+typedef CUresult (*ReleaseFn)    (CUmemGenericAllocationHandle);
+typedef CUresult (*MapFn)        (CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+                                  unsigned long long);
+typedef CUresult (*UnmapFn)      (CUdeviceptr, size_t);
+typedef CUresult (*HtoDFn)       (CUdeviceptr, const void *, size_t);
+typedef CUresult (*DtoHFn)       (void *, CUdeviceptr, size_t);
+typedef CUresult (*HtoDAsyncFn)  (CUdeviceptr, const void *, size_t, CUstream);
+typedef CUresult (*DtoHAsyncFn)  (void *, CUdeviceptr, size_t, CUstream);
+typedef CUresult (*ProcFn)       (const char *, void **, int, cuuint64_t);
+typedef CUresult (*ProcV2Fn)     (const char *, void **, int, cuuint64_t,
+                                  CUdriverProcAddressQueryResult *);
+
+#define PASS(call)          \
+  do                        \
+    {                       \
+      tide_cuda_depth++;    \
+      r = (call);           \
+      tide_cuda_depth--;    \
+    }                       \
+  while (0)
+
+/* ---- bodies ------------------------------------------------------------- */
+
+static CUresult
+mem_alloc (AllocFn      real,
+           CUdeviceptr *dptr,
+           size_t       size)
+{
+  bool rec = tide_cuda_recording ();
+  CUresult r;
+
+  if (real == NULL)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  PASS (real (dptr, size));
+  if (rec && r == CUDA_SUCCESS && dptr != NULL)
+    tide_cuda_record_alloc (*dptr, size, TIDE_KIND_DEVICE, tide_cuda_driver_device ());
+  return r;
+}
+
+static CUresult
+mem_alloc_async (AllocAsyncFn  real,
+                 CUdeviceptr  *dptr,
+                 size_t        size,
+                 CUstream      stream)
+{
+  bool rec = tide_cuda_recording ();
+  CUresult r;
+
+  if (real == NULL)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  PASS (real (dptr, size, stream));
+  if (rec && r == CUDA_SUCCESS && dptr != NULL)
+    tide_cuda_record_alloc (*dptr, size, TIDE_KIND_DEVICE, tide_cuda_driver_device ());
+  return r;
+}
+
+static CUresult
+mem_free (FreeFn      real,
+          CUdeviceptr dptr)
+{
+  CUresult r;
+
+  if (real == NULL)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (tide_cuda_recording ())
+    tide_cuda_record_free (dptr);
+  PASS (real (dptr));
+  return r;
+}
+
+static CUresult
+mem_free_async (FreeAsyncFn real,
+                CUdeviceptr dptr,
+                CUstream    stream)
+{
+  CUresult r;
+
+  if (real == NULL)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (tide_cuda_recording ())
+    tide_cuda_record_free (dptr);
+  PASS (real (dptr, stream));
+  return r;
+}
+
+static CUresult
+host_alloc (HostAllocFn    real,
+            void         **pp,
+            size_t         size,
+            unsigned int   flags)
+{
+  bool rec = tide_cuda_recording ();
+  CUresult r;
+
+  if (real == NULL)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  PASS (real (pp, size, flags));
+  if (rec && r == CUDA_SUCCESS && pp != NULL)
+    tide_cuda_record_alloc ((uintptr_t) *pp, size, TIDE_KIND_PINNED, -1);
+  return r;
+}
+
+static CUresult
+host_free (HostFreeFn  real,
+           void       *p)
+{
+  CUresult r;
+
+  if (real == NULL)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (tide_cuda_recording ())
+    tide_cuda_record_free ((uintptr_t) p);
+  PASS (real (p));
+  return r;
+}
+
+static CUresult
+mem_create (CreateFn                      real,
+            CUmemGenericAllocationHandle *handle,
+            size_t                        size,
+            const CUmemAllocationProp    *prop,
+            unsigned long long            flags)
+{
+  bool rec = tide_cuda_recording ();
+  CUresult r;
+
+  if (real == NULL)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  PASS (real (handle, size, prop, flags));
+  if (rec && r == CUDA_SUCCESS && handle != NULL && prop != NULL)
+    tide_cuda_handle_add (*handle, size,
+                          prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE
+                          ? prop->location.id : tide_cuda_driver_device ());
+  return r;
+}
+
+static CUresult
+mem_release (ReleaseFn                    real,
+             CUmemGenericAllocationHandle handle)
+{
+  CUresult r;
+
+  if (real == NULL)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  tide_cuda_handle_remove (handle);
+  PASS (real (handle));
+  return r;
+}
+
+static CUresult
+mem_map (MapFn                        real,
+         CUdeviceptr                  ptr,
+         size_t                       size,
+         size_t                       offset,
+         CUmemGenericAllocationHandle handle,
+         unsigned long long           flags)
+{
+  bool rec = tide_cuda_recording ();
+  CUresult r;
+
+  if (real == NULL)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  PASS (real (ptr, size, offset, handle, flags));
+  if (rec && r == CUDA_SUCCESS)
+    tide_cuda_record_alloc (ptr, size, TIDE_KIND_DEVICE, tide_cuda_handle_device (handle));
+  return r;
+}
+
+static CUresult
+mem_unmap (UnmapFn     real,
+           CUdeviceptr ptr,
+           size_t      size)
+{
+  CUresult r;
+
+  if (real == NULL)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (tide_cuda_recording ())
+    tide_cuda_record_free (ptr);
+  PASS (real (ptr, size));
+  return r;
+}
+
+#define COPY(call, dir, bytes)                                          \
+  do                                                                    \
+    {                                                                   \
+      bool rec_ = tide_cuda_recording ();                               \
+      uint64_t start_ = rec_ ? tide_now_ns () : 0;                      \
+                                                                        \
+      if (real == NULL)                                                 \
+        return CUDA_ERROR_NOT_INITIALIZED;                              \
+      PASS (call);                                                      \
+      if (rec_ && r == CUDA_SUCCESS)                                    \
+        tide_cuda_record_transfer ((dir), (bytes), tide_cuda_driver_device (), start_); \
+    }                                                                   \
+  while (0)
+
+static CUresult
+htod (HtoDFn      real,
+      CUdeviceptr dst,
+      const void *src,
+      size_t      n)
+{
+  CUresult r;
+
+  COPY (real (dst, src, n), TIDE_CUDA_H2D, n);
+  return r;
+}
+
+static CUresult
+dtoh (DtoHFn       real,
+      void        *dst,
+      CUdeviceptr  src,
+      size_t       n)
+{
+  CUresult r;
+
+  COPY (real (dst, src, n), TIDE_CUDA_D2H, n);
+  return r;
+}
+
+static CUresult
+htod_async (HtoDAsyncFn  real,
+            CUdeviceptr  dst,
+            const void  *src,
+            size_t       n,
+            CUstream     stream)
+{
+  CUresult r;
+
+  COPY (real (dst, src, n, stream), TIDE_CUDA_H2D, n);
+  return r;
+}
+
+static CUresult
+dtoh_async (DtoHAsyncFn  real,
+            void        *dst,
+            CUdeviceptr  src,
+            size_t       n,
+            CUstream     stream)
+{
+  CUresult r;
+
+  COPY (real (dst, src, n, stream), TIDE_CUDA_D2H, n);
+  return r;
+}
+
+/* ---- the two entries of each function ------------------------------------- */
+
+/* Real pointers that entry points were wrapped around, one per name. */
+#define ENTRY_SLOT(name) static void *_Atomic name##_entry_
+#define ENTRY_REAL(type, name) ((type) atomic_load_explicit (&name##_entry_, memory_order_acquire))
+
+/* Declares the exported hook `name` and the static wrapper entry_`name`,
+ * both calling `body` with their real function. */
+#define TIDE_DRIVER_HOOK(type, name, params, body, args)               \
+  ENTRY_SLOT (name);                                                    \
+  TIDE_EXPORT CUresult CUDAAPI                                          \
+  name params                                                           \
+  {                                                                     \
+    TIDE_CUDA_REAL (type, name);                                        \
+    return body (real, TIDE_UNPAREN args);                              \
+  }                                                                     \
+  static CUresult CUDAAPI                                               \
+  entry_##name params                                                   \
+  {                                                                     \
+    return body (ENTRY_REAL (type, name), TIDE_UNPAREN args);           \
+  }
+
+#define TIDE_UNPAREN(...) __VA_ARGS__
+
+TIDE_DRIVER_HOOK (AllocFn, cuMemAlloc_v2, (CUdeviceptr *d, size_t n), mem_alloc, (d, n))
+TIDE_DRIVER_HOOK (FreeFn, cuMemFree_v2, (CUdeviceptr d), mem_free, (d))
+TIDE_DRIVER_HOOK (AllocAsyncFn, cuMemAllocAsync, (CUdeviceptr *d, size_t n, CUstream s),
+                  mem_alloc_async, (d, n, s))
+TIDE_DRIVER_HOOK (FreeAsyncFn, cuMemFreeAsync, (CUdeviceptr d, CUstream s), mem_free_async,
+                  (d, s))
+TIDE_DRIVER_HOOK (HostAllocFn, cuMemHostAlloc, (void **p, size_t n, unsigned int f), host_alloc,
+                  (p, n, f))
+TIDE_DRIVER_HOOK (HostFreeFn, cuMemFreeHost, (void *p), host_free, (p))
+TIDE_DRIVER_HOOK (CreateFn, cuMemCreate,
+                  (CUmemGenericAllocationHandle *h, size_t n, const CUmemAllocationProp *p,
+                   unsigned long long f), mem_create, (h, n, p, f))
+TIDE_DRIVER_HOOK (ReleaseFn, cuMemRelease, (CUmemGenericAllocationHandle h), mem_release, (h))
+TIDE_DRIVER_HOOK (MapFn, cuMemMap,
+                  (CUdeviceptr d, size_t n, size_t o, CUmemGenericAllocationHandle h,
+                   unsigned long long f), mem_map, (d, n, o, h, f))
+TIDE_DRIVER_HOOK (UnmapFn, cuMemUnmap, (CUdeviceptr d, size_t n), mem_unmap, (d, n))
+TIDE_DRIVER_HOOK (HtoDFn, cuMemcpyHtoD_v2, (CUdeviceptr d, const void *s, size_t n), htod,
+                  (d, s, n))
+TIDE_DRIVER_HOOK (DtoHFn, cuMemcpyDtoH_v2, (void *d, CUdeviceptr s, size_t n), dtoh, (d, s, n))
+TIDE_DRIVER_HOOK (HtoDAsyncFn, cuMemcpyHtoDAsync_v2,
+                  (CUdeviceptr d, const void *s, size_t n, CUstream st), htod_async,
+                  (d, s, n, st))
+TIDE_DRIVER_HOOK (DtoHAsyncFn, cuMemcpyDtoHAsync_v2,
+                  (void *d, CUdeviceptr s, size_t n, CUstream st), dtoh_async, (d, s, n, st))
+
+/* ---- cuGetProcAddress ---------------------------------------------------- */
+
+static CUresult CUDAAPI entry_cuGetProcAddress_v2 (const char *, void **, int, cuuint64_t,
+                                                   CUdriverProcAddressQueryResult *);
+ENTRY_SLOT (cuGetProcAddress_v2);
+
+typedef struct
+{
+  const char     *name;     /* as cuGetProcAddress is asked for it */
+  int             since;    /* first cudaVersion that gets this ABI */
+  void           *wrapper;
+  void *_Atomic  *slot;
+} Entry;
+
+#define ENTRY(name, since, fn) { name, since, (void *) entry_##fn, &fn##_entry_ }
+
+static const Entry tide_entries[] = {
+  ENTRY ("cuMemAlloc", 3020, cuMemAlloc_v2),
+  ENTRY ("cuMemFree", 3020, cuMemFree_v2),
+  ENTRY ("cuMemAllocAsync", 11020, cuMemAllocAsync),
+  ENTRY ("cuMemFreeAsync", 11020, cuMemFreeAsync),
+  ENTRY ("cuMemHostAlloc", 2020, cuMemHostAlloc),
+  ENTRY ("cuMemFreeHost", 2000, cuMemFreeHost),
+  ENTRY ("cuMemCreate", 10020, cuMemCreate),
+  ENTRY ("cuMemRelease", 10020, cuMemRelease),
+  ENTRY ("cuMemMap", 10020, cuMemMap),
+  ENTRY ("cuMemUnmap", 10020, cuMemUnmap),
+  ENTRY ("cuMemcpyHtoD", 3020, cuMemcpyHtoD_v2),
+  ENTRY ("cuMemcpyDtoH", 3020, cuMemcpyDtoH_v2),
+  ENTRY ("cuMemcpyHtoDAsync", 3020, cuMemcpyHtoDAsync_v2),
+  ENTRY ("cuMemcpyDtoHAsync", 3020, cuMemcpyDtoHAsync_v2),
+  ENTRY ("cuGetProcAddress", 12000, cuGetProcAddress_v2),
+};
+
+void *
+tide_cuda_wrap_entry (const char *symbol,
+                      int         version,
+                      void       *real)
+{
+  for (size_t i = 0; i < sizeof tide_entries / sizeof tide_entries[0]; i++)
+    {
+      const Entry *e = &tide_entries[i];
+      void *expected = NULL;
+
+      if (strcmp (e->name, symbol) != 0)
+        continue;
+      if (version < e->since || real == e->wrapper)
+        return real;
+      if (atomic_compare_exchange_strong (e->slot, &expected, real) || expected == real)
+        return e->wrapper;
+      return real;
+    }
+  return real;
+}
+
+static CUresult
+proc_address (ProcV2Fn                        real,
+              const char                     *symbol,
+              void                          **pfn,
+              int                             version,
+              cuuint64_t                      flags,
+              CUdriverProcAddressQueryResult *status)
+{
+  CUresult r;
+
+  if (real == NULL)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  PASS (real (symbol, pfn, version, flags, status));
+  if (r == CUDA_SUCCESS && pfn != NULL && *pfn != NULL && symbol != NULL)
+    *pfn = tide_cuda_wrap_entry (symbol, version, *pfn);
+  return r;
+}
+
+TIDE_EXPORT CUresult CUDAAPI
+cuGetProcAddress_v2 (const char                     *symbol,
+                     void                          **pfn,
+                     int                             version,
+                     cuuint64_t                      flags,
+                     CUdriverProcAddressQueryResult *status)
+{
+  TIDE_CUDA_REAL (ProcV2Fn, cuGetProcAddress_v2);
+
+  return proc_address (real, symbol, pfn, version, flags, status);
+}
+
+static CUresult CUDAAPI
+entry_cuGetProcAddress_v2 (const char                     *symbol,
+                           void                          **pfn,
+                           int                             version,
+                           cuuint64_t                      flags,
+                           CUdriverProcAddressQueryResult *status)
+{
+  return proc_address (ENTRY_REAL (ProcV2Fn, cuGetProcAddress_v2), symbol, pfn, version, flags,
+                       status);
+}
+
+/* The CUDA 11 ABI, without the status argument. */
+TIDE_EXPORT CUresult CUDAAPI
+cuGetProcAddress (const char  *symbol,
+                  void       **pfn,
+                  int          version,
+                  cuuint64_t   flags)
+{
+  TIDE_CUDA_REAL (ProcFn, cuGetProcAddress);
+  CUresult r;
+
+  if (real == NULL)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  PASS (real (symbol, pfn, version, flags));
+  if (r == CUDA_SUCCESS && pfn != NULL && *pfn != NULL && symbol != NULL)
+    *pfn = tide_cuda_wrap_entry (symbol, version, *pfn);
+  return r;
+}

@@ -1,0 +1,600 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-standin-cuda.c: a stand-in for the CUDA driver (libcuda.so.1), for
+ * tests on machines without a GPU.  It exports the real names with the real
+ * signatures from /usr/local/cuda/include/cuda.h, and keeps "device" memory
+ * in anonymous mappings made with the raw syscall, so that copies really
+ * copy and the profiler's own mmap hook never sees them.
+ *
+ * Devices: $TIDE_STANDIN_DEVICES (default 2), each of TIDE_STANDIN_TOTAL
+ * bytes.  Device pointers are unique across devices, as with UVA.
+ */
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+#include "tide-standin.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__ ((visibility ("default")))
+#define MAX_BLOCKS 4096
+
+typedef enum { BLOCK_FREE, BLOCK_DEVICE, BLOCK_HOST, BLOCK_REGISTERED, BLOCK_HANDLE } BlockKind;
+
+typedef struct
+{
+  uintptr_t addr;      /* or the handle of a BLOCK_HANDLE */
+  size_t    size;
+  int       device;
+  BlockKind kind;
+} Block;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static Block blocks[MAX_BLOCKS];
+static uint64_t next_handle = 1;
+static size_t used_bytes[17];   /* device and handle bytes, per device */
+static __thread int current_device;
+static __thread int current_set;
+
+static void *
+raw_map (size_t len,
+         int    prot)
+{
+  long r = syscall (SYS_mmap, NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+  return r == -1 ? NULL : (void *) r;
+}
+
+int
+tide_standin_device_count (void)
+{
+  const char *s = getenv ("TIDE_STANDIN_DEVICES");
+  int n = s != NULL ? atoi (s) : 2;
+
+  return n > 0 && n <= 16 ? n : 2;
+}
+
+static int
+block_add (uintptr_t addr,
+           size_t    size,
+           int       device,
+           BlockKind kind)
+{
+  int ok = 0;
+
+  pthread_mutex_lock (&lock);
+  for (int i = 0; i < MAX_BLOCKS; i++)
+    if (blocks[i].kind == BLOCK_FREE)
+      {
+        blocks[i] = (Block) { addr, size, device, kind };
+        if ((kind == BLOCK_DEVICE || kind == BLOCK_HANDLE) && device >= 0 && device < 17)
+          used_bytes[device] += size;
+        ok = 1;
+        break;
+      }
+  pthread_mutex_unlock (&lock);
+  return ok;
+}
+
+/* Removes the block at addr of that kind; fills *out. */
+static int
+block_take (uintptr_t addr,
+            BlockKind kind,
+            Block    *out)
+{
+  int ok = 0;
+
+  pthread_mutex_lock (&lock);
+  for (int i = 0; i < MAX_BLOCKS; i++)
+    if (blocks[i].kind == kind && blocks[i].addr == addr)
+      {
+        *out = blocks[i];
+        blocks[i].kind = BLOCK_FREE;
+        if ((kind == BLOCK_DEVICE || kind == BLOCK_HANDLE) && out->device >= 0 && out->device < 17)
+          used_bytes[out->device] -= out->size;
+        ok = 1;
+        break;
+      }
+  pthread_mutex_unlock (&lock);
+  return ok;
+}
+
+/* The block that contains p, any kind but handles. */
+static int
+block_find (uintptr_t p,
+            Block    *out)
+{
+  int ok = 0;
+
+  pthread_mutex_lock (&lock);
+  for (int i = 0; i < MAX_BLOCKS; i++)
+    if (blocks[i].kind != BLOCK_FREE && blocks[i].kind != BLOCK_HANDLE
+        && p >= blocks[i].addr && p - blocks[i].addr < (blocks[i].size ? blocks[i].size : 1))
+      {
+        *out = blocks[i];
+        ok = 1;
+        break;
+      }
+  pthread_mutex_unlock (&lock);
+  return ok;
+}
+
+size_t
+tide_standin_device_used (int device)
+{
+  size_t used;
+
+  if (device < 0 || device >= 17)
+    return 0;
+  pthread_mutex_lock (&lock);
+  used = used_bytes[device];
+  pthread_mutex_unlock (&lock);
+  return used;
+}
+
+int
+tide_standin_current_device (void)
+{
+  return current_device;
+}
+
+void
+tide_standin_set_current_device (int device)
+{
+  current_device = device;
+  current_set = 1;
+}
+
+/* $TIDE_STANDIN_NO_BACKING=1 (the benchmark): device pointers are bare
+ * addresses that must never be touched, so that an allocation costs next to
+ * nothing and what is measured is the profiler. */
+static int
+no_backing (void)
+{
+  static int value = -1;
+
+  if (value < 0)
+    {
+      const char *s = getenv ("TIDE_STANDIN_NO_BACKING");
+      value = s != NULL && strcmp (s, "1") == 0;
+    }
+  return value;
+}
+
+static void *
+fake_address (size_t size)
+{
+  static uintptr_t next = (uintptr_t) 1 << 44;
+  uintptr_t p;
+
+  pthread_mutex_lock (&lock);
+  p = next;
+  next += (size + 4095) & ~(uintptr_t) 4095;
+  pthread_mutex_unlock (&lock);
+  return (void *) p;
+}
+
+static CUresult
+device_alloc (CUdeviceptr *dptr,
+              size_t       size)
+{
+  void *p;
+
+  if (dptr == NULL)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (size == 0)
+    size = 1;
+  if (tide_standin_device_used (current_device) + size > TIDE_STANDIN_TOTAL)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  p = no_backing () ? fake_address (size) : raw_map (size, PROT_READ | PROT_WRITE);
+  if (p == NULL)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  if (!block_add ((uintptr_t) p, size, current_device, BLOCK_DEVICE))
+    {
+      syscall (SYS_munmap, p, size);
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+  *dptr = (CUdeviceptr) (uintptr_t) p;
+  return CUDA_SUCCESS;
+}
+
+static CUresult
+device_free (CUdeviceptr dptr)
+{
+  Block b;
+
+  if (dptr == 0)
+    return CUDA_SUCCESS;
+  if (!block_take ((uintptr_t) dptr, BLOCK_DEVICE, &b))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!no_backing ())
+    syscall (SYS_munmap, (void *) b.addr, b.size);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI
+cuInit (unsigned int flags)
+{
+  (void) flags;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI
+cuDriverGetVersion (int *version)
+{
+  *version = CUDA_VERSION;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI
+cuDeviceGetCount (int *count)
+{
+  *count = tide_standin_device_count ();
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI
+cuDeviceGet (CUdevice *device,
+             int       ordinal)
+{
+  if (ordinal < 0 || ordinal >= tide_standin_device_count ())
+    return CUDA_ERROR_INVALID_DEVICE;
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+/* A context is its device + 1; each device has only its primary one. */
+EXPORT CUresult CUDAAPI
+cuDevicePrimaryCtxRetain (CUcontext *ctx,
+                          CUdevice   dev)
+{
+  *ctx = (CUcontext) (uintptr_t) (dev + 1);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI
+cuCtxSetCurrent (CUcontext ctx)
+{
+  tide_standin_set_current_device (ctx != NULL ? (int) ((uintptr_t) ctx - 1) : 0);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI
+cuCtxGetCurrent (CUcontext *ctx)
+{
+  *ctx = current_set ? (CUcontext) (uintptr_t) (current_device + 1) : NULL;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI
+cuCtxGetDevice (CUdevice *device)
+{
+  *device = current_device;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI
+cuMemGetInfo_v2 (size_t *free_bytes,
+                 size_t *total)
+{
+  size_t used = tide_standin_device_used (current_device);
+
+  *total = TIDE_STANDIN_TOTAL;
+  *free_bytes = TIDE_STANDIN_TOTAL - used;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI
+cuMemAlloc_v2 (CUdeviceptr *dptr,
+               size_t       size)
+{
+  return device_alloc (dptr, size);
+}
+
+EXPORT CUresult CUDAAPI
+cuMemFree_v2 (CUdeviceptr dptr)
+{
+  return device_free (dptr);
+}
+
+EXPORT CUresult CUDAAPI
+cuMemAllocAsync (CUdeviceptr *dptr,
+                 size_t       size,
+                 CUstream     stream)
+{
+  (void) stream;
+  return device_alloc (dptr, size);
+}
+
+EXPORT CUresult CUDAAPI
+cuMemFreeAsync (CUdeviceptr dptr,
+                CUstream    stream)
+{
+  (void) stream;
+  return device_free (dptr);
+}
+
+EXPORT CUresult CUDAAPI
+cuMemHostAlloc (void        **pp,
+                size_t        size,
+                unsigned int  flags)
+{
+  void *p = raw_map (size ? size : 1, PROT_READ | PROT_WRITE);
+
+  (void) flags;
+  if (p == NULL || !block_add ((uintptr_t) p, size, -1, BLOCK_HOST))
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  *pp = p;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI
+cuMemAllocHost_v2 (void   **pp,
+                   size_t   size)
+{
+  return cuMemHostAlloc (pp, size, 0);
+}
+
+EXPORT CUresult CUDAAPI
+cuMemFreeHost (void *p)
+{
+  Block b;
+
+  if (!block_take ((uintptr_t) p, BLOCK_HOST, &b))
+    return CUDA_ERROR_INVALID_VALUE;
+  syscall (SYS_munmap, p, b.size ? b.size : 1);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI
+cuMemHostRegister_v2 (void         *p,
+                      size_t        size,
+                      unsigned int  flags)
+{
+  (void) flags;
+  if (p == NULL || size == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  return block_add ((uintptr_t) p, size, -1, BLOCK_REGISTERED) ? CUDA_SUCCESS
+                                                               : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+EXPORT CUresult CUDAAPI
+cuMemHostUnregister (void *p)
+{
+  Block b;
+
+  return block_take ((uintptr_t) p, BLOCK_REGISTERED, &b) ? CUDA_SUCCESS
+                                                          : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+}
+
+EXPORT CUresult CUDAAPI
+cuMemcpyHtoD_v2 (CUdeviceptr  dst,
+                 const void  *src,
+                 size_t       n)
+{
+  memcpy ((void *) (uintptr_t) dst, src, n);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI
+cuMemcpyDtoH_v2 (void        *dst,
+                 CUdeviceptr  src,
+                 size_t       n)
+{
+  memcpy (dst, (const void *) (uintptr_t) src, n);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI
+cuMemcpyHtoDAsync_v2 (CUdeviceptr  dst,
+                      const void  *src,
+                      size_t       n,
+                      CUstream     stream)
+{
+  (void) stream;
+  return cuMemcpyHtoD_v2 (dst, src, n);
+}
+
+EXPORT CUresult CUDAAPI
+cuMemcpyDtoHAsync_v2 (void        *dst,
+                      CUdeviceptr  src,
+                      size_t       n,
+                      CUstream     stream)
+{
+  (void) stream;
+  return cuMemcpyDtoH_v2 (dst, src, n);
+}
+
+EXPORT CUresult CUDAAPI
+cuMemcpyDtoD_v2 (CUdeviceptr dst,
+                 CUdeviceptr src,
+                 size_t      n)
+{
+  memmove ((void *) (uintptr_t) dst, (const void *) (uintptr_t) src, n);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI
+cuMemAddressReserve (CUdeviceptr        *ptr,
+                     size_t              size,
+                     size_t              alignment,
+                     CUdeviceptr         addr,
+                     unsigned long long  flags)
+{
+  void *p = raw_map (size, PROT_NONE);
+
+  (void) alignment; (void) addr; (void) flags;
+  if (p == NULL)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  *ptr = (CUdeviceptr) (uintptr_t) p;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI
+cuMemAddressFree (CUdeviceptr ptr,
+                  size_t      size)
+{
+  syscall (SYS_munmap, (void *) (uintptr_t) ptr, size);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI
+cuMemCreate (CUmemGenericAllocationHandle *handle,
+             size_t                        size,
+             const CUmemAllocationProp    *prop,
+             unsigned long long            flags)
+{
+  uint64_t h;
+
+  (void) flags;
+  if (handle == NULL || prop == NULL || size == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (tide_standin_device_used (prop->location.id) + size > TIDE_STANDIN_TOTAL)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  pthread_mutex_lock (&lock);
+  h = next_handle++;
+  pthread_mutex_unlock (&lock);
+  if (!block_add (h, size, prop->location.id, BLOCK_HANDLE))
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  *handle = h;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI
+cuMemRelease (CUmemGenericAllocationHandle handle)
+{
+  Block b;
+
+  return block_take (handle, BLOCK_HANDLE, &b) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult CUDAAPI
+cuMemMap (CUdeviceptr                   ptr,
+          size_t                        size,
+          size_t                        offset,
+          CUmemGenericAllocationHandle  handle,
+          unsigned long long            flags)
+{
+  (void) offset; (void) handle; (void) flags;
+  return mprotect ((void *) (uintptr_t) ptr, size, PROT_READ | PROT_WRITE) == 0
+         ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult CUDAAPI
+cuMemUnmap (CUdeviceptr ptr,
+            size_t      size)
+{
+  madvise ((void *) (uintptr_t) ptr, size, MADV_DONTNEED);
+  return mprotect ((void *) (uintptr_t) ptr, size, PROT_NONE) == 0
+         ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult CUDAAPI
+cuPointerGetAttribute (void                  *data,
+                       CUpointer_attribute    attribute,
+                       CUdeviceptr            ptr)
+{
+  Block b;
+
+  if (!block_find ((uintptr_t) ptr, &b))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (attribute == CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+    *(unsigned int *) data = b.kind == BLOCK_DEVICE ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+  else if (attribute == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+    *(int *) data = b.device < 0 ? current_device : b.device;
+  else
+    return CUDA_ERROR_NOT_SUPPORTED;
+  return CUDA_SUCCESS;
+}
+
+typedef struct
+{
+  const char *name;
+  int         since;   /* first cudaVersion that gets this entry */
+  void       *fn;
+} ProcEntry;
+
+static CUresult CUDAAPI proc_address (const char *, void **, int, cuuint64_t,
+                                      CUdriverProcAddressQueryResult *);
+
+/* Newest version of each name first. */
+static const ProcEntry procs[] = {
+  { "cuInit", 2000, (void *) cuInit },
+  { "cuDriverGetVersion", 2020, (void *) cuDriverGetVersion },
+  { "cuDeviceGetCount", 2000, (void *) cuDeviceGetCount },
+  { "cuDeviceGet", 2000, (void *) cuDeviceGet },
+  { "cuDevicePrimaryCtxRetain", 7000, (void *) cuDevicePrimaryCtxRetain },
+  { "cuCtxSetCurrent", 4000, (void *) cuCtxSetCurrent },
+  { "cuCtxGetCurrent", 4000, (void *) cuCtxGetCurrent },
+  { "cuCtxGetDevice", 2000, (void *) cuCtxGetDevice },
+  { "cuMemGetInfo", 3020, (void *) cuMemGetInfo_v2 },
+  { "cuMemAlloc", 3020, (void *) cuMemAlloc_v2 },
+  { "cuMemFree", 3020, (void *) cuMemFree_v2 },
+  { "cuMemAllocAsync", 11020, (void *) cuMemAllocAsync },
+  { "cuMemFreeAsync", 11020, (void *) cuMemFreeAsync },
+  { "cuMemHostAlloc", 2020, (void *) cuMemHostAlloc },
+  { "cuMemFreeHost", 2000, (void *) cuMemFreeHost },
+  { "cuMemHostRegister", 6050, (void *) cuMemHostRegister_v2 },
+  { "cuMemHostUnregister", 4000, (void *) cuMemHostUnregister },
+  { "cuMemcpyHtoD", 3020, (void *) cuMemcpyHtoD_v2 },
+  { "cuMemcpyDtoH", 3020, (void *) cuMemcpyDtoH_v2 },
+  { "cuMemcpyHtoDAsync", 3020, (void *) cuMemcpyHtoDAsync_v2 },
+  { "cuMemcpyDtoHAsync", 3020, (void *) cuMemcpyDtoHAsync_v2 },
+  { "cuMemcpyDtoD", 3020, (void *) cuMemcpyDtoD_v2 },
+  { "cuMemAddressReserve", 10020, (void *) cuMemAddressReserve },
+  { "cuMemAddressFree", 10020, (void *) cuMemAddressFree },
+  { "cuMemCreate", 10020, (void *) cuMemCreate },
+  { "cuMemRelease", 10020, (void *) cuMemRelease },
+  { "cuMemMap", 10020, (void *) cuMemMap },
+  { "cuMemUnmap", 10020, (void *) cuMemUnmap },
+  { "cuPointerGetAttribute", 4000, (void *) cuPointerGetAttribute },
+  { "cuGetProcAddress", 12000, (void *) proc_address },
+};
+
+static CUresult CUDAAPI
+proc_address (const char                     *symbol,
+              void                          **pfn,
+              int                             version,
+              cuuint64_t                      flags,
+              CUdriverProcAddressQueryResult *status)
+{
+  (void) flags;
+  for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
+    if (strcmp (procs[i].name, symbol) == 0 && version >= procs[i].since)
+      {
+        *pfn = procs[i].fn;
+        if (status != NULL)
+          *status = CU_GET_PROC_ADDRESS_SUCCESS;
+        return CUDA_SUCCESS;
+      }
+  *pfn = NULL;
+  if (status != NULL)
+    *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  return CUDA_ERROR_NOT_FOUND;
+}
+
+EXPORT CUresult CUDAAPI
+cuGetProcAddress_v2 (const char                     *symbol,
+                     void                          **pfn,
+                     int                             version,
+                     cuuint64_t                      flags,
+                     CUdriverProcAddressQueryResult *status)
+{
+  return proc_address (symbol, pfn, version, flags, status);
+}
+
+EXPORT CUresult CUDAAPI
+cuGetProcAddress (const char  *symbol,
+                  void       **pfn,
+                  int          version,
+                  cuuint64_t   flags)
+{
+  return proc_address (symbol, pfn, version, flags, NULL);
+}
