@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-attach-event.h: the records that tide-attach.bpf.c puts in its ring
+ * buffer for `tidemark attach`.  Plain fixed-size types and nothing from the
+ * kernel, so both sides can include it: the BPF side after vmlinux.h, the
+ * loader after <linux/types.h>.
+ *
+ * Every record starts with TideBpfHeader, is 8-byte aligned and has a fixed
+ * size per type (the ring buffer wants a constant size to reserve).
+ */
+#pragma once
+
+#define TIDE_BPF_MAX_FRAMES   64
+#define TIDE_BPF_LABEL_LEN    64
+#define TIDE_BPF_MAX_TARGETS  1024
+
+typedef enum
+{
+  TIDE_BPF_FAULT   = 1,   /* a sampled first touch of a page, with a user stack */
+  TIDE_BPF_SYSCALL = 2,   /* mmap, munmap, mremap, brk or madvise returned */
+  TIDE_BPF_RSS     = 3,   /* rss_stat changed the resident set noticeably */
+  TIDE_BPF_FORK    = 4,   /* a followed process made a child or a thread */
+  TIDE_BPF_EXIT    = 5,   /* a followed process's last thread exited */
+  TIDE_BPF_EXEC    = 6,   /* a followed process exec'd */
+  TIDE_BPF_STEP    = 7,   /* the step uprobe fired */
+  TIDE_BPF_MALLOC  = 8,   /* --uprobes malloc: a block was returned */
+  TIDE_BPF_FREE    = 9,   /* --uprobes malloc: a block was freed */
+} TideBpfType;
+
+/* Where the stack of a TideBpfFault came from (flags). */
+#define TIDE_BPF_FAULT_KERNEL 1u   /* the kernel faulted on a user address (copy_to_user) */
+
+typedef struct
+{
+  __u16 type;       /* TideBpfType */
+  __u16 len;        /* whole record */
+  __u32 tgid;       /* the process */
+  __u32 tid;        /* the thread */
+  __u32 reserved;
+  __u64 time_ns;    /* bpf_ktime_get_ns: CLOCK_MONOTONIC */
+} TideBpfHeader;
+
+typedef struct
+{
+  TideBpfHeader h;
+  __u64 addr;                          /* faulting address */
+  __u32 flags;                         /* TIDE_BPF_FAULT_* */
+  __s32 n_frames;                      /* < 0: the walk failed (-errno) */
+  __u64 frames[TIDE_BPF_MAX_FRAMES];   /* innermost first; frames[0] is the pc */
+} TideBpfFault;
+
+typedef struct
+{
+  TideBpfHeader h;
+  __u32 nr;          /* x86_64 syscall number */
+  __u32 reserved;
+  __u64 args[5];     /* as the target passed them */
+  __s64 ret;
+  __u64 old_brk;     /* brk only: mm->brk before the call */
+} TideBpfSyscall;
+
+typedef struct
+{
+  TideBpfHeader h;
+  __u64 rss_bytes;   /* anonymous + file + shmem pages, from the mm counters */
+} TideBpfRss;
+
+typedef struct
+{
+  TideBpfHeader h;   /* tgid/tid: the parent */
+  __u32 child_tgid;
+  __u32 child_tid;
+  __u32 is_thread;
+  __u32 reserved;
+} TideBpfFork;
+
+typedef struct
+{
+  TideBpfHeader h;
+  __s32 exit_code;   /* wait status: (code << 8) | signal */
+  __u32 reserved;
+} TideBpfExit;
+
+typedef struct
+{
+  TideBpfHeader h;
+  char label[TIDE_BPF_LABEL_LEN];
+} TideBpfStep;
+
+typedef struct
+{
+  TideBpfHeader h;
+  __u64 addr;
+  __u64 size;        /* 0 for TIDE_BPF_FREE */
+  __s32 n_frames;
+  __u32 reserved;
+  __u64 frames[TIDE_BPF_MAX_FRAMES];
+} TideBpfMalloc;
+
+/* Counters the BPF side keeps in the `stats` array map. */
+typedef enum
+{
+  TIDE_BPF_STAT_DROPPED = 0,   /* ring buffer full: records lost */
+  TIDE_BPF_STAT_FAULTS  = 1,   /* page faults of followed processes */
+  TIDE_BPF_STAT_SAMPLED = 2,   /* of which sampled */
+  TIDE_BPF_N_STATS      = 3,
+} TideBpfStat;
+
+_Static_assert (sizeof (TideBpfHeader) == 24, "TideBpfHeader layout");
+_Static_assert (sizeof (TideBpfFault) == 40 + 8 * TIDE_BPF_MAX_FRAMES, "TideBpfFault layout");
+_Static_assert (__builtin_offsetof (TideBpfFault, frames) == 40, "TideBpfFault frames");
+_Static_assert (sizeof (TideBpfSyscall) == 88, "TideBpfSyscall layout");
+_Static_assert (sizeof (TideBpfRss) == 32, "TideBpfRss layout");
+_Static_assert (sizeof (TideBpfFork) == 40, "TideBpfFork layout");
+_Static_assert (sizeof (TideBpfExit) == 32, "TideBpfExit layout");
+_Static_assert (sizeof (TideBpfStep) == 24 + TIDE_BPF_LABEL_LEN, "TideBpfStep layout");
+_Static_assert (sizeof (TideBpfMalloc) == 48 + 8 * TIDE_BPF_MAX_FRAMES, "TideBpfMalloc layout");
+_Static_assert (sizeof (TideBpfSyscall) % 8 == 0 && sizeof (TideBpfFork) % 8 == 0,
+                "records are 8-byte aligned");

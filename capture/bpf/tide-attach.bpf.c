@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-attach.bpf.c: the kernel side of `tidemark attach`.
+ *
+ * Every program first asks whether the current process is followed (the
+ * `targets` map, filled by the loader and by fork).  Page faults are sampled
+ * by page, stratified: of every aligned block of sample_pages pages exactly
+ * one page, chosen by a hash of the block, is sampled, so a run of touched
+ * pages is counted within one block whatever its stride.  A sampled fault
+ * carries the user stack of the frame-pointer walk.
+ *
+ * Only BTF-typed tracepoints (tp_btf) and uprobes are used, so nothing here
+ * needs tracefs mounted.
+ */
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "tide-attach-event.h"
+
+char LICENSE[] SEC ("license") = "GPL";
+
+/* Set by the loader before load (rodata). */
+const volatile __u32 sample_pages = 16;        /* 1 in N pages carries a stack */
+const volatile __u64 rss_granularity = 1 << 20; /* report RSS moves of at least this */
+const volatile __u64 rss_interval_ns = 20000000;
+
+/* x86_64 syscall numbers */
+#define NR_MMAP     9
+#define NR_MUNMAP   11
+#define NR_BRK      12
+#define NR_MREMAP   25
+#define NR_MADVISE  28
+
+#define USER_ADDR_LIMIT 0x0000800000000000ULL
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_RINGBUF);
+  __uint (max_entries, 8 << 20);
+} events SEC (".maps");
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, TIDE_BPF_MAX_TARGETS);
+  __type (key, __u32);     /* tgid */
+  __type (value, __u32);   /* 1 */
+} targets SEC (".maps");
+
+typedef struct
+{
+  __u32 nr;
+  __u32 reserved;
+  __u64 old_brk;
+} SyscallEntry;
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, 16384);
+  __type (key, __u32);     /* tid */
+  __type (value, SyscallEntry);
+} in_syscall SEC (".maps");
+
+typedef struct
+{
+  __u64 rss_bytes;
+  __u64 time_ns;
+} RssState;
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, TIDE_BPF_MAX_TARGETS);
+  __type (key, __u32);     /* tgid */
+  __type (value, RssState);
+} last_rss SEC (".maps");
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, 16384);
+  __type (key, __u32);     /* tid */
+  __type (value, __u64);   /* size passed to malloc */
+} malloc_size SEC (".maps");
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint (max_entries, TIDE_BPF_N_STATS);
+  __type (key, __u32);
+  __type (value, __u64);
+} stats SEC (".maps");
+
+static __always_inline void
+count_stat (__u32 which)
+{
+  __u64 *value = bpf_map_lookup_elem (&stats, &which);
+
+  if (value)
+    *value += 1;
+}
+
+static __always_inline int
+is_followed (__u32 tgid)
+{
+  return bpf_map_lookup_elem (&targets, &tgid) != NULL;
+}
+
+static __always_inline void *
+reserve (__u32 size,
+         __u16 type)
+{
+  __u64 id = bpf_get_current_pid_tgid ();
+  TideBpfHeader *h = bpf_ringbuf_reserve (&events, size, 0);
+
+  if (!h)
+    {
+      count_stat (TIDE_BPF_STAT_DROPPED);
+      return NULL;
+    }
+  h->type = type;
+  h->len = size;
+  h->tgid = id >> 32;
+  h->tid = (__u32) id;
+  h->reserved = 0;
+  h->time_ns = bpf_ktime_get_ns ();
+  return h;
+}
+
+static __always_inline __u64
+mix64 (__u64 x)
+{
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+/* One page per aligned block of sample_pages pages. */
+static __always_inline int
+page_is_sampled (__u64 addr)
+{
+  __u64 n = sample_pages;
+  __u64 page = addr >> 12;
+
+  if (n <= 1)
+    return 1;
+  return page % n == mix64 (page / n) % n;
+}
+
+static __always_inline int
+handle_fault (void   *ctx,
+              __u64   addr,
+              __u32   flags)
+{
+  __u32 tgid = bpf_get_current_pid_tgid () >> 32;
+  TideBpfFault *ev;
+  long n;
+
+  if (!is_followed (tgid))
+    return 0;
+  count_stat (TIDE_BPF_STAT_FAULTS);
+  if (addr >= USER_ADDR_LIMIT || !page_is_sampled (addr))
+    return 0;
+  count_stat (TIDE_BPF_STAT_SAMPLED);
+  ev = reserve (sizeof *ev, TIDE_BPF_FAULT);
+  if (!ev)
+    return 0;
+  ev->addr = addr;
+  ev->flags = flags;
+  n = bpf_get_stack (ctx, ev->frames, sizeof ev->frames, BPF_F_USER_STACK);
+  ev->n_frames = n < 0 ? (__s32) n : (__s32) (n / sizeof (__u64));
+  bpf_ringbuf_submit (ev, 0);
+  return 0;
+}
+
+SEC ("tp_btf/page_fault_user")
+int
+BPF_PROG (tide_fault_user, unsigned long address, struct pt_regs *regs, unsigned long error_code)
+{
+  return handle_fault (ctx, address, 0);
+}
+
+/* The kernel touching a user page for the process (read() into a fresh
+ * buffer): the user stack is the one that made the system call. */
+SEC ("tp_btf/page_fault_kernel")
+int
+BPF_PROG (tide_fault_kernel, unsigned long address, struct pt_regs *regs, unsigned long error_code)
+{
+  return handle_fault (ctx, address, TIDE_BPF_FAULT_KERNEL);
+}
+
+static __always_inline int
+is_memory_syscall (long nr)
+{
+  return nr == NR_MMAP || nr == NR_MUNMAP || nr == NR_BRK || nr == NR_MREMAP ||
+         nr == NR_MADVISE;
+}
+
+SEC ("tp_btf/sys_enter")
+int
+BPF_PROG (tide_sys_enter, struct pt_regs *regs, long id)
+{
+  __u64 pid_tgid = bpf_get_current_pid_tgid ();
+  __u32 tid = (__u32) pid_tgid;
+  SyscallEntry entry = { .nr = (__u32) id };
+
+  if (!is_memory_syscall (id) || !is_followed (pid_tgid >> 32))
+    return 0;
+  if (id == NR_BRK)
+    {
+      struct task_struct *task = bpf_get_current_task_btf ();
+      entry.old_brk = BPF_CORE_READ (task, mm, brk);
+    }
+  bpf_map_update_elem (&in_syscall, &tid, &entry, BPF_ANY);
+  return 0;
+}
+
+/* The saved user registers still hold the arguments at exit (only ax is
+ * replaced by the return value), so the record is made here, once the
+ * call has done its work. */
+SEC ("tp_btf/sys_exit")
+int
+BPF_PROG (tide_sys_exit, struct pt_regs *regs, long ret)
+{
+  __u64 pid_tgid = bpf_get_current_pid_tgid ();
+  __u32 tid = (__u32) pid_tgid;
+  SyscallEntry *entry;
+  TideBpfSyscall *ev;
+
+  if (!is_followed (pid_tgid >> 32))
+    return 0;
+  entry = bpf_map_lookup_elem (&in_syscall, &tid);
+  if (!entry)
+    return 0;
+  ev = reserve (sizeof *ev, TIDE_BPF_SYSCALL);
+  if (ev)
+    {
+      ev->nr = entry->nr;
+      ev->reserved = 0;
+      ev->args[0] = BPF_CORE_READ (regs, di);
+      ev->args[1] = BPF_CORE_READ (regs, si);
+      ev->args[2] = BPF_CORE_READ (regs, dx);
+      ev->args[3] = BPF_CORE_READ (regs, r10);
+      ev->args[4] = BPF_CORE_READ (regs, r8);
+      ev->ret = ret;
+      ev->old_brk = entry->old_brk;
+      bpf_ringbuf_submit (ev, 0);
+    }
+  bpf_map_delete_elem (&in_syscall, &tid);
+  return 0;
+}
+
+/* The resident set from the mm's counters (anon + file + shmem), recorded
+ * when it moved by rss_granularity or rss_interval_ns passed. */
+SEC ("tp_btf/rss_stat")
+int
+BPF_PROG (tide_rss_stat, struct mm_struct *mm, int member)
+{
+  struct task_struct *task = bpf_get_current_task_btf ();
+  __u32 tgid = bpf_get_current_pid_tgid () >> 32;
+  RssState *last, fresh = { 0 };
+  TideBpfRss *ev;
+  __s64 file, anon, shmem;
+  __u64 rss, now, delta;
+
+  if (task->mm != mm || !is_followed (tgid))
+    return 0;
+  file = BPF_CORE_READ (mm, rss_stat[0].count);
+  anon = BPF_CORE_READ (mm, rss_stat[1].count);
+  shmem = BPF_CORE_READ (mm, rss_stat[3].count);
+  rss = (__u64) ((file > 0 ? file : 0) + (anon > 0 ? anon : 0) + (shmem > 0 ? shmem : 0)) << 12;
+  now = bpf_ktime_get_ns ();
+
+  last = bpf_map_lookup_elem (&last_rss, &tgid);
+  if (last)
+    {
+      delta = rss > last->rss_bytes ? rss - last->rss_bytes : last->rss_bytes - rss;
+      if (delta == 0 || (delta < rss_granularity && now - last->time_ns < rss_interval_ns))
+        return 0;
+      last->rss_bytes = rss;
+      last->time_ns = now;
+    }
+  else
+    {
+      fresh.rss_bytes = rss;
+      fresh.time_ns = now;
+      bpf_map_update_elem (&last_rss, &tgid, &fresh, BPF_ANY);
+    }
+  ev = reserve (sizeof *ev, TIDE_BPF_RSS);
+  if (!ev)
+    return 0;
+  ev->rss_bytes = rss;
+  bpf_ringbuf_submit (ev, 0);
+  return 0;
+}
+
+SEC ("tp_btf/sched_process_fork")
+int
+BPF_PROG (tide_fork, struct task_struct *parent, struct task_struct *child)
+{
+  __u32 parent_tgid = parent->tgid;
+  __u32 child_tgid = child->tgid;
+  __u32 one = 1;
+  TideBpfFork *ev;
+
+  if (!is_followed (parent_tgid))
+    return 0;
+  /* Follow the child at once, before it can fault. */
+  if (child_tgid != parent_tgid)
+    bpf_map_update_elem (&targets, &child_tgid, &one, BPF_ANY);
+  ev = reserve (sizeof *ev, TIDE_BPF_FORK);
+  if (!ev)
+    return 0;
+  ev->child_tgid = child_tgid;
+  ev->child_tid = child->pid;
+  ev->is_thread = child_tgid == parent_tgid;
+  ev->reserved = 0;
+  bpf_ringbuf_submit (ev, 0);
+  return 0;
+}
+
+SEC ("tp_btf/sched_process_exec")
+int
+BPF_PROG (tide_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+  TideBpfHeader *ev;
+
+  if (!is_followed (task->tgid))
+    return 0;
+  ev = reserve (sizeof *ev, TIDE_BPF_EXEC);
+  if (ev)
+    bpf_ringbuf_submit (ev, 0);
+  return 0;
+}
+
+SEC ("tp_btf/sched_process_exit")
+int
+BPF_PROG (tide_exit, struct task_struct *task)
+{
+  __u32 tgid = task->tgid;
+  TideBpfExit *ev;
+
+  if (!is_followed (tgid))
+    return 0;
+  /* signal->live drops to 0 before this tracepoint when the group dies. */
+  if (BPF_CORE_READ (task, signal, live.counter) != 0)
+    return 0;
+  bpf_map_delete_elem (&targets, &tgid);
+  bpf_map_delete_elem (&last_rss, &tgid);
+  ev = reserve (sizeof *ev, TIDE_BPF_EXIT);
+  if (!ev)
+    return 0;
+  ev->exit_code = BPF_CORE_READ (task, signal, group_exit_code);
+  if (ev->exit_code == 0)
+    ev->exit_code = task->exit_code;
+  ev->reserved = 0;
+  bpf_ringbuf_submit (ev, 0);
+  return 0;
+}
+
+/* Attached by the loader to tidemark_attach_step_marker (tidemark.h) or to
+ * the function named by --step-symbol, in every process that maps the
+ * binary; only followed processes make a record. */
+SEC ("uprobe")
+int
+BPF_KPROBE (tide_step, const char *label)
+{
+  TideBpfStep *ev;
+
+  if (!is_followed (bpf_get_current_pid_tgid () >> 32))
+    return 0;
+  ev = reserve (sizeof *ev, TIDE_BPF_STEP);
+  if (!ev)
+    return 0;
+  ev->label[0] = '\0';
+  if (label)
+    bpf_probe_read_user_str (ev->label, sizeof ev->label, label);
+  bpf_ringbuf_submit (ev, 0);
+  return 0;
+}
+
+SEC ("uprobe")
+int
+BPF_KPROBE (tide_malloc_enter, __u64 size)
+{
+  __u64 pid_tgid = bpf_get_current_pid_tgid ();
+  __u32 tid = (__u32) pid_tgid;
+
+  if (is_followed (pid_tgid >> 32))
+    bpf_map_update_elem (&malloc_size, &tid, &size, BPF_ANY);
+  return 0;
+}
+
+SEC ("uretprobe")
+int
+BPF_KRETPROBE (tide_malloc_exit, void *ret)
+{
+  __u32 tid = (__u32) bpf_get_current_pid_tgid ();
+  __u64 *size = bpf_map_lookup_elem (&malloc_size, &tid);
+  TideBpfMalloc *ev;
+  long n;
+
+  if (!size)
+    return 0;
+  if (ret && (ev = reserve (sizeof *ev, TIDE_BPF_MALLOC)))
+    {
+      ev->addr = (__u64) ret;
+      ev->size = *size;
+      ev->reserved = 0;
+      n = bpf_get_stack (ctx, ev->frames, sizeof ev->frames, BPF_F_USER_STACK);
+      ev->n_frames = n < 0 ? (__s32) n : (__s32) (n / sizeof (__u64));
+      bpf_ringbuf_submit (ev, 0);
+    }
+  bpf_map_delete_elem (&malloc_size, &tid);
+  return 0;
+}
+
+SEC ("uprobe")
+int
+BPF_KPROBE (tide_free_enter, void *ptr)
+{
+  TideBpfMalloc *ev;
+
+  if (!ptr || !is_followed (bpf_get_current_pid_tgid () >> 32))
+    return 0;
+  ev = reserve (sizeof *ev, TIDE_BPF_FREE);
+  if (!ev)
+    return 0;
+  ev->addr = (__u64) ptr;
+  ev->size = 0;
+  ev->n_frames = 0;
+  ev->reserved = 0;
+  bpf_ringbuf_submit (ev, 0);
+  return 0;
+}

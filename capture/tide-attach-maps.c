@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * The executable mappings of a running process, from /proc/PID/maps, with
+ * the load bias that TideSymbolizer needs.  The preload learns the bias from
+ * dl_iterate_phdr inside the target; from outside, it is the mapping's
+ * start minus the vaddr of the file offset it maps, which the ELF program
+ * headers give (p_vaddr - p_offset is the same for the whole segment).
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tide-attach-private.h"
+
+static void
+mapping_clear (gpointer data)
+{
+  g_free (((TideAttachMapping *) data)->path);
+}
+
+/* p_vaddr - p_offset of the PT_LOAD segment that holds @offset; 0 when the
+ * file is not ELF or no segment holds it (then start - offset is right for
+ * every common layout). */
+static gint64
+segment_delta (const char *path,
+               guint64     offset)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  Elf *elf;
+  size_t n = 0;
+  gint64 delta = 0;
+
+  if (fd < 0)
+    return 0;
+  elf_version (EV_CURRENT);
+  elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  if (elf != NULL && elf_getphdrnum (elf, &n) == 0)
+    for (size_t i = 0; i < n; i++)
+      {
+        GElf_Phdr phdr;
+
+        if (gelf_getphdr (elf, (int) i, &phdr) == NULL || phdr.p_type != PT_LOAD)
+          continue;
+        if (offset >= (phdr.p_offset & ~(guint64) 0xfff) &&
+            offset < phdr.p_offset + phdr.p_filesz)
+          {
+            delta = (gint64) phdr.p_vaddr - (gint64) phdr.p_offset;
+            break;
+          }
+      }
+  if (elf != NULL)
+    elf_end (elf);
+  close (fd);
+  return delta;
+}
+
+static gboolean
+parse_line (const char        *line,
+            TideAttachMapping *out,
+            guint64           *offset)
+{
+  guint64 start, end;
+  char perms[8];
+  int path_at = 0;
+
+  if (sscanf (line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n",
+              &start, &end, perms, offset, &path_at) < 4 || path_at == 0)
+    return FALSE;
+  /* Only code can be on a stack; "[vdso]" and deleted files cannot be
+   * opened by the symbolizer. */
+  if (strchr (perms, 'x') == NULL || line[path_at] != '/' ||
+      g_str_has_suffix (line, " (deleted)"))
+    return FALSE;
+  *out = (TideAttachMapping) { start, end, 0, g_strdup (line + path_at) };
+  return TRUE;
+}
+
+GArray *
+tide_attach_read_maps (pid_t pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/maps", pid);
+  g_autofree char *contents = NULL;
+  g_auto(GStrv) lines = NULL;
+  GArray *out;
+
+  if (!g_file_get_contents (path, &contents, NULL, NULL))
+    return NULL;
+  out = g_array_new (FALSE, FALSE, sizeof (TideAttachMapping));
+  g_array_set_clear_func (out, mapping_clear);
+  lines = g_strsplit (contents, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      TideAttachMapping m;
+      guint64 offset;
+
+      if (!parse_line (lines[i], &m, &offset))
+        continue;
+      m.load_bias = m.start - offset - (guint64) segment_delta (m.path, offset);
+      g_array_append_val (out, m);
+    }
+  return out;
+}

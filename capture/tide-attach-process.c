@@ -1,0 +1,563 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * One process image followed by `tidemark attach`: turns the records of
+ * tide-attach.bpf.c into trace rows.
+ *
+ * Sampled pages are kept in a tree by address, with the stack and time of
+ * their first touch; a later fault on a page already there is not a first
+ * touch.  munmap, mremap, brk and madvise(DONTNEED) release the pages of
+ * their range, and only then is a page's row written (with free_ns), so the
+ * allocations table stays insert-only; what is left when the capture ends
+ * is written still live.  Exit does not free: pages resident at exit are
+ * what the process held.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <gio/gio.h>
+
+#include "tide-attach-private.h"
+#include "tide-schema.h"
+#include "tide-wire.h"
+
+#define PAGE_SIZE_BYTES 4096u
+#define PAGE_MASK_BITS  (~(guint64) (PAGE_SIZE_BYTES - 1))
+
+/* x86_64 syscall numbers, as in tide-attach.bpf.c */
+#define NR_MMAP     9
+#define NR_MUNMAP   11
+#define NR_BRK      12
+#define NR_MREMAP   25
+#define NR_MADVISE  28
+
+#define ORPHAN_LIFETIME_NS (G_GINT64_CONSTANT (2000000000))
+
+typedef struct
+{
+  gint64 alloc_ns;
+  gint64 stack_id;
+  gint64 thread_id;
+} PageRecord;
+
+static gint
+compare_addr (gconstpointer a,
+              gconstpointer b,
+              gpointer      user_data)
+{
+  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
+
+  return (x > y) - (x < y);
+}
+
+static char *
+read_proc_string (pid_t       pid,
+                  const char *what)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/%s", pid, what);
+  g_autofree char *contents = NULL;
+  gsize len = 0;
+
+  if (!g_file_get_contents (path, &contents, &len, NULL) || len == 0)
+    return NULL;
+  for (gsize i = 0; i + 1 < len; i++)
+    if (contents[i] == '\0')
+      contents[i] = ' ';
+  return g_strchomp (g_strndup (contents, len));
+}
+
+static pid_t
+read_ppid (pid_t pid)
+{
+  g_autofree char *stat = read_proc_string (pid, "stat");
+  const char *paren = stat ? strrchr (stat, ')') : NULL;
+  int ppid = 0;
+
+  if (paren == NULL || sscanf (paren, ") %*c %d", &ppid) != 1)
+    return 0;
+  return ppid;
+}
+
+static void
+refresh_maps (TideAttachProcess *self,
+              gint64             ts_ns)
+{
+  g_autoptr(GArray) maps = tide_attach_read_maps (self->pid);
+
+  self->maps_dirty = FALSE;
+  if (maps == NULL)
+    return;
+  for (guint i = 0; i < maps->len; i++)
+    {
+      const TideAttachMapping *m = &g_array_index (maps, TideAttachMapping, i);
+      const char *known;
+      guint64 bias;
+
+      /* Only what changed is written again. */
+      if (tide_address_space_resolve (self->space, m->start, &known, &bias) &&
+          strcmp (known, m->path) == 0 && bias == m->load_bias)
+        continue;
+      tide_address_space_add (self->space, m->start, m->end, m->load_bias, m->path);
+      tide_trace_writer_add_mapping (self->attach->writer, self->id, m->start, m->end,
+                                     m->load_bias, m->path, ts_ns);
+    }
+}
+
+TideAttachProcess *
+tide_attach_process_new (TideAttach        *attach,
+                         pid_t              pid,
+                         TideAttachProcess *parent,
+                         gint64             start_ns)
+{
+  TideAttachProcess *self = g_new0 (TideAttachProcess, 1);
+  g_autofree char *exe_link = g_strdup_printf ("/proc/%d/exe", pid);
+  g_autofree char *exe = g_file_read_link (exe_link, NULL);
+  g_autofree char *cmdline = read_proc_string (pid, "cmdline");
+  TideProcessRow row;
+
+  self->attach = attach;
+  self->id = attach->next_process_id++;
+  self->pid = pid;
+  self->start_ns = start_ns;
+  self->last_step_end_ns = start_ns;
+  self->space = tide_address_space_new ();
+  self->pages = g_tree_new_full (compare_addr, NULL, g_free, g_free);
+  self->live = tide_live_table_new ();
+  self->counters = tide_proc_counters_open (pid, NULL);
+  self->threads = g_hash_table_new (g_direct_hash, g_direct_equal);
+  self->last_rss = -1;
+
+  row = (TideProcessRow) {
+    .id = self->id, .pid = pid, .ppid = read_ppid (pid),
+    .parent_id = parent ? parent->id : 0, .start_ns = start_ns,
+    .sample_bytes = (gint64) attach->sample_pages * PAGE_SIZE_BYTES,
+    .all_mode = attach->sample_pages == 1,
+    .exe = exe ? exe : "?", .cmdline = cmdline,
+  };
+  tide_trace_writer_add_process (attach->writer, &row);
+  g_ptr_array_add (attach->processes, self);
+  refresh_maps (self, start_ns);
+  tide_attach_process_sample_rss (self, start_ns, TRUE);
+  return self;
+}
+
+TideAttachProcess *
+tide_attach_find_process (TideAttach *attach,
+                          pid_t       pid)
+{
+  for (guint i = attach->processes->len; i-- > 0;)
+    {
+      TideAttachProcess *p = g_ptr_array_index (attach->processes, i);
+      if (p->pid == pid)
+        return p;
+    }
+  return NULL;
+}
+
+static gint64
+thread_id_for (TideAttachProcess *self,
+               guint32            tid)
+{
+  gpointer id = g_hash_table_lookup (self->threads, GUINT_TO_POINTER (tid));
+  g_autofree char *what = NULL;
+  g_autofree char *comm = NULL;
+
+  if (id != NULL)
+    return GPOINTER_TO_SIZE (id);
+  what = g_strdup_printf ("task/%u/comm", tid);
+  comm = read_proc_string (self->pid, what);
+  id = GSIZE_TO_POINTER (self->attach->next_thread_id++);
+  g_hash_table_insert (self->threads, GUINT_TO_POINTER (tid), id);
+  tide_trace_writer_add_thread (self->attach->writer, GPOINTER_TO_SIZE (id), self->id, tid,
+                                comm);
+  return GPOINTER_TO_SIZE (id);
+}
+
+static gboolean
+is_start_module (const char *path)
+{
+  g_autofree char *base = path ? g_path_get_basename (path) : NULL;
+
+  return base != NULL && (g_str_has_prefix (base, "libc.so") || g_str_has_prefix (base, "libc-") ||
+                          g_str_has_prefix (base, "ld-linux"));
+}
+
+/* The kernel's frame-pointer walk stops, or runs into garbage, where code
+ * keeps no frame pointer.  Frames from the first one outside any executable
+ * mapping on are dropped, and a stack that does not end where threads start
+ * (libc: __libc_start_call_main, clone3) gets a "frames missing" frame
+ * instead of made-up callers. */
+static gint64
+intern_stack (TideAttachProcess *self,
+              const guint64     *frames,
+              gint               n_frames)
+{
+  guint64 kept[TIDE_BPF_MAX_FRAMES + 1];
+  guint n = 0;
+  const char *path = NULL;
+  guint64 bias;
+
+  if (self->maps_dirty)
+    refresh_maps (self, g_get_monotonic_time () * 1000);
+  for (gint i = 0; i < n_frames && i < TIDE_BPF_MAX_FRAMES; i++)
+    {
+      if (!tide_address_space_resolve (self->space, frames[i], &path, &bias))
+        {
+          path = NULL;
+          break;
+        }
+      kept[n++] = frames[i];
+    }
+  if (n == 0 || n == TIDE_BPF_MAX_FRAMES || !is_start_module (path))
+    kept[n++] = TIDE_STACK_FRAMES_MISSING;
+  return tide_stack_table_intern (self->attach->stacks, self->space, kept, n);
+}
+
+static void
+on_fault (TideAttachProcess  *self,
+          const TideBpfFault *ev)
+{
+  guint64 page = ev->addr & PAGE_MASK_BITS;
+  PageRecord *record;
+
+  if (g_tree_lookup (self->pages, &page) != NULL)
+    return;
+  record = g_new (PageRecord, 1);
+  record->alloc_ns = ev->h.time_ns;
+  record->stack_id = intern_stack (self, (const guint64 *) ev->frames, ev->n_frames);
+  record->thread_id = thread_id_for (self, ev->h.tid);
+  g_tree_insert (self->pages, g_memdup2 (&page, sizeof page), record);
+}
+
+static void
+write_page (TideAttachProcess *self,
+            guint64            page,
+            const PageRecord  *record,
+            gint64             free_ns)
+{
+  TideAllocRow row = {
+    .id = self->attach->next_alloc_id++,
+    .process_id = self->id,
+    .thread_id = record->thread_id,
+    .alloc_ns = record->alloc_ns,
+    .free_ns = free_ns,
+    .address = page,
+    .size = PAGE_SIZE_BYTES,
+    .weight = self->attach->sample_pages,
+    .stack_id = record->stack_id,
+    .device = -1,
+    .kind = TIDE_KIND_PAGE,
+  };
+
+  tide_trace_writer_add_allocation (self->attach->writer, &row);
+}
+
+typedef struct
+{
+  guint64  end;
+  GArray  *keys;
+} RangeCollect;
+
+static gboolean
+collect_in_range (gpointer key,
+                  gpointer value,
+                  gpointer user_data)
+{
+  RangeCollect *c = user_data;
+  guint64 page = *(guint64 *) key;
+
+  if (page >= c->end)
+    return TRUE;
+  g_array_append_val (c->keys, page);
+  return FALSE;
+}
+
+/* The sampled pages in [start, end), in address order. */
+static GArray *
+pages_in_range (TideAttachProcess *self,
+                guint64            start,
+                guint64            end)
+{
+  RangeCollect c = { end, g_array_new (FALSE, FALSE, sizeof (guint64)) };
+  GTreeNode *node = g_tree_lower_bound (self->pages, &start);
+
+  for (; node != NULL; node = g_tree_node_next (node))
+    if (collect_in_range (g_tree_node_key (node), NULL, &c))
+      break;
+  return c.keys;
+}
+
+static void
+release_range (TideAttachProcess *self,
+               guint64            start,
+               guint64            len,
+               gint64             ts_ns)
+{
+  g_autoptr(GArray) keys = NULL;
+
+  if (len == 0 || start + len < start)
+    return;
+  keys = pages_in_range (self, start & PAGE_MASK_BITS, start + len);
+  for (guint i = 0; i < keys->len; i++)
+    {
+      guint64 page = g_array_index (keys, guint64, i);
+      PageRecord *record = g_tree_lookup (self->pages, &page);
+
+      write_page (self, page, record, ts_ns);
+      g_tree_remove (self->pages, &page);
+    }
+}
+
+/* mremap moved [old, old + len) to new: the pages keep their first touch. */
+static void
+move_range (TideAttachProcess *self,
+            guint64            old_addr,
+            guint64            len,
+            guint64            new_addr)
+{
+  g_autoptr(GArray) keys = pages_in_range (self, old_addr, old_addr + len);
+  g_autoptr(GPtrArray) records = g_ptr_array_new ();
+
+  for (guint i = 0; i < keys->len; i++)
+    {
+      guint64 page = g_array_index (keys, guint64, i);
+
+      g_ptr_array_add (records, g_tree_lookup (self->pages, &page));
+      g_tree_steal (self->pages, &page);
+    }
+  for (guint i = 0; i < keys->len; i++)
+    {
+      guint64 page = g_array_index (keys, guint64, i) - old_addr + new_addr;
+      g_tree_replace (self->pages, g_memdup2 (&page, sizeof page), records->pdata[i]);
+    }
+}
+
+static gboolean
+syscall_failed (gint64 ret)
+{
+  return ret < 0 && ret > -4096;
+}
+
+static void
+on_mremap (TideAttachProcess    *self,
+           const TideBpfSyscall *ev)
+{
+  guint64 old_addr = ev->args[0], old_len = ev->args[1], new_len = ev->args[2];
+  guint64 new_addr = (guint64) ev->ret;
+
+  if (new_len < old_len)
+    release_range (self, old_addr + new_len, old_len - new_len, ev->h.time_ns);
+  if (new_addr != old_addr)
+    move_range (self, old_addr, MIN (old_len, new_len), new_addr);
+}
+
+static gboolean
+advice_releases (guint64 advice)
+{
+  /* MADV_FREE keeps the pages resident until reclaim; they stay counted. */
+  return advice == MADV_DONTNEED || advice == MADV_REMOVE || advice == 21 /* PAGEOUT */ ||
+         advice == 24 /* DONTNEED_LOCKED */;
+}
+
+static void
+on_syscall (TideAttachProcess    *self,
+            const TideBpfSyscall *ev)
+{
+  gint64 ts = ev->h.time_ns;
+
+  if (syscall_failed (ev->ret))
+    return;
+  switch (ev->nr)
+    {
+    case NR_MMAP:
+      /* MAP_FIXED replaces whatever was there. */
+      if (ev->args[3] & MAP_FIXED)
+        release_range (self, (guint64) ev->ret, ev->args[1], ts);
+      if ((ev->args[2] & PROT_EXEC) && (gint32) ev->args[4] >= 0)
+        self->maps_dirty = TRUE;
+      break;
+    case NR_MUNMAP:
+      release_range (self, ev->args[0], ev->args[1], ts);
+      tide_address_space_remove (self->space, ev->args[0], ev->args[0] + ev->args[1]);
+      break;
+    case NR_MREMAP:
+      on_mremap (self, ev);
+      break;
+    case NR_BRK:
+      if ((guint64) ev->ret < ev->old_brk)
+        release_range (self, (guint64) ev->ret, ev->old_brk - (guint64) ev->ret, ts);
+      break;
+    case NR_MADVISE:
+      if (advice_releases (ev->args[2]))
+        release_range (self, ev->args[0], ev->args[1], ts);
+      break;
+    default:
+      break;
+    }
+}
+
+static void
+write_rss (TideAttachProcess *self,
+           gint64             ts_ns,
+           gint64             rss)
+{
+  if (rss == self->last_rss)
+    return;
+  self->last_rss = rss;
+  self->attach->peak_rss = MAX (self->attach->peak_rss, (guint64) rss);
+  tide_trace_writer_add_counter (self->attach->writer, self->id, TIDE_COUNTER_RSS, -1, ts_ns,
+                                 rss);
+}
+
+/* The exact resident set from /proc/PID/statm, at steps and at the ends;
+ * rss_stat records fill the timeline in between. */
+void
+tide_attach_process_sample_rss (TideAttachProcess *self,
+                                gint64             ts_ns,
+                                gboolean           always)
+{
+  TideStatm statm;
+
+  if (self->counters == NULL || !tide_proc_counters_read_statm (self->counters, &statm))
+    return;
+  if (always)
+    self->last_rss = -1;
+  write_rss (self, ts_ns, (gint64) statm.rss_bytes);
+}
+
+static void
+write_block (const TideLiveAlloc *a,
+             gint64               free_ns,
+             gpointer             user_data)
+{
+  TideAttachProcess *self = user_data;
+  TideAllocRow row = {
+    .id = self->attach->next_alloc_id++, .process_id = self->id, .thread_id = a->thread_id,
+    .alloc_ns = a->alloc_ns, .free_ns = free_ns, .address = a->addr, .size = a->size,
+    .weight = a->weight, .stack_id = a->stack_id, .device = -1, .kind = a->kind,
+  };
+
+  tide_trace_writer_add_allocation (self->attach->writer, &row);
+}
+
+static void
+on_malloc (TideAttachProcess   *self,
+           const TideBpfMalloc *ev)
+{
+  TideLiveAlloc a = {
+    .addr = ev->addr, .size = ev->size, .weight = 1.0, .alloc_ns = ev->h.time_ns,
+    .device = -1, .kind = TIDE_KIND_MALLOC,
+  };
+  gint64 free_ns;
+
+  if (ev->h.type == TIDE_BPF_FREE)
+    {
+      if (tide_live_table_release (self->live, ev->addr, ev->h.time_ns, &a))
+        write_block (&a, ev->h.time_ns, self);
+      return;
+    }
+  a.stack_id = intern_stack (self, (const guint64 *) ev->frames, ev->n_frames);
+  a.thread_id = thread_id_for (self, ev->h.tid);
+  if (tide_live_table_alloc (self->live, &a, &free_ns))
+    write_block (&a, free_ns, self);
+}
+
+void
+tide_attach_process_step (TideAttachProcess *self,
+                          gint64             ts_ns,
+                          const char        *label)
+{
+  gint64 id = self->attach->next_step_id++;
+
+  if (ts_ns <= self->last_step_end_ns)
+    ts_ns = self->last_step_end_ns + 1;
+  self->n_steps++;
+  self->attach->total_steps++;
+  tide_trace_writer_add_step (self->attach->writer, id, self->id, self->n_steps,
+                              label ? label : "", self->last_step_end_ns, ts_ns);
+  self->last_step_end_ns = ts_ns;
+  /* Read a moment after the marker: stands for RSS at the step end, as in
+   * the preload recorder. */
+  tide_attach_process_sample_rss (self, ts_ns, TRUE);
+  tide_live_table_expire_orphans (self->live, ts_ns - ORPHAN_LIFETIME_NS);
+}
+
+void
+tide_attach_process_event (TideAttachProcess   *self,
+                           const TideBpfHeader *h)
+{
+  if (self->end_ns != 0)
+    return;
+  switch (h->type)
+    {
+    case TIDE_BPF_FAULT:
+      on_fault (self, (const TideBpfFault *) h);
+      break;
+    case TIDE_BPF_SYSCALL:
+      on_syscall (self, (const TideBpfSyscall *) h);
+      break;
+    case TIDE_BPF_RSS:
+      write_rss (self, h->time_ns, (gint64) ((const TideBpfRss *) h)->rss_bytes);
+      break;
+    case TIDE_BPF_STEP:
+      {
+        const TideBpfStep *step = (const TideBpfStep *) h;
+        g_autofree char *label = g_strndup (step->label, sizeof step->label);
+        tide_attach_process_step (self, h->time_ns, label);
+      }
+      break;
+    case TIDE_BPF_MALLOC:
+    case TIDE_BPF_FREE:
+      on_malloc (self, (const TideBpfMalloc *) h);
+      break;
+    default:
+      break;
+    }
+}
+
+void
+tide_attach_process_end (TideAttachProcess *self,
+                         gint64             end_ns,
+                         int                exit_status)
+{
+  if (self->end_ns != 0)
+    return;
+  self->end_ns = end_ns;
+  tide_trace_writer_end_process (self->attach->writer, self->id, end_ns, exit_status, 0);
+}
+
+static gboolean
+write_live_page (gpointer key,
+                 gpointer value,
+                 gpointer user_data)
+{
+  write_page (user_data, *(guint64 *) key, value, 0);
+  return FALSE;
+}
+
+/* Writes the pages and blocks still held; their free_ns stays NULL. */
+void
+tide_attach_process_flush (TideAttachProcess *self)
+{
+  g_tree_foreach (self->pages, write_live_page, self);
+  g_tree_remove_all (self->pages);
+  tide_live_table_foreach (self->live, write_block, self);
+  g_clear_pointer (&self->live, tide_live_table_free);
+  self->live = tide_live_table_new ();
+}
+
+void
+tide_attach_process_free (TideAttachProcess *self)
+{
+  if (self == NULL)
+    return;
+  g_clear_pointer (&self->space, tide_address_space_free);
+  g_clear_pointer (&self->pages, g_tree_destroy);
+  g_clear_pointer (&self->live, tide_live_table_free);
+  g_clear_pointer (&self->counters, tide_proc_counters_free);
+  g_clear_pointer (&self->threads, g_hash_table_unref);
+  g_free (self);
+}

@@ -1,0 +1,636 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * The loader of `tidemark attach`: open the skeleton, set its rodata, load,
+ * attach, then drain the ring buffer on one poll loop with a signalfd and a
+ * timer, and clean up through one path (STYLE.md 9.1).
+ *
+ * Detaching is destroying the links: the kernel removes the uprobes'
+ * breakpoints and the tracepoints' programs, and the target, which never
+ * knew, keeps running as it was.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+
+#include <bpf/libbpf.h>
+#include <gio/gio.h>
+
+#include "tide-attach-private.h"
+#include "tide-attach.skel.h"
+
+#define TICK_NS (G_GINT64_CONSTANT (100000000))
+
+typedef struct
+{
+  TideAttach              base;
+  struct tide_attach     *skel;
+  struct ring_buffer     *rb;
+  GPtrArray              *links;          /* struct bpf_link* */
+  GHashTable             *probed_paths;   /* binaries already given a step uprobe */
+  int                     signal_fd;
+  int                     timer_fd;
+  int                     pidfd;
+  gint64                  start_ns;
+  gint64                  deadline_ns;
+  gint64                  next_interval_step_ns;
+  gboolean                stop;
+} Loader;
+
+static gboolean verbose_libbpf;
+
+static gint64
+now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
+}
+
+static int
+libbpf_print (enum libbpf_print_level level,
+              const char             *format,
+              va_list                 args)
+{
+  /* Probing binaries for the step symbol makes libbpf warn on each miss. */
+  if (!verbose_libbpf)
+    return 0;
+  fputs ("tidemark: libbpf: ", stderr);
+  return vfprintf (stderr, format, args);
+}
+
+/* ---- privileges ------------------------------------------------------------ */
+
+static guint64
+effective_caps (void)
+{
+  struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
+  struct __user_cap_data_struct data[2] = { { 0 } };
+
+  if (syscall (SYS_capget, &header, data) != 0)
+    return 0;
+  return data[0].effective | ((guint64) data[1].effective << 32);
+}
+
+static gboolean
+has_cap (guint64 caps,
+         int     cap)
+{
+  return (caps & (G_GUINT64_CONSTANT (1) << cap)) != 0;
+}
+
+gboolean
+tide_attach_check_privileges (pid_t    pid,
+                              GError **error)
+{
+  guint64 caps = effective_caps ();
+  gboolean root = geteuid () == 0;
+  g_autofree char *proc = g_strdup_printf ("/proc/%d", pid);
+  struct stat st;
+
+  if (!root && !has_cap (caps, CAP_SYS_ADMIN) &&
+      !(has_cap (caps, CAP_BPF) && has_cap (caps, CAP_PERFMON)))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+                   "attaching needs root, or the CAP_BPF and CAP_PERFMON capabilities "
+                   "(try: sudo tidemark attach -p %d)", pid);
+      return FALSE;
+    }
+  if (pid <= 0 || stat (proc, &st) != 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "no process with pid %d", pid);
+      return FALSE;
+    }
+  if (!root && st.st_uid != getuid () && !has_cap (caps, CAP_SYS_PTRACE))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+                   "process %d belongs to another user (uid %u): attaching to it needs root "
+                   "or CAP_SYS_PTRACE", pid, (guint) st.st_uid);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* ---- uprobes --------------------------------------------------------------- */
+
+static gboolean
+attach_uprobe (Loader                *self,
+               struct bpf_program    *prog,
+               pid_t                  pid,
+               const char            *path,
+               const char            *function,
+               gboolean               retprobe)
+{
+  LIBBPF_OPTS (bpf_uprobe_opts, opts, .func_name = function, .retprobe = retprobe);
+  struct bpf_link *link = bpf_program__attach_uprobe_opts (prog, pid, path, 0, &opts);
+
+  if (link == NULL)
+    return FALSE;
+  g_ptr_array_add (self->links, link);
+  return TRUE;
+}
+
+/* The step function in every binary the process maps that has it.  pid -1:
+ * children that run the same binaries are followed too; the program
+ * ignores processes that are not followed. */
+static guint
+attach_step_probes (Loader *self,
+                    pid_t   pid)
+{
+  const char *symbol = self->base.options->step_symbol;
+  g_autoptr(GArray) maps = tide_attach_read_maps (pid);
+  guint n = 0;
+
+  if (maps == NULL || self->base.options->step_interval_ms > 0)
+    return 0;
+  for (guint i = 0; i < maps->len; i++)
+    {
+      const char *path = g_array_index (maps, TideAttachMapping, i).path;
+
+      if (g_hash_table_contains (self->probed_paths, path))
+        continue;
+      g_hash_table_add (self->probed_paths, g_strdup (path));
+      if (attach_uprobe (self, self->skel->progs.tide_step, -1, path,
+                         symbol ? symbol : TIDE_ATTACH_STEP_MARKER, FALSE))
+        n++;
+    }
+  return n;
+}
+
+static char *
+find_libc (pid_t pid)
+{
+  g_autoptr(GArray) maps = tide_attach_read_maps (pid);
+
+  for (guint i = 0; maps != NULL && i < maps->len; i++)
+    {
+      const char *path = g_array_index (maps, TideAttachMapping, i).path;
+      g_autofree char *base = g_path_get_basename (path);
+
+      if (g_str_has_prefix (base, "libc.so") || g_str_has_prefix (base, "libc-"))
+        return g_strdup (path);
+    }
+  return NULL;
+}
+
+static gboolean
+attach_malloc_probes (Loader  *self,
+                      pid_t    pid,
+                      GError **error)
+{
+  g_autofree char *libc = find_libc (pid);
+
+  if (libc == NULL ||
+      !attach_uprobe (self, self->skel->progs.tide_malloc_enter, pid, libc, "malloc", FALSE) ||
+      !attach_uprobe (self, self->skel->progs.tide_malloc_exit, pid, libc, "malloc", TRUE) ||
+      !attach_uprobe (self, self->skel->progs.tide_free_enter, pid, libc, "free", FALSE))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                   "--uprobes malloc: cannot find malloc and free in the C library of process %d",
+                   pid);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* ---- events ---------------------------------------------------------------- */
+
+static void
+on_fork (Loader            *self,
+         const TideBpfFork *ev)
+{
+  TideAttachProcess *parent = tide_attach_find_process (&self->base, ev->h.tgid);
+
+  if (ev->is_thread || tide_attach_find_process (&self->base, ev->child_tgid) != NULL)
+    return;
+  tide_attach_process_new (&self->base, ev->child_tgid, parent, ev->h.time_ns);
+}
+
+static void
+on_exec (Loader              *self,
+         const TideBpfHeader *h)
+{
+  TideAttachProcess *old = tide_attach_find_process (&self->base, h->tgid);
+
+  if (old != NULL)
+    tide_attach_process_end (old, h->time_ns, -1);
+  tide_attach_process_new (&self->base, h->tgid, old, h->time_ns);
+  attach_step_probes (self, h->tgid);
+}
+
+static int
+wait_status_to_exit (int status)
+{
+  return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f);
+}
+
+static void
+on_exit_event (Loader            *self,
+               const TideBpfExit *ev)
+{
+  TideAttachProcess *p = tide_attach_find_process (&self->base, ev->h.tgid);
+
+  if (p != NULL)
+    tide_attach_process_end (p, ev->h.time_ns, wait_status_to_exit (ev->exit_code));
+  if (ev->h.tgid == (guint32) self->base.options->pid)
+    self->stop = TRUE;
+}
+
+static int
+handle_event (void   *ctx,
+              void   *data,
+              size_t  size)
+{
+  Loader *self = ctx;
+  const TideBpfHeader *h = data;
+  TideAttachProcess *p;
+
+  if (size < sizeof *h || h->len > size)
+    return 0;
+  switch (h->type)
+    {
+    case TIDE_BPF_FORK:
+      on_fork (self, data);
+      return 0;
+    case TIDE_BPF_EXEC:
+      on_exec (self, h);
+      return 0;
+    case TIDE_BPF_EXIT:
+      on_exit_event (self, data);
+      return 0;
+    default:
+      break;
+    }
+  p = tide_attach_find_process (&self->base, h->tgid);
+  if (p == NULL)
+    p = tide_attach_process_new (&self->base, h->tgid, NULL, h->time_ns);
+  tide_attach_process_event (p, h);
+  return 0;
+}
+
+/* ---- setup ----------------------------------------------------------------- */
+
+static gboolean
+set_errno_error (GError     **error,
+                 int          err,
+                 const char  *what)
+{
+  if (err == EPERM || err == EACCES)
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+                 "%s: %s (attaching needs root, or the CAP_BPF and CAP_PERFMON capabilities)",
+                 what, g_strerror (err));
+  else
+    g_set_error (error, G_IO_ERROR, g_io_error_from_errno (err), "%s: %s", what,
+                 g_strerror (err));
+  return FALSE;
+}
+
+static gboolean
+open_and_load (Loader  *self,
+               GError **error)
+{
+  const TideAttachOptions *o = self->base.options;
+  int err;
+
+  self->skel = tide_attach__open ();
+  if (self->skel == NULL)
+    return set_errno_error (error, errno, "cannot open the BPF programs");
+  self->skel->rodata->sample_pages = self->base.sample_pages;
+  bpf_program__set_autoload (self->skel->progs.tide_malloc_enter, o->uprobes_malloc);
+  bpf_program__set_autoload (self->skel->progs.tide_malloc_exit, o->uprobes_malloc);
+  bpf_program__set_autoload (self->skel->progs.tide_free_enter, o->uprobes_malloc);
+  err = tide_attach__load (self->skel);
+  if (err != 0)
+    return set_errno_error (error, -err, "cannot load the BPF programs (is this kernel built "
+                            "with BTF, CONFIG_DEBUG_INFO_BTF?)");
+  return TRUE;
+}
+
+static gboolean
+attach_all (Loader  *self,
+            GError **error)
+{
+  const TideAttachOptions *o = self->base.options;
+  guint32 tgid = o->pid, one = 1;
+  int err;
+
+  /* Followed before anything is attached, so no event is missed. */
+  if (bpf_map__update_elem (self->skel->maps.targets, &tgid, sizeof tgid, &one, sizeof one,
+                            BPF_ANY) != 0)
+    return set_errno_error (error, errno, "cannot follow the process");
+  err = tide_attach__attach (self->skel);
+  if (err != 0)
+    return set_errno_error (error, -err, "cannot attach the BPF programs");
+  if (attach_step_probes (self, o->pid) == 0 && o->step_symbol != NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                   "--step-symbol: no binary of process %d has a function named %s", o->pid,
+                   o->step_symbol);
+      return FALSE;
+    }
+  if (o->uprobes_malloc && !attach_malloc_probes (self, o->pid, error))
+    return FALSE;
+  self->rb = ring_buffer__new (bpf_map__fd (self->skel->maps.events), handle_event, self, NULL);
+  if (self->rb == NULL)
+    return set_errno_error (error, errno, "cannot open the ring buffer");
+  return TRUE;
+}
+
+static void
+stop_signals (sigset_t *mask)
+{
+  sigemptyset (mask);
+  sigaddset (mask, SIGINT);
+  sigaddset (mask, SIGTERM);
+  sigaddset (mask, SIGHUP);
+}
+
+/* Before any thread starts: a thread created earlier would keep these
+ * signals unblocked and could take one that the signalfd must see. */
+static gboolean
+block_stop_signals (GError **error)
+{
+  sigset_t mask;
+
+  stop_signals (&mask);
+  if (sigprocmask (SIG_BLOCK, &mask, NULL) != 0)
+    return set_errno_error (error, errno, "cannot block signals");
+  return TRUE;
+}
+
+static gboolean
+open_fds (Loader  *self,
+          GError **error)
+{
+  struct itimerspec period = { { 0, TICK_NS }, { 0, TICK_NS } };
+  sigset_t mask;
+
+  stop_signals (&mask);
+  self->signal_fd = signalfd (-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  self->timer_fd = timerfd_create (CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (self->signal_fd < 0 || self->timer_fd < 0 ||
+      timerfd_settime (self->timer_fd, 0, &period, NULL) != 0)
+    return set_errno_error (error, errno, "cannot create the signal and timer descriptors");
+  /* Readable once the whole process has exited, even if its exit record
+   * was lost. */
+  self->pidfd = (int) syscall (SYS_pidfd_open, self->base.options->pid, 0);
+  return TRUE;
+}
+
+/* ---- loop ------------------------------------------------------------------ */
+
+static void
+on_tick (Loader *self)
+{
+  const TideAttachOptions *o = self->base.options;
+  gint64 now = now_ns ();
+  guint64 expirations;
+
+  if (read (self->timer_fd, &expirations, sizeof expirations) < 0)
+    return;
+  if (self->deadline_ns > 0 && now >= self->deadline_ns)
+    self->stop = TRUE;
+  if (o->step_interval_ms > 0 && now >= self->next_interval_step_ns)
+    {
+      for (guint i = 0; i < self->base.processes->len; i++)
+        {
+          TideAttachProcess *p = g_ptr_array_index (self->base.processes, i);
+          if (p->end_ns == 0)
+            tide_attach_process_step (p, now, NULL);
+        }
+      self->next_interval_step_ns = now + (gint64) o->step_interval_ms * 1000000;
+    }
+}
+
+static void
+run_loop (Loader *self)
+{
+  while (!self->stop)
+    {
+      struct pollfd fds[] = {
+        { ring_buffer__epoll_fd (self->rb), POLLIN, 0 },
+        { self->signal_fd, POLLIN, 0 },
+        { self->timer_fd, POLLIN, 0 },
+        { self->pidfd, POLLIN, 0 },
+      };
+
+      if (poll (fds, self->pidfd >= 0 ? 4 : 3, 200) < 0 && errno != EINTR)
+        break;
+      if (fds[0].revents)
+        ring_buffer__consume (self->rb);
+      if (fds[1].revents)
+        {
+          struct signalfd_siginfo info;
+          while (read (self->signal_fd, &info, sizeof info) == sizeof info)
+            self->stop = TRUE;
+        }
+      if (fds[2].revents)
+        on_tick (self);
+      if (self->pidfd >= 0 && fds[3].revents)
+        self->stop = TRUE;
+    }
+}
+
+static guint64
+read_stat (Loader *self,
+           guint32 which)
+{
+  int n_cpus = libbpf_num_possible_cpus ();
+  g_autofree guint64 *values = NULL;
+  guint64 sum = 0;
+
+  if (n_cpus <= 0)
+    return 0;
+  values = g_new0 (guint64, n_cpus);
+  if (bpf_map__lookup_elem (self->skel->maps.stats, &which, sizeof which, values,
+                            sizeof (guint64) * n_cpus, 0) != 0)
+    return 0;
+  for (int i = 0; i < n_cpus; i++)
+    sum += values[i];
+  return sum;
+}
+
+/* Detaches first, so nothing more arrives, then drains what is left. */
+static void
+detach (Loader *self)
+{
+  for (guint i = 0; i < self->links->len; i++)
+    bpf_link__destroy (g_ptr_array_index (self->links, i));
+  g_ptr_array_set_size (self->links, 0);
+  if (self->skel != NULL)
+    tide_attach__detach (self->skel);
+  if (self->rb != NULL)
+    ring_buffer__consume (self->rb);
+}
+
+static void
+write_meta (Loader *self)
+{
+  TideTraceWriter *writer = self->base.writer;
+  g_autofree char *cmd_path = g_strdup_printf ("/proc/%d/cmdline", self->base.options->pid);
+  g_autofree char *cmdline = NULL;
+  gsize len = 0;
+  char host[256] = "";
+
+  if (g_file_get_contents (cmd_path, &cmdline, &len, NULL))
+    for (gsize i = 0; i + 1 < len; i++)
+      if (cmdline[i] == '\0')
+        cmdline[i] = ' ';
+  gethostname (host, sizeof host - 1);
+  tide_trace_writer_set_meta (writer, "tidemark_version", PACKAGE_VERSION);
+  tide_trace_writer_set_meta (writer, "mode", "attach");
+  tide_trace_writer_set_meta (writer, "command", cmdline ? cmdline : "");
+  tide_trace_writer_set_meta (writer, "hostname", host);
+  tide_trace_writer_set_meta_int (writer, "attach_pid", self->base.options->pid);
+  tide_trace_writer_set_meta_int (writer, "start_ns", self->start_ns);
+  tide_trace_writer_set_meta_int (writer, "sample_pages", self->base.sample_pages);
+  tide_trace_writer_set_meta_int (writer, "sample_bytes",
+                                  self->base.sample_pages == 1 ? 0 : self->base.sample_pages * 4096);
+  tide_trace_writer_set_meta_int (writer, "all_mode", self->base.sample_pages == 1);
+}
+
+static gboolean
+finish_trace (Loader  *self,
+              GError **error)
+{
+  gint64 end_ns = now_ns ();
+  guint64 dropped = read_stat (self, TIDE_BPF_STAT_DROPPED);
+
+  for (guint i = 0; i < self->base.processes->len; i++)
+    {
+      TideAttachProcess *p = g_ptr_array_index (self->base.processes, i);
+
+      if (p->end_ns == 0)
+        {
+          tide_attach_process_sample_rss (p, end_ns, FALSE);
+          tide_attach_process_end (p, end_ns, -1);
+        }
+      tide_attach_process_flush (p);
+    }
+  tide_trace_writer_set_meta_int (self->base.writer, "end_ns", end_ns);
+  tide_trace_writer_set_meta_int (self->base.writer, "dropped_events", (gint64) dropped);
+  tide_trace_writer_set_meta_int (self->base.writer, "page_faults",
+                                  (gint64) read_stat (self, TIDE_BPF_STAT_FAULTS));
+  g_clear_pointer (&self->base.stacks, tide_stack_table_free);
+  if (dropped > 0 && !self->base.options->quiet)
+    g_printerr ("tidemark: %" G_GUINT64_FORMAT " records were dropped because the ring buffer "
+                "was full; sizes are low by that much\n", dropped);
+  return tide_trace_writer_finish (self->base.writer, error);
+}
+
+static void
+loader_clear (Loader *self)
+{
+  if (self->links != NULL)
+    detach (self);
+  g_clear_pointer (&self->rb, ring_buffer__free);
+  g_clear_pointer (&self->skel, tide_attach__destroy);
+  g_clear_pointer (&self->links, g_ptr_array_unref);
+  g_clear_pointer (&self->probed_paths, g_hash_table_unref);
+  for (guint i = 0; self->base.processes && i < self->base.processes->len; i++)
+    tide_attach_process_free (g_ptr_array_index (self->base.processes, i));
+  g_clear_pointer (&self->base.processes, g_ptr_array_unref);
+  g_clear_pointer (&self->base.stacks, tide_stack_table_free);
+  g_clear_pointer (&self->base.writer, tide_trace_writer_free);
+  if (self->signal_fd >= 0)
+    close (self->signal_fd);
+  if (self->timer_fd >= 0)
+    close (self->timer_fd);
+  if (self->pidfd >= 0)
+    close (self->pidfd);
+}
+
+static void
+announce (Loader *self)
+{
+  const TideAttachOptions *o = self->base.options;
+
+  if (!o->quiet)
+    g_printerr ("tidemark: attached to process %d (1 page in %u sampled%s%s); "
+                "Ctrl+C detaches\n", o->pid, self->base.sample_pages,
+                o->uprobes_malloc ? ", malloc uprobes" : "",
+                g_hash_table_size (self->probed_paths) && self->links->len ? ", step uprobe" : "");
+  if (o->ready_fd >= 0 && write (o->ready_fd, "attached\n", 9) < 0)
+    return;
+}
+
+int
+tide_attach_run (const TideAttachOptions  *options,
+                 GError                  **error)
+{
+  Loader self = { .signal_fd = -1, .timer_fd = -1, .pidfd = -1 };
+  gboolean created = FALSE;
+  int status = -1;
+
+  self.base = (TideAttach) {
+    .options = options,
+    .sample_pages = options->sample_pages ? options->sample_pages
+                                          : TIDE_ATTACH_DEFAULT_SAMPLE_PAGES,
+    .next_process_id = 1, .next_thread_id = 1, .next_step_id = 1, .next_alloc_id = 1,
+  };
+  self.base.processes = g_ptr_array_new ();
+  self.links = g_ptr_array_new ();
+  self.probed_paths = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  verbose_libbpf = options->verbose;
+  libbpf_set_print (libbpf_print);
+
+  if (!tide_attach_check_privileges (options->pid, error))
+    goto out;
+  if (options->uprobes_malloc && !options->quiet)
+    g_printerr ("tidemark: warning: --uprobes malloc puts a uprobe (a few microseconds) on every "
+                "malloc and free of the process: expect it to run much slower\n");
+
+  if (!block_stop_signals (error))
+    goto out;
+  self.base.writer = tide_trace_writer_new (options->output, error);
+  if (self.base.writer == NULL)
+    goto out;
+  created = TRUE;
+  self.base.stacks = tide_stack_table_new (self.base.writer);
+  if (!open_fds (&self, error) || !open_and_load (&self, error))
+    goto out;
+
+  self.start_ns = now_ns ();
+  write_meta (&self);
+  tide_attach_process_new (&self.base, options->pid, NULL, self.start_ns);
+  if (!attach_all (&self, error))
+    goto out;
+  self.deadline_ns = options->duration_s > 0
+                     ? self.start_ns + (gint64) (options->duration_s * 1e9) : 0;
+  self.next_interval_step_ns = self.start_ns + (gint64) options->step_interval_ms * 1000000;
+  announce (&self);
+
+  run_loop (&self);
+  detach (&self);
+  if (!finish_trace (&self, error))
+    goto out;
+  status = 0;
+  if (!options->quiet)
+    g_printerr ("tidemark: detached from process %d; trace %s: %u processes, %" G_GINT64_FORMAT
+                " steps, peak RSS %.1f MiB\n", options->pid, options->output,
+                self.base.processes->len, self.base.total_steps,
+                self.base.peak_rss / 1048576.0);
+
+out:
+  loader_clear (&self);
+  /* Never leave a half-written trace behind an attach that failed. */
+  if (status < 0 && created)
+    for (guint i = 0; i < 3; i++)
+      {
+        static const char *suffixes[] = { "", "-wal", "-shm" };
+        g_autofree char *name = g_strconcat (options->output, suffixes[i], NULL);
+        unlink (name);
+      }
+  return status;
+}
