@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * TideWindow's actions: open, record, stop, export, zoom and step moves.
+ * Menus, buttons and keys all reach them; which are enabled is decided in
+ * one place, _tide_window_actions_update().
+ */
+#include "config.h"
+
+#include "tide-report-format.h"
+#include "tide-render.h"
+#include "tide-window-private.h"
+
+#define EXPORT_WIDTH  1600
+#define EXPORT_HEIGHT 900
+
+static void
+set_folder_from_settings (TideWindow     *self,
+                          GtkFileChooser *chooser)
+{
+  g_autofree char *dir = self->settings ? g_settings_get_string (self->settings, "last-directory") : NULL;
+
+  if (dir != NULL && *dir != '\0')
+    {
+      g_autoptr(GFile) folder = g_file_new_for_path (dir);
+      gtk_file_chooser_set_current_folder (chooser, folder, NULL);
+    }
+}
+
+static void
+open_response_cb (GtkNativeDialog *dialog,
+                  int              response,
+                  TideWindow      *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      tide_window_open_file (self, file);
+    }
+  g_object_unref (dialog);
+}
+
+static void
+open_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  TideWindow *self = TIDE_WINDOW (widget);
+  GtkFileChooserNative *dialog;
+  g_autoptr(GtkFileFilter) traces = gtk_file_filter_new ();
+  g_autoptr(GtkFileFilter) all = gtk_file_filter_new ();
+
+  dialog = gtk_file_chooser_native_new ("Open a Trace", GTK_WINDOW (self),
+                                        GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
+  gtk_file_filter_set_name (traces, "Tidemark traces");
+  gtk_file_filter_add_mime_type (traces, "application/x-tidemark-trace");
+  gtk_file_filter_add_suffix (traces, "tide");
+  gtk_file_filter_set_name (all, "All files");
+  gtk_file_filter_add_pattern (all, "*");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), traces);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), all);
+  set_folder_from_settings (self, GTK_FILE_CHOOSER (dialog));
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  g_signal_connect (dialog, "response", G_CALLBACK (open_response_cb), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+gboolean
+_tide_window_export_png (TideWindow  *self,
+                         const char  *path,
+                         int          width,
+                         int          height,
+                         GError     **error)
+{
+  g_return_val_if_fail (TIDE_IS_WINDOW (self), FALSE);
+  g_return_val_if_fail (self->trace != NULL, FALSE);
+
+  return tide_render_timeline_png (self->trace, path, width, height, error);
+}
+
+gboolean
+_tide_window_export_steps_csv (TideWindow  *self,
+                               const char  *path,
+                               GError     **error)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+
+  g_return_val_if_fail (TIDE_IS_WINDOW (self), FALSE);
+  g_return_val_if_fail (self->steps != NULL, FALSE);
+
+  tide_format_steps (out, self->steps, TIDE_FORMAT_CSV);
+  return g_file_set_contents (path, out->str, out->len, error);
+}
+
+/* A step's rows are tide_report_retained()'s, so the file matches
+ * `tidemark report --retained --step N --format csv`; a range has no CLI
+ * counterpart and writes the rows shown. */
+static GPtrArray *
+drilldown_export_groups (TideWindow  *self,
+                         GError     **error)
+{
+  g_autoptr(GPtrArray) groups = NULL;
+
+  if (self->drill_step == 0)
+    return g_ptr_array_ref (tide_drilldown_view_get_groups (self->drilldown_view));
+  groups = tide_report_retained (self->trace, self->drill_step, TIDE_GROUP_BY_STACK, error);
+  for (guint i = groups ? groups->len : 0; i-- > 0;)
+    if (((TideGroup *) g_ptr_array_index (groups, i))->process_id != self->process_id)
+      g_ptr_array_remove_index (groups, i);
+  return g_steal_pointer (&groups);
+}
+
+gboolean
+_tide_window_export_drilldown_csv (TideWindow  *self,
+                                   const char  *path,
+                                   GError     **error)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+  g_autoptr(GPtrArray) groups = NULL;
+
+  g_return_val_if_fail (TIDE_IS_WINDOW (self), FALSE);
+  g_return_val_if_fail (tide_drilldown_view_get_groups (self->drilldown_view) != NULL, FALSE);
+
+  groups = drilldown_export_groups (self, error);
+  if (groups == NULL)
+    return FALSE;
+  tide_format_groups (out, groups, TIDE_GROUPS_RETAINED, TIDE_GROUP_BY_STACK, self->drill_step,
+                      TIDE_FORMAT_CSV);
+  return g_file_set_contents (path, out->str, out->len, error);
+}
+
+typedef enum
+{
+  EXPORT_PNG,
+  EXPORT_STEPS_CSV,
+  EXPORT_DRILLDOWN_CSV,
+} ExportKind;
+
+static void
+export_response_cb (GtkNativeDialog *dialog,
+                    int              response,
+                    TideWindow      *self)
+{
+  ExportKind kind = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (dialog), "tide-export-kind"));
+  g_autoptr(GError) error = NULL;
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autofree char *path = g_file_get_path (file);
+      gboolean ok = FALSE;
+
+      if (kind == EXPORT_PNG)
+        ok = _tide_window_export_png (self, path, EXPORT_WIDTH, EXPORT_HEIGHT, &error);
+      else if (kind == EXPORT_STEPS_CSV)
+        ok = _tide_window_export_steps_csv (self, path, &error);
+      else
+        ok = _tide_window_export_drilldown_csv (self, path, &error);
+      if (!ok)
+        {
+          GtkWidget *alert = adw_message_dialog_new (GTK_WINDOW (self), "Export Failed", error->message);
+          adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (alert), "close", "_Close");
+          gtk_window_present (GTK_WINDOW (alert));
+        }
+    }
+  g_object_unref (dialog);
+}
+
+static void
+export_action (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
+{
+  TideWindow *self = TIDE_WINDOW (widget);
+  ExportKind kind = g_str_equal (action_name, "win.export-png") ? EXPORT_PNG
+                  : g_str_equal (action_name, "win.export-steps-csv") ? EXPORT_STEPS_CSV
+                  : EXPORT_DRILLDOWN_CSV;
+  static const char *suffixes[] = { "timeline.png", "steps.csv", "drilldown.csv" };
+  g_autofree char *base = g_path_get_basename (tide_trace_get_path (self->trace));
+  g_autofree char *name = NULL;
+  GtkFileChooserNative *dialog;
+
+  if (g_str_has_suffix (base, ".tide"))
+    base[strlen (base) - 5] = '\0';
+  name = g_strdup_printf ("%s-%s", base, suffixes[kind]);
+  dialog = gtk_file_chooser_native_new ("Export", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE,
+                                        "_Export", "_Cancel");
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), name);
+  set_folder_from_settings (self, GTK_FILE_CHOOSER (dialog));
+  g_object_set_data (G_OBJECT (dialog), "tide-export-kind", GINT_TO_POINTER (kind));
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  g_signal_connect (dialog, "response", G_CALLBACK (export_response_cb), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static void
+export_menu_action (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *parameter)
+{
+  gtk_menu_button_popup (TIDE_WINDOW (widget)->export_button);
+}
+
+static void
+record_dialog_start_cb (TideWindow       *self,
+                        TideRecordDialog *dialog)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (_tide_window_start_recording (self, dialog, &error))
+    gtk_window_destroy (GTK_WINDOW (dialog));
+  else
+    tide_record_dialog_set_error (dialog, error->message);
+}
+
+/* Returns: (transfer none): the dialog, presented; it closes itself */
+TideRecordDialog *
+_tide_window_present_record_dialog (TideWindow *self)
+{
+  TideRecordDialog *dialog = tide_record_dialog_new (GTK_WINDOW (self), self->settings);
+
+  g_signal_connect_object (dialog, "start", G_CALLBACK (record_dialog_start_cb), self,
+                           G_CONNECT_SWAPPED);
+  gtk_window_present (GTK_WINDOW (dialog));
+  return dialog;
+}
+
+static void
+record_action (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
+{
+  _tide_window_present_record_dialog (TIDE_WINDOW (widget));
+}
+
+static void
+stop_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  _tide_window_stop_recording (TIDE_WINDOW (widget));
+}
+
+static void
+zoom_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  TideWindow *self = TIDE_WINDOW (widget);
+  double middle = gtk_widget_get_width (GTK_WIDGET (self->timeline)) / 2.0;
+
+  if (g_str_equal (action_name, "win.zoom-in"))
+    tide_timeline_view_zoom_at (self->timeline, middle, 2.0);
+  else if (g_str_equal (action_name, "win.zoom-out"))
+    tide_timeline_view_zoom_at (self->timeline, middle, 0.5);
+  else
+    tide_timeline_view_zoom_fit (self->timeline);
+}
+
+static void
+step_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  TideWindow *self = TIDE_WINDOW (widget);
+
+  tide_timeline_view_move_step (self->timeline, g_str_equal (action_name, "win.next-step") ? 1 : -1);
+}
+
+void
+_tide_window_class_actions_init (GtkWidgetClass *widget_class)
+{
+  gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
+  gtk_widget_class_install_action (widget_class, "win.record", NULL, record_action);
+  gtk_widget_class_install_action (widget_class, "win.stop-recording", NULL, stop_action);
+  gtk_widget_class_install_action (widget_class, "win.export", NULL, export_menu_action);
+  gtk_widget_class_install_action (widget_class, "win.export-png", NULL, export_action);
+  gtk_widget_class_install_action (widget_class, "win.export-steps-csv", NULL, export_action);
+  gtk_widget_class_install_action (widget_class, "win.export-drilldown-csv", NULL, export_action);
+  gtk_widget_class_install_action (widget_class, "win.zoom-in", NULL, zoom_action);
+  gtk_widget_class_install_action (widget_class, "win.zoom-out", NULL, zoom_action);
+  gtk_widget_class_install_action (widget_class, "win.zoom-fit", NULL, zoom_action);
+  gtk_widget_class_install_action (widget_class, "win.previous-step", NULL, step_action);
+  gtk_widget_class_install_action (widget_class, "win.next-step", NULL, step_action);
+
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK, "win.open", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_r, GDK_CONTROL_MASK, "win.record", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_e, GDK_CONTROL_MASK, "win.export", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_plus, GDK_CONTROL_MASK, "win.zoom-in", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_equal, GDK_CONTROL_MASK, "win.zoom-in", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Add, GDK_CONTROL_MASK, "win.zoom-in", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_minus, GDK_CONTROL_MASK, "win.zoom-out", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Subtract, GDK_CONTROL_MASK, "win.zoom-out", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_0, GDK_CONTROL_MASK, "win.zoom-fit", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Left, GDK_ALT_MASK, "win.previous-step", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Right, GDK_ALT_MASK, "win.next-step", NULL);
+}
+
+void
+_tide_window_actions_update (TideWindow *self)
+{
+  GtkWidget *widget = GTK_WIDGET (self);
+  gboolean recording = _tide_window_is_recording (self);
+  gboolean has_trace = self->trace != NULL;
+  gboolean has_drilldown = tide_drilldown_view_get_groups (self->drilldown_view) != NULL;
+
+  g_return_if_fail (TIDE_IS_WINDOW (self));
+
+  gtk_widget_action_set_enabled (widget, "win.open", !recording);
+  gtk_widget_action_set_enabled (widget, "win.record", !recording);
+  gtk_widget_action_set_enabled (widget, "win.stop-recording", recording);
+  gtk_widget_action_set_enabled (widget, "win.export", has_trace);
+  gtk_widget_action_set_enabled (widget, "win.export-png", has_trace);
+  gtk_widget_action_set_enabled (widget, "win.export-steps-csv", has_trace && self->steps != NULL);
+  gtk_widget_action_set_enabled (widget, "win.export-drilldown-csv", has_drilldown);
+  gtk_widget_action_set_enabled (widget, "win.zoom-in", has_trace);
+  gtk_widget_action_set_enabled (widget, "win.zoom-out", has_trace);
+  gtk_widget_action_set_enabled (widget, "win.zoom-fit", has_trace);
+  gtk_widget_action_set_enabled (widget, "win.previous-step", has_trace);
+  gtk_widget_action_set_enabled (widget, "win.next-step", has_trace);
+  gtk_widget_set_visible (GTK_WIDGET (self->stop_button), recording);
+  gtk_widget_set_visible (GTK_WIDGET (self->record_button), !recording);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->export_button), has_trace);
+}

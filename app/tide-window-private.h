@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * TideWindow's instance, shared by its partial-class files
+ * (tide-window-actions.c, tide-window-dnd.c, tide-window-record.c) and by
+ * the UI tests, which drive the window through the _tide_window_* calls.
+ */
+#pragma once
+
+#include "tide-drilldown-view.h"
+#include "tide-flame-graph.h"
+#include "tide-record-dialog.h"
+#include "tide-steps-view.h"
+#include "tide-suspects-view.h"
+#include "tide-timeline-view.h"
+#include "tide-trace.h"
+#include "tide-window.h"
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  TIDE_WINDOW_EMPTY,
+  TIDE_WINDOW_ERROR,
+  TIDE_WINDOW_TRACE,
+} TideWindowState;
+
+struct _TideWindow
+{
+  AdwApplicationWindow  parent_instance;
+
+  /* Template widgets */
+  AdwWindowTitle       *title;
+  GtkStack             *stack;
+  AdwStatusPage        *error_page;
+  GtkInfoBar           *banner;
+  GtkLabel             *banner_label;
+  GtkMenuButton        *export_button;
+  GtkButton            *stop_button;
+  GtkButton            *record_button;
+  GtkBox               *process_bar;
+  GtkDropDown          *process_dropdown;
+  GtkBox               *timeline_slot;
+  TideStepsView        *steps_view;
+  TideDrilldownView    *drilldown_view;
+  TideFlameGraph       *flame_graph;
+  GtkSearchEntry       *flame_search;
+  GtkLabel             *frame_detail;
+  GtkLabel             *drilldown_title;
+  TideSuspectsView     *suspects_view;
+
+  /* Owned references */
+  TideTimelineView     *timeline;
+  TideTrace            *trace;
+  GPtrArray            *steps;          /* TideStepRow* */
+  GArray               *transfers;      /* TideTransferMark */
+  GArray               *process_ids;    /* gint64, as in process_dropdown */
+  GSettings            *settings;       /* nullable: schema not installed */
+  char                 *error_title;
+  char                 *error_message;
+  char                 *banner_message;
+
+  /* Drill-down selection: a step or a range (ns from the trace start) */
+  gint                  drill_step;
+  gint64                drill_begin;
+  gint64                drill_end;
+
+  /* Live capture */
+  GSubprocess          *recorder;
+  GCancellable         *live_cancellable;
+  char                 *live_path;
+  guint                 live_timeout;
+  guint                 live_generation;
+  guint                 live_refreshes;
+  gint64                live_steps;
+  gint64                live_known[3];  /* steps, allocations, last time */
+  int                   recorder_status;
+
+  gint64                process_id;
+  TideWindowState       state;
+  guint                 live_in_flight : 1;
+  guint                 syncing : 1;
+};
+
+/* tide-window.c */
+void             _tide_window_set_trace            (TideWindow   *self,
+                                                    TideTrace    *trace);
+void             _tide_window_show_error           (TideWindow   *self,
+                                                    const char   *title,
+                                                    const char   *message);
+void             _tide_window_select_step          (TideWindow   *self,
+                                                    gint          number);
+void             _tide_window_select_range         (TideWindow   *self,
+                                                    gint64        begin,
+                                                    gint64        end);
+void             _tide_window_set_process          (TideWindow   *self,
+                                                    gint64        process_id);
+TideWindowState  _tide_window_get_state            (TideWindow   *self);
+
+/* tide-window-actions.c */
+void             _tide_window_class_actions_init   (GtkWidgetClass *widget_class);
+void             _tide_window_actions_update       (TideWindow   *self);
+gboolean         _tide_window_export_png           (TideWindow   *self,
+                                                    const char   *path,
+                                                    int           width,
+                                                    int           height,
+                                                    GError      **error);
+gboolean         _tide_window_export_steps_csv     (TideWindow   *self,
+                                                    const char   *path,
+                                                    GError      **error);
+gboolean         _tide_window_export_drilldown_csv (TideWindow   *self,
+                                                    const char   *path,
+                                                    GError      **error);
+TideRecordDialog *_tide_window_present_record_dialog (TideWindow *self);
+
+/* tide-window-dnd.c */
+void             _tide_window_dnd_init             (TideWindow   *self);
+
+/* tide-window-record.c */
+char            *_tide_window_find_recorder        (void);
+gboolean         _tide_window_start_recording      (TideWindow   *self,
+                                                    TideRecordDialog *dialog,
+                                                    GError      **error);
+void             _tide_window_stop_recording       (TideWindow   *self);
+gboolean         _tide_window_is_recording         (TideWindow   *self);
+void             _tide_window_record_dispose       (TideWindow   *self);
+
+G_END_DECLS

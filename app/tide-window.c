@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * TideWindow: one trace.  The timeline, the steps table and the drill-down
+ * share one selection: a step (from the timeline or the table) or a time
+ * range (dragged on the timeline); the drill-down tree, the flame graph
+ * and the drill-down CSV all show what that selection retained.
+ *
+ * Queries run on the main thread: the trace's SQLite connection is
+ * single-threaded and shared with the timeline (see tide-timeline-view.c).
+ * Only live capture reopens the growing file off the main thread.
+ */
+#include "config.h"
+
+#include "tide-window.h"
+
+#include "tide-drilldown.h"
+#include "tide-report-format.h"
+#include "tide-report.h"
+#include "tide-storage-error.h"
+#include "tide-timeline-data.h"
+#include "tide-window-private.h"
+
+G_DEFINE_FINAL_TYPE (TideWindow, tide_window, ADW_TYPE_APPLICATION_WINDOW)
+
+static void
+set_banner (TideWindow *self,
+            const char *message)
+{
+  g_free (self->banner_message);
+  self->banner_message = g_strdup (message);
+  gtk_label_set_text (self->banner_label, message ? message : "");
+  gtk_info_bar_set_revealed (self->banner, message != NULL);
+}
+
+static void
+tide_window_banner_response_cb (TideWindow *self,
+                                int         response)
+{
+  set_banner (self, NULL);
+}
+
+static const TideStepRow *
+find_step (TideWindow *self,
+           gint        number)
+{
+  for (guint i = 0; self->steps != NULL && i < self->steps->len; i++)
+    {
+      const TideStepRow *row = g_ptr_array_index (self->steps, i);
+
+      if (row->process_id == self->process_id && row->number == number)
+        return row;
+    }
+  return NULL;
+}
+
+/* Fills the drill-down, flame graph and title from the current selection. */
+static void
+load_drilldown (TideWindow *self)
+{
+  g_autoptr(GPtrArray) groups = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *title = NULL;
+  g_autofree char *total = NULL;
+
+  if (self->trace != NULL && self->drill_end > self->drill_begin)
+    groups = tide_drilldown_retained (self->trace, self->process_id, self->drill_begin,
+                                      self->drill_end, &error);
+  if (error != NULL)
+    set_banner (self, error->message);
+  tide_drilldown_view_set_groups (self->drilldown_view, groups);
+  tide_flame_graph_set_groups (self->flame_graph, groups);
+  total = tide_format_bytes (tide_flame_graph_get_total_bytes (self->flame_graph));
+  if (self->drill_step > 0)
+    title = g_strdup_printf ("Retained by step %d: %s", self->drill_step, total);
+  else if (groups != NULL)
+    title = g_strdup_printf ("Retained in %.1f–%.1f ms: %s", self->drill_begin / 1e6,
+                             self->drill_end / 1e6, total);
+  else
+    title = g_strdup ("Choose a step or drag a range on the timeline");
+  gtk_label_set_text (self->drilldown_title, title);
+  _tide_window_actions_update (self);
+}
+
+void
+_tide_window_select_step (TideWindow *self,
+                          gint        number)
+{
+  const TideStepRow *row;
+
+  g_return_if_fail (TIDE_IS_WINDOW (self));
+
+  if (self->syncing)
+    return;
+  row = find_step (self, number);
+  self->syncing = TRUE;
+  tide_timeline_view_set_selected_step (self->timeline, row ? number : 0);
+  tide_steps_view_set_selected_step (self->steps_view, row ? number : 0);
+  self->syncing = FALSE;
+  self->drill_step = row ? number : 0;
+  self->drill_begin = row ? row->start_ns : 0;
+  self->drill_end = row ? row->start_ns + row->duration_ns : 0;
+  load_drilldown (self);
+}
+
+void
+_tide_window_select_range (TideWindow *self,
+                           gint64      begin,
+                           gint64      end)
+{
+  g_return_if_fail (TIDE_IS_WINDOW (self));
+
+  self->syncing = TRUE;
+  tide_steps_view_set_selected_step (self->steps_view, 0);
+  self->syncing = FALSE;
+  self->drill_step = 0;
+  self->drill_begin = begin;
+  self->drill_end = end;
+  load_drilldown (self);
+}
+
+static void
+tide_window_timeline_step_cb (TideWindow *self)
+{
+  g_assert (TIDE_IS_WINDOW (self));
+  _tide_window_select_step (self, tide_timeline_view_get_selected_step (self->timeline));
+}
+
+static void
+tide_window_timeline_range_cb (TideWindow *self,
+                               gint64      begin,
+                               gint64      end)
+{
+  g_assert (TIDE_IS_WINDOW (self));
+  _tide_window_select_range (self, begin, end);
+}
+
+static void
+tide_window_steps_selected_cb (TideWindow *self)
+{
+  g_assert (TIDE_IS_WINDOW (self));
+  _tide_window_select_step (self, tide_steps_view_get_selected_step (self->steps_view));
+}
+
+static void
+tide_window_flame_search_cb (TideWindow *self)
+{
+  g_assert (TIDE_IS_WINDOW (self));
+  tide_flame_graph_set_search (self->flame_graph,
+                               gtk_editable_get_text (GTK_EDITABLE (self->flame_search)));
+}
+
+static void
+tide_window_flame_selected_cb (TideWindow *self)
+{
+  const TideFrame *frame = tide_flame_graph_get_selected_frame (self->flame_graph);
+  g_autofree char *bytes = NULL;
+  g_autofree char *text = NULL;
+
+  g_assert (TIDE_IS_WINDOW (self));
+
+  if (frame == NULL)
+    {
+      gtk_label_set_text (self->frame_detail, "Click a frame to zoom to it and see where it is.");
+      return;
+    }
+  bytes = tide_format_bytes (tide_flame_graph_get_selected_bytes (self->flame_graph));
+  if (frame->file != NULL && frame->line > 0)
+    text = g_strdup_printf ("%s — %s:%d — %s — %s retained", frame->function ? frame->function : "??",
+                            frame->file, frame->line, frame->module ? frame->module : "?", bytes);
+  else
+    text = g_strdup_printf ("%s — %s+0x%" G_GINT64_MODIFIER "x — %s retained",
+                            frame->function ? frame->function : "??",
+                            frame->module ? frame->module : "?", frame->module_offset, bytes);
+  gtk_label_set_text (self->frame_detail, text);
+}
+
+/* A suspect's growth is shown on the timeline as a range: from the start
+ * of the step where it began to the end of the last step. */
+static void
+tide_window_suspect_selected_cb (TideWindow *self)
+{
+  const TideGroup *suspect = tide_suspects_view_get_selected (self->suspects_view);
+  const TideStepRow *first, *last = NULL;
+
+  g_assert (TIDE_IS_WINDOW (self));
+
+  if (suspect == NULL)
+    return;
+  if (suspect->process_id != self->process_id)
+    _tide_window_set_process (self, suspect->process_id);
+  first = find_step (self, suspect->growth_step);
+  for (guint i = 0; self->steps != NULL && i < self->steps->len; i++)
+    {
+      const TideStepRow *row = g_ptr_array_index (self->steps, i);
+      if (row->process_id == self->process_id)
+        last = row;
+    }
+  if (first != NULL && last != NULL)
+    tide_timeline_view_set_selection_range (self->timeline, first->start_ns,
+                                            last->start_ns + last->duration_ns);
+}
+
+static void
+tide_window_process_selected_cb (TideWindow *self)
+{
+  guint index = gtk_drop_down_get_selected (self->process_dropdown);
+
+  g_assert (TIDE_IS_WINDOW (self));
+
+  if (self->syncing || self->process_ids == NULL || index >= self->process_ids->len)
+    return;
+  _tide_window_set_process (self, g_array_index (self->process_ids, gint64, index));
+}
+
+void
+_tide_window_set_process (TideWindow *self,
+                          gint64      process_id)
+{
+  g_return_if_fail (TIDE_IS_WINDOW (self));
+
+  self->process_id = process_id;
+  tide_timeline_view_set_process_id (self->timeline, process_id);
+  tide_steps_view_set_process_id (self->steps_view, process_id);
+  for (guint i = 0; self->process_ids != NULL && i < self->process_ids->len; i++)
+    if (g_array_index (self->process_ids, gint64, i) == process_id)
+      {
+        self->syncing = TRUE;
+        gtk_drop_down_set_selected (self->process_dropdown, i);
+        self->syncing = FALSE;
+      }
+  _tide_window_select_step (self, 0);
+}
+
+/* Processes with steps, in order; the first one is shown. */
+static void
+load_processes (TideWindow *self)
+{
+  g_autoptr(GtkStringList) names = gtk_string_list_new (NULL);
+
+  g_clear_pointer (&self->process_ids, g_array_unref);
+  self->process_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+  for (guint i = 0; self->steps != NULL && i < self->steps->len; i++)
+    {
+      const TideStepRow *row = g_ptr_array_index (self->steps, i);
+      g_autofree char *name = NULL;
+
+      if (self->process_ids->len > 0 &&
+          g_array_index (self->process_ids, gint64, self->process_ids->len - 1) == row->process_id)
+        continue;
+      g_array_append_val (self->process_ids, row->process_id);
+      name = g_strdup_printf ("pid %" G_GINT64_FORMAT, row->pid);
+      gtk_string_list_append (names, name);
+    }
+  self->syncing = TRUE;
+  gtk_drop_down_set_model (self->process_dropdown, G_LIST_MODEL (names));
+  self->syncing = FALSE;
+  gtk_widget_set_visible (GTK_WIDGET (self->process_bar), self->process_ids->len > 1);
+}
+
+static void
+load_tables (TideWindow *self)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) suspects = NULL;
+
+  g_clear_pointer (&self->steps, g_ptr_array_unref);
+  g_clear_pointer (&self->transfers, g_array_unref);
+  self->steps = tide_report_steps (self->trace, &error);
+  if (self->steps == NULL)
+    {
+      set_banner (self, error->message);
+      g_clear_error (&error);
+    }
+  self->transfers = tide_timeline_transfers (self->trace, 0, NULL);
+  suspects = tide_report_suspects (self->trace, TIDE_GROUP_BY_STACK, NULL);
+  tide_steps_view_set_steps (self->steps_view, self->steps, self->transfers);
+  tide_suspects_view_set_suspects (self->suspects_view, suspects);
+  load_processes (self);
+}
+
+static gboolean
+has_process (TideWindow *self,
+             gint64      process_id)
+{
+  for (guint i = 0; i < self->process_ids->len; i++)
+    if (g_array_index (self->process_ids, gint64, i) == process_id)
+      return TRUE;
+  return FALSE;
+}
+
+/* Shows @trace; the same capture reopened while it grows keeps the process
+ * and the selection. */
+void
+_tide_window_set_trace (TideWindow *self,
+                        TideTrace  *trace)
+{
+  g_autofree char *basename = NULL;
+  gboolean same_file;
+  gint keep_step;
+
+  g_return_if_fail (TIDE_IS_WINDOW (self));
+  g_return_if_fail (TIDE_IS_TRACE (trace));
+
+  same_file = self->trace != NULL &&
+              g_strcmp0 (tide_trace_get_path (self->trace), tide_trace_get_path (trace)) == 0;
+  keep_step = same_file ? self->drill_step : 0;
+  g_set_object (&self->trace, trace);
+  load_tables (self);
+  tide_timeline_view_set_trace (self->timeline, trace);
+  if (!same_file || !has_process (self, self->process_id))
+    self->process_id = self->process_ids->len > 0 ? g_array_index (self->process_ids, gint64, 0) : 0;
+  _tide_window_set_process (self, self->process_id);
+  if (keep_step > 0)
+    _tide_window_select_step (self, keep_step);
+
+  basename = g_path_get_basename (tide_trace_get_path (trace));
+  adw_window_title_set_subtitle (self->title, basename);
+  self->state = TIDE_WINDOW_TRACE;
+  gtk_stack_set_visible_child_name (self->stack, "trace");
+  if (!tide_trace_is_complete (trace) && self->recorder == NULL)
+    set_banner (self, "This trace is incomplete: it is still being recorded, or its recording "
+                      "stopped early. It shows what was written so far.");
+  else if (self->recorder == NULL)
+    set_banner (self, NULL);
+  _tide_window_actions_update (self);
+}
+
+void
+_tide_window_show_error (TideWindow *self,
+                         const char *title,
+                         const char *message)
+{
+  g_return_if_fail (TIDE_IS_WINDOW (self));
+
+  g_clear_object (&self->trace);
+  tide_timeline_view_set_trace (self->timeline, NULL);
+  g_free (self->error_title);
+  g_free (self->error_message);
+  self->error_title = g_strdup (title);
+  self->error_message = g_strdup (message);
+  adw_status_page_set_title (self->error_page, title);
+  adw_status_page_set_description (self->error_page, message);
+  adw_window_title_set_subtitle (self->title, NULL);
+  set_banner (self, NULL);
+  self->state = TIDE_WINDOW_ERROR;
+  gtk_stack_set_visible_child_name (self->stack, "error");
+  _tide_window_actions_update (self);
+}
+
+static const char *
+error_title (const GError *error)
+{
+  if (error->domain != TIDE_STORAGE_ERROR)
+    return "Cannot Open This File";
+  switch (error->code)
+    {
+    case TIDE_STORAGE_ERROR_NOT_SQLITE:
+    case TIDE_STORAGE_ERROR_FOREIGN:
+      return "Not a Tidemark Trace";
+    case TIDE_STORAGE_ERROR_TRUNCATED:
+    case TIDE_STORAGE_ERROR_CORRUPT:
+      return "Damaged Trace";
+    case TIDE_STORAGE_ERROR_NEWER_SCHEMA:
+      return "Trace From a Newer Tidemark";
+    default:
+      return "Cannot Open This File";
+    }
+}
+
+void
+tide_window_open_file (TideWindow *self,
+                       GFile      *file)
+{
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *uri = NULL;
+
+  g_return_if_fail (TIDE_IS_WINDOW (self));
+  g_return_if_fail (G_IS_FILE (file));
+
+  path = g_file_get_path (file);
+  if (path == NULL)
+    {
+      _tide_window_show_error (self, "Cannot Open This File", "Only local files can be opened.");
+      return;
+    }
+  trace = tide_trace_open (path, &error);
+  if (trace == NULL)
+    {
+      _tide_window_show_error (self, error_title (error), error->message);
+      return;
+    }
+  _tide_window_set_trace (self, trace);
+  uri = g_file_get_uri (file);
+  gtk_recent_manager_add_item (gtk_recent_manager_get_default (), uri);
+  if (self->settings != NULL)
+    {
+      g_autoptr(GFile) parent = g_file_get_parent (file);
+      g_autofree char *dir = parent ? g_file_get_path (parent) : NULL;
+      if (dir != NULL)
+        g_settings_set_string (self->settings, "last-directory", dir);
+    }
+}
+
+TideWindowState
+_tide_window_get_state (TideWindow *self)
+{
+  g_return_val_if_fail (TIDE_IS_WINDOW (self), TIDE_WINDOW_EMPTY);
+  return self->state;
+}
+
+/* The timeline belongs to another widget family (ui/); it is created here
+ * rather than in the template so that its construction stays in one place. */
+static void
+add_timeline (TideWindow *self)
+{
+  self->timeline = TIDE_TIMELINE_VIEW (tide_timeline_view_new ());
+  gtk_widget_set_vexpand (GTK_WIDGET (self->timeline), TRUE);
+  gtk_box_append (self->timeline_slot, GTK_WIDGET (self->timeline));
+  g_signal_connect_object (self->timeline, "notify::selected-step",
+                           G_CALLBACK (tide_window_timeline_step_cb), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->timeline, "selection-range",
+                           G_CALLBACK (tide_window_timeline_range_cb), self, G_CONNECT_SWAPPED);
+}
+
+static GSettings *
+settings_new_if_installed (void)
+{
+  GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
+  g_autoptr(GSettingsSchema) schema = NULL;
+
+  if (source != NULL)
+    schema = g_settings_schema_source_lookup (source, TIDE_APP_ID, TRUE);
+  return schema ? g_settings_new (TIDE_APP_ID) : NULL;
+}
+
+static void
+tide_window_dispose (GObject *object)
+{
+  TideWindow *self = TIDE_WINDOW (object);
+
+  _tide_window_record_dispose (self);
+  gtk_widget_dispose_template (GTK_WIDGET (self), TIDE_TYPE_WINDOW);
+  g_clear_object (&self->trace);
+  g_clear_object (&self->settings);
+  g_clear_pointer (&self->steps, g_ptr_array_unref);
+  g_clear_pointer (&self->transfers, g_array_unref);
+  g_clear_pointer (&self->process_ids, g_array_unref);
+  G_OBJECT_CLASS (tide_window_parent_class)->dispose (object);
+}
+
+static void
+tide_window_finalize (GObject *object)
+{
+  TideWindow *self = TIDE_WINDOW (object);
+
+  g_free (self->error_title);
+  g_free (self->error_message);
+  g_free (self->banner_message);
+  g_free (self->live_path);
+  G_OBJECT_CLASS (tide_window_parent_class)->finalize (object);
+}
+
+static void
+tide_window_class_init (TideWindowClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tide_window_dispose;
+  object_class->finalize = tide_window_finalize;
+
+  g_type_ensure (TIDE_TYPE_STEPS_VIEW);
+  g_type_ensure (TIDE_TYPE_DRILLDOWN_VIEW);
+  g_type_ensure (TIDE_TYPE_FLAME_GRAPH);
+  g_type_ensure (TIDE_TYPE_SUSPECTS_VIEW);
+
+  gtk_widget_class_set_template_from_resource (widget_class, "/dev/tidemark/Tidemark/tide-window.ui");
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, title);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, stack);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, error_page);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, banner);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, banner_label);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, export_button);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, stop_button);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, record_button);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, process_bar);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, process_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, timeline_slot);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, steps_view);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, drilldown_view);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, flame_graph);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, flame_search);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, frame_detail);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, drilldown_title);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, suspects_view);
+  gtk_widget_class_bind_template_callback (widget_class, tide_window_banner_response_cb);
+  gtk_widget_class_bind_template_callback (widget_class, tide_window_steps_selected_cb);
+  gtk_widget_class_bind_template_callback (widget_class, tide_window_flame_search_cb);
+  gtk_widget_class_bind_template_callback (widget_class, tide_window_flame_selected_cb);
+  gtk_widget_class_bind_template_callback (widget_class, tide_window_suspect_selected_cb);
+  gtk_widget_class_bind_template_callback (widget_class, tide_window_process_selected_cb);
+
+  _tide_window_class_actions_init (widget_class);
+}
+
+static void
+tide_window_init (TideWindow *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  self->settings = settings_new_if_installed ();
+  self->state = TIDE_WINDOW_EMPTY;
+  add_timeline (self);
+  _tide_window_dnd_init (self);
+  gtk_label_set_text (self->drilldown_title, "Choose a step or drag a range on the timeline");
+  _tide_window_actions_update (self);
+}
+
+TideWindow *
+tide_window_new (GtkApplication *application)
+{
+  return g_object_new (TIDE_TYPE_WINDOW, "application", application, NULL);
+}

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ */
+#include "config.h"
+
+#include <math.h>
+#include <sqlite3.h>
+
+#include "tide-drilldown.h"
+
+#include "tide-schema.h"
+#include "tide-storage-error.h"
+#include "tide-trace-private.h"
+
+static gint
+compare_by_bytes (gconstpointer a,
+                  gconstpointer b)
+{
+  const TideGroup *x = *(TideGroup **) a, *y = *(TideGroup **) b;
+
+  if (x->bytes != y->bytes)
+    return (x->bytes < y->bytes) - (x->bytes > y->bytes);
+  return (x->stack_id > y->stack_id) - (x->stack_id < y->stack_id);
+}
+
+static TideGroup *
+group_from_row (sqlite3_stmt *stmt)
+{
+  TideGroup *group = g_new0 (TideGroup, 1);
+
+  group->process_id = sqlite3_column_int64 (stmt, 0);
+  group->pid = sqlite3_column_int64 (stmt, 1);
+  group->scope_id = sqlite3_column_int64 (stmt, 2);
+  group->stack_id = sqlite3_column_int64 (stmt, 3);
+  group->device = sqlite3_column_int (stmt, 4);
+  group->bytes = llround (sqlite3_column_double (stmt, 5));
+  group->count = llround (sqlite3_column_double (stmt, 6));
+  if (sqlite3_column_type (stmt, 7) != SQLITE_NULL)
+    group->scope_path = g_strdup ((const char *) sqlite3_column_text (stmt, 7));
+  group->resident_bytes = -1;
+  return group;
+}
+
+static gboolean
+load_frames (TideTrace  *trace,
+             GPtrArray  *groups,
+             GError    **error)
+{
+  for (guint i = 0; i < groups->len; i++)
+    {
+      TideGroup *group = g_ptr_array_index (groups, i);
+
+      if (group->stack_id == 0)
+        group->frames = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_frame_free);
+      else if ((group->frames = tide_report_frames (trace, group->stack_id, error)) == NULL)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * tide_drilldown_retained:
+ * @process_id: a process row id, or 0 for every process
+ * @begin_ns: (exclusive) from the trace start
+ * @end_ns: (inclusive) from the trace start
+ *
+ * Bytes allocated in (@begin_ns, @end_ns] and still live at @end_ns, per
+ * (process, scope, stack, device), with frames and scope paths.
+ *
+ * Returns: (transfer full): #TideGroup rows, largest first
+ */
+GPtrArray *
+tide_drilldown_retained (TideTrace  *trace,
+                         gint64      process_id,
+                         gint64      begin_ns,
+                         gint64      end_ns,
+                         GError    **error)
+{
+  g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_group_free);
+  sqlite3 *db;
+  sqlite3_stmt *stmt = NULL;
+  gint64 t0;
+  int rc;
+
+  g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
+
+  db = _tide_trace_get_db (trace);
+  t0 = tide_trace_get_start_ns (trace);
+  if (sqlite3_prepare_v2 (db,
+                          "SELECT a.process_id, p.pid, coalesce (a.scope_id, 0),"
+                          "  coalesce (a.stack_id, 0), a.device, sum (a.size * a.weight),"
+                          "  sum (a.weight), s.path"
+                          " FROM allocations a JOIN processes p ON p.id = a.process_id"
+                          " LEFT JOIN scopes s ON s.id = a.scope_id"
+                          " WHERE (?1 = 0 OR a.process_id = ?1)"
+                          "  AND a.alloc_ns > ?2 AND a.alloc_ns <= ?3"
+                          "  AND (a.free_ns IS NULL OR a.free_ns > ?3)"
+                          " GROUP BY 1, 3, 4, 5", -1, &stmt, NULL) != SQLITE_OK)
+    {
+      tide_sqlite_set_error (error, db, "cannot query the trace");
+      return NULL;
+    }
+  sqlite3_bind_int64 (stmt, 1, process_id);
+  sqlite3_bind_int64 (stmt, 2, begin_ns + t0);
+  sqlite3_bind_int64 (stmt, 3, end_ns + t0);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    g_ptr_array_add (out, group_from_row (stmt));
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      tide_sqlite_set_error (error, db, "cannot query the trace");
+      return NULL;
+    }
+  if (!load_frames (trace, out, error))
+    return NULL;
+  g_ptr_array_sort (out, compare_by_bytes);
+  return g_steal_pointer (&out);
+}
+
+static gboolean
+count_rows (sqlite3     *db,
+            const char  *sql,
+            gint64      *out)
+{
+  sqlite3_stmt *stmt = NULL;
+  gboolean ok;
+
+  if (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL) != SQLITE_OK)
+    return FALSE;
+  ok = sqlite3_step (stmt) == SQLITE_ROW;
+  *out = ok ? sqlite3_column_int64 (stmt, 0) : 0;
+  sqlite3_finalize (stmt);
+  return ok;
+}
+
+/**
+ * tide_drilldown_live_counts:
+ * @path: a trace that a recorder may still be writing
+ *
+ * A few counters read straight from the file, without the in-memory copy
+ * and summaries that opening an incomplete trace builds, so that a live
+ * capture can be followed several times a second however long it runs.
+ * The file must already carry the trace schema.
+ */
+gboolean
+tide_drilldown_live_counts (const char      *path,
+                            TideLiveCounts  *counts,
+                            GError         **error)
+{
+  sqlite3 *db = NULL;
+  gint64 t0 = 0, t1 = 0;
+  gboolean ok;
+
+  g_return_val_if_fail (path != NULL && counts != NULL, FALSE);
+
+  *counts = (TideLiveCounts) { 0 };
+  if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+    {
+      g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_IO, "cannot open %s: %s", path,
+                   db ? sqlite3_errmsg (db) : "out of memory");
+      sqlite3_close (db);
+      return FALSE;
+    }
+  sqlite3_db_config (db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+  sqlite3_db_config (db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+  sqlite3_busy_timeout (db, 50);
+  ok = count_rows (db, "SELECT count (*) FROM processes", &counts->n_processes) &&
+       count_rows (db, "SELECT count (*) FROM steps", &counts->n_steps) &&
+       count_rows (db, "SELECT coalesce (max (id), 0) FROM allocations", &counts->n_allocations) &&
+       count_rows (db, "SELECT coalesce ((SELECT value FROM meta WHERE key = 'start_ns'),"
+                       " (SELECT min (start_ns) FROM processes), 0)", &t0) &&
+       count_rows (db, "SELECT coalesce (max (ts_ns), 0) FROM counters", &t1);
+  if (!ok)
+    tide_sqlite_set_error (error, db, "cannot read the trace");
+  counts->last_ns = t1 > t0 ? t1 - t0 : 0;
+  sqlite3_close (db);
+  return ok;
+}

@@ -1,0 +1,733 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * Timeline queries.  A view of W columns over [begin, end) reads the
+ * coarsest LOD level whose buckets are no wider than one column, so each
+ * lane costs about W..4W primary-key rows whatever the trace size; the raw
+ * counters table is never scanned.  Zoomed in past the finest level, one
+ * bucket spans several columns and is repeated across them.
+ *
+ * Gaps between buckets are carried forward (a counter keeps its value until
+ * the next sample), but never past the lane's last sample, so a trace still
+ * being written does not draw into the future.  "All processes" sums the
+ * carried values of every process column by column; min and max are then
+ * the sums of the per-process extremes, an envelope rather than the exact
+ * extremes of the sum.
+ */
+#include "config.h"
+
+#include "tide-timeline-data.h"
+
+#include <string.h>
+
+#include "tide-analysis.h"
+#include "tide-report.h"
+#include "tide-schema.h"
+#include "tide-trace-private.h"
+
+static const struct
+{
+  gint        counter;
+  const char *name;
+} host_lanes[] = {
+  { TIDE_COUNTER_RSS,       "Host RSS" },
+  { TIDE_COUNTER_HEAP_LIVE, "Live heap" },
+  { TIDE_COUNTER_MAPPED,    "Mapped" },
+  { TIDE_COUNTER_PINNED,    "Pinned" },
+};
+
+typedef struct
+{
+  sqlite3 *db;
+  gint64   offset_ns;    /* LOD origin minus trace start */
+  gint64   begin_ns;
+  gint64   end_ns;
+  guint    n;
+  gint     level;
+  gint64   bucket_ns;
+  gint64   limit_ns;     /* the trace's end: values are carried up to it */
+} Query;
+
+static sqlite3_stmt *
+prepare (sqlite3     *db,
+         const char  *sql,
+         GError     **error)
+{
+  sqlite3_stmt *stmt = NULL;
+
+  if (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL) != SQLITE_OK)
+    {
+      tide_sqlite_set_error (error, db, "cannot query the timeline");
+      return NULL;
+    }
+  return stmt;
+}
+
+static gboolean
+finish (sqlite3       *db,
+        sqlite3_stmt  *stmt,
+        int            rc,
+        GError       **error)
+{
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+    {
+      tide_sqlite_set_error (error, db, "cannot query the timeline");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gint
+tide_timeline_data_pick_level (gint64 column_ns)
+{
+  gint level = 0;
+
+  while (level + 1 < TIDE_LOD_LEVELS &&
+         ((gint64) TIDE_LOD_BASE_NS << (2 * (level + 1))) <= column_ns)
+    level++;
+  return level;
+}
+
+static void
+lane_free (TideLaneData *lane)
+{
+  g_free (lane->name);
+  g_free (lane->min);
+  g_free (lane->max);
+  g_free (lane->last);
+  g_free (lane->has);
+  g_free (lane);
+}
+
+void
+tide_timeline_data_free (TideTimelineData *data)
+{
+  if (data == NULL)
+    return;
+  g_ptr_array_unref (data->lanes);
+  g_free (data);
+}
+
+static TideLaneData *
+lane_new (gint        counter,
+          gint        device,
+          const char *name,
+          guint       n)
+{
+  TideLaneData *lane = g_new0 (TideLaneData, 1);
+
+  lane->counter = counter;
+  lane->device = device;
+  lane->name = g_strdup (name);
+  lane->n_columns = n;
+  lane->min = g_new0 (gint64, n);
+  lane->max = g_new0 (gint64, n);
+  lane->last = g_new0 (gint64, n);
+  lane->has = g_new0 (guint8, n);
+  return lane;
+}
+
+/* Column of a time, clamped to the view. */
+static gint64
+column_of (const Query *q,
+           gint64       t)
+{
+  gint64 span = MAX (q->end_ns - q->begin_ns, 1);
+  double c = (double) (t - q->begin_ns) * q->n / span;
+
+  return (gint64) CLAMP (c, -1.0, (double) q->n);
+}
+
+static void
+merge_bucket (TideLaneData *lane,
+              const Query  *q,
+              gint64        bucket,
+              const gint64  v[3])
+{
+  gint64 t0 = bucket * q->bucket_ns + q->offset_ns;
+  gint64 c0 = MAX (column_of (q, t0), 0);
+  gint64 c1 = MIN (column_of (q, t0 + q->bucket_ns - 1), (gint64) q->n - 1);
+
+  for (gint64 c = c0; c <= c1; c++)
+    {
+      if (!lane->has[c])
+        {
+          lane->min[c] = v[0];
+          lane->max[c] = v[1];
+          lane->has[c] = 1;
+        }
+      lane->min[c] = MIN (lane->min[c], v[0]);
+      lane->max[c] = MAX (lane->max[c], v[1]);
+      lane->last[c] = v[2];
+    }
+}
+
+/* The last value before the view, and whether samples follow it. */
+static gboolean
+lane_edges (const Query   *q,
+            gint64         process_id,
+            TideLaneData  *lane,
+            gint64         lo,
+            gint64         hi,
+            gboolean      *after,
+            GError       **error)
+{
+  sqlite3_stmt *stmt;
+  int rc;
+
+  stmt = prepare (q->db,
+                  "SELECT (SELECT last_value FROM counter_lod WHERE process_id = ?1"
+                  "   AND counter = ?2 AND device = ?3 AND level = ?4 AND bucket < ?5"
+                  "   ORDER BY bucket DESC LIMIT 1),"
+                  " EXISTS (SELECT 1 FROM counter_lod WHERE process_id = ?1"
+                  "   AND counter = ?2 AND device = ?3 AND level = ?4 AND bucket > ?6)", error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, process_id);
+  sqlite3_bind_int (stmt, 2, lane->counter);
+  sqlite3_bind_int (stmt, 3, lane->device);
+  sqlite3_bind_int (stmt, 4, q->level);
+  sqlite3_bind_int64 (stmt, 5, lo);
+  sqlite3_bind_int64 (stmt, 6, hi);
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    {
+      lane->has_before = sqlite3_column_type (stmt, 0) != SQLITE_NULL;
+      lane->before = sqlite3_column_int64 (stmt, 0);
+      *after = sqlite3_column_int (stmt, 1) != 0;
+    }
+  return finish (q->db, stmt, rc, error);
+}
+
+/* Fills gaps with the value in force, up to the last sample or the end of
+ * the trace, whichever is later. */
+static void
+lane_carry (const Query  *q,
+            TideLaneData *lane,
+            gboolean      after)
+{
+  gint64 end = lane->n_columns;
+  gboolean known = lane->has_before;
+  gint64 value = lane->before;
+
+  if (!after)
+    {
+      while (end > 0 && !lane->has[end - 1])
+        end--;
+      end = MAX (end, MIN (column_of (q, q->limit_ns - 1) + 1, (gint64) lane->n_columns));
+    }
+  for (gint64 c = 0; c < end; c++)
+    {
+      if (lane->has[c])
+        {
+          known = TRUE;
+          value = lane->last[c];
+        }
+      else if (known)
+        {
+          lane->min[c] = lane->max[c] = lane->last[c] = value;
+          lane->has[c] = 1;
+        }
+    }
+}
+
+/* One process's lane, read from its LOD level and carried forward. */
+static TideLaneData *
+lane_read (const Query   *q,
+           gint64         process_id,
+           gint           counter,
+           gint           device,
+           GError       **error)
+{
+  g_autoptr(GPtrArray) hold = g_ptr_array_new_with_free_func ((GDestroyNotify) lane_free);
+  TideLaneData *lane = lane_new (counter, device, NULL, q->n);
+  gint64 lo = (q->begin_ns - q->offset_ns) / q->bucket_ns;
+  gint64 hi = (q->end_ns - q->offset_ns) / q->bucket_ns;
+  gboolean after = FALSE;
+  sqlite3_stmt *stmt;
+  int rc;
+
+  g_ptr_array_add (hold, lane);
+  if (q->begin_ns - q->offset_ns < 0)
+    lo = -1;
+  if (!lane_edges (q, process_id, lane, lo, hi, &after, error))
+    return NULL;
+  stmt = prepare (q->db,
+                  "SELECT bucket, min_value, max_value, last_value FROM counter_lod"
+                  " WHERE process_id = ?1 AND counter = ?2 AND device = ?3 AND level = ?4"
+                  " AND bucket BETWEEN ?5 AND ?6 ORDER BY bucket", error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, process_id);
+  sqlite3_bind_int (stmt, 2, counter);
+  sqlite3_bind_int (stmt, 3, device);
+  sqlite3_bind_int (stmt, 4, q->level);
+  sqlite3_bind_int64 (stmt, 5, lo);
+  sqlite3_bind_int64 (stmt, 6, hi);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      gint64 v[3] = { sqlite3_column_int64 (stmt, 1), sqlite3_column_int64 (stmt, 2),
+                      sqlite3_column_int64 (stmt, 3) };
+      merge_bucket (lane, q, sqlite3_column_int64 (stmt, 0), v);
+    }
+  if (!finish (q->db, stmt, rc, error))
+    return NULL;
+  lane_carry (q, lane, after);
+  return g_ptr_array_steal_index (hold, 0);
+}
+
+static void
+lane_add (TideLaneData       *sum,
+          const TideLaneData *part)
+{
+  if (part->has_before)
+    sum->before += part->before;
+  sum->has_before |= part->has_before;
+  for (guint c = 0; c < sum->n_columns; c++)
+    if (part->has[c])
+      {
+        sum->min[c] += part->min[c];
+        sum->max[c] += part->max[c];
+        sum->last[c] += part->last[c];
+        sum->has[c] = 1;
+      }
+}
+
+static void
+lane_set_peak (TideLaneData *lane)
+{
+  lane->peak = lane->has_before ? lane->before : 0;
+  for (guint c = 0; c < lane->n_columns; c++)
+    if (lane->has[c])
+      lane->peak = MAX (lane->peak, lane->max[c]);
+}
+
+static GArray *
+load_process_ids (sqlite3     *db,
+                  gint64       process_id,
+                  GError     **error)
+{
+  g_autoptr(GArray) ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+  sqlite3_stmt *stmt;
+  int rc;
+
+  if (process_id != 0)
+    {
+      g_array_append_val (ids, process_id);
+      return g_steal_pointer (&ids);
+    }
+  stmt = prepare (db, "SELECT id FROM processes ORDER BY id", error);
+  if (stmt == NULL)
+    return NULL;
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      gint64 id = sqlite3_column_int64 (stmt, 0);
+      g_array_append_val (ids, id);
+    }
+  if (!finish (db, stmt, rc, error))
+    return NULL;
+  return g_steal_pointer (&ids);
+}
+
+/* The (counter, device) pair after @pair, in two primary-key seeks: the
+ * next device of this counter, else the first device of the next counter.
+ * (A row-value comparison would seek on the counter only and then scan.) */
+static int
+next_pair (sqlite3_stmt *same_counter,
+           sqlite3_stmt *next_counter,
+           gint64        process_id,
+           gint          pair[2])
+{
+  int rc;
+
+  sqlite3_reset (same_counter);
+  sqlite3_bind_int64 (same_counter, 1, process_id);
+  sqlite3_bind_int (same_counter, 2, pair[0]);
+  sqlite3_bind_int (same_counter, 3, pair[1]);
+  if ((rc = sqlite3_step (same_counter)) == SQLITE_ROW)
+    {
+      pair[1] = sqlite3_column_int (same_counter, 0);
+      return rc;
+    }
+  if (rc != SQLITE_DONE)
+    return rc;
+  sqlite3_reset (next_counter);
+  sqlite3_bind_int64 (next_counter, 1, process_id);
+  sqlite3_bind_int (next_counter, 2, pair[0]);
+  if ((rc = sqlite3_step (next_counter)) == SQLITE_ROW)
+    {
+      pair[0] = sqlite3_column_int (next_counter, 0);
+      pair[1] = sqlite3_column_int (next_counter, 1);
+    }
+  return rc;
+}
+
+static void
+add_pair (GArray     *pairs,
+          const gint  pair[2])
+{
+  for (guint j = 0; j < pairs->len; j++)
+    if (memcmp (&g_array_index (pairs, gint, 2 * j), pair, 2 * sizeof (gint)) == 0)
+      return;
+  g_array_append_vals (pairs, pair, 1);
+}
+
+/* Appends the device (counter, device) pairs to @pairs without scanning. */
+static gboolean
+probe_device_pairs (const Query  *q,
+                    GArray       *process_ids,
+                    GArray       *pairs,
+                    GError      **error)
+{
+  sqlite3_stmt *same = NULL, *next = NULL;
+  int rc = SQLITE_DONE;
+
+  same = prepare (q->db, "SELECT device FROM counter_lod WHERE process_id = ?1 AND counter = ?2"
+                         " AND device > ?3 ORDER BY device LIMIT 1", error);
+  if (same != NULL)
+    next = prepare (q->db, "SELECT counter, device FROM counter_lod WHERE process_id = ?1"
+                           " AND counter > ?2 ORDER BY counter, device LIMIT 1", error);
+  if (next == NULL)
+    {
+      sqlite3_finalize (same);
+      return FALSE;
+    }
+  for (guint i = 0; i < process_ids->len && rc == SQLITE_DONE; i++)
+    {
+      gint pair[2] = { G_MININT, G_MININT };
+
+      while ((rc = next_pair (same, next, g_array_index (process_ids, gint64, i), pair)) ==
+             SQLITE_ROW)
+        if (pair[1] >= 0)
+          add_pair (pairs, pair);
+    }
+  sqlite3_finalize (same);
+  return finish (q->db, next, rc, error);
+}
+
+static char *
+counter_kind_name (sqlite3 *db,
+                   gint     counter)
+{
+  sqlite3_stmt *stmt = NULL;
+  char *kind = NULL;
+
+  if (sqlite3_prepare_v2 (db, "SELECT name FROM counter_kinds WHERE id = ?1", -1, &stmt,
+                          NULL) == SQLITE_OK)
+    {
+      sqlite3_bind_int (stmt, 1, counter);
+      if (sqlite3_step (stmt) == SQLITE_ROW)
+        kind = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
+    }
+  sqlite3_finalize (stmt);
+  return kind;
+}
+
+/* "cuda:0 used", "cuda:0 torch reserved": the counter's name without its
+ * "device_" prefix.  NULL for counters that are not a lane: the device's
+ * size is a constant, not memory in use. */
+static char *
+device_lane_name (sqlite3 *db,
+                  gint     counter,
+                  gint     device)
+{
+  g_autofree char *kind = counter_kind_name (db, counter);
+  const char *label;
+
+  if (kind == NULL)
+    return g_strdup_printf ("cuda:%d counter %d", device, counter);
+  if (g_str_equal (kind, "device_total"))
+    return NULL;
+  label = g_str_has_prefix (kind, "device_") ? kind + strlen ("device_") : kind;
+  return g_strdelimit (g_strdup_printf ("cuda:%d %s", device, label), "_", ' ');
+}
+
+/* Reads one lane over all the processes; NULL with no error: no data. */
+static TideLaneData *
+lane_query (const Query   *q,
+            GArray        *process_ids,
+            gint           counter,
+            gint           device,
+            const char    *name,
+            GError       **error)
+{
+  TideLaneData *sum = lane_new (counter, device, name, q->n);
+  gboolean any = FALSE;
+
+  for (guint i = 0; i < process_ids->len; i++)
+    {
+      TideLaneData *part = lane_read (q, g_array_index (process_ids, gint64, i), counter,
+                                      device, error);
+      if (part == NULL)
+        {
+          lane_free (sum);
+          return NULL;
+        }
+      for (guint c = 0; c < q->n && !any; c++)
+        any = part->has[c];
+      any |= part->has_before;
+      lane_add (sum, part);
+      lane_free (part);
+    }
+  if (!any)
+    {
+      lane_free (sum);
+      return NULL;
+    }
+  lane_set_peak (sum);
+  return sum;
+}
+
+static gint64
+lod_origin (sqlite3 *db)
+{
+  sqlite3_stmt *stmt = NULL;
+  gint64 t0 = 0;
+
+  /* The origin tide-analysis.c used for the buckets. */
+  if (sqlite3_prepare_v2 (db, "SELECT value FROM meta WHERE key = 'start_ns'", -1, &stmt,
+                          NULL) == SQLITE_OK &&
+      sqlite3_step (stmt) == SQLITE_ROW)
+    t0 = sqlite3_column_int64 (stmt, 0);
+  sqlite3_finalize (stmt);
+  return t0;
+}
+
+static gboolean
+add_lanes (const Query       *q,
+           GArray            *process_ids,
+           TideTimelineData  *data,
+           GError           **error)
+{
+  g_autoptr(GArray) pairs = g_array_new (FALSE, FALSE, 2 * sizeof (gint));
+
+  for (guint i = 0; i < G_N_ELEMENTS (host_lanes); i++)
+    {
+      g_autoptr(GError) local_error = NULL;
+      TideLaneData *lane = lane_query (q, process_ids, host_lanes[i].counter, -1,
+                                       host_lanes[i].name, &local_error);
+      if (local_error != NULL)
+        {
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+      if (lane != NULL)
+        g_ptr_array_add (data->lanes, lane);
+    }
+  if (!probe_device_pairs (q, process_ids, pairs, error))
+    return FALSE;
+  for (guint i = 0; i < pairs->len; i++)
+    {
+      g_autoptr(GError) local_error = NULL;
+      const gint *pair = &g_array_index (pairs, gint, 2 * i);
+      g_autofree char *name = device_lane_name (q->db, pair[0], pair[1]);
+      TideLaneData *lane;
+
+      if (name == NULL)
+        continue;
+      lane = lane_query (q, process_ids, pair[0], pair[1], name, &local_error);
+
+      if (local_error != NULL)
+        {
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+      if (lane != NULL)
+        g_ptr_array_add (data->lanes, lane);
+    }
+  return TRUE;
+}
+
+/**
+ * tide_timeline_data_query:
+ * @process_id: a processes.id, or 0 for all processes summed
+ * @begin_ns: (in): view start, from the trace start
+ * @end_ns: view end (exclusive), greater than @begin_ns
+ * @n_columns: pixel columns, at least 1
+ *
+ * Returns: (transfer full) (nullable): the lanes that have data
+ */
+TideTimelineData *
+tide_timeline_data_query (TideTrace  *trace,
+                          gint64      process_id,
+                          gint64      begin_ns,
+                          gint64      end_ns,
+                          guint       n_columns,
+                          GError    **error)
+{
+  g_autoptr(TideTimelineData) data = NULL;
+  g_autoptr(GArray) process_ids = NULL;
+  Query q;
+
+  g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
+  g_return_val_if_fail (n_columns > 0 && end_ns > begin_ns, NULL);
+
+  q.db = _tide_trace_get_db (trace);
+  q.offset_ns = lod_origin (q.db) - tide_trace_get_start_ns (trace);
+  q.begin_ns = begin_ns;
+  q.end_ns = end_ns;
+  q.n = n_columns;
+  q.level = tide_timeline_data_pick_level ((end_ns - begin_ns) / n_columns);
+  q.bucket_ns = (gint64) TIDE_LOD_BASE_NS << (2 * q.level);
+  q.limit_ns = tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace);
+
+  data = g_new0 (TideTimelineData, 1);
+  data->begin_ns = begin_ns;
+  data->end_ns = end_ns;
+  data->n_columns = n_columns;
+  data->level = q.level;
+  data->bucket_ns = q.bucket_ns;
+  data->lanes = g_ptr_array_new_with_free_func ((GDestroyNotify) lane_free);
+
+  process_ids = load_process_ids (q.db, process_id, error);
+  if (process_ids == NULL || !add_lanes (&q, process_ids, data, error))
+    return NULL;
+  return g_steal_pointer (&data);
+}
+
+const TideLaneData *
+tide_timeline_data_find_lane (const TideTimelineData *data,
+                              gint                    counter,
+                              gint                    device)
+{
+  for (guint i = 0; data != NULL && i < data->lanes->len; i++)
+    {
+      const TideLaneData *lane = g_ptr_array_index (data->lanes, i);
+      if (lane->counter == counter && lane->device == device)
+        return lane;
+    }
+  return NULL;
+}
+
+gboolean
+tide_lane_data_value_at (const TideLaneData *lane,
+                         guint               column,
+                         gint64             *value)
+{
+  if (lane == NULL || column >= lane->n_columns || !lane->has[column])
+    return FALSE;
+  *value = lane->last[column];
+  return TRUE;
+}
+
+/* ---- steps and transfers ------------------------------------------------- */
+
+/* A step is a leak step when some leak suspect of its process has started
+ * growing by then and the step kept bytes: the bands of the steps that
+ * grow the leak stand out, the steps before it do not. */
+static GHashTable *
+load_growth_starts (TideTrace  *trace,
+                    GError    **error)
+{
+  g_autoptr(GPtrArray) suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, error);
+  GHashTable *starts;
+
+  if (suspects == NULL)
+    return NULL;
+  starts = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  for (guint i = 0; i < suspects->len; i++)
+    {
+      const TideGroup *g = g_ptr_array_index (suspects, i);
+      gpointer old = g_hash_table_lookup (starts, &g->process_id);
+
+      if (g->growth_step <= 0)
+        continue;
+      if (old == NULL || GPOINTER_TO_INT (old) > g->growth_step)
+        g_hash_table_insert (starts, g_memdup2 (&g->process_id, sizeof (gint64)),
+                             GINT_TO_POINTER (g->growth_step));
+    }
+  return starts;
+}
+
+/**
+ * tide_timeline_steps:
+ * @process_id: a processes.id, or 0 for every process
+ *
+ * Returns: (transfer full) (element-type TideStepSpan): steps ordered by start
+ */
+GArray *
+tide_timeline_steps (TideTrace  *trace,
+                     gint64      process_id,
+                     GError    **error)
+{
+  g_autoptr(GArray) spans = g_array_new (FALSE, FALSE, sizeof (TideStepSpan));
+  g_autoptr(GHashTable) starts = NULL;
+  sqlite3 *db;
+  sqlite3_stmt *stmt;
+  gint64 t0;
+  int rc;
+
+  g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
+  db = _tide_trace_get_db (trace);
+  t0 = tide_trace_get_start_ns (trace);
+  if ((starts = load_growth_starts (trace, error)) == NULL)
+    return NULL;
+  stmt = prepare (db,
+                  "SELECT s.process_id, s.number, s.start_ns, s.end_ns,"
+                  "  coalesce (st.retained_bytes, 0)"
+                  " FROM steps s LEFT JOIN step_stats st ON st.step_id = s.id"
+                  " WHERE ?1 = 0 OR s.process_id = ?1 ORDER BY s.start_ns, s.process_id", error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, process_id);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      TideStepSpan span = {
+        .process_id = sqlite3_column_int64 (stmt, 0),
+        .number = sqlite3_column_int (stmt, 1),
+        .start_ns = sqlite3_column_int64 (stmt, 2) - t0,
+        .end_ns = sqlite3_column_int64 (stmt, 3) - t0,
+        .retained_bytes = sqlite3_column_int64 (stmt, 4),
+      };
+      gint start = GPOINTER_TO_INT (g_hash_table_lookup (starts, &span.process_id));
+
+      span.leak = start > 0 && span.number >= start && span.retained_bytes > 0;
+      g_array_append_val (spans, span);
+    }
+  if (!finish (db, stmt, rc, error))
+    return NULL;
+  return g_steal_pointer (&spans);
+}
+
+/**
+ * tide_timeline_transfers:
+ *
+ * Returns: (transfer full) (element-type TideTransferMark): ordered by start
+ */
+GArray *
+tide_timeline_transfers (TideTrace  *trace,
+                         gint64      process_id,
+                         GError    **error)
+{
+  g_autoptr(GArray) marks = g_array_new (FALSE, FALSE, sizeof (TideTransferMark));
+  sqlite3 *db;
+  sqlite3_stmt *stmt;
+  gint64 t0;
+  int rc;
+
+  g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
+  db = _tide_trace_get_db (trace);
+  t0 = tide_trace_get_start_ns (trace);
+  stmt = prepare (db,
+                  "SELECT process_id, direction, device, bytes, start_ns, duration_ns"
+                  " FROM transfers WHERE ?1 = 0 OR process_id = ?1 ORDER BY start_ns", error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, process_id);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      TideTransferMark mark = {
+        .process_id = sqlite3_column_int64 (stmt, 0),
+        .direction = sqlite3_column_int (stmt, 1),
+        .device = sqlite3_column_int (stmt, 2),
+        .bytes = sqlite3_column_int64 (stmt, 3),
+        .start_ns = sqlite3_column_int64 (stmt, 4) - t0,
+        .duration_ns = sqlite3_column_int64 (stmt, 5),
+      };
+      g_array_append_val (marks, mark);
+    }
+  if (!finish (db, stmt, rc, error))
+    return NULL;
+  return g_steal_pointer (&marks);
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * What the timeline draws, as columnar arrays: one min/max/last triple per
+ * pixel column and lane, read from the counter_lod summaries so that the
+ * cost follows the pixels, not the samples; step spans with a leak flag;
+ * transfers.  Times are nanoseconds from the trace start.
+ */
+#pragma once
+
+#include "tide-trace.h"
+
+G_BEGIN_DECLS
+
+typedef struct
+{
+  gint     counter;      /* TideCounter, or a device counter id */
+  gint     device;       /* -1: host */
+  char    *name;         /* "Host RSS", "cuda:0 used" */
+  guint    n_columns;
+  gint64  *min;          /* per column; valid where has[i] */
+  gint64  *max;
+  gint64  *last;
+  guint8  *has;
+  gboolean has_before;   /* a value is known left of the first column */
+  gint64   before;       /* ... and this is it */
+  gint64   peak;         /* max over the visible columns (and before) */
+} TideLaneData;
+
+typedef struct
+{
+  gint64         begin_ns;
+  gint64         end_ns;
+  guint          n_columns;
+  gint           level;      /* LOD level read */
+  gint64         bucket_ns;  /* its bucket width */
+  GPtrArray     *lanes;      /* TideLaneData*: host lanes, then device lanes */
+} TideTimelineData;
+
+typedef struct
+{
+  gint64   process_id;
+  gint     number;
+  gint64   start_ns;
+  gint64   end_ns;
+  gint64   retained_bytes;
+  gboolean leak;         /* suspect growth happens in this step */
+} TideStepSpan;
+
+typedef struct
+{
+  gint64 process_id;
+  gint   direction;      /* as capture/tide-wire.h: 1 host to device, 2 device to host */
+  gint   device;
+  gint64 bytes;
+  gint64 start_ns;
+  gint64 duration_ns;
+} TideTransferMark;
+
+void              tide_timeline_data_free      (TideTimelineData *data);
+TideTimelineData *tide_timeline_data_query     (TideTrace        *trace,
+                                                gint64            process_id,
+                                                gint64            begin_ns,
+                                                gint64            end_ns,
+                                                guint             n_columns,
+                                                GError          **error);
+gint              tide_timeline_data_pick_level (gint64           column_ns);
+const TideLaneData *tide_timeline_data_find_lane (const TideTimelineData *data,
+                                                  gint                    counter,
+                                                  gint                    device);
+gboolean          tide_lane_data_value_at      (const TideLaneData *lane,
+                                                guint               column,
+                                                gint64             *value);
+
+GArray           *tide_timeline_steps          (TideTrace        *trace,
+                                                gint64            process_id,
+                                                GError          **error);
+GArray           *tide_timeline_transfers      (TideTrace        *trace,
+                                                gint64            process_id,
+                                                GError          **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideTimelineData, tide_timeline_data_free)
+
+G_END_DECLS

@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * The desktop app under Xvfb, on a trace recorded here from
+ * tests/targets/leaky-steps with `tidemark record --all`: the drill-down
+ * of the leaking step, exports, live capture from the Record dialog, bad
+ * files, action states and templates.
+ */
+#include "config.h"
+
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include "tide-window-private.h"
+
+#define BIG_TENSOR_BYTES    4194304
+#define FEATURE_CACHE_BYTES 1572864
+#define FEATURE_CACHE_COUNT 96
+
+static char *tmp_dir;
+static char *trace_path;
+
+static char *
+build_path (const char *first,
+            ...)
+{
+  const char *root = g_getenv ("TIDEMARK_BUILD_ROOT");
+  g_autofree char *rel = NULL;
+  va_list args;
+
+  va_start (args, first);
+  rel = g_build_filename_valist (first, &args);
+  va_end (args);
+  return g_build_filename (root ? root : TIDE_BUILD_ROOT, rel, NULL);
+}
+
+static char *
+run_cli (const char * const *args)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) error = NULL;
+  char *out = NULL;
+  int status = 0;
+
+  g_ptr_array_add (argv, build_path ("app", "tidemark", NULL));
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, g_strdup (args[i]));
+  g_ptr_array_add (argv, NULL);
+  g_spawn_sync (tmp_dir, (char **) argv->pdata, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                &out, NULL, &status, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  return out;
+}
+
+static void
+record_trace (void)
+{
+  g_autofree char *target = build_path ("tests", "targets", "leaky-steps", NULL);
+  const char *args[] = { "record", "-q", "--all", "-o", trace_path, "--", target, NULL };
+  g_autofree char *out = NULL;
+
+  out = run_cli (args);
+  g_assert_true (g_file_test (trace_path, G_FILE_TEST_EXISTS));
+}
+
+static TideWindow *
+window_new (void)
+{
+  TideWindow *window = tide_window_new (NULL);
+
+  gtk_window_present (GTK_WINDOW (window));
+  return window;
+}
+
+static TideWindow *
+window_open (const char *path)
+{
+  TideWindow *window = window_new ();
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+
+  tide_window_open_file (window, file);
+  return window;
+}
+
+static void
+iterate_until (gboolean (*done) (gpointer),
+               gpointer   data,
+               guint      max_seconds)
+{
+  gint64 deadline = g_get_monotonic_time () + max_seconds * G_USEC_PER_SEC;
+
+  while (!done (data) && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+/* An action's state, as the widgets bound to it see it. */
+static gboolean
+action_enabled (TideWindow *window,
+                const char *action)
+{
+  GtkWidget *probe = gtk_button_new ();
+  gboolean enabled;
+
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (probe), action);
+  gtk_box_append (window->timeline_slot, probe);
+  enabled = gtk_widget_get_sensitive (probe);
+  gtk_box_remove (window->timeline_slot, probe);
+  return enabled;
+}
+
+static void
+test_templates_parse (void)
+{
+  TideWindow *window = window_new ();
+  TideRecordDialog *dialog = tide_record_dialog_new (GTK_WINDOW (window), NULL);
+  g_autoptr(GtkBuilder) overlay = gtk_builder_new_from_resource ("/dev/tidemark/Tidemark/gtk/help-overlay.ui");
+
+  g_assert_nonnull (window->steps_view);
+  g_assert_nonnull (window->drilldown_view);
+  g_assert_nonnull (window->flame_graph);
+  g_assert_nonnull (window->suspects_view);
+  g_assert_nonnull (window->timeline);
+  g_assert_true (GTK_IS_SHORTCUTS_WINDOW (gtk_builder_get_object (overlay, "help_overlay")));
+  g_assert_cmpstr (gtk_widget_get_css_name (GTK_WIDGET (window->flame_graph)), ==, "flamegraph");
+  g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_EMPTY);
+  gtk_window_destroy (GTK_WINDOW (dialog));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+test_actions_empty (void)
+{
+  TideWindow *window = window_new ();
+
+  g_assert_true (action_enabled (window, "win.open"));
+  g_assert_true (action_enabled (window, "win.record"));
+  g_assert_false (action_enabled (window, "win.stop-recording"));
+  g_assert_false (action_enabled (window, "win.export-png"));
+  g_assert_false (action_enabled (window, "win.export-steps-csv"));
+  g_assert_false (action_enabled (window, "win.export-drilldown-csv"));
+  g_assert_false (action_enabled (window, "win.zoom-in"));
+  g_assert_false (action_enabled (window, "win.next-step"));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static TideDrilldownNode *
+drilldown_row (TideWindow *window,
+               guint       position)
+{
+  GListModel *model = tide_drilldown_view_get_model (window->drilldown_view);
+  g_autoptr(GtkTreeListRow) row = g_list_model_get_item (model, position);
+
+  g_assert_nonnull (row);
+  /* The node lives as long as the model holds it. */
+  {
+    TideDrilldownNode *node = gtk_tree_list_row_get_item (row);
+    g_object_unref (node);
+    return node;
+  }
+}
+
+static void
+test_leaking_step (void)
+{
+  TideWindow *window = window_open (trace_path);
+  TideDrilldownNode *node;
+
+  g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_TRACE);
+  g_assert_cmpuint (g_list_model_get_n_items (tide_steps_view_get_model (window->steps_view)), ==, 10);
+  g_assert_true (action_enabled (window, "win.export-png"));
+  g_assert_true (action_enabled (window, "win.zoom-fit"));
+  g_assert_false (action_enabled (window, "win.export-drilldown-csv"));
+
+  /* Choosing step 5 in the table selects it on the timeline, and back. */
+  tide_steps_view_set_selected_step (window->steps_view, 5);
+  g_assert_cmpint (tide_timeline_view_get_selected_step (window->timeline), ==, 5);
+  g_assert_true (action_enabled (window, "win.export-drilldown-csv"));
+
+  g_assert_cmpuint (g_list_model_get_n_items (tide_drilldown_view_get_model (window->drilldown_view)), ==, 2);
+  node = drilldown_row (window, 0);
+  g_assert_cmpint (tide_drilldown_node_get_kind (node), ==, TIDE_DRILLDOWN_STACK);
+  g_assert_cmpstr (tide_drilldown_node_get_frame (node)->function, ==, "leak_big_tensor");
+  g_assert_cmpint (tide_drilldown_node_get_bytes (node), ==, BIG_TENSOR_BYTES);
+  g_assert_cmpint (tide_drilldown_node_get_count (node), ==, 1);
+  node = drilldown_row (window, 1);
+  g_assert_cmpstr (tide_drilldown_node_get_frame (node)->function, ==, "leak_feature_cache");
+  g_assert_cmpint (tide_drilldown_node_get_bytes (node), ==, FEATURE_CACHE_BYTES);
+  g_assert_cmpint (tide_drilldown_node_get_count (node), ==, FEATURE_CACHE_COUNT);
+
+  /* The flame graph shows the same selection; search finds one frame. */
+  g_assert_cmpint (tide_flame_graph_get_total_bytes (window->flame_graph), ==,
+                   BIG_TENSOR_BYTES + FEATURE_CACHE_BYTES);
+  gtk_editable_set_text (GTK_EDITABLE (window->flame_search), "leak_big_tensor");
+  tide_flame_graph_set_search (window->flame_graph, "leak_big_tensor");
+  g_assert_cmpuint (tide_flame_graph_get_n_matches (window->flame_graph), ==, 1);
+
+  /* The timeline's selection reaches the table. */
+  tide_timeline_view_set_selected_step (window->timeline, 6);
+  g_assert_cmpint (tide_steps_view_get_selected_step (window->steps_view), ==, 6);
+
+  /* Suspects: both leaks, steepest first. */
+  g_assert_cmpuint (tide_suspects_view_get_n_rows (window->suspects_view), >=, 2);
+  {
+    g_autofree char *first = tide_suspects_view_dup_row_text (window->suspects_view, 0);
+    g_assert_true (g_str_has_prefix (first, "leak_big_tensor"));
+  }
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+test_flame_graph_zoom (void)
+{
+  TideWindow *window = window_open (trace_path);
+  TideFlameGraph *flame = window->flame_graph;
+  int height;
+
+  _tide_window_select_step (window, 5);
+  gtk_widget_set_size_request (GTK_WIDGET (flame), 400, -1);
+  gtk_stack_set_visible_child_name (GTK_STACK (gtk_widget_get_ancestor (GTK_WIDGET (flame), GTK_TYPE_STACK)), "flame");
+  gtk_test_widget_wait_for_draw (GTK_WIDGET (flame));
+  height = gtk_widget_get_height (GTK_WIDGET (flame));
+  g_assert_cmpint (height, >, 0);
+
+  /* Bottom row: everything (no frame); above it the outermost frame,
+   * _start, full width.  Clicking it zooms to it and selects it. */
+  g_assert_true (tide_flame_graph_activate_at (flame, 10, height - 5));
+  g_assert_null (tide_flame_graph_get_selected_frame (flame));
+  g_assert_true (tide_flame_graph_activate_at (flame, 10, height - 25));
+  g_assert_cmpstr (tide_flame_graph_get_selected_frame (flame)->function, ==, "_start");
+  g_assert_cmpstr (tide_flame_graph_get_zoom_label (flame), ==, "_start (leaky-steps)");
+  g_assert_cmpint (tide_flame_graph_get_selected_bytes (flame), ==, BIG_TENSOR_BYTES + FEATURE_CACHE_BYTES);
+  /* Clicking the zoomed frame again goes back one level. */
+  g_assert_true (tide_flame_graph_activate_at (flame, 10, height - 25));
+  g_assert_cmpstr (tide_flame_graph_get_zoom_label (flame), ==, "all");
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static gboolean
+file_has_content (const char *path,
+                  const char *expected)
+{
+  g_autofree char *contents = NULL;
+
+  g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
+  g_assert_cmpstr (contents, ==, expected);
+  return TRUE;
+}
+
+static void
+test_export_csv (void)
+{
+  TideWindow *window = window_open (trace_path);
+  g_autofree char *steps_csv = g_build_filename (tmp_dir, "steps.csv", NULL);
+  g_autofree char *drill_csv = g_build_filename (tmp_dir, "drilldown.csv", NULL);
+  const char *steps_args[] = { "report", trace_path, "--steps", "--format", "csv", NULL };
+  const char *drill_args[] = { "report", trace_path, "--retained", "--step", "5", "--by", "stack",
+                               "--format", "csv", NULL };
+  g_autofree char *cli_steps = run_cli (steps_args);
+  g_autofree char *cli_drill = run_cli (drill_args);
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) lines = NULL;
+  g_auto(GStrv) fields = NULL;
+
+  _tide_window_select_step (window, 5);
+  g_assert_true (_tide_window_export_steps_csv (window, steps_csv, &error));
+  g_assert_no_error (error);
+  g_assert_true (_tide_window_export_drilldown_csv (window, drill_csv, &error));
+  g_assert_no_error (error);
+
+  /* The app writes exactly what `tidemark report` writes. */
+  file_has_content (steps_csv, cli_steps);
+  file_has_content (drill_csv, cli_drill);
+
+  lines = g_strsplit (cli_drill, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 4);          /* header, 2 rows, "" */
+  fields = g_strsplit (lines[1], ",", -1);
+  g_assert_cmpstr (fields[3], ==, "4194304");
+  g_assert_cmpstr (fields[4], ==, "1");
+  g_assert_cmpstr (fields[10], ==, "leak_big_tensor");
+  g_strfreev (fields);
+  fields = g_strsplit (lines[2], ",", -1);
+  g_assert_cmpstr (fields[3], ==, "1572864");
+  g_assert_cmpstr (fields[4], ==, "96");
+  g_assert_cmpstr (fields[10], ==, "leak_feature_cache");
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+test_export_png (void)
+{
+  TideWindow *window = window_open (trace_path);
+  g_autofree char *png = g_build_filename (tmp_dir, "timeline.png", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  g_autofree guint32 *pixels = NULL;
+  g_autoptr(GHashTable) colors = g_hash_table_new (NULL, NULL);
+  int width, height;
+
+  g_assert_true (_tide_window_export_png (window, png, 800, 480, &error));
+  g_assert_no_error (error);
+  texture = gdk_texture_new_from_filename (png, &error);
+  g_assert_no_error (error);
+  width = gdk_texture_get_width (texture);
+  height = gdk_texture_get_height (texture);
+  g_assert_cmpint (width, ==, 800);
+  g_assert_cmpint (height, ==, 480);
+
+  pixels = g_new (guint32, width * height);
+  gdk_texture_download (texture, (guchar *) pixels, width * 4);
+  for (int i = 0; i < width * height; i++)
+    g_hash_table_add (colors, GUINT_TO_POINTER (pixels[i] & 0xffffff));
+  /* Not blank: many colours, among them the RSS line (ARGB in native order). */
+  g_assert_cmpuint (g_hash_table_size (colors), >, 10);
+  g_assert_true (g_hash_table_contains (colors, GUINT_TO_POINTER (0x1c71d8)));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* ---- bad input --------------------------------------------------------------- */
+
+static char *
+copy_trace (const char *name)
+{
+  char *path = g_build_filename (tmp_dir, name, NULL);
+  g_autofree char *contents = NULL;
+  gsize length;
+
+  g_assert_true (g_file_get_contents (trace_path, &contents, &length, NULL));
+  g_assert_true (g_file_set_contents (path, contents, length, NULL));
+  return path;
+}
+
+static void
+exec_sql (const char *path,
+          const char *sql)
+{
+  sqlite3 *db = NULL;
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, sql, NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+}
+
+static void
+assert_error_page (const char *path,
+                   const char *title,
+                   const char *message_part)
+{
+  TideWindow *window = window_open (path);
+
+  g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_ERROR);
+  g_assert_cmpstr (adw_status_page_get_title (window->error_page), ==, title);
+  g_assert_nonnull (strstr (adw_status_page_get_description (window->error_page), message_part));
+  g_assert_cmpstr (gtk_stack_get_visible_child_name (window->stack), ==, "error");
+  g_assert_false (action_enabled (window, "win.export-png"));
+  g_assert_true (action_enabled (window, "win.open"));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+test_bad_files (void)
+{
+  g_autofree char *text = g_build_filename (tmp_dir, "notes.tide", NULL);
+  g_autofree char *foreign = g_build_filename (tmp_dir, "foreign.tide", NULL);
+  g_autofree char *truncated = copy_trace ("truncated.tide");
+  g_autofree char *newer = copy_trace ("newer.tide");
+  g_autofree char *missing = g_build_filename (tmp_dir, "missing.tide", NULL);
+  gsize length;
+  g_autofree char *contents = NULL;
+
+  g_assert_true (g_file_set_contents (text, "step,bytes\n1,100\n", -1, NULL));
+  exec_sql (foreign, "CREATE TABLE t (x); INSERT INTO t VALUES (1);");
+  g_assert_true (g_file_get_contents (truncated, &contents, &length, NULL));
+  g_assert_true (g_file_set_contents (truncated, contents, length / 2, NULL));
+  exec_sql (newer, "PRAGMA user_version = 99;");
+
+  assert_error_page (text, "Not a Tidemark Trace", "not an SQLite database");
+  assert_error_page (foreign, "Not a Tidemark Trace", "not a Tidemark trace");
+  assert_error_page (truncated, "Damaged Trace", "truncated");
+  assert_error_page (newer, "Trace From a Newer Tidemark", "newer Tidemark");
+  assert_error_page (missing, "Cannot Open This File", "No such file");
+}
+
+/* A trace whose recording has not finished opens, with a banner. */
+static void
+test_incomplete_trace (void)
+{
+  g_autofree char *incomplete = copy_trace ("incomplete.tide");
+  TideWindow *window;
+
+  exec_sql (incomplete, "UPDATE meta SET value = 0 WHERE key = 'complete';");
+  window = window_open (incomplete);
+  g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_TRACE);
+  g_assert_true (gtk_info_bar_get_revealed (window->banner));
+  g_assert_nonnull (strstr (gtk_label_get_text (window->banner_label), "incomplete"));
+  g_assert_cmpuint (g_list_model_get_n_items (tide_steps_view_get_model (window->steps_view)), ==, 10);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* ---- live capture ------------------------------------------------------------- */
+
+typedef struct
+{
+  TideWindow *window;
+  gint64      steps_at_least;
+} LiveWait;
+
+static gboolean
+live_has_steps (gpointer data)
+{
+  LiveWait *wait = data;
+  return wait->window->live_steps >= wait->steps_at_least;
+}
+
+static gboolean
+recording_ended (gpointer data)
+{
+  return !_tide_window_is_recording (data);
+}
+
+static void
+test_live_capture (void)
+{
+  TideWindow *window = window_new ();
+  TideRecordDialog *dialog;
+  g_autofree char *target = build_path ("tests", "targets", "sleeper-alloc", NULL);
+  g_autofree char *command = g_strdup_printf ("'%s' --max-seconds 60", target);
+  g_autofree char *live_dir = g_build_filename (tmp_dir, "live", NULL);
+  LiveWait wait = { window, 2 };
+  gint64 first_steps, later_steps, started;
+  guint first_refreshes;
+
+  g_assert_cmpint (g_mkdir (live_dir, 0755), ==, 0);
+
+  /* The Record button's dialog, filled in and confirmed through its action. */
+  dialog = _tide_window_present_record_dialog (window);
+  g_object_add_weak_pointer (G_OBJECT (dialog), (gpointer *) &dialog);
+  tide_record_dialog_set_command (dialog, command);
+  tide_record_dialog_set_folder (dialog, live_dir);
+  tide_record_dialog_set_sampling (dialog, TIDE_SAMPLING_BYTES, 4096);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record.start", NULL));
+  g_assert_null (dialog);    /* closed once the recorder started */
+  started = g_get_monotonic_time ();
+  g_assert_true (_tide_window_is_recording (window));
+  g_assert_true (action_enabled (window, "win.stop-recording"));
+  g_assert_false (action_enabled (window, "win.record"));
+  g_assert_false (action_enabled (window, "win.open"));
+
+  /* The steps table grows while the program runs (a step every 100 ms). */
+  iterate_until (live_has_steps, &wait, 30);
+  first_steps = window->live_steps;
+  first_refreshes = window->live_refreshes;
+  g_assert_cmpint (first_steps, >=, 2);
+  wait.steps_at_least = first_steps + 3;
+  iterate_until (live_has_steps, &wait, 30);
+  later_steps = window->live_steps;
+  g_test_message ("live capture: %u refreshes in %.2f s", window->live_refreshes,
+                  (g_get_monotonic_time () - started) / 1e6);
+  g_assert_cmpint (later_steps, >=, first_steps + 3);
+  g_assert_cmpuint (window->live_refreshes, >, first_refreshes);
+  g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_TRACE);
+
+  /* Stop: the program ends, the final trace stays open and is complete. */
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.stop-recording", NULL);
+  iterate_until (recording_ended, window, 30);
+  g_assert_false (_tide_window_is_recording (window));
+  g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_TRACE);
+  g_assert_true (tide_trace_is_complete (window->trace));
+  g_assert_cmpuint (g_list_model_get_n_items (tide_steps_view_get_model (window->steps_view)), >=, later_steps);
+  g_assert_true (action_enabled (window, "win.record"));
+  g_assert_false (action_enabled (window, "win.stop-recording"));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+test_record_dialog_arguments (void)
+{
+  TideRecordDialog *dialog = tide_record_dialog_new (NULL, NULL);
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) argv = NULL;
+  g_autofree char *joined = NULL;
+  g_autofree char *base = NULL;
+
+  argv = tide_record_dialog_build_argv (dialog, "out.tide", NULL, &error);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  g_assert_null (argv);
+  g_clear_error (&error);
+
+  tide_record_dialog_set_command (dialog, "python3 'train it.py' --epochs 1");
+  tide_record_dialog_set_folder (dialog, tmp_dir);
+  tide_record_dialog_set_sampling (dialog, TIDE_SAMPLING_ALL, 0);
+  tide_record_dialog_set_torch (dialog, TRUE);
+  argv = tide_record_dialog_build_argv (dialog, "out.tide", &base, &error);
+  g_assert_no_error (error);
+  joined = g_strjoinv ("|", argv);
+  g_assert_cmpstr (joined, ==, "record|-q|-o|out.tide|--all|--torch|--|python3|train it.py|--epochs|1");
+  g_assert_cmpstr (base, ==, "python3");
+  gtk_window_destroy (GTK_WINDOW (dialog));
+}
+
+static void
+remove_tree (const char *path)
+{
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+      if (g_file_test (child, G_FILE_TEST_IS_DIR))
+        remove_tree (child);
+      else
+        g_unlink (child);
+    }
+  g_rmdir (path);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  int status;
+
+  gtk_test_init (&argc, &argv, NULL);
+  adw_init ();
+  tmp_dir = g_dir_make_tmp ("tide-gui-XXXXXX", NULL);
+  g_assert_nonnull (tmp_dir);
+  trace_path = g_build_filename (tmp_dir, "leaky-steps.tide", NULL);
+  record_trace ();
+
+  g_test_add_func ("/gui/templates-parse", test_templates_parse);
+  g_test_add_func ("/gui/actions-empty", test_actions_empty);
+  g_test_add_func ("/gui/leaking-step", test_leaking_step);
+  g_test_add_func ("/gui/flame-graph-zoom", test_flame_graph_zoom);
+  g_test_add_func ("/gui/export-csv", test_export_csv);
+  g_test_add_func ("/gui/export-png", test_export_png);
+  g_test_add_func ("/gui/bad-files", test_bad_files);
+  g_test_add_func ("/gui/incomplete-trace", test_incomplete_trace);
+  g_test_add_func ("/gui/record-dialog-arguments", test_record_dialog_arguments);
+  g_test_add_func ("/gui/live-capture", test_live_capture);
+  status = g_test_run ();
+
+  remove_tree (tmp_dir);
+  g_free (trace_path);
+  g_free (tmp_dir);
+  return status;
+}

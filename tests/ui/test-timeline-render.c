@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * The timeline queries and the cairo drawing on a trace written here (see
+ * tide-test-trace.h), offscreen, without a display: lane values and colours
+ * at known times, one band per step, the leak steps' bands highlighted, and
+ * the PNG export decoded again.
+ */
+#include "config.h"
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+
+#include "tide-render.h"
+#include "tide-schema.h"
+#include "tide-test-trace.h"
+#include "tide-timeline-data.h"
+#include "tide-trace-writer.h"
+
+#define WIDTH  1000
+#define HEIGHT 400
+
+typedef struct
+{
+  char      *dir;
+  char      *path;
+  TideTrace *trace;
+} Fixture;
+
+static void
+fixture_setup (Fixture       *f,
+               gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+
+  f->dir = g_dir_make_tmp ("tide-timeline-XXXXXX", &error);
+  g_assert_no_error (error);
+  f->path = tide_test_trace_write (f->dir, TRUE, NULL);
+  f->trace = tide_trace_open (f->path, &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_teardown (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_clear_object (&f->trace);
+  tide_test_trace_remove (f->dir, f->path);
+  g_free (f->path);
+  g_free (f->dir);
+}
+
+static gint64
+column_time (gint64 span,
+             guint  width,
+             guint  column)
+{
+  return (gint64) column * span / width;
+}
+
+static void
+test_lanes (Fixture       *f,
+            gconstpointer  unused)
+{
+  g_autoptr(GError) error = NULL;
+  gint64 span = TEST_N_STEPS * TEST_STEP_NS;
+  g_autoptr(TideTimelineData) data = tide_timeline_data_query (f->trace, 0, 0, span, WIDTH,
+                                                               &error);
+  const TideLaneData *rss, *heap, *device;
+
+  g_assert_no_error (error);
+  /* 1 s over 1000 columns: 1 ms a column, the finest level. */
+  g_assert_cmpint (data->level, ==, 0);
+  g_assert_cmpuint (data->lanes->len, ==, 3);
+  rss = g_ptr_array_index (data->lanes, 0);
+  heap = g_ptr_array_index (data->lanes, 1);
+  device = g_ptr_array_index (data->lanes, 2);
+  g_assert_cmpint (rss->counter, ==, TIDE_COUNTER_RSS);
+  g_assert_cmpstr (rss->name, ==, "Host RSS");
+  g_assert_cmpint (heap->counter, ==, TIDE_COUNTER_HEAP_LIVE);
+  g_assert_cmpint (device->counter, ==, TIDE_COUNTER_DEVICE_USED);
+  g_assert_cmpint (device->device, ==, 0);
+  g_assert_cmpstr (device->name, ==, "cuda:0 used");
+  g_assert_cmpint (rss->peak, ==, test_rss (TEST_N_STEPS));
+
+  /* Every column of step k shows step k's values, carried between samples. */
+  for (guint c = 0; c < WIDTH; c++)
+    {
+      gint k = (gint) (column_time (span, WIDTH, c) / TEST_STEP_NS) + 1;
+      gint64 v;
+
+      g_assert_true (tide_lane_data_value_at (rss, c, &v));
+      g_assert_cmpint (v, ==, test_rss (k));
+      g_assert_true (tide_lane_data_value_at (heap, c, &v));
+      g_assert_cmpint (v, ==, test_heap (k));
+      g_assert_true (tide_lane_data_value_at (device, c, &v));
+      g_assert_cmpint (v, ==, test_device (k));
+    }
+}
+
+static void
+test_lod_level (Fixture       *f,
+                gconstpointer  unused)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTimelineData) narrow = NULL;
+  g_autoptr(TideTimelineData) zoomed = NULL;
+  gint64 v;
+
+  /* 1 s over 50 columns: 20 ms a column, level 2 (16 ms buckets). */
+  narrow = tide_timeline_data_query (f->trace, 1, 0, TEST_N_STEPS * TEST_STEP_NS, 50, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (narrow->level, ==, 2);
+  g_assert_cmpint (narrow->bucket_ns, ==, 16000000);
+  g_assert_cmpint (tide_timeline_data_pick_level (999999), ==, 0);
+  g_assert_cmpint (tide_timeline_data_pick_level (4000000), ==, 1);
+  /* Column 9 is 180..200 ms: buckets of steps 2 and 3 meet in it. */
+  g_assert_true (tide_lane_data_value_at (g_ptr_array_index (narrow->lanes, 0), 9, &v));
+  g_assert_cmpint (v, ==, test_rss (3));
+  g_assert_cmpint (((TideLaneData *) g_ptr_array_index (narrow->lanes, 0))->max[9], ==,
+                   test_rss (3));
+  g_assert_cmpint (((TideLaneData *) g_ptr_array_index (narrow->lanes, 0))->min[9], ==,
+                   test_rss (2));
+
+  /* Zoomed into step 5's middle, finer than a bucket: carried from before. */
+  zoomed = tide_timeline_data_query (f->trace, 1, 450000000, 450100000, 100, &error);
+  g_assert_no_error (error);
+  g_assert_true (((TideLaneData *) g_ptr_array_index (zoomed->lanes, 0))->has_before);
+  for (guint c = 0; c < 100; c++)
+    {
+      g_assert_true (tide_lane_data_value_at (g_ptr_array_index (zoomed->lanes, 0), c, &v));
+      g_assert_cmpint (v, ==, test_rss (5));
+    }
+}
+
+static void
+test_steps_and_leak (Fixture       *f,
+                     gconstpointer  unused)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) steps = tide_timeline_steps (f->trace, 0, &error);
+  g_autoptr(GArray) transfers = tide_timeline_transfers (f->trace, 0, &error);
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (steps->len, ==, TEST_N_STEPS);
+  for (guint i = 0; i < steps->len; i++)
+    {
+      const TideStepSpan *s = &g_array_index (steps, TideStepSpan, i);
+
+      g_assert_cmpint (s->number, ==, i + 1);
+      g_assert_cmpint (s->start_ns, ==, i * TEST_STEP_NS);
+      g_assert_cmpint (s->end_ns, ==, (i + 1) * TEST_STEP_NS);
+      g_assert_cmpint (s->leak, ==, s->number >= TEST_LEAK_FROM);
+    }
+  g_assert_cmpuint (transfers->len, ==, 1);
+  g_assert_cmpint (g_array_index (transfers, TideTransferMark, 0).bytes, ==, 64 * TEST_MIB);
+  g_assert_cmpint (g_array_index (transfers, TideTransferMark, 0).direction, ==, 1);
+}
+
+static guint32
+pixel (cairo_surface_t *surface,
+       int              x,
+       int              y)
+{
+  const guint8 *row = cairo_image_surface_get_data (surface) +
+                      (gsize) y * cairo_image_surface_get_stride (surface);
+  return ((const guint32 *) row)[x] & 0xffffff;
+}
+
+typedef struct
+{
+  TideTimelineData *data;
+  GArray           *steps;
+  GArray           *transfers;
+  TideRenderScene   scene;
+} Scene;
+
+static void
+scene_load (Scene     *s,
+            TideTrace *trace,
+            int        width)
+{
+  g_autoptr(GError) error = NULL;
+
+  s->data = tide_timeline_data_query (trace, 0, 0, TEST_N_STEPS * TEST_STEP_NS, width, &error);
+  s->steps = tide_timeline_steps (trace, 0, &error);
+  s->transfers = tide_timeline_transfers (trace, 0, &error);
+  g_assert_no_error (error);
+  s->scene = (TideRenderScene) {
+    .data = s->data, .steps = (TideStepSpan *) s->steps->data, .n_steps = s->steps->len,
+    .transfers = (TideTransferMark *) s->transfers->data, .n_transfers = s->transfers->len,
+    .begin_ns = 0, .end_ns = TEST_N_STEPS * TEST_STEP_NS, .selection_begin = -1,
+    .palette = &tide_palette_light,
+  };
+}
+
+static void
+scene_clear (Scene *s)
+{
+  tide_timeline_data_free (s->data);
+  g_array_unref (s->steps);
+  g_array_unref (s->transfers);
+}
+
+static cairo_surface_t *
+draw (const TideRenderScene *scene)
+{
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, WIDTH, HEIGHT);
+  cairo_t *cr = cairo_create (surface);
+
+  tide_render_timeline (cr, scene, WIDTH, HEIGHT);
+  cairo_destroy (cr);
+  cairo_surface_flush (surface);
+  return surface;
+}
+
+/* The curve of each lane at the middle of every step: the line's colour on
+ * the value's row, the fill below it, the band colour above it. */
+static void
+test_render_lanes (Fixture       *f,
+                   gconstpointer  unused)
+{
+  const TidePalette *p = &tide_palette_light;
+  Scene s;
+  cairo_surface_t *surface;
+  TideRenderLayout l;
+
+  scene_load (&s, f->trace, WIDTH);
+  surface = draw (&s.scene);
+  tide_render_layout (&s.scene, WIDTH, HEIGHT, &l);
+  g_assert_cmpuint (l.n_lanes, ==, 3);
+
+  for (gint k = 1; k <= TEST_N_STEPS; k++)
+    {
+      int x = (int) ((k - 0.5) * TEST_STEP_NS * WIDTH / (TEST_N_STEPS * TEST_STEP_NS));
+      gint64 values[3] = { test_rss (k), test_heap (k), test_device (k) };
+      guint colors[3] = { 0, 1, tide_render_lane_color_index (TIDE_COUNTER_DEVICE_USED, 0) };
+      guint32 band = k >= TEST_LEAK_FROM ? p->band_leak : k % 2 ? p->band_odd : p->band_even;
+
+      for (guint lane = 0; lane < 3; lane++)
+        {
+          gint64 peak = ((TideLaneData *) g_ptr_array_index (s.data->lanes, lane))->peak;
+          int y = (int) tide_render_value_to_y (&l, lane, values[lane], peak);
+
+          g_assert_cmphex (pixel (surface, x, y), ==, p->lane_line[colors[lane]]);
+          g_assert_cmphex (pixel (surface, x, y - 1), ==, p->lane_line[colors[lane]]);
+          g_assert_cmphex (pixel (surface, x, y + 2), ==, p->lane_fill[colors[lane]]);
+          g_assert_cmphex (pixel (surface, x, y - 3), ==, band);
+        }
+    }
+  /* Higher values sit higher: the RSS curve of step 10 above step 1's. */
+  g_assert_cmpfloat (tide_render_value_to_y (&l, 0, test_rss (10), test_rss (10)), <,
+                     tide_render_value_to_y (&l, 0, test_rss (1), test_rss (10)));
+  cairo_surface_destroy (surface);
+  scene_clear (&s);
+}
+
+/* Runs of step colour along the strip: one per step, leak steps red. */
+static void
+test_render_bands (Fixture       *f,
+                   gconstpointer  unused)
+{
+  const TidePalette *p = &tide_palette_light;
+  Scene s;
+  cairo_surface_t *surface;
+  guint bands = 0, leak_bands = 0;
+  guint32 prev = p->background;
+
+  scene_load (&s, f->trace, WIDTH);
+  s.scene.selected_step = 2;
+  surface = draw (&s.scene);
+  for (int x = 0; x < WIDTH; x++)
+    {
+      guint32 c = pixel (surface, x, 11);
+
+      if (c != p->background && c != prev)
+        {
+          bands++;
+          leak_bands += c == p->strip_leak;
+        }
+      prev = c;
+    }
+  g_assert_cmpuint (bands, ==, TEST_N_STEPS);
+  g_assert_cmpuint (leak_bands, ==, TEST_N_STEPS - TEST_LEAK_FROM + 1);
+  g_assert_cmphex (pixel (surface, 50, 11), ==, p->strip_odd);      /* step 1 */
+  g_assert_cmphex (pixel (surface, 150, 11), ==, p->accent);        /* step 2, selected */
+  g_assert_cmphex (pixel (surface, 250, 11), ==, p->strip_odd);     /* step 3 */
+  g_assert_cmphex (pixel (surface, 350, 11), ==, p->strip_leak);    /* step 4, leaking */
+  g_assert_cmphex (pixel (surface, 950, 11), ==, p->strip_leak);
+  cairo_surface_destroy (surface);
+  scene_clear (&s);
+}
+
+static void
+test_png_export (Fixture       *f,
+                 gconstpointer  unused)
+{
+  const TidePalette *p = &tide_palette_light;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *png = g_build_filename (f->dir, "timeline.png", NULL);
+  g_autoptr(GHashTable) colors = g_hash_table_new (NULL, NULL);
+  guint rss = 0, heap = 0, device = 0, leak = 0;
+  cairo_surface_t *image;
+
+  g_assert_true (tide_render_timeline_png (f->trace, png, 640, 360, &error));
+  g_assert_no_error (error);
+  image = cairo_image_surface_create_from_png (png);
+  g_assert_cmpint (cairo_surface_status (image), ==, CAIRO_STATUS_SUCCESS);
+  g_assert_cmpint (cairo_image_surface_get_width (image), ==, 640);
+  g_assert_cmpint (cairo_image_surface_get_height (image), ==, 360);
+  for (int y = 0; y < 360; y++)
+    for (int x = 0; x < 640; x++)
+      {
+        guint32 c = pixel (image, x, y);
+
+        g_hash_table_add (colors, GUINT_TO_POINTER (c));
+        rss += c == p->lane_line[0];
+        heap += c == p->lane_line[1];
+        device += c == p->lane_line[tide_render_lane_color_index (TIDE_COUNTER_DEVICE_USED, 0)];
+        leak += c == p->strip_leak;
+      }
+  g_assert_cmpuint (g_hash_table_size (colors), >, 20);
+  /* Each curve crosses the whole width at least once (2 px thick). */
+  g_assert_cmpuint (rss, >=, 2 * 640);
+  g_assert_cmpuint (heap, >=, 2 * 640);
+  g_assert_cmpuint (device, >=, 2 * 640);
+  g_assert_cmpuint (leak, >, 0);
+  cairo_surface_destroy (image);
+  g_unlink (png);
+
+  g_assert_false (tide_render_timeline_png (f->trace, png, 10, 360, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+}
+
+/* A trace still being written has no summaries on disk; it opens all the
+ * same and the timeline has its lanes. */
+static void
+test_live_trace (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("tide-timeline-XXXXXX", NULL);
+  gpointer writer = NULL;
+  g_autofree char *path = tide_test_trace_write (dir, FALSE, &writer);
+  g_autoptr(TideTrace) trace = tide_trace_open (path, &error);
+  g_autoptr(TideTimelineData) data = NULL;
+  g_autoptr(GArray) steps = NULL;
+  gint64 v;
+
+  g_assert_no_error (error);
+  g_assert_false (tide_trace_is_complete (trace));
+  data = tide_timeline_data_query (trace, 0, 0, TEST_N_STEPS * TEST_STEP_NS, 100, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (data->lanes->len, ==, 3);
+  g_assert_true (tide_lane_data_value_at (g_ptr_array_index (data->lanes, 0), 99, &v));
+  g_assert_cmpint (v, ==, test_rss (TEST_N_STEPS));
+  steps = tide_timeline_steps (trace, 0, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (steps->len, ==, TEST_N_STEPS);
+
+  g_clear_object (&trace);
+  tide_trace_writer_free (writer);
+  tide_test_trace_remove (dir, path);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add ("/timeline/lanes", Fixture, NULL, fixture_setup, test_lanes, fixture_teardown);
+  g_test_add ("/timeline/lod-level", Fixture, NULL, fixture_setup, test_lod_level,
+              fixture_teardown);
+  g_test_add ("/timeline/steps-and-leak", Fixture, NULL, fixture_setup, test_steps_and_leak,
+              fixture_teardown);
+  g_test_add ("/timeline/render-lanes", Fixture, NULL, fixture_setup, test_render_lanes,
+              fixture_teardown);
+  g_test_add ("/timeline/render-bands", Fixture, NULL, fixture_setup, test_render_bands,
+              fixture_teardown);
+  g_test_add ("/timeline/png-export", Fixture, NULL, fixture_setup, test_png_export,
+              fixture_teardown);
+  g_test_add_func ("/timeline/live-trace", test_live_trace);
+  return g_test_run ();
+}

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * TideTimelineView under a display (xvfb): its frame rendered offscreen
+ * through GSK, and its input wiring driven by emitting the controllers'
+ * own signals (modifiers cannot be faked; they are tested in the model).
+ */
+#include "config.h"
+
+#include "tide-test-trace.h"
+#include "tide-timeline-view.h"
+
+#define WIDTH  1000
+#define HEIGHT 400
+
+typedef struct
+{
+  char      *dir;
+  char      *path;
+  TideTrace *trace;
+  GtkWidget *view;
+} Fixture;
+
+static void
+fixture_setup (Fixture       *f,
+               gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  int min, nat;
+
+  f->dir = g_dir_make_tmp ("tide-view-XXXXXX", &error);
+  g_assert_no_error (error);
+  f->path = tide_test_trace_write (f->dir, TRUE, NULL);
+  f->trace = tide_trace_open (f->path, &error);
+  g_assert_no_error (error);
+  f->view = g_object_ref_sink (tide_timeline_view_new ());
+  tide_timeline_view_set_trace (TIDE_TIMELINE_VIEW (f->view), f->trace);
+  gtk_widget_measure (f->view, GTK_ORIENTATION_HORIZONTAL, -1, &min, &nat, NULL, NULL);
+  gtk_widget_measure (f->view, GTK_ORIENTATION_VERTICAL, WIDTH, &min, &nat, NULL, NULL);
+  gtk_widget_size_allocate (f->view, &(GtkAllocation) { 0, 0, WIDTH, HEIGHT }, -1);
+}
+
+static void
+fixture_teardown (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_clear_object (&f->view);
+  g_clear_object (&f->trace);
+  tide_test_trace_remove (f->dir, f->path);
+  g_free (f->path);
+  g_free (f->dir);
+}
+
+/* Renders the widget to pixels with the cairo GSK renderer. */
+static guint32 *
+render (GtkWidget *view)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GskRenderer) renderer = gsk_cairo_renderer_new ();
+  g_autoptr(GdkTexture) texture = NULL;
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  GskRenderNode *node;
+  guint32 *pixels = g_new (guint32, WIDTH * HEIGHT);
+
+  GTK_WIDGET_GET_CLASS (view)->snapshot (view, snapshot);
+  node = gtk_snapshot_free_to_node (snapshot);
+  g_assert_nonnull (node);
+  gsk_renderer_realize (renderer, NULL, &error);
+  g_assert_no_error (error);
+  texture = gsk_renderer_render_texture (renderer, node,
+                                         &GRAPHENE_RECT_INIT (0, 0, WIDTH, HEIGHT));
+  gdk_texture_download (texture, (guchar *) pixels, WIDTH * 4);
+  gsk_renderer_unrealize (renderer);
+  gsk_render_node_unref (node);
+  return pixels;
+}
+
+static void
+test_render (Fixture       *f,
+             gconstpointer  unused)
+{
+  const TidePalette *p = tide_timeline_view_get_palette (TIDE_TIMELINE_VIEW (f->view));
+  g_autofree guint32 *pixels = render (f->view);
+
+  g_assert_null (tide_timeline_view_get_error (TIDE_TIMELINE_VIEW (f->view)));
+  g_assert_nonnull (tide_timeline_view_get_data (TIDE_TIMELINE_VIEW (f->view)));
+  g_assert_cmpuint (tide_timeline_view_get_data (TIDE_TIMELINE_VIEW (f->view))->n_columns, ==,
+                    WIDTH);
+  /* In the strip, left of each band's number: leak steps red, others grey. */
+  for (gint k = 1; k <= TEST_N_STEPS; k++)
+    {
+      guint32 c = pixels[11 * WIDTH + (k - 1) * 100 + 5] & 0xffffff;
+      guint32 expected = k >= TEST_LEAK_FROM ? p->strip_leak
+                         : k % 2 ? p->strip_odd : p->strip_even;
+      g_assert_cmphex (c, ==, expected);
+    }
+}
+
+static GtkEventController *
+find_controller (GtkWidget *widget,
+                 GType      type)
+{
+  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers (widget);
+
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr(GtkEventController) c = g_list_model_get_item (controllers, i);
+      if (G_TYPE_CHECK_INSTANCE_TYPE (c, type))
+        return c;
+    }
+  g_assert_not_reached ();
+}
+
+static void
+on_range (TideTimelineView *view,
+          gint64            begin,
+          gint64            end,
+          gint64           *out)
+{
+  out[0] = begin;
+  out[1] = end;
+}
+
+static void
+test_click_and_drag (Fixture       *f,
+                     gconstpointer  unused)
+{
+  TideTimelineView *view = TIDE_TIMELINE_VIEW (f->view);
+  GtkEventController *drag = find_controller (f->view, GTK_TYPE_GESTURE_DRAG);
+  gint64 range[2] = { -1, -1 }, begin, end;
+  g_autofree guint32 *pixels = render (f->view);
+
+  g_signal_connect (view, "selection-range", G_CALLBACK (on_range), range);
+
+  /* A click at x = 150 (150 ms) selects step 2. */
+  g_signal_emit_by_name (drag, "drag-begin", 150.0, 100.0);
+  g_signal_emit_by_name (drag, "drag-end", 1.0, 0.0);
+  g_assert_cmpint (tide_timeline_view_get_selected_step (view), ==, 2);
+
+  /* A drag from 200 to 500 px selects 200..500 ms and clears the step. */
+  g_signal_emit_by_name (drag, "drag-begin", 200.0, 100.0);
+  g_signal_emit_by_name (drag, "drag-update", 300.0, 0.0);
+  g_signal_emit_by_name (drag, "drag-end", 300.0, 0.0);
+  tide_timeline_view_get_selection_range (view, &begin, &end);
+  g_assert_cmpint (begin, ==, 2 * TEST_STEP_NS);
+  g_assert_cmpint (end, ==, 5 * TEST_STEP_NS);
+  g_assert_cmpint (range[0], ==, begin);
+  g_assert_cmpint (range[1], ==, end);
+  g_assert_cmpint (tide_timeline_view_get_selected_step (view), ==, 0);
+
+  /* Right/Left actions walk the steps. */
+  gtk_widget_activate_action (f->view, "timeline.next-step", NULL);
+  g_assert_cmpint (tide_timeline_view_get_selected_step (view), ==, 1);
+  gtk_widget_activate_action (f->view, "timeline.next-step", NULL);
+  gtk_widget_activate_action (f->view, "timeline.next-step", NULL);
+  g_assert_cmpint (tide_timeline_view_get_selected_step (view), ==, 3);
+  gtk_widget_activate_action (f->view, "timeline.previous-step", NULL);
+  g_assert_cmpint (tide_timeline_view_get_selected_step (view), ==, 2);
+  tide_timeline_view_get_selection_range (view, &begin, &end);
+  g_assert_cmpint (begin, ==, -1);
+}
+
+static void
+test_zoom_and_pan (Fixture       *f,
+                   gconstpointer  unused)
+{
+  TideTimelineView *view = TIDE_TIMELINE_VIEW (f->view);
+  GtkEventController *scroll = find_controller (f->view, GTK_TYPE_EVENT_CONTROLLER_SCROLL);
+  g_autofree guint32 *first = render (f->view);
+  g_autofree guint32 *second = NULL;
+  gint64 begin, end, b2, e2;
+  gboolean handled = TRUE;
+
+  tide_timeline_view_zoom_at (view, 300, 4.0);
+  tide_timeline_view_get_visible_range (view, &begin, &end);
+  g_assert_cmpint (end - begin, ==, TEST_N_STEPS * TEST_STEP_NS / 4);
+  /* 300 px was 300 ms and still is. */
+  g_assert_cmpint (begin + 300 * (end - begin) / WIDTH, ==, 300000000);
+
+  /* The next frame reads new data for the new range. */
+  second = render (f->view);
+  g_assert_cmpint (tide_timeline_view_get_data (view)->begin_ns, ==, begin);
+
+  /* A horizontal scroll pans; a plain vertical one is left to the parent. */
+  g_signal_emit_by_name (scroll, "scroll", 2.0, 0.0, &handled);
+  g_assert_true (handled);
+  tide_timeline_view_get_visible_range (view, &b2, &e2);
+  g_assert_cmpint (b2, >, begin);
+  g_assert_cmpint (e2 - b2, ==, end - begin);
+  g_signal_emit_by_name (scroll, "scroll", 0.0, 1.0, &handled);
+  g_assert_false (handled);
+
+  gtk_widget_activate_action (f->view, "timeline.zoom-fit", NULL);
+  tide_timeline_view_get_visible_range (view, &begin, &end);
+  g_assert_cmpint (begin, ==, 0);
+  g_assert_cmpint (end, ==, TEST_N_STEPS * TEST_STEP_NS);
+  gtk_widget_activate_action (f->view, "timeline.zoom-in", NULL);
+  tide_timeline_view_get_visible_range (view, &begin, &end);
+  g_assert_cmpint (end - begin, ==, 666666667);  /* 1 s / 1.5, rounded */
+}
+
+static void
+test_properties (Fixture       *f,
+                 gconstpointer  unused)
+{
+  gint step = 0;
+  gint64 begin = 0;
+
+  g_object_set (f->view, "selected-step", 7, NULL);
+  g_object_get (f->view, "selected-step", &step, NULL);
+  g_assert_cmpint (step, ==, 7);
+  tide_timeline_view_set_selection_range (TIDE_TIMELINE_VIEW (f->view), 100, 900);
+  g_object_get (f->view, "selection-begin", &begin, "selected-step", &step, NULL);
+  g_assert_cmpint (begin, ==, 100);
+  g_assert_cmpint (step, ==, 0);
+  g_assert_cmpstr (gtk_widget_get_css_name (f->view), ==, "timeline");
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  gtk_test_init (&argc, &argv, NULL);
+  g_test_add ("/timeline-view/render", Fixture, NULL, fixture_setup, test_render,
+              fixture_teardown);
+  g_test_add ("/timeline-view/click-and-drag", Fixture, NULL, fixture_setup,
+              test_click_and_drag, fixture_teardown);
+  g_test_add ("/timeline-view/zoom-and-pan", Fixture, NULL, fixture_setup, test_zoom_and_pan,
+              fixture_teardown);
+  g_test_add ("/timeline-view/properties", Fixture, NULL, fixture_setup, test_properties,
+              fixture_teardown);
+  return g_test_run ();
+}

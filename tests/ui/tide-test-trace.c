@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ */
+#include "config.h"
+
+#include "tide-test-trace.h"
+
+#include <glib/gstdio.h>
+
+#include "tide-schema.h"
+#include "tide-trace-writer.h"
+
+enum { STACK_MAIN = 1, STACK_LEAK, STACK_CHURN };
+
+static void
+add_stacks (TideTraceWriter *w)
+{
+  const char *names[] = { "main", "leak_feature_cache", "churn_scratch_buffers" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      TideFrameRow row = { .id = i + 1, .kind = TIDE_FRAME_NATIVE, .function = names[i],
+                           .file = "/src/trainer.c", .line = 10 * (i + 1),
+                           .module = "/usr/bin/trainer" };
+      tide_trace_writer_add_frame (w, &row);
+    }
+  tide_trace_writer_add_stack_node (w, STACK_MAIN, 0, 1, 1);
+  tide_trace_writer_add_stack_node (w, STACK_LEAK, STACK_MAIN, 2, 2);
+  tide_trace_writer_add_stack_node (w, STACK_CHURN, STACK_MAIN, 3, 2);
+}
+
+static void
+add_step (TideTraceWriter *w,
+          gint             k,
+          gint64          *alloc_id)
+{
+  gint64 start = (k - 1) * TEST_STEP_NS;
+
+  tide_trace_writer_add_step (w, k, 1, k, "", start, start + TEST_STEP_NS);
+  for (gint64 t = start; t < start + TEST_STEP_NS; t += TEST_SAMPLE_NS)
+    {
+      tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS, -1, t, test_rss (k));
+      tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_HEAP_LIVE, -1, t, test_heap (k));
+      tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_DEVICE_USED, 0, t, test_device (k));
+    }
+  for (gint i = 0; i < 10; i++, (*alloc_id)++)
+    {
+      TideAllocRow row = { .id = *alloc_id, .process_id = 1, .alloc_ns = start + 100 + i,
+                           .free_ns = start + 1000 + i, .address = 0x10000 * *alloc_id,
+                           .size = 1000, .weight = 1, .stack_id = STACK_CHURN, .device = -1,
+                           .kind = 1 };
+      tide_trace_writer_add_allocation (w, &row);
+    }
+  for (gint i = 0; k >= TEST_LEAK_FROM && i < 96; i++, (*alloc_id)++)
+    {
+      TideAllocRow row = { .id = *alloc_id, .process_id = 1, .alloc_ns = start + 2000 + i,
+                           .address = 0x10000 * *alloc_id, .size = 16384, .weight = 1,
+                           .stack_id = STACK_LEAK, .device = -1, .kind = 1 };
+      tide_trace_writer_add_allocation (w, &row);
+    }
+}
+
+char *
+tide_test_trace_write (const char  *dir,
+                       gboolean     finish,
+                       gpointer    *writer)
+{
+  g_autoptr(GError) error = NULL;
+  char *path = g_build_filename (dir, finish ? "timeline.tide" : "live.tide", NULL);
+  TideProcessRow proc = { .id = 1, .pid = 4242, .start_ns = 0, .all_mode = TRUE,
+                          .exe = "/usr/bin/trainer" };
+  TideTraceWriter *w = tide_trace_writer_new (path, &error);
+  gint64 alloc_id = 1;
+
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  tide_trace_writer_add_process (w, &proc);
+  add_stacks (w);
+  for (gint k = 1; k <= TEST_N_STEPS; k++)
+    add_step (w, k, &alloc_id);
+  tide_trace_writer_add_transfer (w, 1, 1, 0, 64 * TEST_MIB, 4 * TEST_STEP_NS + TEST_STEP_NS / 2,
+                                  1000, 0, 0);
+  if (!finish)
+    {
+      tide_trace_writer_flush (w);
+      *writer = w;
+      return path;
+    }
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  g_assert_no_error (error);
+  tide_trace_writer_free (w);
+  return path;
+}
+
+void
+tide_test_trace_remove (const char *dir,
+                        const char *path)
+{
+  const char *suffixes[] = { "", "-wal", "-shm", "-journal" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
+    {
+      g_autofree char *p = g_strconcat (path, suffixes[i], NULL);
+      g_unlink (p);
+    }
+  g_rmdir (dir);
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * A synthetic trace with exactly known counters for the timeline tests:
+ * one process, TEST_N_STEPS steps of TEST_STEP_NS each from time 0, a leak
+ * of 96 x 16 KiB per step from step TEST_LEAK_FROM on, and per step k the
+ * counters (sampled every TEST_SAMPLE_NS, constant within the step):
+ *   RSS          test_rss (k)     = 100 MiB + k * 10 MiB
+ *   live heap    test_heap (k)    = k * 4 MiB
+ *   cuda:0 used  test_device (k)   = 50 MiB + k * 5 MiB
+ * and one host-to-device transfer of 64 MiB at the middle of step 5.
+ */
+#pragma once
+
+#include <glib.h>
+
+#define TEST_N_STEPS    10
+#define TEST_STEP_NS    (100 * G_GINT64_CONSTANT (1000000))
+#define TEST_SAMPLE_NS  (10 * G_GINT64_CONSTANT (1000000))
+#define TEST_LEAK_FROM  4
+#define TEST_MIB        G_GINT64_CONSTANT (1048576)
+
+#define test_rss(k)     (100 * TEST_MIB + (k) * 10 * TEST_MIB)
+#define test_heap(k)    ((k) * 4 * TEST_MIB)
+#define test_device(k)  (50 * TEST_MIB + (k) * 5 * TEST_MIB)
+
+/* Writes the trace into @dir; finished (summaries built) or left open,
+ * flushed but still being written, in which case *writer keeps it open. */
+char *tide_test_trace_write (const char  *dir,
+                             gboolean     finish,
+                             gpointer    *writer);
+void  tide_test_trace_remove (const char *dir,
+                              const char *path);

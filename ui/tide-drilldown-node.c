@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * A row of the drill-down tree: a scope, a stack (named by its innermost
+ * frame) or one frame of a stack, with the retained bytes and allocation
+ * count below it.  Children live in a GListStore (an array: O(1) get_item).
+ */
+#include "config.h"
+
+#include "tide-drilldown-node.h"
+
+struct _TideDrilldownNode
+{
+  GObject            parent_instance;
+
+  TideDrilldownKind  kind;
+  char              *label;
+  gint64             bytes;
+  gint64             count;
+  TideFrame         *frame;       /* owned copy; NULL for scopes */
+  GListStore        *children;    /* NULL for frames */
+};
+
+G_DEFINE_FINAL_TYPE (TideDrilldownNode, tide_drilldown_node, G_TYPE_OBJECT)
+
+static TideFrame *
+frame_copy (const TideFrame *frame)
+{
+  TideFrame *copy = g_new0 (TideFrame, 1);
+
+  *copy = *frame;
+  copy->function = g_strdup (frame->function);
+  copy->file = g_strdup (frame->file);
+  copy->module = g_strdup (frame->module);
+  return copy;
+}
+
+static void
+tide_drilldown_node_finalize (GObject *object)
+{
+  TideDrilldownNode *self = TIDE_DRILLDOWN_NODE (object);
+
+  g_free (self->label);
+  g_clear_pointer (&self->frame, tide_frame_free);
+  g_clear_object (&self->children);
+  G_OBJECT_CLASS (tide_drilldown_node_parent_class)->finalize (object);
+}
+
+static void
+tide_drilldown_node_class_init (TideDrilldownNodeClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = tide_drilldown_node_finalize;
+}
+
+static void
+tide_drilldown_node_init (TideDrilldownNode *self)
+{
+}
+
+TideDrilldownNode *
+tide_drilldown_node_new (TideDrilldownKind  kind,
+                         const char        *label)
+{
+  TideDrilldownNode *self = g_object_new (TIDE_TYPE_DRILLDOWN_NODE, NULL);
+
+  self->kind = kind;
+  self->label = g_strdup (label);
+  if (kind != TIDE_DRILLDOWN_FRAME)
+    self->children = g_list_store_new (TIDE_TYPE_DRILLDOWN_NODE);
+  return self;
+}
+
+static TideDrilldownNode *
+stack_node_new (const TideGroup *group)
+{
+  g_autofree char *label = NULL;
+  TideDrilldownNode *node;
+
+  if (group->frames->len == 0)
+    label = g_strdup ("(no stack)");
+  else
+    label = tide_frame_describe (g_ptr_array_index (group->frames, 0));
+  node = tide_drilldown_node_new (TIDE_DRILLDOWN_STACK, label);
+  node->bytes = group->bytes;
+  node->count = group->count;
+  if (group->frames->len > 0)
+    node->frame = frame_copy (g_ptr_array_index (group->frames, 0));
+
+  /* The frames, innermost first, each carrying the stack's totals. */
+  for (guint i = 0; i < group->frames->len; i++)
+    {
+      const TideFrame *frame = g_ptr_array_index (group->frames, i);
+      g_autofree char *frame_label = tide_frame_describe (frame);
+      g_autoptr(TideDrilldownNode) child = tide_drilldown_node_new (TIDE_DRILLDOWN_FRAME, frame_label);
+
+      child->bytes = group->bytes;
+      child->count = group->count;
+      child->frame = frame_copy (frame);
+      g_list_store_append (node->children, child);
+    }
+  return node;
+}
+
+static gboolean
+has_scopes (GPtrArray *groups)
+{
+  for (guint i = 0; i < groups->len; i++)
+    if (((TideGroup *) g_ptr_array_index (groups, i))->scope_id != 0)
+      return TRUE;
+  return FALSE;
+}
+
+static TideDrilldownNode *
+scope_node_lookup (GListStore *roots,
+                   GHashTable *scopes,
+                   const TideGroup *group)
+{
+  const char *path = group->scope_path ? group->scope_path : "(no scope)";
+  TideDrilldownNode *node = g_hash_table_lookup (scopes, path);
+
+  if (node == NULL)
+    {
+      node = tide_drilldown_node_new (TIDE_DRILLDOWN_SCOPE, path);
+      g_hash_table_insert (scopes, node->label, node);
+      g_list_store_append (roots, node);
+      g_object_unref (node);
+    }
+  return node;
+}
+
+/**
+ * tide_drilldown_build:
+ * @groups: (element-type TideGroup): from tide_drilldown_retained(), largest first
+ *
+ * The tree scope -> stack -> frame.  A trace without scopes skips the scope
+ * level, so that the first rows are the stacks.
+ *
+ * Returns: (transfer full): the root rows, largest first
+ */
+GListModel *
+tide_drilldown_build (GPtrArray *groups)
+{
+  GListStore *roots = g_list_store_new (TIDE_TYPE_DRILLDOWN_NODE);
+  g_autoptr(GHashTable) scopes = g_hash_table_new (g_str_hash, g_str_equal);
+  gboolean by_scope = groups != NULL && has_scopes (groups);
+
+  for (guint i = 0; groups != NULL && i < groups->len; i++)
+    {
+      const TideGroup *group = g_ptr_array_index (groups, i);
+      g_autoptr(TideDrilldownNode) stack = stack_node_new (group);
+
+      if (by_scope)
+        {
+          TideDrilldownNode *scope = scope_node_lookup (roots, scopes, group);
+
+          scope->bytes += group->bytes;
+          scope->count += group->count;
+          g_list_store_append (scope->children, stack);
+        }
+      else
+        g_list_store_append (roots, stack);
+    }
+  return G_LIST_MODEL (roots);
+}
+
+TideDrilldownKind
+tide_drilldown_node_get_kind (TideDrilldownNode *self)
+{
+  g_return_val_if_fail (TIDE_IS_DRILLDOWN_NODE (self), 0);
+  return self->kind;
+}
+
+const char *
+tide_drilldown_node_get_label (TideDrilldownNode *self)
+{
+  g_return_val_if_fail (TIDE_IS_DRILLDOWN_NODE (self), NULL);
+  return self->label;
+}
+
+gint64
+tide_drilldown_node_get_bytes (TideDrilldownNode *self)
+{
+  g_return_val_if_fail (TIDE_IS_DRILLDOWN_NODE (self), 0);
+  return self->bytes;
+}
+
+gint64
+tide_drilldown_node_get_count (TideDrilldownNode *self)
+{
+  g_return_val_if_fail (TIDE_IS_DRILLDOWN_NODE (self), 0);
+  return self->count;
+}
+
+/* Returns: (transfer none) (nullable): the frame of a stack or frame row */
+const TideFrame *
+tide_drilldown_node_get_frame (TideDrilldownNode *self)
+{
+  g_return_val_if_fail (TIDE_IS_DRILLDOWN_NODE (self), NULL);
+  return self->frame;
+}
+
+/* Returns: (transfer none) (nullable): the children, NULL for a frame */
+GListModel *
+tide_drilldown_node_get_children (TideDrilldownNode *self)
+{
+  g_return_val_if_fail (TIDE_IS_DRILLDOWN_NODE (self), NULL);
+  return self->children ? G_LIST_MODEL (self->children) : NULL;
+}

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * TideDrilldownView: what the selected step or range retained, as a
+ * sortable tree (GtkTreeListModel in a GtkColumnView): scope -> stack ->
+ * frame, with bytes and allocation counts.  The first row is expanded, so
+ * the largest stack of the largest scope shows without a click.
+ */
+#include "config.h"
+
+#include "tide-drilldown-view.h"
+
+#include "tide-report-format.h"
+
+typedef enum
+{
+  COLUMN_NAME,
+  COLUMN_BYTES,
+  COLUMN_COUNT,
+  N_COLUMNS
+} Column;
+
+struct _TideDrilldownView
+{
+  GtkWidget           parent_instance;
+
+  /* Owned references */
+  GPtrArray          *groups;
+  GtkSingleSelection *selection;
+  GtkTreeListModel   *tree;       /* borrowed: owned by the sort model */
+
+  /* Children */
+  GtkWidget          *scroller;
+  GtkColumnView      *column_view;
+  GtkColumnViewColumn *columns[N_COLUMNS];
+};
+
+G_DEFINE_FINAL_TYPE (TideDrilldownView, tide_drilldown_view, GTK_TYPE_WIDGET)
+
+enum {
+  PROP_0,
+  PROP_SELECTED_NODE,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static GListModel *
+create_children_cb (gpointer item,
+                    gpointer data)
+{
+  GListModel *children = tide_drilldown_node_get_children (item);
+
+  return children && g_list_model_get_n_items (children) > 0 ? g_object_ref (children) : NULL;
+}
+
+static void
+name_setup_cb (GtkSignalListItemFactory *factory,
+               GtkListItem              *item,
+               gpointer                  data)
+{
+  GtkWidget *expander = gtk_tree_expander_new ();
+  GtkWidget *label = gtk_label_new (NULL);
+
+  gtk_label_set_xalign (GTK_LABEL (label), 0.0);
+  gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
+  gtk_tree_expander_set_child (GTK_TREE_EXPANDER (expander), label);
+  gtk_list_item_set_child (item, expander);
+}
+
+static void
+name_bind_cb (GtkSignalListItemFactory *factory,
+              GtkListItem              *item,
+              gpointer                  data)
+{
+  GtkTreeListRow *row = gtk_list_item_get_item (item);
+  GtkTreeExpander *expander = GTK_TREE_EXPANDER (gtk_list_item_get_child (item));
+  TideDrilldownNode *node = gtk_tree_list_row_get_item (row);
+  GtkWidget *label = gtk_tree_expander_get_child (expander);
+
+  gtk_tree_expander_set_list_row (expander, row);
+  gtk_label_set_text (GTK_LABEL (label), tide_drilldown_node_get_label (node));
+  gtk_widget_set_tooltip_text (label, tide_drilldown_node_get_label (node));
+  g_object_unref (node);
+}
+
+static void
+number_setup_cb (GtkSignalListItemFactory *factory,
+                 GtkListItem              *item,
+                 gpointer                  data)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+
+  gtk_label_set_xalign (GTK_LABEL (label), 1.0);
+  gtk_widget_add_css_class (label, "numeric");
+  gtk_list_item_set_child (item, label);
+}
+
+static void
+number_bind_cb (GtkSignalListItemFactory *factory,
+                GtkListItem              *item,
+                gpointer                  data)
+{
+  g_autoptr(TideDrilldownNode) node = gtk_tree_list_row_get_item (gtk_list_item_get_item (item));
+  g_autofree char *text = NULL;
+
+  if (GPOINTER_TO_INT (data) == COLUMN_BYTES)
+    text = tide_format_bytes (tide_drilldown_node_get_bytes (node));
+  else
+    text = g_strdup_printf ("%" G_GINT64_FORMAT, tide_drilldown_node_get_count (node));
+  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
+}
+
+static int
+compare_nodes_cb (gconstpointer a,
+                  gconstpointer b,
+                  gpointer      data)
+{
+  TideDrilldownNode *x = (TideDrilldownNode *) a, *y = (TideDrilldownNode *) b;
+  gint64 vx, vy;
+
+  if (GPOINTER_TO_INT (data) == COLUMN_NAME)
+    return g_strcmp0 (tide_drilldown_node_get_label (x), tide_drilldown_node_get_label (y));
+  if (GPOINTER_TO_INT (data) == COLUMN_BYTES)
+    vx = tide_drilldown_node_get_bytes (x), vy = tide_drilldown_node_get_bytes (y);
+  else
+    vx = tide_drilldown_node_get_count (x), vy = tide_drilldown_node_get_count (y);
+  return (vx > vy) - (vx < vy);
+}
+
+static void
+add_column (TideDrilldownView *self,
+            Column             id,
+            const char        *title,
+            GCallback          setup,
+            GCallback          bind)
+{
+  GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
+  GtkCustomSorter *sorter = gtk_custom_sorter_new (compare_nodes_cb, GINT_TO_POINTER (id), NULL);
+  GtkColumnViewColumn *column;
+
+  g_signal_connect (factory, "setup", setup, GINT_TO_POINTER (id));
+  g_signal_connect (factory, "bind", bind, GINT_TO_POINTER (id));
+  column = gtk_column_view_column_new (title, factory);
+  gtk_column_view_column_set_sorter (column, GTK_SORTER (sorter));
+  gtk_column_view_column_set_resizable (column, TRUE);
+  gtk_column_view_column_set_expand (column, id == COLUMN_NAME);
+  gtk_column_view_append_column (self->column_view, column);
+  self->columns[id] = column;
+  g_object_unref (sorter);
+  g_object_unref (column);
+}
+
+static void
+tide_drilldown_view_selection_changed_cb (TideDrilldownView *self)
+{
+  g_assert (TIDE_IS_DRILLDOWN_VIEW (self));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTED_NODE]);
+}
+
+static void
+tide_drilldown_view_dispose (GObject *object)
+{
+  TideDrilldownView *self = TIDE_DRILLDOWN_VIEW (object);
+
+  g_clear_pointer (&self->scroller, gtk_widget_unparent);
+  g_clear_object (&self->selection);
+  g_clear_pointer (&self->groups, g_ptr_array_unref);
+  G_OBJECT_CLASS (tide_drilldown_view_parent_class)->dispose (object);
+}
+
+static void
+tide_drilldown_view_get_property (GObject    *object,
+                                  guint       prop_id,
+                                  GValue     *value,
+                                  GParamSpec *pspec)
+{
+  TideDrilldownView *self = TIDE_DRILLDOWN_VIEW (object);
+
+  switch (prop_id)
+    {
+    case PROP_SELECTED_NODE:
+      g_value_set_object (value, tide_drilldown_view_get_selected_node (self));
+      break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tide_drilldown_view_class_init (TideDrilldownViewClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tide_drilldown_view_dispose;
+  object_class->get_property = tide_drilldown_view_get_property;
+
+  properties[PROP_SELECTED_NODE] =
+    g_param_spec_object ("selected-node", NULL, NULL, TIDE_TYPE_DRILLDOWN_NODE,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_css_name (widget_class, "drilldown");
+}
+
+/* A GtkTreeListModel keeps its root for life: each selection gets a new tree. */
+static void
+set_roots (TideDrilldownView *self,
+           GListModel        *roots)
+{
+  GtkTreeListRowSorter *row_sorter;
+  g_autoptr(GtkSortListModel) sorted = NULL;
+
+  self->tree = gtk_tree_list_model_new (g_object_ref (roots), FALSE, FALSE,
+                                        create_children_cb, NULL, NULL);
+  row_sorter = gtk_tree_list_row_sorter_new (g_object_ref (gtk_column_view_get_sorter (self->column_view)));
+  sorted = gtk_sort_list_model_new (G_LIST_MODEL (self->tree), GTK_SORTER (row_sorter));
+  gtk_single_selection_set_model (self->selection, G_LIST_MODEL (sorted));
+}
+
+static void
+tide_drilldown_view_init (TideDrilldownView *self)
+{
+  g_autoptr(GListModel) empty = G_LIST_MODEL (g_list_store_new (TIDE_TYPE_DRILLDOWN_NODE));
+
+  self->column_view = GTK_COLUMN_VIEW (gtk_column_view_new (NULL));
+  add_column (self, COLUMN_NAME, "Scope, stack, frame", G_CALLBACK (name_setup_cb), G_CALLBACK (name_bind_cb));
+  add_column (self, COLUMN_BYTES, "Retained", G_CALLBACK (number_setup_cb), G_CALLBACK (number_bind_cb));
+  add_column (self, COLUMN_COUNT, "Allocations", G_CALLBACK (number_setup_cb), G_CALLBACK (number_bind_cb));
+
+  self->selection = gtk_single_selection_new (NULL);
+  gtk_single_selection_set_autoselect (self->selection, FALSE);
+  gtk_single_selection_set_can_unselect (self->selection, TRUE);
+  set_roots (self, empty);
+  gtk_column_view_set_model (self->column_view, GTK_SELECTION_MODEL (self->selection));
+  g_signal_connect_object (self->selection, "notify::selected",
+                           G_CALLBACK (tide_drilldown_view_selection_changed_cb), self,
+                           G_CONNECT_SWAPPED);
+
+  self->scroller = gtk_scrolled_window_new ();
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scroller), GTK_WIDGET (self->column_view));
+  gtk_widget_set_parent (self->scroller, GTK_WIDGET (self));
+  gtk_column_view_sort_by_column (self->column_view, self->columns[COLUMN_BYTES],
+                                  GTK_SORT_DESCENDING);
+}
+
+GtkWidget *
+tide_drilldown_view_new (void)
+{
+  return g_object_new (TIDE_TYPE_DRILLDOWN_VIEW, NULL);
+}
+
+/**
+ * tide_drilldown_view_set_groups:
+ * @groups: (element-type TideGroup) (nullable) (transfer none): from
+ *   tide_drilldown_retained(); kept for export
+ */
+void
+tide_drilldown_view_set_groups (TideDrilldownView *self,
+                                GPtrArray         *groups)
+{
+  g_autoptr(GListModel) roots = NULL;
+  GtkTreeListRow *first;
+
+  g_return_if_fail (TIDE_IS_DRILLDOWN_VIEW (self));
+
+  g_clear_pointer (&self->groups, g_ptr_array_unref);
+  self->groups = groups ? g_ptr_array_ref (groups) : NULL;
+  roots = tide_drilldown_build (groups);
+  set_roots (self, roots);
+  first = gtk_tree_list_model_get_row (self->tree, 0);
+  if (first != NULL)
+    {
+      g_autoptr(TideDrilldownNode) node = gtk_tree_list_row_get_item (first);
+
+      if (tide_drilldown_node_get_kind (node) == TIDE_DRILLDOWN_SCOPE)
+        gtk_tree_list_row_set_expanded (first, TRUE);
+    }
+  g_clear_object (&first);
+  gtk_single_selection_set_selected (self->selection, GTK_INVALID_LIST_POSITION);
+}
+
+/* Returns: (transfer none) (nullable): the groups shown */
+GPtrArray *
+tide_drilldown_view_get_groups (TideDrilldownView *self)
+{
+  g_return_val_if_fail (TIDE_IS_DRILLDOWN_VIEW (self), NULL);
+  return self->groups;
+}
+
+/**
+ * tide_drilldown_view_get_model:
+ *
+ * Returns: (transfer none): the rows as shown, #GtkTreeListRow items
+ */
+GListModel *
+tide_drilldown_view_get_model (TideDrilldownView *self)
+{
+  g_return_val_if_fail (TIDE_IS_DRILLDOWN_VIEW (self), NULL);
+  return G_LIST_MODEL (self->selection);
+}
+
+/* Returns: (transfer none) (nullable): the node of the selected row */
+TideDrilldownNode *
+tide_drilldown_view_get_selected_node (TideDrilldownView *self)
+{
+  GtkTreeListRow *row;
+
+  g_return_val_if_fail (TIDE_IS_DRILLDOWN_VIEW (self), NULL);
+
+  row = gtk_single_selection_get_selected_item (self->selection);
+  if (row == NULL)
+    return NULL;
+  /* The row holds the node; the reference we are given is dropped at once. */
+  {
+    TideDrilldownNode *node = gtk_tree_list_row_get_item (row);
+    g_object_unref (node);
+    return node;
+  }
+}

@@ -1,0 +1,688 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * TideFlameGraph: the drill-down's stacks merged from the outermost frame
+ * (main) at the bottom to the allocating frame at the top, each frame as
+ * wide as the bytes retained below it.  Clicking a frame zooms to it (its
+ * ancestors stay, full width, dimmed); clicking the zoomed frame again goes
+ * back one level.  A search highlights matching frames and dims the rest.
+ *
+ * The rectangles are drawn into a cached render node, rebuilt when the
+ * data, zoom, search, size or colours change; hover only redraws an
+ * outline on top (sysprof's flame graph does the same).
+ */
+#include "config.h"
+
+#include "tide-flame-graph.h"
+
+#include <string.h>
+
+#include "tide-report-format.h"
+
+#define ROW_HEIGHT    20
+#define MIN_WIDTH_PX  0.5
+
+typedef struct _FlameNode FlameNode;
+struct _FlameNode
+{
+  FlameNode *parent;
+  GPtrArray *children;    /* FlameNode*, largest first */
+  char      *label;
+  TideFrame  frame;       /* strings owned */
+  gint64     bytes;
+  guint      depth;
+  guint      matches : 1;
+};
+
+struct _TideFlameGraph
+{
+  GtkWidget      parent_instance;
+
+  FlameNode     *root;
+  FlameNode     *zoom;         /* borrowed from root's tree */
+  FlameNode     *selected;     /* borrowed */
+  FlameNode     *hover;        /* borrowed */
+  GskRenderNode *rendered;
+  char          *search;
+  guint          max_depth;
+  guint          n_matches;
+  GdkRGBA        accent;
+  GdkRGBA        text;
+};
+
+G_DEFINE_FINAL_TYPE (TideFlameGraph, tide_flame_graph, GTK_TYPE_WIDGET)
+
+enum {
+  PROP_0,
+  PROP_SEARCH,
+  PROP_SELECTED_BYTES,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+/* ---- the tree ----------------------------------------------------------------- */
+
+static void
+flame_node_free (FlameNode *node)
+{
+  g_clear_pointer (&node->children, g_ptr_array_unref);
+  g_free (node->label);
+  g_free (node->frame.function);
+  g_free (node->frame.file);
+  g_free (node->frame.module);
+  g_free (node);
+}
+
+static FlameNode *
+flame_node_new (FlameNode       *parent,
+                const char      *label,
+                const TideFrame *frame)
+{
+  FlameNode *node = g_new0 (FlameNode, 1);
+
+  node->parent = parent;
+  node->label = g_strdup (label);
+  node->children = g_ptr_array_new_with_free_func ((GDestroyNotify) flame_node_free);
+  node->depth = parent ? parent->depth + 1 : 0;
+  if (frame != NULL)
+    {
+      node->frame = *frame;
+      node->frame.function = g_strdup (frame->function);
+      node->frame.file = g_strdup (frame->file);
+      node->frame.module = g_strdup (frame->module);
+    }
+  return node;
+}
+
+static FlameNode *
+flame_node_child (FlameNode       *parent,
+                  const TideFrame *frame)
+{
+  g_autofree char *label = tide_frame_describe (frame);
+  FlameNode *child;
+
+  for (guint i = 0; i < parent->children->len; i++)
+    {
+      child = g_ptr_array_index (parent->children, i);
+      if (g_str_equal (child->label, label))
+        return child;
+    }
+  child = flame_node_new (parent, label, frame);
+  g_ptr_array_add (parent->children, child);
+  return child;
+}
+
+static gint
+compare_nodes (gconstpointer a,
+               gconstpointer b)
+{
+  const FlameNode *x = *(FlameNode **) a, *y = *(FlameNode **) b;
+
+  if (x->bytes != y->bytes)
+    return (x->bytes < y->bytes) - (x->bytes > y->bytes);
+  return g_strcmp0 (x->label, y->label);
+}
+
+static void
+flame_node_sort (FlameNode *node,
+                 guint     *max_depth)
+{
+  *max_depth = MAX (*max_depth, node->depth);
+  g_ptr_array_sort (node->children, compare_nodes);
+  for (guint i = 0; i < node->children->len; i++)
+    flame_node_sort (g_ptr_array_index (node->children, i), max_depth);
+}
+
+static FlameNode *
+flame_tree_build (GPtrArray *groups,
+                  guint     *max_depth)
+{
+  FlameNode *root = flame_node_new (NULL, "all", NULL);
+
+  for (guint i = 0; groups != NULL && i < groups->len; i++)
+    {
+      const TideGroup *group = g_ptr_array_index (groups, i);
+      FlameNode *node = root;
+
+      root->bytes += group->bytes;
+      /* Frames come innermost first; the graph grows from the outermost. */
+      for (guint j = group->frames->len; j-- > 0;)
+        {
+          node = flame_node_child (node, g_ptr_array_index (group->frames, j));
+          node->bytes += group->bytes;
+        }
+    }
+  *max_depth = 0;
+  flame_node_sort (root, max_depth);
+  return root;
+}
+
+static guint
+flame_node_mark (FlameNode  *node,
+                 const char *search)
+{
+  guint n = 0;
+
+  node->matches = search != NULL && *search != '\0' && node->parent != NULL &&
+                  strstr (node->label, search) != NULL;
+  n += node->matches;
+  for (guint i = 0; i < node->children->len; i++)
+    n += flame_node_mark (g_ptr_array_index (node->children, i), search);
+  return n;
+}
+
+static gboolean
+flame_node_is_ancestor (const FlameNode *ancestor,
+                        const FlameNode *node)
+{
+  for (; node != NULL; node = node->parent)
+    if (node == ancestor)
+      return TRUE;
+  return FALSE;
+}
+
+/* ---- geometry ------------------------------------------------------------------ */
+
+typedef gboolean (*FlameVisit) (FlameNode             *node,
+                                const graphene_rect_t *rect,
+                                gboolean               outside_zoom,
+                                gpointer               data);
+
+/* Calls visit on every frame wide enough to see, with its rectangle: the
+ * zoom frame and its ancestors span the width, the zoom frame's
+ * descendants split it by bytes.  Returns TRUE when visit stopped it. */
+static gboolean
+visit_node (TideFlameGraph *self,
+            FlameNode      *node,
+            double          x,
+            double          width,
+            FlameVisit      visit,
+            gpointer        data)
+{
+  int height = gtk_widget_get_height (GTK_WIDGET (self));
+  graphene_rect_t rect;
+  double child_x = x;
+
+  if (width < MIN_WIDTH_PX)
+    return FALSE;
+  graphene_rect_init (&rect, x, height - (node->depth + 1) * ROW_HEIGHT, width, ROW_HEIGHT - 1);
+  if (visit (node, &rect, node->depth < self->zoom->depth, data))
+    return TRUE;
+  for (guint i = 0; i < node->children->len; i++)
+    {
+      FlameNode *child = g_ptr_array_index (node->children, i);
+      double child_width = node->bytes > 0 ? width * child->bytes / node->bytes : 0;
+
+      if (node->depth < self->zoom->depth)
+        {
+          if (!flame_node_is_ancestor (child, self->zoom))
+            continue;
+          child_width = width;
+        }
+      if (visit_node (self, child, child_x, child_width, visit, data))
+        return TRUE;
+      child_x += child_width;
+    }
+  return FALSE;
+}
+
+static void
+foreach_visible (TideFlameGraph *self,
+                 FlameVisit      visit,
+                 gpointer        data)
+{
+  if (self->root != NULL && self->root->bytes > 0)
+    visit_node (self, self->root, 0, gtk_widget_get_width (GTK_WIDGET (self)), visit, data);
+}
+
+typedef struct
+{
+  double     x, y;
+  FlameNode *found;
+} Lookup;
+
+static gboolean
+lookup_visit (FlameNode             *node,
+              const graphene_rect_t *rect,
+              gboolean               outside_zoom,
+              gpointer               data)
+{
+  Lookup *lookup = data;
+
+  if (!graphene_rect_contains_point (rect, &GRAPHENE_POINT_INIT (lookup->x, lookup->y)))
+    return FALSE;
+  lookup->found = node;
+  return TRUE;
+}
+
+static FlameNode *
+lookup_node (TideFlameGraph *self,
+             double          x,
+             double          y)
+{
+  Lookup lookup = { x, y, NULL };
+
+  foreach_visible (self, lookup_visit, &lookup);
+  return lookup.found;
+}
+
+/* ---- drawing -------------------------------------------------------------------- */
+
+/* Warm colours, fixed per label so a frame keeps its colour across zooms. */
+static void
+node_color (const FlameNode *node,
+            GdkRGBA         *color)
+{
+  static const guint32 palette[] = {
+    0xf66151, 0xffa348, 0xf8e45c, 0xe66100, 0xffbe6f, 0xed333b, 0xf9f06b, 0xff7800,
+  };
+  guint32 rgb = palette[g_str_hash (node->label) % G_N_ELEMENTS (palette)];
+
+  *color = (GdkRGBA) { ((rgb >> 16) & 0xff) / 255.0, ((rgb >> 8) & 0xff) / 255.0,
+                       (rgb & 0xff) / 255.0, 1.0 };
+}
+
+typedef struct
+{
+  TideFlameGraph *self;
+  GtkSnapshot    *snapshot;
+  PangoLayout    *layout;
+  gboolean        searching;
+} Draw;
+
+static void
+draw_label (Draw                  *draw,
+            const FlameNode       *node,
+            const graphene_rect_t *rect)
+{
+  int text_width;
+
+  if (rect->size.width < 24)
+    return;
+  pango_layout_set_text (draw->layout, node->label, -1);
+  pango_layout_set_width (draw->layout, (int) (rect->size.width - 6) * PANGO_SCALE);
+  pango_layout_get_pixel_size (draw->layout, &text_width, NULL);
+  gtk_snapshot_save (draw->snapshot);
+  gtk_snapshot_translate (draw->snapshot, &GRAPHENE_POINT_INIT (rect->origin.x + 3, rect->origin.y + 2));
+  gtk_snapshot_append_layout (draw->snapshot, draw->layout, &(GdkRGBA) { 0.1, 0.1, 0.1, 1 });
+  gtk_snapshot_restore (draw->snapshot);
+}
+
+static gboolean
+draw_visit (FlameNode             *node,
+            const graphene_rect_t *rect,
+            gboolean               outside_zoom,
+            gpointer               data)
+{
+  Draw *draw = data;
+  GdkRGBA color;
+
+  if (node->matches)
+    color = draw->self->accent;
+  else
+    node_color (node, &color);
+  if (outside_zoom || (draw->searching && !node->matches))
+    color.alpha = 0.35;
+  gtk_snapshot_append_color (draw->snapshot, &color, rect);
+  draw_label (draw, node, rect);
+  return FALSE;
+}
+
+static GskRenderNode *
+render (TideFlameGraph *self)
+{
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  Draw draw = { self, snapshot, gtk_widget_create_pango_layout (GTK_WIDGET (self), NULL),
+                self->search != NULL && *self->search != '\0' };
+
+  pango_layout_set_ellipsize (draw.layout, PANGO_ELLIPSIZE_END);
+  foreach_visible (self, draw_visit, &draw);
+  g_object_unref (draw.layout);
+  return gtk_snapshot_free_to_node (snapshot);
+}
+
+static gboolean
+outline_visit (FlameNode             *node,
+               const graphene_rect_t *rect,
+               gboolean               outside_zoom,
+               gpointer               data)
+{
+  gpointer *pair = data;
+
+  if (node != pair[0])
+    return FALSE;
+  pair[1] = g_memdup2 (rect, sizeof *rect);
+  return TRUE;
+}
+
+static void
+tide_flame_graph_snapshot (GtkWidget   *widget,
+                           GtkSnapshot *snapshot)
+{
+  TideFlameGraph *self = TIDE_FLAME_GRAPH (widget);
+  FlameNode *marked[2] = { self->hover, self->selected };
+
+  if (self->rendered == NULL)
+    self->rendered = render (self);
+  if (self->rendered != NULL)
+    gtk_snapshot_append_node (snapshot, self->rendered);
+
+  for (guint i = 0; i < G_N_ELEMENTS (marked); i++)
+    {
+      gpointer pair[2] = { marked[i], NULL };
+      GskRoundedRect outline;
+
+      if (marked[i] == NULL)
+        continue;
+      foreach_visible (self, outline_visit, pair);
+      if (pair[1] == NULL)
+        continue;
+      gsk_rounded_rect_init_from_rect (&outline, pair[1], 0);
+      gtk_snapshot_append_border (snapshot, &outline, (float[4]) { 1, 1, 1, 1 },
+                                  (GdkRGBA[4]) { self->text, self->text, self->text, self->text });
+      g_free (pair[1]);
+    }
+}
+
+static void
+invalidate (TideFlameGraph *self)
+{
+  g_clear_pointer (&self->rendered, gsk_render_node_unref);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+tide_flame_graph_measure (GtkWidget      *widget,
+                          GtkOrientation  orientation,
+                          int             for_size,
+                          int            *minimum,
+                          int            *natural,
+                          int            *minimum_baseline,
+                          int            *natural_baseline)
+{
+  TideFlameGraph *self = TIDE_FLAME_GRAPH (widget);
+
+  if (orientation == GTK_ORIENTATION_HORIZONTAL)
+    *minimum = *natural = 100;
+  else
+    *minimum = *natural = (self->root ? self->max_depth + 1 : 1) * ROW_HEIGHT;
+}
+
+static void
+tide_flame_graph_size_allocate (GtkWidget *widget,
+                                int        width,
+                                int        height,
+                                int        baseline)
+{
+  invalidate (TIDE_FLAME_GRAPH (widget));
+}
+
+static void
+tide_flame_graph_css_changed (GtkWidget         *widget,
+                              GtkCssStyleChange *change)
+{
+  TideFlameGraph *self = TIDE_FLAME_GRAPH (widget);
+
+  GTK_WIDGET_CLASS (tide_flame_graph_parent_class)->css_changed (widget, change);
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  if (!gtk_style_context_lookup_color (gtk_widget_get_style_context (widget), "accent_bg_color",
+                                       &self->accent))
+    gdk_rgba_parse (&self->accent, "#3584e4");
+  gtk_style_context_get_color (gtk_widget_get_style_context (widget), &self->text);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  invalidate (self);
+}
+
+/* ---- input ------------------------------------------------------------------------ */
+
+static void
+tide_flame_graph_click_pressed_cb (TideFlameGraph *self,
+                                   int             n_press,
+                                   double          x,
+                                   double          y)
+{
+  g_assert (TIDE_IS_FLAME_GRAPH (self));
+  tide_flame_graph_activate_at (self, x, y);
+}
+
+static void
+tide_flame_graph_motion_cb (TideFlameGraph *self,
+                            double          x,
+                            double          y)
+{
+  FlameNode *node = lookup_node (self, x, y);
+
+  g_assert (TIDE_IS_FLAME_GRAPH (self));
+  if (node != self->hover)
+    {
+      self->hover = node;
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+    }
+}
+
+static void
+tide_flame_graph_leave_cb (TideFlameGraph *self)
+{
+  self->hover = NULL;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static gboolean
+tide_flame_graph_query_tooltip (GtkWidget  *widget,
+                                int         x,
+                                int         y,
+                                gboolean    keyboard,
+                                GtkTooltip *tooltip)
+{
+  TideFlameGraph *self = TIDE_FLAME_GRAPH (widget);
+  FlameNode *node = lookup_node (self, x, y);
+  g_autofree char *bytes = NULL;
+  g_autofree char *text = NULL;
+
+  if (node == NULL)
+    return FALSE;
+  bytes = tide_format_bytes (node->bytes);
+  text = g_strdup_printf ("%s\n%s (%.1f%%)", node->label, bytes,
+                          self->root->bytes ? 100.0 * node->bytes / self->root->bytes : 0.0);
+  gtk_tooltip_set_text (tooltip, text);
+  return TRUE;
+}
+
+/* ---- GObject ------------------------------------------------------------------------ */
+
+static void
+tide_flame_graph_finalize (GObject *object)
+{
+  TideFlameGraph *self = TIDE_FLAME_GRAPH (object);
+
+  g_clear_pointer (&self->rendered, gsk_render_node_unref);
+  g_clear_pointer (&self->root, flame_node_free);
+  g_free (self->search);
+  G_OBJECT_CLASS (tide_flame_graph_parent_class)->finalize (object);
+}
+
+static void
+tide_flame_graph_get_property (GObject    *object,
+                               guint       prop_id,
+                               GValue     *value,
+                               GParamSpec *pspec)
+{
+  TideFlameGraph *self = TIDE_FLAME_GRAPH (object);
+
+  switch (prop_id)
+    {
+    case PROP_SEARCH: g_value_set_string (value, self->search); break;
+    case PROP_SELECTED_BYTES: g_value_set_int64 (value, tide_flame_graph_get_selected_bytes (self)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tide_flame_graph_set_property (GObject      *object,
+                               guint         prop_id,
+                               const GValue *value,
+                               GParamSpec   *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_SEARCH: tide_flame_graph_set_search (TIDE_FLAME_GRAPH (object), g_value_get_string (value)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tide_flame_graph_class_init (TideFlameGraphClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->finalize = tide_flame_graph_finalize;
+  object_class->get_property = tide_flame_graph_get_property;
+  object_class->set_property = tide_flame_graph_set_property;
+  widget_class->snapshot = tide_flame_graph_snapshot;
+  widget_class->measure = tide_flame_graph_measure;
+  widget_class->size_allocate = tide_flame_graph_size_allocate;
+  widget_class->css_changed = tide_flame_graph_css_changed;
+  widget_class->query_tooltip = tide_flame_graph_query_tooltip;
+
+  properties[PROP_SEARCH] =
+    g_param_spec_string ("search", NULL, NULL, NULL,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* Notified whenever the selected (zoomed) frame changes. */
+  properties[PROP_SELECTED_BYTES] =
+    g_param_spec_int64 ("selected-bytes", NULL, NULL, 0, G_MAXINT64, 0,
+                        G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  gtk_widget_class_set_css_name (widget_class, "flamegraph");
+}
+
+static void
+tide_flame_graph_init (TideFlameGraph *self)
+{
+  GtkGesture *click = gtk_gesture_click_new ();
+  GtkEventController *motion = gtk_event_controller_motion_new ();
+
+  g_signal_connect_object (click, "pressed", G_CALLBACK (tide_flame_graph_click_pressed_cb),
+                           self, G_CONNECT_SWAPPED);
+  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (click));
+  g_signal_connect_object (motion, "motion", G_CALLBACK (tide_flame_graph_motion_cb),
+                           self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (motion, "leave", G_CALLBACK (tide_flame_graph_leave_cb),
+                           self, G_CONNECT_SWAPPED);
+  gtk_widget_add_controller (GTK_WIDGET (self), motion);
+  gtk_widget_set_has_tooltip (GTK_WIDGET (self), TRUE);
+  gdk_rgba_parse (&self->accent, "#3584e4");
+}
+
+/* ---- public API ------------------------------------------------------------------------ */
+
+GtkWidget *
+tide_flame_graph_new (void)
+{
+  return g_object_new (TIDE_TYPE_FLAME_GRAPH, NULL);
+}
+
+/**
+ * tide_flame_graph_set_groups:
+ * @groups: (element-type TideGroup) (nullable): stacks with bytes, read now
+ */
+void
+tide_flame_graph_set_groups (TideFlameGraph *self,
+                             GPtrArray      *groups)
+{
+  g_return_if_fail (TIDE_IS_FLAME_GRAPH (self));
+
+  g_clear_pointer (&self->root, flame_node_free);
+  self->root = flame_tree_build (groups, &self->max_depth);
+  self->zoom = self->root;
+  self->selected = NULL;
+  self->hover = NULL;
+  self->n_matches = flame_node_mark (self->root, self->search);
+  gtk_widget_queue_resize (GTK_WIDGET (self));
+  invalidate (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTED_BYTES]);
+}
+
+const char *
+tide_flame_graph_get_search (TideFlameGraph *self)
+{
+  g_return_val_if_fail (TIDE_IS_FLAME_GRAPH (self), NULL);
+  return self->search;
+}
+
+/* Frames whose label (function, file:line or library) contains @search. */
+void
+tide_flame_graph_set_search (TideFlameGraph *self,
+                             const char     *search)
+{
+  g_return_if_fail (TIDE_IS_FLAME_GRAPH (self));
+
+  if (g_strcmp0 (self->search, search) == 0)
+    return;
+  g_free (self->search);
+  self->search = g_strdup (search);
+  self->n_matches = self->root ? flame_node_mark (self->root, search) : 0;
+  invalidate (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SEARCH]);
+}
+
+guint
+tide_flame_graph_get_n_matches (TideFlameGraph *self)
+{
+  g_return_val_if_fail (TIDE_IS_FLAME_GRAPH (self), 0);
+  return self->n_matches;
+}
+
+gint64
+tide_flame_graph_get_total_bytes (TideFlameGraph *self)
+{
+  g_return_val_if_fail (TIDE_IS_FLAME_GRAPH (self), 0);
+  return self->root ? self->root->bytes : 0;
+}
+
+/* What a click does: zoom to the frame under (x, y) and select it; on the
+ * zoomed frame, back up one level.  Returns FALSE where there is no frame. */
+gboolean
+tide_flame_graph_activate_at (TideFlameGraph *self,
+                              double          x,
+                              double          y)
+{
+  FlameNode *node;
+
+  g_return_val_if_fail (TIDE_IS_FLAME_GRAPH (self), FALSE);
+
+  node = lookup_node (self, x, y);
+  if (node == NULL)
+    return FALSE;
+  if (node == self->zoom && node->parent != NULL)
+    node = node->parent;
+  self->zoom = node;
+  self->selected = node->parent != NULL ? node : NULL;
+  invalidate (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTED_BYTES]);
+  return TRUE;
+}
+
+const char *
+tide_flame_graph_get_zoom_label (TideFlameGraph *self)
+{
+  g_return_val_if_fail (TIDE_IS_FLAME_GRAPH (self), NULL);
+  return self->zoom ? self->zoom->label : NULL;
+}
+
+/* Returns: (transfer none) (nullable): the frame last clicked */
+const TideFrame *
+tide_flame_graph_get_selected_frame (TideFlameGraph *self)
+{
+  g_return_val_if_fail (TIDE_IS_FLAME_GRAPH (self), NULL);
+  return self->selected ? &self->selected->frame : NULL;
+}
+
+gint64
+tide_flame_graph_get_selected_bytes (TideFlameGraph *self)
+{
+  g_return_val_if_fail (TIDE_IS_FLAME_GRAPH (self), 0);
+  return self->selected ? self->selected->bytes : 0;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "tide-report.h"
+
+G_BEGIN_DECLS
+
+#define TIDE_TYPE_FLAME_GRAPH (tide_flame_graph_get_type ())
+
+G_DECLARE_FINAL_TYPE (TideFlameGraph, tide_flame_graph, TIDE, FLAME_GRAPH, GtkWidget)
+
+GtkWidget       *tide_flame_graph_new                (void);
+void             tide_flame_graph_set_groups         (TideFlameGraph *self,
+                                                      GPtrArray      *groups);
+const char      *tide_flame_graph_get_search         (TideFlameGraph *self);
+void             tide_flame_graph_set_search         (TideFlameGraph *self,
+                                                      const char     *search);
+guint            tide_flame_graph_get_n_matches      (TideFlameGraph *self);
+gint64           tide_flame_graph_get_total_bytes    (TideFlameGraph *self);
+gboolean         tide_flame_graph_activate_at        (TideFlameGraph *self,
+                                                      double          x,
+                                                      double          y);
+const char      *tide_flame_graph_get_zoom_label     (TideFlameGraph *self);
+const TideFrame *tide_flame_graph_get_selected_frame (TideFlameGraph *self);
+gint64           tide_flame_graph_get_selected_bytes (TideFlameGraph *self);
+
+G_END_DECLS

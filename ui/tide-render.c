@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * Drawing passes, in order: step bands (strip and lane backgrounds), lane
+ * curves, selection, transfers, axis, legend.  Every pass culls to the
+ * visible range and draws at most one primitive per pixel column, so a
+ * frame costs O(width x lanes + visible steps) whatever the trace size.
+ */
+#include "config.h"
+
+#include "tide-render.h"
+
+#include <gio/gio.h>
+#include <math.h>
+#include <pango/pangocairo.h>
+
+#include "tide-schema.h"
+#include "tide-timeline-model.h"
+
+#define STRIP_H      22.0
+#define AXIS_H       22.0
+#define LEGEND_H     24.0
+#define TRANSFERS_H  16.0
+#define LABEL_PAD    18.0
+#define TICK_MIN_PX  90.0
+#define FONT         "Sans 9"
+
+const TidePalette tide_palette_light = {
+  .background = 0xffffff, .text = 0x241f31, .text_dim = 0x77767b, .grid = 0xdeddda,
+  .band_even = 0xffffff, .band_odd = 0xf6f5f4, .band_leak = 0xfbe0e1,
+  .strip_even = 0xdeddda, .strip_odd = 0xc0bfbc, .strip_leak = 0xe01b24,
+  .strip_text = 0x241f31, .strip_leak_text = 0xffffff, .accent = 0x3584e4,
+  .transfer_to_device = 0x1a5fb4, .transfer_to_host = 0xc64600,
+  .lane_line = { 0x1c71d8, 0x26a269, 0xe66100, 0x813d9c, 0xc01c28, 0x986a44, 0xe5a50a, 0x5e5c64 },
+  .lane_fill = { 0xc6dcf5, 0xc9e8da, 0xf9d8bf, 0xe0cee6, 0xefc6c9, 0xe5dad0, 0xf8e8c2, 0xd7d6d8 },
+  .lane_envelope = { 0x8eb8ec, 0x92d0b4, 0xf2b080, 0xc09ece, 0xe08e94, 0xccb4a2, 0xf2d284,
+                     0xaeaeb2 },
+};
+
+const TidePalette tide_palette_dark = {
+  .background = 0x1e1e1e, .text = 0xffffff, .text_dim = 0x9a9996, .grid = 0x3d3846,
+  .band_even = 0x1e1e1e, .band_odd = 0x262626, .band_leak = 0x3b2224,
+  .strip_even = 0x303030, .strip_odd = 0x3d3d3d, .strip_leak = 0xc01c28,
+  .strip_text = 0xffffff, .strip_leak_text = 0xffffff, .accent = 0x78aeed,
+  .transfer_to_device = 0x62a0ea, .transfer_to_host = 0xffa348,
+  .lane_line = { 0x62a0ea, 0x33d17a, 0xffa348, 0xc061cb, 0xed333b, 0xb5835a, 0xf6d32d, 0xc0bfbc },
+  .lane_fill = { 0x32455b, 0x24543a, 0x62462b, 0x4f3252, 0x5c2427, 0x4b3c30, 0x5f5422, 0x4f4e4d },
+  .lane_envelope = { 0x43668e, 0x2a8051, 0x9a6735, 0x77437d, 0x902a2e, 0x71563f, 0x958226,
+                     0x777775 },
+};
+
+static void
+set_rgb (cairo_t *cr,
+         guint32  rgb)
+{
+  cairo_set_source_rgb (cr, ((rgb >> 16) & 0xff) / 255.0, ((rgb >> 8) & 0xff) / 255.0,
+                        (rgb & 0xff) / 255.0);
+}
+
+static void
+set_rgba (cairo_t *cr,
+          guint32  rgb,
+          double   alpha)
+{
+  cairo_set_source_rgba (cr, ((rgb >> 16) & 0xff) / 255.0, ((rgb >> 8) & 0xff) / 255.0,
+                         (rgb & 0xff) / 255.0, alpha);
+}
+
+guint
+tide_render_lane_color_index (gint counter,
+                              gint device)
+{
+  if (device < 0)
+    switch (counter)
+      {
+      case TIDE_COUNTER_RSS: return 0;
+      case TIDE_COUNTER_HEAP_LIVE: return 1;
+      case TIDE_COUNTER_MAPPED: return 2;
+      case TIDE_COUNTER_PINNED: return 3;
+      default: return 7;
+      }
+  return 4 + (guint) (device + counter) % 4;
+}
+
+void
+tide_render_layout (const TideRenderScene *scene,
+                    int                    width,
+                    int                    height,
+                    TideRenderLayout      *layout)
+{
+  double rest;
+
+  layout->n_lanes = scene->data != NULL ? scene->data->lanes->len : 0;
+  layout->strip_y = 0;
+  layout->strip_h = STRIP_H;
+  layout->axis_h = AXIS_H;
+  layout->legend_h = scene->show_legend ? LEGEND_H : 0;
+  layout->transfers_h = scene->n_transfers > 0 ? TRANSFERS_H : 0;
+  layout->lanes_y = layout->strip_h;
+  rest = height - layout->strip_h - layout->axis_h - layout->legend_h - layout->transfers_h;
+  layout->lane_h = floor (MAX (rest, 0) / MAX (layout->n_lanes, 1));
+  layout->transfers_y = layout->lanes_y + layout->lane_h * MAX (layout->n_lanes, 1);
+  layout->axis_y = layout->transfers_y + layout->transfers_h;
+  layout->legend_y = layout->axis_y + layout->axis_h;
+}
+
+/* Whole pixel rows, so that the 2 px curve covers rows y - 1 and y exactly. */
+double
+tide_render_value_to_y (const TideRenderLayout *layout,
+                        guint                   lane,
+                        gint64                  value,
+                        gint64                  peak)
+{
+  double top = layout->lanes_y + lane * layout->lane_h;
+  double pad = layout->lane_h >= 3 * LABEL_PAD ? LABEL_PAD : 2;
+  double usable = MAX (layout->lane_h - pad - 1, 1);
+  double frac = peak > 0 ? CLAMP ((double) value / (double) peak, 0.0, 1.0) : 0;
+
+  return round (top + layout->lane_h - 1 - frac * usable);
+}
+
+static double
+x_of (const TideRenderScene *scene,
+      int                    width,
+      gint64                 t)
+{
+  return (double) (t - scene->begin_ns) * width / (double) (scene->end_ns - scene->begin_ns);
+}
+
+/* Index of the first step that may be visible (steps are sorted by start;
+ * one process's steps do not overlap, so ends are sorted too). */
+static guint
+first_visible_step (const TideRenderScene *scene)
+{
+  guint lo = 0, hi = scene->n_steps;
+
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (scene->steps[mid].end_ns <= scene->begin_ns)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo > 64 ? lo - 64 : 0;
+}
+
+static PangoLayout *
+make_layout (cairo_t *cr)
+{
+  PangoLayout *layout = pango_cairo_create_layout (cr);
+  PangoFontDescription *font = pango_font_description_from_string (FONT);
+
+  pango_layout_set_font_description (layout, font);
+  pango_font_description_free (font);
+  return layout;
+}
+
+static void
+draw_text (cairo_t     *cr,
+           PangoLayout *layout,
+           const char  *text,
+           double       x,
+           double       y,
+           guint32      rgb)
+{
+  set_rgb (cr, rgb);
+  pango_layout_set_text (layout, text, -1);
+  cairo_move_to (cr, x, y);
+  pango_cairo_show_layout (cr, layout);
+}
+
+static double
+text_width (PangoLayout *layout,
+            const char  *text)
+{
+  int w, h;
+
+  pango_layout_set_text (layout, text, -1);
+  pango_layout_get_pixel_size (layout, &w, &h);
+  return w;
+}
+
+static void
+band_colors (const TideRenderScene *scene,
+             const TideStepSpan    *step,
+             guint32               *band,
+             guint32               *strip,
+             guint32               *text)
+{
+  const TidePalette *p = scene->palette;
+  gboolean selected = scene->selected_step != 0 && step->number == scene->selected_step;
+
+  *band = step->leak ? p->band_leak : step->number % 2 == 0 ? p->band_even : p->band_odd;
+  *strip = selected ? p->accent : step->leak ? p->strip_leak
+           : step->number % 2 == 0 ? p->strip_even : p->strip_odd;
+  *text = selected || step->leak ? p->strip_leak_text : p->strip_text;
+}
+
+static void
+draw_step_bands (cairo_t                *cr,
+                 const TideRenderScene  *scene,
+                 const TideRenderLayout *l,
+                 int                     width,
+                 PangoLayout            *text)
+{
+  double lanes_h = l->lane_h * MAX (l->n_lanes, 1);
+
+  for (guint i = first_visible_step (scene); i < scene->n_steps; i++)
+    {
+      const TideStepSpan *s = &scene->steps[i];
+      double x0 = CLAMP (round (x_of (scene, width, s->start_ns)), 0, width);
+      double x1 = CLAMP (round (x_of (scene, width, s->end_ns)), 0, width);
+      guint32 band, strip, fg;
+      char label[16];
+      double tw;
+
+      if (s->start_ns >= scene->end_ns)
+        break;
+      if (s->end_ns <= scene->begin_ns || x1 <= x0)
+        continue;
+      band_colors (scene, s, &band, &strip, &fg);
+      set_rgb (cr, band);
+      cairo_rectangle (cr, x0, l->lanes_y, x1 - x0, lanes_h);
+      cairo_fill (cr);
+      /* A one-pixel gap keeps neighbouring leak steps apart in the strip. */
+      set_rgb (cr, strip);
+      cairo_rectangle (cr, x1 - x0 > 3 ? x0 + 1 : x0, l->strip_y,
+                       x1 - x0 > 3 ? x1 - x0 - 1 : x1 - x0, l->strip_h);
+      cairo_fill (cr);
+      /* Too narrow for any number: skip without asking pango. */
+      if (text == NULL || x1 - x0 < 12)
+        continue;
+      g_snprintf (label, sizeof label, "%d", s->number);
+      tw = text_width (text, label);
+      if (tw + 4 <= x1 - x0)
+        draw_text (cr, text, label, (x0 + x1 - tw) / 2, l->strip_y + 4, fg);
+    }
+}
+
+/* Below-the-curve fill, then the min..max envelope, then the curve. */
+static void
+draw_lane_curve (cairo_t                *cr,
+                 const TideRenderScene  *scene,
+                 const TideRenderLayout *l,
+                 guint                   index,
+                 const TideLaneData     *lane)
+{
+  guint color = tide_render_lane_color_index (lane->counter, lane->device);
+  double bottom = l->lanes_y + (index + 1) * l->lane_h;
+  gboolean open = FALSE;
+
+  for (guint c = 0; c < lane->n_columns; c++)
+    if (lane->has[c])
+      {
+        double y = tide_render_value_to_y (l, index, lane->last[c], lane->peak);
+        cairo_rectangle (cr, c, y, 1, bottom - y);
+      }
+  set_rgb (cr, scene->palette->lane_fill[color]);
+  cairo_fill (cr);
+
+  for (guint c = 0; c < lane->n_columns; c++)
+    if (lane->has[c])
+      {
+        double ymax = tide_render_value_to_y (l, index, lane->max[c], lane->peak);
+        double ymin = tide_render_value_to_y (l, index, lane->min[c], lane->peak);
+        if (ymin - ymax >= 1)
+          cairo_rectangle (cr, c, ymax, 1, ymin - ymax);
+      }
+  set_rgb (cr, scene->palette->lane_envelope[color]);
+  cairo_fill (cr);
+
+  for (guint c = 0; c < lane->n_columns; c++)
+    {
+      double y;
+
+      if (!lane->has[c])
+        {
+          open = FALSE;
+          continue;
+        }
+      y = tide_render_value_to_y (l, index, lane->last[c], lane->peak);
+      if (open)
+        cairo_line_to (cr, c, y);
+      else
+        cairo_move_to (cr, c, y);
+      cairo_line_to (cr, c + 1, y);
+      open = TRUE;
+    }
+  set_rgb (cr, scene->palette->lane_line[color]);
+  cairo_set_line_width (cr, 2);
+  cairo_set_line_join (cr, CAIRO_LINE_JOIN_MITER);
+  cairo_stroke (cr);
+}
+
+static void
+draw_lane_labels (cairo_t                *cr,
+                  const TideRenderScene  *scene,
+                  const TideRenderLayout *l,
+                  int                     width,
+                  PangoLayout            *text)
+{
+  for (guint i = 0; i < l->n_lanes; i++)
+    {
+      const TideLaneData *lane = g_ptr_array_index (scene->data->lanes, i);
+      g_autofree char *peak = tide_timeline_format_bytes (lane->peak);
+      double y = l->lanes_y + i * l->lane_h + 2;
+
+      if (l->lane_h < LABEL_PAD)
+        break;
+      draw_text (cr, text, lane->name, 4, y, scene->palette->text);
+      draw_text (cr, text, peak, width - 4 - text_width (text, peak), y,
+                 scene->palette->text_dim);
+    }
+}
+
+static void
+draw_lanes (cairo_t                *cr,
+            const TideRenderScene  *scene,
+            const TideRenderLayout *l,
+            int                     width,
+            PangoLayout            *text)
+{
+  if (scene->data == NULL)
+    return;
+  cairo_save (cr);
+  cairo_rectangle (cr, 0, l->lanes_y, width, l->lane_h * l->n_lanes);
+  cairo_clip (cr);
+  for (guint i = 0; i < l->n_lanes; i++)
+    draw_lane_curve (cr, scene, l, i, g_ptr_array_index (scene->data->lanes, i));
+  /* Lane separators on the lane's first row. */
+  set_rgb (cr, scene->palette->grid);
+  for (guint i = 1; i < l->n_lanes; i++)
+    cairo_rectangle (cr, 0, l->lanes_y + i * l->lane_h, width, 1);
+  cairo_fill (cr);
+  cairo_restore (cr);
+  if (text != NULL)
+    draw_lane_labels (cr, scene, l, width, text);
+}
+
+static void
+draw_selection (cairo_t                *cr,
+                const TideRenderScene  *scene,
+                const TideRenderLayout *l,
+                int                     width)
+{
+  double bottom = l->lanes_y + l->lane_h * MAX (l->n_lanes, 1);
+
+  if (scene->selected_step != 0)
+    for (guint i = first_visible_step (scene); i < scene->n_steps; i++)
+      {
+        const TideStepSpan *s = &scene->steps[i];
+
+        if (s->start_ns >= scene->end_ns)
+          break;
+        if (s->number != scene->selected_step)
+          continue;
+        set_rgb (cr, scene->palette->accent);
+        cairo_rectangle (cr, round (x_of (scene, width, s->start_ns)), l->lanes_y, 2,
+                         bottom - l->lanes_y);
+        cairo_rectangle (cr, round (x_of (scene, width, s->end_ns)) - 2, l->lanes_y, 2,
+                         bottom - l->lanes_y);
+        cairo_fill (cr);
+      }
+  if (scene->selection_begin >= 0 && scene->selection_end > scene->selection_begin)
+    {
+      double x0 = x_of (scene, width, scene->selection_begin);
+      double x1 = x_of (scene, width, scene->selection_end);
+
+      set_rgba (cr, scene->palette->accent, 0.22);
+      cairo_rectangle (cr, x0, l->strip_y, x1 - x0, bottom - l->strip_y);
+      cairo_fill (cr);
+    }
+}
+
+static void
+draw_transfers (cairo_t                *cr,
+                const TideRenderScene  *scene,
+                const TideRenderLayout *l,
+                int                     width)
+{
+  gint64 biggest = 1;
+  double cy = l->transfers_y + l->transfers_h / 2;
+
+  if (l->transfers_h <= 0)
+    return;
+  for (guint i = 0; i < scene->n_transfers; i++)
+    biggest = MAX (biggest, scene->transfers[i].bytes);
+  for (guint i = 0; i < scene->n_transfers; i++)
+    {
+      const TideTransferMark *m = &scene->transfers[i];
+      double x = x_of (scene, width, m->start_ns);
+      double r = 1.5 + 5.0 * sqrt ((double) MAX (m->bytes, 0) / (double) biggest);
+
+      if (x < -r || x > width + r)
+        continue;
+      set_rgb (cr, m->direction == 1 ? scene->palette->transfer_to_device
+                   : m->direction == 2 ? scene->palette->transfer_to_host
+                   : scene->palette->text_dim);
+      cairo_new_sub_path (cr);
+      cairo_arc (cr, x, cy, r, 0, 2 * G_PI);
+      cairo_fill (cr);
+    }
+}
+
+static void
+draw_axis (cairo_t                *cr,
+           const TideRenderScene  *scene,
+           const TideRenderLayout *l,
+           int                     width,
+           PangoLayout            *text)
+{
+  gint64 span = scene->end_ns - scene->begin_ns;
+  gint64 interval = tide_timeline_tick_interval (span, width, TICK_MIN_PX);
+  gint64 first = scene->begin_ns <= 0 ? 0 : (scene->begin_ns + interval - 1) / interval * interval;
+
+  set_rgb (cr, scene->palette->grid);
+  cairo_rectangle (cr, 0, l->axis_y, width, 1);
+  for (gint64 t = first; t <= scene->end_ns; t += interval)
+    cairo_rectangle (cr, floor (x_of (scene, width, t)), l->axis_y, 1, 6);
+  cairo_fill (cr);
+  if (text == NULL)
+    return;
+  for (gint64 t = first; t <= scene->end_ns; t += interval)
+    {
+      g_autofree char *label = tide_timeline_format_time (t, interval);
+      double x = floor (x_of (scene, width, t)) + 3;
+
+      if (x + text_width (text, label) <= width)
+        draw_text (cr, text, label, x, l->axis_y + 5, scene->palette->text_dim);
+    }
+}
+
+static double
+legend_item (cairo_t     *cr,
+             PangoLayout *text,
+             double       x,
+             double       y,
+             guint32      swatch,
+             const char  *name,
+             guint32      fg)
+{
+  set_rgb (cr, swatch);
+  cairo_rectangle (cr, x, y + 6, 12, 12);
+  cairo_fill (cr);
+  draw_text (cr, text, name, x + 16, y + 4, fg);
+  return x + 16 + text_width (text, name) + 16;
+}
+
+static void
+draw_legend (cairo_t                *cr,
+             const TideRenderScene  *scene,
+             const TideRenderLayout *l,
+             PangoLayout            *text)
+{
+  const TidePalette *p = scene->palette;
+  double x = 4;
+
+  if (l->legend_h <= 0 || text == NULL)
+    return;
+  for (guint i = 0; i < l->n_lanes; i++)
+    {
+      const TideLaneData *lane = g_ptr_array_index (scene->data->lanes, i);
+      x = legend_item (cr, text, x, l->legend_y, p->lane_line[tide_render_lane_color_index (
+                         lane->counter, lane->device)], lane->name, p->text);
+    }
+  x = legend_item (cr, text, x, l->legend_y, p->strip_leak, "leak step", p->text);
+  if (scene->n_transfers > 0)
+    {
+      x = legend_item (cr, text, x, l->legend_y, p->transfer_to_device, "to device", p->text);
+      legend_item (cr, text, x, l->legend_y, p->transfer_to_host, "to host", p->text);
+    }
+}
+
+void
+tide_render_timeline (cairo_t               *cr,
+                      const TideRenderScene *scene,
+                      int                    width,
+                      int                    height)
+{
+  g_autoptr(PangoLayout) text = NULL;
+  TideRenderLayout l;
+
+  g_return_if_fail (scene->end_ns > scene->begin_ns);
+  tide_render_layout (scene, width, height, &l);
+  if (scene->show_labels)
+    text = make_layout (cr);
+  cairo_save (cr);
+  cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
+  set_rgb (cr, scene->palette->background);
+  cairo_paint (cr);
+  draw_step_bands (cr, scene, &l, width, text);
+  draw_lanes (cr, scene, &l, width, text);
+  draw_selection (cr, scene, &l, width);
+  draw_transfers (cr, scene, &l, width);
+  draw_axis (cr, scene, &l, width, text);
+  draw_legend (cr, scene, &l, text);
+  cairo_restore (cr);
+}
+
+static GString *
+hover_text (const TideRenderScene *scene,
+            int                    width,
+            double                 x)
+{
+  gint64 span = scene->end_ns - scene->begin_ns;
+  gint64 t = scene->begin_ns + (gint64) floor (x * (double) span / width);
+  g_autofree char *when = tide_timeline_format_time (t, MAX (span / width, 1));
+  gint step = tide_timeline_step_at (scene->steps, scene->n_steps, t);
+  GString *s = g_string_new (when);
+
+  if (step >= 0)
+    g_string_append_printf (s, "  ·  step %d%s", scene->steps[step].number,
+                            scene->steps[step].leak ? " (leak)" : "");
+  for (guint i = 0; scene->data != NULL && i < scene->data->lanes->len; i++)
+    {
+      const TideLaneData *lane = g_ptr_array_index (scene->data->lanes, i);
+      gint64 value;
+
+      if (tide_lane_data_value_at (lane, (guint) CLAMP (x, 0, width - 1), &value))
+        {
+          g_autofree char *size = tide_timeline_format_bytes (value);
+          g_string_append_printf (s, "\n%s: %s", lane->name, size);
+        }
+    }
+  return s;
+}
+
+/* The pointer line and a box with the values under it: drawn on top of the
+ * cached frame, so moving the pointer redraws only this. */
+void
+tide_render_hover (cairo_t               *cr,
+                   const TideRenderScene *scene,
+                   int                    width,
+                   int                    height,
+                   double                 x)
+{
+  g_autoptr(GString) s = hover_text (scene, width, x);
+  g_autoptr(PangoLayout) text = make_layout (cr);
+  TideRenderLayout l;
+  int tw, th;
+  double bx;
+
+  tide_render_layout (scene, width, height, &l);
+  set_rgba (cr, scene->palette->text, 0.6);
+  cairo_rectangle (cr, floor (x), l.strip_y, 1, l.axis_y - l.strip_y);
+  cairo_fill (cr);
+
+  pango_layout_set_text (text, s->str, -1);
+  pango_layout_get_pixel_size (text, &tw, &th);
+  bx = x + 12 + tw + 12 <= width ? x + 12 : MAX (x - 12 - tw - 12, 0);
+  set_rgba (cr, scene->palette->background, 0.94);
+  cairo_rectangle (cr, bx, l.lanes_y + 4, tw + 12, th + 8);
+  cairo_fill_preserve (cr);
+  set_rgb (cr, scene->palette->grid);
+  cairo_set_line_width (cr, 1);
+  cairo_stroke (cr);
+  draw_text (cr, text, s->str, bx + 6, l.lanes_y + 8, scene->palette->text);
+}
+
+/**
+ * tide_render_timeline_png:
+ * @width: 64 to 16384 pixels
+ * @height: 64 to 16384 pixels
+ *
+ * Draws the whole trace, all processes, with tide_palette_light, labels and
+ * legend into a PNG file.  Needs no display.
+ */
+gboolean
+tide_render_timeline_png (TideTrace   *trace,
+                          const char  *path,
+                          int          width,
+                          int          height,
+                          GError     **error)
+{
+  g_autoptr(TideTimelineData) data = NULL;
+  g_autoptr(GArray) steps = NULL;
+  g_autoptr(GArray) transfers = NULL;
+  cairo_surface_t *surface;
+  cairo_status_t status;
+  TideRenderScene scene = { 0 };
+  cairo_t *cr;
+
+  g_return_val_if_fail (TIDE_IS_TRACE (trace), FALSE);
+  if (width < 64 || height < 64 || width > 16384 || height > 16384)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "image size %d×%d is out of range (64 to 16384 pixels a side)", width, height);
+      return FALSE;
+    }
+  scene.begin_ns = 0;
+  scene.end_ns = MAX (tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace),
+                      TIDE_TIMELINE_MIN_SPAN_NS);
+  if ((data = tide_timeline_data_query (trace, 0, scene.begin_ns, scene.end_ns, width,
+                                        error)) == NULL ||
+      (steps = tide_timeline_steps (trace, 0, error)) == NULL ||
+      (transfers = tide_timeline_transfers (trace, 0, error)) == NULL)
+    return FALSE;
+  scene.data = data;
+  scene.steps = (const TideStepSpan *) steps->data;
+  scene.n_steps = steps->len;
+  scene.transfers = (const TideTransferMark *) transfers->data;
+  scene.n_transfers = transfers->len;
+  scene.selection_begin = -1;
+  scene.palette = &tide_palette_light;
+  scene.show_labels = TRUE;
+  scene.show_legend = TRUE;
+
+  surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, width, height);
+  cr = cairo_create (surface);
+  tide_render_timeline (cr, &scene, width, height);
+  cairo_destroy (cr);
+  status = cairo_surface_write_to_png (surface, path);
+  cairo_surface_destroy (surface);
+  if (status != CAIRO_STATUS_SUCCESS)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "cannot write %s: %s", path,
+                   cairo_status_to_string (status));
+      return FALSE;
+    }
+  return TRUE;
+}

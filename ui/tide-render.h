@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * The one cairo drawing of the timeline, shared by TideTimelineView and PNG
+ * export.  It needs no display: cairo and pango only.
+ *
+ * Layout, top to bottom: the step strip (numbered step bands), one lane per
+ * counter (host lanes, then device lanes), a transfers row when the trace
+ * has transfers, the time axis, and (in exports) the legend.  The plot spans
+ * the full width: pixel column i shows data column i.
+ *
+ * Inside a lane, the background is the step band colour (band_even,
+ * band_odd by step number parity, band_leak for leak steps, background
+ * outside steps); below the curve of the last value the lane is filled with
+ * lane_fill[i]; where a column's min and max differ by a pixel or more the
+ * span is lane_envelope[i]; the curve itself is a 2 px line of lane_line[i]
+ * on whole pixels, so those colours appear exactly in the image.
+ *
+ * PNG export always uses tide_palette_light, whose values are fixed (0xRRGGBB):
+ *   background 0xffffff, band_even 0xffffff, band_odd 0xf6f5f4, band_leak 0xfbe0e1,
+ *   strip_even 0xdeddda, strip_odd 0xc0bfbc, strip_leak 0xe01b24, accent 0x3584e4,
+ *   lane i by tide_render_lane_color_index(): RSS 0, live heap 1, mapped 2,
+ *   pinned 3, device lanes 4 + (device + counter) % 4;
+ *   lane_line     0x1c71d8 0x26a269 0xe66100 0x813d9c 0xc01c28 0x986a44 0xe5a50a 0x5e5c64
+ *   lane_fill     0xc6dcf5 0xc9e8da 0xf9d8bf 0xe0cee6 0xefc6c9 0xe5dad0 0xf8e8c2 0xd7d6d8
+ *   lane_envelope 0x8eb8ec 0x92d0b4 0xf2b080 0xc09ece 0xe08e94 0xccb4a2 0xf2d284 0xaeaeb2
+ */
+#pragma once
+
+#include <cairo.h>
+
+#include "tide-timeline-data.h"
+
+G_BEGIN_DECLS
+
+#define TIDE_RENDER_N_LANE_COLORS 8
+
+typedef struct
+{
+  guint32 background;
+  guint32 text;
+  guint32 text_dim;
+  guint32 grid;
+  guint32 band_even;
+  guint32 band_odd;
+  guint32 band_leak;
+  guint32 strip_even;
+  guint32 strip_odd;
+  guint32 strip_leak;
+  guint32 strip_text;
+  guint32 strip_leak_text;
+  guint32 accent;
+  guint32 transfer_to_device;
+  guint32 transfer_to_host;
+  guint32 lane_line[TIDE_RENDER_N_LANE_COLORS];
+  guint32 lane_fill[TIDE_RENDER_N_LANE_COLORS];
+  guint32 lane_envelope[TIDE_RENDER_N_LANE_COLORS];
+} TidePalette;
+
+extern const TidePalette tide_palette_light;
+extern const TidePalette tide_palette_dark;
+
+typedef struct
+{
+  const TideTimelineData *data;          /* nullable; columns = width */
+  const TideStepSpan     *steps;
+  guint                   n_steps;
+  const TideTransferMark *transfers;
+  guint                   n_transfers;
+  gint64                  begin_ns;      /* visible range */
+  gint64                  end_ns;
+  gint                    selected_step; /* step number, 0: none */
+  gint64                  selection_begin; /* -1: no range selected */
+  gint64                  selection_end;
+  const TidePalette      *palette;
+  gboolean                show_labels;   /* off in pixel tests: glyphs vary */
+  gboolean                show_legend;
+} TideRenderScene;
+
+typedef struct
+{
+  double strip_y, strip_h;
+  double lanes_y, lane_h;
+  guint  n_lanes;
+  double transfers_y, transfers_h;
+  double axis_y, axis_h;
+  double legend_y, legend_h;
+} TideRenderLayout;
+
+guint    tide_render_lane_color_index (gint                   counter,
+                                       gint                   device);
+void     tide_render_layout           (const TideRenderScene *scene,
+                                       int                    width,
+                                       int                    height,
+                                       TideRenderLayout      *layout);
+double   tide_render_value_to_y       (const TideRenderLayout *layout,
+                                       guint                  lane,
+                                       gint64                 value,
+                                       gint64                 peak);
+void     tide_render_timeline         (cairo_t               *cr,
+                                       const TideRenderScene *scene,
+                                       int                    width,
+                                       int                    height);
+void     tide_render_hover            (cairo_t               *cr,
+                                       const TideRenderScene *scene,
+                                       int                    width,
+                                       int                    height,
+                                       double                 x);
+gboolean tide_render_timeline_png     (TideTrace             *trace,
+                                       const char            *path,
+                                       int                    width,
+                                       int                    height,
+                                       GError               **error);
+
+G_END_DECLS

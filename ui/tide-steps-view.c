@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * TideStepsView: the steps table (GtkColumnView), one row per step of the
+ * chosen process, every column sortable.  Its selection is a step number,
+ * shared with the timeline through the "selected-step" property.
+ */
+#include "config.h"
+
+#include "tide-steps-view.h"
+
+#include "tide-report-format.h"
+#include "tide-steps-view-row.h"
+
+struct _TideStepsView
+{
+  GtkWidget           parent_instance;
+
+  /* Owned references: selection owns sorted, which owns filtered... */
+  GtkSingleSelection *selection;
+  GtkSortListModel   *sorted;
+  GtkFilterListModel *filtered;
+  GListStore         *store;
+
+  /* Template-like children */
+  GtkWidget          *scroller;
+  GtkColumnView      *column_view;
+  GtkColumnViewColumn *columns[TIDE_STEPS_N_COLUMNS];
+
+  gint64              process_id;
+  gint                selected_step;
+  guint               syncing : 1;
+};
+
+G_DEFINE_FINAL_TYPE (TideStepsView, tide_steps_view, GTK_TYPE_WIDGET)
+
+enum {
+  PROP_0,
+  PROP_PROCESS_ID,
+  PROP_SELECTED_STEP,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static const char *column_titles[TIDE_STEPS_N_COLUMNS] = {
+  "Step", "Duration", "Host change", "Device change", "Retained", "Transfers",
+};
+
+gint64
+tide_steps_view_column_value (TideStepsColumn column,
+                              gpointer        item)
+{
+  const TideStepRow *row = tide_steps_view_row_get_step (item);
+
+  switch (column)
+    {
+    case TIDE_STEPS_COLUMN_STEP: return row->number;
+    case TIDE_STEPS_COLUMN_DURATION: return row->duration_ns;
+    case TIDE_STEPS_COLUMN_HOST_CHANGE: return row->rss_delta;
+    case TIDE_STEPS_COLUMN_DEVICE_CHANGE: return row->device_delta;
+    case TIDE_STEPS_COLUMN_RETAINED: return row->retained_bytes;
+    case TIDE_STEPS_COLUMN_TRANSFERS: return tide_steps_view_row_get_transfers (item);
+    case TIDE_STEPS_N_COLUMNS: default: break;
+    }
+  g_return_val_if_reached (0);
+}
+
+static char *
+format_cell (TideStepsColumn  column,
+             gpointer         item)
+{
+  gint64 value = tide_steps_view_column_value (column, item);
+
+  switch (column)
+    {
+    case TIDE_STEPS_COLUMN_DURATION:
+      return g_strdup_printf ("%.1f ms", value / 1e6);
+    case TIDE_STEPS_COLUMN_HOST_CHANGE:
+    case TIDE_STEPS_COLUMN_DEVICE_CHANGE:
+      return tide_format_delta (value);
+    case TIDE_STEPS_COLUMN_RETAINED:
+      return tide_format_bytes (value);
+    case TIDE_STEPS_COLUMN_STEP:
+    case TIDE_STEPS_COLUMN_TRANSFERS:
+    case TIDE_STEPS_N_COLUMNS:
+    default:
+      return g_strdup_printf ("%" G_GINT64_FORMAT, value);
+    }
+}
+
+static void
+cell_setup_cb (GtkSignalListItemFactory *factory,
+               GtkListItem              *item,
+               gpointer                  data)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+
+  gtk_label_set_xalign (GTK_LABEL (label), 1.0);
+  gtk_widget_add_css_class (label, "numeric");
+  gtk_list_item_set_child (item, label);
+}
+
+static void
+cell_bind_cb (GtkSignalListItemFactory *factory,
+              GtkListItem              *item,
+              gpointer                  data)
+{
+  g_autofree char *text = format_cell (GPOINTER_TO_INT (data), gtk_list_item_get_item (item));
+
+  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
+}
+
+static int
+compare_column_cb (gconstpointer a,
+                   gconstpointer b,
+                   gpointer      data)
+{
+  gint64 x = tide_steps_view_column_value (GPOINTER_TO_INT (data), (gpointer) a);
+  gint64 y = tide_steps_view_column_value (GPOINTER_TO_INT (data), (gpointer) b);
+
+  return (x > y) - (x < y);
+}
+
+static gboolean
+filter_process_cb (gpointer item,
+                   gpointer data)
+{
+  TideStepsView *self = data;
+
+  return self->process_id == 0 ||
+         tide_steps_view_row_get_step (item)->process_id == self->process_id;
+}
+
+static void
+add_columns (TideStepsView *self)
+{
+  for (guint i = 0; i < TIDE_STEPS_N_COLUMNS; i++)
+    {
+      GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
+      GtkCustomSorter *sorter = gtk_custom_sorter_new (compare_column_cb, GINT_TO_POINTER (i), NULL);
+      GtkColumnViewColumn *column;
+
+      g_signal_connect (factory, "setup", G_CALLBACK (cell_setup_cb), GINT_TO_POINTER (i));
+      g_signal_connect (factory, "bind", G_CALLBACK (cell_bind_cb), GINT_TO_POINTER (i));
+      column = gtk_column_view_column_new (column_titles[i], factory);
+      gtk_column_view_column_set_sorter (column, GTK_SORTER (sorter));
+      gtk_column_view_column_set_resizable (column, TRUE);
+      gtk_column_view_column_set_expand (column, i != TIDE_STEPS_COLUMN_STEP);
+      gtk_column_view_append_column (self->column_view, column);
+      self->columns[i] = column;
+      g_object_unref (sorter);
+      g_object_unref (column);
+    }
+}
+
+static void
+tide_steps_view_selection_changed_cb (TideStepsView *self)
+{
+  TideStepsViewRow *row = gtk_single_selection_get_selected_item (self->selection);
+  gint number = row ? tide_steps_view_row_get_step (row)->number : 0;
+
+  g_assert (TIDE_IS_STEPS_VIEW (self));
+
+  if (self->syncing || number == self->selected_step)
+    return;
+  self->selected_step = number;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTED_STEP]);
+}
+
+/* Puts the selection on the row of selected_step, without echoing it back. */
+static void
+sync_selection (TideStepsView *self)
+{
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->selection));
+  guint position = GTK_INVALID_LIST_POSITION;
+
+  for (guint i = 0; i < n && self->selected_step > 0; i++)
+    {
+      g_autoptr(TideStepsViewRow) row = g_list_model_get_item (G_LIST_MODEL (self->selection), i);
+
+      if (tide_steps_view_row_get_step (row)->number == self->selected_step)
+        {
+          position = i;
+          break;
+        }
+    }
+  self->syncing = TRUE;
+  gtk_single_selection_set_selected (self->selection, position);
+  self->syncing = FALSE;
+}
+
+static void
+tide_steps_view_dispose (GObject *object)
+{
+  TideStepsView *self = TIDE_STEPS_VIEW (object);
+
+  g_clear_pointer (&self->scroller, gtk_widget_unparent);
+  g_clear_object (&self->selection);
+  G_OBJECT_CLASS (tide_steps_view_parent_class)->dispose (object);
+}
+
+static void
+tide_steps_view_get_property (GObject    *object,
+                              guint       prop_id,
+                              GValue     *value,
+                              GParamSpec *pspec)
+{
+  TideStepsView *self = TIDE_STEPS_VIEW (object);
+
+  switch (prop_id)
+    {
+    case PROP_PROCESS_ID: g_value_set_int64 (value, self->process_id); break;
+    case PROP_SELECTED_STEP: g_value_set_int (value, self->selected_step); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tide_steps_view_set_property (GObject      *object,
+                              guint         prop_id,
+                              const GValue *value,
+                              GParamSpec   *pspec)
+{
+  TideStepsView *self = TIDE_STEPS_VIEW (object);
+
+  switch (prop_id)
+    {
+    case PROP_PROCESS_ID: tide_steps_view_set_process_id (self, g_value_get_int64 (value)); break;
+    case PROP_SELECTED_STEP: tide_steps_view_set_selected_step (self, g_value_get_int (value)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tide_steps_view_class_init (TideStepsViewClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  GParamFlags rw = G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
+
+  object_class->dispose = tide_steps_view_dispose;
+  object_class->get_property = tide_steps_view_get_property;
+  object_class->set_property = tide_steps_view_set_property;
+
+  properties[PROP_PROCESS_ID] = g_param_spec_int64 ("process-id", NULL, NULL, 0, G_MAXINT64, 0, rw);
+  properties[PROP_SELECTED_STEP] = g_param_spec_int ("selected-step", NULL, NULL, 0, G_MAXINT, 0, rw);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_css_name (widget_class, "stepstable");
+}
+
+static void
+tide_steps_view_init (TideStepsView *self)
+{
+  GtkCustomFilter *filter = gtk_custom_filter_new (filter_process_cb, self, NULL);
+
+  self->store = g_list_store_new (TIDE_TYPE_STEPS_VIEW_ROW);
+  self->filtered = gtk_filter_list_model_new (G_LIST_MODEL (self->store), GTK_FILTER (filter));
+  self->column_view = GTK_COLUMN_VIEW (gtk_column_view_new (NULL));
+  add_columns (self);
+  self->sorted = gtk_sort_list_model_new (G_LIST_MODEL (self->filtered),
+                                          g_object_ref (gtk_column_view_get_sorter (self->column_view)));
+  self->selection = gtk_single_selection_new (G_LIST_MODEL (self->sorted));
+  gtk_single_selection_set_autoselect (self->selection, FALSE);
+  gtk_single_selection_set_can_unselect (self->selection, TRUE);
+  gtk_column_view_set_model (self->column_view, GTK_SELECTION_MODEL (self->selection));
+  g_signal_connect_object (self->selection, "notify::selected",
+                           G_CALLBACK (tide_steps_view_selection_changed_cb), self,
+                           G_CONNECT_SWAPPED);
+
+  self->scroller = gtk_scrolled_window_new ();
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scroller), GTK_WIDGET (self->column_view));
+  gtk_widget_set_parent (self->scroller, GTK_WIDGET (self));
+  gtk_column_view_sort_by_column (self->column_view, self->columns[TIDE_STEPS_COLUMN_STEP],
+                                  GTK_SORT_ASCENDING);
+}
+
+GtkWidget *
+tide_steps_view_new (void)
+{
+  return g_object_new (TIDE_TYPE_STEPS_VIEW, NULL);
+}
+
+static guint
+count_transfers (const TideStepRow *row,
+                 GArray            *transfers)
+{
+  guint n = 0;
+
+  for (guint i = 0; transfers != NULL && i < transfers->len; i++)
+    {
+      const TideTransferMark *mark = &g_array_index (transfers, TideTransferMark, i);
+
+      if (mark->process_id == row->process_id && mark->start_ns > row->start_ns &&
+          mark->start_ns <= row->start_ns + row->duration_ns)
+        n++;
+    }
+  return n;
+}
+
+/**
+ * tide_steps_view_set_steps:
+ * @rows: (element-type TideStepRow) (nullable): from tide_report_steps(), copied
+ * @transfers: (element-type TideTransferMark) (nullable): counted per step
+ */
+void
+tide_steps_view_set_steps (TideStepsView *self,
+                           GPtrArray     *rows,
+                           GArray        *transfers)
+{
+  g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
+
+  g_return_if_fail (TIDE_IS_STEPS_VIEW (self));
+
+  for (guint i = 0; rows != NULL && i < rows->len; i++)
+    {
+      const TideStepRow *row = g_ptr_array_index (rows, i);
+      g_ptr_array_add (items, tide_steps_view_row_new (row, count_transfers (row, transfers)));
+    }
+  self->syncing = TRUE;
+  g_list_store_splice (self->store, 0, g_list_model_get_n_items (G_LIST_MODEL (self->store)),
+                       items->pdata, items->len);
+  self->syncing = FALSE;
+  sync_selection (self);
+}
+
+gint64
+tide_steps_view_get_process_id (TideStepsView *self)
+{
+  g_return_val_if_fail (TIDE_IS_STEPS_VIEW (self), 0);
+  return self->process_id;
+}
+
+/* 0 shows the steps of every process. */
+void
+tide_steps_view_set_process_id (TideStepsView *self,
+                                gint64         process_id)
+{
+  g_return_if_fail (TIDE_IS_STEPS_VIEW (self));
+
+  if (self->process_id == process_id)
+    return;
+  self->process_id = process_id;
+  self->syncing = TRUE;
+  gtk_filter_changed (gtk_filter_list_model_get_filter (self->filtered), GTK_FILTER_CHANGE_DIFFERENT);
+  self->syncing = FALSE;
+  sync_selection (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PROCESS_ID]);
+}
+
+gint
+tide_steps_view_get_selected_step (TideStepsView *self)
+{
+  g_return_val_if_fail (TIDE_IS_STEPS_VIEW (self), 0);
+  return self->selected_step;
+}
+
+void
+tide_steps_view_set_selected_step (TideStepsView *self,
+                                   gint           number)
+{
+  g_return_if_fail (TIDE_IS_STEPS_VIEW (self));
+
+  if (self->selected_step == number)
+    return;
+  self->selected_step = number;
+  sync_selection (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTED_STEP]);
+}
+
+/**
+ * tide_steps_view_get_model:
+ *
+ * Returns: (transfer none): the rows as shown (filtered and sorted)
+ */
+GListModel *
+tide_steps_view_get_model (TideStepsView *self)
+{
+  g_return_val_if_fail (TIDE_IS_STEPS_VIEW (self), NULL);
+  return G_LIST_MODEL (self->selection);
+}
+
+void
+tide_steps_view_sort_by (TideStepsView   *self,
+                         TideStepsColumn  column,
+                         GtkSortType      order)
+{
+  g_return_if_fail (TIDE_IS_STEPS_VIEW (self));
+  g_return_if_fail (column < TIDE_STEPS_N_COLUMNS);
+
+  gtk_column_view_sort_by_column (self->column_view, self->columns[column], order);
+}

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * TideSuspectsView: the leak suspects of tide_report_suspects(), steepest
+ * first.  Choosing one notifies "selected", which the window turns into a
+ * highlight of its growth on the timeline.
+ */
+#include "config.h"
+
+#include "tide-suspects-view.h"
+
+#include "tide-report-format.h"
+
+struct _TideSuspectsView
+{
+  GtkWidget  parent_instance;
+
+  GPtrArray *suspects;     /* TideGroup*, owned reference */
+  GtkWidget *scroller;
+  GtkWidget *list;
+  GtkWidget *placeholder;
+  gint       selected;
+};
+
+G_DEFINE_FINAL_TYPE (TideSuspectsView, tide_suspects_view, GTK_TYPE_WIDGET)
+
+enum {
+  PROP_0,
+  PROP_SELECTED,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static char *
+describe_suspect (const TideGroup *group)
+{
+  g_autofree char *slope = tide_format_delta ((gint64) group->bytes_per_step);
+  g_autofree char *total = tide_format_bytes (group->bytes);
+  g_autofree char *where = NULL;
+  const char *device = group->device < 0 ? "host" : "device";
+
+  if (group->frames != NULL && group->frames->len > 0)
+    where = tide_frame_describe (g_ptr_array_index (group->frames, 0));
+  else
+    where = g_strdup (group->scope_path ? group->scope_path : "(no stack)");
+  return g_strdup_printf ("%s\n%s per step since step %d, %s live at the end (%s, pid %" G_GINT64_FORMAT ")",
+                          where, slope, group->growth_step, total, device, group->pid);
+}
+
+static GtkWidget *
+row_new (const TideGroup *group)
+{
+  g_autofree char *text = describe_suspect (group);
+  GtkWidget *label = gtk_label_new (text);
+
+  gtk_label_set_xalign (GTK_LABEL (label), 0.0);
+  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_widget_set_margin_start (label, 12);
+  gtk_widget_set_margin_end (label, 12);
+  gtk_widget_set_margin_top (label, 6);
+  gtk_widget_set_margin_bottom (label, 6);
+  return label;
+}
+
+static void
+tide_suspects_view_row_selected_cb (TideSuspectsView *self,
+                                    GtkListBoxRow    *row)
+{
+  gint index = row ? gtk_list_box_row_get_index (row) : -1;
+
+  g_assert (TIDE_IS_SUSPECTS_VIEW (self));
+  if (index == self->selected)
+    return;
+  self->selected = index;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTED]);
+}
+
+static void
+tide_suspects_view_dispose (GObject *object)
+{
+  TideSuspectsView *self = TIDE_SUSPECTS_VIEW (object);
+
+  g_clear_pointer (&self->scroller, gtk_widget_unparent);
+  g_clear_pointer (&self->suspects, g_ptr_array_unref);
+  G_OBJECT_CLASS (tide_suspects_view_parent_class)->dispose (object);
+}
+
+static void
+tide_suspects_view_get_property (GObject    *object,
+                                 guint       prop_id,
+                                 GValue     *value,
+                                 GParamSpec *pspec)
+{
+  TideSuspectsView *self = TIDE_SUSPECTS_VIEW (object);
+
+  switch (prop_id)
+    {
+    case PROP_SELECTED: g_value_set_int (value, self->selected); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tide_suspects_view_set_property (GObject      *object,
+                                 guint         prop_id,
+                                 const GValue *value,
+                                 GParamSpec   *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_SELECTED: tide_suspects_view_select (TIDE_SUSPECTS_VIEW (object), g_value_get_int (value)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tide_suspects_view_class_init (TideSuspectsViewClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tide_suspects_view_dispose;
+  object_class->get_property = tide_suspects_view_get_property;
+  object_class->set_property = tide_suspects_view_set_property;
+
+  properties[PROP_SELECTED] =
+    g_param_spec_int ("selected", NULL, NULL, -1, G_MAXINT, -1,
+                      G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_css_name (widget_class, "suspects");
+}
+
+static void
+tide_suspects_view_init (TideSuspectsView *self)
+{
+  self->selected = -1;
+  self->list = gtk_list_box_new ();
+  gtk_list_box_set_selection_mode (GTK_LIST_BOX (self->list), GTK_SELECTION_SINGLE);
+  gtk_widget_add_css_class (self->list, "rich-list");
+  self->placeholder = gtk_label_new ("No leak suspects: nothing grew steadily step over step.");
+  gtk_widget_add_css_class (self->placeholder, "dim-label");
+  gtk_widget_set_margin_top (self->placeholder, 24);
+  gtk_list_box_set_placeholder (GTK_LIST_BOX (self->list), self->placeholder);
+  g_signal_connect_object (self->list, "row-selected",
+                           G_CALLBACK (tide_suspects_view_row_selected_cb), self, G_CONNECT_SWAPPED);
+  self->scroller = gtk_scrolled_window_new ();
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scroller), self->list);
+  gtk_widget_set_parent (self->scroller, GTK_WIDGET (self));
+}
+
+GtkWidget *
+tide_suspects_view_new (void)
+{
+  return g_object_new (TIDE_TYPE_SUSPECTS_VIEW, NULL);
+}
+
+/**
+ * tide_suspects_view_set_suspects:
+ * @suspects: (element-type TideGroup) (nullable): from tide_report_suspects()
+ */
+void
+tide_suspects_view_set_suspects (TideSuspectsView *self,
+                                 GPtrArray        *suspects)
+{
+  GtkWidget *child;
+
+  g_return_if_fail (TIDE_IS_SUSPECTS_VIEW (self));
+
+  gtk_list_box_unselect_all (GTK_LIST_BOX (self->list));
+  while ((child = gtk_widget_get_first_child (self->list)) != NULL &&
+         GTK_IS_LIST_BOX_ROW (child))
+    gtk_list_box_remove (GTK_LIST_BOX (self->list), child);
+  g_clear_pointer (&self->suspects, g_ptr_array_unref);
+  self->suspects = suspects ? g_ptr_array_ref (suspects) : NULL;
+  for (guint i = 0; suspects != NULL && i < suspects->len; i++)
+    gtk_list_box_append (GTK_LIST_BOX (self->list), row_new (g_ptr_array_index (suspects, i)));
+}
+
+guint
+tide_suspects_view_get_n_rows (TideSuspectsView *self)
+{
+  g_return_val_if_fail (TIDE_IS_SUSPECTS_VIEW (self), 0);
+  return self->suspects ? self->suspects->len : 0;
+}
+
+char *
+tide_suspects_view_dup_row_text (TideSuspectsView *self,
+                                 guint             index)
+{
+  g_return_val_if_fail (TIDE_IS_SUSPECTS_VIEW (self), NULL);
+  g_return_val_if_fail (index < tide_suspects_view_get_n_rows (self), NULL);
+  return describe_suspect (g_ptr_array_index (self->suspects, index));
+}
+
+/* -1 clears the choice. */
+void
+tide_suspects_view_select (TideSuspectsView *self,
+                           gint              index)
+{
+  GtkListBoxRow *row;
+
+  g_return_if_fail (TIDE_IS_SUSPECTS_VIEW (self));
+
+  row = index >= 0 ? gtk_list_box_get_row_at_index (GTK_LIST_BOX (self->list), index) : NULL;
+  if (row != NULL)
+    gtk_list_box_select_row (GTK_LIST_BOX (self->list), row);
+  else
+    gtk_list_box_unselect_all (GTK_LIST_BOX (self->list));
+}
+
+/* Returns: (transfer none) (nullable): the chosen suspect */
+const TideGroup *
+tide_suspects_view_get_selected (TideSuspectsView *self)
+{
+  g_return_val_if_fail (TIDE_IS_SUSPECTS_VIEW (self), NULL);
+  if (self->suspects == NULL || self->selected < 0 || self->selected >= (gint) self->suspects->len)
+    return NULL;
+  return g_ptr_array_index (self->suspects, self->selected);
+}

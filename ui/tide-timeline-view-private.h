@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ */
+#pragma once
+
+#include "tide-timeline-view.h"
+
+G_BEGIN_DECLS
+
+struct _TideTimelineView
+{
+  GtkWidget          parent_instance;
+
+  /* Owned references */
+  TideTrace         *trace;
+  GArray            *steps;          /* TideStepSpan */
+  GArray            *transfers;      /* TideTransferMark */
+  TideTimelineData  *data;           /* for model's range and width */
+  GskRenderNode     *frame;          /* cached drawing of the current state */
+  char              *error;
+
+  TideTimelineModel  model;
+  const TidePalette *palette;
+  gint64             process_id;
+  gint               selected_step;
+  gint64             selection_begin;
+  gint64             selection_end;
+
+  double             hover_x;        /* < 0: pointer outside */
+  double             drag_start_x;
+  double             drag_x;
+  double             drag_last_dx;
+  gint64             gesture_begin;  /* range when a pinch started */
+  gint64             gesture_end;
+  double             gesture_x;
+
+  guint              dragging_range : 1;
+  guint              panning : 1;
+};
+
+void _tide_timeline_view_class_input_init (GtkWidgetClass   *widget_class);
+void _tide_timeline_view_input_init       (TideTimelineView *self);
+
+G_END_DECLS
