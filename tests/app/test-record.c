@@ -10,13 +10,12 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "tide-report.h"
-#include "tide-trace-private.h"
+#include "tide-test-util.h"
 #include "tide-trace.h"
 
 #define MiB (1024 * 1024)
@@ -98,29 +97,13 @@ record (Fixture    *f,
   run_argv (argv, run);
 }
 
-static TideTrace *
-open_trace (Fixture *f)
-{
-  g_autoptr(GError) error = NULL;
-  TideTrace *trace = tide_trace_open (f->trace, &error);
-
-  g_assert_no_error (error);
-  return trace;
-}
-
-static const char *
-top_function (TideGroup *g)
-{
-  return g->frames->len ? ((TideFrame *) g_ptr_array_index (g->frames, 0))->function : NULL;
-}
-
 /* The group whose innermost frame is @function, or NULL. */
 static TideGroup *
 find_group (GPtrArray  *groups,
             const char *function)
 {
   for (guint i = 0; i < groups->len; i++)
-    if (g_strcmp0 (top_function (g_ptr_array_index (groups, i)), function) == 0)
+    if (g_strcmp0 (tide_test_top_function (g_ptr_array_index (groups, i)), function) == 0)
       return g_ptr_array_index (groups, i);
   return NULL;
 }
@@ -136,7 +119,7 @@ sum_function (GPtrArray  *groups,
   for (guint i = 0; i < groups->len; i++)
     {
       TideGroup *g = g_ptr_array_index (groups, i);
-      if (g_strcmp0 (top_function (g), function) == 0)
+      if (g_strcmp0 (tide_test_top_function (g), function) == 0)
         {
           *bytes += g->bytes;
           *count += g->count;
@@ -144,26 +127,11 @@ sum_function (GPtrArray  *groups,
     }
 }
 
-static gint64
-query_int (TideTrace  *trace,
-           const char *sql)
-{
-  sqlite3_stmt *stmt = NULL;
-  gint64 value = -1;
-
-  g_assert_cmpint (sqlite3_prepare_v2 (_tide_trace_get_db (trace), sql, -1, &stmt, NULL), ==,
-                   SQLITE_OK);
-  if (sqlite3_step (stmt) == SQLITE_ROW)
-    value = sqlite3_column_int64 (stmt, 0);
-  sqlite3_finalize (stmt);
-  return value;
-}
-
 static void
 fixture_setup (Fixture       *f,
                gconstpointer  data)
 {
-  f->dir = g_dir_make_tmp ("tide-record-XXXXXX", NULL);
+  f->dir = tide_test_make_dir ("tide-record");
   f->trace = g_build_filename (f->dir, "run.tide", NULL);
 }
 
@@ -171,15 +139,7 @@ static void
 fixture_teardown (Fixture       *f,
                   gconstpointer  data)
 {
-  g_autoptr(GDir) dir = g_dir_open (f->dir, 0, NULL);
-  const char *name;
-
-  while (dir && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *path = g_build_filename (f->dir, name, NULL);
-      g_unlink (path);
-    }
-  g_rmdir (f->dir);
+  tide_test_remove_dir (f->dir);
   g_free (f->trace);
   g_free (f->dir);
 }
@@ -201,7 +161,7 @@ test_leaky_all (Fixture       *f,
   g_assert_cmpint (run.status, ==, 0);
   g_assert_cmpstr (run.out, ==, "leaky-steps done\n");
 
-  trace = open_trace (f);
+  trace = tide_test_open_trace (f->trace);
   g_assert_true (tide_trace_is_complete (trace));
   steps = tide_report_steps (trace, NULL);
   g_assert_cmpuint (steps->len, ==, 10);
@@ -211,10 +171,10 @@ test_leaky_all (Fixture       *f,
   g_assert_cmpuint (suspects->len, ==, 2);
   tensor = g_ptr_array_index (suspects, 0);
   cache = g_ptr_array_index (suspects, 1);
-  g_assert_cmpstr (top_function (tensor), ==, "leak_big_tensor");
+  g_assert_cmpstr (tide_test_top_function (tensor), ==, "leak_big_tensor");
   g_assert_cmpint (tensor->growth_step, ==, 5);
   g_assert_cmpint (tensor->growth_bytes, ==, 6 * 4 * MiB);
-  g_assert_cmpstr (top_function (cache), ==, "leak_feature_cache");
+  g_assert_cmpstr (tide_test_top_function (cache), ==, "leak_feature_cache");
   g_assert_cmpint (cache->growth_step, ==, 4);
   g_assert_cmpint (cache->growth_bytes, ==, 7 * 96 * 16384);
   g_assert_cmpfloat (cache->bytes_per_step, ==, 96 * 16384);
@@ -255,7 +215,7 @@ test_leaky_sampled (Fixture       *f,
   g_unsetenv ("TIDEMARK_SEED");
   g_assert_cmpint (run.status, ==, 0);
 
-  trace = open_trace (f);
+  trace = tide_test_open_trace (f->trace);
   suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
   g_assert_cmpuint (suspects->len, ==, 2);
   tensor = find_group (suspects, "leak_big_tensor");
@@ -286,7 +246,7 @@ test_control (Fixture       *f,
   record (f, mode, "churn-control", NULL, NULL, &run);
   g_assert_cmpint (run.status, ==, 0);
   g_assert_cmpstr (run.out, ==, "churn-control done\n");
-  trace = open_trace (f);
+  trace = tide_test_open_trace (f->trace);
   g_assert_cmpuint (tide_report_steps (trace, NULL)->len, ==, 10);
   suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
   g_assert_cmpuint (suspects->len, ==, 0);
@@ -312,9 +272,9 @@ test_storm (Fixture       *f,
   /* Profiling does not change what the program computes. */
   g_assert_cmpstr (run.out, ==, plain.out);
 
-  trace = open_trace (f);
-  g_assert_cmpint (query_int (trace, "SELECT value FROM meta WHERE key = 'dropped_events'"), ==, 0);
-  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM threads"), >=, 9);
+  trace = tide_test_open_trace (f->trace);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT value FROM meta WHERE key = 'dropped_events'"), ==, 0);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM threads"), >=, 9);
   live = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, NULL);
   sum_function (live, "storm_leak_per_thread", &bytes, &count);
   g_assert_cmpint (bytes, ==, 8 * 100 * 1000);
@@ -337,12 +297,12 @@ test_fork_exec (Fixture       *f,
   record (f, "--all", "fork-exec-chain", NULL, NULL, &run);
   g_assert_cmpint (run.status, ==, 0);
 
-  trace = open_trace (f);
+  trace = tide_test_open_trace (f->trace);
   /* Parent, forked child, the child after exec, and the grandchild. */
-  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM processes"), ==, 4);
-  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM processes"
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes"), ==, 4);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes"
                                      " WHERE exe LIKE '%fork-exec-leaf'"), ==, 2);
-  g_assert_cmpint (query_int (trace, "SELECT count (DISTINCT pid) FROM processes"), ==, 3);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (DISTINCT pid) FROM processes"), ==, 3);
 
   live = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, NULL);
   leaf = find_group (live, "leaf_leak");
@@ -372,7 +332,7 @@ test_dlopen (Fixture       *f,
 
   record (f, "--all", "dlopen-leak", NULL, NULL, &run);
   g_assert_cmpint (run.status, ==, 0);
-  trace = open_trace (f);
+  trace = tide_test_open_trace (f->trace);
 
   live = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, NULL);
   g = find_group (live, "plugin_leak_rows");
@@ -400,7 +360,7 @@ test_residency (Fixture       *f,
   record (f, "--all", "rss-toucher", NULL, NULL, &run);
   g_assert_cmpint (run.status, ==, 0);
   g_assert_cmpstr (run.out, ==, "rss-toucher done\n");
-  trace = open_trace (f);
+  trace = tide_test_open_trace (f->trace);
   steps = tide_report_steps (trace, NULL);
   g_assert_cmpuint (steps->len, ==, 8);
 
@@ -432,8 +392,8 @@ test_exit_status (Fixture       *f,
   g_assert_cmpint (run.status, ==, 3);
   g_assert_cmpstr (run.out, ==, "out\n");
   {
-    g_autoptr(TideTrace) trace = open_trace (f);
-    g_assert_cmpint (query_int (trace, "SELECT exit_status FROM processes"), ==, 3);
+    g_autoptr(TideTrace) trace = tide_test_open_trace (f->trace);
+    g_assert_cmpint (tide_test_query_int (trace, "SELECT exit_status FROM processes"), ==, 3);
   }
 
   g_unlink (f->trace);
@@ -511,15 +471,15 @@ test_target_sigkill (Fixture       *f,
   g_assert_cmpint (wait_for (recorder), ==, 128 + SIGKILL);
   close (out_fd);
 
-  trace = open_trace (f);
+  trace = tide_test_open_trace (f->trace);
   g_assert_true (tide_trace_is_complete (trace));
-  last_alloc_ns = query_int (trace, "SELECT max (alloc_ns) FROM allocations a"
+  last_alloc_ns = tide_test_query_int (trace, "SELECT max (alloc_ns) FROM allocations a"
                                     " JOIN stack_nodes n ON n.id = a.stack_id"
                                     " JOIN frames fr ON fr.id = n.frame_id"
                                     " WHERE fr.function = 'steady_growth'");
   /* It allocates every 20 ms: what happened up to 200 ms before the kill is in. */
   g_assert_cmpint (kill_ns - last_alloc_ns, <, 200 * 1000 * 1000);
-  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM steps"), >=, 5);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM steps"), >=, 5);
 }
 
 static void
@@ -535,7 +495,7 @@ test_sigint_forwarded (Fixture       *f,
   kill (recorder, SIGINT);
   g_assert_cmpint (wait_for (recorder), ==, 128 + SIGINT);
   close (out_fd);
-  trace = open_trace (f);
+  trace = tide_test_open_trace (f->trace);
   g_assert_true (tide_trace_is_complete (trace));
 }
 
@@ -568,9 +528,9 @@ test_recorder_killed (Fixture       *f,
   g_assert_cmpstr (out->str, ==, "rss-toucher done\n");
 
   /* What was committed before the recorder died still opens. */
-  trace = open_trace (f);
+  trace = tide_test_open_trace (f->trace);
   g_assert_false (tide_trace_is_complete (trace));
-  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM processes"), ==, 1);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes"), ==, 1);
 }
 
 /* ---- the report command on bad input ---------------------------------------- */

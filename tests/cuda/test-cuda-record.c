@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "tide-report.h"
+#include "tide-test-util.h"
 #include "tide-trace-private.h"
 #include "tide-trace.h"
 
@@ -93,13 +94,6 @@ query_int (Fixture    *f,
   return value;
 }
 
-static const char *
-top_function (TideGroup *g)
-{
-  return g->frames != NULL && g->frames->len
-         ? ((TideFrame *) g_ptr_array_index (g->frames, 0))->function : NULL;
-}
-
 static TideGroup *
 find_group (GPtrArray  *groups,
             const char *function,
@@ -108,7 +102,7 @@ find_group (GPtrArray  *groups,
   for (guint i = 0; i < groups->len; i++)
     {
       TideGroup *g = g_ptr_array_index (groups, i);
-      if (g->device == device && g_strcmp0 (top_function (g), function) == 0)
+      if (g->device == device && g_strcmp0 (tide_test_top_function (g), function) == 0)
         return g;
     }
   return NULL;
@@ -256,7 +250,7 @@ test_trainer_suspects (Fixture       *f,
     {
       TideGroup *s = g_ptr_array_index (suspects, i);
       if (s->device >= 0)
-        g_assert_cmpstr (top_function (s), ==, "leak_device_cache");
+        g_assert_cmpstr (tide_test_top_function (s), ==, "leak_device_cache");
     }
 }
 
@@ -276,7 +270,7 @@ test_trainer_control (Fixture       *f,
     {
       TideGroup *s = g_ptr_array_index (suspects, i);
       g_assert_cmpint (s->device, <, 0);
-      g_assert_cmpstr (top_function (s), !=, "init_staging");
+      g_assert_cmpstr (tide_test_top_function (s), !=, "init_staging");
     }
   rows = tide_report_steps (f->trace, &error);
   g_assert_no_error (error);

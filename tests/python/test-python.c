@@ -9,13 +9,12 @@
 #include "config.h"
 
 #include <glib/gstdio.h>
-#include <sqlite3.h>
 #include <string.h>
 #include <sys/wait.h>
 
 #include "tide-report.h"
 #include "tide-schema.h"
-#include "tide-trace-private.h"
+#include "tide-test-util.h"
 #include "tide-trace.h"
 
 #define PYTHON        "/usr/bin/python3"
@@ -33,8 +32,7 @@ static void
 fixture_setup (Fixture       *f,
                gconstpointer  data)
 {
-  f->dir = g_dir_make_tmp ("tide-python-XXXXXX", NULL);
-  g_assert_nonnull (f->dir);
+  f->dir = tide_test_make_dir ("tide-python");
   f->trace = g_build_filename (f->dir, "run.tide", NULL);
 }
 
@@ -42,15 +40,7 @@ static void
 fixture_teardown (Fixture       *f,
                   gconstpointer  data)
 {
-  g_autoptr(GDir) dir = g_dir_open (f->dir, 0, NULL);
-  const char *name;
-
-  while (dir && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *path = g_build_filename (f->dir, name, NULL);
-      g_unlink (path);
-    }
-  g_rmdir (f->dir);
+  tide_test_remove_dir (f->dir);
   g_free (f->trace);
   g_free (f->dir);
 }
@@ -125,21 +115,6 @@ open_trace (Fixture *f)
   g_assert_no_error (error);
   g_assert_true (tide_trace_is_complete (trace));
   return trace;
-}
-
-static gint64
-query_int (TideTrace  *trace,
-           const char *sql)
-{
-  sqlite3_stmt *stmt = NULL;
-  gint64 value = -1;
-
-  g_assert_cmpint (sqlite3_prepare_v2 (_tide_trace_get_db (trace), sql, -1, &stmt, NULL), ==,
-                   SQLITE_OK);
-  if (sqlite3_step (stmt) == SQLITE_ROW)
-    value = sqlite3_column_int64 (stmt, 0);
-  sqlite3_finalize (stmt);
-  return value;
 }
 
 /* The line of @script that carries @mark. */
@@ -256,8 +231,8 @@ test_control (Fixture       *f,
   g_assert_cmpuint (by_stack->len, ==, 0);
   g_assert_cmpuint (by_scope->len, ==, 0);
   /* Python frames and module scopes were recorded all the same. */
-  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM frames WHERE kind = 2"), >, 0);
-  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM scopes"
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM frames WHERE kind = 2"), >, 0);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM scopes"
                                      " WHERE path = 'Net.encoder.layers.2'"), ==, 1);
 }
 
@@ -304,18 +279,18 @@ test_dataloader (Fixture       *f,
 
   /* 2 epochs of 8 batches; two optimizers, one step each iteration. */
   g_assert_cmpstr (out, ==, "optimizer steps 16\n");
-  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM processes"), ==, 3);
-  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM processes"
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes"), ==, 3);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes"
                                      " WHERE parent_id = (SELECT min (id) FROM processes)"), ==, 2);
-  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM processes WHERE end_ns IS NULL"),
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes WHERE end_ns IS NULL"),
                    ==, 0);
-  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM steps s JOIN processes p"
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM steps s JOIN processes p"
                                      " ON p.id = s.process_id WHERE p.parent_id IS NULL"), ==, 16);
-  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM steps"), ==, 16);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM steps"), ==, 16);
   /* Rank from RANK, in every process of the job. */
-  g_assert_cmpint (query_int (trace, "SELECT count (*) FROM processes WHERE rank = 3"), ==, 3);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes WHERE rank = 3"), ==, 3);
   /* The workers ran Python too: their allocations carry Python frames. */
-  g_assert_cmpint (query_int (trace, "SELECT count (DISTINCT a.process_id) FROM allocations a"
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (DISTINCT a.process_id) FROM allocations a"
                                      " JOIN stack_nodes n ON n.id = a.stack_id"
                                      " WHERE a.process_id > 1"), ==, 2);
 }

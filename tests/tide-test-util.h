@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * Helpers that the end-to-end suites share: a private temporary folder per
+ * test, and small reads of a recorded trace.
+ */
+#pragma once
+
+#include "tide-report.h"
+#include "tide-trace.h"
+
+G_BEGIN_DECLS
+
+char       *tide_test_make_dir       (const char *prefix);
+void        tide_test_remove_dir     (const char *dir);
+TideTrace  *tide_test_open_trace     (const char *path);
+gint64      tide_test_query_int      (TideTrace  *trace,
+                                      const char *sql);
+const char *tide_test_top_function   (TideGroup  *group);
+
+G_END_DECLS
