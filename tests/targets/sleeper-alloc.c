@@ -3,7 +3,8 @@
  *
  * sleeper-alloc: runs until killed.  Allocates 1 MiB from steady_growth
  * every 20 ms (touching its first page only) and ends a step every 100 ms.
- * Prints one line at start, flushed, so a test knows it is running.
+ * Prints one line at start and one per step ("step N"), flushed, so a test
+ * knows it is running and what it had done when it was killed.
  *
  * As a guard against a test that forgets to kill it, it exits with status 2
  * after --max-seconds (default 600).
@@ -46,7 +47,12 @@ main (int   argc,
     {
       steady_growth ();
       if (round % ALLOCS_PER_STEP == 0)
-        tidemark_step (NULL);
+        {
+          tidemark_step (NULL);
+          /* Printed after the step: a test knows what happened before a kill. */
+          printf ("step %ld\n", round / ALLOCS_PER_STEP);
+          fflush (stdout);
+        }
       target_sleep_ms (GROWTH_EVERY_MS);
     }
 
