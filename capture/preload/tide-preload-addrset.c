@@ -9,9 +9,9 @@
 
 #include <string.h>
 
-#define TIDE_ADDRSET_FILTER_LEN  ((size_t) sizeof (uint16_t) << TIDE_ADDRSET_FILTER_BITS)
+#define TIDE_ADDRSET_FILTER_LEN  ((size_t) sizeof (uint8_t) << TIDE_ADDRSET_FILTER_BITS)
 #define TIDE_ADDRSET_MIN_SLOTS   256u
-#define TIDE_FILTER_STUCK        0xffffu
+#define TIDE_FILTER_STUCK        0xffu
 
 static inline TideAddrShard *
 shard_of (TideAddrSet *set,
@@ -32,15 +32,15 @@ filter_add (TideAddrSet *set,
             uint64_t     h,
             int          delta)
 {
-  _Atomic uint16_t *c = &set->filter[h >> (64 - TIDE_ADDRSET_FILTER_BITS)];
-  uint16_t old = atomic_load_explicit (c, memory_order_relaxed);
+  _Atomic uint8_t *c = &set->filter[h >> (64 - TIDE_ADDRSET_FILTER_BITS)];
+  uint8_t old = atomic_load_explicit (c, memory_order_relaxed);
 
   do
     {
       if (old == TIDE_FILTER_STUCK || (delta < 0 && old == 0))
         return;
     }
-  while (!atomic_compare_exchange_weak_explicit (c, &old, (uint16_t) (old + delta),
+  while (!atomic_compare_exchange_weak_explicit (c, &old, (uint8_t) (old + delta),
                                                  memory_order_relaxed, memory_order_relaxed));
 }
 
