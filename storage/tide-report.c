@@ -17,27 +17,13 @@
  */
 #include "config.h"
 
-#include <string.h>
-
 #include <math.h>
 #include <sqlite3.h>
+#include <string.h>
 
-#include "tide-report.h"
-#include "tide-schema.h"
-#include "tide-storage-error.h"
-#include "tide-trace-private.h"
+#include "tide-report-private.h"
 
 #define SUSPECT_MIN_RISES 3
-
-void
-tide_step_row_free (TideStepRow *row)
-{
-  if (row == NULL)
-    return;
-  g_free (row->label);
-  g_clear_pointer (&row->devices, g_array_unref);
-  g_free (row);
-}
 
 void
 tide_frame_free (TideFrame *frame)
@@ -60,10 +46,10 @@ tide_group_free (TideGroup *group)
   g_free (group);
 }
 
-static sqlite3_stmt *
-prepare (TideTrace   *trace,
-         const char  *sql,
-         GError     **error)
+sqlite3_stmt *
+_tide_report_prepare (TideTrace   *trace,
+                      const char  *sql,
+                      GError     **error)
 {
   sqlite3 *db = _tide_trace_get_db (trace);
   sqlite3_stmt *stmt = NULL;
@@ -76,11 +62,11 @@ prepare (TideTrace   *trace,
   return stmt;
 }
 
-static gboolean
-finish_rows (TideTrace     *trace,
-             sqlite3_stmt  *stmt,
-             int            rc,
-             GError       **error)
+gboolean
+_tide_report_finish_rows (TideTrace     *trace,
+                          sqlite3_stmt  *stmt,
+                          int            rc,
+                          GError       **error)
 {
   sqlite3_finalize (stmt);
   if (rc != SQLITE_DONE)
@@ -91,245 +77,11 @@ finish_rows (TideTrace     *trace,
   return TRUE;
 }
 
-static char *
-column_dup (sqlite3_stmt *stmt,
-            int           col)
+char *
+_tide_report_column_dup (sqlite3_stmt *stmt,
+                         int           col)
 {
   return g_strdup ((const char *) sqlite3_column_text (stmt, col));
-}
-
-/* ---- steps: device columns -------------------------------------------------- */
-
-static gint64
-step_key (gint64 process_id,
-          gint   number)
-{
-  return (process_id << 24) | number;
-}
-
-static GHashTable *
-index_rows (GPtrArray *rows)
-{
-  GHashTable *index = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
-
-  for (guint i = 0; i < rows->len; i++)
-    {
-      TideStepRow *row = g_ptr_array_index (rows, i);
-      gint64 *key = g_new (gint64, 1);
-
-      *key = step_key (row->process_id, row->number);
-      g_hash_table_insert (index, key, row);
-    }
-  return index;
-}
-
-/* Bytes copied each way by the copies that started within each step. */
-static gboolean
-add_transfers (TideTrace  *trace,
-               GPtrArray  *rows,
-               GError    **error)
-{
-  g_autoptr(GHashTable) index = index_rows (rows);
-  sqlite3_stmt *stmt;
-  int rc;
-
-  stmt = prepare (trace,
-                  "SELECT s.process_id, s.number, t.direction, sum (t.bytes)"
-                  " FROM steps s JOIN transfers t ON t.process_id = s.process_id"
-                  "  AND t.start_ns >= s.start_ns AND t.start_ns < s.end_ns"
-                  " GROUP BY s.id, t.direction", error);
-  if (stmt == NULL)
-    return FALSE;
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      gint64 key = step_key (sqlite3_column_int64 (stmt, 0), sqlite3_column_int (stmt, 1));
-      TideStepRow *row = g_hash_table_lookup (index, &key);
-      int direction = sqlite3_column_int (stmt, 2);
-
-      if (row != NULL && direction == 1)
-        row->h2d_bytes = sqlite3_column_int64 (stmt, 3);
-      else if (row != NULL && direction == 2)
-        row->d2h_bytes = sqlite3_column_int64 (stmt, 3);
-    }
-  return finish_rows (trace, stmt, rc, error);
-}
-
-typedef struct
-{
-  gint64 process_id;
-  gint   number;
-  gint64 stack_id;
-  gint64 scope_id;
-  gint   device;
-  gint64 live_bytes;
-} DeviceSeries;
-
-static GArray *
-load_device_series (TideTrace  *trace,
-                    GError    **error)
-{
-  g_autoptr(GArray) series = g_array_new (FALSE, FALSE, sizeof (DeviceSeries));
-  sqlite3_stmt *stmt;
-  int rc;
-
-  stmt = prepare (trace,
-                  "SELECT s.process_id, s.number, ss.stack_id, ss.scope_id, ss.device,"
-                  "  ss.live_bytes FROM step_series ss JOIN steps s ON s.id = ss.step_id"
-                  " WHERE ss.device >= 0 ORDER BY s.process_id, s.number", error);
-  if (stmt == NULL)
-    return NULL;
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      DeviceSeries d = {
-        sqlite3_column_int64 (stmt, 0), sqlite3_column_int (stmt, 1),
-        sqlite3_column_int64 (stmt, 2), sqlite3_column_int64 (stmt, 3),
-        sqlite3_column_int (stmt, 4), sqlite3_column_int64 (stmt, 5),
-      };
-      g_array_append_val (series, d);
-    }
-  if (!finish_rows (trace, stmt, rc, error))
-    return NULL;
-  return g_steal_pointer (&series);
-}
-
-/* Sum of the latest value of each (stack, scope) series of one device. */
-typedef struct
-{
-  GHashTable *last;     /* "stack:scope:device" -> gint64* */
-  gint64      totals[TIDE_REPORT_MAX_DEVICES];
-} DeviceSweep;
-
-static void
-device_sweep_apply (DeviceSweep        *sweep,
-                    const DeviceSeries *d)
-{
-  char *key = g_strdup_printf ("%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT ":%d",
-                               d->stack_id, d->scope_id, d->device);
-  gint64 *last = g_hash_table_lookup (sweep->last, key);
-
-  if (last == NULL)
-    {
-      last = g_new0 (gint64, 1);
-      g_hash_table_insert (sweep->last, key, last);
-    }
-  else
-    g_free (key);
-  sweep->totals[d->device] += d->live_bytes - *last;
-  *last = d->live_bytes;
-}
-
-/* Live device bytes per device at each step end.  step_series holds a
- * (stack, scope, device) value only at the steps where it changed. */
-static gboolean
-add_device_ends (TideTrace  *trace,
-                 GPtrArray  *rows,
-                 GError    **error)
-{
-  g_autoptr(GArray) series = load_device_series (trace, error);
-  gboolean present[TIDE_REPORT_MAX_DEVICES] = { FALSE };
-  DeviceSweep sweep = { NULL };
-  gint64 process_id = -1;
-  guint at = 0;
-
-  if (series == NULL)
-    return FALSE;
-  for (guint i = 0; i < series->len; i++)
-    {
-      gint device = g_array_index (series, DeviceSeries, i).device;
-      if (device < TIDE_REPORT_MAX_DEVICES)
-        present[device] = TRUE;
-    }
-  sweep.last = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  for (guint r = 0; r < rows->len; r++)
-    {
-      TideStepRow *row = g_ptr_array_index (rows, r);
-      gint64 before[TIDE_REPORT_MAX_DEVICES];
-
-      if (row->process_id != process_id)
-        {
-          process_id = row->process_id;
-          g_hash_table_remove_all (sweep.last);
-          memset (sweep.totals, 0, sizeof sweep.totals);
-        }
-      memcpy (before, sweep.totals, sizeof before);
-      for (; at < series->len; at++)
-        {
-          const DeviceSeries *d = &g_array_index (series, DeviceSeries, at);
-          if (d->process_id > row->process_id
-              || (d->process_id == row->process_id && d->number > row->number))
-            break;
-          if (d->process_id == row->process_id && d->device < TIDE_REPORT_MAX_DEVICES)
-            device_sweep_apply (&sweep, d);
-        }
-      for (gint dev = 0; dev < TIDE_REPORT_MAX_DEVICES; dev++)
-        if (present[dev])
-          {
-            TideStepDevice sd = { dev, sweep.totals[dev], sweep.totals[dev] - before[dev] };
-            g_array_append_val (row->devices, sd);
-          }
-    }
-  g_hash_table_unref (sweep.last);
-  return TRUE;
-}
-
-GPtrArray *
-tide_report_steps (TideTrace  *trace,
-                   GError    **error)
-{
-  g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_step_row_free);
-  TideStepRow *prev = NULL;
-  sqlite3_stmt *stmt;
-  int rc;
-
-  stmt = prepare (trace,
-                  "SELECT s.process_id, p.pid, s.number, s.label, s.start_ns, s.end_ns,"
-                  "  st.rss_end, st.heap_live_end, st.mapped_live_end, st.device_live_end,"
-                  "  st.retained_bytes, st.retained_count, st.resident_explained,"
-                  "  (SELECT c.value FROM counters c WHERE c.process_id = s.process_id"
-                  "     AND c.counter = 1 AND c.ts_ns <= s.start_ns ORDER BY c.ts_ns DESC LIMIT 1)"
-                  " FROM steps s JOIN processes p ON p.id = s.process_id"
-                  " JOIN step_stats st ON st.step_id = s.id"
-                  " ORDER BY s.process_id, s.number", error);
-  if (stmt == NULL)
-    return NULL;
-
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      TideStepRow *row = g_new0 (TideStepRow, 1);
-      gboolean first_of_process;
-
-      row->process_id = sqlite3_column_int64 (stmt, 0);
-      row->pid = sqlite3_column_int64 (stmt, 1);
-      row->number = sqlite3_column_int (stmt, 2);
-      row->label = column_dup (stmt, 3);
-      row->start_ns = sqlite3_column_int64 (stmt, 4) - tide_trace_get_start_ns (trace);
-      row->duration_ns = sqlite3_column_int64 (stmt, 5) - sqlite3_column_int64 (stmt, 4);
-      row->has_rss = sqlite3_column_type (stmt, 6) != SQLITE_NULL;
-      row->rss_end = sqlite3_column_int64 (stmt, 6);
-      row->heap_end = sqlite3_column_int64 (stmt, 7);
-      row->mapped_end = sqlite3_column_int64 (stmt, 8);
-      row->device_end = sqlite3_column_int64 (stmt, 9);
-      row->retained_bytes = sqlite3_column_int64 (stmt, 10);
-      row->retained_count = sqlite3_column_int64 (stmt, 11);
-      row->has_resident = sqlite3_column_type (stmt, 12) != SQLITE_NULL;
-      row->resident_explained = sqlite3_column_int64 (stmt, 12);
-      row->unattributed = row->rss_end - row->resident_explained;
-
-      /* Changes are against the previous step, or the process start. */
-      first_of_process = prev == NULL || prev->process_id != row->process_id;
-      row->rss_delta = first_of_process ? row->rss_end - sqlite3_column_int64 (stmt, 13)
-                                        : row->rss_end - prev->rss_end;
-      row->heap_delta = row->heap_end - (first_of_process ? 0 : prev->heap_end);
-      row->device_delta = row->device_end - (first_of_process ? 0 : prev->device_end);
-      row->devices = g_array_new (FALSE, TRUE, sizeof (TideStepDevice));
-      g_ptr_array_add (rows, row);
-      prev = row;
-    }
-  if (!finish_rows (trace, stmt, rc, error))
-    return NULL;
-  if (!add_transfers (trace, rows, error) || !add_device_ends (trace, rows, error))
-    return NULL;
-  return g_steal_pointer (&rows);
 }
 
 /* ---- series and growth ---------------------------------------------------- */
@@ -481,7 +233,7 @@ load_group_series (TideTrace   *trace,
   sqlite3_stmt *stmt;
   int rc;
 
-  stmt = prepare (trace,
+  stmt = _tide_report_prepare (trace,
                   "SELECT s.number, ss.stack_id, ss.scope_id, ss.device, ss.live_bytes"
                   " FROM step_series ss JOIN steps s ON s.id = ss.step_id"
                   " WHERE s.process_id = ?1 ORDER BY s.number", error);
@@ -510,7 +262,7 @@ load_group_series (TideTrace   *trace,
         group->deltas[number] += value - previous->value;
       previous->value = value;
     }
-  if (!finish_rows (trace, stmt, rc, error))
+  if (!_tide_report_finish_rows (trace, stmt, rc, error))
     return NULL;
 
   /* Deltas become the live series in place. */
@@ -544,7 +296,7 @@ load_processes (TideTrace  *trace,
   sqlite3_stmt *stmt;
   int rc;
 
-  stmt = prepare (trace,
+  stmt = _tide_report_prepare (trace,
                   "SELECT p.id, p.pid, (SELECT count (*) FROM steps s WHERE s.process_id = p.id),"
                   "  p.all_mode, p.sample_bytes FROM processes p ORDER BY p.id", error);
   if (stmt == NULL)
@@ -561,7 +313,7 @@ load_processes (TideTrace  *trace,
       };
       g_array_append_val (procs, info);
     }
-  if (!finish_rows (trace, stmt, rc, error))
+  if (!_tide_report_finish_rows (trace, stmt, rc, error))
     return NULL;
   return g_steal_pointer (&procs);
 }
@@ -575,7 +327,7 @@ load_frames (TideTrace  *trace,
   sqlite3_stmt *stmt;
   int rc;
 
-  stmt = prepare (trace,
+  stmt = _tide_report_prepare (trace,
                   "WITH RECURSIVE chain (parent_id, frame_id, depth) AS ("
                   "  SELECT parent_id, frame_id, depth FROM stack_nodes WHERE id = ?1"
                   "  UNION ALL"
@@ -592,14 +344,14 @@ load_frames (TideTrace  *trace,
       TideFrame *frame = g_new0 (TideFrame, 1);
 
       frame->kind = sqlite3_column_int (stmt, 0);
-      frame->function = column_dup (stmt, 1);
-      frame->file = column_dup (stmt, 2);
+      frame->function = _tide_report_column_dup (stmt, 1);
+      frame->file = _tide_report_column_dup (stmt, 2);
       frame->line = sqlite3_column_int (stmt, 3);
-      frame->module = column_dup (stmt, 4);
+      frame->module = _tide_report_column_dup (stmt, 4);
       frame->module_offset = sqlite3_column_int64 (stmt, 5);
       g_ptr_array_add (frames, frame);
     }
-  if (!finish_rows (trace, stmt, rc, error))
+  if (!_tide_report_finish_rows (trace, stmt, rc, error))
     return NULL;
   return g_steal_pointer (&frames);
 }
@@ -608,14 +360,14 @@ static char *
 load_scope_path (TideTrace *trace,
                  gint64     scope_id)
 {
-  sqlite3_stmt *stmt = prepare (trace, "SELECT path FROM scopes WHERE id = ?1", NULL);
+  sqlite3_stmt *stmt = _tide_report_prepare (trace, "SELECT path FROM scopes WHERE id = ?1", NULL);
   char *path = NULL;
 
   if (stmt == NULL)
     return NULL;
   sqlite3_bind_int64 (stmt, 1, scope_id);
   if (sqlite3_step (stmt) == SQLITE_ROW)
-    path = column_dup (stmt, 0);
+    path = _tide_report_column_dup (stmt, 0);
   sqlite3_finalize (stmt);
   return path;
 }
@@ -627,7 +379,7 @@ load_dominant_scope (TideTrace *trace,
                      gint64     process_id,
                      gint64     stack_id)
 {
-  sqlite3_stmt *stmt = prepare (trace,
+  sqlite3_stmt *stmt = _tide_report_prepare (trace,
                                 "SELECT ss.scope_id FROM step_series ss"
                                 " JOIN steps s ON s.id = ss.step_id"
                                 " WHERE s.process_id = ?1 AND ss.stack_id = ?2"
@@ -788,7 +540,7 @@ lookup_step (TideTrace *trace,
              gint       number,
              StepSpan  *span)
 {
-  sqlite3_stmt *stmt = prepare (trace, "SELECT id, start_ns, end_ns FROM steps"
+  sqlite3_stmt *stmt = _tide_report_prepare (trace, "SELECT id, start_ns, end_ns FROM steps"
                                        " WHERE process_id = ?1 AND number = ?2", NULL);
   gboolean found = FALSE;
 
@@ -819,7 +571,7 @@ add_residency (TideTrace   *trace,
   g_autofree char *sql = g_strdup_printf (
     "SELECT %s, device, sum (%s) FROM step_residency WHERE step_id = ?1 GROUP BY 1, 2",
     key_column, born_only ? "resident_born_bytes" : "resident_bytes");
-  sqlite3_stmt *stmt = prepare (trace, sql, error);
+  sqlite3_stmt *stmt = _tide_report_prepare (trace, sql, error);
   int rc;
 
   if (stmt == NULL)
@@ -833,7 +585,7 @@ add_residency (TideTrace   *trace,
       if (group != NULL)
         group->resident_bytes = sqlite3_column_int64 (stmt, 2);
     }
-  return finish_rows (trace, stmt, rc, error);
+  return _tide_report_finish_rows (trace, stmt, rc, error);
 }
 
 static gboolean
@@ -860,7 +612,7 @@ add_process_retained (TideTrace         *trace,
                          step > 0 ? "alloc_ns > ?2 AND alloc_ns <= ?3"
                                     " AND (free_ns IS NULL OR free_ns > ?3)"
                                   : "free_ns IS NULL");
-  stmt = prepare (trace, sql, error);
+  stmt = _tide_report_prepare (trace, sql, error);
   if (stmt == NULL)
     return FALSE;
   sqlite3_bind_int64 (stmt, 1, proc->process_id);
@@ -883,7 +635,7 @@ add_process_retained (TideTrace         *trace,
       g_hash_table_insert (by_key, probe, group);
       g_ptr_array_add (out, group);
     }
-  if (!finish_rows (trace, stmt, rc, error))
+  if (!_tide_report_finish_rows (trace, stmt, rc, error))
     return FALSE;
 
   /* Residency: at the step's end, or at the last step's end for the trace end. */

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ */
+#pragma once
+
+#include <sqlite3.h>
+
+#include "tide-report.h"
+#include "tide-schema.h"
+#include "tide-storage-error.h"
+#include "tide-trace-private.h"
+
+G_BEGIN_DECLS
+
+/* Statement helpers shared by the report files; errors become GErrors. */
+sqlite3_stmt *_tide_report_prepare     (TideTrace     *trace,
+                                        const char    *sql,
+                                        GError       **error);
+gboolean      _tide_report_finish_rows (TideTrace     *trace,
+                                        sqlite3_stmt  *stmt,
+                                        int            rc,
+                                        GError       **error);
+char         *_tide_report_column_dup  (sqlite3_stmt  *stmt,
+                                        int            col);
+
+G_END_DECLS
