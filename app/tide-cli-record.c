@@ -129,7 +129,7 @@ tide_cli_record (int    argc,
     { NULL }
   };
 
-  context = g_option_context_new ("-- CMD [ARGS] - record the memory of a program");
+  context = g_option_context_new ("- record the memory of a program");
   g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_set_strict_posix (context, TRUE);
   if (!g_option_context_parse (context, &argc, &argv, &error))

@@ -18,7 +18,7 @@ static const char usage[] =
   "                  --step-interval MS] [--uprobes malloc]\n"
   "  tidemark report trace.tide [--steps | --suspects | --retained [--step N] [--by stack|scope]]\n"
   "                             [--format text|csv|json]\n"
-  "  tidemark export trace.tide [--csv out.csv]\n"
+  "  tidemark export trace.tide [--png out.png [--width W --height H]] [--csv out.csv]\n"
   "\n"
   "Run `tidemark COMMAND --help` for the options of one command.\n";
 
@@ -53,6 +53,11 @@ main (int    argc,
       printf ("tidemark %s\n", PACKAGE_VERSION);
       return TIDE_EXIT_OK;
     }
+  /* `tidemark record --help` says "Usage: tidemark record ...". */
+  {
+    g_autofree char *prgname = g_strdup_printf ("tidemark %s", argv[1]);
+    g_set_prgname (prgname);
+  }
   if (strcmp (argv[1], "record") == 0)
     return tide_cli_record (argc - 1, argv + 1);
   if (strcmp (argv[1], "report") == 0)
