@@ -50,8 +50,6 @@ typedef struct
   GHashTable       *pycodes;        /* PYFRAME_DEF id -> TidePyCode* */
   gint              rank;           /* torch.distributed rank, -1: unknown */
 
-  double            heap_live;      /* estimated live bytes, for the counters */
-  double            mapped_live;
   gint64            written_heap;
   gint64            written_mapped;
   gint64            last_rss;

@@ -256,11 +256,7 @@ account (TideRecProcess      *self,
 
   tide_step_accumulator_apply (self->steps_acc, a->stack_id, a->scope_id, a->device, a->kind,
                                bytes, sign * a->weight, a->alloc_ns > self->last_step_end_ns);
-  if (a->kind == TIDE_KIND_MMAP || a->kind == TIDE_KIND_BRK)
-    self->mapped_live += bytes;
-  else if (a->kind == TIDE_KIND_MALLOC)
-    self->heap_live += bytes;
-  else if (a->kind == TIDE_KIND_PINNED)
+  if (a->kind == TIDE_KIND_PINNED)
     self->pinned_live += bytes;
   else if (a->kind == TIDE_KIND_DEVICE && a->device >= 0 && a->device < TIDE_REC_MAX_DEVICES)
     self->device_allocated[a->device] += (gint64) (sign * (double) a->size);
@@ -608,13 +604,14 @@ void
 tide_rec_process_poll (TideRecProcess *self,
                        gint64          now_ns)
 {
+  double heap = tide_step_accumulator_get_heap_live (self->steps_acc);
+  double mapped = tide_step_accumulator_get_mapped_live (self->steps_acc);
+
   if (self->end_ns != 0)
     return;
   sample_rss (self, now_ns, FALSE);
-  write_counter (self, TIDE_COUNTER_HEAP_LIVE, now_ns, (gint64) (self->heap_live + 0.5),
-                 &self->written_heap);
-  write_counter (self, TIDE_COUNTER_MAPPED, now_ns, (gint64) (self->mapped_live + 0.5),
-                 &self->written_mapped);
+  write_counter (self, TIDE_COUNTER_HEAP_LIVE, now_ns, (gint64) (heap + 0.5), &self->written_heap);
+  write_counter (self, TIDE_COUNTER_MAPPED, now_ns, (gint64) (mapped + 0.5), &self->written_mapped);
   if (self->pinned_live > 0 || self->written_pinned > 0)
     write_counter (self, TIDE_COUNTER_PINNED, now_ns, (gint64) (self->pinned_live + 0.5),
                    &self->written_pinned);
