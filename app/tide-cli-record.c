@@ -16,38 +16,42 @@
 
 #define SUMMARY_SUSPECTS 3
 
-/* The preload library next to this build, or the installed one. */
+/* @override from the environment, else @built_path when this tidemark runs
+ * from its build tree, else @installed_path. */
+static char *
+find_part (const char *override_var,
+           const char *built_path,
+           const char *installed_path)
+{
+  const char *override = g_getenv (override_var);
+  g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
+
+  if (override != NULL && *override != '\0')
+    return g_strdup (override);
+  if (self != NULL && g_str_has_prefix (self, TIDE_BUILD_ROOT "/") &&
+      g_file_test (built_path, G_FILE_TEST_EXISTS))
+    return g_strdup (built_path);
+  return g_strdup (installed_path);
+}
+
 static char *
 find_preload_library (void)
 {
-  const char *override = g_getenv ("TIDEMARK_PRELOAD");
-  g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
   g_autofree char *built = g_build_filename (TIDE_BUILD_ROOT, "capture", "preload",
                                              TIDE_PRELOAD_NAME, NULL);
+  g_autofree char *installed = g_build_filename (TIDE_PKGLIBDIR, TIDE_PRELOAD_NAME, NULL);
 
-  if (override != NULL && *override != '\0')
-    return g_strdup (override);
-  if (self != NULL && g_str_has_prefix (self, TIDE_BUILD_ROOT "/") &&
-      g_file_test (built, G_FILE_TEST_EXISTS))
-    return g_steal_pointer (&built);
-  return g_build_filename (TIDE_PKGLIBDIR, TIDE_PRELOAD_NAME, NULL);
+  return find_part ("TIDEMARK_PRELOAD", built, installed);
 }
 
-/* The tidemark Python package (and its bootstrap sitecustomize): next to
- * this build, or the installed one. */
+/* The tidemark Python package and its bootstrap sitecustomize. */
 static char *
 find_python_dir (void)
 {
-  const char *override = g_getenv ("TIDEMARK_PYTHON_DIR");
-  g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
   g_autofree char *built = g_build_filename (TIDE_BUILD_ROOT, "capture", "python", NULL);
+  g_autofree char *installed = g_build_filename (TIDE_PKGDATADIR, "python", NULL);
 
-  if (override != NULL && *override != '\0')
-    return g_strdup (override);
-  if (self != NULL && g_str_has_prefix (self, TIDE_BUILD_ROOT "/") &&
-      g_file_test (built, G_FILE_TEST_IS_DIR))
-    return g_steal_pointer (&built);
-  return g_build_filename (TIDE_PKGDATADIR, "python", NULL);
+  return find_part ("TIDEMARK_PYTHON_DIR", built, installed);
 }
 
 /* PYTHONPATH with the package first, the user's entries kept after it. */
