@@ -11,6 +11,7 @@
 #include "tide-render.h"
 #include "tide-window-private.h"
 
+/* Export sizes when the schema is not installed (the schema's defaults). */
 #define EXPORT_WIDTH  1600
 #define EXPORT_HEIGHT 900
 
@@ -75,7 +76,7 @@ _tide_window_export_png (TideWindow  *self,
   g_return_val_if_fail (TIDE_IS_WINDOW (self), FALSE);
   g_return_val_if_fail (self->trace != NULL, FALSE);
 
-  return tide_render_timeline_png (self->trace, path, width, height, error);
+  return tide_render_process_png (self->trace, self->process_id, path, width, height, error);
 }
 
 gboolean
@@ -136,45 +137,54 @@ typedef enum
   EXPORT_DRILLDOWN_CSV,
 } ExportKind;
 
+/* What the export file chooser does with the file chosen: writes it with
+ * the kind and size asked for, or says why it could not. */
+void
+_tide_window_export_chosen (TideWindow *self,
+                            GFile      *file)
+{
+  ExportKind kind = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (self->export_chooser),
+                                                        "tide-export-kind"));
+  g_autofree char *path = g_file_get_path (file);
+  g_autoptr(GError) error = NULL;
+  gboolean ok;
+
+  if (kind == EXPORT_PNG)
+    ok = _tide_window_export_png (self, path, self->export_width, self->export_height, &error);
+  else if (kind == EXPORT_STEPS_CSV)
+    ok = _tide_window_export_steps_csv (self, path, &error);
+  else
+    ok = _tide_window_export_drilldown_csv (self, path, &error);
+  if (!ok)
+    {
+      GtkWidget *alert = adw_message_dialog_new (GTK_WINDOW (self), "Export Failed",
+                                                 error->message);
+      adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (alert), "close", "_Close");
+      gtk_window_present (GTK_WINDOW (alert));
+    }
+  g_clear_pointer (&self->export_chooser, g_object_unref);
+}
+
 static void
 export_response_cb (GtkNativeDialog *dialog,
                     int              response,
                     TideWindow      *self)
 {
-  ExportKind kind = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (dialog), "tide-export-kind"));
-  g_autoptr(GError) error = NULL;
+  g_autoptr(GFile) file = response == GTK_RESPONSE_ACCEPT
+                          ? gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog)) : NULL;
 
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      g_autofree char *path = g_file_get_path (file);
-      gboolean ok = FALSE;
-
-      if (kind == EXPORT_PNG)
-        ok = _tide_window_export_png (self, path, EXPORT_WIDTH, EXPORT_HEIGHT, &error);
-      else if (kind == EXPORT_STEPS_CSV)
-        ok = _tide_window_export_steps_csv (self, path, &error);
-      else
-        ok = _tide_window_export_drilldown_csv (self, path, &error);
-      if (!ok)
-        {
-          GtkWidget *alert = adw_message_dialog_new (GTK_WINDOW (self), "Export Failed", error->message);
-          adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (alert), "close", "_Close");
-          gtk_window_present (GTK_WINDOW (alert));
-        }
-    }
-  g_object_unref (dialog);
+  if (dialog != self->export_chooser)
+    return;
+  if (file != NULL)
+    _tide_window_export_chosen (self, file);
+  else
+    g_clear_pointer (&self->export_chooser, g_object_unref);
 }
 
 static void
-export_action (GtkWidget  *widget,
-               const char *action_name,
-               GVariant   *parameter)
+choose_export_file (TideWindow *self,
+                    ExportKind  kind)
 {
-  TideWindow *self = TIDE_WINDOW (widget);
-  ExportKind kind = g_str_equal (action_name, "win.export-png") ? EXPORT_PNG
-                  : g_str_equal (action_name, "win.export-steps-csv") ? EXPORT_STEPS_CSV
-                  : EXPORT_DRILLDOWN_CSV;
   static const char *suffixes[] = { "timeline.png", "steps.csv", "drilldown.csv" };
   g_autofree char *base = g_path_get_basename (tide_trace_get_path (self->trace));
   g_autofree char *name = NULL;
@@ -189,8 +199,99 @@ export_action (GtkWidget  *widget,
   set_folder_from_settings (self, GTK_FILE_CHOOSER (dialog));
   g_object_set_data (G_OBJECT (dialog), "tide-export-kind", GINT_TO_POINTER (kind));
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
-  g_signal_connect (dialog, "response", G_CALLBACK (export_response_cb), self);
+  g_signal_connect_object (dialog, "response", G_CALLBACK (export_response_cb), self, 0);
+  g_clear_pointer (&self->export_chooser, g_object_unref);
+  self->export_chooser = GTK_NATIVE_DIALOG (dialog);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+/* The size asked for is remembered for the next export. */
+static void
+export_size_response_cb (AdwMessageDialog *dialog,
+                         const char       *response,
+                         TideWindow       *self)
+{
+  GtkSpinButton *width = g_object_get_data (G_OBJECT (dialog), "tide-export-width");
+  GtkSpinButton *height = g_object_get_data (G_OBJECT (dialog), "tide-export-height");
+
+  if (!g_str_equal (response, "export") || self->trace == NULL)
+    return;
+  self->export_width = gtk_spin_button_get_value_as_int (width);
+  self->export_height = gtk_spin_button_get_value_as_int (height);
+  if (self->settings != NULL)
+    {
+      g_settings_set_int (self->settings, "export-width", self->export_width);
+      g_settings_set_int (self->settings, "export-height", self->export_height);
+    }
+  choose_export_file (self, EXPORT_PNG);
+}
+
+static GtkWidget *
+size_spin (GtkGrid    *grid,
+           int         row,
+           const char *label,
+           int         value)
+{
+  GtkWidget *title = gtk_label_new_with_mnemonic (label);
+  GtkWidget *spin = gtk_spin_button_new_with_range (64, 16384, 1);
+
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), value);
+  gtk_spin_button_set_numeric (GTK_SPIN_BUTTON (spin), TRUE);
+  gtk_label_set_mnemonic_widget (GTK_LABEL (title), spin);
+  gtk_widget_set_halign (title, GTK_ALIGN_END);
+  gtk_grid_attach (grid, title, 0, row, 1, 1);
+  gtk_grid_attach (grid, spin, 1, row, 1, 1);
+  return spin;
+}
+
+/* Export → Timeline as PNG asks for the image size first, then the file. */
+AdwMessageDialog *
+_tide_window_present_export_size_dialog (TideWindow *self)
+{
+  GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self), "Export Timeline",
+                                              "The image shows the whole trace of the process "
+                                              "on screen, with its legend and axis.");
+  GtkGrid *grid = GTK_GRID (gtk_grid_new ());
+  int width = EXPORT_WIDTH, height = EXPORT_HEIGHT;
+  GtkWidget *spin;
+
+  if (self->settings != NULL)
+    {
+      width = g_settings_get_int (self->settings, "export-width");
+      height = g_settings_get_int (self->settings, "export-height");
+    }
+
+  gtk_grid_set_row_spacing (grid, 6);
+  gtk_grid_set_column_spacing (grid, 12);
+  gtk_widget_set_halign (GTK_WIDGET (grid), GTK_ALIGN_CENTER);
+  spin = size_spin (grid, 0, "_Width", width);
+  g_object_set_data (G_OBJECT (dialog), "tide-export-width", spin);
+  spin = size_spin (grid, 1, "_Height", height);
+  g_object_set_data (G_OBJECT (dialog), "tide-export-height", spin);
+  adw_message_dialog_set_extra_child (ADW_MESSAGE_DIALOG (dialog), GTK_WIDGET (grid));
+  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", "_Cancel",
+                                    "export", "_Choose File…", NULL);
+  adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "export",
+                                              ADW_RESPONSE_SUGGESTED);
+  adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "export");
+  adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+  g_signal_connect_object (dialog, "response", G_CALLBACK (export_size_response_cb), self, 0);
+  gtk_window_present (GTK_WINDOW (dialog));
+  return ADW_MESSAGE_DIALOG (dialog);
+}
+
+static void
+export_action (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
+{
+  TideWindow *self = TIDE_WINDOW (widget);
+
+  if (g_str_equal (action_name, "win.export-png"))
+    _tide_window_present_export_size_dialog (self);
+  else
+    choose_export_file (self, g_str_equal (action_name, "win.export-steps-csv")
+                              ? EXPORT_STEPS_CSV : EXPORT_DRILLDOWN_CSV);
 }
 
 static void

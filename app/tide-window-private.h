@@ -56,6 +56,7 @@ struct _TideWindow
   GArray               *transfers;      /* TideTransferMark */
   GArray               *process_ids;    /* gint64, as in process_dropdown */
   GSettings            *settings;       /* nullable: schema not installed */
+  GtkNativeDialog      *export_chooser; /* the export file chooser while shown; owned */
   char                 *error_title;
   char                 *error_message;
   char                 *banner_message;
@@ -77,6 +78,8 @@ struct _TideWindow
   int                   recorder_status;
 
   gint64                process_id;
+  int                   export_width;   /* the PNG size last asked for */
+  int                   export_height;
   TideWindowState       state;
   guint                 live_in_flight : 1;
   guint                 syncing : 1;
@@ -112,6 +115,9 @@ gboolean         _tide_window_export_drilldown_csv (TideWindow   *self,
                                                     const char   *path,
                                                     GError      **error);
 TideRecordDialog *_tide_window_present_record_dialog (TideWindow *self);
+AdwMessageDialog *_tide_window_present_export_size_dialog (TideWindow *self);
+void             _tide_window_export_chosen        (TideWindow   *self,
+                                                    GFile        *file);
 
 /* tide-window-dnd.c */
 void             _tide_window_dnd_init             (TideWindow   *self);

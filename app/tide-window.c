@@ -175,30 +175,31 @@ tide_window_flame_selected_cb (TideWindow *self)
   gtk_label_set_text (self->frame_detail, text);
 }
 
-/* A suspect's growth is shown on the timeline as a range: from the start
- * of the step where it began to the end of the last step. */
+/* A suspect's growth is shown on the timeline: its live bytes over its
+ * lane and the steps from the one where it began tinted. */
 static void
 tide_window_suspect_selected_cb (TideWindow *self)
 {
   const TideGroup *suspect = tide_suspects_view_get_selected (self->suspects_view);
-  const TideStepRow *first, *last = NULL;
+  g_autoptr(GArray) series = NULL;
+  g_autoptr(GError) error = NULL;
 
   g_assert (TIDE_IS_WINDOW (self));
 
   if (suspect == NULL)
-    return;
+    {
+      tide_timeline_view_set_highlight (self->timeline, 0, 0, -1, NULL);
+      return;
+    }
   if (suspect->process_id != self->process_id)
     _tide_window_set_process (self, suspect->process_id);
-  first = find_step (self, suspect->growth_step);
-  for (guint i = 0; self->steps != NULL && i < self->steps->len; i++)
-    {
-      const TideStepRow *row = g_ptr_array_index (self->steps, i);
-      if (row->process_id == self->process_id)
-        last = row;
-    }
-  if (first != NULL && last != NULL)
-    tide_timeline_view_set_selection_range (self->timeline, first->start_ns,
-                                            last->start_ns + last->duration_ns);
+  series = tide_timeline_group_series (self->trace, suspect->process_id, suspect->stack_id,
+                                       suspect->stack_id == 0 ? suspect->scope_id : 0,
+                                       suspect->device, &error);
+  if (series == NULL)
+    set_banner (self, error->message);
+  tide_timeline_view_set_highlight (self->timeline, suspect->process_id, suspect->growth_step,
+                                    suspect->device, series);
 }
 
 static void
@@ -276,6 +277,7 @@ load_tables (TideWindow *self)
   suspects = tide_report_suspects (self->trace, TIDE_GROUP_BY_STACK, NULL);
   tide_steps_view_set_steps (self->steps_view, self->steps, self->transfers);
   tide_suspects_view_set_suspects (self->suspects_view, suspects);
+  tide_timeline_view_set_highlight (self->timeline, 0, 0, -1, NULL);
   load_processes (self);
 }
 
@@ -445,6 +447,7 @@ tide_window_dispose (GObject *object)
   gtk_widget_dispose_template (GTK_WIDGET (self), TIDE_TYPE_WINDOW);
   g_clear_object (&self->trace);
   g_clear_object (&self->settings);
+  g_clear_pointer (&self->export_chooser, g_object_unref);
   g_clear_pointer (&self->steps, g_ptr_array_unref);
   g_clear_pointer (&self->transfers, g_array_unref);
   g_clear_pointer (&self->process_ids, g_array_unref);
@@ -512,6 +515,8 @@ tide_window_init (TideWindow *self)
   gtk_widget_init_template (GTK_WIDGET (self));
   self->settings = settings_new_if_installed ();
   self->state = TIDE_WINDOW_EMPTY;
+  self->export_width = 1600;
+  self->export_height = 900;
   add_timeline (self);
   _tide_window_dnd_init (self);
   gtk_label_set_text (self->drilldown_title, "Choose a step or drag a range on the timeline");

@@ -65,7 +65,10 @@ load_frames (TideTrace  *trace,
  * @end_ns: (inclusive) from the trace start
  *
  * Bytes allocated in (@begin_ns, @end_ns] and still live at @end_ns, per
- * (process, scope, stack, device), with frames and scope paths.
+ * (process, scope, stack, device), with frames and scope paths.  The
+ * process list comes from a subquery so that each process is a range
+ * search of allocations_by_alloc (process_id, alloc_ns), built at finish;
+ * "?1 = 0 OR process_id = ?1" would scan the whole index instead.
  *
  * Returns: (transfer full): #TideGroup rows, largest first
  */
@@ -92,7 +95,8 @@ tide_drilldown_retained (TideTrace  *trace,
                           "  sum (a.weight), s.path"
                           " FROM allocations a JOIN processes p ON p.id = a.process_id"
                           " LEFT JOIN scopes s ON s.id = a.scope_id"
-                          " WHERE (?1 = 0 OR a.process_id = ?1)"
+                          " WHERE a.process_id IN (SELECT id FROM processes"
+                          "   WHERE ?1 = 0 OR id = ?1)"
                           "  AND a.alloc_ns > ?2 AND a.alloc_ns <= ?3"
                           "  AND (a.free_ns IS NULL OR a.free_ns > ?3)"
                           " GROUP BY 1, 3, 4, 5", -1, &stmt, NULL) != SQLITE_OK)

@@ -46,7 +46,60 @@ typedef struct
   gint     level;
   gint64   bucket_ns;
   gint64   limit_ns;     /* the trace's end: values are carried up to it */
+  TideTimelineCache *cache; /* nullable */
 } Query;
+
+/* The LOD rows of one lane and level, kept in memory in chunks of
+ * CHUNK_BUCKETS consecutive buckets: a view reads fewer than 4 buckets a
+ * column, so a frame needs at most a few chunks, and panning or zooming
+ * back over a read part costs no query.  Each chunk also keeps what lies
+ * outside it (the value in force at its start, whether rows follow it), so
+ * a view's edges need no query either. */
+#define CHUNK_BUCKETS 2048
+
+typedef struct
+{
+  gint64 process_id;
+  gint64 index;        /* first bucket / CHUNK_BUCKETS */
+  gint   counter;
+  gint   device;
+  gint   level;
+} ChunkKey;
+
+typedef struct
+{
+  ChunkKey key;
+  guint    n;
+  gint64  *bucket;     /* sorted */
+  gint64  *min;
+  gint64  *max;
+  gint64  *last;
+  gboolean has_before; /* a row before the chunk ... */
+  gint64   before;     /* ... its last value */
+  gboolean has_after;  /* a row after the chunk */
+  guint64  used;       /* LRU tick */
+} Chunk;
+
+typedef struct
+{
+  gint counter;
+  gint device;
+  char *name;
+} LaneSpec;
+
+struct _TideTimelineCache
+{
+  TideTrace  *trace;       /* what the chunks were read from */
+  GHashTable *chunks;      /* ChunkKey* -> Chunk* */
+  gsize       bytes;
+  gsize       max_bytes;
+  guint64     tick;
+  guint64     queries;     /* SQLite statements run for chunks */
+  gint64      offset_ns;
+  gint64      lanes_process_id;
+  GArray     *lanes;       /* LaneSpec of lanes_process_id, or NULL */
+  GArray     *process_ids; /* what lanes_process_id stands for */
+};
 
 static sqlite3_stmt *
 prepare (sqlite3     *db,
@@ -232,6 +285,263 @@ lane_carry (const Query  *q,
     }
 }
 
+static guint
+chunk_key_hash (gconstpointer p)
+{
+  const ChunkKey *k = p;
+
+  /* Unsigned arithmetic: device is -1 for host lanes. */
+  return (guint) ((guint64) k->process_id * 2654435761u) ^ (guint) ((guint64) k->index * 40503u) ^
+         ((guint) k->counter << 20) ^ ((guint) k->device << 8) ^ (guint) k->level;
+}
+
+static gboolean
+chunk_key_equal (gconstpointer a,
+                 gconstpointer b)
+{
+  const ChunkKey *x = a, *y = b;
+
+  /* Field by field: the struct's padding is not initialised. */
+  return x->process_id == y->process_id && x->index == y->index && x->counter == y->counter &&
+         x->device == y->device && x->level == y->level;
+}
+
+static gsize
+chunk_bytes (const Chunk *chunk)
+{
+  return sizeof *chunk + (gsize) chunk->n * 4 * sizeof (gint64);
+}
+
+static void
+chunk_free (Chunk *chunk)
+{
+  g_free (chunk->bucket);
+  g_free (chunk->min);
+  g_free (chunk->max);
+  g_free (chunk->last);
+  g_free (chunk);
+}
+
+static void
+lane_spec_clear (gpointer p)
+{
+  g_free (((LaneSpec *) p)->name);
+}
+
+static void
+lane_specs_free (GArray *lanes)
+{
+  g_array_unref (lanes);
+}
+
+/**
+ * tide_timeline_cache_new:
+ * @max_bytes: the most memory its LOD rows may take
+ *
+ * Keeps the LOD rows that tide_timeline_data_query_cached() reads, for the
+ * views of one trace; the least recently used chunks go first.
+ */
+TideTimelineCache *
+tide_timeline_cache_new (gsize max_bytes)
+{
+  TideTimelineCache *cache = g_new0 (TideTimelineCache, 1);
+
+  cache->chunks = g_hash_table_new_full (chunk_key_hash, chunk_key_equal, NULL,
+                                         (GDestroyNotify) chunk_free);
+  cache->max_bytes = max_bytes;
+  return cache;
+}
+
+static void
+cache_clear (TideTimelineCache *cache)
+{
+  g_hash_table_remove_all (cache->chunks);
+  g_clear_pointer (&cache->lanes, lane_specs_free);
+  g_clear_pointer (&cache->process_ids, g_array_unref);
+  g_clear_object (&cache->trace);
+  cache->bytes = 0;
+}
+
+void
+tide_timeline_cache_free (TideTimelineCache *cache)
+{
+  if (cache == NULL)
+    return;
+  cache_clear (cache);
+  g_hash_table_unref (cache->chunks);
+  g_free (cache);
+}
+
+gsize
+tide_timeline_cache_get_bytes (const TideTimelineCache *cache)
+{
+  return cache->bytes;
+}
+
+guint64
+tide_timeline_cache_get_queries (const TideTimelineCache *cache)
+{
+  return cache->queries;
+}
+
+static void
+cache_evict (TideTimelineCache *cache,
+             const Chunk       *keep)
+{
+  while (cache->bytes > cache->max_bytes)
+    {
+      GHashTableIter iter;
+      Chunk *chunk, *oldest = NULL;
+
+      g_hash_table_iter_init (&iter, cache->chunks);
+      while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &chunk))
+        if (chunk != keep && (oldest == NULL || chunk->used < oldest->used))
+          oldest = chunk;
+      if (oldest == NULL)
+        return;
+      cache->bytes -= chunk_bytes (oldest);
+      g_hash_table_remove (cache->chunks, &oldest->key);
+    }
+}
+
+static void
+chunk_append (Chunk        *chunk,
+              sqlite3_stmt *stmt,
+              guint        *allocated)
+{
+  if (chunk->n == *allocated)
+    {
+      *allocated = MAX (64, *allocated * 2);
+      chunk->bucket = g_renew (gint64, chunk->bucket, *allocated);
+      chunk->min = g_renew (gint64, chunk->min, *allocated);
+      chunk->max = g_renew (gint64, chunk->max, *allocated);
+      chunk->last = g_renew (gint64, chunk->last, *allocated);
+    }
+  chunk->bucket[chunk->n] = sqlite3_column_int64 (stmt, 0);
+  chunk->min[chunk->n] = sqlite3_column_int64 (stmt, 1);
+  chunk->max[chunk->n] = sqlite3_column_int64 (stmt, 2);
+  chunk->last[chunk->n] = sqlite3_column_int64 (stmt, 3);
+  chunk->n++;
+}
+
+/* One chunk's rows and edges: two primary-key range reads. */
+static Chunk *
+chunk_read (const Query     *q,
+            const ChunkKey  *key,
+            GError         **error)
+{
+  g_autoptr(GPtrArray) hold = g_ptr_array_new_with_free_func ((GDestroyNotify) chunk_free);
+  Chunk *chunk = g_new0 (Chunk, 1);
+  TideLaneData probe = { .counter = key->counter, .device = key->device };
+  Query edges = *q;
+  guint allocated = 0;
+  sqlite3_stmt *stmt;
+  int rc;
+
+  g_ptr_array_add (hold, chunk);
+  chunk->key = *key;
+  edges.level = key->level;
+  if (!lane_edges (&edges, key->process_id, &probe, key->index * CHUNK_BUCKETS,
+                   (key->index + 1) * CHUNK_BUCKETS - 1, &chunk->has_after, error))
+    return NULL;
+  chunk->has_before = probe.has_before;
+  chunk->before = probe.before;
+  stmt = prepare (q->db,
+                  "SELECT bucket, min_value, max_value, last_value FROM counter_lod"
+                  " WHERE process_id = ?1 AND counter = ?2 AND device = ?3 AND level = ?4"
+                  " AND bucket BETWEEN ?5 AND ?6 ORDER BY bucket", error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, key->process_id);
+  sqlite3_bind_int (stmt, 2, key->counter);
+  sqlite3_bind_int (stmt, 3, key->device);
+  sqlite3_bind_int (stmt, 4, key->level);
+  sqlite3_bind_int64 (stmt, 5, key->index * CHUNK_BUCKETS);
+  sqlite3_bind_int64 (stmt, 6, (key->index + 1) * CHUNK_BUCKETS - 1);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    chunk_append (chunk, stmt, &allocated);
+  if (!finish (q->db, stmt, rc, error))
+    return NULL;
+  q->cache->queries += 2;
+  return g_ptr_array_steal_index (hold, 0);
+}
+
+static const Chunk *
+chunk_get (const Query  *q,
+           gint64        process_id,
+           gint          counter,
+           gint          device,
+           gint64        index,
+           GError      **error)
+{
+  ChunkKey key = { process_id, index, counter, device, q->level };
+  TideTimelineCache *cache = q->cache;
+  Chunk *chunk = g_hash_table_lookup (cache->chunks, &key);
+
+  if (chunk == NULL)
+    {
+      if ((chunk = chunk_read (q, &key, error)) == NULL)
+        return NULL;
+      g_hash_table_insert (cache->chunks, &chunk->key, chunk);
+      cache->bytes += chunk_bytes (chunk);
+      cache_evict (cache, chunk);
+    }
+  chunk->used = ++cache->tick;
+  return chunk;
+}
+
+/* First row of @chunk at or after @bucket. */
+static guint
+chunk_search (const Chunk *chunk,
+              gint64       bucket)
+{
+  guint lo = 0, hi = chunk->n;
+
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (chunk->bucket[mid] < bucket)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+/* lane_read()'s work from the cached chunks of buckets [lo, hi]. */
+static gboolean
+lane_read_cached (const Query   *q,
+                  gint64         process_id,
+                  TideLaneData  *lane,
+                  gint64         lo,
+                  gint64         hi,
+                  gboolean      *after,
+                  GError       **error)
+{
+  gint64 first = MAX (lo, 0) / CHUNK_BUCKETS, last = MAX (hi, 0) / CHUNK_BUCKETS;
+  const Chunk *chunk;
+  guint i;
+
+  if ((chunk = chunk_get (q, process_id, lane->counter, lane->device, first, error)) == NULL)
+    return FALSE;
+  i = chunk_search (chunk, lo);
+  lane->has_before = i > 0 || chunk->has_before;
+  lane->before = i > 0 ? chunk->last[i - 1] : chunk->before;
+  for (gint64 index = first; index <= last; index++)
+    {
+      if (index > first &&
+          (chunk = chunk_get (q, process_id, lane->counter, lane->device, index, error)) == NULL)
+        return FALSE;
+      for (i = index == first ? i : 0; i < chunk->n && chunk->bucket[i] <= hi; i++)
+        {
+          gint64 v[3] = { chunk->min[i], chunk->max[i], chunk->last[i] };
+          merge_bucket (lane, q, chunk->bucket[i], v);
+        }
+    }
+  *after = i < chunk->n || chunk->has_after;
+  return TRUE;
+}
+
 /* One process's lane, read from its LOD level and carried forward. */
 static TideLaneData *
 lane_read (const Query   *q,
@@ -251,6 +561,13 @@ lane_read (const Query   *q,
   g_ptr_array_add (hold, lane);
   if (q->begin_ns - q->offset_ns < 0)
     lo = -1;
+  if (q->cache != NULL)
+    {
+      if (!lane_read_cached (q, process_id, lane, lo, hi, &after, error))
+        return NULL;
+      lane_carry (q, lane, after);
+      return g_ptr_array_steal_index (hold, 0);
+    }
   if (!lane_edges (q, process_id, lane, lo, hi, &after, error))
     return NULL;
   stmt = prepare (q->db,
@@ -494,39 +811,51 @@ lod_origin (sqlite3 *db)
   return t0;
 }
 
+/* The lanes a view may have: the host lanes, then each device counter
+ * that is memory in use, named. */
+static GArray *
+lane_specs_load (const Query  *q,
+                 GArray       *process_ids,
+                 GError      **error)
+{
+  g_autoptr(GArray) pairs = g_array_new (FALSE, FALSE, 2 * sizeof (gint));
+  GArray *specs = g_array_new (FALSE, FALSE, sizeof (LaneSpec));
+
+  g_array_set_clear_func (specs, lane_spec_clear);
+  for (guint i = 0; i < G_N_ELEMENTS (host_lanes); i++)
+    {
+      LaneSpec spec = { host_lanes[i].counter, -1, g_strdup (host_lanes[i].name) };
+      g_array_append_val (specs, spec);
+    }
+  if (!probe_device_pairs (q, process_ids, pairs, error))
+    {
+      lane_specs_free (specs);
+      return NULL;
+    }
+  for (guint i = 0; i < pairs->len; i++)
+    {
+      const gint *pair = &g_array_index (pairs, gint, 2 * i);
+      LaneSpec spec = { pair[0], pair[1], device_lane_name (q->db, pair[0], pair[1]) };
+
+      if (spec.name != NULL)
+        g_array_append_val (specs, spec);
+    }
+  return specs;
+}
+
 static gboolean
 add_lanes (const Query       *q,
            GArray            *process_ids,
+           GArray            *specs,
            TideTimelineData  *data,
            GError           **error)
 {
-  g_autoptr(GArray) pairs = g_array_new (FALSE, FALSE, 2 * sizeof (gint));
-
-  for (guint i = 0; i < G_N_ELEMENTS (host_lanes); i++)
+  for (guint i = 0; i < specs->len; i++)
     {
       g_autoptr(GError) local_error = NULL;
-      TideLaneData *lane = lane_query (q, process_ids, host_lanes[i].counter, -1,
-                                       host_lanes[i].name, &local_error);
-      if (local_error != NULL)
-        {
-          g_propagate_error (error, g_steal_pointer (&local_error));
-          return FALSE;
-        }
-      if (lane != NULL)
-        g_ptr_array_add (data->lanes, lane);
-    }
-  if (!probe_device_pairs (q, process_ids, pairs, error))
-    return FALSE;
-  for (guint i = 0; i < pairs->len; i++)
-    {
-      g_autoptr(GError) local_error = NULL;
-      const gint *pair = &g_array_index (pairs, gint, 2 * i);
-      g_autofree char *name = device_lane_name (q->db, pair[0], pair[1]);
-      TideLaneData *lane;
-
-      if (name == NULL)
-        continue;
-      lane = lane_query (q, process_ids, pair[0], pair[1], name, &local_error);
+      const LaneSpec *spec = &g_array_index (specs, LaneSpec, i);
+      TideLaneData *lane = lane_query (q, process_ids, spec->counter, spec->device, spec->name,
+                                       &local_error);
 
       if (local_error != NULL)
         {
@@ -537,6 +866,45 @@ add_lanes (const Query       *q,
         g_ptr_array_add (data->lanes, lane);
     }
   return TRUE;
+}
+
+/* What a query reads besides the LOD rows, from @cache when it has it. */
+static GArray *
+query_lanes (Query       *q,
+             TideTrace   *trace,
+             gint64       process_id,
+             GArray     **process_ids,
+             GError     **error)
+{
+  TideTimelineCache *cache = q->cache;
+  GArray *specs;
+
+  if (cache != NULL && cache->trace == trace && cache->lanes != NULL &&
+      cache->lanes_process_id == process_id)
+    {
+      q->offset_ns = cache->offset_ns;
+      *process_ids = g_array_ref (cache->process_ids);
+      return g_array_ref (cache->lanes);
+    }
+  q->offset_ns = lod_origin (q->db) - tide_trace_get_start_ns (trace);
+  if ((*process_ids = load_process_ids (q->db, process_id, error)) == NULL ||
+      (specs = lane_specs_load (q, *process_ids, error)) == NULL)
+    return NULL;
+  if (cache != NULL)
+    {
+      if (cache->trace != trace)
+        {
+          cache_clear (cache);
+          cache->trace = g_object_ref (trace);
+        }
+      g_clear_pointer (&cache->lanes, lane_specs_free);
+      g_clear_pointer (&cache->process_ids, g_array_unref);
+      cache->lanes = g_array_ref (specs);
+      cache->process_ids = g_array_ref (*process_ids);
+      cache->lanes_process_id = process_id;
+      cache->offset_ns = q->offset_ns;
+    }
+  return specs;
 }
 
 /**
@@ -556,15 +924,37 @@ tide_timeline_data_query (TideTrace  *trace,
                           guint       n_columns,
                           GError    **error)
 {
+  return tide_timeline_data_query_cached (trace, NULL, process_id, begin_ns, end_ns, n_columns,
+                                          error);
+}
+
+/**
+ * tide_timeline_data_query_cached:
+ * @cache: (nullable): rows kept from earlier queries; used only for a
+ *   complete trace, whose summaries no longer change
+ *
+ * tide_timeline_data_query() that reads the LOD rows through @cache: the
+ * same result, with no query for the rows already read.
+ */
+TideTimelineData *
+tide_timeline_data_query_cached (TideTrace          *trace,
+                                 TideTimelineCache  *cache,
+                                 gint64              process_id,
+                                 gint64              begin_ns,
+                                 gint64              end_ns,
+                                 guint               n_columns,
+                                 GError            **error)
+{
   g_autoptr(TideTimelineData) data = NULL;
   g_autoptr(GArray) process_ids = NULL;
+  g_autoptr(GArray) specs = NULL;
   Query q;
 
   g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
   g_return_val_if_fail (n_columns > 0 && end_ns > begin_ns, NULL);
 
   q.db = _tide_trace_get_db (trace);
-  q.offset_ns = lod_origin (q.db) - tide_trace_get_start_ns (trace);
+  q.cache = cache != NULL && tide_trace_is_complete (trace) ? cache : NULL;
   q.begin_ns = begin_ns;
   q.end_ns = end_ns;
   q.n = n_columns;
@@ -580,8 +970,8 @@ tide_timeline_data_query (TideTrace  *trace,
   data->bucket_ns = q.bucket_ns;
   data->lanes = g_ptr_array_new_with_free_func ((GDestroyNotify) lane_free);
 
-  process_ids = load_process_ids (q.db, process_id, error);
-  if (process_ids == NULL || !add_lanes (&q, process_ids, data, error))
+  if ((specs = query_lanes (&q, trace, process_id, &process_ids, error)) == NULL ||
+      !add_lanes (&q, process_ids, specs, data, error))
     return NULL;
   return g_steal_pointer (&data);
 }
@@ -688,6 +1078,86 @@ tide_timeline_steps (TideTrace  *trace,
   if (!finish (db, stmt, rc, error))
     return NULL;
   return g_steal_pointer (&spans);
+}
+
+/* step_series holds a (stack, scope, device) value only in the steps where
+ * it changed: each scope's value is carried forward and the group's value
+ * is their sum. */
+static void
+series_apply (GHashTable   *last,
+              sqlite3_stmt *stmt,
+              gint64       *sum)
+{
+  gint64 scope = sqlite3_column_int64 (stmt, 2);
+  gint64 value = sqlite3_column_int64 (stmt, 3);
+  gpointer old = NULL;
+
+  if (g_hash_table_lookup_extended (last, &scope, NULL, &old))
+    *sum -= *(gint64 *) old;
+  *sum += value;
+  g_hash_table_insert (last, g_memdup2 (&scope, sizeof scope), g_memdup2 (&value, sizeof value));
+}
+
+/**
+ * tide_timeline_group_series:
+ * @stack_id: the group's stack, or 0 for a group by scope
+ * @scope_id: with @stack_id 0, the group's scope (0: no scope)
+ *
+ * The live bytes of one tide_report_suspects() group at every step end of
+ * @process_id, as step_series records them.
+ *
+ * Returns: (transfer full) (element-type TideSeriesPoint): by step number
+ */
+GArray *
+tide_timeline_group_series (TideTrace  *trace,
+                            gint64      process_id,
+                            gint64      stack_id,
+                            gint64      scope_id,
+                            gint        device,
+                            GError    **error)
+{
+  g_autoptr(GArray) points = g_array_new (FALSE, FALSE, sizeof (TideSeriesPoint));
+  g_autoptr(GHashTable) last = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  TideSeriesPoint point = { 0 };
+  sqlite3_stmt *stmt;
+  gint64 t0, sum = 0;
+  int rc;
+
+  g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
+  t0 = tide_trace_get_start_ns (trace);
+  stmt = prepare (_tide_trace_get_db (trace),
+                  "SELECT s.number, s.end_ns, coalesce (ss.scope_id, 0), ss.live_bytes, s.start_ns"
+                  " FROM steps s LEFT JOIN step_series ss ON ss.step_id = s.id"
+                  "  AND ss.device = ?4 AND (CASE WHEN ?2 != 0 THEN ss.stack_id = ?2"
+                  "   ELSE coalesce (ss.scope_id, 0) = ?3 END)"
+                  " WHERE s.process_id = ?1 ORDER BY s.number", error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, process_id);
+  sqlite3_bind_int64 (stmt, 2, stack_id);
+  sqlite3_bind_int64 (stmt, 3, scope_id);
+  sqlite3_bind_int (stmt, 4, device);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      gint number = sqlite3_column_int (stmt, 0);
+      TideSeriesPoint *previous = NULL;
+
+      if (points->len > 0)
+        previous = &g_array_index (points, TideSeriesPoint, points->len - 1);
+      if (previous == NULL || previous->number != number)
+        {
+          point.number = number;
+          point.end_ns = sqlite3_column_int64 (stmt, 1) - t0;
+          point.start_ns = sqlite3_column_int64 (stmt, 4) - t0;
+          g_array_append_val (points, point);
+        }
+      if (sqlite3_column_type (stmt, 3) != SQLITE_NULL)
+        series_apply (last, stmt, &sum);
+      g_array_index (points, TideSeriesPoint, points->len - 1).live_bytes = sum;
+    }
+  if (!finish (_tide_trace_get_db (trace), stmt, rc, error))
+    return NULL;
+  return g_steal_pointer (&points);
 }
 
 /**

@@ -57,6 +57,17 @@ typedef struct
   gint64 duration_ns;
 } TideTransferMark;
 
+/* One group's live bytes at a step end (a leak suspect's growth). */
+typedef struct
+{
+  gint   number;
+  gint64 start_ns;       /* the step's span, from the trace start */
+  gint64 end_ns;
+  gint64 live_bytes;     /* at its end */
+} TideSeriesPoint;
+
+typedef struct _TideTimelineCache TideTimelineCache;
+
 void              tide_timeline_data_free      (TideTimelineData *data);
 TideTimelineData *tide_timeline_data_query     (TideTrace        *trace,
                                                 gint64            process_id,
@@ -64,6 +75,17 @@ TideTimelineData *tide_timeline_data_query     (TideTrace        *trace,
                                                 gint64            end_ns,
                                                 guint             n_columns,
                                                 GError          **error);
+TideTimelineData *tide_timeline_data_query_cached (TideTrace         *trace,
+                                                   TideTimelineCache *cache,
+                                                   gint64             process_id,
+                                                   gint64             begin_ns,
+                                                   gint64             end_ns,
+                                                   guint              n_columns,
+                                                   GError           **error);
+TideTimelineCache *tide_timeline_cache_new     (gsize             max_bytes);
+void              tide_timeline_cache_free     (TideTimelineCache *cache);
+gsize             tide_timeline_cache_get_bytes (const TideTimelineCache *cache);
+guint64           tide_timeline_cache_get_queries (const TideTimelineCache *cache);
 gint              tide_timeline_data_pick_level (gint64           column_ns);
 const TideLaneData *tide_timeline_data_find_lane (const TideTimelineData *data,
                                                   gint                    counter,
@@ -75,10 +97,17 @@ gboolean          tide_lane_data_value_at      (const TideLaneData *lane,
 GArray           *tide_timeline_steps          (TideTrace        *trace,
                                                 gint64            process_id,
                                                 GError          **error);
+GArray           *tide_timeline_group_series   (TideTrace        *trace,
+                                                gint64            process_id,
+                                                gint64            stack_id,
+                                                gint64            scope_id,
+                                                gint              device,
+                                                GError          **error);
 GArray           *tide_timeline_transfers      (TideTrace        *trace,
                                                 gint64            process_id,
                                                 GError          **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideTimelineData, tide_timeline_data_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideTimelineCache, tide_timeline_cache_free)
 
 G_END_DECLS

@@ -35,6 +35,7 @@ const TidePalette tide_palette_light = {
   .lane_fill = { 0xc6dcf5, 0xc9e8da, 0xf9d8bf, 0xe0cee6, 0xefc6c9, 0xe5dad0, 0xf8e8c2, 0xd7d6d8 },
   .lane_envelope = { 0x8eb8ec, 0x92d0b4, 0xf2b080, 0xc09ece, 0xe08e94, 0xccb4a2, 0xf2d284,
                      0xaeaeb2 },
+  .band_highlight = 0xf1e7f6, .highlight = 0xa51d8c,
 };
 
 const TidePalette tide_palette_dark = {
@@ -47,6 +48,7 @@ const TidePalette tide_palette_dark = {
   .lane_fill = { 0x32455b, 0x24543a, 0x62462b, 0x4f3252, 0x5c2427, 0x4b3c30, 0x5f5422, 0x4f4e4d },
   .lane_envelope = { 0x43668e, 0x2a8051, 0x9a6735, 0x77437d, 0x902a2e, 0x71563f, 0x958226,
                      0x777775 },
+  .band_highlight = 0x33263a, .highlight = 0xf66151,
 };
 
 static void
@@ -192,20 +194,71 @@ band_colors (const TideRenderScene *scene,
   gboolean selected = scene->selected_step != 0 && step->number == scene->selected_step;
 
   *band = step->leak ? p->band_leak : step->number % 2 == 0 ? p->band_even : p->band_odd;
+  if (scene->highlight_step > 0 && step->number >= scene->highlight_step)
+    *band = p->band_highlight;
   *strip = selected ? p->accent : step->leak ? p->strip_leak
            : step->number % 2 == 0 ? p->strip_even : p->strip_odd;
   *text = selected || step->leak ? p->strip_leak_text : p->strip_text;
 }
 
-static void
-draw_step_bands (cairo_t                *cr,
-                 const TideRenderScene  *scene,
-                 const TideRenderLayout *l,
-                 int                     width,
-                 PangoLayout            *text)
-{
-  double lanes_h = l->lane_h * MAX (l->n_lanes, 1);
+/* Rectangles gathered by colour, so that a view of a thousand steps costs
+ * a few fills rather than two a step. */
+#define MAX_BATCH_COLORS 8
 
+typedef struct
+{
+  guint    n;
+  guint32  color[MAX_BATCH_COLORS];
+  GArray  *rects[MAX_BATCH_COLORS];  /* double x, y, w, h */
+} RectBatch;
+
+static void
+batch_add (RectBatch *batch,
+           guint32    color,
+           double     x,
+           double     y,
+           double     w,
+           double     h)
+{
+  double r[4] = { x, y, w, h };
+  guint i = 0;
+
+  while (i < batch->n && batch->color[i] != color)
+    i++;
+  if (i == batch->n)
+    {
+      g_return_if_fail (batch->n < MAX_BATCH_COLORS);
+      batch->color[i] = color;
+      batch->rects[i] = g_array_new (FALSE, FALSE, 4 * sizeof (double));
+      batch->n++;
+    }
+  g_array_append_vals (batch->rects[i], r, 1);
+}
+
+static void
+batch_fill (cairo_t   *cr,
+            RectBatch *batch)
+{
+  for (guint i = 0; i < batch->n; i++)
+    {
+      const double *r = (const double *) batch->rects[i]->data;
+
+      for (guint j = 0; j < batch->rects[i]->len; j++, r += 4)
+        cairo_rectangle (cr, r[0], r[1], r[2], r[3]);
+      set_rgb (cr, batch->color[i]);
+      cairo_fill (cr);
+      g_array_unref (batch->rects[i]);
+    }
+  batch->n = 0;
+}
+
+static void
+draw_step_labels (cairo_t                *cr,
+                  const TideRenderScene  *scene,
+                  const TideRenderLayout *l,
+                  int                     width,
+                  PangoLayout            *text)
+{
   for (guint i = first_visible_step (scene); i < scene->n_steps; i++)
     {
       const TideStepSpan *s = &scene->steps[i];
@@ -217,25 +270,48 @@ draw_step_bands (cairo_t                *cr,
 
       if (s->start_ns >= scene->end_ns)
         break;
-      if (s->end_ns <= scene->begin_ns || x1 <= x0)
+      /* Too narrow for any number: skip without asking pango. */
+      if (s->end_ns <= scene->begin_ns || x1 - x0 < 12)
         continue;
       band_colors (scene, s, &band, &strip, &fg);
-      set_rgb (cr, band);
-      cairo_rectangle (cr, x0, l->lanes_y, x1 - x0, lanes_h);
-      cairo_fill (cr);
-      /* A one-pixel gap keeps neighbouring leak steps apart in the strip. */
-      set_rgb (cr, strip);
-      cairo_rectangle (cr, x1 - x0 > 3 ? x0 + 1 : x0, l->strip_y,
-                       x1 - x0 > 3 ? x1 - x0 - 1 : x1 - x0, l->strip_h);
-      cairo_fill (cr);
-      /* Too narrow for any number: skip without asking pango. */
-      if (text == NULL || x1 - x0 < 12)
-        continue;
       g_snprintf (label, sizeof label, "%d", s->number);
       tw = text_width (text, label);
       if (tw + 4 <= x1 - x0)
         draw_text (cr, text, label, (x0 + x1 - tw) / 2, l->strip_y + 4, fg);
     }
+}
+
+static void
+draw_step_bands (cairo_t                *cr,
+                 const TideRenderScene  *scene,
+                 const TideRenderLayout *l,
+                 int                     width,
+                 PangoLayout            *text)
+{
+  double lanes_h = l->lane_h * MAX (l->n_lanes, 1);
+  RectBatch bands = { 0 }, strips = { 0 };
+
+  for (guint i = first_visible_step (scene); i < scene->n_steps; i++)
+    {
+      const TideStepSpan *s = &scene->steps[i];
+      double x0 = CLAMP (round (x_of (scene, width, s->start_ns)), 0, width);
+      double x1 = CLAMP (round (x_of (scene, width, s->end_ns)), 0, width);
+      guint32 band, strip, fg;
+
+      if (s->start_ns >= scene->end_ns)
+        break;
+      if (s->end_ns <= scene->begin_ns || x1 <= x0)
+        continue;
+      band_colors (scene, s, &band, &strip, &fg);
+      batch_add (&bands, band, x0, l->lanes_y, x1 - x0, lanes_h);
+      /* A one-pixel gap keeps neighbouring leak steps apart in the strip. */
+      batch_add (&strips, strip, x1 - x0 > 3 ? x0 + 1 : x0, l->strip_y,
+                 x1 - x0 > 3 ? x1 - x0 - 1 : x1 - x0, l->strip_h);
+    }
+  batch_fill (cr, &bands);
+  batch_fill (cr, &strips);
+  if (text != NULL)
+    draw_step_labels (cr, scene, l, width, text);
 }
 
 /* Below-the-curve fill, then the min..max envelope, then the curve. */
@@ -248,6 +324,7 @@ draw_lane_curve (cairo_t                *cr,
 {
   guint color = tide_render_lane_color_index (lane->counter, lane->device);
   double bottom = l->lanes_y + (index + 1) * l->lane_h;
+  double previous_y = 0;
   gboolean open = FALSE;
 
   for (guint c = 0; c < lane->n_columns; c++)
@@ -270,6 +347,10 @@ draw_lane_curve (cairo_t                *cr,
   set_rgb (cr, scene->palette->lane_envelope[color]);
   cairo_fill (cr);
 
+  /* The 2 px curve as boxes, which cairo fills much faster than it
+   * strokes a path of thousands of segments: per column a tread on rows
+   * y - 1 and y, and where the value changes a riser on columns c - 1 and
+   * c, the pixels a mitred 2 px stroke of the steps would cover. */
   for (guint c = 0; c < lane->n_columns; c++)
     {
       double y;
@@ -280,16 +361,59 @@ draw_lane_curve (cairo_t                *cr,
           continue;
         }
       y = tide_render_value_to_y (l, index, lane->last[c], lane->peak);
-      if (open)
-        cairo_line_to (cr, c, y);
-      else
-        cairo_move_to (cr, c, y);
-      cairo_line_to (cr, c + 1, y);
+      if (open && y != previous_y)
+        cairo_rectangle (cr, c - 1.0, MIN (y, previous_y) - 1, 2, fabs (y - previous_y) + 2);
+      cairo_rectangle (cr, c, y - 1, 1, 2);
+      previous_y = y;
       open = TRUE;
     }
   set_rgb (cr, scene->palette->lane_line[color]);
+  cairo_fill (cr);
+}
+
+static gint
+highlight_lane (const TideRenderScene *scene)
+{
+  for (guint i = 0; i < scene->data->lanes->len; i++)
+    {
+      const TideLaneData *lane = g_ptr_array_index (scene->data->lanes, i);
+
+      if (scene->highlight_device < 0 ? lane->device < 0 && lane->counter == TIDE_COUNTER_HEAP_LIVE
+                                      : lane->device == scene->highlight_device)
+        return (gint) i;
+    }
+  return -1;
+}
+
+/* The suspect's live bytes at each step end from its growth step on, as a
+ * tread across the step on the lane's scale: the part of the lane's curve
+ * that the suspect explains. */
+static void
+draw_highlight (cairo_t                *cr,
+                const TideRenderScene  *scene,
+                const TideRenderLayout *l,
+                int                     width)
+{
+  gint lane_index = scene->highlight_step > 0 ? highlight_lane (scene) : -1;
+  const TideLaneData *lane;
+
+  if (lane_index < 0)
+    return;
+  lane = g_ptr_array_index (scene->data->lanes, lane_index);
+  for (guint i = 0; i < scene->n_highlight; i++)
+    {
+      const TideSeriesPoint *p = &scene->highlight_series[i];
+      double y;
+
+      if (p->number < scene->highlight_step || p->end_ns <= scene->begin_ns ||
+          p->start_ns >= scene->end_ns)
+        continue;
+      y = tide_render_value_to_y (l, lane_index, p->live_bytes, MAX (lane->peak, 1));
+      cairo_move_to (cr, CLAMP (round (x_of (scene, width, p->start_ns)), -1, width + 1), y);
+      cairo_line_to (cr, CLAMP (round (x_of (scene, width, p->end_ns)), -1, width + 1), y);
+    }
+  set_rgb (cr, scene->palette->highlight);
   cairo_set_line_width (cr, 2);
-  cairo_set_line_join (cr, CAIRO_LINE_JOIN_MITER);
   cairo_stroke (cr);
 }
 
@@ -328,6 +452,7 @@ draw_lanes (cairo_t                *cr,
   cairo_clip (cr);
   for (guint i = 0; i < l->n_lanes; i++)
     draw_lane_curve (cr, scene, l, i, g_ptr_array_index (scene->data->lanes, i));
+  draw_highlight (cr, scene, l, width);
   /* Lane separators on the lane's first row. */
   set_rgb (cr, scene->palette->grid);
   for (guint i = 1; i < l->n_lanes; i++)
@@ -573,6 +698,24 @@ tide_render_timeline_png (TideTrace   *trace,
                           int          height,
                           GError     **error)
 {
+  return tide_render_process_png (trace, 0, path, width, height, error);
+}
+
+/**
+ * tide_render_process_png:
+ * @process_id: the process to draw, as the window shows it; 0: all
+ *
+ * tide_render_timeline_png() for one process: its lanes, steps and
+ * transfers over the whole trace.
+ */
+gboolean
+tide_render_process_png (TideTrace   *trace,
+                         gint64       process_id,
+                         const char  *path,
+                         int          width,
+                         int          height,
+                         GError     **error)
+{
   g_autoptr(TideTimelineData) data = NULL;
   g_autoptr(GArray) steps = NULL;
   g_autoptr(GArray) transfers = NULL;
@@ -591,10 +734,10 @@ tide_render_timeline_png (TideTrace   *trace,
   scene.begin_ns = 0;
   scene.end_ns = MAX (tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace),
                       TIDE_TIMELINE_MIN_SPAN_NS);
-  if ((data = tide_timeline_data_query (trace, 0, scene.begin_ns, scene.end_ns, width,
+  if ((data = tide_timeline_data_query (trace, process_id, scene.begin_ns, scene.end_ns, width,
                                         error)) == NULL ||
-      (steps = tide_timeline_steps (trace, 0, error)) == NULL ||
-      (transfers = tide_timeline_transfers (trace, 0, error)) == NULL)
+      (steps = tide_timeline_steps (trace, process_id, error)) == NULL ||
+      (transfers = tide_timeline_transfers (trace, process_id, error)) == NULL)
     return FALSE;
   scene.data = data;
   scene.steps = (const TideStepSpan *) steps->data;

@@ -24,6 +24,12 @@
  *   lane_line     0x1c71d8 0x26a269 0xe66100 0x813d9c 0xc01c28 0x986a44 0xe5a50a 0x5e5c64
  *   lane_fill     0xc6dcf5 0xc9e8da 0xf9d8bf 0xe0cee6 0xefc6c9 0xe5dad0 0xf8e8c2 0xd7d6d8
  *   lane_envelope 0x8eb8ec 0x92d0b4 0xf2b080 0xc09ece 0xe08e94 0xccb4a2 0xf2d284 0xaeaeb2
+ *   band_highlight 0xf1e7f6, highlight 0xa51d8c
+ *
+ * A chosen leak suspect (highlight_step > 0) tints the lanes of the steps
+ * from its growth step on with band_highlight (over the leak colour), and
+ * its live bytes at each of those step ends are drawn over its lane as a
+ * 2 px staircase of highlight on the lane's scale, one tread per step.
  */
 #pragma once
 
@@ -55,6 +61,8 @@ typedef struct
   guint32 lane_line[TIDE_RENDER_N_LANE_COLORS];
   guint32 lane_fill[TIDE_RENDER_N_LANE_COLORS];
   guint32 lane_envelope[TIDE_RENDER_N_LANE_COLORS];
+  guint32 band_highlight;   /* steps of a chosen suspect's growth */
+  guint32 highlight;        /* the suspect's live bytes over its lane */
 } TidePalette;
 
 extern const TidePalette tide_palette_light;
@@ -73,6 +81,10 @@ typedef struct
   gint64                  selection_begin; /* -1: no range selected */
   gint64                  selection_end;
   const TidePalette      *palette;
+  gint                    highlight_step;  /* a suspect's growth step, 0: none */
+  gint                    highlight_device; /* its lane: -1 live heap, else the device's first */
+  const TideSeriesPoint  *highlight_series; /* its live bytes per step end */
+  guint                   n_highlight;
   gboolean                show_labels;   /* off in pixel tests: glyphs vary */
   gboolean                show_legend;
 } TideRenderScene;
@@ -107,6 +119,12 @@ void     tide_render_hover            (cairo_t               *cr,
                                        int                    height,
                                        double                 x);
 gboolean tide_render_timeline_png     (TideTrace             *trace,
+                                       const char            *path,
+                                       int                    width,
+                                       int                    height,
+                                       GError               **error);
+gboolean tide_render_process_png      (TideTrace             *trace,
+                                       gint64                 process_id,
                                        const char            *path,
                                        int                    width,
                                        int                    height,

@@ -16,6 +16,8 @@ struct _TideTimelineView
   GArray            *steps;          /* TideStepSpan */
   GArray            *transfers;      /* TideTransferMark */
   TideTimelineData  *data;           /* for model's range and width */
+  GArray            *highlight;      /* TideSeriesPoint of the chosen suspect */
+  TideTimelineCache *cache;          /* LOD rows read so far, for panning */
   GskRenderNode     *frame;          /* cached drawing of the current state */
   char              *error;
 
@@ -25,6 +27,9 @@ struct _TideTimelineView
   gint               selected_step;
   gint64             selection_begin;
   gint64             selection_end;
+  gint64             highlight_process_id;
+  gint               highlight_step;
+  gint               highlight_device;
 
   double             hover_x;        /* < 0: pointer outside */
   double             drag_start_x;

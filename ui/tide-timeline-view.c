@@ -40,6 +40,8 @@ enum {
   N_SIGNALS
 };
 
+#define CACHE_BYTES (64 * 1024 * 1024)
+
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
 
@@ -103,8 +105,9 @@ ensure_data (TideTimelineView *self,
       self->data->begin_ns == self->model.begin && self->data->end_ns == self->model.end)
     return TRUE;
   g_clear_pointer (&self->data, tide_timeline_data_free);
-  self->data = tide_timeline_data_query (self->trace, self->process_id, self->model.begin,
-                                         self->model.end, width, &error);
+  self->data = tide_timeline_data_query_cached (self->trace, self->cache, self->process_id,
+                                                self->model.begin, self->model.end, width,
+                                                &error);
   if (self->data == NULL)
     set_error (self, error);
   return self->data != NULL;
@@ -128,6 +131,13 @@ fill_scene (TideTimelineView *self,
     .palette = self->palette,
     .show_labels = TRUE,
   };
+  if (self->highlight != NULL && self->highlight_process_id == self->process_id)
+    {
+      scene->highlight_step = self->highlight_step;
+      scene->highlight_device = self->highlight_device;
+      scene->highlight_series = (const TideSeriesPoint *) self->highlight->data;
+      scene->n_highlight = self->highlight->len;
+    }
 }
 
 static void
@@ -264,6 +274,8 @@ tide_timeline_view_dispose (GObject *object)
   g_clear_object (&self->trace);
   g_clear_pointer (&self->steps, g_array_unref);
   g_clear_pointer (&self->transfers, g_array_unref);
+  g_clear_pointer (&self->highlight, g_array_unref);
+  g_clear_pointer (&self->cache, tide_timeline_cache_free);
   g_clear_pointer (&self->data, tide_timeline_data_free);
   g_clear_pointer (&self->frame, gsk_render_node_unref);
   G_OBJECT_CLASS (tide_timeline_view_parent_class)->dispose (object);
@@ -376,6 +388,8 @@ tide_timeline_view_init (TideTimelineView *self)
   self->selection_begin = -1;
   self->selection_end = -1;
   self->hover_x = -1;
+  /* About 500 chunks: every level of a few lanes of a large trace. */
+  self->cache = tide_timeline_cache_new (CACHE_BYTES);
   tide_timeline_model_init (&self->model, 0, 0, 1);
   gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
   _tide_timeline_view_input_init (self);
@@ -417,6 +431,9 @@ tide_timeline_view_set_trace (TideTimelineView *self,
             (begin == self->model.doc_begin && end == self->model.doc_end);
   if (!g_set_object (&self->trace, trace))
     return;
+  /* The rows of the trace shown before, and the reference it holds, go. */
+  g_clear_pointer (&self->cache, tide_timeline_cache_free);
+  self->cache = tide_timeline_cache_new (CACHE_BYTES);
   tide_timeline_model_init (&self->model, 0,
                             trace ? tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace)
                                   : 0,
@@ -508,6 +525,42 @@ tide_timeline_view_set_selection_range (TideTimelineView *self,
   invalidate_frame (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTION_BEGIN]);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTION_END]);
+}
+
+/**
+ * tide_timeline_view_set_highlight:
+ * @process_id: the suspect's process; drawn while the view shows it
+ * @growth_step: the step its growth began in; 0 or a %NULL @series clears
+ * @device: -1 for host memory (drawn over the live heap lane), else the
+ *   device whose first lane it is drawn over
+ * @series: (nullable) (element-type TideSeriesPoint): its live bytes per
+ *   step end, from tide_timeline_group_series(); referenced
+ *
+ * Highlights a leak suspect's growth: the steps from @growth_step on are
+ * tinted and its live bytes drawn over its lane.
+ */
+void
+tide_timeline_view_set_highlight (TideTimelineView *self,
+                                  gint64            process_id,
+                                  gint              growth_step,
+                                  gint              device,
+                                  GArray           *series)
+{
+  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
+  g_clear_pointer (&self->highlight, g_array_unref);
+  if (series != NULL && growth_step > 0)
+    self->highlight = g_array_ref (series);
+  self->highlight_process_id = process_id;
+  self->highlight_step = self->highlight != NULL ? growth_step : 0;
+  self->highlight_device = device;
+  invalidate_frame (self);
+}
+
+gint
+tide_timeline_view_get_highlight_step (TideTimelineView *self)
+{
+  g_return_val_if_fail (TIDE_IS_TIMELINE_VIEW (self), 0);
+  return self->highlight_step;
 }
 
 void

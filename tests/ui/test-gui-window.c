@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include "tide-timeline-view-private.h"
 #include "tide-window-private.h"
 
 #define BIG_TENSOR_BYTES    4194304
@@ -318,6 +319,89 @@ test_export_png (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* Export → Timeline as PNG asks for the size (remembered in GSettings),
+ * then for the file; the image has the size asked for. */
+static void
+test_export_png_chosen_size (void)
+{
+  TideWindow *window = window_open (trace_path);
+  g_autofree char *png = g_build_filename (tmp_dir, "chosen.png", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (png);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  g_autofree guint32 *pixels = NULL;
+  g_autoptr(GHashTable) colors = g_hash_table_new (NULL, NULL);
+  AdwMessageDialog *dialog;
+  GtkSpinButton *width_spin, *height_spin;
+  int width, height;
+
+  g_assert_nonnull (window->settings);
+  g_assert_cmpint (g_settings_get_int (window->settings, "export-width"), ==, 1600);
+  g_assert_cmpint (g_settings_get_int (window->settings, "export-height"), ==, 900);
+  dialog = _tide_window_present_export_size_dialog (window);
+  width_spin = g_object_get_data (G_OBJECT (dialog), "tide-export-width");
+  height_spin = g_object_get_data (G_OBJECT (dialog), "tide-export-height");
+  g_assert_cmpint (gtk_spin_button_get_value_as_int (width_spin), ==, 1600);
+  g_assert_cmpint (gtk_spin_button_get_value_as_int (height_spin), ==, 900);
+  gtk_spin_button_set_value (width_spin, 640);
+  gtk_spin_button_set_value (height_spin, 360);
+  g_assert_null (window->export_chooser);
+  adw_message_dialog_response (dialog, "export");
+  gtk_window_destroy (GTK_WINDOW (dialog));
+  g_assert_cmpint (g_settings_get_int (window->settings, "export-width"), ==, 640);
+  g_assert_cmpint (g_settings_get_int (window->settings, "export-height"), ==, 360);
+
+  /* GTK's own chooser is not driven here: the file it would return is. */
+  g_assert_nonnull (window->export_chooser);
+  g_assert_true (GTK_IS_FILE_CHOOSER (window->export_chooser));
+  _tide_window_export_chosen (window, file);
+  g_assert_null (window->export_chooser);
+
+  texture = gdk_texture_new_from_filename (png, &error);
+  g_assert_no_error (error);
+  width = gdk_texture_get_width (texture);
+  height = gdk_texture_get_height (texture);
+  g_assert_cmpint (width, ==, 640);
+  g_assert_cmpint (height, ==, 360);
+  pixels = g_new (guint32, width * height);
+  gdk_texture_download (texture, (guchar *) pixels, width * 4);
+  for (int i = 0; i < width * height; i++)
+    g_hash_table_add (colors, GUINT_TO_POINTER (pixels[i] & 0xffffff));
+  g_assert_cmpuint (g_hash_table_size (colors), >, 10);
+  /* The RSS and live heap lane lines (light palette). */
+  g_assert_true (g_hash_table_contains (colors, GUINT_TO_POINTER (0x1c71d8)));
+  g_assert_true (g_hash_table_contains (colors, GUINT_TO_POINTER (0x26a269)));
+  g_settings_reset (window->settings, "export-width");
+  g_settings_reset (window->settings, "export-height");
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* Choosing a suspect highlights its growth on the timeline instead of
+ * selecting a range; choosing none clears it. */
+static void
+test_suspect_highlight (void)
+{
+  TideWindow *window = window_open (trace_path);
+  const TideGroup *suspect;
+
+  g_assert_cmpuint (tide_suspects_view_get_n_rows (window->suspects_view), >, 0);
+  g_assert_cmpint (tide_timeline_view_get_highlight_step (window->timeline), ==, 0);
+  tide_suspects_view_select (window->suspects_view, 0);
+  suspect = tide_suspects_view_get_selected (window->suspects_view);
+  g_assert_nonnull (suspect);
+  g_assert_cmpint (suspect->growth_step, >, 0);
+  g_assert_cmpint (tide_timeline_view_get_highlight_step (window->timeline), ==,
+                   suspect->growth_step);
+  g_assert_cmpuint (window->timeline->highlight->len, >=, (guint) suspect->growth_step);
+  g_assert_cmpint (g_array_index (window->timeline->highlight, TideSeriesPoint,
+                                  window->timeline->highlight->len - 1).live_bytes, ==,
+                   suspect->bytes);
+  g_assert_cmpint (window->timeline->selection_begin, ==, -1);
+  tide_suspects_view_select (window->suspects_view, -1);
+  g_assert_cmpint (tide_timeline_view_get_highlight_step (window->timeline), ==, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 /* ---- bad input --------------------------------------------------------------- */
 
 static char *
@@ -536,6 +620,8 @@ main (int   argc,
   g_test_add_func ("/gui/flame-graph-zoom", test_flame_graph_zoom);
   g_test_add_func ("/gui/export-csv", test_export_csv);
   g_test_add_func ("/gui/export-png", test_export_png);
+  g_test_add_func ("/gui/export-png-chosen-size", test_export_png_chosen_size);
+  g_test_add_func ("/gui/suspect-highlight", test_suspect_highlight);
   g_test_add_func ("/gui/bad-files", test_bad_files);
   g_test_add_func ("/gui/incomplete-trace", test_incomplete_trace);
   g_test_add_func ("/gui/record-dialog-arguments", test_record_dialog_arguments);

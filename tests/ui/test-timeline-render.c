@@ -11,10 +11,16 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 
+#include <sqlite3.h>
+#include <string.h>
+
+#include "tide-drilldown.h"
 #include "tide-render.h"
+#include "tide-report.h"
 #include "tide-schema.h"
 #include "tide-test-trace.h"
 #include "tide-timeline-data.h"
+#include "tide-trace-private.h"
 #include "tide-trace-writer.h"
 
 #define WIDTH  1000
@@ -131,6 +137,129 @@ test_lod_level (Fixture       *f,
       g_assert_true (tide_lane_data_value_at (g_ptr_array_index (zoomed->lanes, 0), c, &v));
       g_assert_cmpint (v, ==, test_rss (5));
     }
+}
+
+static void
+assert_same_data (const TideTimelineData *a,
+                  const TideTimelineData *b)
+{
+  g_assert_cmpint (a->level, ==, b->level);
+  g_assert_cmpuint (a->lanes->len, ==, b->lanes->len);
+  for (guint i = 0; i < a->lanes->len; i++)
+    {
+      const TideLaneData *x = g_ptr_array_index (a->lanes, i);
+      const TideLaneData *y = g_ptr_array_index (b->lanes, i);
+
+      g_assert_cmpint (x->counter, ==, y->counter);
+      g_assert_cmpint (x->device, ==, y->device);
+      g_assert_cmpstr (x->name, ==, y->name);
+      g_assert_cmpint (x->has_before, ==, y->has_before);
+      g_assert_cmpint (x->before, ==, y->before);
+      g_assert_cmpint (x->peak, ==, y->peak);
+      g_assert_cmpmem (x->has, x->n_columns, y->has, y->n_columns);
+      g_assert_cmpmem (x->min, x->n_columns * 8, y->min, y->n_columns * 8);
+      g_assert_cmpmem (x->max, x->n_columns * 8, y->max, y->n_columns * 8);
+      g_assert_cmpmem (x->last, x->n_columns * 8, y->last, y->n_columns * 8);
+    }
+}
+
+/* The cache gives what the plain query gives, at every level and edge;
+ * a view read once (or panned within read chunks) costs no query; the
+ * budget holds. */
+static void
+test_lod_cache (Fixture       *f,
+                gconstpointer  unused)
+{
+  static const gint64 ranges[][3] = {
+    { 0, 1000000000, 1000 }, { 0, 1000000000, 50 }, { 450000000, 450100000, 100 },
+    { 950000000, 1200000000, 300 }, { 0, 3000000, 200 }, { 123456789, 723456789, 640 },
+    { 0, 1000000000, 1 },
+  };
+  g_autoptr(TideTimelineCache) cache = tide_timeline_cache_new (64 * 1024 * 1024);
+  g_autoptr(TideTimelineCache) small = tide_timeline_cache_new (1);
+  g_autoptr(GError) error = NULL;
+  guint64 queries;
+
+  for (guint i = 0; i < G_N_ELEMENTS (ranges); i++)
+    for (gint64 process = 0; process <= 1; process++)
+      {
+        g_autoptr(TideTimelineData) plain = NULL;
+        g_autoptr(TideTimelineData) cached = NULL;
+        g_autoptr(TideTimelineData) evicted = NULL;
+
+        plain = tide_timeline_data_query (f->trace, process, ranges[i][0], ranges[i][1],
+                                          ranges[i][2], &error);
+        g_assert_no_error (error);
+        cached = tide_timeline_data_query_cached (f->trace, cache, process, ranges[i][0],
+                                                  ranges[i][1], ranges[i][2], &error);
+        g_assert_no_error (error);
+        evicted = tide_timeline_data_query_cached (f->trace, small, process, ranges[i][0],
+                                                   ranges[i][1], ranges[i][2], &error);
+        g_assert_no_error (error);
+        assert_same_data (plain, cached);
+        assert_same_data (plain, evicted);
+      }
+  queries = tide_timeline_cache_get_queries (cache);
+  g_assert_cmpuint (queries, >, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (ranges); i++)
+    {
+      g_autoptr(TideTimelineData) again = NULL;
+      g_autoptr(TideTimelineData) panned = NULL;
+
+      again = tide_timeline_data_query_cached (f->trace, cache, 1, ranges[i][0], ranges[i][1],
+                                               ranges[i][2], &error);
+      g_assert_no_error (error);
+      /* 1 ms right: the same level, within the chunks already read. */
+      panned = tide_timeline_data_query_cached (f->trace, cache, 1, ranges[i][0] + 1000000,
+                                                ranges[i][1] + 1000000, ranges[i][2], &error);
+      g_assert_no_error (error);
+    }
+  g_assert_cmpuint (tide_timeline_cache_get_queries (cache), ==, queries);
+  g_assert_cmpuint (tide_timeline_cache_get_bytes (cache), >, 0);
+  /* One chunk at most is kept over the budget: the one just read. */
+  g_assert_cmpuint (tide_timeline_cache_get_bytes (small), <=, 256 + 2048 * 32);
+}
+
+static int
+count_full_scans (unsigned  type,
+                  void     *data,
+                  void     *p,
+                  void     *x)
+{
+  sqlite3_stmt *stmt = p;
+
+  if (strstr (sqlite3_sql (stmt), "FROM allocations") != NULL)
+    *(int *) data += sqlite3_stmt_status (stmt, SQLITE_STMTSTATUS_FULLSCAN_STEP, 0);
+  return 0;
+}
+
+/* A step's drill-down is a range search of allocations_by_alloc, for one
+ * process and for all: no step of a full scan of the allocations. */
+static void
+test_drilldown_uses_index (Fixture       *f,
+                           gconstpointer  unused)
+{
+  sqlite3 *db = _tide_trace_get_db (f->trace);
+  g_autoptr(GError) error = NULL;
+  int full_scans = 0;
+
+  sqlite3_trace_v2 (db, SQLITE_TRACE_PROFILE, count_full_scans, &full_scans);
+  for (gint64 process = 0; process <= 1; process++)
+    {
+      g_autoptr(GPtrArray) groups = tide_drilldown_retained (f->trace, process,
+                                                             (TEST_LEAK_FROM - 1) * TEST_STEP_NS,
+                                                             TEST_LEAK_FROM * TEST_STEP_NS,
+                                                             &error);
+      const TideGroup *top;
+
+      g_assert_no_error (error);
+      g_assert_cmpuint (groups->len, ==, 1);
+      top = g_ptr_array_index (groups, 0);
+      g_assert_cmpint (top->bytes, ==, 96 * 16384);
+      g_assert_cmpint (top->count, ==, 96);
+    }
+  sqlite3_trace_v2 (db, 0, NULL, NULL);
+  g_assert_cmpint (full_scans, ==, 0);
 }
 
 static void
@@ -291,6 +420,87 @@ test_render_bands (Fixture       *f,
   scene_clear (&s);
 }
 
+/* The leak suspect of the test trace: leak_feature_cache, 96 x 16 KiB a
+ * step from TEST_LEAK_FROM on.  Its series, drawn over the live heap lane
+ * from its growth step on, with those steps tinted; nothing before. */
+static void
+test_render_highlight (Fixture       *f,
+                       gconstpointer  unused)
+{
+  const TidePalette *p = &tide_palette_light;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) suspects = tide_report_suspects (f->trace, TIDE_GROUP_BY_STACK, &error);
+  g_autoptr(GArray) series = NULL;
+  const TideGroup *suspect;
+  const TideLaneData *heap;
+  cairo_surface_t *surface;
+  TideRenderLayout l;
+  Scene s;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (suspects->len, >=, 1);
+  suspect = g_ptr_array_index (suspects, 0);
+  g_assert_cmpint (suspect->growth_step, ==, TEST_LEAK_FROM);
+  series = tide_timeline_group_series (f->trace, suspect->process_id, suspect->stack_id, 0,
+                                       suspect->device, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (series->len, ==, TEST_N_STEPS);
+  for (guint i = 0; i < series->len; i++)
+    {
+      const TideSeriesPoint *point = &g_array_index (series, TideSeriesPoint, i);
+      gint k = (gint) i + 1;
+
+      g_assert_cmpint (point->number, ==, k);
+      g_assert_cmpint (point->start_ns, ==, i * TEST_STEP_NS);
+      g_assert_cmpint (point->end_ns, ==, k * TEST_STEP_NS);
+      g_assert_cmpint (point->live_bytes, ==, MAX (k - TEST_LEAK_FROM + 1, 0) * 96 * 16384);
+    }
+
+  scene_load (&s, f->trace, WIDTH);
+  s.scene.highlight_step = suspect->growth_step;
+  s.scene.highlight_device = -1;
+  s.scene.highlight_series = (const TideSeriesPoint *) series->data;
+  s.scene.n_highlight = series->len;
+  surface = draw (&s.scene);
+  tide_render_layout (&s.scene, WIDTH, HEIGHT, &l);
+  heap = g_ptr_array_index (s.data->lanes, 1);
+  g_assert_cmpint (heap->counter, ==, TIDE_COUNTER_HEAP_LIVE);
+  for (gint k = 1; k <= TEST_N_STEPS; k++)
+    {
+      int x = (int) ((k - 0.5) * WIDTH / TEST_N_STEPS);
+      const TideSeriesPoint *point = &g_array_index (series, TideSeriesPoint, k - 1);
+      int y = (int) tide_render_value_to_y (&l, 1, point->live_bytes, heap->peak);
+      guint overlay = 0, tint = 0;
+
+      for (int row = (int) l.lanes_y; row < (int) (l.lanes_y + 3 * l.lane_h); row++)
+        {
+          overlay += pixel (surface, x, row) == p->highlight;
+          tint += pixel (surface, x, row) == p->band_highlight;
+        }
+      if (k < TEST_LEAK_FROM)
+        {
+          g_assert_cmpuint (overlay, ==, 0);
+          g_assert_cmpuint (tint, ==, 0);
+          continue;
+        }
+      /* A 2 px tread on the value's row, only in the live heap lane. */
+      g_assert_cmpuint (overlay, ==, 2);
+      g_assert_cmphex (pixel (surface, x, y), ==, p->highlight);
+      g_assert_cmphex (pixel (surface, x, y - 1), ==, p->highlight);
+      g_assert_cmpuint (tint, >, 0);
+      g_assert_cmphex (pixel (surface, x, (int) l.lanes_y + 1), ==, p->band_highlight);
+    }
+  /* The growth step's first column has it, the column before does not. */
+  g_assert_cmphex (pixel (surface, (TEST_LEAK_FROM - 1) * WIDTH / TEST_N_STEPS,
+                          (int) tide_render_value_to_y (&l, 1, 96 * 16384, heap->peak)), ==,
+                   p->highlight);
+  g_assert_cmphex (pixel (surface, (TEST_LEAK_FROM - 1) * WIDTH / TEST_N_STEPS - 2,
+                          (int) tide_render_value_to_y (&l, 1, 96 * 16384, heap->peak)), !=,
+                   p->highlight);
+  cairo_surface_destroy (surface);
+  scene_clear (&s);
+}
+
 static void
 test_png_export (Fixture       *f,
                  gconstpointer  unused)
@@ -332,6 +542,41 @@ test_png_export (Fixture       *f,
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
 }
 
+static guint
+count_color (const char *png,
+             guint32     color)
+{
+  cairo_surface_t *image = cairo_image_surface_create_from_png (png);
+  guint n = 0;
+
+  g_assert_cmpint (cairo_surface_status (image), ==, CAIRO_STATUS_SUCCESS);
+  g_assert_cmpint (cairo_image_surface_get_width (image), ==, 320);
+  for (int y = 0; y < cairo_image_surface_get_height (image); y++)
+    for (int x = 0; x < 320; x++)
+      n += pixel (image, x, y) == color;
+  cairo_surface_destroy (image);
+  return n;
+}
+
+/* The app's export draws the process it shows: the test trace's process
+ * has the RSS curve; a process without rows has no lanes at all. */
+static void
+test_png_export_process (Fixture       *f,
+                         gconstpointer  unused)
+{
+  const TidePalette *p = &tide_palette_light;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *png = g_build_filename (f->dir, "process.png", NULL);
+
+  g_assert_true (tide_render_process_png (f->trace, 1, png, 320, 200, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (count_color (png, p->lane_line[0]), >=, 2 * 320);
+  g_assert_true (tide_render_process_png (f->trace, 2, png, 320, 200, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (count_color (png, p->lane_line[0]), ==, 0);
+  g_unlink (png);
+}
+
 /* A trace still being written has no summaries on disk; it opens all the
  * same and the timeline has its lanes. */
 static void
@@ -370,14 +615,22 @@ main (int    argc,
   g_test_add ("/timeline/lanes", Fixture, NULL, fixture_setup, test_lanes, fixture_teardown);
   g_test_add ("/timeline/lod-level", Fixture, NULL, fixture_setup, test_lod_level,
               fixture_teardown);
+  g_test_add ("/timeline/lod-cache", Fixture, NULL, fixture_setup, test_lod_cache,
+              fixture_teardown);
+  g_test_add ("/timeline/drilldown-uses-index", Fixture, NULL, fixture_setup,
+              test_drilldown_uses_index, fixture_teardown);
   g_test_add ("/timeline/steps-and-leak", Fixture, NULL, fixture_setup, test_steps_and_leak,
               fixture_teardown);
   g_test_add ("/timeline/render-lanes", Fixture, NULL, fixture_setup, test_render_lanes,
               fixture_teardown);
   g_test_add ("/timeline/render-bands", Fixture, NULL, fixture_setup, test_render_bands,
               fixture_teardown);
+  g_test_add ("/timeline/render-highlight", Fixture, NULL, fixture_setup, test_render_highlight,
+              fixture_teardown);
   g_test_add ("/timeline/png-export", Fixture, NULL, fixture_setup, test_png_export,
               fixture_teardown);
+  g_test_add ("/timeline/png-export-process", Fixture, NULL, fixture_setup,
+              test_png_export_process, fixture_teardown);
   g_test_add_func ("/timeline/live-trace", test_live_trace);
   return g_test_run ();
 }

@@ -8,7 +8,7 @@
 #include "config.h"
 
 #include "tide-test-trace.h"
-#include "tide-timeline-view.h"
+#include "tide-timeline-view-private.h"
 
 #define WIDTH  1000
 #define HEIGHT 400
@@ -199,6 +199,31 @@ test_zoom_and_pan (Fixture       *f,
   g_assert_cmpint (end - begin, ==, 666666667);  /* 1 s / 1.5, rounded */
 }
 
+/* Panning back over what was drawn reads no LOD rows from SQLite again. */
+static void
+test_pan_uses_cache (Fixture       *f,
+                     gconstpointer  unused)
+{
+  TideTimelineView *view = TIDE_TIMELINE_VIEW (f->view);
+  guint64 queries;
+
+  tide_timeline_view_zoom_at (view, 500, 4.0);
+  g_free (render (f->view));
+  tide_timeline_view_pan_by (view, 100);
+  g_free (render (f->view));
+  tide_timeline_view_pan_by (view, -100);
+  g_free (render (f->view));
+  queries = tide_timeline_cache_get_queries (view->cache);
+  g_assert_cmpuint (queries, >, 0);
+  for (guint i = 0; i < 6; i++)
+    {
+      tide_timeline_view_pan_by (view, i % 2 ? 100 : -100);
+      g_free (render (f->view));
+      g_assert_nonnull (tide_timeline_view_get_data (view));
+    }
+  g_assert_cmpuint (tide_timeline_cache_get_queries (view->cache), ==, queries);
+}
+
 static void
 test_properties (Fixture       *f,
                  gconstpointer  unused)
@@ -227,6 +252,8 @@ main (int    argc,
               test_click_and_drag, fixture_teardown);
   g_test_add ("/timeline-view/zoom-and-pan", Fixture, NULL, fixture_setup, test_zoom_and_pan,
               fixture_teardown);
+  g_test_add ("/timeline-view/pan-uses-cache", Fixture, NULL, fixture_setup,
+              test_pan_uses_cache, fixture_teardown);
   g_test_add ("/timeline-view/properties", Fixture, NULL, fixture_setup, test_properties,
               fixture_teardown);
   return g_test_run ();
