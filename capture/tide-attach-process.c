@@ -437,7 +437,7 @@ write_block (const TideLiveAlloc *a,
   TideAllocRow row = {
     .id = self->attach->next_alloc_id++, .process_id = self->id, .thread_id = a->thread_id,
     .alloc_ns = a->alloc_ns, .free_ns = free_ns, .address = a->addr, .size = a->size,
-    .weight = a->weight, .stack_id = a->stack_id, .device = -1, .kind = a->kind,
+    .weight = a->weight, .stack_id = a->stack_id, .device = a->device, .kind = a->kind,
   };
 
   tide_trace_writer_add_allocation (self->attach->writer, &row);
@@ -463,6 +463,43 @@ on_malloc (TideAttachProcess   *self,
   a.thread_id = thread_id_for (self, ev->h.tid);
   if (tide_live_table_alloc (self->live, &a, &free_ns))
     write_block (&a, free_ns, self);
+}
+
+/* Device memory and copies, exact (never sampled), as the preload records
+ * them. */
+static void
+on_cuda (TideAttachProcess *self,
+         const TideBpfCuda *ev)
+{
+  TideLiveAlloc a = {
+    .addr = ev->addr, .size = ev->size, .weight = 1.0, .alloc_ns = ev->h.time_ns,
+    .device = (gint16) ev->device, .kind = (guint8) ev->kind,
+  };
+  gint64 free_ns;
+
+  switch (ev->op)
+    {
+    case TIDE_BPF_CUDA_FREE:
+      if (tide_live_table_release (self->live, ev->addr, ev->h.time_ns, &a))
+        write_block (&a, ev->h.time_ns, self);
+      break;
+    case TIDE_BPF_CUDA_ALLOC:
+      a.stack_id = intern_stack (self, (const guint64 *) ev->frames, ev->n_frames);
+      a.thread_id = thread_id_for (self, ev->h.tid);
+      if (tide_live_table_alloc (self->live, &a, &free_ns))
+        write_block (&a, free_ns, self);
+      break;
+    case TIDE_BPF_CUDA_COPY:
+      tide_trace_writer_add_transfer (self->attach->writer, self->id, (gint) ev->kind,
+                                      ev->device, (gint64) ev->size,
+                                      (gint64) ev->h.time_ns - (gint64) ev->duration_ns,
+                                      (gint64) ev->duration_ns,
+                                      intern_stack (self, (const guint64 *) ev->frames,
+                                                    ev->n_frames), 0);
+      break;
+    default:
+      break;
+    }
 }
 
 void
@@ -512,6 +549,9 @@ tide_attach_process_event (TideAttachProcess   *self,
     case TIDE_BPF_MALLOC:
     case TIDE_BPF_FREE:
       on_malloc (self, (const TideBpfMalloc *) h);
+      break;
+    case TIDE_BPF_CUDA:
+      on_cuda (self, (const TideBpfCuda *) h);
       break;
     default:
       break;

@@ -12,9 +12,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -204,6 +207,113 @@ attach_malloc_probes (Loader  *self,
   return TRUE;
 }
 
+/* ---- CUDA uprobes ------------------------------------------------------------ */
+
+typedef struct
+{
+  const char *function;
+  guint32     cookie;   /* TideBpfCudaOp | TIDE_BPF_CUDA_* (tide-attach-event.h) */
+} CudaProbe;
+
+#define RT  TIDE_BPF_CUDA_RUNTIME
+#define H2D (1u << TIDE_BPF_CUDA_DIR_SHIFT)
+#define D2H (2u << TIDE_BPF_CUDA_DIR_SHIFT)
+
+static const CudaProbe cudart_probes[] = {
+  { "cudaSetDevice",    TIDE_BPF_CUDA_SET_DEV | RT },
+  { "cudaMalloc",       TIDE_BPF_CUDA_ALLOC | RT },
+  { "cudaMallocAsync",  TIDE_BPF_CUDA_ALLOC | RT },
+  { "cudaMallocManaged", TIDE_BPF_CUDA_ALLOC | RT },
+  { "cudaFree",         TIDE_BPF_CUDA_FREE | RT },
+  { "cudaFreeAsync",    TIDE_BPF_CUDA_FREE | RT },
+  { "cudaMallocHost",   TIDE_BPF_CUDA_ALLOC | TIDE_BPF_CUDA_PINNED | RT },
+  { "cudaHostAlloc",    TIDE_BPF_CUDA_ALLOC | TIDE_BPF_CUDA_PINNED | RT },
+  { "cudaFreeHost",     TIDE_BPF_CUDA_FREE | TIDE_BPF_CUDA_PINNED | RT },
+  { "cudaMemcpy",       TIDE_BPF_CUDA_COPY | TIDE_BPF_CUDA_KIND_ARG | RT },
+  { "cudaMemcpyAsync",  TIDE_BPF_CUDA_COPY | TIDE_BPF_CUDA_KIND_ARG | RT },
+};
+
+static const CudaProbe cuda_probes[] = {
+  { "cuMemAlloc_v2",        TIDE_BPF_CUDA_ALLOC },
+  { "cuMemAllocAsync",      TIDE_BPF_CUDA_ALLOC },
+  { "cuMemFree_v2",         TIDE_BPF_CUDA_FREE },
+  { "cuMemFreeAsync",       TIDE_BPF_CUDA_FREE },
+  { "cuMemHostAlloc",       TIDE_BPF_CUDA_ALLOC | TIDE_BPF_CUDA_PINNED },
+  { "cuMemAllocHost_v2",    TIDE_BPF_CUDA_ALLOC | TIDE_BPF_CUDA_PINNED },
+  { "cuMemFreeHost",        TIDE_BPF_CUDA_FREE | TIDE_BPF_CUDA_PINNED },
+  { "cuMemcpyHtoD_v2",      TIDE_BPF_CUDA_COPY | H2D },
+  { "cuMemcpyHtoDAsync_v2", TIDE_BPF_CUDA_COPY | H2D },
+  { "cuMemcpyDtoH_v2",      TIDE_BPF_CUDA_COPY | D2H },
+  { "cuMemcpyDtoHAsync_v2", TIDE_BPF_CUDA_COPY | D2H },
+};
+
+#undef RT
+#undef H2D
+#undef D2H
+
+/* Entry and return probes on one function; a library without it (an older
+ * CUDA) just has fewer probes. */
+static guint
+attach_cuda_probe (Loader          *self,
+                   pid_t            pid,
+                   const char      *path,
+                   const CudaProbe *probe)
+{
+  LIBBPF_OPTS (bpf_uprobe_opts, opts, .func_name = probe->function, .bpf_cookie = probe->cookie);
+  struct bpf_link *link;
+  guint n = 0;
+
+  link = bpf_program__attach_uprobe_opts (self->skel->progs.tide_cuda_enter, pid, path, 0, &opts);
+  if (link == NULL)
+    return 0;
+  g_ptr_array_add (self->links, link);
+  n++;
+  if ((probe->cookie & TIDE_BPF_CUDA_OP_MASK) == TIDE_BPF_CUDA_SET_DEV)
+    return n;
+  opts.retprobe = TRUE;
+  link = bpf_program__attach_uprobe_opts (self->skel->progs.tide_cuda_exit, pid, path, 0, &opts);
+  if (link != NULL)
+    {
+      g_ptr_array_add (self->links, link);
+      n++;
+    }
+  return n;
+}
+
+/* libcudart.so* and libcuda.so* as the process maps them.  The probes are
+ * for this process only: other jobs on the machine that use the same
+ * libraries must not pay a breakpoint on each call.  (A forked child keeps
+ * its parent's breakpoints only until it execs.) */
+static guint
+attach_cuda_probes (Loader *self,
+                    pid_t   pid)
+{
+  g_autoptr(GArray) maps = tide_attach_read_maps (pid);
+  guint n = 0;
+
+  for (guint i = 0; maps != NULL && i < maps->len; i++)
+    {
+      const char *path = g_array_index (maps, TideAttachMapping, i).path;
+      g_autofree char *base = g_path_get_basename (path);
+      g_autofree char *key = g_strdup_printf ("cuda:%d:%s", pid, path);
+      const CudaProbe *probes;
+      gsize n_probes;
+
+      if (g_str_has_prefix (base, "libcudart.so"))
+        probes = cudart_probes, n_probes = G_N_ELEMENTS (cudart_probes);
+      else if (g_str_has_prefix (base, "libcuda.so"))
+        probes = cuda_probes, n_probes = G_N_ELEMENTS (cuda_probes);
+      else
+        continue;
+      if (g_hash_table_contains (self->probed_paths, key))
+        continue;
+      g_hash_table_add (self->probed_paths, g_steal_pointer (&key));
+      for (gsize j = 0; j < n_probes; j++)
+        n += attach_cuda_probe (self, pid, path, &probes[j]);
+    }
+  return n;
+}
+
 /* ---- events ---------------------------------------------------------------- */
 
 static void
@@ -227,6 +337,7 @@ on_exec (Loader              *self,
     tide_attach_process_end (old, h->time_ns, -1);
   tide_attach_process_new (&self->base, h->tgid, old, h->time_ns);
   attach_step_probes (self, h->tgid);
+  attach_cuda_probes (self, h->tgid);
 }
 
 static int
@@ -245,6 +356,17 @@ on_exit_event (Loader            *self,
     tide_attach_process_end (p, ev->h.time_ns, wait_status_to_exit (ev->exit_code));
   if (ev->h.tgid == (guint32) self->base.options->pid)
     self->stop = TRUE;
+}
+
+/* A file mapped executable: a library loaded with dlopen, which may be
+ * CUDA's (torch loads libcudart so). */
+static gboolean
+maps_code (const TideBpfHeader *h)
+{
+  const TideBpfSyscall *ev = (const TideBpfSyscall *) h;
+
+  return h->type == TIDE_BPF_SYSCALL && ev->nr == 9 /* mmap */ && (ev->args[2] & PROT_EXEC) &&
+         (gint32) ev->args[4] >= 0 && !(ev->ret < 0 && ev->ret > -4096);
 }
 
 static int
@@ -276,6 +398,8 @@ handle_event (void   *ctx,
   if (p == NULL)
     p = tide_attach_process_new (&self->base, h->tgid, NULL, h->time_ns);
   tide_attach_process_event (p, h);
+  if (maps_code (h))
+    attach_cuda_probes (self, h->tgid);
   return 0;
 }
 
@@ -341,6 +465,7 @@ attach_all (Loader  *self,
     }
   if (o->uprobes_malloc && !attach_malloc_probes (self, o->pid, error))
     return FALSE;
+  attach_cuda_probes (self, o->pid);
   self->rb = ring_buffer__new (bpf_map__fd (self->skel->maps.events), handle_event, self, NULL);
   if (self->rb == NULL)
     return set_errno_error (error, errno, "cannot open the ring buffer");
@@ -388,6 +513,34 @@ open_fds (Loader  *self,
   return TRUE;
 }
 
+/* ---- helper threads -------------------------------------------------------- */
+
+/* While attached, the symbolizer and the trace writer run only on CPU time
+ * that nothing else wants (SCHED_IDLE): on a machine the job keeps busy
+ * they would otherwise take its cores (libdw inflating debug info), and
+ * their work can wait.  The thread draining the ring buffer keeps its
+ * normal priority so that records are not dropped; at detach the helpers
+ * get theirs back to finish the trace. */
+static void
+set_helpers_idle (gboolean idle)
+{
+  struct sched_param param = { 0 };
+  pid_t self_tid = (pid_t) syscall (SYS_gettid);
+  DIR *dir = opendir ("/proc/self/task");
+  struct dirent *entry;
+
+  if (dir == NULL)
+    return;
+  while ((entry = readdir (dir)) != NULL)
+    {
+      pid_t tid = (pid_t) g_ascii_strtoll (entry->d_name, NULL, 10);
+
+      if (tid > 0 && tid != self_tid)
+        sched_setscheduler (tid, idle ? SCHED_IDLE : SCHED_OTHER, &param);
+    }
+  closedir (dir);
+}
+
 /* ---- loop ------------------------------------------------------------------ */
 
 static void
@@ -399,6 +552,8 @@ on_tick (Loader *self)
 
   if (read (self->timer_fd, &expirations, sizeof expirations) < 0)
     return;
+  /* Records that do not wake the loader (tide-attach.bpf.c) wait for this. */
+  ring_buffer__consume (self->rb);
   if (self->deadline_ns > 0 && now >= self->deadline_ns)
     self->stop = TRUE;
   if (o->step_interval_ms > 0 && now >= self->next_interval_step_ns)
@@ -609,10 +764,12 @@ tide_attach_run (const TideAttachOptions  *options,
   self.deadline_ns = options->duration_s > 0
                      ? self.start_ns + (gint64) (options->duration_s * 1e9) : 0;
   self.next_interval_step_ns = self.start_ns + (gint64) options->step_interval_ms * 1000000;
+  set_helpers_idle (TRUE);
   announce (&self);
 
   run_loop (&self);
   detach (&self);
+  set_helpers_idle (FALSE);
   if (!finish_trace (&self, error))
     goto out;
   status = 0;

@@ -10,6 +10,12 @@
  * sample_pages (stratified by block); each sampled page becomes an
  * allocation row of kind TIDE_KIND_PAGE, size one page, weight sample_pages,
  * freed when munmap, mremap, brk or madvise(DONTNEED) releases it.
+ *
+ * When the process maps libcudart or libcuda, uprobes on their allocation,
+ * free and copy calls give exact device rows (TIDE_KIND_DEVICE/PINNED) and
+ * transfers, as the preload does; the device is the one cudaSetDevice last
+ * chose on the thread (0 before any seen), cudaMemcpyDefault and
+ * device-to-device copies are not recorded, and NVTX ranges are not scopes.
  */
 #pragma once
 

@@ -26,7 +26,24 @@ typedef enum
   TIDE_BPF_STEP    = 7,   /* the step uprobe fired */
   TIDE_BPF_MALLOC  = 8,   /* --uprobes malloc: a block was returned */
   TIDE_BPF_FREE    = 9,   /* --uprobes malloc: a block was freed */
+  TIDE_BPF_CUDA    = 10,  /* a CUDA allocation, free or copy (TideBpfCuda) */
 } TideBpfType;
+
+/* What a CUDA uprobe does, and which library level it sits in: the attach
+ * cookie of each uprobe (TIDE_BPF_CUDA_OP | TIDE_BPF_CUDA_* flags). */
+typedef enum
+{
+  TIDE_BPF_CUDA_ALLOC    = 1,   /* (void **out, size_t size, ...) */
+  TIDE_BPF_CUDA_FREE     = 2,   /* (void *ptr, ...) */
+  TIDE_BPF_CUDA_COPY     = 3,   /* (dst, src, size_t n, [kind]) */
+  TIDE_BPF_CUDA_SET_DEV  = 4,   /* cudaSetDevice (int device) */
+} TideBpfCudaOp;
+
+#define TIDE_BPF_CUDA_OP_MASK   0xffu
+#define TIDE_BPF_CUDA_PINNED    0x100u   /* page-locked host memory */
+#define TIDE_BPF_CUDA_RUNTIME   0x200u   /* libcudart: driver calls inside it are not counted again */
+#define TIDE_BPF_CUDA_KIND_ARG  0x400u   /* copy direction from the cudaMemcpyKind argument */
+#define TIDE_BPF_CUDA_DIR_SHIFT 12       /* else the direction: 1 host->device, 2 device->host */
 
 /* Where the stack of a TideBpfFault came from (flags). */
 #define TIDE_BPF_FAULT_KERNEL 1u   /* the kernel faulted on a user address (copy_to_user) */
@@ -98,6 +115,19 @@ typedef struct
   __u64 frames[TIDE_BPF_MAX_FRAMES];
 } TideBpfMalloc;
 
+typedef struct
+{
+  TideBpfHeader h;
+  __u32 op;            /* TideBpfCudaOp */
+  __u32 kind;          /* TIDE_KIND_DEVICE or TIDE_KIND_PINNED (tide-wire.h); copies: direction */
+  __s32 device;        /* -1: host memory */
+  __s32 n_frames;      /* 0 for frees */
+  __u64 addr;
+  __u64 size;          /* bytes allocated or copied */
+  __u64 duration_ns;   /* copies: the call */
+  __u64 frames[TIDE_BPF_MAX_FRAMES];
+} TideBpfCuda;
+
 /* Counters the BPF side keeps in the `stats` array map. */
 typedef enum
 {
@@ -116,5 +146,6 @@ _Static_assert (sizeof (TideBpfFork) == 40, "TideBpfFork layout");
 _Static_assert (sizeof (TideBpfExit) == 32, "TideBpfExit layout");
 _Static_assert (sizeof (TideBpfStep) == 24 + TIDE_BPF_LABEL_LEN, "TideBpfStep layout");
 _Static_assert (sizeof (TideBpfMalloc) == 48 + 8 * TIDE_BPF_MAX_FRAMES, "TideBpfMalloc layout");
+_Static_assert (sizeof (TideBpfCuda) == 64 + 8 * TIDE_BPF_MAX_FRAMES, "TideBpfCuda layout");
 _Static_assert (sizeof (TideBpfSyscall) % 8 == 0 && sizeof (TideBpfFork) % 8 == 0,
                 "records are 8-byte aligned");

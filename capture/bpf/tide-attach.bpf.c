@@ -35,6 +35,8 @@ const volatile __u64 rss_interval_ns = 20000000;
 #define NR_MREMAP   25
 #define NR_MADVISE  28
 
+#define PROT_EXEC_BIT 4
+
 #define USER_ADDR_LIMIT 0x0000800000000000ULL
 
 struct
@@ -88,6 +90,32 @@ struct
   __type (value, __u64);   /* size passed to malloc */
 } malloc_size SEC (".maps");
 
+/* A CUDA call under way on a thread: what its return probe needs. */
+typedef struct
+{
+  __u64 out;        /* allocations: where the pointer is returned */
+  __u64 size;
+  __u64 start_ns;
+  __u32 cookie;
+  __u32 direction;
+} CudaCall;
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, 16384);
+  __type (key, __u32);     /* tid */
+  __type (value, CudaCall);
+} cuda_call SEC (".maps");
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, 16384);
+  __type (key, __u32);     /* tid */
+  __type (value, __s32);   /* cudaSetDevice's device; 0 when never set */
+} cuda_device SEC (".maps");
+
 struct
 {
   __uint (type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -130,6 +158,28 @@ reserve (__u32 size,
   h->reserved = 0;
   h->time_ns = bpf_ktime_get_ns ();
   return h;
+}
+
+/* Waking the loader for each record costs the job a context switch on a
+ * busy machine: frequent records (faults, system calls, RSS, malloc) wake
+ * it only once WAKE_BYTES are waiting, and the loader also drains the ring
+ * on its 100 ms tick.  Rare records that it must act on at once (a step,
+ * whose RSS it reads from /proc; fork, exec, exit) wake it. */
+#define WAKE_BYTES (256 << 10)
+
+static __always_inline void
+submit_lazy (void *ev)
+{
+  __u64 flags = bpf_ringbuf_query (&events, BPF_RB_AVAIL_DATA) >= WAKE_BYTES
+                ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+
+  bpf_ringbuf_submit (ev, flags);
+}
+
+static __always_inline void
+submit_now (void *ev)
+{
+  bpf_ringbuf_submit (ev, BPF_RB_FORCE_WAKEUP);
 }
 
 static __always_inline __u64
@@ -177,7 +227,7 @@ handle_fault (void   *ctx,
   ev->flags = flags;
   n = bpf_get_stack (ctx, ev->frames, sizeof ev->frames, BPF_F_USER_STACK);
   ev->n_frames = n < 0 ? (__s32) n : (__s32) (n / sizeof (__u64));
-  bpf_ringbuf_submit (ev, 0);
+  submit_lazy (ev);
   return 0;
 }
 
@@ -252,7 +302,12 @@ BPF_PROG (tide_sys_exit, struct pt_regs *regs, long ret)
       ev->args[4] = BPF_CORE_READ (regs, r8);
       ev->ret = ret;
       ev->old_brk = entry->old_brk;
-      bpf_ringbuf_submit (ev, 0);
+      /* Code mapped from a file (dlopen): the loader looks at once for
+       * CUDA libraries to probe, before their first call. */
+      if (entry->nr == NR_MMAP && (ev->args[2] & PROT_EXEC_BIT) && (__s32) ev->args[4] >= 0)
+        submit_now (ev);
+      else
+        submit_lazy (ev);
     }
   bpf_map_delete_elem (&in_syscall, &tid);
   return 0;
@@ -298,7 +353,7 @@ BPF_PROG (tide_rss_stat, struct mm_struct *mm, int member)
   if (!ev)
     return 0;
   ev->rss_bytes = rss;
-  bpf_ringbuf_submit (ev, 0);
+  submit_lazy (ev);
   return 0;
 }
 
@@ -323,7 +378,11 @@ BPF_PROG (tide_fork, struct task_struct *parent, struct task_struct *child)
   ev->child_tid = child->pid;
   ev->is_thread = child_tgid == parent_tgid;
   ev->reserved = 0;
-  bpf_ringbuf_submit (ev, 0);
+  /* The loader only acts on new processes. */
+  if (ev->is_thread)
+    submit_lazy (ev);
+  else
+    submit_now (ev);
   return 0;
 }
 
@@ -337,7 +396,7 @@ BPF_PROG (tide_exec, struct task_struct *task, pid_t old_pid, struct linux_binpr
     return 0;
   ev = reserve (sizeof *ev, TIDE_BPF_EXEC);
   if (ev)
-    bpf_ringbuf_submit (ev, 0);
+    submit_now (ev);
   return 0;
 }
 
@@ -362,7 +421,7 @@ BPF_PROG (tide_exit, struct task_struct *task)
   if (ev->exit_code == 0)
     ev->exit_code = task->exit_code;
   ev->reserved = 0;
-  bpf_ringbuf_submit (ev, 0);
+  submit_now (ev);
   return 0;
 }
 
@@ -383,7 +442,7 @@ BPF_KPROBE (tide_step, const char *label)
   ev->label[0] = '\0';
   if (label)
     bpf_probe_read_user_str (ev->label, sizeof ev->label, label);
-  bpf_ringbuf_submit (ev, 0);
+  submit_now (ev);
   return 0;
 }
 
@@ -417,7 +476,7 @@ BPF_KRETPROBE (tide_malloc_exit, void *ret)
       ev->reserved = 0;
       n = bpf_get_stack (ctx, ev->frames, sizeof ev->frames, BPF_F_USER_STACK);
       ev->n_frames = n < 0 ? (__s32) n : (__s32) (n / sizeof (__u64));
-      bpf_ringbuf_submit (ev, 0);
+      submit_lazy (ev);
     }
   bpf_map_delete_elem (&malloc_size, &tid);
   return 0;
@@ -438,6 +497,141 @@ BPF_KPROBE (tide_free_enter, void *ptr)
   ev->size = 0;
   ev->n_frames = 0;
   ev->reserved = 0;
-  bpf_ringbuf_submit (ev, 0);
+  submit_lazy (ev);
+  return 0;
+}
+
+/* ---- CUDA ------------------------------------------------------------------
+ *
+ * The same few programs go on every CUDA entry point; the attach cookie
+ * says what the function does (tide-attach-event.h).  A driver call made
+ * inside a runtime call (cudaMalloc -> cuMemAlloc_v2) finds the runtime's
+ * call under way on its thread and is not counted again. */
+
+#define CUDA_KIND_DEVICE 4   /* TIDE_KIND_DEVICE */
+#define CUDA_KIND_PINNED 5   /* TIDE_KIND_PINNED */
+
+static __always_inline __s32
+cuda_current_device (__u32 tid)
+{
+  __s32 *device = bpf_map_lookup_elem (&cuda_device, &tid);
+
+  return device ? *device : 0;
+}
+
+/* Direction of a copy: 1 host->device, 2 device->host, 0 not a transfer
+ * (device to device on one device, or cudaMemcpyDefault, left out). */
+static __always_inline __u32
+cuda_direction (__u32 cookie,
+                __u64 kind_arg)
+{
+  if (cookie & TIDE_BPF_CUDA_KIND_ARG)
+    return kind_arg == 1 || kind_arg == 2 ? (__u32) kind_arg : 0;
+  return cookie >> TIDE_BPF_CUDA_DIR_SHIFT;
+}
+
+static __always_inline void
+cuda_emit_free (__u64 addr,
+                __u32 cookie)
+{
+  __u32 tid = (__u32) bpf_get_current_pid_tgid ();
+  TideBpfCuda *ev;
+
+  if (!addr || !(ev = reserve (sizeof *ev, TIDE_BPF_CUDA)))
+    return;
+  ev->op = TIDE_BPF_CUDA_FREE;
+  ev->kind = cookie & TIDE_BPF_CUDA_PINNED ? CUDA_KIND_PINNED : CUDA_KIND_DEVICE;
+  ev->device = cookie & TIDE_BPF_CUDA_PINNED ? -1 : cuda_current_device (tid);
+  ev->n_frames = 0;
+  ev->addr = addr;
+  ev->size = 0;
+  ev->duration_ns = 0;
+  submit_lazy (ev);
+}
+
+SEC ("uprobe")
+int
+BPF_KPROBE (tide_cuda_enter, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
+{
+  __u64 pid_tgid = bpf_get_current_pid_tgid ();
+  __u32 tid = (__u32) pid_tgid;
+  __u32 cookie = (__u32) bpf_get_attach_cookie (ctx);
+  __u32 op = cookie & TIDE_BPF_CUDA_OP_MASK;
+  __s32 device;
+  CudaCall call = { .cookie = cookie };
+
+  if (!is_followed (pid_tgid >> 32) || bpf_map_lookup_elem (&cuda_call, &tid) != NULL)
+    return 0;
+  switch (op)
+    {
+    case TIDE_BPF_CUDA_SET_DEV:
+      device = (__s32) a0;
+      bpf_map_update_elem (&cuda_device, &tid, &device, BPF_ANY);
+      return 0;
+    case TIDE_BPF_CUDA_FREE:
+      cuda_emit_free (a0, cookie);
+      /* Keeps the driver's free under the runtime's from counting twice. */
+      break;
+    case TIDE_BPF_CUDA_ALLOC:
+      call.out = a0;
+      call.size = a1;
+      break;
+    case TIDE_BPF_CUDA_COPY:
+      call.size = a2;
+      call.direction = cuda_direction (cookie, a3);
+      break;
+    default:
+      return 0;
+    }
+  call.start_ns = bpf_ktime_get_ns ();
+  bpf_map_update_elem (&cuda_call, &tid, &call, BPF_ANY);
+  return 0;
+}
+
+static __always_inline void
+cuda_emit_done (void     *ctx,
+                CudaCall *call)
+{
+  __u32 tid = (__u32) bpf_get_current_pid_tgid ();
+  __u32 op = call->cookie & TIDE_BPF_CUDA_OP_MASK;
+  int pinned = (call->cookie & TIDE_BPF_CUDA_PINNED) != 0;
+  __u64 addr = 0;
+  TideBpfCuda *ev;
+  long n;
+
+  if (op == TIDE_BPF_CUDA_ALLOC &&
+      (bpf_probe_read_user (&addr, sizeof addr, (void *) call->out) != 0 || addr == 0))
+    return;
+  if (op == TIDE_BPF_CUDA_COPY && call->direction == 0)
+    return;
+  if (op == TIDE_BPF_CUDA_FREE || !(ev = reserve (sizeof *ev, TIDE_BPF_CUDA)))
+    return;
+  ev->op = op;
+  ev->kind = op == TIDE_BPF_CUDA_COPY ? call->direction
+                                      : pinned ? CUDA_KIND_PINNED : CUDA_KIND_DEVICE;
+  ev->device = pinned ? -1 : cuda_current_device (tid);
+  ev->addr = addr;
+  ev->size = call->size;
+  ev->duration_ns = bpf_ktime_get_ns () - call->start_ns;
+  /* At the return the stack starts in the caller of the CUDA function. */
+  n = bpf_get_stack (ctx, ev->frames, sizeof ev->frames, BPF_F_USER_STACK);
+  ev->n_frames = n < 0 ? (__s32) n : (__s32) (n / sizeof (__u64));
+  submit_lazy (ev);
+}
+
+SEC ("uretprobe")
+int
+BPF_KRETPROBE (tide_cuda_exit, long ret)
+{
+  __u32 tid = (__u32) bpf_get_current_pid_tgid ();
+  __u32 cookie = (__u32) bpf_get_attach_cookie (ctx);
+  CudaCall *call = bpf_map_lookup_elem (&cuda_call, &tid);
+
+  /* Another function's call (the runtime's, around this driver call). */
+  if (!call || call->cookie != cookie)
+    return 0;
+  if ((int) ret == 0)
+    cuda_emit_done (ctx, call);
+  bpf_map_delete_elem (&cuda_call, &tid);
   return 0;
 }

@@ -6,6 +6,10 @@
  * then leaking exactly 100 blocks of 1000 bytes from storm_leak_per_thread.
  * Prints a checksum of the work, so that a changed result shows.  Also the
  * benchmark program for the preload's overhead.
+ *
+ * --wait: print "waiting" and wait for a line on stdin before the work
+ * starts, so that a profiler can attach to the process once it has started
+ * (bench/bench-attach.py).
  */
 #include <pthread.h>
 
@@ -87,6 +91,28 @@ storm_thread_main (void *data)
   return NULL;
 }
 
+static int
+storm_has_flag (int         argc,
+                char      **argv,
+                const char *name)
+{
+  for (int i = 1; i < argc; i++)
+    if (strcmp (argv[i], name) == 0)
+      return 1;
+  return 0;
+}
+
+static void
+storm_wait_for_go (void)
+{
+  char line[64];
+
+  printf ("waiting\n");
+  fflush (stdout);
+  if (fgets (line, sizeof line, stdin) == NULL)
+    return;
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -96,6 +122,8 @@ main (int   argc,
   pthread_t ids[STORM_THREADS];
   uint64_t checksum = 0;
 
+  if (storm_has_flag (argc, argv, "--wait"))
+    storm_wait_for_go ();
   for (int i = 0; i < STORM_THREADS; i++)
     {
       threads[i] = (StormThread) { i, iterations, 0 };
