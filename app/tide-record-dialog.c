@@ -2,10 +2,14 @@
  * Copyright 2026 The Tidemark authors
  *
  * TideRecordDialog: what to record and how.  It only gathers the choice
- * and turns it into `tidemark record` arguments; the window runs the
- * recorder.  Sampling choices are remembered in GSettings.
+ * and turns it into `tidemark record` arguments, or, in attach mode, into
+ * a `tidemark attach -p PID` command line (behind pkexec when the app is
+ * not root); the window runs the recorder.  Sampling choices are
+ * remembered in GSettings.
  */
 #include "config.h"
+
+#include <unistd.h>
 
 #include "tide-record-dialog.h"
 
@@ -20,9 +24,17 @@ struct _TideRecordDialog
   GtkSpinButton  *bytes_spin;
   GtkCheckButton *torch_check;
   GtkLabel       *error_label;
+  GtkStack       *mode_stack;
+  GtkSearchEntry *process_search;
+  GtkListView    *process_view;
+  GtkSpinButton  *duration_spin;
+  GtkLabel       *privilege_label;
 
   /* Owned references */
   GSettings      *settings;     /* nullable */
+  GListStore     *processes;    /* TideProcessListItem, read when attach mode is shown */
+  GtkCustomFilter *process_filter;
+  GtkSingleSelection *process_selection;
 };
 
 G_DEFINE_FINAL_TYPE (TideRecordDialog, tide_record_dialog, GTK_TYPE_WINDOW)
@@ -102,6 +114,131 @@ choose_folder_action (GtkWidget  *widget,
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
 }
 
+/* ---- attach mode ---------------------------------------------------------- */
+
+static gboolean
+process_filter_func (gpointer item,
+                     gpointer data)
+{
+  TideRecordDialog *self = data;
+
+  return tide_process_list_item_matches (item, gtk_editable_get_text (GTK_EDITABLE (self->process_search)));
+}
+
+static void
+tide_record_dialog_search_changed_cb (TideRecordDialog *self)
+{
+  gtk_filter_changed (GTK_FILTER (self->process_filter), GTK_FILTER_CHANGE_DIFFERENT);
+}
+
+static void
+reload_processes (TideRecordDialog *self)
+{
+  g_autoptr(GListStore) fresh = tide_process_list_load ();
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (fresh));
+  g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
+
+  for (guint i = 0; i < n; i++)
+    g_ptr_array_add (items, g_list_model_get_item (G_LIST_MODEL (fresh), i));
+  g_list_store_splice (self->processes, 0, g_list_model_get_n_items (G_LIST_MODEL (self->processes)),
+                       items->pdata, items->len);
+}
+
+/* Without root, `tidemark attach` runs under pkexec; without pkexec the
+ * dialog says what is needed before the user tries. */
+static void
+update_privilege_label (TideRecordDialog *self)
+{
+  g_autofree char *pkexec = NULL;
+
+  if (geteuid () == 0)
+    {
+      gtk_widget_set_visible (GTK_WIDGET (self->privilege_label), FALSE);
+      return;
+    }
+  pkexec = g_find_program_in_path ("pkexec");
+  gtk_label_set_text (self->privilege_label,
+                      pkexec != NULL
+                      ? "Attaching asks for an administrator password (pkexec)."
+                      : "Attaching needs root or CAP_BPF and CAP_PERFMON; pkexec was not found.");
+  gtk_widget_set_visible (GTK_WIDGET (self->privilege_label), TRUE);
+}
+
+static void
+tide_record_dialog_mode_changed_cb (TideRecordDialog *self)
+{
+  if (tide_record_dialog_get_mode (self) != TIDE_RECORD_MODE_ATTACH)
+    return;
+  reload_processes (self);
+  update_privilege_label (self);
+}
+
+static void
+refresh_processes_action (GtkWidget  *widget,
+                          const char *action_name,
+                          GVariant   *parameter)
+{
+  reload_processes (TIDE_RECORD_DIALOG (widget));
+}
+
+static void
+process_row_setup_cb (GtkSignalListItemFactory *factory,
+                      GtkListItem              *list_item)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
+
+  for (guint i = 0; i < 3; i++)
+    {
+      GtkWidget *label = gtk_label_new (NULL);
+      gtk_label_set_xalign (GTK_LABEL (label), 0);
+      gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
+      gtk_label_set_width_chars (GTK_LABEL (label), i == 2 ? 10 : 7);
+      gtk_widget_set_hexpand (label, i == 1);
+      if (i == 0)
+        gtk_widget_add_css_class (label, "numeric");
+      gtk_box_append (GTK_BOX (box), label);
+    }
+  gtk_list_item_set_child (list_item, box);
+}
+
+static void
+process_row_bind_cb (GtkSignalListItemFactory *factory,
+                     GtkListItem              *list_item)
+{
+  TideProcessListItem *item = gtk_list_item_get_item (list_item);
+  GtkWidget *pid = gtk_widget_get_first_child (gtk_list_item_get_child (list_item));
+  GtkWidget *command = gtk_widget_get_next_sibling (pid);
+  GtkWidget *user = gtk_widget_get_next_sibling (command);
+  g_autofree char *pid_text = g_strdup_printf ("%d", tide_process_list_item_get_pid (item));
+
+  gtk_label_set_text (GTK_LABEL (pid), pid_text);
+  gtk_label_set_text (GTK_LABEL (command), tide_process_list_item_get_command (item));
+  gtk_widget_set_tooltip_text (command, tide_process_list_item_get_command (item));
+  gtk_label_set_text (GTK_LABEL (user), tide_process_list_item_get_user (item));
+}
+
+static void
+init_process_list (TideRecordDialog *self)
+{
+  GtkFilterListModel *filtered;
+  GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
+
+  self->processes = g_list_store_new (TIDE_TYPE_PROCESS_LIST_ITEM);
+  self->process_filter = gtk_custom_filter_new (process_filter_func, self, NULL);
+  filtered = gtk_filter_list_model_new (g_object_ref (G_LIST_MODEL (self->processes)),
+                                        g_object_ref (GTK_FILTER (self->process_filter)));
+  self->process_selection = gtk_single_selection_new (G_LIST_MODEL (filtered));
+  /* Nothing is attached to by accident: the user picks a row. */
+  gtk_single_selection_set_autoselect (self->process_selection, FALSE);
+  gtk_single_selection_set_can_unselect (self->process_selection, TRUE);
+  gtk_single_selection_set_selected (self->process_selection, GTK_INVALID_LIST_POSITION);
+  g_signal_connect (factory, "setup", G_CALLBACK (process_row_setup_cb), NULL);
+  g_signal_connect (factory, "bind", G_CALLBACK (process_row_bind_cb), NULL);
+  gtk_list_view_set_factory (self->process_view, factory);
+  g_object_unref (factory);
+  gtk_list_view_set_model (self->process_view, GTK_SELECTION_MODEL (self->process_selection));
+}
+
 static void
 tide_record_dialog_dispose (GObject *object)
 {
@@ -109,6 +246,9 @@ tide_record_dialog_dispose (GObject *object)
 
   gtk_widget_dispose_template (GTK_WIDGET (self), TIDE_TYPE_RECORD_DIALOG);
   g_clear_object (&self->settings);
+  g_clear_object (&self->process_selection);
+  g_clear_object (&self->process_filter);
+  g_clear_object (&self->processes);
   G_OBJECT_CLASS (tide_record_dialog_parent_class)->dispose (object);
 }
 
@@ -136,10 +276,18 @@ tide_record_dialog_class_init (TideRecordDialogClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TideRecordDialog, bytes_spin);
   gtk_widget_class_bind_template_child (widget_class, TideRecordDialog, torch_check);
   gtk_widget_class_bind_template_child (widget_class, TideRecordDialog, error_label);
+  gtk_widget_class_bind_template_child (widget_class, TideRecordDialog, mode_stack);
+  gtk_widget_class_bind_template_child (widget_class, TideRecordDialog, process_search);
+  gtk_widget_class_bind_template_child (widget_class, TideRecordDialog, process_view);
+  gtk_widget_class_bind_template_child (widget_class, TideRecordDialog, duration_spin);
+  gtk_widget_class_bind_template_child (widget_class, TideRecordDialog, privilege_label);
   gtk_widget_class_bind_template_callback (widget_class, tide_record_dialog_sampling_changed_cb);
+  gtk_widget_class_bind_template_callback (widget_class, tide_record_dialog_search_changed_cb);
+  gtk_widget_class_bind_template_callback (widget_class, tide_record_dialog_mode_changed_cb);
 
   gtk_widget_class_install_action (widget_class, "record.start", NULL, start_action);
   gtk_widget_class_install_action (widget_class, "record.choose-folder", NULL, choose_folder_action);
+  gtk_widget_class_install_action (widget_class, "record.refresh-processes", NULL, refresh_processes_action);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "window.close", NULL);
 }
 
@@ -147,6 +295,7 @@ static void
 tide_record_dialog_init (TideRecordDialog *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  init_process_list (self);
   gtk_editable_set_text (GTK_EDITABLE (self->folder_entry), g_get_home_dir ());
 }
 
@@ -275,4 +424,128 @@ tide_record_dialog_build_argv (TideRecordDialog  *self,
   if (program_base != NULL)
     *program_base = g_path_get_basename (command[0]);
   return g_strv_builder_end (builder);
+}
+
+void
+tide_record_dialog_set_mode (TideRecordDialog *self,
+                             TideRecordMode    mode)
+{
+  g_return_if_fail (TIDE_IS_RECORD_DIALOG (self));
+  gtk_stack_set_visible_child_name (self->mode_stack, mode == TIDE_RECORD_MODE_ATTACH ? "attach" : "program");
+}
+
+TideRecordMode
+tide_record_dialog_get_mode (TideRecordDialog *self)
+{
+  g_return_val_if_fail (TIDE_IS_RECORD_DIALOG (self), TIDE_RECORD_MODE_PROGRAM);
+  return g_strcmp0 (gtk_stack_get_visible_child_name (self->mode_stack), "attach") == 0
+         ? TIDE_RECORD_MODE_ATTACH : TIDE_RECORD_MODE_PROGRAM;
+}
+
+/* Filters at once, without the search entry's typing delay. */
+void
+tide_record_dialog_set_search (TideRecordDialog *self,
+                               const char       *search)
+{
+  g_return_if_fail (TIDE_IS_RECORD_DIALOG (self));
+  gtk_editable_set_text (GTK_EDITABLE (self->process_search), search ? search : "");
+  tide_record_dialog_search_changed_cb (self);
+}
+
+/**
+ * tide_record_dialog_get_processes:
+ *
+ * Returns: (transfer none): the attach list as shown: filtered by the
+ *   search, with the chosen process selected
+ */
+GtkSelectionModel *
+tide_record_dialog_get_processes (TideRecordDialog *self)
+{
+  g_return_val_if_fail (TIDE_IS_RECORD_DIALOG (self), NULL);
+  return GTK_SELECTION_MODEL (self->process_selection);
+}
+
+void
+tide_record_dialog_set_duration (TideRecordDialog *self,
+                                 double            seconds)
+{
+  g_return_if_fail (TIDE_IS_RECORD_DIALOG (self));
+  gtk_spin_button_set_value (self->duration_spin, seconds);
+}
+
+/**
+ * tide_record_attach_argv:
+ * @recorder: the tidemark program
+ * @duration_s: 0 for until stopped
+ * @is_root: whether the app runs as root; if not, pkexec runs the recorder
+ * @pkexec: (nullable): pkexec's path, %NULL where it is not installed
+ *
+ * Returns: (transfer full) (nullable): the whole command line, or %NULL
+ *   with @error set when attaching cannot be privileged
+ */
+char **
+tide_record_attach_argv (const char  *recorder,
+                         int          pid,
+                         const char  *output,
+                         double       duration_s,
+                         gboolean     is_root,
+                         const char  *pkexec,
+                         GError     **error)
+{
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  g_autofree char *pid_text = g_strdup_printf ("%d", pid);
+
+  if (!is_root && pkexec == NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+                   "Attaching needs root or CAP_BPF and CAP_PERFMON; pkexec was not found.");
+      return NULL;
+    }
+  if (!is_root)
+    g_strv_builder_add (builder, pkexec);
+  g_strv_builder_add_many (builder, recorder, "attach", "-p", pid_text, "-o", output, NULL);
+  if (duration_s > 0)
+    {
+      char seconds[G_ASCII_DTOSTR_BUF_SIZE];
+      g_ascii_dtostr (seconds, sizeof seconds, duration_s);
+      g_strv_builder_add_many (builder, "--duration", seconds, NULL);
+    }
+  return g_strv_builder_end (builder);
+}
+
+/**
+ * tide_record_dialog_build_attach_argv:
+ * @program_base: (out) (optional): "NAME-PID", for naming the trace
+ *
+ * Returns: (transfer full) (nullable): the whole command line for the
+ *   selected process, or %NULL with @error set
+ */
+char **
+tide_record_dialog_build_attach_argv (TideRecordDialog  *self,
+                                      const char        *recorder,
+                                      const char        *output,
+                                      char             **program_base,
+                                      GError           **error)
+{
+  TideProcessListItem *item;
+  g_autofree char *pkexec = NULL;
+  char **argv;
+
+  g_return_val_if_fail (TIDE_IS_RECORD_DIALOG (self), NULL);
+
+  item = gtk_single_selection_get_selected_item (self->process_selection);
+  if (item == NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "Choose the process to attach to.");
+      return NULL;
+    }
+  if (geteuid () != 0)
+    pkexec = g_find_program_in_path ("pkexec");
+  argv = tide_record_attach_argv (recorder, tide_process_list_item_get_pid (item), output,
+                                  gtk_spin_button_get_value (self->duration_spin), geteuid () == 0,
+                                  pkexec, error);
+  if (argv != NULL && program_base != NULL)
+    *program_base = g_strdup_printf ("%s-%d", tide_process_list_item_get_name (item),
+                                     tide_process_list_item_get_pid (item));
+  return argv;
 }

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * Live capture: the window runs `tidemark record` as a subprocess into a
- * new trace and follows the file as it grows.  Every 250 ms a worker
- * thread reads a few counters straight from the file (cheap however long
- * the capture runs) and, when they moved, reopens the trace, which
- * summarizes the incomplete file in memory; the main thread only swaps the
- * result in.  A generation number drops results that arrive after Stop or
- * after a newer refresh.  Stop sends SIGINT to the recorder, which passes
- * it to the program and finishes the trace; the final trace stays open.
+ * Live capture: the window runs `tidemark record` (or, attaching to a
+ * running process, `tidemark attach`) as a subprocess into a new trace
+ * and follows the file as it grows.  Every 250 ms a worker thread reads a
+ * few counters straight from the file (cheap however long the capture
+ * runs) and, when they moved, reopens the trace, which summarizes the
+ * incomplete file in memory; the main thread only swaps the result in.  A
+ * generation number drops results that arrive after Stop or after a newer
+ * refresh.  Stop sends SIGINT to the recorder, which passes it to the
+ * program (or detaches) and finishes the trace; the final trace stays
+ * open.  An attach run under pkexec belongs to root, so Stop cannot signal
+ * it: such a run ends at its duration or when the process exits.
  */
 #include "config.h"
 
@@ -162,7 +165,7 @@ recorder_exited_cb (GObject      *source,
     _tide_window_set_trace (self, trace);
   else
     {
-      g_autofree char *message = g_strdup_printf ("tidemark record ended with status %d: %s",
+      g_autofree char *message = g_strdup_printf ("The recorder ended with status %d: %s",
                                                   self->recorder_status, error->message);
       _tide_window_show_error (self, "The Recording Failed", message);
     }
@@ -188,41 +191,85 @@ new_trace_path (const char *folder,
   return path;
 }
 
+/* `tidemark record ... -- CMD`: the trace is named after the program. */
+static char **
+record_argv (TideRecordDialog  *dialog,
+             const char        *folder,
+             char             **path,
+             GError           **error)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *scratch = new_trace_path (folder, "trace");
+  g_autofree char *program = NULL;
+  g_auto(GStrv) args = tide_record_dialog_build_argv (dialog, scratch, &program, error);
+
+  if (args == NULL)
+    return NULL;
+  *path = new_trace_path (folder, program);
+  g_free (args[3]);
+  args[3] = g_strdup (*path);
+  g_ptr_array_add (argv, _tide_window_find_recorder ());
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, g_strdup (args[i]));
+  g_ptr_array_add (argv, NULL);
+  return (char **) g_ptr_array_free (g_steal_pointer (&argv), FALSE);
+}
+
+/* `[pkexec] tidemark attach -p PID -o TRACE`: named after the process. */
+static char **
+attach_argv (TideRecordDialog  *dialog,
+             const char        *folder,
+             char             **path,
+             GError           **error)
+{
+  g_autofree char *recorder = _tide_window_find_recorder ();
+  g_autofree char *scratch = new_trace_path (folder, "attach");
+  g_autofree char *program = NULL;
+  char **argv;
+
+  if (!g_file_test (folder, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_DIRECTORY,
+                   "The working folder %s does not exist.", folder);
+      return NULL;
+    }
+  argv = tide_record_dialog_build_attach_argv (dialog, recorder, scratch, &program, error);
+  if (argv == NULL)
+    return NULL;
+  *path = new_trace_path (folder, program);
+  for (guint i = 0; argv[i] != NULL; i++)
+    if (g_strcmp0 (argv[i], scratch) == 0)
+      {
+        g_free (argv[i]);
+        argv[i] = g_strdup (*path);
+      }
+  return argv;
+}
+
 gboolean
 _tide_window_start_recording (TideWindow        *self,
                               TideRecordDialog  *dialog,
                               GError           **error)
 {
   g_autoptr(GSubprocessLauncher) launcher = NULL;
-  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
-  g_auto(GStrv) args = NULL;
-  g_autofree char *program = NULL;
+  g_auto(GStrv) argv = NULL;
   g_autofree char *path = NULL;
   const char *folder = tide_record_dialog_get_folder (dialog);
+  gboolean attach = tide_record_dialog_get_mode (dialog) == TIDE_RECORD_MODE_ATTACH;
 
   g_return_val_if_fail (TIDE_IS_WINDOW (self), FALSE);
   g_return_val_if_fail (self->recorder == NULL, FALSE);
 
-  path = new_trace_path (folder, "trace");
-  args = tide_record_dialog_build_argv (dialog, path, &program, error);
-  if (args == NULL)
+  argv = attach ? attach_argv (dialog, folder, &path, error) : record_argv (dialog, folder, &path, error);
+  if (argv == NULL)
     return FALSE;
-  g_free (path);
-  path = new_trace_path (folder, program);
-  g_free (args[3]);
-  args[3] = g_strdup (path);
-
-  g_ptr_array_add (argv, _tide_window_find_recorder ());
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, g_strdup (args[i]));
-  g_ptr_array_add (argv, NULL);
 
   launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
   g_subprocess_launcher_set_cwd (launcher, folder);
   /* The program's output goes to our stderr: stdout may be a protocol
    * (a test's TAP stream), and a desktop launch shows neither. */
   g_subprocess_launcher_take_stdout_fd (launcher, dup (STDERR_FILENO));
-  self->recorder = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, error);
+  self->recorder = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv, error);
   if (self->recorder == NULL)
     return FALSE;
 
@@ -234,7 +281,7 @@ _tide_window_start_recording (TideWindow        *self,
   self->live_cancellable = g_cancellable_new ();
   self->live_timeout = g_timeout_add (LIVE_INTERVAL_MS, live_tick_cb, self);
   g_subprocess_wait_async (self->recorder, NULL, recorder_exited_cb, g_object_ref (self));
-  adw_window_title_set_subtitle (self->title, "Recording…");
+  adw_window_title_set_subtitle (self->title, attach ? "Attached…" : "Recording…");
   _tide_window_actions_update (self);
   return TRUE;
 }

@@ -3,14 +3,17 @@
  *
  * The desktop app under Xvfb, on a trace recorded here from
  * tests/targets/leaky-steps with `tidemark record --all`: the drill-down
- * of the leaking step, exports, live capture from the Record dialog, bad
- * files, action states and templates.
+ * of the leaking step, exports, live capture from the Record dialog (a
+ * program it starts, or attaching to a running one), bad files, action
+ * states and templates.
  */
 #include "config.h"
 
 #include <adwaita.h>
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <sqlite3.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "tide-timeline-view-private.h"
@@ -584,6 +587,182 @@ test_record_dialog_arguments (void)
   gtk_window_destroy (GTK_WINDOW (dialog));
 }
 
+/* ---- attach to a running process ------------------------------------------ */
+
+static void
+test_attach_argv (void)
+{
+  TideRecordDialog *dialog = tide_record_dialog_new (NULL, NULL);
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) argv = NULL;
+  g_autofree char *joined = NULL;
+
+  /* Not root: pkexec runs the recorder. */
+  argv = tide_record_attach_argv ("/opt/tidemark", 4242, "/t/out.tide", 1.5, FALSE, "/usr/bin/pkexec",
+                                  &error);
+  g_assert_no_error (error);
+  joined = g_strjoinv ("|", argv);
+  g_assert_cmpstr (joined, ==, "/usr/bin/pkexec|/opt/tidemark|attach|-p|4242|-o|/t/out.tide|--duration|1.5");
+  g_clear_pointer (&argv, g_strfreev);
+  g_clear_pointer (&joined, g_free);
+
+  /* Root: no pkexec, and no duration when none was asked for. */
+  argv = tide_record_attach_argv ("/opt/tidemark", 4242, "/t/out.tide", 0, TRUE, "/usr/bin/pkexec", &error);
+  g_assert_no_error (error);
+  joined = g_strjoinv ("|", argv);
+  g_assert_cmpstr (joined, ==, "/opt/tidemark|attach|-p|4242|-o|/t/out.tide");
+  g_clear_pointer (&argv, g_strfreev);
+
+  /* Not root and no pkexec: one line that says what is needed. */
+  argv = tide_record_attach_argv ("/opt/tidemark", 4242, "/t/out.tide", 0, FALSE, NULL, &error);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED);
+  g_assert_nonnull (strstr (error->message, "CAP_BPF and CAP_PERFMON"));
+  g_assert_null (strchr (error->message, '\n'));
+  g_assert_null (argv);
+  g_clear_error (&error);
+
+  /* Attach mode with no process chosen. */
+  tide_record_dialog_set_mode (dialog, TIDE_RECORD_MODE_ATTACH);
+  g_assert_cmpint (tide_record_dialog_get_mode (dialog), ==, TIDE_RECORD_MODE_ATTACH);
+  argv = tide_record_dialog_build_attach_argv (dialog, "/opt/tidemark", "/t/out.tide", NULL, &error);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  g_assert_null (argv);
+  gtk_window_destroy (GTK_WINDOW (dialog));
+}
+
+#ifdef TIDE_HAVE_ATTACH
+static gint64
+query_int (const char *path,
+           const char *sql)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *stmt = NULL;
+  gint64 value;
+
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
+  value = sqlite3_column_int64 (stmt, 0);
+  sqlite3_finalize (stmt);
+  sqlite3_close (db);
+  return value;
+}
+
+/* The position of @pid in the dialog's filtered list, or -1. */
+static gint
+find_process (TideRecordDialog *dialog,
+              int               pid,
+              const char       *command_part)
+{
+  GListModel *model = G_LIST_MODEL (tide_record_dialog_get_processes (dialog));
+
+  for (guint i = 0; i < g_list_model_get_n_items (model); i++)
+    {
+      g_autoptr(TideProcessListItem) item = g_list_model_get_item (model, i);
+      if (tide_process_list_item_get_pid (item) == pid)
+        {
+          g_assert_nonnull (strstr (tide_process_list_item_get_command (item), command_part));
+          g_assert_cmpstr (tide_process_list_item_get_user (item), ==, "root");
+          return (gint) i;
+        }
+    }
+  return -1;
+}
+
+static GSubprocess *
+start_sleeper (int *pid)
+{
+  g_autofree char *target = build_path ("tests", "targets", "sleeper-alloc", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDataInputStream) lines = NULL;
+  g_autofree char *first = NULL;
+  GSubprocess *sleeper;
+
+  sleeper = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, target, "--max-seconds", "60", NULL);
+  g_assert_no_error (error);
+  lines = g_data_input_stream_new (g_subprocess_get_stdout_pipe (sleeper));
+  /* Closing the pipe would kill the sleeper with SIGPIPE at its next line. */
+  g_filter_input_stream_set_close_base_stream (G_FILTER_INPUT_STREAM (lines), FALSE);
+  first = g_data_input_stream_read_line (lines, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (first, ==, "sleeper-alloc running");
+  *pid = atoi (g_subprocess_get_identifier (sleeper));
+  return sleeper;
+}
+#endif
+
+static void
+test_attach_capture (void)
+{
+#ifndef TIDE_HAVE_ATTACH
+  g_test_skip ("tidemark attach is not built here (needs clang, bpftool and libbpf on x86_64)");
+#else
+  TideWindow *window;
+  TideRecordDialog *dialog;
+  g_autoptr(GSubprocess) sleeper = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *attach_dir = g_build_filename (tmp_dir, "attach", NULL);
+  g_autofree char *pid_text = NULL;
+  g_autofree char *mode = NULL;
+  gint position;
+  int pid = 0;
+
+  if (geteuid () != 0)
+    {
+      g_test_skip ("attaching needs root (CI runs as root)");
+      return;
+    }
+  g_assert_cmpint (g_mkdir (attach_dir, 0755), ==, 0);
+  sleeper = start_sleeper (&pid);
+  pid_text = g_strdup_printf ("%d", pid);
+
+  window = window_new ();
+  dialog = _tide_window_present_record_dialog (window);
+  g_object_add_weak_pointer (G_OBJECT (dialog), (gpointer *) &dialog);
+  tide_record_dialog_set_folder (dialog, attach_dir);
+  tide_record_dialog_set_mode (dialog, TIDE_RECORD_MODE_ATTACH);
+
+  /* The list is searchable by name and by pid; a search for something
+   * else hides the sleeper. */
+  tide_record_dialog_set_search (dialog, "SLEEPER-ALLOC --max-seconds");
+  g_assert_cmpint (find_process (dialog, pid, "sleeper-alloc --max-seconds 60"), >=, 0);
+  tide_record_dialog_set_search (dialog, "no-such-process-here");
+  g_assert_cmpint (find_process (dialog, pid, "sleeper-alloc"), ==, -1);
+  tide_record_dialog_set_search (dialog, pid_text);
+  position = find_process (dialog, pid, "sleeper-alloc");
+  g_assert_cmpint (position, >=, 0);
+
+  /* Choose it and attach for one second through the dialog's action. */
+  gtk_selection_model_select_item (tide_record_dialog_get_processes (dialog), position, TRUE);
+  tide_record_dialog_set_duration (dialog, 1);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record.start", NULL));
+  g_assert_null (dialog);    /* closed once the recorder started */
+  g_assert_true (_tide_window_is_recording (window));
+  g_assert_false (action_enabled (window, "win.record"));
+  iterate_until (recording_ended, window, 60);
+  g_assert_false (_tide_window_is_recording (window));
+  g_assert_cmpint (window->recorder_status, ==, 0);
+
+  /* The final trace is open: an attach trace with the sleeper's RSS. */
+  g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_TRACE);
+  g_assert_true (tide_trace_is_complete (window->trace));
+  mode = tide_trace_dup_meta (window->trace, "mode");
+  g_assert_cmpstr (mode, ==, "attach");
+  g_assert_true (g_str_has_prefix (tide_trace_get_path (window->trace), attach_dir));
+  g_assert_cmpint (query_int (tide_trace_get_path (window->trace),
+                              "SELECT count(*) FROM counters WHERE counter = 1 AND value > 0"), >=, 1);
+  g_assert_true (action_enabled (window, "win.record"));
+  gtk_window_destroy (GTK_WINDOW (window));
+
+  /* Detaching left the sleeper running: our SIGKILL is what ends it. */
+  g_subprocess_force_exit (sleeper);
+  g_assert_true (g_subprocess_wait (sleeper, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_signaled (sleeper));
+  g_assert_cmpint (g_subprocess_get_term_sig (sleeper), ==, SIGKILL);
+#endif
+}
+
 static void
 remove_tree (const char *path)
 {
@@ -626,6 +805,8 @@ main (int   argc,
   g_test_add_func ("/gui/incomplete-trace", test_incomplete_trace);
   g_test_add_func ("/gui/record-dialog-arguments", test_record_dialog_arguments);
   g_test_add_func ("/gui/live-capture", test_live_capture);
+  g_test_add_func ("/gui/attach-argv", test_attach_argv);
+  g_test_add_func ("/gui/attach-capture", test_attach_capture);
   status = g_test_run ();
 
   remove_tree (tmp_dir);
