@@ -385,6 +385,24 @@ tide_symbolizer_get_file (TideSymbolizer *self,
   return file;
 }
 
+static char *tide_symbolizer_demangle (TideSymbolizer *self,
+                                       const char     *name);
+
+/* "__libc_start_main@@GLIBC_2.34" is __libc_start_main to a reader: the
+ * symbol version (from .symtab of a versioned library) is dropped. */
+static char *
+tide_symbolizer_readable_name (TideSymbolizer *self,
+                               const char     *name)
+{
+  const char *at = strchr (name, '@');
+  g_autofree char *bare = NULL;
+
+  if (at == NULL || at == name)
+    return tide_symbolizer_demangle (self, name);
+  bare = g_strndup (name, at - name);
+  return tide_symbolizer_demangle (self, bare);
+}
+
 static char *
 tide_symbolizer_demangle (TideSymbolizer *self,
                           const char     *name)
@@ -538,7 +556,7 @@ tide_symbolizer_lookup (TideSymbolizer *self,
   if (name == NULL)
     return FALSE;
 
-  out->function = tide_symbolizer_demangle (self, name);
+  out->function = tide_symbolizer_readable_name (self, name);
   tide_sym_file_source (file, addr, out);
   return TRUE;
 }

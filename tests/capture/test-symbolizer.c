@@ -323,6 +323,25 @@ test_perf_lookups (void)
                            "%u named, %u with line", library, first, total, found, with_line);
 }
 
+/* A versioned library's .symtab names "__libc_start_main@@GLIBC_2.34";
+ * people read __libc_start_main. */
+static void
+test_symbol_version_dropped (void)
+{
+  g_autoptr(TideSymbolizer) symbolizer = tide_symbolizer_new ();
+  void *fn = dlsym (RTLD_DEFAULT, "__libc_start_main");
+  TideSymbol symbol = { 0 };
+  Dl_info info;
+
+  g_assert_nonnull (fn);
+  g_assert_true (dladdr (fn, &info) != 0);
+  g_assert_true (tide_symbolizer_lookup (symbolizer, info.dli_fname,
+                                         (guint64) ((char *) fn - (char *) info.dli_fbase) + 16,
+                                         &symbol));
+  g_assert_cmpstr (symbol.function, ==, "__libc_start_main");
+  tide_symbol_clear (&symbol);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -336,6 +355,7 @@ main (int   argc,
   g_test_add_func ("/symbolizer/debuglink", test_debuglink);
   g_test_add_func ("/symbolizer/lru", test_lru);
   g_test_add_func ("/symbolizer/bogus", test_bogus);
+  g_test_add_func ("/symbolizer/symbol-version", test_symbol_version_dropped);
   g_test_add_func ("/symbolizer/perf/lookups", test_perf_lookups);
 
   return g_test_run ();
