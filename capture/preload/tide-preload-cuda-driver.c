@@ -25,6 +25,7 @@
 
 #define __CUDA_API_VERSION_INTERNAL 1
 #include "tide-preload-cuda.h"
+#include "tide-preload-objects.h"
 
 #include <cuda.h>
 #include <string.h>
@@ -380,12 +381,53 @@ tide_cuda_wrap_entry (const char *symbol,
 
       if (strcmp (e->name, symbol) != 0)
         continue;
-      if (version < e->since || real == e->wrapper)
+      /* One of our exported hooks (a library whose own references were
+       * interposed by ours) already records: it must not take the slot
+       * that the real function will need. */
+      if (version < e->since || real == e->wrapper || tide_objects_is_self ((uintptr_t) real))
         return real;
       if (atomic_compare_exchange_strong (e->slot, &expected, real) || expected == real)
         return e->wrapper;
       return real;
     }
+  return real;
+}
+
+/* Exported driver names, as a library's own handle gives them out, and
+ * the entry (base name and ABI version) each one is. */
+static const struct
+{
+  const char *symbol;
+  const char *entry;
+  int         version;
+} tide_exported_entries[] = {
+  { "cuMemAlloc_v2", "cuMemAlloc", 3020 },
+  { "cuMemFree_v2", "cuMemFree", 3020 },
+  { "cuMemAllocAsync", "cuMemAllocAsync", 11020 },
+  { "cuMemFreeAsync", "cuMemFreeAsync", 11020 },
+  { "cuMemHostAlloc", "cuMemHostAlloc", 2020 },
+  { "cuMemFreeHost", "cuMemFreeHost", 2000 },
+  { "cuMemCreate", "cuMemCreate", 10020 },
+  { "cuMemRelease", "cuMemRelease", 10020 },
+  { "cuMemMap", "cuMemMap", 10020 },
+  { "cuMemUnmap", "cuMemUnmap", 10020 },
+  { "cuMemcpyHtoD_v2", "cuMemcpyHtoD", 3020 },
+  { "cuMemcpyDtoH_v2", "cuMemcpyDtoH", 3020 },
+  { "cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync", 3020 },
+  { "cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync", 3020 },
+  { "cuGetProcAddress_v2", "cuGetProcAddress", 12000 },
+};
+
+/* For dlsym on a library's own handle (tide-preload-dlsym.c): the wrapper
+ * of an exported driver function we track, or @real. */
+void *
+tide_cuda_wrap_symbol (const char *symbol,
+                       void       *real)
+{
+  for (size_t i = 0; i < sizeof tide_exported_entries / sizeof tide_exported_entries[0]; i++)
+    if (strcmp (tide_exported_entries[i].symbol, symbol) == 0)
+      return tide_cuda_wrap_entry (tide_exported_entries[i].entry,
+                                   tide_exported_entries[i].version, real);
   return real;
 }
 

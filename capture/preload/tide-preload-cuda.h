@@ -75,8 +75,12 @@ void     tide_cuda_handle_add      (uint64_t  handle,
 int      tide_cuda_handle_device   (uint64_t  handle);
 void     tide_cuda_handle_remove   (uint64_t  handle);
 
-/* tide-preload-cuda-driver.c: our wrapper for a driver entry point that
- * cuGetProcAddress (or cudaGetDriverEntryPoint) returned, or real itself. */
+/* tide-preload-cuda-driver.c: our wrapper for an exported driver function
+ * that dlsym found on a library's own handle, or real itself. */
+void    *tide_cuda_wrap_symbol     (const char *symbol,
+                                    void       *real);
+/* Our wrapper for a driver entry point that cuGetProcAddress (or
+ * cudaGetDriverEntryPoint) returned, or real itself. */
 void    *tide_cuda_wrap_entry      (const char *symbol,
                                     int         version,
                                     void       *real);

@@ -300,6 +300,20 @@ test_proc_address (Fixture       *f,
                    PA_COPY_BYTES);
 }
 
+/* The driver reached only through dlopen + dlsym on its own handle, as the
+ * real runtime does: both allocations are caught, with their sizes. */
+static void
+test_private_handle (Fixture       *f,
+                     gconstpointer  data)
+{
+  record (f, TIDE_CUDA_PRIVATE_HANDLE, NULL);
+  g_assert_cmpint (query_int (f, "SELECT count (*) FROM allocations WHERE kind = 4"), ==, 2);
+  g_assert_cmpint (query_int (f, "SELECT count (*) FROM allocations WHERE kind = 4"
+                                 " AND size = 300 * 1024"), ==, 1);
+  g_assert_cmpint (query_int (f, "SELECT count (*) FROM allocations WHERE kind = 4"
+                                 " AND size = 500 * 1024"), ==, 1);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -311,5 +325,6 @@ main (int    argc,
   ADD ("/device/trainer/suspects", test_trainer_suspects);
   ADD ("/device/trainer/control", test_trainer_control);
   ADD ("/device/proc-address", test_proc_address);
+  ADD ("/device/private-handle", test_private_handle);
   return g_test_run ();
 }
