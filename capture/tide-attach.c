@@ -672,6 +672,7 @@ finish_trace (Loader  *self,
           tide_attach_process_end (p, end_ns, -1);
         }
       tide_attach_process_flush (p);
+      tide_stack_table_resolve_pending (self->base.stacks, p->space);
     }
   tide_trace_writer_set_meta_int (self->base.writer, "end_ns", end_ns);
   tide_trace_writer_set_meta_int (self->base.writer, "dropped_events", (gint64) dropped);

@@ -54,7 +54,8 @@ typedef struct
   gint64            written_mapped;
   gint64            last_rss;
   gint64            last_rss_shared;
-  gint64            maps_loaded_ns;  /* last fallback read of /proc/PID/maps */
+  GHashTable       *unknown_pcs;     /* pcs that /proc/PID/maps did not map either */
+  guint             maps_reads;      /* fallback reads of /proc/PID/maps */
   double            pinned_live;
   gint64            written_pinned;
   gint64            device_allocated[TIDE_REC_MAX_DEVICES];  /* live recorded bytes */

@@ -17,8 +17,9 @@
 #include "tide-schema.h"
 #include "tide-wire.h"
 
-/* How often an unknown pc may send us to /proc/PID/maps. */
-#define MAPS_RELOAD_NS (G_GINT64_CONSTANT (100000000))
+/* How many times an image's unknown pcs may send us to /proc/PID/maps
+ * (about 0.1 ms each); JIT code would otherwise send us there forever. */
+#define MAPS_MAX_READS 256
 
 /* A free may arrive before its allocation; past this it never will. */
 #define ORPHAN_LIFETIME_NS (G_GINT64_CONSTANT (2000000000))
@@ -67,23 +68,29 @@ read_cmdline (pid_t pid)
 }
 
 /* A pc outside every announced object: the object may still have been
- * loading (dlopen) when it allocated.  /proc/PID/maps knows it already. */
+ * loading (dlopen) when it allocated.  /proc/PID/maps knows it already.
+ * Each pc is looked for once; one that no file maps (JIT code) is
+ * remembered, so it costs nothing the next time. */
 static gboolean
 on_unknown_pc (TideAddressSpace *space,
                guint64           pc,
                gpointer          user_data)
 {
   TideRecProcess *self = user_data;
-  gint64 now = tide_recorder_now_ns ();
-  guint added;
+  gpointer key = GSIZE_TO_POINTER (pc);
+  gboolean found;
 
-  if (self->end_ns != 0 || now - self->maps_loaded_ns < MAPS_RELOAD_NS)
+  if (self->end_ns != 0 || self->maps_reads >= MAPS_MAX_READS ||
+      g_hash_table_contains (self->unknown_pcs, key))
     return FALSE;
-  self->maps_loaded_ns = now;
+  self->maps_reads++;
   tide_address_space_set_miss_func (space, NULL, NULL);
-  added = tide_proc_maps_load (space, self->pid);
+  tide_proc_maps_load (space, self->pid);
+  found = tide_address_space_resolve (space, pc, NULL, NULL);
   tide_address_space_set_miss_func (space, on_unknown_pc, self);
-  return added > 0;
+  if (!found)
+    g_hash_table_add (self->unknown_pcs, key);
+  return found;
 }
 
 static TideRecProcess *
@@ -137,6 +144,7 @@ tide_rec_process_new (TideRecorder  *recorder,
   self->space = tide_address_space_new ();
   self->steps_acc = tide_step_accumulator_new ();
   tide_address_space_set_miss_func (self->space, on_unknown_pc, self);
+  self->unknown_pcs = g_hash_table_new (g_direct_hash, g_direct_equal);
   self->live = tide_live_table_new ();
   self->device_live = tide_live_table_new ();
   self->counters = tide_proc_counters_open (self->pid, NULL);
@@ -662,6 +670,7 @@ tide_rec_process_free (TideRecProcess *self)
   if (self == NULL)
     return;
   g_clear_pointer (&self->space, tide_address_space_free);
+  g_clear_pointer (&self->unknown_pcs, g_hash_table_unref);
   g_clear_pointer (&self->steps_acc, tide_step_accumulator_free);
   g_clear_pointer (&self->live, tide_live_table_free);
   g_clear_pointer (&self->device_live, tide_live_table_free);

@@ -450,6 +450,12 @@ finish_trace (TideRecorder  *self,
       tide_rec_process_flush_live (p);
     }
   record_child_status (self);
+  /* Every MAPPING has arrived now: pcs unknown when first seen get another
+   * chance against the complete address spaces. */
+  for (guint i = 0; i < self->processes->len; i++)
+    tide_stack_table_resolve_pending (self->stacks,
+                                      ((TideRecProcess *) g_ptr_array_index (self->processes,
+                                                                             i))->space);
   tide_trace_writer_set_meta_int (self->writer, "end_ns", end_ns);
   tide_trace_writer_set_meta_int (self->writer, "exit_status", self->child_status);
   tide_trace_writer_set_meta_int (self->writer, "dropped_events", self->total_dropped);

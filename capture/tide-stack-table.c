@@ -10,9 +10,20 @@
 
 typedef struct
 {
-  const char *path;     /* interned; NULL when no mapping held the address */
-  guint64     offset;   /* return address in the file's vaddr space, or the pc */
+  const char       *path;   /* interned; NULL when no mapping held the address */
+  guint64           offset; /* return address in the file's vaddr space, or the pc */
+  TideAddressSpace *space;  /* for an unresolved pc only: whose pc it is */
 } FrameKey;
+
+/* A pc no mapping held when it was first seen: the object may be announced
+ * later (a library still inside dlopen when it allocated, whose MAPPING
+ * comes after).  It is resolved again when its process is done. */
+typedef struct
+{
+  gint64            id;
+  TideAddressSpace *space;
+  guint64           pc;
+} PendingFrame;
 
 typedef struct
 {
@@ -36,6 +47,8 @@ struct _TideStackTable
   gint64           next_frame_id;
   gint64           next_node_id;
 
+  GArray          *pending;  /* PendingFrame */
+
   GThread         *symbolizer_thread;
   GAsyncQueue     *jobs;     /* FrameJob*; a job with id 0 stops the thread */
 };
@@ -52,7 +65,7 @@ frame_key_equal (gconstpointer a,
                  gconstpointer b)
 {
   const FrameKey *x = a, *y = b;
-  return x->path == y->path && x->offset == y->offset;
+  return x->path == y->path && x->offset == y->offset && x->space == y->space;
 }
 
 static guint
@@ -125,8 +138,44 @@ tide_stack_table_new (TideTraceWriter *writer)
   self->next_frame_id = 1;
   self->next_node_id = 1;
   self->jobs = g_async_queue_new ();
+  self->pending = g_array_new (FALSE, FALSE, sizeof (PendingFrame));
   self->symbolizer_thread = g_thread_new ("tide-symbolizer", symbolizer_thread_main, self);
   return self;
+}
+
+static void
+push_job (TideStackTable *self,
+          gint64          id,
+          const char     *path,
+          guint64         offset)
+{
+  FrameJob *job = g_new (FrameJob, 1);
+
+  *job = (FrameJob) { id, path, offset };
+  g_async_queue_push (self->jobs, job);
+}
+
+/* Resolves the pending pcs of @space with the mappings it has now, and
+ * sends them to the symbolizer; call it before @space goes away.  With
+ * @space NULL, every pending pc is written as it is. */
+void
+tide_stack_table_resolve_pending (TideStackTable   *self,
+                                  TideAddressSpace *space)
+{
+  for (guint i = self->pending->len; i-- > 0;)
+    {
+      PendingFrame *p = &g_array_index (self->pending, PendingFrame, i);
+      const char *path = NULL;
+      guint64 bias = 0;
+
+      if (space != NULL && p->space != space)
+        continue;
+      if (space != NULL && tide_address_space_resolve (space, p->pc, &path, &bias))
+        push_job (self, p->id, path, p->pc - bias);
+      else
+        push_job (self, p->id, NULL, p->pc);
+      g_array_remove_index_fast (self->pending, i);
+    }
 }
 
 /* Waits for every frame to be symbolized and written. */
@@ -135,6 +184,8 @@ tide_stack_table_free (TideStackTable *self)
 {
   if (self == NULL)
     return;
+  tide_stack_table_resolve_pending (self, NULL);
+  g_array_unref (self->pending);
   g_async_queue_push (self->jobs, g_new0 (FrameJob, 1));
   g_thread_join (self->symbolizer_thread);
   g_async_queue_unref (self->jobs);
@@ -149,26 +200,32 @@ intern_frame (TideStackTable   *self,
               TideAddressSpace *space,
               guint64           pc)
 {
-  FrameKey key = { NULL, pc };
+  FrameKey key = { NULL, pc, NULL };
+  gboolean missing = pc == TIDE_STACK_FRAMES_MISSING;
   const char *path;
   guint64 bias;
   gpointer id;
-  FrameJob *job;
 
-  if (pc != TIDE_STACK_FRAMES_MISSING && tide_address_space_resolve (space, pc, &path, &bias))
+  if (!missing && tide_address_space_resolve (space, pc, &path, &bias))
     {
       key.path = path;  /* already interned by the address space */
       key.offset = pc - bias;
     }
+  else if (!missing)
+    key.space = space;
   id = g_hash_table_lookup (self->frames, &key);
   if (id != NULL)
     return GPOINTER_TO_SIZE (id);
 
   g_hash_table_insert (self->frames, g_memdup2 (&key, sizeof key),
                        GSIZE_TO_POINTER (self->next_frame_id));
-  job = g_new (FrameJob, 1);
-  *job = (FrameJob) { self->next_frame_id, key.path, key.offset };
-  g_async_queue_push (self->jobs, job);
+  if (key.space != NULL)
+    {
+      PendingFrame p = { self->next_frame_id, space, pc };
+      g_array_append_val (self->pending, p);
+    }
+  else
+    push_job (self, self->next_frame_id, key.path, key.offset);
   return self->next_frame_id++;
 }
 

@@ -48,6 +48,8 @@ gint64          tide_stack_table_intern_mixed (TideStackTable   *self,
                                                guint             n_frames);
 void            tide_py_code_free        (TidePyCode       *code);
 guint           tide_stack_table_get_n_frames (TideStackTable *self);
+void            tide_stack_table_resolve_pending (TideStackTable   *self,
+                                                  TideAddressSpace *space);
 void            tide_stack_table_free    (TideStackTable   *self);
 
 G_END_DECLS

@@ -319,6 +319,9 @@ tide_preload_fini (void)
   if (!tide_active () || getpid () != tide_state.pid)
     return;
   tide_tls.guard++;
+  /* A library loaded since the flusher's last look is announced now, so
+   * the recorder can still name its code. */
+  tide_objects_poll ();
   tide_buffer_flush_all ();
   tide_send_dropped ();
   atomic_store (&tide_state.final, 1);
