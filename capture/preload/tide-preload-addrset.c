@@ -9,15 +9,18 @@
 
 #include <string.h>
 
-#define TIDE_ADDRSET_FILTER_LEN  ((size_t) sizeof (uint8_t) << TIDE_ADDRSET_FILTER_BITS)
+#define TIDE_ADDRSET_FILTER_LEN  ((size_t) 1 << TIDE_ADDRSET_FILTER_BITS >> 3)
+#define TIDE_ADDRSET_COUNTS_LEN  ((size_t) 1 << TIDE_ADDRSET_FILTER_BITS)
 #define TIDE_ADDRSET_MIN_SLOTS   256u
 #define TIDE_FILTER_STUCK        0xffu
 
+/* The shard of an address is chosen by its filter bit, so that one lock
+ * guards the bit, its count and the entries behind it. */
 static inline TideAddrShard *
 shard_of (TideAddrSet *set,
           uint64_t     h)
 {
-  return &set->shards[h & (TIDE_ADDRSET_SHARDS - 1)];
+  return &set->shards[tide_addrset_filter_index (h) & (TIDE_ADDRSET_SHARDS - 1)];
 }
 
 static inline uint32_t
@@ -27,21 +30,25 @@ home_of (const TideAddrShard *shard,
   return (uint32_t) (h >> TIDE_ADDRSET_SHARD_BITS) & shard->mask;
 }
 
+/* The caller holds the lock of h's shard.  A bit is set on its first
+ * address and cleared with its last; the other bits of its word belong to
+ * other shards, hence the atomic or/and. */
 static void
 filter_add (TideAddrSet *set,
             uint64_t     h,
             int          delta)
 {
-  _Atomic uint8_t *c = &set->filter[h >> (64 - TIDE_ADDRSET_FILTER_BITS)];
-  uint8_t old = atomic_load_explicit (c, memory_order_relaxed);
+  uint32_t i = tide_addrset_filter_index (h);
+  uint8_t *count = &set->counts[i];
+  uint64_t bit = UINT64_C (1) << (i % 64);
 
-  do
-    {
-      if (old == TIDE_FILTER_STUCK || (delta < 0 && old == 0))
-        return;
-    }
-  while (!atomic_compare_exchange_weak_explicit (c, &old, (uint8_t) (old + delta),
-                                                 memory_order_relaxed, memory_order_relaxed));
+  if (*count == TIDE_FILTER_STUCK || (delta < 0 && *count == 0))
+    return;
+  *count = (uint8_t) (*count + delta);
+  if (delta > 0 && *count == 1)
+    atomic_fetch_or_explicit (&set->filter[i / 64], bit, memory_order_relaxed);
+  else if (delta < 0 && *count == 0)
+    atomic_fetch_and_explicit (&set->filter[i / 64], ~bit, memory_order_relaxed);
 }
 
 static bool
@@ -63,7 +70,8 @@ tide_addrset_init (TideAddrSet *set)
 {
   memset (set, 0, sizeof *set);
   set->filter = tide_raw_mmap (TIDE_ADDRSET_FILTER_LEN);
-  if (set->filter == NULL)
+  set->counts = tide_raw_mmap (TIDE_ADDRSET_COUNTS_LEN);
+  if (set->filter == NULL || set->counts == NULL)
     return false;
   for (uint32_t i = 0; i < TIDE_ADDRSET_SHARDS; i++)
     {
@@ -81,6 +89,8 @@ tide_addrset_clear (TideAddrSet *set)
   /* MADV_DONTNEED on a private anonymous mapping reads back as zeros. */
   if (madvise ((void *) set->filter, TIDE_ADDRSET_FILTER_LEN, MADV_DONTNEED) != 0)
     memset ((void *) set->filter, 0, TIDE_ADDRSET_FILTER_LEN);
+  if (madvise (set->counts, TIDE_ADDRSET_COUNTS_LEN, MADV_DONTNEED) != 0)
+    memset (set->counts, 0, TIDE_ADDRSET_COUNTS_LEN);
   for (uint32_t i = 0; i < TIDE_ADDRSET_SHARDS; i++)
     {
       TideAddrShard *shard = &set->shards[i];
