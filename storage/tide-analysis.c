@@ -401,7 +401,9 @@ tide_analysis_build (sqlite3  *db,
   if (!tide_sqlite_exec (db,
         "BEGIN;"
         "DELETE FROM counter_lod;"
-        /* For the retained-by-step queries of reports and the drill-down. */
+        /* For the retained-by-step queries of reports and the drill-down;
+         * the writer makes allocations_by_alloc at once, this is for
+         * traces written by other means. */
         "CREATE INDEX IF NOT EXISTS allocations_by_alloc ON allocations (process_id, alloc_ns);"
         "CREATE INDEX IF NOT EXISTS series_by_step ON step_series (step_id);"
         "CREATE INDEX IF NOT EXISTS residency_by_step ON step_residency (step_id);",

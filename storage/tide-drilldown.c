@@ -67,7 +67,7 @@ load_frames (TideTrace  *trace,
  * Bytes allocated in (@begin_ns, @end_ns] and still live at @end_ns, per
  * (process, scope, stack, device), with frames and scope paths.  The
  * process list comes from a subquery so that each process is a range
- * search of allocations_by_alloc (process_id, alloc_ns), built at finish;
+ * search of allocations_by_alloc (process_id, alloc_ns);
  * "?1 = 0 OR process_id = ?1" would scan the whole index instead.
  *
  * Returns: (transfer full): #TideGroup rows, largest first

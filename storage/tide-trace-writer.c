@@ -340,8 +340,14 @@ writer_open_db (TideTraceWriter  *self,
                            "PRAGMA cache_size = -16384;",
                            error) &&
          tide_schema_create (self->db, error) &&
+         /* allocations_by_alloc is kept up as rows arrive, not built at
+          * finish: rows come nearly in alloc_ns order, so each insert lands
+          * at the right edge of the index, and the cost is spread over the
+          * run instead of a sort of every row after the target has ended
+          * (0.24 s of 361k rows, 3.5 s of 6M, in bench-record). */
          tide_sqlite_exec (self->db,
                            "CREATE INDEX counters_by_time ON counters (process_id, counter, ts_ns);"
+                           "CREATE INDEX allocations_by_alloc ON allocations (process_id, alloc_ns);"
                            "INSERT INTO meta (key, value) VALUES ('complete', 0);",
                            error) &&
          writer_prepare (self, error);
