@@ -8,7 +8,11 @@
  * the fast path of a free is one relaxed load of the free mode and, in
  * sampled mode, one relaxed load of the address filter.  The real call of a
  * recorded allocation is made with the guard raised, so that an allocator
- * that calls its own malloc through the PLT is not counted twice.
+ * that calls its own malloc through the PLT is not counted twice; it is
+ * marked as a real call, so that such calls still reach the real allocator.
+ * Everything else asked for with the guard raised is the profiler's own and
+ * comes from its own heap (tide-preload-heap.h), as do dlsym's allocations
+ * before the real functions are known.
  */
 #include "config.h"
 
@@ -19,14 +23,28 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Real malloc, or the arena while dlsym is still running on this thread. */
-static void *
-boot_malloc (size_t size)
+/* The profiler's own allocations, and any made before the real functions
+ * are known (dlsym at start-up). */
+static inline bool
+wants_own_heap (void)
 {
-  tide_real_resolve ();
-  if (tide_real.malloc != NULL)
-    return tide_real.malloc (size);
-  return tide_bootstrap_alloc (size, 16);
+  return TIDE_UNLIKELY (tide_in_profiler () || tide_real.malloc == NULL);
+}
+
+/* From the profiler's heap, or from the real allocator when that heap is
+ * spent: correct either way, since free() tells them apart. */
+static void *
+own_alloc (size_t size,
+           size_t align,
+           bool   zero)
+{
+  void *p = tide_heap_alloc (size, align, zero);
+
+  if (p != NULL || tide_real.malloc == NULL)
+    return p;
+  if (align > 16 && tide_real.posix_memalign != NULL)
+    return tide_real.posix_memalign (&p, align, size) == 0 ? p : NULL;
+  return zero ? tide_real.calloc (1, size) : tide_real.malloc (size);
 }
 
 static inline void
@@ -42,15 +60,25 @@ maybe_record_free (void *ptr)
     tide_record_free_if_sampled (ptr, TIDE_KIND_MALLOC, NULL);
 }
 
+/* A call of the real allocator made for the program. */
+#define TIDE_REAL_CALL(call)                                       \
+  do                                                               \
+    {                                                              \
+      tide_tls.guard++;                                            \
+      tide_tls.real_calls++;                                       \
+      call;                                                        \
+      tide_tls.real_calls--;                                       \
+      tide_tls.guard--;                                            \
+    }                                                              \
+  while (0)
+
 /* Slow path of an allocation of `size` bytes made by `call`. */
 #define TIDE_ALLOC_SLOW(result, size, call)                        \
   do                                                               \
     {                                                              \
       double weight_ = tide_sample_decide (size);                  \
                                                                    \
-      tide_tls.guard++;                                            \
-      result = (call);                                             \
-      tide_tls.guard--;                                            \
+      TIDE_REAL_CALL (result = (call));                            \
       if (weight_ > 0.0 && (result) != NULL)                       \
         tide_record_alloc ((result), (size), weight_, TIDE_KIND_MALLOC); \
     }                                                              \
@@ -62,7 +90,9 @@ malloc (size_t size)
   void *p;
 
   if (TIDE_UNLIKELY (tide_real.malloc == NULL))
-    return boot_malloc (size);
+    tide_real_resolve ();
+  if (wants_own_heap ())
+    return own_alloc (size, 16, false);
   if (TIDE_LIKELY (!tide_should_sample (size)))
     return tide_real.malloc (size);
   TIDE_ALLOC_SLOW (p, size, tide_real.malloc (size));
@@ -72,8 +102,13 @@ malloc (size_t size)
 TIDE_EXPORT void
 free (void *ptr)
 {
-  if (ptr == NULL || TIDE_UNLIKELY (tide_bootstrap_owns (ptr)))
+  if (ptr == NULL)
     return;
+  if (TIDE_UNLIKELY (tide_heap_owns (ptr)))
+    {
+      tide_heap_free (ptr);
+      return;
+    }
   maybe_record_free (ptr);
   if (TIDE_UNLIKELY (tide_real.free == NULL))
     tide_real_resolve ();
@@ -88,28 +123,32 @@ calloc (size_t nmemb,
   void *p;
 
   if (TIDE_UNLIKELY (tide_real.calloc == NULL))
-    {
-      tide_real_resolve ();
-      if (tide_real.calloc == NULL)
-        return __builtin_mul_overflow (nmemb, size, &total)
-               ? NULL : tide_bootstrap_alloc (total, 16);
-    }
+    tide_real_resolve ();
+  if (wants_own_heap ())
+    return __builtin_mul_overflow (nmemb, size, &total) ? NULL : own_alloc (total, 16, true);
   if (__builtin_mul_overflow (nmemb, size, &total) || !tide_should_sample (total))
     return tide_real.calloc (nmemb, size);
   TIDE_ALLOC_SLOW (p, total, tide_real.calloc (nmemb, size));
   return p;
 }
 
-/* realloc out of the start-up arena: a new real block and a copy. */
+/* realloc of a block of the profiler's heap: it stays there while the
+ * profiler works; a block the program reallocs (one glibc made for it
+ * while the guard was up) moves to the real allocator. */
 static void *
-realloc_from_arena (void   *ptr,
-                    size_t  size)
+realloc_own (void   *ptr,
+             size_t  size)
 {
-  size_t old = tide_bootstrap_size (ptr);
-  void *p = malloc (size);
+  size_t old = tide_heap_usable_size (ptr);
+  void *p = wants_own_heap () ? tide_heap_realloc (ptr, size) : NULL;
 
   if (p != NULL)
-    memcpy (p, ptr, old < size ? old : size);
+    return p;
+  p = malloc (size);
+  if (p == NULL)
+    return NULL;
+  memcpy (p, ptr, old < size ? old : size);
+  tide_heap_free (ptr);
   return p;
 }
 
@@ -128,6 +167,8 @@ realloc_common (void   *ptr,
   double weight = 0.0;
   void *p;
 
+  if (ptr == NULL && wants_own_heap ())
+    return own_alloc (size, 16, false);
   if (TIDE_LIKELY (!sample && (ptr == NULL || mode == TIDE_FREE_IGNORE
                                || tide_tls.guard
                                || (mode == TIDE_FREE_FILTER
@@ -143,9 +184,7 @@ realloc_common (void   *ptr,
     }
   else if (ptr != NULL && mode == TIDE_FREE_FILTER && !tide_tls.guard)
     had = tide_record_free_if_sampled (ptr, TIDE_KIND_MALLOC, &old);
-  tide_tls.guard++;
-  p = call (ptr, nmemb, size);
-  tide_tls.guard--;
+  TIDE_REAL_CALL (p = call (ptr, nmemb, size));
   if (p == NULL && size > 0 && had && old.size > 0)
     tide_record_alloc (ptr, old.size, tide_sampler_weight (old.size, tide_state.sample_bytes),
                        TIDE_KIND_MALLOC);  /* failed: the old block lives on */
@@ -168,13 +207,11 @@ realloc (void   *ptr,
          size_t  size)
 {
   if (TIDE_UNLIKELY (tide_real.realloc == NULL))
-    {
-      tide_real_resolve ();
-      if (tide_real.realloc == NULL)
-        return ptr == NULL ? tide_bootstrap_alloc (size, 16) : NULL;
-    }
-  if (TIDE_UNLIKELY (tide_bootstrap_owns (ptr)))
-    return realloc_from_arena (ptr, size);
+    tide_real_resolve ();
+  if (TIDE_UNLIKELY (tide_heap_owns (ptr)))
+    return realloc_own (ptr, size);
+  if (TIDE_UNLIKELY (tide_real.realloc == NULL))
+    return ptr == NULL ? own_alloc (size, 16, false) : NULL;
   return realloc_common (ptr, size, call_realloc, 1);
 }
 
@@ -202,8 +239,10 @@ reallocarray (void   *ptr,
     }
   if (TIDE_UNLIKELY (tide_real.realloc == NULL))
     tide_real_resolve ();
-  if (TIDE_UNLIKELY (tide_bootstrap_owns (ptr)))
-    return realloc_from_arena (ptr, total);
+  if (TIDE_UNLIKELY (tide_heap_owns (ptr)))
+    return realloc_own (ptr, total);
+  if (TIDE_UNLIKELY (tide_real.realloc == NULL))
+    return ptr == NULL ? own_alloc (total, 16, false) : NULL;
   return realloc_common (ptr, total, call_reallocarray, nmemb);
 }
 
@@ -216,20 +255,18 @@ posix_memalign (void   **memptr,
   int r;
 
   if (TIDE_UNLIKELY (tide_real.posix_memalign == NULL))
+    tide_real_resolve ();
+  if (wants_own_heap ())
     {
-      tide_real_resolve ();
-      if (tide_real.posix_memalign == NULL)
-        {
-          *memptr = tide_bootstrap_alloc (size, alignment);
-          return *memptr != NULL ? 0 : ENOMEM;
-        }
+      if (alignment < sizeof (void *) || (alignment & (alignment - 1)) != 0)
+        return EINVAL;
+      *memptr = own_alloc (size, alignment, false);
+      return *memptr != NULL ? 0 : ENOMEM;
     }
   if (TIDE_LIKELY (!tide_should_sample (size)))
     return tide_real.posix_memalign (memptr, alignment, size);
   weight = tide_sample_decide (size);
-  tide_tls.guard++;
-  r = tide_real.posix_memalign (memptr, alignment, size);
-  tide_tls.guard--;
+  TIDE_REAL_CALL (r = tide_real.posix_memalign (memptr, alignment, size));
   if (r == 0 && weight > 0.0)
     tide_record_alloc (*memptr, size, weight, TIDE_KIND_MALLOC);
   return r;
@@ -245,6 +282,8 @@ aligned_common (void   *(*real) (size_t, size_t),
 
   if (TIDE_UNLIKELY (tide_real.malloc == NULL))
     tide_real_resolve ();
+  if (wants_own_heap ())
+    return own_alloc (size, alignment, false);
   if (real == NULL)
     {
       void *q = NULL;
@@ -264,8 +303,6 @@ memalign (size_t alignment,
 {
   if (TIDE_UNLIKELY (tide_real.malloc == NULL))
     tide_real_resolve ();
-  if (tide_real.malloc == NULL)
-    return tide_bootstrap_alloc (size, alignment);
   return aligned_common (tide_real.memalign, alignment, size);
 }
 
@@ -312,4 +349,16 @@ pvalloc (size_t size)
     tide_real_resolve ();
   return aligned_common (tide_real.pvalloc != NULL ? call_pvalloc : NULL, page,
                          rounded != 0 ? rounded : page);
+}
+
+TIDE_EXPORT size_t
+malloc_usable_size (void *ptr)
+{
+  if (ptr == NULL)
+    return 0;
+  if (TIDE_UNLIKELY (tide_heap_owns (ptr)))
+    return tide_heap_usable_size (ptr);
+  if (TIDE_UNLIKELY (tide_real.malloc_usable_size == NULL))
+    tide_real_resolve ();
+  return tide_real.malloc_usable_size != NULL ? tide_real.malloc_usable_size (ptr) : 0;
 }

@@ -12,6 +12,7 @@
 
 #include "tide-preload-addrset.h"
 #include "tide-preload-encode.h"
+#include "tide-preload-heap.h"
 #include "tide-preload-sampler.h"
 #include "tide-wire.h"
 
@@ -42,6 +43,7 @@ typedef struct _TideBuffer TideBuffer;
 typedef struct
 {
   int         guard;        /* > 0: inside the profiler; hooks pass through */
+  int         real_calls;   /* > 0: inside a real call made for the program */
   int         resolving;    /* > 0: this thread is inside dlsym() */
   int64_t     countdown;    /* bytes to the next sample point */
   TideRng     rng;
@@ -95,6 +97,7 @@ typedef struct
   void *(*memalign)       (size_t, size_t);
   void *(*valloc)         (size_t);
   void *(*pvalloc)        (size_t);
+  size_t (*malloc_usable_size) (void *);
   void *(*mmap)           (void *, size_t, int, int, int, off_t);
   int   (*munmap)         (void *, size_t);
   void *(*mremap)         (void *, size_t, size_t, int, ...);
@@ -107,21 +110,8 @@ typedef struct
 extern TideReal tide_real;
 extern void *tide_dlopen_next;  /* tide_real.dlopen, for the x86-64 trampoline */
 
-/* tide-preload-real.c: dlsym(RTLD_NEXT) and the start-up arena. */
-#define TIDE_BOOTSTRAP_SIZE (256u * 1024u)
-extern unsigned char tide_bootstrap_arena[TIDE_BOOTSTRAP_SIZE];
-
+/* tide-preload-real.c: dlsym(RTLD_NEXT). */
 void    tide_real_resolve        (void);
-void   *tide_bootstrap_alloc     (size_t size,
-                                  size_t align);
-size_t  tide_bootstrap_size      (const void *p);
-
-static inline bool
-tide_bootstrap_owns (const void *p)
-{
-  return (const unsigned char *) p >= tide_bootstrap_arena
-         && (const unsigned char *) p < tide_bootstrap_arena + TIDE_BOOTSTRAP_SIZE;
-}
 
 /* tide-preload.c: process state and the connection. */
 uint64_t tide_now_ns             (void);
@@ -156,6 +146,15 @@ void     tide_record_free        (const void *addr,
 bool     tide_record_free_if_sampled (const void *addr,
                                       uint16_t    kind,
                                       TideAddrEntry *out);
+
+/* True while the profiler itself is at work on this thread, and not inside
+ * a real call it makes for the program: what it allocates then comes from
+ * its own heap, never from the program's. */
+static inline bool
+tide_in_profiler (void)
+{
+  return tide_tls.guard > tide_tls.real_calls;
+}
 
 /* True when an allocation of size bytes must take the slow path.  This is
  * the whole fast path: a guard check, a compare and a countdown. */

@@ -4,9 +4,8 @@
  * tide-preload-real.c: finds the functions the hooks wrap, with
  * dlsym(RTLD_NEXT), so that a program that brings its own allocator keeps
  * it.  dlsym itself may call calloc/malloc before any real pointer is known;
- * those calls, on the resolving thread only, are served from a static bump
- * arena that is never given back (free ignores arena pointers, realloc
- * copies out of it).
+ * it does so with the guard raised, so those calls are served from the
+ * profiler's own heap (tide-preload-heap.h).
  */
 #include "config.h"
 
@@ -20,37 +19,7 @@
 TideReal tide_real;
 void *tide_dlopen_next;
 
-_Alignas (64) unsigned char tide_bootstrap_arena[TIDE_BOOTSTRAP_SIZE];
-static _Atomic size_t tide_bootstrap_used;
 static _Atomic int tide_real_state;  /* 0 unresolved, 1 resolving, 2 done */
-
-/* Each arena block is preceded by its size, 16 bytes before it. */
-void *
-tide_bootstrap_alloc (size_t size,
-                      size_t align)
-{
-  size_t used, start, end;
-
-  if (align < 16)
-    align = 16;
-  used = atomic_load (&tide_bootstrap_used);
-  do
-    {
-      start = (used + 16 + align - 1) & ~(align - 1);
-      end = start + ((size + 15) & ~(size_t) 15);
-      if (end > TIDE_BOOTSTRAP_SIZE || end < start)
-        return NULL;
-    }
-  while (!atomic_compare_exchange_weak (&tide_bootstrap_used, &used, end));
-  *(size_t *) (tide_bootstrap_arena + start - 16) = size;
-  return tide_bootstrap_arena + start;  /* static storage: already zero */
-}
-
-size_t
-tide_bootstrap_size (const void *p)
-{
-  return *(const size_t *) ((const unsigned char *) p - 16);
-}
 
 #define RESOLVE(name) \
   (*(void **) &tide_real.name = dlsym (RTLD_NEXT, #name))
@@ -68,6 +37,7 @@ resolve_all (void)
   RESOLVE (memalign);
   RESOLVE (valloc);
   RESOLVE (pvalloc);
+  RESOLVE (malloc_usable_size);
   RESOLVE (mmap);
   RESOLVE (munmap);
   RESOLVE (mremap);
@@ -79,7 +49,7 @@ resolve_all (void)
 }
 
 /* Returns with every pointer set, except on the resolving thread while it
- * is inside dlsym (the caller then uses the arena). */
+ * is inside dlsym (the caller then uses the profiler's own heap). */
 void
 tide_real_resolve (void)
 {

@@ -222,11 +222,13 @@ fork_prepare (void)
   tide_scope_fork_prepare ();
   tide_objects_fork_prepare ();
   tide_addrset_lock_all (&tide_state.addrset);
+  tide_heap_lock ();
 }
 
 static void
 fork_parent (void)
 {
+  tide_heap_unlock ();
   tide_addrset_unlock_all (&tide_state.addrset);
   tide_objects_fork_parent ();
   tide_scope_fork_parent ();
@@ -243,6 +245,7 @@ fork_child (void)
 
   tide_tls.tid = 0;
   tide_tls.seeded = false;
+  tide_heap_reset_lock ();
   tide_addrset_reset_locks (&tide_state.addrset);
   tide_addrset_clear (&tide_state.addrset);
   tide_objects_fork_child ();

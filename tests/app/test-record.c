@@ -283,6 +283,33 @@ test_storm (Fixture       *f,
   g_assert_cmpint (count, ==, 0);
 }
 
+/* The profiler's own allocations (libunwind's thread-local blocks, which
+ * ld.so makes with malloc at a thread's first sampled allocation) must not
+ * come from the program's heap: they moved the program's later blocks and
+ * changed when glibc trimmed its arenas.  heap-layout prints a hash of
+ * where its blocks went, in four threads one after another. */
+static void
+test_heap_layout (Fixture       *f,
+                  gconstpointer  data)
+{
+  const char *mode = data;
+  g_auto(Run) plain = { 0 };
+  g_auto(Run) again = { 0 };
+  g_auto(Run) run = { 0 };
+  g_autofree char *exe = target_path ("heap-layout");
+  const char *argv[] = { exe, NULL };
+
+  run_argv (argv, &plain);
+  run_argv (argv, &again);
+  g_assert_cmpint (plain.status, ==, 0);
+  g_assert_cmpstr (plain.out, ==, again.out);  /* the program is deterministic */
+  g_assert_true (g_str_has_prefix (plain.out, "thread "));
+
+  record (f, mode, "heap-layout", NULL, NULL, &run);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_cmpstr (run.out, ==, plain.out);
+}
+
 static void
 test_fork_exec (Fixture       *f,
                 gconstpointer  data)
@@ -607,6 +634,8 @@ main (int    argc,
   ADD ("/record/control/all", "--all", test_control);
   ADD ("/record/control/sampled", NULL, test_control);
   ADD ("/record/storm", NULL, test_storm);
+  ADD ("/record/heap-layout/sampled", "--sample-bytes=4096", test_heap_layout);
+  ADD ("/record/heap-layout/all", "--all", test_heap_layout);
   ADD ("/record/fork-exec", NULL, test_fork_exec);
   ADD ("/record/dlopen", NULL, test_dlopen);
   ADD ("/record/residency", NULL, test_residency);
