@@ -47,7 +47,6 @@ struct _TideAttach
   gint64                   next_process_id;
   gint64                   next_thread_id;
   gint64                   next_step_id;
-  gint64                   next_alloc_id;
   gint64                   total_steps;
   guint64                  peak_rss;
 };

@@ -239,7 +239,6 @@ write_page (TideAttachProcess *self,
             gint64             free_ns)
 {
   TideAllocRow row = {
-    .id = self->attach->next_alloc_id++,
     .process_id = self->id,
     .thread_id = record->thread_id,
     .alloc_ns = record->alloc_ns,
@@ -435,7 +434,7 @@ write_block (const TideLiveAlloc *a,
 {
   TideAttachProcess *self = user_data;
   TideAllocRow row = {
-    .id = self->attach->next_alloc_id++, .process_id = self->id, .thread_id = a->thread_id,
+    .process_id = self->id, .thread_id = a->thread_id,
     .alloc_ns = a->alloc_ns, .free_ns = free_ns, .address = a->addr, .size = a->size,
     .weight = a->weight, .stack_id = a->stack_id, .device = a->device, .kind = a->kind,
   };

@@ -733,7 +733,7 @@ tide_attach_run (const TideAttachOptions  *options,
     .options = options,
     .sample_pages = options->sample_pages ? options->sample_pages
                                           : TIDE_ATTACH_DEFAULT_SAMPLE_PAGES,
-    .next_process_id = 1, .next_thread_id = 1, .next_step_id = 1, .next_alloc_id = 1,
+    .next_process_id = 1, .next_thread_id = 1, .next_step_id = 1,
   };
   self.base.processes = g_ptr_array_new ();
   self.links = g_ptr_array_new ();

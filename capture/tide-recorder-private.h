@@ -81,7 +81,6 @@ struct _TideRecorder
   gint64                   next_thread_id;
   gint64                   next_scope_id;
   gint64                   next_step_id;
-  gint64                   next_alloc_id;
 
   pid_t                    child;
   int                      child_status;

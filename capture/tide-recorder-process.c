@@ -238,7 +238,6 @@ write_allocation (TideRecProcess      *self,
                   gint64               free_ns)
 {
   TideAllocRow row = {
-    .id = self->recorder->next_alloc_id++,
     .process_id = self->id,
     .thread_id = a->thread_id,
     .alloc_ns = a->alloc_ns,

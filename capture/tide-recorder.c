@@ -523,7 +523,7 @@ tide_record_run (const TideRecordOptions  *options,
     .options = options,
     .listen_fd = -1, .signal_fd = -1, .timer_fd = -1,
     .next_process_id = 1, .next_thread_id = 1, .next_scope_id = 1,
-    .next_step_id = 1, .next_alloc_id = 1,
+    .next_step_id = 1,
   };
   int status = -1;
 

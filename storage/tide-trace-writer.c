@@ -89,7 +89,7 @@ static const OpShape op_shapes[N_OPS] = {
   [OP_ALLOC] = { "INSERT INTO allocations (id, process_id, thread_id, kind, device, address,"
                  " size, alloc_ns, free_ns, stack_id, scope_id, weight)"
                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                 11, TRUE, 0, (1 << 2) | (1 << 8) | (1 << 9) | (1 << 10) },
+                 11, TRUE, 0, (1 << 0) | (1 << 2) | (1 << 8) | (1 << 9) | (1 << 10) },
   [OP_COUNTER] = { "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
                    " VALUES (?1, ?2, ?3, ?4, ?5)", 5, FALSE, 0, 0 },
   [OP_TRANSFER] = { "INSERT INTO transfers (process_id, direction, device, bytes, start_ns,"
