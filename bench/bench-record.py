@@ -8,7 +8,12 @@ installed, all in this one invocation, runs interleaved; medians of --runs.
 Prints wall-time ratios to plain, the recorder's own peak RSS (from the
 trace's meta), and the trace size per recorded allocation.
 
-  bench/bench-record.py BUILD_DIR [--runs 5] [--ops N]
+  bench/bench-record.py BUILD_DIR [--runs 5] [--ops N] [--intervals 262144,1048576]
+
+--intervals adds `record --sample-bytes N` for each N, to show what the
+sampling interval trades: fewer samples cost less, and estimates of leaks
+made of blocks smaller than N get noisier (relative sd about sqrt(N / L)
+for a leak of L bytes).
 """
 import argparse
 import os
@@ -44,6 +49,8 @@ def main():
     parser.add_argument("build_dir")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--ops", type=int, default=1500000)
+    parser.add_argument("--intervals", default="",
+                        help="comma-separated sampling intervals to run besides the default")
     args = parser.parse_args()
 
     tidemark = os.path.join(args.build_dir, "app", "tidemark")
@@ -57,6 +64,10 @@ def main():
         "record": lambda: run([tidemark, "record", "-q", "-o", trace, "--"] + program),
         "record --all": lambda: run([tidemark, "record", "-q", "--all", "-o", trace, "--"] + program),
     }
+    for interval in filter(None, args.intervals.split(",")):
+        modes["record -s %s" % interval] = (
+            lambda n=interval: run([tidemark, "record", "-q", "--sample-bytes", n, "-o", trace, "--"]
+                                   + program))
     if heaptrack:
         modes["heaptrack"] = lambda: run([heaptrack, "-o", os.path.join(work, "ht")] + program)
 
@@ -83,7 +94,7 @@ def main():
     print("alloc-bench, %d ops x 4 threads, median of %d runs" % (args.ops, args.runs))
     for name, samples in times.items():
         median = statistics.median(samples)
-        line = "%-14s %7.3f s  %5.2fx" % (name, median, median / plain)
+        line = "%-18s %7.3f s  %5.2fx" % (name, median, median / plain)
         if name in facts:
             rows, peak, dropped, size = facts[name]
             line += "  recorder peak RSS %5.1f MiB  %9d rows  %5.1f bytes/row  dropped %d" % (
