@@ -58,16 +58,25 @@ class_for (size_t need)
   return klass;
 }
 
+/* TIDE_HEAP_RESERVE of address space, or less under a tight RLIMIT_AS:
+ * dlsym must find some memory here at start-up, before the real malloc is
+ * known. */
 static bool
 reserve_locked (void)
 {
-  void *region;
+  size_t want = TIDE_HEAP_RESERVE;
+  void *region = NULL;
 
   if (atomic_load_explicit (&tide_heap_span, memory_order_relaxed) != 0)
     return true;
   if (heap_reserve_failed)
     return false;
-  region = tide_raw_mmap (TIDE_HEAP_RESERVE);
+  while (region == NULL && want >= ((size_t) 1 << 20))
+    {
+      region = tide_raw_mmap (want);
+      if (region == NULL)
+        want /= 16;
+    }
   if (region == NULL)
     {
       heap_reserve_failed = true;
@@ -75,7 +84,7 @@ reserve_locked (void)
     }
   heap_bump = (uintptr_t) region;
   atomic_store_explicit (&tide_heap_base, (uintptr_t) region, memory_order_relaxed);
-  atomic_store_explicit (&tide_heap_span, TIDE_HEAP_RESERVE, memory_order_release);
+  atomic_store_explicit (&tide_heap_span, want, memory_order_release);
   return true;
 }
 

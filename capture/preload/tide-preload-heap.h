@@ -14,9 +14,14 @@
  * same heap serves dlsym's calloc before the real functions are known.
  *
  * One reservation of address space (MAP_NORESERVE: only what is touched
- * is committed), carved by a bump pointer into power-of-two blocks, each
- * class with a free list, all under one mutex: the profiler allocates a
- * few dozen blocks in a run, never on a hot path.  Each block starts with
+ * is committed), 16 MiB, or 1 MiB where RLIMIT_AS does not allow that: a
+ * recorded alloc-bench or torch import uses about 10 KiB of it, and a
+ * larger reservation (256 MiB was tried) can leave a program running
+ * under a tight RLIMIT_AS no room for glibc's 64 MiB arena reservations,
+ * which changes its heap as surely as allocating from it would.  It is
+ * carved by a bump pointer into power-of-two blocks, each class with a
+ * free list, all under one mutex: the profiler allocates a few dozen
+ * blocks in a run, never on a hot path.  Each block starts with
  * a 16-byte header just before the pointer handed out.  When the
  * reservation is spent (or cannot be made) tide_heap_alloc() returns NULL
  * and the caller falls back to the real allocator.
@@ -30,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TIDE_HEAP_RESERVE ((size_t) 256 << 20)
+#define TIDE_HEAP_RESERVE ((size_t) 16 << 20)
 
 /* Set once, under the heap's lock, before any block is handed out. */
 extern _Atomic uintptr_t tide_heap_base;
