@@ -126,7 +126,8 @@ tide_heap_alloc (size_t size,
 
   if (align < HEADER_SIZE)
     align = HEADER_SIZE;
-  if ((align & (align - 1)) != 0 || size > class_size (N_CLASSES - 1))
+  if ((align & (align - 1)) != 0 || size > class_size (N_CLASSES - 1)
+      || align > class_size (N_CLASSES - 1))
     return NULL;
   klass = class_for (size + HEADER_SIZE + slack);
   if (klass == N_CLASSES)

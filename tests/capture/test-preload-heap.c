@@ -76,6 +76,8 @@ test_limits (void)
    * allocator. */
   g_assert_null (tide_heap_alloc ((gsize) 64 << 20, 16, false));
   g_assert_null (tide_heap_alloc (G_MAXSIZE - 8, 16, false));
+  /* An alignment larger than any block. */
+  g_assert_null (tide_heap_alloc (64, (gsize) 1 << 63, false));
 }
 
 static gpointer
