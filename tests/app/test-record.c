@@ -156,7 +156,7 @@ test_leaky_all (Fixture       *f,
   g_autoptr(GPtrArray) steps = NULL;
   TideGroup *cache, *tensor;
 
-  record (f, "--all", "leaky-steps", NULL, NULL, &run);
+  record (f, "--all", "leaky-steps", "--linger-ms", "500", &run);
   g_assert_cmpint (run.status, ==, 0);
   g_assert_cmpstr (run.out, ==, "leaky-steps done\n");
 
