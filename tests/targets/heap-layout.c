@@ -13,17 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "target-util.h"
+
 #define OPS    20000
 #define WINDOW 64
-
-static uint32_t
-next_random (uint32_t *state)
-{
-  *state ^= *state << 13;
-  *state ^= *state >> 17;
-  *state ^= *state << 5;
-  return *state;
-}
 
 /* FNV-1a over every block's offset from the thread's first block. */
 static void *
@@ -36,8 +29,8 @@ churn (void *data)
 
   for (int op = 0; op < OPS; op++)
     {
-      size_t size = (size_t) 16 << (next_random (&seed) % 11);
-      unsigned char *block = malloc (size + next_random (&seed) % size);
+      size_t size = (size_t) 16 << (target_random (&seed) % 11);
+      unsigned char *block = malloc (size + target_random (&seed) % size);
       intptr_t offset;
 
       if (block == NULL)

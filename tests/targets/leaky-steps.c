@@ -121,7 +121,7 @@ main (int   argc,
    * marker reaches it; a loaded recorder can be a few steps behind, and
    * the pages of a process that has exited read as not resident. */
   if (linger_ms > 0)
-    usleep ((useconds_t) linger_ms * 1000);
+    target_sleep_ms (linger_ms);
   printf ("leaky-steps done\n");
   return 0;
 }
