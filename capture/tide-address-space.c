@@ -20,6 +20,7 @@ typedef struct
 struct _TideAddressSpace
 {
   GArray                *entries;  /* TideMapping, sorted by start, disjoint */
+  guint64                generation;  /* bumped whenever entries change */
   TideAddressMissFunc    miss_func;
   gpointer               miss_data;
 };
@@ -95,11 +96,13 @@ tide_address_space_remove (TideAddressSpace *self,
           tail.start = end;
           m->end = start;
           g_array_insert_val (self->entries, i + 1, tail);
+          self->generation++;
           break;
         }
       if (m->start >= start && m->end <= end)
         {
           g_array_remove_index (self->entries, i);
+          self->generation++;
           continue;
         }
       /* Overlaps one edge only: trim that edge. */
@@ -107,6 +110,7 @@ tide_address_space_remove (TideAddressSpace *self,
         m->end = start;
       else
         m->start = end;
+      self->generation++;
       i++;
     }
 }
@@ -135,6 +139,13 @@ tide_address_space_add (TideAddressSpace *self,
   m.path = g_intern_string (path);
   g_array_insert_val (self->entries,
                       tide_address_space_first_ending_after (self, start), m);
+  self->generation++;
+}
+
+guint64
+tide_address_space_get_generation (TideAddressSpace *self)
+{
+  return self->generation;
 }
 
 void

@@ -47,6 +47,10 @@ gboolean          tide_address_space_resolve      (TideAddressSpace *self,
 
 guint             tide_address_space_get_n_entries (TideAddressSpace *self);
 
+/* Changes whenever an entry is added, trimmed or removed: a pc resolved in
+ * one generation resolves the same way until it changes. */
+guint64           tide_address_space_get_generation (TideAddressSpace *self);
+
 void              tide_address_space_set_miss_func (TideAddressSpace    *self,
                                                     TideAddressMissFunc  func,
                                                     gpointer             user_data);

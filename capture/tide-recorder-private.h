@@ -10,6 +10,7 @@
 #include "tide-nvml.h"
 #include "tide-procfs.h"
 #include "tide-recorder.h"
+#include "tide-stack-cache.h"
 #include "tide-stack-table.h"
 #include "tide-step-accumulator.h"
 #include "tide-trace-writer.h"
@@ -39,6 +40,7 @@ typedef struct
   gint64            protocol_errors;
 
   TideAddressSpace *space;
+  TideStackCache   *stack_cache;    /* raw stacks -> ids, while space and pycodes hold */
   TideLiveTable    *live;
   TideStepAccumulator *steps_acc;   /* step_series and step_stats, as records arrive */
   TideLiveTable    *device_live;    /* device and pinned blocks: their addresses
@@ -48,6 +50,7 @@ typedef struct
   GHashTable       *threads;        /* tid -> threads.id */
   GHashTable       *scopes;         /* local scope id -> Scope* */
   GHashTable       *pycodes;        /* PYFRAME_DEF id -> TidePyCode* */
+  guint64           pycode_defs;    /* PYFRAME_DEFs received */
   gint              rank;           /* torch.distributed rank, -1: unknown */
 
   gint64            written_heap;

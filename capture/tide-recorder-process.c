@@ -142,6 +142,7 @@ tide_rec_process_new (TideRecorder  *recorder,
   self->all_mode = (hello->flags & TIDE_HELLO_ALL) != 0;
   self->sample_bytes = hello->sample_bytes;
   self->space = tide_address_space_new ();
+  self->stack_cache = tide_stack_cache_new ();
   self->steps_acc = tide_step_accumulator_new ();
   tide_address_space_set_miss_func (self->space, on_unknown_pc, self);
   self->unknown_pcs = g_hash_table_new (g_direct_hash, g_direct_equal);
@@ -232,6 +233,32 @@ scope_id_for (TideRecProcess *self,
   return local_id ? scope_lookup (self, local_id)->id : 0;
 }
 
+/* What the stack ids of this process depend on: its mappings, and the
+ * Python code objects its frames name. */
+static guint64
+stack_generation (TideRecProcess *self)
+{
+  return tide_address_space_get_generation (self->space) + self->pycode_defs;
+}
+
+static gint64
+intern_stack (TideRecProcess *self,
+              const guint64  *frames,
+              guint           n_frames)
+{
+  guint64 generation = stack_generation (self);
+  gint64 id = tide_stack_cache_lookup (self->stack_cache, generation, frames, n_frames);
+
+  if (id != 0 || n_frames == 0)
+    return id;
+  id = tide_stack_table_intern_mixed (self->recorder->stacks, self->space, self->pycodes,
+                                      frames, n_frames);
+  /* Resolving may have read /proc/PID/maps and added mappings. */
+  if (stack_generation (self) == generation)
+    tide_stack_cache_insert (self->stack_cache, generation, frames, n_frames, id);
+  return id;
+}
+
 static void
 write_allocation (TideRecProcess      *self,
                   const TideLiveAlloc *a,
@@ -298,8 +325,7 @@ on_alloc (TideRecProcess      *self,
     .size = rec->size,
     .weight = rec->weight > 0 ? rec->weight : 1.0,
     .alloc_ns = rec->h.time_ns,
-    .stack_id = tide_stack_table_intern_mixed (self->recorder->stacks, self->space,
-                                               self->pycodes, rec->frames, n_frames),
+    .stack_id = intern_stack (self, rec->frames, n_frames),
     .scope_id = scope_id_for (self, rec->scope_id),
     .thread_id = thread_id_for (self, rec->h.tid, NULL),
     .device = rec->device,
@@ -418,8 +444,7 @@ on_transfer (TideRecProcess         *self,
       self->protocol_errors++;
       return;
     }
-  stack_id = tide_stack_table_intern_mixed (self->recorder->stacks, self->space, self->pycodes,
-                                            rec->frames, rec->n_frames);
+  stack_id = intern_stack (self, rec->frames, rec->n_frames);
   tide_trace_writer_add_transfer (self->recorder->writer, self->id, rec->direction, rec->device,
                                   rec->bytes, rec->h.time_ns, rec->duration_ns, stack_id,
                                   scope_id_for (self, rec->scope_id));
@@ -458,6 +483,7 @@ on_pyframe_def (TideRecProcess           *self,
   code->function = g_strndup (def->strings + def->file_len + 1, room - def->file_len - 1);
   code->first_line = def->first_line;
   g_hash_table_replace (self->pycodes, GUINT_TO_POINTER (def->id), code);
+  self->pycode_defs++;
 }
 
 static gboolean
@@ -669,6 +695,7 @@ tide_rec_process_free (TideRecProcess *self)
   if (self == NULL)
     return;
   g_clear_pointer (&self->space, tide_address_space_free);
+  g_clear_pointer (&self->stack_cache, tide_stack_cache_free);
   g_clear_pointer (&self->unknown_pcs, g_hash_table_unref);
   g_clear_pointer (&self->steps_acc, tide_step_accumulator_free);
   g_clear_pointer (&self->live, tide_live_table_free);

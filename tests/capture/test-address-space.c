@@ -90,6 +90,26 @@ test_remove (void)
   g_assert_cmpstr (kept, ==, "/lib/big.so");
 }
 
+/* The stack cache relies on it: any change moves the generation, and a
+ * remove that touches nothing does not. */
+static void
+test_generation (void)
+{
+  g_autoptr (TideAddressSpace) space = tide_address_space_new ();
+  guint64 g0 = tide_address_space_get_generation (space), g1, g2;
+
+  tide_address_space_add (space, 0x1000, 0x9000, 0x1000, "/lib/big.so");
+  g1 = tide_address_space_get_generation (space);
+  g_assert_cmpuint (g1, !=, g0);
+  tide_address_space_remove (space, 0x20000, 0x30000);
+  g_assert_cmpuint (tide_address_space_get_generation (space), ==, g1);
+  tide_address_space_remove (space, 0x8000, 0x10000);
+  g2 = tide_address_space_get_generation (space);
+  g_assert_cmpuint (g2, !=, g1);
+  tide_address_space_remove (space, 0x2000, 0x3000);
+  g_assert_cmpuint (tide_address_space_get_generation (space), !=, g2);
+}
+
 static void
 test_replace (void)
 {
@@ -161,6 +181,7 @@ main (int   argc,
 
   g_test_add_func ("/address-space/basic", test_basic);
   g_test_add_func ("/address-space/remove", test_remove);
+  g_test_add_func ("/address-space/generation", test_generation);
   g_test_add_func ("/address-space/replace", test_replace);
   g_test_add_func ("/address-space/many", test_many);
 
