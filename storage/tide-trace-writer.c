@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <sqlite3.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -218,39 +219,82 @@ run_statement (TideTraceWriter  *self,
  * row in --all mode, where allocation rows are nearly all there is. */
 static guint
 writer_insert (TideTraceWriter  *self,
-               const Op         *ops,
+               const Op *const  *ops,
                guint             n_ops,
                GError          **error)
 {
-  if (ops[0].type == OP_ALLOC && n_ops >= ALLOC_ROWS_PER_INSERT)
+  if (ops[0]->type == OP_ALLOC && n_ops >= ALLOC_ROWS_PER_INSERT)
     {
       guint param = 1;
 
       for (guint i = 0; i < ALLOC_ROWS_PER_INSERT; i++)
-        if (ops[i].type != OP_ALLOC)
+        if (ops[i]->type != OP_ALLOC)
           goto single;
       for (guint i = 0; i < ALLOC_ROWS_PER_INSERT; i++)
-        param = bind_op (self->alloc_rows_stmt, &ops[i], param);
+        param = bind_op (self->alloc_rows_stmt, ops[i], param);
       return run_statement (self, self->alloc_rows_stmt, error) ? ALLOC_ROWS_PER_INSERT : 0;
     }
 
 single:
-  bind_op (self->stmts[ops[0].type], &ops[0], 1);
-  return run_statement (self, self->stmts[ops[0].type], error) ? 1 : 0;
+  bind_op (self->stmts[ops[0]->type], ops[0], 1);
+  return run_statement (self, self->stmts[ops[0]->type], error) ? 1 : 0;
+}
+
+#define ALLOC_PROCESS 1  /* ints[] of an OP_ALLOC */
+#define ALLOC_TIME    7
+
+static gint
+compare_alloc_order (gconstpointer a,
+                     gconstpointer b)
+{
+  const Op *x = *(const Op *const *) a, *y = *(const Op *const *) b;
+
+  if (x->ints[ALLOC_PROCESS] != y->ints[ALLOC_PROCESS])
+    return x->ints[ALLOC_PROCESS] < y->ints[ALLOC_PROCESS] ? -1 : 1;
+  if (x->ints[ALLOC_TIME] != y->ints[ALLOC_TIME])
+    return x->ints[ALLOC_TIME] < y->ints[ALLOC_TIME] ? -1 : 1;
+  return 0;
+}
+
+/* The order rows go in: other rows as they came, then allocations by
+ * (process, allocation time).  They come in the order blocks were freed,
+ * and inserting them so into allocations_by_alloc lands each key somewhere
+ * in the last pages of the index; sorted, the keys of a batch go in one
+ * sweep, which costs a third less per row. */
+static void
+writer_order_batch (GArray    *batch,
+                    GPtrArray *order)
+{
+  Op *ops = (Op *) batch->data;
+  guint first_alloc;
+
+  g_ptr_array_set_size (order, 0);
+  for (guint i = 0; i < batch->len; i++)
+    if (ops[i].type != OP_ALLOC)
+      g_ptr_array_add (order, &ops[i]);
+  first_alloc = order->len;
+  for (guint i = 0; i < batch->len; i++)
+    if (ops[i].type == OP_ALLOC)
+      g_ptr_array_add (order, &ops[i]);
+  qsort (order->pdata + first_alloc, order->len - first_alloc, sizeof (gpointer),
+         compare_alloc_order);
 }
 
 static gboolean
 writer_write_batch (TideTraceWriter  *self,
                     GArray           *batch,
+                    GPtrArray        *order,
                     GError          **error)
 {
-  const Op *ops = (const Op *) batch->data;
+  const Op *const *ops;
 
+  writer_order_batch (batch, order);
+  ops = (const Op *const *) order->pdata;
   if (!tide_sqlite_exec (self->db, "BEGIN", error))
     return FALSE;
-  for (guint i = 0; i < batch->len;)
+  for (guint i = 0; i < order->len;)
     {
-      guint written = writer_insert (self, ops + i, batch->len - i, error);
+      guint written = writer_insert (self, ops + i, order->len - i, error);
 
       if (written == 0)
         {
@@ -267,6 +311,7 @@ writer_thread_main (gpointer data)
 {
   TideTraceWriter *self = data;
   g_autoptr(GArray) batch = g_array_new (FALSE, FALSE, sizeof (Op));
+  g_autoptr(GPtrArray) order = g_ptr_array_new ();
 
   g_array_set_clear_func (batch, (GDestroyNotify) op_clear);
 
@@ -287,7 +332,7 @@ writer_thread_main (gpointer data)
       stopping = self->stopping;
       g_mutex_unlock (&self->mutex);
 
-      if (batch->len > 0 && !writer_write_batch (self, batch, &error))
+      if (batch->len > 0 && !writer_write_batch (self, batch, order, &error))
         {
           g_mutex_lock (&self->mutex);
           if (self->error == NULL)
