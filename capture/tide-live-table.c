@@ -1,16 +1,41 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * The recorder calls this table for every allocation and every free it
+ * records, millions of times in one --all recording, so each call costs one
+ * probe and, in the common case, no malloc (a GHashTable with a g_new'd entry
+ * per block cost an allocation, a free and several lookups).  Blocks live in
+ * an open-addressing table of our own: a power-of-two array of slots, linear
+ * probing from a splitmix64 mix of the address, at most half full, and
+ * backward-shift deletion so that no tombstones build up under churn.  A
+ * slot holds the newest block of its address inline (its addr is the key, 0
+ * marks an empty slot); the rare older blocks of the same address whose
+ * frees are still on their way hang off the slot in a list, newest first.
+ * Address 0 cannot be a key, so a block there (which a target should never
+ * send, but the wire is not ours to trust) gets a slot of its own beside the
+ * array.
+ *
+ * Orphan frees are rare and short-lived; they stay in a GHashTable, and an
+ * allocation looks there only while there are any.
  */
 #include "config.h"
 
 #include "tide-live-table.h"
 
-typedef struct _Entry Entry;
-struct _Entry
+#define MIN_SLOTS 64
+
+typedef struct _Older Older;
+struct _Older
 {
   TideLiveAlloc alloc;
-  Entry        *older;    /* same address, allocated earlier, free not seen yet */
+  Older        *next;     /* same address, allocated earlier still */
 };
+
+typedef struct
+{
+  TideLiveAlloc newest;   /* newest.addr == 0: an empty slot */
+  Older        *older;    /* same address, allocated earlier, free not seen yet */
+} Slot;
 
 typedef struct _Orphan Orphan;
 struct _Orphan
@@ -23,23 +48,34 @@ struct _Orphan
 
 struct _TideLiveTable
 {
-  GHashTable *entries;    /* &addr -> newest Entry of that address */
+  Slot       *slots;      /* NULL until the first block */
+  gsize       mask;       /* number of slots - 1 */
+  gsize       used;       /* occupied slots: addresses, not blocks */
+  Slot        zero;       /* the blocks of address 0, if has_zero */
   GHashTable *orphans;    /* &addr -> Orphan list */
   GQueue      arrivals;   /* Orphan*, oldest arrival first, for expiry */
   guint       size;
   guint       n_orphans;
+  guint       has_zero : 1;
 };
 
-static void
-entry_chain_free (gpointer data)
+static inline gsize
+hash_addr (guint64 addr)
 {
-  Entry *e = data;
+  /* splitmix64's finalizer: block addresses share their low and high bits. */
+  addr = (addr ^ (addr >> 30)) * G_GUINT64_CONSTANT (0xbf58476d1ce4e5b9);
+  addr = (addr ^ (addr >> 27)) * G_GUINT64_CONSTANT (0x94d049bb133111eb);
+  return (gsize) (addr ^ (addr >> 31));
+}
 
-  while (e != NULL)
+static void
+older_free_all (Older *o)
+{
+  while (o != NULL)
     {
-      Entry *older = e->older;
-      g_free (e);
-      e = older;
+      Older *next = o->next;
+      g_free (o);
+      o = next;
     }
 }
 
@@ -48,7 +84,6 @@ tide_live_table_new (void)
 {
   TideLiveTable *self = g_new0 (TideLiveTable, 1);
 
-  self->entries = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, entry_chain_free);
   self->orphans = g_hash_table_new (g_int64_hash, g_int64_equal);
   g_queue_init (&self->arrivals);
   return self;
@@ -59,10 +94,123 @@ tide_live_table_free (TideLiveTable *self)
 {
   if (self == NULL)
     return;
-  g_hash_table_unref (self->entries);
+  if (self->slots != NULL)
+    for (gsize i = 0; i <= self->mask; i++)
+      older_free_all (self->slots[i].older);
+  older_free_all (self->zero.older);
+  g_free (self->slots);
   g_hash_table_unref (self->orphans);
   g_queue_clear_full (&self->arrivals, g_free);
   g_free (self);
+}
+
+/* Moves every slot into an array of @n_slots (a power of two); the addresses
+ * are distinct, so each goes to the first empty slot of its probe. */
+static void
+resize (TideLiveTable *self,
+        gsize          n_slots)
+{
+  Slot *old = self->slots;
+  gsize old_n = old != NULL ? self->mask + 1 : 0;
+
+  self->slots = g_new0 (Slot, n_slots);
+  self->mask = n_slots - 1;
+  for (gsize i = 0; i < old_n; i++)
+    {
+      gsize j;
+
+      if (old[i].newest.addr == 0)
+        continue;
+      for (j = hash_addr (old[i].newest.addr) & self->mask;
+           self->slots[j].newest.addr != 0;
+           j = (j + 1) & self->mask)
+        ;
+      self->slots[j] = old[i];
+    }
+  g_free (old);
+}
+
+static Slot *
+probe (TideLiveTable *self,
+       guint64        addr)
+{
+  for (gsize i = hash_addr (addr) & self->mask; ; i = (i + 1) & self->mask)
+    {
+      Slot *s = &self->slots[i];
+
+      if (s->newest.addr == addr || s->newest.addr == 0)
+        return s;
+    }
+}
+
+/* The slot of @addr, or an empty one where its first block goes (its
+ * newest.addr still 0); the array grows first if taking that one would
+ * leave it more than half full. */
+static Slot *
+find_or_reserve_slot (TideLiveTable *self,
+                      guint64        addr)
+{
+  Slot *s;
+
+  if (G_UNLIKELY (addr == 0))
+    return &self->zero;
+  if (self->slots == NULL)
+    resize (self, MIN_SLOTS);
+  s = probe (self, addr);
+  if (s->newest.addr == 0 && (self->used + 1) * 2 > self->mask + 1)
+    {
+      resize (self, (self->mask + 1) * 2);
+      s = probe (self, addr);
+    }
+  return s;
+}
+
+static Slot *
+find_slot (TideLiveTable *self,
+           guint64        addr)
+{
+  Slot *s;
+
+  if (G_UNLIKELY (addr == 0))
+    return self->has_zero ? &self->zero : NULL;
+  if (self->slots == NULL)
+    return NULL;
+  s = probe (self, addr);
+  return s->newest.addr != 0 ? s : NULL;
+}
+
+/* Empties @s, pulling back each later slot of the probe run that may sit
+ * there (its home is not in the cyclic range after the hole up to itself),
+ * so that lookups never need tombstones. */
+static void
+clear_slot (TideLiveTable *self,
+            Slot          *s)
+{
+  gsize hole, j;
+
+  if (G_UNLIKELY (s == &self->zero))
+    {
+      self->has_zero = FALSE;
+      self->zero = (Slot) { 0 };
+      return;
+    }
+  hole = (gsize) (s - self->slots);
+  for (j = (hole + 1) & self->mask; self->slots[j].newest.addr != 0; j = (j + 1) & self->mask)
+    {
+      gsize home = hash_addr (self->slots[j].newest.addr) & self->mask;
+
+      if (((j - home) & self->mask) >= ((j - hole) & self->mask))
+        {
+          self->slots[hole] = self->slots[j];
+          hole = j;
+        }
+    }
+  self->slots[hole] = (Slot) { 0 };
+  self->used--;
+  /* Give back what a burst of live blocks left behind; at 1/8 full, so that
+   * churn around one size does not resize back and forth. */
+  if (self->mask + 1 > MIN_SLOTS && self->used * 8 < self->mask + 1)
+    resize (self, (self->mask + 1) / 2);
 }
 
 /* Removes the earliest orphan free of @addr at or after @alloc_ns. */
@@ -97,39 +245,91 @@ take_orphan (TideLiveTable *self,
   return TRUE;
 }
 
+/* Adds @alloc to the occupied slot @s of its address, keeping the blocks
+ * newest first even when @alloc arrived late. */
+static void
+add_to_slot (Slot                *s,
+             const TideLiveAlloc *alloc)
+{
+  Older *o = g_new (Older, 1);
+  Older **link = &s->older;
+
+  if (s->newest.alloc_ns <= alloc->alloc_ns)
+    {
+      o->alloc = s->newest;
+      o->next = s->older;
+      s->older = o;
+      s->newest = *alloc;
+      return;
+    }
+  while (*link != NULL && (*link)->alloc.alloc_ns > alloc->alloc_ns)
+    link = &(*link)->next;
+  o->alloc = *alloc;
+  o->next = *link;
+  *link = o;
+}
+
 gboolean
 tide_live_table_alloc (TideLiveTable       *self,
                        const TideLiveAlloc *alloc,
                        gint64              *matched_free_ns)
 {
-  Entry *e, *head;
+  Slot *s;
 
-  if (take_orphan (self, alloc->addr, alloc->alloc_ns, matched_free_ns))
+  if (self->n_orphans > 0 && take_orphan (self, alloc->addr, alloc->alloc_ns, matched_free_ns))
     return TRUE;
 
-  e = g_new (Entry, 1);
-  e->alloc = *alloc;
-  e->older = NULL;
-  head = g_hash_table_lookup (self->entries, &alloc->addr);
-
-  if (head == NULL || head->alloc.alloc_ns <= alloc->alloc_ns)
+  s = find_or_reserve_slot (self, alloc->addr);
+  if (G_UNLIKELY (s == &self->zero))
     {
-      e->older = head;
-      if (head != NULL)
-        g_hash_table_steal (self->entries, &alloc->addr);
-      g_hash_table_insert (self->entries, &e->alloc.addr, e);
+      if (self->has_zero)
+        add_to_slot (s, alloc);
+      else
+        s->newest = *alloc;
+      self->has_zero = TRUE;
     }
+  else if (s->newest.addr != 0)
+    add_to_slot (s, alloc);
   else
     {
-      /* Arrived late: keep the chain newest first. */
-      Entry *at = head;
-
-      while (at->older != NULL && at->older->alloc.alloc_ns > alloc->alloc_ns)
-        at = at->older;
-      e->older = at->older;
-      at->older = e;
+      s->newest = *alloc;
+      s->older = NULL;
+      self->used++;
     }
   self->size++;
+  return FALSE;
+}
+
+/* Takes the newest block of @s allocated at or before @free_ns into @out. */
+static gboolean
+take_from_slot (TideLiveTable *self,
+                Slot          *s,
+                gint64         free_ns,
+                TideLiveAlloc *out)
+{
+  Older *o;
+
+  if (s->newest.alloc_ns <= free_ns)
+    {
+      *out = s->newest;
+      if ((o = s->older) == NULL)
+        clear_slot (self, s);
+      else
+        {
+          s->newest = o->alloc;
+          s->older = o->next;
+          g_free (o);
+        }
+      return TRUE;
+    }
+  for (Older **link = &s->older; (o = *link) != NULL; link = &o->next)
+    if (o->alloc.alloc_ns <= free_ns)
+      {
+        *out = o->alloc;
+        *link = o->next;
+        g_free (o);
+        return TRUE;
+      }
   return FALSE;
 }
 
@@ -139,27 +339,11 @@ tide_live_table_release (TideLiveTable *self,
                          gint64         free_ns,
                          TideLiveAlloc *out)
 {
-  Entry *head = g_hash_table_lookup (self->entries, &addr);
-  Entry *prev = NULL;
+  Slot *s = find_slot (self, addr);
   Orphan *orphan;
 
-  for (Entry *e = head; e != NULL; prev = e, e = e->older)
+  if (s != NULL && take_from_slot (self, s, free_ns, out))
     {
-      if (e->alloc.alloc_ns > free_ns)
-        continue;
-      *out = e->alloc;
-      if (prev != NULL)
-        {
-          prev->older = e->older;
-          g_free (e);
-        }
-      else
-        {
-          g_hash_table_steal (self->entries, &addr);
-          if (e->older != NULL)
-            g_hash_table_insert (self->entries, &e->older->alloc.addr, e->older);
-          g_free (e);
-        }
       self->size--;
       return TRUE;
     }
@@ -207,25 +391,34 @@ tide_live_table_expire_orphans (TideLiveTable *self,
     }
 }
 
+static void
+foreach_in_slot (const Slot   *s,
+                 TideLiveFunc  func,
+                 gpointer      user_data)
+{
+  gint64 newer_alloc_ns = s->newest.alloc_ns;
+
+  func (&s->newest, 0, user_data);
+  for (const Older *o = s->older; o != NULL; o = o->next)
+    {
+      func (&o->alloc, newer_alloc_ns, user_data);
+      newer_alloc_ns = o->alloc.alloc_ns;
+    }
+}
+
+/* In no particular order across addresses; @func must not change the table. */
 void
 tide_live_table_foreach (TideLiveTable *self,
                          TideLiveFunc   func,
                          gpointer       user_data)
 {
-  GHashTableIter iter;
-  Entry *head;
-
-  g_hash_table_iter_init (&iter, self->entries);
-  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &head))
-    {
-      gint64 newer_alloc_ns = 0;
-
-      for (Entry *e = head; e != NULL; e = e->older)
-        {
-          func (&e->alloc, newer_alloc_ns, user_data);
-          newer_alloc_ns = e->alloc.alloc_ns;
-        }
-    }
+  if (self->has_zero)
+    foreach_in_slot (&self->zero, func, user_data);
+  if (self->slots == NULL)
+    return;
+  for (gsize i = 0; i <= self->mask; i++)
+    if (self->slots[i].newest.addr != 0)
+      foreach_in_slot (&self->slots[i], func, user_data);
 }
 
 guint
