@@ -381,17 +381,32 @@ out:
 }
 
 static gint64
-trace_start_ns (sqlite3 *db)
+meta_int (sqlite3    *db,
+          const char *key)
 {
   sqlite3_stmt *stmt = NULL;
-  gint64 t0 = 0;
+  gint64 value = 0;
 
-  if (sqlite3_prepare_v2 (db, "SELECT value FROM meta WHERE key = 'start_ns'", -1,
+  if (sqlite3_prepare_v2 (db, "SELECT value FROM meta WHERE key = ?1", -1,
                           &stmt, NULL) == SQLITE_OK &&
+      sqlite3_bind_text (stmt, 1, key, -1, SQLITE_STATIC) == SQLITE_OK &&
       sqlite3_step (stmt) == SQLITE_ROW)
-    t0 = sqlite3_column_int64 (stmt, 0);
+    value = sqlite3_column_int64 (stmt, 0);
   sqlite3_finalize (stmt);
-  return t0;
+  return value;
+}
+
+static gint64
+trace_start_ns (sqlite3 *db)
+{
+  return meta_int (db, "start_ns");
+}
+
+/* The writer's short-lived bound when it kept allocation_ranges, else 0. */
+gint64
+tide_analysis_get_short_lived_ns (sqlite3 *db)
+{
+  return MAX (meta_int (db, "short_lived_ns"), 0);
 }
 
 gboolean
@@ -401,14 +416,19 @@ tide_analysis_build (sqlite3  *db,
   if (!tide_sqlite_exec (db,
         "BEGIN;"
         "DELETE FROM counter_lod;"
-        /* For the retained-by-step queries of reports and the drill-down;
-         * the writer makes allocations_by_alloc at once, this is for
-         * traces written by other means. */
-        "CREATE INDEX IF NOT EXISTS allocations_by_alloc ON allocations (process_id, alloc_ns);"
         "CREATE INDEX IF NOT EXISTS series_by_step ON step_series (step_id);"
         "CREATE INDEX IF NOT EXISTS residency_by_step ON step_residency (step_id);",
         error))
     return FALSE;
+  /* For the retained-by-step queries of reports and the drill-down, in
+   * traces whose writer kept no allocation_ranges (tide-alloc-ranges.h). */
+  if (tide_analysis_get_short_lived_ns (db) == 0 &&
+      !tide_sqlite_exec (db, "CREATE INDEX IF NOT EXISTS allocations_by_alloc"
+                             " ON allocations (process_id, alloc_ns);", error))
+    {
+      sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
+      return FALSE;
+    }
 
   if (!build_series_and_stats (db, error) ||
       !build_lod (db, trace_start_ns (db), error))

@@ -14,5 +14,6 @@ G_BEGIN_DECLS
 
 gboolean tide_analysis_build (sqlite3  *db,
                               GError  **error);
+gint64   tide_analysis_get_short_lived_ns (sqlite3 *db);
 
 G_END_DECLS

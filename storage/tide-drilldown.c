@@ -67,7 +67,7 @@ load_frames (TideTrace  *trace,
  * Bytes allocated in (@begin_ns, @end_ns] and still live at @end_ns, per
  * (process, scope, stack, device), with frames and scope paths.  The
  * process list comes from a subquery so that each process is a range
- * search of allocations_by_alloc (process_id, alloc_ns);
+ * search of the index on (process_id, alloc_ns) (tide-alloc-ranges.h);
  * "?1 = 0 OR process_id = ?1" would scan the whole index instead.
  *
  * Returns: (transfer full): #TideGroup rows, largest first
@@ -81,6 +81,8 @@ tide_drilldown_retained (TideTrace  *trace,
 {
   g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_group_free);
   sqlite3 *db;
+  g_autofree char *rows = NULL;
+  g_autofree char *sql = NULL;
   sqlite3_stmt *stmt = NULL;
   gint64 t0;
   int rc;
@@ -89,17 +91,15 @@ tide_drilldown_retained (TideTrace  *trace,
 
   db = _tide_trace_get_db (trace);
   t0 = tide_trace_get_start_ns (trace);
-  if (sqlite3_prepare_v2 (db,
-                          "SELECT a.process_id, p.pid, coalesce (a.scope_id, 0),"
-                          "  coalesce (a.stack_id, 0), a.device, sum (a.size * a.weight),"
-                          "  sum (a.weight), s.path"
-                          " FROM allocations a JOIN processes p ON p.id = a.process_id"
-                          " LEFT JOIN scopes s ON s.id = a.scope_id"
-                          " WHERE a.process_id IN (SELECT id FROM processes"
-                          "   WHERE ?1 = 0 OR id = ?1)"
-                          "  AND a.alloc_ns > ?2 AND a.alloc_ns <= ?3"
-                          "  AND (a.free_ns IS NULL OR a.free_ns > ?3)"
-                          " GROUP BY 1, 3, 4, 5", -1, &stmt, NULL) != SQLITE_OK)
+  rows = _tide_trace_retained_rows_sql (trace, "process_id IN (SELECT id FROM processes"
+                                                "  WHERE ?1 = 0 OR id = ?1)");
+  sql = g_strdup_printf ("SELECT a.process_id, p.pid, coalesce (a.scope_id, 0),"
+                         "  coalesce (a.stack_id, 0), a.device, sum (a.size * a.weight),"
+                         "  sum (a.weight), s.path"
+                         " FROM (%s) a JOIN processes p ON p.id = a.process_id"
+                         " LEFT JOIN scopes s ON s.id = a.scope_id"
+                         " GROUP BY 1, 3, 4, 5", rows);
+  if (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL) != SQLITE_OK)
     {
       tide_sqlite_set_error (error, db, "cannot query the trace");
       return NULL;

@@ -607,11 +607,17 @@ add_process_retained (TideTrace         *trace,
   if (step > 0 && !lookup_step (trace, proc->process_id, step, &span))
     return TRUE;
 
-  sql = g_strdup_printf ("SELECT %s, device, sum (size * weight), sum (weight) FROM allocations"
-                         " WHERE process_id = ?1 AND %s GROUP BY 1, 2", key_column,
-                         step > 0 ? "alloc_ns > ?2 AND alloc_ns <= ?3"
-                                    " AND (free_ns IS NULL OR free_ns > ?3)"
-                                  : "free_ns IS NULL");
+  if (step > 0)
+    {
+      g_autofree char *rows = _tide_trace_retained_rows_sql (trace, "process_id = ?1");
+
+      sql = g_strdup_printf ("SELECT %s, device, sum (size * weight), sum (weight) FROM (%s)"
+                             " GROUP BY 1, 2", key_column, rows);
+    }
+  else
+    sql = g_strdup_printf ("SELECT %s, device, sum (size * weight), sum (weight) FROM allocations"
+                           " WHERE process_id = ?1 AND free_ns IS NULL GROUP BY 1, 2",
+                           key_column);
   stmt = _tide_report_prepare (trace, sql, error);
   if (stmt == NULL)
     return FALSE;

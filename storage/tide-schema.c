@@ -10,7 +10,7 @@
 #include "tide-schema.h"
 #include "tide-storage-error.h"
 
-static const char schema_v1[] =
+static const char schema_sql[] =
   "CREATE TABLE meta ("
   "  key TEXT PRIMARY KEY,"
   "  value ANY"
@@ -106,6 +106,16 @@ static const char schema_v1[] =
   "  free_ns INTEGER,"
   "  stack_id INTEGER REFERENCES stack_nodes (id),"
   "  scope_id INTEGER REFERENCES scopes (id)"
+  ") STRICT;"
+
+  /* A block-range summary of allocations (tide-alloc-ranges.h): rows
+   * first_id..last_id hold every short-lived row allocated in
+   * [min_alloc_ns, max_alloc_ns] that lies in that run of ids. */
+  "CREATE TABLE allocation_ranges ("
+  "  first_id INTEGER PRIMARY KEY,"
+  "  last_id INTEGER NOT NULL,"
+  "  min_alloc_ns INTEGER NOT NULL,"
+  "  max_alloc_ns INTEGER NOT NULL"
   ") STRICT;"
 
   "CREATE TABLE counter_kinds ("
@@ -231,7 +241,7 @@ tide_schema_create (sqlite3  *db,
     return FALSE;
   pragmas = g_strdup_printf ("PRAGMA application_id = %d; PRAGMA user_version = %d;",
                              TIDE_APPLICATION_ID, TIDE_SCHEMA_VERSION);
-  if (!tide_sqlite_exec (db, schema_v1, error) ||
+  if (!tide_sqlite_exec (db, schema_sql, error) ||
       !tide_sqlite_exec (db, pragmas, error))
     {
       sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);

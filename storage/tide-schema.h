@@ -11,7 +11,9 @@ G_BEGIN_DECLS
 /* PRAGMA application_id: "TIDE" in ASCII, so `file` and our opener can tell
  * a trace from any other SQLite file. */
 #define TIDE_APPLICATION_ID 0x54494445
-#define TIDE_SCHEMA_VERSION 1
+/* 2: allocation_ranges, and the writer's allocations_long_lived index in
+ * place of allocations_by_alloc.  Version 1 traces are still read. */
+#define TIDE_SCHEMA_VERSION 2
 
 /* Counter ids of the counters table (counter_kinds holds their names). */
 typedef enum

@@ -11,5 +11,7 @@ G_BEGIN_DECLS
 
 /* The connection every storage query runs on; owned by the trace. */
 sqlite3 *_tide_trace_get_db (TideTrace *self);
+char    *_tide_trace_retained_rows_sql (TideTrace  *self,
+                                        const char *process_filter);
 
 G_END_DECLS

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tide-alloc-ranges.h"
 #include "tide-analysis.h"
 #include "tide-schema.h"
 #include "tide-storage-error.h"
@@ -87,10 +88,10 @@ static const OpShape op_shapes[N_OPS] = {
                  " VALUES (?1, ?2, ?3, ?4, ?5)", 3, FALSE, 2, 1 << 2 },
   [OP_STEP] = { "INSERT INTO steps (id, process_id, number, start_ns, end_ns, label)"
                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6)", 5, FALSE, 1, 0 },
-  [OP_ALLOC] = { "INSERT INTO allocations (id, process_id, thread_id, kind, device, address,"
+  [OP_ALLOC] = { "INSERT INTO allocations (process_id, thread_id, kind, device, address,"
                  " size, alloc_ns, free_ns, stack_id, scope_id, weight)"
-                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                 11, TRUE, 0, (1 << 0) | (1 << 2) | (1 << 8) | (1 << 9) | (1 << 10) },
+                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                 10, TRUE, 0, (1 << 1) | (1 << 7) | (1 << 8) | (1 << 9) },
   [OP_COUNTER] = { "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
                    " VALUES (?1, ?2, ?3, ?4, ?5)", 5, FALSE, 0, 0 },
   [OP_TRANSFER] = { "INSERT INTO transfers (process_id, direction, device, bytes, start_ns,"
@@ -108,6 +109,9 @@ static const OpShape op_shapes[N_OPS] = {
 };
 
 #define ALLOC_ROWS_PER_INSERT 32
+#define ALLOC_PROCESS 0  /* ints[] of an OP_ALLOC */
+#define ALLOC_TIME    6
+#define ALLOC_FREE    7
 #define BATCH_WAKE_ROWS   16384
 #define BATCH_INTERVAL_US (100 * G_TIME_SPAN_MILLISECOND)
 
@@ -117,6 +121,8 @@ struct _TideTraceWriter
   sqlite3      *db;
   sqlite3_stmt *stmts[N_OPS];
   sqlite3_stmt *alloc_rows_stmt;   /* ALLOC_ROWS_PER_INSERT allocations at once */
+  sqlite3_stmt *range_stmt;        /* INSERT INTO allocation_ranges */
+  TideAllocRange range;            /* of the rows written since, writer thread only */
   GThread      *thread;
 
   /* Guarded by mutex. */
@@ -149,8 +155,8 @@ writer_prepare_alloc_rows (TideTraceWriter  *self,
 
   g_string_append (sql, " VALUES ");
   for (guint r = 0; r < ALLOC_ROWS_PER_INSERT; r++)
-    g_string_append (sql, r ? ", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                            : "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    g_string_append (sql, r ? ", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                            : "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (sqlite3_prepare_v3 (self->db, sql->str, -1, SQLITE_PREPARE_PERSISTENT,
                           &self->alloc_rows_stmt, NULL) != SQLITE_OK)
     {
@@ -172,6 +178,13 @@ writer_prepare (TideTraceWriter  *self,
           tide_sqlite_set_error (error, self->db, "cannot prepare the trace writer");
           return FALSE;
         }
+    }
+  if (sqlite3_prepare_v3 (self->db, "INSERT INTO allocation_ranges (first_id, last_id,"
+                          " min_alloc_ns, max_alloc_ns) VALUES (?1, ?2, ?3, ?4)", -1,
+                          SQLITE_PREPARE_PERSISTENT, &self->range_stmt, NULL) != SQLITE_OK)
+    {
+      tide_sqlite_set_error (error, self->db, "cannot prepare the trace writer");
+      return FALSE;
     }
   return writer_prepare_alloc_rows (self, error);
 }
@@ -214,6 +227,49 @@ run_statement (TideTraceWriter  *self,
   return TRUE;
 }
 
+static gboolean
+writer_close_range (TideTraceWriter  *self,
+                    GError          **error)
+{
+  const TideAllocRange *r = &self->range;
+  gboolean ok = TRUE;
+
+  if (r->n_short > 0)
+    {
+      sqlite3_bind_int64 (self->range_stmt, 1, r->first_id);
+      sqlite3_bind_int64 (self->range_stmt, 2, r->last_id);
+      sqlite3_bind_int64 (self->range_stmt, 3, r->min_alloc_ns);
+      sqlite3_bind_int64 (self->range_stmt, 4, r->max_alloc_ns);
+      ok = run_statement (self, self->range_stmt, error);
+    }
+  tide_alloc_range_reset (&self->range);
+  return ok;
+}
+
+/* The @n_rows allocations just inserted took the rowids up to the last
+ * one, in order: SQLite gives a NULL rowid the largest one plus one. */
+static gboolean
+writer_note_alloc_rows (TideTraceWriter  *self,
+                        const Op *const  *ops,
+                        guint             n_rows,
+                        GError          **error)
+{
+  gint64 last = sqlite3_last_insert_rowid (self->db);
+
+  for (guint i = 0; i < n_rows; i++)
+    {
+      gint64 id = last - (gint64) (n_rows - 1 - i);
+      const gint64 *v = ops[i]->ints;
+
+      if (tide_alloc_range_add (&self->range, id, v[ALLOC_TIME], v[ALLOC_FREE]))
+        continue;
+      if (!writer_close_range (self, error))
+        return FALSE;
+      tide_alloc_range_add (&self->range, id, v[ALLOC_TIME], v[ALLOC_FREE]);
+    }
+  return TRUE;
+}
+
 /* Writes ops[0..] and returns how many it wrote: a run of allocations goes
  * ALLOC_ROWS_PER_INSERT rows to one statement, which halves the cost per
  * row in --all mode, where allocation rows are nearly all there is. */
@@ -232,16 +288,19 @@ writer_insert (TideTraceWriter  *self,
           goto single;
       for (guint i = 0; i < ALLOC_ROWS_PER_INSERT; i++)
         param = bind_op (self->alloc_rows_stmt, ops[i], param);
-      return run_statement (self, self->alloc_rows_stmt, error) ? ALLOC_ROWS_PER_INSERT : 0;
+      if (!run_statement (self, self->alloc_rows_stmt, error) ||
+          !writer_note_alloc_rows (self, ops, ALLOC_ROWS_PER_INSERT, error))
+        return 0;
+      return ALLOC_ROWS_PER_INSERT;
     }
 
 single:
   bind_op (self->stmts[ops[0]->type], ops[0], 1);
-  return run_statement (self, self->stmts[ops[0]->type], error) ? 1 : 0;
+  if (!run_statement (self, self->stmts[ops[0]->type], error) ||
+      (ops[0]->type == OP_ALLOC && !writer_note_alloc_rows (self, ops, 1, error)))
+    return 0;
+  return 1;
 }
-
-#define ALLOC_PROCESS 1  /* ints[] of an OP_ALLOC */
-#define ALLOC_TIME    7
 
 static gint
 compare_alloc_order (gconstpointer a,
@@ -302,6 +361,11 @@ writer_write_batch (TideTraceWriter  *self,
           return FALSE;
         }
       i += written;
+    }
+  if (!writer_close_range (self, error))
+    {
+      sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
+      return FALSE;
     }
   return tide_sqlite_exec (self->db, "COMMIT", error);
 }
@@ -390,15 +454,16 @@ writer_open_db (TideTraceWriter  *self,
                            "PRAGMA cache_size = -2048;",
                            error) &&
          tide_schema_create (self->db, error) &&
-         /* allocations_by_alloc is kept up as rows arrive, not built at
-          * finish: rows come nearly in alloc_ns order, so each insert lands
-          * at the right edge of the index, and the cost is spread over the
-          * run instead of a sort of every row after the target has ended
-          * (0.24 s of 361k rows, 3.5 s of 6M, in bench-record). */
+         /* Indexes are kept up as rows arrive, not built at finish, where
+          * a sort of every row would come after the target has ended.
+          * Allocations get a partial index of the long-lived rows and
+          * allocation_ranges for the rest (tide-alloc-ranges.h). */
          tide_sqlite_exec (self->db,
                            "CREATE INDEX counters_by_time ON counters (process_id, counter, ts_ns);"
-                           "CREATE INDEX allocations_by_alloc ON allocations (process_id, alloc_ns);"
-                           "INSERT INTO meta (key, value) VALUES ('complete', 0);",
+                           "CREATE INDEX allocations_long_lived ON allocations (process_id, alloc_ns)"
+                           "  WHERE " TIDE_LONG_LIVED_WHERE ";"
+                           "INSERT INTO meta (key, value) VALUES ('complete', 0),"
+                           "  ('short_lived_ns', " G_STRINGIFY (TIDE_SHORT_LIVED_NS) ");",
                            error) &&
          writer_prepare (self, error);
 }
@@ -418,6 +483,7 @@ tide_trace_writer_free (TideTraceWriter *self)
     }
   for (guint i = 0; i < N_OPS; i++)
     sqlite3_finalize (self->stmts[i]);
+  sqlite3_finalize (self->range_stmt);
   sqlite3_finalize (self->alloc_rows_stmt);
   sqlite3_close (self->db);
   g_array_unref (self->pending);
@@ -616,7 +682,7 @@ tide_trace_writer_add_allocation (TideTraceWriter    *self,
                                   const TideAllocRow *row)
 {
   Op op = { .type = OP_ALLOC,
-            .ints = { row->id, row->process_id, row->thread_id, row->kind, row->device,
+            .ints = { row->process_id, row->thread_id, row->kind, row->device,
                       (gint64) row->address, (gint64) row->size, row->alloc_ns, row->free_ns,
                       row->stack_id, row->scope_id },
             .real = row->weight };

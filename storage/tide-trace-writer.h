@@ -39,9 +39,6 @@ typedef struct
 
 typedef struct
 {
-  gint64  id;                 /* 0: the next one, which costs SQLite no
-                               * lookup (the recorder's choice: about 10%
-                               * less writer time per row) */
   gint64  process_id;
   gint64  thread_id;
   gint64  alloc_ns;

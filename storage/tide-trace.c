@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tide-alloc-ranges.h"
 #include "tide-analysis.h"
 #include "tide-schema.h"
 #include "tide-storage-error.h"
@@ -33,6 +34,7 @@ struct _TideTrace
   sqlite3 *db;
   gint64   start_ns;
   gint64   end_ns;
+  gint64   short_lived_ns;  /* tide-alloc-ranges.h; 0: no allocation_ranges */
   guint    complete : 1;
 };
 
@@ -241,7 +243,7 @@ static gboolean
 load_bounds (TideTrace  *self,
              GError    **error)
 {
-  gint64 complete;
+  gint64 complete, has_ranges;
 
   return query_int (self->db, "SELECT value FROM meta WHERE key = 'complete'", &complete, error) &&
          (self->complete = complete == 1, TRUE) &&
@@ -252,7 +254,12 @@ load_bounds (TideTrace  *self,
                     "SELECT max (coalesce ((SELECT value FROM meta WHERE key = 'end_ns'), 0),"
                     " coalesce ((SELECT max (ts_ns) FROM counters), 0),"
                     " coalesce ((SELECT max (end_ns) FROM processes), 0),"
-                    " coalesce ((SELECT max (end_ns) FROM steps), 0))", &self->end_ns, error);
+                    " coalesce ((SELECT max (end_ns) FROM steps), 0))", &self->end_ns, error) &&
+         query_int (self->db,
+                    "SELECT EXISTS (SELECT 1 FROM sqlite_schema"
+                    " WHERE type = 'table' AND name = 'allocation_ranges')", &has_ranges, error) &&
+         (self->short_lived_ns = has_ranges ? tide_analysis_get_short_lived_ns (self->db) : 0,
+          TRUE);
 }
 
 /**
@@ -358,4 +365,14 @@ sqlite3 *
 _tide_trace_get_db (TideTrace *self)
 {
   return self->db;
+}
+
+/* A subquery: allocations rows of the processes @process_filter selects,
+ * made in (?2, ?3] and live at ?3, found the cheapest way this trace
+ * allows (tide-alloc-ranges.h). */
+char *
+_tide_trace_retained_rows_sql (TideTrace  *self,
+                               const char *process_filter)
+{
+  return tide_alloc_ranges_retained_sql (self->short_lived_ns, process_filter);
 }

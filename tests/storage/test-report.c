@@ -70,7 +70,7 @@ add_alloc (TideTraceWriter *w,
            gint64           alloc_ns,
            gint64           free_ns)
 {
-  TideAllocRow row = { .id = next_alloc_id, .process_id = process_id, .alloc_ns = alloc_ns,
+  TideAllocRow row = { .process_id = process_id, .alloc_ns = alloc_ns,
                        .free_ns = free_ns, .address = 0x10000 * next_alloc_id, .size = size,
                        .weight = weight, .stack_id = stack_id, .scope_id = scope_id,
                        .device = -1, .kind = 1 };

@@ -45,7 +45,7 @@ add_step (TideTraceWriter *w,
     }
   for (gint i = 0; i < 10; i++, (*alloc_id)++)
     {
-      TideAllocRow row = { .id = *alloc_id, .process_id = 1, .alloc_ns = start + 100 + i,
+      TideAllocRow row = { .process_id = 1, .alloc_ns = start + 100 + i,
                            .free_ns = start + 1000 + i, .address = 0x10000 * *alloc_id,
                            .size = 1000, .weight = 1, .stack_id = STACK_CHURN, .device = -1,
                            .kind = 1 };
@@ -53,7 +53,7 @@ add_step (TideTraceWriter *w,
     }
   for (gint i = 0; k >= TEST_LEAK_FROM && i < 96; i++, (*alloc_id)++)
     {
-      TideAllocRow row = { .id = *alloc_id, .process_id = 1, .alloc_ns = start + 2000 + i,
+      TideAllocRow row = { .process_id = 1, .alloc_ns = start + 2000 + i,
                            .address = 0x10000 * *alloc_id, .size = 16384, .weight = 1,
                            .stack_id = STACK_LEAK, .device = -1, .kind = 1 };
       tide_trace_writer_add_allocation (w, &row);

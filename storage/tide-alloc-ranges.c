@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ */
+#include "config.h"
+
+#include "tide-alloc-ranges.h"
+
+void
+tide_alloc_range_reset (TideAllocRange *range)
+{
+  *range = (TideAllocRange) { 0 };
+}
+
+/**
+ * tide_alloc_range_add:
+ * @id: the rowid the row was given
+ * @free_ns: 0 while the block is live
+ *
+ * Extends @range by row @id.  Returns %FALSE, leaving @range as it was,
+ * when @id does not follow it or it is full: the caller writes it (when
+ * n_short > 0), resets it and adds the row again.
+ */
+gboolean
+tide_alloc_range_add (TideAllocRange *range,
+                      gint64          id,
+                      gint64          alloc_ns,
+                      gint64          free_ns)
+{
+  gboolean is_short = free_ns != 0 && free_ns - alloc_ns <= TIDE_SHORT_LIVED_NS;
+
+  if (range->first_id != 0 &&
+      (id != range->last_id + 1 || id - range->first_id >= TIDE_ALLOC_RANGE_ROWS))
+    return FALSE;
+  if (range->first_id == 0)
+    range->first_id = id;
+  range->last_id = id;
+  if (!is_short)
+    return TRUE;
+  if (range->n_short == 0 || alloc_ns < range->min_alloc_ns)
+    range->min_alloc_ns = alloc_ns;
+  if (range->n_short == 0 || alloc_ns > range->max_alloc_ns)
+    range->max_alloc_ns = alloc_ns;
+  range->n_short++;
+  return TRUE;
+}
+
+/**
+ * tide_alloc_ranges_retained_sql:
+ * @short_lived_ns: the trace's meta "short_lived_ns", or 0 when it keeps
+ *   no allocation_ranges
+ * @process_filter: an SQL condition on process_id
+ *
+ * A SELECT of the allocations rows (every column) of the processes that
+ * @process_filter selects, made in (?2, ?3] and still live at ?3.
+ *
+ * Returns: (transfer full): SQL, for use as a subquery
+ */
+char *
+tide_alloc_ranges_retained_sql (gint64      short_lived_ns,
+                                const char *process_filter)
+{
+  const char *made_and_live = "alloc_ns > ?2 AND alloc_ns <= ?3"
+                              " AND (free_ns IS NULL OR free_ns > ?3)";
+
+  if (short_lived_ns <= 0)
+    return g_strdup_printf ("SELECT * FROM allocations WHERE %s AND %s",
+                            process_filter, made_and_live);
+  return g_strdup_printf (
+    "SELECT * FROM allocations WHERE %s AND %s"
+    " AND (free_ns IS NULL OR free_ns - alloc_ns > %" G_GINT64_FORMAT ")"
+    " UNION ALL "
+    "SELECT allocations.* FROM allocation_ranges r"
+    " JOIN allocations ON allocations.id BETWEEN r.first_id AND r.last_id"
+    " WHERE r.max_alloc_ns > max (?2, ?3 - %" G_GINT64_FORMAT ") AND r.min_alloc_ns <= ?3"
+    "  AND %s AND %s AND free_ns - alloc_ns <= %" G_GINT64_FORMAT,
+    process_filter, made_and_live, short_lived_ns,
+    short_lived_ns, process_filter, made_and_live, short_lived_ns);
+}
