@@ -13,7 +13,6 @@
 #include "config.h"
 
 #include <sqlite3.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -109,8 +108,7 @@ static const OpShape op_shapes[N_OPS] = {
 };
 
 #define ALLOC_ROWS_PER_INSERT 32
-#define ALLOC_PROCESS 0  /* ints[] of an OP_ALLOC */
-#define ALLOC_TIME    6
+#define ALLOC_TIME    6  /* ints[] of an OP_ALLOC */
 #define ALLOC_FREE    7
 #define BATCH_WAKE_ROWS   16384
 #define BATCH_INTERVAL_US (100 * G_TIME_SPAN_MILLISECOND)
@@ -250,7 +248,7 @@ writer_close_range (TideTraceWriter  *self,
  * one, in order: SQLite gives a NULL rowid the largest one plus one. */
 static gboolean
 writer_note_alloc_rows (TideTraceWriter  *self,
-                        const Op *const  *ops,
+                        const Op         *ops,
                         guint             n_rows,
                         GError          **error)
 {
@@ -259,7 +257,7 @@ writer_note_alloc_rows (TideTraceWriter  *self,
   for (guint i = 0; i < n_rows; i++)
     {
       gint64 id = last - (gint64) (n_rows - 1 - i);
-      const gint64 *v = ops[i]->ints;
+      const gint64 *v = ops[i].ints;
 
       if (tide_alloc_range_add (&self->range, id, v[ALLOC_TIME], v[ALLOC_FREE]))
         continue;
@@ -275,19 +273,19 @@ writer_note_alloc_rows (TideTraceWriter  *self,
  * row in --all mode, where allocation rows are nearly all there is. */
 static guint
 writer_insert (TideTraceWriter  *self,
-               const Op *const  *ops,
+               const Op         *ops,
                guint             n_ops,
                GError          **error)
 {
-  if (ops[0]->type == OP_ALLOC && n_ops >= ALLOC_ROWS_PER_INSERT)
+  if (ops[0].type == OP_ALLOC && n_ops >= ALLOC_ROWS_PER_INSERT)
     {
       guint param = 1;
 
       for (guint i = 0; i < ALLOC_ROWS_PER_INSERT; i++)
-        if (ops[i]->type != OP_ALLOC)
+        if (ops[i].type != OP_ALLOC)
           goto single;
       for (guint i = 0; i < ALLOC_ROWS_PER_INSERT; i++)
-        param = bind_op (self->alloc_rows_stmt, ops[i], param);
+        param = bind_op (self->alloc_rows_stmt, &ops[i], param);
       if (!run_statement (self, self->alloc_rows_stmt, error) ||
           !writer_note_alloc_rows (self, ops, ALLOC_ROWS_PER_INSERT, error))
         return 0;
@@ -295,65 +293,25 @@ writer_insert (TideTraceWriter  *self,
     }
 
 single:
-  bind_op (self->stmts[ops[0]->type], ops[0], 1);
-  if (!run_statement (self, self->stmts[ops[0]->type], error) ||
-      (ops[0]->type == OP_ALLOC && !writer_note_alloc_rows (self, ops, 1, error)))
+  bind_op (self->stmts[ops[0].type], &ops[0], 1);
+  if (!run_statement (self, self->stmts[ops[0].type], error) ||
+      (ops[0].type == OP_ALLOC && !writer_note_alloc_rows (self, ops, 1, error)))
     return 0;
   return 1;
-}
-
-static gint
-compare_alloc_order (gconstpointer a,
-                     gconstpointer b)
-{
-  const Op *x = *(const Op *const *) a, *y = *(const Op *const *) b;
-
-  if (x->ints[ALLOC_PROCESS] != y->ints[ALLOC_PROCESS])
-    return x->ints[ALLOC_PROCESS] < y->ints[ALLOC_PROCESS] ? -1 : 1;
-  if (x->ints[ALLOC_TIME] != y->ints[ALLOC_TIME])
-    return x->ints[ALLOC_TIME] < y->ints[ALLOC_TIME] ? -1 : 1;
-  return 0;
-}
-
-/* The order rows go in: other rows as they came, then allocations by
- * (process, allocation time).  They come in the order blocks were freed,
- * and inserting them so into allocations_by_alloc lands each key somewhere
- * in the last pages of the index; sorted, the keys of a batch go in one
- * sweep, which costs a third less per row. */
-static void
-writer_order_batch (GArray    *batch,
-                    GPtrArray *order)
-{
-  Op *ops = (Op *) batch->data;
-  guint first_alloc;
-
-  g_ptr_array_set_size (order, 0);
-  for (guint i = 0; i < batch->len; i++)
-    if (ops[i].type != OP_ALLOC)
-      g_ptr_array_add (order, &ops[i]);
-  first_alloc = order->len;
-  for (guint i = 0; i < batch->len; i++)
-    if (ops[i].type == OP_ALLOC)
-      g_ptr_array_add (order, &ops[i]);
-  qsort (order->pdata + first_alloc, order->len - first_alloc, sizeof (gpointer),
-         compare_alloc_order);
 }
 
 static gboolean
 writer_write_batch (TideTraceWriter  *self,
                     GArray           *batch,
-                    GPtrArray        *order,
                     GError          **error)
 {
-  const Op *const *ops;
+  const Op *ops = (const Op *) batch->data;
 
-  writer_order_batch (batch, order);
-  ops = (const Op *const *) order->pdata;
   if (!tide_sqlite_exec (self->db, "BEGIN", error))
     return FALSE;
-  for (guint i = 0; i < order->len;)
+  for (guint i = 0; i < batch->len;)
     {
-      guint written = writer_insert (self, ops + i, order->len - i, error);
+      guint written = writer_insert (self, ops + i, batch->len - i, error);
 
       if (written == 0)
         {
@@ -375,7 +333,6 @@ writer_thread_main (gpointer data)
 {
   TideTraceWriter *self = data;
   g_autoptr(GArray) batch = g_array_new (FALSE, FALSE, sizeof (Op));
-  g_autoptr(GPtrArray) order = g_ptr_array_new ();
 
   g_array_set_clear_func (batch, (GDestroyNotify) op_clear);
 
@@ -396,7 +353,7 @@ writer_thread_main (gpointer data)
       stopping = self->stopping;
       g_mutex_unlock (&self->mutex);
 
-      if (batch->len > 0 && !writer_write_batch (self, batch, order, &error))
+      if (batch->len > 0 && !writer_write_batch (self, batch, &error))
         {
           g_mutex_lock (&self->mutex);
           if (self->error == NULL)
