@@ -28,6 +28,7 @@ typedef struct
 struct _TideStepAccumulator
 {
   GHashTable *series;      /* SeriesKey* -> Series* */
+  Series     *last;        /* of the last apply: runs of one stack are common */
   GPtrArray  *dirty;       /* Series* changed since the last step end */
   double      heap_live;
   double      mapped_live;
@@ -86,14 +87,17 @@ tide_step_accumulator_apply (TideStepAccumulator *self,
                              gboolean             born_in_step)
 {
   SeriesKey key = { stack_id, scope_id, device };
-  Series *s = g_hash_table_lookup (self->series, &key);
+  Series *s = self->last;
 
+  if (s == NULL || !series_key_equal (&s->key, &key))
+    s = g_hash_table_lookup (self->series, &key);
   if (s == NULL)
     {
       s = g_new0 (Series, 1);
       s->key = key;
       g_hash_table_insert (self->series, &s->key, s);
     }
+  self->last = s;
   s->live_bytes += bytes;
   s->live_count += count;
   if (!s->dirty)
