@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <sys/socket.h>
 
 #include <gio/gio.h>
 
@@ -554,6 +555,11 @@ dispatch (TideRecProcess       *self,
       self->rank = ((const TideWireProcessInfo *) h)->rank;
       if (self->rank >= 0)
         tide_trace_writer_set_process_rank (self->recorder->writer, self->id, self->rank);
+      break;
+    case TIDE_WIRE_EXIT_BARRIER:
+      /* Every record before it is handled, steps measured: it may go. */
+      if (self->fd >= 0)
+        send (self->fd, h, sizeof *h, MSG_NOSIGNAL | MSG_DONTWAIT);
       break;
     default:
       /* A newer preload may send records we do not know: skip them. */

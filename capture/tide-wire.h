@@ -51,6 +51,8 @@ typedef enum
   TIDE_WIRE_PROCESS_INFO = 12,
   /* 20..: device memory (tide-preload-cuda*.c). */
   TIDE_WIRE_COUNTER      = 20,
+  /* 30..: records the recorder answers. */
+  TIDE_WIRE_EXIT_BARRIER = 30,  /* a bare header; the recorder sends it back */
 } TideWireType;
 
 /* What kind of memory an ALLOC/FREE record is about. */

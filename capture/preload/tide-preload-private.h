@@ -35,6 +35,8 @@
 #define TIDE_SEND_TIMEOUT_MS      250
 #define TIDE_SEND_PATIENCE_MS     2000
 #define TIDE_SEND_PATIENCE_ALL_MS 30000
+/* Longest wait at exit for the recorder to catch up (tide_preload_fini). */
+#define TIDE_EXIT_BARRIER_MS      10000
 #define TIDE_FLUSH_AGE_NS     (50ull * 1000 * 1000)
 #define TIDE_FLUSH_TICK_NS    (20ull * 1000 * 1000)
 
@@ -72,6 +74,7 @@ typedef struct
   _Atomic size_t   threshold;    /* sizes below go through the countdown */
   _Atomic int      fd;           /* connection to the recorder, or -1 */
   _Atomic int      final;        /* process exit flush done: send directly */
+  _Atomic int      marked_steps; /* this process sent a STEP: wait at exit */
   _Atomic uint64_t dropped;      /* records not yet reported in DROPPED */
   pid_t            pid;          /* getpid() of the connected process */
   bool             all;

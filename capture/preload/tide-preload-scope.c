@@ -183,7 +183,8 @@ tidemark_preload_step (const char *label)
   tide_buffer_flush_all ();
   len = tide_encode_text (rec, sizeof rec, tide_stamp (), TIDE_WIRE_STEP,
                           label != NULL ? label : "");
-  tide_conn_send (rec, len);
+  if (tide_conn_send (rec, len))
+    atomic_store (&tide_state.marked_steps, 1);
   tide_tls.guard--;
   errno = saved;
 }

@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +252,7 @@ fork_child (void)
   tide_objects_fork_child ();
   tide_scope_fork_child ();
   tide_buffer_fork_child ();
+  atomic_store (&tide_state.marked_steps, 0);
   atomic_store (&tide_state.active, 0);
   atomic_store (&tide_state.fd, -1);
   if (was_active && old_fd >= 0)
@@ -311,6 +313,45 @@ tide_preload_init (void)
   errno = saved;
 }
 
+/* The recorder measures each step's resident bytes from /proc/PID/pagemap
+ * when the step's marker reaches it, and a process that has exited takes
+ * its pages along.  A process that marked steps therefore sends a barrier
+ * after everything else and waits, at most TIDE_EXIT_BARRIER_MS, for the
+ * recorder to send it back: then every step it marked is measured.  A dead
+ * recorder closes the socket, which ends the wait at once. */
+static void
+wait_for_recorder (void)
+{
+  TideWireHeader barrier = { .type = TIDE_WIRE_EXIT_BARRIER, .len = sizeof barrier };
+  int fd = atomic_load (&tide_state.fd);
+  struct pollfd pfd = { .fd = fd, .events = POLLIN };
+  uint64_t deadline = tide_now_ns () + (uint64_t) TIDE_EXIT_BARRIER_MS * 1000000;
+  TideStamp st = tide_stamp ();
+  TideWireHeader answer;
+
+  barrier.tid = st.tid;
+  barrier.time_ns = st.time_ns;
+  if (fd < 0 || !atomic_load (&tide_state.marked_steps) || !tide_conn_send (&barrier, sizeof barrier))
+    return;
+  for (;;)
+    {
+      uint64_t now = tide_now_ns ();
+      int n;
+
+      if (now >= deadline)
+        return;
+      n = poll (&pfd, 1, (int) ((deadline - now) / 1000000) + 1);
+      if (n > 0)
+        {
+          /* The answer, or the end of the connection. */
+          recv (fd, &answer, sizeof answer, MSG_DONTWAIT);
+          return;
+        }
+      if (n < 0 && errno != EINTR)
+        return;
+    }
+}
+
 /* Runs late in exit(): a preloaded object is finalized after the program
  * and its libraries.  Records made after this are sent one by one. */
 __attribute__ ((destructor)) static void
@@ -327,6 +368,7 @@ tide_preload_fini (void)
   tide_objects_poll ();
   tide_buffer_flush_all ();
   tide_send_dropped ();
+  wait_for_recorder ();
   atomic_store (&tide_state.final, 1);
   tide_tls.guard--;
   errno = saved;

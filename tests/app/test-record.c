@@ -68,15 +68,14 @@ run_argv (const char * const *argv,
 
 /* tidemark record [mode] -o TRACE -- TARGET [ARGS...] */
 static void
-record (Fixture    *f,
-        const char *mode,
-        const char *target,
-        const char *arg1,
-        const char *arg2,
-        Run        *run)
+record_args (Fixture           *f,
+             const char        *mode,
+             const char        *target,
+             const char *const *args,
+             Run               *run)
 {
   g_autofree char *target_exe = target[0] == '/' ? g_strdup (target) : target_path (target);
-  const char *argv[12];
+  const char *argv[16];
   guint n = 0;
 
   argv[n++] = TIDE_TIDEMARK_EXE;
@@ -88,12 +87,23 @@ record (Fixture    *f,
   argv[n++] = f->trace;
   argv[n++] = "--";
   argv[n++] = target_exe;
-  if (arg1)
-    argv[n++] = arg1;
-  if (arg2)
-    argv[n++] = arg2;
+  for (guint i = 0; args[i] != NULL && n + 1 < G_N_ELEMENTS (argv); i++)
+    argv[n++] = args[i];
   argv[n] = NULL;
   run_argv (argv, run);
+}
+
+static void
+record (Fixture    *f,
+        const char *mode,
+        const char *target,
+        const char *arg1,
+        const char *arg2,
+        Run        *run)
+{
+  const char *args[] = { arg1, arg1 ? arg2 : NULL, NULL };
+
+  record_args (f, mode, target, args, run);
 }
 
 /* The group whose innermost frame is @function, or NULL. */
@@ -156,7 +166,7 @@ test_leaky_all (Fixture       *f,
   g_autoptr(GPtrArray) steps = NULL;
   TideGroup *cache, *tensor;
 
-  record (f, "--all", "leaky-steps", "--linger-ms", "500", &run);
+  record (f, "--all", "leaky-steps", NULL, NULL, &run);
   g_assert_cmpint (run.status, ==, 0);
   g_assert_cmpstr (run.out, ==, "leaky-steps done\n");
 
@@ -375,6 +385,23 @@ test_dlopen (Fixture       *f,
 
 /* ---- residency ---------------------------------------------------------------- */
 
+/* rss-toucher: the 64 MiB mapping is recorded; 4 MiB more of it is
+ * resident per step, and the recorder measured exactly that from pagemap
+ * at every step, the last one included. */
+static void
+assert_residency_per_step (GPtrArray *steps)
+{
+  for (guint i = 0; i < steps->len; i++)
+    {
+      TideStepRow *row = g_ptr_array_index (steps, i);
+
+      g_assert_cmpint (row->mapped_end, ==, 64 * MiB);
+      g_assert_true (row->has_resident);
+      g_assert_cmpint (row->resident_explained, ==, (gint64) (i + 1) * 4 * MiB);
+      g_assert_cmpint (row->rss_end, >=, row->resident_explained);
+    }
+}
+
 static void
 test_residency (Fixture       *f,
                 gconstpointer  data)
@@ -390,19 +417,28 @@ test_residency (Fixture       *f,
   steps = tide_report_steps (trace, NULL);
   g_assert_cmpuint (steps->len, ==, 8);
 
-  /* The 64 MiB mapping is recorded; 4 MiB more of it is resident per step,
-   * and the recorder measured exactly that from pagemap. */
-  for (guint i = 0; i < steps->len; i++)
-    {
-      TideStepRow *row = g_ptr_array_index (steps, i);
+  assert_residency_per_step (steps);
+}
 
-      g_assert_cmpint (row->mapped_end, ==, 64 * MiB);
-      if (!row->has_resident)
-        continue;   /* the process may be gone before its last step is measured */
-      g_assert_cmpint (row->resident_explained, ==, (gint64) (i + 1) * 4 * MiB);
-      g_assert_cmpint (row->rss_end, >=, row->resident_explained);
-    }
-  g_assert_true (((TideStepRow *) g_ptr_array_index (steps, 3))->has_resident);
+/* A process that exits right after its last step, while the recorder is
+ * still busy with the allocations before it: it waits at exit until the
+ * recorder has handled its last step, so that step is measured too. */
+static void
+test_residency_at_exit (Fixture       *f,
+                        gconstpointer  data)
+{
+  const char *args[] = { "--burst", "1000000", "--end-sleep-ms", "0", NULL };
+  g_auto(Run) run = { 0 };
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GPtrArray) steps = NULL;
+
+  record_args (f, "--all", "rss-toucher", args, &run);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_cmpstr (run.out, ==, "rss-toucher done\n");
+  trace = tide_test_open_trace (f->trace);
+  steps = tide_report_steps (trace, NULL);
+  g_assert_cmpuint (steps->len, ==, 8);
+  assert_residency_per_step (steps);
 }
 
 /* ---- exits, signals, deaths ------------------------------------------------- */
@@ -639,6 +675,7 @@ main (int    argc,
   ADD ("/record/fork-exec", NULL, test_fork_exec);
   ADD ("/record/dlopen", NULL, test_dlopen);
   ADD ("/record/residency", NULL, test_residency);
+  ADD ("/record/residency-at-exit", NULL, test_residency_at_exit);
   ADD ("/record/exit-status", NULL, test_exit_status);
   ADD ("/record/target-sigkill", NULL, test_target_sigkill);
   ADD ("/record/sigint-forwarded", NULL, test_sigint_forwarded);

@@ -99,7 +99,6 @@ main (int   argc,
       char *argv[])
 {
   long n_steps = target_int_option (argc, argv, "--steps", 10);
-  long linger_ms = target_int_option (argc, argv, "--linger-ms", 0);
 
   feature_blocks = target_int_option (argc, argv, "--feature-blocks", FEATURE_BLOCKS);
 
@@ -117,11 +116,6 @@ main (int   argc,
       tidemark_step (NULL);
     }
 
-  /* The recorder reads residency from /proc/PID/pagemap when a step's
-   * marker reaches it; a loaded recorder can be a few steps behind, and
-   * the pages of a process that has exited read as not resident. */
-  if (linger_ms > 0)
-    target_sleep_ms (linger_ms);
   printf ("leaky-steps done\n");
   return 0;
 }

@@ -5,6 +5,11 @@
  * 1..8 touches 4 MiB of new pages from touch_new_pages, one byte per page,
  * ending each step with tidemark_step and a 100 ms sleep: RSS grows by
  * exactly 4 MiB per step while the mapping stays the same.
+ *
+ *   --burst N   N small malloc/free pairs before the last step's marker,
+ *               which keep a recorder in --all mode busy past the exit
+ *   --end-sleep-ms N   sleep after the last step (default 100); with 0 it
+ *               exits right after its marker, the mapping still in place
  */
 #include <sys/mman.h>
 
@@ -25,9 +30,24 @@ touch_new_pages (char  *start,
     start[off] = 1;
 }
 
-int
-main (void)
+TARGET_NOINLINE void
+burst_allocations (long n)
 {
+  for (long i = 0; i < n; i++)
+    {
+      void *p = malloc (32);
+
+      target_keep (p);
+      free (p);
+    }
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  long burst = target_int_option (argc, argv, "--burst", 0);
+  long end_sleep_ms = target_int_option (argc, argv, "--end-sleep-ms", 100);
   char *base = mmap (NULL, MAPPING_SIZE, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -39,11 +59,17 @@ main (void)
   for (int step = 1; step <= TOUCH_STEPS; step++)
     {
       touch_new_pages (base + (size_t) (step - 1) * TOUCH_PER_STEP, TOUCH_PER_STEP);
+      if (step == TOUCH_STEPS)
+        burst_allocations (burst);
       tidemark_step (NULL);
-      target_sleep_ms (100);
+      target_sleep_ms (step < TOUCH_STEPS ? 100 : end_sleep_ms);
     }
 
   printf ("rss-toucher done\n");
-  munmap (base, MAPPING_SIZE);
+  fflush (stdout);
+  /* Without the sleep, still mapped at exit: the last step's pages go
+   * with the process. */
+  if (end_sleep_ms > 0)
+    munmap (base, MAPPING_SIZE);
   return 0;
 }
