@@ -29,6 +29,7 @@ typedef struct
   int         fd;
   GByteArray *bytes;       /* every record received, back to back */
   guint       n_messages;
+  guint       n_barriers;  /* EXIT_BARRIERs answered */
 } Conn;
 
 typedef struct
@@ -128,6 +129,12 @@ conn_take (Conn          *c,
       g_assert_cmpuint (h->len, >=, sizeof *h);
       g_assert_cmpuint (h->len % 8, ==, 0);
       g_assert_cmpint (off + h->len, <=, len);
+      /* Answered as the recorder does: the process may exit now. */
+      if (h->type == TIDE_WIRE_EXIT_BARRIER)
+        {
+          g_assert_cmpint (send (c->fd, h, sizeof *h, MSG_NOSIGNAL), ==, sizeof *h);
+          c->n_barriers++;
+        }
       off += h->len;
     }
   g_byte_array_append (c->bytes, msg, (guint) len);
@@ -561,6 +568,10 @@ test_basic (Fixture       *f,
   for (guint i = 0; i < KNOWN_N; i++)
     g_assert_cmpuint (count_allocs (child, KNOWN_BASE + i), ==, 0);
   check_steps (child, child_steps);
+
+  /* Both marked steps, so both waited at exit for the recorder, once. */
+  g_assert_cmpuint (parent->n_barriers, ==, 1);
+  g_assert_cmpuint (child->n_barriers, ==, 1);
 }
 
 static void
@@ -596,6 +607,8 @@ test_storm (Fixture       *f,
     if (seen[i] != 1)
       g_error ("storm allocation %u arrived %u times", i, seen[i]);
   g_assert_cmpuint (n_frees, >=, total);
+  /* No step marked: no wait at exit. */
+  g_assert_cmpuint (c->n_barriers, ==, 0);
 }
 
 static void
