@@ -30,10 +30,7 @@
 #define TIDE_STR_(x) #x
 #define TIDE_STR(x)  TIDE_STR_ (x)
 
-/* Frames we expect above the program's: libunwind, record path, hook. */
-#define TIDE_UNWIND_SLACK 16
-
-static int (*tide_unw_backtrace) (void **, int);
+int (*tide_unw_backtrace) (void **, int);
 
 void
 tide_unwind_init (void)
@@ -54,26 +51,4 @@ tide_unwind_init (void)
   if (set_policy != NULL && space != NULL)
     set_policy (*space, UNW_CACHE_PER_THREAD);
   *(void **) &tide_unw_backtrace = dlsym (lib, "unw_backtrace");
-}
-
-uint32_t
-tide_unwind (uint64_t *frames,
-             uint32_t  max_frames)
-{
-  void *ips[TIDE_WIRE_MAX_FRAMES + TIDE_UNWIND_SLACK];
-  int n, i = 0;
-  uint32_t out = 0;
-
-  if (tide_unw_backtrace == NULL)
-    return 0;
-  n = tide_unw_backtrace (ips, (int) (sizeof ips / sizeof ips[0]));
-  /* Skip libunwind's frames up to our first one, then ours. */
-  while (i < n && !tide_objects_is_self ((uintptr_t) ips[i]))
-    i++;
-  if (i == n)
-    i = 0;  /* none of ours seen (inlined away): keep everything */
-  for (; i < n && out < max_frames; i++)
-    if (!tide_objects_is_self ((uintptr_t) ips[i]))
-      frames[out++] = (uintptr_t) ips[i];
-  return out;
 }
