@@ -385,12 +385,23 @@ test_dlopen (Fixture       *f,
 
 /* ---- residency ---------------------------------------------------------------- */
 
-/* rss-toucher: the 64 MiB mapping is recorded; 4 MiB more of it is
- * resident per step, and the recorder measured exactly that from pagemap
- * at every step, the last one included. */
+/* rss-toucher with @args, under --all: the 64 MiB mapping is recorded;
+ * 4 MiB more of it is resident per step, and the recorder measured exactly
+ * that from pagemap at every step, the last one included. */
 static void
-assert_residency_per_step (GPtrArray *steps)
+check_rss_toucher (Fixture           *f,
+                   const char *const *args)
 {
+  g_auto(Run) run = { 0 };
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GPtrArray) steps = NULL;
+
+  record_args (f, "--all", "rss-toucher", args, &run);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_cmpstr (run.out, ==, "rss-toucher done\n");
+  trace = tide_test_open_trace (f->trace);
+  steps = tide_report_steps (trace, NULL);
+  g_assert_cmpuint (steps->len, ==, 8);
   for (guint i = 0; i < steps->len; i++)
     {
       TideStepRow *row = g_ptr_array_index (steps, i);
@@ -406,18 +417,9 @@ static void
 test_residency (Fixture       *f,
                 gconstpointer  data)
 {
-  g_auto(Run) run = { 0 };
-  g_autoptr(TideTrace) trace = NULL;
-  g_autoptr(GPtrArray) steps = NULL;
+  const char *args[] = { NULL };
 
-  record (f, "--all", "rss-toucher", NULL, NULL, &run);
-  g_assert_cmpint (run.status, ==, 0);
-  g_assert_cmpstr (run.out, ==, "rss-toucher done\n");
-  trace = tide_test_open_trace (f->trace);
-  steps = tide_report_steps (trace, NULL);
-  g_assert_cmpuint (steps->len, ==, 8);
-
-  assert_residency_per_step (steps);
+  check_rss_toucher (f, args);
 }
 
 /* A process that exits right after its last step, while the recorder is
@@ -428,17 +430,8 @@ test_residency_at_exit (Fixture       *f,
                         gconstpointer  data)
 {
   const char *args[] = { "--burst", "1000000", "--end-sleep-ms", "0", NULL };
-  g_auto(Run) run = { 0 };
-  g_autoptr(TideTrace) trace = NULL;
-  g_autoptr(GPtrArray) steps = NULL;
 
-  record_args (f, "--all", "rss-toucher", args, &run);
-  g_assert_cmpint (run.status, ==, 0);
-  g_assert_cmpstr (run.out, ==, "rss-toucher done\n");
-  trace = tide_test_open_trace (f->trace);
-  steps = tide_report_steps (trace, NULL);
-  g_assert_cmpuint (steps->len, ==, 8);
-  assert_residency_per_step (steps);
+  check_rss_toucher (f, args);
 }
 
 /* ---- exits, signals, deaths ------------------------------------------------- */
