@@ -316,6 +316,7 @@ writer_write_batch (TideTraceWriter  *self,
       if (written == 0)
         {
           sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
+          tide_alloc_range_reset (&self->range);  /* its rowids are gone */
           return FALSE;
         }
       i += written;

@@ -11,7 +11,8 @@ G_BEGIN_DECLS
 
 /* Rows handed to the writer.  Ids are chosen by the caller (the recorder
  * interns frames, stacks and scopes itself), so adding never waits for the
- * database.  An id or time of 0 is stored as NULL where the column allows. */
+ * database; allocation rows take the next rowid.  An id or time of 0 is
+ * stored as NULL where the column allows. */
 
 typedef struct
 {
