@@ -57,8 +57,10 @@ thread_main (void *data)
 
   for (int i = 0; i < THREAD_ALLOCS; i++)
     {
-      sink = malloc (size);
-      free (sink);
+      void *p = malloc (size);
+
+      sink = p;  /* shared by the threads: free p, not sink */
+      free (p);
     }
   return NULL;
 }
@@ -68,8 +70,10 @@ child_main (void)
 {
   for (int i = 0; i < CHILD_ALLOCS; i++)
     {
-      sink = malloc (CHILD_SIZE);
-      free (sink);
+      void *p = malloc (CHILD_SIZE);
+
+      sink = p;
+      free (p);
     }
   tidemark_step ("child-step");
   exit (0);
@@ -163,7 +167,7 @@ run_chatty (void)
           sink = p;
           p[0] = (unsigned char) i;
           sum += p[0];
-          free (sink);
+          free (p);
         }
       tidemark_step ("chatty");
       printf ("iter %d sum %lu\n", iter, sum);
