@@ -111,6 +111,7 @@ static const OpShape op_shapes[N_OPS] = {
 #define ALLOC_TIME    6  /* ints[] of an OP_ALLOC */
 #define ALLOC_FREE    7
 #define BATCH_WAKE_ROWS   16384
+#define WRITER_BUSY_TIMEOUT_MS 10000
 #define BATCH_INTERVAL_US (100 * G_TIME_SPAN_MILLISECOND)
 
 struct _TideTraceWriter
@@ -397,6 +398,9 @@ writer_open_db (TideTraceWriter  *self,
       return FALSE;
     }
   sqlite3_extended_result_codes (self->db, 0);
+  /* The live view opens the trace for a moment at a time; what needs the
+   * file to itself (leaving WAL mode at finish) waits for such a read. */
+  sqlite3_busy_timeout (self->db, WRITER_BUSY_TIMEOUT_MS);
 
   /* WAL while writing: readers (the live GUI) never block the writer.  No
    * fsync: a crash of the recorder or of the target keeps every committed

@@ -205,6 +205,49 @@ test_open_unfinished (Fixture       *f,
   tide_trace_writer_free (w);
 }
 
+static gpointer
+end_read_later (gpointer data)
+{
+  sqlite3 *reader = data;
+
+  g_usleep (300 * G_TIME_SPAN_MILLISECOND);
+  sqlite3_exec (reader, "COMMIT", NULL, NULL, NULL);
+  sqlite3_close (reader);
+  return NULL;
+}
+
+/* The live view reads the trace while it is written; when the recording
+ * ends during one of its reads, finishing (which leaves WAL mode, and so
+ * needs the file to itself) waits for the read instead of failing with
+ * "database is locked". */
+static void
+test_finish_while_read (Fixture       *f,
+                        gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = g_build_filename (f->dir, "read.tide", NULL);
+  g_autoptr(TideTraceWriter) w = tide_trace_writer_new (path, &error);
+  TideProcessRow proc = { .id = 1, .pid = 42, .start_ns = 0, .all_mode = TRUE, .exe = "x" };
+  g_autoptr(TideTrace) trace = NULL;
+  sqlite3 *reader = NULL;
+  GThread *later;
+
+  g_assert_no_error (error);
+  tide_trace_writer_add_process (w, &proc);
+  tide_trace_writer_flush (w);
+  g_assert_cmpint (sqlite3_open_v2 (path, &reader, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (reader, "BEGIN; SELECT count (*) FROM processes;",
+                                 NULL, NULL, NULL), ==, SQLITE_OK);
+  later = g_thread_new ("reader", end_read_later, reader);
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  g_assert_no_error (error);
+  g_thread_join (later);
+
+  trace = tide_trace_open (path, &error);
+  g_assert_no_error (error);
+  g_assert_true (tide_trace_is_complete (trace));
+}
+
 int
 main (int    argc,
       char **argv)
@@ -225,6 +268,8 @@ main (int    argc,
               fixture_teardown);
   g_test_add ("/storage/open/garbage-pages", Fixture, NULL, fixture_setup,
               test_open_garbage_pages, fixture_teardown);
+  g_test_add ("/storage/open/finish-while-read", Fixture, NULL, fixture_setup,
+              test_finish_while_read, fixture_teardown);
   g_test_add ("/storage/open/unfinished", Fixture, NULL, fixture_setup, test_open_unfinished,
               fixture_teardown);
   return g_test_run ();
