@@ -55,12 +55,8 @@ prepare (sqlite3       *db,
          sqlite3_stmt **stmt,
          GError       **error)
 {
-  if (sqlite3_prepare_v2 (db, sql, -1, stmt, NULL) != SQLITE_OK)
-    {
-      tide_sqlite_set_error (error, db, "cannot summarize the trace");
-      return FALSE;
-    }
-  return TRUE;
+  *stmt = tide_sqlite_prepare (db, sql, "cannot summarize the trace", error);
+  return *stmt != NULL;
 }
 
 static gboolean
@@ -381,32 +377,16 @@ out:
 }
 
 static gint64
-meta_int (sqlite3    *db,
-          const char *key)
-{
-  sqlite3_stmt *stmt = NULL;
-  gint64 value = 0;
-
-  if (sqlite3_prepare_v2 (db, "SELECT value FROM meta WHERE key = ?1", -1,
-                          &stmt, NULL) == SQLITE_OK &&
-      sqlite3_bind_text (stmt, 1, key, -1, SQLITE_STATIC) == SQLITE_OK &&
-      sqlite3_step (stmt) == SQLITE_ROW)
-    value = sqlite3_column_int64 (stmt, 0);
-  sqlite3_finalize (stmt);
-  return value;
-}
-
-static gint64
 trace_start_ns (sqlite3 *db)
 {
-  return meta_int (db, "start_ns");
+  return tide_sqlite_meta_int (db, "start_ns");
 }
 
 /* The writer's short-lived bound when it kept allocation_ranges, else 0. */
 gint64
 tide_analysis_get_short_lived_ns (sqlite3 *db)
 {
-  return MAX (meta_int (db, "short_lived_ns"), 0);
+  return MAX (tide_sqlite_meta_int (db, "short_lived_ns"), 0);
 }
 
 gboolean

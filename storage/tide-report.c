@@ -51,15 +51,7 @@ _tide_report_prepare (TideTrace   *trace,
                       const char  *sql,
                       GError     **error)
 {
-  sqlite3 *db = _tide_trace_get_db (trace);
-  sqlite3_stmt *stmt = NULL;
-
-  if (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL) != SQLITE_OK)
-    {
-      tide_sqlite_set_error (error, db, "cannot query the trace");
-      return NULL;
-    }
-  return stmt;
+  return tide_sqlite_prepare (_tide_trace_get_db (trace), sql, "cannot query the trace", error);
 }
 
 gboolean

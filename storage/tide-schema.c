@@ -218,6 +218,40 @@ tide_sqlite_set_error (GError     **error,
   g_set_error (error, TIDE_STORAGE_ERROR, kind, "%s: %s", what, sqlite3_errmsg (db));
 }
 
+/* Returns NULL with @error set to "@what: <SQLite's message>" on failure. */
+sqlite3_stmt *
+tide_sqlite_prepare (sqlite3     *db,
+                     const char  *sql,
+                     const char  *what,
+                     GError     **error)
+{
+  sqlite3_stmt *stmt = NULL;
+
+  if (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL) != SQLITE_OK)
+    {
+      tide_sqlite_set_error (error, db, what);
+      return NULL;
+    }
+  return stmt;
+}
+
+/* The integer value of meta key @key, or 0 when it is missing. */
+gint64
+tide_sqlite_meta_int (sqlite3    *db,
+                      const char *key)
+{
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT value FROM meta WHERE key = ?1",
+                                            "", NULL);
+  gint64 value = 0;
+
+  if (stmt != NULL &&
+      sqlite3_bind_text (stmt, 1, key, -1, SQLITE_STATIC) == SQLITE_OK &&
+      sqlite3_step (stmt) == SQLITE_ROW)
+    value = sqlite3_column_int64 (stmt, 0);
+  sqlite3_finalize (stmt);
+  return value;
+}
+
 gboolean
 tide_sqlite_exec (sqlite3     *db,
                   const char  *sql,

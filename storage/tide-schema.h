@@ -45,6 +45,12 @@ gboolean tide_schema_create (sqlite3  *db,
 gboolean tide_sqlite_exec   (sqlite3     *db,
                              const char  *sql,
                              GError     **error);
+sqlite3_stmt *tide_sqlite_prepare (sqlite3     *db,
+                                   const char  *sql,
+                                   const char  *what,
+                                   GError     **error);
+gint64   tide_sqlite_meta_int (sqlite3    *db,
+                               const char *key);
 void     tide_sqlite_set_error (GError     **error,
                                 sqlite3     *db,
                                 const char  *what);

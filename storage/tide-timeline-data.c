@@ -106,14 +106,7 @@ prepare (sqlite3     *db,
          const char  *sql,
          GError     **error)
 {
-  sqlite3_stmt *stmt = NULL;
-
-  if (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL) != SQLITE_OK)
-    {
-      tide_sqlite_set_error (error, db, "cannot query the timeline");
-      return NULL;
-    }
-  return stmt;
+  return tide_sqlite_prepare (db, sql, "cannot query the timeline", error);
 }
 
 static gboolean
@@ -799,16 +792,8 @@ lane_query (const Query   *q,
 static gint64
 lod_origin (sqlite3 *db)
 {
-  sqlite3_stmt *stmt = NULL;
-  gint64 t0 = 0;
-
   /* The origin tide-analysis.c used for the buckets. */
-  if (sqlite3_prepare_v2 (db, "SELECT value FROM meta WHERE key = 'start_ns'", -1, &stmt,
-                          NULL) == SQLITE_OK &&
-      sqlite3_step (stmt) == SQLITE_ROW)
-    t0 = sqlite3_column_int64 (stmt, 0);
-  sqlite3_finalize (stmt);
-  return t0;
+  return tide_sqlite_meta_int (db, "start_ns");
 }
 
 /* The lanes a view may have: the host lanes, then each device counter
