@@ -331,7 +331,8 @@ wait_for_recorder (void)
 
   barrier.tid = st.tid;
   barrier.time_ns = st.time_ns;
-  if (fd < 0 || !atomic_load (&tide_state.marked_steps) || !tide_conn_send (&barrier, sizeof barrier))
+  if (fd < 0 || !atomic_load (&tide_state.marked_steps) ||
+      !tide_conn_send (&barrier, sizeof barrier))
     return;
   for (;;)
     {
