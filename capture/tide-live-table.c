@@ -22,6 +22,8 @@
 
 #include "tide-live-table.h"
 
+#include "tide-hash.h"
+
 #define MIN_SLOTS 64
 
 typedef struct _Older Older;
@@ -62,10 +64,7 @@ struct _TideLiveTable
 static inline gsize
 hash_addr (guint64 addr)
 {
-  /* splitmix64's finalizer: block addresses share their low and high bits. */
-  addr = (addr ^ (addr >> 30)) * G_GUINT64_CONSTANT (0xbf58476d1ce4e5b9);
-  addr = (addr ^ (addr >> 27)) * G_GUINT64_CONSTANT (0x94d049bb133111eb);
-  return (gsize) (addr ^ (addr >> 31));
+  return (gsize) tide_hash_u64 (addr);
 }
 
 static void

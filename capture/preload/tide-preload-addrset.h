@@ -28,6 +28,8 @@
  */
 #pragma once
 
+#include "tide-hash.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -81,11 +83,7 @@ uint64_t tide_addrset_count       (TideAddrSet         *set);
 static inline uint64_t
 tide_addrset_hash (uint64_t addr)
 {
-  uint64_t z = addr;
-
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  return tide_hash_u64 (addr);
 }
 
 /* The filter bit of a hash: its top bits. */

@@ -5,16 +5,14 @@
 
 #include "tide-preload-sampler.h"
 
+#include "tide-hash.h"
+
 #include <math.h>
 
 uint64_t
 tide_splitmix64 (uint64_t *state)
 {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  return tide_hash_u64 (*state += 0x9E3779B97F4A7C15ull);
 }
 
 void

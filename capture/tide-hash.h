@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-hash.h: the 64-bit mixer of the address tables (the preload's
+ * sampled-address set, the recorder's live table) and of the sampler's
+ * random numbers: splitmix64's finalizer.  Heap addresses share their low
+ * bits (alignment) and their high bits (the arena), so an index into a
+ * table needs every bit mixed into it.  Header only, no dependencies: the
+ * preload includes it too.
+ */
+#pragma once
+
+#include <stdint.h>
+
+static inline uint64_t
+tide_hash_u64 (uint64_t z)
+{
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
