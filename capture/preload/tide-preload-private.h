@@ -75,6 +75,7 @@ typedef struct
   _Atomic int      fd;           /* connection to the recorder, or -1 */
   _Atomic int      final;        /* process exit flush done: send directly */
   _Atomic int      marked_steps; /* this process sent a STEP: wait at exit */
+  _Atomic uint32_t seeded_threads; /* threads that seeded their sampler */
   _Atomic uint64_t dropped;      /* records not yet reported in DROPPED */
   pid_t            pid;          /* getpid() of the connected process */
   bool             all;

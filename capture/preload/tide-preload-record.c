@@ -37,10 +37,20 @@ tide_sample_decide (size_t size)
   if (TIDE_UNLIKELY (!tide_tls.seeded))
     {
       uint64_t base = tide_state.seed;
+      uint32_t stream;
 
-      if (!tide_state.have_seed)
-        base ^= tide_now_ns ();
-      tide_rng_seed (&tide_tls.rng, tide_sampler_seed (base, tide_thread_tid ()));
+      /* With a fixed seed, threads are told apart by the order in which
+       * they first sample, not by their tids, which change from run to
+       * run: a deterministic program then samples the same blocks every
+       * time, which is what a fixed seed is for. */
+      if (tide_state.have_seed)
+        stream = atomic_fetch_add (&tide_state.seeded_threads, 1);
+      else
+        {
+          base ^= tide_now_ns ();
+          stream = tide_thread_tid ();
+        }
+      tide_rng_seed (&tide_tls.rng, tide_sampler_seed (base, stream));
       tide_tls.seeded = true;
       tide_tls.countdown = tide_sampler_draw (&tide_tls.rng, mean);
       if (size >= mean)

@@ -46,13 +46,14 @@ tide_rng_uniform (TideRng *rng)
   return ((double) (tide_rng_next (rng) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
 }
 
-/* One seed per thread from a process seed and the tid, so that a fixed
- * $TIDEMARK_SEED gives each thread its own, reproducible, stream. */
+/* One seed per thread from a process seed and a stream number (the tid,
+ * or with a fixed $TIDEMARK_SEED the order in which threads first sample,
+ * which repeats from run to run), so that each thread has its own stream. */
 uint64_t
 tide_sampler_seed (uint64_t base,
-                   uint32_t tid)
+                   uint32_t stream)
 {
-  uint64_t st = base ^ ((uint64_t) tid * 0xD6E8FEB86659FD93ull);
+  uint64_t st = base ^ ((uint64_t) stream * 0xD6E8FEB86659FD93ull);
 
   return tide_splitmix64 (&st);
 }

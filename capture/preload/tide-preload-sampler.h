@@ -27,7 +27,7 @@ void     tide_rng_seed          (TideRng  *rng,
 uint64_t tide_rng_next          (TideRng  *rng);
 double   tide_rng_uniform       (TideRng  *rng);
 uint64_t tide_sampler_seed      (uint64_t  base,
-                                 uint32_t  tid);
+                                 uint32_t  stream);
 int64_t  tide_sampler_draw      (TideRng  *rng,
                                  uint64_t  mean);
 double   tide_sampler_weight    (uint64_t  size,

@@ -202,6 +202,36 @@ test_leaky_all (Fixture       *f,
   g_assert_cmpint (find_group (step7, "leak_big_tensor")->resident_bytes, ==, 4 * MiB);
 }
 
+/* A fixed seed samples the same blocks of a deterministic program in every
+ * run, whatever its tids: same rows, same estimate. */
+static void
+test_sampled_repeatable (Fixture       *f,
+                         gconstpointer  data)
+{
+  gint64 rows[2];
+  double estimate[2];
+
+  g_setenv ("TIDEMARK_SEED", "20261202", TRUE);
+  for (guint i = 0; i < 2; i++)
+    {
+      g_auto(Run) run = { 0 };
+      g_autoptr(TideTrace) trace = NULL;
+      g_autoptr(GPtrArray) live = NULL;
+
+      g_remove (f->trace);
+      record (f, NULL, "leaky-steps", "--feature-blocks", "384", &run);
+      g_assert_cmpint (run.status, ==, 0);
+      trace = tide_test_open_trace (f->trace);
+      live = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, NULL);
+      estimate[i] = find_group (live, "leak_feature_cache")->bytes;
+      rows[i] = tide_test_query_int (trace, "SELECT count (*) FROM allocations");
+    }
+  g_unsetenv ("TIDEMARK_SEED");
+  g_assert_cmpint (rows[0], >, 0);
+  g_assert_cmpint (rows[0], ==, rows[1]);
+  g_assert_cmpfloat (estimate[0], ==, estimate[1]);
+}
+
 /* Sampled (the default mode): blocks at least as large as the sampling
  * interval are exact; smaller ones are estimated.  The feature cache leaks
  * 384 x 16 KiB per step here (42 MiB in all), where the estimate's standard
@@ -667,6 +697,7 @@ main (int    argc,
   ADD ("/record/heap-layout/all", "--all", test_heap_layout);
   ADD ("/record/fork-exec", NULL, test_fork_exec);
   ADD ("/record/dlopen", NULL, test_dlopen);
+  ADD ("/record/leaky/sampled-repeatable", NULL, test_sampled_repeatable);
   ADD ("/record/residency", NULL, test_residency);
   ADD ("/record/residency-at-exit", NULL, test_residency_at_exit);
   ADD ("/record/exit-status", NULL, test_exit_status);
