@@ -103,32 +103,6 @@ tide_live_table_free (TideLiveTable *self)
   g_free (self);
 }
 
-/* Moves every slot into an array of @n_slots (a power of two); the addresses
- * are distinct, so each goes to the first empty slot of its probe. */
-static void
-resize (TideLiveTable *self,
-        gsize          n_slots)
-{
-  Slot *old = self->slots;
-  gsize old_n = old != NULL ? self->mask + 1 : 0;
-
-  self->slots = g_new0 (Slot, n_slots);
-  self->mask = n_slots - 1;
-  for (gsize i = 0; i < old_n; i++)
-    {
-      gsize j;
-
-      if (old[i].newest.addr == 0)
-        continue;
-      for (j = hash_addr (old[i].newest.addr) & self->mask;
-           self->slots[j].newest.addr != 0;
-           j = (j + 1) & self->mask)
-        ;
-      self->slots[j] = old[i];
-    }
-  g_free (old);
-}
-
 static Slot *
 probe (TideLiveTable *self,
        guint64        addr)
@@ -140,6 +114,23 @@ probe (TideLiveTable *self,
       if (s->newest.addr == addr || s->newest.addr == 0)
         return s;
     }
+}
+
+/* Moves every slot into an array of @n_slots (a power of two); the addresses
+ * are distinct, so each probe ends at an empty slot. */
+static void
+resize (TideLiveTable *self,
+        gsize          n_slots)
+{
+  Slot *old = self->slots;
+  gsize old_n = old != NULL ? self->mask + 1 : 0;
+
+  self->slots = g_new0 (Slot, n_slots);
+  self->mask = n_slots - 1;
+  for (gsize i = 0; i < old_n; i++)
+    if (old[i].newest.addr != 0)
+      *probe (self, old[i].newest.addr) = old[i];
+  g_free (old);
 }
 
 /* The slot of @addr, or an empty one where its first block goes (its
