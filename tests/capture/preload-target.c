@@ -13,6 +13,12 @@
  *                          exits with status 3
  *   preload-target hang    allocates KILL_SIZE, says "ready" and sleeps
  *                          until killed
+ *   preload-target family  every function of the malloc family, checked
+ *                          for alignment, usable size and contents; small
+ *                          blocks grown by realloc; a forked child that
+ *                          frees a block of its parent's.  Prints
+ *                          "fam WHAT POINTER SIZE" for each recorded
+ *                          block, exits with status 1 on a failed check
  */
 #include "config.h"
 
@@ -20,7 +26,11 @@
 
 #include "tidemark.h"
 
+#include <malloc.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <dlfcn.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,6 +198,173 @@ run_hang (void)
   return 0;
 }
 
+#define CHECK(cond)                                                        \
+  do                                                                       \
+    {                                                                      \
+      if (!(cond))                                                         \
+        {                                                                  \
+          fprintf (stderr, "family: line %d: %s\n", __LINE__, #cond);      \
+          exit (1);                                                        \
+        }                                                                  \
+    }                                                                      \
+  while (0)
+
+static void
+fill (unsigned char *p,
+      size_t         n,
+      unsigned       seed)
+{
+  for (size_t i = 0; i < n; i++)
+    p[i] = (unsigned char) (seed + i * 7);
+}
+
+static int
+filled (const unsigned char *p,
+        size_t               n,
+        unsigned             seed)
+{
+  for (size_t i = 0; i < n; i++)
+    if (p[i] != (unsigned char) (seed + i * 7))
+      return 0;
+  return 1;
+}
+
+/* A block the test will look for: aligned, as large as asked, all of its
+ * usable size writable. */
+static void *
+family_block (const char *what,
+              void       *p,
+              size_t      size,
+              size_t      align)
+{
+  CHECK (p != NULL);
+  CHECK ((uintptr_t) p % align == 0);
+  CHECK (malloc_usable_size (p) >= size);
+  memset (p, 0xab, malloc_usable_size (p));
+  printf ("fam %s %p %zu\n", what, p, size);
+  return p;
+}
+
+static void
+family_realloc_chain (void)
+{
+  unsigned char *r = realloc (NULL, FAMILY_BASE + 8);
+  void *p;
+
+  CHECK (r != NULL);
+  fill (r, FAMILY_BASE + 8, 1);
+  printf ("fam realloc-new %p %d\n", (void *) r, FAMILY_BASE + 8);
+  r = realloc (r, FAMILY_BASE + 9000);
+  CHECK (r != NULL && filled (r, FAMILY_BASE + 8, 1));
+  printf ("fam realloc-grow %p %d\n", (void *) r, FAMILY_BASE + 9000);
+  fill (r, FAMILY_BASE + 9000, 2);
+  r = realloc (r, FAMILY_BASE + 10);
+  CHECK (r != NULL && filled (r, FAMILY_BASE + 10, 2));
+  printf ("fam realloc-shrink %p %d\n", (void *) r, FAMILY_BASE + 10);
+  CHECK (realloc (r, 0) == NULL);  /* glibc: frees r */
+
+  p = memalign (4096, FAMILY_BASE + 11);
+  CHECK (p != NULL && (uintptr_t) p % 4096 == 0);
+  fill (p, FAMILY_BASE + 11, 3);
+  printf ("fam memalign-then-realloc %p %d\n", p, FAMILY_BASE + 11);
+  r = realloc (p, FAMILY_BASE + 12000);
+  CHECK (r != NULL && filled (r, FAMILY_BASE + 11, 3));
+  CHECK (malloc_usable_size (r) >= FAMILY_BASE + 12000);
+  printf ("fam realloc-of-memalign %p %d\n", (void *) r, FAMILY_BASE + 12000);
+  free (r);
+}
+
+/* Small blocks, some sampled: grown by realloc, which may move a block
+ * into or out of the sampled ones' layout. */
+static void
+family_churn (void)
+{
+  for (unsigned i = 0; i < FAMILY_CHURN; i++)
+    {
+      size_t size = 16 + (i * 37) % 2000;
+      unsigned char *q = malloc (size);
+
+      CHECK (q != NULL);
+      fill (q, size, i);
+      q = realloc (q, size * 2);
+      CHECK (q != NULL && filled (q, size, i));
+      CHECK (malloc_usable_size (q) >= size * 2);
+      free (q);
+    }
+}
+
+static void
+family_fork (void)
+{
+  void *keep = family_block ("fork-parent", malloc (FAMILY_FORK_SIZE), FAMILY_FORK_SIZE, 16);
+  pid_t pid;
+  int status;
+
+  fflush (stdout);
+  pid = fork ();
+  if (pid == 0)
+    {
+      void *own = malloc (FAMILY_CHILD_SIZE);
+
+      CHECK (own != NULL);
+      memset (own, 1, FAMILY_CHILD_SIZE);
+      keep = realloc (keep, FAMILY_FORK_SIZE + 1);  /* the parent's block */
+      CHECK (keep != NULL);
+      free (keep);
+      free (own);
+      exit (0);
+    }
+  CHECK (waitpid (pid, &status, 0) == pid);
+  CHECK (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  free (keep);
+}
+
+static int
+run_family (void)
+{
+  size_t page = (size_t) sysconf (_SC_PAGESIZE);
+  size_t pv_size = (FAMILY_BASE + 6 + page - 1) & ~(page - 1);
+  void *blocks[8];
+  unsigned char *z;
+  void *p = NULL;
+  int n = 0;
+
+  /* Run with jemalloc preloaded after the profiler, the malloc family
+   * below the hooks is jemalloc's, with no glibc chunk headers.  jemalloc
+   * has no pvalloc or reallocarray: glibc's would serve those from glibc's
+   * heap, which jemalloc's free cannot take, profiled or not. */
+  bool jemalloc = dlsym (RTLD_DEFAULT, "mallctl") != NULL;
+
+  printf ("allocator %s\n", jemalloc ? "jemalloc" : "glibc");
+  blocks[n++] = family_block ("malloc", malloc (FAMILY_BASE), FAMILY_BASE, 16);
+  z = calloc (1, FAMILY_BASE + 1);
+  CHECK (z != NULL);
+  for (size_t i = 0; i < FAMILY_BASE + 1; i++)
+    CHECK (z[i] == 0);
+  blocks[n++] = family_block ("calloc", z, FAMILY_BASE + 1, 16);
+  CHECK (posix_memalign (&p, 64, FAMILY_BASE + 2) == 0);
+  blocks[n++] = family_block ("posix_memalign", p, FAMILY_BASE + 2, 64);
+  blocks[n++] = family_block ("aligned_alloc", aligned_alloc (256, FAMILY_BASE + 3),
+                              FAMILY_BASE + 3, 256);
+  blocks[n++] = family_block ("memalign", memalign (4096, FAMILY_BASE + 4), FAMILY_BASE + 4, 4096);
+  blocks[n++] = family_block ("valloc", valloc (FAMILY_BASE + 5), FAMILY_BASE + 5, page);
+  if (!jemalloc)
+    {
+      blocks[n++] = family_block ("pvalloc", pvalloc (FAMILY_BASE + 6), pv_size, page);
+      blocks[n++] = family_block ("reallocarray", reallocarray (NULL, 1, FAMILY_BASE + 7),
+                                  FAMILY_BASE + 7, 16);
+    }
+  /* An invalid alignment still fails as it does without the profiler. */
+  CHECK (posix_memalign (&p, 24, FAMILY_BASE) == EINVAL);
+  while (n > 0)
+    free (blocks[--n]);
+  family_realloc_chain ();
+  family_churn ();
+  family_fork ();
+  printf ("family ok\n");
+  return 0;
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -200,6 +377,8 @@ main (int   argc,
     return run_chatty ();
   if (argc == 2 && strcmp (argv[1], "hang") == 0)
     return run_hang ();
-  fprintf (stderr, "usage: %s basic|storm|chatty|hang\n", argv[0]);
+  if (argc == 2 && strcmp (argv[1], "family") == 0)
+    return run_family ();
+  fprintf (stderr, "usage: %s basic|storm|chatty|hang|family\n", argv[0]);
   return 2;
 }

@@ -53,6 +53,8 @@ typedef struct
   gboolean    socket;
   gboolean    all;
   int         kill_after;  /* close the connection after N messages; -1 never */
+  guint       sample_bytes;  /* 0: the default */
+  const char *also_preload;  /* a library preloaded after ours, or NULL */
   gboolean    sigkill;     /* SIGKILL the target 200 ms after it says "ready" */
 } RunOptions;
 
@@ -150,8 +152,19 @@ target_env (const Fixture    *f,
   env = g_environ_unsetenv (env, TIDE_ENV_SOCKET);
   env = g_environ_unsetenv (env, TIDE_ENV_ALL);
   env = g_environ_unsetenv (env, "LD_PRELOAD");
+  env = g_environ_unsetenv (env, TIDE_ENV_SAMPLE_BYTES);
   if (o->preload)
-    env = g_environ_setenv (env, "LD_PRELOAD", TIDE_PRELOAD_PATH, TRUE);
+    {
+      g_autofree char *list = g_strjoin (" ", TIDE_PRELOAD_PATH, o->also_preload, NULL);
+
+      env = g_environ_setenv (env, "LD_PRELOAD", list, TRUE);
+    }
+  if (o->sample_bytes > 0)
+    {
+      g_autofree char *bytes = g_strdup_printf ("%u", o->sample_bytes);
+
+      env = g_environ_setenv (env, TIDE_ENV_SAMPLE_BYTES, bytes, TRUE);
+    }
   if (o->socket)
     env = g_environ_setenv (env, TIDE_ENV_SOCKET, f->sock_path, TRUE);
   if (o->all)
@@ -667,6 +680,119 @@ test_sigkill (Fixture       *f,
   g_assert_cmpfloat (find_alloc (c, KILL_SIZE, 0, NULL)->weight, ==, 1.0);
 }
 
+/* Replays a connection's ALLOCs and FREEs: every FREE is of a block the
+ * process recorded and had not freed yet, and no block is recorded twice.
+ * Returns what is still live (address -> size). */
+static GHashTable *
+replay_lifetimes (const Conn *c)
+{
+  GHashTable *live = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  const TideWireHeader *h;
+
+  FOR_EACH_RECORD (c, h)
+    {
+      const TideWireAlloc *a = (const void *) h;
+      const TideWireFree *fr = (const void *) h;
+
+      if (h->type == TIDE_WIRE_ALLOC)
+        {
+          if (g_hash_table_contains (live, &a->addr))
+            g_error ("ALLOC of %#" G_GINT64_MODIFIER "x, which is live", a->addr);
+          g_hash_table_insert (live, g_memdup2 (&a->addr, sizeof a->addr),
+                               GSIZE_TO_POINTER (a->size));
+        }
+      else if (h->type == TIDE_WIRE_FREE && !g_hash_table_remove (live, &fr->addr))
+        g_error ("FREE of %#" G_GINT64_MODIFIER "x, which was not recorded", fr->addr);
+    }
+  return live;
+}
+
+/* The "fam WHAT POINTER SIZE" lines: each block recorded once, with its
+ * size and weight 1, and freed after. */
+static void
+check_family_blocks (const Run  *run,
+                     const Conn *c,
+                     guint       n_expected)
+{
+  g_auto (GStrv) lines = g_strsplit (run->out->str, "\n", -1);
+  guint n = 0;
+
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_auto (GStrv) f = g_strsplit (lines[i], " ", -1);
+      guint64 addr, size;
+      const TideWireAlloc *a;
+      guint index = 0;
+
+      if (g_strv_length (f) != 4 || strcmp (f[0], "fam") != 0)
+        continue;
+      addr = g_ascii_strtoull (f[2], NULL, 16);
+      size = g_ascii_strtoull (f[3], NULL, 10);
+      g_assert_cmpuint (count_allocs (c, size), ==, 1);
+      a = find_alloc (c, size, 0, &index);
+      if (a->addr != addr)
+        g_error ("%s: recorded at %#" G_GINT64_MODIFIER "x, not %s", f[1], a->addr, f[2]);
+      g_assert_cmpfloat (a->weight, ==, 1.0);
+      g_assert_cmpuint (a->kind, ==, TIDE_KIND_MALLOC);
+      if (!freed_after (c, addr, index))
+        g_error ("%s: no FREE of %s", f[1], f[2]);
+      n++;
+    }
+  g_assert_cmpuint (n, ==, n_expected);
+}
+
+/* Sampled mode through every function of the malloc family, on glibc
+ * (sampled blocks tagged) or on jemalloc (kept in the address set). */
+static void
+test_family (Fixture       *f,
+             gconstpointer  data)
+{
+  const char *allocator = data;
+  RunOptions o = { .mode = "family", .preload = TRUE, .socket = TRUE, .kill_after = -1,
+                   .sample_bytes = FAMILY_SAMPLE_BYTES,
+                   .also_preload = strcmp (allocator, "jemalloc") == 0 ? "libjemalloc.so.2" : NULL };
+  g_autoptr (Run) run = run_target (f, &o);
+  g_autofree char *said = g_strdup_printf ("allocator %s\n", allocator);
+  const Conn *parent = NULL, *child = NULL;
+  GHashTableIter iter;
+  gpointer size;
+
+  if (!WIFEXITED (run->status) || WEXITSTATUS (run->status) != 0)
+    g_error ("family target failed (status %d): %s", run->status, run->out->str);
+  g_assert_true (strstr (run->out->str, "\nfamily ok\n") != NULL);
+  /* libjemalloc2 is one of the packages the set-up installs. */
+  g_assert_true (g_str_has_prefix (run->out->str, said));
+  g_assert_cmpuint (run->conns->len, ==, 2);
+  for (guint i = 0; i < run->conns->len; i++)
+    {
+      const Conn *c = g_ptr_array_index (run->conns, i);
+      g_autoptr (GHashTable) live = NULL;
+
+      if (conn_hello (c)->pid == (guint32) run->pid)
+        parent = c;
+      else
+        child = c;
+      check_no_drops (c);
+      check_frames (c);
+      live = replay_lifetimes (c);
+      /* The churn's blocks (16 .. 4030 bytes) all died. */
+      g_hash_table_iter_init (&iter, live);
+      while (g_hash_table_iter_next (&iter, NULL, &size))
+        g_assert_false (GPOINTER_TO_SIZE (size) >= 16 && GPOINTER_TO_SIZE (size) <= 4030);
+    }
+  g_assert_nonnull (parent);
+  g_assert_nonnull (child);
+  /* jemalloc has no pvalloc or reallocarray (preload-target.c). */
+  check_family_blocks (run, parent, o.also_preload != NULL ? 12 : 14);
+  g_assert_cmpuint (count_allocs (parent, FAMILY_CHILD_SIZE), ==, 0);
+  /* The child records its own block, and its realloc of the parent's as a
+   * new block; the parent's block was never the child's to free
+   * (replay_lifetimes would have failed). */
+  g_assert_cmpuint (count_allocs (child, FAMILY_CHILD_SIZE), ==, 1);
+  g_assert_cmpuint (count_allocs (child, FAMILY_FORK_SIZE), ==, 0);
+  g_assert_cmpuint (count_allocs (child, FAMILY_FORK_SIZE + 1), ==, 1);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -681,5 +807,9 @@ main (int   argc,
               fixture_setup, test_recorder_gone, fixture_teardown);
   g_test_add ("/capture/preload/e2e/sigkill", Fixture, NULL,
               fixture_setup, test_sigkill, fixture_teardown);
+  g_test_add ("/capture/preload/e2e/family/glibc", Fixture, "glibc",
+              fixture_setup, test_family, fixture_teardown);
+  g_test_add ("/capture/preload/e2e/family/jemalloc", Fixture, "jemalloc",
+              fixture_setup, test_family, fixture_teardown);
   return g_test_run ();
 }
