@@ -4,26 +4,19 @@
  * tide-preload-malloc.c: the malloc family.  C++ new and delete reach these
  * through libstdc++.
  *
- * The fast path of an allocation is tide_should_sample() and the real call.
- * In sampled mode on glibc, a sampled block is tagged (tide-preload-tag.h),
- * so the fast path of a free is a look at the word in front of the block;
- * elsewhere it is one relaxed load of the free mode and, in sampled mode,
- * one relaxed load of the address filter.  The real call of a recorded
- * allocation is made with the guard raised, so that an allocator that calls
- * its own malloc through the PLT is not counted twice; it is marked as a
- * real call, so that such calls still reach the real allocator.  Everything
- * else asked for with the guard raised is the profiler's own and comes from
- * its own heap (tide-preload-heap.h), as do dlsym's allocations before the
- * real functions are known.
- *
- * A tagged block is stripped whatever the state: with the guard raised,
- * after the recorder went away, in a forked child.  The real allocator
- * never sees the program's pointer to it.
+ * The fast path of an allocation is tide_should_sample() and the real call;
+ * the fast path of a free is one relaxed load of the free mode and, in
+ * sampled mode, one relaxed load of the address filter.  The real call of a
+ * recorded allocation is made with the guard raised, so that an allocator
+ * that calls its own malloc through the PLT is not counted twice; it is
+ * marked as a real call, so that such calls still reach the real allocator.
+ * Everything else asked for with the guard raised is the profiler's own and
+ * comes from its own heap (tide-preload-heap.h), as do dlsym's allocations
+ * before the real functions are known.
  */
 #include "config.h"
 
 #include "tide-preload-private.h"
-#include "tide-preload-tag.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -54,22 +47,6 @@ own_alloc (size_t size,
   return zero ? tide_real.calloc (1, size) : tide_real.malloc (size);
 }
 
-static inline bool
-is_tagged (void *ptr)
-{
-  return tide_state.tagging && tide_tag_marked (ptr);
-}
-
-/* True when ptr may be an untagged block in the address set. */
-static inline bool
-maybe_in_addrset (void *ptr)
-{
-  return atomic_load_explicit (&tide_state.addrset_malloc, memory_order_relaxed)
-         && tide_addrset_maybe (&tide_state.addrset, (uintptr_t) ptr);
-}
-
-/* An untagged block: its free is recorded in --all mode, or when the
- * address set holds untagged malloc blocks and this is one. */
 static inline void
 maybe_record_free (void *ptr)
 {
@@ -79,23 +56,8 @@ maybe_record_free (void *ptr)
     return;
   if (mode == TIDE_FREE_ALL)
     tide_record_free (ptr, TIDE_KIND_MALLOC);
-  else if (TIDE_UNLIKELY (maybe_in_addrset (ptr)))
+  else if (TIDE_UNLIKELY (tide_addrset_maybe (&tide_state.addrset, (uintptr_t) ptr)))
     tide_record_free_if_sampled (ptr, TIDE_KIND_MALLOC, NULL);
-}
-
-/* Records the free of a tagged block when this process recorded it. */
-static void
-record_tagged_free (void *ptr)
-{
-  if (!tide_tls.guard && tide_tag_owned (ptr, tide_state.tag_epoch))
-    tide_record_free (ptr, TIDE_KIND_MALLOC);
-}
-
-static void
-free_tagged (void *ptr)
-{
-  record_tagged_free (ptr);
-  tide_real.free (tide_tag_base (ptr));
 }
 
 /* A call of the real allocator made for the program. */
@@ -110,51 +72,13 @@ free_tagged (void *ptr)
     }                                                              \
   while (0)
 
-/* A tagged block of size bytes whose pointer keeps `offset` alignment,
- * from the real allocator; NULL when it has no room. */
-static void *
-alloc_tagged (size_t size,
-              size_t offset,
-              bool   zero)
-{
-  void *base = NULL;
-
-  if (size > TIDE_TAG_MAX_SIZE)
-    {
-      errno = ENOMEM;
-      return NULL;
-    }
-  if (offset == TIDE_TAG_MIN)
-    TIDE_REAL_CALL (base = zero ? tide_real.calloc (1, size + offset)
-                                : tide_real.malloc (size + offset));
-  else
-    {
-      int r;
-
-      TIDE_REAL_CALL (r = tide_real.posix_memalign (&base, offset, size + offset));
-      if (r != 0)
-        {
-          errno = r;
-          base = NULL;
-        }
-      else if (zero)
-        memset (base, 0, size + offset);
-    }
-  return base != NULL ? tide_tag_put (base, offset, size, tide_state.tag_epoch, true) : NULL;
-}
-
-/* Slow path of an allocation of `size` bytes aligned to `align`: `call`
- * is the real call, made for blocks that are not sampled or not tagged. */
-#define TIDE_ALLOC_SLOW(result, size, align, zero, call)           \
+/* Slow path of an allocation of `size` bytes made by `call`. */
+#define TIDE_ALLOC_SLOW(result, size, call)                        \
   do                                                               \
     {                                                              \
       double weight_ = tide_sample_decide (size);                  \
-      size_t offset_ = tide_tag_offset_for (align);                \
                                                                    \
-      if (weight_ > 0.0 && tide_state.tagging && offset_ != 0)     \
-        result = alloc_tagged ((size), offset_, (zero));           \
-      else                                                         \
-        TIDE_REAL_CALL (result = (call));                          \
+      TIDE_REAL_CALL (result = (call));                            \
       if (weight_ > 0.0 && (result) != NULL)                       \
         tide_record_alloc ((result), (size), weight_, TIDE_KIND_MALLOC); \
     }                                                              \
@@ -171,7 +95,7 @@ malloc (size_t size)
     return own_alloc (size, 16, false);
   if (TIDE_LIKELY (!tide_should_sample (size)))
     return tide_real.malloc (size);
-  TIDE_ALLOC_SLOW (p, size, 16, false, tide_real.malloc (size));
+  TIDE_ALLOC_SLOW (p, size, tide_real.malloc (size));
   return p;
 }
 
@@ -183,11 +107,6 @@ free (void *ptr)
   if (TIDE_UNLIKELY (tide_heap_owns (ptr)))
     {
       tide_heap_free (ptr);
-      return;
-    }
-  if (is_tagged (ptr))
-    {
-      free_tagged (ptr);
       return;
     }
   maybe_record_free (ptr);
@@ -209,7 +128,7 @@ calloc (size_t nmemb,
     return __builtin_mul_overflow (nmemb, size, &total) ? NULL : own_alloc (total, 16, true);
   if (__builtin_mul_overflow (nmemb, size, &total) || !tide_should_sample (total))
     return tide_real.calloc (nmemb, size);
-  TIDE_ALLOC_SLOW (p, total, 16, true, tide_real.calloc (nmemb, size));
+  TIDE_ALLOC_SLOW (p, total, tide_real.calloc (nmemb, size));
   return p;
 }
 
@@ -233,72 +152,6 @@ realloc_own (void   *ptr,
   return p;
 }
 
-/* realloc of a tagged block keeps its tag and offset.  When it moves, the
- * new block is only 16-aligned, as glibc's realloc of an aligned block is.
- * A block this process recorded stays recorded: a FREE of the old address,
- * an ALLOC of the new. */
-static void *
-realloc_tagged (void   *ptr,
-                size_t  size,
-                bool    sample)
-{
-  size_t old_size = tide_tag_size (ptr);
-  size_t offset = tide_tag_offset (ptr);
-  bool owned = !tide_tls.guard && tide_tag_owned (ptr, tide_state.tag_epoch);
-  double weight = sample ? tide_sample_decide (size) : 0.0;
-  bool record = owned || weight > 0.0;
-  void *base;
-
-  if (size == 0)
-    {
-      free_tagged (ptr);  /* glibc's realloc (p, 0) frees p */
-      return NULL;
-    }
-  if (size > TIDE_TAG_MAX_SIZE)
-    {
-      errno = ENOMEM;
-      return NULL;
-    }
-  if (owned)
-    tide_record_free (ptr, TIDE_KIND_MALLOC);  /* first: the address may come back */
-  TIDE_REAL_CALL (base = tide_real.realloc (tide_tag_base (ptr), size + offset));
-  if (base == NULL)
-    {
-      if (owned)  /* failed: the old block lives on */
-        tide_record_alloc (ptr, old_size, tide_sampler_weight (old_size, tide_state.sample_bytes),
-                           TIDE_KIND_MALLOC);
-      return NULL;
-    }
-  ptr = tide_tag_put (base, offset, size, tide_state.tag_epoch, record);
-  if (record)
-    tide_record_alloc (ptr, size, weight > 0.0 ? weight
-                       : tide_sampler_weight (size, tide_state.sample_bytes), TIDE_KIND_MALLOC);
-  return ptr;
-}
-
-/* An untagged block (or none) that the sampler picked: it moves into a
- * new tagged block. */
-static void *
-realloc_into_tagged (void   *ptr,
-                     size_t  size,
-                     double  weight)
-{
-  void *p = alloc_tagged (size, TIDE_TAG_MIN, false);
-
-  if (p == NULL)
-    return NULL;
-  if (ptr != NULL)
-    {
-      size_t old = tide_real.malloc_usable_size (ptr);
-
-      memcpy (p, ptr, old < size ? old : size);
-      maybe_record_free (ptr);
-      tide_real.free (ptr);
-    }
-  tide_record_alloc (p, size, weight, TIDE_KIND_MALLOC);
-  return p;
-}
-
 /* A recorded block that moves is a FREE of the old address and an ALLOC of
  * the new one; an unrecorded one may become recorded by the sampler. */
 static void *
@@ -316,16 +169,13 @@ realloc_common (void   *ptr,
 
   if (ptr == NULL && wants_own_heap ())
     return own_alloc (size, 16, false);
-  if (ptr != NULL && is_tagged (ptr))
-    return realloc_tagged (ptr, size, sample);
   if (TIDE_LIKELY (!sample && (ptr == NULL || mode == TIDE_FREE_IGNORE
                                || tide_tls.guard
-                               || (mode == TIDE_FREE_FILTER && !maybe_in_addrset (ptr)))))
+                               || (mode == TIDE_FREE_FILTER
+                                   && !tide_addrset_maybe (&tide_state.addrset, (uintptr_t) ptr)))))
     return call (ptr, nmemb, size);
   if (sample)
     weight = tide_sample_decide (size);
-  if (weight > 0.0 && size > 0 && tide_state.tagging)
-    return realloc_into_tagged (ptr, size, weight);
   if (ptr != NULL && mode == TIDE_FREE_ALL && !tide_tls.guard)
     {
       tide_record_free (ptr, TIDE_KIND_MALLOC);
@@ -413,23 +263,9 @@ posix_memalign (void   **memptr,
       *memptr = own_alloc (size, alignment, false);
       return *memptr != NULL ? 0 : ENOMEM;
     }
-  /* An invalid alignment fails (EINVAL) without a sample. */
-  if (TIDE_LIKELY (alignment < sizeof (void *) || (alignment & (alignment - 1)) != 0
-                   || !tide_should_sample (size)))
+  if (TIDE_LIKELY (!tide_should_sample (size)))
     return tide_real.posix_memalign (memptr, alignment, size);
   weight = tide_sample_decide (size);
-  if (weight > 0.0 && tide_state.tagging)
-    {
-      int saved = errno;
-      void *p = alloc_tagged (size, tide_tag_offset_for (alignment), false);
-
-      errno = saved;  /* posix_memalign reports, it does not set errno */
-      if (p == NULL)
-        return ENOMEM;
-      *memptr = p;
-      tide_record_alloc (p, size, weight, TIDE_KIND_MALLOC);
-      return 0;
-    }
   TIDE_REAL_CALL (r = tide_real.posix_memalign (memptr, alignment, size));
   if (r == 0 && weight > 0.0)
     tide_record_alloc (*memptr, size, weight, TIDE_KIND_MALLOC);
@@ -457,7 +293,7 @@ aligned_common (void   *(*real) (size_t, size_t),
     }
   if (TIDE_LIKELY (!tide_should_sample (size)))
     return real (alignment, size);
-  TIDE_ALLOC_SLOW (p, size, alignment, false, real (alignment, size));
+  TIDE_ALLOC_SLOW (p, size, real (alignment, size));
   return p;
 }
 
@@ -524,7 +360,5 @@ malloc_usable_size (void *ptr)
     return tide_heap_usable_size (ptr);
   if (TIDE_UNLIKELY (tide_real.malloc_usable_size == NULL))
     tide_real_resolve ();
-  if (is_tagged (ptr))
-    return tide_real.malloc_usable_size (tide_tag_base (ptr)) - tide_tag_offset (ptr);
   return tide_real.malloc_usable_size != NULL ? tide_real.malloc_usable_size (ptr) : 0;
 }

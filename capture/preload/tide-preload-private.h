@@ -77,11 +77,8 @@ typedef struct
   _Atomic int      marked_steps; /* this process sent a STEP: wait at exit */
   _Atomic uint32_t seeded_threads; /* threads that seeded their sampler */
   _Atomic uint64_t dropped;      /* records not yet reported in DROPPED */
-  _Atomic int      addrset_malloc; /* an untagged malloc block went into the addrset */
   pid_t            pid;          /* getpid() of the connected process */
   bool             all;
-  bool             tagging;      /* sampled blocks carry a tag (tide-preload-tag.h) */
-  uint64_t         tag_epoch;    /* this process's owner key for tags */
   bool             have_seed;
   uint64_t         seed;
   uint64_t         sample_bytes;
@@ -119,7 +116,6 @@ extern void *tide_dlopen_next;  /* tide_real.dlopen, for the x86-64 trampoline *
 
 /* tide-preload-real.c: dlsym(RTLD_NEXT). */
 void    tide_real_resolve        (void);
-bool    tide_real_is_glibc       (void);
 
 /* tide-preload.c: process state and the connection. */
 uint64_t tide_now_ns             (void);

@@ -74,22 +74,3 @@ tide_real_resolve (void)
   while (atomic_load_explicit (&tide_real_state, memory_order_acquire) != 2)
     sched_yield ();
 }
-
-/* True when the malloc family below us is glibc's own, whose block layout
- * the sampled-block tags rely on (tide-preload-tag.h).  Not when another
- * allocator (jemalloc, tcmalloc, libc_malloc_debug) sits between. */
-bool
-tide_real_is_glibc (void)
-{
-  bool same;
-
-  tide_real_resolve ();
-  tide_tls.guard++;
-  same = dlsym (RTLD_NEXT, "__libc_malloc") == *(void **) &tide_real.malloc
-         && dlsym (RTLD_NEXT, "__libc_free") == *(void **) &tide_real.free
-         && dlsym (RTLD_NEXT, "__libc_calloc") == *(void **) &tide_real.calloc
-         && dlsym (RTLD_NEXT, "__libc_realloc") == *(void **) &tide_real.realloc
-         && dlsym (RTLD_NEXT, "__libc_memalign") == *(void **) &tide_real.memalign;
-  tide_tls.guard--;
-  return same;
-}

@@ -15,7 +15,6 @@
 #include "tide-preload-encode.h"
 #include "tide-preload-objects.h"
 #include "tide-preload-python.h"
-#include "tide-preload-tag.h"
 #include "tide-preload-unwind.h"
 
 #include <errno.h>
@@ -74,10 +73,7 @@ tide_record_alloc (const void *addr,
   _Alignas (8) unsigned char rec[TIDE_ENCODE_ALLOC_MAX];
   uint64_t frames[TIDE_WIRE_MAX_FRAMES];
   int saved = errno;
-  /* A tagged block is found by its tag (tide-preload-tag.h). */
-  bool track = kind == TIDE_KIND_MMAP
-               || (kind == TIDE_KIND_MALLOC && !tide_state.all
-                   && !(tide_state.tagging && tide_tag_marked (addr)));
+  bool track = kind == TIDE_KIND_MMAP || (kind == TIDE_KIND_MALLOC && !tide_state.all);
   uint32_t n_frames, len;
 
   tide_tls.guard++;
@@ -87,8 +83,6 @@ tide_record_alloc (const void *addr,
    * must find them as soon as the pointer is returned. */
   if (track && !tide_addrset_insert (&tide_state.addrset, (uintptr_t) addr, size, kind))
     goto out;
-  if (track && kind == TIDE_KIND_MALLOC)
-    atomic_store_explicit (&tide_state.addrset_malloc, 1, memory_order_relaxed);
   if (TIDE_UNLIKELY (atomic_load_explicit (&tide_objects_dirty, memory_order_relaxed) != 0))
     tide_objects_announce ();
   n_frames = tide_unwind (frames, TIDE_WIRE_MAX_FRAMES);

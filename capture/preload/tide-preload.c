@@ -201,22 +201,11 @@ read_env (void)
   tide_state.exe[n > 0 ? n : 0] = '\0';
 }
 
-/* A key no other process image shares, so that its tags tell its own
- * recorded blocks from those it inherited (tide-preload-tag.h). */
-static uint64_t
-new_tag_epoch (void)
-{
-  uint64_t s = tide_now_ns () ^ ((uint64_t) getpid () << 32) ^ (uintptr_t) &s;
-
-  return tide_splitmix64 (&s);
-}
-
 /* The connection is up: announce this process and start recording. */
 static void
 start_recording (void)
 {
   tide_state.pid = getpid ();
-  tide_state.tag_epoch = new_tag_epoch ();
   send_hello ();
   tide_objects_announce ();
   tide_scope_resend_all ();
@@ -292,8 +281,6 @@ start (const char *path)
     return;
   strcpy (tide_state.socket_path, path);
   read_env ();
-  /* --all records every free and needs no tags. */
-  tide_state.tagging = !tide_state.all && tide_real_is_glibc ();
   if (!tide_addrset_init (&tide_state.addrset))
     return;
   fd = conn_open (path);

@@ -20,7 +20,7 @@
 #define STORM_PER_THREAD 4000
 #define KILL_SIZE        70001
 /* family: run with TIDEMARK_SAMPLE_BYTES=FAMILY_SAMPLE_BYTES, so that every
- * block of FAMILY_BASE.. bytes is recorded (and tagged, on glibc). */
+ * block of FAMILY_BASE.. bytes is recorded. */
 #define FAMILY_SAMPLE_BYTES 4096
 #define FAMILY_BASE      80021
 #define FAMILY_CHURN     20000

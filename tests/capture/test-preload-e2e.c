@@ -741,8 +741,8 @@ check_family_blocks (const Run  *run,
   g_assert_cmpuint (n, ==, n_expected);
 }
 
-/* Sampled mode through every function of the malloc family, on glibc
- * (sampled blocks tagged) or on jemalloc (kept in the address set). */
+/* Sampled mode through every function of the malloc family, over glibc's
+ * allocator and over jemalloc's. */
 static void
 test_family (Fixture       *f,
              gconstpointer  data)
