@@ -14,13 +14,15 @@
 #define TIDE_ADDRSET_MIN_SLOTS   256u
 #define TIDE_FILTER_STUCK        0xffu
 
-/* The shard of an address is chosen by its filter bit, so that one lock
- * guards the bit, its count and the entries behind it. */
+/* The shard of an address is chosen by its filter line, so that one lock
+ * guards the line's bits, their counts and the entries behind them, and a
+ * thread's sampled blocks tend to share a few shards. */
 static inline TideAddrShard *
 shard_of (TideAddrSet *set,
-          uint64_t     h)
+          uint64_t     addr)
 {
-  return &set->shards[tide_addrset_filter_index (h) & (TIDE_ADDRSET_SHARDS - 1)];
+  return &set->shards[(tide_addrset_filter_index (addr) >> TIDE_ADDRSET_LINE_BITS)
+                      & (TIDE_ADDRSET_SHARDS - 1)];
 }
 
 static inline uint32_t
@@ -30,15 +32,15 @@ home_of (const TideAddrShard *shard,
   return (uint32_t) (h >> TIDE_ADDRSET_SHARD_BITS) & shard->mask;
 }
 
-/* The caller holds the lock of h's shard.  A bit is set on its first
- * address and cleared with its last; the other bits of its word belong to
- * other shards, hence the atomic or/and. */
+/* The caller holds the lock of addr's shard.  A bit is set on its first
+ * address and cleared with its last; readers do not lock, hence the
+ * atomic or/and. */
 static void
 filter_add (TideAddrSet *set,
-            uint64_t     h,
+            uint64_t     addr,
             int          delta)
 {
-  uint32_t i = tide_addrset_filter_index (h);
+  uint32_t i = tide_addrset_filter_index (addr);
   uint8_t *count = &set->counts[i];
   uint64_t bit = UINT64_C (1) << (i % 64);
 
@@ -172,7 +174,7 @@ tide_addrset_insert (TideAddrSet *set,
                      uint32_t     kind)
 {
   uint64_t h = tide_addrset_hash (addr);
-  TideAddrShard *shard = shard_of (set, h);
+  TideAddrShard *shard = shard_of (set, addr);
   TideAddrEntry e = { .addr = addr, .size = size, .kind = kind };
   int64_t at;
   bool ok = true;
@@ -188,7 +190,7 @@ tide_addrset_insert (TideAddrSet *set,
   else
     {
       shard_put (shard, &e);
-      filter_add (set, h, +1);
+      filter_add (set, addr, +1);
     }
   pthread_mutex_unlock (&shard->lock);
   return ok;
@@ -229,7 +231,7 @@ tide_addrset_remove (TideAddrSet   *set,
                      TideAddrEntry *out)
 {
   uint64_t h = tide_addrset_hash (addr);
-  TideAddrShard *shard = shard_of (set, h);
+  TideAddrShard *shard = shard_of (set, addr);
   int64_t at;
   bool found = false;
 
@@ -240,7 +242,7 @@ tide_addrset_remove (TideAddrSet   *set,
       if (out != NULL)
         *out = shard->slots[at];
       shard_delete_at (shard, (uint32_t) at);
-      filter_add (set, h, -1);
+      filter_add (set, addr, -1);
       found = true;
     }
   pthread_mutex_unlock (&shard->lock);
@@ -253,7 +255,7 @@ tide_addrset_lookup (TideAddrSet   *set,
                      TideAddrEntry *out)
 {
   uint64_t h = tide_addrset_hash (addr);
-  TideAddrShard *shard = shard_of (set, h);
+  TideAddrShard *shard = shard_of (set, addr);
   int64_t at;
 
   pthread_mutex_lock (&shard->lock);

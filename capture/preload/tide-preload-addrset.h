@@ -6,20 +6,25 @@
  * In sampled mode most frees are of blocks that were never recorded, and
  * they must cost a lookup, not a record.  Two layers:
  *
- *  - a filter: a bitmap of 2^18 bits (32 KiB) indexed by a hash of the
- *    address, and beside it one 8-bit count per bit.  A clear bit proves
- *    the address is not in the set, so the common free pays one relaxed
- *    load of a bitmap small enough to stay in the L1 and L2 caches; the
- *    counts, touched only when the set changes, say when a bit may be
- *    cleared.  Bit i and count i belong to shard i % 64, whose lock orders
- *    their updates.  History: a 2 MiB counting filter missed the cache on
- *    nearly every free (8% of an allocation-heavy program); 256 KiB of
- *    byte counters still missed on 9 frees in 10 while the program
- *    streamed through its blocks (free() was 5% of the whole run).  The
- *    price is false positives once many sampled blocks are live (about 40%
- *    at 100,000); those cost a lookup in the exact set.  A count that
- *    reaches 0xff sticks there (its bit is never cleared) and only costs
- *    extra lookups.
+ *  - a filter: a bitmap of 2^18 bits (32 KiB), and beside it one 8-bit
+ *    count per bit.  An address's 64 KiB granule picks one 512-bit line
+ *    of it, the address the bit in that line (tide_addrset_filter_index).
+ *    A clear bit proves the address is not in the set, so the common free
+ *    pays one relaxed load of a line that its own thread mostly keeps to
+ *    itself; the counts, touched only when the set changes, say when a
+ *    bit may be cleared.  A line's bits and counts belong to one shard,
+ *    whose lock orders their updates.  History: a 2 MiB counting filter
+ *    missed the cache on nearly every free (8% of an allocation-heavy
+ *    program); 256 KiB of byte counters still missed on 9 frees in 10
+ *    while the program streamed through its blocks (free() was 5% of the
+ *    whole run); this bitmap, indexed by a hash of the whole address,
+ *    still missed on most frees, as the other core kept writing the lines
+ *    they read (the set's share of alloc-bench's samples in the target
+ *    fell from 11% to 5% with lines by granule).  The price is false
+ *    positives once many sampled blocks are live (about 40% at 100,000
+ *    spread over the heap, more where they crowd a few granules); those
+ *    cost a lookup in the exact set.  A count that reaches 0xff sticks
+ *    there (its bit is never cleared) and only costs extra lookups.
  *  - an exact set: 64 shards, each an open-addressing table (linear probing,
  *    backward-shift deletion, no tombstones) under its own mutex, grown by
  *    doubling into memory from the kernel.
@@ -35,8 +40,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define TIDE_ADDRSET_FILTER_BITS 18
-#define TIDE_ADDRSET_SHARD_BITS  6
+#define TIDE_ADDRSET_FILTER_BITS   18
+#define TIDE_ADDRSET_LINE_BITS     9   /* 512 bits: one 64-byte cache line */
+#define TIDE_ADDRSET_GRANULE_SHIFT 16  /* 64 KiB of address space per line */
+#define TIDE_ADDRSET_SHARD_BITS    6
 #define TIDE_ADDRSET_SHARDS      (1u << TIDE_ADDRSET_SHARD_BITS)
 
 typedef struct
@@ -86,11 +93,21 @@ tide_addrset_hash (uint64_t addr)
   return tide_hash_u64 (addr);
 }
 
-/* The filter bit of a hash: its top bits. */
+/* The filter bit of an address.  Its 64 KiB granule picks a line of the
+ * filter, and its own bits the bit in that line.  glibc gives each thread
+ * its own arena, so a thread's frees read, and its sampled blocks write,
+ * lines of their own: with bits spread by a hash of the whole address,
+ * every free() loaded a random line of the filter, which the other core
+ * had often just written or the program's own traffic had evicted (most
+ * of what the profiler cost the target in alloc-bench). */
 static inline uint32_t
-tide_addrset_filter_index (uint64_t h)
+tide_addrset_filter_index (uint64_t addr)
 {
-  return (uint32_t) (h >> (64 - TIDE_ADDRSET_FILTER_BITS));
+  uint32_t line = (uint32_t) (tide_hash_u64 (addr >> TIDE_ADDRSET_GRANULE_SHIFT)
+                              >> (64 - TIDE_ADDRSET_FILTER_BITS + TIDE_ADDRSET_LINE_BITS));
+  uint32_t bit = (uint32_t) ((addr >> 4) ^ (addr >> 13)) & ((1u << TIDE_ADDRSET_LINE_BITS) - 1);
+
+  return line << TIDE_ADDRSET_LINE_BITS | bit;
 }
 
 /* False proves addr is not in the set; true means "look it up". */
@@ -98,7 +115,7 @@ static inline bool
 tide_addrset_maybe (const TideAddrSet *set,
                     uint64_t           addr)
 {
-  uint32_t i = tide_addrset_filter_index (tide_addrset_hash (addr));
+  uint32_t i = tide_addrset_filter_index (addr);
 
   return (atomic_load_explicit (&set->filter[i / 64], memory_order_relaxed)
           >> (i % 64)) & 1;

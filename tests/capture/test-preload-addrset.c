@@ -146,9 +146,9 @@ test_shared_bit (void)
 {
   g_autofree TideAddrSet *set = set_new ();
   guint64 a = 0x10000, b = a + 16;
-  guint32 wanted = tide_addrset_filter_index (tide_addrset_hash (a));
+  guint32 wanted = tide_addrset_filter_index (a);
 
-  while (tide_addrset_filter_index (tide_addrset_hash (b)) != wanted)
+  while (tide_addrset_filter_index (b) != wanted)
     b += 16;
   g_assert_true (tide_addrset_insert (set, a, 1, TIDE_KIND_MALLOC));
   g_assert_true (tide_addrset_insert (set, b, 2, TIDE_KIND_MALLOC));
