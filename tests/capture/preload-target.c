@@ -26,11 +26,11 @@
 
 #include "tidemark.h"
 
+#include <dlfcn.h>
+#include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <dlfcn.h>
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,15 +218,15 @@ fill (unsigned char *p,
     p[i] = (unsigned char) (seed + i * 7);
 }
 
-static int
+static bool
 filled (const unsigned char *p,
         size_t               n,
         unsigned             seed)
 {
   for (size_t i = 0; i < n; i++)
     if (p[i] != (unsigned char) (seed + i * 7))
-      return 0;
-  return 1;
+      return false;
+  return true;
 }
 
 /* A block the test will look for: aligned, as large as asked, all of its
