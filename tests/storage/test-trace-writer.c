@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * TideTraceWriter's allocation rows: every column comes back as written,
+ * whichever statement wrote the row (32 rows at a time, 32 plain rows at
+ * a time with constants for device, scope and weight, or one by one).
+ */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <sqlite3.h>
+
+#include "tide-trace-writer.h"
+
+#define GROUP 32
+
+/* Four groups of 32 rows, each plain but for the one row that `odd`
+ * names (none in the first), then 5 plain rows. */
+static GArray *
+make_rows (void)
+{
+  GArray *rows = g_array_new (FALSE, FALSE, sizeof (TideAllocRow));
+
+  for (guint i = 0; i < 4 * GROUP + 5; i++)
+    {
+      TideAllocRow row = {
+        .process_id = 1 + i % 2,
+        .thread_id = i % 5 == 0 ? 0 : 10 + i % 3,
+        .alloc_ns = 1000 + 10 * (gint64) i,
+        .free_ns = i % 4 == 0 ? 0 : 2000 + 10 * (gint64) i + (i % 7 == 0 ? 20000000 : 0),
+        .address = 0x7f0000000000ull + 0x40ull * i,
+        .size = 16 + i * 3,
+        .weight = 1.0,
+        .stack_id = i % 6 == 0 ? 0 : 100 + i % 4,
+        .scope_id = 0,
+        .device = -1,
+        .kind = 1 + i % 2,
+      };
+
+      if (i == GROUP + 5)
+        row.weight = 2.5;
+      else if (i == 2 * GROUP + 7)
+        row.device = 0;
+      else if (i == 3 * GROUP + 9)
+        row.scope_id = 3;
+      g_array_append_val (rows, row);
+    }
+  return rows;
+}
+
+static void
+assert_int_or_null (sqlite3_stmt *stmt,
+                    int           column,
+                    gint64        expected)
+{
+  if (expected == 0)
+    g_assert_cmpint (sqlite3_column_type (stmt, column), ==, SQLITE_NULL);
+  else
+    g_assert_cmpint (sqlite3_column_int64 (stmt, column), ==, expected);
+}
+
+static void
+test_allocation_columns (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("tide-writer-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "rows.tide", NULL);
+  g_autoptr(GArray) rows = make_rows ();
+  g_autoptr(GError) error = NULL;
+  TideTraceWriter *w = tide_trace_writer_new (path, &error);
+  sqlite3 *db = NULL;
+  sqlite3_stmt *stmt = NULL;
+  guint n = 0;
+
+  g_assert_no_error (error);
+  for (guint i = 0; i < rows->len; i++)
+    tide_trace_writer_add_allocation (w, &g_array_index (rows, TideAllocRow, i));
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  g_assert_no_error (error);
+  tide_trace_writer_free (w);
+
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT process_id, thread_id, kind, device, address,"
+                                       " size, alloc_ns, free_ns, stack_id, scope_id, weight"
+                                       " FROM allocations ORDER BY id", -1, &stmt, NULL),
+                   ==, SQLITE_OK);
+  while (sqlite3_step (stmt) == SQLITE_ROW)
+    {
+      const TideAllocRow *row = &g_array_index (rows, TideAllocRow, n);
+
+      g_assert_cmpuint (n, <, rows->len);
+      g_assert_cmpint (sqlite3_column_int64 (stmt, 0), ==, row->process_id);
+      assert_int_or_null (stmt, 1, row->thread_id);
+      g_assert_cmpint (sqlite3_column_int64 (stmt, 2), ==, row->kind);
+      g_assert_cmpint (sqlite3_column_int64 (stmt, 3), ==, row->device);
+      g_assert_cmpuint ((guint64) sqlite3_column_int64 (stmt, 4), ==, row->address);
+      g_assert_cmpuint ((guint64) sqlite3_column_int64 (stmt, 5), ==, row->size);
+      g_assert_cmpint (sqlite3_column_int64 (stmt, 6), ==, row->alloc_ns);
+      assert_int_or_null (stmt, 7, row->free_ns);
+      assert_int_or_null (stmt, 8, row->stack_id);
+      assert_int_or_null (stmt, 9, row->scope_id);
+      g_assert_cmpint (sqlite3_column_type (stmt, 10), ==, SQLITE_FLOAT);
+      g_assert_cmpfloat (sqlite3_column_double (stmt, 10), ==, row->weight);
+      n++;
+    }
+  g_assert_cmpuint (n, ==, rows->len);
+  sqlite3_finalize (stmt);
+  sqlite3_close (db);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/storage/writer/allocation-columns", test_allocation_columns);
+  return g_test_run ();
+}
