@@ -109,7 +109,7 @@ static const OpShape op_shapes[N_OPS] = {
                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6)", 6, FALSE, 0, 0 },
 };
 
-#define ALLOC_ROWS_PER_INSERT 32
+#define ALLOC_ROWS_PER_INSERT 64
 #define ALLOC_DEVICE  3  /* ints[] of an OP_ALLOC */
 #define ALLOC_TIME    6
 #define ALLOC_FREE    7
@@ -155,7 +155,7 @@ op_clear (Op *op)
  * evaluates once per statement, not per row; what is bound are these
  * ints[] of its OP_ALLOC, in order.  A stand-alone insert benchmark of
  * this table, 15 paired runs: 14% less time per row (7.5% when the weight
- * is still bound). */
+ * is still bound); 64 rows to a statement rather than 32, 7% less. */
 static const guint plain_row_ints[] = { 0, 1, 2, 4, 5, 6, 7, 8 };
 
 /* "INSERT INTO allocations (columns) VALUES (row), (row), ..." */

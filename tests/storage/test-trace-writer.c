@@ -2,8 +2,8 @@
  * Copyright 2026 The Tidemark authors
  *
  * TideTraceWriter's allocation rows: every column comes back as written,
- * whichever statement wrote the row (32 rows at a time, 32 plain rows at
- * a time with constants for device, scope and weight, or one by one).
+ * whichever statement wrote the row (runs of rows, runs of plain rows
+ * with constants for device, scope and weight, or one by one).
  */
 #include "config.h"
 
@@ -12,10 +12,11 @@
 
 #include "tide-trace-writer.h"
 
-#define GROUP 32
+/* A multiple of any run length the writer may use (it uses 64). */
+#define GROUP 256
 
-/* Four groups of 32 rows, each plain but for the one row that `odd`
- * names (none in the first), then 5 plain rows. */
+/* Four groups of GROUP rows, all plain but for one row in each group
+ * after the first (weight, device, scope), then 5 plain rows. */
 static GArray *
 make_rows (void)
 {
