@@ -26,7 +26,7 @@ tide_alloc_range_add (TideAllocRange *range,
                       gint64          alloc_ns,
                       gint64          free_ns)
 {
-  gboolean is_short = free_ns != 0 && free_ns - alloc_ns <= TIDE_SHORT_LIVED_NS;
+  gboolean is_short = tide_alloc_is_short_lived (alloc_ns, free_ns);
 
   if (range->first_id != 0 &&
       (id != range->last_id + 1 || id - range->first_id >= TIDE_ALLOC_RANGE_ROWS))
@@ -46,8 +46,9 @@ tide_alloc_range_add (TideAllocRange *range,
 
 /**
  * tide_alloc_ranges_retained_sql:
- * @short_lived_ns: the trace's meta "short_lived_ns", or 0 when it keeps
- *   no allocation_ranges
+ * @plan: how the trace finds such rows
+ * @short_lived_ns: the trace's meta "short_lived_ns" (unused by
+ *   %TIDE_RETAINED_BY_INDEX)
  * @process_filter: an SQL condition on process_id
  *
  * A SELECT of the allocations rows (every column) of the processes that
@@ -56,23 +57,33 @@ tide_alloc_range_add (TideAllocRange *range,
  * Returns: (transfer full): SQL, for use as a subquery
  */
 char *
-tide_alloc_ranges_retained_sql (gint64      short_lived_ns,
-                                const char *process_filter)
+tide_alloc_ranges_retained_sql (TideRetainedPlan  plan,
+                                gint64            short_lived_ns,
+                                const char       *process_filter)
 {
   const char *made_and_live = "alloc_ns > ?2 AND alloc_ns <= ?3"
                               " AND (free_ns IS NULL OR free_ns > ?3)";
+  g_autofree char *long_lived = NULL;
 
-  if (short_lived_ns <= 0)
+  if (plan == TIDE_RETAINED_BY_INDEX)
     return g_strdup_printf ("SELECT * FROM allocations WHERE %s AND %s",
                             process_filter, made_and_live);
+  if (plan == TIDE_RETAINED_BY_RANGES_LONG)
+    long_lived = g_strdup_printf (
+      "SELECT * FROM allocations WHERE id IN (SELECT id FROM long_lived_allocations"
+      " WHERE %s AND alloc_ns > ?2 AND alloc_ns <= ?3) AND (free_ns IS NULL OR free_ns > ?3)",
+      process_filter);
+  else
+    long_lived = g_strdup_printf (
+      "SELECT * FROM allocations WHERE %s AND %s"
+      " AND (free_ns IS NULL OR free_ns - alloc_ns > %" G_GINT64_FORMAT ")",
+      process_filter, made_and_live, short_lived_ns);
   return g_strdup_printf (
-    "SELECT * FROM allocations WHERE %s AND %s"
-    " AND (free_ns IS NULL OR free_ns - alloc_ns > %" G_GINT64_FORMAT ")"
+    "%s"
     " UNION ALL "
     "SELECT allocations.* FROM allocation_ranges r"
     " JOIN allocations ON allocations.id BETWEEN r.first_id AND r.last_id"
     " WHERE r.max_alloc_ns > max (?2, ?3 - %" G_GINT64_FORMAT ") AND r.min_alloc_ns <= ?3"
     "  AND %s AND %s AND free_ns - alloc_ns <= %" G_GINT64_FORMAT,
-    process_filter, made_and_live, short_lived_ns,
-    short_lived_ns, process_filter, made_and_live, short_lived_ns);
+    long_lived, short_lived_ns, process_filter, made_and_live, short_lived_ns);
 }

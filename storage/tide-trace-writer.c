@@ -110,7 +110,8 @@ static const OpShape op_shapes[N_OPS] = {
 };
 
 #define ALLOC_ROWS_PER_INSERT 64
-#define ALLOC_DEVICE  3  /* ints[] of an OP_ALLOC */
+#define ALLOC_PROCESS 0  /* ints[] of an OP_ALLOC */
+#define ALLOC_DEVICE  3
 #define ALLOC_TIME    6
 #define ALLOC_FREE    7
 #define ALLOC_SCOPE   9
@@ -126,6 +127,7 @@ struct _TideTraceWriter
   sqlite3_stmt *alloc_rows_stmt;   /* ALLOC_ROWS_PER_INSERT allocations at once */
   sqlite3_stmt *plain_rows_stmt;   /* the same, all plain rows (is_plain_row) */
   sqlite3_stmt *range_stmt;        /* INSERT INTO allocation_ranges */
+  sqlite3_stmt *long_lived_stmt;   /* INSERT INTO long_lived_allocations */
   TideAllocRange range;            /* of the rows written since, writer thread only */
   GThread      *thread;
 
@@ -207,7 +209,10 @@ writer_prepare (TideTraceWriter  *self,
     }
   if (sqlite3_prepare_v3 (self->db, "INSERT INTO allocation_ranges (first_id, last_id,"
                           " min_alloc_ns, max_alloc_ns) VALUES (?1, ?2, ?3, ?4)", -1,
-                          SQLITE_PREPARE_PERSISTENT, &self->range_stmt, NULL) != SQLITE_OK)
+                          SQLITE_PREPARE_PERSISTENT, &self->range_stmt, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v3 (self->db, "INSERT INTO long_lived_allocations (process_id, alloc_ns, id)"
+                          " VALUES (?1, ?2, ?3)", -1, SQLITE_PREPARE_PERSISTENT,
+                          &self->long_lived_stmt, NULL) != SQLITE_OK)
     {
       tide_sqlite_set_error (error, self->db, "cannot prepare the trace writer");
       return FALSE;
@@ -297,6 +302,18 @@ writer_close_range (TideTraceWriter  *self,
   return ok;
 }
 
+static gboolean
+writer_add_long_lived (TideTraceWriter  *self,
+                       const Op         *op,
+                       gint64            id,
+                       GError          **error)
+{
+  sqlite3_bind_int64 (self->long_lived_stmt, 1, op->ints[ALLOC_PROCESS]);
+  sqlite3_bind_int64 (self->long_lived_stmt, 2, op->ints[ALLOC_TIME]);
+  sqlite3_bind_int64 (self->long_lived_stmt, 3, id);
+  return run_statement (self, self->long_lived_stmt, error);
+}
+
 /* The @n_rows allocations just inserted took the rowids up to the last
  * one, in order: SQLite gives a NULL rowid the largest one plus one. */
 static gboolean
@@ -312,6 +329,9 @@ writer_note_alloc_rows (TideTraceWriter  *self,
       gint64 id = last - (gint64) (n_rows - 1 - i);
       const gint64 *v = ops[i].ints;
 
+      if (!tide_alloc_is_short_lived (v[ALLOC_TIME], v[ALLOC_FREE]) &&
+          !writer_add_long_lived (self, &ops[i], id, error))
+        return FALSE;
       if (tide_alloc_range_add (&self->range, id, v[ALLOC_TIME], v[ALLOC_FREE]))
         continue;
       if (!writer_close_range (self, error))
@@ -476,12 +496,16 @@ writer_open_db (TideTraceWriter  *self,
          tide_schema_create (self->db, error) &&
          /* Indexes are kept up as rows arrive, not built at finish, where
           * a sort of every row would come after the target has ended.
-          * Allocations get a partial index of the long-lived rows and
-          * allocation_ranges for the rest (tide-alloc-ranges.h). */
+          * Allocations get long_lived_allocations for the long-lived rows
+          * and allocation_ranges for the rest (tide-alloc-ranges.h). */
          tide_sqlite_exec (self->db,
                            "CREATE INDEX counters_by_time ON counters (process_id, counter, ts_ns);"
-                           "CREATE INDEX allocations_long_lived ON allocations (process_id, alloc_ns)"
-                           "  WHERE " TIDE_LONG_LIVED_WHERE ";"
+                           "CREATE TABLE long_lived_allocations ("
+                           "  process_id INTEGER NOT NULL,"
+                           "  alloc_ns INTEGER NOT NULL,"
+                           "  id INTEGER NOT NULL,"
+                           "  PRIMARY KEY (process_id, alloc_ns, id)"
+                           ") STRICT, WITHOUT ROWID;"
                            "INSERT INTO meta (key, value) VALUES ('complete', 0),"
                            "  ('short_lived_ns', " G_STRINGIFY (TIDE_SHORT_LIVED_NS) ");",
                            error) &&
@@ -504,6 +528,7 @@ tide_trace_writer_free (TideTraceWriter *self)
   for (guint i = 0; i < N_OPS; i++)
     sqlite3_finalize (self->stmts[i]);
   sqlite3_finalize (self->range_stmt);
+  sqlite3_finalize (self->long_lived_stmt);
   sqlite3_finalize (self->alloc_rows_stmt);
   sqlite3_finalize (self->plain_rows_stmt);
   sqlite3_close (self->db);

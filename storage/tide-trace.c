@@ -35,6 +35,7 @@ struct _TideTrace
   gint64   start_ns;
   gint64   end_ns;
   gint64   short_lived_ns;  /* tide-alloc-ranges.h; 0: no allocation_ranges */
+  TideRetainedPlan retained_plan;
   guint    complete : 1;
 };
 
@@ -243,7 +244,7 @@ static gboolean
 load_bounds (TideTrace  *self,
              GError    **error)
 {
-  gint64 complete, has_ranges;
+  gint64 complete, has_ranges, has_long_lived;
 
   return query_int (self->db, "SELECT value FROM meta WHERE key = 'complete'", &complete, error) &&
          (self->complete = complete == 1, TRUE) &&
@@ -258,7 +259,14 @@ load_bounds (TideTrace  *self,
          query_int (self->db,
                     "SELECT EXISTS (SELECT 1 FROM sqlite_schema"
                     " WHERE type = 'table' AND name = 'allocation_ranges')", &has_ranges, error) &&
+         query_int (self->db,
+                    "SELECT EXISTS (SELECT 1 FROM sqlite_schema"
+                    " WHERE type = 'table' AND name = 'long_lived_allocations')",
+                    &has_long_lived, error) &&
          (self->short_lived_ns = has_ranges ? tide_analysis_get_short_lived_ns (self->db) : 0,
+          self->retained_plan = self->short_lived_ns == 0 ? TIDE_RETAINED_BY_INDEX
+                                : has_long_lived ? TIDE_RETAINED_BY_RANGES_LONG
+                                : TIDE_RETAINED_BY_RANGES,
           TRUE);
 }
 
@@ -374,5 +382,6 @@ char *
 _tide_trace_retained_rows_sql (TideTrace  *self,
                                const char *process_filter)
 {
-  return tide_alloc_ranges_retained_sql (self->short_lived_ns, process_filter);
+  return tide_alloc_ranges_retained_sql (self->retained_plan, self->short_lived_ns,
+                                         process_filter);
 }

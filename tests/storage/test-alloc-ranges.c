@@ -141,30 +141,61 @@ scan_totals (sqlite3 *db,
   sqlite3_finalize (stmt);
 }
 
-static void
-test_retained_matches_scan (void)
+static gint64
+query_count (sqlite3    *db,
+             const char *sql)
 {
-  g_autofree char *dir = g_dir_make_tmp ("tide-ranges-XXXXXX", NULL);
-  g_autoptr(GRand) rand = g_rand_new_with_seed (7);
-  g_autofree char *path = write_trace (dir, rand);
+  sqlite3_stmt *stmt = NULL;
+  gint64 n;
+
+  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
+  n = sqlite3_column_int64 (stmt, 0);
+  sqlite3_finalize (stmt);
+  return n;
+}
+
+/* 200 random windows: the drill-down's retained rows are those of a
+ * full scan. */
+static void
+check_windows (const char *path,
+               guint32     seed)
+{
+  g_autoptr(GRand) rand = g_rand_new_with_seed (seed);
   g_autoptr(GError) error = NULL;
   g_autoptr(TideTrace) trace = tide_trace_open (path, &error);
-  sqlite3 *db;
-  sqlite3_stmt *stmt = NULL;
   guint nonempty = 0;
+  sqlite3 *db;
+
+  g_autoptr(GArray) times = g_array_new (FALSE, FALSE, sizeof (gint64));
+  sqlite3_stmt *stmt = NULL;
 
   g_assert_no_error (error);
   db = _tide_trace_get_db (trace);
-  g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT count (*) FROM allocation_ranges", -1,
-                                       &stmt, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
-  g_assert_cmpint (sqlite3_column_int64 (stmt, 0), >=, 30000 * 7 / 10 / TIDE_ALLOC_RANGE_ROWS);
+  g_assert_cmpint (query_count (db, "SELECT count (*) FROM allocation_ranges"), >=,
+                   30000 * 7 / 10 / TIDE_ALLOC_RANGE_ROWS);
+  /* Window ends on rows' own times, where < and <= differ. */
+  g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT alloc_ns FROM allocations", -1, &stmt, NULL),
+                   ==, SQLITE_OK);
+  while (sqlite3_step (stmt) == SQLITE_ROW)
+    {
+      gint64 t = sqlite3_column_int64 (stmt, 0);
+      g_array_append_val (times, t);
+    }
   sqlite3_finalize (stmt);
-
   for (guint i = 0; i < 200; i++)
     {
-      gint64 t1 = g_rand_int_range (rand, 1, 2100000) * (gint64) 1000 + g_rand_int_range (rand, 0, 3);
+      gint64 t1 = i % 2 == 0
+        ? g_array_index (times, gint64, g_rand_int_range (rand, 0, times->len))
+        : g_rand_int_range (rand, 1, 2100000) * (gint64) 1000 + g_rand_int_range (rand, 0, 3);
       gint64 t0 = i % 4 == 0 ? 0 : t1 - g_rand_int_range (rand, 1, i % 4 == 1 ? 20 : 2000) * (gint64) 10000;
+
+      /* And starts on them, where > and >= differ. */
+      if (i % 8 == 2)
+        {
+          t0 = g_array_index (times, gint64, g_rand_int_range (rand, 0, times->len));
+          t1 = t0 + g_rand_int_range (rand, 1, 2000) * (gint64) 10000;
+        }
       gint64 process_id = i % 3;
       g_autoptr(GPtrArray) groups = tide_drilldown_retained (trace, process_id, t0, t1, &error);
       gint64 bytes = 0, count = 0, want_bytes, want_count;
@@ -183,6 +214,50 @@ test_retained_matches_scan (void)
     }
   /* The windows did find rows, short-lived ones among them. */
   g_assert_cmpuint (nonempty, >, 150);
+}
+
+/* Makes the trace what the writer made before long_lived_allocations: a
+ * partial index of the long-lived rows instead. */
+static void
+make_old_layout (const char *path)
+{
+  sqlite3 *db = NULL;
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "DROP TABLE long_lived_allocations;"
+                                     "CREATE INDEX allocations_long_lived"
+                                     " ON allocations (process_id, alloc_ns)"
+                                     " WHERE " TIDE_LONG_LIVED_WHERE ";",
+                                 NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+}
+
+static void
+test_retained_matches_scan (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("tide-ranges-XXXXXX", NULL);
+  g_autoptr(GRand) rand = g_rand_new_with_seed (7);
+  g_autofree char *path = write_trace (dir, rand);
+  sqlite3 *db = NULL;
+
+  /* long_lived_allocations holds the long-lived rows, and only them. */
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (query_count (db, "SELECT count (*) FROM long_lived_allocations l"
+                                    " JOIN allocations a ON a.id = l.id"
+                                    " AND a.process_id = l.process_id AND a.alloc_ns = l.alloc_ns"
+                                    " WHERE a.free_ns IS NULL OR a.free_ns - a.alloc_ns > "
+                                    G_STRINGIFY (TIDE_SHORT_LIVED_NS)), ==,
+                   query_count (db, "SELECT count (*) FROM allocations WHERE "
+                                    TIDE_LONG_LIVED_WHERE));
+  g_assert_cmpint (query_count (db, "SELECT count (*) FROM long_lived_allocations"), ==,
+                   query_count (db, "SELECT count (*) FROM allocations WHERE "
+                                    TIDE_LONG_LIVED_WHERE));
+  g_assert_cmpint (query_count (db, "SELECT count (*) FROM long_lived_allocations"), >, 1000);
+  sqlite3_close (db);
+
+  check_windows (path, 11);
+  make_old_layout (path);
+  check_windows (path, 11);
   g_remove (path);
   g_rmdir (dir);
 }
@@ -191,8 +266,10 @@ test_retained_matches_scan (void)
 static void
 test_sql_without_ranges (void)
 {
-  g_autofree char *with = tide_alloc_ranges_retained_sql (T, "process_id = ?1");
-  g_autofree char *without = tide_alloc_ranges_retained_sql (0, "process_id = ?1");
+  g_autofree char *with = tide_alloc_ranges_retained_sql (TIDE_RETAINED_BY_RANGES, T,
+                                                          "process_id = ?1");
+  g_autofree char *without = tide_alloc_ranges_retained_sql (TIDE_RETAINED_BY_INDEX, 0,
+                                                             "process_id = ?1");
 
   g_assert_nonnull (strstr (with, "allocation_ranges"));
   g_assert_nonnull (strstr (with, TIDE_LONG_LIVED_WHERE));
