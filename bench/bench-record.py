@@ -5,8 +5,13 @@
 in default sampling mode and with --all, and under heaptrack when it is
 installed, all in this one invocation, runs interleaved; medians of --runs.
 
-Prints wall-time ratios to plain, the recorder's own peak RSS (from the
-trace's meta), and the trace size per recorded allocation.
+Prints each mode's median wall time and its ratio to plain, the
+recorder's own peak RSS (from the trace's meta), and the trace size per
+recorded allocation.  The ratio is the median over rounds of that
+round's time over the same round's plain time: a shared machine's speed
+drifts by a fifth between minutes, and a round's runs are seconds apart,
+so pairing them cancels most of the drift that a ratio of two medians
+keeps.
 
   bench/bench-record.py BUILD_DIR [--runs 5] [--ops N] [--intervals 262144,1048576]
 
@@ -90,11 +95,11 @@ def main():
             if leftover.startswith("ht"):
                 os.unlink(os.path.join(work, leftover))
 
-    plain = statistics.median(times["plain"])
     print("alloc-bench, %d ops x 4 threads, median of %d runs" % (args.ops, args.runs))
     for name, samples in times.items():
         median = statistics.median(samples)
-        line = "%-18s %7.3f s  %5.2fx" % (name, median, median / plain)
+        ratio = statistics.median(t / p for t, p in zip(samples, times["plain"]))
+        line = "%-18s %7.3f s  %5.2fx" % (name, median, ratio)
         if name in facts:
             rows, peak, dropped, size = facts[name]
             line += "  recorder peak RSS %5.1f MiB  %9d rows  %5.1f bytes/row  dropped %d" % (
