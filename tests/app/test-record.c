@@ -10,6 +10,7 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -348,6 +349,67 @@ test_heap_layout (Fixture       *f,
   record (f, mode, "heap-layout", NULL, NULL, &run);
   g_assert_cmpint (run.status, ==, 0);
   g_assert_cmpstr (run.out, ==, plain.out);
+}
+
+/* The nice value of a /proc/PID/stat line (field 19), and its comm. */
+static int
+stat_nice (const char  *line,
+           char       **comm)
+{
+  const char *open_ = strchr (line, '(');
+  const char *close_ = strrchr (line, ')');
+  g_auto(GStrv) fields = NULL;
+
+  g_assert_nonnull (open_);
+  g_assert_nonnull (close_);
+  *comm = g_strndup (open_ + 1, close_ - open_ - 1);
+  fields = g_strsplit (close_ + 2, " ", -1);
+  g_assert_cmpuint (g_strv_length (fields), >, 17);
+  return atoi (fields[16]);
+}
+
+/* The recorder's writer asks for nice -10 where it may (writer_raise_priority
+ * in tide-trace-writer.c); the program keeps the priority it was given. */
+static void
+test_priority (Fixture       *f,
+               gconstpointer  data)
+{
+  const char *args[] = { "-c", "cat /proc/$PPID/task/*/stat; echo target; cat /proc/$$/stat", NULL };
+  g_auto(Run) run = { 0 };
+  g_auto(GStrv) lines = NULL;
+  struct rlimit nice_limit;
+  gboolean target = FALSE, writer_seen = FALSE;
+  int want_writer;
+
+  g_assert_cmpint (getrlimit (RLIMIT_NICE, &nice_limit), ==, 0);
+  /* RLIMIT_NICE allows nice down to 20 - rlim_cur. */
+  want_writer = geteuid () == 0 || nice_limit.rlim_cur >= 30 ? -10 : 0;
+  record_args (f, NULL, "/bin/sh", args, &run);
+  g_assert_cmpint (run.status, ==, 0);
+  lines = g_strsplit (run.out, "\n", -1);
+  for (guint i = 0; lines[i] != NULL && lines[i][0] != '\0'; i++)
+    {
+      g_autofree char *comm = NULL;
+      int nice_value;
+
+      if (strcmp (lines[i], "target") == 0)
+        {
+          target = TRUE;
+          continue;
+        }
+      nice_value = stat_nice (lines[i], &comm);
+      if (target)
+        g_assert_cmpint (nice_value, ==, 0);
+      else if (strcmp (comm, "tide-writer") == 0)
+        {
+          g_assert_cmpint (nice_value, ==, want_writer);
+          writer_seen = TRUE;
+        }
+      else
+        g_assert_cmpint (nice_value, ==, 0);  /* the recorder's other threads */
+    }
+  g_assert_true (target);
+  g_assert_true (writer_seen);
 }
 
 static void
@@ -695,6 +757,7 @@ main (int    argc,
   ADD ("/record/storm", NULL, test_storm);
   ADD ("/record/heap-layout/sampled", "--sample-bytes=4096", test_heap_layout);
   ADD ("/record/heap-layout/all", "--all", test_heap_layout);
+  ADD ("/record/priority", NULL, test_priority);
   ADD ("/record/fork-exec", NULL, test_fork_exec);
   ADD ("/record/dlopen", NULL, test_dlopen);
   ADD ("/record/leaky/sampled-repeatable", NULL, test_sampled_repeatable);
