@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 
 #include "tide-alloc-ranges.h"
+#include "tide-test-util.h"
 #include "tide-drilldown.h"
 #include "tide-report.h"
 #include "tide-trace-private.h"
@@ -141,20 +142,6 @@ scan_totals (sqlite3 *db,
   sqlite3_finalize (stmt);
 }
 
-static gint64
-query_count (sqlite3    *db,
-             const char *sql)
-{
-  sqlite3_stmt *stmt = NULL;
-  gint64 n;
-
-  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
-  n = sqlite3_column_int64 (stmt, 0);
-  sqlite3_finalize (stmt);
-  return n;
-}
-
 /* 200 random windows: the drill-down's retained rows are those of a
  * full scan. */
 static void
@@ -172,7 +159,7 @@ check_windows (const char *path,
 
   g_assert_no_error (error);
   db = _tide_trace_get_db (trace);
-  g_assert_cmpint (query_count (db, "SELECT count (*) FROM allocation_ranges"), >=,
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM allocation_ranges"), >=,
                    30000 * 7 / 10 / TIDE_ALLOC_RANGE_ROWS);
   /* Window ends on rows' own times, where < and <= differ. */
   g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT alloc_ns FROM allocations", -1, &stmt, NULL),
@@ -238,22 +225,24 @@ test_retained_matches_scan (void)
   g_autofree char *dir = g_dir_make_tmp ("tide-ranges-XXXXXX", NULL);
   g_autoptr(GRand) rand = g_rand_new_with_seed (7);
   g_autofree char *path = write_trace (dir, rand);
-  sqlite3 *db = NULL;
+  g_autoptr(GError) error = NULL;
+  TideTrace *trace = tide_trace_open (path, &error);
+  gint64 long_lived;
 
   /* long_lived_allocations holds the long-lived rows, and only them. */
-  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (query_count (db, "SELECT count (*) FROM long_lived_allocations l"
-                                    " JOIN allocations a ON a.id = l.id"
-                                    " AND a.process_id = l.process_id AND a.alloc_ns = l.alloc_ns"
-                                    " WHERE a.free_ns IS NULL OR a.free_ns - a.alloc_ns > "
-                                    G_STRINGIFY (TIDE_SHORT_LIVED_NS)), ==,
-                   query_count (db, "SELECT count (*) FROM allocations WHERE "
-                                    TIDE_LONG_LIVED_WHERE));
-  g_assert_cmpint (query_count (db, "SELECT count (*) FROM long_lived_allocations"), ==,
-                   query_count (db, "SELECT count (*) FROM allocations WHERE "
-                                    TIDE_LONG_LIVED_WHERE));
-  g_assert_cmpint (query_count (db, "SELECT count (*) FROM long_lived_allocations"), >, 1000);
-  sqlite3_close (db);
+  g_assert_no_error (error);
+  long_lived = tide_test_query_int (trace, "SELECT count (*) FROM allocations WHERE "
+                                           TIDE_LONG_LIVED_WHERE);
+  g_assert_cmpint (long_lived, >, 1000);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM long_lived_allocations"),
+                   ==, long_lived);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM long_lived_allocations l"
+                                               " JOIN allocations a ON a.id = l.id"
+                                               " AND a.process_id = l.process_id"
+                                               " AND a.alloc_ns = l.alloc_ns"
+                                               " WHERE a.free_ns IS NULL OR a.free_ns - a.alloc_ns > "
+                                               G_STRINGIFY (TIDE_SHORT_LIVED_NS)), ==, long_lived);
+  g_object_unref (trace);
 
   check_windows (path, 11);
   make_old_layout (path);
