@@ -6,28 +6,39 @@
  * In sampled mode most frees are of blocks that were never recorded, and
  * they must cost a lookup, not a record.  Two layers:
  *
- *  - a filter: a bitmap of 2^18 bits (32 KiB), and beside it one 8-bit
- *    count per bit.  An address's 64 KiB granule picks one 512-bit line
- *    of it, the address the bit in that line (tide_addrset_filter_index).
- *    A clear bit proves the address is not in the set, so the common free
- *    pays one relaxed load of a line that its own thread mostly keeps to
- *    itself; the counts, touched only when the set changes, say when a
- *    bit may be cleared.  A line's bits and counts belong to one shard,
+ *  - a filter: a bitmap of 2^20 bits (128 KiB), and beside it one 8-bit
+ *    count per bit.  An address's 64 MiB region picks one of 64 shards,
+ *    each of which owns 32 lines of 512 bits; the address's 64 KiB
+ *    granule picks one of its shard's lines, the address itself the bit in
+ *    that line (tide_addrset_filter_index).  A clear bit proves the
+ *    address is not in the set, so the common free pays one relaxed load
+ *    of a line that its own thread mostly keeps to itself; the counts,
+ *    touched only when the set changes, say when a bit may be cleared.
+ *    Every bit, its count and the entries behind it belong to one shard,
  *    whose lock orders their updates.  History: a 2 MiB counting filter
  *    missed the cache on nearly every free (8% of an allocation-heavy
  *    program); 256 KiB of byte counters still missed on 9 frees in 10
  *    while the program streamed through its blocks (free() was 5% of the
- *    whole run); this bitmap, indexed by a hash of the whole address,
- *    still missed on most frees, as the other core kept writing the lines
- *    they read (the set's share of alloc-bench's samples in the target
- *    fell from 11% to 5% with lines by granule).  The price is false
- *    positives once many sampled blocks are live (about 40% at 100,000
- *    spread over the heap, more where they crowd a few granules); those
+ *    whole run); a bitmap indexed by a hash of the whole address still
+ *    missed on most frees, as the other core kept writing the lines they
+ *    read (the set's share of alloc-bench's samples in the target fell
+ *    from 11% to 5% with lines by granule).  The price is false positives
+ *    once many sampled blocks are live in one region (about 6% at 1,000,
+ *    which is what 64 MiB of live heap holds at the default mean); those
  *    cost a lookup in the exact set.  A count that reaches 0xff sticks
  *    there (its bit is never cleared) and only costs extra lookups.
  *  - an exact set: 64 shards, each an open-addressing table (linear probing,
  *    backward-shift deletion, no tombstones) under its own mutex, grown by
- *    doubling into memory from the kernel.
+ *    doubling into memory from the kernel.  A shard holds the addresses of
+ *    whole 64 MiB regions, because glibc gives each thread an arena of its
+ *    own in 64 MiB-aligned heaps: a thread's sampled blocks then share one
+ *    shard, whose lock and table stay in its core's cache.  With shards by
+ *    filter line instead, the four threads of alloc-bench shared most of
+ *    them, and the lock, the table slot and the count of nearly every
+ *    insert and remove came from the other core (4.4% of the recorded
+ *    run's samples for the set and its locks; 1.5% by region).  Allocators
+ *    that mix threads' blocks in one region (jemalloc's extents) share its
+ *    shard's lock, which is what every shard was before.
  *
  * Pure code (no hooks, no globals), unit-tested directly.
  */
@@ -40,11 +51,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define TIDE_ADDRSET_FILTER_BITS   18
-#define TIDE_ADDRSET_LINE_BITS     9   /* 512 bits: one 64-byte cache line */
-#define TIDE_ADDRSET_GRANULE_SHIFT 16  /* 64 KiB of address space per line */
-#define TIDE_ADDRSET_SHARD_BITS    6
-#define TIDE_ADDRSET_SHARDS      (1u << TIDE_ADDRSET_SHARD_BITS)
+#define TIDE_ADDRSET_SHARD_BITS      6
+#define TIDE_ADDRSET_SHARDS          (1u << TIDE_ADDRSET_SHARD_BITS)
+#define TIDE_ADDRSET_SHARD_LINE_BITS 5   /* 32 filter lines per shard */
+#define TIDE_ADDRSET_LINE_BITS       9   /* 512 bits: one 64-byte cache line */
+#define TIDE_ADDRSET_FILTER_BITS     (TIDE_ADDRSET_SHARD_BITS + TIDE_ADDRSET_SHARD_LINE_BITS \
+                                      + TIDE_ADDRSET_LINE_BITS)
+#define TIDE_ADDRSET_REGION_SHIFT    26  /* 64 MiB: glibc's heap of an arena */
+#define TIDE_ADDRSET_GRANULE_SHIFT   16  /* 64 KiB of address space per line */
 
 typedef struct
 {
@@ -93,20 +107,30 @@ tide_addrset_hash (uint64_t addr)
   return tide_hash_u64 (addr);
 }
 
-/* The filter bit of an address.  Its 64 KiB granule picks a line of the
- * filter, and its own bits the bit in that line.  glibc gives each thread
- * its own arena, so a thread's frees read, and its sampled blocks write,
- * lines of their own: with bits spread by a hash of the whole address,
- * every free() loaded a random line of the filter, which the other core
- * had often just written or the program's own traffic had evicted (most
- * of what the profiler cost the target in alloc-bench). */
+/* The shard of an address: that of its 64 MiB region. */
+static inline uint32_t
+tide_addrset_shard_index (uint64_t addr)
+{
+  return (uint32_t) (tide_hash_u64 (addr >> TIDE_ADDRSET_REGION_SHIFT)
+                     >> (64 - TIDE_ADDRSET_SHARD_BITS));
+}
+
+/* The filter bit of an address: its shard's lines come first, then its 64
+ * KiB granule picks one of them, and its own bits the bit in that line.
+ * glibc gives each thread its own arena, so a thread's frees read, and its
+ * sampled blocks write, lines of their own: with bits spread by a hash of
+ * the whole address, every free() loaded a random line of the filter,
+ * which the other core had often just written or the program's own
+ * traffic had evicted (most of what the profiler cost the target in
+ * alloc-bench). */
 static inline uint32_t
 tide_addrset_filter_index (uint64_t addr)
 {
   uint32_t line = (uint32_t) (tide_hash_u64 (addr >> TIDE_ADDRSET_GRANULE_SHIFT)
-                              >> (64 - TIDE_ADDRSET_FILTER_BITS + TIDE_ADDRSET_LINE_BITS));
+                              >> (64 - TIDE_ADDRSET_SHARD_LINE_BITS));
   uint32_t bit = (uint32_t) ((addr >> 4) ^ (addr >> 13)) & ((1u << TIDE_ADDRSET_LINE_BITS) - 1);
 
+  line |= tide_addrset_shard_index (addr) << TIDE_ADDRSET_SHARD_LINE_BITS;
   return line << TIDE_ADDRSET_LINE_BITS | bit;
 }
 

@@ -92,27 +92,39 @@ typedef struct
   guint        index;
 } Worker;
 
+/* The i-th address of a worker.  The even workers have a region of their
+ * own, as threads with glibc arenas do; the odd ones interleave their
+ * blocks in one region, so they share its shard, its filter lines and the
+ * words of those lines. */
+static guint64
+worker_addr (const Worker *w,
+             guint         i)
+{
+  if (w->index % 2 == 0)
+    return (((guint64) w->index + 1) << 32) + (guint64) i * 32;
+  return ((guint64) 0x7f << 32) + ((guint64) i * N_THREADS + w->index) * 16;
+}
+
 /* Each thread inserts its own addresses, frees them in another order,
  * and checks what it sees while the others do the same. */
 static gpointer
 worker_main (gpointer data)
 {
   Worker *w = data;
-  guint64 base = ((guint64) w->index + 1) << 32;
 
   for (guint round = 0; round < 3; round++)
     {
       for (guint i = 0; i < PER_THREAD; i++)
-        g_assert_true (tide_addrset_insert (w->set, base + i * 32, i, TIDE_KIND_MALLOC));
+        g_assert_true (tide_addrset_insert (w->set, worker_addr (w, i), i, TIDE_KIND_MALLOC));
       for (guint i = 0; i < PER_THREAD; i++)
         {
           guint k = (i * 7919u) % PER_THREAD;
 
-          g_assert_true (tide_addrset_maybe (w->set, base + k * 32));
-          g_assert_true (tide_addrset_remove (w->set, base + k * 32, TIDE_KIND_MALLOC, NULL));
+          g_assert_true (tide_addrset_maybe (w->set, worker_addr (w, k)));
+          g_assert_true (tide_addrset_remove (w->set, worker_addr (w, k), TIDE_KIND_MALLOC, NULL));
         }
       for (guint i = 0; i < PER_THREAD; i += 97)
-        g_assert_false (tide_addrset_lookup (w->set, base + i * 32, NULL));
+        g_assert_false (tide_addrset_lookup (w->set, worker_addr (w, i), NULL));
     }
   return NULL;
 }
@@ -132,12 +144,44 @@ test_threads (void)
   for (guint t = 0; t < N_THREADS; t++)
     g_thread_join (threads[t]);
   g_assert_cmpuint (tide_addrset_count (set), ==, 0);
-  /* Bits of one filter word belong to different shards: a lost update
-   * between threads would leave a bit set (or clear one too early, which
-   * the workers' own checks catch). */
+  /* A lost update of a filter word between threads would leave a bit set
+   * (or clear one too early, which the workers' own checks catch). */
   for (guint t = 0; t < N_THREADS; t++)
     for (guint i = 0; i < PER_THREAD; i++)
-      g_assert_false (tide_addrset_maybe (set, (((guint64) t + 1) << 32) + i * 32));
+      g_assert_false (tide_addrset_maybe (set, worker_addr (&workers[t], i)));
+}
+
+/* The shard's lock is what orders the updates of a filter bit, its count
+ * and the filter word around it: so every bit of an address, and every
+ * word of its line, must belong to the address's own shard; and a 64 MiB
+ * region, glibc's heap of an arena, must have one shard. */
+static void
+test_layout (void)
+{
+  const guint bits_per_shard = 1u << (TIDE_ADDRSET_FILTER_BITS - TIDE_ADDRSET_SHARD_BITS);
+  guint32 rng = 12345;
+  guint shards_seen = 0;
+  guint64 seen = 0;
+
+  for (guint n = 0; n < 100000; n++)
+    {
+      guint64 addr, region;
+      guint32 shard, bit;
+
+      rng = rng * 1664525u + 1013904223u;
+      addr = ((guint64) rng << 20 ^ (guint64) n * 4099) & G_GUINT64_CONSTANT (0x7ffffffffff0);
+      region = addr >> 26 << 26;
+      shard = tide_addrset_shard_index (addr);
+      bit = tide_addrset_filter_index (addr);
+      g_assert_cmpuint (shard, <, TIDE_ADDRSET_SHARDS);
+      g_assert_cmpuint (bit / bits_per_shard, ==, shard);
+      g_assert_cmpuint (tide_addrset_shard_index (region), ==, shard);
+      g_assert_cmpuint (tide_addrset_shard_index (region + (1 << 26) - 16), ==, shard);
+      seen |= G_GUINT64_CONSTANT (1) << shard;
+    }
+  for (guint s = 0; s < TIDE_ADDRSET_SHARDS; s++)
+    shards_seen += (seen >> s) & 1;
+  g_assert_cmpuint (shards_seen, ==, TIDE_ADDRSET_SHARDS);
 }
 
 /* Two addresses behind one filter bit: the bit stays while either lives. */
@@ -170,5 +214,6 @@ main (int   argc,
   g_test_add_func ("/capture/preload/addrset/many", test_many);
   g_test_add_func ("/capture/preload/addrset/threads", test_threads);
   g_test_add_func ("/capture/preload/addrset/shared-bit", test_shared_bit);
+  g_test_add_func ("/capture/preload/addrset/layout", test_layout);
   return g_test_run ();
 }
