@@ -504,12 +504,18 @@ writer_open_db (TideTraceWriter  *self,
   /* WAL while writing: readers (the live GUI) never block the writer.  No
    * fsync: a crash of the recorder or of the target keeps every committed
    * page (the kernel has them); only a power cut could lose the tail.
+   * 16 KiB pages, set before WAL mode, which fixes the page size: a
+   * stand-alone insert benchmark of the allocations table took about 10%
+   * less time per row than with 4 KiB pages (fewer pages to balance and to
+   * frame in the WAL), and --retained reads of a 6M-row trace took 0.43 s
+   * against 0.49 s.
    * A small page cache: the writer appends, so it needs little more than
    * the right edges of the table and its indexes, and 2 MiB of recycled
    * page buffers stay in the CPU caches where 16 MiB streamed through them
    * beside the target (bench-record: 1.44x -> 1.39x sampled, 4.4x -> 3.9x
    * --all, medians of 9 and 3). */
   return tide_sqlite_exec (self->db,
+                           "PRAGMA page_size = 16384;"
                            "PRAGMA journal_mode = WAL;"
                            "PRAGMA synchronous = OFF;"
                            "PRAGMA cache_size = -2048;",

@@ -60,6 +60,20 @@ assert_int_or_null (sqlite3_stmt *stmt,
     g_assert_cmpint (sqlite3_column_int64 (stmt, column), ==, expected);
 }
 
+static gint64
+query_int (sqlite3    *db,
+           const char *sql)
+{
+  sqlite3_stmt *stmt = NULL;
+  gint64 value;
+
+  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
+  value = sqlite3_column_int64 (stmt, 0);
+  sqlite3_finalize (stmt);
+  return value;
+}
+
 static void
 test_allocation_columns (void)
 {
@@ -105,6 +119,8 @@ test_allocation_columns (void)
     }
   g_assert_cmpuint (n, ==, rows->len);
   sqlite3_finalize (stmt);
+  /* SQLite ignores page_size once the file is in WAL mode, silently. */
+  g_assert_cmpint (query_int (db, "PRAGMA page_size"), ==, 16384);
   sqlite3_close (db);
   g_unlink (path);
   g_rmdir (dir);
