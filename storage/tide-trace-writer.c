@@ -20,6 +20,7 @@
 
 #include "tide-alloc-ranges.h"
 #include "tide-analysis.h"
+#include "tide-row-feed.h"
 #include "tide-schema.h"
 #include "tide-storage-error.h"
 #include "tide-trace-writer.h"
@@ -111,12 +112,10 @@ static const OpShape op_shapes[N_OPS] = {
                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6)", 6, FALSE, 0, 0 },
 };
 
-#define ALLOC_ROWS_PER_INSERT 64
 #define ALLOC_PROCESS 0  /* ints[] of an OP_ALLOC */
-#define ALLOC_DEVICE  3
 #define ALLOC_TIME    6
 #define ALLOC_FREE    7
-#define ALLOC_SCOPE   9
+#define ALLOC_WEIGHT  10 /* the column of ALLOC_COLUMNS that is op->real */
 #define BATCH_WAKE_ROWS   16384
 #define WRITER_NICE       (-10)
 #define WRITER_BUSY_TIMEOUT_MS 10000
@@ -127,8 +126,8 @@ struct _TideTraceWriter
   char         *path;
   sqlite3      *db;
   sqlite3_stmt *stmts[N_OPS];
-  sqlite3_stmt *alloc_rows_stmt;   /* ALLOC_ROWS_PER_INSERT allocations at once */
-  sqlite3_stmt *plain_rows_stmt;   /* the same, all plain rows (is_plain_row) */
+  TideRowFeed  *alloc_feed;        /* a run of OP_ALLOC, as a table */
+  sqlite3_stmt *alloc_feed_stmt;   /* INSERT INTO allocations SELECT * FROM it */
   sqlite3_stmt *range_stmt;        /* INSERT INTO allocation_ranges */
   sqlite3_stmt *long_lived_stmt;   /* INSERT INTO long_lived_allocations */
   TideAllocRange range;            /* of the rows written since, writer thread only */
@@ -154,47 +153,40 @@ op_clear (Op *op)
     g_clear_pointer (&op->texts[i], g_free);
 }
 
-/* A plain row: a host allocation outside any scope, with weight 1, as
- * every row of --all mode is in a program without scopes or CUDA.  Its
- * statement has device, scope_id and weight as constants, which SQLite
- * evaluates once per statement, not per row; what is bound are these
- * ints[] of its OP_ALLOC, in order.  A stand-alone insert benchmark of
- * this table, 15 paired runs: 14% less time per row (7.5% when the weight
- * is still bound); 64 rows to a statement rather than 32, 7% less. */
-static const guint plain_row_ints[] = { 0, 1, 2, 4, 5, 6, 7, 8 };
-
-/* "INSERT INTO allocations (columns) VALUES (row), (row), ..." */
-static gboolean
-writer_prepare_rows (TideTraceWriter  *self,
-                     const char       *columns,
-                     const char       *row,
-                     sqlite3_stmt    **stmt,
-                     GError          **error)
+/* Column @column (of ALLOC_COLUMNS) of the OP_ALLOC @row, for the feed. */
+static void
+alloc_feed_column (sqlite3_context *ctx,
+                   const void      *row,
+                   int              column)
 {
-  g_autoptr(GString) sql = g_string_new ("INSERT INTO allocations ");
+  const Op *op = row;
 
-  g_string_append_printf (sql, "%s VALUES ", columns);
-  for (guint r = 0; r < ALLOC_ROWS_PER_INSERT; r++)
-    g_string_append_printf (sql, r ? ", %s" : "%s", row);
-  if (sqlite3_prepare_v3 (self->db, sql->str, -1, SQLITE_PREPARE_PERSISTENT,
-                          stmt, NULL) != SQLITE_OK)
+  if (column == ALLOC_WEIGHT)
+    sqlite3_result_double (ctx, op->real);
+  else if ((op_shapes[OP_ALLOC].null_if_zero & (1u << column)) && op->ints[column] == 0)
+    sqlite3_result_null (ctx);
+  else
+    sqlite3_result_int64 (ctx, op->ints[column]);
+}
+
+/* Runs of allocation rows are read from a feed (tide-row-feed.h), one
+ * statement per run, rather than bound as parameters. */
+static gboolean
+writer_prepare_alloc_feed (TideTraceWriter  *self,
+                           GError          **error)
+{
+  self->alloc_feed = tide_row_feed_register (self->db, "tide_alloc_feed", ALLOC_COLUMNS,
+                                             alloc_feed_column, sizeof (Op), error);
+  if (self->alloc_feed == NULL)
+    return FALSE;
+  if (sqlite3_prepare_v3 (self->db, "INSERT INTO allocations (" ALLOC_COLUMNS ")"
+                          " SELECT * FROM tide_alloc_feed", -1, SQLITE_PREPARE_PERSISTENT,
+                          &self->alloc_feed_stmt, NULL) != SQLITE_OK)
     {
       tide_sqlite_set_error (error, self->db, "cannot prepare the trace writer");
       return FALSE;
     }
   return TRUE;
-}
-
-static gboolean
-writer_prepare_alloc_rows (TideTraceWriter  *self,
-                           GError          **error)
-{
-  return writer_prepare_rows (self, "(" ALLOC_COLUMNS ")", "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                              &self->alloc_rows_stmt, error) &&
-         writer_prepare_rows (self, "(process_id, thread_id, kind, address, size, alloc_ns,"
-                              " free_ns, stack_id, device, scope_id, weight)",
-                              "(?, ?, ?, ?, ?, ?, ?, ?, -1, NULL, 1.0)",
-                              &self->plain_rows_stmt, error);
 }
 
 static gboolean
@@ -220,7 +212,7 @@ writer_prepare (TideTraceWriter  *self,
       tide_sqlite_set_error (error, self->db, "cannot prepare the trace writer");
       return FALSE;
     }
-  return writer_prepare_alloc_rows (self, error);
+  return writer_prepare_alloc_feed (self, error);
 }
 
 /* Binds ints[k] of @op to parameter @param. */
@@ -250,23 +242,6 @@ bind_op (sqlite3_stmt *stmt,
     sqlite3_bind_double (stmt, param++, op->real);
   for (guint i = 0; i < shape->n_texts; i++, param++)
     sqlite3_bind_text (stmt, param, op->texts[i], -1, SQLITE_STATIC);
-  return param;
-}
-
-static gboolean
-is_plain_row (const Op *op)
-{
-  return op->ints[ALLOC_DEVICE] == -1 && op->ints[ALLOC_SCOPE] == 0 && op->real == 1.0;
-}
-
-/* bind_op() for plain_rows_stmt. */
-static guint
-bind_plain_row (sqlite3_stmt *stmt,
-                const Op     *op,
-                guint         param)
-{
-  for (guint i = 0; i < G_N_ELEMENTS (plain_row_ints); i++, param++)
-    bind_int (stmt, param, op, plain_row_ints[i]);
   return param;
 }
 
@@ -344,40 +319,31 @@ writer_note_alloc_rows (TideTraceWriter  *self,
   return TRUE;
 }
 
-/* Writes ops[0..] and returns how many it wrote: a run of allocations goes
- * ALLOC_ROWS_PER_INSERT rows to one statement, which halves the cost per
- * row in --all mode, where allocation rows are nearly all there is. */
+/* Writes ops[0..] and returns how many it wrote: a run of allocations in
+ * one statement, through the feed, or one other row. */
 static guint
 writer_insert (TideTraceWriter  *self,
                const Op         *ops,
                guint             n_ops,
                GError          **error)
 {
-  if (ops[0].type == OP_ALLOC && n_ops >= ALLOC_ROWS_PER_INSERT)
+  if (ops[0].type == OP_ALLOC)
     {
-      gboolean plain = TRUE;
-      sqlite3_stmt *stmt;
-      guint param = 1;
+      guint n = 1;
+      gboolean ok;
 
-      for (guint i = 0; i < ALLOC_ROWS_PER_INSERT; i++)
-        {
-          if (ops[i].type != OP_ALLOC)
-            goto single;
-          plain = plain && is_plain_row (&ops[i]);
-        }
-      stmt = plain ? self->plain_rows_stmt : self->alloc_rows_stmt;
-      for (guint i = 0; i < ALLOC_ROWS_PER_INSERT; i++)
-        param = plain ? bind_plain_row (stmt, &ops[i], param) : bind_op (stmt, &ops[i], param);
-      if (!run_statement (self, stmt, error) ||
-          !writer_note_alloc_rows (self, ops, ALLOC_ROWS_PER_INSERT, error))
+      while (n < n_ops && ops[n].type == OP_ALLOC)
+        n++;
+      tide_row_feed_set_rows (self->alloc_feed, ops, n);
+      ok = run_statement (self, self->alloc_feed_stmt, error);
+      tide_row_feed_set_rows (self->alloc_feed, NULL, 0);
+      if (!ok || !writer_note_alloc_rows (self, ops, n, error))
         return 0;
-      return ALLOC_ROWS_PER_INSERT;
+      return n;
     }
 
-single:
   bind_op (self->stmts[ops[0].type], &ops[0], 1);
-  if (!run_statement (self, self->stmts[ops[0].type], error) ||
-      (ops[0].type == OP_ALLOC && !writer_note_alloc_rows (self, ops, 1, error)))
+  if (!run_statement (self, self->stmts[ops[0].type], error))
     return 0;
   return 1;
 }
@@ -556,8 +522,7 @@ tide_trace_writer_free (TideTraceWriter *self)
     sqlite3_finalize (self->stmts[i]);
   sqlite3_finalize (self->range_stmt);
   sqlite3_finalize (self->long_lived_stmt);
-  sqlite3_finalize (self->alloc_rows_stmt);
-  sqlite3_finalize (self->plain_rows_stmt);
+  sqlite3_finalize (self->alloc_feed_stmt);
   sqlite3_close (self->db);
   g_array_unref (self->pending);
   g_clear_error (&self->error);

@@ -2,8 +2,8 @@
  * Copyright 2026 The Tidemark authors
  *
  * TideTraceWriter's allocation rows: every column comes back as written,
- * whichever statement wrote the row (runs of rows, runs of plain rows
- * with constants for device, scope and weight, or one by one).
+ * in runs of every length between other rows (the writer hands each run
+ * to SQLite through a row feed, tide-row-feed.h).
  */
 #include "config.h"
 
@@ -12,11 +12,15 @@
 
 #include "tide-trace-writer.h"
 
-/* A multiple of any run length the writer may use (it uses 64). */
 #define GROUP 256
 
-/* Four groups of GROUP rows, all plain but for one row in each group
- * after the first (weight, device, scope), then 5 plain rows. */
+/* A counter row goes before allocation row i where this holds: runs of 1,
+ * 2 and 63 rows, and a long one. */
+#define COUNTER_BEFORE(i) ((i) < GROUP && ((i) % 67 == 0 || (i) % 67 == 1 || (i) % 67 == 3))
+
+/* Four groups of GROUP rows, all plain (host, no scope, weight 1) but for
+ * one row in each group after the first (weight, device, scope), then 5
+ * plain rows. */
 static GArray *
 make_rows (void)
 {
@@ -84,11 +88,15 @@ test_allocation_columns (void)
   TideTraceWriter *w = tide_trace_writer_new (path, &error);
   sqlite3 *db = NULL;
   sqlite3_stmt *stmt = NULL;
-  guint n = 0;
+  guint n = 0, n_counters = 0;
 
   g_assert_no_error (error);
   for (guint i = 0; i < rows->len; i++)
-    tide_trace_writer_add_allocation (w, &g_array_index (rows, TideAllocRow, i));
+    {
+      if (COUNTER_BEFORE (i))
+        tide_trace_writer_add_counter (w, 1, 1, -1, 500 + i, n_counters++);
+      tide_trace_writer_add_allocation (w, &g_array_index (rows, TideAllocRow, i));
+    }
   g_assert_true (tide_trace_writer_finish (w, &error));
   g_assert_no_error (error);
   tide_trace_writer_free (w);
@@ -121,6 +129,8 @@ test_allocation_columns (void)
   sqlite3_finalize (stmt);
   /* SQLite ignores page_size once the file is in WAL mode, silently. */
   g_assert_cmpint (query_int (db, "PRAGMA page_size"), ==, 16384);
+  g_assert_cmpint (query_int (db, "SELECT count(*) FROM counters"), ==, n_counters);
+  g_assert_cmpint (n_counters, ==, 12);
   sqlite3_close (db);
   g_unlink (path);
   g_rmdir (dir);
