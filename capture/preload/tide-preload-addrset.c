@@ -10,12 +10,12 @@
 #include <string.h>
 
 #define TIDE_ADDRSET_FILTER_LEN  ((size_t) 1 << TIDE_ADDRSET_FILTER_BITS >> 3)
-#define TIDE_ADDRSET_COUNTS_LEN  ((size_t) 1 << TIDE_ADDRSET_FILTER_BITS)
+#define TIDE_ADDRSET_SHARD_WORDS (1u << (TIDE_ADDRSET_FILTER_BITS - TIDE_ADDRSET_SHARD_BITS) >> 6)
 #define TIDE_ADDRSET_MIN_SLOTS   64u
-#define TIDE_FILTER_STUCK        0xffu
+#define TIDE_ADDRSET_STALE_SLACK 256u
 
-/* The shard's lock guards the bits of its filter lines, their counts and
- * the entries behind them (tide_addrset_filter_index). */
+/* The shard's lock guards the bits of its filter lines and the entries
+ * behind them (tide_addrset_filter_index). */
 static inline TideAddrShard *
 shard_of (TideAddrSet *set,
           uint64_t     addr)
@@ -30,30 +30,21 @@ home_of (const TideAddrShard *shard,
   return (uint32_t) (h >> TIDE_ADDRSET_SHARD_BITS) & shard->mask;
 }
 
-/* The caller holds the lock of addr's shard.  A bit is set on its first
- * address and cleared with its last.  Readers do not lock, hence atomic
- * loads and stores; a filter word's bits all belong to one shard, whose
- * lock the writer holds, so its update needs no atomic read-modify-write
- * (a locked instruction, 16% of an insert's samples). */
+/* The caller holds the lock of addr's shard.  Readers do not lock, hence
+ * atomic loads and stores; a filter word's bits all belong to one shard,
+ * whose lock the writer holds, so its update needs no atomic
+ * read-modify-write (a locked instruction, 16% of an insert's samples). */
 static void
-filter_add (TideAddrSet *set,
-            uint64_t     addr,
-            int          delta)
+filter_set (TideAddrSet *set,
+            uint64_t     addr)
 {
   uint32_t i = tide_addrset_filter_index (addr);
-  uint8_t *count = &set->counts[i];
   _Atomic uint64_t *word = &set->filter[i / 64];
   uint64_t bit = UINT64_C (1) << (i % 64);
+  uint64_t old = atomic_load_explicit (word, memory_order_relaxed);
 
-  if (*count == TIDE_FILTER_STUCK || (delta < 0 && *count == 0))
-    return;
-  *count = (uint8_t) (*count + delta);
-  if (delta > 0 && *count == 1)
-    atomic_store_explicit (word, atomic_load_explicit (word, memory_order_relaxed) | bit,
-                           memory_order_relaxed);
-  else if (delta < 0 && *count == 0)
-    atomic_store_explicit (word, atomic_load_explicit (word, memory_order_relaxed) & ~bit,
-                           memory_order_relaxed);
+  if ((old & bit) == 0)
+    atomic_store_explicit (word, old | bit, memory_order_relaxed);
 }
 
 static bool
@@ -75,8 +66,7 @@ tide_addrset_init (TideAddrSet *set)
 {
   memset (set, 0, sizeof *set);
   set->filter = tide_raw_mmap (TIDE_ADDRSET_FILTER_LEN);
-  set->counts = tide_raw_mmap (TIDE_ADDRSET_COUNTS_LEN);
-  if (set->filter == NULL || set->counts == NULL)
+  if (set->filter == NULL)
     return false;
   for (uint32_t i = 0; i < TIDE_ADDRSET_SHARDS; i++)
     {
@@ -94,14 +84,13 @@ tide_addrset_clear (TideAddrSet *set)
   /* MADV_DONTNEED on a private anonymous mapping reads back as zeros. */
   if (madvise ((void *) set->filter, TIDE_ADDRSET_FILTER_LEN, MADV_DONTNEED) != 0)
     memset ((void *) set->filter, 0, TIDE_ADDRSET_FILTER_LEN);
-  if (madvise (set->counts, TIDE_ADDRSET_COUNTS_LEN, MADV_DONTNEED) != 0)
-    memset (set->counts, 0, TIDE_ADDRSET_COUNTS_LEN);
   for (uint32_t i = 0; i < TIDE_ADDRSET_SHARDS; i++)
     {
       TideAddrShard *shard = &set->shards[i];
 
       memset (shard->slots, 0, ((size_t) shard->mask + 1) * sizeof (TideAddrEntry));
       shard->count = 0;
+      shard->stale = 0;
     }
 }
 
@@ -139,19 +128,54 @@ shard_put (TideAddrShard       *shard,
   shard->count++;
 }
 
+/* Moves the entries to a table of @n_slots, a power of two. */
 static bool
-shard_grow (TideAddrShard *shard)
+shard_resize (TideAddrShard *shard,
+              uint32_t       n_slots)
 {
   TideAddrEntry *old = shard->slots;
   uint32_t old_n = shard->mask + 1;
 
-  if (!shard_alloc (shard, old_n * 2))
+  if (!shard_alloc (shard, n_slots))
     return false;
   for (uint32_t i = 0; i < old_n; i++)
     if (old[i].addr != 0)
       shard_put (shard, &old[i]);
   tide_raw_munmap (old, (size_t) old_n * sizeof (TideAddrEntry));
   return true;
+}
+
+/* Recomputes the shard's filter lines from its entries, which drops the
+ * bits of removed addresses.  Called once the bits that may be stale
+ * outnumber the live entries (and a slack), so that the scan, at most a
+ * few slots per live entry, costs each remove a small constant; a table
+ * that has emptied to an eighth shrinks first, so that the scan stays
+ * that short.  Every word goes from its old value to its new one in one
+ * store, and both have the bit of every entry (no insert or remove can run
+ * in this shard meanwhile), so a lock-free reader never misses one. */
+static void
+shard_refilter (TideAddrSet   *set,
+                TideAddrShard *shard)
+{
+  uint32_t first = (uint32_t) (shard - set->shards) * TIDE_ADDRSET_SHARD_WORDS;
+  uint64_t words[TIDE_ADDRSET_SHARD_WORDS] = { 0 };
+  uint32_t n_slots = shard->mask + 1;
+
+  while (n_slots > TIDE_ADDRSET_MIN_SLOTS && (uint64_t) shard->count * 8 < n_slots)
+    n_slots /= 2;
+  if (n_slots != shard->mask + 1)
+    (void) shard_resize (shard, n_slots);  /* a failed shrink keeps the table */
+  for (uint32_t i = 0; shard->count > 0 && i <= shard->mask; i++)
+    if (shard->slots[i].addr != 0)
+      {
+        uint32_t bit = tide_addrset_filter_index (shard->slots[i].addr);
+
+        words[bit / 64 - first] |= UINT64_C (1) << (bit % 64);
+      }
+  for (uint32_t w = 0; w < TIDE_ADDRSET_SHARD_WORDS; w++)
+    if (atomic_load_explicit (&set->filter[first + w], memory_order_relaxed) != words[w])
+      atomic_store_explicit (&set->filter[first + w], words[w], memory_order_relaxed);
+  shard->stale = 0;
 }
 
 /* Index of addr's slot, or -1. */
@@ -188,12 +212,12 @@ tide_addrset_insert (TideAddrSet *set,
   at = shard_find (shard, addr, h);
   if (at >= 0)
     shard->slots[at] = e;
-  else if ((shard->count + 1) * 2 > shard->mask + 1 && !shard_grow (shard))
+  else if ((shard->count + 1) * 2 > shard->mask + 1 && !shard_resize (shard, (shard->mask + 1) * 2))
     ok = false;
   else
     {
       shard_put (shard, &e);
-      filter_add (set, addr, +1);
+      filter_set (set, addr);
     }
   pthread_mutex_unlock (&shard->lock);
   return ok;
@@ -245,7 +269,10 @@ tide_addrset_remove (TideAddrSet   *set,
       if (out != NULL)
         *out = shard->slots[at];
       shard_delete_at (shard, (uint32_t) at);
-      filter_add (set, addr, -1);
+      /* Its bit may be another entry's too: it stays, stale, until the
+       * next refilter, and costs at most a lookup meanwhile. */
+      if (++shard->stale > shard->count + TIDE_ADDRSET_STALE_SLACK || shard->count == 0)
+        shard_refilter (set, shard);
       found = true;
     }
   pthread_mutex_unlock (&shard->lock);

@@ -6,27 +6,29 @@
  * In sampled mode most frees are of blocks that were never recorded, and
  * they must cost a lookup, not a record.  Two layers:
  *
- *  - a filter: a bitmap of 2^20 bits (128 KiB), and beside it one 8-bit
- *    count per bit.  An address's 64 MiB region picks one of 64 shards,
- *    each of which owns 32 lines of 512 bits; the address's 64 KiB
- *    granule picks one of its shard's lines, the address itself the bit in
- *    that line (tide_addrset_filter_index).  A clear bit proves the
- *    address is not in the set, so the common free pays one relaxed load
- *    of a line that its own thread mostly keeps to itself; the counts,
- *    touched only when the set changes, say when a bit may be cleared.
- *    Every bit, its count and the entries behind it belong to one shard,
- *    whose lock orders their updates.  History: a 2 MiB counting filter
- *    missed the cache on nearly every free (8% of an allocation-heavy
- *    program); 256 KiB of byte counters still missed on 9 frees in 10
- *    while the program streamed through its blocks (free() was 5% of the
- *    whole run); a bitmap indexed by a hash of the whole address still
- *    missed on most frees, as the other core kept writing the lines they
- *    read (the set's share of alloc-bench's samples in the target fell
- *    from 11% to 5% with lines by granule).  The price is false positives
- *    once many sampled blocks are live in one region (about 6% at 1,000,
- *    which is what 64 MiB of live heap holds at the default mean); those
- *    cost a lookup in the exact set.  A count that reaches 0xff sticks
- *    there (its bit is never cleared) and only costs extra lookups.
+ *  - a filter: a bitmap of 2^20 bits (128 KiB).  An address's 64 MiB
+ *    region picks one of 64 shards, each of which owns 32 lines of 512
+ *    bits; the address's 64 KiB granule picks one of its shard's lines,
+ *    the address itself the bit in that line (tide_addrset_filter_index).
+ *    A clear bit proves the address is not in the set, so the common free
+ *    pays one relaxed load of a line that its own thread mostly keeps to
+ *    itself.  An insert sets its bit; a remove leaves it, as another entry
+ *    may share it, and the shard recomputes its lines from its entries
+ *    once such stale bits outnumber them.  Every bit and the entries
+ *    behind it belong to one shard, whose lock orders their updates.
+ *    History: a 2 MiB counting filter missed the cache on nearly every
+ *    free (8% of an allocation-heavy program); 256 KiB of byte counters
+ *    still missed on 9 frees in 10 while the program streamed through its
+ *    blocks (free() was 5% of the whole run); a bitmap indexed by a hash
+ *    of the whole address still missed on most frees, as the other core
+ *    kept writing the lines they read (the set's share of alloc-bench's
+ *    samples in the target fell from 11% to 5% with lines by granule); a
+ *    count per bit, to know when to clear it, missed on most inserts and
+ *    removes (0.8% of a recorded alloc-bench).  The price is false
+ *    positives once many sampled blocks are live in one region (about 6%
+ *    at 1,000, which is what 64 MiB of live heap holds at the default
+ *    mean), and up to as many stale bits again; those cost a lookup in
+ *    the exact set.
  *  - an exact set: 64 shards, each an open-addressing table (linear probing,
  *    backward-shift deletion, no tombstones) under its own mutex, grown by
  *    doubling into memory from the kernel.  A shard holds the addresses of
@@ -74,12 +76,12 @@ typedef struct
   TideAddrEntry  *slots;
   uint32_t        mask;   /* capacity - 1 */
   uint32_t        count;
+  uint32_t        stale;  /* removes since its filter lines were recomputed */
 } __attribute__ ((aligned (64))) TideAddrShard;
 
 typedef struct
 {
   _Atomic uint64_t *filter;   /* 2^FILTER_BITS bits */
-  uint8_t          *counts;   /* one per bit, under the lock of its shard */
   TideAddrShard     shards[TIDE_ADDRSET_SHARDS];
 } TideAddrSet;
 

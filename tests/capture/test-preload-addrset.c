@@ -205,6 +205,43 @@ test_shared_bit (void)
   g_assert_false (tide_addrset_maybe (set, b));
 }
 
+/* Removes leave their bits set until the shard recomputes its lines, which
+ * it must do before they fill the filter; a table that emptied shrinks. */
+static void
+test_stale_bits (void)
+{
+  g_autofree TideAddrSet *set = set_new ();
+  const guint64 region = G_GUINT64_CONSTANT (0x7f1200000000);
+  const guint n_keep = 10, n_churn = 20000;
+  TideAddrShard *shard = &set->shards[tide_addrset_shard_index (region)];
+  guint false_positives = 0;
+
+  for (guint i = 0; i < n_keep; i++)
+    g_assert_true (tide_addrset_insert (set, region + i * 4096 + 8, i, TIDE_KIND_MALLOC));
+  /* All at once, then freed: the table grows to 65536 slots. */
+  for (guint i = 0; i < n_churn; i++)
+    g_assert_true (tide_addrset_insert (set, region + (1 << 20) + i * 48, i, TIDE_KIND_MALLOC));
+  g_assert_cmpuint (shard->mask + 1, ==, 65536);
+  for (guint i = 0; i < n_churn; i++)
+    g_assert_true (tide_addrset_remove (set, region + (1 << 20) + i * 48, 0, NULL));
+  for (guint i = 0; i < n_churn; i++)
+    false_positives += tide_addrset_maybe (set, region + (1 << 20) + i * 48);
+  /* Never recomputed, 20,000 addresses would leave 70% of the region's
+   * 16,384 bits set; recomputed, at most 10 + 256 bits are stale. */
+  g_assert_cmpuint (false_positives, <, n_churn / 20);
+  g_assert_cmpuint (shard->count, ==, n_keep);
+  /* The last recompute ran with at most 10 + 256 entries left. */
+  g_assert_cmpuint (shard->mask + 1, <=, 4096);
+  for (guint i = 0; i < n_keep; i++)
+    {
+      TideAddrEntry e;
+
+      g_assert_true (tide_addrset_maybe (set, region + i * 4096 + 8));
+      g_assert_true (tide_addrset_lookup (set, region + i * 4096 + 8, &e));
+      g_assert_cmpuint (e.size, ==, i);
+    }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -215,5 +252,6 @@ main (int   argc,
   g_test_add_func ("/capture/preload/addrset/threads", test_threads);
   g_test_add_func ("/capture/preload/addrset/shared-bit", test_shared_bit);
   g_test_add_func ("/capture/preload/addrset/layout", test_layout);
+  g_test_add_func ("/capture/preload/addrset/stale-bits", test_stale_bits);
   return g_test_run ();
 }
