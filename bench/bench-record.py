@@ -11,9 +11,11 @@ recorded allocation.  The ratio is the median over rounds of that
 round's time over the same round's plain time: a shared machine's speed
 drifts by a fifth between minutes, and a round's runs are seconds apart,
 so pairing them cancels most of the drift that a ratio of two medians
-keeps.
+keeps.  A recording's trace is deleted once it is read, before the next run
+starts: a recording that replaced the 260 MB trace of the last --all run
+paid 25 ms of its time to unlink it.
 
-  bench/bench-record.py BUILD_DIR [--runs 5] [--ops N] [--intervals 262144,1048576]
+  bench/bench-record.py BUILD_DIR [--runs 9] [--ops N] [--intervals 262144,1048576]
 
 --intervals adds `record --sample-bytes N` for each N, to show what the
 sampling interval trades: fewer samples cost less, and estimates of leaks
@@ -52,7 +54,7 @@ def trace_facts(path):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("build_dir")
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--ops", type=int, default=1500000)
     parser.add_argument("--intervals", default="",
                         help="comma-separated sampling intervals to run besides the default")
@@ -91,6 +93,9 @@ def main():
             if name.startswith("record"):
                 rows, peak, dropped = trace_facts(trace)
                 facts[name] = (rows, peak, dropped, os.path.getsize(trace))
+                for suffix in ("", "-wal", "-shm"):
+                    if os.path.exists(trace + suffix):
+                        os.unlink(trace + suffix)
         for leftover in os.listdir(work):
             if leftover.startswith("ht"):
                 os.unlink(os.path.join(work, leftover))
