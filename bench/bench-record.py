@@ -5,9 +5,9 @@
 in default sampling mode and with --all, and under heaptrack when it is
 installed, all in this one invocation, runs interleaved; medians of --runs.
 
-Prints each mode's median wall time and its ratio to plain, the
-recorder's own peak RSS (from the trace's meta), and the trace size per
-recorded allocation.  The ratio is the median over rounds of that
+Prints each mode's median wall time and its ratio to plain (with the
+quartiles of the per-round ratios), the recorder's own peak RSS (from the
+trace's meta), and the trace size per recorded allocation.  The ratio is the median over rounds of that
 round's time over the same round's plain time: a shared machine's speed
 drifts by a fifth between minutes, and a round's runs are seconds apart,
 so pairing them cancels most of the drift that a ratio of two medians
@@ -103,8 +103,13 @@ def main():
     print("alloc-bench, %d ops x 4 threads, median of %d runs" % (args.ops, args.runs))
     for name, samples in times.items():
         median = statistics.median(samples)
-        ratio = statistics.median(t / p for t, p in zip(samples, times["plain"]))
-        line = "%-18s %7.3f s  %5.2fx" % (name, median, ratio)
+        ratios = [t / p for t, p in zip(samples, times["plain"])]
+        line = "%-18s %7.3f s  %5.2fx" % (name, median, statistics.median(ratios))
+        if name != "plain" and len(ratios) >= 4:
+            # The spread of the per-round ratios: this machine's speed
+            # moves between a round's runs, and this says by how much.
+            q1, _, q3 = statistics.quantiles(ratios, n=4)
+            line += " (quartiles %.2f-%.2f)" % (q1, q3)
         if name in facts:
             rows, peak, dropped, size = facts[name]
             line += "  recorder peak RSS %5.1f MiB  %9d rows  %5.1f bytes/row  dropped %d" % (
