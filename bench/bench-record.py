@@ -7,13 +7,15 @@ installed, all in this one invocation, runs interleaved; medians of --runs.
 
 Prints each mode's median wall time and its ratio to plain (with the
 quartiles of the per-round ratios), the recorder's own peak RSS (from the
-trace's meta), and the trace size per recorded allocation.  The ratio is the median over rounds of that
-round's time over the same round's plain time: a shared machine's speed
-drifts by a fifth between minutes, and a round's runs are seconds apart,
-so pairing them cancels most of the drift that a ratio of two medians
-keeps.  A recording's trace is deleted once it is read, before the next run
-starts: a recording that replaced the 260 MB trace of the last --all run
-paid 25 ms of its time to unlink it.
+trace's meta), and the trace size per recorded allocation.
+
+The ratio is the median over rounds of that round's time over the same
+round's plain time: a shared machine's speed drifts by a fifth between
+minutes, and a round's runs are seconds apart, so pairing them cancels
+most of the drift that a ratio of two medians keeps.  A recording's trace
+is deleted once it is read, before the next run starts: a recording that
+replaced the 260 MB trace of the last --all run paid 25 ms of its time to
+unlink it.
 
   bench/bench-record.py BUILD_DIR [--runs 9] [--ops N] [--intervals 262144,1048576]
 
