@@ -93,9 +93,9 @@ static const OpShape op_shapes[N_OPS] = {
                  " VALUES (?1, ?2, ?3, ?4, ?5)", 3, FALSE, 2, 1 << 2 },
   [OP_STEP] = { "INSERT INTO steps (id, process_id, number, start_ns, end_ns, label)"
                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6)", 5, FALSE, 1, 0 },
-  [OP_ALLOC] = { "INSERT INTO allocations (" ALLOC_COLUMNS ")"
-                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                 10, TRUE, 0, (1 << 1) | (1 << 7) | (1 << 8) | (1 << 9) },
+  /* No statement of its own: runs of them go through alloc_feed_stmt, in
+   * the order of ALLOC_COLUMNS. */
+  [OP_ALLOC] = { NULL, 10, TRUE, 0, (1 << 1) | (1 << 7) | (1 << 8) | (1 << 9) },
   [OP_COUNTER] = { "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
                    " VALUES (?1, ?2, ?3, ?4, ?5)", 5, FALSE, 0, 0 },
   [OP_TRANSFER] = { "INSERT INTO transfers (process_id, direction, device, bytes, start_ns,"
@@ -195,7 +195,8 @@ writer_prepare (TideTraceWriter  *self,
 {
   for (guint i = 0; i < N_OPS; i++)
     {
-      if (sqlite3_prepare_v3 (self->db, op_shapes[i].sql, -1, SQLITE_PREPARE_PERSISTENT,
+      if (op_shapes[i].sql != NULL &&
+          sqlite3_prepare_v3 (self->db, op_shapes[i].sql, -1, SQLITE_PREPARE_PERSISTENT,
                               &self->stmts[i], NULL) != SQLITE_OK)
         {
           tide_sqlite_set_error (error, self->db, "cannot prepare the trace writer");
