@@ -29,18 +29,21 @@
  *    at 1,000, which is what 64 MiB of live heap holds at the default
  *    mean), and up to as many stale bits again; those cost a lookup in
  *    the exact set.
- *  - an exact set: 64 shards, each an open-addressing table (linear probing,
- *    backward-shift deletion, no tombstones) under its own mutex, grown by
- *    doubling into memory from the kernel.  A shard holds the addresses of
- *    whole 64 MiB regions, because glibc gives each thread an arena of its
- *    own in 64 MiB-aligned heaps: a thread's sampled blocks then share one
- *    shard, whose lock and table stay in its core's cache.  With shards by
- *    filter line instead, the four threads of alloc-bench shared most of
- *    them, and the lock, the table slot and the count of nearly every
- *    insert and remove came from the other core (4.4% of the recorded
- *    run's samples for the set and its locks; 1.5% by region).  Allocators
- *    that mix threads' blocks in one region (jemalloc's extents) share its
- *    shard's lock, which is what every shard was before.
+ *  - an exact set: 64 shards, each an open-addressing table (linear
+ *    probing, backward-shift deletion, no tombstones) under its own
+ *    mutex, grown by doubling into memory from the kernel, and shrunk
+ *    when a recompute of its filter lines finds it less than an eighth
+ *    full.  A shard holds the addresses of whole 64 MiB regions,
+ *    because glibc gives each thread an arena of its own in 64
+ *    MiB-aligned heaps: a thread's sampled blocks then share one shard,
+ *    whose lock and table stay in its core's cache.  With shards by
+ *    filter line instead, the four threads of alloc-bench shared most
+ *    of them, and the lock, the table slot and the count of nearly
+ *    every insert and remove came from the other core (4.4% of the
+ *    recorded run's samples for the set and its locks; 1.5% by region).
+ *    Allocators that mix threads' blocks in one region (jemalloc's
+ *    extents) share its shard's lock, which is what every shard was
+ *    before.
  *
  * Pure code (no hooks, no globals), unit-tested directly.
  */

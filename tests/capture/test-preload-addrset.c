@@ -151,10 +151,10 @@ test_threads (void)
       g_assert_false (tide_addrset_maybe (set, worker_addr (&workers[t], i)));
 }
 
-/* The shard's lock is what orders the updates of a filter bit, its count
- * and the filter word around it: so every bit of an address, and every
- * word of its line, must belong to the address's own shard; and a 64 MiB
- * region, glibc's heap of an arena, must have one shard. */
+/* The shard's lock is what orders the updates of a filter bit and of the
+ * filter word around it: so every bit of an address, and every word of
+ * its line, must belong to the address's own shard; and a 64 MiB region,
+ * glibc's heap of an arena, must have one shard. */
 static void
 test_layout (void)
 {
