@@ -10,6 +10,8 @@
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 
+#include "tide-test-util.h"
+#include "tide-trace-private.h"
 #include "tide-trace-writer.h"
 
 #define GROUP 256
@@ -64,20 +66,6 @@ assert_int_or_null (sqlite3_stmt *stmt,
     g_assert_cmpint (sqlite3_column_int64 (stmt, column), ==, expected);
 }
 
-static gint64
-query_int (sqlite3    *db,
-           const char *sql)
-{
-  sqlite3_stmt *stmt = NULL;
-  gint64 value;
-
-  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
-  value = sqlite3_column_int64 (stmt, 0);
-  sqlite3_finalize (stmt);
-  return value;
-}
-
 static void
 test_allocation_columns (void)
 {
@@ -86,7 +74,7 @@ test_allocation_columns (void)
   g_autoptr(GArray) rows = make_rows ();
   g_autoptr(GError) error = NULL;
   TideTraceWriter *w = tide_trace_writer_new (path, &error);
-  sqlite3 *db = NULL;
+  g_autoptr(TideTrace) trace = NULL;
   sqlite3_stmt *stmt = NULL;
   guint n = 0, n_counters = 0;
 
@@ -101,8 +89,8 @@ test_allocation_columns (void)
   g_assert_no_error (error);
   tide_trace_writer_free (w);
 
-  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT process_id, thread_id, kind, device, address,"
+  trace = tide_test_open_trace (path);
+  g_assert_cmpint (sqlite3_prepare_v2 (_tide_trace_get_db (trace), "SELECT process_id, thread_id, kind, device, address,"
                                        " size, alloc_ns, free_ns, stack_id, scope_id, weight"
                                        " FROM allocations ORDER BY id", -1, &stmt, NULL),
                    ==, SQLITE_OK);
@@ -128,10 +116,10 @@ test_allocation_columns (void)
   g_assert_cmpuint (n, ==, rows->len);
   sqlite3_finalize (stmt);
   /* SQLite ignores page_size once the file is in WAL mode, silently. */
-  g_assert_cmpint (query_int (db, "PRAGMA page_size"), ==, 16384);
-  g_assert_cmpint (query_int (db, "SELECT count(*) FROM counters"), ==, n_counters);
+  g_assert_cmpint (tide_test_query_int (trace, "PRAGMA page_size"), ==, 16384);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count(*) FROM counters"), ==, n_counters);
   g_assert_cmpint (n_counters, ==, 12);
-  sqlite3_close (db);
+  g_clear_object (&trace);
   g_unlink (path);
   g_rmdir (dir);
 }
