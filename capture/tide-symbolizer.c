@@ -11,12 +11,8 @@
  * Source lines come from dwfl_module_getsrc(), which bisects the aranges and
  * the CU's line table itself.
  *
- * Separate debug files are found by our own find_debuginfo callback, which
- * looks where dwfl_standard_find_debuginfo looks (build-id under
- * /usr/lib/debug, then .gnu_debuglink next to the file, in .debug/ and under
- * /usr/lib/debug) but never asks debuginfod: in elfutils 0.188 the standard
- * callback creates a debuginfod client (a curl socketpair, 2 fds) for every
- * stripped file, and downloads over the network when DEBUGINFOD_URLS is set.
+ * Separate debug files are found by our own find_debuginfo callback
+ * (tide-debuginfo.h), which never asks debuginfod.
  *
  * Each open file holds one or two fds, so at most max_files stay open, least
  * recently used first out.
@@ -25,17 +21,15 @@
 
 #include "tide-symbolizer.h"
 
+#include "tide-debuginfo.h"
+
 #include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#define TIDE_SYMBOLIZER_DEBUG_DIR        "/usr/lib/debug"
 #define TIDE_SYMBOLIZER_DEFAULT_MAX_FILES 256
 
 typedef char *(*TideDemangleFunc) (const char *, char *, size_t *, int *);
@@ -179,36 +173,6 @@ tide_symbol_clear (TideSymbol *symbol)
   symbol->line = 0;
 }
 
-/* Opens @path if it is a debug file for a module with build-id @bits
- * (any file will do when the module has no build-id). */
-static int
-tide_debuginfo_try (const char          *path,
-                    const unsigned char *bits,
-                    int                  n_bits,
-                    char               **found_path)
-{
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  gboolean ok = fd >= 0 && n_bits <= 0;
-
-  if (fd >= 0 && n_bits > 0)
-    {
-      Elf *elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
-      const void *id = NULL;
-
-      ok = elf != NULL && dwelf_elf_gnu_build_id (elf, &id) == n_bits
-           && memcmp (id, bits, n_bits) == 0;
-      elf_end (elf);
-    }
-  if (!ok)
-    {
-      if (fd >= 0)
-        close (fd);
-      return -1;
-    }
-  *found_path = strdup (path);  /* libdwfl free()s it */
-  return fd;
-}
-
 static int
 tide_symbolizer_find_debuginfo (Dwfl_Module *module,
                                 void       **userdata,
@@ -222,37 +186,8 @@ tide_symbolizer_find_debuginfo (Dwfl_Module *module,
   const unsigned char *bits = NULL;
   GElf_Addr vaddr;
   int n_bits = dwfl_module_build_id (module, &bits, &vaddr);
-  g_autoptr (GPtrArray) candidates = g_ptr_array_new_with_free_func (g_free);
-  int fd = -1;
 
-  if (n_bits > 1)
-    {
-      GString *path = g_string_new (TIDE_SYMBOLIZER_DEBUG_DIR "/.build-id/");
-
-      g_string_append_printf (path, "%02x/", bits[0]);
-      for (int i = 1; i < n_bits; i++)
-        g_string_append_printf (path, "%02x", bits[i]);
-      g_string_append (path, ".debug");
-      g_ptr_array_add (candidates, g_string_free (path, FALSE));
-    }
-  if (debuglink_file != NULL && file_name != NULL)
-    {
-      g_autofree char *dir = g_path_get_dirname (file_name);
-
-      g_ptr_array_add (candidates, g_build_filename (dir, debuglink_file, NULL));
-      g_ptr_array_add (candidates, g_build_filename (dir, ".debug", debuglink_file, NULL));
-      g_ptr_array_add (candidates, g_build_filename (TIDE_SYMBOLIZER_DEBUG_DIR, dir,
-                                                     debuglink_file, NULL));
-    }
-
-  for (guint i = 0; i < candidates->len && fd < 0; i++)
-    {
-      /* The debuglink may name the file itself; that one has no DWARF. */
-      if (g_strcmp0 (candidates->pdata[i], file_name) == 0)
-        continue;
-      fd = tide_debuginfo_try (candidates->pdata[i], bits, n_bits, debuginfo_file_name);
-    }
-  return fd;
+  return tide_debuginfo_open (file_name, bits, n_bits, debuglink_file, debuginfo_file_name);
 }
 
 static int
