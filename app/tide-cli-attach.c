@@ -10,6 +10,7 @@
 
 #include "tide-attach.h"
 #include "tide-cli.h"
+#include "tide-symbol-cache.h"
 
 static char *
 default_output (int pid)
@@ -46,9 +47,10 @@ tide_cli_attach (int    argc,
   g_autofree char *output = NULL;
   g_autofree char *step_symbol = NULL;
   g_autofree char *uprobes = NULL;
+  g_autofree char *symbol_cache_dir = NULL;
   gint pid = 0, sample_pages = 0, step_interval = 0, ready_fd = -1;
   gdouble duration = 0;
-  gboolean verbose = FALSE, quiet = FALSE, uprobes_malloc = FALSE;
+  gboolean verbose = FALSE, quiet = FALSE, uprobes_malloc = FALSE, no_symbol_cache = FALSE;
   TideAttachOptions options;
   GOptionEntry entries[] = {
     { "pid", 'p', 0, G_OPTION_ARG_INT, &pid, "Process to attach to", "PID" },
@@ -66,6 +68,8 @@ tide_cli_attach (int    argc,
     { "ready-fd", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, &ready_fd, NULL, "FD" },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Show libbpf's messages", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print no summary", NULL },
+    { "no-symbol-cache", 0, 0, G_OPTION_ARG_NONE, &no_symbol_cache,
+      "Resolve every frame afresh, and keep nothing for the next recording", NULL },
     { NULL }
   };
 
@@ -87,11 +91,14 @@ tide_cli_attach (int    argc,
                                                "each other");
   if (output == NULL)
     output = default_output (pid);
+  if (!no_symbol_cache)
+    symbol_cache_dir = tide_symbol_cache_default_dir ();
 
   options = (TideAttachOptions) {
     .pid = pid, .output = output, .duration_s = duration, .sample_pages = (guint) sample_pages,
     .step_symbol = step_symbol, .step_interval_ms = (guint) step_interval,
     .uprobes_malloc = uprobes_malloc, .verbose = verbose, .quiet = quiet, .ready_fd = ready_fd,
+    .symbol_cache_dir = symbol_cache_dir,
   };
   if (tide_attach_run (&options, &error) < 0)
     return tide_cli_fail (TIDE_EXIT_FAILURE, "%s", error->message);

@@ -11,6 +11,7 @@
 #include "tide-recorder.h"
 #include "tide-report-format.h"
 #include "tide-report.h"
+#include "tide-symbol-cache.h"
 #include "tide-trace.h"
 #include "tide-wire.h"
 
@@ -116,8 +117,9 @@ tide_cli_record (int    argc,
   g_autofree char *preload = NULL;
   g_auto(GStrv) command = NULL;
   g_auto(GStrv) extra_env = NULL;
+  g_autofree char *symbol_cache_dir = NULL;
   gint64 sample_bytes = 0;
-  gboolean all = FALSE, torch = FALSE, quiet = FALSE;
+  gboolean all = FALSE, torch = FALSE, quiet = FALSE, no_symbol_cache = FALSE;
   gint poll_hz = 50;
   TideRecordOptions options = { 0 };
   int status;
@@ -129,6 +131,8 @@ tide_cli_record (int    argc,
     { "torch", 0, 0, G_OPTION_ARG_NONE, &torch, "Hook PyTorch: steps and module scopes", NULL },
     { "poll-hz", 0, 0, G_OPTION_ARG_INT, &poll_hz, "RSS polls per second (default 50)", "HZ" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print no summary", NULL },
+    { "no-symbol-cache", 0, 0, G_OPTION_ARG_NONE, &no_symbol_cache,
+      "Resolve every frame afresh, and keep nothing for the next recording", NULL },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &command, NULL, "-- CMD [ARGS]" },
     { NULL }
   };
@@ -151,11 +155,14 @@ tide_cli_record (int    argc,
   if (output == NULL)
     output = default_output (command[0]);
   extra_env = python_environment (torch);
+  if (!no_symbol_cache)
+    symbol_cache_dir = tide_symbol_cache_default_dir ();
 
   options = (TideRecordOptions) {
     .argv = command, .output = output, .preload_path = preload,
     .sample_bytes = (guint64) sample_bytes, .all = all, .poll_hz = (guint) poll_hz,
     .quiet = quiet, .extra_env = (const char *const *) extra_env,
+    .symbol_cache_dir = symbol_cache_dir,
   };
   status = tide_record_run (&options, &error);
   if (status < 0)

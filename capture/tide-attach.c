@@ -753,7 +753,7 @@ tide_attach_run (const TideAttachOptions  *options,
   if (self.base.writer == NULL)
     goto out;
   created = TRUE;
-  self.base.stacks = tide_stack_table_new (self.base.writer);
+  self.base.stacks = tide_stack_table_new (self.base.writer, options->symbol_cache_dir);
   if (!open_fds (&self, error) || !open_and_load (&self, error))
     goto out;
 

@@ -42,6 +42,7 @@ typedef struct
   gboolean     verbose;          /* libbpf's own messages */
   gboolean     quiet;            /* no summary on stderr */
   int          ready_fd;         /* >= 0: a line is written here once attached */
+  const char  *symbol_cache_dir; /* NULL: no symbol cache (tide-symbol-cache.h) */
 } TideAttachOptions;
 
 /* Whether this process may attach to @pid: root, or CAP_BPF and CAP_PERFMON

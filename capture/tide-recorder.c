@@ -540,7 +540,7 @@ tide_record_run (const TideRecordOptions  *options,
   self.writer = tide_trace_writer_new (options->output, error);
   if (self.writer == NULL)
     goto out;
-  self.stacks = tide_stack_table_new (self.writer);
+  self.stacks = tide_stack_table_new (self.writer, options->symbol_cache_dir);
   write_run_meta (&self);
 
   if (!open_socket (&self, error) ||

@@ -17,6 +17,7 @@ typedef struct
   guint        poll_hz;       /* /proc/PID/statm polls per second */
   const char  *const *extra_env; /* NAME=VALUE pairs added for the target */
   gboolean     quiet;         /* no summary on stderr */
+  const char  *symbol_cache_dir; /* NULL: no symbol cache (tide-symbol-cache.h) */
 } TideRecordOptions;
 
 /* Runs the target under the profiler until it and every process it started

@@ -5,6 +5,7 @@
 
 #include "tide-schema.h"
 #include "tide-stack-table.h"
+#include "tide-symbol-cache.h"
 #include "tide-symbolizer.h"
 #include "tide-wire.h"
 
@@ -51,6 +52,7 @@ struct _TideStackTable
 
   GThread         *symbolizer_thread;
   GAsyncQueue     *jobs;     /* FrameJob*; a job with id 0 stops the thread */
+  char            *symbol_cache_dir;
 };
 
 static guint
@@ -102,11 +104,31 @@ write_frame (TideTraceWriter *writer,
   tide_trace_writer_add_frame (writer, &row);
 }
 
+/* Fills @symbol for a native frame, from the cache when it knows the
+ * address; function stays NULL when nothing covers it. */
+static void
+resolve_frame (TideSymbolizer  *symbolizer,
+               TideSymbolCache *cache,
+               const FrameJob  *job,
+               TideSymbol      *symbol)
+{
+  /* A return address points after the call; the call is one byte back. */
+  guint64 address = job->offset - 1;
+
+  if (job->path == NULL || job->offset == 0 ||
+      tide_symbol_cache_lookup (cache, job->path, address, symbol))
+    return;
+  tide_symbolizer_lookup (symbolizer, job->path, address, symbol);
+  tide_symbol_cache_add (cache, job->path, address, symbol);
+}
+
 static gpointer
 symbolizer_thread_main (gpointer data)
 {
   TideStackTable *self = data;
   g_autoptr(TideSymbolizer) symbolizer = tide_symbolizer_new ();
+  g_autoptr(TideSymbolCache) cache = tide_symbol_cache_new (self->symbol_cache_dir);
+  g_autoptr(GError) error = NULL;
 
   for (;;)
     {
@@ -115,23 +137,24 @@ symbolizer_thread_main (gpointer data)
 
       if (job->id == 0)
         break;
-      /* A return address points after the call; the call is one byte back. */
-      if (job->path != NULL && job->offset > 0 &&
-          tide_symbolizer_lookup (symbolizer, job->path, job->offset - 1, &symbol))
-        write_frame (self->writer, job, &symbol);
-      else
-        write_frame (self->writer, job, NULL);
+      resolve_frame (symbolizer, cache, job, &symbol);
+      write_frame (self->writer, job, symbol.function != NULL ? &symbol : NULL);
       tide_symbol_clear (&symbol);
     }
+  /* A cache that cannot be written only costs the next recording time. */
+  if (!tide_symbol_cache_save (cache, &error))
+    g_debug ("symbol cache not saved: %s", error->message);
   return NULL;
 }
 
 TideStackTable *
-tide_stack_table_new (TideTraceWriter *writer)
+tide_stack_table_new (TideTraceWriter *writer,
+                      const char      *symbol_cache_dir)
 {
   TideStackTable *self = g_new0 (TideStackTable, 1);
 
   self->writer = writer;
+  self->symbol_cache_dir = g_strdup (symbol_cache_dir);
   self->frames = g_hash_table_new_full (frame_key_hash, frame_key_equal, g_free, NULL);
   self->nodes = g_hash_table_new_full (node_key_hash, node_key_equal, g_free, NULL);
   self->pyframes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
@@ -192,6 +215,7 @@ tide_stack_table_free (TideStackTable *self)
   g_hash_table_unref (self->frames);
   g_hash_table_unref (self->nodes);
   g_hash_table_unref (self->pyframes);
+  g_free (self->symbol_cache_dir);
   g_free (self);
 }
 

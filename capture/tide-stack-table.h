@@ -8,7 +8,9 @@
  * file; a stack node is (caller node, frame).  Both are interned here, on the
  * recorder's event thread, and written at once with the module and offset.
  * Function, file and line come from a symbolizer thread, so a large library
- * being indexed by libdw never stalls the sockets.
+ * being indexed by libdw never stalls the sockets; it asks the symbol cache
+ * (tide-symbol-cache.h) first and saves what it resolved when the table is
+ * freed.
  */
 #pragma once
 
@@ -26,7 +28,10 @@ typedef struct _TideStackTable TideStackTable;
  * and bit 63 (Python frames, tide-wire.h) is clear. */
 #define TIDE_STACK_FRAMES_MISSING G_GUINT64_CONSTANT (0x7fffffffffffffff)
 
-TideStackTable *tide_stack_table_new     (TideTraceWriter  *writer);
+/* @symbol_cache_dir: where resolved frames are kept across recordings, or
+ * NULL for none. */
+TideStackTable *tide_stack_table_new     (TideTraceWriter  *writer,
+                                          const char       *symbol_cache_dir);
 gint64          tide_stack_table_intern  (TideStackTable   *self,
                                           TideAddressSpace *space,
                                           const guint64    *return_addresses,

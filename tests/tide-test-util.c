@@ -62,6 +62,23 @@ tide_test_query_int (TideTrace  *trace,
   return value;
 }
 
+/* The first column of the first row of @sql as text; NULL when there is no
+ * row or the value is NULL. */
+char *
+tide_test_query_text (TideTrace  *trace,
+                      const char *sql)
+{
+  sqlite3_stmt *stmt = NULL;
+  char *value = NULL;
+
+  g_assert_cmpint (sqlite3_prepare_v2 (_tide_trace_get_db (trace), sql, -1, &stmt, NULL), ==,
+                   SQLITE_OK);
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    value = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
+  sqlite3_finalize (stmt);
+  return value;
+}
+
 /* The innermost frame's function of a stack group, or NULL. */
 const char *
 tide_test_top_function (TideGroup *group)

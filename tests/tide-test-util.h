@@ -16,6 +16,8 @@ void        tide_test_remove_dir     (const char *dir);
 TideTrace  *tide_test_open_trace     (const char *path);
 gint64      tide_test_query_int      (TideTrace  *trace,
                                       const char *sql);
+char       *tide_test_query_text     (TideTrace  *trace,
+                                      const char *sql);
 const char *tide_test_top_function   (TideGroup  *group);
 
 G_END_DECLS

@@ -742,6 +742,73 @@ test_report_bad_input (Fixture       *f,
   g_assert_cmpstr (r3.err, ==, "tidemark: unknown format 'xml' (text, csv or json)\n");
 }
 
+/* Every native frame of a trace, one line each, in a stable order. */
+static char *
+frames_as_text (const char *trace_path)
+{
+  g_autoptr(TideTrace) trace = tide_test_open_trace (trace_path);
+
+  return tide_test_query_text (trace,
+    "SELECT group_concat (frame, char (10)) FROM ("
+    "  SELECT module || '+' || module_offset || ' ' || ifnull (function, '?') || ' '"
+    "         || ifnull (file, '?') || ':' || line AS frame"
+    "  FROM frames WHERE module IS NOT NULL ORDER BY frame)");
+}
+
+static guint
+count_files (const char *dir)
+{
+  g_autoptr(GDir) handle = g_dir_open (dir, 0, NULL);
+  guint n = 0;
+
+  while (handle != NULL && g_dir_read_name (handle) != NULL)
+    n++;
+  return n;
+}
+
+/* The second recording takes its frames from the symbol cache that the
+ * first one left, and they are the frames the first one resolved. */
+static void
+test_symbol_cache (Fixture       *f,
+                   gconstpointer  data)
+{
+  g_autofree char *cache_dir = tide_test_make_dir ("tide-symbols");
+  g_autofree char *unused_dir = tide_test_make_dir ("tide-symbols-unused");
+  g_autofree char *cold = NULL;
+  g_autofree char *warm = NULL;
+
+  g_setenv ("TIDEMARK_SYMBOL_CACHE", cache_dir, TRUE);
+  for (guint i = 0; i < 2; i++)
+    {
+      g_auto(Run) run = { 0 };
+
+      record (f, "--all", "leaky-steps", NULL, NULL, &run);
+      g_assert_cmpint (run.status, ==, 0);
+      if (i == 0)
+        cold = frames_as_text (f->trace);
+      else
+        warm = frames_as_text (f->trace);
+      g_assert_cmpint (g_unlink (f->trace), ==, 0);
+    }
+  g_assert_nonnull (strstr (cold, " leak_feature_cache "));
+  g_assert_nonnull (strstr (cold, "/leaky-steps.c:"));
+  g_assert_cmpstr (warm, ==, cold);
+  /* One file per ELF file with a build-id: the target and libc at least. */
+  g_assert_cmpuint (count_files (cache_dir), >=, 2);
+
+  {
+    g_auto(Run) run = { 0 };
+
+    g_setenv ("TIDEMARK_SYMBOL_CACHE", unused_dir, TRUE);
+    record (f, "--no-symbol-cache", "leaky-steps", NULL, NULL, &run);
+    g_assert_cmpint (run.status, ==, 0);
+    g_assert_cmpuint (count_files (unused_dir), ==, 0);
+  }
+  g_setenv ("TIDEMARK_SYMBOL_CACHE", "", TRUE);
+  tide_test_remove_dir (cache_dir);
+  tide_test_remove_dir (unused_dir);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -767,6 +834,7 @@ main (int    argc,
   ADD ("/record/target-sigkill", NULL, test_target_sigkill);
   ADD ("/record/sigint-forwarded", NULL, test_sigint_forwarded);
   ADD ("/record/recorder-killed", NULL, test_recorder_killed);
+  ADD ("/record/symbol-cache", NULL, test_symbol_cache);
   ADD ("/report/bad-input", NULL, test_report_bad_input);
 #undef ADD
   return g_test_run ();

@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-symbol-cache.c: one text file per build-id:
+ *
+ *   tidemark-symbol-cache 1 <build-id> debug-file=yes|no
+ *   <address, hex>\t<line>\t<function>\t<source file>
+ *   ...
+ *
+ * Function and file are escaped with g_strescape(), so no tab or newline
+ * survives inside them; an empty function means "no symbol", an empty file
+ * "no source".  Text, so that a person can read what was cached.
+ */
+#include "config.h"
+
+#include "tide-symbol-cache.h"
+
+#include "tide-debuginfo.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define CACHE_MAGIC         "tidemark-symbol-cache 1"
+/* Bounds on what one file may hold; a file past them is not read. */
+#define CACHE_MAX_BYTES     (64 * 1024 * 1024)
+#define CACHE_MAX_ENTRIES   (1024 * 1024)
+
+typedef struct
+{
+  guint64    address;  /* the key */
+  TideSymbol symbol;
+} CacheEntry;
+
+typedef struct
+{
+  char       *header;   /* the first line this file must have */
+  char       *path;     /* DIR/<build-id>.sym */
+  GHashTable *entries;  /* &CacheEntry.address -> CacheEntry */
+  guint       n_unsaved;
+} CacheFile;
+
+struct _TideSymbolCache
+{
+  char       *dir;       /* NULL: disabled */
+  GHashTable *by_path;   /* ELF path -> CacheFile (borrowed), or NULL: not cacheable */
+  GHashTable *by_header; /* CacheFile.header -> CacheFile (owned) */
+};
+
+static void
+cache_entry_free (gpointer data)
+{
+  CacheEntry *entry = data;
+
+  tide_symbol_clear (&entry->symbol);
+  g_free (entry);
+}
+
+static void
+cache_file_free (gpointer data)
+{
+  CacheFile *file = data;
+
+  g_hash_table_unref (file->entries);
+  g_free (file->path);
+  g_free (file->header);
+  g_free (file);
+}
+
+TideSymbolCache *
+tide_symbol_cache_new (const char *dir)
+{
+  TideSymbolCache *self = g_new0 (TideSymbolCache, 1);
+
+  self->dir = g_strdup (dir);
+  self->by_path = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->by_header = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, cache_file_free);
+  return self;
+}
+
+void
+tide_symbol_cache_free (TideSymbolCache *self)
+{
+  if (self == NULL)
+    return;
+  g_hash_table_unref (self->by_path);
+  g_hash_table_unref (self->by_header);
+  g_free (self->dir);
+  g_free (self);
+}
+
+char *
+tide_symbol_cache_default_dir (void)
+{
+  const char *override = g_getenv (TIDE_SYMBOL_CACHE_ENV);
+
+  if (override != NULL)
+    return override[0] != '\0' ? g_strdup (override) : NULL;
+  return g_build_filename (g_get_user_cache_dir (), "tidemark", "symbols", NULL);
+}
+
+/* ---- reading ---------------------------------------------------------------- */
+
+static char *
+unescape_field (const char *field)
+{
+  return field[0] != '\0' ? g_strcompress (field) : NULL;
+}
+
+/* Parses one "address\tline\tfunction\tfile" line into @entries. */
+static gboolean
+parse_entry (const char *line,
+             GHashTable *entries)
+{
+  g_auto (GStrv) fields = g_strsplit (line, "\t", 5);
+  guint64 address;
+  guint64 lineno;
+  CacheEntry *entry;
+
+  if (g_strv_length (fields) != 4 ||
+      !g_ascii_string_to_unsigned (fields[0], 16, 0, G_MAXUINT64, &address, NULL) ||
+      !g_ascii_string_to_unsigned (fields[1], 10, 0, G_MAXINT, &lineno, NULL))
+    return FALSE;
+
+  entry = g_new0 (CacheEntry, 1);
+  entry->address = address;
+  entry->symbol.function = unescape_field (fields[2]);
+  entry->symbol.file = unescape_field (fields[3]);
+  entry->symbol.line = (int) lineno;
+  g_hash_table_replace (entries, &entry->address, entry);
+  return TRUE;
+}
+
+/* Reads the entries of @file's path into @entries.  Returns FALSE, with
+ * @entries possibly half filled, when the file is missing, too large,
+ * written for another header, or does not parse. */
+static gboolean
+read_entries (const CacheFile *file,
+              GHashTable      *entries)
+{
+  g_autofree char *contents = NULL;
+  gsize length;
+  char *line;
+  char *next;
+
+  if (!g_file_get_contents (file->path, &contents, &length, NULL) ||
+      length > CACHE_MAX_BYTES || strlen (contents) != length)
+    return FALSE;
+
+  line = contents;
+  next = strchr (line, '\n');
+  if (next == NULL)
+    return FALSE;
+  *next = '\0';
+  if (strcmp (line, file->header) != 0)
+    return FALSE;
+
+  for (line = next + 1; *line != '\0'; line = next + 1)
+    {
+      if ((next = strchr (line, '\n')) == NULL)
+        return FALSE;  /* cut short: the last line has no end */
+      *next = '\0';
+      if (!parse_entry (line, entries) || g_hash_table_size (entries) > CACHE_MAX_ENTRIES)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static GHashTable *
+new_entry_table (void)
+{
+  return g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, cache_entry_free);
+}
+
+/* A cache file that must start with @header (taken), read from disk. */
+static CacheFile *
+cache_file_load (TideSymbolCache *self,
+                 const char      *build_id,
+                 char            *header)
+{
+  CacheFile *file = g_new0 (CacheFile, 1);
+  g_autofree char *name = g_strconcat (build_id, ".sym", NULL);
+
+  file->header = header;
+  file->path = g_build_filename (self->dir, name, NULL);
+  file->entries = new_entry_table ();
+  if (!read_entries (file, file->entries))
+    g_hash_table_remove_all (file->entries);
+  return file;
+}
+
+/* The cache file for the ELF file @path, or NULL when it has no build-id. */
+static CacheFile *
+cache_file_for (TideSymbolCache *self,
+                const char      *path)
+{
+  gpointer found;
+  gboolean has_debug_file;
+  g_autofree char *build_id = NULL;
+  char *header;
+  CacheFile *file;
+
+  if (g_hash_table_lookup_extended (self->by_path, path, NULL, &found))
+    return found;
+
+  build_id = tide_debuginfo_identify (path, &has_debug_file);
+  file = NULL;
+  if (build_id != NULL)
+    {
+      header = g_strdup_printf (CACHE_MAGIC " %s debug-file=%s",
+                                build_id, has_debug_file ? "yes" : "no");
+      file = g_hash_table_lookup (self->by_header, header);
+      if (file == NULL)
+        {
+          file = cache_file_load (self, build_id, header);
+          g_hash_table_insert (self->by_header, file->header, file);
+        }
+      else
+        g_free (header);
+    }
+  g_hash_table_insert (self->by_path, g_strdup (path), file);
+  return file;
+}
+
+gboolean
+tide_symbol_cache_lookup (TideSymbolCache *self,
+                          const char      *path,
+                          guint64          elf_address,
+                          TideSymbol      *out)
+{
+  CacheFile *file;
+  const CacheEntry *entry;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+
+  memset (out, 0, sizeof *out);
+  if (self->dir == NULL || path == NULL || (file = cache_file_for (self, path)) == NULL)
+    return FALSE;
+  if ((entry = g_hash_table_lookup (file->entries, &elf_address)) == NULL)
+    return FALSE;
+
+  out->function = g_strdup (entry->symbol.function);
+  out->file = g_strdup (entry->symbol.file);
+  out->line = entry->symbol.line;
+  return TRUE;
+}
+
+void
+tide_symbol_cache_add (TideSymbolCache  *self,
+                       const char       *path,
+                       guint64           elf_address,
+                       const TideSymbol *symbol)
+{
+  CacheFile *file;
+  CacheEntry *entry;
+
+  g_return_if_fail (self != NULL);
+  g_return_if_fail (symbol != NULL);
+
+  if (self->dir == NULL || path == NULL || (file = cache_file_for (self, path)) == NULL ||
+      g_hash_table_size (file->entries) >= CACHE_MAX_ENTRIES)
+    return;
+
+  entry = g_new0 (CacheEntry, 1);
+  entry->address = elf_address;
+  entry->symbol.function = g_strdup (symbol->function);
+  entry->symbol.file = symbol->function != NULL ? g_strdup (symbol->file) : NULL;
+  entry->symbol.line = symbol->function != NULL ? symbol->line : 0;
+  g_hash_table_replace (file->entries, &entry->address, entry);
+  file->n_unsaved++;
+}
+
+/* ---- writing ---------------------------------------------------------------- */
+
+static int
+compare_entries (gconstpointer a,
+                 gconstpointer b)
+{
+  const CacheEntry *x = *(const CacheEntry *const *) a;
+  const CacheEntry *y = *(const CacheEntry *const *) b;
+
+  return x->address < y->address ? -1 : x->address > y->address;
+}
+
+static void
+append_escaped (GString    *out,
+                const char *field)
+{
+  g_autofree char *escaped = field != NULL ? g_strescape (field, NULL) : NULL;
+
+  g_string_append_c (out, '\t');
+  if (escaped != NULL)
+    g_string_append (out, escaped);
+}
+
+static GString *
+serialize (const CacheFile *file)
+{
+  g_autoptr (GPtrArray) sorted = g_ptr_array_sized_new (g_hash_table_size (file->entries));
+  GString *out = g_string_new (file->header);
+  GHashTableIter iter;
+  gpointer value;
+
+  g_hash_table_iter_init (&iter, file->entries);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    g_ptr_array_add (sorted, value);
+  g_string_append_c (out, '\n');
+  g_ptr_array_sort (sorted, compare_entries);
+  for (guint i = 0; i < sorted->len; i++)
+    {
+      const CacheEntry *entry = sorted->pdata[i];
+
+      g_string_append_printf (out, "%" G_GINT64_MODIFIER "x\t%d",
+                              entry->address, entry->symbol.line);
+      append_escaped (out, entry->symbol.function);
+      append_escaped (out, entry->symbol.file);
+      g_string_append_c (out, '\n');
+    }
+  return out;
+}
+
+/* Takes in what another recorder saved since @file was read; ours win. */
+static void
+merge_saved (CacheFile *file)
+{
+  g_autoptr (GHashTable) saved = new_entry_table ();
+  GHashTableIter iter;
+  CacheEntry *entry;
+
+  if (!read_entries (file, saved))
+    return;
+  g_hash_table_iter_init (&iter, saved);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &entry))
+    {
+      if (g_hash_table_size (file->entries) >= CACHE_MAX_ENTRIES)
+        break;
+      if (g_hash_table_contains (file->entries, &entry->address))
+        continue;
+      g_hash_table_iter_steal (&iter);
+      g_hash_table_insert (file->entries, &entry->address, entry);
+    }
+}
+
+static gboolean
+cache_file_save (CacheFile  *file,
+                 GError    **error)
+{
+  g_autoptr (GString) contents = NULL;
+
+  merge_saved (file);
+  contents = serialize (file);
+  if (!g_file_set_contents_full (file->path, contents->str, (gssize) contents->len,
+                                 G_FILE_SET_CONTENTS_CONSISTENT, 0644, error))
+    return FALSE;
+  file->n_unsaved = 0;
+  return TRUE;
+}
+
+gboolean
+tide_symbol_cache_save (TideSymbolCache  *self,
+                        GError          **error)
+{
+  GHashTableIter iter;
+  CacheFile *file;
+  gboolean created = FALSE;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+
+  g_hash_table_iter_init (&iter, self->by_header);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &file))
+    {
+      if (file->n_unsaved == 0)
+        continue;
+      if (!created && g_mkdir_with_parents (self->dir, 0700) != 0)
+        {
+          int saved_errno = errno;
+
+          g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved_errno),
+                       "cannot create %s: %s", self->dir, g_strerror (saved_errno));
+          return FALSE;
+        }
+      created = TRUE;
+      if (!cache_file_save (file, error))
+        return FALSE;
+    }
+  return TRUE;
+}
