@@ -17,6 +17,11 @@ is deleted once it is read, before the next run starts: a recording that
 replaced the 260 MB trace of the last --all run paid 25 ms of its time to
 unlink it.
 
+The recordings keep their symbol cache (tide-symbol-cache.h) in the
+bench's own folder, filled by one recording before the rounds, as a
+user's second recording of a program finds it; `record --no-symbol-cache`
+runs beside them and shows what a first recording pays.
+
   bench/bench-record.py BUILD_DIR [--runs 9] [--ops N] [--intervals 262144,1048576]
 
 --intervals adds `record --sample-bytes N` for each N, to show what the
@@ -53,6 +58,12 @@ def trace_facts(path):
     return rows, int(meta.get("recorder_peak_rss", 0)), int(meta.get("dropped_events", 0))
 
 
+def remove_trace(path):
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.unlink(path + suffix)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("build_dir")
@@ -67,19 +78,25 @@ def main():
     heaptrack = shutil.which("heaptrack")
     work = tempfile.mkdtemp(prefix="tide-bench-")
     trace = os.path.join(work, "bench.tide")
+    env = dict(os.environ, TIDEMARK_SYMBOL_CACHE=os.path.join(work, "symbols"))
 
     modes = {
         "plain": lambda: run(program),
-        "record": lambda: run([tidemark, "record", "-q", "-o", trace, "--"] + program),
-        "record --all": lambda: run([tidemark, "record", "-q", "--all", "-o", trace, "--"] + program),
+        "record": lambda: run([tidemark, "record", "-q", "-o", trace, "--"] + program, env),
+        "record --no-symbol-cache": lambda: run([tidemark, "record", "-q", "--no-symbol-cache",
+                                                 "-o", trace, "--"] + program, env),
+        "record --all": lambda: run([tidemark, "record", "-q", "--all", "-o", trace, "--"] + program,
+                                    env),
     }
     for interval in filter(None, args.intervals.split(",")):
         modes["record -s %s" % interval] = (
             lambda n=interval: run([tidemark, "record", "-q", "--sample-bytes", n, "-o", trace, "--"]
-                                   + program))
+                                   + program, env))
     if heaptrack:
         modes["heaptrack"] = lambda: run([heaptrack, "-o", os.path.join(work, "ht")] + program)
 
+    modes["record"]()
+    remove_trace(trace)
     times = {name: [] for name in modes}
     facts = {}
     expected = None
@@ -95,9 +112,7 @@ def main():
             if name.startswith("record"):
                 rows, peak, dropped = trace_facts(trace)
                 facts[name] = (rows, peak, dropped, os.path.getsize(trace))
-                for suffix in ("", "-wal", "-shm"):
-                    if os.path.exists(trace + suffix):
-                        os.unlink(trace + suffix)
+                remove_trace(trace)
         for leftover in os.listdir(work):
             if leftover.startswith("ht"):
                 os.unlink(os.path.join(work, leftover))
@@ -106,7 +121,7 @@ def main():
     for name, samples in times.items():
         median = statistics.median(samples)
         ratios = [t / p for t, p in zip(samples, times["plain"])]
-        line = "%-18s %7.3f s  %5.2fx" % (name, median, statistics.median(ratios))
+        line = "%-25s %7.3f s  %5.2fx" % (name, median, statistics.median(ratios))
         if name != "plain" and len(ratios) >= 4:
             # The spread of the per-round ratios: this machine's speed
             # moves between a round's runs, and this says by how much.
