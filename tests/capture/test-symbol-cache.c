@@ -10,13 +10,13 @@
 
 #include <dlfcn.h>
 #include <gio/gio.h>
-#include <glib/gstdio.h>
 #include <link.h>
 #include <string.h>
 
 #include "tide-debuginfo.h"
 #include "tide-symbol-cache.h"
 #include "tide-symbolizer.h"
+#include "tide-test-util.h"
 
 typedef struct
 {
@@ -28,38 +28,16 @@ static void
 fixture_set_up (Fixture       *fixture,
                 gconstpointer  data)
 {
-  fixture->dir = g_dir_make_tmp ("tide-symcache-XXXXXX", NULL);
-  fixture->scratch = g_dir_make_tmp ("tide-symlibs-XXXXXX", NULL);
-  g_assert_nonnull (fixture->dir);
-  g_assert_nonnull (fixture->scratch);
-}
-
-static void
-remove_tree (const char *dir)
-{
-  g_autoptr (GFile) file = g_file_new_for_path (dir);
-  g_autoptr (GFileEnumerator) children =
-    g_file_enumerate_children (file, G_FILE_ATTRIBUTE_STANDARD_NAME,
-                               G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
-  GFileInfo *info;
-
-  while (children != NULL &&
-         (info = g_file_enumerator_next_file (children, NULL, NULL)) != NULL)
-    {
-      g_autofree char *path = g_build_filename (dir, g_file_info_get_name (info), NULL);
-
-      g_assert_cmpint (g_remove (path), ==, 0);
-      g_object_unref (info);
-    }
-  g_assert_cmpint (g_rmdir (dir), ==, 0);
+  fixture->dir = tide_test_make_dir ("tide-symcache");
+  fixture->scratch = tide_test_make_dir ("tide-symlibs");
 }
 
 static void
 fixture_tear_down (Fixture       *fixture,
                    gconstpointer  data)
 {
-  remove_tree (fixture->dir);
-  remove_tree (fixture->scratch);
+  tide_test_remove_dir (fixture->dir);
+  tide_test_remove_dir (fixture->scratch);
   g_free (fixture->dir);
   g_free (fixture->scratch);
 }
@@ -117,31 +95,52 @@ resolve (TideSymbolCache *cache,
 }
 
 static char *
+build_id_of (const char *library)
+{
+  gboolean has_debug_file;
+  char *build_id = tide_debuginfo_identify (library, &has_debug_file);
+
+  g_assert_nonnull (build_id);
+  return build_id;
+}
+
+/* Where the cache keeps what it resolved in @library. */
+static char *
+cache_file_path (const Fixture *fixture,
+                 const char    *library)
+{
+  g_autofree char *build_id = build_id_of (library);
+  g_autofree char *name = g_strconcat (build_id, ".sym", NULL);
+
+  return g_build_filename (fixture->dir, name, NULL);
+}
+
+static char *
 cache_file_contents (const Fixture *fixture,
                      const char    *library)
 {
-  gboolean has_debug_file;
-  g_autofree char *build_id = tide_debuginfo_identify (library, &has_debug_file);
-  g_autofree char *name = g_strconcat (build_id, ".sym", NULL);
-  g_autofree char *path = g_build_filename (fixture->dir, name, NULL);
+  g_autofree char *path = cache_file_path (fixture, library);
   char *contents = NULL;
 
-  g_assert_nonnull (build_id);
   g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
   return contents;
 }
 
+/* Writes @library's cache file by hand: the header for its build-id and
+ * @debug_file ("yes" or "no"), then @address in hex and @rest. */
 static void
-write_cache_file (const Fixture *fixture,
+plant_cache_file (const Fixture *fixture,
                   const char    *library,
-                  const char    *contents)
+                  const char    *debug_file,
+                  guint64        address,
+                  const char    *rest)
 {
-  gboolean has_debug_file;
-  g_autofree char *build_id = tide_debuginfo_identify (library, &has_debug_file);
-  g_autofree char *name = g_strconcat (build_id, ".sym", NULL);
-  g_autofree char *path = g_build_filename (fixture->dir, name, NULL);
+  g_autofree char *path = cache_file_path (fixture, library);
+  g_autofree char *build_id = build_id_of (library);
+  g_autofree char *contents =
+    g_strdup_printf ("tidemark-symbol-cache 1 %s debug-file=%s\n%" G_GINT64_MODIFIER "x%s",
+                     build_id, debug_file, address, rest);
 
-  g_assert_nonnull (build_id);
   g_assert_true (g_file_set_contents (path, contents, -1, NULL));
 }
 
@@ -193,17 +192,13 @@ test_answers_from_file (Fixture       *fixture,
                         gconstpointer  data)
 {
   guint64 alpha = elf_address_of (SYMTEST_STRIPPED_LIB, "symtest_alpha");
-  gboolean has_debug_file;
+  gboolean has_debug_file = TRUE;
   g_autofree char *build_id = tide_debuginfo_identify (SYMTEST_STRIPPED_LIB, &has_debug_file);
-  g_autofree char *planted = NULL;
-  g_autofree char *wrong_debug = NULL;
   TideSymbol symbol = { 0 };
 
+  g_assert_nonnull (build_id);
   g_assert_false (has_debug_file);
-  planted = g_strdup_printf ("tidemark-symbol-cache 1 %s debug-file=no\n"
-                             "%" G_GINT64_MODIFIER "x\t77\tplanted\t/src/planted.c\n",
-                             build_id, alpha);
-  write_cache_file (fixture, SYMTEST_STRIPPED_LIB, planted);
+  plant_cache_file (fixture, SYMTEST_STRIPPED_LIB, "no", alpha, "\t77\tplanted\t/src/planted.c\n");
   {
     g_autoptr (TideSymbolCache) cache = tide_symbol_cache_new (fixture->dir);
 
@@ -215,10 +210,7 @@ test_answers_from_file (Fixture       *fixture,
   }
 
   /* Written when a debug file existed: this library has none now. */
-  wrong_debug = g_strdup_printf ("tidemark-symbol-cache 1 %s debug-file=yes\n"
-                                 "%" G_GINT64_MODIFIER "x\t77\tplanted\t/src/planted.c\n",
-                                 build_id, alpha);
-  write_cache_file (fixture, SYMTEST_STRIPPED_LIB, wrong_debug);
+  plant_cache_file (fixture, SYMTEST_STRIPPED_LIB, "yes", alpha, "\t77\tplanted\t/src/planted.c\n");
   {
     g_autoptr (TideSymbolCache) cache = tide_symbol_cache_new (fixture->dir);
 
@@ -271,9 +263,6 @@ test_damaged_file (Fixture       *fixture,
                    gconstpointer  data)
 {
   guint64 alpha = elf_address_of (SYMTEST_STRIPPED_LIB, "symtest_alpha");
-  gboolean has_debug_file;
-  g_autofree char *build_id = tide_debuginfo_identify (SYMTEST_STRIPPED_LIB, &has_debug_file);
-  g_autofree char *at = g_strdup_printf ("%" G_GINT64_MODIFIER "x", alpha);
   const char *bodies[] = {
     "\t77\tplanted\t/src/planted.c",    /* cut: no newline */
     "\t77\tplanted\n",                  /* a field short */
@@ -283,12 +272,10 @@ test_damaged_file (Fixture       *fixture,
 
   for (guint i = 0; i < G_N_ELEMENTS (bodies); i++)
     {
-      g_autofree char *contents = g_strdup_printf ("tidemark-symbol-cache 1 %s debug-file=no\n%s%s",
-                                                   build_id, at, bodies[i]);
       g_autoptr (TideSymbolCache) cache = tide_symbol_cache_new (fixture->dir);
       TideSymbol symbol = { 0 };
 
-      write_cache_file (fixture, SYMTEST_STRIPPED_LIB, contents);
+      plant_cache_file (fixture, SYMTEST_STRIPPED_LIB, "no", alpha, bodies[i]);
       g_assert_false (resolve (cache, SYMTEST_STRIPPED_LIB, alpha, &symbol));
       g_assert_cmpstr (symbol.function, ==, "symtest_alpha");
       tide_symbol_clear (&symbol);
