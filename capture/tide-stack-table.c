@@ -104,24 +104,6 @@ write_frame (TideTraceWriter *writer,
   tide_trace_writer_add_frame (writer, &row);
 }
 
-/* Fills @symbol for a native frame, from the cache when it knows the
- * address; function stays NULL when nothing covers it. */
-static void
-resolve_frame (TideSymbolizer  *symbolizer,
-               TideSymbolCache *cache,
-               const FrameJob  *job,
-               TideSymbol      *symbol)
-{
-  /* A return address points after the call; the call is one byte back. */
-  guint64 address = job->offset - 1;
-
-  if (job->path == NULL || job->offset == 0 ||
-      tide_symbol_cache_lookup (cache, job->path, address, symbol))
-    return;
-  tide_symbolizer_lookup (symbolizer, job->path, address, symbol);
-  tide_symbol_cache_add (cache, job->path, address, symbol);
-}
-
 static gpointer
 symbolizer_thread_main (gpointer data)
 {
@@ -137,7 +119,9 @@ symbolizer_thread_main (gpointer data)
 
       if (job->id == 0)
         break;
-      resolve_frame (symbolizer, cache, job, &symbol);
+      /* A return address points after the call; the call is one byte back. */
+      if (job->path != NULL && job->offset > 0)
+        tide_symbol_cache_resolve (cache, symbolizer, job->path, job->offset - 1, &symbol);
       write_frame (self->writer, job, symbol.function != NULL ? &symbol : NULL);
       tide_symbol_clear (&symbol);
     }

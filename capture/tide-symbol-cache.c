@@ -270,6 +270,20 @@ tide_symbol_cache_add (TideSymbolCache  *self,
   file->n_unsaved++;
 }
 
+gboolean
+tide_symbol_cache_resolve (TideSymbolCache *self,
+                           TideSymbolizer  *symbolizer,
+                           const char      *path,
+                           guint64          elf_address,
+                           TideSymbol      *out)
+{
+  if (tide_symbol_cache_lookup (self, path, elf_address, out))
+    return TRUE;
+  tide_symbolizer_lookup (symbolizer, path, elf_address, out);
+  tide_symbol_cache_add (self, path, elf_address, out);
+  return FALSE;
+}
+
 /* ---- writing ---------------------------------------------------------------- */
 
 static int

@@ -56,6 +56,16 @@ void             tide_symbol_cache_add         (TideSymbolCache  *self,
                                                 guint64           elf_address,
                                                 const TideSymbol *symbol);
 
+/* The symbol of @elf_address in @path: from the cache when it knows the
+ * address, else from @symbolizer, whose answer the cache then keeps.
+ * Returns TRUE when the cache answered; @out is filled either way, as
+ * tide_symbol_cache_lookup() fills it. */
+gboolean         tide_symbol_cache_resolve     (TideSymbolCache  *self,
+                                                TideSymbolizer   *symbolizer,
+                                                const char       *path,
+                                                guint64           elf_address,
+                                                TideSymbol       *out);
+
 /* Writes every cache file that gained entries. */
 gboolean         tide_symbol_cache_save        (TideSymbolCache  *self,
                                                 GError          **error);

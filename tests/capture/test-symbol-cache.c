@@ -76,22 +76,17 @@ elf_address_of (const char *library,
   return elf_address;
 }
 
-/* What the stack table does: the cache first, else the symbolizer, whose
- * answer the cache then keeps.  Returns whether the cache answered. */
+/* As the stack table resolves a frame, with a symbolizer of its own.
+ * Returns whether the cache answered. */
 static gboolean
 resolve (TideSymbolCache *cache,
          const char      *path,
          guint64          elf_address,
          TideSymbol      *out)
 {
-  g_autoptr (TideSymbolizer) symbolizer = NULL;
+  g_autoptr (TideSymbolizer) symbolizer = tide_symbolizer_new ();
 
-  if (tide_symbol_cache_lookup (cache, path, elf_address, out))
-    return TRUE;
-  symbolizer = tide_symbolizer_new ();
-  tide_symbolizer_lookup (symbolizer, path, elf_address, out);
-  tide_symbol_cache_add (cache, path, elf_address, out);
-  return FALSE;
+  return tide_symbol_cache_resolve (cache, symbolizer, path, elf_address, out);
 }
 
 static char *
