@@ -333,7 +333,12 @@ on_alloc (TideRecProcess      *self,
     .kind = rec->kind,
   };
 
-  if (tide_live_table_alloc (live_table_for (self, a.kind), &a, &free_ns))
+  /* Freed before it was sent (tide-preload-buffer.h): the row is complete
+   * and the step's totals stay as they were, so neither the live table nor
+   * the accumulator need to hear of it. */
+  if (rec->lifetime_ns != 0)
+    write_allocation (self, &a, a.alloc_ns + rec->lifetime_ns);
+  else if (tide_live_table_alloc (live_table_for (self, a.kind), &a, &free_ns))
     write_allocation (self, &a, free_ns);
   else
     account (self, &a, +1);

@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#define TIDE_WIRE_VERSION      1u
+#define TIDE_WIRE_VERSION      2u
 #define TIDE_WIRE_MAX_MESSAGE  65536u
 #define TIDE_WIRE_MAX_FRAMES   128u
 #define TIDE_WIRE_MAX_STRING   4096u
@@ -110,7 +110,13 @@ typedef struct
 /* A recorded allocation.  weight is how many allocations like this one the
  * record stands for: 1 in --all mode or for blocks at least as large as the
  * sampling interval, 1/p otherwise, with p = 1 - exp(-size/sample_bytes).
- * Estimated bytes are size * weight. */
+ * Estimated bytes are size * weight.
+ *
+ * lifetime_ns is 0 when the block was live when the record was sent.  When
+ * the thread that sampled a block frees it while the record still waits in
+ * that thread's buffer, the preload writes the time from allocation to free
+ * here instead of sending a FREE (at least 1: a free in the same nanosecond
+ * counts as one later); no FREE ever follows such a record. */
 typedef struct
 {
   TideWireHeader h;
@@ -121,13 +127,14 @@ typedef struct
   uint16_t kind;           /* TideAllocKind */
   int16_t  device;         /* -1 host, else accelerator index */
   uint32_t n_frames;
-  uint32_t reserved;
+  uint32_t lifetime_ns;    /* 0: not freed yet; see above */
   uint64_t frames[];       /* return addresses, innermost first; the
                             * profiler's own frames already removed */
 } TideWireAlloc;
 
-/* Sent for every free of a recorded block (and, in --all mode, for every
- * free).  The recorder ignores frees of addresses it does not know. */
+/* Sent for every free of a recorded block whose ALLOC record did not take
+ * it (and, in --all mode, for every free).  The recorder ignores frees of
+ * addresses it does not know. */
 typedef struct
 {
   TideWireHeader h;

@@ -193,16 +193,15 @@ shard_find (const TideAddrShard *shard,
     }
 }
 
-/* Inserts or replaces.  False only when the table could not grow. */
+/* Inserts or replaces @entry (by its addr).  False only when the table
+ * could not grow. */
 bool
-tide_addrset_insert (TideAddrSet *set,
-                     uint64_t     addr,
-                     uint64_t     size,
-                     uint32_t     kind)
+tide_addrset_insert_entry (TideAddrSet         *set,
+                           const TideAddrEntry *entry)
 {
+  uint64_t addr = entry->addr;
   uint64_t h = tide_addrset_hash (addr);
   TideAddrShard *shard = shard_of (set, addr);
-  TideAddrEntry e = { .addr = addr, .size = size, .kind = kind };
   int64_t at;
   bool ok = true;
 
@@ -211,16 +210,27 @@ tide_addrset_insert (TideAddrSet *set,
   pthread_mutex_lock (&shard->lock);
   at = shard_find (shard, addr, h);
   if (at >= 0)
-    shard->slots[at] = e;
+    shard->slots[at] = *entry;
   else if ((shard->count + 1) * 2 > shard->mask + 1 && !shard_resize (shard, (shard->mask + 1) * 2))
     ok = false;
   else
     {
-      shard_put (shard, &e);
+      shard_put (shard, entry);
       filter_set (set, addr);
     }
   pthread_mutex_unlock (&shard->lock);
   return ok;
+}
+
+bool
+tide_addrset_insert (TideAddrSet *set,
+                     uint64_t     addr,
+                     uint64_t     size,
+                     uint32_t     kind)
+{
+  TideAddrEntry e = { .addr = addr, .size = size, .kind = kind };
+
+  return tide_addrset_insert_entry (set, &e);
 }
 
 /* Backward-shift deletion: pull later members of the probe run into the

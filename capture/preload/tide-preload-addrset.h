@@ -65,12 +65,17 @@
 #define TIDE_ADDRSET_REGION_SHIFT    26  /* 64 MiB: glibc's heap of an arena */
 #define TIDE_ADDRSET_GRANULE_SHIFT   16  /* 64 KiB of address space per line */
 
+/* record_serial and record_offset say where the block's ALLOC record waits
+ * unsent, so that its free can fold into it (tide-preload-buffer.h);
+ * serial 0: nowhere. */
 typedef struct
 {
-  uint64_t addr;   /* 0: empty slot */
+  uint64_t addr;           /* 0: empty slot */
   uint64_t size;
-  uint32_t kind;   /* TideAllocKind */
-  uint32_t reserved;
+  uint32_t kind;           /* TideAllocKind; the CUDA sets add a device */
+  uint32_t record_serial;
+  uint32_t record_offset;
+  uint32_t padding;        /* 32 bytes: two entries per cache line, none across two */
 } TideAddrEntry;
 
 typedef struct
@@ -97,6 +102,8 @@ bool     tide_addrset_insert      (TideAddrSet         *set,
                                    uint64_t             addr,
                                    uint64_t             size,
                                    uint32_t             kind);
+bool     tide_addrset_insert_entry (TideAddrSet        *set,
+                                   const TideAddrEntry *entry);
 bool     tide_addrset_remove      (TideAddrSet         *set,
                                    uint64_t             addr,
                                    uint32_t             kind,

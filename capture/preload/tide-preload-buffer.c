@@ -24,22 +24,41 @@ struct _TideBuffer
   pthread_mutex_t     lock;       /* len, first_ns, data */
   pthread_mutex_t     send_lock;  /* taken before lock; orders this buffer's sends */
   uint32_t            len;
+  uint32_t            serial;     /* names what data holds: new at every emptying */
   uint64_t            first_ns;   /* time_ns of the oldest record in data */
   _Alignas (8) unsigned char data[TIDE_WIRE_MAX_MESSAGE];
 };
 
 static TideBuffer *_Atomic tide_buffers;
+static _Atomic uint32_t tide_buffer_serials;
 static pthread_key_t tide_buffer_key;
 static bool tide_buffer_key_ok;
 static unsigned char *tide_flusher_scratch;
+
+/* Empties b under a serial that no buffer of this process had before, so
+ * that an addrset entry which names a record of the old bytes (see
+ * tide_buffer_append_tracked) matches no buffer any more. */
+static void
+empty_locked (TideBuffer *b)
+{
+  uint32_t serial;
+
+  do
+    serial = atomic_fetch_add_explicit (&tide_buffer_serials, 1, memory_order_relaxed) + 1;
+  while (serial == 0);
+  b->len = 0;
+  b->serial = serial;
+}
 
 /* Sends and empties b; the caller holds both locks. */
 static void
 send_locked (TideBuffer *b)
 {
   if (b->len > 0)
-    tide_conn_send (b->data, b->len);
-  b->len = 0;
+    {
+      tide_conn_send (b->data, b->len);
+      empty_locked (b);
+    }
 }
 
 static void
@@ -117,7 +136,7 @@ get_buffer (void)
   if (b == NULL)
     return NULL;
   pthread_mutex_lock (&b->lock);
-  b->len = 0;
+  empty_locked (b);
   prctl (PR_GET_NAME, name, 0, 0, 0);
   b->len = tide_encode_text (b->data, sizeof b->data, tide_stamp (), TIDE_WIRE_THREAD, name);
   b->first_ns = tide_now_ns ();
@@ -125,6 +144,42 @@ get_buffer (void)
   tide_tls.buf = b;
   pthread_setspecific (tide_buffer_key, b);
   return b;
+}
+
+/* This thread's buffer, or NULL when records go out one by one. */
+static TideBuffer *
+buffer_for_append (void)
+{
+  if (TIDE_UNLIKELY (atomic_load_explicit (&tide_state.final, memory_order_relaxed)))
+    return NULL;
+  return get_buffer ();
+}
+
+/* Takes b->lock with room for @len more bytes, sending what is there first
+ * if need be. */
+static void
+lock_with_room (TideBuffer *b,
+                uint32_t    len)
+{
+  pthread_mutex_lock (&b->lock);
+  if (b->len + len > sizeof b->data)
+    {
+      pthread_mutex_unlock (&b->lock);
+      flush_buffer (b);
+      pthread_mutex_lock (&b->lock);
+    }
+}
+
+/* Copies @rec in; the caller holds b->lock and made room. */
+static void
+put_locked (TideBuffer *b,
+            const void *rec,
+            uint32_t    len)
+{
+  if (b->len == 0)
+    b->first_ns = ((const TideWireHeader *) rec)->time_ns;
+  memcpy (b->data + b->len, rec, len);
+  b->len += len;
 }
 
 void
@@ -135,27 +190,64 @@ tide_buffer_append (const void *rec,
 
   if (len == 0)
     return;
-  if (TIDE_UNLIKELY (atomic_load_explicit (&tide_state.final, memory_order_relaxed)))
-    b = NULL;
-  else
-    b = get_buffer ();
+  b = buffer_for_append ();
   if (b == NULL)
     {
       tide_conn_send (rec, len);
       return;
     }
-  pthread_mutex_lock (&b->lock);
-  if (b->len + len > sizeof b->data)
-    {
-      pthread_mutex_unlock (&b->lock);
-      flush_buffer (b);
-      pthread_mutex_lock (&b->lock);
-    }
-  if (b->len == 0)
-    b->first_ns = ((const TideWireHeader *) rec)->time_ns;
-  memcpy (b->data + b->len, rec, len);
-  b->len += len;
+  lock_with_room (b, len);
+  put_locked (b, rec, len);
   pthread_mutex_unlock (&b->lock);
+}
+
+/* The entry goes into the set under the buffer's lock, with the record's
+ * place, so that no flush can come between the place and the record: the
+ * entry names the bytes it will be in or, once they are sent, nothing. */
+bool
+tide_buffer_append_tracked (const void    *rec,
+                            uint32_t       len,
+                            TideAddrSet   *set,
+                            TideAddrEntry *entry)
+{
+  TideBuffer *b = len > 0 ? buffer_for_append () : NULL;
+  bool ok;
+
+  if (b == NULL)
+    {
+      entry->record_serial = 0;
+      if (!tide_addrset_insert_entry (set, entry))
+        return false;
+      if (len > 0)
+        tide_conn_send (rec, len);
+      return true;
+    }
+  lock_with_room (b, len);
+  entry->record_serial = b->serial;
+  entry->record_offset = b->len;
+  ok = tide_addrset_insert_entry (set, entry);
+  if (ok)
+    put_locked (b, rec, len);
+  pthread_mutex_unlock (&b->lock);
+  return ok;
+}
+
+bool
+tide_buffer_fold_free (const TideAddrEntry *entry,
+                       uint16_t             kind,
+                       uint64_t             free_ns)
+{
+  TideBuffer *b = tide_tls.buf;
+  bool folded = false;
+
+  if (entry->record_serial == 0 || b == NULL)
+    return false;
+  pthread_mutex_lock (&b->lock);
+  if (b->serial == entry->record_serial && entry->record_offset < b->len &&
+      b->len - entry->record_offset >= sizeof (TideWireAlloc))
+    folded = tide_encode_fold_free (b->data + entry->record_offset, entry->addr, kind, free_ns);
+  pthread_mutex_unlock (&b->lock);
+  return folded;
 }
 
 void
@@ -187,7 +279,7 @@ flush_if_old (TideBuffer *b,
     {
       n = b->len;
       memcpy (tide_flusher_scratch, b->data, n);
-      b->len = 0;
+      empty_locked (b);
     }
   pthread_mutex_unlock (&b->lock);
   if (n > 0)
@@ -242,7 +334,7 @@ tide_buffer_fork_child (void)
     {
       pthread_mutex_init (&b->lock, NULL);
       pthread_mutex_init (&b->send_lock, NULL);
-      b->len = 0;
+      empty_locked (b);
       atomic_store (&b->in_use, 0);
     }
   tide_tls.buf = NULL;  /* a new tid: the next record starts with THREAD */

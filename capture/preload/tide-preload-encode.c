@@ -117,10 +117,33 @@ tide_encode_alloc (void           *dst,
   r->kind = kind;
   r->device = -1;
   r->n_frames = n_frames;
-  r->reserved = 0;
+  r->lifetime_ns = 0;
   if (n_frames > 0)
     memcpy (r->frames, frames, 8u * n_frames);
   return len;
+}
+
+/* Writes into the ALLOC record @rec, not sent yet, that its block at @addr
+ * was freed at @free_ns.  False, and @rec untouched, when @rec is not a
+ * live ALLOC of @addr and @kind or the lifetime does not fit its field: the
+ * free must then go as a FREE record. */
+bool
+tide_encode_fold_free (void     *rec,
+                       uint64_t  addr,
+                       uint16_t  kind,
+                       uint64_t  free_ns)
+{
+  TideWireAlloc *r = rec;
+  uint64_t lifetime;
+
+  if (r->h.type != TIDE_WIRE_ALLOC || r->addr != addr || r->kind != kind ||
+      r->lifetime_ns != 0 || free_ns < r->h.time_ns)
+    return false;
+  lifetime = free_ns - r->h.time_ns;
+  if (lifetime >= UINT32_MAX)
+    return false;
+  r->lifetime_ns = lifetime > 0 ? (uint32_t) lifetime : 1u;
+  return true;
 }
 
 uint32_t

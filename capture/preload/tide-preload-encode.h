@@ -11,6 +11,7 @@
 
 #include "tide-wire.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct
@@ -48,6 +49,10 @@ uint32_t tide_encode_alloc      (void          *dst,
                                  uint16_t       kind,
                                  const uint64_t *frames,
                                  uint32_t       n_frames);
+bool     tide_encode_fold_free  (void          *rec,
+                                 uint64_t       addr,
+                                 uint16_t       kind,
+                                 uint64_t       free_ns);
 uint32_t tide_encode_free       (void          *dst,
                                  uint32_t       cap,
                                  TideStamp      st,

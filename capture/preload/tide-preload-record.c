@@ -79,10 +79,6 @@ tide_record_alloc (const void *addr,
   tide_tls.guard++;
   if (!tide_active ())
     goto out;
-  /* Sampled blocks (and every mapping) go into the set first: their frees
-   * must find them as soon as the pointer is returned. */
-  if (track && !tide_addrset_insert (&tide_state.addrset, (uintptr_t) addr, size, kind))
-    goto out;
   if (TIDE_UNLIKELY (atomic_load_explicit (&tide_objects_dirty, memory_order_relaxed) != 0))
     tide_objects_announce ();
   n_frames = tide_unwind (frames, TIDE_WIRE_MAX_FRAMES);
@@ -90,8 +86,40 @@ tide_record_alloc (const void *addr,
     n_frames = tide_python_splice (frames, n_frames, TIDE_WIRE_MAX_FRAMES);
   len = tide_encode_alloc (rec, sizeof rec, tide_stamp (), (uintptr_t) addr, size, weight,
                            tide_scope_current (), kind, frames, n_frames);
-  tide_buffer_append (rec, len);
+  if (track)
+    {
+      /* Sampled blocks (and every mapping) go into the set with their
+       * record, before the pointer is returned: their frees must find them
+       * from then on.  A block the set cannot take is not recorded. */
+      TideAddrEntry entry = { .addr = (uintptr_t) addr, .size = size, .kind = kind };
+
+      (void) tide_buffer_append_tracked (rec, len, &tide_state.addrset, &entry);
+    }
+  else
+    tide_buffer_append (rec, len);
 out:
+  tide_tls.guard--;
+  errno = saved;
+}
+
+/* The free of the block at @addr, now: folded into its ALLOC record when
+ * @entry says that is still in this thread's buffer, else a FREE record. */
+static void
+record_free (const void          *addr,
+             uint16_t             kind,
+             const TideAddrEntry *entry)
+{
+  _Alignas (8) unsigned char rec[sizeof (TideWireFree)];
+  int saved = errno;
+
+  tide_tls.guard++;
+  if (tide_active ())
+    {
+      TideStamp stamp = tide_stamp ();
+
+      if (entry == NULL || !tide_buffer_fold_free (entry, kind, stamp.time_ns))
+        tide_buffer_append (rec, tide_encode_free (rec, sizeof rec, stamp, (uintptr_t) addr, kind));
+    }
   tide_tls.guard--;
   errno = saved;
 }
@@ -100,22 +128,11 @@ void
 tide_record_free (const void *addr,
                   uint16_t    kind)
 {
-  _Alignas (8) unsigned char rec[sizeof (TideWireFree)];
-  int saved = errno;
-  uint32_t len;
-
-  tide_tls.guard++;
-  if (tide_active ())
-    {
-      len = tide_encode_free (rec, sizeof rec, tide_stamp (), (uintptr_t) addr, kind);
-      tide_buffer_append (rec, len);
-    }
-  tide_tls.guard--;
-  errno = saved;
+  record_free (addr, kind, NULL);
 }
 
-/* Sends FREE when addr was recorded with this kind.  Called before the real
- * free: the address may be handed out again at once. */
+/* Records the free when addr was recorded with this kind.  Called before
+ * the real free: the address may be handed out again at once. */
 bool
 tide_record_free_if_sampled (const void    *addr,
                              uint16_t       kind,
@@ -126,7 +143,7 @@ tide_record_free_if_sampled (const void    *addr,
   if (!tide_addrset_maybe (&tide_state.addrset, (uintptr_t) addr)
       || !tide_addrset_remove (&tide_state.addrset, (uintptr_t) addr, kind, &e))
     return false;
-  tide_record_free (addr, kind);
+  record_free (addr, kind, &e);
   if (out != NULL)
     *out = e;
   return true;

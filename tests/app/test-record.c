@@ -292,6 +292,52 @@ test_control (Fixture       *f,
   g_assert_cmpuint (suspects->len, ==, 0);
 }
 
+/* The row of the nth block of @size, in allocation order: "alloc_ns free_ns". */
+static char *
+block_times (TideTrace *trace,
+             guint64    size,
+             guint      nth)
+{
+  g_autofree char *sql = g_strdup_printf ("SELECT alloc_ns || ' ' || ifnull (free_ns, 'live')"
+                                          " FROM allocations WHERE size = %" G_GUINT64_FORMAT
+                                          " ORDER BY alloc_ns LIMIT 1 OFFSET %u", size, nth);
+
+  return tide_test_query_text (trace, sql);
+}
+
+/* Blocks whose frees were folded into their records (tide-preload-buffer.h)
+ * get the same rows as those freed by a FREE record: each freed once, after
+ * it was made, and a reused address two rows.  preload-target's fold mode
+ * (tests/capture/preload-target.h) frees one of each kind. */
+static void
+test_folded_frees (Fixture       *f,
+                   gconstpointer  data)
+{
+  static const guint64 sizes[] = { 91009, 91019, 91033, 91039, 91039 };
+  g_auto(Run) run = { 0 };
+  g_autoptr(TideTrace) trace = NULL;
+  gint64 previous_free = 0;
+
+  record (f, "--sample-bytes=4096", TIDE_PRELOAD_TARGET, "fold", NULL, &run);
+  g_assert_cmpint (run.status, ==, 0);
+  trace = tide_test_open_trace (f->trace);
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+    {
+      g_autofree char *times = block_times (trace, sizes[i], i == 4 ? 1 : 0);
+      gint64 alloc_ns, free_ns;
+
+      g_assert_cmpint (sscanf (times, "%" G_GINT64_FORMAT " %" G_GINT64_FORMAT,
+                               &alloc_ns, &free_ns), ==, 2);
+      /* Made after the last one was freed, freed after it was made. */
+      g_assert_cmpint (alloc_ns, >=, previous_free);
+      g_assert_cmpint (free_ns, >, alloc_ns);
+      previous_free = free_ns;
+    }
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM allocations"
+                                               " WHERE size = 91039"), ==, 2);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM steps"), ==, 5);
+}
+
 /* ---- threads, processes, libraries ----------------------------------------- */
 
 static void
@@ -822,6 +868,7 @@ main (int    argc,
   ADD ("/record/control/all", "--all", test_control);
   ADD ("/record/control/sampled", NULL, test_control);
   ADD ("/record/storm", NULL, test_storm);
+  ADD ("/record/folded-frees", NULL, test_folded_frees);
   ADD ("/record/heap-layout/sampled", "--sample-bytes=4096", test_heap_layout);
   ADD ("/record/heap-layout/all", "--all", test_heap_layout);
   ADD ("/record/priority", NULL, test_priority);

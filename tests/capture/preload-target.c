@@ -19,6 +19,11 @@
  *                          frees a block of its parent's.  Prints
  *                          "fam WHAT POINTER SIZE" for each recorded
  *                          block, exits with status 1 on a failed check
+ *   preload-target fold    blocks freed at once by the thread that made
+ *                          them, by another thread, after a step, and one
+ *                          freed by another thread whose address the first
+ *                          thread gets again and frees itself.  Prints
+ *                          "reuse FIRST SECOND" with the two addresses
  */
 #include "config.h"
 
@@ -28,6 +33,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -185,6 +191,55 @@ run_chatty (void)
       nanosleep (&ms10, NULL);
     }
   return 3;
+}
+
+static void *
+free_in_thread (void *block)
+{
+  free (block);
+  return NULL;
+}
+
+/* Frees @block on a thread of its own, and waits for it. */
+static void
+free_elsewhere (void *block)
+{
+  pthread_t thread;
+
+  pthread_create (&thread, NULL, free_in_thread, block);
+  pthread_join (thread, NULL);
+}
+
+/* Every case starts after a step, whose flush leaves this thread's buffer
+ * empty: the flusher would send it only 50 ms later. */
+static int
+run_fold (void)
+{
+  uintptr_t first, second;
+  void *block;
+
+  tidemark_step ("same");
+  sink = malloc (FOLD_SAME);
+  free (sink);
+
+  tidemark_step ("cross");
+  sink = malloc (FOLD_CROSS);
+  free_elsewhere (sink);
+
+  tidemark_step ("step");
+  sink = malloc (FOLD_STEP);
+  tidemark_step ("after");
+  free (sink);
+
+  tidemark_step ("reuse");
+  block = malloc (FOLD_REUSE);
+  first = (uintptr_t) block;
+  free_elsewhere (block);
+  block = malloc (FOLD_REUSE);
+  second = (uintptr_t) block;
+  free (block);
+  printf ("reuse %#" PRIxPTR " %#" PRIxPTR "\n", first, second);
+  return 0;
 }
 
 static int
@@ -377,6 +432,8 @@ main (int   argc,
     return run_chatty ();
   if (argc == 2 && strcmp (argv[1], "hang") == 0)
     return run_hang ();
+  if (argc == 2 && strcmp (argv[1], "fold") == 0)
+    return run_fold ();
   if (argc == 2 && strcmp (argv[1], "family") == 0)
     return run_family ();
   fprintf (stderr, "usage: %s basic|storm|chatty|hang|family\n", argv[0]);

@@ -26,3 +26,8 @@
 #define FAMILY_CHURN     20000
 #define FAMILY_FORK_SIZE 88019
 #define FAMILY_CHILD_SIZE 88037
+/* fold: run with TIDEMARK_SAMPLE_BYTES=FAMILY_SAMPLE_BYTES too. */
+#define FOLD_SAME        91009
+#define FOLD_CROSS       91019
+#define FOLD_STEP        91033
+#define FOLD_REUSE       91039

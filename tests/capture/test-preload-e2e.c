@@ -410,7 +410,8 @@ count_allocs (const Conn *c,
   return n;
 }
 
-/* The first FREE of addr after record number `after`. */
+/* Whether the block of the ALLOC numbered `after` was freed: in that
+ * record itself, or by a FREE of addr after it. */
 static gboolean
 freed_after (const Conn *c,
              guint64     addr,
@@ -420,8 +421,13 @@ freed_after (const Conn *c,
   guint i = 0;
 
   FOR_EACH_RECORD (c, h)
-    if (i++ > after && h->type == TIDE_WIRE_FREE && ((const TideWireFree *) h)->addr == addr)
-      return TRUE;
+    {
+      /* Freed before it was sent: the ALLOC itself says so. */
+      if (i == after && h->type == TIDE_WIRE_ALLOC && ((const TideWireAlloc *) h)->lifetime_ns != 0)
+        return TRUE;
+      if (i++ > after && h->type == TIDE_WIRE_FREE && ((const TideWireFree *) h)->addr == addr)
+        return TRUE;
+    }
   return FALSE;
 }
 
@@ -698,8 +704,9 @@ replay_lifetimes (const Conn *c)
         {
           if (g_hash_table_contains (live, &a->addr))
             g_error ("ALLOC of %#" G_GINT64_MODIFIER "x, which is live", a->addr);
-          g_hash_table_insert (live, g_memdup2 (&a->addr, sizeof a->addr),
-                               GSIZE_TO_POINTER (a->size));
+          if (a->lifetime_ns == 0)
+            g_hash_table_insert (live, g_memdup2 (&a->addr, sizeof a->addr),
+                                 GSIZE_TO_POINTER (a->size));
         }
       else if (h->type == TIDE_WIRE_FREE && !g_hash_table_remove (live, &fr->addr))
         g_error ("FREE of %#" G_GINT64_MODIFIER "x, which was not recorded", fr->addr);
@@ -739,6 +746,82 @@ check_family_blocks (const Run  *run,
       n++;
     }
   g_assert_cmpuint (n, ==, n_expected);
+}
+
+/* The FREEs of the block that @a recorded: those of its address timed from
+ * its allocation to the next allocation there.  By time, not by place in
+ * the stream: another thread's FREE can arrive before the ALLOC. */
+static guint
+count_frees_of (const Conn          *c,
+                const TideWireAlloc *a)
+{
+  const TideWireHeader *h;
+  guint64 end = G_MAXUINT64;
+  guint n = 0;
+
+  FOR_EACH_RECORD (c, h)
+    if (h->type == TIDE_WIRE_ALLOC && ((const TideWireAlloc *) h)->addr == a->addr &&
+        h->time_ns > a->h.time_ns && h->time_ns < end)
+      end = h->time_ns;
+  FOR_EACH_RECORD (c, h)
+    if (h->type == TIDE_WIRE_FREE && ((const TideWireFree *) h)->addr == a->addr &&
+        h->time_ns >= a->h.time_ns && h->time_ns < end)
+      n++;
+  return n;
+}
+
+/* The nth recorded block of @size: folded (its ALLOC carries its lifetime
+ * and no FREE follows) or freed by one FREE. */
+static void
+check_fold (const Conn *c,
+            guint64     size,
+            guint       nth,
+            gboolean    folded)
+{
+  const TideWireAlloc *a = find_alloc (c, size, nth, NULL);
+
+  g_assert_nonnull (a);
+  if (folded)
+    {
+      g_assert_cmpuint (a->lifetime_ns, >, 0);
+      g_assert_cmpuint (count_frees_of (c, a), ==, 0);
+    }
+  else
+    {
+      g_assert_cmpuint (a->lifetime_ns, ==, 0);
+      g_assert_cmpuint (count_frees_of (c, a), ==, 1);
+    }
+}
+
+/* A sampled block freed by the thread that made it, while its ALLOC waits
+ * in that thread's buffer, is one record; freed by another thread, or
+ * after a step sent the buffer, it gets a FREE.  An address that another
+ * thread freed and this one got again folds into its new record only. */
+static void
+test_fold (Fixture       *f,
+           gconstpointer  data)
+{
+  RunOptions o = { .mode = "fold", .preload = TRUE, .socket = TRUE, .kill_after = -1,
+                   .sample_bytes = FAMILY_SAMPLE_BYTES };
+  g_autoptr (Run) run = run_target (f, &o);
+  const Conn *c;
+
+  g_assert_true (WIFEXITED (run->status));
+  g_assert_cmpint (WEXITSTATUS (run->status), ==, 0);
+  g_assert_cmpuint (run->conns->len, ==, 1);
+  c = g_ptr_array_index (run->conns, 0);
+  conn_hello (c);
+  check_no_drops (c);
+  check_fold (c, FOLD_SAME, 0, TRUE);
+  check_fold (c, FOLD_CROSS, 0, FALSE);
+  check_fold (c, FOLD_STEP, 0, FALSE);
+  /* glibc gives the block back to the thread of its arena. */
+  g_assert_cmpuint (out_pointer (run, "reuse", 0), ==, find_alloc (c, FOLD_REUSE, 0, NULL)->addr);
+  g_assert_cmpuint (find_alloc (c, FOLD_REUSE, 1, NULL)->addr, ==,
+                    find_alloc (c, FOLD_REUSE, 0, NULL)->addr);
+  check_fold (c, FOLD_REUSE, 0, FALSE);
+  check_fold (c, FOLD_REUSE, 1, TRUE);
+  g_assert_null (find_alloc (c, FOLD_REUSE, 2, NULL));
 }
 
 /* Sampled mode through every function of the malloc family, over glibc's
@@ -807,6 +890,8 @@ main (int   argc,
               fixture_setup, test_recorder_gone, fixture_teardown);
   g_test_add ("/capture/preload/e2e/sigkill", Fixture, NULL,
               fixture_setup, test_sigkill, fixture_teardown);
+  g_test_add ("/capture/preload/e2e/fold", Fixture, NULL,
+              fixture_setup, test_fold, fixture_teardown);
   g_test_add ("/capture/preload/e2e/family/glibc", Fixture, "glibc",
               fixture_setup, test_family, fixture_teardown);
   g_test_add ("/capture/preload/e2e/family/jemalloc", Fixture, "jemalloc",

@@ -57,6 +57,45 @@ test_alloc (void)
   g_assert_cmpuint (tide_encode_alloc (buf, 60, stamp, 1, 1, 1, 0, 1, frames, 1), ==, 0);
 }
 
+/* A free folds into the live ALLOC of its own address and kind, once, with
+ * a lifetime that fits the field; anything else leaves the record as it was. */
+static void
+test_fold_free (void)
+{
+  _Alignas (8) guint8 buf[TIDE_ENCODE_ALLOC_MAX];
+  _Alignas (8) guint8 before[TIDE_ENCODE_ALLOC_MAX];
+  const TideWireAlloc *a = (const void *) buf;
+  uint32_t len = tide_encode_alloc (buf, sizeof buf, stamp, 0xabc0, 64, 1.0, 0, TIDE_KIND_MALLOC,
+                                    NULL, 0);
+
+  g_assert_cmpuint (a->lifetime_ns, ==, 0);
+  memcpy (before, buf, len);
+  g_assert_false (tide_encode_fold_free (buf, 0xabc8, TIDE_KIND_MALLOC, stamp.time_ns + 10));
+  g_assert_false (tide_encode_fold_free (buf, 0xabc0, TIDE_KIND_MMAP, stamp.time_ns + 10));
+  g_assert_false (tide_encode_fold_free (buf, 0xabc0, TIDE_KIND_MALLOC, stamp.time_ns - 1));
+  g_assert_false (tide_encode_fold_free (buf, 0xabc0, TIDE_KIND_MALLOC,
+                                         stamp.time_ns + G_MAXUINT32));
+  g_assert_cmpmem (buf, len, before, len);
+
+  g_assert_true (tide_encode_fold_free (buf, 0xabc0, TIDE_KIND_MALLOC,
+                                        stamp.time_ns + G_MAXUINT32 - 1));
+  g_assert_cmpuint (a->lifetime_ns, ==, G_MAXUINT32 - 1);
+  /* Freed once: a second free of the address is another block's. */
+  g_assert_false (tide_encode_fold_free (buf, 0xabc0, TIDE_KIND_MALLOC, stamp.time_ns + 10));
+  g_assert_cmpuint (a->lifetime_ns, ==, G_MAXUINT32 - 1);
+
+  /* A free in the same nanosecond still says "freed". */
+  tide_encode_alloc (buf, sizeof buf, stamp, 0xabc0, 64, 1.0, 0, TIDE_KIND_MALLOC, NULL, 0);
+  g_assert_true (tide_encode_fold_free (buf, 0xabc0, TIDE_KIND_MALLOC, stamp.time_ns));
+  g_assert_cmpuint (a->lifetime_ns, ==, 1);
+
+  /* Only an ALLOC takes a free. */
+  len = tide_encode_free (buf, sizeof buf, stamp, 0xabc0, TIDE_KIND_MALLOC);
+  memcpy (before, buf, len);
+  g_assert_false (tide_encode_fold_free (buf, 0xabc0, TIDE_KIND_MALLOC, stamp.time_ns + 10));
+  g_assert_cmpmem (buf, len, before, len);
+}
+
 static void
 test_free_dropped (void)
 {
@@ -143,6 +182,7 @@ main (int   argc,
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/capture/preload/encode/alloc", test_alloc);
+  g_test_add_func ("/capture/preload/encode/fold-free", test_fold_free);
   g_test_add_func ("/capture/preload/encode/free-dropped", test_free_dropped);
   g_test_add_func ("/capture/preload/encode/strings", test_strings);
   g_test_add_func ("/capture/preload/encode/count", test_count);
