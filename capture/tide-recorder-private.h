@@ -48,6 +48,9 @@ typedef struct
   TideProcCounters *counters;
   TidePagemap      *pagemap;
   GHashTable       *threads;        /* tid -> threads.id */
+  guint32           last_tid;       /* the last tid looked up, 0: none ... */
+  gint64            last_thread_id; /* ... and its threads.id: a message holds
+                                     * one thread's records */
   GHashTable       *scopes;         /* local scope id -> Scope* */
   GHashTable       *pycodes;        /* PYFRAME_DEF id -> TidePyCode* */
   guint64           pycode_defs;    /* PYFRAME_DEFs received */

@@ -190,11 +190,18 @@ thread_id_for (TideRecProcess *self,
                guint32         tid,
                const char     *name)
 {
-  gpointer id = g_hash_table_lookup (self->threads, GUINT_TO_POINTER (tid));
+  gpointer id;
   g_autofree char *comm = NULL;
 
+  if (tid == self->last_tid && tid != 0)
+    return self->last_thread_id;
+  id = g_hash_table_lookup (self->threads, GUINT_TO_POINTER (tid));
   if (id != NULL)
-    return GPOINTER_TO_SIZE (id);
+    {
+      self->last_tid = tid;
+      self->last_thread_id = GPOINTER_TO_SIZE (id);
+      return GPOINTER_TO_SIZE (id);
+    }
 
   if (name == NULL)
     {
