@@ -3,7 +3,8 @@
  *
  * TideTraceWriter's allocation rows: every column comes back as written,
  * in runs of every length between other rows (the writer hands each run
- * to SQLite through a row feed, tide-row-feed.h).
+ * to SQLite through a row feed, tide-row-feed.h), and across changes of
+ * the columns that a run's rows share (process, kind, device, scope).
  */
 #include "config.h"
 
@@ -31,7 +32,7 @@ make_rows (void)
   for (guint i = 0; i < 4 * GROUP + 5; i++)
     {
       TideAllocRow row = {
-        .process_id = 1 + i % 2,
+        .process_id = 1 + (i / 50) % 2,
         .thread_id = i % 5 == 0 ? 0 : 10 + i % 3,
         .alloc_ns = 1000 + 10 * (gint64) i,
         .free_ns = i % 4 == 0 ? 0 : 2000 + 10 * (gint64) i + (i % 7 == 0 ? 20000000 : 0),
@@ -41,7 +42,7 @@ make_rows (void)
         .stack_id = i % 6 == 0 ? 0 : 100 + i % 4,
         .scope_id = 0,
         .device = -1,
-        .kind = 1 + i % 2,
+        .kind = 1 + (i / 30) % 2,
       };
 
       if (i == GROUP + 5)
