@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "preload-target.h"
 #include "tide-report.h"
 #include "tide-test-util.h"
 #include "tide-trace.h"
@@ -308,17 +309,20 @@ block_times (TideTrace *trace,
 /* Blocks whose frees were folded into their records (tide-preload-buffer.h)
  * get the same rows as those freed by a FREE record: each freed once, after
  * it was made, and a reused address two rows.  preload-target's fold mode
- * (tests/capture/preload-target.h) frees one of each kind. */
+ * frees one of each kind. */
 static void
 test_folded_frees (Fixture       *f,
                    gconstpointer  data)
 {
-  static const guint64 sizes[] = { 91009, 91019, 91033, 91039, 91039 };
+  static const guint64 sizes[] = { FOLD_SAME, FOLD_CROSS, FOLD_STEP, FOLD_REUSE, FOLD_REUSE };
+  g_autofree char *sample_bytes = g_strdup_printf ("--sample-bytes=%d", FAMILY_SAMPLE_BYTES);
+  g_autofree char *count_reused = g_strdup_printf ("SELECT count (*) FROM allocations"
+                                                   " WHERE size = %d", FOLD_REUSE);
   g_auto(Run) run = { 0 };
   g_autoptr(TideTrace) trace = NULL;
   gint64 previous_free = 0;
 
-  record (f, "--sample-bytes=4096", TIDE_PRELOAD_TARGET, "fold", NULL, &run);
+  record (f, sample_bytes, TIDE_PRELOAD_TARGET, "fold", NULL, &run);
   g_assert_cmpint (run.status, ==, 0);
   trace = tide_test_open_trace (f->trace);
   for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
@@ -333,8 +337,7 @@ test_folded_frees (Fixture       *f,
       g_assert_cmpint (free_ns, >, alloc_ns);
       previous_free = free_ns;
     }
-  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM allocations"
-                                               " WHERE size = 91039"), ==, 2);
+  g_assert_cmpint (tide_test_query_int (trace, count_reused), ==, 2);
   g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM steps"), ==, 5);
 }
 

@@ -436,6 +436,6 @@ main (int   argc,
     return run_fold ();
   if (argc == 2 && strcmp (argv[1], "family") == 0)
     return run_family ();
-  fprintf (stderr, "usage: %s basic|storm|chatty|hang|family\n", argv[0]);
+  fprintf (stderr, "usage: %s basic|storm|chatty|hang|fold|family\n", argv[0]);
   return 2;
 }
