@@ -377,6 +377,32 @@ check_no_drops (const Conn *c)
     g_assert_cmpuint (h->type, !=, TIDE_WIRE_DROPPED);
 }
 
+/* The run's one connection, which starts with HELLO. */
+static const Conn *
+single_conn (const Run *run)
+{
+  const Conn *c;
+
+  g_assert_cmpuint (run->conns->len, ==, 1);
+  c = g_ptr_array_index (run->conns, 0);
+  conn_hello (c);
+  return c;
+}
+
+/* The one connection of a run whose target exited with status 0, and which
+ * dropped nothing. */
+static const Conn *
+clean_single_conn (const Run *run)
+{
+  const Conn *c;
+
+  g_assert_true (WIFEXITED (run->status));
+  g_assert_cmpint (WEXITSTATUS (run->status), ==, 0);
+  c = single_conn (run);
+  check_no_drops (c);
+  return c;
+}
+
 static const TideWireAlloc *
 find_alloc (const Conn *c,
             guint64     size,
@@ -607,12 +633,7 @@ test_storm (Fixture       *f,
   const Conn *c;
   guint n_frees = 0;
 
-  g_assert_true (WIFEXITED (run->status));
-  g_assert_cmpint (WEXITSTATUS (run->status), ==, 0);
-  g_assert_cmpuint (run->conns->len, ==, 1);
-  c = g_ptr_array_index (run->conns, 0);
-  conn_hello (c);
-  check_no_drops (c);
+  c = clean_single_conn (run);
   FOR_EACH_RECORD (c, h)
     {
       const TideWireAlloc *a = (const void *) h;
@@ -678,9 +699,7 @@ test_sigkill (Fixture       *f,
 
   g_assert_true (WIFSIGNALED (run->status));
   g_assert_cmpint (WTERMSIG (run->status), ==, SIGKILL);
-  g_assert_cmpuint (run->conns->len, ==, 1);
-  c = g_ptr_array_index (run->conns, 0);
-  conn_hello (c);
+  c = single_conn (run);
   /* Sampled mode: a block above the sampling interval is always recorded. */
   g_assert_cmpuint (count_allocs (c, KILL_SIZE), ==, 1);
   g_assert_cmpfloat (find_alloc (c, KILL_SIZE, 0, NULL)->weight, ==, 1.0);
@@ -804,14 +823,8 @@ test_fold (Fixture       *f,
   RunOptions o = { .mode = "fold", .preload = TRUE, .socket = TRUE, .kill_after = -1,
                    .sample_bytes = FAMILY_SAMPLE_BYTES };
   g_autoptr (Run) run = run_target (f, &o);
-  const Conn *c;
+  const Conn *c = clean_single_conn (run);
 
-  g_assert_true (WIFEXITED (run->status));
-  g_assert_cmpint (WEXITSTATUS (run->status), ==, 0);
-  g_assert_cmpuint (run->conns->len, ==, 1);
-  c = g_ptr_array_index (run->conns, 0);
-  conn_hello (c);
-  check_no_drops (c);
   check_fold (c, FOLD_SAME, 0, TRUE);
   check_fold (c, FOLD_CROSS, 0, FALSE);
   check_fold (c, FOLD_STEP, 0, FALSE);
