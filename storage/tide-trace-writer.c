@@ -69,9 +69,6 @@ typedef struct
   guint       null_if_zero;
 } OpShape;
 
-#define ALLOC_COLUMNS "process_id, thread_id, kind, device, address, size, alloc_ns," \
-                      " free_ns, stack_id, scope_id, weight"
-
 static const OpShape op_shapes[N_OPS] = {
   [OP_META] = { "INSERT OR REPLACE INTO meta (key, value) VALUES (?2, coalesce (?3, ?1))",
                 1, FALSE, 2, 0 },
@@ -93,8 +90,9 @@ static const OpShape op_shapes[N_OPS] = {
                  " VALUES (?1, ?2, ?3, ?4, ?5)", 3, FALSE, 2, 1 << 2 },
   [OP_STEP] = { "INSERT INTO steps (id, process_id, number, start_ns, end_ns, label)"
                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6)", 5, FALSE, 1, 0 },
-  /* No statement of its own: runs of them go through alloc_feed_stmt;
-   * ints[] in the order of ALLOC_COLUMNS. */
+  /* No statement of its own: runs of them go through alloc_feed_stmt.
+   * ints[]: process_id, thread_id, kind, device, address, size, alloc_ns,
+   * free_ns, stack_id, scope_id; real: weight. */
   [OP_ALLOC] = { NULL, 10, TRUE, 0, (1 << 1) | (1 << 7) | (1 << 8) | (1 << 9) },
   [OP_COUNTER] = { "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
                    " VALUES (?1, ?2, ?3, ?4, ?5)", 5, FALSE, 0, 0 },
