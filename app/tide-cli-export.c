@@ -11,6 +11,7 @@
 
 #ifdef TIDE_HAVE_RENDER
 #include <gio/gio.h>
+#include <gmodule.h>
 
 #include "tide-render.h"
 #endif
@@ -32,6 +33,36 @@ export_csv (TideTrace  *trace,
   return TIDE_EXIT_OK;
 }
 
+#ifdef TIDE_HAVE_RENDER
+typedef gboolean (*RenderPngFunc) (TideTrace   *trace,
+                                   const char  *path,
+                                   int          width,
+                                   int          height,
+                                   GError     **error);
+G_STATIC_ASSERT (__builtin_types_compatible_p (RenderPngFunc,
+                                               __typeof__ (&tide_render_timeline_png)));
+
+/* The renderer is a module (ui/meson.build says why), loaded only here. */
+static RenderPngFunc
+load_renderer (GError **error)
+{
+  g_autofree char *built = g_build_filename (TIDE_BUILD_ROOT, "ui", TIDE_PNG_MODULE_NAME, NULL);
+  g_autofree char *installed = g_build_filename (TIDE_PKGLIBDIR, TIDE_PNG_MODULE_NAME, NULL);
+  g_autofree char *path = tide_cli_find_part ("TIDEMARK_PNG_MODULE", built, installed);
+  GModule *module = g_module_open (path, G_MODULE_BIND_LOCAL);
+  gpointer render = NULL;
+
+  if (module == NULL || !g_module_symbol (module, "tide_render_timeline_png", &render))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "cannot load PNG export: %s",
+                   g_module_error ());
+      return NULL;
+    }
+  g_module_make_resident (module);
+  return (RenderPngFunc) render;
+}
+#endif
+
 static int
 export_png (TideTrace  *trace,
             const char *path,
@@ -40,8 +71,11 @@ export_png (TideTrace  *trace,
 {
 #ifdef TIDE_HAVE_RENDER
   g_autoptr(GError) error = NULL;
+  RenderPngFunc render = load_renderer (&error);
 
-  if (!tide_render_timeline_png (trace, path, width, height, &error))
+  if (render == NULL)
+    return tide_cli_fail (TIDE_EXIT_FAILURE, "%s", error->message);
+  if (!render (trace, path, width, height, &error))
     return tide_cli_fail (error->domain == G_IO_ERROR &&
                           error->code == G_IO_ERROR_INVALID_ARGUMENT ? TIDE_EXIT_BAD_INPUT
                                                                      : TIDE_EXIT_FAILURE,

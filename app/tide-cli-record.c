@@ -17,24 +17,6 @@
 
 #define SUMMARY_SUSPECTS 3
 
-/* @override from the environment, else @built_path when this tidemark runs
- * from its build tree, else @installed_path. */
-static char *
-find_part (const char *override_var,
-           const char *built_path,
-           const char *installed_path)
-{
-  const char *override = g_getenv (override_var);
-  g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
-
-  if (override != NULL && *override != '\0')
-    return g_strdup (override);
-  if (self != NULL && g_str_has_prefix (self, TIDE_BUILD_ROOT "/") &&
-      g_file_test (built_path, G_FILE_TEST_EXISTS))
-    return g_strdup (built_path);
-  return g_strdup (installed_path);
-}
-
 static char *
 find_preload_library (void)
 {
@@ -42,7 +24,7 @@ find_preload_library (void)
                                              TIDE_PRELOAD_NAME, NULL);
   g_autofree char *installed = g_build_filename (TIDE_PKGLIBDIR, TIDE_PRELOAD_NAME, NULL);
 
-  return find_part ("TIDEMARK_PRELOAD", built, installed);
+  return tide_cli_find_part ("TIDEMARK_PRELOAD", built, installed);
 }
 
 /* The tidemark Python package and its bootstrap sitecustomize. */
@@ -52,7 +34,7 @@ find_python_dir (void)
   g_autofree char *built = g_build_filename (TIDE_BUILD_ROOT, "capture", "python", NULL);
   g_autofree char *installed = g_build_filename (TIDE_PKGDATADIR, "python", NULL);
 
-  return find_part ("TIDEMARK_PYTHON_DIR", built, installed);
+  return tide_cli_find_part ("TIDEMARK_PYTHON_DIR", built, installed);
 }
 
 /* PYTHONPATH with the package first, the user's entries kept after it. */

@@ -21,4 +21,8 @@ int tide_cli_fail   (int         status,
                      const char *format,
                      ...) G_GNUC_PRINTF (2, 3);
 
+char *tide_cli_find_part (const char *override_var,
+                          const char *built_path,
+                          const char *installed_path);
+
 G_END_DECLS

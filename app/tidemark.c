@@ -37,6 +37,24 @@ tide_cli_fail (int         status,
   return status;
 }
 
+/* @override from the environment, else @built_path when this tidemark runs
+ * from its build tree, else @installed_path. */
+char *
+tide_cli_find_part (const char *override_var,
+                    const char *built_path,
+                    const char *installed_path)
+{
+  const char *override = g_getenv (override_var);
+  g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
+
+  if (override != NULL && *override != '\0')
+    return g_strdup (override);
+  if (self != NULL && g_str_has_prefix (self, TIDE_BUILD_ROOT "/") &&
+      g_file_test (built_path, G_FILE_TEST_EXISTS))
+    return g_strdup (built_path);
+  return g_strdup (installed_path);
+}
+
 int
 main (int    argc,
       char **argv)

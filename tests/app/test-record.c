@@ -14,6 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifdef TIDE_HAVE_RENDER
+#include <cairo.h>
+#endif
+
 #include "preload-target.h"
 #include "tide-report.h"
 #include "tide-test-util.h"
@@ -791,6 +795,97 @@ test_report_bad_input (Fixture       *f,
   g_assert_cmpstr (r3.err, ==, "tidemark: unknown format 'xml' (text, csv or json)\n");
 }
 
+/* ---- the export command ------------------------------------------------------ */
+
+/* What a recording maps: the recorder is the parent of the target's shell. */
+static void
+test_record_maps_no_drawing (Fixture       *f,
+                             gconstpointer  data)
+{
+  g_auto(Run) run = { 0 };
+
+  record (f, NULL, "/bin/sh", "-c", "cat /proc/$PPID/maps", &run);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_nonnull (strstr (run.out, "/libsqlite3.so"));
+  /* PNG export's cairo and pango are a module that only export loads. */
+  g_assert_null (strstr (run.out, "/libcairo"));
+  g_assert_null (strstr (run.out, "/libpango"));
+}
+
+#ifdef TIDE_HAVE_RENDER
+static guint
+count_pixels (cairo_surface_t *image,
+              guint32          rgb)
+{
+  const unsigned char *data = cairo_image_surface_get_data (image);
+  int stride = cairo_image_surface_get_stride (image);
+  guint n = 0;
+
+  for (int y = 0; y < cairo_image_surface_get_height (image); y++)
+    for (int x = 0; x < cairo_image_surface_get_width (image); x++)
+      n += (((const guint32 *) (data + y * stride))[x] & 0xffffff) == rgb;
+  return n;
+}
+
+static void
+test_export_png_csv (Fixture       *f,
+                     gconstpointer  data)
+{
+  g_autofree char *png = g_build_filename (f->dir, "timeline.png", NULL);
+  g_autofree char *csv = g_build_filename (f->dir, "steps.csv", NULL);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "export", f->trace, "--png", png, "--width", "640",
+                         "--height", "360", "--csv", csv, NULL };
+  g_auto(Run) recorded = { 0 };
+  g_auto(Run) exported = { 0 };
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+  cairo_surface_t *image;
+
+  record (f, "--all", "leaky-steps", NULL, NULL, &recorded);
+  g_assert_cmpint (recorded.status, ==, 0);
+  run_argv (argv, &exported);
+  g_assert_cmpint (exported.status, ==, 0);
+  g_assert_cmpstr (exported.err, ==, "");
+
+  g_assert_true (g_file_get_contents (csv, &text, NULL, NULL));
+  lines = g_strsplit (text, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 1 + 10 + 1);  /* header, steps, "" */
+  g_assert_true (g_str_has_prefix (lines[0], "pid,step,label,start_ns,"));
+
+  image = cairo_image_surface_create_from_png (png);
+  g_assert_cmpint (cairo_surface_status (image), ==, CAIRO_STATUS_SUCCESS);
+  g_assert_cmpint (cairo_image_surface_get_width (image), ==, 640);
+  g_assert_cmpint (cairo_image_surface_get_height (image), ==, 360);
+  /* The RSS lane's line and fill, and the leak steps' bands (tide-render.h). */
+  g_assert_cmpuint (count_pixels (image, 0x1c71d8), >, 0);
+  g_assert_cmpuint (count_pixels (image, 0xc6dcf5), >, 0);
+  g_assert_cmpuint (count_pixels (image, 0xfbe0e1), >, 0);
+  g_assert_cmpuint (count_pixels (image, 0xe01b24), >, 0);
+  cairo_surface_destroy (image);
+}
+
+static void
+test_export_renderer_missing (Fixture       *f,
+                              gconstpointer  data)
+{
+  g_autofree char *png = g_build_filename (f->dir, "timeline.png", NULL);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "export", f->trace, "--png", png, NULL };
+  g_auto(Run) recorded = { 0 };
+  g_auto(Run) exported = { 0 };
+
+  record (f, NULL, "leaky-steps", NULL, NULL, &recorded);
+  g_assert_cmpint (recorded.status, ==, 0);
+  g_setenv ("TIDEMARK_PNG_MODULE", "/nonexistent/tidemark-png.so", TRUE);
+  run_argv (argv, &exported);
+  g_unsetenv ("TIDEMARK_PNG_MODULE");
+  g_assert_cmpint (exported.status, ==, 1);
+  g_assert_cmpstr (exported.err, ==, "tidemark: cannot load PNG export: "
+                   "/nonexistent/tidemark-png.so: cannot open shared object file: "
+                   "No such file or directory\n");
+  g_assert_false (g_file_test (png, G_FILE_TEST_EXISTS));
+}
+#endif
+
 /* Every native frame of a trace, one line each, in a stable order. */
 static char *
 frames_as_text (const char *trace_path)
@@ -886,6 +981,11 @@ main (int    argc,
   ADD ("/record/recorder-killed", NULL, test_recorder_killed);
   ADD ("/record/symbol-cache", NULL, test_symbol_cache);
   ADD ("/report/bad-input", NULL, test_report_bad_input);
+  ADD ("/record/maps-no-drawing", NULL, test_record_maps_no_drawing);
+#ifdef TIDE_HAVE_RENDER
+  ADD ("/export/png-csv", NULL, test_export_png_csv);
+  ADD ("/export/renderer-missing", NULL, test_export_renderer_missing);
+#endif
 #undef ADD
   return g_test_run ();
 }
