@@ -8,9 +8,10 @@
  * next record does not fit.  A buffer has two locks: `lock` guards its bytes
  * and is held only for a memcpy (and, for a sampled block, the insert of its
  * addrset entry: a shard's lock is taken inside `lock`, never around it);
- * `send_lock` keeps the sends of one buffer in order.  The flusher thread sends buffers whose oldest record is older than
- * TIDE_FLUSH_AGE_NS: it copies the bytes out under `lock` and sends without
- * it, so a target thread never waits on `lock` behind the recorder.
+ * `send_lock` keeps the sends of one buffer in order.  The flusher thread
+ * sends buffers whose oldest record is older than TIDE_FLUSH_AGE_NS: it
+ * copies the bytes out under `lock` and sends without it, so a target
+ * thread never waits on `lock` behind the recorder.
  *
  * Buffers are never freed: a thread that exits flushes its buffer and hands
  * it back for the next new thread.  The list of buffers only grows, so the
