@@ -12,7 +12,9 @@ trace's meta), and the trace size per recorded allocation.
 The ratio is the median over rounds of that round's time over the same
 round's plain time: a shared machine's speed drifts by a fifth between
 minutes, and a round's runs are seconds apart, so pairing them cancels
-most of the drift that a ratio of two medians keeps.  A recording's trace
+most of the drift that a ratio of two medians keeps.  Each round starts
+one mode later than the one before, so that every mode runs after every
+other as often.  A recording's trace
 is deleted once it is read, before the next run starts: a recording that
 replaced the 260 MB trace of the last --all run paid 25 ms of its time to
 unlink it.
@@ -40,7 +42,18 @@ import tempfile
 import time
 
 
+def settle():
+    """Starts every run from the same quiet machine.  Right after a --all
+    recording's 260 MB trace was deleted, a plain run of alloc-bench took
+    1.027 s against 1.098 s after another plain run (medians of 8), and
+    1.096 s after a sync and a pause of 0.2 s: whichever run followed a big
+    deletion (plain, before each round started one mode later) ran fast."""
+    os.sync()
+    time.sleep(0.2)
+
+
 def run(cmd, env=None):
+    settle()
     start = time.monotonic()
     result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     elapsed = time.monotonic() - start
@@ -100,8 +113,13 @@ def main():
     times = {name: [] for name in modes}
     facts = {}
     expected = None
-    for _ in range(args.runs):
-        for name, fn in modes.items():
+    names = list(modes)
+    for round_index in range(args.runs):
+        # Each round starts one mode later, so that no mode always runs
+        # right after the same one (heaptrack's, or --all's, aftermath).
+        shift = round_index % len(names)
+        for name in names[shift:] + names[:shift]:
+            fn = modes[name]
             elapsed, out = fn()
             times[name].append(elapsed)
             if name != "heaptrack":
