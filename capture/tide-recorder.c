@@ -158,9 +158,9 @@ target_environment (TideRecorder *self)
 }
 
 /* Starts the target with posix_spawnp: glibc's vfork-style spawn copies no
- * page tables, so the recorder (forty-odd libraries, SQLite's cache) does
- * not pay for a fork it would throw away at once, nor take a copy-on-write
- * fault on every page it touches afterwards.  The target starts with every
+ * page tables, so the recorder (its libraries, SQLite's cache, its threads'
+ * stacks) does not pay for a fork it would throw away at once, nor take a
+ * copy-on-write fault on every page it touches afterwards.  The target starts with every
  * signal unblocked (the recorder blocks them for its signalfd), and an exec
  * failure comes back as the spawn's error, so "command not found" is a
  * clean error. */

@@ -3,7 +3,8 @@
  *
  * `tidemark record` end to end: the real command, the real preload library,
  * the test programs of tests/targets with their known leaks, and the trace
- * read back through the storage queries that `tidemark report` prints.
+ * read back through the storage queries that `tidemark report` prints; and
+ * `tidemark export` of such a trace.
  */
 #include "config.h"
 
