@@ -14,10 +14,9 @@ round's plain time: a shared machine's speed drifts by a fifth between
 minutes, and a round's runs are seconds apart, so pairing them cancels
 most of the drift that a ratio of two medians keeps.  Each round starts
 one mode later than the one before, so that every mode runs after every
-other as often.  A recording's trace
-is deleted once it is read, before the next run starts: a recording that
-replaced the 260 MB trace of the last --all run paid 25 ms of its time to
-unlink it.
+other as often.  A recording's trace is deleted once it is read, before
+the next run starts: a recording that replaced the 260 MB trace of the
+last --all run paid 25 ms of its time to unlink it.
 
 The recordings keep their symbol cache (tide-symbol-cache.h) in the
 bench's own folder, filled by one recording before the rounds, as a
