@@ -24,20 +24,30 @@ user's second recording of a program finds it; `record --no-symbol-cache`
 runs beside them and shows what a first recording pays.
 
   bench/bench-record.py BUILD_DIR [--runs 9] [--ops N] [--intervals 262144,1048576]
+                        [--breakdown]
 
 --intervals adds `record --sample-bytes N` for each N, to show what the
 sampling interval trades: fewer samples cost less, and estimates of leaks
 made of blocks smaller than N get noisier (relative sd about sqrt(N / L)
 for a leak of L bytes).
+
+--breakdown adds two runs of alloc-bench under the preload library alone,
+its records read and thrown away by a stand-in recorder in this script:
+one with a sampling interval of 1 TiB (the hooks' cost: every malloc and
+free passes through them, and nothing is sampled) and one with the
+default interval (the program's whole side: sampling, stacks, records,
+sends).  What `record` costs beyond the second is the recorder's.
 """
 import argparse
 import os
 import shutil
+import socket
 import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 
@@ -70,6 +80,37 @@ def trace_facts(path):
     return rows, int(meta.get("recorder_peak_rss", 0)), int(meta.get("dropped_events", 0))
 
 
+WIRE_EXIT_BARRIER = 30   # TIDE_WIRE_EXIT_BARRIER, capture/tide-wire.h
+WIRE_HEADER_BYTES = 16
+
+
+def drain_connection(conn):
+    """Reads a process's records and drops them; answers an exit barrier as
+    the recorder does, so that a program that marked steps need not wait."""
+    with conn:
+        while True:
+            message = conn.recv(1 << 17)
+            if not message:
+                return
+            if int.from_bytes(message[:2], "little") == WIRE_EXIT_BARRIER:
+                conn.send(message[:WIRE_HEADER_BYTES])
+
+
+def start_stand_in_recorder(path):
+    """A listening socket where the preload library finds a recorder that
+    only reads: the cost of the program's side alone."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    server.bind(path)
+    server.listen(64)
+
+    def accept_forever():
+        while True:
+            conn, _ = server.accept()
+            threading.Thread(target=drain_connection, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept_forever, daemon=True).start()
+
+
 def remove_trace(path):
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(path + suffix):
@@ -83,6 +124,8 @@ def main():
     parser.add_argument("--ops", type=int, default=1500000)
     parser.add_argument("--intervals", default="",
                         help="comma-separated sampling intervals to run besides the default")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also run the program under the preload library alone")
     args = parser.parse_args()
 
     tidemark = os.path.join(args.build_dir, "app", "tidemark")
@@ -104,6 +147,15 @@ def main():
         modes["record -s %s" % interval] = (
             lambda n=interval: run([tidemark, "record", "-q", "--sample-bytes", n, "-o", trace, "--"]
                                    + program, env))
+    if args.breakdown:
+        stand_in = os.path.join(work, "stand-in.sock")
+        start_stand_in_recorder(stand_in)
+        preload = dict(os.environ, TIDEMARK_SOCKET=stand_in,
+                       LD_PRELOAD=os.path.join(args.build_dir, "capture", "preload",
+                                               "libtidemark-preload.so"))
+        hooks = dict(preload, TIDEMARK_SAMPLE_BYTES=str(1 << 40))
+        modes["preload, hooks only"] = lambda: run(program, hooks)
+        modes["preload, stand-in recorder"] = lambda: run(program, preload)
     if heaptrack:
         modes["heaptrack"] = lambda: run([heaptrack, "-o", os.path.join(work, "ht")] + program)
 
@@ -138,7 +190,7 @@ def main():
     for name, samples in times.items():
         median = statistics.median(samples)
         ratios = [t / p for t, p in zip(samples, times["plain"])]
-        line = "%-25s %7.3f s  %5.2fx" % (name, median, statistics.median(ratios))
+        line = "%-28s %7.3f s  %5.2fx" % (name, median, statistics.median(ratios))
         if name != "plain" and len(ratios) >= 4:
             # The spread of the per-round ratios: this machine's speed
             # moves between a round's runs, and this says by how much.
