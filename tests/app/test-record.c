@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #ifdef TIDE_HAVE_RENDER
-#include <cairo.h>
+#include "tide-test-png.h"
 #endif
 
 #include "preload-target.h"
@@ -814,20 +814,6 @@ test_record_maps_no_drawing (Fixture       *f,
 }
 
 #ifdef TIDE_HAVE_RENDER
-static guint
-count_pixels (cairo_surface_t *image,
-              guint32          rgb)
-{
-  const unsigned char *data = cairo_image_surface_get_data (image);
-  int stride = cairo_image_surface_get_stride (image);
-  guint n = 0;
-
-  for (int y = 0; y < cairo_image_surface_get_height (image); y++)
-    for (int x = 0; x < cairo_image_surface_get_width (image); x++)
-      n += (((const guint32 *) (data + y * stride))[x] & 0xffffff) == rgb;
-  return n;
-}
-
 static void
 test_export_png_csv (Fixture       *f,
                      gconstpointer  data)
@@ -858,10 +844,10 @@ test_export_png_csv (Fixture       *f,
   g_assert_cmpint (cairo_image_surface_get_width (image), ==, 640);
   g_assert_cmpint (cairo_image_surface_get_height (image), ==, 360);
   /* The RSS lane's line and fill, and the leak steps' bands (tide-render.h). */
-  g_assert_cmpuint (count_pixels (image, 0x1c71d8), >, 0);
-  g_assert_cmpuint (count_pixels (image, 0xc6dcf5), >, 0);
-  g_assert_cmpuint (count_pixels (image, 0xfbe0e1), >, 0);
-  g_assert_cmpuint (count_pixels (image, 0xe01b24), >, 0);
+  g_assert_cmpuint (tide_test_count_pixels (image, 0x1c71d8), >, 0);
+  g_assert_cmpuint (tide_test_count_pixels (image, 0xc6dcf5), >, 0);
+  g_assert_cmpuint (tide_test_count_pixels (image, 0xfbe0e1), >, 0);
+  g_assert_cmpuint (tide_test_count_pixels (image, 0xe01b24), >, 0);
   cairo_surface_destroy (image);
 }
 

@@ -18,6 +18,7 @@
 #include "tide-render.h"
 #include "tide-report.h"
 #include "tide-schema.h"
+#include "tide-test-png.h"
 #include "tide-test-trace.h"
 #include "tide-timeline-data.h"
 #include "tide-trace-private.h"
@@ -315,16 +316,6 @@ test_steps_and_leak (Fixture       *f,
   g_assert_cmpint (g_array_index (transfers, TideTransferMark, 0).direction, ==, 1);
 }
 
-static guint32
-pixel (cairo_surface_t *surface,
-       int              x,
-       int              y)
-{
-  const guint8 *row = cairo_image_surface_get_data (surface) +
-                      (gsize) y * cairo_image_surface_get_stride (surface);
-  return ((const guint32 *) row)[x] & 0xffffff;
-}
-
 typedef struct
 {
   TideTimelineData *data;
@@ -400,10 +391,10 @@ test_render_lanes (Fixture       *f,
           gint64 peak = ((TideLaneData *) g_ptr_array_index (s.data->lanes, lane))->peak;
           int y = (int) tide_render_value_to_y (&l, lane, values[lane], peak);
 
-          g_assert_cmphex (pixel (surface, x, y), ==, p->lane_line[colors[lane]]);
-          g_assert_cmphex (pixel (surface, x, y - 1), ==, p->lane_line[colors[lane]]);
-          g_assert_cmphex (pixel (surface, x, y + 2), ==, p->lane_fill[colors[lane]]);
-          g_assert_cmphex (pixel (surface, x, y - 3), ==, band);
+          g_assert_cmphex (tide_test_pixel (surface, x, y), ==, p->lane_line[colors[lane]]);
+          g_assert_cmphex (tide_test_pixel (surface, x, y - 1), ==, p->lane_line[colors[lane]]);
+          g_assert_cmphex (tide_test_pixel (surface, x, y + 2), ==, p->lane_fill[colors[lane]]);
+          g_assert_cmphex (tide_test_pixel (surface, x, y - 3), ==, band);
         }
     }
   /* Higher values sit higher: the RSS curve of step 10 above step 1's. */
@@ -429,7 +420,7 @@ test_render_bands (Fixture       *f,
   surface = draw (&s.scene);
   for (int x = 0; x < WIDTH; x++)
     {
-      guint32 c = pixel (surface, x, 11);
+      guint32 c = tide_test_pixel (surface, x, 11);
 
       if (c != p->background && c != prev)
         {
@@ -440,11 +431,11 @@ test_render_bands (Fixture       *f,
     }
   g_assert_cmpuint (bands, ==, TEST_N_STEPS);
   g_assert_cmpuint (leak_bands, ==, TEST_N_STEPS - TEST_LEAK_FROM + 1);
-  g_assert_cmphex (pixel (surface, 50, 11), ==, p->strip_odd);      /* step 1 */
-  g_assert_cmphex (pixel (surface, 150, 11), ==, p->accent);        /* step 2, selected */
-  g_assert_cmphex (pixel (surface, 250, 11), ==, p->strip_odd);     /* step 3 */
-  g_assert_cmphex (pixel (surface, 350, 11), ==, p->strip_leak);    /* step 4, leaking */
-  g_assert_cmphex (pixel (surface, 950, 11), ==, p->strip_leak);
+  g_assert_cmphex (tide_test_pixel (surface, 50, 11), ==, p->strip_odd);      /* step 1 */
+  g_assert_cmphex (tide_test_pixel (surface, 150, 11), ==, p->accent);        /* step 2, selected */
+  g_assert_cmphex (tide_test_pixel (surface, 250, 11), ==, p->strip_odd);     /* step 3 */
+  g_assert_cmphex (tide_test_pixel (surface, 350, 11), ==, p->strip_leak);    /* step 4, leaking */
+  g_assert_cmphex (tide_test_pixel (surface, 950, 11), ==, p->strip_leak);
   cairo_surface_destroy (surface);
   scene_clear (&s);
 }
@@ -503,8 +494,8 @@ test_render_highlight (Fixture       *f,
 
       for (int row = (int) l.lanes_y; row < (int) (l.lanes_y + 3 * l.lane_h); row++)
         {
-          overlay += pixel (surface, x, row) == p->highlight;
-          tint += pixel (surface, x, row) == p->band_highlight;
+          overlay += tide_test_pixel (surface, x, row) == p->highlight;
+          tint += tide_test_pixel (surface, x, row) == p->band_highlight;
         }
       if (k < TEST_LEAK_FROM)
         {
@@ -514,16 +505,16 @@ test_render_highlight (Fixture       *f,
         }
       /* A 2 px tread on the value's row, only in the live heap lane. */
       g_assert_cmpuint (overlay, ==, 2);
-      g_assert_cmphex (pixel (surface, x, y), ==, p->highlight);
-      g_assert_cmphex (pixel (surface, x, y - 1), ==, p->highlight);
+      g_assert_cmphex (tide_test_pixel (surface, x, y), ==, p->highlight);
+      g_assert_cmphex (tide_test_pixel (surface, x, y - 1), ==, p->highlight);
       g_assert_cmpuint (tint, >, 0);
-      g_assert_cmphex (pixel (surface, x, (int) l.lanes_y + 1), ==, p->band_highlight);
+      g_assert_cmphex (tide_test_pixel (surface, x, (int) l.lanes_y + 1), ==, p->band_highlight);
     }
   /* The growth step's first column has it, the column before does not. */
-  g_assert_cmphex (pixel (surface, (TEST_LEAK_FROM - 1) * WIDTH / TEST_N_STEPS,
+  g_assert_cmphex (tide_test_pixel (surface, (TEST_LEAK_FROM - 1) * WIDTH / TEST_N_STEPS,
                           (int) tide_render_value_to_y (&l, 1, 96 * 16384, heap->peak)), ==,
                    p->highlight);
-  g_assert_cmphex (pixel (surface, (TEST_LEAK_FROM - 1) * WIDTH / TEST_N_STEPS - 2,
+  g_assert_cmphex (tide_test_pixel (surface, (TEST_LEAK_FROM - 1) * WIDTH / TEST_N_STEPS - 2,
                           (int) tide_render_value_to_y (&l, 1, 96 * 16384, heap->peak)), !=,
                    p->highlight);
   cairo_surface_destroy (surface);
@@ -550,7 +541,7 @@ test_png_export (Fixture       *f,
   for (int y = 0; y < 360; y++)
     for (int x = 0; x < 640; x++)
       {
-        guint32 c = pixel (image, x, y);
+        guint32 c = tide_test_pixel (image, x, y);
 
         g_hash_table_add (colors, GUINT_TO_POINTER (c));
         rss += c == p->lane_line[0];
@@ -576,13 +567,11 @@ count_color (const char *png,
              guint32     color)
 {
   cairo_surface_t *image = cairo_image_surface_create_from_png (png);
-  guint n = 0;
+  guint n;
 
   g_assert_cmpint (cairo_surface_status (image), ==, CAIRO_STATUS_SUCCESS);
   g_assert_cmpint (cairo_image_surface_get_width (image), ==, 320);
-  for (int y = 0; y < cairo_image_surface_get_height (image); y++)
-    for (int x = 0; x < 320; x++)
-      n += pixel (image, x, y) == color;
+  n = tide_test_count_pixels (image, color);
   cairo_surface_destroy (image);
   return n;
 }
