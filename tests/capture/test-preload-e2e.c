@@ -341,8 +341,7 @@ out_child_pid (const Run *run)
   return (guint32) g_ascii_strtoull (line + strlen ("\nchild "), NULL, 10);
 }
 
-/* Every ALLOC carries frames, none of them inside the preload library. */
-/* The span of the text mappings of @path_suffix that @c announced. */
+/* The span of the executable segments of @path_suffix that @c announced. */
 static void
 mapped_span (const Conn *c,
              const char *path_suffix,
@@ -363,6 +362,7 @@ mapped_span (const Conn *c,
   g_assert_cmpuint (*hi, >, *lo);
 }
 
+/* Every ALLOC carries frames, none of them inside the preload library. */
 static void
 check_frames (const Conn *c)
 {
