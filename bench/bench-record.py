@@ -6,17 +6,23 @@ in default sampling mode and with --all, and under heaptrack when it is
 installed, all in this one invocation, runs interleaved; medians of --runs.
 
 Prints each mode's median wall time and its ratio to plain (with the
-quartiles of the per-round ratios), the recorder's own peak RSS (from the
+quartiles of the per-run ratios), the recorder's own peak RSS (from the
 trace's meta), and the trace size per recorded allocation.
 
-The ratio is the median over rounds of that round's time over the same
-round's plain time: a shared machine's speed drifts by a fifth between
-minutes, and a round's runs are seconds apart, so pairing them cancels
-most of the drift that a ratio of two medians keeps.  Each round starts
-one mode later than the one before, so that every mode runs after every
-other as often.  A recording's trace is deleted once it is read, before
-the next run starts: a recording that replaced the 260 MB trace of the
-last --all run paid 25 ms of its time to unlink it.
+Every run of a profiled mode sits between two plain runs, and its ratio
+is its time over the mean of those two; the ratio printed is the median of
+a mode's ratios.  A shared machine's speed drifts by a fifth between
+minutes, and a bracket's runs are seconds apart, so the pairing cancels
+most of the drift that a ratio of two medians keeps, and the bracket the
+part that moves steadily.  When each round had one plain run for all its
+modes, up to 25 s from some of them, the quartiles of the default mode's
+ratios spanned 0.12 and 0.18 in two invocations; bracketed, 0.06 in two.
+What brackets cannot cancel is how the machine's state moves between
+invocations: two invocations minutes apart still gave 1.30x and 1.23x.
+Each round starts one mode later than the one before, so that every mode
+runs after every other as often.  A recording's trace is deleted once it
+is read, before the next run starts: a recording that replaced the 260 MB
+trace of the last --all run paid 25 ms of its time to unlink it.
 
 The recordings keep their symbol cache (tide-symbol-cache.h) in the
 bench's own folder, filled by one recording before the rounds, as a
@@ -162,39 +168,52 @@ def main():
     modes["record"]()
     remove_trace(trace)
     times = {name: [] for name in modes}
+    ratios = {name: [] for name in modes if name != "plain"}
     facts = {}
     expected = None
-    names = list(modes)
+    profiled = [name for name in modes if name != "plain"]
+
+    def run_mode(name):
+        nonlocal expected
+        elapsed, out = modes[name]()
+        times[name].append(elapsed)
+        if name != "heaptrack":
+            # Profiling must not change what the program computes.
+            expected = expected or out
+            if out != expected:
+                sys.exit("bench: %s changed the program's output" % name)
+        if name.startswith("record"):
+            rows, peak, dropped = trace_facts(trace)
+            facts[name] = (rows, peak, dropped, os.path.getsize(trace))
+            remove_trace(trace)
+        return elapsed
+
     for round_index in range(args.runs):
         # Each round starts one mode later, so that no mode always runs
         # right after the same one (heaptrack's, or --all's, aftermath).
-        shift = round_index % len(names)
-        for name in names[shift:] + names[:shift]:
-            fn = modes[name]
-            elapsed, out = fn()
-            times[name].append(elapsed)
-            if name != "heaptrack":
-                # Profiling must not change what the program computes.
-                expected = expected or out
-                if out != expected:
-                    sys.exit("bench: %s changed the program's output" % name)
-            if name.startswith("record"):
-                rows, peak, dropped = trace_facts(trace)
-                facts[name] = (rows, peak, dropped, os.path.getsize(trace))
-                remove_trace(trace)
+        shift = round_index % len(profiled)
+        before = run_mode("plain")
+        for name in profiled[shift:] + profiled[:shift]:
+            elapsed = run_mode(name)
+            after = run_mode("plain")
+            ratios[name].append(elapsed / ((before + after) / 2))
+            before = after
         for leftover in os.listdir(work):
             if leftover.startswith("ht"):
                 os.unlink(os.path.join(work, leftover))
 
-    print("alloc-bench, %d ops x 4 threads, median of %d runs" % (args.ops, args.runs))
+    print("alloc-bench, %d ops x 4 threads, %d rounds; each ratio is the median of a mode's runs"
+          " over the plain runs on either side" % (args.ops, args.runs))
     for name, samples in times.items():
         median = statistics.median(samples)
-        ratios = [t / p for t, p in zip(samples, times["plain"])]
-        line = "%-28s %7.3f s  %5.2fx" % (name, median, statistics.median(ratios))
-        if name != "plain" and len(ratios) >= 4:
-            # The spread of the per-round ratios: this machine's speed
-            # moves between a round's runs, and this says by how much.
-            q1, _, q3 = statistics.quantiles(ratios, n=4)
+        if name == "plain":
+            print("%-28s %7.3f s  1.00x  (%d runs)" % (name, median, len(samples)))
+            continue
+        line = "%-28s %7.3f s  %5.2fx" % (name, median, statistics.median(ratios[name]))
+        if len(ratios[name]) >= 4:
+            # The spread of the per-run ratios: this machine's speed moves
+            # even between neighbouring runs, and this says by how much.
+            q1, _, q3 = statistics.quantiles(ratios[name], n=4)
             line += " (quartiles %.2f-%.2f)" % (q1, q3)
         if name in facts:
             rows, peak, dropped, size = facts[name]
