@@ -13,12 +13,13 @@ Every run of a profiled mode sits between two plain runs, and its ratio
 is its time over the mean of those two; the ratio printed is the median of
 a mode's ratios.  A shared machine's speed drifts by a fifth between
 minutes, and a bracket's runs are seconds apart, so the pairing cancels
-most of the drift that a ratio of two medians keeps, and the bracket the
-part that moves steadily.  When each round had one plain run for all its
-modes, up to 25 s from some of them, the quartiles of the default mode's
-ratios spanned 0.12 and 0.18 in two invocations; bracketed, 0.06 in two.
-What brackets cannot cancel is how the machine's state moves between
-invocations: two invocations minutes apart still gave 1.30x and 1.23x.
+the drift that a ratio of two medians keeps, and the bracket the part of
+it that moves steadily.  (Before, a round had one plain run for all its
+modes, up to 25 s away from some of them.)  Brackets cannot cancel the
+noise between neighbouring runs: the quartiles of the default mode's
+ratios spanned 0.06, 0.06 and 0.19 in three invocations, against 0.12 and
+0.18 with one plain run per round.  Nor the machine's state between
+invocations: medians of 1.30x, 1.23x and 1.32x within half an hour.
 Each round starts one mode later than the one before, so that every mode
 runs after every other as often.  A recording's trace is deleted once it
 is read, before the next run starts: a recording that replaced the 260 MB
