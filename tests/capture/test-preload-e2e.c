@@ -863,7 +863,7 @@ test_family (Fixture       *f,
   g_autofree char *said = g_strdup_printf ("allocator %s\n", allocator);
   const Conn *parent = NULL, *child = NULL;
   GHashTableIter iter;
-  const TideWireAlloc *a;
+  gpointer record;
 
   if (!WIFEXITED (run->status) || WEXITSTATUS (run->status) != 0)
     g_error ("family target failed (status %d): %s", run->status, run->out->str);
@@ -890,10 +890,14 @@ test_family (Fixture       *f,
        * is sampled in one run in fifty. */
       mapped_span (c, "/preload-target", &lo, &hi);
       g_hash_table_iter_init (&iter, live);
-      while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &a))
-        if (a->frames[0] >= lo && a->frames[0] < hi)
-          g_error ("a block of %" G_GUINT64_FORMAT " bytes that the program made is live",
-                   a->size);
+      while (g_hash_table_iter_next (&iter, NULL, &record))
+        {
+          const TideWireAlloc *a = record;
+
+          if (a->frames[0] >= lo && a->frames[0] < hi)
+            g_error ("a block of %" G_GUINT64_FORMAT " bytes that the program made is live",
+                     a->size);
+        }
     }
   g_assert_nonnull (parent);
   g_assert_nonnull (child);
