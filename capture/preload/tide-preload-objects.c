@@ -28,6 +28,7 @@
 #include "tide-preload-encode.h"
 #include "tide-preload-private.h"
 #include "tide-preload-raw.h"
+#include "tide-preload-unwind.h"
 
 #include <link.h>
 #include <pthread.h>
@@ -242,6 +243,17 @@ tide_objects_fork_child (void)
 {
   pthread_mutex_init (&tide_objects_lock, NULL);
   tide_objects.sent = 0;
+}
+
+/* dlclose: the unwind tables of the object may go with it, and a stack
+ * memo that relied on them with it (tide-preload-unwind.c).  Counted
+ * before the object goes, so that no memo taken from then on is used. */
+TIDE_EXPORT int
+dlclose (void *handle)
+{
+  atomic_fetch_add_explicit (&tide_unwind_unloads, 1, memory_order_release);
+  tide_real_resolve ();
+  return tide_real.dlclose != NULL ? tide_real.dlclose (handle) : -1;
 }
 
 #if defined(__x86_64__)

@@ -108,6 +108,7 @@ typedef struct
   int   (*brk)            (void *);
   void *(*sbrk)           (intptr_t);
   void *(*dlopen)         (const char *, int);
+  int   (*dlclose)        (void *);
   void  (*_exit)          (int);
 } TideReal;
 

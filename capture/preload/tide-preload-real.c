@@ -44,6 +44,7 @@ resolve_all (void)
   RESOLVE (brk);
   RESOLVE (sbrk);
   RESOLVE (dlopen);
+  RESOLVE (dlclose);
   RESOLVE (_exit);
   atomic_store ((_Atomic (void *) *) &tide_dlopen_next, *(void **) &tide_real.dlopen);
 }

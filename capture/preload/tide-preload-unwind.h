@@ -8,6 +8,7 @@
 #include "tide-preload-objects.h"
 #include "tide-wire.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,24 +17,28 @@
 
 extern int (*tide_unw_backtrace) (void **, int);
 
+/* Counts dlclose calls: a stack memo taken before one is not used after. */
+extern _Atomic uint64_t tide_unwind_unloads;
+
 void     tide_unwind_init (void);
 
-/* The return addresses of the program's frames, innermost first.  Inlined
- * into its caller so that the walk starts one frame nearer the program's:
- * libunwind's cost is per frame, and a recorded allocation of --all is
- * only a few frames deep. */
-__attribute__ ((always_inline)) static inline uint32_t
-tide_unwind (uint64_t *frames,
-             uint32_t  max_frames)
+/* The return addresses of the stack from the caller of this function on,
+ * innermost first: from the thread's memo when the last walk read nothing
+ * that changed since (tide-preload-unwind.c), else from libunwind. */
+int      tide_unwind_raw (void **ips,
+                          int    max);
+
+/* Copies the program's frames of @ips to @frames: libunwind's frames up to
+ * our first one, and ours, are cut. */
+static inline uint32_t
+tide_unwind_strip (void *const *ips,
+                   int          n,
+                   uint64_t    *frames,
+                   uint32_t     max_frames)
 {
-  void *ips[TIDE_WIRE_MAX_FRAMES + TIDE_UNWIND_SLACK];
-  int n, i = 0;
+  int i = 0;
   uint32_t out = 0;
 
-  if (tide_unw_backtrace == NULL)
-    return 0;
-  n = tide_unw_backtrace (ips, (int) (sizeof ips / sizeof ips[0]));
-  /* Skip libunwind's frames up to our first one, then ours. */
   while (i < n && !tide_objects_is_self ((uintptr_t) ips[i]))
     i++;
   if (i == n)
@@ -42,4 +47,17 @@ tide_unwind (uint64_t *frames,
     if (!tide_objects_is_self ((uintptr_t) ips[i]))
       frames[out++] = (uintptr_t) ips[i];
   return out;
+}
+
+/* The return addresses of the program's frames, innermost first. */
+static inline uint32_t
+tide_unwind (uint64_t *frames,
+             uint32_t  max_frames)
+{
+  void *ips[TIDE_WIRE_MAX_FRAMES + TIDE_UNWIND_SLACK];
+
+  if (tide_unw_backtrace == NULL)
+    return 0;
+  return tide_unwind_strip (ips, tide_unwind_raw (ips, (int) (sizeof ips / sizeof ips[0])),
+                            frames, max_frames);
 }

@@ -36,6 +36,7 @@
 #include <inttypes.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -374,6 +375,106 @@ family_fork (void)
   free (keep);
 }
 
+/* memo: stacks that a per-thread memo of the last walk must tell apart.
+ * memo_alloc is called from memo_from_a and memo_from_b, which are alike,
+ * so at the same stack pointer: only the return address on the stack
+ * differs.  It prints the return address of each caller once. */
+__attribute__ ((noinline, noipa)) static void
+memo_alloc (size_t      size,
+            const char *say)
+{
+  unsigned char *block = malloc (size);
+
+  if (say != NULL)
+    printf ("%s %p\n", say, __builtin_return_address (0));
+  CHECK (block != NULL);
+  /* Used, so that the compiler keeps the malloc and the free. */
+  block[0] = (unsigned char) size;
+  __asm__ volatile ("" : : "r" (block) : "memory");
+  free (block);
+}
+
+__attribute__ ((noinline, noipa)) static void
+memo_from_a (bool say)
+{
+  memo_alloc (MEMO_A_SIZE, say ? "memo-caller-a" : NULL);
+}
+
+__attribute__ ((noinline, noipa)) static void
+memo_from_b (bool say)
+{
+  memo_alloc (MEMO_B_SIZE, say ? "memo-caller-b" : NULL);
+}
+
+/* Allocates @depth calls deep; prints the recursive call's return address
+ * once. */
+__attribute__ ((noinline, noipa)) static void
+memo_recurse (int  depth,
+              int  total,
+              bool say)
+{
+  if (depth == 0)
+    {
+      memo_alloc ((size_t) (MEMO_DEPTH_SIZE + total), NULL);
+      return;
+    }
+  if (say && depth == 1)
+    printf ("memo-recursion %p\n", __builtin_return_address (0));
+  memo_recurse (depth - 1, total, say);
+  __asm__ volatile ("" ::: "memory");  /* not a tail call */
+}
+
+/* Each call from one call site, so that the stacks repeat exactly. */
+__attribute__ ((noinline, noipa)) static void
+memo_repeat (void (*alloc) (bool),
+             int    times,
+             bool   say)
+{
+  for (int i = 0; i < times; i++)
+    alloc (say && i == 0);
+}
+
+__attribute__ ((noinline, noipa)) static void
+memo_repeat_recursion (int  depth,
+                       int  times,
+                       bool say)
+{
+  for (int i = 0; i < times; i++)
+    memo_recurse (depth, depth, say && i == 0);
+}
+
+static void
+memo_on_signal (int signo)
+{
+  (void) signo;
+  memo_alloc (MEMO_SIGNAL_SIZE, NULL);
+}
+
+static int
+run_memo (void)
+{
+  struct sigaction action = { .sa_handler = memo_on_signal };
+
+  /* The profiler's check report goes to stderr: the test reads stdout. */
+  dup2 (STDOUT_FILENO, STDERR_FILENO);
+  sigemptyset (&action.sa_mask);
+  sigaction (SIGUSR1, &action, NULL);
+  for (int round = 0; round < MEMO_ROUNDS; round++)
+    {
+      /* Runs of one caller, then of the other, then one of each. */
+      memo_repeat (memo_from_a, MEMO_RUN, round == 0);
+      memo_repeat (memo_from_b, MEMO_RUN, round == 0);
+      memo_repeat (memo_from_a, 1, false);
+      memo_repeat (memo_from_b, 1, false);
+      memo_repeat_recursion (1 + round % 3, 2, round == 1);
+      if (round % 10 == 0)
+        raise (SIGUSR1);
+    }
+  printf ("memo ok\n");
+  fflush (stdout);
+  return 0;
+}
+
 static int
 run_family (void)
 {
@@ -436,6 +537,8 @@ main (int   argc,
     return run_fold ();
   if (argc == 2 && strcmp (argv[1], "family") == 0)
     return run_family ();
-  fprintf (stderr, "usage: %s basic|storm|chatty|hang|fold|family\n", argv[0]);
+  if (argc == 2 && strcmp (argv[1], "memo") == 0)
+    return run_memo ();
+  fprintf (stderr, "usage: %s basic|storm|chatty|hang|fold|family|memo\n", argv[0]);
   return 2;
 }

@@ -31,3 +31,10 @@
 #define FOLD_CROSS       91019
 #define FOLD_STEP        91033
 #define FOLD_REUSE       91039
+/* memo: run with TIDEMARK_ALL=1 and TIDEMARK_UNWIND_CHECK=1. */
+#define MEMO_ROUNDS      200
+#define MEMO_RUN         32     /* allocations in a row from one caller */
+#define MEMO_A_SIZE      4001
+#define MEMO_B_SIZE      4003
+#define MEMO_DEPTH_SIZE  5000   /* + the depth of the recursion */
+#define MEMO_SIGNAL_SIZE 4007

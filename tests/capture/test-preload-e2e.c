@@ -56,6 +56,7 @@ typedef struct
   guint       sample_bytes;  /* 0: the default */
   const char *also_preload;  /* a library preloaded after ours, or NULL */
   gboolean    sigkill;     /* SIGKILL the target 200 ms after it says "ready" */
+  gboolean    unwind_check;  /* TIDEMARK_UNWIND_CHECK=1 */
 } RunOptions;
 
 static void
@@ -153,6 +154,8 @@ target_env (const Fixture    *f,
   env = g_environ_unsetenv (env, TIDE_ENV_ALL);
   env = g_environ_unsetenv (env, "LD_PRELOAD");
   env = g_environ_unsetenv (env, TIDE_ENV_SAMPLE_BYTES);
+  env = g_environ_unsetenv (env, "TIDEMARK_UNWIND_MEMO");
+  env = g_environ_unsetenv (env, "TIDEMARK_UNWIND_CHECK");
   if (o->preload)
     {
       g_autofree char *list = g_strjoin (" ", TIDE_PRELOAD_PATH, o->also_preload, NULL);
@@ -169,6 +172,8 @@ target_env (const Fixture    *f,
     env = g_environ_setenv (env, TIDE_ENV_SOCKET, f->sock_path, TRUE);
   if (o->all)
     env = g_environ_setenv (env, TIDE_ENV_ALL, "1", TRUE);
+  if (o->unwind_check)
+    env = g_environ_setenv (env, "TIDEMARK_UNWIND_CHECK", "1", TRUE);
   return env;
 }
 
@@ -849,6 +854,76 @@ test_fold (Fixture       *f,
   g_assert_null (find_alloc (c, FOLD_REUSE, 2, NULL));
 }
 
+/* How many of @a's frames are @ra. */
+static guint
+count_frames (const TideWireAlloc *a,
+              guint64              ra)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < a->n_frames; i++)
+    n += a->frames[i] == ra;
+  return n;
+}
+
+/* The stack memo (tide-preload-unwind.c) gives what a walk would: two
+ * callers alike, at one stack pointer, told apart by the return address on
+ * the stack; recursions of changing depth; allocations in a signal handler.
+ * TIDEMARK_UNWIND_CHECK has the preload compare each memo with a walk of
+ * unw_backtrace and report the count. */
+static void
+test_memo (Fixture       *f,
+           gconstpointer  data)
+{
+  RunOptions o = { .mode = "memo", .preload = TRUE, .socket = TRUE, .all = TRUE,
+                   .kill_after = -1, .unwind_check = TRUE };
+  g_autoptr (Run) run = run_target (f, &o);
+  const Conn *c = clean_single_conn (run);
+  guint64 caller_a = out_pointer (run, "memo-caller-a", 0);
+  guint64 caller_b = out_pointer (run, "memo-caller-b", 0);
+  guint64 recursion = out_pointer (run, "memo-recursion", 0);
+  const char *report = strstr (run->out->str, "tidemark: unwind memo: ");
+  guint64 hits, walks, mismatches;
+  const TideWireHeader *h;
+  guint n_a = 0, n_b = 0, n_depth = 0, n_signal = 0;
+
+  g_assert_true (strstr (run->out->str, "\nmemo ok\n") != NULL);
+  g_assert_nonnull (report);
+  g_assert_cmpint (sscanf (report, "tidemark: unwind memo: %" G_GUINT64_FORMAT " hits, %"
+                           G_GUINT64_FORMAT " walks, %" G_GUINT64_FORMAT " mismatches",
+                           &hits, &walks, &mismatches), ==, 3);
+  g_assert_cmpuint (mismatches, ==, 0);
+  /* Most allocations repeat the last stack: the memo served them. */
+  g_assert_cmpuint (hits, >, walks);
+  FOR_EACH_RECORD (c, h)
+    {
+      const TideWireAlloc *a = (const void *) h;
+
+      if (h->type != TIDE_WIRE_ALLOC)
+        continue;
+      if (a->size == MEMO_A_SIZE || a->size == MEMO_B_SIZE)
+        {
+          g_assert_cmpuint (a->n_frames, >=, 2);
+          g_assert_cmpuint (a->frames[1], ==, a->size == MEMO_A_SIZE ? caller_a : caller_b);
+          if (a->size == MEMO_A_SIZE)
+            n_a++;
+          else
+            n_b++;
+        }
+      else if (a->size > MEMO_DEPTH_SIZE && a->size <= MEMO_DEPTH_SIZE + 3)
+        {
+          g_assert_cmpuint (count_frames (a, recursion), ==, a->size - MEMO_DEPTH_SIZE);
+          n_depth++;
+        }
+      else if (a->size == MEMO_SIGNAL_SIZE)
+        n_signal++;
+    }
+  g_assert_cmpuint (n_a, ==, MEMO_ROUNDS * (MEMO_RUN + 1));
+  g_assert_cmpuint (n_b, ==, MEMO_ROUNDS * (MEMO_RUN + 1));
+  g_assert_cmpuint (n_depth, ==, MEMO_ROUNDS * 2);
+  g_assert_cmpuint (n_signal, ==, MEMO_ROUNDS / 10);
+}
+
 /* Sampled mode through every function of the malloc family, over glibc's
  * allocator and over jemalloc's. */
 static void
@@ -922,6 +997,8 @@ main (int   argc,
               fixture_setup, test_basic, fixture_teardown);
   g_test_add ("/capture/preload/e2e/storm", Fixture, NULL,
               fixture_setup, test_storm, fixture_teardown);
+  g_test_add ("/capture/preload/e2e/memo", Fixture, NULL,
+              fixture_setup, test_memo, fixture_teardown);
   g_test_add ("/capture/preload/e2e/recorder-gone", Fixture, NULL,
               fixture_setup, test_recorder_gone, fixture_teardown);
   g_test_add ("/capture/preload/e2e/sigkill", Fixture, NULL,
