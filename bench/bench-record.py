@@ -43,7 +43,9 @@ its records read and thrown away by a stand-in recorder in this script:
 one with a sampling interval of 1 TiB (the hooks' cost: every malloc and
 free passes through them, and nothing is sampled) and one with the
 default interval (the program's whole side: sampling, stacks, records,
-sends).  What `record` costs beyond the second is the recorder's.
+sends).  What `record` costs beyond the second is the recorder's.  A
+third mode records with the stack memo off (tide-preload-unwind.c), so that
+every sample is walked by unw_backtrace.
 """
 import argparse
 import os
@@ -163,6 +165,9 @@ def main():
         hooks = dict(preload, TIDEMARK_SAMPLE_BYTES=str(1 << 40))
         modes["preload, hooks only"] = lambda: run(program, hooks)
         modes["preload, stand-in recorder"] = lambda: run(program, preload)
+        no_memo = dict(env, TIDEMARK_UNWIND_MEMO="0")
+        modes["record, no stack memo"] = lambda: run([tidemark, "record", "-q", "-o", trace, "--"]
+                                                     + program, no_memo)
     if heaptrack:
         modes["heaptrack"] = lambda: run([heaptrack, "-o", os.path.join(work, "ht")] + program)
 
