@@ -22,9 +22,10 @@ extern _Atomic uint64_t tide_unwind_unloads;
 
 void     tide_unwind_init (void);
 
-/* The return addresses of the stack from the caller of this function on,
- * innermost first: from the thread's memo when the last walk read nothing
- * that changed since (tide-preload-unwind.c), else from libunwind. */
+/* The return addresses of the current stack, innermost first: from the
+ * program's frame that called into the profiler on, out of the thread's
+ * memo or a walk that refills it (tide-preload-unwind.c); or from
+ * unw_backtrace, which starts inside libunwind. */
 int      tide_unwind_raw (void **ips,
                           int    max);
 
