@@ -86,12 +86,14 @@ typedef struct
 typedef struct
 {
   bool       valid;
-  bool       overflow;        /* the walk read more than reads[] holds */
-  bool       foreign;         /* the walk read memory off the stack */
+  bool       unchecked;       /* the walk read what cannot be read again:
+                               * memory off the stack, a register the
+                               * context lacks, more than reads[] holds */
   uint64_t   unloads;         /* tide_unwind_unloads when walked */
   uintptr_t  sp;              /* the walk's first stack pointer */
   uintptr_t  stack_lo;        /* the thread's stack, once known */
   uintptr_t  stack_hi;
+  bool       stack_asked;     /* once per thread, known or not */
   uint32_t   reg_mask;        /* 1 << UNW_X86_64_*: registers it read */
   unw_word_t regs[MEMO_N_REGS];
   uint32_t   n_reads;
@@ -225,12 +227,12 @@ memo_access_mem (unw_addr_space_t  as,
       && (addr < memo_lib.dyn_list_lo || addr + sizeof *value > memo_lib.dyn_list_hi))
     {
       if (!memo_is_static (addr))
-        m->foreign = true;
+        m->unchecked = true;
     }
   else if (m->n_reads < MEMO_MAX_READS)
     m->reads[m->n_reads++] = (MemoRead) { addr, *value };
   else
-    m->overflow = true;
+    m->unchecked = true;
   return 0;
 }
 
@@ -247,7 +249,7 @@ memo_access_reg (unw_addr_space_t  as,
   (void) as;
   if (write || slot < 0)
     {
-      m->foreign = true;  /* not in the context: the walk must not be kept */
+      m->unchecked = true;
       return -UNW_EBADREG;
     }
   *value = (unw_word_t) m->context->uc_mcontext.gregs[slot];
@@ -346,8 +348,9 @@ memo_init (void)
 /* Learns the calling thread's stack.  The main thread's is learnt in the
  * constructor (@may_read_maps), as glibc reads /proc/self/maps for it with
  * stdio, which a hook must not; another thread's comes from its
- * descriptor.  A stack stays mapped from any stack pointer inside it up to
- * its top while the thread runs. */
+ * descriptor.  Asked once per thread, so that a thread whose stack is not
+ * known costs no system call a sample.  A stack stays mapped from any stack
+ * pointer inside it up to its top while the thread runs. */
 static bool
 memo_know_stack (bool may_read_maps)
 {
@@ -355,8 +358,9 @@ memo_know_stack (bool may_read_maps)
   void *addr;
   size_t size;
 
-  if (memo.stack_hi != 0)
-    return true;
+  if (memo.stack_hi != 0 || memo.stack_asked)
+    return memo.stack_hi != 0;
+  memo.stack_asked = true;
   if (!may_read_maps && tide_thread_tid () == (uint32_t) getpid ())
     return false;
   if (pthread_getattr_np (pthread_self (), &attr) != 0)
@@ -425,24 +429,24 @@ memo_walk (const ucontext_t *context,
   int n = 0;
 
   memo.valid = false;
-  memo.overflow = false;
-  memo.foreign = false;
+  memo.unchecked = false;
   memo.unloads = atomic_load_explicit (&tide_unwind_unloads, memory_order_acquire);
   memo.sp = (uintptr_t) context->uc_mcontext.gregs[REG_RSP];
   memo.reg_mask = 0;
   memo.n_reads = 0;
   memo.context = context;
   if (memo_lib.init_remote (&cursor, memo_lib.space, &memo) < 0)
-    return -1;
-  do
-    {
-      if (memo_lib.get_reg (&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
-        break;
-      ips[n++] = (void *) ip;
-    }
-  while (n < max && memo_lib.step (&cursor) > 0);
+    n = -1;
+  else
+    do
+      {
+        if (memo_lib.get_reg (&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
+          break;
+        ips[n++] = (void *) ip;
+      }
+    while (n < max && memo_lib.step (&cursor) > 0);
   memo.context = NULL;
-  if (!memo.overflow && !memo.foreign)
+  if (n >= 0 && !memo.unchecked)
     {
       memo.n_ips = n;
       memcpy (memo.ips, ips, (size_t) n * sizeof *ips);
