@@ -25,6 +25,15 @@ runs after every other as often.  A recording's trace is deleted once it
 is read, before the next run starts: a recording that replaced the 260 MB
 trace of the last --all run paid 25 ms of its time to unlink it.
 
+Beside each wall ratio stands the median CPU ratio: the user and system
+time of a run and of every process it waited for (the recorder's threads,
+the program's), over that of the plain runs on either side.  alloc-bench's
+4 threads keep this 2-core machine's cores busy, so every CPU second the
+profiler spends, the program waits for: the two ratios agree unless the
+machine moved under a run.  The stand-in recorder of --breakdown runs in
+this script and is not counted, so that mode's CPU ratio is the program's
+side alone.
+
 The recordings keep their symbol cache (tide-symbol-cache.h) in the
 bench's own folder, filled by one recording before the rounds, as a
 user's second recording of a program finds it; `record --no-symbol-cache`
@@ -49,6 +58,7 @@ every sample is walked by unw_backtrace.
 """
 import argparse
 import os
+import resource
 import shutil
 import socket
 import sqlite3
@@ -70,15 +80,25 @@ def settle():
     time.sleep(0.2)
 
 
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run(cmd, env=None):
+    """Runs @cmd; returns its wall time, the CPU time of it and every
+    process it waited for (the recorder's threads and the program's), and
+    its output."""
     settle()
+    cpu = children_cpu()
     start = time.monotonic()
     result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     elapsed = time.monotonic() - start
+    cpu = children_cpu() - cpu
     if result.returncode != 0:
         sys.exit("bench: %s failed (%d): %s" % (cmd[0], result.returncode,
                                                 result.stderr.decode(errors="replace")[-400:]))
-    return elapsed, result.stdout
+    return elapsed, cpu, result.stdout
 
 
 def trace_facts(path):
@@ -175,13 +195,14 @@ def main():
     remove_trace(trace)
     times = {name: [] for name in modes}
     ratios = {name: [] for name in modes if name != "plain"}
+    cpu_ratios = {name: [] for name in modes if name != "plain"}
     facts = {}
     expected = None
     profiled = [name for name in modes if name != "plain"]
 
     def run_mode(name):
         nonlocal expected
-        elapsed, out = modes[name]()
+        elapsed, cpu, out = modes[name]()
         times[name].append(elapsed)
         if name != "heaptrack":
             # Profiling must not change what the program computes.
@@ -192,7 +213,7 @@ def main():
             rows, peak, dropped = trace_facts(trace)
             facts[name] = (rows, peak, dropped, os.path.getsize(trace))
             remove_trace(trace)
-        return elapsed
+        return elapsed, cpu
 
     for round_index in range(args.runs):
         # Each round starts one mode later, so that no mode always runs
@@ -200,9 +221,10 @@ def main():
         shift = round_index % len(profiled)
         before = run_mode("plain")
         for name in profiled[shift:] + profiled[:shift]:
-            elapsed = run_mode(name)
+            elapsed, cpu = run_mode(name)
             after = run_mode("plain")
-            ratios[name].append(elapsed / ((before + after) / 2))
+            ratios[name].append(elapsed / ((before[0] + after[0]) / 2))
+            cpu_ratios[name].append(cpu / ((before[1] + after[1]) / 2))
             before = after
         for leftover in os.listdir(work):
             if leftover.startswith("ht"):
@@ -221,6 +243,7 @@ def main():
             # even between neighbouring runs, and this says by how much.
             q1, _, q3 = statistics.quantiles(ratios[name], n=4)
             line += " (quartiles %.2f-%.2f)" % (q1, q3)
+        line += "  CPU %5.2fx" % statistics.median(cpu_ratios[name])
         if name in facts:
             rows, peak, dropped, size = facts[name]
             line += "  recorder peak RSS %5.1f MiB  %9d rows  %5.1f bytes/row  dropped %d" % (
