@@ -24,6 +24,9 @@
  *                          freed by another thread whose address the first
  *                          thread gets again and frees itself.  Prints
  *                          "reuse FIRST SECOND" with the two addresses
+ *   preload-target memo    stacks that a stack memo must tell apart
+ *   preload-target memo-unload
+ *                          runs of one stack, each after a dlclose
  */
 #include "config.h"
 
@@ -475,6 +478,34 @@ run_memo (void)
   return 0;
 }
 
+__attribute__ ((noinline, noipa)) static void
+memo_big (bool say)
+{
+  memo_alloc (MEMO_UNLOAD_SIZE, say ? "memo-caller-big" : NULL);
+}
+
+/* memo-unload: runs of one stack, each after a dlclose.  A dlclose may
+ * take unwind tables with it, so the memo must not outlive one: every run
+ * starts with a walk.  dlopen (NULL) and dlclose of the program itself
+ * unload nothing, and allocate nothing that a sampling interval of
+ * MEMO_UNLOAD_SIZE would sample, so they change nothing else. */
+static int
+run_memo_unload (void)
+{
+  dup2 (STDOUT_FILENO, STDERR_FILENO);
+  for (int round = 0; round < MEMO_UNLOAD_ROUNDS; round++)
+    {
+      void *self = dlopen (NULL, RTLD_NOW);
+
+      CHECK (self != NULL);
+      CHECK (dlclose (self) == 0);
+      memo_repeat (memo_big, MEMO_UNLOAD_RUN, round == 0);
+    }
+  printf ("memo-unload ok\n");
+  fflush (stdout);
+  return 0;
+}
+
 static int
 run_family (void)
 {
@@ -539,6 +570,8 @@ main (int   argc,
     return run_family ();
   if (argc == 2 && strcmp (argv[1], "memo") == 0)
     return run_memo ();
-  fprintf (stderr, "usage: %s basic|storm|chatty|hang|fold|family|memo\n", argv[0]);
+  if (argc == 2 && strcmp (argv[1], "memo-unload") == 0)
+    return run_memo_unload ();
+  fprintf (stderr, "usage: %s basic|storm|chatty|hang|fold|family|memo|memo-unload\n", argv[0]);
   return 2;
 }

@@ -38,3 +38,8 @@
 #define MEMO_B_SIZE      4003
 #define MEMO_DEPTH_SIZE  5000   /* + the depth of the recursion */
 #define MEMO_SIGNAL_SIZE 4007
+/* memo-unload: run with TIDEMARK_SAMPLE_BYTES=MEMO_UNLOAD_SIZE (so that
+ * only its blocks are sampled) and TIDEMARK_UNWIND_CHECK=1. */
+#define MEMO_UNLOAD_ROUNDS 16
+#define MEMO_UNLOAD_RUN    16
+#define MEMO_UNLOAD_SIZE   (64u << 20)

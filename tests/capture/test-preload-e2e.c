@@ -924,6 +924,44 @@ test_memo (Fixture       *f,
   g_assert_cmpuint (n_signal, ==, MEMO_ROUNDS / 10);
 }
 
+/* The memo is not kept across a dlclose (tide-preload-objects.c): every
+ * run of one stack after one starts with a walk.  Without that, the runs
+ * would all be served from the first walk. */
+static void
+test_memo_unload (Fixture       *f,
+                  gconstpointer  data)
+{
+  RunOptions o = { .mode = "memo-unload", .preload = TRUE, .socket = TRUE, .kill_after = -1,
+                   .sample_bytes = MEMO_UNLOAD_SIZE, .unwind_check = TRUE };
+  g_autoptr (Run) run = run_target (f, &o);
+  const Conn *c = clean_single_conn (run);
+  guint64 caller = out_pointer (run, "memo-caller-big", 0);
+  const char *report = strstr (run->out->str, "tidemark: unwind memo: ");
+  guint64 hits, walks, mismatches;
+  const TideWireHeader *h;
+  guint n = 0;
+
+  g_assert_true (strstr (run->out->str, "\nmemo-unload ok\n") != NULL);
+  g_assert_nonnull (report);
+  g_assert_cmpint (sscanf (report, "tidemark: unwind memo: %" G_GUINT64_FORMAT " hits, %"
+                           G_GUINT64_FORMAT " walks, %" G_GUINT64_FORMAT " mismatches",
+                           &hits, &walks, &mismatches), ==, 3);
+  g_assert_cmpuint (mismatches, ==, 0);
+  g_assert_cmpuint (walks, ==, MEMO_UNLOAD_ROUNDS);
+  g_assert_cmpuint (hits, ==, MEMO_UNLOAD_ROUNDS * (MEMO_UNLOAD_RUN - 1));
+  FOR_EACH_RECORD (c, h)
+    {
+      const TideWireAlloc *a = (const void *) h;
+
+      if (h->type != TIDE_WIRE_ALLOC || a->size != MEMO_UNLOAD_SIZE)
+        continue;
+      g_assert_cmpuint (a->n_frames, >=, 2);
+      g_assert_cmpuint (a->frames[1], ==, caller);
+      n++;
+    }
+  g_assert_cmpuint (n, ==, MEMO_UNLOAD_ROUNDS * MEMO_UNLOAD_RUN);
+}
+
 /* Sampled mode through every function of the malloc family, over glibc's
  * allocator and over jemalloc's. */
 static void
@@ -999,6 +1037,8 @@ main (int   argc,
               fixture_setup, test_storm, fixture_teardown);
   g_test_add ("/capture/preload/e2e/memo", Fixture, NULL,
               fixture_setup, test_memo, fixture_teardown);
+  g_test_add ("/capture/preload/e2e/memo-unload", Fixture, NULL,
+              fixture_setup, test_memo_unload, fixture_teardown);
   g_test_add ("/capture/preload/e2e/recorder-gone", Fixture, NULL,
               fixture_setup, test_recorder_gone, fixture_teardown);
   g_test_add ("/capture/preload/e2e/sigkill", Fixture, NULL,
