@@ -358,7 +358,7 @@ test_storm (Fixture       *f,
   const char *argv[] = { exe, "--iterations", "40000", NULL };
   g_autoptr(TideTrace) trace = NULL;
   g_autoptr(GPtrArray) live = NULL;
-  gint64 bytes, count;
+  gint64 bytes, count, recorder_cpu, span;
 
   run_argv (argv, &plain);
   record (f, "--all", "alloc-storm", "--iterations", "40000", &run);
@@ -369,6 +369,14 @@ test_storm (Fixture       *f,
   trace = tide_test_open_trace (f->trace);
   g_assert_cmpint (tide_test_query_int (trace, "SELECT value FROM meta WHERE key = 'dropped_events'"), ==, 0);
   g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM threads"), >=, 9);
+  /* What the recording cost: 320k rows take the recorder more than a
+   * millisecond of CPU, and its threads cannot have used more than all
+   * the cores for as long as the recording ran. */
+  recorder_cpu = tide_test_query_int (trace, "SELECT value FROM meta WHERE key = 'recorder_cpu_ns'");
+  span = tide_test_query_int (trace, "SELECT (SELECT value FROM meta WHERE key = 'end_ns')"
+                                     " - (SELECT value FROM meta WHERE key = 'start_ns')");
+  g_assert_cmpint (recorder_cpu, >, 1000000);
+  g_assert_cmpint (recorder_cpu, <=, span * (gint64) g_get_num_processors ());
   live = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, NULL);
   sum_function (live, "storm_leak_per_thread", &bytes, &count);
   g_assert_cmpint (bytes, ==, 8 * 100 * 1000);
