@@ -30,9 +30,11 @@ time of a run and of every process it waited for (the recorder's threads,
 the program's), over that of the plain runs on either side.  alloc-bench's
 4 threads keep this 2-core machine's cores busy, so every CPU second the
 profiler spends, the program waits for: the two ratios agree unless the
-machine moved under a run.  The stand-in recorder of --breakdown runs in
-this script and is not counted, so that mode's CPU ratio is the program's
-side alone.
+machine moved under a run.  The recorder's own share is its
+threads' CPU time until the program ended, from the trace's meta
+(recorder_cpu_ns).  The stand-in recorder of --breakdown runs in this
+script and is not counted, so that mode's CPU ratio is the program's side
+alone.
 
 The recordings keep their symbol cache (tide-symbol-cache.h) in the
 bench's own folder, filled by one recording before the rounds, as a
@@ -106,7 +108,8 @@ def trace_facts(path):
     rows = db.execute("SELECT count(*) FROM allocations").fetchone()[0]
     meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
     db.close()
-    return rows, int(meta.get("recorder_peak_rss", 0)), int(meta.get("dropped_events", 0))
+    return (rows, int(meta.get("recorder_peak_rss", 0)), int(meta.get("dropped_events", 0)),
+            int(meta.get("recorder_cpu_ns", 0)) / 1e9)
 
 
 WIRE_EXIT_BARRIER = 30   # TIDE_WIRE_EXIT_BARRIER, capture/tide-wire.h
@@ -194,8 +197,10 @@ def main():
     modes["record"]()
     remove_trace(trace)
     times = {name: [] for name in modes}
+    cpu_times = {name: [] for name in modes}
     ratios = {name: [] for name in modes if name != "plain"}
     cpu_ratios = {name: [] for name in modes if name != "plain"}
+    recorder_cpus = {name: [] for name in modes}
     facts = {}
     expected = None
     profiled = [name for name in modes if name != "plain"]
@@ -204,14 +209,16 @@ def main():
         nonlocal expected
         elapsed, cpu, out = modes[name]()
         times[name].append(elapsed)
+        cpu_times[name].append(cpu)
         if name != "heaptrack":
             # Profiling must not change what the program computes.
             expected = expected or out
             if out != expected:
                 sys.exit("bench: %s changed the program's output" % name)
         if name.startswith("record"):
-            rows, peak, dropped = trace_facts(trace)
+            rows, peak, dropped, recorder_cpu = trace_facts(trace)
             facts[name] = (rows, peak, dropped, os.path.getsize(trace))
+            recorder_cpus[name].append(recorder_cpu)
             remove_trace(trace)
         return elapsed, cpu
 
@@ -235,7 +242,8 @@ def main():
     for name, samples in times.items():
         median = statistics.median(samples)
         if name == "plain":
-            print("%-28s %7.3f s  1.00x  (%d runs)" % (name, median, len(samples)))
+            print("%-28s %7.3f s  1.00x  (%d runs)  CPU %.2f s" % (name, median, len(samples),
+                                                              statistics.median(cpu_times[name])))
             continue
         line = "%-28s %7.3f s  %5.2fx" % (name, median, statistics.median(ratios[name]))
         if len(ratios[name]) >= 4:
@@ -244,6 +252,8 @@ def main():
             q1, _, q3 = statistics.quantiles(ratios[name], n=4)
             line += " (quartiles %.2f-%.2f)" % (q1, q3)
         line += "  CPU %5.2fx" % statistics.median(cpu_ratios[name])
+        if recorder_cpus[name]:
+            line += " (recorder %.2f s)" % statistics.median(recorder_cpus[name])
         if name in facts:
             rows, peak, dropped, size = facts[name]
             line += "  recorder peak RSS %5.1f MiB  %9d rows  %5.1f bytes/row  dropped %d" % (
