@@ -866,6 +866,23 @@ count_frames (const TideWireAlloc *a,
   return n;
 }
 
+/* The counts of TIDEMARK_UNWIND_CHECK's report, which no stack the memo
+ * gave may have contradicted. */
+static void
+read_memo_report (const Run *run,
+                  guint64   *hits,
+                  guint64   *walks)
+{
+  const char *report = strstr (run->out->str, "tidemark: unwind memo: ");
+  guint64 mismatches;
+
+  g_assert_nonnull (report);
+  g_assert_cmpint (sscanf (report, "tidemark: unwind memo: %" G_GUINT64_FORMAT " hits, %"
+                           G_GUINT64_FORMAT " walks, %" G_GUINT64_FORMAT " mismatches",
+                           hits, walks, &mismatches), ==, 3);
+  g_assert_cmpuint (mismatches, ==, 0);
+}
+
 /* The stack memo (tide-preload-unwind.c) gives what a walk would: two
  * callers alike, at one stack pointer, told apart by the return address on
  * the stack; recursions of changing depth; allocations in a signal handler.
@@ -882,17 +899,12 @@ test_memo (Fixture       *f,
   guint64 caller_a = out_pointer (run, "memo-caller-a", 0);
   guint64 caller_b = out_pointer (run, "memo-caller-b", 0);
   guint64 recursion = out_pointer (run, "memo-recursion", 0);
-  const char *report = strstr (run->out->str, "tidemark: unwind memo: ");
-  guint64 hits, walks, mismatches;
+  guint64 hits, walks;
   const TideWireHeader *h;
   guint n_a = 0, n_b = 0, n_depth = 0, n_signal = 0;
 
   g_assert_true (strstr (run->out->str, "\nmemo ok\n") != NULL);
-  g_assert_nonnull (report);
-  g_assert_cmpint (sscanf (report, "tidemark: unwind memo: %" G_GUINT64_FORMAT " hits, %"
-                           G_GUINT64_FORMAT " walks, %" G_GUINT64_FORMAT " mismatches",
-                           &hits, &walks, &mismatches), ==, 3);
-  g_assert_cmpuint (mismatches, ==, 0);
+  read_memo_report (run, &hits, &walks);
   /* Most allocations repeat the last stack: the memo served them. */
   g_assert_cmpuint (hits, >, walks);
   FOR_EACH_RECORD (c, h)
@@ -936,17 +948,12 @@ test_memo_unload (Fixture       *f,
   g_autoptr (Run) run = run_target (f, &o);
   const Conn *c = clean_single_conn (run);
   guint64 caller = out_pointer (run, "memo-caller-big", 0);
-  const char *report = strstr (run->out->str, "tidemark: unwind memo: ");
-  guint64 hits, walks, mismatches;
+  guint64 hits, walks;
   const TideWireHeader *h;
   guint n = 0;
 
   g_assert_true (strstr (run->out->str, "\nmemo-unload ok\n") != NULL);
-  g_assert_nonnull (report);
-  g_assert_cmpint (sscanf (report, "tidemark: unwind memo: %" G_GUINT64_FORMAT " hits, %"
-                           G_GUINT64_FORMAT " walks, %" G_GUINT64_FORMAT " mismatches",
-                           &hits, &walks, &mismatches), ==, 3);
-  g_assert_cmpuint (mismatches, ==, 0);
+  read_memo_report (run, &hits, &walks);
   g_assert_cmpuint (walks, ==, MEMO_UNLOAD_ROUNDS);
   g_assert_cmpuint (hits, ==, MEMO_UNLOAD_ROUNDS * (MEMO_UNLOAD_RUN - 1));
   FOR_EACH_RECORD (c, h)
