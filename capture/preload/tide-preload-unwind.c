@@ -116,7 +116,6 @@ static struct
   int  (*init_remote) (unw_cursor_t *, unw_addr_space_t, void *);
   int  (*step) (unw_cursor_t *);
   int  (*get_reg) (unw_cursor_t *, int, unw_word_t *);
-  unw_accessors_t local;      /* the generic library's own, for unwind info */
   unw_addr_space_t space;     /* ours; NULL: no memo */
   uintptr_t dyn_list_lo;      /* libunwind's list of dynamic unwind info */
   uintptr_t dyn_list_hi;
@@ -269,32 +268,6 @@ memo_access_fpreg (unw_addr_space_t  as,
   return -UNW_EBADREG;
 }
 
-static int
-memo_find_proc_info (unw_addr_space_t  as,
-                     unw_word_t        ip,
-                     unw_proc_info_t  *info,
-                     int               need_unwind_info,
-                     void             *arg)
-{
-  return memo_lib.local.find_proc_info (as, ip, info, need_unwind_info, arg);
-}
-
-static void
-memo_put_unwind_info (unw_addr_space_t  as,
-                      unw_proc_info_t  *info,
-                      void             *arg)
-{
-  memo_lib.local.put_unwind_info (as, info, arg);
-}
-
-static int
-memo_get_dyn_info_list_addr (unw_addr_space_t  as,
-                             unw_word_t       *addr,
-                             void             *arg)
-{
-  return memo_lib.local.get_dyn_info_list_addr (as, addr, arg);
-}
-
 /* The generic library (libunwind-x86_64.so.8, in the same package as
  * libunwind.so.8) with an address space of ours; without it, no memo. */
 static void
@@ -322,18 +295,16 @@ memo_init (void)
       || local_space == NULL || memo_lib.init_remote == NULL
       || memo_lib.step == NULL || memo_lib.get_reg == NULL)
     return;
-  memo_lib.local = *get_accessors (*local_space);
+  /* Its own accessors find the unwind info; ours give it the registers and
+   * the memory of the stack. */
+  ours = *get_accessors (*local_space);
   /* The generic unwinder reads the head of the list of unwind info that
    * JITs register (libunwind-dynamic.h) as it reads the stack: that is
    * logged too, and stays mapped as long as libunwind does. */
-  if (memo_lib.local.get_dyn_info_list_addr (*local_space, &dyn_list, NULL) < 0)
+  if (ours.get_dyn_info_list_addr (*local_space, &dyn_list, NULL) < 0)
     return;
   memo_lib.dyn_list_lo = (uintptr_t) dyn_list;
   memo_lib.dyn_list_hi = (uintptr_t) dyn_list + sizeof (unw_dyn_info_list_t);
-  ours = memo_lib.local;
-  ours.find_proc_info = memo_find_proc_info;
-  ours.put_unwind_info = memo_put_unwind_info;
-  ours.get_dyn_info_list_addr = memo_get_dyn_info_list_addr;
   ours.access_mem = memo_access_mem;
   ours.access_reg = memo_access_reg;
   ours.access_fpreg = memo_access_fpreg;
