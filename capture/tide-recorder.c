@@ -409,28 +409,26 @@ record_child_status (TideRecorder *self)
     }
 }
 
-/* The recorder's own high-water mark, so a trace says what it cost. */
 static gint64
-recorder_peak_rss (void)
+timeval_ns (struct timeval tv)
 {
-  struct rusage usage;
-
-  if (getrusage (RUSAGE_SELF, &usage) != 0)
-    return 0;
-  return (gint64) usage.ru_maxrss * 1024;
+  return (gint64) tv.tv_sec * G_GINT64_CONSTANT (1000000000) + (gint64) tv.tv_usec * 1000;
 }
 
-/* The CPU time of the recorder's every thread so far, for the same
- * reason: what it took from a machine that the program kept busy. */
-static gint64
-recorder_cpu_ns (void)
+/* What the recorder cost, so that a trace says so: its own high-water
+ * mark, and the CPU time of its every thread so far, which it took from a
+ * machine that the program kept busy.  Both 0 if nobody can tell. */
+static void
+write_recorder_cost (TideRecorder *self)
 {
   struct rusage usage;
 
   if (getrusage (RUSAGE_SELF, &usage) != 0)
-    return 0;
-  return ((gint64) usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * G_GINT64_CONSTANT (1000000000)
-         + ((gint64) usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1000;
+    memset (&usage, 0, sizeof usage);
+  tide_trace_writer_set_meta_int (self->writer, "recorder_peak_rss",
+                                  (gint64) usage.ru_maxrss * 1024);
+  tide_trace_writer_set_meta_int (self->writer, "recorder_cpu_ns",
+                                  timeval_ns (usage.ru_utime) + timeval_ns (usage.ru_stime));
 }
 
 /* Ends every image, writes the blocks nobody freed, and the summaries. */
@@ -458,8 +456,7 @@ finish_trace (TideRecorder  *self,
   tide_trace_writer_set_meta_int (self->writer, "end_ns", end_ns);
   tide_trace_writer_set_meta_int (self->writer, "exit_status", self->child_status);
   tide_trace_writer_set_meta_int (self->writer, "dropped_events", self->total_dropped);
-  tide_trace_writer_set_meta_int (self->writer, "recorder_peak_rss", recorder_peak_rss ());
-  tide_trace_writer_set_meta_int (self->writer, "recorder_cpu_ns", recorder_cpu_ns ());
+  write_recorder_cost (self);
   g_clear_pointer (&self->stacks, tide_stack_table_free);
   return tide_trace_writer_finish (self->writer, error);
 }
