@@ -5,7 +5,7 @@
 # The two set-up commands of the README, for a fresh Debian 12 machine:
 #
 #   tools/setup.sh demo   install what is missing, build, record the bundled
-#                         leaky training example and open it in the app
+#                         leaky PyTorch training example and open it in the app
 #   tools/setup.sh test   install what is missing, build, run every test, then
 #                         build again with ASan+UBSan and run every test again;
 #                         ends with one line "N passed, N failed, N skipped"
@@ -74,12 +74,15 @@ test_dir () {
     meson test -C "$dir" --print-errorlogs --num-processes 2 || true
 }
 
+# The main job: a PyTorch training run with two DataLoader workers, one of
+# whose modules keeps a tensor per step.  Debian's torch serves
+# /usr/bin/python3 only, whatever python3 comes first on PATH.
 demo () {
   install_missing
   build _build
-  local trace="$top/leaky-trainer.tide"
-  _build/app/tidemark record -o "$trace" -- _build/examples/leaky-trainer
-  _build/app/tidemark report "$trace"
+  local trace="$top/leaky-training.tide"
+  _build/app/tidemark record --torch -o "$trace" -- /usr/bin/python3 examples/leaky-training.py
+  _build/app/tidemark report "$trace" --suspects
   if [ -x _build/app/tidemark-gui ] && [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
     exec _build/app/tidemark-gui "$trace"
   fi
