@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright 2026 The Tidemark authors
 #
-# The README screenshot: records examples/leaky-trainer with the built
-# `tidemark record`, opens the trace in tidemark-gui under Xvfb with the
-# first leaking step selected, and saves a PNG of the main window.
+# The README screenshot: records the PyTorch example
+# (examples/leaky-training.py, with two DataLoader workers) with the built
+# `tidemark record --torch`, opens the trace in tidemark-gui under Xvfb with
+# a leaking step selected, and saves a PNG of the main window.
 #
 #   data/screenshot.sh [BUILD_DIR [OUTPUT.png]]     (default: _build, docs/screenshot.png)
 #
-# Needs xvfb-run (packages xvfb, xauth).
+# Needs xvfb-run (packages xvfb, xauth) and python3-torch.
 set -eu
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,14 +23,14 @@ case $out in /*) ;; *) out="$PWD/$out" ;; esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-(cd "$tmp" && "$build/app/tidemark" record -q -o "$tmp/leaky-trainer.tide" -- \
-  "$build/examples/leaky-trainer" > /dev/null)
+(cd "$tmp" && "$build/app/tidemark" record -q --torch -o "$tmp/leaky-training.tide" -- \
+  /usr/bin/python3 "$src/examples/leaky-training.py" --steps 20 > /dev/null)
 
 mkdir -p "$(dirname "$out")"
 env GTK_A11Y=none GSK_RENDERER=cairo GSETTINGS_BACKEND=memory \
     GSETTINGS_SCHEMA_DIR="$build/data" GTK_THEME=Adwaita \
   xvfb-run -a -s "-screen 0 1400x900x24" \
-  "$build/app/tidemark-gui" --step "$step" --screenshot "$out" "$tmp/leaky-trainer.tide"
+  "$build/app/tidemark-gui" --step "$step" --screenshot "$out" "$tmp/leaky-training.tide"
 
 test -s "$out"
 echo "wrote $out"
