@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright 2026 The Tidemark authors
-"""The record benchmark (issue 2): alloc-bench plain, under `tidemark record`
+"""The record benchmark: alloc-bench plain, under `tidemark record`
 in default sampling mode and with --all, and under heaptrack when it is
 installed, all in this one invocation, runs interleaved; medians of --runs.
 
@@ -17,9 +17,8 @@ the drift that a ratio of two medians keeps, and the bracket the part of
 it that moves steadily.  (Before, a round had one plain run for all its
 modes, up to 25 s away from some of them.)  Brackets cannot cancel the
 noise between neighbouring runs: the quartiles of the default mode's
-ratios spanned 0.06, 0.06 and 0.19 in three invocations, against 0.12 and
-0.18 with one plain run per round.  Nor the machine's state between
-invocations: medians of 1.30x, 1.23x and 1.32x within half an hour.
+ratios spread by a tenth or more.  Nor the machine's state between
+invocations, which moves a median by several points within half an hour.
 Each round starts one mode later than the one before, so that every mode
 runs after every other as often.  A recording's trace is deleted once it
 is read, before the next run starts: a recording that replaced the 260 MB
@@ -74,10 +73,10 @@ import time
 
 def settle():
     """Starts every run from the same quiet machine.  Right after a --all
-    recording's 260 MB trace was deleted, a plain run of alloc-bench took
-    1.027 s against 1.098 s after another plain run (medians of 8), and
-    1.096 s after a sync and a pause of 0.2 s: whichever run followed a big
-    deletion (plain, before each round started one mode later) ran fast."""
+    recording's big trace was deleted, a plain run of alloc-bench ran
+    several percent faster than after another plain run, and as fast after
+    a sync and a short pause: whichever run followed a big deletion ran
+    fast."""
     os.sync()
     time.sleep(0.2)
 

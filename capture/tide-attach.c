@@ -3,7 +3,7 @@
  *
  * The loader of `tidemark attach`: open the skeleton, set its rodata, load,
  * attach, then drain the ring buffer on one poll loop with a signalfd and a
- * timer, and clean up through one path (STYLE.md 9.1).
+ * timer, and clean up through one path, as libbpf-tools' loaders do.
  *
  * Detaching is destroying the links: the kernel removes the uprobes'
  * breakpoints and the tracepoints' programs, and the target, which never

@@ -563,21 +563,17 @@ writer_open_db (TideTraceWriter  *self,
   /* WAL while writing: readers (the live GUI) never block the writer.  No
    * fsync: a crash of the recorder or of the target keeps every committed
    * page (the kernel has them); only a power cut could lose the tail.
-   * 16 KiB pages, set before WAL mode, which fixes the page size: a
-   * stand-alone insert benchmark of the allocations table took about 10%
-   * less time per row than with 4 KiB pages (fewer pages to balance and to
-   * frame in the WAL), and --retained reads of a 6M-row trace took 0.43 s
-   * against 0.49 s.  The WAL is checkpointed every 64 of those pages
-   * (1 MiB): what is left at finish is copied after the target has ended,
-   * while nothing else runs.  Against every 256 pages, a recording of
-   * alloc-bench ended 1.7 ms sooner for 4% more pages copied while it ran.
+   * 16 KiB pages, set before WAL mode, which fixes the page size: fewer
+   * pages to balance and to frame in the WAL per row, and faster reads of
+   * big tables.  The WAL is checkpointed every 64 of those pages (1 MiB):
+   * what is left at finish is copied after the target has ended, while
+   * nothing else runs, and a smaller WAL copies less while the target runs.
    * synchronous = OFF comes first: set after journal_mode = WAL, it let
-   * the switch to WAL fsync four times, 2 ms of every recording's start.
+   * the switch to WAL fsync four times at every recording's start.
    * A small page cache: the writer appends, so it needs little more than
    * the right edges of the table and its indexes, and 2 MiB of recycled
    * page buffers stay in the CPU caches where 16 MiB streamed through them
-   * beside the target (bench-record: 1.44x -> 1.39x sampled, 4.4x -> 3.9x
-   * --all, medians of 9 and 3). */
+   * beside the target, which bench-record shows in both modes. */
   return tide_sqlite_exec (self->db,
                            "PRAGMA synchronous = OFF;"
                            "PRAGMA page_size = 16384;"
