@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "tide-cli.h"
+#include "tide-job-lane.h"
 #include "tide-report-format.h"
 #include "tide-report.h"
 #include "tide-storage-error.h"
@@ -35,12 +36,13 @@ export_csv (TideTrace  *trace,
 
 #ifdef TIDE_HAVE_RENDER
 typedef gboolean (*RenderPngFunc) (TideTrace   *trace,
+                                   gint64       process_id,
                                    const char  *path,
                                    int          width,
                                    int          height,
                                    GError     **error);
 G_STATIC_ASSERT (__builtin_types_compatible_p (RenderPngFunc,
-                                               __typeof__ (&tide_render_timeline_png)));
+                                               __typeof__ (&tide_render_process_png)));
 
 /* The renderer is a module (ui/meson.build says why), loaded only here. */
 static RenderPngFunc
@@ -52,7 +54,7 @@ load_renderer (GError **error)
   GModule *module = g_module_open (path, G_MODULE_BIND_LOCAL);
   gpointer render = NULL;
 
-  if (module == NULL || !g_module_symbol (module, "tide_render_timeline_png", &render))
+  if (module == NULL || !g_module_symbol (module, "tide_render_process_png", &render))
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "cannot load PNG export: %s",
                    g_module_error ());
@@ -65,6 +67,7 @@ load_renderer (GError **error)
 
 static int
 export_png (TideTrace  *trace,
+            gint64      process_id,
             const char *path,
             int         width,
             int         height)
@@ -75,7 +78,7 @@ export_png (TideTrace  *trace,
 
   if (render == NULL)
     return tide_cli_fail (TIDE_EXIT_FAILURE, "%s", error->message);
-  if (!render (trace, path, width, height, &error))
+  if (!render (trace, process_id, path, width, height, &error))
     return tide_cli_fail (error->domain == G_IO_ERROR &&
                           error->code == G_IO_ERROR_INVALID_ARGUMENT ? TIDE_EXIT_BAD_INPUT
                                                                      : TIDE_EXIT_FAILURE,
@@ -97,6 +100,8 @@ tide_cli_export (int    argc,
   g_auto(GStrv) files = NULL;
   g_autofree char *csv_path = NULL;
   g_autofree char *png_path = NULL;
+  g_autofree char *process = NULL;
+  gint64 process_id = 0;
   int width = 1600, height = 900;
   int status = TIDE_EXIT_OK;
   GOptionEntry entries[] = {
@@ -104,11 +109,14 @@ tide_cli_export (int    argc,
     { "png", 0, 0, G_OPTION_ARG_FILENAME, &png_path, "Draw the timeline as PNG", "FILE" },
     { "width", 0, 0, G_OPTION_ARG_INT, &width, "PNG width in pixels (1600)", "W" },
     { "height", 0, 0, G_OPTION_ARG_INT, &height, "PNG height in pixels (900)", "H" },
+    { "process", 0, 0, G_OPTION_ARG_STRING, &process,
+      "The process whose lanes the PNG draws below the job lane (default: the one with the top "
+      "suspect, else the one that grew most)", "PID|rank:N" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, "TRACE" },
     { NULL }
   };
 
-  context = g_option_context_new ("TRACE - export a trace's steps table and timeline");
+  context = g_option_context_new ("- export a trace's steps table and timeline");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
@@ -120,9 +128,11 @@ tide_cli_export (int    argc,
   trace = tide_trace_open (files[0], &error);
   if (trace == NULL)
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
+  if (process != NULL && (process_id = tide_job_find_process (trace, process, &error)) < 0)
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
   if (csv_path != NULL)
     status = export_csv (trace, csv_path);
   if (status == TIDE_EXIT_OK && png_path != NULL)
-    status = export_png (trace, png_path, width, height);
+    status = export_png (trace, process_id, png_path, width, height);
   return status;
 }

@@ -88,7 +88,7 @@ tide_cli_report (int    argc,
     { NULL }
   };
 
-  context = g_option_context_new ("TRACE - report what a trace retained");
+  context = g_option_context_new ("- report what a trace retained");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * Drawing passes, in order: step bands (strip and lane backgrounds), lane
- * curves, selection, transfers, axis, legend.  Every pass culls to the
+ * Drawing passes, in order: job lane, step bands (strip and lane
+ * backgrounds), lane curves, selection, transfers, axis, legend.  Every pass culls to the
  * visible range and draws at most one primitive per pixel column, so a
  * frame costs O(width x lanes + visible steps) whatever the trace size.
  */
@@ -17,6 +17,7 @@
 #include "tide-schema.h"
 #include "tide-timeline-model.h"
 
+#define JOB_H        72.0
 #define STRIP_H      22.0
 #define AXIS_H       22.0
 #define LEGEND_H     24.0
@@ -36,6 +37,7 @@ const TidePalette tide_palette_light = {
   .lane_envelope = { 0x8eb8ec, 0x92d0b4, 0xf2b080, 0xc09ece, 0xe08e94, 0xccb4a2, 0xf2d284,
                      0xaeaeb2 },
   .band_highlight = 0xf1e7f6, .highlight = 0xa51d8c,
+  .process = { 0x3584e4, 0xe66100, 0x2ec27e, 0x9141ac, 0xc01c28, 0x865e3c, 0xe5a50a, 0x5e5c64 },
 };
 
 const TidePalette tide_palette_dark = {
@@ -49,6 +51,7 @@ const TidePalette tide_palette_dark = {
   .lane_envelope = { 0x43668e, 0x2a8051, 0x9a6735, 0x77437d, 0x902a2e, 0x71563f, 0x958226,
                      0x777775 },
   .band_highlight = 0x33263a, .highlight = 0xf66151,
+  .process = { 0x62a0ea, 0xffa348, 0x57e389, 0xc061cb, 0xed333b, 0xb5835a, 0xf8e45c, 0x9a9996 },
 };
 
 static void
@@ -93,13 +96,15 @@ tide_render_layout (const TideRenderScene *scene,
   double rest;
 
   layout->n_lanes = scene->data != NULL ? scene->data->lanes->len : 0;
-  layout->strip_y = 0;
+  layout->job_y = 0;
+  layout->job_h = scene->job != NULL && scene->job->bands->len > 1 ? JOB_H : 0;
+  layout->strip_y = layout->job_y + layout->job_h;
   layout->strip_h = STRIP_H;
   layout->axis_h = AXIS_H;
   layout->legend_h = scene->show_legend ? LEGEND_H : 0;
   layout->transfers_h = scene->n_transfers > 0 ? TRANSFERS_H : 0;
-  layout->lanes_y = layout->strip_h;
-  rest = height - layout->strip_h - layout->axis_h - layout->legend_h - layout->transfers_h;
+  layout->lanes_y = layout->strip_y + layout->strip_h;
+  rest = height - layout->lanes_y - layout->axis_h - layout->legend_h - layout->transfers_h;
   layout->lane_h = floor (MAX (rest, 0) / MAX (layout->n_lanes, 1));
   layout->transfers_y = layout->lanes_y + layout->lane_h * MAX (layout->n_lanes, 1);
   layout->axis_y = layout->transfers_y + layout->transfers_h;
@@ -119,6 +124,53 @@ tide_render_value_to_y (const TideRenderLayout *layout,
   double frac = peak > 0 ? CLAMP ((double) value / (double) peak, 0.0, 1.0) : 0;
 
   return round (top + layout->lane_h - 1 - frac * usable);
+}
+
+/* The job lane's scale, with the same rounding and padding as a lane's. */
+double
+tide_render_job_value_to_y (const TideRenderLayout *layout,
+                            gint64                  value,
+                            gint64                  peak)
+{
+  double pad = layout->job_h >= 3 * LABEL_PAD ? LABEL_PAD : 2;
+  double usable = MAX (layout->job_h - pad - 1, 1);
+  double frac = peak > 0 ? CLAMP ((double) value / (double) peak, 0.0, 1.0) : 0;
+
+  return round (layout->job_y + layout->job_h - 1 - frac * usable);
+}
+
+/**
+ * tide_render_job_process_at:
+ *
+ * The process whose band of the job lane is drawn at (@x, @y), or 0 when
+ * (@x, @y) is not on a band: what a click on the job lane chooses.
+ */
+gint64
+tide_render_job_process_at (const TideRenderScene *scene,
+                            int                    width,
+                            int                    height,
+                            double                 x,
+                            double                 y)
+{
+  TideRenderLayout l;
+  guint column;
+
+  tide_render_layout (scene, width, height, &l);
+  if (l.job_h <= 0 || y < l.job_y || y >= l.job_y + l.job_h || x < 0 || x >= width)
+    return 0;
+  column = (guint) x;
+  if (column >= scene->job->n_columns)
+    return 0;
+  for (guint i = 0; i < scene->job->bands->len; i++)
+    {
+      gint64 below = tide_job_lane_total_below (scene->job, i, column);
+      gint64 above = tide_job_lane_total_below (scene->job, i + 1, column);
+
+      if (y >= tide_render_job_value_to_y (&l, above, scene->job->peak) &&
+          y < tide_render_job_value_to_y (&l, below, scene->job->peak))
+        return ((const TideJobBand *) g_ptr_array_index (scene->job->bands, i))->process_id;
+    }
+  return 0;
 }
 
 static double
@@ -463,6 +515,65 @@ draw_lanes (cairo_t                *cr,
     draw_lane_labels (cr, scene, l, width, text);
 }
 
+/* One column-wide box per band and column, from the total of the bands
+ * below it to the total with it, so that each process shows as a band of
+ * its own colour; then each band's label with its colour. */
+static void
+draw_job_lane (cairo_t                *cr,
+               const TideRenderScene  *scene,
+               const TideRenderLayout *l,
+               int                     width,
+               PangoLayout            *text)
+{
+  const TideJobLane *job = scene->job;
+  double x = 4;
+
+  if (l->job_h <= 0)
+    return;
+  for (guint i = 0; i < job->bands->len; i++)
+    {
+      for (guint c = 0; c < job->n_columns && c < (guint) width; c++)
+        {
+          double top = tide_render_job_value_to_y (l, tide_job_lane_total_below (job, i + 1, c),
+                                                   job->peak);
+          double bottom = tide_render_job_value_to_y (l, tide_job_lane_total_below (job, i, c),
+                                                      job->peak);
+          if (bottom > top)
+            cairo_rectangle (cr, c, top, 1, bottom - top);
+        }
+      set_rgb (cr, scene->palette->process[i % TIDE_RENDER_N_PROCESS_COLORS]);
+      cairo_fill (cr);
+    }
+  set_rgb (cr, scene->palette->grid);
+  cairo_rectangle (cr, 0, l->job_y + l->job_h - 1, width, 1);
+  cairo_fill (cr);
+  if (text == NULL || l->job_h < LABEL_PAD)
+    return;
+  for (guint i = 0; i < job->bands->len && x < width; i++)
+    {
+      const TideJobBand *band = g_ptr_array_index (job->bands, i);
+      g_autofree char *label = g_strdup_printf ("%s%s", band->label,
+                                                band->process_id == scene->chosen_process
+                                                ? " (shown below)" : "");
+
+      set_rgb (cr, scene->palette->process[i % TIDE_RENDER_N_PROCESS_COLORS]);
+      cairo_rectangle (cr, x, l->job_y + 5, 10, 10);
+      cairo_fill (cr);
+      draw_text (cr, text, label, x + 14, l->job_y + 2,
+                 band->process_id == scene->chosen_process ? scene->palette->text
+                                                           : scene->palette->text_dim);
+      x += 14 + text_width (text, label) + 12;
+    }
+  if (x < width)
+    {
+      g_autofree char *peak = tide_timeline_format_bytes (job->peak);
+      g_autofree char *title = g_strdup_printf ("Job RSS %s", peak);
+
+      draw_text (cr, text, title, width - 4 - text_width (text, title), l->job_y + 2,
+                 scene->palette->text_dim);
+    }
+}
+
 static void
 draw_selection (cairo_t                *cr,
                 const TideRenderScene  *scene,
@@ -614,6 +725,7 @@ tide_render_timeline (cairo_t               *cr,
   cairo_set_antialias (cr, CAIRO_ANTIALIAS_DEFAULT);
   set_rgb (cr, scene->palette->background);
   cairo_paint (cr);
+  draw_job_lane (cr, scene, &l, width, text);
   draw_step_bands (cr, scene, &l, width, text);
   draw_lanes (cr, scene, &l, width, text);
   draw_selection (cr, scene, &l, width);
@@ -688,8 +800,9 @@ tide_render_hover (cairo_t               *cr,
  * @width: 64 to 16384 pixels
  * @height: 64 to 16384 pixels
  *
- * Draws the whole trace, all processes, with tide_palette_light, labels and
- * legend into a PNG file.  Needs no display.
+ * Draws the whole trace with tide_palette_light, labels and legend into a
+ * PNG file: the job lane, then the lanes of the process the app opens on
+ * (tide_job_default_process()).  Needs no display.
  */
 gboolean
 tide_render_timeline_png (TideTrace   *trace,
@@ -703,10 +816,12 @@ tide_render_timeline_png (TideTrace   *trace,
 
 /**
  * tide_render_process_png:
- * @process_id: the process to draw, as the window shows it; 0: all
+ * @process_id: the process whose lanes, steps and transfers are drawn
+ *   below the job lane, as the window shows it; 0: the default process
  *
- * tide_render_timeline_png() for one process: its lanes, steps and
- * transfers over the whole trace.
+ * tide_render_timeline_png() for a chosen process.  One process's steps
+ * only: the step bands of two ranks drawn over each other would double
+ * every label and mix leaking steps with clean ones.
  */
 gboolean
 tide_render_process_png (TideTrace   *trace,
@@ -717,6 +832,7 @@ tide_render_process_png (TideTrace   *trace,
                          GError     **error)
 {
   g_autoptr(TideTimelineData) data = NULL;
+  g_autoptr(TideJobLane) job = NULL;
   g_autoptr(GArray) steps = NULL;
   g_autoptr(GArray) transfers = NULL;
   cairo_surface_t *surface;
@@ -734,12 +850,17 @@ tide_render_process_png (TideTrace   *trace,
   scene.begin_ns = 0;
   scene.end_ns = MAX (tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace),
                       TIDE_TIMELINE_MIN_SPAN_NS);
-  if ((data = tide_timeline_data_query (trace, process_id, scene.begin_ns, scene.end_ns, width,
+  if (process_id == 0 && (process_id = tide_job_default_process (trace, error)) < 0)
+    return FALSE;
+  if ((job = tide_job_lane_query_job (trace, scene.begin_ns, scene.end_ns, width, error)) == NULL ||
+      (data = tide_timeline_data_query (trace, process_id, scene.begin_ns, scene.end_ns, width,
                                         error)) == NULL ||
       (steps = tide_timeline_steps (trace, process_id, error)) == NULL ||
       (transfers = tide_timeline_transfers (trace, process_id, error)) == NULL)
     return FALSE;
   scene.data = data;
+  scene.job = job;
+  scene.chosen_process = process_id;
   scene.steps = (const TideStepSpan *) steps->data;
   scene.n_steps = steps->len;
   scene.transfers = (const TideTransferMark *) transfers->data;

@@ -4,9 +4,12 @@
  * The one cairo drawing of the timeline, shared by TideTimelineView and PNG
  * export.  It needs no display: cairo and pango only.
  *
- * Layout, top to bottom: the step strip (numbered step bands), one lane per
- * counter (host lanes, then device lanes), a transfers row when the trace
- * has transfers, the time axis, and (in exports) the legend.  The plot spans
+ * Layout, top to bottom: the job lane when the job has several processes
+ * (every process's RSS stacked, one band of colour per process, in
+ * process[i % 8] for the i-th process from the bottom), the chosen
+ * process's step strip (numbered step bands), one lane per counter (host
+ * lanes, then device lanes), a transfers row when the trace has transfers,
+ * the time axis, and (in exports) the legend.  The plot spans
  * the full width: pixel column i shows data column i.
  *
  * Inside a lane, the background is the step band colour (band_even,
@@ -25,6 +28,7 @@
  *   lane_fill     0xc6dcf5 0xc9e8da 0xf9d8bf 0xe0cee6 0xefc6c9 0xe5dad0 0xf8e8c2 0xd7d6d8
  *   lane_envelope 0x8eb8ec 0x92d0b4 0xf2b080 0xc09ece 0xe08e94 0xccb4a2 0xf2d284 0xaeaeb2
  *   band_highlight 0xf1e7f6, highlight 0xa51d8c
+ *   process       0x3584e4 0xe66100 0x2ec27e 0x9141ac 0xc01c28 0x865e3c 0xe5a50a 0x5e5c64
  *
  * A chosen leak suspect (highlight_step > 0) tints the lanes of the steps
  * from its growth step on with band_highlight (over the leak colour), and
@@ -35,11 +39,13 @@
 
 #include <cairo.h>
 
+#include "tide-job-lane.h"
 #include "tide-timeline-data.h"
 
 G_BEGIN_DECLS
 
 #define TIDE_RENDER_N_LANE_COLORS 8
+#define TIDE_RENDER_N_PROCESS_COLORS 8
 
 typedef struct
 {
@@ -63,6 +69,7 @@ typedef struct
   guint32 lane_envelope[TIDE_RENDER_N_LANE_COLORS];
   guint32 band_highlight;   /* steps of a chosen suspect's growth */
   guint32 highlight;        /* the suspect's live bytes over its lane */
+  guint32 process[TIDE_RENDER_N_PROCESS_COLORS]; /* the job lane's bands */
 } TidePalette;
 
 extern const TidePalette tide_palette_light;
@@ -87,10 +94,13 @@ typedef struct
   guint                   n_highlight;
   gboolean                show_labels;   /* off in pixel tests: glyphs vary */
   gboolean                show_legend;
+  const TideJobLane      *job;           /* nullable; drawn with two processes or more */
+  gint64                  chosen_process; /* whose lanes are drawn below the job lane */
 } TideRenderScene;
 
 typedef struct
 {
+  double job_y, job_h;
   double strip_y, strip_h;
   double lanes_y, lane_h;
   guint  n_lanes;
@@ -109,6 +119,14 @@ double   tide_render_value_to_y       (const TideRenderLayout *layout,
                                        guint                  lane,
                                        gint64                 value,
                                        gint64                 peak);
+double   tide_render_job_value_to_y   (const TideRenderLayout *layout,
+                                       gint64                 value,
+                                       gint64                 peak);
+gint64   tide_render_job_process_at   (const TideRenderScene *scene,
+                                       int                    width,
+                                       int                    height,
+                                       double                 x,
+                                       double                 y);
 void     tide_render_timeline         (cairo_t               *cr,
                                        const TideRenderScene *scene,
                                        int                    width,

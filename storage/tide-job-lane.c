@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * The job lane's data: see tide-job-lane.h.  A process that has not started
+ * yet, or has ended, adds nothing to a column: its last RSS is carried
+ * only up to its own last sample, as its own lane draws it.
+ */
+#include "config.h"
+
+#include "tide-job-lane.h"
+
+#include "tide-report.h"
+#include "tide-schema.h"
+#include "tide-storage-error.h"
+#include "tide-trace-private.h"
+
+static void
+band_free (TideJobBand *band)
+{
+  g_free (band->label);
+  g_free (band->last);
+  g_free (band);
+}
+
+void
+tide_job_lane_free (TideJobLane *lane)
+{
+  if (lane == NULL)
+    return;
+  g_ptr_array_unref (lane->bands);
+  g_free (lane);
+}
+
+static TideJobBand *
+band_new (TideTrace   *trace,
+          gint64       process_id,
+          const char  *label,
+          gint64       begin_ns,
+          gint64       end_ns,
+          guint        n_columns,
+          GError     **error)
+{
+  g_autoptr(TideTimelineData) data = NULL;
+  const TideLaneData *rss;
+  TideJobBand *band;
+
+  data = tide_timeline_data_query (trace, process_id, begin_ns, end_ns, n_columns, error);
+  if (data == NULL)
+    return NULL;
+  band = g_new0 (TideJobBand, 1);
+  band->process_id = process_id;
+  band->label = g_strdup (label);
+  band->last = g_new0 (gint64, n_columns);
+  rss = tide_timeline_data_find_lane (data, TIDE_COUNTER_RSS, -1);
+  for (guint c = 0; rss != NULL && c < n_columns && c < rss->n_columns; c++)
+    {
+      gint64 value;
+
+      /* RSS is never negative; a damaged trace's value must not make the
+       * stack shrink below the bands under it. */
+      if (tide_lane_data_value_at (rss, c, &value))
+        band->last[c] = MAX (value, 0);
+    }
+  return band;
+}
+
+/**
+ * tide_job_lane_query:
+ * @process_ids: (array length=n_processes): the processes, bottom first
+ * @labels: (array length=n_processes): what each band is called
+ *
+ * Each process's RSS over [begin_ns, end_ns) in @n_columns columns, and the
+ * peak of their sum.
+ */
+TideJobLane *
+tide_job_lane_query (TideTrace          *trace,
+                     const gint64       *process_ids,
+                     const char * const *labels,
+                     guint               n_processes,
+                     gint64              begin_ns,
+                     gint64              end_ns,
+                     guint               n_columns,
+                     GError            **error)
+{
+  g_autoptr(TideJobLane) lane = g_new0 (TideJobLane, 1);
+
+  g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
+  g_return_val_if_fail (n_columns > 0, NULL);
+  lane->begin_ns = begin_ns;
+  lane->end_ns = end_ns;
+  lane->n_columns = n_columns;
+  lane->bands = g_ptr_array_new_with_free_func ((GDestroyNotify) band_free);
+  for (guint i = 0; i < n_processes; i++)
+    {
+      TideJobBand *band = band_new (trace, process_ids[i], labels[i], begin_ns, end_ns,
+                                    n_columns, error);
+      if (band == NULL)
+        return NULL;
+      g_ptr_array_add (lane->bands, band);
+    }
+  for (guint c = 0; c < n_columns; c++)
+    lane->peak = MAX (lane->peak, tide_job_lane_total_below (lane, lane->bands->len, c));
+  return g_steal_pointer (&lane);
+}
+
+/**
+ * tide_job_lane_query_job:
+ *
+ * tide_job_lane_query() for every process of the trace that sampled its
+ * RSS, in the order they started, each labelled by what it is.
+ */
+TideJobLane *
+tide_job_lane_query_job (TideTrace  *trace,
+                         gint64      begin_ns,
+                         gint64      end_ns,
+                         guint       n_columns,
+                         GError    **error)
+{
+  g_autoptr(GArray) ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr(GPtrArray) labels = g_ptr_array_new_with_free_func (g_free);
+  sqlite3 *db = _tide_trace_get_db (trace);
+  sqlite3_stmt *stmt;
+  int rc;
+
+  stmt = tide_sqlite_prepare (db, "SELECT id, pid FROM processes p WHERE EXISTS"
+                                  " (SELECT 1 FROM counters c WHERE c.process_id = p.id"
+                                  " AND c.counter = ?1) ORDER BY id",
+                              "cannot list the job's processes", error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int (stmt, 1, TIDE_COUNTER_RSS);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      gint64 id = sqlite3_column_int64 (stmt, 0);
+
+      g_array_append_val (ids, id);
+      g_ptr_array_add (labels, g_strdup_printf ("pid %" G_GINT64_FORMAT,
+                                                (gint64) sqlite3_column_int64 (stmt, 1)));
+    }
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      tide_sqlite_set_error (error, db, "cannot list the job's processes");
+      return NULL;
+    }
+  return tide_job_lane_query (trace, (const gint64 *) ids->data,
+                              (const char * const *) labels->pdata, ids->len, begin_ns, end_ns,
+                              n_columns, error);
+}
+
+/* The sum of the bands under @band at @column (saturating: the values
+ * come from a file). */
+gint64
+tide_job_lane_total_below (const TideJobLane *lane,
+                           guint              band,
+                           guint              column)
+{
+  gint64 total = 0;
+
+  g_return_val_if_fail (column < lane->n_columns, 0);
+  for (guint i = 0; i < band && i < lane->bands->len; i++)
+    {
+      const TideJobBand *b = g_ptr_array_index (lane->bands, i);
+
+      if (b->last[column] > G_MAXINT64 - total)
+        return G_MAXINT64;
+      total += b->last[column];
+    }
+  return total;
+}
+
+/* The process whose band holds @value at @column (what a click picks), or
+ * 0 above the stack. */
+gint64
+tide_job_lane_process_at (const TideJobLane *lane,
+                          guint              column,
+                          gint64             value)
+{
+  if (column >= lane->n_columns || value < 0)
+    return 0;
+  for (guint i = 0; i < lane->bands->len; i++)
+    if (value < tide_job_lane_total_below (lane, i + 1, column))
+      return ((const TideJobBand *) g_ptr_array_index (lane->bands, i))->process_id;
+  return 0;
+}
+
+/* The first column of the first row of @sql with @arg bound to ?1, or 0
+ * when there is none. */
+static gint64
+query_id (TideTrace   *trace,
+          const char  *sql,
+          gint64       arg,
+          GError     **error)
+{
+  sqlite3 *db = _tide_trace_get_db (trace);
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, sql, "cannot choose a process", error);
+  gint64 id = 0;
+  int rc;
+
+  if (stmt == NULL)
+    return -1;
+  sqlite3_bind_int64 (stmt, 1, arg);
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    id = sqlite3_column_int64 (stmt, 0);
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    {
+      tide_sqlite_set_error (error, db, "cannot choose a process");
+      return -1;
+    }
+  return id;
+}
+
+/**
+ * tide_job_default_process:
+ *
+ * The process a person wants to see first: the one with the fastest
+ * growing leak suspect, else the one whose RSS grew most from its first
+ * sample to its last, else the first process.  The app opens on it, and
+ * export draws it.
+ *
+ * Returns: its id, 0 for a trace without processes, -1 on error
+ */
+gint64
+tide_job_default_process (TideTrace  *trace,
+                          GError    **error)
+{
+  g_autoptr(GPtrArray) suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, error);
+  gint64 id;
+
+  if (suspects == NULL)
+    return -1;
+  if (suspects->len > 0)
+    return ((TideGroup *) g_ptr_array_index (suspects, 0))->process_id;
+  /* counters_by_time makes each first and last sample one index seek. */
+  id = query_id (trace,
+                 "SELECT id FROM processes p ORDER BY"
+                 " coalesce ((SELECT value FROM counters c WHERE c.process_id = p.id"
+                 "   AND c.counter = ?1 AND c.device = -1 ORDER BY ts_ns DESC LIMIT 1)"
+                 " - (SELECT value FROM counters c WHERE c.process_id = p.id"
+                 "   AND c.counter = ?1 AND c.device = -1 ORDER BY ts_ns LIMIT 1), 0) DESC, id"
+                 " LIMIT 1", TIDE_COUNTER_RSS, error);
+  return id;
+}
+
+/**
+ * tide_job_find_process:
+ * @spec: "PID" or "rank:N"
+ *
+ * The process that @spec names, as `--process` takes it: by pid (its last
+ * image, when it exec'd), or by distributed rank (the first process of
+ * that rank: the rank itself, not its workers).
+ *
+ * Returns: its id, or -1 with @error set
+ */
+gint64
+tide_job_find_process (TideTrace   *trace,
+                       const char  *spec,
+                       GError     **error)
+{
+  gboolean by_rank = g_str_has_prefix (spec, "rank:");
+  const char *number = by_rank ? spec + 5 : spec;
+  char *end = NULL;
+  gint64 value, id;
+
+  value = g_ascii_strtoll (number, &end, 10);
+  if (*number == '\0' || *end != '\0' || value < 0)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--process takes a pid or rank:N, not \"%s\"", spec);
+      return -1;
+    }
+  id = query_id (trace, by_rank ? "SELECT id FROM processes WHERE rank = ?1 ORDER BY id LIMIT 1"
+                                : "SELECT id FROM processes WHERE pid = ?1 ORDER BY id DESC LIMIT 1",
+                 value, error);
+  if (id == 0)
+    g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_NOT_FOUND,
+                 "the trace has no process %s", spec);
+  return id > 0 ? id : -1;
+}
