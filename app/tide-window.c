@@ -15,6 +15,7 @@
 #include "tide-window.h"
 
 #include "tide-drilldown.h"
+#include "tide-job-lane.h"
 #include "tide-report-format.h"
 #include "tide-report.h"
 #include "tide-storage-error.h"
@@ -202,6 +203,16 @@ tide_window_suspect_selected_cb (TideWindow *self)
                                     suspect->device, series);
 }
 
+/* A click on the job lane chose a process: the other views follow. */
+static void
+tide_window_timeline_process_cb (TideWindow *self)
+{
+  gint64 process_id = tide_timeline_view_get_process_id (self->timeline);
+
+  if (process_id != self->process_id)
+    _tide_window_set_process (self, process_id);
+}
+
 static void
 tide_window_process_selected_cb (TideWindow *self)
 {
@@ -233,25 +244,27 @@ _tide_window_set_process (TideWindow *self,
   _tide_window_select_step (self, 0);
 }
 
-/* Processes with steps, in order; the first one is shown. */
+/* Every process of the job, in the order they started, named by role and
+ * command; those with leak suspects say so. */
 static void
-load_processes (TideWindow *self)
+load_processes (TideWindow *self,
+                GPtrArray  *suspects)
 {
   g_autoptr(GtkStringList) names = gtk_string_list_new (NULL);
+  g_autoptr(GPtrArray) processes = tide_job_processes (self->trace, suspects, NULL);
 
   g_clear_pointer (&self->process_ids, g_array_unref);
   self->process_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
-  for (guint i = 0; self->steps != NULL && i < self->steps->len; i++)
+  for (guint i = 0; processes != NULL && i < processes->len; i++)
     {
-      const TideStepRow *row = g_ptr_array_index (self->steps, i);
+      const TideJobProcess *p = g_ptr_array_index (processes, i);
       g_autofree char *name = NULL;
 
-      if (self->process_ids->len > 0 &&
-          g_array_index (self->process_ids, gint64, self->process_ids->len - 1) == row->process_id)
-        continue;
-      g_array_append_val (self->process_ids, row->process_id);
-      name = g_strdup_printf ("pid %" G_GINT64_FORMAT, row->pid);
-      gtk_string_list_append (names, name);
+      g_array_append_val (self->process_ids, p->process_id);
+      if (p->n_suspects > 0)
+        name = g_strdup_printf ("%s — %u leak suspect%s", p->label, p->n_suspects,
+                                p->n_suspects == 1 ? "" : "s");
+      gtk_string_list_append (names, name != NULL ? name : p->label);
     }
   self->syncing = TRUE;
   gtk_drop_down_set_model (self->process_dropdown, G_LIST_MODEL (names));
@@ -278,7 +291,7 @@ load_tables (TideWindow *self)
   tide_steps_view_set_steps (self->steps_view, self->steps, self->transfers);
   tide_suspects_view_set_suspects (self->suspects_view, suspects);
   tide_timeline_view_set_highlight (self->timeline, 0, 0, -1, NULL);
-  load_processes (self);
+  load_processes (self, suspects);
 }
 
 static gboolean
@@ -311,7 +324,7 @@ _tide_window_set_trace (TideWindow *self,
   load_tables (self);
   tide_timeline_view_set_trace (self->timeline, trace);
   if (!same_file || !has_process (self, self->process_id))
-    self->process_id = self->process_ids->len > 0 ? g_array_index (self->process_ids, gint64, 0) : 0;
+    self->process_id = MAX (tide_job_default_process (trace, NULL), 0);
   _tide_window_set_process (self, self->process_id);
   if (keep_step > 0)
     _tide_window_select_step (self, keep_step);
@@ -425,6 +438,8 @@ add_timeline (TideWindow *self)
                            G_CALLBACK (tide_window_timeline_step_cb), self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->timeline, "selection-range",
                            G_CALLBACK (tide_window_timeline_range_cb), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->timeline, "notify::process-id",
+                           G_CALLBACK (tide_window_timeline_process_cb), self, G_CONNECT_SWAPPED);
 }
 
 static GSettings *

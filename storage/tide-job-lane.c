@@ -103,11 +103,112 @@ tide_job_lane_query (TideTrace          *trace,
   return g_steal_pointer (&lane);
 }
 
+/* "python3 train.py" of "/usr/bin/python3 examples/train.py --lr 1": the
+ * program and its first argument, without their folders. */
+static char *
+short_command (const char *cmdline,
+               const char *exe)
+{
+  g_auto(GStrv) words = g_strsplit (cmdline != NULL && *cmdline != '\0' ? cmdline : exe, " ", 3);
+  g_autofree char *program = words[0] != NULL ? g_path_get_basename (words[0]) : g_strdup ("?");
+  g_autofree char *first = words[0] != NULL && words[1] != NULL ? g_path_get_basename (words[1])
+                                                                : NULL;
+
+  return first != NULL ? g_strdup_printf ("%s %s", program, first) : g_steal_pointer (&program);
+}
+
+static TideJobProcess *
+job_process_new (sqlite3_stmt *stmt)
+{
+  TideJobProcess *p = g_new0 (TideJobProcess, 1);
+  g_autofree char *command = short_command ((const char *) sqlite3_column_text (stmt, 3),
+                                            (const char *) sqlite3_column_text (stmt, 2));
+
+  p->process_id = sqlite3_column_int64 (stmt, 0);
+  p->pid = sqlite3_column_int64 (stmt, 1);
+  if (sqlite3_column_type (stmt, 4) == SQLITE_INTEGER)
+    p->role = g_strdup_printf ("rank %" G_GINT64_FORMAT, (gint64) sqlite3_column_int64 (stmt, 4));
+  else
+    p->role = g_strdup_printf ("pid %" G_GINT64_FORMAT, p->pid);
+  p->label = g_strdup_printf ("%s · %s", p->role, command);
+  return p;
+}
+
+void
+tide_job_process_free (TideJobProcess *process)
+{
+  g_free (process->role);
+  g_free (process->label);
+  g_free (process);
+}
+
+/* The processes of the trace in the order they started; with
+ * @only_counted, only those that sampled their RSS. */
+static GPtrArray *
+list_processes (TideTrace  *trace,
+                gboolean    only_counted,
+                GError    **error)
+{
+  g_autoptr(GPtrArray) processes = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_job_process_free);
+  sqlite3 *db = _tide_trace_get_db (trace);
+  sqlite3_stmt *stmt;
+  int rc;
+
+  stmt = tide_sqlite_prepare (db, "SELECT id, pid, exe, cmdline, rank FROM processes p"
+                                  " WHERE NOT ?2 OR EXISTS (SELECT 1 FROM counters c"
+                                  "  WHERE c.process_id = p.id AND c.counter = ?1)"
+                                  " ORDER BY id",
+                              "cannot list the job's processes", error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int (stmt, 1, TIDE_COUNTER_RSS);
+  sqlite3_bind_int (stmt, 2, only_counted);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    g_ptr_array_add (processes, job_process_new (stmt));
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      tide_sqlite_set_error (error, db, "cannot list the job's processes");
+      return NULL;
+    }
+  return g_steal_pointer (&processes);
+}
+
+/**
+ * tide_job_processes:
+ * @suspects: (nullable): tide_report_suspects(), to count each process's
+ *
+ * Every process of the job, in the order they started.
+ *
+ * Returns: (element-type TideJobProcess): the processes, or %NULL on error
+ */
+GPtrArray *
+tide_job_processes (TideTrace  *trace,
+                    GPtrArray  *suspects,
+                    GError    **error)
+{
+  GPtrArray *processes = list_processes (trace, FALSE, error);
+
+  for (guint i = 0; processes != NULL && suspects != NULL && i < suspects->len; i++)
+    {
+      const TideGroup *suspect = g_ptr_array_index (suspects, i);
+
+      for (guint j = 0; j < processes->len; j++)
+        {
+          TideJobProcess *p = g_ptr_array_index (processes, j);
+
+          if (p->process_id == suspect->process_id)
+            p->n_suspects++;
+        }
+    }
+  return processes;
+}
+
 /**
  * tide_job_lane_query_job:
  *
  * tide_job_lane_query() for every process of the trace that sampled its
- * RSS, in the order they started, each labelled by what it is.
+ * RSS, in the order they started, each labelled by its role.
  */
 TideJobLane *
 tide_job_lane_query_job (TideTrace  *trace,
@@ -116,36 +217,23 @@ tide_job_lane_query_job (TideTrace  *trace,
                          guint       n_columns,
                          GError    **error)
 {
-  g_autoptr(GArray) ids = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autoptr(GPtrArray) labels = g_ptr_array_new_with_free_func (g_free);
-  sqlite3 *db = _tide_trace_get_db (trace);
-  sqlite3_stmt *stmt;
-  int rc;
+  g_autoptr(GPtrArray) processes = list_processes (trace, TRUE, error);
+  g_autofree gint64 *ids = NULL;
+  g_autofree const char **labels = NULL;
 
-  stmt = tide_sqlite_prepare (db, "SELECT id, pid FROM processes p WHERE EXISTS"
-                                  " (SELECT 1 FROM counters c WHERE c.process_id = p.id"
-                                  " AND c.counter = ?1) ORDER BY id",
-                              "cannot list the job's processes", error);
-  if (stmt == NULL)
+  if (processes == NULL)
     return NULL;
-  sqlite3_bind_int (stmt, 1, TIDE_COUNTER_RSS);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+  ids = g_new0 (gint64, processes->len + 1);
+  labels = g_new0 (const char *, processes->len + 1);
+  for (guint i = 0; i < processes->len; i++)
     {
-      gint64 id = sqlite3_column_int64 (stmt, 0);
+      const TideJobProcess *p = g_ptr_array_index (processes, i);
 
-      g_array_append_val (ids, id);
-      g_ptr_array_add (labels, g_strdup_printf ("pid %" G_GINT64_FORMAT,
-                                                (gint64) sqlite3_column_int64 (stmt, 1)));
+      ids[i] = p->process_id;
+      labels[i] = p->role;
     }
-  sqlite3_finalize (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      tide_sqlite_set_error (error, db, "cannot list the job's processes");
-      return NULL;
-    }
-  return tide_job_lane_query (trace, (const gint64 *) ids->data,
-                              (const char * const *) labels->pdata, ids->len, begin_ns, end_ns,
-                              n_columns, error);
+  return tide_job_lane_query (trace, ids, labels, processes->len, begin_ns, end_ns, n_columns,
+                              error);
 }
 
 /* The sum of the bands under @band at @column (saturating: the values

@@ -21,6 +21,16 @@ typedef struct
   gint64 *last;         /* per column: its RSS, carried forward; 0 before its first sample */
 } TideJobBand;
 
+/* A process of the job, as the process picker lists it. */
+typedef struct
+{
+  gint64  process_id;
+  gint64  pid;
+  char   *role;         /* "rank 1", else "pid 4242" */
+  char   *label;        /* "rank 1 · python3 train.py" */
+  guint   n_suspects;   /* leak suspects of this process */
+} TideJobProcess;
+
 typedef struct
 {
   gint64     begin_ns;
@@ -30,6 +40,10 @@ typedef struct
   gint64     peak;      /* max over the columns of the stacked total */
 } TideJobLane;
 
+void         tide_job_process_free     (TideJobProcess     *process);
+GPtrArray   *tide_job_processes        (TideTrace          *trace,
+                                        GPtrArray          *suspects,
+                                        GError            **error);
 void         tide_job_lane_free        (TideJobLane        *lane);
 TideJobLane *tide_job_lane_query       (TideTrace          *trace,
                                         const gint64       *process_ids,

@@ -9,7 +9,8 @@
  *   horizontal wheel, Shift+wheel        pan
  *   middle or Shift+primary drag         pan
  *   primary drag                         select a range
- *   primary click                        select the step under the pointer
+ *   primary click                        select the step under the pointer; on
+ *                                        the job lane, show the process under it
  *   Left/Right                           previous/next step;  Ctrl+0 fit
  */
 #include "config.h"
@@ -113,6 +114,7 @@ tide_timeline_view_drag_begin_cb (TideTimelineView *self,
   GdkModifierType state = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (drag));
 
   self->drag_start_x = self->drag_x = x;
+  self->drag_start_y = y;
   self->drag_last_dx = 0;
   self->dragging_range = FALSE;
   self->panning = button == GDK_BUTTON_MIDDLE || (state & GDK_SHIFT_MASK) != 0;
@@ -147,6 +149,7 @@ tide_timeline_view_drag_end_cb (TideTimelineView *self,
 {
   double x0 = MIN (self->drag_start_x, self->drag_start_x + dx);
   double x1 = MAX (self->drag_start_x, self->drag_start_x + dx);
+  gint64 picked;
 
   if (self->panning)
     self->panning = FALSE;
@@ -159,6 +162,9 @@ tide_timeline_view_drag_end_cb (TideTimelineView *self,
       tide_timeline_view_set_selection_range (self, begin, end);
       g_signal_emit_by_name (self, "selection-range", begin, end);
     }
+  else if ((picked = tide_timeline_view_process_at (self, self->drag_start_x,
+                                                     self->drag_start_y)) > 0)
+    tide_timeline_view_set_process_id (self, picked);
   else
     {
       guint n;

@@ -16,6 +16,7 @@ struct _TideTimelineView
   GArray            *steps;          /* TideStepSpan */
   GArray            *transfers;      /* TideTransferMark */
   TideTimelineData  *data;           /* for model's range and width */
+  TideJobLane       *job;            /* every process's RSS, same columns as data */
   GArray            *highlight;      /* TideSeriesPoint of the chosen suspect */
   TideTimelineCache *cache;          /* LOD rows read so far, for panning */
   GskRenderNode     *frame;          /* cached drawing of the current state */
@@ -33,6 +34,7 @@ struct _TideTimelineView
 
   double             hover_x;        /* < 0: pointer outside */
   double             drag_start_x;
+  double             drag_start_y;
   double             drag_x;
   double             drag_last_dx;
   gint64             gesture_begin;  /* range when a pinch started */

@@ -56,6 +56,7 @@ static void
 invalidate_data (TideTimelineView *self)
 {
   g_clear_pointer (&self->data, tide_timeline_data_free);
+  g_clear_pointer (&self->job, tide_job_lane_free);
   invalidate_frame (self);
 }
 
@@ -105,12 +106,16 @@ ensure_data (TideTimelineView *self,
       self->data->begin_ns == self->model.begin && self->data->end_ns == self->model.end)
     return TRUE;
   g_clear_pointer (&self->data, tide_timeline_data_free);
+  g_clear_pointer (&self->job, tide_job_lane_free);
   self->data = tide_timeline_data_query_cached (self->trace, self->cache, self->process_id,
                                                 self->model.begin, self->model.end, width,
                                                 &error);
-  if (self->data == NULL)
+  if (self->data != NULL)
+    self->job = tide_job_lane_query_job (self->trace, self->model.begin, self->model.end, width,
+                                         &error);
+  if (self->data == NULL || self->job == NULL)
     set_error (self, error);
-  return self->data != NULL;
+  return self->data != NULL && self->job != NULL;
 }
 
 static void
@@ -130,6 +135,8 @@ fill_scene (TideTimelineView *self,
     .selection_end = self->selection_end,
     .palette = self->palette,
     .show_labels = TRUE,
+    .job = self->job,
+    .chosen_process = self->process_id,
   };
   if (self->highlight != NULL && self->highlight_process_id == self->process_id)
     {
@@ -277,6 +284,7 @@ tide_timeline_view_dispose (GObject *object)
   g_clear_pointer (&self->highlight, g_array_unref);
   g_clear_pointer (&self->cache, tide_timeline_cache_free);
   g_clear_pointer (&self->data, tide_timeline_data_free);
+  g_clear_pointer (&self->job, tide_job_lane_free);
   g_clear_pointer (&self->frame, gsk_render_node_unref);
   G_OBJECT_CLASS (tide_timeline_view_parent_class)->dispose (object);
 }
@@ -655,6 +663,22 @@ tide_timeline_view_get_steps (TideTimelineView *self,
 }
 
 /* Returns: (transfer none) (nullable): the lanes of the last frame drawn */
+/* The process whose band of the job lane is drawn at (@x, @y), or 0. */
+gint64
+tide_timeline_view_process_at (TideTimelineView *self,
+                               double            x,
+                               double            y)
+{
+  TideRenderScene scene;
+
+  g_return_val_if_fail (TIDE_IS_TIMELINE_VIEW (self), 0);
+  if (self->job == NULL)
+    return 0;
+  fill_scene (self, &scene);
+  return tide_render_job_process_at (&scene, gtk_widget_get_width (GTK_WIDGET (self)),
+                                     gtk_widget_get_height (GTK_WIDGET (self)), x, y);
+}
+
 const TideTimelineData *
 tide_timeline_view_get_data (TideTimelineView *self)
 {

@@ -55,6 +55,9 @@ void                     tide_timeline_view_reload              (TideTimelineVie
 const TideStepSpan      *tide_timeline_view_get_steps           (TideTimelineView *self,
                                                                  guint            *n_steps);
 const TideTimelineData  *tide_timeline_view_get_data            (TideTimelineView *self);
+gint64                   tide_timeline_view_process_at          (TideTimelineView *self,
+                                                                 double            x,
+                                                                 double            y);
 const TidePalette       *tide_timeline_view_get_palette         (TideTimelineView *self);
 const char              *tide_timeline_view_get_error           (TideTimelineView *self);
 

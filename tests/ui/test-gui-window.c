@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "tide-test-trace.h"
 #include "tide-timeline-view-private.h"
 #include "tide-window-private.h"
 
@@ -763,6 +764,51 @@ test_attach_capture (void)
 #endif
 }
 
+/* A two-rank job: the window opens on the rank that leaks, although it is
+ * not the first process; the picker names each process by rank and
+ * command and marks the one with a suspect; choosing a process on the job
+ * lane moves every view to it. */
+static void
+test_job (void)
+{
+  g_autofree char *dir = g_build_filename (tmp_dir, "job", NULL);
+  g_autofree char *path = NULL;
+  TideWindow *window;
+  GListModel *names;
+  gint64 picked = 0;
+  int width, height;
+
+  g_assert_cmpint (g_mkdir (dir, 0700), ==, 0);
+  path = tide_test_job_trace_write (dir);
+  window = window_open (path);
+  g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_TRACE);
+  g_assert_cmpint (window->process_id, ==, 2);
+  g_assert_cmpint (tide_timeline_view_get_process_id (window->timeline), ==, 2);
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (window->process_bar)));
+  names = gtk_drop_down_get_model (window->process_dropdown);
+  g_assert_cmpuint (g_list_model_get_n_items (names), ==, 2);
+  g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (names), 0), ==,
+                   "rank 0 · python3 train.py");
+  g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (names), 1), ==,
+                   "rank 1 · python3 train.py — 1 leak suspect");
+  g_assert_cmpuint (gtk_drop_down_get_selected (window->process_dropdown), ==, 1);
+
+  /* Rank 0's band is the bottom of the job lane: the lowest row that is on
+   * a band, in the middle of the timeline. */
+  gtk_test_widget_wait_for_draw (GTK_WIDGET (window->timeline));
+  width = gtk_widget_get_width (GTK_WIDGET (window->timeline));
+  height = gtk_widget_get_height (GTK_WIDGET (window->timeline));
+  for (int y = height - 1; y >= 0 && picked == 0; y--)
+    picked = tide_timeline_view_process_at (window->timeline, width / 2, y);
+  g_assert_cmpint (picked, ==, 1);
+  tide_timeline_view_set_process_id (window->timeline, picked);
+  g_assert_cmpint (window->process_id, ==, 1);
+  g_assert_cmpint (tide_steps_view_get_process_id (window->steps_view), ==, 1);
+  g_assert_cmpuint (gtk_drop_down_get_selected (window->process_dropdown), ==, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+  tide_test_trace_remove (dir, path);
+}
+
 static void
 remove_tree (const char *path)
 {
@@ -801,6 +847,7 @@ main (int   argc,
   g_test_add_func ("/gui/export-png", test_export_png);
   g_test_add_func ("/gui/export-png-chosen-size", test_export_png_chosen_size);
   g_test_add_func ("/gui/suspect-highlight", test_suspect_highlight);
+  g_test_add_func ("/gui/job", test_job);
   g_test_add_func ("/gui/bad-files", test_bad_files);
   g_test_add_func ("/gui/incomplete-trace", test_incomplete_trace);
   g_test_add_func ("/gui/record-dialog-arguments", test_record_dialog_arguments);

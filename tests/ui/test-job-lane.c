@@ -1,16 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * The job lane and the process a view opens on, on a synthetic two-rank
- * trace whose values are known exactly:
- *
- *   rank 0 (pid 100, process 1): RSS 100 MiB throughout, 10 steps, no leak;
- *   rank 1 (pid 101, process 2): RSS 60 MiB + k * 20 MiB in its step k,
- *     10 steps, and 64 blocks of 16 KiB kept every step from step 3 on.
- *
- * Rank 1's steps start half a step later than rank 0's, so that two sets of
- * step bands drawn over each other would show in the strip.  Rank 0 comes
- * first, as the rank that does not leak did in the issue's job.
+ * The job lane and the process a view opens on, on the two-rank trace of
+ * tide_test_job_trace_write(), whose values are known exactly.
  */
 #include "config.h"
 
@@ -18,22 +10,15 @@
 
 #include "tide-job-lane.h"
 #include "tide-render.h"
+#include "tide-report.h"
 #include "tide-schema.h"
 #include "tide-storage-error.h"
 #include "tide-test-png.h"
 #include "tide-test-util.h"
-#include "tide-trace-writer.h"
+#include "tide-test-trace.h"
 
-#define N_STEPS    10
-#define STEP_NS    (100 * G_GINT64_CONSTANT (1000000))
-#define SAMPLE_NS  (10 * G_GINT64_CONSTANT (1000000))
-#define LEAK_FROM  3
-#define MIB        G_GINT64_CONSTANT (1048576)
 #define WIDTH      400
 #define HEIGHT     300
-
-#define rank0_rss(k) (100 * MIB)
-#define rank1_rss(k) (60 * MIB + (k) * 20 * MIB)
 
 typedef struct
 {
@@ -43,57 +28,13 @@ typedef struct
 } Fixture;
 
 static void
-add_rank (TideTraceWriter *w,
-          gint64           id,
-          gint64          *step_id,
-          gint64          *alloc_id)
-{
-  gint64 offset = id == 2 ? STEP_NS / 2 : 0;
-  TideProcessRow proc = { .id = id, .pid = 99 + id, .ppid = 1, .start_ns = 0, .all_mode = TRUE,
-                          .exe = "/usr/bin/python3", .cmdline = "python3 train.py" };
-
-  tide_trace_writer_add_process (w, &proc);
-  tide_trace_writer_set_process_rank (w, id, (gint) id - 1);
-  for (gint k = 1; k <= N_STEPS; k++)
-    {
-      gint64 start = offset + (k - 1) * STEP_NS;
-
-      tide_trace_writer_add_step (w, (*step_id)++, id, k, "", start, start + STEP_NS);
-      for (gint64 t = start; t < start + STEP_NS; t += SAMPLE_NS)
-        tide_trace_writer_add_counter (w, id, TIDE_COUNTER_RSS, -1, t,
-                                       id == 1 ? rank0_rss (k) : rank1_rss (k));
-      for (gint i = 0; id == 2 && k >= LEAK_FROM && i < 64; i++, (*alloc_id)++)
-        {
-          TideAllocRow row = { .process_id = id, .alloc_ns = start + 1000 + i,
-                               .address = 0x10000 * *alloc_id, .size = 16384, .weight = 1,
-                               .stack_id = 1, .device = -1, .kind = 1 };
-          tide_trace_writer_add_allocation (w, &row);
-        }
-    }
-}
-
-static void
 fixture_setup (Fixture       *f,
                gconstpointer  unused)
 {
   g_autoptr(GError) error = NULL;
-  TideFrameRow frame = { .id = 1, .kind = TIDE_FRAME_NATIVE, .function = "keep_outputs",
-                         .file = "/src/train.c", .line = 25, .module = "/usr/bin/train" };
-  TideTraceWriter *w;
-  gint64 step_id = 1, alloc_id = 1;
 
   f->dir = tide_test_make_dir ("tide-job-lane");
-  f->path = g_build_filename (f->dir, "job.tide", NULL);
-  w = tide_trace_writer_new (f->path, &error);
-  g_assert_no_error (error);
-  tide_trace_writer_set_meta_int (w, "start_ns", 0);
-  tide_trace_writer_add_frame (w, &frame);
-  tide_trace_writer_add_stack_node (w, 1, 0, 1, 1);
-  add_rank (w, 1, &step_id, &alloc_id);
-  add_rank (w, 2, &step_id, &alloc_id);
-  g_assert_true (tide_trace_writer_finish (w, &error));
-  g_assert_no_error (error);
-  tide_trace_writer_free (w);
+  f->path = tide_test_job_trace_write (f->dir);
   f->trace = tide_trace_open (f->path, &error);
   g_assert_no_error (error);
 }
@@ -119,7 +60,7 @@ static guint
 column_of_rank1_step (Fixture *f,
                       gint     k)
 {
-  gint64 t = STEP_NS / 2 + (k - 1) * STEP_NS + STEP_NS / 2;
+  gint64 t = JOB_STEP_NS / 2 + (k - 1) * JOB_STEP_NS + JOB_STEP_NS / 2;
 
   return (guint) (t * WIDTH / trace_span (f));
 }
@@ -138,18 +79,41 @@ test_bands (Fixture       *f,
   g_assert_cmpuint (job->bands->len, ==, 2);
   band = g_ptr_array_index (job->bands, 0);
   g_assert_cmpint (band->process_id, ==, 1);
-  g_assert_cmpstr (band->label, ==, "pid 100");
-  g_assert_cmpint (band->last[c], ==, rank0_rss (6));
+  g_assert_cmpstr (band->label, ==, "rank 0");
+  g_assert_cmpint (band->last[c], ==, job_rank0_rss (6));
   band = g_ptr_array_index (job->bands, 1);
   g_assert_cmpint (band->process_id, ==, 2);
-  g_assert_cmpint (band->last[c], ==, rank1_rss (6));
-  g_assert_cmpint (tide_job_lane_total_below (job, 2, c), ==, rank0_rss (6) + rank1_rss (6));
-  g_assert_cmpint (job->peak, ==, rank0_rss (N_STEPS) + rank1_rss (N_STEPS));
+  g_assert_cmpint (band->last[c], ==, job_rank1_rss (6));
+  g_assert_cmpint (tide_job_lane_total_below (job, 2, c), ==, job_rank0_rss (6) + job_rank1_rss (6));
+  g_assert_cmpint (job->peak, ==, job_rank0_rss (JOB_N_STEPS) + job_rank1_rss (JOB_N_STEPS));
   /* What a click picks: rank 0's band at the bottom, rank 1's above it. */
   g_assert_cmpint (tide_job_lane_process_at (job, c, 0), ==, 1);
-  g_assert_cmpint (tide_job_lane_process_at (job, c, rank0_rss (6) - 1), ==, 1);
-  g_assert_cmpint (tide_job_lane_process_at (job, c, rank0_rss (6)), ==, 2);
-  g_assert_cmpint (tide_job_lane_process_at (job, c, rank0_rss (6) + rank1_rss (6)), ==, 0);
+  g_assert_cmpint (tide_job_lane_process_at (job, c, job_rank0_rss (6) - 1), ==, 1);
+  g_assert_cmpint (tide_job_lane_process_at (job, c, job_rank0_rss (6)), ==, 2);
+  g_assert_cmpint (tide_job_lane_process_at (job, c, job_rank0_rss (6) + job_rank1_rss (6)), ==, 0);
+}
+
+/* What the process picker lists: every process, by role and command, with
+ * its number of suspects. */
+static void
+test_processes (Fixture       *f,
+                gconstpointer  unused)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) suspects = tide_report_suspects (f->trace, TIDE_GROUP_BY_STACK, &error);
+  g_autoptr(GPtrArray) processes = tide_job_processes (f->trace, suspects, &error);
+  const TideJobProcess *p;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (processes->len, ==, 2);
+  p = g_ptr_array_index (processes, 0);
+  g_assert_cmpint (p->pid, ==, 100);
+  g_assert_cmpstr (p->label, ==, "rank 0 · python3 train.py");
+  g_assert_cmpuint (p->n_suspects, ==, 0);
+  p = g_ptr_array_index (processes, 1);
+  g_assert_cmpint (p->pid, ==, 101);
+  g_assert_cmpstr (p->label, ==, "rank 1 · python3 train.py");
+  g_assert_cmpuint (p->n_suspects, ==, 1);
 }
 
 /* The leaking rank, although it is not the first process. */
@@ -205,8 +169,8 @@ test_png (Fixture       *f,
 
   tide_render_layout (&scene, WIDTH, HEIGHT, &l);
   g_assert_cmpfloat (l.job_h, >, 0);
-  y_total = tide_render_job_value_to_y (&l, rank0_rss (6) + rank1_rss (6), job->peak);
-  y_rank0 = tide_render_job_value_to_y (&l, rank0_rss (6), job->peak);
+  y_total = tide_render_job_value_to_y (&l, job_rank0_rss (6) + job_rank1_rss (6), job->peak);
+  y_rank0 = tide_render_job_value_to_y (&l, job_rank0_rss (6), job->peak);
   y_bottom = tide_render_job_value_to_y (&l, 0, job->peak);
   for (int y = (int) y_total; y < (int) y_rank0; y++)
     g_assert_cmphex (tide_test_pixel (image, c, y), ==, p->process[1]);
@@ -217,7 +181,7 @@ test_png (Fixture       *f,
   /* One set of step bands, rank 1's: from its first leaking step on, every
    * strip column is the leak colour, or the one-pixel gap between two
    * steps, which is the background. */
-  for (guint x = column_of_rank1_step (f, LEAK_FROM); x < column_of_rank1_step (f, N_STEPS); x++)
+  for (guint x = column_of_rank1_step (f, JOB_LEAK_FROM); x < column_of_rank1_step (f, JOB_N_STEPS); x++)
     {
       guint32 strip = tide_test_pixel (image, x, (int) (l.strip_y + l.strip_h - 2));
       if (strip != p->strip_leak)
@@ -241,8 +205,8 @@ test_click (Fixture       *f,
   double y_total, y_rank0;
 
   tide_render_layout (&scene, WIDTH, HEIGHT, &l);
-  y_total = tide_render_job_value_to_y (&l, rank0_rss (6) + rank1_rss (6), job->peak);
-  y_rank0 = tide_render_job_value_to_y (&l, rank0_rss (6), job->peak);
+  y_total = tide_render_job_value_to_y (&l, job_rank0_rss (6) + job_rank1_rss (6), job->peak);
+  y_rank0 = tide_render_job_value_to_y (&l, job_rank0_rss (6), job->peak);
   g_assert_cmpint (tide_render_job_process_at (&scene, WIDTH, HEIGHT, c, y_total), ==, 2);
   g_assert_cmpint (tide_render_job_process_at (&scene, WIDTH, HEIGHT, c, y_rank0 - 1), ==, 2);
   g_assert_cmpint (tide_render_job_process_at (&scene, WIDTH, HEIGHT, c, y_rank0), ==, 1);
@@ -257,6 +221,7 @@ main (int    argc,
   g_test_init (&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
   ADD ("/job-lane/bands", test_bands);
+  ADD ("/job-lane/processes", test_processes);
   ADD ("/job-lane/default-process", test_default_process);
   ADD ("/job-lane/find-process", test_find_process);
   ADD ("/job-lane/png", test_png);

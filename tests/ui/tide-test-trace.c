@@ -92,6 +92,58 @@ tide_test_trace_write (const char  *dir,
   return path;
 }
 
+static void
+add_rank (TideTraceWriter *w,
+          gint64           id,
+          gint64          *step_id,
+          gint64          *alloc_id)
+{
+  gint64 offset = id == 2 ? JOB_STEP_NS / 2 : 0;
+  TideProcessRow proc = { .id = id, .pid = 99 + id, .ppid = 1, .start_ns = 0, .all_mode = TRUE,
+                          .exe = "/usr/bin/python3", .cmdline = "python3 train.py" };
+
+  tide_trace_writer_add_process (w, &proc);
+  tide_trace_writer_set_process_rank (w, id, (gint) id - 1);
+  for (gint k = 1; k <= JOB_N_STEPS; k++)
+    {
+      gint64 start = offset + (k - 1) * JOB_STEP_NS;
+
+      tide_trace_writer_add_step (w, (*step_id)++, id, k, "", start, start + JOB_STEP_NS);
+      for (gint64 t = start; t < start + JOB_STEP_NS; t += JOB_SAMPLE_NS)
+        tide_trace_writer_add_counter (w, id, TIDE_COUNTER_RSS, -1, t,
+                                       id == 1 ? job_rank0_rss (k) : job_rank1_rss (k));
+      for (gint i = 0; id == 2 && k >= JOB_LEAK_FROM && i < 64; i++, (*alloc_id)++)
+        {
+          TideAllocRow row = { .process_id = id, .alloc_ns = start + 1000 + i,
+                               .address = 0x10000 * *alloc_id, .size = 16384, .weight = 1,
+                               .stack_id = 1, .device = -1, .kind = 1 };
+          tide_trace_writer_add_allocation (w, &row);
+        }
+    }
+}
+
+char *
+tide_test_job_trace_write (const char *dir)
+{
+  g_autoptr(GError) error = NULL;
+  TideFrameRow frame = { .id = 1, .kind = TIDE_FRAME_NATIVE, .function = "keep_outputs",
+                         .file = "/src/train.c", .line = 25, .module = "/usr/bin/train" };
+  char *path = g_build_filename (dir, "job.tide", NULL);
+  TideTraceWriter *w = tide_trace_writer_new (path, &error);
+  gint64 step_id = 1, alloc_id = 1;
+
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  tide_trace_writer_add_frame (w, &frame);
+  tide_trace_writer_add_stack_node (w, 1, 0, 1, 1);
+  add_rank (w, 1, &step_id, &alloc_id);
+  add_rank (w, 2, &step_id, &alloc_id);
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  g_assert_no_error (error);
+  tide_trace_writer_free (w);
+  return path;
+}
+
 void
 tide_test_trace_remove (const char *dir,
                         const char *path)

@@ -20,6 +20,21 @@
 #define TEST_LEAK_FROM  4
 #define TEST_MIB        G_GINT64_CONSTANT (1048576)
 
+/* A two-rank job (tide_test_job_trace_write):
+ *   rank 0 (pid 100, process 1): RSS 100 MiB throughout, JOB_N_STEPS steps,
+ *     no leak;
+ *   rank 1 (pid 101, process 2): RSS 60 MiB + k * 20 MiB in its step k, and
+ *     64 blocks of 16 KiB kept every step from step JOB_LEAK_FROM on.
+ * Rank 1's steps start half a step later than rank 0's, so that two sets of
+ * step bands drawn over each other would show in the strip.  Rank 0 comes
+ * first, as the rank that does not leak did in a real job. */
+#define JOB_N_STEPS     10
+#define JOB_STEP_NS     (100 * G_GINT64_CONSTANT (1000000))
+#define JOB_SAMPLE_NS   (10 * G_GINT64_CONSTANT (1000000))
+#define JOB_LEAK_FROM   3
+#define job_rank0_rss(k) (100 * TEST_MIB)
+#define job_rank1_rss(k) (60 * TEST_MIB + (k) * 20 * TEST_MIB)
+
 #define test_rss(k)     (100 * TEST_MIB + (k) * 10 * TEST_MIB)
 #define test_heap(k)    ((k) * 4 * TEST_MIB)
 #define test_device(k)  (50 * TEST_MIB + (k) * 5 * TEST_MIB)
@@ -29,5 +44,6 @@
 char *tide_test_trace_write (const char  *dir,
                              gboolean     finish,
                              gpointer    *writer);
+char *tide_test_job_trace_write (const char *dir);
 void  tide_test_trace_remove (const char *dir,
                               const char *path);
