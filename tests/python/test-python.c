@@ -45,9 +45,12 @@ fixture_teardown (Fixture       *f,
   g_free (f->dir);
 }
 
+/* @name: a script of this folder, or an absolute path */
 static char *
 script_path (const char *name)
 {
+  if (g_path_is_absolute (name))
+    return g_strdup (name);
   return g_build_filename (TIDE_PYTHON_TESTS_DIR, name, NULL);
 }
 
@@ -295,6 +298,54 @@ test_dataloader (Fixture       *f,
                                      " WHERE a.process_id > 1"), ==, 2);
 }
 
+/* ---- the README's example: the demo's main job ----------------------------------- */
+
+#define EXAMPLE_STEPS  12
+#define EXAMPLE_LEAK   (64 * 1024 * 4)   /* leaky-training.py: BATCH x WIDTH float32 */
+
+/* Recorded as the demo records it (default sampling: each kept tensor is
+ * bigger than the sampling interval, so it is recorded exactly).  The one
+ * suspect is the parent's Probe at its LEAK-LINE, exactly one tensor a step
+ * from step 2 on; the DataLoader's two workers are in the trace. */
+static void
+test_example (Fixture       *f,
+              gconstpointer  data)
+{
+  gboolean control = data != NULL;
+  g_autofree char *script = g_build_filename (TIDE_SOURCE_ROOT, "examples", "leaky-training.py",
+                                              NULL);
+  const char *args[] = { "--steps", G_STRINGIFY (EXAMPLE_STEPS), control ? "--control" : NULL,
+                         NULL };
+  g_autofree char *out = record (f, (const char *[]) { "--torch", NULL }, script, args);
+  g_autoptr(TideTrace) trace = open_trace (f);
+  g_autoptr(GPtrArray) suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
+  TideGroup *top;
+  TideFrame *py;
+
+  g_assert_true (g_str_has_prefix (out, "trained " G_STRINGIFY (EXAMPLE_STEPS) " steps, "));
+  assert_steps (trace, EXAMPLE_STEPS);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes"), ==, 3);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes"
+                                     " WHERE parent_id = (SELECT min (id) FROM processes)"), ==, 2);
+  if (control)
+    {
+      g_assert_cmpuint (suspects->len, ==, 0);
+      return;
+    }
+  g_assert_cmpuint (suspects->len, ==, 1);
+  top = g_ptr_array_index (suspects, 0);
+  g_assert_cmpint (top->process_id, ==, 1);
+  g_assert_cmpfloat (top->bytes_per_step, ==, EXAMPLE_LEAK);
+  g_assert_cmpint (top->growth_step, ==, 2);
+  g_assert_cmpint (top->bytes, ==, EXAMPLE_STEPS * EXAMPLE_LEAK);
+  g_assert_cmpstr (top->scope_path, ==, "Classifier.encoder.2");
+  py = first_python_frame (top);
+  g_assert_nonnull (py);
+  g_assert_cmpstr (py->file, ==, script);
+  g_assert_cmpstr (py->function, ==, "Probe.forward");
+  g_assert_cmpint (py->line, ==, marked_line (script, "# LEAK-LINE"));
+}
+
 /* ---- without the profiler: the package is a no-op ---------------------------------- */
 
 static void
@@ -357,6 +408,8 @@ main (int    argc,
   ADD ("/python/control/all", "--all", test_control);
   ADD ("/python/native-leak/sampled", NULL, test_native_leak);
   ADD ("/python/dataloader", NULL, test_dataloader);
+  ADD ("/python/example/leak", NULL, test_example);
+  ADD ("/python/example/control", "control", test_example);
 #undef ADD
   g_test_add_func ("/python/package-without-profiler", test_package_without_profiler);
   return g_test_run ();
