@@ -102,6 +102,7 @@ tide_cli_record (int    argc,
   g_autofree char *symbol_cache_dir = NULL;
   gint64 sample_bytes = 0;
   gboolean all = FALSE, torch = FALSE, quiet = FALSE, no_symbol_cache = FALSE;
+  gboolean sync_steps = FALSE;
   gint poll_hz = 50;
   TideRecordOptions options = { 0 };
   int status;
@@ -112,6 +113,9 @@ tide_cli_record (int    argc,
     { "all", 0, 0, G_OPTION_ARG_NONE, &all, "Record every allocation exactly", NULL },
     { "torch", 0, 0, G_OPTION_ARG_NONE, &torch, "Hook PyTorch: steps and module scopes", NULL },
     { "poll-hz", 0, 0, G_OPTION_ARG_INT, &poll_hz, "RSS polls per second (default 50)", "HZ" },
+    { "sync-steps", 0, 0, G_OPTION_ARG_NONE, &sync_steps,
+      "Each step marker waits until the recorder has read the step's memory (exact for short "
+      "steps, at a round trip per step)", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print no summary", NULL },
     { "no-symbol-cache", 0, 0, G_OPTION_ARG_NONE, &no_symbol_cache,
       "Resolve every frame afresh, and keep nothing for the next recording", NULL },
@@ -142,7 +146,8 @@ tide_cli_record (int    argc,
 
   options = (TideRecordOptions) {
     .argv = command, .output = output, .preload_path = preload,
-    .sample_bytes = (guint64) sample_bytes, .all = all, .poll_hz = (guint) poll_hz,
+    .sample_bytes = (guint64) sample_bytes, .all = all, .sync_steps = sync_steps,
+    .poll_hz = (guint) poll_hz,
     .quiet = quiet, .extra_env = (const char *const *) extra_env,
     .symbol_cache_dir = symbol_cache_dir,
   };

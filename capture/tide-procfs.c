@@ -31,6 +31,7 @@ struct _TideProcCounters
   int     pid;
   int     statm_fd;
   int     rollup_fd;  /* -1 until first used */
+  int     status_fd;  /* -1 until first used */
   guint64 page_size;
 };
 
@@ -100,6 +101,7 @@ tide_proc_counters_open (int      pid,
   self->pid = pid;
   self->statm_fd = fd;
   self->rollup_fd = -1;
+  self->status_fd = -1;
   self->page_size = sysconf (_SC_PAGESIZE);
   return self;
 }
@@ -112,6 +114,8 @@ tide_proc_counters_free (TideProcCounters *self)
   close (self->statm_fd);
   if (self->rollup_fd >= 0)
     close (self->rollup_fd);
+  if (self->status_fd >= 0)
+    close (self->status_fd);
   g_free (self);
 }
 
@@ -148,35 +152,96 @@ tide_proc_counters_read_statm (TideProcCounters *self,
   return TRUE;
 }
 
-/* Parses "Key:   1234 kB" lines into @out; returns whether Rss was seen. */
-static gboolean
-tide_proc_counters_parse_rollup (char       *text,
-                                 TideRollup *out)
+typedef struct
 {
-  static const struct { const char *key; gsize offset; } keys[] = {
-    { "Rss:", G_STRUCT_OFFSET (TideRollup, rss_bytes) },
-    { "Pss:", G_STRUCT_OFFSET (TideRollup, pss_bytes) },
-    { "Anonymous:", G_STRUCT_OFFSET (TideRollup, anonymous_bytes) },
-    { "Swap:", G_STRUCT_OFFSET (TideRollup, swap_bytes) },
-  };
-  gboolean seen_rss = FALSE;
+  const char *key;
+  gsize       offset;  /* of a guint64 field that the key's kB add to */
+} KbKey;
+
+/* Adds the values of "Key:   1234 kB" lines to the fields of @out that
+ * @keys name; returns whether the first key was seen. */
+static gboolean
+tide_procfs_parse_kb (char        *text,
+                      const KbKey *keys,
+                      guint        n_keys,
+                      gpointer     out)
+{
+  gboolean seen_first = FALSE;
   char *saveptr = NULL;
 
   for (char *line = strtok_r (text, "\n", &saveptr); line != NULL;
        line = strtok_r (NULL, "\n", &saveptr))
     {
-      for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+      for (guint i = 0; i < n_keys; i++)
         {
           gsize len = strlen (keys[i].key);
 
           if (strncmp (line, keys[i].key, len) != 0)
             continue;
-          G_STRUCT_MEMBER (guint64, out, keys[i].offset) =
+          G_STRUCT_MEMBER (guint64, out, keys[i].offset) +=
             g_ascii_strtoull (line + len, NULL, 10) * 1024;
-          seen_rss |= (i == 0);
+          seen_first |= (i == 0);
         }
     }
-  return seen_rss;
+  return seen_first;
+}
+
+static gboolean
+tide_proc_counters_parse_rollup (char       *text,
+                                 TideRollup *out)
+{
+  static const KbKey keys[] = {
+    { "Rss:", G_STRUCT_OFFSET (TideRollup, rss_bytes) },
+    { "Pss:", G_STRUCT_OFFSET (TideRollup, pss_bytes) },
+    { "Anonymous:", G_STRUCT_OFFSET (TideRollup, anonymous_bytes) },
+    { "Swap:", G_STRUCT_OFFSET (TideRollup, swap_bytes) },
+    { "Private_Clean:", G_STRUCT_OFFSET (TideRollup, private_bytes) },
+    { "Private_Dirty:", G_STRUCT_OFFSET (TideRollup, private_bytes) },
+    { "Shared_Clean:", G_STRUCT_OFFSET (TideRollup, shared_bytes) },
+    { "Shared_Dirty:", G_STRUCT_OFFSET (TideRollup, shared_bytes) },
+  };
+
+  return tide_procfs_parse_kb (text, keys, G_N_ELEMENTS (keys), out);
+}
+
+/* The kernel's split of the RSS, from /proc/PID/status: one read that
+ * takes no mmap lock, unlike smaps_rollup. */
+static gboolean
+tide_proc_counters_read_status (TideProcCounters *self,
+                                TideRssClasses   *out)
+{
+  static const KbKey keys[] = {
+    { "VmRSS:", G_STRUCT_OFFSET (TideRssClasses, rss_bytes) },
+    { "RssAnon:", G_STRUCT_OFFSET (TideRssClasses, anon_bytes) },
+    { "RssFile:", G_STRUCT_OFFSET (TideRssClasses, file_bytes) },
+    { "RssShmem:", G_STRUCT_OFFSET (TideRssClasses, shmem_bytes) },
+  };
+  char buf[4096];
+
+  if (self->status_fd < 0)
+    self->status_fd = tide_procfs_open_file (self->pid, "status", NULL);
+  if (self->status_fd < 0 || tide_procfs_pread_all (self->status_fd, buf, sizeof buf) <= 0)
+    return FALSE;
+  /* A zombie's status has no Vm lines at all. */
+  return tide_procfs_parse_kb (buf, keys, G_N_ELEMENTS (keys), out);
+}
+
+gboolean
+tide_proc_counters_read_classes (TideProcCounters *self,
+                                 TideRssClasses   *out)
+{
+  TideRollup rollup;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+
+  memset (out, 0, sizeof *out);
+  if (!tide_proc_counters_read_status (self, out) ||
+      !tide_proc_counters_read_rollup (self, &rollup))
+    return FALSE;
+  out->pss_bytes = rollup.pss_bytes;
+  out->private_bytes = rollup.private_bytes;
+  out->shared_bytes = rollup.shared_bytes;
+  return TRUE;
 }
 
 gboolean

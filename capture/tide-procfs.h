@@ -39,7 +39,23 @@ typedef struct
   guint64 pss_bytes;
   guint64 anonymous_bytes;
   guint64 swap_bytes;
+  guint64 private_bytes;  /* Private_Clean + Private_Dirty: the USS */
+  guint64 shared_bytes;   /* Shared_Clean + Shared_Dirty: mapped by another process too */
 } TideRollup;
+
+/* What the resident pages are.  anon + file + shmem is the RSS exactly
+ * (the kernel's own split, from /proc/PID/status); private + shared is the
+ * RSS of smaps_rollup, read a moment later. */
+typedef struct
+{
+  guint64 rss_bytes;
+  guint64 anon_bytes;     /* RssAnon: heap, stacks, private anonymous maps */
+  guint64 file_bytes;     /* RssFile: code, mmap'd datasets and checkpoints */
+  guint64 shmem_bytes;    /* RssShmem: /dev/shm, memfd, shared anonymous maps */
+  guint64 pss_bytes;      /* shared pages split among the processes that map them */
+  guint64 private_bytes;  /* USS */
+  guint64 shared_bytes;
+} TideRssClasses;
 
 typedef struct
 {
@@ -59,6 +75,11 @@ gboolean          tide_proc_counters_read_statm  (TideProcCounters *self,
  * (another user's process, or a kernel without it). */
 gboolean          tide_proc_counters_read_rollup (TideProcCounters *self,
                                                   TideRollup       *out);
+
+/* FALSE once the process has exited, or when status or smaps_rollup is
+ * unreadable. */
+gboolean          tide_proc_counters_read_classes (TideProcCounters *self,
+                                                   TideRssClasses   *out);
 
 TidePagemap      *tide_pagemap_open              (int               pid,
                                                   GError          **error);

@@ -60,6 +60,9 @@ typedef struct
   gint64            written_mapped;
   gint64            last_rss;
   gint64            last_rss_shared;
+  gint64            last_classes[6]; /* TIDE_COUNTER_PSS ... RSS_SHARED_PAGES */
+  gint64            next_classes_ns; /* the poll reads the classes again from then */
+  gint64            classes_missed;  /* reads of status or smaps_rollup that failed */
   GHashTable       *unknown_pcs;     /* pcs that /proc/PID/maps did not map either */
   guint             maps_reads;      /* fallback reads of /proc/PID/maps */
   double            pinned_live;

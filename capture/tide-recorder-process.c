@@ -34,6 +34,9 @@ typedef struct
 static void sample_rss (TideRecProcess *self,
                         gint64          ts_ns,
                         gboolean        always);
+static void sample_classes (TideRecProcess *self,
+                            gint64          ts_ns,
+                            gboolean        always);
 
 static void
 scope_free (Scope *scope)
@@ -159,6 +162,8 @@ tide_rec_process_new (TideRecorder  *recorder,
   self->rank = -1;
   self->last_rss = -1;
   self->last_rss_shared = -1;
+  for (guint i = 0; i < G_N_ELEMENTS (self->last_classes); i++)
+    self->last_classes[i] = -1;
   self->written_heap = -1;
   self->written_mapped = -1;
   self->written_pinned = -1;
@@ -403,6 +408,7 @@ on_step (TideRecProcess *self,
   /* The marker arrives within a millisecond or so of the step end: RSS read
    * now stands for RSS at the end, and keeps "unattributed" honest. */
   sample_rss (self, step->h.time_ns, TRUE);
+  sample_classes (self, step->h.time_ns, TRUE);
   tide_rec_process_measure_residency (self, id, start_ns, step->h.time_ns);
 }
 
@@ -463,12 +469,15 @@ on_transfer (TideRecProcess         *self,
                                   scope_id_for (self, rec->scope_id));
 }
 
+G_STATIC_ASSERT (TIDE_WIRE_COUNTER_ALLOC_FREE == TIDE_COUNTER_ALLOC_FREE);
+
 /* Only what a process can know better than the recorder. */
 static void
 on_counter (TideRecProcess        *self,
             const TideWireCounter *rec)
 {
-  if (rec->counter != TIDE_COUNTER_TORCH_ALLOCATED && rec->counter != TIDE_COUNTER_TORCH_RESERVED)
+  if (rec->counter != TIDE_COUNTER_TORCH_ALLOCATED && rec->counter != TIDE_COUNTER_TORCH_RESERVED &&
+      rec->counter != TIDE_COUNTER_ALLOC_FREE)
     {
       self->protocol_errors++;
       return;
@@ -632,6 +641,42 @@ sample_rss (TideRecProcess *self,
                  &self->last_rss_shared);
 }
 
+/* smaps_rollup costs about as much as the process has mappings, and takes
+ * the process's mmap lock for reading: a few times a second is enough for
+ * the timeline, and every step end reads it besides. */
+#define CLASSES_POLL_NS (500 * G_GINT64_CONSTANT (1000000))
+
+static void
+sample_classes (TideRecProcess *self,
+                gint64          ts_ns,
+                gboolean        always)
+{
+  TideRssClasses c;
+  gint64 values[G_N_ELEMENTS (self->last_classes)];
+
+  if (self->counters == NULL || (!always && ts_ns < self->next_classes_ns))
+    return;
+  self->next_classes_ns = ts_ns + CLASSES_POLL_NS;
+  if (!tide_proc_counters_read_classes (self->counters, &c))
+    {
+      /* Gone, or a kernel without smaps_rollup: that sample is left out. */
+      self->classes_missed++;
+      return;
+    }
+  values[0] = (gint64) c.pss_bytes;
+  values[1] = (gint64) c.anon_bytes;
+  values[2] = (gint64) c.file_bytes;
+  values[3] = (gint64) c.shmem_bytes;
+  values[4] = (gint64) c.private_bytes;
+  values[5] = (gint64) c.shared_bytes;
+  for (guint i = 0; i < G_N_ELEMENTS (values); i++)
+    {
+      if (always)
+        self->last_classes[i] = -1;
+      write_counter (self, TIDE_COUNTER_PSS + (gint) i, ts_ns, values[i], &self->last_classes[i]);
+    }
+}
+
 /* Live bytes of the recorded device blocks, per device that ever had any. */
 static void
 write_device_counters (TideRecProcess *self,
@@ -661,6 +706,7 @@ tide_rec_process_poll (TideRecProcess *self,
   if (self->end_ns != 0)
     return;
   sample_rss (self, now_ns, FALSE);
+  sample_classes (self, now_ns, FALSE);
   write_counter (self, TIDE_COUNTER_HEAP_LIVE, now_ns, (gint64) (heap + 0.5), &self->written_heap);
   write_counter (self, TIDE_COUNTER_MAPPED, now_ns, (gint64) (mapped + 0.5), &self->written_mapped);
   if (self->pinned_live > 0 || self->written_pinned > 0)

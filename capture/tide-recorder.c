@@ -148,6 +148,10 @@ target_environment (TideRecorder *self)
     env = g_environ_setenv (env, TIDE_ENV_ALL, "1", TRUE);
   else
     env = g_environ_unsetenv (env, TIDE_ENV_ALL);
+  if (o->sync_steps)
+    env = g_environ_setenv (env, TIDE_ENV_SYNC_STEPS, "1", TRUE);
+  else
+    env = g_environ_unsetenv (env, TIDE_ENV_SYNC_STEPS);
   for (guint i = 0; o->extra_env && o->extra_env[i]; i++)
     {
       g_auto(GStrv) kv = g_strsplit (o->extra_env[i], "=", 2);

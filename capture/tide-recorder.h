@@ -14,6 +14,7 @@ typedef struct
   const char  *preload_path;  /* libtidemark-preload.so */
   guint64      sample_bytes;  /* mean sampling interval */
   gboolean     all;           /* record every allocation */
+  gboolean     sync_steps;    /* a step marker waits until the recorder measured the step */
   guint        poll_hz;       /* /proc/PID/statm polls per second */
   const char  *const *extra_env; /* NAME=VALUE pairs added for the target */
   gboolean     quiet;         /* no summary on stderr */

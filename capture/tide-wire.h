@@ -29,6 +29,7 @@
 #define TIDE_ENV_SOCKET        "TIDEMARK_SOCKET"        /* path of the recorder's socket */
 #define TIDE_ENV_SAMPLE_BYTES  "TIDEMARK_SAMPLE_BYTES"  /* mean sampling interval in bytes */
 #define TIDE_ENV_ALL           "TIDEMARK_ALL"           /* "1": record every allocation */
+#define TIDE_ENV_SYNC_STEPS    "TIDEMARK_SYNC_STEPS"    /* "1": a step waits for the recorder */
 #define TIDE_ENV_SEED          "TIDEMARK_SEED"          /* optional: fixed sampler seed */
 #define TIDE_ENV_TORCH         "TIDEMARK_TORCH"         /* "1": PyTorch hooks (`record --torch`) */
 
@@ -262,6 +263,10 @@ typedef struct
 } TideWireCounter;
 
 _Static_assert (sizeof (TideWireCounter) == 32, "counter is 32 bytes");
+
+/* The counter the preload itself sends at each step end: glibc's free
+ * bytes (TIDE_COUNTER_ALLOC_FREE; the recorder checks that they agree). */
+#define TIDE_WIRE_COUNTER_ALLOC_FREE 18
 _Static_assert (sizeof (TideWireHeader) == 16, "wire header is 16 bytes");
 _Static_assert (sizeof (TideWireHello) == 40, "hello is 40 bytes plus exe");
 _Static_assert (sizeof (TideWireMapping) == 40, "mapping is 40 bytes plus path");

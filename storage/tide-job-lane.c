@@ -31,6 +31,31 @@ tide_job_lane_free (TideJobLane *lane)
   g_free (lane);
 }
 
+/* A process's PSS, or its RSS in a trace that has no PSS (an older one, or
+ * a kernel without smaps_rollup).  *@by_pss says which. */
+static TideLaneData *
+band_lane (TideTrace  *trace,
+           gint64      process_id,
+           gint64      begin_ns,
+           gint64      end_ns,
+           guint       n_columns,
+           gboolean   *by_pss,
+           GError    **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  TideLaneData *lane;
+
+  lane = tide_timeline_data_query_lane (trace, process_id, TIDE_COUNTER_PSS, -1, begin_ns, end_ns,
+                                        n_columns, &local_error);
+  *by_pss = lane != NULL;
+  if (lane == NULL && local_error == NULL)
+    lane = tide_timeline_data_query_lane (trace, process_id, TIDE_COUNTER_RSS, -1, begin_ns,
+                                          end_ns, n_columns, &local_error);
+  if (local_error != NULL)
+    g_propagate_error (error, g_steal_pointer (&local_error));
+  return lane;
+}
+
 static TideJobBand *
 band_new (TideTrace   *trace,
           gint64       process_id,
@@ -38,27 +63,30 @@ band_new (TideTrace   *trace,
           gint64       begin_ns,
           gint64       end_ns,
           guint        n_columns,
+          gboolean    *by_pss,
           GError     **error)
 {
-  g_autoptr(TideTimelineData) data = NULL;
-  const TideLaneData *rss;
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(TideLaneData) lane = band_lane (trace, process_id, begin_ns, end_ns, n_columns,
+                                            by_pss, &local_error);
   TideJobBand *band;
 
-  data = tide_timeline_data_query (trace, process_id, begin_ns, end_ns, n_columns, error);
-  if (data == NULL)
-    return NULL;
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return NULL;
+    }
   band = g_new0 (TideJobBand, 1);
   band->process_id = process_id;
   band->label = g_strdup (label);
   band->last = g_new0 (gint64, n_columns);
-  rss = tide_timeline_data_find_lane (data, TIDE_COUNTER_RSS, -1);
-  for (guint c = 0; rss != NULL && c < n_columns && c < rss->n_columns; c++)
+  for (guint c = 0; lane != NULL && c < n_columns && c < lane->n_columns; c++)
     {
       gint64 value;
 
-      /* RSS is never negative; a damaged trace's value must not make the
-       * stack shrink below the bands under it. */
-      if (tide_lane_data_value_at (rss, c, &value))
+      /* Memory is never negative; a damaged trace's value must not make
+       * the stack shrink below the bands under it. */
+      if (tide_lane_data_value_at (lane, c, &value))
         band->last[c] = MAX (value, 0);
     }
   return band;
@@ -90,12 +118,15 @@ tide_job_lane_query (TideTrace          *trace,
   lane->end_ns = end_ns;
   lane->n_columns = n_columns;
   lane->bands = g_ptr_array_new_with_free_func ((GDestroyNotify) band_free);
+  lane->by_pss = n_processes > 0;
   for (guint i = 0; i < n_processes; i++)
     {
+      gboolean by_pss;
       TideJobBand *band = band_new (trace, process_ids[i], labels[i], begin_ns, end_ns,
-                                    n_columns, error);
+                                    n_columns, &by_pss, error);
       if (band == NULL)
         return NULL;
+      lane->by_pss &= by_pss;
       g_ptr_array_add (lane->bands, band);
     }
   for (guint c = 0; c < n_columns; c++)

@@ -2,11 +2,12 @@
  * Copyright 2026 The Tidemark authors
  *
  * The job lane: every process of the job on one axis, each process's
- * resident memory stacked on the ones below it, one band per process, so
- * that the process that grows is seen before any process is chosen.  Each
- * process's column values come from its own RSS lane
- * (tide_timeline_data_query), so the cost is that of one timeline query
- * per process: it follows the pixels, not the samples.
+ * memory stacked on the ones below it, one band per process, so that the
+ * process that grows is seen before any process is chosen.  A process's
+ * memory is its PSS, so that pages that forked processes share are counted
+ * once and the stack is the job's real footprint; a trace without PSS
+ * samples falls back to RSS.  Each band costs one lane query
+ * (tide_timeline_data_query_lane): it follows the pixels, not the samples.
  */
 #pragma once
 
@@ -18,7 +19,7 @@ typedef struct
 {
   gint64  process_id;
   char   *label;        /* "rank 1", "DataLoader worker 0", "pid 4242" */
-  gint64 *last;         /* per column: its RSS, carried forward; 0 before its first sample */
+  gint64 *last;         /* per column: its PSS (or RSS), carried forward; 0 before its first sample */
 } TideJobBand;
 
 /* A process of the job, as the process picker lists it. */
@@ -38,6 +39,7 @@ typedef struct
   guint      n_columns;
   GPtrArray *bands;     /* TideJobBand*, stacked from the bottom up */
   gint64     peak;      /* max over the columns of the stacked total */
+  gboolean   by_pss;    /* every band is PSS; else RSS (an older trace) */
 } TideJobLane;
 
 void         tide_job_process_free     (TideJobProcess     *process);

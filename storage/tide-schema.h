@@ -29,6 +29,17 @@ typedef enum
   TIDE_COUNTER_DEVICE_ALLOCATED = 9,  /* live bytes of recorded device blocks, per device */
   TIDE_COUNTER_TORCH_ALLOCATED = 10,  /* torch.cuda.memory_allocated at step ends (--torch) */
   TIDE_COUNTER_TORCH_RESERVED = 11,   /* torch.cuda.memory_reserved at step ends (--torch) */
+  /* The RSS by class (capture/tide-procfs.h), at step ends and a few times
+   * a second: anon + file + shmem is the RSS; alloc_free is the part of
+   * anon that the allocator holds free (glibc's mallinfo2, sent by the
+   * process at each step end). */
+  TIDE_COUNTER_PSS         = 12,
+  TIDE_COUNTER_RSS_ANON    = 13,
+  TIDE_COUNTER_RSS_FILE    = 14,
+  TIDE_COUNTER_RSS_SHMEM   = 15,
+  TIDE_COUNTER_USS         = 16,  /* private pages: what the process alone holds */
+  TIDE_COUNTER_RSS_SHARED_PAGES = 17, /* pages another process maps too */
+  TIDE_COUNTER_ALLOC_FREE  = 18,
 } TideCounter;
 
 /* Frame kinds of the frames table. */

@@ -135,9 +135,11 @@ tide_timeline_data_pick_level (gint64 column_ns)
   return level;
 }
 
-static void
-lane_free (TideLaneData *lane)
+void
+tide_lane_data_free (TideLaneData *lane)
 {
+  if (lane == NULL)
+    return;
   g_free (lane->name);
   g_free (lane->min);
   g_free (lane->max);
@@ -543,7 +545,7 @@ lane_read (const Query   *q,
            gint           device,
            GError       **error)
 {
-  g_autoptr(GPtrArray) hold = g_ptr_array_new_with_free_func ((GDestroyNotify) lane_free);
+  g_autoptr(GPtrArray) hold = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_lane_data_free);
   TideLaneData *lane = lane_new (counter, device, NULL, q->n);
   gint64 lo = (q->begin_ns - q->offset_ns) / q->bucket_ns;
   gint64 hi = (q->end_ns - q->offset_ns) / q->bucket_ns;
@@ -771,18 +773,18 @@ lane_query (const Query   *q,
                                       device, error);
       if (part == NULL)
         {
-          lane_free (sum);
+          tide_lane_data_free (sum);
           return NULL;
         }
       for (guint c = 0; c < q->n && !any; c++)
         any = part->has[c];
       any |= part->has_before;
       lane_add (sum, part);
-      lane_free (part);
+      tide_lane_data_free (part);
     }
   if (!any)
     {
-      lane_free (sum);
+      tide_lane_data_free (sum);
       return NULL;
     }
   lane_set_peak (sum);
@@ -892,6 +894,58 @@ query_lanes (Query       *q,
   return specs;
 }
 
+static void
+query_init (Query             *q,
+            TideTrace         *trace,
+            TideTimelineCache *cache,
+            gint64             begin_ns,
+            gint64             end_ns,
+            guint              n_columns)
+{
+  q->db = _tide_trace_get_db (trace);
+  q->cache = cache != NULL && tide_trace_is_complete (trace) ? cache : NULL;
+  q->begin_ns = begin_ns;
+  q->end_ns = end_ns;
+  q->n = n_columns;
+  q->level = tide_timeline_data_pick_level ((end_ns - begin_ns) / n_columns);
+  q->bucket_ns = (gint64) TIDE_LOD_BASE_NS << (2 * q->level);
+  q->limit_ns = tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace);
+}
+
+/**
+ * tide_timeline_data_query_lane:
+ * @process_id: a processes.id
+ * @counter: any TideCounter, a host lane's or not
+ *
+ * One counter of one process over [begin_ns, end_ns) in @n_columns, as
+ * tide_timeline_data_query() reads a lane.
+ *
+ * Returns: (transfer full) (nullable): the lane, or %NULL when the process
+ *   has no such counter (with @error unset) or on error
+ */
+TideLaneData *
+tide_timeline_data_query_lane (TideTrace  *trace,
+                               gint64      process_id,
+                               gint        counter,
+                               gint        device,
+                               gint64      begin_ns,
+                               gint64      end_ns,
+                               guint       n_columns,
+                               GError    **error)
+{
+  g_autoptr(GArray) process_ids = NULL;
+  Query q;
+
+  g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
+  g_return_val_if_fail (n_columns > 0 && end_ns > begin_ns && process_id > 0, NULL);
+
+  query_init (&q, trace, NULL, begin_ns, end_ns, n_columns);
+  q.offset_ns = lod_origin (q.db) - tide_trace_get_start_ns (trace);
+  if ((process_ids = load_process_ids (q.db, process_id, error)) == NULL)
+    return NULL;
+  return lane_query (&q, process_ids, counter, device, NULL, error);
+}
+
 /**
  * tide_timeline_data_query:
  * @process_id: a processes.id, or 0 for all processes summed
@@ -938,22 +992,14 @@ tide_timeline_data_query_cached (TideTrace          *trace,
   g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
   g_return_val_if_fail (n_columns > 0 && end_ns > begin_ns, NULL);
 
-  q.db = _tide_trace_get_db (trace);
-  q.cache = cache != NULL && tide_trace_is_complete (trace) ? cache : NULL;
-  q.begin_ns = begin_ns;
-  q.end_ns = end_ns;
-  q.n = n_columns;
-  q.level = tide_timeline_data_pick_level ((end_ns - begin_ns) / n_columns);
-  q.bucket_ns = (gint64) TIDE_LOD_BASE_NS << (2 * q.level);
-  q.limit_ns = tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace);
-
+  query_init (&q, trace, cache, begin_ns, end_ns, n_columns);
   data = g_new0 (TideTimelineData, 1);
   data->begin_ns = begin_ns;
   data->end_ns = end_ns;
   data->n_columns = n_columns;
   data->level = q.level;
   data->bucket_ns = q.bucket_ns;
-  data->lanes = g_ptr_array_new_with_free_func ((GDestroyNotify) lane_free);
+  data->lanes = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_lane_data_free);
 
   if ((specs = query_lanes (&q, trace, process_id, &process_ids, error)) == NULL ||
       !add_lanes (&q, process_ids, specs, data, error))

@@ -82,6 +82,15 @@ TideTimelineData *tide_timeline_data_query_cached (TideTrace         *trace,
                                                    gint64             end_ns,
                                                    guint              n_columns,
                                                    GError           **error);
+TideLaneData     *tide_timeline_data_query_lane (TideTrace      *trace,
+                                                gint64          process_id,
+                                                gint            counter,
+                                                gint            device,
+                                                gint64          begin_ns,
+                                                gint64          end_ns,
+                                                guint           n_columns,
+                                                GError        **error);
+void              tide_lane_data_free          (TideLaneData    *lane);
 TideTimelineCache *tide_timeline_cache_new     (gsize             max_bytes);
 void              tide_timeline_cache_free     (TideTimelineCache *cache);
 gsize             tide_timeline_cache_get_bytes (const TideTimelineCache *cache);
@@ -108,6 +117,7 @@ GArray           *tide_timeline_transfers      (TideTrace        *trace,
                                                 GError          **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideTimelineData, tide_timeline_data_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideLaneData, tide_lane_data_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideTimelineCache, tide_timeline_cache_free)
 
 G_END_DECLS

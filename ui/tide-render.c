@@ -567,7 +567,7 @@ draw_job_lane (cairo_t                *cr,
   if (x < width)
     {
       g_autofree char *peak = tide_timeline_format_bytes (job->peak);
-      g_autofree char *title = g_strdup_printf ("Job RSS %s", peak);
+      g_autofree char *title = g_strdup_printf ("Job %s %s", job->by_pss ? "PSS" : "RSS", peak);
 
       draw_text (cr, text, title, width - 4 - text_width (text, title), l->job_y + 2,
                  scene->palette->text_dim);

@@ -79,6 +79,7 @@ typedef struct
   _Atomic uint64_t dropped;      /* records not yet reported in DROPPED */
   pid_t            pid;          /* getpid() of the connected process */
   bool             all;
+  bool             sync_steps;   /* TIDEMARK_SYNC_STEPS: a step waits for the recorder */
   bool             have_seed;
   uint64_t         seed;
   uint64_t         sample_bytes;
@@ -177,6 +178,11 @@ tide_should_sample (size_t size)
 /* tide-preload-scope.c */
 uint32_t tide_scope_current      (void);
 void     tide_scope_resend_all   (void);
+void     tide_preload_send_allocator_free (void);
+void     tide_wait_for_recorder  (void);
+void     tidemark_preload_counter (uint32_t counter,
+                                   int      device,
+                                   int64_t  value);
 void     tide_scope_fork_prepare (void);
 void     tide_scope_fork_parent  (void);
 void     tide_scope_fork_child   (void);

@@ -178,6 +178,7 @@ tidemark_preload_step (const char *label)
 
   if (!tide_active ())
     return;
+  tide_preload_send_allocator_free ();
   saved = errno;
   tide_tls.guard++;
   tide_buffer_flush_all ();
@@ -185,6 +186,8 @@ tidemark_preload_step (const char *label)
                           label != NULL ? label : "");
   if (tide_conn_send (rec, len))
     atomic_store (&tide_state.marked_steps, 1);
+  if (tide_state.sync_steps)
+    tide_wait_for_recorder ();
   tide_tls.guard--;
   errno = saved;
 }

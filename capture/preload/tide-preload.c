@@ -179,11 +179,13 @@ static void
 read_env (void)
 {
   const char *all = getenv (TIDE_ENV_ALL);
+  const char *sync_steps = getenv (TIDE_ENV_SYNC_STEPS);
   const char *bytes = getenv (TIDE_ENV_SAMPLE_BYTES);
   const char *seed = getenv (TIDE_ENV_SEED);
   ssize_t n;
 
   tide_state.all = all != NULL && strcmp (all, "1") == 0;
+  tide_state.sync_steps = sync_steps != NULL && strcmp (sync_steps, "1") == 0;
   tide_state.sample_bytes = TIDE_DEFAULT_SAMPLE_BYTES;
   if (bytes != NULL && *bytes != '\0')
     {
@@ -318,9 +320,10 @@ tide_preload_init (void)
  * its pages along.  A process that marked steps therefore sends a barrier
  * after everything else and waits, at most TIDE_EXIT_BARRIER_MS, for the
  * recorder to send it back: then every step it marked is measured.  A dead
- * recorder closes the socket, which ends the wait at once. */
-static void
-wait_for_recorder (void)
+ * recorder closes the socket, which ends the wait at once.  With
+ * TIDEMARK_SYNC_STEPS, every step marker waits so. */
+void
+tide_wait_for_recorder (void)
 {
   TideWireHeader barrier = { .type = TIDE_WIRE_EXIT_BARRIER, .len = sizeof barrier };
   int fd = atomic_load (&tide_state.fd);
@@ -369,7 +372,7 @@ tide_preload_fini (void)
   tide_objects_poll ();
   tide_buffer_flush_all ();
   tide_send_dropped ();
-  wait_for_recorder ();
+  tide_wait_for_recorder ();
   atomic_store (&tide_state.final, 1);
   tide_tls.guard--;
   errno = saved;

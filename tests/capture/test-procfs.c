@@ -9,6 +9,7 @@
 #include "tide-procfs.h"
 
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -203,6 +204,116 @@ test_statm_grows (void)
   munmap (base, n_pages * page_size);
 }
 
+#define CLASS_PAGES 4096  /* 16 MiB of 4 KiB pages */
+
+/* The kernel's split adds up to the RSS exactly, in the same read. */
+static void
+assert_split (const TideRssClasses *c)
+{
+  g_assert_cmpuint (c->anon_bytes + c->file_bytes + c->shmem_bytes, ==, c->rss_bytes);
+  g_assert_cmpuint (c->pss_bytes, <=, c->private_bytes + c->shared_bytes);
+}
+
+/* Each kind of page lands in its class: touched anonymous pages in anon
+ * and private, a touched memfd in shmem, a read file mapping in file. */
+static void
+test_classes (void)
+{
+  g_autoptr (TideProcCounters) counters = tide_proc_counters_open (getpid (), NULL);
+  gsize size = CLASS_PAGES * page_size;
+  TideRssClasses before, after;
+  char *anon, *shm;
+  const char *file;
+  g_autofree char *path = NULL;
+  int memfd, fd;
+  volatile char sum = 0;
+
+  g_assert_true (tide_proc_counters_read_classes (counters, &before));
+  assert_split (&before);
+
+  anon = map_pages (CLASS_PAGES);
+  memset (anon, 1, size);
+  memfd = memfd_create ("tide-test-shmem", MFD_CLOEXEC);
+  g_assert_cmpint (ftruncate (memfd, size), ==, 0);
+  shm = mmap (NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+  g_assert_true (shm != MAP_FAILED);
+  memset (shm, 2, size);
+  fd = g_file_open_tmp ("tide-test-file-XXXXXX", &path, NULL);
+  g_assert_cmpint (fd, >=, 0);
+  for (gsize p = 0; p < CLASS_PAGES; p++)
+    g_assert_cmpint (pwrite (fd, anon, page_size, p * page_size), ==, (gssize) page_size);
+  file = mmap (NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  g_assert_true (file != MAP_FAILED);
+  for (gsize p = 0; p < CLASS_PAGES; p++)
+    sum += file[p * page_size];
+
+  g_assert_true (tide_proc_counters_read_classes (counters, &after));
+  assert_split (&after);
+  g_assert_cmpuint (after.anon_bytes, >=, before.anon_bytes + size);
+  g_assert_cmpuint (after.shmem_bytes, >=, before.shmem_bytes + size);
+  g_assert_cmpuint (after.file_bytes, >=, before.file_bytes + size);
+  g_assert_cmpuint (after.private_bytes, >=, before.private_bytes + size);
+  g_assert_cmpint (sum, ==, (char) CLASS_PAGES);
+
+  munmap ((void *) file, size);
+  munmap (shm, size);
+  munmap (anon, size);
+  close (fd);
+  close (memfd);
+  g_unlink (path);
+}
+
+/* Pages touched before a fork are shared by parent and child until one of
+ * them writes: both count them in RSS, each in its PSS for half, and the
+ * child's copy of a page it writes becomes private to it. */
+static void
+test_classes_fork (void)
+{
+  gsize size = CLASS_PAGES * page_size;
+  char *anon = map_pages (CLASS_PAGES);
+  int go[2], done[2];
+  pid_t pid;
+  char c;
+
+  memset (anon, 1, size);
+  g_assert_cmpint (pipe (go), ==, 0);
+  g_assert_cmpint (pipe (done), ==, 0);
+  pid = fork ();
+  g_assert_cmpint (pid, >=, 0);
+  if (pid == 0)
+    {
+      /* Write every page of the first half: copied on write. */
+      if (read (go[0], &c, 1) == 1)
+        memset (anon, 3, size / 2);
+      if (write (done[1], "x", 1) != 1 || read (go[0], &c, 1) != 1)
+        _exit (1);
+      _exit (0);
+    }
+  {
+    g_autoptr (TideProcCounters) child = tide_proc_counters_open (pid, NULL);
+    TideRssClasses shared, copied;
+
+    g_assert_true (tide_proc_counters_read_classes (child, &shared));
+    assert_split (&shared);
+    g_assert_cmpuint (shared.shared_bytes, >=, size);
+    g_assert_cmpuint (shared.pss_bytes, <=, shared.rss_bytes - size / 2);
+
+    g_assert_cmpint (write (go[1], "x", 1), ==, 1);
+    g_assert_cmpint (read (done[0], &c, 1), ==, 1);
+    g_assert_true (tide_proc_counters_read_classes (child, &copied));
+    assert_split (&copied);
+    g_assert_cmpuint (copied.private_bytes, >=, shared.private_bytes + size / 2);
+  }
+  g_assert_cmpint (write (go[1], "x", 1), ==, 1);
+  g_assert_cmpint (waitpid (pid, NULL, 0), ==, pid);
+  munmap (anon, size);
+  for (guint i = 0; i < 2; i++)
+    {
+      close (go[i]);
+      close (done[i]);
+    }
+}
+
 /* A child that waits for a byte on a pipe, then exits or execs sleep. */
 static GPid
 spawn_waiting_child (int     *release_fd,
@@ -329,6 +440,8 @@ main (int   argc,
   g_test_add_func ("/procfs/pagemap/unmapped", test_pagemap_unmapped);
   g_test_add_func ("/procfs/pagemap/many", test_pagemap_many);
   g_test_add_func ("/procfs/statm/grows", test_statm_grows);
+  g_test_add_func ("/procfs/classes", test_classes);
+  g_test_add_func ("/procfs/classes-fork", test_classes_fork);
   g_test_add_func ("/procfs/exited-child", test_exited_child);
   g_test_add_func ("/procfs/rollup-after-exec", test_rollup_after_exec);
   g_test_add_func ("/procfs/open-missing", test_open_missing);

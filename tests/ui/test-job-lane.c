@@ -76,21 +76,28 @@ test_bands (Fixture       *f,
   const TideJobBand *band;
 
   g_assert_no_error (error);
+  /* The job's footprint: PSS, which counts shared pages once. */
+  g_assert_true (job->by_pss);
   g_assert_cmpuint (job->bands->len, ==, 2);
   band = g_ptr_array_index (job->bands, 0);
   g_assert_cmpint (band->process_id, ==, 1);
   g_assert_cmpstr (band->label, ==, "rank 0");
-  g_assert_cmpint (band->last[c], ==, job_rank0_rss (6));
+  g_assert_cmpint (band->last[c], ==, job_rank0_pss (6));
   band = g_ptr_array_index (job->bands, 1);
   g_assert_cmpint (band->process_id, ==, 2);
-  g_assert_cmpint (band->last[c], ==, job_rank1_rss (6));
-  g_assert_cmpint (tide_job_lane_total_below (job, 2, c), ==, job_rank0_rss (6) + job_rank1_rss (6));
-  g_assert_cmpint (job->peak, ==, job_rank0_rss (JOB_N_STEPS) + job_rank1_rss (JOB_N_STEPS));
+  g_assert_cmpint (band->last[c], ==, job_rank1_pss (6));
+  g_assert_cmpint (tide_job_lane_total_below (job, 2, c), ==, job_rank0_pss (6) + job_rank1_pss (6));
+  g_assert_cmpint (job->peak, ==, job_rank0_pss (JOB_N_STEPS) + job_rank1_pss (JOB_N_STEPS));
   /* What a click picks: rank 0's band at the bottom, rank 1's above it. */
   g_assert_cmpint (tide_job_lane_process_at (job, c, 0), ==, 1);
-  g_assert_cmpint (tide_job_lane_process_at (job, c, job_rank0_rss (6) - 1), ==, 1);
-  g_assert_cmpint (tide_job_lane_process_at (job, c, job_rank0_rss (6)), ==, 2);
-  g_assert_cmpint (tide_job_lane_process_at (job, c, job_rank0_rss (6) + job_rank1_rss (6)), ==, 0);
+  g_assert_cmpint (tide_job_lane_process_at (job, c, job_rank0_pss (6) - 1), ==, 1);
+  g_assert_cmpint (tide_job_lane_process_at (job, c, job_rank0_pss (6)), ==, 2);
+  g_assert_cmpint (tide_job_lane_process_at (job, c, job_rank0_pss (6) + job_rank1_pss (6)), ==, 0);
+  /* A counter a process never sampled is no lane, and no error: what makes
+   * a trace without PSS fall back to RSS. */
+  g_assert_null (tide_timeline_data_query_lane (f->trace, 1, TIDE_COUNTER_RSS_SHMEM, -1, 0,
+                                                trace_span (f), WIDTH, &error));
+  g_assert_no_error (error);
 }
 
 /* What the process picker lists: every process, by role and command, with
@@ -169,8 +176,8 @@ test_png (Fixture       *f,
 
   tide_render_layout (&scene, WIDTH, HEIGHT, &l);
   g_assert_cmpfloat (l.job_h, >, 0);
-  y_total = tide_render_job_value_to_y (&l, job_rank0_rss (6) + job_rank1_rss (6), job->peak);
-  y_rank0 = tide_render_job_value_to_y (&l, job_rank0_rss (6), job->peak);
+  y_total = tide_render_job_value_to_y (&l, job_rank0_pss (6) + job_rank1_pss (6), job->peak);
+  y_rank0 = tide_render_job_value_to_y (&l, job_rank0_pss (6), job->peak);
   y_bottom = tide_render_job_value_to_y (&l, 0, job->peak);
   for (int y = (int) y_total; y < (int) y_rank0; y++)
     g_assert_cmphex (tide_test_pixel (image, c, y), ==, p->process[1]);
@@ -205,8 +212,8 @@ test_click (Fixture       *f,
   double y_total, y_rank0;
 
   tide_render_layout (&scene, WIDTH, HEIGHT, &l);
-  y_total = tide_render_job_value_to_y (&l, job_rank0_rss (6) + job_rank1_rss (6), job->peak);
-  y_rank0 = tide_render_job_value_to_y (&l, job_rank0_rss (6), job->peak);
+  y_total = tide_render_job_value_to_y (&l, job_rank0_pss (6) + job_rank1_pss (6), job->peak);
+  y_rank0 = tide_render_job_value_to_y (&l, job_rank0_pss (6), job->peak);
   g_assert_cmpint (tide_render_job_process_at (&scene, WIDTH, HEIGHT, c, y_total), ==, 2);
   g_assert_cmpint (tide_render_job_process_at (&scene, WIDTH, HEIGHT, c, y_rank0 - 1), ==, 2);
   g_assert_cmpint (tide_render_job_process_at (&scene, WIDTH, HEIGHT, c, y_rank0), ==, 1);

@@ -110,8 +110,12 @@ add_rank (TideTraceWriter *w,
 
       tide_trace_writer_add_step (w, (*step_id)++, id, k, "", start, start + JOB_STEP_NS);
       for (gint64 t = start; t < start + JOB_STEP_NS; t += JOB_SAMPLE_NS)
-        tide_trace_writer_add_counter (w, id, TIDE_COUNTER_RSS, -1, t,
-                                       id == 1 ? job_rank0_rss (k) : job_rank1_rss (k));
+        {
+          tide_trace_writer_add_counter (w, id, TIDE_COUNTER_RSS, -1, t,
+                                         id == 1 ? job_rank0_rss (k) : job_rank1_rss (k));
+          tide_trace_writer_add_counter (w, id, TIDE_COUNTER_PSS, -1, t,
+                                         id == 1 ? job_rank0_pss (k) : job_rank1_pss (k));
+        }
       for (gint i = 0; id == 2 && k >= JOB_LEAK_FROM && i < 64; i++, (*alloc_id)++)
         {
           TideAllocRow row = { .process_id = id, .alloc_ns = start + 1000 + i,

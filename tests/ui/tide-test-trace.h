@@ -21,10 +21,11 @@
 #define TEST_MIB        G_GINT64_CONSTANT (1048576)
 
 /* A two-rank job (tide_test_job_trace_write):
- *   rank 0 (pid 100, process 1): RSS 100 MiB throughout, JOB_N_STEPS steps,
- *     no leak;
- *   rank 1 (pid 101, process 2): RSS 60 MiB + k * 20 MiB in its step k, and
- *     64 blocks of 16 KiB kept every step from step JOB_LEAK_FROM on.
+ *   rank 0 (pid 100, process 1): RSS 100 MiB, PSS 70 MiB throughout,
+ *     JOB_N_STEPS steps, no leak;
+ *   rank 1 (pid 101, process 2): RSS 60 MiB + k * 20 MiB and PSS 30 MiB +
+ *     k * 20 MiB in its step k, and 64 blocks of 16 KiB kept every step from
+ *     step JOB_LEAK_FROM on.
  * Rank 1's steps start half a step later than rank 0's, so that two sets of
  * step bands drawn over each other would show in the strip.  Rank 0 comes
  * first, as the rank that does not leak did in a real job. */
@@ -34,6 +35,8 @@
 #define JOB_LEAK_FROM   3
 #define job_rank0_rss(k) (100 * TEST_MIB)
 #define job_rank1_rss(k) (60 * TEST_MIB + (k) * 20 * TEST_MIB)
+#define job_rank0_pss(k) (70 * TEST_MIB)
+#define job_rank1_pss(k) (30 * TEST_MIB + (k) * 20 * TEST_MIB)
 
 #define test_rss(k)     (100 * TEST_MIB + (k) * 10 * TEST_MIB)
 #define test_heap(k)    ((k) * 4 * TEST_MIB)

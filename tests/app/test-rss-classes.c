@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * The RSS by class, end to end: `tidemark record --sync-steps` on
+ * tests/targets/rss-classes, which makes one class of resident memory in
+ * each step, read back at each step's end.  The expectations are the bytes
+ * the target touched; library pages that the target's own code and libc
+ * touch on the way move a class by less than CLASS_SLACK.
+ */
+#include "config.h"
+
+#include <sys/wait.h>
+
+#include "tide-schema.h"
+#include "tide-test-util.h"
+
+#define MIB          G_GINT64_CONSTANT (1048576)
+#define CLASS_SLACK  MIB
+
+typedef struct
+{
+  char      *dir;
+  TideTrace *trace;
+} Fixture;
+
+static void
+fixture_setup (Fixture       *f,
+               gconstpointer  unused)
+{
+  g_autofree char *path = NULL;
+  g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "rss-classes", NULL);
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr(GError) error = NULL;
+  int status = 0;
+
+  f->dir = tide_test_make_dir ("tide-rss-classes");
+  path = g_build_filename (f->dir, "classes.tide", NULL);
+  {
+    const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--sync-steps", "-o", path, "--",
+                           target, NULL };
+
+    g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                  &error);
+  }
+  g_assert_no_error (error);
+  g_assert_cmpstr (err, ==, "");
+  g_assert_cmpstr (out, ==, "done\n");
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  f->trace = tide_test_open_trace (path);
+}
+
+static void
+fixture_teardown (Fixture       *f,
+                  gconstpointer  unused)
+{
+  g_clear_object (&f->trace);
+  tide_test_remove_dir (f->dir);
+  g_free (f->dir);
+}
+
+/* The first process's @counter at the end of its step @number: sampled
+ * then, as --sync-steps makes the target wait for it. */
+static gint64
+at_step_end (Fixture *f,
+             gint     counter,
+             gint     number)
+{
+  g_autofree char *sql = g_strdup_printf ("SELECT c.value FROM counters c JOIN steps s"
+                                          " ON s.process_id = c.process_id AND c.ts_ns = s.end_ns"
+                                          " WHERE s.process_id = 1 AND s.number = %d"
+                                          " AND c.counter = %d AND c.device = -1",
+                                          number, counter);
+  gint64 value = tide_test_query_int (f->trace, sql);
+
+  g_assert_cmpint (value, >=, 0);
+  return value;
+}
+
+/* The last value of @counter that the first process sent by the end of
+ * its step @number. */
+static gint64
+sent_by_step_end (Fixture *f,
+                  gint     counter,
+                  gint     number)
+{
+  g_autofree char *sql = g_strdup_printf ("SELECT c.value FROM counters c JOIN steps s"
+                                          " ON s.process_id = c.process_id AND c.ts_ns <= s.end_ns"
+                                          " WHERE s.process_id = 1 AND s.number = %d"
+                                          " AND c.counter = %d ORDER BY c.ts_ns DESC LIMIT 1",
+                                          number, counter);
+  return tide_test_query_int (f->trace, sql);
+}
+
+static void
+assert_change (Fixture *f,
+               gint     counter,
+               gint     number,
+               gint64   expected)
+{
+  gint64 change = at_step_end (f, counter, number) - at_step_end (f, counter, number - 1);
+
+  g_assert_cmpint (change, >=, expected - CLASS_SLACK);
+  g_assert_cmpint (change, <=, expected + CLASS_SLACK);
+}
+
+/* anon + file + shmem is the RSS at every step end, exactly. */
+static void
+test_split (Fixture       *f,
+            gconstpointer  unused)
+{
+  for (gint k = 1; k <= 5; k++)
+    g_assert_cmpint (at_step_end (f, TIDE_COUNTER_RSS_ANON, k) +
+                     at_step_end (f, TIDE_COUNTER_RSS_FILE, k) +
+                     at_step_end (f, TIDE_COUNTER_RSS_SHMEM, k), ==,
+                     at_step_end (f, TIDE_COUNTER_USS, k) +
+                     at_step_end (f, TIDE_COUNTER_RSS_SHARED_PAGES, k));
+}
+
+/* Step 2 wrote 32 MiB of heap blocks and freed them under a kept block:
+ * anonymous memory that glibc holds free. */
+static void
+test_allocator_free (Fixture       *f,
+                     gconstpointer  unused)
+{
+  assert_change (f, TIDE_COUNTER_RSS_ANON, 2, 32 * MIB);
+  g_assert_cmpint (sent_by_step_end (f, TIDE_COUNTER_ALLOC_FREE, 2), >=, 32 * MIB);
+  g_assert_cmpint (sent_by_step_end (f, TIDE_COUNTER_ALLOC_FREE, 1), <, MIB);
+}
+
+/* Step 3 wrote a 16 MiB memfd: shmem, private while one process maps it. */
+static void
+test_shmem (Fixture       *f,
+            gconstpointer  unused)
+{
+  assert_change (f, TIDE_COUNTER_RSS_SHMEM, 3, 16 * MIB);
+  assert_change (f, TIDE_COUNTER_RSS_ANON, 3, 0);
+  assert_change (f, TIDE_COUNTER_USS, 3, 16 * MIB);
+}
+
+/* Step 4 forked: the 64 MiB of anonymous pages (32 MiB mapped, 32 MiB of
+ * heap) are shared with the child, so the parent's USS loses them and its
+ * PSS half of them; the shmem pages, which the child has not touched, stay
+ * its own.  Step 5: the child wrote 16 MiB of the mapped ones, which are
+ * the parent's alone again. */
+static void
+test_fork (Fixture       *f,
+           gconstpointer  unused)
+{
+  assert_change (f, TIDE_COUNTER_USS, 4, -64 * MIB);
+  assert_change (f, TIDE_COUNTER_PSS, 4, -32 * MIB);
+  assert_change (f, TIDE_COUNTER_RSS_ANON, 4, 0);
+  assert_change (f, TIDE_COUNTER_USS, 5, 16 * MIB);
+  assert_change (f, TIDE_COUNTER_PSS, 5, 8 * MIB);
+  g_assert_cmpint (tide_test_query_int (f->trace, "SELECT count (*) FROM processes"), ==, 2);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
+  ADD ("/rss-classes/split", test_split);
+  ADD ("/rss-classes/allocator-free", test_allocator_free);
+  ADD ("/rss-classes/shmem", test_shmem);
+  ADD ("/rss-classes/fork", test_fork);
+#undef ADD
+  return g_test_run ();
+}
