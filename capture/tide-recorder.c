@@ -441,6 +441,7 @@ finish_trace (TideRecorder  *self,
               GError       **error)
 {
   gint64 end_ns = tide_recorder_now_ns ();
+  gint64 classes_missed = 0;
 
   for (guint i = 0; i < self->processes->len; i++)
     {
@@ -449,6 +450,7 @@ finish_trace (TideRecorder  *self,
       if (p->fd >= 0)
         close_process (self, p);
       tide_rec_process_flush_live (p);
+      classes_missed += p->classes_missed;
     }
   record_child_status (self);
   /* Every MAPPING has arrived now: pcs unknown when first seen get another
@@ -460,6 +462,9 @@ finish_trace (TideRecorder  *self,
   tide_trace_writer_set_meta_int (self->writer, "end_ns", end_ns);
   tide_trace_writer_set_meta_int (self->writer, "exit_status", self->child_status);
   tide_trace_writer_set_meta_int (self->writer, "dropped_events", self->total_dropped);
+  /* Processes that ended between two reads, or a kernel without
+   * smaps_rollup: those samples of the RSS classes are missing. */
+  tide_trace_writer_set_meta_int (self->writer, "rss_class_reads_missed", classes_missed);
   write_recorder_cost (self);
   g_clear_pointer (&self->stacks, tide_stack_table_free);
   return tide_trace_writer_finish (self->writer, error);
