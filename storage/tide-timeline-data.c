@@ -18,6 +18,7 @@
 
 #include "tide-timeline-data.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "tide-analysis.h"
@@ -154,6 +155,8 @@ tide_timeline_data_free (TideTimelineData *data)
   if (data == NULL)
     return;
   g_ptr_array_unref (data->lanes);
+  for (guint i = 0; i < TIDE_RSS_N_CLASSES; i++)
+    tide_lane_data_free (data->rss_classes[i]);
   g_free (data);
 }
 
@@ -855,6 +858,36 @@ add_lanes (const Query       *q,
   return TRUE;
 }
 
+/* The class counters that split the RSS lane, when the trace has them. */
+static gboolean
+add_rss_classes (const Query       *q,
+                 GArray            *process_ids,
+                 TideTimelineData  *data,
+                 GError           **error)
+{
+  static const gint counters[TIDE_RSS_N_CLASSES] = {
+    [TIDE_RSS_CLASS_FILE] = TIDE_COUNTER_RSS_FILE,
+    [TIDE_RSS_CLASS_SHMEM] = TIDE_COUNTER_RSS_SHMEM,
+    [TIDE_RSS_CLASS_ANON] = TIDE_COUNTER_RSS_ANON,
+    [TIDE_RSS_CLASS_ALLOC_FREE] = TIDE_COUNTER_ALLOC_FREE,
+  };
+
+  if (tide_timeline_data_find_lane (data, TIDE_COUNTER_RSS, -1) == NULL)
+    return TRUE;
+  for (guint i = 0; i < TIDE_RSS_N_CLASSES; i++)
+    {
+      g_autoptr(GError) local_error = NULL;
+
+      data->rss_classes[i] = lane_query (q, process_ids, counters[i], -1, NULL, &local_error);
+      if (local_error != NULL)
+        {
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 /* What a query reads besides the LOD rows, from @cache when it has it. */
 static GArray *
 query_lanes (Query       *q,
@@ -1002,7 +1035,8 @@ tide_timeline_data_query_cached (TideTrace          *trace,
   data->lanes = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_lane_data_free);
 
   if ((specs = query_lanes (&q, trace, process_id, &process_ids, error)) == NULL ||
-      !add_lanes (&q, process_ids, specs, data, error))
+      !add_lanes (&q, process_ids, specs, data, error) ||
+      !add_rss_classes (&q, process_ids, data, error))
     return NULL;
   return g_steal_pointer (&data);
 }
@@ -1029,6 +1063,53 @@ tide_lane_data_value_at (const TideLaneData *lane,
   if (lane == NULL || column >= lane->n_columns || !lane->has[column])
     return FALSE;
   *value = lane->last[column];
+  return TRUE;
+}
+
+/**
+ * tide_timeline_data_rss_split:
+ * @rss: the RSS lane's value at @column
+ * @split: (out): the part of @rss in each class, adding up to @rss
+ *
+ * Splits the RSS at @column in the proportions of its classes there.  The
+ * classes are read less often than the RSS, and from another file, so they
+ * are scaled to the RSS that the lane draws: the stack fills the curve
+ * exactly.  The allocator's free bytes are taken out of anon, never more
+ * than it holds.
+ *
+ * Returns: whether the classes are known at @column
+ */
+gboolean
+tide_timeline_data_rss_split (const TideTimelineData *data,
+                              guint                   column,
+                              gint64                  rss,
+                              gint64                  split[TIDE_RSS_N_CLASSES])
+{
+  gint64 raw[TIDE_RSS_N_CLASSES] = { 0 };
+  double total = 0, done = 0;
+  gint64 given = 0;
+
+  for (guint i = 0; i < TIDE_RSS_N_CLASSES; i++)
+    if (tide_lane_data_value_at (data->rss_classes[i], column, &raw[i]))
+      raw[i] = MAX (raw[i], 0);
+    else if (i != TIDE_RSS_CLASS_ALLOC_FREE)
+      return FALSE;
+  raw[TIDE_RSS_CLASS_ALLOC_FREE] = MIN (raw[TIDE_RSS_CLASS_ALLOC_FREE], raw[TIDE_RSS_CLASS_ANON]);
+  raw[TIDE_RSS_CLASS_ANON] -= raw[TIDE_RSS_CLASS_ALLOC_FREE];
+  for (guint i = 0; i < TIDE_RSS_N_CLASSES; i++)
+    total += (double) raw[i];
+  if (total <= 0 || rss <= 0)
+    return FALSE;
+  /* Cumulative rounding, so that the parts add up to @rss exactly. */
+  for (guint i = 0; i < TIDE_RSS_N_CLASSES; i++)
+    {
+      gint64 upto;
+
+      done += (double) raw[i];
+      upto = (gint64) llround ((double) rss * (done / total));
+      split[i] = upto - given;
+      given = upto;
+    }
   return TRUE;
 }
 

@@ -27,6 +27,16 @@ typedef struct
   gint64   peak;         /* max over the visible columns (and before) */
 } TideLaneData;
 
+/* The classes of the RSS lane, bottom up as the lane stacks them. */
+typedef enum
+{
+  TIDE_RSS_CLASS_FILE,
+  TIDE_RSS_CLASS_SHMEM,
+  TIDE_RSS_CLASS_ANON,        /* anonymous memory, allocator's free bytes included */
+  TIDE_RSS_CLASS_ALLOC_FREE,  /* the part of anon that the allocator holds free */
+  TIDE_RSS_N_CLASSES
+} TideRssClass;
+
 typedef struct
 {
   gint64         begin_ns;
@@ -35,6 +45,7 @@ typedef struct
   gint           level;      /* LOD level read */
   gint64         bucket_ns;  /* its bucket width */
   GPtrArray     *lanes;      /* TideLaneData*: host lanes, then device lanes */
+  TideLaneData  *rss_classes[TIDE_RSS_N_CLASSES]; /* nullable each; none in older traces */
 } TideTimelineData;
 
 typedef struct
@@ -102,6 +113,10 @@ const TideLaneData *tide_timeline_data_find_lane (const TideTimelineData *data,
 gboolean          tide_lane_data_value_at      (const TideLaneData *lane,
                                                 guint               column,
                                                 gint64             *value);
+gboolean          tide_timeline_data_rss_split (const TideTimelineData *data,
+                                                guint                   column,
+                                                gint64                  rss,
+                                                gint64                  split[TIDE_RSS_N_CLASSES]);
 
 GArray           *tide_timeline_steps          (TideTrace        *trace,
                                                 gint64            process_id,

@@ -38,6 +38,7 @@ const TidePalette tide_palette_light = {
                      0xaeaeb2 },
   .band_highlight = 0xf1e7f6, .highlight = 0xa51d8c,
   .process = { 0x3584e4, 0xe66100, 0x2ec27e, 0x9141ac, 0xc01c28, 0x865e3c, 0xe5a50a, 0x5e5c64 },
+  .rss_class = { 0xdeddda, 0xb5e3e0, 0xc6dcf5, 0xf6e0b0 },
 };
 
 const TidePalette tide_palette_dark = {
@@ -52,6 +53,7 @@ const TidePalette tide_palette_dark = {
                      0x777775 },
   .band_highlight = 0x33263a, .highlight = 0xf66151,
   .process = { 0x62a0ea, 0xffa348, 0x57e389, 0xc061cb, 0xed333b, 0xb5835a, 0xf8e45c, 0x9a9996 },
+  .rss_class = { 0x3d3846, 0x1f4a47, 0x32455b, 0x5c4a23 },
 };
 
 static void
@@ -366,6 +368,55 @@ draw_step_bands (cairo_t                *cr,
     draw_step_labels (cr, scene, l, width, text);
 }
 
+const char *
+tide_render_rss_class_name (TideRssClass rss_class)
+{
+  static const char *const names[TIDE_RSS_N_CLASSES] = {
+    [TIDE_RSS_CLASS_FILE] = "file-backed",
+    [TIDE_RSS_CLASS_SHMEM] = "shmem",
+    [TIDE_RSS_CLASS_ANON] = "anonymous",
+    [TIDE_RSS_CLASS_ALLOC_FREE] = "allocator free",
+  };
+
+  g_return_val_if_fail (rss_class < TIDE_RSS_N_CLASSES, "?");
+  return names[rss_class];
+}
+
+/* The RSS lane's fill as a stack of its classes, one fill per class. */
+static void
+fill_by_class (cairo_t                *cr,
+               const TideRenderScene  *scene,
+               const TideRenderLayout *l,
+               guint                   index,
+               const TideLaneData     *lane)
+{
+  double bottom = l->lanes_y + (index + 1) * l->lane_h;
+
+  if (lane->counter != TIDE_COUNTER_RSS || lane->device >= 0 ||
+      scene->data->rss_classes[TIDE_RSS_CLASS_ANON] == NULL)
+    return;
+  for (guint k = 0; k < TIDE_RSS_N_CLASSES; k++)
+    {
+      for (guint c = 0; c < lane->n_columns; c++)
+        {
+          gint64 split[TIDE_RSS_N_CLASSES], below = 0;
+          double y0, y1;
+
+          if (!lane->has[c] ||
+              !tide_timeline_data_rss_split (scene->data, c, lane->last[c], split))
+            continue;
+          for (guint j = 0; j < k; j++)
+            below += split[j];
+          y0 = k == 0 ? bottom : tide_render_value_to_y (l, index, below, lane->peak);
+          y1 = tide_render_value_to_y (l, index, below + split[k], lane->peak);
+          if (y0 > y1)
+            cairo_rectangle (cr, c, y1, 1, y0 - y1);
+        }
+      set_rgb (cr, scene->palette->rss_class[k]);
+      cairo_fill (cr);
+    }
+}
+
 /* Below-the-curve fill, then the min..max envelope, then the curve. */
 static void
 draw_lane_curve (cairo_t                *cr,
@@ -379,6 +430,8 @@ draw_lane_curve (cairo_t                *cr,
   double previous_y = 0;
   gboolean open = FALSE;
 
+  /* Columns whose classes are not known yet get the plain fill under the
+   * stack: the stack is drawn over it. */
   for (guint c = 0; c < lane->n_columns; c++)
     if (lane->has[c])
       {
@@ -387,6 +440,7 @@ draw_lane_curve (cairo_t                *cr,
       }
   set_rgb (cr, scene->palette->lane_fill[color]);
   cairo_fill (cr);
+  fill_by_class (cr, scene, l, index, lane);
 
   for (guint c = 0; c < lane->n_columns; c++)
     if (lane->has[c])
@@ -700,6 +754,10 @@ draw_legend (cairo_t                *cr,
       x = legend_item (cr, text, x, l->legend_y, p->lane_line[tide_render_lane_color_index (
                          lane->counter, lane->device)], lane->name, p->text);
     }
+  if (scene->data != NULL && scene->data->rss_classes[TIDE_RSS_CLASS_ANON] != NULL)
+    for (guint k = 0; k < TIDE_RSS_N_CLASSES; k++)
+      x = legend_item (cr, text, x, l->legend_y, p->rss_class[k], tide_render_rss_class_name (k),
+                       p->text);
   x = legend_item (cr, text, x, l->legend_y, p->strip_leak, "leak step", p->text);
   if (scene->n_transfers > 0)
     {
@@ -735,6 +793,32 @@ tide_render_timeline (cairo_t               *cr,
   cairo_restore (cr);
 }
 
+/* What each class holds of the RSS under the pointer, and what it is. */
+static void
+append_rss_split (GString                *s,
+                  const TideTimelineData *data,
+                  guint                   column,
+                  gint64                  rss)
+{
+  static const char *const meaning[TIDE_RSS_N_CLASSES] = {
+    [TIDE_RSS_CLASS_FILE] = "code, mapped files",
+    [TIDE_RSS_CLASS_SHMEM] = "/dev/shm, memfd, shared tensors",
+    [TIDE_RSS_CLASS_ANON] = "heap, stacks, tensors",
+    [TIDE_RSS_CLASS_ALLOC_FREE] = "freed, kept by malloc",
+  };
+  gint64 split[TIDE_RSS_N_CLASSES];
+
+  if (!tide_timeline_data_rss_split (data, column, rss, split))
+    return;
+  for (gint k = TIDE_RSS_N_CLASSES - 1; k >= 0; k--)
+    {
+      g_autofree char *size = tide_timeline_format_bytes (split[k]);
+
+      g_string_append_printf (s, "\n    %s: %s (%s)", tide_render_rss_class_name (k), size,
+                              meaning[k]);
+    }
+}
+
 static GString *
 hover_text (const TideRenderScene *scene,
             int                    width,
@@ -758,6 +842,8 @@ hover_text (const TideRenderScene *scene,
         {
           g_autofree char *size = tide_timeline_format_bytes (value);
           g_string_append_printf (s, "\n%s: %s", lane->name, size);
+          if (lane->counter == TIDE_COUNTER_RSS && lane->device < 0)
+            append_rss_split (s, scene->data, (guint) CLAMP (x, 0, width - 1), value);
         }
     }
   return s;

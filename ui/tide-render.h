@@ -29,6 +29,12 @@
  *   lane_envelope 0x8eb8ec 0x92d0b4 0xf2b080 0xc09ece 0xe08e94 0xccb4a2 0xf2d284 0xaeaeb2
  *   band_highlight 0xf1e7f6, highlight 0xa51d8c
  *   process       0x3584e4 0xe66100 0x2ec27e 0x9141ac 0xc01c28 0x865e3c 0xe5a50a 0x5e5c64
+ *   rss_class     file 0xdeddda, shmem 0xb5e3e0, anon 0xc6dcf5, allocator free 0xf6e0b0
+ *
+ * Where the trace has the RSS's classes (TideTimelineData.rss_classes), the
+ * RSS lane's fill is stacked by class, bottom up as TideRssClass orders
+ * them, each part scaled so that the stack fills the curve
+ * (tide_timeline_data_rss_split); anon's colour is the lane's own fill.
  *
  * A chosen leak suspect (highlight_step > 0) tints the lanes of the steps
  * from its growth step on with band_highlight (over the leak colour), and
@@ -70,6 +76,7 @@ typedef struct
   guint32 band_highlight;   /* steps of a chosen suspect's growth */
   guint32 highlight;        /* the suspect's live bytes over its lane */
   guint32 process[TIDE_RENDER_N_PROCESS_COLORS]; /* the job lane's bands */
+  guint32 rss_class[TIDE_RSS_N_CLASSES]; /* the RSS lane's fill, by TideRssClass */
 } TidePalette;
 
 extern const TidePalette tide_palette_light;
@@ -119,6 +126,7 @@ double   tide_render_value_to_y       (const TideRenderLayout *layout,
                                        guint                  lane,
                                        gint64                 value,
                                        gint64                 peak);
+const char *tide_render_rss_class_name (TideRssClass          rss_class);
 double   tide_render_job_value_to_y   (const TideRenderLayout *layout,
                                        gint64                 value,
                                        gint64                 peak);

@@ -198,6 +198,51 @@ test_png (Fixture       *f,
   g_unlink (png);
 }
 
+/* The RSS lane of the exported process is stacked by class, bottom up:
+ * file-backed, shmem, anonymous, allocator free, under the RSS curve. */
+static void
+test_png_rss_classes (Fixture       *f,
+                      gconstpointer  unused)
+{
+  const TidePalette *p = &tide_palette_light;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *png = g_build_filename (f->dir, "classes.png", NULL);
+  g_autoptr(TideJobLane) job = tide_job_lane_query_job (f->trace, 0, trace_span (f), WIDTH,
+                                                        &error);
+  g_autoptr(TideTimelineData) data = tide_timeline_data_query (f->trace, 2, 0, trace_span (f),
+                                                               WIDTH, &error);
+  TideRenderScene scene = { .job = job, .data = data, .begin_ns = 0, .end_ns = trace_span (f),
+                            .show_legend = TRUE };
+  const TideLaneData *rss = tide_timeline_data_find_lane (data, TIDE_COUNTER_RSS, -1);
+  gint64 bounds[] = { 0, JOB_RANK1_FILE, JOB_RANK1_FILE + JOB_RANK1_SHMEM,
+                      job_rank1_rss (6) - JOB_RANK1_FREE, job_rank1_rss (6) };
+  guint c = column_of_rank1_step (f, 6);
+  cairo_surface_t *image;
+  TideRenderLayout l;
+
+  g_assert_no_error (error);
+  g_assert_nonnull (rss);
+  g_assert_true (tide_render_process_png (f->trace, 2, png, WIDTH, HEIGHT, &error));
+  g_assert_no_error (error);
+  image = cairo_image_surface_create_from_png (png);
+  tide_render_layout (&scene, WIDTH, HEIGHT, &l);
+  g_assert_cmpuint (l.n_lanes, ==, 1);
+  for (guint k = 0; k < TIDE_RSS_N_CLASSES; k++)
+    {
+      int bottom = (int) (k == 0 ? l.lanes_y + l.lane_h
+                                 : tide_render_value_to_y (&l, 0, bounds[k], rss->peak));
+      int top = (int) tide_render_value_to_y (&l, 0, bounds[k + 1], rss->peak);
+
+      g_assert_cmpint (bottom - top, >, 2);
+      /* Inside the class's part, clear of the curve's two rows at the top. */
+      for (int y = top + 1; y < bottom - 1; y++)
+        if (k < TIDE_RSS_N_CLASSES - 1 || y > top + 1)
+          g_assert_cmphex (tide_test_pixel (image, c, y), ==, p->rss_class[k]);
+    }
+  cairo_surface_destroy (image);
+  g_unlink (png);
+}
+
 /* tide_render_job_process_at() maps a click to the band drawn there. */
 static void
 test_click (Fixture       *f,
@@ -232,6 +277,7 @@ main (int    argc,
   ADD ("/job-lane/default-process", test_default_process);
   ADD ("/job-lane/find-process", test_find_process);
   ADD ("/job-lane/png", test_png);
+  ADD ("/job-lane/png-rss-classes", test_png_rss_classes);
   ADD ("/job-lane/click", test_click);
 #undef ADD
   return g_test_run ();

@@ -93,6 +93,18 @@ tide_test_trace_write (const char  *dir,
 }
 
 static void
+add_rank1_classes (TideTraceWriter *w,
+                   gint64           t,
+                   gint             k)
+{
+  tide_trace_writer_add_counter (w, 2, TIDE_COUNTER_RSS_FILE, -1, t, JOB_RANK1_FILE);
+  tide_trace_writer_add_counter (w, 2, TIDE_COUNTER_RSS_SHMEM, -1, t, JOB_RANK1_SHMEM);
+  tide_trace_writer_add_counter (w, 2, TIDE_COUNTER_RSS_ANON, -1, t,
+                                 job_rank1_rss (k) - JOB_RANK1_FILE - JOB_RANK1_SHMEM);
+  tide_trace_writer_add_counter (w, 2, TIDE_COUNTER_ALLOC_FREE, -1, t, JOB_RANK1_FREE);
+}
+
+static void
 add_rank (TideTraceWriter *w,
           gint64           id,
           gint64          *step_id,
@@ -115,6 +127,8 @@ add_rank (TideTraceWriter *w,
                                          id == 1 ? job_rank0_rss (k) : job_rank1_rss (k));
           tide_trace_writer_add_counter (w, id, TIDE_COUNTER_PSS, -1, t,
                                          id == 1 ? job_rank0_pss (k) : job_rank1_pss (k));
+          if (id == 2)
+            add_rank1_classes (w, t, k);
         }
       for (gint i = 0; id == 2 && k >= JOB_LEAK_FROM && i < 64; i++, (*alloc_id)++)
         {

@@ -24,8 +24,9 @@
  *   rank 0 (pid 100, process 1): RSS 100 MiB, PSS 70 MiB throughout,
  *     JOB_N_STEPS steps, no leak;
  *   rank 1 (pid 101, process 2): RSS 60 MiB + k * 20 MiB and PSS 30 MiB +
- *     k * 20 MiB in its step k, and 64 blocks of 16 KiB kept every step from
- *     step JOB_LEAK_FROM on.
+ *     k * 20 MiB in its step k, of which 20 MiB file-backed, 10 MiB shmem,
+ *     the rest anonymous with 8 MiB that the allocator holds free; and 64
+ *     blocks of 16 KiB kept every step from step JOB_LEAK_FROM on.
  * Rank 1's steps start half a step later than rank 0's, so that two sets of
  * step bands drawn over each other would show in the strip.  Rank 0 comes
  * first, as the rank that does not leak did in a real job. */
@@ -37,6 +38,9 @@
 #define job_rank1_rss(k) (60 * TEST_MIB + (k) * 20 * TEST_MIB)
 #define job_rank0_pss(k) (70 * TEST_MIB)
 #define job_rank1_pss(k) (30 * TEST_MIB + (k) * 20 * TEST_MIB)
+#define JOB_RANK1_FILE   (20 * TEST_MIB)
+#define JOB_RANK1_SHMEM  (10 * TEST_MIB)
+#define JOB_RANK1_FREE   (8 * TEST_MIB)
 
 #define test_rss(k)     (100 * TEST_MIB + (k) * 10 * TEST_MIB)
 #define test_heap(k)    ((k) * 4 * TEST_MIB)
