@@ -2,8 +2,12 @@
  * Copyright 2026 The Tidemark authors
  *
  * The job lane's data: see tide-job-lane.h.  A process that has not started
- * yet, or has ended, adds nothing to a column: its last RSS is carried
+ * yet, or has ended, adds nothing to a column: its last value is carried
  * only up to its own last sample, as its own lane draws it.
+ *
+ * Each band is a query, so the lane draws at most TIDE_JOB_LANE_MAX_BANDS
+ * processes, the first to start: a job of more (or a damaged trace that
+ * claims millions) still draws in bounded time.
  */
 #include "config.h"
 
@@ -97,8 +101,8 @@ band_new (TideTrace   *trace,
  * @process_ids: (array length=n_processes): the processes, bottom first
  * @labels: (array length=n_processes): what each band is called
  *
- * Each process's RSS over [begin_ns, end_ns) in @n_columns columns, and the
- * peak of their sum.
+ * Each process's PSS (or RSS) over [begin_ns, end_ns) in @n_columns
+ * columns, and the peak of their sum.
  */
 TideJobLane *
 tide_job_lane_query (TideTrace          *trace,
@@ -114,6 +118,7 @@ tide_job_lane_query (TideTrace          *trace,
 
   g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
   g_return_val_if_fail (n_columns > 0, NULL);
+  n_processes = MIN (n_processes, TIDE_JOB_LANE_MAX_BANDS);
   lane->begin_ns = begin_ns;
   lane->end_ns = end_ns;
   lane->n_columns = n_columns;
@@ -140,7 +145,8 @@ static char *
 short_command (const char *cmdline,
                const char *exe)
 {
-  g_auto(GStrv) words = g_strsplit (cmdline != NULL && *cmdline != '\0' ? cmdline : exe, " ", 3);
+  const char *line = cmdline != NULL && *cmdline != '\0' ? cmdline : exe != NULL ? exe : "";
+  g_auto(GStrv) words = g_strsplit (line, " ", 3);
   g_autofree char *program = words[0] != NULL ? g_path_get_basename (words[0]) : g_strdup ("?");
   g_autofree char *first = words[0] != NULL && words[1] != NULL ? g_path_get_basename (words[1])
                                                                 : NULL;
@@ -188,12 +194,13 @@ list_processes (TideTrace  *trace,
   stmt = tide_sqlite_prepare (db, "SELECT id, pid, exe, cmdline, rank FROM processes p"
                                   " WHERE NOT ?2 OR EXISTS (SELECT 1 FROM counters c"
                                   "  WHERE c.process_id = p.id AND c.counter = ?1)"
-                                  " ORDER BY id",
+                                  " ORDER BY id LIMIT ?3",
                               "cannot list the job's processes", error);
   if (stmt == NULL)
     return NULL;
   sqlite3_bind_int (stmt, 1, TIDE_COUNTER_RSS);
   sqlite3_bind_int (stmt, 2, only_counted);
+  sqlite3_bind_int (stmt, 3, only_counted ? TIDE_JOB_LANE_MAX_BANDS : TIDE_JOB_MAX_PROCESSES);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     g_ptr_array_add (processes, job_process_new (stmt));
   sqlite3_finalize (stmt);

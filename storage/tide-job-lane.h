@@ -15,6 +15,9 @@
 
 G_BEGIN_DECLS
 
+#define TIDE_JOB_LANE_MAX_BANDS 64
+#define TIDE_JOB_MAX_PROCESSES  4096   /* what a process picker lists */
+
 typedef struct
 {
   gint64  process_id;
