@@ -10,9 +10,10 @@
  * The first line "baseline used_bytes BYTES" is the use after the context
  * was created, before any allocation.
  */
-#include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "tide-cuda-abi.h"
 
 #include "tidemark.h"
 
@@ -26,7 +27,7 @@ used_bytes (void)
   size_t free_b = 0, total = 0;
 
   cudaDeviceSynchronize ();
-  if (cudaMemGetInfo (&free_b, &total) != cudaSuccess)
+  if (cudaMemGetInfo (&free_b, &total) != TIDE_CUDA_SUCCESS)
     exit (1);
   return total - free_b;
 }
@@ -38,17 +39,18 @@ main (void)
   char *host = NULL;
   void *tmp;
 
-  if (cudaSetDevice (0) != cudaSuccess || cudaFree (0) != cudaSuccess)
+  if (cudaSetDevice (0) != TIDE_CUDA_SUCCESS || cudaFree (0) != TIDE_CUDA_SUCCESS)
     return 77;
   printf ("baseline used_bytes %zu\n", used_bytes ());
-  if (cudaMallocHost ((void **) &host, COPY) != cudaSuccess)
+  if (cudaMallocHost ((void **) &host, COPY) != TIDE_CUDA_SUCCESS)
     return 1;
   for (int step = 1; step <= STEPS; step++)
     {
-      if (cudaMalloc (&kept[step - 1], CHUNK) != cudaSuccess || cudaMalloc (&tmp, CHUNK) != cudaSuccess
-          || cudaMemcpy (kept[step - 1], host, COPY, cudaMemcpyHostToDevice) != cudaSuccess
-          || cudaMemcpy (host, kept[step - 1], COPY, cudaMemcpyDeviceToHost) != cudaSuccess
-          || cudaFree (tmp) != cudaSuccess)
+      if (cudaMalloc (&kept[step - 1], CHUNK) != TIDE_CUDA_SUCCESS
+          || cudaMalloc (&tmp, CHUNK) != TIDE_CUDA_SUCCESS
+          || cudaMemcpy (kept[step - 1], host, COPY, TIDE_CUDA_MEMCPY_HOST_TO_DEVICE) != TIDE_CUDA_SUCCESS
+          || cudaMemcpy (host, kept[step - 1], COPY, TIDE_CUDA_MEMCPY_DEVICE_TO_HOST) != TIDE_CUDA_SUCCESS
+          || cudaFree (tmp) != TIDE_CUDA_SUCCESS)
         return 1;
       printf ("step %d used_bytes %zu\n", step, used_bytes ());
       fflush (stdout);
