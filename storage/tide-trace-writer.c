@@ -37,6 +37,8 @@
 #include <sqlite3.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -153,6 +155,7 @@ static const guint alloc_feed_ints[] = { 1, 4, 5, 6, 7, 8 };
 #define COMMIT_INTERVAL_US (100 * G_TIME_SPAN_MILLISECOND)
 #define WRITER_NICE       (-10)
 #define WRITER_BUSY_TIMEOUT_MS 10000
+#define WRITER_PAGE_SIZE  16384   /* PRAGMA page_size, below */
 /* Disk space set aside at the start for the end of a trace whose disk
  * filled: the meta rows that say so, and the copy of the WAL's pages into
  * the database (the WAL is checkpointed at 1 MiB, so 4 MiB leaves room for
@@ -458,6 +461,31 @@ monotonic_ns (void)
   return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
 }
 
+/* SQLite reads a failed write's errno back from errno after other calls,
+ * and sometimes finds 0 there: then the file system says what happened, a
+ * file at RLIMIT_FSIZE (no room for one more page) or no free blocks. */
+static int
+guess_refused_errno (TideTraceWriter *self)
+{
+  static const char *suffixes[] = { "", "-wal" };
+  struct rlimit limit;
+  struct statvfs fs;
+  struct stat st;
+
+  if (getrlimit (RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+    for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
+      {
+        g_autofree char *name = g_strconcat (self->path, suffixes[i], NULL);
+
+        if (stat (name, &st) == 0 && (guint64) st.st_size + WRITER_PAGE_SIZE > limit.rlim_cur)
+          return EFBIG;
+      }
+  if (statvfs (self->path, &fs) == 0 &&
+      (guint64) (geteuid () == 0 ? fs.f_bfree : fs.f_bavail) * fs.f_frsize < WRITER_PAGE_SIZE)
+    return ENOSPC;
+  return EIO;
+}
+
 /* The errno of a write that the file system refused, or 0 when @rc (what
  * SQLite said) is no such failure.  SQLite says SQLITE_FULL for ENOSPC and
  * SQLITE_IOERR for the rest (EDQUOT, EFBIG, EIO...). */
@@ -471,7 +499,7 @@ refused_write_errno (TideTraceWriter *self,
     return ENOSPC;
   if (rc != SQLITE_IOERR)
     return 0;
-  return err != 0 ? err : EIO;
+  return err != 0 ? err : guess_refused_errno (self);
 }
 
 /* Rows that still matter after a stop: they describe how the recording
