@@ -165,7 +165,7 @@ static const guint alloc_feed_ints[] = { 1, 4, 5, 6, 7, 8 };
 struct _TideTraceWriter
 {
   char         *path;
-  char         *reserve_path;      /* NULL when no reserve could be made */
+  int           reserve_fd;        /* -1 when no reserve could be made */
   sqlite3      *db;
   sqlite3_stmt *stmts[N_OPS];
   TideRowFeed  *alloc_feed;        /* a run of OP_ALLOC, as a table */
@@ -668,8 +668,10 @@ writer_thread_main (gpointer data)
   return NULL;
 }
 
-/* Takes RESERVE_BYTES of the trace's file system, in a file beside it,
- * for finish to give back if the disk fills.  Without room for it the
+/* Takes RESERVE_BYTES of the trace's file system, for finish to give back
+ * if the disk fills: a file beside the trace, unlinked at once, whose
+ * blocks stay taken while its descriptor is open.  So nothing is left
+ * behind, even by a recorder that is killed.  Without room for it the
  * recording goes on without one. */
 static void
 writer_make_reserve (TideTraceWriter *self)
@@ -679,22 +681,21 @@ writer_make_reserve (TideTraceWriter *self)
 
   if (fd < 0)
     return;
+  unlink (path);
   if (posix_fallocate (fd, 0, RESERVE_BYTES) != 0)
     {
       close (fd);
-      unlink (path);
       return;
     }
-  close (fd);
-  self->reserve_path = g_steal_pointer (&path);
+  self->reserve_fd = fd;
 }
 
 static void
 writer_release_reserve (TideTraceWriter *self)
 {
-  if (self->reserve_path != NULL)
-    unlink (self->reserve_path);
-  g_clear_pointer (&self->reserve_path, g_free);
+  if (self->reserve_fd >= 0)
+    close (self->reserve_fd);
+  self->reserve_fd = -1;
 }
 
 static gboolean
@@ -805,6 +806,7 @@ tide_trace_writer_new (const char  *path,
   g_autoptr(TideTraceWriter) self = g_new0 (TideTraceWriter, 1);
 
   self->path = g_strdup (path);
+  self->reserve_fd = -1;
   self->pending = g_array_new (FALSE, FALSE, sizeof (Op));
   g_array_set_clear_func (self->pending, (GDestroyNotify) op_clear);
   self->end_rows = g_array_new (FALSE, FALSE, sizeof (Op));
