@@ -173,6 +173,14 @@ SAME_FIELD (TideNvtxEventAttributes, message.ascii, nvtxEventAttributes_t, messa
 /* ---- NVML ------------------------------------------------------------------ */
 
 #if TIDE_HAVE_NVML_H
+/* The four-field layout that nvmlDeviceGetComputeRunningProcesses_v3
+ * fills: nvmlProcessInfo_t in NVML API 11, nvmlProcessInfo_v2_t from 12 on.
+ * (Unchecked where this was written: that toolkit had no nvml.h.) */
+#if NVML_API_VERSION >= 12
+typedef nvmlProcessInfo_v2_t TheirProcessInfo;
+#else
+typedef nvmlProcessInfo_t TheirProcessInfo;
+#endif
 _Static_assert (SAME_TYPE (TideNvmlReturn, nvmlReturn_t), "TideNvmlReturn");
 _Static_assert (SAME_TYPE (TideNvmlDevice, nvmlDevice_t), "TideNvmlDevice");
 SAME_VALUE (TIDE_NVML_SUCCESS, NVML_SUCCESS)
@@ -181,11 +189,11 @@ SAME_LAYOUT (TideNvmlMemory, nvmlMemory_t)
 SAME_FIELD (TideNvmlMemory, total, nvmlMemory_t, total)
 SAME_FIELD (TideNvmlMemory, free, nvmlMemory_t, free)
 SAME_FIELD (TideNvmlMemory, used, nvmlMemory_t, used)
-SAME_LAYOUT (TideNvmlProcessInfo, nvmlProcessInfo_t)
-SAME_FIELD (TideNvmlProcessInfo, pid, nvmlProcessInfo_t, pid)
-SAME_FIELD (TideNvmlProcessInfo, used_gpu_memory, nvmlProcessInfo_t, usedGpuMemory)
-SAME_FIELD (TideNvmlProcessInfo, gpu_instance_id, nvmlProcessInfo_t, gpuInstanceId)
-SAME_FIELD (TideNvmlProcessInfo, compute_instance_id, nvmlProcessInfo_t, computeInstanceId)
+SAME_LAYOUT (TideNvmlProcessInfo, TheirProcessInfo)
+SAME_FIELD (TideNvmlProcessInfo, pid, TheirProcessInfo, pid)
+SAME_FIELD (TideNvmlProcessInfo, used_gpu_memory, TheirProcessInfo, usedGpuMemory)
+SAME_FIELD (TideNvmlProcessInfo, gpu_instance_id, TheirProcessInfo, gpuInstanceId)
+SAME_FIELD (TideNvmlProcessInfo, compute_instance_id, TheirProcessInfo, computeInstanceId)
 #endif
 
 /* ---- functions ------------------------------------------------------------- *
@@ -195,7 +203,7 @@ SAME_FIELD (TideNvmlProcessInfo, compute_instance_id, nvmlProcessInfo_t, compute
 #define TideCuMemAllocationProp CUmemAllocationProp
 #define TideCudaPointerAttributes struct cudaPointerAttributes
 #define TideNvmlMemory nvmlMemory_t
-#define TideNvmlProcessInfo nvmlProcessInfo_t
+#define TideNvmlProcessInfo TheirProcessInfo
 
 #define SAME_FUNCTION(ret, name, params) \
   _Static_assert (SAME_TYPE (__typeof__ (name), ret params), #name " has another type in the toolkit");
