@@ -26,6 +26,7 @@ fi
 
 if [ -e /usr/local/cuda ]; then
   empty=$(mktemp -d /tmp/tide-no-cuda-XXXXXX)
+  trap 'umount /usr/local/cuda; rmdir "$empty"' EXIT
   mount --bind "$empty" /usr/local/cuda
 fi
 for h in /usr/local/cuda/include/cuda.h /usr/include/cuda.h /usr/include/cuda_runtime_api.h; do
