@@ -73,6 +73,7 @@ tide_cli_report (int    argc,
   g_auto(GStrv) files = NULL;
   g_autofree char *format = NULL;
   g_autofree char *by = NULL;
+  g_autofree char *early_end = NULL;
   ReportRequest req = { .by = TIDE_GROUP_BY_STACK };
   GOptionEntry entries[] = {
     { "steps", 0, 0, G_OPTION_ARG_NONE, &req.steps, "One row per step", NULL },
@@ -110,7 +111,11 @@ tide_cli_report (int    argc,
   trace = tide_trace_open (files[0], &error);
   if (trace == NULL)
     return storage_failure (error);
-  if (!tide_trace_is_complete (trace))
+  early_end = tide_trace_describe_early_end (trace);
+  if (early_end != NULL)
+    fprintf (stderr, "tidemark: note: %s ends early (%s); the report covers what was "
+                     "written before\n", files[0], early_end);
+  else if (!tide_trace_is_complete (trace))
     fprintf (stderr, "tidemark: note: %s is incomplete (its recording did not finish); "
                      "the report covers what was written\n", files[0]);
   if (!run_report (trace, &req, out, &error))

@@ -311,6 +311,7 @@ _tide_window_set_trace (TideWindow *self,
                         TideTrace  *trace)
 {
   g_autofree char *basename = NULL;
+  g_autofree char *early_end = NULL;
   gboolean same_file;
   gint keep_step;
 
@@ -333,7 +334,15 @@ _tide_window_set_trace (TideWindow *self,
   adw_window_title_set_subtitle (self->title, basename);
   self->state = TIDE_WINDOW_TRACE;
   gtk_stack_set_visible_child_name (self->stack, "trace");
-  if (!tide_trace_is_complete (trace) && self->recorder == NULL)
+  early_end = tide_trace_describe_early_end (trace);
+  if (early_end != NULL && self->recorder == NULL)
+    {
+      g_autofree char *text = g_strdup_printf ("This trace ends early: its recording stopped "
+                                               "writing it (%s). It shows what was written "
+                                               "before.", early_end);
+      set_banner (self, text);
+    }
+  else if (!tide_trace_is_complete (trace) && self->recorder == NULL)
     set_banner (self, "This trace is incomplete: it is still being recorded, or its recording "
                       "stopped early. It shows what was written so far.");
   else if (self->recorder == NULL)

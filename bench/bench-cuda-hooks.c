@@ -17,14 +17,14 @@
  */
 #include "config.h"
 
-#include <cuda.h>
-#include <cuda_runtime_api.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "tide-cuda-abi.h"
 
 #define N_OPS   6
 #define N_CALLS 20000
@@ -81,7 +81,7 @@ static void
 time_driver_alloc (double *alloc_ns,
                    double *free_ns)
 {
-  static CUdeviceptr p[BATCH];
+  static TideCuDeviceptr p[BATCH];
   double a = 0, f = 0, t0;
 
   for (int round = 0; round < N_CALLS / BATCH; round++)
@@ -113,9 +113,9 @@ time_copies (void     *dev,
       t0 = now_ns ();
       for (int i = 0; i < BATCH; i++)
         if (async)
-          cudaMemcpyAsync (host, dev, n, cudaMemcpyDeviceToHost, 0);
+          cudaMemcpyAsync (host, dev, n, TIDE_CUDA_MEMCPY_DEVICE_TO_HOST, 0);
         else
-          cudaMemcpy (dev, host, n, cudaMemcpyHostToDevice);
+          cudaMemcpy (dev, host, n, TIDE_CUDA_MEMCPY_HOST_TO_DEVICE);
       total += now_ns () - t0;
       g_usleep (PAUSE_US / 2);
     }

@@ -727,6 +727,7 @@ tide_attach_run (const TideAttachOptions  *options,
 {
   Loader self = { .signal_fd = -1, .timer_fd = -1, .pidfd = -1 };
   gboolean created = FALSE;
+  g_autofree char *early_end = NULL;
   int status = -1;
 
   self.base = (TideAttach) {
@@ -774,6 +775,9 @@ tide_attach_run (const TideAttachOptions  *options,
   if (!finish_trace (&self, error))
     goto out;
   status = 0;
+  early_end = tide_trace_writer_describe_early_end (self.base.writer);
+  if (early_end != NULL)
+    g_printerr ("tidemark: %s\n", early_end);
   if (!options->quiet)
     g_printerr ("tidemark: detached from process %d; trace %s: %u processes, %" G_GINT64_FORMAT
                 " steps, peak RSS %.1f MiB\n", options->pid, options->output,

@@ -2,7 +2,8 @@
  * Copyright 2026 The Tidemark authors
  *
  * tide-nvml.c: NVML through dlopen.  Only the handful of calls we use, with
- * the types of their stable ABI (nvml.h is not needed to build).
+ * the types of their stable ABI (tide-cuda-abi.h; nvml.h is not needed to
+ * build).
  *
  * Device numbers are CUDA's, as the target sees them: with
  * CUDA_VISIBLE_DEVICES set to indexes or UUIDs, CUDA device i is the i-th
@@ -21,45 +22,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tide-cuda-abi.h"
 #include "tide-recorder-private.h"
 #include "tide-schema.h"
 
-#define NVML_SUCCESS              0
-#define NVML_ERROR_INSUFFICIENT_SIZE 7
 #define NVML_MAX_PROCESSES        256
-
-typedef void *NvmlDevice;
-
-typedef struct
-{
-  unsigned long long total;
-  unsigned long long free;
-  unsigned long long used;
-} NvmlMemory;
-
-typedef struct
-{
-  unsigned int       pid;
-  unsigned long long used_gpu_memory;
-  unsigned int       gpu_instance_id;
-  unsigned int       compute_instance_id;
-} NvmlProcessInfo;   /* nvmlProcessInfo_t, the _v2/_v3 layout */
 
 struct _TideNvml
 {
   void        *lib;
-  int        (*shutdown) (void);
-  int        (*memory_info) (NvmlDevice, NvmlMemory *);
-  int        (*processes) (NvmlDevice, unsigned int *, NvmlProcessInfo *);
-  GPtrArray   *devices;        /* NvmlDevice, by CUDA index */
+  TideNvmlFn_nvmlShutdown shutdown;
+  TideNvmlFn_nvmlDeviceGetMemoryInfo memory_info;
+  /* _v3, or _v2: both fill the same TideTideNvmlProcessInfo. */
+  TideNvmlFn_nvmlDeviceGetComputeRunningProcesses_v3 processes;
+  GPtrArray   *devices;        /* TideNvmlDevice, by CUDA index */
   gint64       next_poll_ns;
   GHashTable  *written;        /* (process id, counter, device) -> last value */
 };
 
-typedef int (*InitFn) (void);
-typedef int (*CountFn) (unsigned int *);
-typedef int (*ByIndexFn) (unsigned int, NvmlDevice *);
-typedef int (*ByUuidFn) (const char *, NvmlDevice *);
+typedef TideNvmlFn_nvmlInit_v2 InitFn;
+typedef TideNvmlFn_nvmlDeviceGetCount_v2 CountFn;
+typedef TideNvmlFn_nvmlDeviceGetHandleByIndex_v2 ByIndexFn;
+typedef TideNvmlFn_nvmlDeviceGetHandleByUUID ByUuidFn;
 
 /* The NVML devices that CUDA numbers 0, 1, ... in the target. */
 static void
@@ -70,7 +54,7 @@ map_devices (TideNvml  *self,
 {
   const char *visible = g_getenv ("CUDA_VISIBLE_DEVICES");
   unsigned int n = 0;
-  NvmlDevice dev;
+  TideNvmlDevice dev;
 
   if (visible != NULL)
     {
@@ -81,19 +65,19 @@ map_devices (TideNvml  *self,
           char *id = g_strstrip (ids[i]), *end = NULL;
           gint64 index = g_ascii_strtoll (id, &end, 10);
 
-          if (end != id && *end == '\0' && index >= 0 && by_index ((unsigned) index, &dev) == NVML_SUCCESS)
+          if (end != id && *end == '\0' && index >= 0 && by_index ((unsigned) index, &dev) == TIDE_NVML_SUCCESS)
             g_ptr_array_add (self->devices, dev);
-          else if (by_uuid != NULL && *id != '\0' && by_uuid (id, &dev) == NVML_SUCCESS)
+          else if (by_uuid != NULL && *id != '\0' && by_uuid (id, &dev) == TIDE_NVML_SUCCESS)
             g_ptr_array_add (self->devices, dev);
           else
             break;  /* CUDA stops at the first invalid entry too */
         }
       return;
     }
-  if (count (&n) != NVML_SUCCESS)
+  if (count (&n) != TIDE_NVML_SUCCESS)
     return;
   for (unsigned int i = 0; i < n; i++)
-    if (by_index (i, &dev) == NVML_SUCCESS)
+    if (by_index (i, &dev) == TIDE_NVML_SUCCESS)
       g_ptr_array_add (self->devices, dev);
 }
 
@@ -121,7 +105,7 @@ tide_nvml_open (void)
   if (self->processes == NULL)
     *(void **) &self->processes = dlsym (self->lib, "nvmlDeviceGetComputeRunningProcesses_v2");
   if (init == NULL || self->shutdown == NULL || count == NULL || by_index == NULL
-      || self->memory_info == NULL || init () != NVML_SUCCESS)
+      || self->memory_info == NULL || init () != TIDE_NVML_SUCCESS)
     {
       self->shutdown = NULL;
       return NULL;
@@ -158,10 +142,10 @@ tide_nvml_device_memory (TideNvml *self,
                          guint64  *used,
                          guint64  *total)
 {
-  NvmlMemory m;
+  TideNvmlMemory m;
 
   if (device >= self->devices->len
-      || self->memory_info (g_ptr_array_index (self->devices, device), &m) != NVML_SUCCESS)
+      || self->memory_info (g_ptr_array_index (self->devices, device), &m) != TIDE_NVML_SUCCESS)
     return FALSE;
   *used = m.used;
   *total = m.total;
@@ -172,12 +156,12 @@ tide_nvml_device_memory (TideNvml *self,
 static unsigned int
 device_processes (TideNvml        *self,
                   guint            device,
-                  NvmlProcessInfo *infos)
+                  TideNvmlProcessInfo *infos)
 {
   unsigned int n = NVML_MAX_PROCESSES;
 
   if (self->processes == NULL || device >= self->devices->len
-      || self->processes (g_ptr_array_index (self->devices, device), &n, infos) != NVML_SUCCESS)
+      || self->processes (g_ptr_array_index (self->devices, device), &n, infos) != TIDE_NVML_SUCCESS)
     return 0;
   return MIN (n, NVML_MAX_PROCESSES);
 }
@@ -188,7 +172,7 @@ tide_nvml_process_memory (TideNvml *self,
                           guint     pid,
                           guint64  *used)
 {
-  NvmlProcessInfo infos[NVML_MAX_PROCESSES];
+  TideNvmlProcessInfo infos[NVML_MAX_PROCESSES];
   unsigned int n = device_processes (self, device, infos);
 
   for (unsigned int i = 0; i < n; i++)
@@ -236,7 +220,7 @@ poll_processes (TideNvml     *self,
                 guint         device,
                 gint64        now_ns)
 {
-  NvmlProcessInfo infos[NVML_MAX_PROCESSES];
+  TideNvmlProcessInfo infos[NVML_MAX_PROCESSES];
   unsigned int n = device_processes (self, device, infos);
 
   for (guint i = 0; i < recorder->processes->len; i++)

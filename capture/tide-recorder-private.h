@@ -95,6 +95,7 @@ struct _TideRecorder
   int                      child_status;
   gint64                   child_exit_ns;
   gboolean                 child_exited;
+  gboolean                 restore_sigxfsz; /* the target gets SIGXFSZ's default back */
 
   gint64                   start_ns;
   guint64                  peak_rss;

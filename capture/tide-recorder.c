@@ -161,6 +161,22 @@ target_environment (TideRecorder *self)
   return env;
 }
 
+/* A trace that reaches RLIMIT_FSIZE must end like one on a full disk
+ * (tide-trace-writer.c): the write fails with EFBIG instead of SIGXFSZ
+ * killing the recorder.  The target gets the disposition it would have had
+ * (spawn_target). */
+static void
+ignore_file_size_signal (TideRecorder *self)
+{
+  struct sigaction old;
+
+  if (sigaction (SIGXFSZ, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+    {
+      signal (SIGXFSZ, SIG_IGN);
+      self->restore_sigxfsz = TRUE;
+    }
+}
+
 /* Starts the target with posix_spawnp: glibc's vfork-style spawn copies no
  * page tables, so the recorder (its libraries, SQLite's cache, its threads'
  * stacks) does not pay for a fork it would throw away at once, nor take a
@@ -181,7 +197,16 @@ spawn_target (TideRecorder  *self,
   sigemptyset (&none);
   posix_spawnattr_init (&attr);
   posix_spawnattr_setsigmask (&attr, &none);
-  posix_spawnattr_setflags (&attr, POSIX_SPAWN_SETSIGMASK);
+  if (self->restore_sigxfsz)
+    {
+      sigset_t xfsz;
+
+      sigemptyset (&xfsz);
+      sigaddset (&xfsz, SIGXFSZ);
+      posix_spawnattr_setsigdefault (&attr, &xfsz);
+    }
+  posix_spawnattr_setflags (&attr, POSIX_SPAWN_SETSIGMASK
+                                   | (self->restore_sigxfsz ? POSIX_SPAWN_SETSIGDEF : 0));
   rc = posix_spawnp (&pid, self->options->argv[0], NULL, &attr, self->options->argv, env);
   posix_spawnattr_destroy (&attr);
   if (rc != 0)
@@ -531,6 +556,7 @@ tide_record_run (const TideRecordOptions  *options,
     .next_process_id = 1, .next_thread_id = 1, .next_scope_id = 1,
     .next_step_id = 1,
   };
+  g_autofree char *early_end = NULL;
   int status = -1;
 
   self.processes = g_ptr_array_new ();
@@ -543,6 +569,7 @@ tide_record_run (const TideRecordOptions  *options,
    * GUI's SIGINT (fatal) away from the signalfd. */
   if (!open_signal_and_timer (&self, error))
     goto out;
+  ignore_file_size_signal (&self);
   self.writer = tide_trace_writer_new (options->output, error);
   if (self.writer == NULL)
     goto out;
@@ -559,6 +586,10 @@ tide_record_run (const TideRecordOptions  *options,
   if (!finish_trace (&self, error))
     goto out;
   status = self.child_status;
+  early_end = tide_trace_writer_describe_early_end (self.writer);
+  /* Said even with --quiet: the trace is not all the user asked for. */
+  if (early_end != NULL)
+    g_printerr ("tidemark: %s\n", early_end);
 
   if (!options->quiet)
     g_printerr ("tidemark: trace %s: %u processes, %" G_GINT64_FORMAT " steps, "

@@ -13,5 +13,8 @@ G_BEGIN_DECLS
 sqlite3 *_tide_trace_get_db (TideTrace *self);
 char    *_tide_trace_retained_rows_sql (TideTrace  *self,
                                         const char *process_filter);
+/* "disk full at 41.2 s" for a trace whose writes were refused (its meta
+ * says stopped_reason), else NULL. */
+char    *_tide_trace_describe_early_end_db (sqlite3 *db);
 
 G_END_DECLS

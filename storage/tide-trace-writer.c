@@ -16,12 +16,29 @@
  * Nothing a caller does waits for SQLite, except when the writer falls far
  * behind (pending_limit): then callers wait, so memory stays bounded and
  * the pressure travels back to the targets' sockets.
+ *
+ * When the file system refuses a write (disk full, quota, file size limit,
+ * I/O error), the writer stops writing and keeps the trace it has: every
+ * committed transaction is safe in the WAL or the database (SQLite rolls
+ * the failed one back), so the trace ends at the last commit, at most a
+ * tenth of a second before the failure.  Rows that come later are dropped
+ * at once, so the recording goes on at full speed and the program never
+ * notices; only the few rows that describe the end (meta, process ends)
+ * are kept for finish.  Finish then frees a reserve of disk space taken at
+ * the start, writes why and when the trace ends, and folds the WAL into
+ * the one file.  The trace stays marked incomplete, without the summaries
+ * that finish would build: they take space that may not be there, and a
+ * reader builds them in memory for an incomplete trace (tide-trace.c).
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,6 +47,7 @@
 #include "tide-row-feed.h"
 #include "tide-schema.h"
 #include "tide-storage-error.h"
+#include "tide-trace-private.h"
 #include "tide-trace-writer.h"
 
 typedef enum
@@ -137,10 +155,17 @@ static const guint alloc_feed_ints[] = { 1, 4, 5, 6, 7, 8 };
 #define COMMIT_INTERVAL_US (100 * G_TIME_SPAN_MILLISECOND)
 #define WRITER_NICE       (-10)
 #define WRITER_BUSY_TIMEOUT_MS 10000
+#define WRITER_PAGE_SIZE  16384   /* PRAGMA page_size, below */
+/* Disk space set aside at the start for the end of a trace whose disk
+ * filled: the meta rows that say so, and the copy of the WAL's pages into
+ * the database (the WAL is checkpointed at 1 MiB, so 4 MiB leaves room for
+ * one that a reader held back). */
+#define RESERVE_BYTES     (4 * 1024 * 1024)
 
 struct _TideTraceWriter
 {
   char         *path;
+  int           reserve_fd;        /* -1 when no reserve could be made */
   sqlite3      *db;
   sqlite3_stmt *stmts[N_OPS];
   TideRowFeed  *alloc_feed;        /* a run of OP_ALLOC, as a table */
@@ -164,6 +189,9 @@ struct _TideTraceWriter
   guint64       flushes_done;     /* ... that a commit has answered */
   guint         pending_limit;
   GError       *error;         /* first write error, reported by finish */
+  int           stop_errno;    /* the file system refused a write: no more rows */
+  gint64        stop_ns;       /* when, CLOCK_MONOTONIC */
+  GArray       *end_rows;      /* of Op: what describes the end, kept after a stop */
   guint         stopping : 1;
   guint         finished : 1;
 };
@@ -424,18 +452,122 @@ writer_commit (TideTraceWriter  *self,
          tide_sqlite_exec (self->db, "COMMIT", error);
 }
 
-/* A failed insert or commit loses every row since the last commit; the
+static gint64
+monotonic_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
+}
+
+/* SQLite reads a failed write's errno back from errno after other calls,
+ * and sometimes finds 0 there: then the file system says what happened, a
+ * file at RLIMIT_FSIZE (no room for one more page) or no free blocks. */
+static int
+guess_refused_errno (TideTraceWriter *self)
+{
+  static const char *suffixes[] = { "", "-wal" };
+  struct rlimit limit;
+  struct statvfs fs;
+  struct stat st;
+
+  if (getrlimit (RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+    for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
+      {
+        g_autofree char *name = g_strconcat (self->path, suffixes[i], NULL);
+
+        if (stat (name, &st) == 0 && (guint64) st.st_size + WRITER_PAGE_SIZE > limit.rlim_cur)
+          return EFBIG;
+      }
+  if (statvfs (self->path, &fs) == 0 &&
+      (guint64) (geteuid () == 0 ? fs.f_bfree : fs.f_bavail) * fs.f_frsize < WRITER_PAGE_SIZE)
+    return ENOSPC;
+  return EIO;
+}
+
+/* The errno of a write that the file system refused, or 0 when @rc (what
+ * SQLite said) is no such failure.  SQLite says SQLITE_FULL for ENOSPC and
+ * SQLITE_IOERR for the rest (EDQUOT, EFBIG, EIO...). */
+static int
+refused_write_errno (TideTraceWriter *self,
+                     int              rc)
+{
+  int err = sqlite3_system_errno (self->db);
+
+  if (rc == SQLITE_FULL)
+    return ENOSPC;
+  if (rc != SQLITE_IOERR)
+    return 0;
+  return err != 0 ? err : guess_refused_errno (self);
+}
+
+/* Rows that still matter after a stop: they describe how the recording
+ * ended, are few, and change no table's size much. */
+static gboolean
+op_describes_end (const Op *op)
+{
+  return op->type == OP_META || op->type == OP_PROCESS_END || op->type == OP_PROCESS_RANK;
+}
+
+/* Moves the rows of @ops that describe the end to end_rows; the mutex is
+ * held. */
+static void
+keep_end_rows_locked (TideTraceWriter *self,
+                      GArray          *ops)
+{
+  for (guint i = 0; i < ops->len; i++)
+    {
+      Op *op = &g_array_index (ops, Op, i);
+
+      if (op_describes_end (op))
+        {
+          g_array_append_vals (self->end_rows, op, 1);
+          memset (op->texts, 0, sizeof op->texts);  /* now end_rows' */
+        }
+    }
+  g_array_set_size (ops, 0);
+}
+
+/* From now on rows are dropped as they come.  @batch, the rows being
+ * written, and those pending keep only what describes the end: what was
+ * written of them is rolled back. */
+static void
+writer_stop (TideTraceWriter *self,
+             int              err,
+             GArray          *batch)
+{
+  g_mutex_lock (&self->mutex);
+  self->stop_errno = err;
+  self->stop_ns = monotonic_ns ();
+  keep_end_rows_locked (self, batch);
+  keep_end_rows_locked (self, self->pending);
+  g_cond_broadcast (&self->batch_done);
+  g_mutex_unlock (&self->mutex);
+}
+
+/* A failed insert or commit of @batch loses every row since the last
+ * commit.  When the file system refused it, the writer stops; any other
  * first error is what finish reports. */
 static void
 writer_roll_back (TideTraceWriter  *self,
+                  GArray           *batch,
                   GError          **error)
 {
+  int err = refused_write_errno (self, sqlite3_errcode (self->db));
+
   if (!sqlite3_get_autocommit (self->db))
     sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
   self->in_transaction = FALSE;
   self->rows_since_commit = 0;
   tide_alloc_range_reset (&self->range);  /* its rowids are gone */
 
+  if (err != 0)
+    {
+      writer_stop (self, err, batch);
+      g_clear_error (error);
+      return;
+    }
   g_mutex_lock (&self->mutex);
   if (self->error == NULL)
     self->error = g_steal_pointer (error);
@@ -511,12 +643,14 @@ writer_thread_main (gpointer data)
       flushes_wanted = self->flushes_wanted;
       g_mutex_unlock (&self->mutex);
 
+      if (self->stop_errno != 0)
+        g_array_set_size (batch, 0);
       if (batch->len > 0 && !writer_write_batch (self, batch, &error))
-        writer_roll_back (self, &error);
+        writer_roll_back (self, batch, &error);
       now = g_get_monotonic_time ();
       if (writer_should_commit (self, stopping, flushes_wanted != self->flushes_done, now) &&
           !writer_commit (self, &error))
-        writer_roll_back (self, &error);
+        writer_roll_back (self, batch, &error);
       if (!self->in_transaction || now >= self->next_commit)
         self->next_commit = now + COMMIT_INTERVAL_US;
       g_array_set_size (batch, 0);
@@ -534,17 +668,48 @@ writer_thread_main (gpointer data)
   return NULL;
 }
 
+/* Takes RESERVE_BYTES of the trace's file system, for finish to give back
+ * if the disk fills: a file beside the trace, unlinked at once, whose
+ * blocks stay taken while its descriptor is open.  So nothing is left
+ * behind, even by a recorder that is killed.  Without room for it the
+ * recording goes on without one. */
+static void
+writer_make_reserve (TideTraceWriter *self)
+{
+  g_autofree char *path = g_strconcat (self->path, "-reserve", NULL);
+  int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+  if (fd < 0)
+    return;
+  unlink (path);
+  if (posix_fallocate (fd, 0, RESERVE_BYTES) != 0)
+    {
+      close (fd);
+      return;
+    }
+  self->reserve_fd = fd;
+}
+
+static void
+writer_release_reserve (TideTraceWriter *self)
+{
+  if (self->reserve_fd >= 0)
+    close (self->reserve_fd);
+  self->reserve_fd = -1;
+}
+
 static gboolean
 writer_open_db (TideTraceWriter  *self,
                 GError          **error)
 {
   /* A new trace replaces an old one, including its WAL. */
-  for (guint i = 0; i < 3; i++)
+  for (guint i = 0; i < 4; i++)
     {
-      static const char *suffixes[] = { "", "-wal", "-shm" };
+      static const char *suffixes[] = { "", "-wal", "-shm", "-reserve" };
       g_autofree char *name = g_strconcat (self->path, suffixes[i], NULL);
       unlink (name);
     }
+  writer_make_reserve (self);
 
   if (sqlite3_open_v2 (self->path, &self->db,
                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -619,7 +784,9 @@ tide_trace_writer_free (TideTraceWriter *self)
   sqlite3_finalize (self->long_lived_stmt);
   sqlite3_finalize (self->alloc_feed_stmt);
   sqlite3_close (self->db);
+  writer_release_reserve (self);
   g_array_unref (self->pending);
+  g_array_unref (self->end_rows);
   g_clear_error (&self->error);
   g_mutex_clear (&self->mutex);
   g_cond_clear (&self->wake_writer);
@@ -635,8 +802,11 @@ tide_trace_writer_new (const char  *path,
   g_autoptr(TideTraceWriter) self = g_new0 (TideTraceWriter, 1);
 
   self->path = g_strdup (path);
+  self->reserve_fd = -1;
   self->pending = g_array_new (FALSE, FALSE, sizeof (Op));
   g_array_set_clear_func (self->pending, (GDestroyNotify) op_clear);
+  self->end_rows = g_array_new (FALSE, FALSE, sizeof (Op));
+  g_array_set_clear_func (self->end_rows, (GDestroyNotify) op_clear);
   self->pending_limit = 256 * 1024;
   g_mutex_init (&self->mutex);
   g_cond_init (&self->wake_writer);
@@ -657,10 +827,19 @@ writer_push (TideTraceWriter *self,
   g_return_if_fail (!self->finished);
 
   g_mutex_lock (&self->mutex);
-  while (self->pending->len >= self->pending_limit && !self->stopping)
+  while (self->pending->len >= self->pending_limit && !self->stopping && self->stop_errno == 0)
     {
       g_cond_signal (&self->wake_writer);
       g_cond_wait (&self->batch_done, &self->mutex);
+    }
+  if (self->stop_errno != 0)
+    {
+      if (op_describes_end (op))
+        g_array_append_vals (self->end_rows, op, 1);
+      else
+        op_clear ((Op *) op);
+      g_mutex_unlock (&self->mutex);
+      return;
     }
   g_array_append_vals (self->pending, op, 1);
   if (self->pending->len == BATCH_WAKE_ROWS)
@@ -915,8 +1094,61 @@ writer_stop_thread (TideTraceWriter *self)
   self->thread = NULL;
 }
 
+/* What the meta of a trace that ends early says (tide-trace.c reads it). */
+static const char *
+stop_reason (int err)
+{
+  switch (err)
+    {
+    case ENOSPC:
+      return "disk full";
+    case EDQUOT:
+      return "disk quota exceeded";
+    case EFBIG:
+      return "file size limit reached";
+    case EIO:
+      return "I/O error";
+    default:
+      return g_strerror (err);
+    }
+}
+
+/* The end of a trace whose writes were refused: the reserve goes back to
+ * the file system, the kept end rows and the reason are written, and the
+ * WAL is folded into the database.  Each of these may fail again (a full
+ * disk without a reserve, a file at its size limit): the trace is still
+ * whole at its last commit, as a database and its WAL. */
+static void
+writer_finish_early (TideTraceWriter *self)
+{
+  g_autoptr(GArray) rows = g_steal_pointer (&self->end_rows);
+  g_autoptr(GError) error = NULL;
+  Op op = { .type = OP_META, .ints = { self->stop_ns } };
+
+  self->end_rows = g_array_new (FALSE, FALSE, sizeof (Op));
+  writer_release_reserve (self);
+  op.texts[0] = g_strdup ("stopped_ns");
+  g_array_append_vals (rows, &op, 1);
+  op = (Op) { .type = OP_META };
+  op.texts[0] = g_strdup ("stopped_reason");
+  op.texts[1] = g_strdup (stop_reason (self->stop_errno));
+  g_array_append_vals (rows, &op, 1);
+  if (!writer_write_batch (self, rows, &error) || !writer_commit (self, &error))
+    {
+      if (!sqlite3_get_autocommit (self->db))
+        sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
+      self->in_transaction = FALSE;
+      g_clear_error (&error);
+    }
+  if (!tide_sqlite_exec (self->db, "PRAGMA wal_checkpoint(TRUNCATE);"
+                                   "PRAGMA journal_mode = DELETE;", &error))
+    g_debug ("the trace that ends early keeps its WAL: %s", error->message);
+}
+
 /* Writes what is pending, builds the summaries, marks the trace complete and
- * leaves one self-contained file (no -wal beside it). */
+ * leaves one self-contained file (no -wal beside it).  A trace whose writes
+ * the file system refused is kept as it is, incomplete: finish succeeds,
+ * and tide_trace_writer_describe_early_end says what happened. */
 gboolean
 tide_trace_writer_finish (TideTraceWriter  *self,
                           GError          **error)
@@ -929,11 +1161,62 @@ tide_trace_writer_finish (TideTraceWriter  *self,
       g_propagate_error (error, g_steal_pointer (&self->error));
       return FALSE;
     }
+  if (self->stop_errno != 0)
+    {
+      writer_finish_early (self);
+      return TRUE;
+    }
 
+  writer_release_reserve (self);
   return tide_analysis_build (self->db, error) &&
          tide_sqlite_exec (self->db,
                            "INSERT OR REPLACE INTO meta (key, value) VALUES ('complete', 1);"
                            "PRAGMA wal_checkpoint(TRUNCATE);"
                            "PRAGMA journal_mode = DELETE;",
                            error);
+}
+
+/**
+ * tide_trace_writer_describe_early_end:
+ *
+ * After a finish that kept a trace whose writes were refused, one line for
+ * the user: what happened, when, and which steps the trace holds ("disk
+ * full at 41.2 s; the trace holds steps 1-57").  %NULL for a trace that
+ * was written to its end.
+ */
+char *
+tide_trace_writer_describe_early_end (TideTraceWriter *self)
+{
+  g_autofree char *what = NULL;
+  sqlite3_stmt *stmt = NULL;
+  gint64 first = 0, last = 0;
+
+  if (!self->finished || self->stop_errno == 0)
+    return NULL;
+  what = _tide_trace_describe_early_end_db (self->db);
+  if (what == NULL)
+    {
+      gint64 start_ns = 0;
+
+      if (sqlite3_prepare_v2 (self->db, "SELECT value FROM meta WHERE key = 'start_ns'", -1,
+                              &stmt, NULL) == SQLITE_OK && sqlite3_step (stmt) == SQLITE_ROW)
+        start_ns = sqlite3_column_int64 (stmt, 0);
+      sqlite3_finalize (stmt);
+      stmt = NULL;
+      what = g_strdup_printf ("%s at %.1f s", stop_reason (self->stop_errno),
+                              start_ns > 0 ? (self->stop_ns - start_ns) / 1e9 : 0.0);
+    }
+  if (sqlite3_prepare_v2 (self->db, "SELECT min (number), max (number) FROM steps", -1, &stmt,
+                          NULL) == SQLITE_OK && sqlite3_step (stmt) == SQLITE_ROW)
+    {
+      first = sqlite3_column_int64 (stmt, 0);
+      last = sqlite3_column_int64 (stmt, 1);
+    }
+  sqlite3_finalize (stmt);
+  if (last == 0)
+    return g_strdup_printf ("%s; the trace holds no steps", what);
+  if (first == last)
+    return g_strdup_printf ("%s; the trace holds step %" G_GINT64_FORMAT, what, last);
+  return g_strdup_printf ("%s; the trace holds steps %" G_GINT64_FORMAT "-%" G_GINT64_FORMAT,
+                          what, first, last);
 }

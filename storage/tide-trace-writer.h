@@ -141,6 +141,7 @@ void             tide_trace_writer_add_step_totals (TideTraceWriter       *self,
 void             tide_trace_writer_flush          (TideTraceWriter        *self);
 gboolean         tide_trace_writer_finish         (TideTraceWriter        *self,
                                                    GError                **error);
+char            *tide_trace_writer_describe_early_end (TideTraceWriter  *self);
 void             tide_trace_writer_free           (TideTraceWriter        *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideTraceWriter, tide_trace_writer_free)

@@ -385,3 +385,63 @@ _tide_trace_retained_rows_sql (TideTrace  *self,
   return tide_alloc_ranges_retained_sql (self->retained_plan, self->short_lived_ns,
                                          process_filter);
 }
+
+/* The meta value @key of @db as text, or NULL. */
+static char *
+db_meta_text (sqlite3    *db,
+              const char *key)
+{
+  sqlite3_stmt *stmt = NULL;
+  char *value = NULL;
+
+  if (sqlite3_prepare_v2 (db, "SELECT value FROM meta WHERE key = ?1", -1, &stmt,
+                          NULL) != SQLITE_OK)
+    return NULL;
+  sqlite3_bind_text (stmt, 1, key, -1, SQLITE_STATIC);
+  if (sqlite3_step (stmt) == SQLITE_ROW && sqlite3_column_type (stmt, 0) != SQLITE_NULL)
+    value = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
+  sqlite3_finalize (stmt);
+  return value;
+}
+
+#define EARLY_END_REASON_MAX 80
+
+/* The trace is read from anywhere: its reason is shown as at most a short
+ * line of printable ASCII, and a time that is not within a year of the
+ * start is left out. */
+char *
+_tide_trace_describe_early_end_db (sqlite3 *db)
+{
+  g_autofree char *reason = db_meta_text (db, "stopped_reason");
+  g_autofree char *stopped = db_meta_text (db, "stopped_ns");
+  g_autofree char *start = db_meta_text (db, "start_ns");
+  double seconds;
+
+  if (reason == NULL || reason[0] == '\0')
+    return NULL;
+  if (strlen (reason) > EARLY_END_REASON_MAX)
+    reason[EARLY_END_REASON_MAX] = '\0';
+  for (char *c = reason; *c != '\0'; c++)
+    if (!g_ascii_isprint (*c))
+      *c = '?';
+  if (stopped == NULL || start == NULL)
+    return g_steal_pointer (&reason);
+  seconds = (g_ascii_strtod (stopped, NULL) - g_ascii_strtod (start, NULL)) / 1e9;
+  if (!(seconds >= 0 && seconds < 366.0 * 24 * 3600))
+    return g_steal_pointer (&reason);
+  return g_strdup_printf ("%s at %.1f s", reason, seconds);
+}
+
+/**
+ * tide_trace_describe_early_end:
+ *
+ * Returns: (transfer full) (nullable): why and when the recording stopped
+ * writing this trace before its program ended ("disk full at 41.2 s"), or
+ * %NULL when it did not
+ */
+char *
+tide_trace_describe_early_end (TideTrace *self)
+{
+  g_return_val_if_fail (TIDE_IS_TRACE (self), NULL);
+  return _tide_trace_describe_early_end_db (self->db);
+}

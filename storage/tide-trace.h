@@ -15,6 +15,7 @@ TideTrace  *tide_trace_open         (const char  *path,
                                      GError     **error);
 const char *tide_trace_get_path     (TideTrace   *self);
 gboolean    tide_trace_is_complete  (TideTrace   *self);
+char       *tide_trace_describe_early_end (TideTrace *self);
 gint64      tide_trace_get_start_ns (TideTrace   *self);
 gint64      tide_trace_get_end_ns   (TideTrace   *self);
 char       *tide_trace_dup_meta     (TideTrace   *self,

@@ -7,7 +7,9 @@
 #   tools/setup.sh demo   install what is missing, build, record the bundled
 #                         leaky PyTorch training example and open it in the app
 #   tools/setup.sh test   install what is missing, build, run every test, then
-#                         build again with ASan+UBSan and run every test again;
+#                         build again with ASan+UBSan and run every test again,
+#                         then build once more with the CUDA toolkit hidden and
+#                         run the device suite (tools/build-without-cuda.sh);
 #                         ends with one line "N passed, N failed, N skipped"
 #
 # Run as root (or with sudo) when packages are missing; it only installs what
@@ -97,6 +99,8 @@ run_tests () {
   test_dir _build-asan
   read -r p1 f1 s1 < <(count_results _build)
   read -r p2 f2 s2 < <(count_results _build-asan)
+  # One more result: device capture built and tested without CUDA headers.
+  if tools/build-without-cuda.sh _build-nocuda; then p2=$((p2 + 1)); else f2=$((f2 + 1)); fi
   echo "plain build: $p1 passed, $f1 failed, $s1 skipped; ASan+UBSan build: $p2 passed, $f2 failed, $s2 skipped"
   echo "$((p1 + p2)) passed, $((f1 + f2)) failed, $((s1 + s2)) skipped"
   [ $((f1 + f2)) -eq 0 ]

@@ -23,32 +23,31 @@
  */
 #include "config.h"
 
-#define __CUDA_API_VERSION_INTERNAL 1
 #include "tide-preload-cuda.h"
 #include "tide-preload-objects.h"
 
-#include <cuda.h>
+#include "tide-cuda-abi.h"
 #include <string.h>
 
-typedef CUresult (*AllocFn)      (CUdeviceptr *, size_t);
-typedef CUresult (*AllocAsyncFn) (CUdeviceptr *, size_t, CUstream);
-typedef CUresult (*FreeFn)       (CUdeviceptr);
-typedef CUresult (*FreeAsyncFn)  (CUdeviceptr, CUstream);
-typedef CUresult (*HostAllocFn)  (void **, size_t, unsigned int);
-typedef CUresult (*HostFreeFn)   (void *);
-typedef CUresult (*CreateFn)     (CUmemGenericAllocationHandle *, size_t,
-                                  const CUmemAllocationProp *, unsigned long long);
-typedef CUresult (*ReleaseFn)    (CUmemGenericAllocationHandle);
-typedef CUresult (*MapFn)        (CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
-                                  unsigned long long);
-typedef CUresult (*UnmapFn)      (CUdeviceptr, size_t);
-typedef CUresult (*HtoDFn)       (CUdeviceptr, const void *, size_t);
-typedef CUresult (*DtoHFn)       (void *, CUdeviceptr, size_t);
-typedef CUresult (*HtoDAsyncFn)  (CUdeviceptr, const void *, size_t, CUstream);
-typedef CUresult (*DtoHAsyncFn)  (void *, CUdeviceptr, size_t, CUstream);
-typedef CUresult (*ProcFn)       (const char *, void **, int, cuuint64_t);
-typedef CUresult (*ProcV2Fn)     (const char *, void **, int, cuuint64_t,
-                                  CUdriverProcAddressQueryResult *);
+typedef TideCuResult (*AllocFn)      (TideCuDeviceptr *, size_t);
+typedef TideCuResult (*AllocAsyncFn) (TideCuDeviceptr *, size_t, TideCuStream);
+typedef TideCuResult (*FreeFn)       (TideCuDeviceptr);
+typedef TideCuResult (*FreeAsyncFn)  (TideCuDeviceptr, TideCuStream);
+typedef TideCuResult (*HostAllocFn)  (void **, size_t, unsigned int);
+typedef TideCuResult (*HostFreeFn)   (void *);
+typedef TideCuResult (*CreateFn)     (TideCuMemHandle *, size_t,
+                                      const TideCuMemAllocationProp *, unsigned long long);
+typedef TideCuResult (*ReleaseFn)    (TideCuMemHandle);
+typedef TideCuResult (*MapFn)        (TideCuDeviceptr, size_t, size_t, TideCuMemHandle,
+                                      unsigned long long);
+typedef TideCuResult (*UnmapFn)      (TideCuDeviceptr, size_t);
+typedef TideCuResult (*HtoDFn)       (TideCuDeviceptr, const void *, size_t);
+typedef TideCuResult (*DtoHFn)       (void *, TideCuDeviceptr, size_t);
+typedef TideCuResult (*HtoDAsyncFn)  (TideCuDeviceptr, const void *, size_t, TideCuStream);
+typedef TideCuResult (*DtoHAsyncFn)  (void *, TideCuDeviceptr, size_t, TideCuStream);
+typedef TideCuResult (*ProcFn)       (const char *, void **, int, uint64_t);
+typedef TideCuResult (*ProcV2Fn)     (const char *, void **, int, uint64_t,
+                                      TideCuProcAddressStatus *);
 
 #define PASS(call)          \
   do                        \
@@ -61,160 +60,160 @@ typedef CUresult (*ProcV2Fn)     (const char *, void **, int, cuuint64_t,
 
 /* ---- bodies ------------------------------------------------------------- */
 
-static CUresult
-mem_alloc (AllocFn      real,
-           CUdeviceptr *dptr,
-           size_t       size)
+static TideCuResult
+mem_alloc (AllocFn          real,
+           TideCuDeviceptr *dptr,
+           size_t           size)
 {
   bool rec = tide_cuda_recording ();
-  CUresult r;
+  TideCuResult r;
 
   if (real == NULL)
-    return CUDA_ERROR_NOT_INITIALIZED;
+    return TIDE_CU_ERROR_NOT_INITIALIZED;
   PASS (real (dptr, size));
-  if (rec && r == CUDA_SUCCESS && dptr != NULL)
+  if (rec && r == TIDE_CU_SUCCESS && dptr != NULL)
     tide_cuda_record_alloc (*dptr, size, TIDE_KIND_DEVICE, tide_cuda_driver_device ());
   return r;
 }
 
-static CUresult
-mem_alloc_async (AllocAsyncFn  real,
-                 CUdeviceptr  *dptr,
-                 size_t        size,
-                 CUstream      stream)
+static TideCuResult
+mem_alloc_async (AllocAsyncFn     real,
+                 TideCuDeviceptr *dptr,
+                 size_t           size,
+                 TideCuStream     stream)
 {
   bool rec = tide_cuda_recording ();
-  CUresult r;
+  TideCuResult r;
 
   if (real == NULL)
-    return CUDA_ERROR_NOT_INITIALIZED;
+    return TIDE_CU_ERROR_NOT_INITIALIZED;
   PASS (real (dptr, size, stream));
-  if (rec && r == CUDA_SUCCESS && dptr != NULL)
+  if (rec && r == TIDE_CU_SUCCESS && dptr != NULL)
     tide_cuda_record_alloc (*dptr, size, TIDE_KIND_DEVICE, tide_cuda_driver_device ());
   return r;
 }
 
-static CUresult
-mem_free (FreeFn      real,
-          CUdeviceptr dptr)
+static TideCuResult
+mem_free (FreeFn          real,
+          TideCuDeviceptr dptr)
 {
-  CUresult r;
+  TideCuResult r;
 
   if (real == NULL)
-    return CUDA_ERROR_NOT_INITIALIZED;
+    return TIDE_CU_ERROR_NOT_INITIALIZED;
   if (tide_cuda_recording ())
     tide_cuda_record_free (dptr);
   PASS (real (dptr));
   return r;
 }
 
-static CUresult
-mem_free_async (FreeAsyncFn real,
-                CUdeviceptr dptr,
-                CUstream    stream)
+static TideCuResult
+mem_free_async (FreeAsyncFn     real,
+                TideCuDeviceptr dptr,
+                TideCuStream    stream)
 {
-  CUresult r;
+  TideCuResult r;
 
   if (real == NULL)
-    return CUDA_ERROR_NOT_INITIALIZED;
+    return TIDE_CU_ERROR_NOT_INITIALIZED;
   if (tide_cuda_recording ())
     tide_cuda_record_free (dptr);
   PASS (real (dptr, stream));
   return r;
 }
 
-static CUresult
+static TideCuResult
 host_alloc (HostAllocFn    real,
             void         **pp,
             size_t         size,
             unsigned int   flags)
 {
   bool rec = tide_cuda_recording ();
-  CUresult r;
+  TideCuResult r;
 
   if (real == NULL)
-    return CUDA_ERROR_NOT_INITIALIZED;
+    return TIDE_CU_ERROR_NOT_INITIALIZED;
   PASS (real (pp, size, flags));
-  if (rec && r == CUDA_SUCCESS && pp != NULL)
+  if (rec && r == TIDE_CU_SUCCESS && pp != NULL)
     tide_cuda_record_alloc ((uintptr_t) *pp, size, TIDE_KIND_PINNED, -1);
   return r;
 }
 
-static CUresult
+static TideCuResult
 host_free (HostFreeFn  real,
            void       *p)
 {
-  CUresult r;
+  TideCuResult r;
 
   if (real == NULL)
-    return CUDA_ERROR_NOT_INITIALIZED;
+    return TIDE_CU_ERROR_NOT_INITIALIZED;
   if (tide_cuda_recording ())
     tide_cuda_record_free ((uintptr_t) p);
   PASS (real (p));
   return r;
 }
 
-static CUresult
-mem_create (CreateFn                      real,
-            CUmemGenericAllocationHandle *handle,
-            size_t                        size,
-            const CUmemAllocationProp    *prop,
-            unsigned long long            flags)
+static TideCuResult
+mem_create (CreateFn                       real,
+            TideCuMemHandle               *handle,
+            size_t                         size,
+            const TideCuMemAllocationProp *prop,
+            unsigned long long             flags)
 {
   bool rec = tide_cuda_recording ();
-  CUresult r;
+  TideCuResult r;
 
   if (real == NULL)
-    return CUDA_ERROR_NOT_INITIALIZED;
+    return TIDE_CU_ERROR_NOT_INITIALIZED;
   PASS (real (handle, size, prop, flags));
-  if (rec && r == CUDA_SUCCESS && handle != NULL && prop != NULL)
+  if (rec && r == TIDE_CU_SUCCESS && handle != NULL && prop != NULL)
     tide_cuda_handle_add (*handle, size,
-                          prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE
+                          prop->location.type == TIDE_CU_MEM_LOCATION_TYPE_DEVICE
                           ? prop->location.id : tide_cuda_driver_device ());
   return r;
 }
 
-static CUresult
-mem_release (ReleaseFn                    real,
-             CUmemGenericAllocationHandle handle)
+static TideCuResult
+mem_release (ReleaseFn       real,
+             TideCuMemHandle handle)
 {
-  CUresult r;
+  TideCuResult r;
 
   if (real == NULL)
-    return CUDA_ERROR_NOT_INITIALIZED;
+    return TIDE_CU_ERROR_NOT_INITIALIZED;
   tide_cuda_handle_remove (handle);
   PASS (real (handle));
   return r;
 }
 
-static CUresult
-mem_map (MapFn                        real,
-         CUdeviceptr                  ptr,
-         size_t                       size,
-         size_t                       offset,
-         CUmemGenericAllocationHandle handle,
-         unsigned long long           flags)
+static TideCuResult
+mem_map (MapFn              real,
+         TideCuDeviceptr    ptr,
+         size_t             size,
+         size_t             offset,
+         TideCuMemHandle    handle,
+         unsigned long long flags)
 {
   bool rec = tide_cuda_recording ();
-  CUresult r;
+  TideCuResult r;
 
   if (real == NULL)
-    return CUDA_ERROR_NOT_INITIALIZED;
+    return TIDE_CU_ERROR_NOT_INITIALIZED;
   PASS (real (ptr, size, offset, handle, flags));
-  if (rec && r == CUDA_SUCCESS)
+  if (rec && r == TIDE_CU_SUCCESS)
     tide_cuda_record_alloc (ptr, size, TIDE_KIND_DEVICE, tide_cuda_handle_device (handle));
   return r;
 }
 
-static CUresult
-mem_unmap (UnmapFn     real,
-           CUdeviceptr ptr,
-           size_t      size)
+static TideCuResult
+mem_unmap (UnmapFn         real,
+           TideCuDeviceptr ptr,
+           size_t          size)
 {
-  CUresult r;
+  TideCuResult r;
 
   if (real == NULL)
-    return CUDA_ERROR_NOT_INITIALIZED;
+    return TIDE_CU_ERROR_NOT_INITIALIZED;
   if (tide_cuda_recording ())
     tide_cuda_record_free (ptr);
   PASS (real (ptr, size));
@@ -228,58 +227,58 @@ mem_unmap (UnmapFn     real,
       uint64_t start_ = rec_ ? tide_now_ns () : 0;                      \
                                                                         \
       if (real == NULL)                                                 \
-        return CUDA_ERROR_NOT_INITIALIZED;                              \
+        return TIDE_CU_ERROR_NOT_INITIALIZED;                           \
       PASS (call);                                                      \
-      if (rec_ && r == CUDA_SUCCESS)                                    \
+      if (rec_ && r == TIDE_CU_SUCCESS)                                 \
         tide_cuda_record_transfer ((dir), (bytes), tide_cuda_driver_device (), start_); \
     }                                                                   \
   while (0)
 
-static CUresult
-htod (HtoDFn      real,
-      CUdeviceptr dst,
-      const void *src,
-      size_t      n)
+static TideCuResult
+htod (HtoDFn           real,
+      TideCuDeviceptr  dst,
+      const void      *src,
+      size_t           n)
 {
-  CUresult r;
+  TideCuResult r;
 
   COPY (real (dst, src, n), TIDE_CUDA_H2D, n);
   return r;
 }
 
-static CUresult
-dtoh (DtoHFn       real,
-      void        *dst,
-      CUdeviceptr  src,
-      size_t       n)
+static TideCuResult
+dtoh (DtoHFn           real,
+      void            *dst,
+      TideCuDeviceptr  src,
+      size_t           n)
 {
-  CUresult r;
+  TideCuResult r;
 
   COPY (real (dst, src, n), TIDE_CUDA_D2H, n);
   return r;
 }
 
-static CUresult
-htod_async (HtoDAsyncFn  real,
-            CUdeviceptr  dst,
-            const void  *src,
-            size_t       n,
-            CUstream     stream)
+static TideCuResult
+htod_async (HtoDAsyncFn      real,
+            TideCuDeviceptr  dst,
+            const void      *src,
+            size_t           n,
+            TideCuStream     stream)
 {
-  CUresult r;
+  TideCuResult r;
 
   COPY (real (dst, src, n, stream), TIDE_CUDA_H2D, n);
   return r;
 }
 
-static CUresult
-dtoh_async (DtoHAsyncFn  real,
-            void        *dst,
-            CUdeviceptr  src,
-            size_t       n,
-            CUstream     stream)
+static TideCuResult
+dtoh_async (DtoHAsyncFn      real,
+            void            *dst,
+            TideCuDeviceptr  src,
+            size_t           n,
+            TideCuStream     stream)
 {
-  CUresult r;
+  TideCuResult r;
 
   COPY (real (dst, src, n, stream), TIDE_CUDA_D2H, n);
   return r;
@@ -295,13 +294,13 @@ dtoh_async (DtoHAsyncFn  real,
  * both calling `body` with their real function. */
 #define TIDE_DRIVER_HOOK(type, name, params, body, args)               \
   ENTRY_SLOT (name);                                                    \
-  TIDE_EXPORT CUresult CUDAAPI                                          \
+  TIDE_EXPORT TideCuResult                                              \
   name params                                                           \
   {                                                                     \
     TIDE_CUDA_REAL (type, name);                                        \
     return body (real, TIDE_UNPAREN args);                              \
   }                                                                     \
-  static CUresult CUDAAPI                                               \
+  static TideCuResult                                                   \
   entry_##name params                                                   \
   {                                                                     \
     return body (ENTRY_REAL (type, name), TIDE_UNPAREN args);           \
@@ -309,36 +308,36 @@ dtoh_async (DtoHAsyncFn  real,
 
 #define TIDE_UNPAREN(...) __VA_ARGS__
 
-TIDE_DRIVER_HOOK (AllocFn, cuMemAlloc_v2, (CUdeviceptr *d, size_t n), mem_alloc, (d, n))
-TIDE_DRIVER_HOOK (FreeFn, cuMemFree_v2, (CUdeviceptr d), mem_free, (d))
-TIDE_DRIVER_HOOK (AllocAsyncFn, cuMemAllocAsync, (CUdeviceptr *d, size_t n, CUstream s),
+TIDE_DRIVER_HOOK (AllocFn, cuMemAlloc_v2, (TideCuDeviceptr *d, size_t n), mem_alloc, (d, n))
+TIDE_DRIVER_HOOK (FreeFn, cuMemFree_v2, (TideCuDeviceptr d), mem_free, (d))
+TIDE_DRIVER_HOOK (AllocAsyncFn, cuMemAllocAsync, (TideCuDeviceptr *d, size_t n, TideCuStream s),
                   mem_alloc_async, (d, n, s))
-TIDE_DRIVER_HOOK (FreeAsyncFn, cuMemFreeAsync, (CUdeviceptr d, CUstream s), mem_free_async,
+TIDE_DRIVER_HOOK (FreeAsyncFn, cuMemFreeAsync, (TideCuDeviceptr d, TideCuStream s), mem_free_async,
                   (d, s))
 TIDE_DRIVER_HOOK (HostAllocFn, cuMemHostAlloc, (void **p, size_t n, unsigned int f), host_alloc,
                   (p, n, f))
 TIDE_DRIVER_HOOK (HostFreeFn, cuMemFreeHost, (void *p), host_free, (p))
 TIDE_DRIVER_HOOK (CreateFn, cuMemCreate,
-                  (CUmemGenericAllocationHandle *h, size_t n, const CUmemAllocationProp *p,
+                  (TideCuMemHandle *h, size_t n, const TideCuMemAllocationProp *p,
                    unsigned long long f), mem_create, (h, n, p, f))
-TIDE_DRIVER_HOOK (ReleaseFn, cuMemRelease, (CUmemGenericAllocationHandle h), mem_release, (h))
+TIDE_DRIVER_HOOK (ReleaseFn, cuMemRelease, (TideCuMemHandle h), mem_release, (h))
 TIDE_DRIVER_HOOK (MapFn, cuMemMap,
-                  (CUdeviceptr d, size_t n, size_t o, CUmemGenericAllocationHandle h,
+                  (TideCuDeviceptr d, size_t n, size_t o, TideCuMemHandle h,
                    unsigned long long f), mem_map, (d, n, o, h, f))
-TIDE_DRIVER_HOOK (UnmapFn, cuMemUnmap, (CUdeviceptr d, size_t n), mem_unmap, (d, n))
-TIDE_DRIVER_HOOK (HtoDFn, cuMemcpyHtoD_v2, (CUdeviceptr d, const void *s, size_t n), htod,
+TIDE_DRIVER_HOOK (UnmapFn, cuMemUnmap, (TideCuDeviceptr d, size_t n), mem_unmap, (d, n))
+TIDE_DRIVER_HOOK (HtoDFn, cuMemcpyHtoD_v2, (TideCuDeviceptr d, const void *s, size_t n), htod,
                   (d, s, n))
-TIDE_DRIVER_HOOK (DtoHFn, cuMemcpyDtoH_v2, (void *d, CUdeviceptr s, size_t n), dtoh, (d, s, n))
+TIDE_DRIVER_HOOK (DtoHFn, cuMemcpyDtoH_v2, (void *d, TideCuDeviceptr s, size_t n), dtoh, (d, s, n))
 TIDE_DRIVER_HOOK (HtoDAsyncFn, cuMemcpyHtoDAsync_v2,
-                  (CUdeviceptr d, const void *s, size_t n, CUstream st), htod_async,
+                  (TideCuDeviceptr d, const void *s, size_t n, TideCuStream st), htod_async,
                   (d, s, n, st))
 TIDE_DRIVER_HOOK (DtoHAsyncFn, cuMemcpyDtoHAsync_v2,
-                  (void *d, CUdeviceptr s, size_t n, CUstream st), dtoh_async, (d, s, n, st))
+                  (void *d, TideCuDeviceptr s, size_t n, TideCuStream st), dtoh_async, (d, s, n, st))
 
 /* ---- cuGetProcAddress ---------------------------------------------------- */
 
-static CUresult CUDAAPI entry_cuGetProcAddress_v2 (const char *, void **, int, cuuint64_t,
-                                                   CUdriverProcAddressQueryResult *);
+static TideCuResult entry_cuGetProcAddress_v2 (const char *, void **, int, uint64_t,
+                                                   TideCuProcAddressStatus *);
 ENTRY_SLOT (cuGetProcAddress_v2);
 
 typedef struct
@@ -431,61 +430,61 @@ tide_cuda_wrap_symbol (const char *symbol,
   return real;
 }
 
-static CUresult
-proc_address (ProcV2Fn                        real,
-              const char                     *symbol,
-              void                          **pfn,
-              int                             version,
-              cuuint64_t                      flags,
-              CUdriverProcAddressQueryResult *status)
+static TideCuResult
+proc_address (ProcV2Fn                  real,
+              const char               *symbol,
+              void                    **pfn,
+              int                       version,
+              uint64_t                  flags,
+              TideCuProcAddressStatus  *status)
 {
-  CUresult r;
+  TideCuResult r;
 
   if (real == NULL)
-    return CUDA_ERROR_NOT_INITIALIZED;
+    return TIDE_CU_ERROR_NOT_INITIALIZED;
   PASS (real (symbol, pfn, version, flags, status));
-  if (r == CUDA_SUCCESS && pfn != NULL && *pfn != NULL && symbol != NULL)
+  if (r == TIDE_CU_SUCCESS && pfn != NULL && *pfn != NULL && symbol != NULL)
     *pfn = tide_cuda_wrap_entry (symbol, version, *pfn);
   return r;
 }
 
-TIDE_EXPORT CUresult CUDAAPI
-cuGetProcAddress_v2 (const char                     *symbol,
-                     void                          **pfn,
-                     int                             version,
-                     cuuint64_t                      flags,
-                     CUdriverProcAddressQueryResult *status)
+TIDE_EXPORT TideCuResult
+cuGetProcAddress_v2 (const char               *symbol,
+                     void                    **pfn,
+                     int                       version,
+                     uint64_t                  flags,
+                     TideCuProcAddressStatus  *status)
 {
   TIDE_CUDA_REAL (ProcV2Fn, cuGetProcAddress_v2);
 
   return proc_address (real, symbol, pfn, version, flags, status);
 }
 
-static CUresult CUDAAPI
-entry_cuGetProcAddress_v2 (const char                     *symbol,
-                           void                          **pfn,
-                           int                             version,
-                           cuuint64_t                      flags,
-                           CUdriverProcAddressQueryResult *status)
+static TideCuResult
+entry_cuGetProcAddress_v2 (const char               *symbol,
+                           void                    **pfn,
+                           int                       version,
+                           uint64_t                  flags,
+                           TideCuProcAddressStatus  *status)
 {
   return proc_address (ENTRY_REAL (ProcV2Fn, cuGetProcAddress_v2), symbol, pfn, version, flags,
                        status);
 }
 
 /* The CUDA 11 ABI, without the status argument. */
-TIDE_EXPORT CUresult CUDAAPI
+TIDE_EXPORT TideCuResult
 cuGetProcAddress (const char  *symbol,
                   void       **pfn,
                   int          version,
-                  cuuint64_t   flags)
+                  uint64_t     flags)
 {
   TIDE_CUDA_REAL (ProcFn, cuGetProcAddress);
-  CUresult r;
+  TideCuResult r;
 
   if (real == NULL)
-    return CUDA_ERROR_NOT_INITIALIZED;
+    return TIDE_CU_ERROR_NOT_INITIALIZED;
   PASS (real (symbol, pfn, version, flags));
-  if (r == CUDA_SUCCESS && pfn != NULL && *pfn != NULL && symbol != NULL)
+  if (r == TIDE_CU_SUCCESS && pfn != NULL && *pfn != NULL && symbol != NULL)
     *pfn = tide_cuda_wrap_entry (symbol, version, *pfn);
   return r;
 }

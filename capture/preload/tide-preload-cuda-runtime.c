@@ -15,26 +15,26 @@
 
 #include "tide-preload-cuda.h"
 
-#include <cuda_runtime_api.h>
+#include "tide-cuda-abi.h"
 
-typedef cudaError_t (*MallocFn)      (void **, size_t);
-typedef cudaError_t (*MallocFlagsFn) (void **, size_t, unsigned int);
-typedef cudaError_t (*MallocAsyncFn) (void **, size_t, cudaStream_t);
-typedef cudaError_t (*MallocPitchFn) (void **, size_t *, size_t, size_t);
-typedef cudaError_t (*FreeFn)        (void *);
-typedef cudaError_t (*FreeAsyncFn)   (void *, cudaStream_t);
-typedef cudaError_t (*RegisterFn)    (void *, size_t, unsigned int);
-typedef cudaError_t (*MemcpyFn)      (void *, const void *, size_t, enum cudaMemcpyKind);
-typedef cudaError_t (*MemcpyAsyncFn) (void *, const void *, size_t, enum cudaMemcpyKind,
-                                      cudaStream_t);
-typedef cudaError_t (*Memcpy2DFn)    (void *, size_t, const void *, size_t, size_t, size_t,
-                                      enum cudaMemcpyKind);
-typedef cudaError_t (*MemcpyPeerFn)  (void *, int, const void *, int, size_t);
-typedef cudaError_t (*AttrFn)        (struct cudaPointerAttributes *, const void *);
-typedef cudaError_t (*EntryFn)       (const char *, void **, unsigned long long,
-                                      enum cudaDriverEntryPointQueryResult *);
-typedef cudaError_t (*EntryVersionFn) (const char *, void **, unsigned int, unsigned long long,
-                                       enum cudaDriverEntryPointQueryResult *);
+typedef TideCudaError (*MallocFn)      (void **, size_t);
+typedef TideCudaError (*MallocFlagsFn) (void **, size_t, unsigned int);
+typedef TideCudaError (*MallocAsyncFn) (void **, size_t, TideCudaStream);
+typedef TideCudaError (*MallocPitchFn) (void **, size_t *, size_t, size_t);
+typedef TideCudaError (*FreeFn)        (void *);
+typedef TideCudaError (*FreeAsyncFn)   (void *, TideCudaStream);
+typedef TideCudaError (*RegisterFn)    (void *, size_t, unsigned int);
+typedef TideCudaError (*MemcpyFn)      (void *, const void *, size_t, TideCudaMemcpyKind);
+typedef TideCudaError (*MemcpyAsyncFn) (void *, const void *, size_t, TideCudaMemcpyKind,
+                                        TideCudaStream);
+typedef TideCudaError (*Memcpy2DFn)    (void *, size_t, const void *, size_t, size_t, size_t,
+                                        TideCudaMemcpyKind);
+typedef TideCudaError (*MemcpyPeerFn)  (void *, int, const void *, int, size_t);
+typedef TideCudaError (*AttrFn)        (TideCudaPointerAttributes *, const void *);
+typedef TideCudaError (*EntryFn)       (const char *, void **, unsigned long long,
+                                        TideCudaEntryPointStatus *);
+typedef TideCudaError (*EntryVersionFn) (const char *, void **, unsigned int, unsigned long long,
+                                         TideCudaEntryPointStatus *);
 
 /* Runs the real allocation one level deeper, then records it. */
 #define TIDE_CUDA_ALLOC(call, ptr, size, kind, device)                  \
@@ -45,7 +45,7 @@ typedef cudaError_t (*EntryVersionFn) (const char *, void **, unsigned int, unsi
       tide_cuda_depth++;                                                \
       err = (call);                                                     \
       tide_cuda_depth--;                                                \
-      if (rec_ && err == cudaSuccess && (ptr) != NULL)                  \
+      if (rec_ && err == TIDE_CUDA_SUCCESS && (ptr) != NULL)            \
         tide_cuda_record_alloc ((uintptr_t) (ptr), (size), (kind), (device)); \
     }                                                                   \
   while (0)
@@ -59,21 +59,21 @@ typedef cudaError_t (*EntryVersionFn) (const char *, void **, unsigned int, unsi
     }                                                                   \
   while (0)
 
-static cudaError_t
+static TideCudaError
 device_alloc (MallocFn   real,
               void     **ptr,
               size_t     size)
 {
-  cudaError_t err;
+  TideCudaError err;
 
   if (real == NULL)
-    return cudaErrorInitializationError;
+    return TIDE_CUDA_ERROR_INITIALIZATION;
   TIDE_CUDA_ALLOC (real (ptr, size), ptr ? *ptr : NULL, size, TIDE_KIND_DEVICE,
                    tide_cuda_runtime_device ());
   return err;
 }
 
-TIDE_EXPORT cudaError_t
+TIDE_EXPORT TideCudaError
 cudaMalloc (void   **ptr,
             size_t   size)
 {
@@ -82,116 +82,116 @@ cudaMalloc (void   **ptr,
   return device_alloc (real, ptr, size);
 }
 
-TIDE_EXPORT cudaError_t
+TIDE_EXPORT TideCudaError
 cudaMallocManaged (void         **ptr,
                    size_t         size,
                    unsigned int   flags)
 {
   TIDE_CUDA_REAL (MallocFlagsFn, cudaMallocManaged);
-  cudaError_t err;
+  TideCudaError err;
 
   if (real == NULL)
-    return cudaErrorInitializationError;
+    return TIDE_CUDA_ERROR_INITIALIZATION;
   TIDE_CUDA_ALLOC (real (ptr, size, flags), ptr ? *ptr : NULL, size, TIDE_KIND_DEVICE,
                    tide_cuda_runtime_device ());
   return err;
 }
 
-TIDE_EXPORT cudaError_t
+TIDE_EXPORT TideCudaError
 cudaMallocPitch (void   **ptr,
                  size_t  *pitch,
                  size_t   width,
                  size_t   height)
 {
   TIDE_CUDA_REAL (MallocPitchFn, cudaMallocPitch);
-  cudaError_t err;
+  TideCudaError err;
 
   if (real == NULL)
-    return cudaErrorInitializationError;
+    return TIDE_CUDA_ERROR_INITIALIZATION;
   TIDE_CUDA_ALLOC (real (ptr, pitch, width, height), ptr ? *ptr : NULL,
                    pitch ? *pitch * height : 0, TIDE_KIND_DEVICE, tide_cuda_runtime_device ());
   return err;
 }
 
-TIDE_EXPORT cudaError_t
-cudaMallocAsync (void         **ptr,
-                 size_t         size,
-                 cudaStream_t   stream)
+TIDE_EXPORT TideCudaError
+cudaMallocAsync (void           **ptr,
+                 size_t           size,
+                 TideCudaStream   stream)
 {
   TIDE_CUDA_REAL (MallocAsyncFn, cudaMallocAsync);
-  cudaError_t err;
+  TideCudaError err;
 
   if (real == NULL)
-    return cudaErrorInitializationError;
+    return TIDE_CUDA_ERROR_INITIALIZATION;
   TIDE_CUDA_ALLOC (real (ptr, size, stream), ptr ? *ptr : NULL, size, TIDE_KIND_DEVICE,
                    tide_cuda_runtime_device ());
   return err;
 }
 
-TIDE_EXPORT cudaError_t
+TIDE_EXPORT TideCudaError
 cudaFree (void *ptr)
 {
   TIDE_CUDA_REAL (FreeFn, cudaFree);
-  cudaError_t err;
+  TideCudaError err;
 
   if (real == NULL)
-    return cudaErrorInitializationError;
+    return TIDE_CUDA_ERROR_INITIALIZATION;
   if (tide_cuda_recording ())
     tide_cuda_record_free ((uintptr_t) ptr);
   TIDE_CUDA_PASS (real (ptr));
   return err;
 }
 
-TIDE_EXPORT cudaError_t
-cudaFreeAsync (void         *ptr,
-               cudaStream_t  stream)
+TIDE_EXPORT TideCudaError
+cudaFreeAsync (void           *ptr,
+               TideCudaStream  stream)
 {
   TIDE_CUDA_REAL (FreeAsyncFn, cudaFreeAsync);
-  cudaError_t err;
+  TideCudaError err;
 
   if (real == NULL)
-    return cudaErrorInitializationError;
+    return TIDE_CUDA_ERROR_INITIALIZATION;
   if (tide_cuda_recording ())
     tide_cuda_record_free ((uintptr_t) ptr);
   TIDE_CUDA_PASS (real (ptr, stream));
   return err;
 }
 
-TIDE_EXPORT cudaError_t
+TIDE_EXPORT TideCudaError
 cudaMallocHost (void   **ptr,
                 size_t   size)
 {
   TIDE_CUDA_REAL (MallocFn, cudaMallocHost);
-  cudaError_t err;
+  TideCudaError err;
 
   if (real == NULL)
-    return cudaErrorInitializationError;
+    return TIDE_CUDA_ERROR_INITIALIZATION;
   TIDE_CUDA_ALLOC (real (ptr, size), ptr ? *ptr : NULL, size, TIDE_KIND_PINNED, -1);
   return err;
 }
 
-TIDE_EXPORT cudaError_t
+TIDE_EXPORT TideCudaError
 cudaHostAlloc (void         **ptr,
                size_t         size,
                unsigned int   flags)
 {
   TIDE_CUDA_REAL (MallocFlagsFn, cudaHostAlloc);
-  cudaError_t err;
+  TideCudaError err;
 
   if (real == NULL)
-    return cudaErrorInitializationError;
+    return TIDE_CUDA_ERROR_INITIALIZATION;
   TIDE_CUDA_ALLOC (real (ptr, size, flags), ptr ? *ptr : NULL, size, TIDE_KIND_PINNED, -1);
   return err;
 }
 
-TIDE_EXPORT cudaError_t
+TIDE_EXPORT TideCudaError
 cudaFreeHost (void *ptr)
 {
   TIDE_CUDA_REAL (FreeFn, cudaFreeHost);
-  cudaError_t err;
+  TideCudaError err;
 
   if (real == NULL)
-    return cudaErrorInitializationError;
+    return TIDE_CUDA_ERROR_INITIALIZATION;
   if (tide_cuda_recording ())
     tide_cuda_record_free ((uintptr_t) ptr);
   TIDE_CUDA_PASS (real (ptr));
@@ -200,28 +200,28 @@ cudaFreeHost (void *ptr)
 
 /* Registered memory is host memory that is now pinned: recorded as a
  * pinned block over the same bytes. */
-TIDE_EXPORT cudaError_t
+TIDE_EXPORT TideCudaError
 cudaHostRegister (void         *ptr,
                   size_t        size,
                   unsigned int  flags)
 {
   TIDE_CUDA_REAL (RegisterFn, cudaHostRegister);
-  cudaError_t err;
+  TideCudaError err;
 
   if (real == NULL)
-    return cudaErrorInitializationError;
+    return TIDE_CUDA_ERROR_INITIALIZATION;
   TIDE_CUDA_ALLOC (real (ptr, size, flags), ptr, size, TIDE_KIND_PINNED, -1);
   return err;
 }
 
-TIDE_EXPORT cudaError_t
+TIDE_EXPORT TideCudaError
 cudaHostUnregister (void *ptr)
 {
   TIDE_CUDA_REAL (FreeFn, cudaHostUnregister);
-  cudaError_t err;
+  TideCudaError err;
 
   if (real == NULL)
-    return cudaErrorInitializationError;
+    return TIDE_CUDA_ERROR_INITIALIZATION;
   if (tide_cuda_recording ())
     tide_cuda_record_free ((uintptr_t) ptr);
   TIDE_CUDA_PASS (real (ptr));
@@ -234,32 +234,32 @@ pointer_device (const void *p)
 {
   static void *_Atomic slot;
   AttrFn fn = (AttrFn) tide_cuda_next (&slot, "cudaPointerGetAttributes");
-  struct cudaPointerAttributes attr;
+  TideCudaPointerAttributes attr;
 
-  if (fn == NULL || fn (&attr, p) != cudaSuccess)
+  if (fn == NULL || fn (&attr, p) != TIDE_CUDA_SUCCESS)
     return -1;
-  return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged
+  return attr.type == TIDE_CUDA_MEMORY_TYPE_DEVICE || attr.type == TIDE_CUDA_MEMORY_TYPE_MANAGED
          ? attr.device : -1;
 }
 
 /* Direction and device of a copy, or 0 when it is no transfer. */
 static uint32_t
-classify (void                *dst,
-          const void          *src,
-          enum cudaMemcpyKind  kind,
-          int                 *device)
+classify (void               *dst,
+          const void         *src,
+          TideCudaMemcpyKind  kind,
+          int                *device)
 {
   int d, s;
 
   switch (kind)
     {
-    case cudaMemcpyHostToDevice:
+    case TIDE_CUDA_MEMCPY_HOST_TO_DEVICE:
       *device = tide_cuda_runtime_device ();
       return TIDE_CUDA_H2D;
-    case cudaMemcpyDeviceToHost:
+    case TIDE_CUDA_MEMCPY_DEVICE_TO_HOST:
       *device = tide_cuda_runtime_device ();
       return TIDE_CUDA_D2H;
-    case cudaMemcpyDefault:
+    case TIDE_CUDA_MEMCPY_DEFAULT:
       d = pointer_device (dst);
       s = pointer_device (src);
       *device = d >= 0 ? d : s;
@@ -281,62 +281,62 @@ classify (void                *dst,
       uint64_t start_ = dir_ ? tide_now_ns () : 0;                      \
                                                                         \
       TIDE_CUDA_PASS (call);                                            \
-      if (dir_ && err == cudaSuccess)                                   \
+      if (dir_ && err == TIDE_CUDA_SUCCESS)                             \
         tide_cuda_record_transfer (dir_, (bytes), device_, start_);     \
     }                                                                   \
   while (0)
 
-TIDE_EXPORT cudaError_t
-cudaMemcpy (void                *dst,
-            const void          *src,
-            size_t               n,
-            enum cudaMemcpyKind  kind)
+TIDE_EXPORT TideCudaError
+cudaMemcpy (void               *dst,
+            const void         *src,
+            size_t              n,
+            TideCudaMemcpyKind  kind)
 {
   TIDE_CUDA_REAL (MemcpyFn, cudaMemcpy);
-  cudaError_t err;
+  TideCudaError err;
 
   if (real == NULL)
-    return cudaErrorInitializationError;
+    return TIDE_CUDA_ERROR_INITIALIZATION;
   TIDE_CUDA_COPY (real (dst, src, n, kind), dst, src, kind, n);
   return err;
 }
 
-TIDE_EXPORT cudaError_t
-cudaMemcpyAsync (void                *dst,
-                 const void          *src,
-                 size_t               n,
-                 enum cudaMemcpyKind  kind,
-                 cudaStream_t         stream)
+TIDE_EXPORT TideCudaError
+cudaMemcpyAsync (void               *dst,
+                 const void         *src,
+                 size_t              n,
+                 TideCudaMemcpyKind  kind,
+                 TideCudaStream      stream)
 {
   TIDE_CUDA_REAL (MemcpyAsyncFn, cudaMemcpyAsync);
-  cudaError_t err;
+  TideCudaError err;
 
   if (real == NULL)
-    return cudaErrorInitializationError;
+    return TIDE_CUDA_ERROR_INITIALIZATION;
   TIDE_CUDA_COPY (real (dst, src, n, kind, stream), dst, src, kind, n);
   return err;
 }
 
-TIDE_EXPORT cudaError_t
-cudaMemcpy2D (void                *dst,
-              size_t               dpitch,
-              const void          *src,
-              size_t               spitch,
-              size_t               width,
-              size_t               height,
-              enum cudaMemcpyKind  kind)
+TIDE_EXPORT TideCudaError
+cudaMemcpy2D (void               *dst,
+              size_t              dpitch,
+              const void         *src,
+              size_t              spitch,
+              size_t              width,
+              size_t              height,
+              TideCudaMemcpyKind  kind)
 {
   TIDE_CUDA_REAL (Memcpy2DFn, cudaMemcpy2D);
-  cudaError_t err;
+  TideCudaError err;
 
   if (real == NULL)
-    return cudaErrorInitializationError;
+    return TIDE_CUDA_ERROR_INITIALIZATION;
   TIDE_CUDA_COPY (real (dst, dpitch, src, spitch, width, height, kind), dst, src, kind,
                   (uint64_t) width * height);
   return err;
 }
 
-TIDE_EXPORT cudaError_t
+TIDE_EXPORT TideCudaError
 cudaMemcpyPeer (void       *dst,
                 int         dst_device,
                 const void *src,
@@ -346,48 +346,66 @@ cudaMemcpyPeer (void       *dst,
   TIDE_CUDA_REAL (MemcpyPeerFn, cudaMemcpyPeer);
   bool rec = tide_cuda_recording () && dst_device != src_device;
   uint64_t start = rec ? tide_now_ns () : 0;
-  cudaError_t err;
+  TideCudaError err;
 
   if (real == NULL)
-    return cudaErrorInitializationError;
+    return TIDE_CUDA_ERROR_INITIALIZATION;
   TIDE_CUDA_PASS (real (dst, dst_device, src, src_device, n));
-  if (rec && err == cudaSuccess)
+  if (rec && err == TIDE_CUDA_SUCCESS)
     tide_cuda_record_transfer (TIDE_CUDA_D2D, n, dst_device, start);
   return err;
 }
 
+typedef TideCudaError (*VersionFn) (int *);
+
+/* The version of the runtime the program runs with, whose entry points
+ * cudaGetDriverEntryPoint hands out; 0 (nothing wrapped) when it cannot
+ * say.  It is asked, not compiled in: one build of the preload serves
+ * programs with a CUDA 11, 12 or 13 runtime. */
+static int
+runtime_version (void)
+{
+  static void *_Atomic slot;
+  VersionFn fn = (VersionFn) tide_cuda_next (&slot, "cudaRuntimeGetVersion");
+  int version = 0;
+
+  if (fn == NULL || fn (&version) != TIDE_CUDA_SUCCESS)
+    return 0;
+  return version;
+}
+
 /* Driver entry points handed out by the runtime get our wrappers too. */
-TIDE_EXPORT cudaError_t
-cudaGetDriverEntryPoint (const char                           *symbol,
-                         void                                **fn,
-                         unsigned long long                    flags,
-                         enum cudaDriverEntryPointQueryResult *status)
+TIDE_EXPORT TideCudaError
+cudaGetDriverEntryPoint (const char                *symbol,
+                         void                     **fn,
+                         unsigned long long         flags,
+                         TideCudaEntryPointStatus  *status)
 {
   TIDE_CUDA_REAL (EntryFn, cudaGetDriverEntryPoint);
-  cudaError_t err;
+  TideCudaError err;
 
   if (real == NULL)
-    return cudaErrorInitializationError;
+    return TIDE_CUDA_ERROR_INITIALIZATION;
   TIDE_CUDA_PASS (real (symbol, fn, flags, status));
-  if (err == cudaSuccess && fn != NULL && *fn != NULL && symbol != NULL)
-    *fn = tide_cuda_wrap_entry (symbol, CUDART_VERSION, *fn);
+  if (err == TIDE_CUDA_SUCCESS && fn != NULL && *fn != NULL && symbol != NULL)
+    *fn = tide_cuda_wrap_entry (symbol, runtime_version (), *fn);
   return err;
 }
 
-TIDE_EXPORT cudaError_t
-cudaGetDriverEntryPointByVersion (const char                           *symbol,
-                                  void                                **fn,
-                                  unsigned int                          version,
-                                  unsigned long long                    flags,
-                                  enum cudaDriverEntryPointQueryResult *status)
+TIDE_EXPORT TideCudaError
+cudaGetDriverEntryPointByVersion (const char                *symbol,
+                                  void                     **fn,
+                                  unsigned int               version,
+                                  unsigned long long         flags,
+                                  TideCudaEntryPointStatus  *status)
 {
   TIDE_CUDA_REAL (EntryVersionFn, cudaGetDriverEntryPointByVersion);
-  cudaError_t err;
+  TideCudaError err;
 
   if (real == NULL)
-    return cudaErrorInitializationError;
+    return TIDE_CUDA_ERROR_INITIALIZATION;
   TIDE_CUDA_PASS (real (symbol, fn, version, flags, status));
-  if (err == cudaSuccess && fn != NULL && *fn != NULL && symbol != NULL)
+  if (err == TIDE_CUDA_SUCCESS && fn != NULL && *fn != NULL && symbol != NULL)
     *fn = tide_cuda_wrap_entry (symbol, (int) version, *fn);
   return err;
 }

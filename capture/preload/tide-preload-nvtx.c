@@ -25,14 +25,13 @@
 
 #include "tidemark.h"
 
-#define NVTX_NO_IMPL 1
-#include <nvtx3/nvToolsExt.h>
+#include "tide-cuda-abi.h"
 
 #define TIDE_NVTX_MAX_OPEN 64
 
 typedef struct
 {
-  nvtxRangeId_t id;
+  TideNvtxRangeId id;
   uint32_t      depth;   /* tide_tls.scope_depth right after its push */
 } OpenRange;
 
@@ -43,27 +42,27 @@ static __thread OpenRange tide_nvtx_open[TIDE_NVTX_MAX_OPEN]
 static __thread uint32_t tide_nvtx_n_open __attribute__ ((tls_model ("initial-exec")));
 
 static const char *
-message_of (const nvtxEventAttributes_t *attr)
+message_of (const TideNvtxEventAttributes *attr)
 {
-  if (attr != NULL && attr->messageType == NVTX_MESSAGE_TYPE_ASCII && attr->message.ascii != NULL)
+  if (attr != NULL && attr->message_type == TIDE_NVTX_MESSAGE_TYPE_ASCII && attr->message.ascii != NULL)
     return attr->message.ascii;
   return "nvtx";
 }
 
-static int NVTX_API
+static int
 range_push_a (const char *message)
 {
   tidemark_preload_scope_push (message != NULL ? message : "nvtx");
   return tide_nvtx_level++;
 }
 
-static int NVTX_API
-range_push_ex (const nvtxEventAttributes_t *attr)
+static int
+range_push_ex (const TideNvtxEventAttributes *attr)
 {
   return range_push_a (message_of (attr));
 }
 
-static int NVTX_API
+static int
 range_pop (void)
 {
   if (tide_nvtx_level == 0)
@@ -72,10 +71,10 @@ range_pop (void)
   return --tide_nvtx_level;
 }
 
-static nvtxRangeId_t NVTX_API
+static TideNvtxRangeId
 range_start_a (const char *message)
 {
-  nvtxRangeId_t id = atomic_fetch_add (&tide_nvtx_next_id, 1);
+  TideNvtxRangeId id = atomic_fetch_add (&tide_nvtx_next_id, 1);
 
   tidemark_preload_scope_push (message != NULL ? message : "nvtx");
   if (tide_nvtx_n_open < TIDE_NVTX_MAX_OPEN)
@@ -83,14 +82,14 @@ range_start_a (const char *message)
   return id;
 }
 
-static nvtxRangeId_t NVTX_API
-range_start_ex (const nvtxEventAttributes_t *attr)
+static TideNvtxRangeId
+range_start_ex (const TideNvtxEventAttributes *attr)
 {
   return range_start_a (message_of (attr));
 }
 
-static void NVTX_API
-range_end (nvtxRangeId_t id)
+static void
+range_end (TideNvtxRangeId id)
 {
   uint32_t n = tide_nvtx_n_open;
 
@@ -101,24 +100,24 @@ range_end (nvtxRangeId_t id)
     tidemark_preload_scope_pop ();
 }
 
-static void NVTX_API
+static void
 mark_a (const char *message)
 {
   tidemark_preload_scope_push (message != NULL ? message : "nvtx");
   tidemark_preload_scope_pop ();
 }
 
-static void NVTX_API
-mark_ex (const nvtxEventAttributes_t *attr)
+static void
+mark_ex (const TideNvtxEventAttributes *attr)
 {
   mark_a (message_of (attr));
 }
 
 static void
-set_callback (NvtxFunctionTable   table,
-              unsigned int        size,
-              unsigned int        id,
-              NvtxFunctionPointer fn)
+set_callback (TideNvtxFunctionTable   table,
+              unsigned int            size,
+              unsigned int            id,
+              TideNvtxFunctionPointer fn)
 {
   if (id < size && table[id] != NULL)
     *table[id] = fn;
@@ -126,26 +125,34 @@ set_callback (NvtxFunctionTable   table,
 
 /* Called by the NVTX code in the program, once, at its first NVTX call.
  * Returns 1 when our callbacks are in place, 0 to be left out. */
-TIDE_EXPORT int NVTX_API
-InitializeInjectionNvtx2 (NvtxGetExportTableFunc_t get_export_table)
+TIDE_EXPORT int
+InitializeInjectionNvtx2 (TideNvtxGetExportTable get_export_table)
 {
-  const NvtxExportTableCallbacks *cb;
-  NvtxFunctionTable table = NULL;
+  const TideNvtxExportTableCallbacks *cb;
+  TideNvtxFunctionTable table = NULL;
   unsigned int size = 0;
 
   if (get_export_table == NULL)
     return 0;
-  cb = get_export_table (NVTX_ETID_CALLBACKS);
-  if (cb == NULL || cb->GetModuleFunctionTable == NULL
-      || !cb->GetModuleFunctionTable (NVTX_CB_MODULE_CORE, &table, &size) || table == NULL)
+  cb = get_export_table (TIDE_NVTX_ETID_CALLBACKS);
+  if (cb == NULL || cb->get_module_function_table == NULL
+      || !cb->get_module_function_table (TIDE_NVTX_CB_MODULE_CORE, &table, &size) || table == NULL)
     return 0;
-  set_callback (table, size, NVTX_CBID_CORE_RangePushA, (NvtxFunctionPointer) range_push_a);
-  set_callback (table, size, NVTX_CBID_CORE_RangePushEx, (NvtxFunctionPointer) range_push_ex);
-  set_callback (table, size, NVTX_CBID_CORE_RangePop, (NvtxFunctionPointer) range_pop);
-  set_callback (table, size, NVTX_CBID_CORE_RangeStartA, (NvtxFunctionPointer) range_start_a);
-  set_callback (table, size, NVTX_CBID_CORE_RangeStartEx, (NvtxFunctionPointer) range_start_ex);
-  set_callback (table, size, NVTX_CBID_CORE_RangeEnd, (NvtxFunctionPointer) range_end);
-  set_callback (table, size, NVTX_CBID_CORE_MarkA, (NvtxFunctionPointer) mark_a);
-  set_callback (table, size, NVTX_CBID_CORE_MarkEx, (NvtxFunctionPointer) mark_ex);
+  set_callback (table, size, TIDE_NVTX_CBID_CORE_RangePushA,
+                (TideNvtxFunctionPointer) range_push_a);
+  set_callback (table, size, TIDE_NVTX_CBID_CORE_RangePushEx,
+                (TideNvtxFunctionPointer) range_push_ex);
+  set_callback (table, size, TIDE_NVTX_CBID_CORE_RangePop,
+                (TideNvtxFunctionPointer) range_pop);
+  set_callback (table, size, TIDE_NVTX_CBID_CORE_RangeStartA,
+                (TideNvtxFunctionPointer) range_start_a);
+  set_callback (table, size, TIDE_NVTX_CBID_CORE_RangeStartEx,
+                (TideNvtxFunctionPointer) range_start_ex);
+  set_callback (table, size, TIDE_NVTX_CBID_CORE_RangeEnd,
+                (TideNvtxFunctionPointer) range_end);
+  set_callback (table, size, TIDE_NVTX_CBID_CORE_MarkA,
+                (TideNvtxFunctionPointer) mark_a);
+  set_callback (table, size, TIDE_NVTX_CBID_CORE_MarkEx,
+                (TideNvtxFunctionPointer) mark_ex);
   return 1;
 }

@@ -10,20 +10,22 @@
  * Keeps PH_PROC_BYTES allocated through cuGetProcAddress_v2 and
  * PH_DIRECT_BYTES allocated through the dlsym'd cuMemAlloc_v2.
  */
-#include <cuda.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "tide-cuda-abi.h"
+#include "tide-standin.h"
 
 #include "tidemark.h"
 
 #define PH_PROC_BYTES   (300 * 1024)
 #define PH_DIRECT_BYTES (500 * 1024)
 
-typedef CUresult (*InitFn) (unsigned int);
-typedef CUresult (*ProcFn) (const char *, void **, int, cuuint64_t,
-                            CUdriverProcAddressQueryResult *);
-typedef CUresult (*AllocFn) (CUdeviceptr *, size_t);
+typedef TideCuResult (*InitFn) (unsigned int);
+typedef TideCuResult (*ProcFn) (const char *, void **, int, uint64_t,
+                                TideCuProcAddressStatus *);
+typedef TideCuResult (*AllocFn) (TideCuDeviceptr *, size_t);
 
 static void *
 symbol (void       *handle,
@@ -39,13 +41,13 @@ symbol (void       *handle,
   return fn;
 }
 
-__attribute__ ((noinline)) static CUdeviceptr
+__attribute__ ((noinline)) static TideCuDeviceptr
 alloc_private (AllocFn alloc_fn,
                size_t  size)
 {
-  CUdeviceptr p = 0;
+  TideCuDeviceptr p = 0;
 
-  if (alloc_fn (&p, size) != CUDA_SUCCESS)
+  if (alloc_fn (&p, size) != TIDE_CU_SUCCESS)
     exit (1);
   return p;
 }
@@ -54,7 +56,7 @@ int
 main (void)
 {
   void *handle = dlopen (TIDE_STANDIN_CUDA, RTLD_NOW | RTLD_LOCAL);
-  CUdriverProcAddressQueryResult status;
+  TideCuProcAddressStatus status;
   void *entry = NULL;
   ProcFn proc;
 
@@ -65,8 +67,8 @@ main (void)
     }
   ((InitFn) symbol (handle, "cuInit")) (0);
   proc = (ProcFn) symbol (handle, "cuGetProcAddress_v2");
-  if (proc ("cuMemAlloc", &entry, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status)
-      != CUDA_SUCCESS || entry == NULL)
+  if (proc ("cuMemAlloc", &entry, TIDE_STANDIN_CUDA_VERSION, TIDE_CU_GET_PROC_ADDRESS_DEFAULT, &status)
+      != TIDE_CU_SUCCESS || entry == NULL)
     return 1;
 
   alloc_private ((AllocFn) entry, PH_PROC_BYTES);

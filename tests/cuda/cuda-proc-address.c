@@ -9,10 +9,11 @@
  * Keeps PA_KEEP_BYTES from alloc_through_entry and PA_MAP_BYTES mapped by
  * map_through_entry; frees PA_TEMP_BYTES; copies PA_COPY_BYTES to the device.
  */
-#include <cuda.h>
-#include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "tide-cuda-abi.h"
+#include "tide-standin.h"
 
 #include "tidemark.h"
 #include "cuda-trainer.h"
@@ -22,27 +23,27 @@
 #define PA_COPY_BYTES (24 * KiB)
 #define PA_MAP_BYTES  (2048 * KiB)
 
-typedef CUresult (*AllocFn) (CUdeviceptr *, size_t);
-typedef CUresult (*FreeFn) (CUdeviceptr);
-typedef CUresult (*HtoDFn) (CUdeviceptr, const void *, size_t);
-typedef CUresult (*ReserveFn) (CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
-typedef CUresult (*CreateFn) (CUmemGenericAllocationHandle *, size_t,
-                              const CUmemAllocationProp *, unsigned long long);
-typedef CUresult (*MapFn) (CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
-                           unsigned long long);
-typedef CUresult (*UnmapFn) (CUdeviceptr, size_t);
-typedef CUresult (*ReleaseFn) (CUmemGenericAllocationHandle);
+typedef TideCuResult (*AllocFn) (TideCuDeviceptr *, size_t);
+typedef TideCuResult (*FreeFn) (TideCuDeviceptr);
+typedef TideCuResult (*HtoDFn) (TideCuDeviceptr, const void *, size_t);
+typedef TideCuResult (*ReserveFn) (TideCuDeviceptr *, size_t, size_t, TideCuDeviceptr, unsigned long long);
+typedef TideCuResult (*CreateFn) (TideCuMemHandle *, size_t,
+                                  const TideCuMemAllocationProp *, unsigned long long);
+typedef TideCuResult (*MapFn) (TideCuDeviceptr, size_t, size_t, TideCuMemHandle,
+                               unsigned long long);
+typedef TideCuResult (*UnmapFn) (TideCuDeviceptr, size_t);
+typedef TideCuResult (*ReleaseFn) (TideCuMemHandle);
 
 static unsigned char host[PA_COPY_BYTES];
 
 static void *
 entry (const char *name)
 {
-  CUdriverProcAddressQueryResult status;
+  TideCuProcAddressStatus status;
   void *fn = NULL;
 
-  if (cuGetProcAddress (name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status)
-      != CUDA_SUCCESS || fn == NULL)
+  if (cuGetProcAddress_v2 (name, &fn, TIDE_STANDIN_CUDA_VERSION, TIDE_CU_GET_PROC_ADDRESS_DEFAULT, &status)
+      != TIDE_CU_SUCCESS || fn == NULL)
     {
       fprintf (stderr, "no %s\n", name);
       exit (1);
@@ -53,11 +54,11 @@ entry (const char *name)
 static void *
 runtime_entry (const char *name)
 {
-  enum cudaDriverEntryPointQueryResult status;
+  TideCudaEntryPointStatus status;
   void *fn = NULL;
 
-  if (cudaGetDriverEntryPointByVersion (name, &fn, CUDA_VERSION, cudaEnableDefault, &status)
-      != cudaSuccess || fn == NULL)
+  if (cudaGetDriverEntryPointByVersion (name, &fn, TIDE_STANDIN_CUDA_VERSION, TIDE_CUDA_ENABLE_DEFAULT, &status)
+      != TIDE_CUDA_SUCCESS || fn == NULL)
     {
       fprintf (stderr, "no %s from the runtime\n", name);
       exit (1);
@@ -65,33 +66,33 @@ runtime_entry (const char *name)
   return fn;
 }
 
-__attribute__ ((noinline)) static CUdeviceptr
+__attribute__ ((noinline)) static TideCuDeviceptr
 alloc_through_entry (AllocFn alloc_fn,
                      size_t  size)
 {
-  CUdeviceptr p = 0;
+  TideCuDeviceptr p = 0;
 
-  if (alloc_fn (&p, size) != CUDA_SUCCESS)
+  if (alloc_fn (&p, size) != TIDE_CU_SUCCESS)
     exit (1);
   return p;
 }
 
-__attribute__ ((noinline)) static CUdeviceptr
+__attribute__ ((noinline)) static TideCuDeviceptr
 map_through_entry (void)
 {
   ReserveFn reserve = (ReserveFn) entry ("cuMemAddressReserve");
   CreateFn create = (CreateFn) runtime_entry ("cuMemCreate");
   MapFn map = (MapFn) runtime_entry ("cuMemMap");
-  CUmemAllocationProp prop = { 0 };
-  CUmemGenericAllocationHandle handle;
-  CUdeviceptr va = 0;
+  TideCuMemAllocationProp prop = { 0 };
+  TideCuMemHandle handle;
+  TideCuDeviceptr va = 0;
 
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.type = TIDE_CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = TIDE_CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = 1;
-  if (reserve (&va, PA_MAP_BYTES, 0, 0, 0) != CUDA_SUCCESS
-      || create (&handle, PA_MAP_BYTES, &prop, 0) != CUDA_SUCCESS
-      || map (va, PA_MAP_BYTES, 0, handle, 0) != CUDA_SUCCESS)
+  if (reserve (&va, PA_MAP_BYTES, 0, 0, 0) != TIDE_CU_SUCCESS
+      || create (&handle, PA_MAP_BYTES, &prop, 0) != TIDE_CU_SUCCESS
+      || map (va, PA_MAP_BYTES, 0, handle, 0) != TIDE_CU_SUCCESS)
     exit (1);
   return va;
 }
@@ -105,18 +106,18 @@ map_and_release (void)
   MapFn map = (MapFn) entry ("cuMemMap");
   UnmapFn unmap = (UnmapFn) entry ("cuMemUnmap");
   ReleaseFn release = (ReleaseFn) entry ("cuMemRelease");
-  CUmemAllocationProp prop = { 0 };
-  CUmemGenericAllocationHandle handle;
-  CUdeviceptr va = 0;
+  TideCuMemAllocationProp prop = { 0 };
+  TideCuMemHandle handle;
+  TideCuDeviceptr va = 0;
 
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.type = TIDE_CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = TIDE_CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = 0;
-  if (reserve (&va, PA_MAP_BYTES, 0, 0, 0) != CUDA_SUCCESS
-      || create (&handle, PA_MAP_BYTES, &prop, 0) != CUDA_SUCCESS
-      || map (va, PA_MAP_BYTES, 0, handle, 0) != CUDA_SUCCESS
-      || unmap (va, PA_MAP_BYTES) != CUDA_SUCCESS
-      || release (handle) != CUDA_SUCCESS)
+  if (reserve (&va, PA_MAP_BYTES, 0, 0, 0) != TIDE_CU_SUCCESS
+      || create (&handle, PA_MAP_BYTES, &prop, 0) != TIDE_CU_SUCCESS
+      || map (va, PA_MAP_BYTES, 0, handle, 0) != TIDE_CU_SUCCESS
+      || unmap (va, PA_MAP_BYTES) != TIDE_CU_SUCCESS
+      || release (handle) != TIDE_CU_SUCCESS)
     exit (1);
 }
 
@@ -126,11 +127,11 @@ main (void)
   AllocFn alloc_fn = (AllocFn) entry ("cuMemAlloc");
   FreeFn free_fn = (FreeFn) entry ("cuMemFree");
   HtoDFn htod = (HtoDFn) entry ("cuMemcpyHtoD");
-  CUdeviceptr keep, temp;
+  TideCuDeviceptr keep, temp;
 
   keep = alloc_through_entry (alloc_fn, PA_KEEP_BYTES);
   temp = alloc_through_entry (alloc_fn, PA_TEMP_BYTES);
-  if (htod (keep, host, PA_COPY_BYTES) != CUDA_SUCCESS || free_fn (temp) != CUDA_SUCCESS)
+  if (htod (keep, host, PA_COPY_BYTES) != TIDE_CU_SUCCESS || free_fn (temp) != TIDE_CU_SUCCESS)
     return 1;
   map_through_entry ();
   map_and_release ();

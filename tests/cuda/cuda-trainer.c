@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * cuda-trainer: a training loop on the stand-in CUDA libraries, with known
+ * cuda-trainer: a training loop on the stand-in CUDA and NVTX libraries, with known
  * device memory, pinned memory and copies (test-cuda-record.c checks them).
  *
  *   cuda-trainer leak|control [STEPS]
@@ -19,15 +19,20 @@
  *     step, and PINNED_LEAK_BYTES of pinned memory kept by
  *     leak_pinned_buffer in even steps.
  */
-#include <cuda.h>
-#include <cuda_runtime_api.h>
-#include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tide-cuda-abi.h"
 #include "tidemark.h"
 #include "cuda-trainer.h"
+/* NVTX: the stand-in NVTX 2 library, or with TIDE_TRAINER_REAL_NVTX (where
+ * the toolkit is installed) NVIDIA's header-only NVTX 3. */
+#ifdef TIDE_TRAINER_REAL_NVTX
+#include <nvtx3/nvToolsExt.h>
+#else
+#include "tide-standin.h"
+#endif
 
 static void *weights[LAYERS];
 static void *optimizer;
@@ -90,14 +95,14 @@ forward_activations (void)
 
   CHECK (cudaMalloc (&act, ACT_BYTES));
   memset (host_batch, 1, sizeof host_batch);
-  CHECK (cudaMemcpy (weights[0], host_batch, H2D_RT_BYTES, cudaMemcpyHostToDevice));
+  CHECK (cudaMemcpy (weights[0], host_batch, H2D_RT_BYTES, TIDE_CUDA_MEMCPY_HOST_TO_DEVICE));
   return act;
 }
 
 __attribute__ ((noinline)) static void
 driver_scratch (void)
 {
-  CUdeviceptr scratch = 0;
+  TideCuDeviceptr scratch = 0;
 
   CHECK (cuMemAlloc_v2 (&scratch, SCRATCH_BYTES));
   CHECK (cuMemcpyHtoD_v2 (scratch, host_batch, H2D_DRV_BYTES));
@@ -110,7 +115,7 @@ backward (void *act)
   void *grad = NULL;
 
   CHECK (cudaMallocAsync (&grad, GRAD_BYTES, 0));
-  CHECK (cudaMemcpyAsync (host_result, weights[0], D2H_BYTES, cudaMemcpyDeviceToHost, 0));
+  CHECK (cudaMemcpyAsync (host_result, weights[0], D2H_BYTES, TIDE_CUDA_MEMCPY_DEVICE_TO_HOST, 0));
   CHECK (cudaStreamSynchronize (0));
   CHECK (cudaFreeAsync (grad, 0));
   CHECK (cudaFree (act));

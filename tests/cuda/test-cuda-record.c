@@ -180,6 +180,31 @@ test_trainer_steps (Fixture       *f,
                                  " OR device != 0"), ==, 0);
 }
 
+/* NVTX ranges are scopes: "forward" holds the device leak, "backward" the
+ * pinned one. */
+static void
+check_nvtx_scopes (Fixture *f)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) scopes = NULL;
+  TideGroup *g;
+
+  scopes = tide_report_retained (f->trace, 0, TIDE_GROUP_BY_SCOPE, &error);
+  g_assert_no_error (error);
+  g = find_scope_group (scopes, "forward", 0);
+  g_assert_nonnull (g);
+  g_assert_cmpint (g->bytes, ==, STEPS * LEAK_BYTES);
+  g = find_scope_group (scopes, "backward", -1);
+  g_assert_nonnull (g);
+  g_assert_cmpint (g->bytes, ==, (STEPS / 2) * PINNED_LEAK_BYTES);
+  g_assert_cmpint (query_int (f, "SELECT count (*) FROM allocations a JOIN scopes s"
+                                 " ON s.id = a.scope_id WHERE a.kind = 4 AND s.path = 'forward'"),
+                   ==, STEPS * 3);
+  g_assert_cmpint (query_int (f, "SELECT count (*) FROM transfers t JOIN scopes s"
+                                 " ON s.id = t.scope_id WHERE t.direction = 2"
+                                 " AND s.path = 'backward'"), ==, STEPS);
+}
+
 /* Who holds the device memory when the trace ends, by stack and by scope. */
 static void
 test_trainer_retained (Fixture       *f,
@@ -187,7 +212,6 @@ test_trainer_retained (Fixture       *f,
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) stacks = NULL;
-  g_autoptr(GPtrArray) scopes = NULL;
   TideGroup *g;
 
   record (f, TIDE_CUDA_TRAINER, "leak");
@@ -215,21 +239,7 @@ test_trainer_retained (Fixture       *f,
   g_assert_null (find_group (stacks, "driver_scratch", 0));
   g_assert_null (find_group (stacks, "backward", 0));
 
-  /* NVTX ranges are scopes. */
-  scopes = tide_report_retained (f->trace, 0, TIDE_GROUP_BY_SCOPE, &error);
-  g_assert_no_error (error);
-  g = find_scope_group (scopes, "forward", 0);
-  g_assert_nonnull (g);
-  g_assert_cmpint (g->bytes, ==, STEPS * LEAK_BYTES);
-  g = find_scope_group (scopes, "backward", -1);
-  g_assert_nonnull (g);
-  g_assert_cmpint (g->bytes, ==, (STEPS / 2) * PINNED_LEAK_BYTES);
-  g_assert_cmpint (query_int (f, "SELECT count (*) FROM allocations a JOIN scopes s"
-                                 " ON s.id = a.scope_id WHERE a.kind = 4 AND s.path = 'forward'"),
-                   ==, STEPS * 3);
-  g_assert_cmpint (query_int (f, "SELECT count (*) FROM transfers t JOIN scopes s"
-                                 " ON s.id = t.scope_id WHERE t.direction = 2"
-                                 " AND s.path = 'backward'"), ==, STEPS);
+  check_nvtx_scopes (f);
 }
 
 static void
@@ -283,6 +293,18 @@ test_trainer_control (Fixture       *f,
     }
 }
 
+#ifdef TIDE_CUDA_TRAINER_NVTX3
+/* The same loop with NVIDIA's header-only NVTX 3 in place of the stand-in
+ * NVTX library: its ranges reach the preload the same way. */
+static void
+test_trainer_nvtx3 (Fixture       *f,
+                    gconstpointer  data)
+{
+  record (f, TIDE_CUDA_TRAINER_NVTX3, "leak");
+  check_nvtx_scopes (f);
+}
+#endif
+
 /* A program that reaches the driver only through entry points. */
 static void
 test_proc_address (Fixture       *f,
@@ -324,6 +346,9 @@ main (int    argc,
   ADD ("/device/trainer/retained", test_trainer_retained);
   ADD ("/device/trainer/suspects", test_trainer_suspects);
   ADD ("/device/trainer/control", test_trainer_control);
+#ifdef TIDE_CUDA_TRAINER_NVTX3
+  ADD ("/device/trainer/nvtx3", test_trainer_nvtx3);
+#endif
   ADD ("/device/proc-address", test_proc_address);
   ADD ("/device/private-handle", test_private_handle);
   return g_test_run ();

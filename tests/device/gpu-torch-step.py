@@ -5,16 +5,17 @@
 # and at each step end torch's own view of device memory, to compare with
 # the device bytes in the trace:
 #   step N reserved BYTES allocated BYTES
-import ctypes
 import sys
 
 import torch
 
+try:
+    import tidemark  # importable in every process that `tidemark record` starts
+except ImportError:
+    sys.exit("gpu-torch-step: run it under `tidemark record`")
+
 if not torch.cuda.is_available():
     sys.exit(77)
-
-lib = ctypes.CDLL(None)
-step_fn = getattr(lib, "tidemark_preload_step", None)
 
 model = torch.nn.Sequential(
     torch.nn.Linear(4096, 8192), torch.nn.ReLU(), torch.nn.Linear(8192, 4096)
@@ -30,5 +31,4 @@ for step in range(1, 7):
     torch.cuda.synchronize()
     print(f"step {step} reserved {torch.cuda.memory_reserved(0)} "
           f"allocated {torch.cuda.memory_allocated(0)}", flush=True)
-    if step_fn is not None:
-        step_fn(None)
+    tidemark.step()

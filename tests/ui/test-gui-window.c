@@ -487,6 +487,27 @@ test_incomplete_trace (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* A trace whose recording stopped writing it (the disk filled) says so, and
+ * when. */
+static void
+test_early_end_trace (void)
+{
+  g_autofree char *early = copy_trace ("early.tide");
+  TideWindow *window;
+
+  exec_sql (early, "UPDATE meta SET value = 0 WHERE key = 'complete';"
+                   "INSERT INTO meta (key, value) VALUES ('stopped_reason', 'disk full'),"
+                   " ('stopped_ns', (SELECT value FROM meta WHERE key = 'start_ns')"
+                   "  + 41200000000);");
+  window = window_open (early);
+  g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_TRACE);
+  g_assert_true (gtk_info_bar_get_revealed (window->banner));
+  g_assert_cmpstr (gtk_label_get_text (window->banner_label), ==,
+                   "This trace ends early: its recording stopped writing it (disk full at "
+                   "41.2 s). It shows what was written before.");
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 /* ---- live capture ------------------------------------------------------------- */
 
 typedef struct
@@ -850,6 +871,7 @@ main (int   argc,
   g_test_add_func ("/gui/job", test_job);
   g_test_add_func ("/gui/bad-files", test_bad_files);
   g_test_add_func ("/gui/incomplete-trace", test_incomplete_trace);
+  g_test_add_func ("/gui/early-end-trace", test_early_end_trace);
   g_test_add_func ("/gui/record-dialog-arguments", test_record_dialog_arguments);
   g_test_add_func ("/gui/live-capture", test_live_capture);
   g_test_add_func ("/gui/attach-argv", test_attach_argv);

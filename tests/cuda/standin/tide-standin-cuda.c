@@ -3,15 +3,14 @@
  *
  * tide-standin-cuda.c: a stand-in for the CUDA driver (libcuda.so.1), for
  * tests on machines without a GPU.  It exports the real names with the real
- * signatures from /usr/local/cuda/include/cuda.h, and keeps "device" memory
+ * signatures (tide-cuda-abi.h), and keeps "device" memory
  * in anonymous mappings made with the raw syscall, so that copies really
  * copy and the profiler's own mmap hook never sees them.
  *
  * Devices: $TIDE_STANDIN_DEVICES (default 2), each of TIDE_STANDIN_TOTAL
  * bytes.  Device pointers are unique across devices, as with UVA.
  */
-#define __CUDA_API_VERSION_INTERNAL 1
-#include <cuda.h>
+#include "tide-cuda-abi.h"
 
 #include "tide-standin.h"
 
@@ -85,9 +84,9 @@ block_add (uintptr_t addr,
 
 /* Removes the block at addr of that kind; fills *out. */
 static int
-block_take (uintptr_t addr,
-            BlockKind kind,
-            Block    *out)
+block_take (uintptr_t  addr,
+            BlockKind  kind,
+            Block     *out)
 {
   int ok = 0;
 
@@ -108,8 +107,8 @@ block_take (uintptr_t addr,
 
 /* The block that contains p, any kind but handles. */
 static int
-block_find (uintptr_t p,
-            Block    *out)
+block_find (uintptr_t  p,
+            Block     *out)
 {
   int ok = 0;
 
@@ -181,106 +180,106 @@ fake_address (size_t size)
   return (void *) p;
 }
 
-static CUresult
-device_alloc (CUdeviceptr *dptr,
-              size_t       size)
+static TideCuResult
+device_alloc (TideCuDeviceptr *dptr,
+              size_t           size)
 {
   void *p;
 
   if (dptr == NULL)
-    return CUDA_ERROR_INVALID_VALUE;
+    return TIDE_CU_ERROR_INVALID_VALUE;
   if (size == 0)
     size = 1;
   if (tide_standin_device_used (current_device) + size > TIDE_STANDIN_TOTAL)
-    return CUDA_ERROR_OUT_OF_MEMORY;
+    return TIDE_CU_ERROR_OUT_OF_MEMORY;
   p = no_backing () ? fake_address (size) : raw_map (size, PROT_READ | PROT_WRITE);
   if (p == NULL)
-    return CUDA_ERROR_OUT_OF_MEMORY;
+    return TIDE_CU_ERROR_OUT_OF_MEMORY;
   if (!block_add ((uintptr_t) p, size, current_device, BLOCK_DEVICE))
     {
       syscall (SYS_munmap, p, size);
-      return CUDA_ERROR_OUT_OF_MEMORY;
+      return TIDE_CU_ERROR_OUT_OF_MEMORY;
     }
-  *dptr = (CUdeviceptr) (uintptr_t) p;
-  return CUDA_SUCCESS;
+  *dptr = (TideCuDeviceptr) (uintptr_t) p;
+  return TIDE_CU_SUCCESS;
 }
 
-static CUresult
-device_free (CUdeviceptr dptr)
+static TideCuResult
+device_free (TideCuDeviceptr dptr)
 {
   Block b;
 
   if (dptr == 0)
-    return CUDA_SUCCESS;
+    return TIDE_CU_SUCCESS;
   if (!block_take ((uintptr_t) dptr, BLOCK_DEVICE, &b))
-    return CUDA_ERROR_INVALID_VALUE;
+    return TIDE_CU_ERROR_INVALID_VALUE;
   if (!no_backing ())
     syscall (SYS_munmap, (void *) b.addr, b.size);
-  return CUDA_SUCCESS;
+  return TIDE_CU_SUCCESS;
 }
 
-EXPORT CUresult CUDAAPI
+EXPORT TideCuResult
 cuInit (unsigned int flags)
 {
   (void) flags;
-  return CUDA_SUCCESS;
+  return TIDE_CU_SUCCESS;
 }
 
-EXPORT CUresult CUDAAPI
+EXPORT TideCuResult
 cuDriverGetVersion (int *version)
 {
-  *version = CUDA_VERSION;
-  return CUDA_SUCCESS;
+  *version = TIDE_STANDIN_CUDA_VERSION;
+  return TIDE_CU_SUCCESS;
 }
 
-EXPORT CUresult CUDAAPI
+EXPORT TideCuResult
 cuDeviceGetCount (int *count)
 {
   *count = tide_standin_device_count ();
-  return CUDA_SUCCESS;
+  return TIDE_CU_SUCCESS;
 }
 
-EXPORT CUresult CUDAAPI
-cuDeviceGet (CUdevice *device,
-             int       ordinal)
+EXPORT TideCuResult
+cuDeviceGet (TideCuDevice *device,
+             int           ordinal)
 {
   if (ordinal < 0 || ordinal >= tide_standin_device_count ())
-    return CUDA_ERROR_INVALID_DEVICE;
+    return TIDE_CU_ERROR_INVALID_DEVICE;
   *device = ordinal;
-  return CUDA_SUCCESS;
+  return TIDE_CU_SUCCESS;
 }
 
 /* A context is its device + 1; each device has only its primary one. */
-EXPORT CUresult CUDAAPI
-cuDevicePrimaryCtxRetain (CUcontext *ctx,
-                          CUdevice   dev)
+EXPORT TideCuResult
+cuDevicePrimaryCtxRetain (TideCuContext *ctx,
+                          TideCuDevice   dev)
 {
-  *ctx = (CUcontext) (uintptr_t) (dev + 1);
-  return CUDA_SUCCESS;
+  *ctx = (TideCuContext) (uintptr_t) (dev + 1);
+  return TIDE_CU_SUCCESS;
 }
 
-EXPORT CUresult CUDAAPI
-cuCtxSetCurrent (CUcontext ctx)
+EXPORT TideCuResult
+cuCtxSetCurrent (TideCuContext ctx)
 {
   tide_standin_set_current_device (ctx != NULL ? (int) ((uintptr_t) ctx - 1) : 0);
-  return CUDA_SUCCESS;
+  return TIDE_CU_SUCCESS;
 }
 
-EXPORT CUresult CUDAAPI
-cuCtxGetCurrent (CUcontext *ctx)
+EXPORT TideCuResult
+cuCtxGetCurrent (TideCuContext *ctx)
 {
-  *ctx = current_set ? (CUcontext) (uintptr_t) (current_device + 1) : NULL;
-  return CUDA_SUCCESS;
+  *ctx = current_set ? (TideCuContext) (uintptr_t) (current_device + 1) : NULL;
+  return TIDE_CU_SUCCESS;
 }
 
-EXPORT CUresult CUDAAPI
-cuCtxGetDevice (CUdevice *device)
+EXPORT TideCuResult
+cuCtxGetDevice (TideCuDevice *device)
 {
   *device = current_device;
-  return CUDA_SUCCESS;
+  return TIDE_CU_SUCCESS;
 }
 
-EXPORT CUresult CUDAAPI
+EXPORT TideCuResult
 cuMemGetInfo_v2 (size_t *free_bytes,
                  size_t *total)
 {
@@ -288,230 +287,230 @@ cuMemGetInfo_v2 (size_t *free_bytes,
 
   *total = TIDE_STANDIN_TOTAL;
   *free_bytes = TIDE_STANDIN_TOTAL - used;
-  return CUDA_SUCCESS;
+  return TIDE_CU_SUCCESS;
 }
 
-EXPORT CUresult CUDAAPI
-cuMemAlloc_v2 (CUdeviceptr *dptr,
-               size_t       size)
+EXPORT TideCuResult
+cuMemAlloc_v2 (TideCuDeviceptr *dptr,
+               size_t           size)
 {
   return device_alloc (dptr, size);
 }
 
-EXPORT CUresult CUDAAPI
-cuMemFree_v2 (CUdeviceptr dptr)
+EXPORT TideCuResult
+cuMemFree_v2 (TideCuDeviceptr dptr)
 {
   return device_free (dptr);
 }
 
-EXPORT CUresult CUDAAPI
-cuMemAllocAsync (CUdeviceptr *dptr,
-                 size_t       size,
-                 CUstream     stream)
+EXPORT TideCuResult
+cuMemAllocAsync (TideCuDeviceptr *dptr,
+                 size_t           size,
+                 TideCuStream     stream)
 {
   (void) stream;
   return device_alloc (dptr, size);
 }
 
-EXPORT CUresult CUDAAPI
-cuMemFreeAsync (CUdeviceptr dptr,
-                CUstream    stream)
+EXPORT TideCuResult
+cuMemFreeAsync (TideCuDeviceptr dptr,
+                TideCuStream    stream)
 {
   (void) stream;
   return device_free (dptr);
 }
 
-EXPORT CUresult CUDAAPI
-cuMemHostAlloc (void        **pp,
-                size_t        size,
-                unsigned int  flags)
+EXPORT TideCuResult
+cuMemHostAlloc (void         **pp,
+                size_t         size,
+                unsigned int   flags)
 {
   void *p = raw_map (size ? size : 1, PROT_READ | PROT_WRITE);
 
   (void) flags;
   if (p == NULL || !block_add ((uintptr_t) p, size, -1, BLOCK_HOST))
-    return CUDA_ERROR_OUT_OF_MEMORY;
+    return TIDE_CU_ERROR_OUT_OF_MEMORY;
   *pp = p;
-  return CUDA_SUCCESS;
+  return TIDE_CU_SUCCESS;
 }
 
-EXPORT CUresult CUDAAPI
+EXPORT TideCuResult
 cuMemAllocHost_v2 (void   **pp,
                    size_t   size)
 {
   return cuMemHostAlloc (pp, size, 0);
 }
 
-EXPORT CUresult CUDAAPI
+EXPORT TideCuResult
 cuMemFreeHost (void *p)
 {
   Block b;
 
   if (!block_take ((uintptr_t) p, BLOCK_HOST, &b))
-    return CUDA_ERROR_INVALID_VALUE;
+    return TIDE_CU_ERROR_INVALID_VALUE;
   syscall (SYS_munmap, p, b.size ? b.size : 1);
-  return CUDA_SUCCESS;
+  return TIDE_CU_SUCCESS;
 }
 
-EXPORT CUresult CUDAAPI
+EXPORT TideCuResult
 cuMemHostRegister_v2 (void         *p,
                       size_t        size,
                       unsigned int  flags)
 {
   (void) flags;
   if (p == NULL || size == 0)
-    return CUDA_ERROR_INVALID_VALUE;
-  return block_add ((uintptr_t) p, size, -1, BLOCK_REGISTERED) ? CUDA_SUCCESS
-                                                               : CUDA_ERROR_OUT_OF_MEMORY;
+    return TIDE_CU_ERROR_INVALID_VALUE;
+  return block_add ((uintptr_t) p, size, -1, BLOCK_REGISTERED) ? TIDE_CU_SUCCESS
+                                                               : TIDE_CU_ERROR_OUT_OF_MEMORY;
 }
 
-EXPORT CUresult CUDAAPI
+EXPORT TideCuResult
 cuMemHostUnregister (void *p)
 {
   Block b;
 
-  return block_take ((uintptr_t) p, BLOCK_REGISTERED, &b) ? CUDA_SUCCESS
-                                                          : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  return block_take ((uintptr_t) p, BLOCK_REGISTERED, &b) ? TIDE_CU_SUCCESS
+                                                          : TIDE_CU_ERROR_HOST_MEMORY_NOT_REGISTERED;
 }
 
-EXPORT CUresult CUDAAPI
-cuMemcpyHtoD_v2 (CUdeviceptr  dst,
-                 const void  *src,
-                 size_t       n)
+EXPORT TideCuResult
+cuMemcpyHtoD_v2 (TideCuDeviceptr  dst,
+                 const void      *src,
+                 size_t           n)
 {
   memcpy ((void *) (uintptr_t) dst, src, n);
-  return CUDA_SUCCESS;
+  return TIDE_CU_SUCCESS;
 }
 
-EXPORT CUresult CUDAAPI
-cuMemcpyDtoH_v2 (void        *dst,
-                 CUdeviceptr  src,
-                 size_t       n)
+EXPORT TideCuResult
+cuMemcpyDtoH_v2 (void            *dst,
+                 TideCuDeviceptr  src,
+                 size_t           n)
 {
   memcpy (dst, (const void *) (uintptr_t) src, n);
-  return CUDA_SUCCESS;
+  return TIDE_CU_SUCCESS;
 }
 
-EXPORT CUresult CUDAAPI
-cuMemcpyHtoDAsync_v2 (CUdeviceptr  dst,
-                      const void  *src,
-                      size_t       n,
-                      CUstream     stream)
+EXPORT TideCuResult
+cuMemcpyHtoDAsync_v2 (TideCuDeviceptr  dst,
+                      const void      *src,
+                      size_t           n,
+                      TideCuStream     stream)
 {
   (void) stream;
   return cuMemcpyHtoD_v2 (dst, src, n);
 }
 
-EXPORT CUresult CUDAAPI
-cuMemcpyDtoHAsync_v2 (void        *dst,
-                      CUdeviceptr  src,
-                      size_t       n,
-                      CUstream     stream)
+EXPORT TideCuResult
+cuMemcpyDtoHAsync_v2 (void            *dst,
+                      TideCuDeviceptr  src,
+                      size_t           n,
+                      TideCuStream     stream)
 {
   (void) stream;
   return cuMemcpyDtoH_v2 (dst, src, n);
 }
 
-EXPORT CUresult CUDAAPI
-cuMemcpyDtoD_v2 (CUdeviceptr dst,
-                 CUdeviceptr src,
-                 size_t      n)
+EXPORT TideCuResult
+cuMemcpyDtoD_v2 (TideCuDeviceptr dst,
+                 TideCuDeviceptr src,
+                 size_t          n)
 {
   memmove ((void *) (uintptr_t) dst, (const void *) (uintptr_t) src, n);
-  return CUDA_SUCCESS;
+  return TIDE_CU_SUCCESS;
 }
 
-EXPORT CUresult CUDAAPI
-cuMemAddressReserve (CUdeviceptr        *ptr,
+EXPORT TideCuResult
+cuMemAddressReserve (TideCuDeviceptr    *ptr,
                      size_t              size,
                      size_t              alignment,
-                     CUdeviceptr         addr,
+                     TideCuDeviceptr     addr,
                      unsigned long long  flags)
 {
   void *p = raw_map (size, PROT_NONE);
 
   (void) alignment; (void) addr; (void) flags;
   if (p == NULL)
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  *ptr = (CUdeviceptr) (uintptr_t) p;
-  return CUDA_SUCCESS;
+    return TIDE_CU_ERROR_OUT_OF_MEMORY;
+  *ptr = (TideCuDeviceptr) (uintptr_t) p;
+  return TIDE_CU_SUCCESS;
 }
 
-EXPORT CUresult CUDAAPI
-cuMemAddressFree (CUdeviceptr ptr,
-                  size_t      size)
+EXPORT TideCuResult
+cuMemAddressFree (TideCuDeviceptr ptr,
+                  size_t          size)
 {
   syscall (SYS_munmap, (void *) (uintptr_t) ptr, size);
-  return CUDA_SUCCESS;
+  return TIDE_CU_SUCCESS;
 }
 
-EXPORT CUresult CUDAAPI
-cuMemCreate (CUmemGenericAllocationHandle *handle,
-             size_t                        size,
-             const CUmemAllocationProp    *prop,
-             unsigned long long            flags)
+EXPORT TideCuResult
+cuMemCreate (TideCuMemHandle               *handle,
+             size_t                         size,
+             const TideCuMemAllocationProp *prop,
+             unsigned long long             flags)
 {
   uint64_t h;
 
   (void) flags;
   if (handle == NULL || prop == NULL || size == 0)
-    return CUDA_ERROR_INVALID_VALUE;
+    return TIDE_CU_ERROR_INVALID_VALUE;
   if (tide_standin_device_used (prop->location.id) + size > TIDE_STANDIN_TOTAL)
-    return CUDA_ERROR_OUT_OF_MEMORY;
+    return TIDE_CU_ERROR_OUT_OF_MEMORY;
   pthread_mutex_lock (&lock);
   h = next_handle++;
   pthread_mutex_unlock (&lock);
   if (!block_add (h, size, prop->location.id, BLOCK_HANDLE))
-    return CUDA_ERROR_OUT_OF_MEMORY;
+    return TIDE_CU_ERROR_OUT_OF_MEMORY;
   *handle = h;
-  return CUDA_SUCCESS;
+  return TIDE_CU_SUCCESS;
 }
 
-EXPORT CUresult CUDAAPI
-cuMemRelease (CUmemGenericAllocationHandle handle)
+EXPORT TideCuResult
+cuMemRelease (TideCuMemHandle handle)
 {
   Block b;
 
-  return block_take (handle, BLOCK_HANDLE, &b) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  return block_take (handle, BLOCK_HANDLE, &b) ? TIDE_CU_SUCCESS : TIDE_CU_ERROR_INVALID_VALUE;
 }
 
-EXPORT CUresult CUDAAPI
-cuMemMap (CUdeviceptr                   ptr,
-          size_t                        size,
-          size_t                        offset,
-          CUmemGenericAllocationHandle  handle,
-          unsigned long long            flags)
+EXPORT TideCuResult
+cuMemMap (TideCuDeviceptr    ptr,
+          size_t             size,
+          size_t             offset,
+          TideCuMemHandle    handle,
+          unsigned long long flags)
 {
   (void) offset; (void) handle; (void) flags;
   return mprotect ((void *) (uintptr_t) ptr, size, PROT_READ | PROT_WRITE) == 0
-         ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+         ? TIDE_CU_SUCCESS : TIDE_CU_ERROR_INVALID_VALUE;
 }
 
-EXPORT CUresult CUDAAPI
-cuMemUnmap (CUdeviceptr ptr,
-            size_t      size)
+EXPORT TideCuResult
+cuMemUnmap (TideCuDeviceptr ptr,
+            size_t          size)
 {
   madvise ((void *) (uintptr_t) ptr, size, MADV_DONTNEED);
   return mprotect ((void *) (uintptr_t) ptr, size, PROT_NONE) == 0
-         ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+         ? TIDE_CU_SUCCESS : TIDE_CU_ERROR_INVALID_VALUE;
 }
 
-EXPORT CUresult CUDAAPI
-cuPointerGetAttribute (void                  *data,
-                       CUpointer_attribute    attribute,
-                       CUdeviceptr            ptr)
+EXPORT TideCuResult
+cuPointerGetAttribute (void                   *data,
+                       TideCuPointerAttribute  attribute,
+                       TideCuDeviceptr         ptr)
 {
   Block b;
 
   if (!block_find ((uintptr_t) ptr, &b))
-    return CUDA_ERROR_INVALID_VALUE;
-  if (attribute == CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
-    *(unsigned int *) data = b.kind == BLOCK_DEVICE ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
-  else if (attribute == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+    return TIDE_CU_ERROR_INVALID_VALUE;
+  if (attribute == TIDE_CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+    *(unsigned int *) data = b.kind == BLOCK_DEVICE ? TIDE_CU_MEMORYTYPE_DEVICE : TIDE_CU_MEMORYTYPE_HOST;
+  else if (attribute == TIDE_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
     *(int *) data = b.device < 0 ? current_device : b.device;
   else
-    return CUDA_ERROR_NOT_SUPPORTED;
-  return CUDA_SUCCESS;
+    return TIDE_CU_ERROR_NOT_SUPPORTED;
+  return TIDE_CU_SUCCESS;
 }
 
 typedef struct
@@ -521,8 +520,8 @@ typedef struct
   void       *fn;
 } ProcEntry;
 
-static CUresult CUDAAPI proc_address (const char *, void **, int, cuuint64_t,
-                                      CUdriverProcAddressQueryResult *);
+static TideCuResult proc_address (const char *, void **, int, uint64_t,
+                                      TideCuProcAddressStatus *);
 
 /* Newest version of each name first. */
 static const ProcEntry procs[] = {
@@ -558,12 +557,12 @@ static const ProcEntry procs[] = {
   { "cuGetProcAddress", 12000, (void *) proc_address },
 };
 
-static CUresult CUDAAPI
-proc_address (const char                     *symbol,
-              void                          **pfn,
-              int                             version,
-              cuuint64_t                      flags,
-              CUdriverProcAddressQueryResult *status)
+static TideCuResult
+proc_address (const char               *symbol,
+              void                    **pfn,
+              int                       version,
+              uint64_t                  flags,
+              TideCuProcAddressStatus  *status)
 {
   (void) flags;
   for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
@@ -571,30 +570,30 @@ proc_address (const char                     *symbol,
       {
         *pfn = procs[i].fn;
         if (status != NULL)
-          *status = CU_GET_PROC_ADDRESS_SUCCESS;
-        return CUDA_SUCCESS;
+          *status = TIDE_CU_PROC_ADDRESS_SUCCESS;
+        return TIDE_CU_SUCCESS;
       }
   *pfn = NULL;
   if (status != NULL)
-    *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-  return CUDA_ERROR_NOT_FOUND;
+    *status = TIDE_CU_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  return TIDE_CU_ERROR_NOT_FOUND;
 }
 
-EXPORT CUresult CUDAAPI
-cuGetProcAddress_v2 (const char                     *symbol,
-                     void                          **pfn,
-                     int                             version,
-                     cuuint64_t                      flags,
-                     CUdriverProcAddressQueryResult *status)
+EXPORT TideCuResult
+cuGetProcAddress_v2 (const char               *symbol,
+                     void                    **pfn,
+                     int                       version,
+                     uint64_t                  flags,
+                     TideCuProcAddressStatus  *status)
 {
   return proc_address (symbol, pfn, version, flags, status);
 }
 
-EXPORT CUresult CUDAAPI
+EXPORT TideCuResult
 cuGetProcAddress (const char  *symbol,
                   void       **pfn,
                   int          version,
-                  cuuint64_t   flags)
+                  uint64_t     flags)
 {
   return proc_address (symbol, pfn, version, flags, NULL);
 }

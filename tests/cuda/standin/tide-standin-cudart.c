@@ -2,14 +2,12 @@
  * Copyright 2026 The Tidemark authors
  *
  * tide-standin-cudart.c: a stand-in for the CUDA runtime (libcudart.so.13),
- * for tests without a GPU.  The real names and signatures, from
- * cuda_runtime_api.h; every call goes down to the stand-in driver through the
+ * for tests without a GPU.  The real names and signatures (tide-cuda-abi.h);
+ * every call goes down to the stand-in driver through the
  * dynamic linker, so under the profiler a runtime call also passes through
  * the profiler's driver hooks, which must not count it twice.
  */
-#define __CUDA_API_VERSION_INTERNAL 1
-#include <cuda.h>
-#include <cuda_runtime_api.h>
+#include "tide-cuda-abi.h"
 
 #include "tide-standin.h"
 
@@ -18,87 +16,87 @@
 
 #define EXPORT __attribute__ ((visibility ("default")))
 
-static cudaError_t
-from_cu (CUresult r)
+static TideCudaError
+from_cu (TideCuResult r)
 {
   switch (r)
     {
-    case CUDA_SUCCESS:
-      return cudaSuccess;
-    case CUDA_ERROR_OUT_OF_MEMORY:
-      return cudaErrorMemoryAllocation;
-    case CUDA_ERROR_INVALID_DEVICE:
-      return cudaErrorInvalidDevice;
-    case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED:
-      return cudaErrorHostMemoryNotRegistered;
+    case TIDE_CU_SUCCESS:
+      return TIDE_CUDA_SUCCESS;
+    case TIDE_CU_ERROR_OUT_OF_MEMORY:
+      return TIDE_CUDA_ERROR_MEMORY_ALLOCATION;
+    case TIDE_CU_ERROR_INVALID_DEVICE:
+      return TIDE_CUDA_ERROR_INVALID_DEVICE;
+    case TIDE_CU_ERROR_HOST_MEMORY_NOT_REGISTERED:
+      return TIDE_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
     default:
-      return cudaErrorInvalidValue;
+      return TIDE_CUDA_ERROR_INVALID_VALUE;
     }
 }
 
-EXPORT cudaError_t CUDARTAPI
+EXPORT TideCudaError
 cudaGetDeviceCount (int *count)
 {
   return from_cu (cuDeviceGetCount (count));
 }
 
-EXPORT cudaError_t CUDARTAPI
+EXPORT TideCudaError
 cudaSetDevice (int device)
 {
-  CUcontext ctx;
-  CUresult r = cuDevicePrimaryCtxRetain (&ctx, device);
+  TideCuContext ctx;
+  TideCuResult r = cuDevicePrimaryCtxRetain (&ctx, device);
 
   if (device < 0 || device >= tide_standin_device_count ())
-    return cudaErrorInvalidDevice;
-  return from_cu (r == CUDA_SUCCESS ? cuCtxSetCurrent (ctx) : r);
+    return TIDE_CUDA_ERROR_INVALID_DEVICE;
+  return from_cu (r == TIDE_CU_SUCCESS ? cuCtxSetCurrent (ctx) : r);
 }
 
-EXPORT cudaError_t CUDARTAPI
+EXPORT TideCudaError
 cudaGetDevice (int *device)
 {
   *device = tide_standin_current_device ();
-  return cudaSuccess;
+  return TIDE_CUDA_SUCCESS;
 }
 
-EXPORT cudaError_t CUDARTAPI
+EXPORT TideCudaError
 cudaRuntimeGetVersion (int *version)
 {
-  *version = CUDART_VERSION;
-  return cudaSuccess;
+  *version = TIDE_STANDIN_CUDA_VERSION;
+  return TIDE_CUDA_SUCCESS;
 }
 
-EXPORT cudaError_t CUDARTAPI
+EXPORT TideCudaError
 cudaDeviceSynchronize (void)
 {
-  return cudaSuccess;
+  return TIDE_CUDA_SUCCESS;
 }
 
-EXPORT cudaError_t CUDARTAPI
-cudaStreamSynchronize (cudaStream_t stream)
+EXPORT TideCudaError
+cudaStreamSynchronize (TideCudaStream stream)
 {
   (void) stream;
-  return cudaSuccess;
+  return TIDE_CUDA_SUCCESS;
 }
 
-EXPORT cudaError_t CUDARTAPI
+EXPORT TideCudaError
 cudaMemGetInfo (size_t *free_bytes,
                 size_t *total)
 {
   return from_cu (cuMemGetInfo_v2 (free_bytes, total));
 }
 
-EXPORT cudaError_t CUDARTAPI
+EXPORT TideCudaError
 cudaMalloc (void   **ptr,
             size_t   size)
 {
-  CUdeviceptr d = 0;
-  CUresult r = cuMemAlloc_v2 (&d, size);
+  TideCuDeviceptr d = 0;
+  TideCuResult r = cuMemAlloc_v2 (&d, size);
 
   *ptr = (void *) (uintptr_t) d;
   return from_cu (r);
 }
 
-EXPORT cudaError_t CUDARTAPI
+EXPORT TideCudaError
 cudaMallocManaged (void         **ptr,
                    size_t         size,
                    unsigned int   flags)
@@ -107,7 +105,7 @@ cudaMallocManaged (void         **ptr,
   return cudaMalloc (ptr, size);
 }
 
-EXPORT cudaError_t CUDARTAPI
+EXPORT TideCudaError
 cudaMallocPitch (void   **ptr,
                  size_t  *pitch,
                  size_t   width,
@@ -117,39 +115,39 @@ cudaMallocPitch (void   **ptr,
   return cudaMalloc (ptr, *pitch * height);
 }
 
-EXPORT cudaError_t CUDARTAPI
-cudaMallocAsync (void         **ptr,
-                 size_t         size,
-                 cudaStream_t   stream)
+EXPORT TideCudaError
+cudaMallocAsync (void           **ptr,
+                 size_t           size,
+                 TideCudaStream   stream)
 {
-  CUdeviceptr d = 0;
-  CUresult r = cuMemAllocAsync (&d, size, (CUstream) stream);
+  TideCuDeviceptr d = 0;
+  TideCuResult r = cuMemAllocAsync (&d, size, (TideCuStream) stream);
 
   *ptr = (void *) (uintptr_t) d;
   return from_cu (r);
 }
 
-EXPORT cudaError_t CUDARTAPI
+EXPORT TideCudaError
 cudaFree (void *ptr)
 {
-  return from_cu (cuMemFree_v2 ((CUdeviceptr) (uintptr_t) ptr));
+  return from_cu (cuMemFree_v2 ((TideCuDeviceptr) (uintptr_t) ptr));
 }
 
-EXPORT cudaError_t CUDARTAPI
-cudaFreeAsync (void         *ptr,
-               cudaStream_t  stream)
+EXPORT TideCudaError
+cudaFreeAsync (void           *ptr,
+               TideCudaStream  stream)
 {
-  return from_cu (cuMemFreeAsync ((CUdeviceptr) (uintptr_t) ptr, (CUstream) stream));
+  return from_cu (cuMemFreeAsync ((TideCuDeviceptr) (uintptr_t) ptr, (TideCuStream) stream));
 }
 
-EXPORT cudaError_t CUDARTAPI
+EXPORT TideCudaError
 cudaMallocHost (void   **ptr,
                 size_t   size)
 {
   return from_cu (cuMemHostAlloc (ptr, size, 0));
 }
 
-EXPORT cudaError_t CUDARTAPI
+EXPORT TideCudaError
 cudaHostAlloc (void         **ptr,
                size_t         size,
                unsigned int   flags)
@@ -157,13 +155,13 @@ cudaHostAlloc (void         **ptr,
   return from_cu (cuMemHostAlloc (ptr, size, flags));
 }
 
-EXPORT cudaError_t CUDARTAPI
+EXPORT TideCudaError
 cudaFreeHost (void *ptr)
 {
   return from_cu (cuMemFreeHost (ptr));
 }
 
-EXPORT cudaError_t CUDARTAPI
+EXPORT TideCudaError
 cudaHostRegister (void         *ptr,
                   size_t        size,
                   unsigned int  flags)
@@ -171,101 +169,101 @@ cudaHostRegister (void         *ptr,
   return from_cu (cuMemHostRegister_v2 (ptr, size, flags));
 }
 
-EXPORT cudaError_t CUDARTAPI
+EXPORT TideCudaError
 cudaHostUnregister (void *ptr)
 {
   return from_cu (cuMemHostUnregister (ptr));
 }
 
-EXPORT cudaError_t CUDARTAPI
-cudaPointerGetAttributes (struct cudaPointerAttributes *attr,
-                          const void                   *ptr)
+EXPORT TideCudaError
+cudaPointerGetAttributes (TideCudaPointerAttributes *attr,
+                          const void                *ptr)
 {
   unsigned int type = 0;
   int device = -1;
 
   memset (attr, 0, sizeof *attr);
-  if (cuPointerGetAttribute (&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                             (CUdeviceptr) (uintptr_t) ptr) != CUDA_SUCCESS)
+  if (cuPointerGetAttribute (&type, TIDE_CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                             (TideCuDeviceptr) (uintptr_t) ptr) != TIDE_CU_SUCCESS)
     {
-      attr->type = cudaMemoryTypeUnregistered;
+      attr->type = TIDE_CUDA_MEMORY_TYPE_UNREGISTERED;
       attr->device = -2;
-      attr->hostPointer = (void *) ptr;
-      return cudaSuccess;
+      attr->host_pointer = (void *) ptr;
+      return TIDE_CUDA_SUCCESS;
     }
-  cuPointerGetAttribute (&device, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                         (CUdeviceptr) (uintptr_t) ptr);
-  attr->type = type == CU_MEMORYTYPE_DEVICE ? cudaMemoryTypeDevice : cudaMemoryTypeHost;
+  cuPointerGetAttribute (&device, TIDE_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                         (TideCuDeviceptr) (uintptr_t) ptr);
+  attr->type = type == TIDE_CU_MEMORYTYPE_DEVICE ? TIDE_CUDA_MEMORY_TYPE_DEVICE : TIDE_CUDA_MEMORY_TYPE_HOST;
   attr->device = device;
-  attr->devicePointer = (void *) ptr;
-  return cudaSuccess;
+  attr->device_pointer = (void *) ptr;
+  return TIDE_CUDA_SUCCESS;
 }
 
 /* Plain memcpy through the driver; the direction only picks the call. */
-static cudaError_t
-copy (void                *dst,
-      const void          *src,
-      size_t               n,
-      enum cudaMemcpyKind  kind)
+static TideCudaError
+copy (void               *dst,
+      const void         *src,
+      size_t              n,
+      TideCudaMemcpyKind  kind)
 {
   switch (kind)
     {
-    case cudaMemcpyHostToDevice:
-      return from_cu (cuMemcpyHtoD_v2 ((CUdeviceptr) (uintptr_t) dst, src, n));
-    case cudaMemcpyDeviceToHost:
-      return from_cu (cuMemcpyDtoH_v2 (dst, (CUdeviceptr) (uintptr_t) src, n));
-    case cudaMemcpyDeviceToDevice:
-      return from_cu (cuMemcpyDtoD_v2 ((CUdeviceptr) (uintptr_t) dst,
-                                       (CUdeviceptr) (uintptr_t) src, n));
-    case cudaMemcpyHostToHost:
-    case cudaMemcpyDefault:
+    case TIDE_CUDA_MEMCPY_HOST_TO_DEVICE:
+      return from_cu (cuMemcpyHtoD_v2 ((TideCuDeviceptr) (uintptr_t) dst, src, n));
+    case TIDE_CUDA_MEMCPY_DEVICE_TO_HOST:
+      return from_cu (cuMemcpyDtoH_v2 (dst, (TideCuDeviceptr) (uintptr_t) src, n));
+    case TIDE_CUDA_MEMCPY_DEVICE_TO_DEVICE:
+      return from_cu (cuMemcpyDtoD_v2 ((TideCuDeviceptr) (uintptr_t) dst,
+                                       (TideCuDeviceptr) (uintptr_t) src, n));
+    case TIDE_CUDA_MEMCPY_HOST_TO_HOST:
+    case TIDE_CUDA_MEMCPY_DEFAULT:
       memmove (dst, src, n);
-      return cudaSuccess;
+      return TIDE_CUDA_SUCCESS;
     default:
-      return cudaErrorInvalidMemcpyDirection;
+      return TIDE_CUDA_ERROR_INVALID_MEMCPY_DIRECTION;
     }
 }
 
-EXPORT cudaError_t CUDARTAPI
-cudaMemcpy (void                *dst,
-            const void          *src,
-            size_t               n,
-            enum cudaMemcpyKind  kind)
+EXPORT TideCudaError
+cudaMemcpy (void               *dst,
+            const void         *src,
+            size_t              n,
+            TideCudaMemcpyKind  kind)
 {
   return copy (dst, src, n, kind);
 }
 
-EXPORT cudaError_t CUDARTAPI
-cudaMemcpyAsync (void                *dst,
-                 const void          *src,
-                 size_t               n,
-                 enum cudaMemcpyKind  kind,
-                 cudaStream_t         stream)
+EXPORT TideCudaError
+cudaMemcpyAsync (void               *dst,
+                 const void         *src,
+                 size_t              n,
+                 TideCudaMemcpyKind  kind,
+                 TideCudaStream      stream)
 {
   (void) stream;
   return copy (dst, src, n, kind);
 }
 
-EXPORT cudaError_t CUDARTAPI
-cudaMemcpy2D (void                *dst,
-              size_t               dpitch,
-              const void          *src,
-              size_t               spitch,
-              size_t               width,
-              size_t               height,
-              enum cudaMemcpyKind  kind)
+EXPORT TideCudaError
+cudaMemcpy2D (void               *dst,
+              size_t              dpitch,
+              const void         *src,
+              size_t              spitch,
+              size_t              width,
+              size_t              height,
+              TideCudaMemcpyKind  kind)
 {
   for (size_t row = 0; row < height; row++)
     {
-      cudaError_t e = copy ((char *) dst + row * dpitch, (const char *) src + row * spitch,
+      TideCudaError e = copy ((char *) dst + row * dpitch, (const char *) src + row * spitch,
                             width, kind);
-      if (e != cudaSuccess)
+      if (e != TIDE_CUDA_SUCCESS)
         return e;
     }
-  return cudaSuccess;
+  return TIDE_CUDA_SUCCESS;
 }
 
-EXPORT cudaError_t CUDARTAPI
+EXPORT TideCudaError
 cudaMemcpyPeer (void       *dst,
                 int         dst_device,
                 const void *src,
@@ -273,31 +271,31 @@ cudaMemcpyPeer (void       *dst,
                 size_t      n)
 {
   (void) dst_device; (void) src_device;
-  return copy (dst, src, n, cudaMemcpyDeviceToDevice);
+  return copy (dst, src, n, TIDE_CUDA_MEMCPY_DEVICE_TO_DEVICE);
 }
 
 /* Entry points of the driver, as the real runtime hands them out. */
-EXPORT cudaError_t CUDARTAPI
-cudaGetDriverEntryPointByVersion (const char                           *symbol,
-                                  void                                **fn,
-                                  unsigned int                          version,
-                                  unsigned long long                    flags,
-                                  enum cudaDriverEntryPointQueryResult *status)
+EXPORT TideCudaError
+cudaGetDriverEntryPointByVersion (const char                *symbol,
+                                  void                     **fn,
+                                  unsigned int               version,
+                                  unsigned long long         flags,
+                                  TideCudaEntryPointStatus  *status)
 {
-  CUdriverProcAddressQueryResult q;
-  CUresult r = cuGetProcAddress_v2 (symbol, fn, (int) version, flags, &q);
+  TideCuProcAddressStatus q;
+  TideCuResult r = cuGetProcAddress_v2 (symbol, fn, (int) version, flags, &q);
 
   if (status != NULL)
-    *status = q == CU_GET_PROC_ADDRESS_SUCCESS ? cudaDriverEntryPointSuccess
-                                                : cudaDriverEntryPointSymbolNotFound;
-  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorSymbolNotFound;
+    *status = q == TIDE_CU_PROC_ADDRESS_SUCCESS ? TIDE_CUDA_ENTRY_POINT_SUCCESS
+                                                : TIDE_CUDA_ENTRY_POINT_SYMBOL_NOT_FOUND;
+  return r == TIDE_CU_SUCCESS ? TIDE_CUDA_SUCCESS : TIDE_CUDA_ERROR_SYMBOL_NOT_FOUND;
 }
 
-EXPORT cudaError_t CUDARTAPI
-cudaGetDriverEntryPoint (const char                           *symbol,
-                         void                                **fn,
-                         unsigned long long                    flags,
-                         enum cudaDriverEntryPointQueryResult *status)
+EXPORT TideCudaError
+cudaGetDriverEntryPoint (const char                *symbol,
+                         void                     **fn,
+                         unsigned long long         flags,
+                         TideCudaEntryPointStatus  *status)
 {
-  return cudaGetDriverEntryPointByVersion (symbol, fn, CUDART_VERSION, flags, status);
+  return cudaGetDriverEntryPointByVersion (symbol, fn, TIDE_STANDIN_CUDA_VERSION, flags, status);
 }
