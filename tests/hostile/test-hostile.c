@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * Hostile traces, as someone could mail them: a real recording (from
+ * corpus/) with times that no recording has.  `tidemark export --png` and
+ * `tidemark report` must end in bounded time, each with exit status 2 and
+ * one line "the trace is damaged: ..." when a time cannot be true, or with
+ * the picture clamped to what the rows cover when a claimed end lies past
+ * them.  Every run has a time limit, so a hang fails the test instead of
+ * hanging it.
+ */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <sqlite3.h>
+
+#include "tide-run-limited.h"
+#include "tide-trace.h"
+
+/* Each run ends in well under a second on a good trace; the issue allows a
+ * hostile one 20 s. */
+#define LIMIT_S 20.0
+
+typedef struct
+{
+  char *dir;
+  char *trace;
+  char *png;
+} Fixture;
+
+static char *
+corpus_path (const char *name)
+{
+  return g_build_filename (TIDE_CORPUS_DIR, name, NULL);
+}
+
+static void
+fixture_setup (Fixture       *f,
+               gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *seed = corpus_path (data);
+  g_autofree char *contents = NULL;
+  gsize length;
+
+  f->dir = g_dir_make_tmp ("tide-hostile-XXXXXX", &error);
+  g_assert_no_error (error);
+  f->trace = g_build_filename (f->dir, "hostile.tide", NULL);
+  f->png = g_build_filename (f->dir, "out.png", NULL);
+  g_assert_true (g_file_get_contents (seed, &contents, &length, NULL));
+  g_assert_true (g_file_set_contents (f->trace, contents, length, NULL));
+}
+
+static void
+fixture_teardown (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_unlink (f->trace);
+  g_unlink (f->png);
+  g_rmdir (f->dir);
+  g_free (f->trace);
+  g_free (f->png);
+  g_free (f->dir);
+}
+
+static void
+exec_sql (const char *path,
+          const char *sql)
+{
+  sqlite3 *db = NULL;
+  char *message = NULL;
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  if (sqlite3_exec (db, sql, NULL, NULL, &message) != SQLITE_OK)
+    g_error ("%s: %s", sql, message);
+  sqlite3_close (db);
+}
+
+static gint64
+query_int (const char *path,
+           const char *sql)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *stmt = NULL;
+  gint64 value;
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
+  value = sqlite3_column_int64 (stmt, 0);
+  sqlite3_finalize (stmt);
+  sqlite3_close (db);
+  return value;
+}
+
+static void
+run_tidemark (const char     *command,
+              const Fixture  *f,
+              TideLimitedRun *run)
+{
+  const char *export_argv[] = { TIDE_TIDEMARK_EXE, "export", f->trace, "--png", f->png, NULL };
+  const char *report_argv[] = { TIDE_TIDEMARK_EXE, "report", f->trace, NULL };
+
+  tide_run_limited (g_str_equal (command, "export") ? export_argv : report_argv, LIMIT_S, run);
+  g_test_message ("tidemark %s: status %d after %.2f s", command, run->status, run->seconds);
+}
+
+/* Both commands end with status 2 and exactly @line on stderr. */
+static void
+assert_damaged (const Fixture *f,
+                const char    *line)
+{
+  g_autofree char *expected = g_strdup_printf ("tidemark: the trace is damaged: %s\n", line);
+  const char *commands[] = { "export", "report" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    {
+      g_auto(TideLimitedRun) run = { 0 };
+
+      run_tidemark (commands[i], f, &run);
+      g_assert_false (run.timed_out);
+      g_assert_cmpint (run.status, ==, 2);
+      g_assert_cmpstr (run.err, ==, expected);
+      g_assert_cmpstr (run.out, ==, "");
+      g_assert_false (g_file_test (f->png, G_FILE_TEST_EXISTS));
+    }
+}
+
+/* A few counter samples at the last nanosecond a gint64 holds. */
+static void
+test_counters_at_int64_max (Fixture       *f,
+                            gconstpointer  data)
+{
+  g_autofree char *line = NULL;
+  gint64 start;
+
+  exec_sql (f->trace, "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                      " SELECT id, 1, -1, 9223372036854775807, 4096 FROM processes;"
+                      "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                      " SELECT id, 2, -1, 9223372036854775806, 8192 FROM processes;");
+  start = query_int (f->trace, "SELECT value FROM meta WHERE key = 'start_ns'");
+  line = g_strdup_printf ("counters.ts_ns holds 9223372036854775807, more than 366 days from "
+                          "the trace's start (%" G_GINT64_FORMAT ")", start);
+  assert_damaged (f, line);
+}
+
+/* The same in a trace whose recording did not finish: its summaries are
+ * built when it is opened, from those very rows. */
+static void
+test_unfinished_counters_at_int64_max (Fixture       *f,
+                                       gconstpointer  data)
+{
+  g_autofree char *line = NULL;
+  gint64 start;
+
+  exec_sql (f->trace, "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                      " SELECT id, 1, -1, 9223372036854775807, 4096 FROM processes;");
+  start = query_int (f->trace, "SELECT value FROM meta WHERE key = 'start_ns'");
+  line = g_strdup_printf ("counters.ts_ns holds 9223372036854775807, more than 366 days from "
+                          "the trace's start (%" G_GINT64_FORMAT ")", start);
+  assert_damaged (f, line);
+}
+
+static void
+test_meta_end_1e308 (Fixture       *f,
+                     gconstpointer  data)
+{
+  exec_sql (f->trace, "UPDATE meta SET value = 1e308 WHERE key = 'end_ns'");
+  assert_damaged (f, "meta end_ns holds 1.0e+308, not a time in nanoseconds");
+}
+
+/* A step that starts long before the trace does. */
+static void
+test_step_before_start (Fixture       *f,
+                        gconstpointer  data)
+{
+  g_autofree char *line = NULL;
+
+  exec_sql (f->trace, "UPDATE steps SET start_ns = -9223372036854775808 WHERE number = 3");
+  line = g_strdup_printf ("steps.start_ns holds -9223372036854775808, more than 366 days from "
+                          "the trace's start (%" G_GINT64_FORMAT ")",
+                          query_int (f->trace, "SELECT value FROM meta WHERE key = 'start_ns'"));
+  assert_damaged (f, line);
+}
+
+/* An end 300 days out, an integer as the recorder writes it: the trace
+ * opens, ending 10 s after its last row rather than at the claimed end. */
+static void
+test_meta_end_past_rows (Fixture       *f,
+                         gconstpointer  data)
+{
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GError) error = NULL;
+  g_auto(TideLimitedRun) run = { 0 };
+  gint64 start, last_row;
+
+  exec_sql (f->trace, "UPDATE meta SET value = value + 300 * 86400000000000 WHERE key = 'end_ns'");
+  start = query_int (f->trace, "SELECT value FROM meta WHERE key = 'start_ns'");
+  last_row = query_int (f->trace, "SELECT max ((SELECT max (ts_ns) FROM counters),"
+                                  " (SELECT max (end_ns) FROM processes),"
+                                  " (SELECT max (end_ns) FROM steps))");
+  trace = tide_trace_open (f->trace, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (tide_trace_get_start_ns (trace), ==, start);
+  g_assert_cmpint (tide_trace_get_end_ns (trace), ==, last_row + 10 * G_GINT64_CONSTANT (1000000000));
+
+  run_tidemark ("export", f, &run);
+  g_assert_false (run.timed_out);
+  g_assert_cmpstr (run.err, ==, "");
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_true (g_file_test (f->png, G_FILE_TEST_IS_REGULAR));
+}
+
+/* The seed itself opens with the bounds its rows and meta give. */
+static void
+test_seed_bounds (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_autoptr(TideTrace) trace = tide_trace_open (f->trace, NULL);
+
+  g_assert_nonnull (trace);
+  g_assert_cmpint (tide_trace_get_start_ns (trace), ==,
+                   query_int (f->trace, "SELECT value FROM meta WHERE key = 'start_ns'"));
+  g_assert_cmpint (tide_trace_get_end_ns (trace), ==,
+                   query_int (f->trace, "SELECT value FROM meta WHERE key = 'end_ns'"));
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+#define ADD(path, seed, func) \
+  g_test_add (path, Fixture, seed, fixture_setup, func, fixture_teardown)
+  ADD ("/hostile/seed-bounds", "leaky-steps.tide", test_seed_bounds);
+  ADD ("/hostile/counters-at-int64-max", "leaky-steps.tide", test_counters_at_int64_max);
+  ADD ("/hostile/unfinished-counters-at-int64-max", "leaky-steps-unfinished.tide",
+       test_unfinished_counters_at_int64_max);
+  ADD ("/hostile/meta-end-1e308", "leaky-steps.tide", test_meta_end_1e308);
+  ADD ("/hostile/step-before-start", "leaky-steps.tide", test_step_before_start);
+  ADD ("/hostile/meta-end-past-rows", "leaky-steps.tide", test_meta_end_past_rows);
+#undef ADD
+  return g_test_run ();
+}
