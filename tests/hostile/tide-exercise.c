@@ -5,6 +5,8 @@
 
 #include "tide-exercise.h"
 
+#include <string.h>
+
 #include "tide-drilldown.h"
 #include "tide-report-format.h"
 #include "tide-report.h"
@@ -145,10 +147,10 @@ exercise_window_queries (TideTrace *trace,
       frames = tide_report_frames (trace, top->stack_id, &error);
       note (outcome, &error);
     }
-  {
-    g_autoptr(GPtrArray) groups = tide_drilldown_retained (trace, 0, 0, span, &error);
-    note (outcome, &error);
-  }
+  g_clear_pointer (&suspects, g_ptr_array_unref);
+  if ((suspects = tide_drilldown_retained (trace, 0, 0, span, &error)) != NULL)
+    g_clear_pointer (&suspects, g_ptr_array_unref);
+  note (outcome, &error);
 }
 
 TideExerciseResult
