@@ -225,6 +225,52 @@ test_seed_bounds (Fixture       *f,
                    query_int (f->trace, "SELECT value FROM meta WHERE key = 'end_ns'"));
 }
 
+/* Every trace of the fuzzer's corpus, seeds and the reproducers of what
+ * was found, ends as it must through both commands. */
+static void
+test_corpus (void)
+{
+  const struct
+  {
+    const char *name;
+    int         status;
+    const char *err;
+  } traces[] = {
+    { "leaky-steps.tide", 0, "" },
+    { "rss-toucher.tide", 0, "" },
+    { "leaky-steps-unfinished.tide", 0, "" },
+    { "counters-at-int64-max.tide", 2,
+      "tidemark: the trace is damaged: counters.ts_ns holds 9223372036854775807, more than 366 "
+      "days from the trace's start (5045818437512)\n" },
+    { "meta-end-1e308.tide", 2,
+      "tidemark: the trace is damaged: meta end_ns holds 1.0e+308, not a time in nanoseconds\n" },
+    /* Opens, and its timeline's query meets the zeroed page: once exit 1,
+     * as if the command had failed rather than the file. */
+    { "zeroed-page-timeline.tide", 2,
+      "tidemark: cannot query the timeline: database disk image is malformed\n" },
+  };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("tide-corpus-XXXXXX", &error);
+  g_autofree char *png = g_build_filename (dir, "out.png", NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (traces); i++)
+    {
+      g_autofree char *path = corpus_path (traces[i].name);
+      const char *argv[] = { TIDE_TIDEMARK_EXE, "export", path, "--png", png, NULL };
+      g_auto(TideLimitedRun) run = { 0 };
+
+      tide_run_limited (argv, LIMIT_S, &run);
+      g_test_message ("%s: status %d after %.2f s: %s", traces[i].name, run.status, run.seconds,
+                      run.err);
+      g_assert_false (run.timed_out);
+      g_assert_cmpint (run.status, ==, traces[i].status);
+      g_assert_cmpstr (run.err, ==, traces[i].err);
+      g_assert_true (g_file_test (png, G_FILE_TEST_EXISTS) == (run.status == 0));
+      g_unlink (png);
+    }
+  g_rmdir (dir);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -241,5 +287,6 @@ main (int    argc,
   ADD ("/hostile/step-before-start", "leaky-steps.tide", test_step_before_start);
   ADD ("/hostile/meta-end-past-rows", "leaky-steps.tide", test_meta_end_past_rows);
 #undef ADD
+  g_test_add_func ("/hostile/corpus", test_corpus);
   return g_test_run ();
 }
