@@ -96,7 +96,10 @@ load_device_series (TideTrace  *trace,
   stmt = _tide_report_prepare (trace,
                   "SELECT s.process_id, s.number, ss.stack_id, ss.scope_id, ss.device,"
                   "  ss.live_bytes FROM step_series ss JOIN steps s ON s.id = ss.step_id"
-                  " WHERE ss.device >= 0 ORDER BY s.process_id, s.number", error);
+                  /* Devices past those shown are left out here, in SQL, where a
+                   * value past what an int holds cannot wrap into an index. */
+                  " WHERE ss.device BETWEEN 0 AND " G_STRINGIFY (TIDE_REPORT_MAX_DEVICES) " - 1"
+                  " ORDER BY s.process_id, s.number", error);
   if (stmt == NULL)
     return NULL;
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)

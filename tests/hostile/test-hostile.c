@@ -183,6 +183,44 @@ test_step_before_start (Fixture       *f,
   assert_damaged (f, line);
 }
 
+static char *
+report_steps (const char *path)
+{
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "report", path, "--steps", "--format", "csv", NULL };
+  g_auto(TideLimitedRun) run = { 0 };
+
+  tide_run_limited (argv, LIMIT_S, &run);
+  g_assert_false (run.timed_out);
+  g_assert_cmpstr (run.err, ==, "");
+  g_assert_cmpint (run.status, ==, 0);
+  return g_steal_pointer (&run.out);
+}
+
+/* A device number past what an int holds (2^31 read as an int is
+ * negative, and indexed an array): the series is ignored, as one of a
+ * device past the 64 that a report shows is, so the steps read as if its
+ * row were not there. */
+static void
+test_device_past_int (Fixture       *f,
+                      gconstpointer  data)
+{
+  g_autofree char *without = g_build_filename (f->dir, "without.tide", NULL);
+  g_autofree char *expected = NULL;
+  g_autofree char *report = NULL;
+  g_autofree char *contents = NULL;
+  gsize length;
+
+  g_assert_true (g_file_get_contents (f->trace, &contents, &length, NULL));
+  g_assert_true (g_file_set_contents (without, contents, length, NULL));
+  exec_sql (without, "DELETE FROM step_series WHERE rowid = (SELECT min (rowid) FROM step_series)");
+  exec_sql (f->trace, "UPDATE step_series SET device = 2147483648"
+                      " WHERE rowid = (SELECT min (rowid) FROM step_series)");
+  expected = report_steps (without);
+  report = report_steps (f->trace);
+  g_assert_cmpstr (report, ==, expected);
+  g_unlink (without);
+}
+
 /* An end 300 days out, an integer as the recorder writes it: the trace
  * opens, ending 10 s after its last row rather than at the claimed end. */
 static void
@@ -248,6 +286,8 @@ test_corpus (void)
      * as if the command had failed rather than the file. */
     { "zeroed-page-timeline.tide", 2,
       "tidemark: cannot query the timeline: database disk image is malformed\n" },
+    /* step_series.device = 2^31: once a crash (test_device_past_int). */
+    { "device-past-int.tide", 0, "" },
   };
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("tide-corpus-XXXXXX", &error);
@@ -286,6 +326,7 @@ main (int    argc,
   ADD ("/hostile/meta-end-1e308", "leaky-steps.tide", test_meta_end_1e308);
   ADD ("/hostile/step-before-start", "leaky-steps.tide", test_step_before_start);
   ADD ("/hostile/meta-end-past-rows", "leaky-steps.tide", test_meta_end_past_rows);
+  ADD ("/hostile/device-past-int", "leaky-steps.tide", test_device_past_int);
 #undef ADD
   g_test_add_func ("/hostile/corpus", test_corpus);
   return g_test_run ();
