@@ -23,6 +23,7 @@
 #include "tide-analysis.h"
 #include "tide-report.h"
 #include "tide-schema.h"
+#include "tide-storage-error.h"
 #include "tide-trace-private.h"
 
 static const struct
@@ -706,11 +707,26 @@ probe_device_pairs (const Query  *q,
   for (guint i = 0; i < process_ids->len && rc == SQLITE_DONE; i++)
     {
       gint pair[2] = { G_MININT, G_MININT };
+      gint before[2];
 
-      while ((rc = next_pair (same, next, g_array_index (process_ids, gint64, i), pair)) ==
+      /* Each seek must move forward: in a damaged file (rows out of key
+       * order, a counter that is text) it may not, and would never end. */
+      while (memcpy (before, pair, sizeof pair),
+             (rc = next_pair (same, next, g_array_index (process_ids, gint64, i), pair)) ==
              SQLITE_ROW)
-        if (pair[1] >= 0)
-          add_pair (pairs, pair);
+        {
+          if (pair[0] < before[0] || (pair[0] == before[0] && pair[1] <= before[1]))
+            {
+              sqlite3_finalize (same);
+              sqlite3_finalize (next);
+              g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_DAMAGED,
+                           "the trace is damaged: its timeline summary (counter_lod) is out "
+                           "of order");
+              return FALSE;
+            }
+          if (pair[1] >= 0)
+            add_pair (pairs, pair);
+        }
     }
   sqlite3_finalize (same);
   return finish (q->db, next, rc, error);

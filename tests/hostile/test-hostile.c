@@ -288,6 +288,10 @@ test_corpus (void)
       "tidemark: cannot query the timeline: database disk image is malformed\n" },
     /* step_series.device = 2^31: once a crash (test_device_past_int). */
     { "device-past-int.tide", 0, "" },
+    /* From the fuzzer: counter_lod rows out of key order, one counter a
+     * text; the timeline's probe for device lanes once seeked forever. */
+    { "counter-lod-out-of-order.tide", 2,
+      "tidemark: the trace is damaged: its timeline summary (counter_lod) is out of order\n" },
   };
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("tide-corpus-XXXXXX", &error);
