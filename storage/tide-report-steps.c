@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 
 #include "tide-report-private.h"
+#include "tide-saturate.h"
 
 void
 tide_step_row_free (TideStepRow *row)
@@ -138,7 +139,8 @@ device_sweep_apply (DeviceSweep        *sweep,
     }
   else
     g_free (key);
-  sweep->totals[d->device] += d->live_bytes - *last;
+  sweep->totals[d->device] = tide_sat_add (sweep->totals[d->device],
+                                          tide_sat_sub (d->live_bytes, *last));
   *last = d->live_bytes;
 }
 
@@ -188,7 +190,8 @@ add_device_ends (TideTrace  *trace,
       for (gint dev = 0; dev < TIDE_REPORT_MAX_DEVICES; dev++)
         if (present[dev])
           {
-            TideStepDevice sd = { dev, sweep.totals[dev], sweep.totals[dev] - before[dev] };
+            TideStepDevice sd = { dev, sweep.totals[dev],
+                                  tide_sat_sub (sweep.totals[dev], before[dev]) };
             g_array_append_val (row->devices, sd);
           }
     }
@@ -237,14 +240,15 @@ tide_report_steps (TideTrace  *trace,
       row->retained_count = sqlite3_column_int64 (stmt, 11);
       row->has_resident = sqlite3_column_type (stmt, 12) != SQLITE_NULL;
       row->resident_explained = sqlite3_column_int64 (stmt, 12);
-      row->unattributed = row->rss_end - row->resident_explained;
+      row->unattributed = tide_sat_sub (row->rss_end, row->resident_explained);
 
       /* Changes are against the previous step, or the process start. */
       first_of_process = prev == NULL || prev->process_id != row->process_id;
-      row->rss_delta = first_of_process ? row->rss_end - sqlite3_column_int64 (stmt, 13)
-                                        : row->rss_end - prev->rss_end;
-      row->heap_delta = row->heap_end - (first_of_process ? 0 : prev->heap_end);
-      row->device_delta = row->device_end - (first_of_process ? 0 : prev->device_end);
+      row->rss_delta = tide_sat_sub (row->rss_end, first_of_process
+                                                   ? sqlite3_column_int64 (stmt, 13)
+                                                   : prev->rss_end);
+      row->heap_delta = tide_sat_sub (row->heap_end, first_of_process ? 0 : prev->heap_end);
+      row->device_delta = tide_sat_sub (row->device_end, first_of_process ? 0 : prev->device_end);
       row->devices = g_array_new (FALSE, TRUE, sizeof (TideStepDevice));
       g_ptr_array_add (rows, row);
       prev = row;

@@ -221,6 +221,42 @@ test_device_past_int (Fixture       *f,
   g_unlink (without);
 }
 
+/* Step 2's RSS at the least a gint64 holds: its change and what is left
+ * unexplained saturate at that bound, and step 3's change at the other,
+ * rather than overflowing (undefined behaviour; it wrapped to a small
+ * number of the wrong sign). */
+static void
+test_rss_at_int64_min (Fixture       *f,
+                       gconstpointer  data)
+{
+  g_autofree char *report = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  exec_sql (f->trace, "UPDATE step_stats SET rss_end = -9223372036854775808"
+                      " WHERE step_id = (SELECT id FROM steps WHERE number = 2)");
+  report = report_steps (f->trace);
+  lines = g_strsplit (report, "\n", -1);
+  /* pid, step, label, start, duration, rss_end, rss_delta, ..., unattributed (16th) */
+  g_assert_true (g_regex_match_simple ("^[0-9]+,2,,[0-9]+,[0-9]+,-9223372036854775808,"
+                                       "-9223372036854775808,0,0,0,0,0,0,0,0,"
+                                       "-9223372036854775808,0,0$", lines[2], 0, 0));
+  g_assert_true (g_regex_match_simple ("^[0-9]+,3,,[0-9]+,[0-9]+,3289088,9223372036854775807,",
+                                       lines[3], 0, 0));
+
+  /* In text, 2^63 bytes are 8388608 TiB, with the sign. */
+  {
+    const char *argv[] = { TIDE_TIDEMARK_EXE, "report", f->trace, "--steps", NULL };
+    g_auto(TideLimitedRun) run = { 0 };
+    g_auto(GStrv) text = NULL;
+
+    tide_run_limited (argv, LIMIT_S, &run);
+    g_assert_cmpint (run.status, ==, 0);
+    text = g_strsplit (run.out, "\n", -1);
+    g_assert_true (g_regex_match_simple ("^ +2 .* -8388608\\.00 TiB -8388608\\.00 TiB ", text[3],
+                                         0, 0));
+  }
+}
+
 /* An end 300 days out, an integer as the recorder writes it: the trace
  * opens, ending 10 s after its last row rather than at the claimed end. */
 static void
@@ -331,6 +367,7 @@ main (int    argc,
   ADD ("/hostile/step-before-start", "leaky-steps.tide", test_step_before_start);
   ADD ("/hostile/meta-end-past-rows", "leaky-steps.tide", test_meta_end_past_rows);
   ADD ("/hostile/device-past-int", "leaky-steps.tide", test_device_past_int);
+  ADD ("/hostile/rss-at-int64-min", "leaky-steps.tide", test_rss_at_int64_min);
 #undef ADD
   g_test_add_func ("/hostile/corpus", test_corpus);
   return g_test_run ();
