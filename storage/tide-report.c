@@ -593,6 +593,7 @@ add_process_retained (TideTrace         *trace,
   g_autoptr(GHashTable) series = NULL;
   g_autofree char *sql = NULL;
   StepSpan span = { 0 };
+  guint first = out->len;
   sqlite3_stmt *stmt;
   int rc;
 
@@ -649,26 +650,26 @@ add_process_retained (TideTrace         *trace,
         return FALSE;
     }
 
-  {
-    GHashTableIter iter;
-    GroupSeries *key;
-    TideGroup *group;
+  /* Every group of this process, from @out rather than from @by_key: in a
+   * damaged trace two rows that SQL tells apart (a scope id 5 and '5', a
+   * device 0 and 2^32) may share a key here, and a group that only @out
+   * holds must be complete too. */
+  for (guint i = first; i < out->len; i++)
+    {
+      TideGroup *group = g_ptr_array_index (out, i);
+      GroupSeries key = { by == TIDE_GROUP_BY_STACK ? group->stack_id : group->scope_id,
+                          group->device, NULL };
+      GroupSeries *s = series ? g_hash_table_lookup (series, &key) : NULL;
 
-    g_hash_table_iter_init (&iter, by_key);
-    while (g_hash_table_iter_next (&iter, (gpointer *) &key, (gpointer *) &group))
-      {
-        GroupSeries *s = series ? g_hash_table_lookup (series, key) : NULL;
-
-        if (s != NULL)
-          {
-            Growth growth;
-            growth_measure (s->deltas, proc->n_steps, &growth);
-            group_set_growth (group, &growth, proc->n_steps);
-          }
-        if (!group_load_details (trace, group, error))
-          return FALSE;
-      }
-  }
+      if (s != NULL)
+        {
+          Growth growth;
+          growth_measure (s->deltas, proc->n_steps, &growth);
+          group_set_growth (group, &growth, proc->n_steps);
+        }
+      if (!group_load_details (trace, group, error))
+        return FALSE;
+    }
   return TRUE;
 }
 

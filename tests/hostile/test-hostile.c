@@ -257,6 +257,30 @@ test_rss_at_int64_min (Fixture       *f,
   }
 }
 
+/* One live block with scope 0, the others with none (NULL): SQL groups
+ * them apart, and both are "no scope" to the report, which once loaded the
+ * details of only one of the two and crashed on the other. */
+static void
+test_scope_null_and_zero (Fixture       *f,
+                          gconstpointer  data)
+{
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "report", f->trace, "--retained", "--by", "scope",
+                         NULL };
+  g_auto(TideLimitedRun) run = { 0 };
+  g_auto(GStrv) lines = NULL;
+
+  exec_sql (f->trace, "UPDATE allocations SET scope_id = 0 WHERE id = (SELECT min (id)"
+                      " FROM allocations WHERE free_ns IS NULL AND scope_id IS NULL)");
+  tide_run_limited (argv, LIMIT_S, &run);
+  g_assert_false (run.timed_out);
+  g_assert_cmpstr (run.err, ==, "");
+  g_assert_cmpint (run.status, ==, 0);
+  lines = g_strsplit (run.out, "\n", -1);
+  g_assert_true (g_str_has_suffix (lines[0], " in 2 groups"));
+  g_assert_true (g_str_has_suffix (lines[2], "(no scope)"));
+  g_assert_true (g_str_has_suffix (lines[3], "(no scope)"));
+}
+
 /* An end 300 days out, an integer as the recorder writes it: the trace
  * opens, ending 10 s after its last row rather than at the claimed end. */
 static void
@@ -307,27 +331,31 @@ test_corpus (void)
   const struct
   {
     const char *name;
-    int         status;
+    int         status;        /* of export --png */
     const char *err;
+    int         report_status; /* of report --retained --by scope */
   } traces[] = {
-    { "leaky-steps.tide", 0, "" },
-    { "rss-toucher.tide", 0, "" },
-    { "leaky-steps-unfinished.tide", 0, "" },
+    { "leaky-steps.tide", 0, "", 0 },
+    { "rss-toucher.tide", 0, "", 0 },
+    { "leaky-steps-unfinished.tide", 0, "", 0 },
     { "counters-at-int64-max.tide", 2,
       "tidemark: the trace is damaged: counters.ts_ns holds 9223372036854775807, more than 366 "
-      "days from the trace's start (5045818437512)\n" },
+      "days from the trace's start (5045818437512)\n", 2 },
     { "meta-end-1e308.tide", 2,
-      "tidemark: the trace is damaged: meta end_ns holds 1.0e+308, not a time in nanoseconds\n" },
+      "tidemark: the trace is damaged: meta end_ns holds 1.0e+308, not a time in nanoseconds\n", 2 },
     /* Opens, and its timeline's query meets the zeroed page: once exit 1,
      * as if the command had failed rather than the file. */
     { "zeroed-page-timeline.tide", 2,
-      "tidemark: cannot query the timeline: database disk image is malformed\n" },
+      "tidemark: cannot query the timeline: database disk image is malformed\n", 0 },
     /* step_series.device = 2^31: once a crash (test_device_past_int). */
-    { "device-past-int.tide", 0, "" },
+    { "device-past-int.tide", 0, "", 0 },
     /* From the fuzzer: counter_lod rows out of key order, one counter a
      * text; the timeline's probe for device lanes once seeked forever. */
     { "counter-lod-out-of-order.tide", 2,
-      "tidemark: the trace is damaged: its timeline summary (counter_lod) is out of order\n" },
+      "tidemark: the trace is damaged: its timeline summary (counter_lod) is out of order\n", 0 },
+    /* From the fuzzer: live blocks of scope NULL and of scope 0, once a
+     * crash in report --retained --by scope (test_scope_null_and_zero). */
+    { "scope-null-and-zero.tide", 0, "", 0 },
   };
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("tide-corpus-XXXXXX", &error);
@@ -347,6 +375,18 @@ test_corpus (void)
       g_assert_cmpstr (run.err, ==, traces[i].err);
       g_assert_true (g_file_test (png, G_FILE_TEST_EXISTS) == (run.status == 0));
       g_unlink (png);
+
+      {
+        const char *report[] = { TIDE_TIDEMARK_EXE, "report", path, "--retained", "--by",
+                                 "scope", NULL };
+        g_auto(TideLimitedRun) reported = { 0 };
+
+        tide_run_limited (report, LIMIT_S, &reported);
+        g_assert_false (reported.timed_out);
+        g_assert_cmpint (reported.status, ==, traces[i].report_status);
+        if (reported.status == 2)
+          g_assert_cmpstr (reported.err, ==, traces[i].err);
+      }
     }
   g_rmdir (dir);
 }
@@ -368,6 +408,7 @@ main (int    argc,
   ADD ("/hostile/meta-end-past-rows", "leaky-steps.tide", test_meta_end_past_rows);
   ADD ("/hostile/device-past-int", "leaky-steps.tide", test_device_past_int);
   ADD ("/hostile/rss-at-int64-min", "leaky-steps.tide", test_rss_at_int64_min);
+  ADD ("/hostile/scope-null-and-zero", "leaky-steps.tide", test_scope_null_and_zero);
 #undef ADD
   g_test_add_func ("/hostile/corpus", test_corpus);
   return g_test_run ();
