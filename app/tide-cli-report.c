@@ -112,11 +112,12 @@ tide_cli_report (int    argc,
   trace = tide_trace_open (files[0], &error);
   if (trace == NULL)
     return storage_failure (error);
+  /* The note only with a report: a failure says one line. */
+  if (!run_report (trace, &req, out, &error))
+    return storage_failure (error);
   if (!tide_trace_is_complete (trace))
     fprintf (stderr, "tidemark: note: %s is incomplete (its recording did not finish); "
                      "the report covers what was written\n", files[0]);
-  if (!run_report (trace, &req, out, &error))
-    return storage_failure (error);
   fputs (out->str, stdout);
   return TIDE_EXIT_OK;
 }

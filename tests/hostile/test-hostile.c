@@ -323,6 +323,24 @@ test_seed_bounds (Fixture       *f,
                    query_int (f->trace, "SELECT value FROM meta WHERE key = 'end_ns'"));
 }
 
+/* An unfinished trace with a zeroed page: its report fails with one line,
+ * and no note that the trace is incomplete before it. */
+static void
+test_unfinished_failure_one_line (void)
+{
+  g_autofree char *path = corpus_path ("unfinished-zeroed-page.tide");
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "report", path, "--steps", "--suspects",
+                         "--retained", NULL };
+  g_auto(TideLimitedRun) run = { 0 };
+
+  tide_run_limited (argv, LIMIT_S, &run);
+  g_assert_false (run.timed_out);
+  g_assert_cmpint (run.status, ==, 2);
+  g_assert_cmpstr (run.err, ==, "tidemark: cannot query the trace: database disk image is "
+                                "malformed\n");
+  g_assert_cmpstr (run.out, ==, "");
+}
+
 /* Every trace of the fuzzer's corpus, seeds and the reproducers of what
  * was found, ends as it must through both commands. */
 static void
@@ -356,6 +374,9 @@ test_corpus (void)
     /* From the fuzzer: live blocks of scope NULL and of scope 0, once a
      * crash in report --retained --by scope (test_scope_null_and_zero). */
     { "scope-null-and-zero.tide", 0, "", 0 },
+    /* From the mutation test (seed 23): its report once said two lines. */
+    { "unfinished-zeroed-page.tide", 2,
+      "tidemark: cannot query the trace: database disk image is malformed\n", 0 },
   };
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("tide-corpus-XXXXXX", &error);
@@ -410,6 +431,7 @@ main (int    argc,
   ADD ("/hostile/rss-at-int64-min", "leaky-steps.tide", test_rss_at_int64_min);
   ADD ("/hostile/scope-null-and-zero", "leaky-steps.tide", test_scope_null_and_zero);
 #undef ADD
+  g_test_add_func ("/hostile/unfinished-failure-one-line", test_unfinished_failure_one_line);
   g_test_add_func ("/hostile/corpus", test_corpus);
   return g_test_run ();
 }

@@ -16,15 +16,29 @@ typedef struct
   gboolean   done;
 } Wait;
 
+/* Bytes, not UTF-8: a damaged trace's text may reach the output as it is. */
+static char *
+steal_text (GBytes *bytes)
+{
+  gsize size = 0;
+  const char *data = bytes != NULL ? g_bytes_get_data (bytes, &size) : NULL;
+  char *text = g_strndup (data != NULL ? data : "", size);
+
+  g_clear_pointer (&bytes, g_bytes_unref);
+  return text;
+}
+
 static void
 communicated_cb (GObject      *source,
                  GAsyncResult *result,
                  gpointer      user_data)
 {
   Wait *wait = user_data;
+  GBytes *out = NULL, *err = NULL;
 
-  g_subprocess_communicate_utf8_finish (G_SUBPROCESS (source), result, &wait->out, &wait->err,
-                                        NULL);
+  g_subprocess_communicate_finish (G_SUBPROCESS (source), result, &out, &err, NULL);
+  wait->out = steal_text (out);
+  wait->err = steal_text (err);
   wait->done = TRUE;
   g_main_loop_quit (wait->loop);
 }
@@ -63,7 +77,7 @@ tide_run_limited (const char *const *argv,
   wait.loop = g_main_loop_new (context, FALSE);
   g_source_set_callback (limit, limit_reached_cb, &wait, NULL);
   g_source_attach (limit, context);
-  g_subprocess_communicate_utf8_async (proc, NULL, NULL, communicated_cb, &wait);
+  g_subprocess_communicate_async (proc, NULL, NULL, communicated_cb, &wait);
   g_main_loop_run (wait.loop);
   run->timed_out = !wait.done;
   if (run->timed_out)
