@@ -149,7 +149,9 @@ static guint
 group_hash (gconstpointer p)
 {
   const GroupSeries *s = p;
-  return (guint) (s->key * 2654435761u) ^ (guint) s->device;
+  /* Unsigned: a damaged trace may hold any id, and a signed product
+   * would overflow. */
+  return (guint) ((guint64) s->key * 2654435761u) ^ (guint) s->device;
 }
 
 static gboolean
@@ -179,7 +181,8 @@ static guint
 series_value_hash (gconstpointer p)
 {
   const SeriesValue *v = p;
-  return (guint) (v->stack_id * 2654435761u) ^ (guint) (v->scope_id * 40503u) ^ (guint) v->device;
+  return (guint) ((guint64) v->stack_id * 2654435761u) ^
+         (guint) ((guint64) v->scope_id * 40503u) ^ (guint) v->device;
 }
 
 static gboolean

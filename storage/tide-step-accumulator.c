@@ -42,7 +42,9 @@ series_key_hash (gconstpointer p)
 {
   const SeriesKey *k = p;
 
-  return (guint) (k->stack_id * 2654435761u) ^ (guint) (k->scope_id * 40503u) ^ (guint) k->device;
+  /* Unsigned: a damaged trace may hold any id. */
+  return (guint) ((guint64) k->stack_id * 2654435761u) ^
+         (guint) ((guint64) k->scope_id * 40503u) ^ (guint) k->device;
 }
 
 static gboolean

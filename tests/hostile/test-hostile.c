@@ -13,6 +13,7 @@
 
 #include <glib/gstdio.h>
 #include <sqlite3.h>
+#include <string.h>
 
 #include "tide-run-limited.h"
 #include "tide-trace.h"
@@ -281,6 +282,34 @@ test_scope_null_and_zero (Fixture       *f,
   g_assert_true (g_str_has_suffix (lines[3], "(no scope)"));
 }
 
+/* Stack and scope ids near the top of a gint64: the reports' hash
+ * functions multiplied them as signed numbers, an overflow that UBSan (the
+ * ASan+UBSan build of this test) stops at. */
+static void
+test_ids_near_int64_max (Fixture       *f,
+                         gconstpointer  data)
+{
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "report", f->trace, "--steps", "--suspects",
+                         "--retained", NULL };
+  g_auto(TideLimitedRun) run = { 0 };
+
+  exec_sql (f->trace, "UPDATE allocations SET stack_id = stack_id + 4611686018427387904,"
+                      " scope_id = 4611686018427387905;"
+                      "UPDATE step_series SET stack_id = stack_id + 4611686018427387904,"
+                      " scope_id = 4611686018427387905;");
+  tide_run_limited (argv, LIMIT_S, &run);
+  g_assert_false (run.timed_out);
+  g_assert_cmpstr (run.err, ==, "");
+  g_assert_cmpint (run.status, ==, 0);
+  /* The ids name no stack now: the two suspects stand as they were,
+   * without frames. */
+  g_assert_nonnull (strstr (run.out, "fastest first:\n"
+                                     "  1. +4.00 MiB/step since step 5, 24.00 MiB live at the last "
+                                     "step (pid 22222, host)\n"
+                                     "  2. +1.50 MiB/step since step 4, 10.50 MiB live at the last "
+                                     "step (pid 22222, host)\n"));
+}
+
 /* An end 300 days out, an integer as the recorder writes it: the trace
  * opens, ending 10 s after its last row rather than at the claimed end. */
 static void
@@ -430,6 +459,7 @@ main (int    argc,
   ADD ("/hostile/device-past-int", "leaky-steps.tide", test_device_past_int);
   ADD ("/hostile/rss-at-int64-min", "leaky-steps.tide", test_rss_at_int64_min);
   ADD ("/hostile/scope-null-and-zero", "leaky-steps.tide", test_scope_null_and_zero);
+  ADD ("/hostile/ids-near-int64-max", "leaky-steps.tide", test_ids_near_int64_max);
 #undef ADD
   g_test_add_func ("/hostile/unfinished-failure-one-line", test_unfinished_failure_one_line);
   g_test_add_func ("/hostile/corpus", test_corpus);
