@@ -22,6 +22,7 @@
 
 #include "tide-analysis.h"
 #include "tide-report.h"
+#include "tide-saturate.h"
 #include "tide-schema.h"
 #include "tide-storage-error.h"
 #include "tide-trace-private.h"
@@ -593,14 +594,14 @@ lane_add (TideLaneData       *sum,
           const TideLaneData *part)
 {
   if (part->has_before)
-    sum->before += part->before;
+    sum->before = tide_sat_add (sum->before, part->before);
   sum->has_before |= part->has_before;
   for (guint c = 0; c < sum->n_columns; c++)
     if (part->has[c])
       {
-        sum->min[c] += part->min[c];
-        sum->max[c] += part->max[c];
-        sum->last[c] += part->last[c];
+        sum->min[c] = tide_sat_add (sum->min[c], part->min[c]);
+        sum->max[c] = tide_sat_add (sum->max[c], part->max[c]);
+        sum->last[c] = tide_sat_add (sum->last[c], part->last[c]);
         sum->has[c] = 1;
       }
 }
@@ -1094,8 +1095,8 @@ series_apply (GHashTable   *last,
   gpointer old = NULL;
 
   if (g_hash_table_lookup_extended (last, &scope, NULL, &old))
-    *sum -= *(gint64 *) old;
-  *sum += value;
+    *sum = tide_sat_sub (*sum, *(gint64 *) old);
+  *sum = tide_sat_add (*sum, value);
   g_hash_table_insert (last, g_memdup2 (&scope, sizeof scope), g_memdup2 (&value, sizeof value));
 }
 

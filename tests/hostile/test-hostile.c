@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "tide-run-limited.h"
+#include "tide-timeline-data.h"
 #include "tide-trace.h"
 
 /* Each run ends in well under a second on a good trace; the issue allows a
@@ -310,6 +311,46 @@ test_ids_near_int64_max (Fixture       *f,
                                      "step (pid 22222, host)\n"));
 }
 
+/* Two processes whose RSS summaries stand at G_MAXINT64: the "all
+ * processes" lane sums them, saturating at G_MAXINT64 rather than
+ * overflowing to -2. */
+static void
+test_lane_sum_saturates (Fixture       *f,
+                         gconstpointer  data)
+{
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(TideTimelineData) timeline = NULL;
+  g_autoptr(GError) error = NULL;
+  const TideLaneData *rss;
+  guint n_summed = 0;
+
+  exec_sql (f->trace, "UPDATE counter_lod SET min_value = 9223372036854775807,"
+                      " max_value = 9223372036854775807, last_value = 9223372036854775807"
+                      " WHERE counter = 1;"
+                      "INSERT INTO processes (id, pid, ppid, exe, start_ns, end_ns, sample_bytes,"
+                      " all_mode) SELECT 2, pid + 1, pid, exe, start_ns, end_ns, sample_bytes,"
+                      " all_mode FROM processes WHERE id = 1;"
+                      "INSERT INTO counter_lod SELECT 2, counter, device, level, bucket, min_value,"
+                      " max_value, last_value FROM counter_lod WHERE process_id = 1"
+                      " AND counter = 1;");
+  trace = tide_trace_open (f->trace, &error);
+  g_assert_no_error (error);
+  timeline = tide_timeline_data_query (trace, 0, 0, tide_trace_get_end_ns (trace) -
+                                       tide_trace_get_start_ns (trace), 200, &error);
+  g_assert_no_error (error);
+  rss = tide_timeline_data_find_lane (timeline, 1, -1);
+  g_assert_nonnull (rss);
+  g_assert_cmpint (rss->peak, ==, G_MAXINT64);
+  for (guint c = 0; c < rss->n_columns; c++)
+    if (rss->has[c])
+      {
+        g_assert_cmpint (rss->min[c], ==, G_MAXINT64);
+        g_assert_cmpint (rss->last[c], ==, G_MAXINT64);
+        n_summed++;
+      }
+  g_assert_cmpuint (n_summed, >, 100);
+}
+
 /* An end 300 days out, an integer as the recorder writes it: the trace
  * opens, ending 10 s after its last row rather than at the claimed end. */
 static void
@@ -460,6 +501,7 @@ main (int    argc,
   ADD ("/hostile/rss-at-int64-min", "leaky-steps.tide", test_rss_at_int64_min);
   ADD ("/hostile/scope-null-and-zero", "leaky-steps.tide", test_scope_null_and_zero);
   ADD ("/hostile/ids-near-int64-max", "leaky-steps.tide", test_ids_near_int64_max);
+  ADD ("/hostile/lane-sum-saturates", "leaky-steps.tide", test_lane_sum_saturates);
 #undef ADD
   g_test_add_func ("/hostile/unfinished-failure-one-line", test_unfinished_failure_one_line);
   g_test_add_func ("/hostile/corpus", test_corpus);
