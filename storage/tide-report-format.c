@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tide-report-format.h"
+#include "tide-saturate.h"
 #include "tide-schema.h"
 
 #define TEXT_MAX_GROUPS 20
@@ -367,7 +368,7 @@ groups_text (GString        *out,
   gint64 total = 0;
 
   for (guint i = 0; i < groups->len; i++)
-    total += ((TideGroup *) g_ptr_array_index (groups, i))->bytes;
+    total = tide_sat_add (total, ((TideGroup *) g_ptr_array_index (groups, i))->bytes);
 
   if (kind == TIDE_GROUPS_SUSPECTS)
     {
@@ -402,7 +403,7 @@ groups_text (GString        *out,
 
       if (kind == TIDE_GROUPS_SUSPECTS)
         {
-          g_autofree char *slope = tide_format_delta ((gint64) g->bytes_per_step);
+          g_autofree char *slope = tide_format_delta (tide_sat_from_double (g->bytes_per_step));
           g_string_append_printf (out, "%3u. %s/step since step %d, %s live at the last step "
                                   "(pid %" G_GINT64_FORMAT ", %s)\n", i + 1, slope,
                                   g->growth_step, bytes, g->pid, dev);
@@ -477,7 +478,7 @@ groups_csv (GString   *out,
       csv_optional (out, g->resident_bytes >= 0, g->resident_bytes);
       csv_optional (out, g->growth_step > 0, g->growth_step);
       csv_optional (out, g->growth_step > 0, g->growth_bytes);
-      csv_optional (out, g->growth_step > 0, llround (g->bytes_per_step));
+      csv_optional (out, g->growth_step > 0, tide_sat_from_double (g->bytes_per_step));
       csv_field (out, g->scope_path);
       g_string_append_c (out, ',');
       csv_field (out, top ? top->function : NULL);
@@ -510,7 +511,8 @@ groups_json (GString        *out,
       json_optional (out, "resident_bytes", g->resident_bytes >= 0, g->resident_bytes);
       json_optional (out, "growth_start_step", g->growth_step > 0, g->growth_step);
       json_optional (out, "growth_bytes", g->growth_step > 0, g->growth_bytes);
-      json_optional (out, "bytes_per_step", g->growth_step > 0, llround (g->bytes_per_step));
+      json_optional (out, "bytes_per_step", g->growth_step > 0,
+                     tide_sat_from_double (g->bytes_per_step));
       g_string_append (out, ",\"scope\":");
       json_string (out, g->scope_path);
       g_string_append (out, ",\"frames\":[");

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "tide-report-private.h"
+#include "tide-saturate.h"
 
 #define SUSPECT_MIN_RISES 3
 
@@ -440,7 +441,7 @@ group_set_growth (TideGroup    *group,
   if (growth->start == 0)
     return;
   group->growth_step = growth->start;
-  group->growth_bytes = (gint64) growth->net;
+  group->growth_bytes = tide_sat_from_double (growth->net);
   group->bytes_per_step = growth->net / (n_steps - growth->start + 1);
 }
 
@@ -489,7 +490,7 @@ add_process_suspects (TideTrace         *trace,
       if (!growth_is_suspect (&growth, proc->n_steps, proc->min_bytes))
         continue;
       group = group_new (proc, by, series->key, series->device);
-      group->bytes = (gint64) series->deltas[proc->n_steps];
+      group->bytes = tide_sat_from_double (series->deltas[proc->n_steps]);
       group->count = -1;
       group_set_growth (group, &growth, proc->n_steps);
       g_ptr_array_add (out, group);
@@ -630,8 +631,8 @@ add_process_retained (TideTrace         *trace,
                                     sqlite3_column_int (stmt, 1));
       GroupSeries *probe = g_new0 (GroupSeries, 1);
 
-      group->bytes = llround (sqlite3_column_double (stmt, 2));
-      group->count = llround (sqlite3_column_double (stmt, 3));
+      group->bytes = tide_sat_from_double (sqlite3_column_double (stmt, 2));
+      group->count = tide_sat_from_double (sqlite3_column_double (stmt, 3));
       probe->key = sqlite3_column_int64 (stmt, 0);
       probe->device = group->device;
       g_hash_table_insert (by_key, probe, group);

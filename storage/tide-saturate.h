@@ -9,6 +9,7 @@
 #pragma once
 
 #include <glib.h>
+#include <math.h>
 
 static inline gint64
 tide_sat_add (gint64 a,
@@ -30,4 +31,19 @@ tide_sat_sub (gint64 a,
   if (__builtin_sub_overflow (a, b, &difference))
     return b < 0 ? G_MAXINT64 : G_MININT64;
   return difference;
+}
+
+/* A sum of weighted sizes (a double, as SQLite's sum () of REALs gives it)
+ * as bytes, rounded half away from zero; out of range it saturates, where
+ * a plain cast would be undefined behaviour, and NaN is 0. */
+static inline gint64
+tide_sat_from_double (double value)
+{
+  if (isnan (value))
+    return 0;
+  if (value >= 0x1p63)
+    return G_MAXINT64;
+  if (value <= -0x1p63)
+    return G_MININT64;
+  return (gint64) llround (value);
 }

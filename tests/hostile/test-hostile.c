@@ -351,6 +351,31 @@ test_lane_sum_saturates (Fixture       *f,
   g_assert_cmpuint (n_summed, >, 100);
 }
 
+/* Every block of 1e308 bytes: sums of sizes saturate at G_MAXINT64 bytes
+ * (llround () of 1e308 is unspecified; here it gave G_MININT64) and their
+ * total as well. */
+static void
+test_size_1e308 (Fixture       *f,
+                 gconstpointer  data)
+{
+  const char *json[] = { TIDE_TIDEMARK_EXE, "report", f->trace, "--retained", "--step", "5",
+                         "--format", "json", NULL };
+  const char *text[] = { TIDE_TIDEMARK_EXE, "report", f->trace, "--retained", "--by", "scope",
+                         NULL };
+  g_auto(TideLimitedRun) run = { 0 };
+  g_auto(TideLimitedRun) run_text = { 0 };
+
+  exec_sql (f->trace, "UPDATE allocations SET size = 1e308");
+  tide_run_limited (json, LIMIT_S, &run);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_true (g_str_has_prefix (run.out, "{\"retained\":[{\"rank\":1,\"pid\":22222,"
+                                            "\"device\":\"host\",\"bytes\":9223372036854775807,"));
+  tide_run_limited (text, LIMIT_S, &run_text);
+  g_assert_cmpint (run_text.status, ==, 0);
+  g_assert_true (g_str_has_prefix (run_text.out, "Retained by scope, still live when the trace "
+                                                 "ended: 8388608.00 TiB in 1 groups\n"));
+}
+
 /* An end 300 days out, an integer as the recorder writes it: the trace
  * opens, ending 10 s after its last row rather than at the claimed end. */
 static void
@@ -502,6 +527,7 @@ main (int    argc,
   ADD ("/hostile/scope-null-and-zero", "leaky-steps.tide", test_scope_null_and_zero);
   ADD ("/hostile/ids-near-int64-max", "leaky-steps.tide", test_ids_near_int64_max);
   ADD ("/hostile/lane-sum-saturates", "leaky-steps.tide", test_lane_sum_saturates);
+  ADD ("/hostile/size-1e308", "leaky-steps.tide", test_size_1e308);
 #undef ADD
   g_test_add_func ("/hostile/unfinished-failure-one-line", test_unfinished_failure_one_line);
   g_test_add_func ("/hostile/corpus", test_corpus);
