@@ -80,9 +80,8 @@ export_png (TideTrace  *trace,
   if (!render (trace, path, width, height, &error))
     return tide_cli_fail ((error->domain == G_IO_ERROR &&
                            error->code == G_IO_ERROR_INVALID_ARGUMENT) ||
-                          (error->domain == TIDE_STORAGE_ERROR &&
-                           error->code != TIDE_STORAGE_ERROR_IO) ? TIDE_EXIT_BAD_INPUT
-                                                                 : TIDE_EXIT_FAILURE,
+                          error->domain == TIDE_STORAGE_ERROR ? TIDE_EXIT_BAD_INPUT
+                                                              : TIDE_EXIT_FAILURE,
                           "%s", error->message);
   return TIDE_EXIT_OK;
 #else

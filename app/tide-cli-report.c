@@ -27,9 +27,9 @@ storage_failure (GError *error)
   /* Anything wrong with the trace itself is bad input: a query that fails
    * on a trace that opened fails on what the file holds (a damaged page, a
    * table that is not there), since the queries are the tested ones. */
-  return tide_cli_fail (error->domain == TIDE_STORAGE_ERROR &&
-                        error->code != TIDE_STORAGE_ERROR_IO
-                        ? TIDE_EXIT_BAD_INPUT : TIDE_EXIT_FAILURE, "%s", error->message);
+  return tide_cli_fail (error->domain == TIDE_STORAGE_ERROR ? TIDE_EXIT_BAD_INPUT
+                                                            : TIDE_EXIT_FAILURE,
+                        "%s", error->message);
 }
 
 static gboolean
