@@ -78,10 +78,13 @@ export_png (TideTrace  *trace,
 
   if (render == NULL)
     return tide_cli_fail (TIDE_EXIT_FAILURE, "%s", error->message);
+  /* A bad size, or a query that fails on what the trace holds (as in
+   * tide-cli-report.c), is bad input. */
   if (!render (trace, process_id, path, width, height, &error))
-    return tide_cli_fail (error->domain == G_IO_ERROR &&
-                          error->code == G_IO_ERROR_INVALID_ARGUMENT ? TIDE_EXIT_BAD_INPUT
-                                                                     : TIDE_EXIT_FAILURE,
+    return tide_cli_fail ((error->domain == G_IO_ERROR &&
+                           error->code == G_IO_ERROR_INVALID_ARGUMENT) ||
+                          error->domain == TIDE_STORAGE_ERROR ? TIDE_EXIT_BAD_INPUT
+                                                              : TIDE_EXIT_FAILURE,
                           "%s", error->message);
   return TIDE_EXIT_OK;
 #else

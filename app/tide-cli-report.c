@@ -24,10 +24,12 @@ typedef struct
 static int
 storage_failure (GError *error)
 {
-  /* Anything wrong with the trace itself is bad input. */
-  return tide_cli_fail (error->domain == TIDE_STORAGE_ERROR &&
-                        error->code != TIDE_STORAGE_ERROR_SQL
-                        ? TIDE_EXIT_BAD_INPUT : TIDE_EXIT_FAILURE, "%s", error->message);
+  /* Anything wrong with the trace itself is bad input: a query that fails
+   * on a trace that opened fails on what the file holds (a damaged page, a
+   * table that is not there), since the queries are the tested ones. */
+  return tide_cli_fail (error->domain == TIDE_STORAGE_ERROR ? TIDE_EXIT_BAD_INPUT
+                                                            : TIDE_EXIT_FAILURE,
+                        "%s", error->message);
 }
 
 static gboolean
@@ -111,6 +113,9 @@ tide_cli_report (int    argc,
   trace = tide_trace_open (files[0], &error);
   if (trace == NULL)
     return storage_failure (error);
+  /* The note only with a report: a failure says one line. */
+  if (!run_report (trace, &req, out, &error))
+    return storage_failure (error);
   early_end = tide_trace_describe_early_end (trace);
   if (early_end != NULL)
     fprintf (stderr, "tidemark: note: %s ends early (%s); the report covers what was "
@@ -118,8 +123,6 @@ tide_cli_report (int    argc,
   else if (!tide_trace_is_complete (trace))
     fprintf (stderr, "tidemark: note: %s is incomplete (its recording did not finish); "
                      "the report covers what was written\n", files[0]);
-  if (!run_report (trace, &req, out, &error))
-    return storage_failure (error);
   fputs (out->str, stdout);
   return TIDE_EXIT_OK;
 }

@@ -384,6 +384,7 @@ error_title (const GError *error)
       return "Not a Tidemark Trace";
     case TIDE_STORAGE_ERROR_TRUNCATED:
     case TIDE_STORAGE_ERROR_CORRUPT:
+    case TIDE_STORAGE_ERROR_DAMAGED:
       return "Damaged Trace";
     case TIDE_STORAGE_ERROR_NEWER_SCHEMA:
       return "Trace From a Newer Tidemark";

@@ -8,6 +8,7 @@
 
 #include "tide-drilldown.h"
 
+#include "tide-saturate.h"
 #include "tide-schema.h"
 #include "tide-storage-error.h"
 #include "tide-trace-private.h"
@@ -33,8 +34,8 @@ group_from_row (sqlite3_stmt *stmt)
   group->scope_id = sqlite3_column_int64 (stmt, 2);
   group->stack_id = sqlite3_column_int64 (stmt, 3);
   group->device = sqlite3_column_int (stmt, 4);
-  group->bytes = llround (sqlite3_column_double (stmt, 5));
-  group->count = llround (sqlite3_column_double (stmt, 6));
+  group->bytes = tide_sat_from_double (sqlite3_column_double (stmt, 5));
+  group->count = tide_sat_from_double (sqlite3_column_double (stmt, 6));
   if (sqlite3_column_type (stmt, 7) != SQLITE_NULL)
     group->scope_path = g_strdup ((const char *) sqlite3_column_text (stmt, 7));
   group->resident_bytes = -1;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tide-report-format.h"
+#include "tide-saturate.h"
 #include "tide-schema.h"
 
 #define TEXT_MAX_GROUPS 20
@@ -27,11 +28,19 @@ tide_format_parse (const char *name,
   return TRUE;
 }
 
-char *
-tide_format_bytes (gint64 bytes)
+/* |bytes| without overflow: a damaged trace may hold G_MININT64. */
+static guint64
+magnitude (gint64 bytes)
+{
+  return bytes < 0 ? -(guint64) bytes : (guint64) bytes;
+}
+
+static char *
+format_magnitude (const char *sign,
+                  guint64     bytes)
 {
   static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-  double value = (double) ABS (bytes);
+  double value = (double) bytes;
   guint unit = 0;
 
   while (value >= 1024 && unit < G_N_ELEMENTS (units) - 1)
@@ -40,18 +49,22 @@ tide_format_bytes (gint64 bytes)
       unit++;
     }
   if (unit == 0)
-    return g_strdup_printf ("%s%" G_GINT64_FORMAT " B", bytes < 0 ? "-" : "", ABS (bytes));
-  return g_strdup_printf ("%s%.2f %s", bytes < 0 ? "-" : "", value, units[unit]);
+    return g_strdup_printf ("%s%" G_GUINT64_FORMAT " B", sign, bytes);
+  return g_strdup_printf ("%s%.2f %s", sign, value, units[unit]);
+}
+
+char *
+tide_format_bytes (gint64 bytes)
+{
+  return format_magnitude (bytes < 0 ? "-" : "", magnitude (bytes));
 }
 
 char *
 tide_format_delta (gint64 bytes)
 {
-  g_autofree char *abs_text = tide_format_bytes (ABS (bytes));
-
   if (bytes == 0)
     return g_strdup ("0 B");
-  return g_strdup_printf ("%s%s", bytes > 0 ? "+" : "-", abs_text);
+  return format_magnitude (bytes > 0 ? "+" : "-", magnitude (bytes));
 }
 
 static char *
@@ -355,7 +368,7 @@ groups_text (GString        *out,
   gint64 total = 0;
 
   for (guint i = 0; i < groups->len; i++)
-    total += ((TideGroup *) g_ptr_array_index (groups, i))->bytes;
+    total = tide_sat_add (total, ((TideGroup *) g_ptr_array_index (groups, i))->bytes);
 
   if (kind == TIDE_GROUPS_SUSPECTS)
     {
@@ -390,7 +403,7 @@ groups_text (GString        *out,
 
       if (kind == TIDE_GROUPS_SUSPECTS)
         {
-          g_autofree char *slope = tide_format_delta ((gint64) g->bytes_per_step);
+          g_autofree char *slope = tide_format_delta (tide_sat_from_double (g->bytes_per_step));
           g_string_append_printf (out, "%3u. %s/step since step %d, %s live at the last step "
                                   "(pid %" G_GINT64_FORMAT ", %s)\n", i + 1, slope,
                                   g->growth_step, bytes, g->pid, dev);
@@ -465,7 +478,7 @@ groups_csv (GString   *out,
       csv_optional (out, g->resident_bytes >= 0, g->resident_bytes);
       csv_optional (out, g->growth_step > 0, g->growth_step);
       csv_optional (out, g->growth_step > 0, g->growth_bytes);
-      csv_optional (out, g->growth_step > 0, llround (g->bytes_per_step));
+      csv_optional (out, g->growth_step > 0, tide_sat_from_double (g->bytes_per_step));
       csv_field (out, g->scope_path);
       g_string_append_c (out, ',');
       csv_field (out, top ? top->function : NULL);
@@ -498,7 +511,8 @@ groups_json (GString        *out,
       json_optional (out, "resident_bytes", g->resident_bytes >= 0, g->resident_bytes);
       json_optional (out, "growth_start_step", g->growth_step > 0, g->growth_step);
       json_optional (out, "growth_bytes", g->growth_step > 0, g->growth_bytes);
-      json_optional (out, "bytes_per_step", g->growth_step > 0, llround (g->bytes_per_step));
+      json_optional (out, "bytes_per_step", g->growth_step > 0,
+                     tide_sat_from_double (g->bytes_per_step));
       g_string_append (out, ",\"scope\":");
       json_string (out, g->scope_path);
       g_string_append (out, ",\"frames\":[");

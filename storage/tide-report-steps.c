@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 
 #include "tide-report-private.h"
+#include "tide-saturate.h"
 
 void
 tide_step_row_free (TideStepRow *row)
@@ -96,7 +97,10 @@ load_device_series (TideTrace  *trace,
   stmt = _tide_report_prepare (trace,
                   "SELECT s.process_id, s.number, ss.stack_id, ss.scope_id, ss.device,"
                   "  ss.live_bytes FROM step_series ss JOIN steps s ON s.id = ss.step_id"
-                  " WHERE ss.device >= 0 ORDER BY s.process_id, s.number", error);
+                  /* Devices past those shown are left out here, in SQL, where a
+                   * value past what an int holds cannot wrap into an index. */
+                  " WHERE ss.device BETWEEN 0 AND " G_STRINGIFY (TIDE_REPORT_MAX_DEVICES) " - 1"
+                  " ORDER BY s.process_id, s.number", error);
   if (stmt == NULL)
     return NULL;
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
@@ -135,7 +139,8 @@ device_sweep_apply (DeviceSweep        *sweep,
     }
   else
     g_free (key);
-  sweep->totals[d->device] += d->live_bytes - *last;
+  sweep->totals[d->device] = tide_sat_add (sweep->totals[d->device],
+                                          tide_sat_sub (d->live_bytes, *last));
   *last = d->live_bytes;
 }
 
@@ -185,7 +190,8 @@ add_device_ends (TideTrace  *trace,
       for (gint dev = 0; dev < TIDE_REPORT_MAX_DEVICES; dev++)
         if (present[dev])
           {
-            TideStepDevice sd = { dev, sweep.totals[dev], sweep.totals[dev] - before[dev] };
+            TideStepDevice sd = { dev, sweep.totals[dev],
+                                  tide_sat_sub (sweep.totals[dev], before[dev]) };
             g_array_append_val (row->devices, sd);
           }
     }
@@ -234,14 +240,15 @@ tide_report_steps (TideTrace  *trace,
       row->retained_count = sqlite3_column_int64 (stmt, 11);
       row->has_resident = sqlite3_column_type (stmt, 12) != SQLITE_NULL;
       row->resident_explained = sqlite3_column_int64 (stmt, 12);
-      row->unattributed = row->rss_end - row->resident_explained;
+      row->unattributed = tide_sat_sub (row->rss_end, row->resident_explained);
 
       /* Changes are against the previous step, or the process start. */
       first_of_process = prev == NULL || prev->process_id != row->process_id;
-      row->rss_delta = first_of_process ? row->rss_end - sqlite3_column_int64 (stmt, 13)
-                                        : row->rss_end - prev->rss_end;
-      row->heap_delta = row->heap_end - (first_of_process ? 0 : prev->heap_end);
-      row->device_delta = row->device_end - (first_of_process ? 0 : prev->device_end);
+      row->rss_delta = tide_sat_sub (row->rss_end, first_of_process
+                                                   ? sqlite3_column_int64 (stmt, 13)
+                                                   : prev->rss_end);
+      row->heap_delta = tide_sat_sub (row->heap_end, first_of_process ? 0 : prev->heap_end);
+      row->device_delta = tide_sat_sub (row->device_end, first_of_process ? 0 : prev->device_end);
       row->devices = g_array_new (FALSE, TRUE, sizeof (TideStepDevice));
       g_ptr_array_add (rows, row);
       prev = row;

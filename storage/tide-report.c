@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "tide-report-private.h"
+#include "tide-saturate.h"
 
 #define SUSPECT_MIN_RISES 3
 
@@ -149,7 +150,9 @@ static guint
 group_hash (gconstpointer p)
 {
   const GroupSeries *s = p;
-  return (guint) (s->key * 2654435761u) ^ (guint) s->device;
+  /* Unsigned: a damaged trace may hold any id, and a signed product
+   * would overflow. */
+  return (guint) ((guint64) s->key * 2654435761u) ^ (guint) s->device;
 }
 
 static gboolean
@@ -179,7 +182,8 @@ static guint
 series_value_hash (gconstpointer p)
 {
   const SeriesValue *v = p;
-  return (guint) (v->stack_id * 2654435761u) ^ (guint) (v->scope_id * 40503u) ^ (guint) v->device;
+  return (guint) ((guint64) v->stack_id * 2654435761u) ^
+         (guint) ((guint64) v->scope_id * 40503u) ^ (guint) v->device;
 }
 
 static gboolean
@@ -437,7 +441,7 @@ group_set_growth (TideGroup    *group,
   if (growth->start == 0)
     return;
   group->growth_step = growth->start;
-  group->growth_bytes = (gint64) growth->net;
+  group->growth_bytes = tide_sat_from_double (growth->net);
   group->bytes_per_step = growth->net / (n_steps - growth->start + 1);
 }
 
@@ -486,7 +490,7 @@ add_process_suspects (TideTrace         *trace,
       if (!growth_is_suspect (&growth, proc->n_steps, proc->min_bytes))
         continue;
       group = group_new (proc, by, series->key, series->device);
-      group->bytes = (gint64) series->deltas[proc->n_steps];
+      group->bytes = tide_sat_from_double (series->deltas[proc->n_steps]);
       group->count = -1;
       group_set_growth (group, &growth, proc->n_steps);
       g_ptr_array_add (out, group);
@@ -593,6 +597,7 @@ add_process_retained (TideTrace         *trace,
   g_autoptr(GHashTable) series = NULL;
   g_autofree char *sql = NULL;
   StepSpan span = { 0 };
+  guint first = out->len;
   sqlite3_stmt *stmt;
   int rc;
 
@@ -626,8 +631,8 @@ add_process_retained (TideTrace         *trace,
                                     sqlite3_column_int (stmt, 1));
       GroupSeries *probe = g_new0 (GroupSeries, 1);
 
-      group->bytes = llround (sqlite3_column_double (stmt, 2));
-      group->count = llround (sqlite3_column_double (stmt, 3));
+      group->bytes = tide_sat_from_double (sqlite3_column_double (stmt, 2));
+      group->count = tide_sat_from_double (sqlite3_column_double (stmt, 3));
       probe->key = sqlite3_column_int64 (stmt, 0);
       probe->device = group->device;
       g_hash_table_insert (by_key, probe, group);
@@ -649,26 +654,26 @@ add_process_retained (TideTrace         *trace,
         return FALSE;
     }
 
-  {
-    GHashTableIter iter;
-    GroupSeries *key;
-    TideGroup *group;
+  /* Every group of this process, from @out rather than from @by_key: in a
+   * damaged trace two rows that SQL tells apart (a scope id 5 and '5', a
+   * device 0 and 2^32) may share a key here, and a group that only @out
+   * holds must be complete too. */
+  for (guint i = first; i < out->len; i++)
+    {
+      TideGroup *group = g_ptr_array_index (out, i);
+      GroupSeries key = { by == TIDE_GROUP_BY_STACK ? group->stack_id : group->scope_id,
+                          group->device, NULL };
+      GroupSeries *s = series ? g_hash_table_lookup (series, &key) : NULL;
 
-    g_hash_table_iter_init (&iter, by_key);
-    while (g_hash_table_iter_next (&iter, (gpointer *) &key, (gpointer *) &group))
-      {
-        GroupSeries *s = series ? g_hash_table_lookup (series, key) : NULL;
-
-        if (s != NULL)
-          {
-            Growth growth;
-            growth_measure (s->deltas, proc->n_steps, &growth);
-            group_set_growth (group, &growth, proc->n_steps);
-          }
-        if (!group_load_details (trace, group, error))
-          return FALSE;
-      }
-  }
+      if (s != NULL)
+        {
+          Growth growth;
+          growth_measure (s->deltas, proc->n_steps, &growth);
+          group_set_growth (group, &growth, proc->n_steps);
+        }
+      if (!group_load_details (trace, group, error))
+        return FALSE;
+    }
   return TRUE;
 }
 

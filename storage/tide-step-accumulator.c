@@ -5,6 +5,8 @@
 
 #include "tide-step-accumulator.h"
 
+#include "tide-saturate.h"
+
 /* Same numbering as TideAllocKind in capture/tide-wire.h. */
 enum { KIND_MALLOC = 1, KIND_MMAP = 2, KIND_BRK = 3, KIND_DEVICE = 4, KIND_PINNED = 5, KIND_PAGE = 6 };
 
@@ -42,7 +44,9 @@ series_key_hash (gconstpointer p)
 {
   const SeriesKey *k = p;
 
-  return (guint) (k->stack_id * 2654435761u) ^ (guint) (k->scope_id * 40503u) ^ (guint) k->device;
+  /* Unsigned: a damaged trace may hold any id. */
+  return (guint) ((guint64) k->stack_id * 2654435761u) ^
+         (guint) ((guint64) k->scope_id * 40503u) ^ (guint) k->device;
 }
 
 static gboolean
@@ -124,7 +128,7 @@ tide_step_accumulator_apply (TideStepAccumulator *self,
 static gint64
 to_int (double value)
 {
-  return (gint64) (value + (value >= 0 ? 0.5 : -0.5));
+  return tide_sat_from_double (value);
 }
 
 /* Emits the series that changed since the last step end, and the totals. */

@@ -20,6 +20,7 @@ typedef enum
   TIDE_STORAGE_ERROR_NEWER_SCHEMA,  /* written by a newer Tidemark */
   TIDE_STORAGE_ERROR_SQL,           /* a statement failed */
   TIDE_STORAGE_ERROR_NOT_FOUND,     /* a step or process that is not there */
+  TIDE_STORAGE_ERROR_DAMAGED,       /* a value no recording writes (tide-trace-bounds.h) */
 } TideStorageError;
 
 GQuark tide_storage_error_quark (void);

@@ -23,7 +23,9 @@
 
 #include "tide-analysis.h"
 #include "tide-report.h"
+#include "tide-saturate.h"
 #include "tide-schema.h"
+#include "tide-storage-error.h"
 #include "tide-trace-private.h"
 
 static const struct
@@ -597,14 +599,14 @@ lane_add (TideLaneData       *sum,
           const TideLaneData *part)
 {
   if (part->has_before)
-    sum->before += part->before;
+    sum->before = tide_sat_add (sum->before, part->before);
   sum->has_before |= part->has_before;
   for (guint c = 0; c < sum->n_columns; c++)
     if (part->has[c])
       {
-        sum->min[c] += part->min[c];
-        sum->max[c] += part->max[c];
-        sum->last[c] += part->last[c];
+        sum->min[c] = tide_sat_add (sum->min[c], part->min[c]);
+        sum->max[c] = tide_sat_add (sum->max[c], part->max[c]);
+        sum->last[c] = tide_sat_add (sum->last[c], part->last[c]);
         sum->has[c] = 1;
       }
 }
@@ -711,11 +713,26 @@ probe_device_pairs (const Query  *q,
   for (guint i = 0; i < process_ids->len && rc == SQLITE_DONE; i++)
     {
       gint pair[2] = { G_MININT, G_MININT };
+      gint before[2];
 
-      while ((rc = next_pair (same, next, g_array_index (process_ids, gint64, i), pair)) ==
+      /* Each seek must move forward: in a damaged file (rows out of key
+       * order, a counter that is text) it may not, and would never end. */
+      while (memcpy (before, pair, sizeof pair),
+             (rc = next_pair (same, next, g_array_index (process_ids, gint64, i), pair)) ==
              SQLITE_ROW)
-        if (pair[1] >= 0)
-          add_pair (pairs, pair);
+        {
+          if (pair[0] < before[0] || (pair[0] == before[0] && pair[1] <= before[1]))
+            {
+              sqlite3_finalize (same);
+              sqlite3_finalize (next);
+              g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_DAMAGED,
+                           "the trace is damaged: its timeline summary (counter_lod) is out "
+                           "of order");
+              return FALSE;
+            }
+          if (pair[1] >= 0)
+            add_pair (pairs, pair);
+        }
     }
   sqlite3_finalize (same);
   return finish (q->db, next, rc, error);
@@ -1205,8 +1222,8 @@ series_apply (GHashTable   *last,
   gpointer old = NULL;
 
   if (g_hash_table_lookup_extended (last, &scope, NULL, &old))
-    *sum -= *(gint64 *) old;
-  *sum += value;
+    *sum = tide_sat_sub (*sum, *(gint64 *) old);
+  *sum = tide_sat_add (*sum, value);
   g_hash_table_insert (last, g_memdup2 (&scope, sizeof scope), g_memdup2 (&value, sizeof value));
 }
 

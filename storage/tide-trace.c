@@ -22,6 +22,7 @@
 #include "tide-analysis.h"
 #include "tide-schema.h"
 #include "tide-storage-error.h"
+#include "tide-trace-bounds.h"
 #include "tide-trace-private.h"
 
 #define SQLITE_HEADER_SIZE 100
@@ -248,14 +249,7 @@ load_bounds (TideTrace  *self,
 
   return query_int (self->db, "SELECT value FROM meta WHERE key = 'complete'", &complete, error) &&
          (self->complete = complete == 1, TRUE) &&
-         query_int (self->db,
-                    "SELECT coalesce ((SELECT value FROM meta WHERE key = 'start_ns'),"
-                    " (SELECT min (start_ns) FROM processes), 0)", &self->start_ns, error) &&
-         query_int (self->db,
-                    "SELECT max (coalesce ((SELECT value FROM meta WHERE key = 'end_ns'), 0),"
-                    " coalesce ((SELECT max (ts_ns) FROM counters), 0),"
-                    " coalesce ((SELECT max (end_ns) FROM processes), 0),"
-                    " coalesce ((SELECT max (end_ns) FROM steps), 0))", &self->end_ns, error) &&
+         tide_trace_bounds_load (self->db, &self->start_ns, &self->end_ns, error) &&
          query_int (self->db,
                     "SELECT EXISTS (SELECT 1 FROM sqlite_schema"
                     " WHERE type = 'table' AND name = 'allocation_ranges')", &has_ranges, error) &&

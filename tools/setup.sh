@@ -9,7 +9,8 @@
 #   tools/setup.sh test   install what is missing, build, run every test, then
 #                         build again with ASan+UBSan and run every test again,
 #                         then build once more with the CUDA toolkit hidden and
-#                         run the device suite (tools/build-without-cuda.sh);
+#                         run the device suite (tools/build-without-cuda.sh),
+#                         then run the trace fuzzer (clang, libFuzzer) for 60 s;
 #                         ends with one line "N passed, N failed, N skipped"
 #
 # Run as root (or with sudo) when packages are missing; it only installs what
@@ -91,19 +92,32 @@ demo () {
   echo "setup: no display here; open the trace with: _build/app/tidemark-gui $trace"
 }
 
+# fuzz_dir DIR: builds the libFuzzer target with clang (and only it: the
+# rest of the project is tested above) and runs it for its bounded time.
+fuzz_dir () {
+  local dir=$1
+  if [ ! -f "$dir/build.ninja" ]; then
+    CC=clang meson setup "$dir" -Dfuzzer=true -Db_sanitize=address,undefined -Db_lundef=false
+  fi
+  ninja -C "$dir" tests/hostile/fuzz-trace
+  meson test -C "$dir" --no-rebuild --print-errorlogs --suite fuzz || true
+}
+
 run_tests () {
   install_missing
   build _build
   build _build-asan -Db_sanitize=address,undefined -Db_lundef=false
   test_dir _build
   test_dir _build-asan
+  fuzz_dir _build-fuzz
   read -r p1 f1 s1 < <(count_results _build)
   read -r p2 f2 s2 < <(count_results _build-asan)
+  read -r p3 f3 s3 < <(count_results _build-fuzz)
   # One more result: device capture built and tested without CUDA headers.
   if tools/build-without-cuda.sh _build-nocuda; then p2=$((p2 + 1)); else f2=$((f2 + 1)); fi
-  echo "plain build: $p1 passed, $f1 failed, $s1 skipped; ASan+UBSan build: $p2 passed, $f2 failed, $s2 skipped"
-  echo "$((p1 + p2)) passed, $((f1 + f2)) failed, $((s1 + s2)) skipped"
-  [ $((f1 + f2)) -eq 0 ]
+  echo "plain build: $p1 passed, $f1 failed, $s1 skipped; ASan+UBSan build: $p2 passed, $f2 failed, $s2 skipped; fuzzer: $p3 passed, $f3 failed, $s3 skipped"
+  echo "$((p1 + p2 + p3)) passed, $((f1 + f2 + f3)) failed, $((s1 + s2 + s3)) skipped"
+  [ $((f1 + f2 + f3)) -eq 0 ]
 }
 
 case "${1:-}" in

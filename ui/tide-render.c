@@ -703,15 +703,19 @@ draw_axis (cairo_t                *cr,
   gint64 span = scene->end_ns - scene->begin_ns;
   gint64 interval = tide_timeline_tick_interval (span, width, TICK_MIN_PX);
   gint64 first = scene->begin_ns <= 0 ? 0 : (scene->begin_ns + interval - 1) / interval * interval;
+  /* Counted rather than compared with the end, which may lie at the last
+   * nanosecond a gint64 holds; and at most one a pixel, since the longest
+   * interval, a day, is short beside a span that a damaged trace claims. */
+  gint64 n_ticks = first > scene->end_ns ? 0 : MIN ((scene->end_ns - first) / interval + 1, width);
 
   set_rgb (cr, scene->palette->grid);
   cairo_rectangle (cr, 0, l->axis_y, width, 1);
-  for (gint64 t = first; t <= scene->end_ns; t += interval)
+  for (gint64 i = 0, t = first; i < n_ticks; i++, t += interval)
     cairo_rectangle (cr, floor (x_of (scene, width, t)), l->axis_y, 1, 6);
   cairo_fill (cr);
   if (text == NULL)
     return;
-  for (gint64 t = first; t <= scene->end_ns; t += interval)
+  for (gint64 i = 0, t = first; i < n_ticks; i++, t += interval)
     {
       g_autofree char *label = tide_timeline_format_time (t, interval);
       double x = floor (x_of (scene, width, t)) + 3;

@@ -163,7 +163,9 @@ tide_timeline_format_time (gint64 t,
 char *
 tide_timeline_format_bytes (gint64 bytes)
 {
-  g_autofree char *size = g_format_size_full ((guint64) ABS (bytes), G_FORMAT_SIZE_IEC_UNITS);
+  /* Negated unsigned: a damaged trace may hold G_MININT64. */
+  g_autofree char *size = g_format_size_full (bytes < 0 ? -(guint64) bytes : (guint64) bytes,
+                                              G_FORMAT_SIZE_IEC_UNITS);
 
   return bytes < 0 ? g_strconcat ("−", size, NULL) : g_steal_pointer (&size);
 }

@@ -192,6 +192,19 @@ tidemark_preload_step (const char *label)
   errno = saved;
 }
 
+/* The documented names (README, "Steps and scopes from other languages"),
+ * for callers that look the library up by name rather than through
+ * tidemark.h: dlsym, Python's ctypes, other languages' FFIs.  Aliases, so
+ * each is the same code as its tidemark_preload_* name, with no call in
+ * between; tidemark.h keeps looking up the tidemark_preload_* names, which
+ * every version of the library has. */
+TIDE_EXPORT void tidemark_step (const char *label)
+  __attribute__ ((alias ("tidemark_preload_step")));
+TIDE_EXPORT void tidemark_scope_push (const char *name)
+  __attribute__ ((alias ("tidemark_preload_scope_push")));
+TIDE_EXPORT void tidemark_scope_pop (void)
+  __attribute__ ((alias ("tidemark_preload_scope_pop")));
+
 /* On a new connection: every scope again, parents before children. */
 void
 tide_scope_resend_all (void)

@@ -455,6 +455,8 @@ test_bad_files (void)
   g_autofree char *truncated = copy_trace ("truncated.tide");
   g_autofree char *newer = copy_trace ("newer.tide");
   g_autofree char *missing = g_build_filename (tmp_dir, "missing.tide", NULL);
+  g_autofree char *far_counter = copy_trace ("far-counter.tide");
+  g_autofree char *far_end = copy_trace ("far-end.tide");
   gsize length;
   g_autofree char *contents = NULL;
 
@@ -463,12 +465,23 @@ test_bad_files (void)
   g_assert_true (g_file_get_contents (truncated, &contents, &length, NULL));
   g_assert_true (g_file_set_contents (truncated, contents, length / 2, NULL));
   exec_sql (newer, "PRAGMA user_version = 99;");
+  exec_sql (far_counter, "INSERT INTO counters SELECT process_id, counter, device,"
+                         " 9223372036854775807, value FROM counters LIMIT 1;");
+  exec_sql (far_end, "UPDATE meta SET value = 1e308 WHERE key = 'end_ns';");
 
   assert_error_page (text, "Not a Tidemark Trace", "not an SQLite database");
   assert_error_page (foreign, "Not a Tidemark Trace", "not a Tidemark trace");
   assert_error_page (truncated, "Damaged Trace", "truncated");
   assert_error_page (newer, "Trace From a Newer Tidemark", "newer Tidemark");
   assert_error_page (missing, "Cannot Open This File", "No such file");
+  /* The hostile traces of issue 19: without their check, the timeline's
+   * first draw never ends. */
+  assert_error_page (far_counter, "Damaged Trace",
+                     "the trace is damaged: counters.ts_ns holds 9223372036854775807, more than "
+                     "366 days from the trace's start");
+  assert_error_page (far_end, "Damaged Trace",
+                     "the trace is damaged: meta end_ns holds 1.0e+308, not a time in "
+                     "nanoseconds");
 }
 
 /* A trace whose recording has not finished opens, with a banner. */

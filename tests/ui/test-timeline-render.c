@@ -625,6 +625,37 @@ test_live_trace (void)
   tide_test_trace_remove (dir, path);
 }
 
+/* An axis that ends at the last nanosecond a gint64 holds draws in bounded
+ * time: its ticks are counted, at most one a pixel (WIDTH), so the 1000
+ * ticks of a day each (a day is 1/106751 of the span) cover x 0 to 9 and
+ * the rest of the axis row is the background.  Drawn in a subprocess with a time limit, since the
+ * failure is a hang. */
+static void
+test_render_axis_int64_end (void)
+{
+  if (g_test_subprocess ())
+    {
+      TideRenderScene scene = { .begin_ns = 0, .end_ns = G_MAXINT64, .selection_begin = -1,
+                                .palette = &tide_palette_light };
+      cairo_surface_t *surface = draw (&scene);
+      TideRenderLayout l;
+
+      tide_render_layout (&scene, WIDTH, HEIGHT, &l);
+      g_assert_cmphex (tide_test_pixel (surface, 0, (int) l.axis_y + 3), ==,
+                       tide_palette_light.grid);
+      g_assert_cmphex (tide_test_pixel (surface, 9, (int) l.axis_y + 3), ==,
+                       tide_palette_light.grid);
+      g_assert_cmphex (tide_test_pixel (surface, 10, (int) l.axis_y + 3), ==,
+                       tide_palette_light.background);
+      g_assert_cmphex (tide_test_pixel (surface, WIDTH / 2, (int) l.axis_y + 3), ==,
+                       tide_palette_light.background);
+      cairo_surface_destroy (surface);
+      return;
+    }
+  g_test_trap_subprocess (NULL, 20 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_test_trap_assert_passed ();
+}
+
 int
 main (int    argc,
       char **argv)
@@ -650,5 +681,6 @@ main (int    argc,
   g_test_add ("/timeline/png-export-process", Fixture, NULL, fixture_setup,
               test_png_export_process, fixture_teardown);
   g_test_add_func ("/timeline/live-trace", test_live_trace);
+  g_test_add_func ("/timeline/render-axis-int64-end", test_render_axis_int64_end);
   return g_test_run ();
 }
