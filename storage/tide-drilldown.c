@@ -8,6 +8,7 @@
 
 #include "tide-drilldown.h"
 
+#include "tide-alloc-ranges.h"
 #include "tide-schema.h"
 #include "tide-storage-error.h"
 #include "tide-trace-private.h"
@@ -91,8 +92,7 @@ tide_drilldown_retained (TideTrace  *trace,
 
   db = _tide_trace_get_db (trace);
   t0 = tide_trace_get_start_ns (trace);
-  rows = _tide_trace_retained_rows_sql (trace, "process_id IN (SELECT id FROM processes"
-                                                "  WHERE ?1 = 0 OR id = ?1)");
+  rows = _tide_trace_retained_rows_sql (trace, TIDE_PROCESS_FILTER_ANY);
   sql = g_strdup_printf ("SELECT a.process_id, p.pid, coalesce (a.scope_id, 0),"
                          "  coalesce (a.stack_id, 0), a.device, sum (a.size * a.weight),"
                          "  sum (a.weight), s.path"

@@ -13,5 +13,6 @@ G_BEGIN_DECLS
 sqlite3 *_tide_trace_get_db (TideTrace *self);
 char    *_tide_trace_retained_rows_sql (TideTrace  *self,
                                         const char *process_filter);
+gboolean _tide_trace_has_live_at_end (TideTrace *self);
 
 G_END_DECLS

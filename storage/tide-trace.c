@@ -35,6 +35,8 @@ struct _TideTrace
   gint64   start_ns;
   gint64   end_ns;
   gint64   short_lived_ns;  /* tide-alloc-ranges.h; 0: no allocation_ranges */
+  gint64   range_span_ns;   /* tide-alloc-ranges.h; -1: not indexed at finish */
+  guint    has_live_at_end : 1;
   TideRetainedPlan retained_plan;
   guint    complete : 1;
 };
@@ -240,6 +242,31 @@ summarize_in_memory (TideTrace  *self,
   return tide_analysis_build (self->db, error);
 }
 
+/* What tide_analysis_build() adds at finish that traces finished by an
+ * older version lack; their queries fall back to reading allocations. */
+static gboolean
+load_finish_summaries (TideTrace  *self,
+                       GError    **error)
+{
+  gint64 has_live, has_span_index;
+
+  if (!query_int (self->db,
+                  "SELECT EXISTS (SELECT 1 FROM sqlite_schema"
+                  " WHERE type = 'table' AND name = 'live_at_end')", &has_live, error) ||
+      !query_int (self->db,
+                  "SELECT EXISTS (SELECT 1 FROM sqlite_schema"
+                  " WHERE type = 'index' AND name = 'allocation_ranges_by_max')",
+                  &has_span_index, error) ||
+      !query_int (self->db,
+                  "SELECT coalesce ((SELECT value FROM meta WHERE key = 'range_span_ns'), -1)",
+                  &self->range_span_ns, error))
+    return FALSE;
+  self->has_live_at_end = has_live != 0;
+  if (!has_span_index)
+    self->range_span_ns = -1;
+  return TRUE;
+}
+
 static gboolean
 load_bounds (TideTrace  *self,
              GError    **error)
@@ -291,7 +318,8 @@ tide_trace_open (const char  *path,
   if (!open_untrusted (self, &local_error) ||
       !check_identity (self, &local_error) ||
       !load_bounds (self, &local_error) ||
-      (!self->complete && !summarize_in_memory (self, &local_error)))
+      (!self->complete && !summarize_in_memory (self, &local_error)) ||
+      !load_finish_summaries (self, &local_error))
     {
       explain_error (path, local_error);
       g_propagate_error (error, g_steal_pointer (&local_error));
@@ -383,5 +411,12 @@ _tide_trace_retained_rows_sql (TideTrace  *self,
                                const char *process_filter)
 {
   return tide_alloc_ranges_retained_sql (self->retained_plan, self->short_lived_ns,
-                                         process_filter);
+                                         self->range_span_ns, process_filter);
+}
+
+/* Whether the trace has live_at_end (tide-analysis.c). */
+gboolean
+_tide_trace_has_live_at_end (TideTrace *self)
+{
+  return self->has_live_at_end;
 }
