@@ -3,6 +3,7 @@
  */
 #pragma once
 
+#include <gio/gio.h>
 #include <sqlite3.h>
 
 #include "tide-trace.h"
@@ -14,5 +15,9 @@ sqlite3 *_tide_trace_get_db (TideTrace *self);
 char    *_tide_trace_retained_rows_sql (TideTrace  *self,
                                         const char *process_filter);
 gboolean _tide_trace_has_live_at_end (TideTrace *self);
+TideTrace *_tide_trace_lock_reader   (TideTrace     *self,
+                                      GCancellable  *cancellable,
+                                      GError       **error);
+void       _tide_trace_unlock_reader (TideTrace     *self);
 
 G_END_DECLS

@@ -39,6 +39,11 @@ struct _TideTrace
   guint    has_live_at_end : 1;
   TideRetainedPlan retained_plan;
   guint    complete : 1;
+
+  /* A second connection to the same file for queries off the main thread
+   * (_tide_trace_lock_reader); opened on first use. */
+  GMutex     reader_lock;
+  TideTrace *reader;
 };
 
 G_DEFINE_FINAL_TYPE (TideTrace, tide_trace, G_TYPE_OBJECT)
@@ -356,6 +361,8 @@ tide_trace_finalize (GObject *object)
 {
   TideTrace *self = TIDE_TRACE (object);
 
+  g_clear_object (&self->reader);
+  g_mutex_clear (&self->reader_lock);
   sqlite3_close (self->db);
   g_free (self->path);
   G_OBJECT_CLASS (tide_trace_parent_class)->finalize (object);
@@ -370,6 +377,7 @@ tide_trace_class_init (TideTraceClass *klass)
 static void
 tide_trace_init (TideTrace *self)
 {
+  g_mutex_init (&self->reader_lock);
 }
 
 const char *
@@ -442,4 +450,48 @@ gboolean
 _tide_trace_has_live_at_end (TideTrace *self)
 {
   return self->has_live_at_end;
+}
+
+static int
+reader_cancelled_cb (void *cancellable)
+{
+  return g_cancellable_is_cancelled (cancellable);
+}
+
+/**
+ * _tide_trace_lock_reader:
+ * @cancellable: (nullable): a query of the reader stops (its step fails
+ *   with SQLITE_INTERRUPT) soon after this is cancelled
+ *
+ * Takes this trace's second connection, for a thread other than the one
+ * that uses @self (the connections are single-threaded).  Only a complete
+ * trace has one: the file is opened again, which a trace summarized in
+ * memory cannot be.  Release it with _tide_trace_unlock_reader().
+ *
+ * Returns: (transfer none) (nullable): the reader, or %NULL with @error set
+ */
+TideTrace *
+_tide_trace_lock_reader (TideTrace     *self,
+                         GCancellable  *cancellable,
+                         GError       **error)
+{
+  g_return_val_if_fail (self->complete, NULL);
+
+  g_mutex_lock (&self->reader_lock);
+  if (self->reader == NULL && (self->reader = tide_trace_open (self->path, error)) == NULL)
+    {
+      g_mutex_unlock (&self->reader_lock);
+      return NULL;
+    }
+  /* Every 1000 VM steps: about 10 us, against queries of milliseconds. */
+  if (cancellable != NULL)
+    sqlite3_progress_handler (self->reader->db, 1000, reader_cancelled_cb, cancellable);
+  return self->reader;
+}
+
+void
+_tide_trace_unlock_reader (TideTrace *self)
+{
+  sqlite3_progress_handler (self->reader->db, 0, NULL, NULL);
+  g_mutex_unlock (&self->reader_lock);
 }
