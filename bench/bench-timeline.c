@@ -304,7 +304,7 @@ print_target (const char *what,
               double      target,
               const char *unit)
 {
-  g_print ("  %-28s %10.1f %-4s < %6.0f %-4s %s\n", what, value, unit, target, unit,
+  g_print ("  %-30s %10.1f %-4s < %6.0f %-4s %s\n", what, value, unit, target, unit,
            value < target ? "met" : "MISSED");
   return value < target;
 }
@@ -312,6 +312,7 @@ print_target (const char *what,
 /* The issue-23 targets, one line each; FALSE when one is missed. */
 static gboolean
 print_targets (double first_ms,
+               double frame_median_ms,
                double frame_max_ms,
                double drill_ms,
                double rss_mib)
@@ -320,6 +321,7 @@ print_targets (double first_ms,
 
   g_print ("against the targets (medians over runs):\n");
   met &= print_target ("open to first frame", first_ms, 300, "ms");
+  met &= print_target ("pan/zoom frame, median (view)", frame_median_ms, 16, "ms");
   met &= print_target ("pan/zoom frame, max (view)", frame_max_ms, 16, "ms");
   met &= print_target ("drill-down of a step", drill_ms, 50, "ms");
   met &= print_target ("peak RSS", rss_mib, 300, "MiB");
@@ -406,6 +408,6 @@ main (int    argc,
   g_print ("  raw counter scan      %8.1f ms   (baseline: one lane, whole trace, no LOD;"
            " %.0fx a frame)\n", median (raw, runs), median (raw, runs) / MAX (median (med, runs), 0.001));
   g_print ("  peak RSS              %8.1f MiB  (target < 300)\n", peak_rss_kib () / 1024.0);
-  return print_targets (median (first, runs), median (cmax, runs), median (dmed, runs),
-                        peak_rss_kib () / 1024.0) ? 0 : 1;
+  return print_targets (median (first, runs), median (cmed, runs), median (cmax, runs),
+                        median (dmed, runs), peak_rss_kib () / 1024.0) ? 0 : 1;
 }
