@@ -65,6 +65,11 @@ struct _TideWindow
   gint                  drill_step;
   gint64                drill_begin;
   gint64                drill_end;
+  /* Its query, off the main thread: a newer selection cancels an older
+   * one, and a result whose serial is not the latest is dropped. */
+  GCancellable         *drill_cancellable;
+  guint                 drill_serial;
+  gboolean              drill_loading;
 
   /* Live capture */
   GSubprocess          *recorder;

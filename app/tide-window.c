@@ -8,7 +8,10 @@
  *
  * Queries run on the main thread: the trace's SQLite connection is
  * single-threaded and shared with the timeline (see tide-timeline-view.c).
- * Only live capture reopens the growing file off the main thread.
+ * Two run off it: live capture reopens the growing file, and the
+ * drill-down, the one query whose cost follows the selection (the rows
+ * allocated in it), runs on a second connection of its own
+ * (tide_drilldown_retained_async), so a click never freezes the window.
  */
 #include "config.h"
 
@@ -55,20 +58,15 @@ find_step (TideWindow *self,
   return NULL;
 }
 
-/* Fills the drill-down, flame graph and title from the current selection. */
+/* Fills the drill-down, flame graph and title with @groups of the
+ * current selection (NULL: none). */
 static void
-load_drilldown (TideWindow *self)
+show_drilldown (TideWindow *self,
+                GPtrArray  *groups)
 {
-  g_autoptr(GPtrArray) groups = NULL;
-  g_autoptr(GError) error = NULL;
   g_autofree char *title = NULL;
   g_autofree char *total = NULL;
 
-  if (self->trace != NULL && self->drill_end > self->drill_begin)
-    groups = tide_drilldown_retained (self->trace, self->process_id, self->drill_begin,
-                                      self->drill_end, &error);
-  if (error != NULL)
-    set_banner (self, error->message);
   tide_drilldown_view_set_groups (self->drilldown_view, groups);
   tide_flame_graph_set_groups (self->flame_graph, groups);
   total = tide_format_bytes (tide_flame_graph_get_total_bytes (self->flame_graph));
@@ -81,6 +79,72 @@ load_drilldown (TideWindow *self)
     title = g_strdup ("Choose a step or drag a range on the timeline");
   gtk_label_set_text (self->drilldown_title, title);
   _tide_window_actions_update (self);
+}
+
+typedef struct
+{
+  TideWindow *window;   /* owned */
+  guint       serial;
+} DrillRequest;
+
+static void
+drilldown_loaded_cb (GObject      *source,
+                     GAsyncResult *result,
+                     gpointer      user_data)
+{
+  DrillRequest *request = user_data;
+  TideWindow *self = request->window;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) groups = tide_drilldown_retained_finish (TIDE_TRACE (source), result,
+                                                                &error);
+
+  if (request->serial == self->drill_serial &&
+      !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      self->drill_loading = FALSE;
+      if (error != NULL)
+        set_banner (self, error->message);
+      show_drilldown (self, groups);
+    }
+  g_object_unref (request->window);
+  g_free (request);
+}
+
+static void
+cancel_drilldown (TideWindow *self)
+{
+  if (self->drill_cancellable != NULL)
+    g_cancellable_cancel (self->drill_cancellable);
+  g_clear_object (&self->drill_cancellable);
+  self->drill_serial++;
+  self->drill_loading = FALSE;
+}
+
+/* Starts the drill-down query of the current selection, cancelling the
+ * one before; the view says it is loading until the result comes. */
+static void
+load_drilldown (TideWindow *self)
+{
+  DrillRequest *request;
+
+  cancel_drilldown (self);
+  if (self->trace == NULL || self->drill_end <= self->drill_begin)
+    {
+      show_drilldown (self, NULL);
+      return;
+    }
+  tide_drilldown_view_set_groups (self->drilldown_view, NULL);
+  tide_flame_graph_set_groups (self->flame_graph, NULL);
+  gtk_label_set_text (self->drilldown_title, "Loading…");
+  _tide_window_actions_update (self);
+
+  self->drill_cancellable = g_cancellable_new ();
+  self->drill_loading = TRUE;
+  request = g_new (DrillRequest, 1);
+  *request = (DrillRequest) { g_object_ref (self), self->drill_serial };
+  tide_drilldown_retained_async (self->trace, self->process_id, self->drill_begin,
+                                 self->drill_end, self->drill_cancellable, drilldown_loaded_cb,
+                                 request);
 }
 
 void
@@ -469,6 +533,7 @@ tide_window_dispose (GObject *object)
   TideWindow *self = TIDE_WINDOW (object);
 
   _tide_window_record_dispose (self);
+  cancel_drilldown (self);
   gtk_widget_dispose_template (GTK_WIDGET (self), TIDE_TYPE_WINDOW);
   g_clear_object (&self->trace);
   g_clear_object (&self->settings);

@@ -49,6 +49,7 @@ tide_alloc_range_add (TideAllocRange *range,
  * @plan: how the trace finds such rows
  * @short_lived_ns: the trace's meta "short_lived_ns" (unused by
  *   %TIDE_RETAINED_BY_INDEX)
+ * @range_span_ns: the trace's meta "range_span_ns", or -1 when it has none
  * @process_filter: an SQL condition on process_id
  *
  * A SELECT of the allocations rows (every column) of the processes that
@@ -59,11 +60,13 @@ tide_alloc_range_add (TideAllocRange *range,
 char *
 tide_alloc_ranges_retained_sql (TideRetainedPlan  plan,
                                 gint64            short_lived_ns,
+                                gint64            range_span_ns,
                                 const char       *process_filter)
 {
   const char *made_and_live = "alloc_ns > ?2 AND alloc_ns <= ?3"
                               " AND (free_ns IS NULL OR free_ns > ?3)";
   g_autofree char *long_lived = NULL;
+  g_autofree char *span_bound = NULL;
 
   if (plan == TIDE_RETAINED_BY_INDEX)
     return g_strdup_printf ("SELECT * FROM allocations WHERE %s AND %s",
@@ -78,12 +81,19 @@ tide_alloc_ranges_retained_sql (TideRetainedPlan  plan,
       "SELECT * FROM allocations WHERE %s AND %s"
       " AND (free_ns IS NULL OR free_ns - alloc_ns > %" G_GINT64_FORMAT ")",
       process_filter, made_and_live, short_lived_ns);
+  /* min_alloc_ns <= ?3 bounds max_alloc_ns by ?3 + the widest span.
+   * CROSS JOIN keeps the ranges the outer loop: given "process_id = ?1",
+   * SQLite preferred to build an automatic index on allocations, reading
+   * every row of the trace for each query. */
+  span_bound = range_span_ns >= 0
+    ? g_strdup_printf (" AND r.max_alloc_ns <= ?3 + %" G_GINT64_FORMAT, range_span_ns)
+    : g_strdup ("");
   return g_strdup_printf (
     "%s"
     " UNION ALL "
     "SELECT allocations.* FROM allocation_ranges r"
-    " JOIN allocations ON allocations.id BETWEEN r.first_id AND r.last_id"
-    " WHERE r.max_alloc_ns > max (?2, ?3 - %" G_GINT64_FORMAT ") AND r.min_alloc_ns <= ?3"
+    " CROSS JOIN allocations ON allocations.id BETWEEN r.first_id AND r.last_id"
+    " WHERE r.max_alloc_ns > max (?2, ?3 - %" G_GINT64_FORMAT ")%s AND r.min_alloc_ns <= ?3"
     "  AND %s AND %s AND free_ns - alloc_ns <= %" G_GINT64_FORMAT,
-    long_lived, short_lived_ns, process_filter, made_and_live, short_lived_ns);
+    long_lived, short_lived_ns, span_bound, process_filter, made_and_live, short_lived_ns);
 }

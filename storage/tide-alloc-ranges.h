@@ -27,6 +27,15 @@
  * A trace says it keeps them with the meta key "short_lived_ns"; others
  * (older traces, traces written by other means) have a full index on
  * (process_id, alloc_ns), which tide_analysis_build() makes.
+ *
+ * Finding the ranges of a window must not read every range: that grows
+ * with the trace (a 10x longer trace, 10x the ranges read for the same
+ * step).  So when the trace is finished, tide_analysis_build() indexes
+ * allocation_ranges on max_alloc_ns and writes the widest range's
+ * max_alloc_ns - min_alloc_ns as the meta key "range_span_ns".  A range
+ * with min_alloc_ns <= t1 then has max_alloc_ns <= t1 + range_span_ns, so
+ * the search is one bounded run of that index.  A trace finished before
+ * has no such key and reads every range, as it always did.
  */
 #pragma once
 
@@ -75,6 +84,16 @@ void     tide_alloc_range_reset        (TideAllocRange *range);
 
 char    *tide_alloc_ranges_retained_sql (TideRetainedPlan  plan,
                                          gint64            short_lived_ns,
+                                         gint64            range_span_ns,
                                          const char       *process_filter);
+
+/* A process filter for tide_alloc_ranges_retained_sql(): every process
+ * when ?1 is 0, else process ?1.  The allocations columns have no declared
+ * type (tide-schema.c), so "process_id IN (SELECT id ...)" would compare
+ * with the INTEGER affinity of processes.id, which an index on the
+ * untyped column cannot serve: SQLite scanned the whole index instead.
+ * "+id" has no affinity, and the index is searched for each process. */
+#define TIDE_PROCESS_FILTER_ANY \
+  "process_id IN (SELECT +id FROM processes WHERE ?1 = 0 OR id = ?1)"
 
 G_END_DECLS

@@ -12,6 +12,14 @@
  *  - step_stats also gets RSS at each step end, and how much of it recorded
  *    allocations explain (from step_residency).
  *  - counter_lod: min/max/last per time bucket at TIDE_LOD_LEVELS zoom levels.
+ *  - live_at_end: bytes and blocks still live when the trace ends, per
+ *    (process, stack, scope, device), for the retained report without a
+ *    step, which otherwise reads every allocation of a process.
+ *  - indexes whose absence made a query read a whole table for each step
+ *    or window (counters and transfers by time, the block ranges by
+ *    max_alloc_ns, tide-alloc-ranges.h).  They are made here, once, and
+ *    not as rows arrive: each would cost the writer a B-tree insert per
+ *    row, and the first two already exist in traces from the recorder.
  */
 #include "config.h"
 
@@ -389,6 +397,63 @@ tide_analysis_get_short_lived_ns (sqlite3 *db)
   return MAX (tide_sqlite_meta_int (db, "short_lived_ns"), 0);
 }
 
+static gboolean
+table_exists (sqlite3    *db,
+              const char *name)
+{
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT 1 FROM sqlite_schema"
+                                                " WHERE type = 'table' AND name = ?1", "", NULL);
+  gboolean found;
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_text (stmt, 1, name, -1, SQLITE_STATIC);
+  found = sqlite3_step (stmt) == SQLITE_ROW;
+  sqlite3_finalize (stmt);
+  return found;
+}
+
+/* Ranges are found through their largest alloc_ns, bounded above by the
+ * window end plus the widest range (tide-alloc-ranges.h). */
+static gboolean
+build_range_index (sqlite3  *db,
+                   GError  **error)
+{
+  if (!table_exists (db, "allocation_ranges"))
+    return TRUE;
+  return tide_sqlite_exec (db,
+    "CREATE INDEX IF NOT EXISTS allocation_ranges_by_max ON allocation_ranges (max_alloc_ns);"
+    "INSERT OR REPLACE INTO meta (key, value) VALUES ('range_span_ns',"
+    "  (SELECT coalesce (max (max_alloc_ns - min_alloc_ns), 0) FROM allocation_ranges));",
+    error);
+}
+
+/* Blocks never freed are long-lived, so a recorder's trace finds them in
+ * long_lived_allocations without reading the short-lived rows. */
+static gboolean
+build_live_at_end (sqlite3  *db,
+                   GError  **error)
+{
+  g_autofree char *sql = g_strdup_printf (
+    "CREATE TABLE IF NOT EXISTS live_at_end ("
+    "  process_id INTEGER NOT NULL,"
+    "  stack_id INTEGER,"
+    "  scope_id INTEGER,"
+    "  device INTEGER NOT NULL,"
+    "  bytes REAL NOT NULL,"
+    "  count REAL NOT NULL"
+    ") STRICT;"
+    "DELETE FROM live_at_end;"
+    "INSERT INTO live_at_end SELECT process_id, stack_id, scope_id, device,"
+    "  sum (size * weight), sum (weight) FROM allocations"
+    " WHERE %s free_ns IS NULL GROUP BY process_id, stack_id, scope_id, device;"
+    "CREATE INDEX IF NOT EXISTS live_at_end_by_process ON live_at_end (process_id);",
+    table_exists (db, "long_lived_allocations")
+      ? "id IN (SELECT id FROM long_lived_allocations) AND" : "");
+
+  return tide_sqlite_exec (db, sql, error);
+}
+
 gboolean
 tide_analysis_build (sqlite3  *db,
                      GError  **error)
@@ -397,7 +462,9 @@ tide_analysis_build (sqlite3  *db,
         "BEGIN;"
         "DELETE FROM counter_lod;"
         "CREATE INDEX IF NOT EXISTS series_by_step ON step_series (step_id);"
-        "CREATE INDEX IF NOT EXISTS residency_by_step ON step_residency (step_id);",
+        "CREATE INDEX IF NOT EXISTS residency_by_step ON step_residency (step_id);"
+        "CREATE INDEX IF NOT EXISTS counters_by_time ON counters (process_id, counter, ts_ns);"
+        "CREATE INDEX IF NOT EXISTS transfers_by_time ON transfers (process_id, start_ns);",
         error))
     return FALSE;
   /* For the retained-by-step queries of reports and the drill-down, in
@@ -411,7 +478,9 @@ tide_analysis_build (sqlite3  *db,
     }
 
   if (!build_series_and_stats (db, error) ||
-      !build_lod (db, trace_start_ns (db), error))
+      !build_lod (db, trace_start_ns (db), error) ||
+      !build_range_index (db, error) ||
+      !build_live_at_end (db, error))
     {
       sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
       return FALSE;

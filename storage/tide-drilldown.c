@@ -8,6 +8,7 @@
 
 #include "tide-drilldown.h"
 
+#include "tide-alloc-ranges.h"
 #include "tide-saturate.h"
 #include "tide-schema.h"
 #include "tide-storage-error.h"
@@ -92,8 +93,7 @@ tide_drilldown_retained (TideTrace  *trace,
 
   db = _tide_trace_get_db (trace);
   t0 = tide_trace_get_start_ns (trace);
-  rows = _tide_trace_retained_rows_sql (trace, "process_id IN (SELECT id FROM processes"
-                                                "  WHERE ?1 = 0 OR id = ?1)");
+  rows = _tide_trace_retained_rows_sql (trace, TIDE_PROCESS_FILTER_ANY);
   sql = g_strdup_printf ("SELECT a.process_id, p.pid, coalesce (a.scope_id, 0),"
                          "  coalesce (a.stack_id, 0), a.device, sum (a.size * a.weight),"
                          "  sum (a.weight), s.path"
@@ -120,6 +120,101 @@ tide_drilldown_retained (TideTrace  *trace,
     return NULL;
   g_ptr_array_sort (out, compare_by_bytes);
   return g_steal_pointer (&out);
+}
+
+typedef struct
+{
+  gint64 process_id;
+  gint64 begin_ns;
+  gint64 end_ns;
+} RetainedRequest;
+
+static void
+retained_worker (GTask        *task,
+                 gpointer      source_object,
+                 gpointer      task_data,
+                 GCancellable *cancellable)
+{
+  TideTrace *trace = source_object;
+  const RetainedRequest *req = task_data;
+  GError *error = NULL;
+  GPtrArray *groups = NULL;
+  TideTrace *reader;
+
+  /* A newer selection cancelled this one while it waited for a thread. */
+  if (g_task_return_error_if_cancelled (task))
+    return;
+  reader = _tide_trace_lock_reader (trace, cancellable, &error);
+  if (reader != NULL)
+    {
+      groups = tide_drilldown_retained (reader, req->process_id, req->begin_ns, req->end_ns,
+                                        &error);
+      _tide_trace_unlock_reader (trace);
+    }
+  /* A query stopped by @cancellable fails: GTask reports the cancellation. */
+  if (groups != NULL)
+    g_task_return_pointer (task, groups, (GDestroyNotify) g_ptr_array_unref);
+  else
+    g_task_return_error (task, error);
+}
+
+/**
+ * tide_drilldown_retained_async:
+ * @cancellable: (nullable): stops the query soon after it is cancelled
+ *
+ * tide_drilldown_retained() in a worker thread, on a second connection
+ * to the trace file, so that the caller's thread (the GUI's) never waits
+ * for it and can go on querying @trace.  A trace that is summarized in
+ * memory (incomplete) has no second connection: it is queried at once,
+ * in the caller's thread, and @callback still runs from the main loop.
+ */
+void
+tide_drilldown_retained_async (TideTrace           *trace,
+                               gint64               process_id,
+                               gint64               begin_ns,
+                               gint64               end_ns,
+                               GCancellable        *cancellable,
+                               GAsyncReadyCallback  callback,
+                               gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  RetainedRequest *req = g_new (RetainedRequest, 1);
+
+  g_return_if_fail (TIDE_IS_TRACE (trace));
+
+  *req = (RetainedRequest) { process_id, begin_ns, end_ns };
+  task = g_task_new (trace, cancellable, callback, user_data);
+  g_task_set_source_tag (task, tide_drilldown_retained_async);
+  g_task_set_task_data (task, req, g_free);
+  if (tide_trace_is_complete (trace))
+    {
+      g_task_run_in_thread (task, retained_worker);
+      return;
+    }
+  {
+    g_autoptr(GError) error = NULL;
+    GPtrArray *groups = tide_drilldown_retained (trace, process_id, begin_ns, end_ns, &error);
+
+    if (groups != NULL)
+      g_task_return_pointer (task, groups, (GDestroyNotify) g_ptr_array_unref);
+    else
+      g_task_return_error (task, g_steal_pointer (&error));
+  }
+}
+
+/**
+ * tide_drilldown_retained_finish:
+ *
+ * Returns: (transfer full) (nullable): as tide_drilldown_retained(), or
+ *   %NULL with @error set (G_IO_ERROR_CANCELLED when it was cancelled)
+ */
+GPtrArray *
+tide_drilldown_retained_finish (TideTrace     *trace,
+                                GAsyncResult  *result,
+                                GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, trace), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
 }
 
 static gboolean

@@ -8,6 +8,8 @@
  */
 #pragma once
 
+#include <gio/gio.h>
+
 #include "tide-report.h"
 
 G_BEGIN_DECLS
@@ -25,6 +27,16 @@ GPtrArray *tide_drilldown_retained (TideTrace       *trace,
                                     gint64           begin_ns,
                                     gint64           end_ns,
                                     GError         **error);
+void       tide_drilldown_retained_async  (TideTrace           *trace,
+                                           gint64               process_id,
+                                           gint64               begin_ns,
+                                           gint64               end_ns,
+                                           GCancellable        *cancellable,
+                                           GAsyncReadyCallback  callback,
+                                           gpointer             user_data);
+GPtrArray *tide_drilldown_retained_finish (TideTrace           *trace,
+                                           GAsyncResult        *result,
+                                           GError             **error);
 gboolean   tide_drilldown_live_counts (const char     *path,
                                        TideLiveCounts *counts,
                                        GError        **error);

@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 #include <string.h>
 
+#include "tide-alloc-ranges.h"
 #include "tide-report-private.h"
 #include "tide-saturate.h"
 
@@ -606,12 +607,15 @@ add_process_retained (TideTrace         *trace,
 
   if (step > 0)
     {
-      g_autofree char *rows = _tide_trace_retained_rows_sql (trace, "process_id = ?1");
+      g_autofree char *rows = _tide_trace_retained_rows_sql (trace, TIDE_PROCESS_FILTER_ANY);
 
       sql = g_strdup_printf ("SELECT %s, device, sum (size * weight), sum (weight) FROM (%s)"
                              " GROUP BY 1, 2", key_column, rows);
     }
-  else
+  else if (_tide_trace_has_live_at_end (trace))
+    sql = g_strdup_printf ("SELECT %s, device, sum (bytes), sum (count) FROM live_at_end"
+                           " WHERE process_id = ?1 GROUP BY 1, 2", key_column);
+  else  /* finished by a version without live_at_end: read every allocation */
     sql = g_strdup_printf ("SELECT %s, device, sum (size * weight), sum (weight) FROM allocations"
                            " WHERE process_id = ?1 AND free_ns IS NULL GROUP BY 1, 2",
                            key_column);

@@ -3,6 +3,7 @@
  */
 #pragma once
 
+#include <gio/gio.h>
 #include <sqlite3.h>
 
 #include "tide-trace.h"
@@ -16,5 +17,10 @@ char    *_tide_trace_retained_rows_sql (TideTrace  *self,
 /* "disk full at 41.2 s" for a trace whose writes were refused (its meta
  * says stopped_reason), else NULL. */
 char    *_tide_trace_describe_early_end_db (sqlite3 *db);
+gboolean _tide_trace_has_live_at_end (TideTrace *self);
+TideTrace *_tide_trace_lock_reader   (TideTrace     *self,
+                                      GCancellable  *cancellable,
+                                      GError       **error);
+void       _tide_trace_unlock_reader (TideTrace     *self);
 
 G_END_DECLS

@@ -36,8 +36,15 @@ struct _TideTrace
   gint64   start_ns;
   gint64   end_ns;
   gint64   short_lived_ns;  /* tide-alloc-ranges.h; 0: no allocation_ranges */
+  gint64   range_span_ns;   /* tide-alloc-ranges.h; -1: not indexed at finish */
+  guint    has_live_at_end : 1;
   TideRetainedPlan retained_plan;
   guint    complete : 1;
+
+  /* A second connection to the same file for queries off the main thread
+   * (_tide_trace_lock_reader); opened on first use. */
+  GMutex     reader_lock;
+  TideTrace *reader;
 };
 
 G_DEFINE_FINAL_TYPE (TideTrace, tide_trace, G_TYPE_OBJECT)
@@ -241,6 +248,31 @@ summarize_in_memory (TideTrace  *self,
   return tide_analysis_build (self->db, error);
 }
 
+/* What tide_analysis_build() adds at finish that traces finished by an
+ * older version lack; their queries fall back to reading allocations. */
+static gboolean
+load_finish_summaries (TideTrace  *self,
+                       GError    **error)
+{
+  gint64 has_live, has_span_index;
+
+  if (!query_int (self->db,
+                  "SELECT EXISTS (SELECT 1 FROM sqlite_schema"
+                  " WHERE type = 'table' AND name = 'live_at_end')", &has_live, error) ||
+      !query_int (self->db,
+                  "SELECT EXISTS (SELECT 1 FROM sqlite_schema"
+                  " WHERE type = 'index' AND name = 'allocation_ranges_by_max')",
+                  &has_span_index, error) ||
+      !query_int (self->db,
+                  "SELECT coalesce ((SELECT value FROM meta WHERE key = 'range_span_ns'), -1)",
+                  &self->range_span_ns, error))
+    return FALSE;
+  self->has_live_at_end = has_live != 0;
+  if (!has_span_index)
+    self->range_span_ns = -1;
+  return TRUE;
+}
+
 static gboolean
 load_bounds (TideTrace  *self,
              GError    **error)
@@ -285,7 +317,8 @@ tide_trace_open (const char  *path,
   if (!open_untrusted (self, &local_error) ||
       !check_identity (self, &local_error) ||
       !load_bounds (self, &local_error) ||
-      (!self->complete && !summarize_in_memory (self, &local_error)))
+      (!self->complete && !summarize_in_memory (self, &local_error)) ||
+      !load_finish_summaries (self, &local_error))
     {
       explain_error (path, local_error);
       g_propagate_error (error, g_steal_pointer (&local_error));
@@ -299,6 +332,8 @@ tide_trace_finalize (GObject *object)
 {
   TideTrace *self = TIDE_TRACE (object);
 
+  g_clear_object (&self->reader);
+  g_mutex_clear (&self->reader_lock);
   sqlite3_close (self->db);
   g_free (self->path);
   G_OBJECT_CLASS (tide_trace_parent_class)->finalize (object);
@@ -313,6 +348,7 @@ tide_trace_class_init (TideTraceClass *klass)
 static void
 tide_trace_init (TideTrace *self)
 {
+  g_mutex_init (&self->reader_lock);
 }
 
 const char *
@@ -377,7 +413,58 @@ _tide_trace_retained_rows_sql (TideTrace  *self,
                                const char *process_filter)
 {
   return tide_alloc_ranges_retained_sql (self->retained_plan, self->short_lived_ns,
-                                         process_filter);
+                                         self->range_span_ns, process_filter);
+}
+
+/* Whether the trace has live_at_end (tide-analysis.c). */
+gboolean
+_tide_trace_has_live_at_end (TideTrace *self)
+{
+  return self->has_live_at_end;
+}
+
+static int
+reader_cancelled_cb (void *cancellable)
+{
+  return g_cancellable_is_cancelled (cancellable);
+}
+
+/**
+ * _tide_trace_lock_reader:
+ * @cancellable: (nullable): a query of the reader stops (its step fails
+ *   with SQLITE_INTERRUPT) soon after this is cancelled
+ *
+ * Takes this trace's second connection, for a thread other than the one
+ * that uses @self (the connections are single-threaded).  Only a complete
+ * trace has one: the file is opened again, which a trace summarized in
+ * memory cannot be.  Release it with _tide_trace_unlock_reader().
+ *
+ * Returns: (transfer none) (nullable): the reader, or %NULL with @error set
+ */
+TideTrace *
+_tide_trace_lock_reader (TideTrace     *self,
+                         GCancellable  *cancellable,
+                         GError       **error)
+{
+  g_return_val_if_fail (self->complete, NULL);
+
+  g_mutex_lock (&self->reader_lock);
+  if (self->reader == NULL && (self->reader = tide_trace_open (self->path, error)) == NULL)
+    {
+      g_mutex_unlock (&self->reader_lock);
+      return NULL;
+    }
+  /* Every 1000 VM steps: about 10 us, against queries of milliseconds. */
+  if (cancellable != NULL)
+    sqlite3_progress_handler (self->reader->db, 1000, reader_cancelled_cb, cancellable);
+  return self->reader;
+}
+
+void
+_tide_trace_unlock_reader (TideTrace *self)
+{
+  sqlite3_progress_handler (self->reader->db, 0, NULL, NULL);
+  g_mutex_unlock (&self->reader_lock);
 }
 
 /* The meta value @key of @db as text, or NULL. */

@@ -255,9 +255,9 @@ test_retained_matches_scan (void)
 static void
 test_sql_without_ranges (void)
 {
-  g_autofree char *with = tide_alloc_ranges_retained_sql (TIDE_RETAINED_BY_RANGES, T,
+  g_autofree char *with = tide_alloc_ranges_retained_sql (TIDE_RETAINED_BY_RANGES, T, -1,
                                                           "process_id = ?1");
-  g_autofree char *without = tide_alloc_ranges_retained_sql (TIDE_RETAINED_BY_INDEX, 0,
+  g_autofree char *without = tide_alloc_ranges_retained_sql (TIDE_RETAINED_BY_INDEX, 0, -1,
                                                              "process_id = ?1");
 
   g_assert_nonnull (strstr (with, "allocation_ranges"));

@@ -167,6 +167,14 @@ drilldown_row (TideWindow *window,
   }
 }
 
+/* The drill-down query runs off the main thread: waits for its result. */
+static void
+wait_for_drilldown (TideWindow *window)
+{
+  while (window->drill_loading)
+    g_main_context_iteration (NULL, TRUE);
+}
+
 static void
 test_leaking_step (void)
 {
@@ -182,6 +190,7 @@ test_leaking_step (void)
   /* Choosing step 5 in the table selects it on the timeline, and back. */
   tide_steps_view_set_selected_step (window->steps_view, 5);
   g_assert_cmpint (tide_timeline_view_get_selected_step (window->timeline), ==, 5);
+  wait_for_drilldown (window);
   g_assert_true (action_enabled (window, "win.export-drilldown-csv"));
 
   g_assert_cmpuint (g_list_model_get_n_items (tide_drilldown_view_get_model (window->drilldown_view)), ==, 2);
@@ -215,6 +224,43 @@ test_leaking_step (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* A newer selection cancels the query of the older one; until the newer
+ * result comes the view says it is loading and shows nothing, and then
+ * it shows the newer selection's rows, whatever order the results came in. */
+static void
+test_newer_selection_wins (void)
+{
+  TideWindow *window = window_open (trace_path);
+  g_autoptr(GCancellable) first = NULL;
+
+  _tide_window_select_step (window, 2);
+  g_assert_true (window->drill_loading);
+  g_assert_cmpstr (gtk_label_get_text (window->drilldown_title), ==, "Loading…");
+  g_assert_cmpuint (g_list_model_get_n_items (tide_drilldown_view_get_model (window->drilldown_view)), ==, 0);
+  g_assert_false (action_enabled (window, "win.export-drilldown-csv"));
+  first = g_object_ref (window->drill_cancellable);
+
+  _tide_window_select_step (window, 5);
+  g_assert_true (g_cancellable_is_cancelled (first));
+  g_assert_false (g_cancellable_is_cancelled (window->drill_cancellable));
+  wait_for_drilldown (window);
+
+  g_assert_cmpuint (g_list_model_get_n_items (tide_drilldown_view_get_model (window->drilldown_view)), ==, 2);
+  g_assert_cmpstr (tide_drilldown_node_get_frame (drilldown_row (window, 0))->function, ==,
+                   "leak_big_tensor");
+  g_assert_cmpint (tide_flame_graph_get_total_bytes (window->flame_graph), ==,
+                   BIG_TENSOR_BYTES + FEATURE_CACHE_BYTES);
+  g_assert_true (g_str_has_prefix (gtk_label_get_text (window->drilldown_title),
+                                   "Retained by step 5: "));
+  /* The cancelled query's callback has run too and changed nothing. */
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_cmpuint (g_list_model_get_n_items (tide_drilldown_view_get_model (window->drilldown_view)), ==, 2);
+  g_assert_true (g_str_has_prefix (gtk_label_get_text (window->drilldown_title),
+                                   "Retained by step 5: "));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 static void
 test_flame_graph_zoom (void)
 {
@@ -223,6 +269,7 @@ test_flame_graph_zoom (void)
   int height;
 
   _tide_window_select_step (window, 5);
+  wait_for_drilldown (window);
   gtk_widget_set_size_request (GTK_WIDGET (flame), 400, -1);
   gtk_stack_set_visible_child_name (GTK_STACK (gtk_widget_get_ancestor (GTK_WIDGET (flame), GTK_TYPE_STACK)), "flame");
   gtk_test_widget_wait_for_draw (GTK_WIDGET (flame));
@@ -270,6 +317,7 @@ test_export_csv (void)
   g_auto(GStrv) fields = NULL;
 
   _tide_window_select_step (window, 5);
+  wait_for_drilldown (window);
   g_assert_true (_tide_window_export_steps_csv (window, steps_csv, &error));
   g_assert_no_error (error);
   g_assert_true (_tide_window_export_drilldown_csv (window, drill_csv, &error));
@@ -876,6 +924,7 @@ main (int   argc,
   g_test_add_func ("/gui/templates-parse", test_templates_parse);
   g_test_add_func ("/gui/actions-empty", test_actions_empty);
   g_test_add_func ("/gui/leaking-step", test_leaking_step);
+  g_test_add_func ("/gui/newer-selection-wins", test_newer_selection_wins);
   g_test_add_func ("/gui/flame-graph-zoom", test_flame_graph_zoom);
   g_test_add_func ("/gui/export-csv", test_export_csv);
   g_test_add_func ("/gui/export-png", test_export_png);
