@@ -225,19 +225,50 @@ test_pan_uses_cache (Fixture       *f,
 }
 
 static void
+count_notify (GObject    *object,
+              GParamSpec *pspec,
+              guint      *n)
+{
+  (*n)++;
+}
+
+/* The strip colour of step @k, left of its number (as in test_render). */
+static guint32
+strip_color (GtkWidget *view,
+             gint       k)
+{
+  g_autofree guint32 *pixels = render (view);
+
+  return pixels[11 * WIDTH + (k - 1) * 100 + 5] & 0xffffff;
+}
+
+/* What the properties do, not only what they hold: "selected-step" set
+ * through GObject marks the step in the strip and notifies once per
+ * change; a range selected afterwards clears it. */
+static void
 test_properties (Fixture       *f,
                  gconstpointer  unused)
 {
-  gint step = 0;
+  const TidePalette *p = tide_timeline_view_get_palette (TIDE_TIMELINE_VIEW (f->view));
+  guint n_step_notifies = 0;
   gint64 begin = 0;
 
-  g_object_set (f->view, "selected-step", 7, NULL);
-  g_object_get (f->view, "selected-step", &step, NULL);
-  g_assert_cmpint (step, ==, 7);
+  g_signal_connect (f->view, "notify::selected-step", G_CALLBACK (count_notify),
+                    &n_step_notifies);
+  g_assert_cmphex (strip_color (f->view, 2), ==, p->strip_even);
+  g_object_set (f->view, "selected-step", 2, NULL);
+  g_assert_cmpuint (n_step_notifies, ==, 1);
+  g_assert_cmphex (strip_color (f->view, 2), ==, p->accent);
+  g_assert_cmphex (strip_color (f->view, 3), ==, p->strip_odd);
+  g_object_set (f->view, "selected-step", 2, NULL);
+  g_assert_cmpuint (n_step_notifies, ==, 1);
+
   tide_timeline_view_set_selection_range (TIDE_TIMELINE_VIEW (f->view), 100, 900);
-  g_object_get (f->view, "selection-begin", &begin, "selected-step", &step, NULL);
+  g_object_get (f->view, "selection-begin", &begin, NULL);
   g_assert_cmpint (begin, ==, 100);
-  g_assert_cmpint (step, ==, 0);
+  g_assert_cmpint (tide_timeline_view_get_selected_step (TIDE_TIMELINE_VIEW (f->view)), ==, 0);
+  g_assert_cmpuint (n_step_notifies, ==, 2);
+  g_assert_cmphex (strip_color (f->view, 2), ==, p->strip_even);
   g_assert_cmpstr (gtk_widget_get_css_name (f->view), ==, "timeline");
 }
 
