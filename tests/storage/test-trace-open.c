@@ -287,8 +287,8 @@ test_finish_while_read (Fixture       *f,
   while (!says_complete (path) && !g_atomic_int_get (&finishing.done) &&
          g_get_monotonic_time () < deadline)
     g_usleep (1000);
-  while (!thread_sleeps (g_atomic_int_get (&finishing.tid)) && !g_atomic_int_get (&finishing.done) &&
-         g_get_monotonic_time () < deadline)
+  while (!thread_sleeps (g_atomic_int_get (&finishing.tid)) &&
+         !g_atomic_int_get (&finishing.done) && g_get_monotonic_time () < deadline)
     g_usleep (1000);
   g_assert_cmpint (g_get_monotonic_time (), <, deadline);
   /* It must not have given up while the read went on. */
