@@ -13,7 +13,8 @@
  *
  * --pause-after N: after the log line of step N, reads one more line from
  * stdin before going on, so that a test can act while the program is known
- * to be between two steps.  --leak BYTES: each step also mallocs BYTES from
+ * to be between two steps; --pause-each-step does so after every step.
+ * --leak BYTES: each step also mallocs BYTES from
  * attach_leak_block and keeps them, for the malloc uprobes.
  */
 #include <sys/mman.h>
@@ -116,6 +117,7 @@ main (int    argc,
   long hold_ms = target_int_option (argc, argv, "--hold-ms", 0);
   long pause_after = target_int_option (argc, argv, "--pause-after", 0);
   long leak = target_int_option (argc, argv, "--leak", 0);
+  int pause_each_step = 0;
   const char *log_path = NULL;
   size_t per_step = (size_t) mib << 20;
   unsigned long sum = 0;
@@ -129,6 +131,8 @@ main (int    argc,
         wait_for_go ();
       if (strcmp (argv[i], "--rss-log") == 0 && i + 1 < argc)
         log_path = argv[i + 1];
+      if (strcmp (argv[i], "--pause-each-step") == 0)
+        pause_each_step = 1;
     }
   if (log_path != NULL && (log = fopen (log_path, "w")) == NULL)
     return 2;
@@ -154,7 +158,7 @@ main (int    argc,
         return 1;
       tidemark_step ("toucher");
       log_rss (log, step);
-      if (step == pause_after)
+      if (step == pause_after || pause_each_step)
         wait_for_go ();
       target_sleep_ms (sleep_ms);
     }

@@ -298,9 +298,19 @@ test_attach_resident_pages (Fixture       *f,
 
   if (!can_attach ())
     return;
-  toucher = start_toucher (f->rss_log, "100", TRUE, "--leak", LEAK_SIZE_ARG, NULL, NULL);
+  toucher = start_toucher (f->rss_log, "0", TRUE, "--leak", LEAK_SIZE_ARG, "--pause-each-step",
+                           NULL);
   attach = start_attach (g_subprocess_get_identifier (toucher), f->trace, NULL, NULL);
   say_go (toucher);
+  /* Each step goes on once the trace holds the one before, whose RSS the
+   * attach read when its marker came: then nothing of the next step is in
+   * it, however slow the machine. */
+  for (guint step = 1; step <= TOUCH_STEPS; step++)
+    {
+      wait_for_logged_steps (f->rss_log, step);
+      wait_for_trace_steps (f->trace, step);
+      say_go (toucher);
+    }
   out = finish (toucher);
   g_assert_cmpstr (out, ==, "attach-toucher: 6 steps, 32 MiB kept, checksum 1240320\n");
   /* The attach ends by itself when its target exits. */
@@ -331,10 +341,11 @@ is_running (const char *pid)
 }
 
 /* Detaching in the middle leaves the program to finish as it would have,
- * and a trace of what happened until then: the program is held between
- * its steps 2 and 3 while the attach detaches (SIGINT), so the trace holds
- * exactly two steps, their RSS as the program read it, and the pages that
- * those two steps touched. */
+ * and a trace of what happened until then: the program is held after each
+ * step until the trace holds it, and between its steps 2 and 3 while the
+ * attach detaches (SIGINT), so the trace holds exactly two steps, their
+ * RSS as the program read it, and the pages that those two steps
+ * touched. */
 static void
 test_attach_detach (Fixture       *f,
                     gconstpointer  data)
@@ -355,14 +366,20 @@ test_attach_detach (Fixture       *f,
   plain = start_toucher (plain_log, "1", FALSE, NULL, NULL, NULL, NULL);
   plain_out = finish (plain);
 
-  toucher = start_toucher (f->rss_log, "1", TRUE, "--pause-after", "2", NULL, NULL);
+  toucher = start_toucher (f->rss_log, "0", TRUE, "--pause-each-step", NULL, NULL, NULL);
   attach = start_attach (g_subprocess_get_identifier (toucher), f->trace, NULL, NULL);
   say_go (toucher);
+  wait_for_logged_steps (f->rss_log, 1);
+  wait_for_trace_steps (f->trace, 1);
+  say_go (toucher);
   wait_for_logged_steps (f->rss_log, 2);
+  wait_for_trace_steps (f->trace, 2);
   g_subprocess_send_signal (attach, SIGINT);
   attach_out = finish (attach);
   g_assert_true (is_running (g_subprocess_get_identifier (toucher)));
-  say_go (toucher);
+  /* Steps 2 to 6 each wait for a line. */
+  for (guint step = 2; step <= TOUCH_STEPS; step++)
+    say_go (toucher);
   out = finish (toucher);
   g_assert_cmpstr (out, ==, plain_out);
 
