@@ -425,7 +425,8 @@ test_recorder_cpu (Fixture       *f,
   FILE *err;
   GPid recorder;
 
-  g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+  g_spawn_async_with_pipes (NULL, (char **) argv, NULL,
+                            G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
                             &recorder, &in_fd, NULL, &err_fd, &error);
   g_assert_no_error (error);
   err = fdopen (err_fd, "r");
