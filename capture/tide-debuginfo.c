@@ -47,6 +47,14 @@ tide_debuginfo_try (const char          *path,
   return fd;
 }
 
+static const char *
+tide_debuginfo_root (void)
+{
+  const char *root = g_getenv (TIDE_DEBUGINFO_DIR_ENV);
+
+  return root != NULL && *root != '\0' ? root : TIDE_DEBUGINFO_DIR;
+}
+
 static char *
 tide_debuginfo_build_id_hex (const unsigned char *bits,
                              int                  n_bits)
@@ -66,14 +74,15 @@ tide_debuginfo_open (const char          *file_name,
                      char               **found_path)
 {
   g_autoptr (GPtrArray) candidates = g_ptr_array_new_with_free_func (g_free);
+  const char *root = tide_debuginfo_root ();
   int fd = -1;
 
   if (build_id_len > 1)
     {
       g_autofree char *hex = tide_debuginfo_build_id_hex (build_id, build_id_len);
 
-      g_ptr_array_add (candidates, g_strdup_printf (TIDE_DEBUGINFO_DIR "/.build-id/%.2s/%s.debug",
-                                                    hex, hex + 2));
+      g_ptr_array_add (candidates, g_strdup_printf ("%s/.build-id/%.2s/%s.debug",
+                                                    root, hex, hex + 2));
     }
   if (debuglink != NULL && file_name != NULL)
     {

@@ -13,12 +13,17 @@
 G_BEGIN_DECLS
 
 #define TIDE_DEBUGINFO_DIR "/usr/lib/debug"
+/* Names another root for the debug files instead of TIDE_DEBUGINFO_DIR:
+ * for debug files kept elsewhere, and for tests, which cannot write to
+ * /usr/lib/debug. */
+#define TIDE_DEBUGINFO_DIR_ENV "TIDEMARK_DEBUGINFO_DIR"
 
 /* Opens the separate debug file of @file_name, looking where
  * dwfl_standard_find_debuginfo looks but never asking debuginfod: the
- * build-id under TIDE_DEBUGINFO_DIR, then @debuglink (the .gnu_debuglink
- * name, or NULL) next to the file, in its .debug/ and under
- * TIDE_DEBUGINFO_DIR.  A candidate must carry the same build-id when the
+ * build-id under the debug root (TIDE_DEBUGINFO_DIR, or
+ * $TIDEMARK_DEBUGINFO_DIR when set), then @debuglink (the .gnu_debuglink
+ * name, or NULL) next to the file, in its .debug/ and under the debug
+ * root.  A candidate must carry the same build-id when the
  * file has one.  Returns the open fd and sets @found_path (malloc()ed, as
  * libdwfl frees it), or returns -1. */
 int      tide_debuginfo_open       (const char          *file_name,

@@ -10,6 +10,12 @@
  * sleeps --sleep-ms.  With --wait it first reads one line from stdin (the
  * test says "go" once attached); --hold-ms sleeps before the end.  What it
  * prints on stdout depends only on its options.
+ *
+ * --pause-after N: after the log line of step N, reads one more line from
+ * stdin before going on, so that a test can act while the program is known
+ * to be between two steps; --pause-each-step does so after every step.
+ * --leak BYTES: each step also mallocs BYTES from
+ * attach_leak_block and keeps them, for the malloc uprobes.
  */
 #include <sys/mman.h>
 
@@ -71,6 +77,16 @@ attach_touch_scratch (void)
   return sum;
 }
 
+TARGET_NOINLINE void *
+attach_leak_block (size_t size)
+{
+  char *block = malloc (size);
+
+  if (block != NULL)
+    block[0] = 1;
+  return block;
+}
+
 static void
 wait_for_go (void)
 {
@@ -99,6 +115,9 @@ main (int    argc,
   long mib = target_int_option (argc, argv, "--mib", 16);
   long sleep_ms = target_int_option (argc, argv, "--sleep-ms", 100);
   long hold_ms = target_int_option (argc, argv, "--hold-ms", 0);
+  long pause_after = target_int_option (argc, argv, "--pause-after", 0);
+  long leak = target_int_option (argc, argv, "--leak", 0);
+  int pause_each_step = 0;
   const char *log_path = NULL;
   size_t per_step = (size_t) mib << 20;
   unsigned long sum = 0;
@@ -112,6 +131,8 @@ main (int    argc,
         wait_for_go ();
       if (strcmp (argv[i], "--rss-log") == 0 && i + 1 < argc)
         log_path = argv[i + 1];
+      if (strcmp (argv[i], "--pause-each-step") == 0)
+        pause_each_step = 1;
     }
   if (log_path != NULL && (log = fopen (log_path, "w")) == NULL)
     return 2;
@@ -133,8 +154,12 @@ main (int    argc,
           touched += mib;
         }
       sum += attach_touch_scratch ();
+      if (leak > 0 && attach_leak_block ((size_t) leak) == NULL)
+        return 1;
       tidemark_step ("toucher");
       log_rss (log, step);
+      if (step == pause_after || pause_each_step)
+        wait_for_go ();
       target_sleep_ms (sleep_ms);
     }
   target_sleep_ms (hold_ms);

@@ -27,6 +27,8 @@
  *   preload-target memo    stacks that a stack memo must tell apart
  *   preload-target memo-unload
  *                          runs of one stack, each after a dlclose
+ *   preload-target sampler a known stream of small blocks, each freed at
+ *                          once, for the sampler's estimates
  */
 #include "config.h"
 
@@ -243,6 +245,22 @@ run_fold (void)
   second = (uintptr_t) block;
   free (block);
   printf ("reuse %#" PRIxPTR " %#" PRIxPTR "\n", first, second);
+  return 0;
+}
+
+static int
+run_sampler (void)
+{
+  static const size_t sizes[SAMPLER_N_SIZES] = SAMPLER_SIZES;
+
+  for (int round = 0; round < SAMPLER_ROUNDS; round++)
+    for (int k = 0; k < SAMPLER_N_SIZES; k++)
+      {
+        sink = malloc (sizes[k]);
+        memset (sink, k, 8);
+        free (sink);
+      }
+  printf ("sampler ok\n");
   return 0;
 }
 
@@ -577,6 +595,9 @@ main (int   argc,
     return run_memo ();
   if (argc == 2 && strcmp (argv[1], "memo-unload") == 0)
     return run_memo_unload ();
-  fprintf (stderr, "usage: %s basic|storm|chatty|hang|fold|family|memo|memo-unload\n", argv[0]);
+  if (argc == 2 && strcmp (argv[1], "sampler") == 0)
+    return run_sampler ();
+  fprintf (stderr, "usage: %s basic|storm|chatty|hang|fold|family|memo|memo-unload|sampler\n",
+           argv[0]);
   return 2;
 }

@@ -43,3 +43,10 @@
 #define MEMO_UNLOAD_ROUNDS 16
 #define MEMO_UNLOAD_RUN    16
 #define MEMO_UNLOAD_SIZE   (64u << 20)
+/* sampler: run with TIDEMARK_SAMPLE_BYTES=SAMPLER_MEAN and a seed.
+ * SAMPLER_ROUNDS rounds of one malloc and free of each size below, in
+ * this order, in the main thread; the last is above the mean. */
+#define SAMPLER_MEAN     4096
+#define SAMPLER_ROUNDS   40000
+#define SAMPLER_N_SIZES  5
+#define SAMPLER_SIZES    { 17, 101, 1003, 3001, 5003 }

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <poll.h>
@@ -57,6 +58,8 @@ typedef struct
   const char *also_preload;  /* a library preloaded after ours, or NULL */
   gboolean    sigkill;     /* SIGKILL the target 200 ms after it says "ready" */
   gboolean    unwind_check;  /* TIDEMARK_UNWIND_CHECK=1 */
+  const char *seed;        /* TIDEMARK_SEED, or NULL */
+  gboolean    no_perturb;  /* without meson's MALLOC_PERTURB_ */
 } RunOptions;
 
 static void
@@ -156,6 +159,11 @@ target_env (const Fixture    *f,
   env = g_environ_unsetenv (env, TIDE_ENV_SAMPLE_BYTES);
   env = g_environ_unsetenv (env, "TIDEMARK_UNWIND_MEMO");
   env = g_environ_unsetenv (env, "TIDEMARK_UNWIND_CHECK");
+  env = g_environ_unsetenv (env, TIDE_ENV_SEED);
+  if (o->no_perturb)
+    env = g_environ_unsetenv (env, "MALLOC_PERTURB_");
+  if (o->seed != NULL)
+    env = g_environ_setenv (env, TIDE_ENV_SEED, o->seed, TRUE);
   if (o->preload)
     {
       g_autofree char *list = g_strjoin (" ", TIDE_PRELOAD_PATH, o->also_preload, NULL);
@@ -943,8 +951,10 @@ static void
 test_memo_unload (Fixture       *f,
                   gconstpointer  data)
 {
+  /* meson test sets MALLOC_PERTURB_, with which glibc fills each of the
+   * 256 blocks of 64 MiB on malloc and on free: minutes of memset. */
   RunOptions o = { .mode = "memo-unload", .preload = TRUE, .socket = TRUE, .kill_after = -1,
-                   .sample_bytes = MEMO_UNLOAD_SIZE, .unwind_check = TRUE };
+                   .sample_bytes = MEMO_UNLOAD_SIZE, .unwind_check = TRUE, .no_perturb = TRUE };
   g_autoptr (Run) run = run_target (f, &o);
   const Conn *c = clean_single_conn (run);
   guint64 caller = out_pointer (run, "memo-caller-big", 0);
@@ -1032,6 +1042,105 @@ test_family (Fixture       *f,
   g_assert_cmpuint (count_allocs (child, FAMILY_FORK_SIZE + 1), ==, 1);
 }
 
+/* What one run of "sampler" sent: per size, how many blocks were
+ * sampled and the bytes that their weights stand for; and the sizes of the
+ * sampled blocks in the order they came. */
+typedef struct
+{
+  guint    n[SAMPLER_N_SIZES];
+  double   estimate[SAMPLER_N_SIZES];
+  GString *order;
+} SamplerRun;
+
+static void
+sampler_run (Fixture    *f,
+             const char *seed,
+             SamplerRun *out)
+{
+  static const guint64 sizes[SAMPLER_N_SIZES] = SAMPLER_SIZES;
+  RunOptions o = { .mode = "sampler", .preload = TRUE, .socket = TRUE, .kill_after = -1,
+                   .sample_bytes = SAMPLER_MEAN, .seed = seed };
+  g_autoptr (Run) run = run_target (f, &o);
+  const Conn *c = clean_single_conn (run);
+  const TideWireHeader *h;
+
+  g_assert_cmpstr (run->out->str, ==, "sampler ok\n");
+  g_assert_cmpuint (conn_hello (c)->sample_bytes, ==, SAMPLER_MEAN);
+  *out = (SamplerRun) { .order = g_string_new (NULL) };
+  FOR_EACH_RECORD (c, h)
+    {
+      const TideWireAlloc *a = (const void *) h;
+
+      if (h->type != TIDE_WIRE_ALLOC)
+        continue;
+      for (guint k = 0; k < SAMPLER_N_SIZES; k++)
+        if (a->size == sizes[k])
+          {
+            out->n[k]++;
+            out->estimate[k] += a->weight * (double) a->size;
+            g_string_append_c (out->order, (char) ('a' + k));
+          }
+    }
+}
+
+/* The real hooks and the real countdown (tide-preload-record.c), over five
+ * seeds: for each size, the number of sampled blocks is what a Poisson
+ * process of one point per SAMPLER_MEAN bytes gives, p = 1 - exp(-s/mean)
+ * per block, and the weighted bytes estimate the bytes allocated; both
+ * within 5 standard deviations of the binomial, which the test computes.
+ * The sum over all sizes is held to 5 of its (much smaller) standard
+ * deviation.  Blocks above the mean are all recorded, each with weight 1.
+ * A seed repeats its samples exactly; another seed samples other blocks. */
+static void
+test_sampler_seeds (Fixture       *f,
+                    gconstpointer  data)
+{
+  static const guint64 sizes[SAMPLER_N_SIZES] = SAMPLER_SIZES;
+  static const char *const seeds[] = { "1", "2", "3", "77", "4242" };
+  g_autoptr (GHashTable) orders = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autofree SamplerRun *runs = g_new0 (SamplerRun, G_N_ELEMENTS (seeds));
+  SamplerRun again;
+
+  for (guint r = 0; r < G_N_ELEMENTS (seeds); r++)
+    {
+      double total = 0, estimate = 0, variance = 0;
+
+      sampler_run (f, seeds[r], &runs[r]);
+      for (guint k = 0; k < SAMPLER_N_SIZES; k++)
+        {
+          double s = (double) sizes[k];
+          double p = sizes[k] >= SAMPLER_MEAN ? 1.0 : 1.0 - exp (-s / SAMPLER_MEAN);
+          double n = SAMPLER_ROUNDS;
+          double count_sd = sqrt (n * p * (1 - p));
+          /* Each block adds s/p with probability p, else 0. */
+          double bytes_var = n * s * s * (1 - p) / p;
+
+          g_test_message ("seed %s size %" G_GUINT64_FORMAT ": %u sampled, expected %.0f +- %.0f;"
+                          " %.0f bytes estimated of %.0f +- %.0f", seeds[r], sizes[k],
+                          runs[r].n[k], n * p, count_sd, runs[r].estimate[k], n * s,
+                          sqrt (bytes_var));
+          g_assert_cmpfloat (fabs (runs[r].n[k] - n * p), <=, 5 * count_sd);
+          g_assert_cmpfloat (fabs (runs[r].estimate[k] - n * s), <=, 5 * sqrt (bytes_var));
+          total += n * s;
+          estimate += runs[r].estimate[k];
+          variance += bytes_var;
+        }
+      g_assert_cmpuint (runs[r].n[SAMPLER_N_SIZES - 1], ==, SAMPLER_ROUNDS);
+      g_assert_cmpfloat (runs[r].estimate[SAMPLER_N_SIZES - 1], ==,
+                         (double) SAMPLER_ROUNDS * sizes[SAMPLER_N_SIZES - 1]);
+      g_assert_cmpfloat (fabs (estimate - total), <=, 5 * sqrt (variance));
+      /* Every seed samples a different set of blocks. */
+      g_assert_false (g_hash_table_contains (orders, runs[r].order->str));
+      g_hash_table_add (orders, runs[r].order->str);
+    }
+
+  sampler_run (f, seeds[0], &again);
+  g_assert_cmpstr (again.order->str, ==, runs[0].order->str);
+  g_string_free (again.order, TRUE);
+  for (guint r = 0; r < G_N_ELEMENTS (seeds); r++)
+    g_string_free (runs[r].order, TRUE);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -1050,6 +1159,8 @@ main (int   argc,
               fixture_setup, test_recorder_gone, fixture_teardown);
   g_test_add ("/capture/preload/e2e/sigkill", Fixture, NULL,
               fixture_setup, test_sigkill, fixture_teardown);
+  g_test_add ("/capture/preload/e2e/sampler-seeds", Fixture, NULL,
+              fixture_setup, test_sampler_seeds, fixture_teardown);
   g_test_add ("/capture/preload/e2e/fold", Fixture, NULL,
               fixture_setup, test_fold, fixture_teardown);
   g_test_add ("/capture/preload/e2e/family/glibc", Fixture, "glibc",

@@ -8,11 +8,13 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <glib/gstdio.h>
 #include <gelf.h>
 #include <link.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "tide-debuginfo.h"
 #include "tide-symbolizer.h"
 #include "symbolizer-target.h"
 
@@ -186,6 +188,84 @@ test_debuglink (void)
   dlclose (lib);
 }
 
+/* Looks up symtest_alpha of the library at @path (loaded) with a new
+ * symbolizer: what a recording that starts now would resolve. */
+static void
+lookup_alpha (void       *lib,
+              TideSymbol *sym)
+{
+  g_autoptr (TideSymbolizer) symbolizer = tide_symbolizer_new ();
+  g_autofree char *path = NULL;
+  guint64 elf_address;
+
+  path = locate (dlsym (lib, "symtest_alpha"), &elf_address);
+  g_assert_true (g_str_has_suffix (path, "libtide-symtest-build-id.so"));
+  g_assert_true (tide_symbolizer_lookup (symbolizer, path, elf_address, sym));
+  g_assert_cmpstr (sym->function, ==, "symtest_alpha");
+}
+
+/* Debug info only under the debug root's .build-id/xx/yyyy.debug (a
+ * temporary root, through TIDEMARK_DEBUGINFO_DIR): found by the library's
+ * build-id, and only a file with that build-id is taken. */
+static void
+test_build_id (void)
+{
+  g_autofree char *root = g_dir_make_tmp ("tide-debug-root-XXXXXX", NULL);
+  void *lib = dlopen (SYMTEST_BUILD_ID_LIB, RTLD_NOW | RTLD_LOCAL);
+  g_autofree char *hex = NULL;
+  g_autofree char *dir = NULL;
+  g_autofree char *debug_path = NULL;
+  g_autofree char *contents = NULL;
+  g_autofree char *other = NULL;
+  gboolean has_debug_file = TRUE;
+  gsize length;
+  TideSymbol sym;
+
+  g_assert_nonnull (root);
+  g_assert_nonnull (lib);
+  g_setenv (TIDE_DEBUGINFO_DIR_ENV, root, TRUE);
+  hex = tide_debuginfo_identify (SYMTEST_BUILD_ID_LIB, &has_debug_file);
+  g_assert_nonnull (hex);
+  g_assert_cmpuint (strlen (hex), ==, 40);
+  g_assert_false (has_debug_file);
+  dir = g_strdup_printf ("%s/.build-id/%.2s", root, hex);
+  debug_path = g_strdup_printf ("%s/%s.debug", dir, hex + 2);
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+
+  /* No debug file yet: the name from .dynsym, no source. */
+  lookup_alpha (lib, &sym);
+  g_assert_null (sym.file);
+  g_assert_cmpint (sym.line, ==, 0);
+  tide_symbol_clear (&sym);
+
+  /* A file of another build-id at that name is not the debug file. */
+  g_assert_true (g_file_get_contents (SYMTEST_STRIPPED_LIB, &other, &length, NULL));
+  g_assert_true (g_file_set_contents (debug_path, other, (gssize) length, NULL));
+  lookup_alpha (lib, &sym);
+  g_assert_null (sym.file);
+  tide_symbol_clear (&sym);
+
+  /* The real one: source file and line. */
+  g_assert_true (g_file_get_contents (SYMTEST_DEBUG_FILE, &contents, &length, NULL));
+  g_assert_true (g_file_set_contents (debug_path, contents, (gssize) length, NULL));
+  g_free (tide_debuginfo_identify (SYMTEST_BUILD_ID_LIB, &has_debug_file));
+  g_assert_true (has_debug_file);
+  lookup_alpha (lib, &sym);
+  g_assert_nonnull (sym.file);
+  g_assert_true (g_str_has_suffix (sym.file, "/symbolizer-target.c"));
+  g_assert_cmpint (sym.line, ==, marker_line ("alpha-entry"));
+  tide_symbol_clear (&sym);
+
+  g_unsetenv (TIDE_DEBUGINFO_DIR_ENV);
+  g_unlink (debug_path);
+  g_rmdir (dir);
+  g_free (dir);
+  dir = g_build_filename (root, ".build-id", NULL);
+  g_rmdir (dir);
+  g_rmdir (root);
+  dlclose (lib);
+}
+
 /* With room for one file, switching files closes the other, and both still
  * symbolize. */
 static void
@@ -353,6 +433,7 @@ main (int   argc,
   g_test_add_func ("/symbolizer/demangle", test_demangle);
   g_test_add_func ("/symbolizer/stripped", test_stripped);
   g_test_add_func ("/symbolizer/debuglink", test_debuglink);
+  g_test_add_func ("/symbolizer/build-id", test_build_id);
   g_test_add_func ("/symbolizer/lru", test_lru);
   g_test_add_func ("/symbolizer/bogus", test_bogus);
   g_test_add_func ("/symbolizer/symbol-version", test_symbol_version_dropped);

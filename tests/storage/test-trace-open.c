@@ -205,15 +205,54 @@ test_open_unfinished (Fixture       *f,
   tide_trace_writer_free (w);
 }
 
-static gpointer
-end_read_later (gpointer data)
+typedef struct
 {
-  sqlite3 *reader = data;
+  TideTraceWriter *writer;
+  GError          *error;
+  gboolean         ok;
+  gint             tid;     /* of the finishing thread, once known */
+  gint             done;
+} Finishing;
 
-  g_usleep (300 * G_TIME_SPAN_MILLISECOND);
-  sqlite3_exec (reader, "COMMIT", NULL, NULL, NULL);
-  sqlite3_close (reader);
+static gpointer
+finish_in_thread (gpointer data)
+{
+  Finishing *f = data;
+
+  g_atomic_int_set (&f->tid, (gint) gettid ());
+  f->ok = tide_trace_writer_finish (f->writer, &f->error);
+  g_atomic_int_set (&f->done, 1);
   return NULL;
+}
+
+/* Whether the trace at @path says it is complete, read afresh. */
+static gboolean
+says_complete (const char *path)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *stmt = NULL;
+  gboolean complete = FALSE;
+
+  if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2 (db, "SELECT value FROM meta WHERE key = 'complete'", -1, &stmt,
+                          NULL) == SQLITE_OK &&
+      sqlite3_step (stmt) == SQLITE_ROW)
+    complete = sqlite3_column_int (stmt, 0) == 1;
+  sqlite3_finalize (stmt);
+  sqlite3_close (db);
+  return complete;
+}
+
+/* Whether thread @tid of this process is asleep (state S). */
+static gboolean
+thread_sleeps (gint tid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/self/task/%d/stat", tid);
+  g_autofree char *stat = NULL;
+  const char *paren;
+
+  return g_file_get_contents (path, &stat, NULL, NULL) &&
+         (paren = strrchr (stat, ')')) != NULL && paren[1] == ' ' && paren[2] == 'S';
 }
 
 /* The live view reads the trace while it is written; when the recording
@@ -230,7 +269,9 @@ test_finish_while_read (Fixture       *f,
   TideProcessRow proc = { .id = 1, .pid = 42, .start_ns = 0, .all_mode = TRUE, .exe = "x" };
   g_autoptr(TideTrace) trace = NULL;
   sqlite3 *reader = NULL;
-  GThread *later;
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  Finishing finishing;
+  GThread *thread;
 
   g_assert_no_error (error);
   tide_trace_writer_add_process (w, &proc);
@@ -238,10 +279,25 @@ test_finish_while_read (Fixture       *f,
   g_assert_cmpint (sqlite3_open_v2 (path, &reader, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
   g_assert_cmpint (sqlite3_exec (reader, "BEGIN; SELECT count (*) FROM processes;",
                                  NULL, NULL, NULL), ==, SQLITE_OK);
-  later = g_thread_new ("reader", end_read_later, reader);
-  g_assert_true (tide_trace_writer_finish (w, &error));
-  g_assert_no_error (error);
-  g_thread_join (later);
+  finishing = (Finishing) { .writer = w };
+  thread = g_thread_new ("finish", finish_in_thread, &finishing);
+  /* Handshake: the finish has marked the trace complete, and its thread
+   * sleeps: in SQLite's busy handler, as the checkpoint that follows
+   * waits for the read.  Only then does the read end. */
+  while (!says_complete (path) && !g_atomic_int_get (&finishing.done) &&
+         g_get_monotonic_time () < deadline)
+    g_usleep (1000);
+  while (!thread_sleeps (g_atomic_int_get (&finishing.tid)) &&
+         !g_atomic_int_get (&finishing.done) && g_get_monotonic_time () < deadline)
+    g_usleep (1000);
+  g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+  /* It must not have given up while the read went on. */
+  g_assert_false (g_atomic_int_get (&finishing.done));
+  g_assert_cmpint (sqlite3_exec (reader, "COMMIT", NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (reader);
+  g_thread_join (thread);
+  g_assert_no_error (finishing.error);
+  g_assert_true (finishing.ok);
 
   trace = tide_trace_open (path, &error);
   g_assert_no_error (error);

@@ -10,8 +10,14 @@
  * --wait: print "waiting" and wait for a line on stdin before the work
  * starts, so that a profiler can attach to the process once it has started
  * (bench/bench-attach.py).
+ *
+ * --hold: once the work is done, print "cpu NS" (the CPU time that the
+ * program used so far, all its threads) and "holding" on stderr, and wait
+ * for a line on stdin before exiting, so that a test can measure the
+ * recorder at a moment when the program is known to be alive.
  */
 #include <pthread.h>
+#include <sys/resource.h>
 
 #include "tidemark.h"
 #include "target-util.h"
@@ -113,6 +119,22 @@ storm_wait_for_go (void)
     return;
 }
 
+static void
+storm_hold (void)
+{
+  struct rusage usage;
+  char line[64];
+
+  if (getrusage (RUSAGE_SELF, &usage) != 0)
+    return;
+  fprintf (stderr, "cpu %lld\nholding\n",
+           (long long) (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000000000LL
+           + (long long) (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1000LL);
+  fflush (stderr);
+  if (fgets (line, sizeof line, stdin) == NULL)
+    return;
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -139,5 +161,8 @@ main (int   argc,
   tidemark_step (NULL);
 
   printf ("alloc-storm checksum %016llx\n", (unsigned long long) checksum);
+  fflush (stdout);
+  if (storm_has_flag (argc, argv, "--hold"))
+    storm_hold ();
   return 0;
 }

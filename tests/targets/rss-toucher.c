@@ -10,6 +10,9 @@
  *               which keep a recorder in --all mode busy past the exit
  *   --end-sleep-ms N   sleep after the last step (default 100); with 0 it
  *               exits right after its marker, the mapping still in place
+ *   --pause-each-step  after each step but the last, wait for a line on
+ *               stdin instead of the 100 ms sleep: a test says when the
+ *               recorder has measured the step
  */
 #include <sys/mman.h>
 
@@ -42,15 +45,32 @@ burst_allocations (long n)
     }
 }
 
+/* One line from stdin, read without stdio: a stdin buffer would be one
+ * more recorded, resident block. */
+static int
+read_line (void)
+{
+  char c;
+
+  while (read (STDIN_FILENO, &c, 1) == 1)
+    if (c == '\n')
+      return 1;
+  return 0;
+}
+
 int
 main (int   argc,
       char *argv[])
 {
   long burst = target_int_option (argc, argv, "--burst", 0);
   long end_sleep_ms = target_int_option (argc, argv, "--end-sleep-ms", 100);
+  int pause_each_step = 0;
   char *base = mmap (NULL, MAPPING_SIZE, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
+  for (int i = 1; i < argc; i++)
+    if (strcmp (argv[i], "--pause-each-step") == 0)
+      pause_each_step = 1;
   if (base == MAP_FAILED)
     return 1;
   /* A huge page would make one touch fault in 2 MiB. */
@@ -62,7 +82,12 @@ main (int   argc,
       if (step == TOUCH_STEPS)
         burst_allocations (burst);
       tidemark_step (NULL);
-      target_sleep_ms (step < TOUCH_STEPS ? 100 : end_sleep_ms);
+      if (step == TOUCH_STEPS)
+        target_sleep_ms (end_sleep_ms);
+      else if (!pause_each_step)
+        target_sleep_ms (100);
+      else if (!read_line ())
+        return 3;
     }
 
   printf ("rss-toucher done\n");

@@ -8,7 +8,14 @@
  *
  * As a guard against a test that forgets to kill it, it exits with status 2
  * after --max-seconds (default 600).
+ *
+ * --term-status N: on SIGTERM, prints "sigterm after round R, step K" (R
+ * blocks allocated, K steps ended) and exits with status N, so that a test
+ * can tell that the signal reached the program itself and that its status
+ * came back.
  */
+#include <signal.h>
+
 #include "tidemark.h"
 #include "target-util.h"
 
@@ -22,6 +29,14 @@ typedef struct Chunk
 } Chunk;
 
 static Chunk *chunks;
+static volatile sig_atomic_t got_sigterm;
+
+static void
+on_sigterm (int signum)
+{
+  (void) signum;
+  got_sigterm = 1;
+}
 
 TARGET_NOINLINE void
 steady_growth (void)
@@ -39,7 +54,10 @@ main (int   argc,
 {
   long max_seconds = target_int_option (argc, argv, "--max-seconds", 600);
   long max_rounds = max_seconds * (1000 / GROWTH_EVERY_MS);
+  long term_status = target_int_option (argc, argv, "--term-status", -1);
 
+  if (term_status >= 0)
+    signal (SIGTERM, on_sigterm);
   printf ("sleeper-alloc running\n");
   fflush (stdout);
 
@@ -54,6 +72,11 @@ main (int   argc,
           fflush (stdout);
         }
       target_sleep_ms (GROWTH_EVERY_MS);
+      if (got_sigterm)
+        {
+          printf ("sigterm after round %ld, step %ld\n", round, round / ALLOCS_PER_STEP);
+          return (int) term_status;
+        }
     }
 
   fprintf (stderr, "sleeper-alloc: not killed within %ld s\n", max_seconds);

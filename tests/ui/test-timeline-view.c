@@ -199,7 +199,53 @@ test_zoom_and_pan (Fixture       *f,
   g_assert_cmpint (end - begin, ==, 666666667);  /* 1 s / 1.5, rounded */
 }
 
-/* Panning back over what was drawn reads no LOD rows from SQLite again. */
+/* What the view drew from its cache is what a fresh query of the same
+ * range returns, column by column. */
+static void
+assert_same_as_fresh (TideTimelineView *view)
+{
+  const TideTimelineData *cached = tide_timeline_view_get_data (view);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTimelineData) fresh = NULL;
+
+  g_assert_nonnull (cached);
+  fresh = tide_timeline_data_query (view->trace, view->process_id, cached->begin_ns,
+                                    cached->end_ns, cached->n_columns, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (fresh->level, ==, cached->level);
+  g_assert_cmpint (fresh->bucket_ns, ==, cached->bucket_ns);
+  g_assert_cmpuint (fresh->lanes->len, ==, cached->lanes->len);
+  g_assert_cmpuint (fresh->lanes->len, >, 0);
+  for (guint i = 0; i < fresh->lanes->len; i++)
+    {
+      const TideLaneData *a = g_ptr_array_index (fresh->lanes, i);
+      const TideLaneData *b = g_ptr_array_index (cached->lanes, i);
+      guint n_values = 0;
+
+      g_assert_cmpint (a->counter, ==, b->counter);
+      g_assert_cmpint (a->device, ==, b->device);
+      g_assert_cmpuint (a->n_columns, ==, b->n_columns);
+      g_assert_cmpint (a->has_before, ==, b->has_before);
+      if (a->has_before)
+        g_assert_cmpint (a->before, ==, b->before);
+      g_assert_cmpint (a->peak, ==, b->peak);
+      for (guint c = 0; c < a->n_columns; c++)
+        {
+          g_assert_cmpuint (a->has[c], ==, b->has[c]);
+          if (!a->has[c])
+            continue;
+          g_assert_cmpint (a->min[c], ==, b->min[c]);
+          g_assert_cmpint (a->max[c], ==, b->max[c]);
+          g_assert_cmpint (a->last[c], ==, b->last[c]);
+          n_values++;
+        }
+      /* The comparison compared something. */
+      g_assert_cmpuint (n_values, >, 0);
+    }
+}
+
+/* Panning back over what was drawn reads no LOD rows from SQLite again,
+ * and gives what a fresh query gives. */
 static void
 test_pan_uses_cache (Fixture       *f,
                      gconstpointer  unused)
@@ -219,25 +265,63 @@ test_pan_uses_cache (Fixture       *f,
     {
       tide_timeline_view_pan_by (view, i % 2 ? 100 : -100);
       g_free (render (f->view));
-      g_assert_nonnull (tide_timeline_view_get_data (view));
+      assert_same_as_fresh (view);
     }
   g_assert_cmpuint (tide_timeline_cache_get_queries (view->cache), ==, queries);
+  /* A pan into new ground, partly cached, and a zoom: fresh too. */
+  tide_timeline_view_pan_by (view, 250);
+  g_free (render (f->view));
+  assert_same_as_fresh (view);
+  tide_timeline_view_zoom_at (view, 300, 2.0);
+  g_free (render (f->view));
+  assert_same_as_fresh (view);
 }
 
+static void
+count_notify (GObject    *object,
+              GParamSpec *pspec,
+              guint      *n)
+{
+  (*n)++;
+}
+
+/* The strip colour of step @k, left of its number (as in test_render). */
+static guint32
+strip_color (GtkWidget *view,
+             gint       k)
+{
+  g_autofree guint32 *pixels = render (view);
+
+  return pixels[11 * WIDTH + (k - 1) * 100 + 5] & 0xffffff;
+}
+
+/* What the properties do, not only what they hold: "selected-step" set
+ * through GObject marks the step in the strip and notifies once per
+ * change; a range selected afterwards clears it. */
 static void
 test_properties (Fixture       *f,
                  gconstpointer  unused)
 {
-  gint step = 0;
+  const TidePalette *p = tide_timeline_view_get_palette (TIDE_TIMELINE_VIEW (f->view));
+  guint n_step_notifies = 0;
   gint64 begin = 0;
 
-  g_object_set (f->view, "selected-step", 7, NULL);
-  g_object_get (f->view, "selected-step", &step, NULL);
-  g_assert_cmpint (step, ==, 7);
+  g_signal_connect (f->view, "notify::selected-step", G_CALLBACK (count_notify),
+                    &n_step_notifies);
+  g_assert_cmphex (strip_color (f->view, 2), ==, p->strip_even);
+  g_object_set (f->view, "selected-step", 2, NULL);
+  g_assert_cmpuint (n_step_notifies, ==, 1);
+  g_assert_cmphex (strip_color (f->view, 2), ==, p->accent);
+  g_assert_cmphex (strip_color (f->view, 3), ==, p->strip_odd);
+  g_object_set (f->view, "selected-step", 2, NULL);
+  g_assert_cmpuint (n_step_notifies, ==, 1);
+
   tide_timeline_view_set_selection_range (TIDE_TIMELINE_VIEW (f->view), 100, 900);
-  g_object_get (f->view, "selection-begin", &begin, "selected-step", &step, NULL);
+  g_object_get (f->view, "selection-begin", &begin, NULL);
   g_assert_cmpint (begin, ==, 100);
-  g_assert_cmpint (step, ==, 0);
+  g_assert_cmpint (tide_timeline_view_get_selected_step (TIDE_TIMELINE_VIEW (f->view)), ==, 0);
+  g_assert_cmpuint (n_step_notifies, ==, 2);
+  g_assert_cmphex (strip_color (f->view, 2), ==, p->strip_even);
   g_assert_cmpstr (gtk_widget_get_css_name (f->view), ==, "timeline");
 }
 
