@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "tide-analysis.h"
+#include "tide-processes.h"
 #include "tide-schema.h"
 #include "tide-step-accumulator.h"
 #include "tide-storage-error.h"
@@ -411,7 +412,8 @@ tide_analysis_build (sqlite3  *db,
     }
 
   if (!build_series_and_stats (db, error) ||
-      !build_lod (db, trace_start_ns (db), error))
+      !build_lod (db, trace_start_ns (db), error) ||
+      !tide_processes_store_roles (db, error))
     {
       sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
       return FALSE;
