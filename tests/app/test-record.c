@@ -845,7 +845,8 @@ test_export_png_csv (Fixture       *f,
   g_assert_true (g_file_get_contents (csv, &text, NULL, NULL));
   lines = g_strsplit (text, "\n", -1);
   g_assert_cmpuint (g_strv_length (lines), ==, 1 + 10 + 1);  /* header, steps, "" */
-  g_assert_true (g_str_has_prefix (lines[0], "pid,step,label,start_ns,"));
+  /* Each step names its process: pid, role and distributed rank. */
+  g_assert_true (g_str_has_prefix (lines[0], "pid,role,dist_rank,steps_pid,step,label,start_ns,"));
 
   image = cairo_image_surface_create_from_png (png);
   g_assert_cmpint (cairo_surface_status (image), ==, CAIRO_STATUS_SUCCESS);

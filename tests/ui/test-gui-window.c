@@ -280,15 +280,16 @@ test_export_csv (void)
 
   lines = g_strsplit (cli_drill, "\n", -1);
   g_assert_cmpuint (g_strv_length (lines), ==, 4);          /* header, 2 rows, "" */
+  /* position,pid,role,dist_rank,device,bytes,count,... */
   fields = g_strsplit (lines[1], ",", -1);
-  g_assert_cmpstr (fields[3], ==, "4194304");
-  g_assert_cmpstr (fields[4], ==, "1");
-  g_assert_cmpstr (fields[10], ==, "leak_big_tensor");
+  g_assert_cmpstr (fields[5], ==, "4194304");
+  g_assert_cmpstr (fields[6], ==, "1");
+  g_assert_cmpstr (fields[12], ==, "leak_big_tensor");
   g_strfreev (fields);
   fields = g_strsplit (lines[2], ",", -1);
-  g_assert_cmpstr (fields[3], ==, "1572864");
-  g_assert_cmpstr (fields[4], ==, "96");
-  g_assert_cmpstr (fields[10], ==, "leak_feature_cache");
+  g_assert_cmpstr (fields[5], ==, "1572864");
+  g_assert_cmpstr (fields[6], ==, "96");
+  g_assert_cmpstr (fields[12], ==, "leak_feature_cache");
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
