@@ -17,16 +17,21 @@
 #endif
 
 static int
-export_csv (TideTrace  *trace,
-            const char *path)
+export_csv (TideTrace             *trace,
+            const TideProcessSpec *spec,
+            const char            *path)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) rows = NULL;
+  g_autoptr(GHashTable) ids = NULL;
   g_autoptr(GString) csv = g_string_new (NULL);
 
   rows = tide_report_steps (trace, &error);
-  if (rows == NULL)
+  if (rows == NULL ||
+      (spec != NULL && (ids = tide_report_process_ids (trace, spec, &error)) == NULL))
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
+  if (ids != NULL)
+    tide_report_keep_steps (rows, ids);
   tide_format_steps (csv, rows, TIDE_FORMAT_CSV);
   if (!g_file_set_contents (path, csv->str, csv->len, &error))
     return tide_cli_fail (TIDE_EXIT_FAILURE, "%s", error->message);
@@ -35,12 +40,13 @@ export_csv (TideTrace  *trace,
 
 #ifdef TIDE_HAVE_RENDER
 typedef gboolean (*RenderPngFunc) (TideTrace   *trace,
+                                   gint64       process_id,
                                    const char  *path,
                                    int          width,
                                    int          height,
                                    GError     **error);
 G_STATIC_ASSERT (__builtin_types_compatible_p (RenderPngFunc,
-                                               __typeof__ (&tide_render_timeline_png)));
+                                               __typeof__ (&tide_render_process_png)));
 
 /* The renderer is a module (ui/meson.build says why), loaded only here. */
 static RenderPngFunc
@@ -52,7 +58,7 @@ load_renderer (GError **error)
   GModule *module = g_module_open (path, G_MODULE_BIND_LOCAL);
   gpointer render = NULL;
 
-  if (module == NULL || !g_module_symbol (module, "tide_render_timeline_png", &render))
+  if (module == NULL || !g_module_symbol (module, "tide_render_process_png", &render))
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "cannot load PNG export: %s",
                    g_module_error ());
@@ -63,19 +69,26 @@ load_renderer (GError **error)
 }
 #endif
 
+/* One process's lanes: the one @spec names, or by default the one the
+ * window opens on, so that ranks' step bands never overlap. */
 static int
-export_png (TideTrace  *trace,
-            const char *path,
-            int         width,
-            int         height)
+export_png (TideTrace             *trace,
+            const TideProcessSpec *spec,
+            const char            *path,
+            int                    width,
+            int                    height)
 {
 #ifdef TIDE_HAVE_RENDER
   g_autoptr(GError) error = NULL;
   RenderPngFunc render = load_renderer (&error);
+  gint64 process_id;
 
   if (render == NULL)
     return tide_cli_fail (TIDE_EXIT_FAILURE, "%s", error->message);
-  if (!render (trace, path, width, height, &error))
+  process_id = tide_report_pick_process (trace, spec, &error);
+  if (error != NULL)
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
+  if (!render (trace, process_id, path, width, height, &error))
     return tide_cli_fail (error->domain == G_IO_ERROR &&
                           error->code == G_IO_ERROR_INVALID_ARGUMENT ? TIDE_EXIT_BAD_INPUT
                                                                      : TIDE_EXIT_FAILURE,
@@ -97,6 +110,8 @@ tide_cli_export (int    argc,
   g_auto(GStrv) files = NULL;
   g_autofree char *csv_path = NULL;
   g_autofree char *png_path = NULL;
+  g_autofree char *process = NULL;
+  TideProcessSpec spec;
   int width = 1600, height = 900;
   int status = TIDE_EXIT_OK;
   GOptionEntry entries[] = {
@@ -104,6 +119,8 @@ tide_cli_export (int    argc,
     { "png", 0, 0, G_OPTION_ARG_FILENAME, &png_path, "Draw the timeline as PNG", "FILE" },
     { "width", 0, 0, G_OPTION_ARG_INT, &width, "PNG width in pixels (1600)", "W" },
     { "height", 0, 0, G_OPTION_ARG_INT, &height, "PNG height in pixels (900)", "H" },
+    { "process", 0, 0, G_OPTION_ARG_STRING, &process, "One process: a pid, or rank:N "
+      "(default: the one with the top leak suspect)", "PID|rank:N" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, "TRACE" },
     { NULL }
   };
@@ -117,12 +134,16 @@ tide_cli_export (int    argc,
   if (csv_path == NULL && png_path == NULL)
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "export needs --csv FILE or --png FILE");
 
+  if (process != NULL && !tide_process_spec_parse (process, &spec))
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "--process takes a pid or rank:N, not '%s'",
+                          process);
+
   trace = tide_trace_open (files[0], &error);
   if (trace == NULL)
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
   if (csv_path != NULL)
-    status = export_csv (trace, csv_path);
+    status = export_csv (trace, process ? &spec : NULL, csv_path);
   if (status == TIDE_EXIT_OK && png_path != NULL)
-    status = export_png (trace, png_path, width, height);
+    status = export_png (trace, process ? &spec : NULL, png_path, width, height);
   return status;
 }

@@ -350,3 +350,54 @@ tide_report_keep_summaries (GPtrArray  *summaries,
 {
   keep_processes (summaries, summary_process_id, ids);
 }
+
+/* ---- the process to show ---------------------------------------------------------- */
+
+/**
+ * tide_report_pick_process:
+ * @spec: (nullable): a --process argument; %NULL: the process with the top
+ *   leak suspect, or else the one whose RSS grew most
+ *
+ * Of several images of one pid (an exec), the first that marked steps.
+ *
+ * Returns: a processes.id; 0 with @error set when @spec names none, or
+ *   without @error when the trace has no process
+ */
+gint64
+tide_report_pick_process (TideTrace              *trace,
+                          const TideProcessSpec  *spec,
+                          GError                **error)
+{
+  g_autoptr(GPtrArray) summaries = tide_report_processes (trace, error);
+  g_autoptr(GPtrArray) suspects = NULL;
+  TideProcessSummary *best = NULL;
+
+  if (summaries == NULL)
+    return 0;
+  if (spec != NULL)
+    {
+      g_autoptr(GHashTable) ids = tide_report_process_ids (trace, spec, error);
+
+      if (ids == NULL)
+        return 0;
+      tide_report_keep_summaries (summaries, ids);
+      for (guint i = 0; i < summaries->len; i++)
+        {
+          TideProcessSummary *s = g_ptr_array_index (summaries, i);
+          if (best == NULL || (s->n_steps > 0 && best->n_steps == 0))
+            best = s;
+        }
+      return best->process->id;
+    }
+  if ((suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, error)) == NULL)
+    return 0;
+  if (suspects->len > 0)
+    return ((TideGroup *) g_ptr_array_index (suspects, 0))->process_id;
+  for (guint i = 0; i < summaries->len; i++)
+    {
+      TideProcessSummary *s = g_ptr_array_index (summaries, i);
+      if (best == NULL || s->rss_growth > best->rss_growth)
+        best = s;
+    }
+  return best != NULL ? best->process->id : 0;
+}

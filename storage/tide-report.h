@@ -120,6 +120,9 @@ void       tide_report_keep_groups    (GPtrArray  *groups,
                                        GHashTable *ids);
 void       tide_report_keep_summaries (GPtrArray  *summaries,
                                        GHashTable *ids);
+gint64     tide_report_pick_process   (TideTrace              *trace,
+                                       const TideProcessSpec  *spec,
+                                       GError                **error);
 GPtrArray *tide_report_suspects   (TideTrace   *trace,
                                    TideGroupBy  by,
                                    GError     **error);

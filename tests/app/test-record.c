@@ -21,7 +21,9 @@
 
 #include "preload-target.h"
 #include "tide-report.h"
+#include "tide-schema.h"
 #include "tide-test-util.h"
+#include "tide-trace-writer.h"
 #include "tide-trace.h"
 
 #define MiB (1024 * 1024)
@@ -860,6 +862,109 @@ test_export_png_csv (Fixture       *f,
   cairo_surface_destroy (image);
 }
 
+/* Two ranks of ten 1 ms steps; rank 1 keeps 1 MiB a step from step 4. */
+static void
+write_two_ranks (const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTraceWriter) w = tide_trace_writer_new (path, &error);
+  TideFrameRow frame = { .id = 1, .kind = TIDE_FRAME_NATIVE, .function = "keep_outputs",
+                         .file = "/src/train.c", .line = 25, .module = "/usr/bin/train" };
+
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  tide_trace_writer_add_frame (w, &frame);
+  tide_trace_writer_add_stack_node (w, 1, 0, 1, 1);
+  for (gint rank = 0; rank < 2; rank++)
+    {
+      gint64 id = rank + 1;
+      TideProcessRow proc = { .id = id, .pid = 500 + rank, .ppid = 1, .start_ns = 0,
+                              .all_mode = TRUE, .exe = "/usr/bin/train",
+                              .cmdline = "/usr/bin/train --ddp" };
+
+      tide_trace_writer_add_process (w, &proc);
+      tide_trace_writer_set_process_rank (w, id, rank);
+      for (gint k = 1; k <= 10; k++)
+        {
+          gint64 end = k * G_GINT64_CONSTANT (1000000);
+          TideAllocRow a = { .process_id = id, .alloc_ns = end - 1000, .address = 0x100000 * k,
+                             .size = MiB, .weight = 1, .stack_id = 1, .device = -1, .kind = 1 };
+
+          tide_trace_writer_add_step (w, id * 100 + k, id, k, "", end - 1000000, end);
+          tide_trace_writer_add_counter (w, id, TIDE_COUNTER_RSS, -1, end - 1, (100 + k) * MiB);
+          if (rank == 1 && k >= 4)
+            tide_trace_writer_add_allocation (w, &a);
+        }
+      tide_trace_writer_end_process (w, id, 10 * G_GINT64_CONSTANT (1000000), 0, 0);
+    }
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  g_assert_no_error (error);
+}
+
+/* tidemark export TRACE --png PNG [--process P]: the PNG's bytes, and the
+ * number of its pixels in the light palette's leak band colour. */
+static char *
+export_process_png (Fixture    *f,
+                    const char *process,
+                    gsize      *len,
+                    guint      *leak_pixels)
+{
+  g_autofree char *png = g_build_filename (f->dir, "ranks.png", NULL);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "export", f->trace, "--png", png, "--width", "400",
+                         "--height", "300", process ? "--process" : NULL, process, NULL };
+  g_auto(Run) exported = { 0 };
+  cairo_surface_t *image;
+  char *bytes = NULL;
+
+  run_argv (argv, &exported);
+  g_assert_cmpstr (exported.err, ==, "");
+  g_assert_cmpint (exported.status, ==, 0);
+  g_assert_true (g_file_get_contents (png, &bytes, len, NULL));
+  image = cairo_image_surface_create_from_png (png);
+  *leak_pixels = tide_test_count_pixels (image, 0xfbe0e1);
+  cairo_surface_destroy (image);
+  return bytes;
+}
+
+/* A two-rank trace exports one process's lanes and step bands: rank 0's
+ * have no leak band, rank 1's do, and by default it is rank 1, which has
+ * the top suspect.  The CSV narrows to the process and names it. */
+static void
+test_export_ranks (Fixture       *f,
+                   gconstpointer  data)
+{
+  g_autofree char *csv = g_build_filename (f->dir, "ranks.csv", NULL);
+  const char *csv_argv[] = { TIDE_TIDEMARK_EXE, "export", f->trace, "--csv", csv,
+                             "--process", "501", NULL };
+  const char *missing_argv[] = { TIDE_TIDEMARK_EXE, "export", f->trace, "--csv", csv,
+                                 "--process", "rank:5", NULL };
+  g_auto(Run) csv_run = { 0 };
+  g_auto(Run) missing = { 0 };
+  g_autofree char *rank0 = NULL, *rank1 = NULL, *chosen = NULL, *text = NULL;
+  g_auto(GStrv) lines = NULL;
+  gsize len0, len1, len_chosen;
+  guint leak0, leak1, leak_chosen;
+
+  write_two_ranks (f->trace);
+  rank0 = export_process_png (f, "rank:0", &len0, &leak0);
+  rank1 = export_process_png (f, "rank:1", &len1, &leak1);
+  chosen = export_process_png (f, NULL, &len_chosen, &leak_chosen);
+  g_assert_cmpuint (leak0, ==, 0);
+  g_assert_cmpuint (leak1, >, 0);
+  g_assert_cmpmem (chosen, len_chosen, rank1, len1);
+
+  run_argv (csv_argv, &csv_run);
+  g_assert_cmpint (csv_run.status, ==, 0);
+  g_assert_true (g_file_get_contents (csv, &text, NULL, NULL));
+  lines = g_strsplit (text, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 1 + 10 + 1);
+  g_assert_true (g_str_has_prefix (lines[1], "501,rank 1,1,501,1,,0,1000000,"));
+
+  run_argv (missing_argv, &missing);
+  g_assert_cmpint (missing.status, ==, 2);
+  g_assert_true (g_str_has_suffix (missing.err, "has no process with rank 5\n"));
+}
+
 static void
 test_export_renderer_missing (Fixture       *f,
                               gconstpointer  data)
@@ -980,6 +1085,7 @@ main (int    argc,
   ADD ("/record/maps-no-drawing", NULL, test_record_maps_no_drawing);
 #ifdef TIDE_HAVE_RENDER
   ADD ("/export/png-csv", NULL, test_export_png_csv);
+  ADD ("/export/ranks", NULL, test_export_ranks);
   ADD ("/export/renderer-missing", NULL, test_export_renderer_missing);
 #endif
 #undef ADD
