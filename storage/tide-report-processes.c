@@ -263,6 +263,17 @@ tide_report_processes (TideTrace  *trace,
 
 /* ---- --process ------------------------------------------------------------------ */
 
+static void
+set_no_process_error (TideTrace              *trace,
+                      const TideProcessSpec  *spec,
+                      GError                **error)
+{
+  g_autofree char *what = tide_process_spec_describe (spec);
+
+  g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_NOT_FOUND,
+               "%s has no process with %s", tide_trace_get_path (trace), what);
+}
+
 /**
  * tide_report_process_ids:
  *
@@ -288,10 +299,7 @@ tide_report_process_ids (TideTrace              *trace,
     }
   if (g_hash_table_size (ids) == 0)
     {
-      g_autofree char *what = tide_process_spec_describe (spec);
-
-      g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_NOT_FOUND,
-                   "%s has no process with %s", tide_trace_get_path (trace), what);
+      set_no_process_error (trace, spec, error);
       return NULL;
     }
   return g_steal_pointer (&ids);
@@ -368,36 +376,38 @@ tide_report_pick_process (TideTrace              *trace,
                           const TideProcessSpec  *spec,
                           GError                **error)
 {
-  g_autoptr(GPtrArray) summaries = tide_report_processes (trace, error);
+  g_autoptr(GPtrArray) processes = NULL;
   g_autoptr(GPtrArray) suspects = NULL;
-  TideProcessSummary *best = NULL;
+  g_autoptr(GPtrArray) summaries = NULL;
+  TideProcessSummary *grew_most = NULL;
+  TideProcess *best = NULL;
 
-  if (summaries == NULL)
-    return 0;
   if (spec != NULL)
     {
-      g_autoptr(GHashTable) ids = tide_report_process_ids (trace, spec, error);
-
-      if (ids == NULL)
+      if ((processes = tide_trace_list_processes (trace, error)) == NULL)
         return 0;
-      tide_report_keep_summaries (summaries, ids);
-      for (guint i = 0; i < summaries->len; i++)
+      for (guint i = 0; i < processes->len; i++)
         {
-          TideProcessSummary *s = g_ptr_array_index (summaries, i);
-          if (best == NULL || (s->n_steps > 0 && best->n_steps == 0))
-            best = s;
+          TideProcess *p = g_ptr_array_index (processes, i);
+          if (tide_process_spec_matches (spec, p) &&
+              (best == NULL || (p->has_steps && !best->has_steps)))
+            best = p;
         }
-      return best->process->id;
+      if (best == NULL)
+        set_no_process_error (trace, spec, error);
+      return best != NULL ? best->id : 0;
     }
   if ((suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, error)) == NULL)
     return 0;
   if (suspects->len > 0)
     return ((TideGroup *) g_ptr_array_index (suspects, 0))->process_id;
+  if ((summaries = tide_report_processes (trace, error)) == NULL)
+    return 0;
   for (guint i = 0; i < summaries->len; i++)
     {
       TideProcessSummary *s = g_ptr_array_index (summaries, i);
-      if (best == NULL || s->rss_growth > best->rss_growth)
-        best = s;
+      if (grew_most == NULL || s->rss_growth > grew_most->rss_growth)
+        grew_most = s;
     }
-  return best != NULL ? best->process->id : 0;
+  return grew_most != NULL ? grew_most->process->id : 0;
 }
