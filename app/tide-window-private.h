@@ -78,6 +78,7 @@ struct _TideWindow
   int                   recorder_status;
 
   gint64                process_id;
+  gint64                opening_process_id; /* the top suspect's, else the one that grew most */
   int                   export_width;   /* the PNG size last asked for */
   int                   export_height;
   TideWindowState       state;

@@ -233,11 +233,62 @@ _tide_window_set_process (TideWindow *self,
   _tide_window_select_step (self, 0);
 }
 
-/* Processes with steps, in order; the first one is shown. */
+static guint
+count_suspects (GPtrArray *suspects,
+                gint64     process_id)
+{
+  guint n = 0;
+
+  for (guint i = 0; suspects != NULL && i < suspects->len; i++)
+    n += ((TideGroup *) g_ptr_array_index (suspects, i))->process_id == process_id;
+  return n;
+}
+
+static char *
+process_entry_name (GPtrArray         *processes,
+                    GPtrArray         *suspects,
+                    const TideStepRow *row)
+{
+  TideProcess *p = processes ? tide_processes_find (processes, row->process_id) : NULL;
+
+  if (p == NULL)
+    return g_strdup_printf ("pid %" G_GINT64_FORMAT, row->pid);
+  return tide_process_picker_name (p, count_suspects (suspects, row->process_id));
+}
+
+/* RSS growth of each process over its steps; the process that grew most. */
+static gint64
+grew_most (TideWindow *self)
+{
+  gint64 best_id = 0, best_growth = G_MININT64, first_rss = 0;
+
+  for (guint i = 0; self->steps != NULL && i < self->steps->len; i++)
+    {
+      const TideStepRow *row = g_ptr_array_index (self->steps, i);
+      const TideStepRow *next = i + 1 < self->steps->len ? g_ptr_array_index (self->steps, i + 1)
+                                                         : NULL;
+
+      if (i == 0 || ((const TideStepRow *) g_ptr_array_index (self->steps, i - 1))->process_id
+                    != row->process_id)
+        first_rss = row->rss_end - row->rss_delta;
+      if ((next == NULL || next->process_id != row->process_id) &&
+          row->rss_end - first_rss > best_growth)
+        {
+          best_growth = row->rss_end - first_rss;
+          best_id = row->process_id;
+        }
+    }
+  return best_id;
+}
+
+/* Processes with steps, in order, named by role; the window opens on the
+ * one with the top suspect, or else on the one that grew most. */
 static void
-load_processes (TideWindow *self)
+load_processes (TideWindow *self,
+                GPtrArray  *suspects)
 {
   g_autoptr(GtkStringList) names = gtk_string_list_new (NULL);
+  g_autoptr(GPtrArray) processes = tide_trace_list_processes (self->trace, NULL);
 
   g_clear_pointer (&self->process_ids, g_array_unref);
   self->process_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
@@ -250,9 +301,11 @@ load_processes (TideWindow *self)
           g_array_index (self->process_ids, gint64, self->process_ids->len - 1) == row->process_id)
         continue;
       g_array_append_val (self->process_ids, row->process_id);
-      name = g_strdup_printf ("pid %" G_GINT64_FORMAT, row->pid);
+      name = process_entry_name (processes, suspects, row);
       gtk_string_list_append (names, name);
     }
+  self->opening_process_id = suspects != NULL && suspects->len > 0
+    ? ((TideGroup *) g_ptr_array_index (suspects, 0))->process_id : grew_most (self);
   self->syncing = TRUE;
   gtk_drop_down_set_model (self->process_dropdown, G_LIST_MODEL (names));
   self->syncing = FALSE;
@@ -278,7 +331,7 @@ load_tables (TideWindow *self)
   tide_steps_view_set_steps (self->steps_view, self->steps, self->transfers);
   tide_suspects_view_set_suspects (self->suspects_view, suspects);
   tide_timeline_view_set_highlight (self->timeline, 0, 0, -1, NULL);
-  load_processes (self);
+  load_processes (self, suspects);
 }
 
 static gboolean
@@ -311,7 +364,9 @@ _tide_window_set_trace (TideWindow *self,
   load_tables (self);
   tide_timeline_view_set_trace (self->timeline, trace);
   if (!same_file || !has_process (self, self->process_id))
-    self->process_id = self->process_ids->len > 0 ? g_array_index (self->process_ids, gint64, 0) : 0;
+    self->process_id = has_process (self, self->opening_process_id) ? self->opening_process_id
+                       : self->process_ids->len > 0 ? g_array_index (self->process_ids, gint64, 0)
+                       : 0;
   _tide_window_set_process (self, self->process_id);
   if (keep_step > 0)
     _tide_window_select_step (self, keep_step);

@@ -320,6 +320,22 @@ tide_processes_store_roles (sqlite3  *db,
   return ok;
 }
 
+/* How the app's process picker lists a process: its role and command, and
+ * its leak suspects if it has any: "rank 1 · python3 train.py · 2 suspects". */
+char *
+tide_process_picker_name (const TideProcess *process,
+                          guint              n_suspects)
+{
+  g_autofree char *command = command_label (process->command);
+  g_autofree char *suspects = n_suspects == 0 ? g_strdup ("")
+                              : g_strdup_printf (" · %u suspect%s", n_suspects,
+                                                 n_suspects == 1 ? "" : "s");
+
+  if (process->role == TIDE_ROLE_COMMAND)
+    return g_strconcat (command, suspects, NULL);
+  return g_strdup_printf ("%s · %s%s", process->label, command, suspects);
+}
+
 /* "rank 1 (pid 4242)" */
 char *
 tide_process_describe (const TideProcess *process)

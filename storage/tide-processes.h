@@ -53,6 +53,8 @@ GPtrArray   *tide_trace_list_processes  (TideTrace         *trace,
 TideProcess *tide_processes_find        (GPtrArray         *processes,
                                          gint64             process_id);
 char        *tide_process_describe      (const TideProcess *process);
+char        *tide_process_picker_name   (const TideProcess *process,
+                                         guint              n_suspects);
 gboolean     tide_process_spec_parse    (const char        *text,
                                          TideProcessSpec   *spec);
 gboolean     tide_process_spec_matches  (const TideProcessSpec *spec,

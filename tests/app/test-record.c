@@ -23,7 +23,6 @@
 #include "tide-report.h"
 #include "tide-schema.h"
 #include "tide-test-util.h"
-#include "tide-trace-writer.h"
 #include "tide-trace.h"
 
 #define MiB (1024 * 1024)
@@ -862,45 +861,6 @@ test_export_png_csv (Fixture       *f,
   cairo_surface_destroy (image);
 }
 
-/* Two ranks of ten 1 ms steps; rank 1 keeps 1 MiB a step from step 4. */
-static void
-write_two_ranks (const char *path)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(TideTraceWriter) w = tide_trace_writer_new (path, &error);
-  TideFrameRow frame = { .id = 1, .kind = TIDE_FRAME_NATIVE, .function = "keep_outputs",
-                         .file = "/src/train.c", .line = 25, .module = "/usr/bin/train" };
-
-  g_assert_no_error (error);
-  tide_trace_writer_set_meta_int (w, "start_ns", 0);
-  tide_trace_writer_add_frame (w, &frame);
-  tide_trace_writer_add_stack_node (w, 1, 0, 1, 1);
-  for (gint rank = 0; rank < 2; rank++)
-    {
-      gint64 id = rank + 1;
-      TideProcessRow proc = { .id = id, .pid = 500 + rank, .ppid = 1, .start_ns = 0,
-                              .all_mode = TRUE, .exe = "/usr/bin/train",
-                              .cmdline = "/usr/bin/train --ddp" };
-
-      tide_trace_writer_add_process (w, &proc);
-      tide_trace_writer_set_process_rank (w, id, rank);
-      for (gint k = 1; k <= 10; k++)
-        {
-          gint64 end = k * G_GINT64_CONSTANT (1000000);
-          TideAllocRow a = { .process_id = id, .alloc_ns = end - 1000, .address = 0x100000 * k,
-                             .size = MiB, .weight = 1, .stack_id = 1, .device = -1, .kind = 1 };
-
-          tide_trace_writer_add_step (w, id * 100 + k, id, k, "", end - 1000000, end);
-          tide_trace_writer_add_counter (w, id, TIDE_COUNTER_RSS, -1, end - 1, (100 + k) * MiB);
-          if (rank == 1 && k >= 4)
-            tide_trace_writer_add_allocation (w, &a);
-        }
-      tide_trace_writer_end_process (w, id, 10 * G_GINT64_CONSTANT (1000000), 0, 0);
-    }
-  g_assert_true (tide_trace_writer_finish (w, &error));
-  g_assert_no_error (error);
-}
-
 /* tidemark export TRACE --png PNG [--process P]: the PNG's bytes, and the
  * number of its pixels in the light palette's leak band colour. */
 static char *
@@ -945,7 +905,7 @@ test_export_ranks (Fixture       *f,
   gsize len0, len1, len_chosen;
   guint leak0, leak1, leak_chosen;
 
-  write_two_ranks (f->trace);
+  tide_test_write_two_ranks (f->trace);
   rank0 = export_process_png (f, "rank:0", &len0, &leak0);
   rank1 = export_process_png (f, "rank:1", &len1, &leak1);
   chosen = export_process_png (f, NULL, &len_chosen, &leak_chosen);

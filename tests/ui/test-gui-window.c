@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "tide-test-util.h"
 #include "tide-timeline-view-private.h"
 #include "tide-window-private.h"
 
@@ -447,6 +448,30 @@ assert_error_page (const char *path,
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* A two-rank trace: the picker names each rank with its command and marks
+ * the one with a suspect, and the window opens on it, not on rank 0. */
+static void
+test_open_on_leaking_rank (void)
+{
+  g_autofree char *path = g_build_filename (tmp_dir, "two-ranks.tide", NULL);
+  TideWindow *window;
+  GListModel *names;
+
+  tide_test_write_two_ranks (path);
+  window = window_open (path);
+  g_assert_cmpint (window->state, ==, TIDE_WINDOW_TRACE);
+  names = gtk_drop_down_get_model (window->process_dropdown);
+  g_assert_cmpuint (g_list_model_get_n_items (names), ==, 2);
+  g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (names), 0), ==,
+                   "rank 0 · train --ddp");
+  g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (names), 1), ==,
+                   "rank 1 · train --ddp · 1 suspect");
+  g_assert_cmpint (window->process_id, ==, 2);
+  g_assert_cmpuint (gtk_drop_down_get_selected (window->process_dropdown), ==, 1);
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (window->process_bar)));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 static void
 test_bad_files (void)
 {
@@ -802,6 +827,7 @@ main (int   argc,
   g_test_add_func ("/gui/export-png", test_export_png);
   g_test_add_func ("/gui/export-png-chosen-size", test_export_png_chosen_size);
   g_test_add_func ("/gui/suspect-highlight", test_suspect_highlight);
+  g_test_add_func ("/gui/open-on-leaking-rank", test_open_on_leaking_rank);
   g_test_add_func ("/gui/bad-files", test_bad_files);
   g_test_add_func ("/gui/incomplete-trace", test_incomplete_trace);
   g_test_add_func ("/gui/record-dialog-arguments", test_record_dialog_arguments);
