@@ -96,34 +96,48 @@ is_helper (const TideProcess *p)
   return FALSE;
 }
 
+/* @processes: as tide_trace_list_processes() returns them, by id; a
+ * binary search, so that a trace of many processes stays cheap. */
 TideProcess *
 tide_processes_find (GPtrArray *processes,
                      gint64     process_id)
 {
-  for (guint i = 0; i < processes->len; i++)
+  guint lo = 0, hi = processes->len;
+
+  while (lo < hi)
     {
-      TideProcess *p = g_ptr_array_index (processes, i);
+      guint mid = lo + (hi - lo) / 2;
+      TideProcess *p = g_ptr_array_index (processes, mid);
+
       if (p->id == process_id)
         return p;
+      if (p->id < process_id)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
   return NULL;
 }
 
-/* Whether @parent started ranks, or started DataLoader workers without
- * training itself: a process that steps and feeds itself from workers is
- * the training process, named by its command. */
-static gboolean
-has_launched (GPtrArray         *processes,
-              const TideProcess *parent)
+/* A parent of ranks is their launcher; so is a parent of DataLoader workers
+ * that does not step itself (one that does is the training process, named
+ * by its command).  A worker started by rank N works for rank N. */
+static void
+derive_from_children (GPtrArray *processes)
 {
   for (guint i = 0; i < processes->len; i++)
     {
       TideProcess *p = g_ptr_array_index (processes, i);
-      if (p->parent_id == parent->id &&
+      TideProcess *parent = tide_processes_find (processes, p->parent_id);
+
+      if (parent == NULL || parent == p)
+        continue;
+      if (parent->role == TIDE_ROLE_COMMAND &&
           (p->role == TIDE_ROLE_RANK || (p->role == TIDE_ROLE_LOADER_WORKER && !parent->has_steps)))
-        return TRUE;
+        parent->role = TIDE_ROLE_LAUNCHER;
+      if (p->role == TIDE_ROLE_LOADER_WORKER && p->dist_rank < 0)
+        p->dist_rank = parent->dist_rank;
     }
-  return FALSE;
 }
 
 /* The rules of the file comment, from what the processes said. */
@@ -143,17 +157,7 @@ derive_roles (GPtrArray *processes)
       else
         p->role = TIDE_ROLE_COMMAND;
     }
-  for (guint i = 0; i < processes->len; i++)
-    {
-      TideProcess *p = g_ptr_array_index (processes, i);
-      TideProcess *parent = tide_processes_find (processes, p->parent_id);
-
-      if (p->role == TIDE_ROLE_COMMAND && has_launched (processes, p))
-        p->role = TIDE_ROLE_LAUNCHER;
-      /* A worker started by rank N works for rank N. */
-      if (p->role == TIDE_ROLE_LOADER_WORKER && p->dist_rank < 0 && parent != NULL)
-        p->dist_rank = parent->dist_rank;
-    }
+  derive_from_children (processes);
 }
 
 static char *

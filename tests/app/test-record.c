@@ -925,6 +925,35 @@ test_export_ranks (Fixture       *f,
   g_assert_true (g_str_has_suffix (missing.err, "has no process with rank 5\n"));
 }
 
+/* report --processes and --process through the command line. */
+static void
+test_report_processes (Fixture       *f,
+                       gconstpointer  data)
+{
+  const char *list_argv[] = { TIDE_TIDEMARK_EXE, "report", f->trace, "--processes",
+                              "--format", "csv", NULL };
+  const char *steps_argv[] = { TIDE_TIDEMARK_EXE, "report", f->trace, "--steps",
+                               "--process", "rank:1", NULL };
+  const char *bad_argv[] = { TIDE_TIDEMARK_EXE, "report", f->trace, "--process", "abc", NULL };
+  g_auto(Run) list = { 0 };
+  g_auto(Run) steps = { 0 };
+  g_auto(Run) bad = { 0 };
+
+  tide_test_write_two_ranks (f->trace);
+  run_argv (list_argv, &list);
+  g_assert_cmpint (list.status, ==, 0);
+  g_assert_cmpstr (list.out, ==,
+                   "pid,parent_pid,role,dist_rank,peak_rss_bytes,rss_growth_bytes,steps,suspects,command\n"
+                   "500,,rank 0,0,115343360,9437184,10,0,train --ddp\n"
+                   "501,,rank 1,1,115343360,9437184,10,1,train --ddp\n");
+  run_argv (steps_argv, &steps);
+  g_assert_cmpint (steps.status, ==, 0);
+  g_assert_true (g_str_has_prefix (steps.out, "Steps of rank 1 (pid 501)\n"));
+  run_argv (bad_argv, &bad);
+  g_assert_cmpint (bad.status, ==, 2);
+  g_assert_cmpstr (bad.err, ==, "tidemark: --process takes a pid or rank:N, not 'abc'\n");
+}
+
 static void
 test_export_renderer_missing (Fixture       *f,
                               gconstpointer  data)
@@ -1046,6 +1075,7 @@ main (int    argc,
 #ifdef TIDE_HAVE_RENDER
   ADD ("/export/png-csv", NULL, test_export_png_csv);
   ADD ("/export/ranks", NULL, test_export_ranks);
+  ADD ("/report/processes", NULL, test_report_processes);
   ADD ("/export/renderer-missing", NULL, test_export_renderer_missing);
 #endif
 #undef ADD

@@ -391,6 +391,43 @@ test_schema_2 (Fixture       *f,
   g_assert_cmpuint (rows->len, ==, 2 * N_STEPS + 2 * N_STEPS + 4);
 }
 
+/* Hostile rows: a role that does not exist, a worker role without a
+ * worker, parents in a cycle.  Roles fall back to the command and the
+ * job's steps still end. */
+static void
+test_damaged_rows (Fixture       *f,
+                   gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *copy = g_build_filename (f->dir, "old.tide", NULL);
+  g_autofree char *contents = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autofree char *names = NULL;
+  g_autoptr(GPtrArray) rows = NULL;
+  gsize len = 0;
+  sqlite3 *db = NULL;
+
+  g_assert_true (g_file_get_contents (f->path, &contents, &len, NULL));
+  g_assert_true (g_file_set_contents (copy, contents, len, NULL));
+  g_assert_cmpint (sqlite3_open (copy, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "UPDATE processes SET role = 99 WHERE id = 1;"
+                                     "UPDATE processes SET role = 2, worker = NULL WHERE id = 2;"
+                                     "UPDATE processes SET parent_id = 5 WHERE id = 1;"
+                                     "UPDATE processes SET parent_id = 2 WHERE id = 2;",
+                                 NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+  trace = tide_trace_open (copy, &error);
+  g_assert_no_error (error);
+  names = labels (trace);
+  g_assert_cmpstr (names, ==, "python3 train.py --epochs 3 (pid 10) [-1]; "
+                              "python3 -B -c from multiprocessing.reso… (pid 11) [-1]; "
+                              "rank 0 (pid 12) [0]; rank 1 (pid 13) [1]; "
+                              "DataLoader worker 0 (pid 14) [1]; ");
+  rows = tide_report_job_steps (trace, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (rows->len, ==, 2 * N_STEPS + 2 * N_STEPS + 4);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -405,6 +442,7 @@ main (int    argc,
   ADD ("/storage/processes/process-spec", test_process_spec);
   ADD ("/storage/processes/report", test_processes_report);
   ADD ("/storage/processes/schema-2", test_schema_2);
+  ADD ("/storage/processes/damaged-rows", test_damaged_rows);
 #undef ADD
   return g_test_run ();
 }
