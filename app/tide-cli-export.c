@@ -4,7 +4,6 @@
 #include "config.h"
 
 #include "tide-cli.h"
-#include "tide-job-lane.h"
 #include "tide-report-format.h"
 #include "tide-report.h"
 #include "tide-storage-error.h"
@@ -18,16 +17,21 @@
 #endif
 
 static int
-export_csv (TideTrace  *trace,
-            const char *path)
+export_csv (TideTrace             *trace,
+            const TideProcessSpec *spec,
+            const char            *path)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) rows = NULL;
+  g_autoptr(GHashTable) ids = NULL;
   g_autoptr(GString) csv = g_string_new (NULL);
 
   rows = tide_report_steps (trace, &error);
-  if (rows == NULL)
+  if (rows == NULL ||
+      (spec != NULL && (ids = tide_report_process_ids (trace, spec, &error)) == NULL))
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
+  if (ids != NULL)
+    tide_report_keep_steps (rows, ids);
   tide_format_steps (csv, rows, TIDE_FORMAT_CSV);
   if (!g_file_set_contents (path, csv->str, csv->len, &error))
     return tide_cli_fail (TIDE_EXIT_FAILURE, "%s", error->message);
@@ -65,19 +69,25 @@ load_renderer (GError **error)
 }
 #endif
 
+/* One process's lanes: the one @spec names, or by default the one the
+ * window opens on, so that ranks' step bands never overlap. */
 static int
-export_png (TideTrace  *trace,
-            gint64      process_id,
-            const char *path,
-            int         width,
-            int         height)
+export_png (TideTrace             *trace,
+            const TideProcessSpec *spec,
+            const char            *path,
+            int                    width,
+            int                    height)
 {
 #ifdef TIDE_HAVE_RENDER
   g_autoptr(GError) error = NULL;
   RenderPngFunc render = load_renderer (&error);
+  gint64 process_id;
 
   if (render == NULL)
     return tide_cli_fail (TIDE_EXIT_FAILURE, "%s", error->message);
+  process_id = tide_report_pick_process (trace, spec, &error);
+  if (error != NULL)
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
   /* A bad size, or a query that fails on what the trace holds (as in
    * tide-cli-report.c), is bad input. */
   if (!render (trace, process_id, path, width, height, &error))
@@ -104,7 +114,7 @@ tide_cli_export (int    argc,
   g_autofree char *csv_path = NULL;
   g_autofree char *png_path = NULL;
   g_autofree char *process = NULL;
-  gint64 process_id = 0;
+  TideProcessSpec spec;
   int width = 1600, height = 900;
   int status = TIDE_EXIT_OK;
   GOptionEntry entries[] = {
@@ -113,8 +123,9 @@ tide_cli_export (int    argc,
     { "width", 0, 0, G_OPTION_ARG_INT, &width, "PNG width in pixels (1600)", "W" },
     { "height", 0, 0, G_OPTION_ARG_INT, &height, "PNG height in pixels (900)", "H" },
     { "process", 0, 0, G_OPTION_ARG_STRING, &process,
-      "The process whose lanes the PNG draws below the job lane (default: the one with the top "
-      "suspect, else the one that grew most)", "PID|rank:N" },
+      "The process whose lanes the PNG draws below the job lane, and the CSV's rows: a pid, or "
+      "rank:N (default: the one with the top leak suspect, else the one that grew most)",
+      "PID|rank:N" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, "TRACE" },
     { NULL }
   };
@@ -128,14 +139,16 @@ tide_cli_export (int    argc,
   if (csv_path == NULL && png_path == NULL)
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "export needs --csv FILE or --png FILE");
 
+  if (process != NULL && !tide_process_spec_parse (process, &spec))
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "--process takes a pid or rank:N, not '%s'",
+                          process);
+
   trace = tide_trace_open (files[0], &error);
   if (trace == NULL)
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
-  if (process != NULL && (process_id = tide_job_find_process (trace, process, &error)) < 0)
-    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
   if (csv_path != NULL)
-    status = export_csv (trace, csv_path);
+    status = export_csv (trace, process ? &spec : NULL, csv_path);
   if (status == TIDE_EXIT_OK && png_path != NULL)
-    status = export_png (trace, process_id, png_path, width, height);
+    status = export_png (trace, process ? &spec : NULL, png_path, width, height);
   return status;
 }

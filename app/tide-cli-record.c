@@ -83,8 +83,8 @@ print_top_suspects (const char *path)
       g_autofree char *where = g->frames->len ? tide_frame_describe (g_ptr_array_index (g->frames, 0))
                                               : g_strdup ("(no stack)");
 
-      g_printerr ("tidemark: suspect %u: %s/step since step %d in %s\n", i + 1, slope,
-                  g->growth_step, where);
+      g_printerr ("tidemark: suspect %u: %s/step since step %d in %s, %s (pid %" G_GINT64_FORMAT
+                  ")\n", i + 1, slope, g->growth_step, where, g->role, g->pid);
     }
   g_printerr ("tidemark: see `tidemark report %s --suspects`\n", path);
 }

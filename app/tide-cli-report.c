@@ -16,9 +16,11 @@ typedef struct
   gboolean    steps;
   gboolean    suspects;
   gboolean    retained;
+  gboolean    processes;
   gint        step;
   TideGroupBy by;
   TideFormat  format;
+  GHashTable *only;             /* processes.id set of --process, or NULL */
 } ReportRequest;
 
 static int
@@ -38,11 +40,24 @@ run_report (TideTrace           *trace,
             GString             *out,
             GError             **error)
 {
+  if (req->processes)
+    {
+      g_autoptr(GPtrArray) summaries = tide_report_processes (trace, error);
+      if (summaries == NULL)
+        return FALSE;
+      if (req->only != NULL)
+        tide_report_keep_summaries (summaries, req->only);
+      tide_format_processes (out, summaries, req->format);
+    }
   if (req->steps)
     {
-      g_autoptr(GPtrArray) rows = tide_report_steps (trace, error);
+      g_autoptr(GPtrArray) rows = tide_report_job_steps (trace, error);
       if (rows == NULL)
         return FALSE;
+      if (req->only != NULL)
+        tide_report_keep_steps (rows, req->only);
+      if (out->len > 0)
+        g_string_append_c (out, '\n');
       tide_format_steps (out, rows, req->format);
     }
   if (req->suspects)
@@ -50,6 +65,8 @@ run_report (TideTrace           *trace,
       g_autoptr(GPtrArray) groups = tide_report_suspects (trace, req->by, error);
       if (groups == NULL)
         return FALSE;
+      if (req->only != NULL)
+        tide_report_keep_groups (groups, req->only);
       if (out->len > 0)
         g_string_append_c (out, '\n');
       tide_format_groups (out, groups, TIDE_GROUPS_SUSPECTS, req->by, 0, req->format);
@@ -59,6 +76,8 @@ run_report (TideTrace           *trace,
       g_autoptr(GPtrArray) groups = tide_report_retained (trace, req->step, req->by, error);
       if (groups == NULL)
         return FALSE;
+      if (req->only != NULL)
+        tide_report_keep_groups (groups, req->only);
       tide_format_groups (out, groups, TIDE_GROUPS_RETAINED, req->by, req->step, req->format);
     }
   return TRUE;
@@ -76,6 +95,9 @@ tide_cli_report (int    argc,
   g_autofree char *format = NULL;
   g_autofree char *by = NULL;
   g_autofree char *early_end = NULL;
+  g_autofree char *process = NULL;
+  g_autoptr(GHashTable) only = NULL;
+  TideProcessSpec spec;
   ReportRequest req = { .by = TIDE_GROUP_BY_STACK };
   GOptionEntry entries[] = {
     { "steps", 0, 0, G_OPTION_ARG_NONE, &req.steps, "One row per step", NULL },
@@ -83,6 +105,10 @@ tide_cli_report (int    argc,
       NULL },
     { "retained", 0, 0, G_OPTION_ARG_NONE, &req.retained,
       "What is still live (at the trace end, or at the end of --step)", NULL },
+    { "processes", 0, 0, G_OPTION_ARG_NONE, &req.processes, "The job's processes: role, rank, "
+      "peak, growth and suspects", NULL },
+    { "process", 0, 0, G_OPTION_ARG_STRING, &process, "Only this process: a pid, or rank:N",
+      "PID|rank:N" },
     { "step", 0, 0, G_OPTION_ARG_INT, &req.step, "With --retained: what this step allocated "
       "and kept", "N" },
     { "by", 0, 0, G_OPTION_ARG_STRING, &by, "Group by stack (default) or scope", "stack|scope" },
@@ -105,13 +131,19 @@ tide_cli_report (int    argc,
     req.by = TIDE_GROUP_BY_SCOPE;
   if (req.step < 0 || (req.step > 0 && !req.retained))
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "--step N goes with --retained, N >= 1");
-  if (req.steps + req.suspects + req.retained > 1 && req.format != TIDE_FORMAT_TEXT)
+  if (process != NULL && !tide_process_spec_parse (process, &spec))
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "--process takes a pid or rank:N, not '%s'",
+                          process);
+  if (req.steps + req.suspects + req.retained + req.processes > 1 &&
+      req.format != TIDE_FORMAT_TEXT)
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "csv and json take one report at a time");
-  if (!req.steps && !req.suspects && !req.retained)
+  if (!req.steps && !req.suspects && !req.retained && !req.processes)
     req.steps = req.suspects = TRUE;
 
   trace = tide_trace_open (files[0], &error);
   if (trace == NULL)
+    return storage_failure (error);
+  if (process != NULL && (req.only = only = tide_report_process_ids (trace, &spec, &error)) == NULL)
     return storage_failure (error);
   /* The note only with a report: a failure says one line. */
   if (!run_report (trace, &req, out, &error))

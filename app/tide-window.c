@@ -18,7 +18,7 @@
 #include "tide-window.h"
 
 #include "tide-drilldown.h"
-#include "tide-job-lane.h"
+#include "tide-processes.h"
 #include "tide-report-format.h"
 #include "tide-report.h"
 #include "tide-storage-error.h"
@@ -308,6 +308,17 @@ _tide_window_set_process (TideWindow *self,
   _tide_window_select_step (self, 0);
 }
 
+static guint
+count_suspects (GPtrArray *suspects,
+                gint64     process_id)
+{
+  guint n = 0;
+
+  for (guint i = 0; suspects != NULL && i < suspects->len; i++)
+    n += ((TideGroup *) g_ptr_array_index (suspects, i))->process_id == process_id;
+  return n;
+}
+
 /* Every process of the job, in the order they started, named by role and
  * command; those with leak suspects say so. */
 static void
@@ -315,20 +326,18 @@ load_processes (TideWindow *self,
                 GPtrArray  *suspects)
 {
   g_autoptr(GtkStringList) names = gtk_string_list_new (NULL);
-  g_autoptr(GPtrArray) processes = tide_job_processes (self->trace, suspects, NULL);
+  g_autoptr(GPtrArray) processes = tide_trace_list_processes (self->trace, NULL);
 
   g_clear_pointer (&self->process_ids, g_array_unref);
   self->process_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
   for (guint i = 0; processes != NULL && i < processes->len; i++)
     {
-      const TideJobProcess *p = g_ptr_array_index (processes, i);
+      const TideProcess *p = g_ptr_array_index (processes, i);
       g_autofree char *name = NULL;
 
-      g_array_append_val (self->process_ids, p->process_id);
-      if (p->n_suspects > 0)
-        name = g_strdup_printf ("%s — %u leak suspect%s", p->label, p->n_suspects,
-                                p->n_suspects == 1 ? "" : "s");
-      gtk_string_list_append (names, name != NULL ? name : p->label);
+      g_array_append_val (self->process_ids, p->id);
+      name = tide_process_picker_name (p, count_suspects (suspects, p->id));
+      gtk_string_list_append (names, name);
     }
   self->syncing = TRUE;
   gtk_drop_down_set_model (self->process_dropdown, G_LIST_MODEL (names));
@@ -389,7 +398,7 @@ _tide_window_set_trace (TideWindow *self,
   load_tables (self);
   tide_timeline_view_set_trace (self->timeline, trace);
   if (!same_file || !has_process (self, self->process_id))
-    self->process_id = MAX (tide_job_default_process (trace, NULL), 0);
+    self->process_id = tide_report_pick_process (trace, NULL, NULL);
   _tide_window_set_process (self, self->process_id);
   if (keep_step > 0)
     _tide_window_select_step (self, keep_step);

@@ -471,6 +471,23 @@ on_transfer (TideRecProcess         *self,
 
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_ALLOC_FREE == TIDE_COUNTER_ALLOC_FREE);
 
+/* A process may speak twice: its environment's rank at start-up, then
+ * torch.distributed's rank or its DataLoader worker index; -1 keeps what
+ * it said before. */
+static void
+on_process_info (TideRecProcess            *self,
+                 const TideWireProcessInfo *info)
+{
+  if (info->rank >= 0)
+    {
+      self->rank = info->rank;
+      tide_trace_writer_set_process_rank (self->recorder->writer, self->id, self->rank);
+    }
+  if (info->loader_worker >= 0)
+    tide_trace_writer_set_process_worker (self->recorder->writer, self->id,
+                                          info->loader_worker);
+}
+
 /* Only what a process can know better than the recorder. */
 static void
 on_counter (TideRecProcess        *self,
@@ -573,9 +590,7 @@ dispatch (TideRecProcess       *self,
     case TIDE_WIRE_PROCESS_INFO:
       if (len < sizeof (TideWireProcessInfo))
         return FALSE;
-      self->rank = ((const TideWireProcessInfo *) h)->rank;
-      if (self->rank >= 0)
-        tide_trace_writer_set_process_rank (self->recorder->writer, self->id, self->rank);
+      on_process_info (self, (const TideWireProcessInfo *) h);
       break;
     case TIDE_WIRE_EXIT_BARRIER:
       /* Every record before it is handled, steps measured: it may go. */

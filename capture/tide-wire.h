@@ -237,14 +237,16 @@ typedef struct
 } TideWirePyFrameDef;
 
 /* What the process says about itself: its torch.distributed rank, from
- * RANK / LOCAL_RANK / WORLD_SIZE; -1 where unknown. */
+ * RANK / LOCAL_RANK / WORLD_SIZE or from torch.distributed once its process
+ * group is up, and the index of the DataLoader worker it is; -1 where
+ * unknown (a later record keeps what an earlier one said). */
 typedef struct
 {
   TideWireHeader h;
   int32_t  rank;
   int32_t  local_rank;
   int32_t  world_size;
-  uint32_t reserved;
+  int32_t  loader_worker;
 } TideWireProcessInfo;
 
 _Static_assert (sizeof (TideWirePyFrameDef) == 32, "pyframe def is 32 bytes plus strings");

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "tide-analysis.h"
+#include "tide-processes.h"
 #include "tide-schema.h"
 #include "tide-step-accumulator.h"
 #include "tide-storage-error.h"
@@ -480,7 +481,8 @@ tide_analysis_build (sqlite3  *db,
   if (!build_series_and_stats (db, error) ||
       !build_lod (db, trace_start_ns (db), error) ||
       !build_range_index (db, error) ||
-      !build_live_at_end (db, error))
+      !build_live_at_end (db, error) ||
+      !tide_processes_store_roles (db, error))
     {
       sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
       return FALSE;

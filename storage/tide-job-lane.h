@@ -16,7 +16,6 @@
 G_BEGIN_DECLS
 
 #define TIDE_JOB_LANE_MAX_BANDS 64
-#define TIDE_JOB_MAX_PROCESSES  4096   /* what a process picker lists */
 
 typedef struct
 {
@@ -24,16 +23,6 @@ typedef struct
   char   *label;        /* "rank 1", "DataLoader worker 0", "pid 4242" */
   gint64 *last;         /* per column: its PSS (or RSS), carried forward; 0 before its first sample */
 } TideJobBand;
-
-/* A process of the job, as the process picker lists it. */
-typedef struct
-{
-  gint64  process_id;
-  gint64  pid;
-  char   *role;         /* "rank 1", else "pid 4242" */
-  char   *label;        /* "rank 1 · python3 train.py" */
-  guint   n_suspects;   /* leak suspects of this process */
-} TideJobProcess;
 
 typedef struct
 {
@@ -45,10 +34,6 @@ typedef struct
   gboolean   by_pss;    /* every band is PSS; else RSS (an older trace) */
 } TideJobLane;
 
-void         tide_job_process_free     (TideJobProcess     *process);
-GPtrArray   *tide_job_processes        (TideTrace          *trace,
-                                        GPtrArray          *suspects,
-                                        GError            **error);
 void         tide_job_lane_free        (TideJobLane        *lane);
 TideJobLane *tide_job_lane_query       (TideTrace          *trace,
                                         const gint64       *process_ids,
@@ -62,11 +47,6 @@ TideJobLane *tide_job_lane_query_job   (TideTrace          *trace,
                                         gint64              begin_ns,
                                         gint64              end_ns,
                                         guint               n_columns,
-                                        GError            **error);
-gint64       tide_job_default_process  (TideTrace          *trace,
-                                        GError            **error);
-gint64       tide_job_find_process     (TideTrace          *trace,
-                                        const char         *spec,
                                         GError            **error);
 gint64       tide_job_lane_total_below (const TideJobLane  *lane,
                                         guint               band,

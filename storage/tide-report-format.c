@@ -175,12 +175,83 @@ steps_text_device_cells (GString     *out,
   g_string_append_printf (out, " %12s %12s", h2d, d2h);
 }
 
+static char *
+step_process_name (const TideStepRow *r)
+{
+  return g_strdup_printf ("%s (pid %" G_GINT64_FORMAT ")", r->role ? r->role : "?", r->pid);
+}
+
+/* Steps of one process, or of the job: one row per step and process. */
+static void
+steps_text_title (GString   *out,
+                  GPtrArray *rows,
+                  int       *name_width)
+{
+  g_autoptr(GHashTable) pids = g_hash_table_new (g_int64_hash, g_int64_equal);
+
+  *name_width = 7;
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+      g_autofree char *name = step_process_name (r);
+
+      g_hash_table_add (pids, &r->pid);
+      *name_width = MIN (MAX (*name_width, (int) g_utf8_strlen (name, -1)), 48);
+    }
+  if (g_hash_table_size (pids) == 1)
+    {
+      g_autofree char *name = step_process_name (g_ptr_array_index (rows, 0));
+      g_string_append_printf (out, "Steps of %s\n", name);
+    }
+  else
+    g_string_append_printf (out, "Steps of the job: %u processes, each at each step\n",
+                            g_hash_table_size (pids));
+}
+
+static gboolean
+steps_have_borrowed (GPtrArray *rows)
+{
+  for (guint i = 0; i < rows->len; i++)
+    if (((TideStepRow *) g_ptr_array_index (rows, i))->borrowed)
+      return TRUE;
+  return FALSE;
+}
+
+static void
+steps_text_row (GString     *out,
+                TideStepRow *r,
+                int          name_width,
+                gboolean     device)
+{
+  g_autofree char *name = step_process_name (r);
+  g_autofree char *start = format_duration (r->start_ns);
+  g_autofree char *dur = format_duration (r->duration_ns);
+  g_autofree char *rss = r->has_rss ? tide_format_bytes (r->rss_end) : g_strdup ("-");
+  g_autofree char *drss = r->has_rss ? tide_format_delta (r->rss_delta) : g_strdup ("-");
+  g_autofree char *heap = tide_format_bytes (r->heap_end);
+  g_autofree char *dheap = tide_format_delta (r->heap_delta);
+  g_autofree char *kept = r->borrowed ? g_strdup ("-") : tide_format_bytes (r->retained_bytes);
+  g_autofree char *expl = r->has_resident ? tide_format_bytes (r->resident_explained)
+                                          : g_strdup ("-");
+  g_autofree char *unattr = r->has_resident && r->has_rss ? tide_format_bytes (r->unattributed)
+                                                          : g_strdup ("-");
+  /* %-*s counts bytes: pad by characters for names with non-ASCII text. */
+  int pad = name_width - (int) g_utf8_strlen (name, -1);
+
+  g_string_append_printf (out, "%5d  %-10s %s%*s %10s %10s %12s %12s %12s %12s %12s %12s %12s",
+                          r->number, r->label, name, MAX (pad, 0), "", start, dur, rss, drss,
+                          heap, dheap, kept, expl, unattr);
+  if (device)
+    steps_text_device_cells (out, r);
+  g_string_append_c (out, '\n');
+}
+
 static void
 steps_text (GString   *out,
             GPtrArray *rows)
 {
   gboolean device = steps_have_device (rows);
-  gint64 pid = -1;
+  int name_width;
 
   if (rows->len == 0)
     {
@@ -188,40 +259,16 @@ steps_text (GString   *out,
                             "(or tidemark.step() in Python).\n");
       return;
     }
+  steps_text_title (out, rows, &name_width);
+  g_string_append_printf (out, "%5s  %-10s %-*s %10s %10s %12s %12s %12s %12s %12s %12s %12s",
+                          "STEP", "LABEL", name_width, "PROCESS", "START", "DURATION",
+                          "RSS END", "RSS CHANGE", "HEAP END", "HEAP CHANGE",
+                          "RETAINED", "EXPLAINED", "UNATTRIB.");
+  if (device)
+    steps_text_device_header (out, g_ptr_array_index (rows, 0));
+  g_string_append_c (out, '\n');
   for (guint i = 0; i < rows->len; i++)
-    {
-      TideStepRow *r = g_ptr_array_index (rows, i);
-      g_autofree char *start = format_duration (r->start_ns);
-      g_autofree char *dur = format_duration (r->duration_ns);
-      g_autofree char *rss = r->has_rss ? tide_format_bytes (r->rss_end) : g_strdup ("-");
-      g_autofree char *drss = r->has_rss ? tide_format_delta (r->rss_delta) : g_strdup ("-");
-      g_autofree char *heap = tide_format_bytes (r->heap_end);
-      g_autofree char *dheap = tide_format_delta (r->heap_delta);
-      g_autofree char *kept = tide_format_bytes (r->retained_bytes);
-      g_autofree char *expl = r->has_resident ? tide_format_bytes (r->resident_explained)
-                                              : g_strdup ("-");
-      g_autofree char *unattr = r->has_resident && r->has_rss ? tide_format_bytes (r->unattributed)
-                                                              : g_strdup ("-");
-
-      if (r->pid != pid)
-        {
-          pid = r->pid;
-          g_string_append_printf (out, "%sSteps of process %" G_GINT64_FORMAT "\n"
-                                  "%5s  %-10s %10s %10s %12s %12s %12s %12s %12s %12s %12s",
-                                  i ? "\n" : "", pid, "STEP", "LABEL", "START", "DURATION",
-                                  "RSS END", "RSS CHANGE", "HEAP END", "HEAP CHANGE",
-                                  "RETAINED", "EXPLAINED", "UNATTRIB.");
-          if (device)
-            steps_text_device_header (out, r);
-          g_string_append_c (out, '\n');
-        }
-      g_string_append_printf (out, "%5d  %-10s %10s %10s %12s %12s %12s %12s %12s %12s %12s",
-                              r->number, r->label, start, dur, rss, drss, heap, dheap, kept,
-                              expl, unattr);
-      if (device)
-        steps_text_device_cells (out, r);
-      g_string_append_c (out, '\n');
-    }
+    steps_text_row (out, g_ptr_array_index (rows, i), name_width, device);
   if (device)
     g_string_append (out, "CUDA:N END/CHG: live bytes of recorded device allocations at the "
                           "step end and their change; H2D, D2H: bytes copied each way by "
@@ -229,6 +276,10 @@ steps_text (GString   *out,
   g_string_append (out, "RETAINED: allocated in the step and still live at its end. "
                         "EXPLAINED: resident bytes of recorded live blocks at the step end; "
                         "UNATTRIB.: the rest of RSS.\n");
+  if (steps_have_borrowed (rows))
+    g_string_append (out, "A process without steps of its own (DataLoader workers, helpers) "
+                          "is shown at the steps of its parent, or else of rank 0: "
+                          "RSS and heap only.\n");
 }
 
 static void
@@ -245,7 +296,8 @@ static void
 steps_csv (GString   *out,
            GPtrArray *rows)
 {
-  g_string_append (out, "pid,step,label,start_ns,duration_ns,rss_end_bytes,rss_delta_bytes,"
+  g_string_append (out, "pid,role,dist_rank,steps_pid,step,label,start_ns,duration_ns,"
+                        "rss_end_bytes,rss_delta_bytes,"
                         "heap_live_end_bytes,heap_delta_bytes,mapped_end_bytes,"
                         "device_end_bytes,device_delta_bytes,retained_bytes,retained_count,"
                         "resident_explained_bytes,unattributed_bytes,h2d_bytes,d2h_bytes");
@@ -264,17 +316,21 @@ steps_csv (GString   *out,
     {
       TideStepRow *r = g_ptr_array_index (rows, i);
 
-      g_string_append_printf (out, "%" G_GINT64_FORMAT ",%d,", r->pid, r->number);
+      g_string_append_printf (out, "%" G_GINT64_FORMAT ",", r->pid);
+      csv_field (out, r->role);
+      g_string_append_c (out, ',');
+      csv_optional (out, r->dist_rank >= 0, r->dist_rank);
+      g_string_append_printf (out, "%" G_GINT64_FORMAT ",%d,", r->steps_pid, r->number);
       csv_field (out, r->label);
       g_string_append_printf (out, ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",",
                               r->start_ns, r->duration_ns);
       csv_optional (out, r->has_rss, r->rss_end);
       csv_optional (out, r->has_rss, r->rss_delta);
       g_string_append_printf (out, "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-                              ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-                              ",%" G_GINT64_FORMAT ",", r->heap_end, r->heap_delta, r->mapped_end,
-                              r->device_end, r->device_delta, r->retained_bytes,
-                              r->retained_count);
+                              ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",", r->heap_end,
+                              r->heap_delta, r->mapped_end, r->device_end, r->device_delta);
+      csv_optional (out, !r->borrowed, r->retained_bytes);
+      csv_optional (out, !r->borrowed, r->retained_count);
       csv_optional (out, r->has_resident, r->resident_explained);
       if (r->has_resident && r->has_rss)
         g_string_append_printf (out, "%" G_GINT64_FORMAT, r->unattributed);
@@ -309,8 +365,12 @@ steps_json (GString   *out,
     {
       TideStepRow *r = g_ptr_array_index (rows, i);
 
-      g_string_append_printf (out, "%s{\"pid\":%" G_GINT64_FORMAT ",\"step\":%d,\"label\":",
-                              i ? "," : "", r->pid, r->number);
+      g_string_append_printf (out, "%s{\"pid\":%" G_GINT64_FORMAT ",\"role\":",
+                              i ? "," : "", r->pid);
+      json_string (out, r->role);
+      json_optional (out, "dist_rank", r->dist_rank >= 0, r->dist_rank);
+      g_string_append_printf (out, ",\"steps_pid\":%" G_GINT64_FORMAT ",\"step\":%d,\"label\":",
+                              r->steps_pid, r->number);
       json_string (out, r->label);
       g_string_append_printf (out, ",\"start_ns\":%" G_GINT64_FORMAT ",\"duration_ns\":%"
                               G_GINT64_FORMAT, r->start_ns, r->duration_ns);
@@ -320,11 +380,11 @@ steps_json (GString   *out,
                               ",\"heap_delta_bytes\":%" G_GINT64_FORMAT
                               ",\"mapped_end_bytes\":%" G_GINT64_FORMAT
                               ",\"device_end_bytes\":%" G_GINT64_FORMAT
-                              ",\"device_delta_bytes\":%" G_GINT64_FORMAT
-                              ",\"retained_bytes\":%" G_GINT64_FORMAT
-                              ",\"retained_count\":%" G_GINT64_FORMAT,
+                              ",\"device_delta_bytes\":%" G_GINT64_FORMAT,
                               r->heap_end, r->heap_delta, r->mapped_end, r->device_end,
-                              r->device_delta, r->retained_bytes, r->retained_count);
+                              r->device_delta);
+      json_optional (out, "retained_bytes", !r->borrowed, r->retained_bytes);
+      json_optional (out, "retained_count", !r->borrowed, r->retained_count);
       json_optional (out, "resident_explained_bytes", r->has_resident, r->resident_explained);
       json_optional (out, "unattributed_bytes", r->has_resident && r->has_rss, r->unattributed);
       g_string_append_printf (out, ",\"h2d_bytes\":%" G_GINT64_FORMAT ",\"d2h_bytes\":%"
@@ -404,9 +464,9 @@ groups_text (GString        *out,
       if (kind == TIDE_GROUPS_SUSPECTS)
         {
           g_autofree char *slope = tide_format_delta (tide_sat_from_double (g->bytes_per_step));
-          g_string_append_printf (out, "%3u. %s/step since step %d, %s live at the last step "
-                                  "(pid %" G_GINT64_FORMAT ", %s)\n", i + 1, slope,
-                                  g->growth_step, bytes, g->pid, dev);
+          g_string_append_printf (out, "%3u. %s/step since step %d, %s live at the last step, "
+                                  "in %s (pid %" G_GINT64_FORMAT ") on %s\n", i + 1, slope,
+                                  g->growth_step, bytes, g->role ? g->role : "?", g->pid, dev);
         }
       else
         {
@@ -463,7 +523,8 @@ static void
 groups_csv (GString   *out,
             GPtrArray *groups)
 {
-  g_string_append (out, "rank,pid,device,bytes,count,resident_bytes,growth_start_step,"
+  g_string_append (out, "position,pid,role,dist_rank,device,bytes,count,resident_bytes,"
+                        "growth_start_step,"
                         "growth_bytes,bytes_per_step,scope,function,file,line,module,stack\n");
   for (guint i = 0; i < groups->len; i++)
     {
@@ -472,8 +533,11 @@ groups_csv (GString   *out,
       g_autofree char *dev = device_name (g->device);
       g_autofree char *stack = frames_joined (g->frames);
 
-      g_string_append_printf (out, "%u,%" G_GINT64_FORMAT ",%s,%" G_GINT64_FORMAT ",",
-                              i + 1, g->pid, dev, g->bytes);
+      g_string_append_printf (out, "%u,%" G_GINT64_FORMAT ",", i + 1, g->pid);
+      csv_field (out, g->role);
+      g_string_append_c (out, ',');
+      csv_optional (out, g->dist_rank >= 0, g->dist_rank);
+      g_string_append_printf (out, "%s,%" G_GINT64_FORMAT ",", dev, g->bytes);
       csv_optional (out, g->count >= 0, g->count);
       csv_optional (out, g->resident_bytes >= 0, g->resident_bytes);
       csv_optional (out, g->growth_step > 0, g->growth_step);
@@ -504,8 +568,11 @@ groups_json (GString        *out,
       TideGroup *g = g_ptr_array_index (groups, i);
       g_autofree char *dev = device_name (g->device);
 
-      g_string_append_printf (out, "%s{\"rank\":%u,\"pid\":%" G_GINT64_FORMAT ",\"device\":\"%s\""
-                              ",\"bytes\":%" G_GINT64_FORMAT, i ? "," : "", i + 1, g->pid, dev,
+      g_string_append_printf (out, "%s{\"position\":%u,\"pid\":%" G_GINT64_FORMAT ",\"role\":",
+                              i ? "," : "", i + 1, g->pid);
+      json_string (out, g->role);
+      json_optional (out, "dist_rank", g->dist_rank >= 0, g->dist_rank);
+      g_string_append_printf (out, ",\"device\":\"%s\",\"bytes\":%" G_GINT64_FORMAT, dev,
                               g->bytes);
       json_optional (out, "count", g->count >= 0, g->count);
       json_optional (out, "resident_bytes", g->resident_bytes >= 0, g->resident_bytes);
@@ -547,4 +614,92 @@ tide_format_groups (GString        *out,
     groups_json (out, groups, kind);
   else
     groups_text (out, groups, kind, by, step);
+}
+
+/* ---- the job's processes ---------------------------------------------------- */
+
+static void
+processes_text (GString   *out,
+                GPtrArray *summaries)
+{
+  g_string_append_printf (out, "Processes of the job: %u\n%8s %8s  %-22s %5s %12s %12s %6s %8s  %s\n",
+                          summaries->len, "PID", "PARENT", "ROLE", "RANK", "PEAK RSS",
+                          "RSS GROWTH", "STEPS", "SUSPECTS", "COMMAND");
+  for (guint i = 0; i < summaries->len; i++)
+    {
+      TideProcessSummary *s = g_ptr_array_index (summaries, i);
+      TideProcess *p = s->process;
+      g_autofree char *parent = s->parent_pid ? g_strdup_printf ("%" G_GINT64_FORMAT, s->parent_pid)
+                                              : g_strdup ("-");
+      g_autofree char *rank = p->dist_rank >= 0 ? g_strdup_printf ("%d", p->dist_rank)
+                                                : g_strdup ("-");
+      g_autofree char *peak = s->has_rss ? tide_format_bytes (s->peak_rss) : g_strdup ("-");
+      g_autofree char *growth = s->has_rss ? tide_format_delta (s->rss_growth) : g_strdup ("-");
+      /* A process without a role is named by its command already. */
+      const char *role = p->role == TIDE_ROLE_COMMAND ? "-" : p->label;
+
+      g_string_append_printf (out, "%8" G_GINT64_FORMAT " %8s  %-22s %5s %12s %12s %6u %8u  %s\n",
+                              p->pid, parent, role, rank, peak, growth, s->n_steps,
+                              s->n_suspects, p->command);
+    }
+}
+
+static void
+processes_csv (GString   *out,
+               GPtrArray *summaries)
+{
+  g_string_append (out, "pid,parent_pid,role,dist_rank,peak_rss_bytes,rss_growth_bytes,steps,"
+                        "suspects,command\n");
+  for (guint i = 0; i < summaries->len; i++)
+    {
+      TideProcessSummary *s = g_ptr_array_index (summaries, i);
+
+      g_string_append_printf (out, "%" G_GINT64_FORMAT ",", s->process->pid);
+      csv_optional (out, s->parent_pid != 0, s->parent_pid);
+      csv_field (out, s->process->label);
+      g_string_append_c (out, ',');
+      csv_optional (out, s->process->dist_rank >= 0, s->process->dist_rank);
+      csv_optional (out, s->has_rss, s->peak_rss);
+      csv_optional (out, s->has_rss, s->rss_growth);
+      g_string_append_printf (out, "%u,%u,", s->n_steps, s->n_suspects);
+      csv_field (out, s->process->command);
+      g_string_append_c (out, '\n');
+    }
+}
+
+static void
+processes_json (GString   *out,
+                GPtrArray *summaries)
+{
+  g_string_append (out, "{\"processes\":[");
+  for (guint i = 0; i < summaries->len; i++)
+    {
+      TideProcessSummary *s = g_ptr_array_index (summaries, i);
+
+      g_string_append_printf (out, "%s{\"pid\":%" G_GINT64_FORMAT, i ? "," : "", s->process->pid);
+      json_optional (out, "parent_pid", s->parent_pid != 0, s->parent_pid);
+      g_string_append (out, ",\"role\":");
+      json_string (out, s->process->label);
+      json_optional (out, "dist_rank", s->process->dist_rank >= 0, s->process->dist_rank);
+      json_optional (out, "peak_rss_bytes", s->has_rss, s->peak_rss);
+      json_optional (out, "rss_growth_bytes", s->has_rss, s->rss_growth);
+      g_string_append_printf (out, ",\"steps\":%u,\"suspects\":%u,\"command\":", s->n_steps,
+                              s->n_suspects);
+      json_string (out, s->process->command);
+      g_string_append_c (out, '}');
+    }
+  g_string_append (out, "]}\n");
+}
+
+void
+tide_format_processes (GString    *out,
+                       GPtrArray  *summaries,
+                       TideFormat  format)
+{
+  if (format == TIDE_FORMAT_CSV)
+    processes_csv (out, summaries);
+  else if (format == TIDE_FORMAT_JSON)
+    processes_json (out, summaries);
+  else
+    processes_text (out, summaries);
 }

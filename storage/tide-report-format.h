@@ -37,4 +37,8 @@ void     tide_format_groups  (GString        *out,
                               gint            step,
                               TideFormat      format);
 
+void     tide_format_processes (GString    *out,
+                                GPtrArray  *summaries,
+                                TideFormat  format);
+
 G_END_DECLS

@@ -22,5 +22,11 @@ gboolean      _tide_report_finish_rows (TideTrace     *trace,
                                         GError       **error);
 char         *_tide_report_column_dup  (sqlite3_stmt  *stmt,
                                         int            col);
+gboolean      _tide_report_label_groups (TideTrace    *trace,
+                                         GPtrArray    *groups,
+                                         GError      **error);
+gboolean      _tide_report_label_steps  (TideTrace    *trace,
+                                         GPtrArray    *rows,
+                                         GError      **error);
 
 G_END_DECLS

@@ -16,6 +16,7 @@ tide_step_row_free (TideStepRow *row)
   if (row == NULL)
     return;
   g_free (row->label);
+  g_free (row->role);
   g_clear_pointer (&row->devices, g_array_unref);
   g_free (row);
 }
@@ -255,7 +256,8 @@ tide_report_steps (TideTrace  *trace,
     }
   if (!_tide_report_finish_rows (trace, stmt, rc, error))
     return NULL;
-  if (!add_transfers (trace, rows, error) || !add_device_ends (trace, rows, error))
+  if (!add_transfers (trace, rows, error) || !add_device_ends (trace, rows, error) ||
+      !_tide_report_label_steps (trace, rows, error))
     return NULL;
   return g_steal_pointer (&rows);
 }

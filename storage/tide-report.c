@@ -44,6 +44,7 @@ tide_group_free (TideGroup *group)
   if (group == NULL)
     return;
   g_free (group->scope_path);
+  g_free (group->role);
   g_clear_pointer (&group->frames, g_ptr_array_unref);
   g_free (group);
 }
@@ -519,6 +520,8 @@ tide_report_suspects (TideTrace    *trace,
         return NULL;
     }
   g_ptr_array_sort (out, compare_by_slope);
+  if (!_tide_report_label_groups (trace, out, error))
+    return NULL;
   return g_steal_pointer (&out);
 }
 
@@ -714,6 +717,8 @@ tide_report_retained (TideTrace    *trace,
       return NULL;
     }
   g_ptr_array_sort (out, compare_by_bytes);
+  if (!_tide_report_label_groups (trace, out, error))
+    return NULL;
   return g_steal_pointer (&out);
 }
 

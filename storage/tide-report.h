@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include "tide-processes.h"
 #include "tide-trace.h"
 
 G_BEGIN_DECLS
@@ -30,6 +31,11 @@ typedef struct
 {
   gint64   process_id;
   gint64   pid;
+  char    *role;                /* the process's label (tide-processes.h) */
+  gint     dist_rank;           /* -1 outside a distributed job */
+  gint64   steps_pid;           /* whose step this is: pid, or the process
+                                 * whose steps it borrows (tide_report_job_steps) */
+  gboolean borrowed;            /* no steps of its own: only RSS and heap are known */
   gint     number;
   char    *label;
   gint64   start_ns;            /* from the trace start */
@@ -67,6 +73,8 @@ typedef struct
 {
   gint64     process_id;
   gint64     pid;
+  char      *role;              /* the process's label (tide-processes.h) */
+  gint       dist_rank;         /* -1 outside a distributed job */
   gint64     stack_id;          /* 0 when grouped by scope */
   gint64     scope_id;          /* 0: no scope; by stack: the scope holding most of its bytes */
   char      *scope_path;        /* NULL: no scope */
@@ -80,12 +88,41 @@ typedef struct
   GPtrArray *frames;            /* TideFrame*, innermost first */
 } TideGroup;
 
+/* One process of the job, for `report --processes`. */
+typedef struct
+{
+  TideProcess *process;
+  gint64       parent_pid;        /* 0: none recorded */
+  guint        n_steps;           /* steps of its own */
+  gboolean     has_rss;
+  gint64       peak_rss;          /* largest RSS sample */
+  gint64       rss_growth;        /* last RSS sample less the first */
+  guint        n_suspects;        /* leak suspects by stack */
+} TideProcessSummary;
+
 void       tide_step_row_free     (TideStepRow *row);
+void       tide_process_summary_free (TideProcessSummary *summary);
 void       tide_frame_free        (TideFrame   *frame);
 void       tide_group_free        (TideGroup   *group);
 
 GPtrArray *tide_report_steps      (TideTrace   *trace,
                                    GError     **error);
+GPtrArray *tide_report_job_steps  (TideTrace   *trace,
+                                   GError     **error);
+GPtrArray *tide_report_processes  (TideTrace   *trace,
+                                   GError     **error);
+GHashTable *tide_report_process_ids (TideTrace              *trace,
+                                     const TideProcessSpec  *spec,
+                                     GError                **error);
+void       tide_report_keep_steps     (GPtrArray  *rows,
+                                       GHashTable *ids);
+void       tide_report_keep_groups    (GPtrArray  *groups,
+                                       GHashTable *ids);
+void       tide_report_keep_summaries (GPtrArray  *summaries,
+                                       GHashTable *ids);
+gint64     tide_report_pick_process   (TideTrace              *trace,
+                                       const TideProcessSpec  *spec,
+                                       GError                **error);
 GPtrArray *tide_report_suspects   (TideTrace   *trace,
                                    TideGroupBy  by,
                                    GError     **error);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * The trace schema, version 1.  Times are CLOCK_MONOTONIC nanoseconds of the
+ * The trace schema (TIDE_SCHEMA_VERSION).  Times are CLOCK_MONOTONIC nanoseconds of the
  * machine that recorded; sizes are bytes.  Estimated quantities multiply a
  * row's size by its sampling weight (1 in --all mode).
  */
@@ -16,7 +16,10 @@ static const char schema_sql[] =
   "  value ANY"
   ") STRICT;"
 
-  /* One row per process image: an exec starts a new row with the same pid. */
+  /* One row per process image: an exec starts a new row with the same pid.
+   * rank is the torch.distributed rank (a DataLoader worker's is its
+   * parent's), worker the DataLoader worker index, role a TideProcessRole
+   * given when the capture ends (tide-processes.c); NULL where unknown. */
   "CREATE TABLE processes ("
   "  id INTEGER PRIMARY KEY,"
   "  pid INTEGER NOT NULL,"
@@ -30,7 +33,9 @@ static const char schema_sql[] =
   "  exit_status INTEGER,"
   "  sample_bytes INTEGER NOT NULL,"
   "  all_mode INTEGER NOT NULL,"
-  "  dropped INTEGER NOT NULL DEFAULT 0"
+  "  dropped INTEGER NOT NULL DEFAULT 0,"
+  "  worker INTEGER,"
+  "  role INTEGER"
   ") STRICT;"
 
   "CREATE TABLE threads ("

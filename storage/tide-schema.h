@@ -12,8 +12,9 @@ G_BEGIN_DECLS
  * a trace from any other SQLite file. */
 #define TIDE_APPLICATION_ID 0x54494445
 /* 2: allocation_ranges, and the writer's allocations_long_lived index in
- * place of allocations_by_alloc.  Version 1 traces are still read. */
-#define TIDE_SCHEMA_VERSION 2
+ * place of allocations_by_alloc.  3: processes.worker and processes.role
+ * (tide-processes.h).  Version 1 and 2 traces are still read. */
+#define TIDE_SCHEMA_VERSION 3
 
 /* Counter ids of the counters table (counter_kinds holds their names). */
 typedef enum

@@ -68,6 +68,7 @@ typedef enum
   OP_SERIES,
   OP_STEP_STATS,
   OP_PROCESS_RANK,
+  OP_PROCESS_WORKER,
   N_OPS
 } OpType;
 
@@ -103,6 +104,7 @@ static const OpShape op_shapes[N_OPS] = {
   [OP_PROCESS_END] = { "UPDATE processes SET end_ns = ?2, exit_status = ?3, dropped = ?4"
                        " WHERE id = ?1", 4, FALSE, 0, 0 },
   [OP_PROCESS_RANK] = { "UPDATE processes SET rank = ?2 WHERE id = ?1", 2, FALSE, 0, 0 },
+  [OP_PROCESS_WORKER] = { "UPDATE processes SET worker = ?2 WHERE id = ?1", 2, FALSE, 0, 0 },
   [OP_THREAD] = { "INSERT INTO threads (id, process_id, tid, name) VALUES (?1, ?2, ?3, ?4)",
                   3, FALSE, 1, 0 },
   [OP_MAPPING] = { "INSERT INTO mappings (process_id, start, end, load_bias, ts_ns, path)"
@@ -902,6 +904,17 @@ tide_trace_writer_set_process_rank (TideTraceWriter *self,
                                     gint             rank)
 {
   Op op = { .type = OP_PROCESS_RANK, .ints = { process_id, rank } };
+
+  writer_push (self, &op);
+}
+
+/* The index of the DataLoader worker that a process is, once it says it. */
+void
+tide_trace_writer_set_process_worker (TideTraceWriter *self,
+                                      gint64           process_id,
+                                      gint             worker)
+{
+  Op op = { .type = OP_PROCESS_WORKER, .ints = { process_id, worker } };
 
   writer_push (self, &op);
 }

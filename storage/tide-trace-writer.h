@@ -83,6 +83,9 @@ void             tide_trace_writer_end_process    (TideTraceWriter        *self,
 void             tide_trace_writer_set_process_rank (TideTraceWriter      *self,
                                                      gint64                process_id,
                                                      gint                  rank);
+void             tide_trace_writer_set_process_worker (TideTraceWriter    *self,
+                                                       gint64              process_id,
+                                                       gint                worker);
 void             tide_trace_writer_add_thread     (TideTraceWriter        *self,
                                                    gint64                  id,
                                                    gint64                  process_id,

@@ -7,7 +7,10 @@
 #include <sqlite3.h>
 
 #include "tide-test-util.h"
+
+#include "tide-schema.h"
 #include "tide-trace-private.h"
+#include "tide-trace-writer.h"
 
 /* A new folder under the temporary directory, never the current one. */
 char *
@@ -86,4 +89,44 @@ tide_test_top_function (TideGroup *group)
   if (group->frames == NULL || group->frames->len == 0)
     return NULL;
   return ((TideFrame *) g_ptr_array_index (group->frames, 0))->function;
+}
+
+/* A trace of two ranks, pids 500 and 501, of ten 1 ms steps each; rank 1
+ * keeps 1 MiB a step from step 4, its only leak suspect. */
+void
+tide_test_write_two_ranks (const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTraceWriter) w = tide_trace_writer_new (path, &error);
+  TideFrameRow frame = { .id = 1, .kind = TIDE_FRAME_NATIVE, .function = "keep_outputs",
+                         .file = "/src/train.c", .line = 25, .module = "/usr/bin/train" };
+
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  tide_trace_writer_add_frame (w, &frame);
+  tide_trace_writer_add_stack_node (w, 1, 0, 1, 1);
+  for (gint rank = 0; rank < 2; rank++)
+    {
+      gint64 id = rank + 1;
+      TideProcessRow proc = { .id = id, .pid = 500 + rank, .ppid = 1, .start_ns = 0,
+                              .all_mode = TRUE, .exe = "/usr/bin/train",
+                              .cmdline = "/usr/bin/train --ddp" };
+
+      tide_trace_writer_add_process (w, &proc);
+      tide_trace_writer_set_process_rank (w, id, rank);
+      for (gint k = 1; k <= 10; k++)
+        {
+          gint64 end = k * G_GINT64_CONSTANT (1000000);
+          TideAllocRow a = { .process_id = id, .alloc_ns = end - 1000, .address = 0x100000 * k,
+                             .size = 1048576, .weight = 1, .stack_id = 1, .device = -1, .kind = 1 };
+
+          tide_trace_writer_add_step (w, id * 100 + k, id, k, "", end - 1000000, end);
+          tide_trace_writer_add_counter (w, id, TIDE_COUNTER_RSS, -1, end - 1, (100 + k) * G_GINT64_CONSTANT (1048576));
+          if (rank == 1 && k >= 4)
+            tide_trace_writer_add_allocation (w, &a);
+        }
+      tide_trace_writer_end_process (w, id, 10 * G_GINT64_CONSTANT (1000000), 0, 0);
+    }
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  g_assert_no_error (error);
 }

@@ -19,5 +19,6 @@ gint64      tide_test_query_int      (TideTrace  *trace,
 char       *tide_test_query_text     (TideTrace  *trace,
                                       const char *sql);
 const char *tide_test_top_function   (TideGroup  *group);
+void        tide_test_write_two_ranks (const char *path);
 
 G_END_DECLS

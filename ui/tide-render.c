@@ -14,6 +14,7 @@
 #include <math.h>
 #include <pango/pangocairo.h>
 
+#include "tide-report.h"
 #include "tide-schema.h"
 #include "tide-timeline-model.h"
 
@@ -892,7 +893,7 @@ tide_render_hover (cairo_t               *cr,
  *
  * Draws the whole trace with tide_palette_light, labels and legend into a
  * PNG file: the job lane, then the lanes of the process the app opens on
- * (tide_job_default_process()).  Needs no display.
+ * (tide_report_pick_process()).  Needs no display.
  */
 gboolean
 tide_render_timeline_png (TideTrace   *trace,
@@ -940,8 +941,17 @@ tide_render_process_png (TideTrace   *trace,
   scene.begin_ns = 0;
   scene.end_ns = MAX (tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace),
                       TIDE_TIMELINE_MIN_SPAN_NS);
-  if (process_id == 0 && (process_id = tide_job_default_process (trace, error)) < 0)
-    return FALSE;
+  if (process_id == 0)
+    {
+      g_autoptr(GError) local_error = NULL;
+
+      process_id = tide_report_pick_process (trace, NULL, &local_error);
+      if (local_error != NULL)
+        {
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+    }
   if ((job = tide_job_lane_query_job (trace, scene.begin_ns, scene.end_ns, width, error)) == NULL ||
       (data = tide_timeline_data_query (trace, process_id, scene.begin_ns, scene.end_ns, width,
                                         error)) == NULL ||

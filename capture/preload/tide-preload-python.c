@@ -643,11 +643,13 @@ tidemark_preload_enabled (void)
   return tide_active ();
 }
 
-/* torch.distributed rank of this process, -1 where unknown. */
+/* torch.distributed rank of this process and its DataLoader worker index,
+ * -1 where unknown. */
 TIDE_EXPORT void
 tidemark_preload_process_info (int rank,
                                int local_rank,
-                               int world_size)
+                               int world_size,
+                               int loader_worker)
 {
   _Alignas (8) unsigned char rec[sizeof (TideWireProcessInfo)];
   TideWireProcessInfo *r = (TideWireProcessInfo *) rec;
@@ -664,6 +666,7 @@ tidemark_preload_process_info (int rank,
   r->rank = rank;
   r->local_rank = local_rank;
   r->world_size = world_size;
+  r->loader_worker = loader_worker;
   tide_send_direct (rec, sizeof rec);
   tide_tls.guard--;
   errno = saved;

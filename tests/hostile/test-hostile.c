@@ -238,12 +238,13 @@ test_rss_at_int64_min (Fixture       *f,
                       " WHERE step_id = (SELECT id FROM steps WHERE number = 2)");
   report = report_steps (f->trace);
   lines = g_strsplit (report, "\n", -1);
-  /* pid, step, label, start, duration, rss_end, rss_delta, ..., unattributed (16th) */
-  g_assert_true (g_regex_match_simple ("^[0-9]+,2,,[0-9]+,[0-9]+,-9223372036854775808,"
-                                       "-9223372036854775808,0,0,0,0,0,0,0,0,"
-                                       "-9223372036854775808,0,0$", lines[2], 0, 0));
-  g_assert_true (g_regex_match_simple ("^[0-9]+,3,,[0-9]+,[0-9]+,3289088,9223372036854775807,",
-                                       lines[3], 0, 0));
+  /* pid, role, dist_rank, steps_pid, step, label, start, duration, rss_end,
+   * rss_delta, ..., unattributed (19th) */
+  g_assert_true (g_regex_match_simple ("^[0-9]+,[^,]*,,[0-9]+,2,,[0-9]+,[0-9]+,"
+                                       "-9223372036854775808,-9223372036854775808,0,0,0,0,0,0,0,"
+                                       "0,-9223372036854775808,0,0$", lines[2], 0, 0));
+  g_assert_true (g_regex_match_simple ("^[0-9]+,[^,]*,,[0-9]+,3,,[0-9]+,[0-9]+,3289088,"
+                                       "9223372036854775807,", lines[3], 0, 0));
 
   /* In text, 2^63 bytes are 8388608 TiB, with the sign. */
   {
@@ -308,9 +309,9 @@ test_ids_near_int64_max (Fixture       *f,
    * without frames. */
   g_assert_nonnull (strstr (run.out, "fastest first:\n"
                                      "  1. +4.00 MiB/step since step 5, 24.00 MiB live at the last "
-                                     "step (pid 22222, host)\n"
+                                     "step, in leaky-steps (pid 22222) on host\n"
                                      "  2. +1.50 MiB/step since step 4, 10.50 MiB live at the last "
-                                     "step (pid 22222, host)\n"));
+                                     "step, in leaky-steps (pid 22222) on host\n"));
 }
 
 /* Two processes whose RSS summaries stand at G_MAXINT64: the "all
@@ -370,7 +371,8 @@ test_size_1e308 (Fixture       *f,
   exec_sql (f->trace, "UPDATE allocations SET size = 1e308");
   tide_run_limited (json, LIMIT_S, &run);
   g_assert_cmpint (run.status, ==, 0);
-  g_assert_true (g_str_has_prefix (run.out, "{\"retained\":[{\"rank\":1,\"pid\":22222,"
+  g_assert_true (g_str_has_prefix (run.out, "{\"retained\":[{\"position\":1,\"pid\":22222,"
+                                            "\"role\":\"leaky-steps\",\"dist_rank\":null,"
                                             "\"device\":\"host\",\"bytes\":9223372036854775807,"));
   tide_run_limited (text, LIMIT_S, &run_text);
   g_assert_cmpint (run_text.status, ==, 0);

@@ -8,10 +8,16 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <glib/gstdio.h>
+#include <netinet/in.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include "tide-processes.h"
+#include "tide-report-format.h"
 #include "tide-report.h"
 #include "tide-schema.h"
 #include "tide-test-util.h"
@@ -362,6 +368,60 @@ test_python_api (Fixture       *f,
 
 /* ---- DataLoader workers ----------------------------------------------------------- */
 
+static gint
+compare_strings (gconstpointer a,
+                 gconstpointer b)
+{
+  return g_strcmp0 (*(char * const *) a, *(char * const *) b);
+}
+
+/* Sorted "label [dist_rank]" of every process, joined by "; ". */
+static char *
+process_labels (TideTrace  *trace,
+                GPtrArray **processes_out)
+{
+  g_autoptr(GPtrArray) processes = tide_trace_list_processes (trace, NULL);
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+
+  g_assert_nonnull (processes);
+  for (guint i = 0; i < processes->len; i++)
+    {
+      TideProcess *p = g_ptr_array_index (processes, i);
+      g_ptr_array_add (names, g_strdup_printf ("%s [%d]", p->label, p->dist_rank));
+    }
+  g_ptr_array_sort (names, compare_strings);
+  g_ptr_array_add (names, NULL);
+  if (processes_out != NULL)
+    *processes_out = g_steal_pointer (&processes);
+  return g_strjoinv ("; ", (char **) names->pdata);
+}
+
+/* The parent is rank 3 (from RANK); its two workers say which they are,
+ * and `report --steps` shows all three at each of the parent's steps. */
+static void
+assert_loader_roles (TideTrace *trace)
+{
+  g_autoptr(GPtrArray) processes = NULL;
+  g_autofree char *names = process_labels (trace, &processes);
+  g_autoptr(GPtrArray) rows = tide_report_job_steps (trace, NULL);
+  g_autoptr(GString) text = g_string_new (NULL);
+
+  g_assert_cmpstr (names, ==, "DataLoader worker 0 [3]; DataLoader worker 1 [3]; rank 3 [3]");
+  g_assert_nonnull (rows);
+  g_assert_cmpuint (rows->len, ==, 3 * 16);
+  tide_format_steps (text, rows, TIDE_FORMAT_TEXT);
+  g_assert_true (g_str_has_prefix (text->str, "Steps of the job: 3 processes, each at each step\n"));
+  for (guint i = 0; i < processes->len; i++)
+    {
+      TideProcess *p = g_ptr_array_index (processes, i);
+      g_autofree char *name = tide_process_describe (p);
+      g_autofree char *row_16 = g_strdup_printf ("\n   16             %s ", name);
+
+      /* Every process at the last step of the job. */
+      g_assert_nonnull (strstr (text->str, row_16));
+    }
+}
+
 static void
 test_dataloader (Fixture       *f,
                  gconstpointer  data)
@@ -384,6 +444,7 @@ test_dataloader (Fixture       *f,
   g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM steps"), ==, 16);
   /* Rank from RANK, in every process of the job. */
   g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes WHERE rank = 3"), ==, 3);
+  assert_loader_roles (trace);
   /* The workers ran Python too: in each, allocations carry the Python
    * frame of the worker's loop, as a Python frame (kind 2), not a native
    * one of the interpreter. */
@@ -447,6 +508,84 @@ test_example (Fixture       *f,
   g_assert_cmpstr (py->file, ==, script);
   g_assert_cmpstr (py->function, ==, "Probe.forward");
   g_assert_cmpint (py->line, ==, marked_line (script, "# LEAK-LINE"));
+}
+
+/* ---- a two-rank DistributedDataParallel job ------------------------------------------ */
+
+static int
+free_tcp_port (void)
+{
+  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  socklen_t len = sizeof addr;
+  int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (bind (fd, (struct sockaddr *) &addr, sizeof addr), ==, 0);
+  g_assert_cmpint (getsockname (fd, (struct sockaddr *) &addr, &len), ==, 0);
+  close (fd);
+  return ntohs (addr.sin_port);
+}
+
+/* torch.multiprocessing.spawn, no RANK anywhere: the ranks come from
+ * torch.distributed, and rank 1 alone keeps its outputs with their graphs. */
+static void
+test_ddp_spawn (Fixture       *f,
+                gconstpointer  data)
+{
+  g_autofree char *port = g_strdup_printf ("%d", free_tcp_port ());
+  const char *args[] = { port, "1", G_STRINGIFY (STEPS), NULL };
+  g_autofree char *out = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GPtrArray) processes = NULL;
+  g_autoptr(GPtrArray) suspects = NULL;
+  g_autoptr(GPtrArray) summaries = NULL;
+  g_autoptr(GPtrArray) listing = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *listed = NULL;
+  g_autofree char *names = NULL;
+  gint64 rank1_pid = 0;
+
+  g_unsetenv ("RANK");
+  g_unsetenv ("LOCAL_RANK");
+  g_unsetenv ("WORLD_SIZE");
+  out = record (f, (const char *[]) { "--torch", NULL }, "train-ddp.py", args);
+  g_assert_cmpstr (out, ==, "done " G_STRINGIFY (STEPS) "\n");
+  trace = open_trace (f);
+  names = process_labels (trace, &processes);
+  g_assert_cmpstr (names, ==, "helper [-1]; launcher [-1]; rank 0 [0]; rank 1 [1]");
+  for (guint i = 0; i < processes->len; i++)
+    {
+      TideProcess *p = g_ptr_array_index (processes, i);
+      if (p->role == TIDE_ROLE_RANK && p->dist_rank == 1)
+        rank1_pid = p->pid;
+    }
+
+  /* Every suspect is rank 1's; rank 0 has none. */
+  suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
+  g_assert_cmpuint (suspects->len, >=, 1);
+  for (guint i = 0; i < suspects->len; i++)
+    {
+      TideGroup *g = g_ptr_array_index (suspects, i);
+
+      g_assert_cmpint (g->dist_rank, ==, 1);
+      g_assert_cmpstr (g->role, ==, "rank 1");
+      g_assert_cmpint (g->pid, ==, rank1_pid);
+    }
+
+  /* report --processes: the launcher, its helper and the ranks with their
+   * own steps; only rank 1 has suspects. */
+  summaries = tide_report_processes (trace, NULL);
+  g_assert_nonnull (summaries);
+  for (guint i = 0; i < summaries->len; i++)
+    {
+      TideProcessSummary *s = g_ptr_array_index (summaries, i);
+      g_ptr_array_add (listing, g_strdup_printf ("%s:%u:%s", s->process->label, s->n_steps,
+                                                 s->n_suspects > 0 ? "suspects" : "none"));
+    }
+  g_ptr_array_sort (listing, compare_strings);
+  g_ptr_array_add (listing, NULL);
+  listed = g_strjoinv (" ", (char **) listing->pdata);
+  g_assert_cmpstr (listed, ==, "helper:0:none launcher:0:none rank 0:" G_STRINGIFY (STEPS)
+                   ":none rank 1:" G_STRINGIFY (STEPS) ":suspects");
 }
 
 /* ---- without the profiler: the package is a no-op ---------------------------------- */
@@ -514,6 +653,7 @@ main (int    argc,
   ADD ("/python/example/leak", NULL, test_example);
   ADD ("/python/example/control", "control", test_example);
   ADD ("/python/api-in-recording", NULL, test_python_api);
+  ADD ("/python/ddp-spawn", NULL, test_ddp_spawn);
 #undef ADD
   g_test_add_func ("/python/package-without-profiler", test_package_without_profiler);
   return g_test_run ();

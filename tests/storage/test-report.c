@@ -285,14 +285,15 @@ test_steps_csv (Fixture       *f,
 
   tide_format_steps (out, rows, TIDE_FORMAT_CSV);
   lines = g_strsplit (out->str, "\n", -1);
-  g_assert_cmpstr (lines[0], ==, "pid,step,label,start_ns,duration_ns,rss_end_bytes,"
+  g_assert_cmpstr (lines[0], ==, "pid,role,dist_rank,steps_pid,step,label,start_ns,"
+                                 "duration_ns,rss_end_bytes,"
                                  "rss_delta_bytes,heap_live_end_bytes,heap_delta_bytes,"
                                  "mapped_end_bytes,device_end_bytes,device_delta_bytes,"
                                  "retained_bytes,retained_count,resident_explained_bytes,"
                                  "unattributed_bytes,h2d_bytes,d2h_bytes");
-  g_assert_cmpstr (lines[4], ==, "100,4,,3000000,1000000,14680064,1048576,2621440,1572864,"
+  g_assert_cmpstr (lines[4], ==, "100,trainer,,100,4,,3000000,1000000,14680064,1048576,2621440,1572864,"
                                  "0,0,0,1572864,96,,,0,0");
-  g_assert_cmpstr (lines[10], ==, "100,10,last,9000000,1000000,20971520,1048576,12058624,"
+  g_assert_cmpstr (lines[10], ==, "100,trainer,,100,10,last,9000000,1000000,20971520,1048576,12058624,"
                                   "1572864,0,0,0,1572864,96,,,0,0");
   g_assert_cmpuint (g_strv_length (lines), ==, 2 * N_STEPS + 2);
 }
@@ -308,7 +309,8 @@ test_suspects_json (Fixture       *f,
                       TIDE_FORMAT_JSON);
   /* A stack suspect names the scope that holds most of its bytes. */
   const char *expected =
-    "{\"suspects\":[{\"rank\":1,\"pid\":100,\"device\":\"host\",\"bytes\":11010048,"
+    "{\"suspects\":[{\"position\":1,\"pid\":100,\"role\":\"trainer\",\"dist_rank\":null,"
+    "\"device\":\"host\",\"bytes\":11010048,"
     "\"count\":null,\"resident_bytes\":null,\"growth_start_step\":4,"
     "\"growth_bytes\":11010048,\"bytes_per_step\":1572864,\"scope\":\"model.encoder\","
     "\"frames\":[{\"function\":\"leak_feature_cache\",\"file\":\"/src/trainer.c\","

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "tide-test-trace.h"
+#include "tide-test-util.h"
 #include "tide-timeline-view-private.h"
 #include "tide-window-private.h"
 
@@ -329,15 +330,16 @@ test_export_csv (void)
 
   lines = g_strsplit (cli_drill, "\n", -1);
   g_assert_cmpuint (g_strv_length (lines), ==, 4);          /* header, 2 rows, "" */
+  /* position,pid,role,dist_rank,device,bytes,count,... */
   fields = g_strsplit (lines[1], ",", -1);
-  g_assert_cmpstr (fields[3], ==, "4194304");
-  g_assert_cmpstr (fields[4], ==, "1");
-  g_assert_cmpstr (fields[10], ==, "leak_big_tensor");
+  g_assert_cmpstr (fields[5], ==, "4194304");
+  g_assert_cmpstr (fields[6], ==, "1");
+  g_assert_cmpstr (fields[12], ==, "leak_big_tensor");
   g_strfreev (fields);
   fields = g_strsplit (lines[2], ",", -1);
-  g_assert_cmpstr (fields[3], ==, "1572864");
-  g_assert_cmpstr (fields[4], ==, "96");
-  g_assert_cmpstr (fields[10], ==, "leak_feature_cache");
+  g_assert_cmpstr (fields[5], ==, "1572864");
+  g_assert_cmpstr (fields[6], ==, "96");
+  g_assert_cmpstr (fields[12], ==, "leak_feature_cache");
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
@@ -492,6 +494,30 @@ assert_error_page (const char *path,
   g_assert_cmpstr (gtk_stack_get_visible_child_name (window->stack), ==, "error");
   g_assert_false (action_enabled (window, "win.export-png"));
   g_assert_true (action_enabled (window, "win.open"));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* A two-rank trace: the picker names each rank with its command and marks
+ * the one with a suspect, and the window opens on it, not on rank 0. */
+static void
+test_open_on_leaking_rank (void)
+{
+  g_autofree char *path = g_build_filename (tmp_dir, "two-ranks.tide", NULL);
+  TideWindow *window;
+  GListModel *names;
+
+  tide_test_write_two_ranks (path);
+  window = window_open (path);
+  g_assert_cmpint (window->state, ==, TIDE_WINDOW_TRACE);
+  names = gtk_drop_down_get_model (window->process_dropdown);
+  g_assert_cmpuint (g_list_model_get_n_items (names), ==, 2);
+  g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (names), 0), ==,
+                   "rank 0 · train --ddp");
+  g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (names), 1), ==,
+                   "rank 1 · train --ddp · 1 suspect");
+  g_assert_cmpint (window->process_id, ==, 2);
+  g_assert_cmpuint (gtk_drop_down_get_selected (window->process_dropdown), ==, 1);
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (window->process_bar)));
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
@@ -872,7 +898,7 @@ test_job (void)
   g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (names), 0), ==,
                    "rank 0 · python3 train.py");
   g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (names), 1), ==,
-                   "rank 1 · python3 train.py — 1 leak suspect");
+                   "rank 1 · python3 train.py · 1 suspect");
   g_assert_cmpuint (gtk_drop_down_get_selected (window->process_dropdown), ==, 1);
 
   /* Rank 0's band is the bottom of the job lane: the lowest row that is on
@@ -931,6 +957,7 @@ main (int   argc,
   g_test_add_func ("/gui/export-png-chosen-size", test_export_png_chosen_size);
   g_test_add_func ("/gui/suspect-highlight", test_suspect_highlight);
   g_test_add_func ("/gui/job", test_job);
+  g_test_add_func ("/gui/open-on-leaking-rank", test_open_on_leaking_rank);
   g_test_add_func ("/gui/bad-files", test_bad_files);
   g_test_add_func ("/gui/incomplete-trace", test_incomplete_trace);
   g_test_add_func ("/gui/early-end-trace", test_early_end_trace);

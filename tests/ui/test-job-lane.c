@@ -12,7 +12,6 @@
 #include "tide-render.h"
 #include "tide-report.h"
 #include "tide-schema.h"
-#include "tide-storage-error.h"
 #include "tide-test-png.h"
 #include "tide-test-util.h"
 #include "tide-test-trace.h"
@@ -100,29 +99,6 @@ test_bands (Fixture       *f,
   g_assert_no_error (error);
 }
 
-/* What the process picker lists: every process, by role and command, with
- * its number of suspects. */
-static void
-test_processes (Fixture       *f,
-                gconstpointer  unused)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) suspects = tide_report_suspects (f->trace, TIDE_GROUP_BY_STACK, &error);
-  g_autoptr(GPtrArray) processes = tide_job_processes (f->trace, suspects, &error);
-  const TideJobProcess *p;
-
-  g_assert_no_error (error);
-  g_assert_cmpuint (processes->len, ==, 2);
-  p = g_ptr_array_index (processes, 0);
-  g_assert_cmpint (p->pid, ==, 100);
-  g_assert_cmpstr (p->label, ==, "rank 0 · python3 train.py");
-  g_assert_cmpuint (p->n_suspects, ==, 0);
-  p = g_ptr_array_index (processes, 1);
-  g_assert_cmpint (p->pid, ==, 101);
-  g_assert_cmpstr (p->label, ==, "rank 1 · python3 train.py");
-  g_assert_cmpuint (p->n_suspects, ==, 1);
-}
-
 /* The leaking rank, although it is not the first process. */
 static void
 test_default_process (Fixture       *f,
@@ -130,26 +106,8 @@ test_default_process (Fixture       *f,
 {
   g_autoptr(GError) error = NULL;
 
-  g_assert_cmpint (tide_job_default_process (f->trace, &error), ==, 2);
+  g_assert_cmpint (tide_report_pick_process (f->trace, NULL, &error), ==, 2);
   g_assert_no_error (error);
-}
-
-static void
-test_find_process (Fixture       *f,
-                   gconstpointer  unused)
-{
-  g_autoptr(GError) error = NULL;
-
-  g_assert_cmpint (tide_job_find_process (f->trace, "rank:1", &error), ==, 2);
-  g_assert_cmpint (tide_job_find_process (f->trace, "rank:0", &error), ==, 1);
-  g_assert_cmpint (tide_job_find_process (f->trace, "101", &error), ==, 2);
-  g_assert_no_error (error);
-  g_assert_cmpint (tide_job_find_process (f->trace, "rank:7", &error), ==, -1);
-  g_assert_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_NOT_FOUND);
-  g_assert_cmpstr (error->message, ==, "the trace has no process rank:7");
-  g_clear_error (&error);
-  g_assert_cmpint (tide_job_find_process (f->trace, "rank:x", &error), ==, -1);
-  g_assert_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE);
 }
 
 /* The exported PNG: the job lane shows both ranks in their colours, stacked
@@ -273,9 +231,7 @@ main (int    argc,
   g_test_init (&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
   ADD ("/job-lane/bands", test_bands);
-  ADD ("/job-lane/processes", test_processes);
   ADD ("/job-lane/default-process", test_default_process);
-  ADD ("/job-lane/find-process", test_find_process);
   ADD ("/job-lane/png", test_png);
   ADD ("/job-lane/png-rss-classes", test_png_rss_classes);
   ADD ("/job-lane/click", test_click);

@@ -52,7 +52,7 @@ class _Native:
         self.attach.argtypes = [ctypes.c_int]
         self.attach.restype = ctypes.c_int
         self.info = with_gil.tidemark_preload_process_info
-        self.info.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        self.info.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
         self.info.restype = None
         self.active = True
 
@@ -111,7 +111,8 @@ def module_path(module):
 def watch(model, name="model"):
     """Names the modules of `model` by their dotted paths from named_modules:
     `name` for the model itself, `name.encoder.layers.2` for a submodule.
-    Without `tidemark record --torch`, also hooks their forward calls."""
+    Without `tidemark record --torch`, also hooks their forward calls.
+    Tells the profiler this process's torch.distributed rank, if it has one."""
     if not _native.active:
         return model
     with _paths_lock:
@@ -120,4 +121,5 @@ def watch(model, name="model"):
     from . import torch_hooks
     if not torch_hooks.installed():
         torch_hooks.hook_model(model)
+    torch_hooks.send_distributed_rank()
     return model

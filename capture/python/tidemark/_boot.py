@@ -35,7 +35,7 @@ def _env_int(name):
 def _send_rank():
     rank, local, world = (_env_int(n) for n in ("RANK", "LOCAL_RANK", "WORLD_SIZE"))
     if rank >= 0 or local >= 0 or world >= 0:
-        _native.info(rank, local, world)
+        _native.info(rank, local, world, -1)
 
 
 def start():

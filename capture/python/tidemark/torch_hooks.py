@@ -12,6 +12,10 @@ script.
   class name, so submodules get paths like `Net.encoder.layers.2`.
 - Allocations made while a module is constructed (`__init__`) or moved
   (`_apply`, behind `.to()`, `.cuda()`, `.float()` ...) carry its scope.
+- A process tells its torch.distributed rank once `init_process_group`
+  returns (jobs started by `torch.multiprocessing.spawn` have no RANK in
+  their environment), and a DataLoader worker its index when torch makes
+  its WorkerInfo.
 """
 
 import functools
@@ -191,6 +195,53 @@ def _hook_construction(torch):
     Module._apply = _apply
 
 
+# ---- process roles ----------------------------------------------------------------
+
+def send_distributed_rank():
+    """The rank and world size of torch.distributed, once it is set up."""
+    dist = sys.modules.get("torch.distributed")
+    try:
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            _native.info(dist.get_rank(), -1, dist.get_world_size(), -1)
+    except Exception:  # the profiler must never break the program
+        pass
+
+
+def _hook_distributed(torch):
+    dist = torch.distributed
+    init = getattr(dist, "init_process_group", None)
+    if init is None or getattr(init, "_tidemark", False):
+        return
+
+    @functools.wraps(init)
+    def init_process_group(*args, **kwargs):
+        result = init(*args, **kwargs)
+        send_distributed_rank()
+        return result
+
+    init_process_group._tidemark = True
+    dist.init_process_group = init_process_group
+
+
+def _hook_loader_workers(torch):
+    # torch's worker loop makes one WorkerInfo(id=...) in each worker
+    # process, before the user's worker_init_fn runs.
+    WorkerInfo = torch.utils.data._utils.worker.WorkerInfo
+    init = WorkerInfo.__init__
+    if getattr(init, "_tidemark", False):
+        return
+
+    @functools.wraps(init)
+    def __init__(self, **kwargs):
+        init(self, **kwargs)
+        worker = kwargs.get("id")
+        if isinstance(worker, int) and worker >= 0:
+            _native.info(-1, -1, -1, worker)
+
+    __init__._tidemark = True
+    WorkerInfo.__init__ = __init__
+
+
 def hook_model(model):
     """Forward hooks on the modules of one model (watch() without --torch)."""
     for module in model.modules():
@@ -210,6 +261,11 @@ def install(torch):
     module_mod.register_module_forward_hook(_post_hook)
     _hook_optimizers(torch)
     _hook_construction(torch)
+    for hook in (_hook_distributed, _hook_loader_workers):
+        try:
+            hook(torch)
+        except Exception:  # a torch without these parts still gets the rest
+            pass
 
 
 # ---- after-import hooks ------------------------------------------------------------

@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * Roles of the processes of a job.  A process tells the recorder its
+ * distributed rank (from RANK, or from torch.distributed once its process
+ * group is up) and, in a DataLoader worker, the worker's index; the rest
+ * follows from the process tree and command lines when the capture ends:
+ *
+ *   helper         its command names a helper of multiprocessing or torch
+ *   worker         it said it is a DataLoader worker
+ *   rank           it said its rank
+ *   launcher       a parent of ranks, or of workers when it has no steps
+ *                  of its own
+ *   command        anything else, named by its command
+ *
+ * Traces of schema 1 and 2 have no stored roles: they get the same rules
+ * when they are read, without workers, which those traces never recorded.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "tide-processes.h"
+#include "tide-schema.h"
+#include "tide-trace-private.h"
+
+/* Command-line fragments of the helper processes that Python's
+ * multiprocessing and torch start next to a job. */
+static const char * const helper_commands[] = {
+  "multiprocessing.resource_tracker",
+  "multiprocessing.semaphore_tracker",
+  "multiprocessing.forkserver",
+  "torch_shm_manager",
+};
+
+void
+tide_process_free (TideProcess *process)
+{
+  if (process == NULL)
+    return;
+  g_free (process->command);
+  g_free (process->label);
+  g_free (process);
+}
+
+/* The command line with its program by base name: "python3 /src/train.py",
+ * valid UTF-8 whatever the trace holds. */
+static char *
+short_command (const char *cmdline,
+               const char *exe)
+{
+  const char *line = cmdline != NULL && *cmdline != '\0' ? cmdline : exe;
+  const char *end, *slash;
+
+  if (line == NULL || *line == '\0')
+    return g_strdup ("?");
+  end = strchr (line, ' ');
+  if (end == NULL)
+    end = line + strlen (line);
+  slash = g_strrstr_len (line, end - line, "/");
+  return g_utf8_make_valid (slash != NULL && slash + 1 < end ? slash + 1 : line, -1);
+}
+
+#define LABEL_MAX_CHARS 40
+
+/* A command as a label: every absolute path by its base name, as in
+ * "python3 train.py --epochs 3", cut at LABEL_MAX_CHARS. */
+static char *
+command_label (const char *command)
+{
+  g_auto(GStrv) words = g_strsplit (command, " ", -1);
+  g_autofree char *joined = NULL;
+
+  for (guint i = 0; words[i] != NULL; i++)
+    {
+      char *slash = strrchr (words[i], '/');
+
+      if (words[i][0] == '/' && slash != NULL && slash[1] != '\0')
+        memmove (words[i], slash + 1, strlen (slash + 1) + 1);
+    }
+  joined = g_strjoinv (" ", words);
+  if (g_utf8_strlen (joined, -1) <= LABEL_MAX_CHARS)
+    return g_steal_pointer (&joined);
+  {
+    g_autofree char *head = g_utf8_substring (joined, 0, LABEL_MAX_CHARS - 1);
+    return g_strconcat (head, "…", NULL);
+  }
+}
+
+static gboolean
+is_helper (const TideProcess *p)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (helper_commands); i++)
+    if (strstr (p->command, helper_commands[i]) != NULL)
+      return TRUE;
+  return FALSE;
+}
+
+/* @processes: as tide_trace_list_processes() returns them, by id; a
+ * binary search, so that a trace of many processes stays cheap. */
+TideProcess *
+tide_processes_find (GPtrArray *processes,
+                     gint64     process_id)
+{
+  guint lo = 0, hi = processes->len;
+
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      TideProcess *p = g_ptr_array_index (processes, mid);
+
+      if (p->id == process_id)
+        return p;
+      if (p->id < process_id)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return NULL;
+}
+
+/* A parent of ranks is their launcher; so is a parent of DataLoader workers
+ * that does not step itself (one that does is the training process, named
+ * by its command).  A worker started by rank N works for rank N. */
+static void
+derive_from_children (GPtrArray *processes)
+{
+  for (guint i = 0; i < processes->len; i++)
+    {
+      TideProcess *p = g_ptr_array_index (processes, i);
+      TideProcess *parent = tide_processes_find (processes, p->parent_id);
+
+      if (parent == NULL || parent == p)
+        continue;
+      if (parent->role == TIDE_ROLE_COMMAND &&
+          (p->role == TIDE_ROLE_RANK || (p->role == TIDE_ROLE_LOADER_WORKER && !parent->has_steps)))
+        parent->role = TIDE_ROLE_LAUNCHER;
+      if (p->role == TIDE_ROLE_LOADER_WORKER && p->dist_rank < 0)
+        p->dist_rank = parent->dist_rank;
+    }
+}
+
+/* The rules of the file comment, from what the processes said. */
+static void
+derive_roles (GPtrArray *processes)
+{
+  for (guint i = 0; i < processes->len; i++)
+    {
+      TideProcess *p = g_ptr_array_index (processes, i);
+
+      if (is_helper (p))
+        p->role = TIDE_ROLE_HELPER;
+      else if (p->worker >= 0)
+        p->role = TIDE_ROLE_LOADER_WORKER;
+      else if (p->dist_rank >= 0)
+        p->role = TIDE_ROLE_RANK;
+      else
+        p->role = TIDE_ROLE_COMMAND;
+    }
+  derive_from_children (processes);
+}
+
+static char *
+role_label (const TideProcess *p)
+{
+  switch (p->role)
+    {
+    case TIDE_ROLE_RANK:
+      return g_strdup_printf ("rank %d", p->dist_rank);
+    case TIDE_ROLE_LOADER_WORKER:
+      return g_strdup_printf ("DataLoader worker %d", p->worker);
+    case TIDE_ROLE_LAUNCHER:
+      return g_strdup ("launcher");
+    case TIDE_ROLE_HELPER:
+      return g_strdup ("helper");
+    case TIDE_ROLE_COMMAND:
+    default:
+      return command_label (p->command);
+    }
+}
+
+/* A stored role is untrusted input: one that does not fit the rest of its
+ * row falls back to the command. */
+static TideProcessRole
+checked_role (gint64             stored,
+              const TideProcess *p)
+{
+  if ((stored == TIDE_ROLE_RANK && p->dist_rank < 0) ||
+      (stored == TIDE_ROLE_LOADER_WORKER && p->worker < 0) ||
+      stored < TIDE_ROLE_COMMAND || stored > TIDE_ROLE_HELPER)
+    return TIDE_ROLE_COMMAND;
+  return (TideProcessRole) stored;
+}
+
+static gint
+column_index_or_none (sqlite3_stmt *stmt,
+                      int           col)
+{
+  gint64 value = sqlite3_column_int64 (stmt, col);
+
+  if (sqlite3_column_type (stmt, col) == SQLITE_NULL || value < 0 || value > G_MAXINT)
+    return -1;
+  return (gint) value;
+}
+
+static gboolean
+has_role_columns (sqlite3 *db)
+{
+  sqlite3_stmt *stmt = NULL;
+  gboolean found = sqlite3_prepare_v2 (db, "SELECT worker, role FROM processes LIMIT 0", -1,
+                                       &stmt, NULL) == SQLITE_OK;
+
+  sqlite3_finalize (stmt);
+  return found;
+}
+
+static TideProcess *
+read_process (sqlite3_stmt *stmt)
+{
+  TideProcess *p = g_new0 (TideProcess, 1);
+
+  p->id = sqlite3_column_int64 (stmt, 0);
+  p->pid = sqlite3_column_int64 (stmt, 1);
+  p->parent_id = sqlite3_column_int64 (stmt, 2);
+  p->start_ns = sqlite3_column_int64 (stmt, 3);
+  p->end_ns = sqlite3_column_int64 (stmt, 4);
+  p->dist_rank = column_index_or_none (stmt, 5);
+  p->worker = column_index_or_none (stmt, 6);
+  p->command = short_command ((const char *) sqlite3_column_text (stmt, 8),
+                              (const char *) sqlite3_column_text (stmt, 9));
+  p->has_steps = sqlite3_column_int (stmt, 10) != 0;
+  p->role = checked_role (sqlite3_column_int64 (stmt, 7), p);
+  return p;
+}
+
+/* Every process with its role: the stored one, or derived when the trace
+ * has none (schema 1 and 2, or a capture that did not finish) or when
+ * @derive asks for it. */
+static GPtrArray *
+load_processes (sqlite3  *db,
+                gboolean  derive,
+                GError  **error)
+{
+  g_autoptr(GPtrArray) processes = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_process_free);
+  gboolean stored = has_role_columns (db);
+  g_autofree char *sql = g_strdup_printf (
+    "SELECT id, pid, coalesce (parent_id, 0), start_ns, coalesce (end_ns, 0), rank, %s,"
+    "  cmdline, exe, EXISTS (SELECT 1 FROM steps s WHERE s.process_id = processes.id)"
+    " FROM processes ORDER BY id",
+    stored ? "worker, role" : "NULL, NULL");
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, sql, "cannot read the processes", error);
+  int rc;
+
+  if (stmt == NULL)
+    return NULL;
+  derive = derive || !stored;
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      derive = derive || sqlite3_column_type (stmt, 7) == SQLITE_NULL;
+      g_ptr_array_add (processes, read_process (stmt));
+    }
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      tide_sqlite_set_error (error, db, "cannot read the processes");
+      return NULL;
+    }
+  if (derive)
+    derive_roles (processes);
+  for (guint i = 0; i < processes->len; i++)
+    {
+      TideProcess *p = g_ptr_array_index (processes, i);
+      p->label = role_label (p);
+    }
+  return g_steal_pointer (&processes);
+}
+
+/**
+ * tide_trace_list_processes:
+ *
+ * Returns: (transfer full) (element-type TideProcess): every process of the
+ *   trace, in the order the recorder saw them
+ */
+GPtrArray *
+tide_trace_list_processes (TideTrace  *trace,
+                           GError    **error)
+{
+  return load_processes (_tide_trace_get_db (trace), FALSE, error);
+}
+
+gboolean
+tide_processes_store_roles (sqlite3  *db,
+                            GError  **error)
+{
+  g_autoptr(GPtrArray) processes = NULL;
+  sqlite3_stmt *stmt;
+  gboolean ok = TRUE;
+
+  /* An unfinished trace of schema 1 or 2, summarized in memory. */
+  if (!has_role_columns (db))
+    return TRUE;
+  processes = load_processes (db, TRUE, error);
+  stmt = processes ? tide_sqlite_prepare (db, "UPDATE processes SET role = ?2, rank = ?3"
+                                              " WHERE id = ?1", "cannot store roles", error)
+                   : NULL;
+  if (stmt == NULL)
+    return FALSE;
+  for (guint i = 0; ok && i < processes->len; i++)
+    {
+      TideProcess *p = g_ptr_array_index (processes, i);
+
+      sqlite3_bind_int64 (stmt, 1, p->id);
+      sqlite3_bind_int (stmt, 2, p->role);
+      if (p->dist_rank >= 0)
+        sqlite3_bind_int (stmt, 3, p->dist_rank);
+      else
+        sqlite3_bind_null (stmt, 3);
+      ok = sqlite3_step (stmt) == SQLITE_DONE;
+      sqlite3_reset (stmt);
+    }
+  if (!ok)
+    tide_sqlite_set_error (error, db, "cannot store roles");
+  sqlite3_finalize (stmt);
+  return ok;
+}
+
+/* How the app's process picker lists a process: its role and command, and
+ * its leak suspects if it has any: "rank 1 · python3 train.py · 2 suspects". */
+char *
+tide_process_picker_name (const TideProcess *process,
+                          guint              n_suspects)
+{
+  g_autofree char *command = command_label (process->command);
+  g_autofree char *suspects = n_suspects == 0 ? g_strdup ("")
+                              : g_strdup_printf (" · %u suspect%s", n_suspects,
+                                                 n_suspects == 1 ? "" : "s");
+
+  if (process->role == TIDE_ROLE_COMMAND)
+    return g_strconcat (command, suspects, NULL);
+  return g_strdup_printf ("%s · %s%s", process->label, command, suspects);
+}
+
+/* "rank 1 (pid 4242)" */
+char *
+tide_process_describe (const TideProcess *process)
+{
+  return g_strdup_printf ("%s (pid %" G_GINT64_FORMAT ")", process->label, process->pid);
+}
+
+gboolean
+tide_process_spec_parse (const char      *text,
+                         TideProcessSpec *spec)
+{
+  guint64 value = 0;
+  gboolean by_rank = g_str_has_prefix (text, "rank:");
+
+  if (!g_ascii_string_to_unsigned (by_rank ? text + 5 : text, 10, by_rank ? 0 : 1,
+                                   G_MAXINT, &value, NULL))
+    return FALSE;
+  spec->pid = by_rank ? 0 : (gint64) value;
+  spec->dist_rank = by_rank ? (gint) value : -1;
+  return TRUE;
+}
+
+gboolean
+tide_process_spec_matches (const TideProcessSpec *spec,
+                           const TideProcess     *process)
+{
+  if (spec->pid > 0)
+    return process->pid == spec->pid;
+  return process->role == TIDE_ROLE_RANK && process->dist_rank == spec->dist_rank;
+}
+
+/* "pid 4242" or "rank 1", for messages. */
+char *
+tide_process_spec_describe (const TideProcessSpec *spec)
+{
+  if (spec->pid > 0)
+    return g_strdup_printf ("pid %" G_GINT64_FORMAT, spec->pid);
+  return g_strdup_printf ("rank %d", spec->dist_rank);
+}

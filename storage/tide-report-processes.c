@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * The job in the reports: every row names its process by role, the steps
+ * report covers every process of the job, and `report --processes` lists
+ * them.  A process without steps of its own (a DataLoader worker, a
+ * helper) is measured at the steps of its nearest ancestor that has steps,
+ * or else of rank 0, or else of the first process that has steps: by time,
+ * from its RSS and heap counters, since nothing of its own marks them.
+ */
+#include "config.h"
+
+#include <sqlite3.h>
+
+#include "tide-report-private.h"
+
+void
+tide_process_summary_free (TideProcessSummary *summary)
+{
+  if (summary == NULL)
+    return;
+  tide_process_free (summary->process);
+  g_free (summary);
+}
+
+/* ---- labels ----------------------------------------------------------------- */
+
+gboolean
+_tide_report_label_groups (TideTrace  *trace,
+                           GPtrArray  *groups,
+                           GError    **error)
+{
+  g_autoptr(GPtrArray) processes = tide_trace_list_processes (trace, error);
+
+  if (processes == NULL)
+    return FALSE;
+  for (guint i = 0; i < groups->len; i++)
+    {
+      TideGroup *g = g_ptr_array_index (groups, i);
+      TideProcess *p = tide_processes_find (processes, g->process_id);
+
+      g->role = g_strdup (p != NULL ? p->label : "?");
+      g->dist_rank = p != NULL ? p->dist_rank : -1;
+    }
+  return TRUE;
+}
+
+gboolean
+_tide_report_label_steps (TideTrace  *trace,
+                          GPtrArray  *rows,
+                          GError    **error)
+{
+  g_autoptr(GPtrArray) processes = tide_trace_list_processes (trace, error);
+
+  if (processes == NULL)
+    return FALSE;
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+      TideProcess *p = tide_processes_find (processes, r->process_id);
+
+      r->role = g_strdup (p != NULL ? p->label : "?");
+      r->dist_rank = p != NULL ? p->dist_rank : -1;
+      r->steps_pid = r->pid;
+    }
+  return TRUE;
+}
+
+/* ---- the job's steps ---------------------------------------------------------- */
+
+static TideProcess *
+steps_source (GPtrArray         *processes,
+              const TideProcess *p)
+{
+  TideProcess *first = NULL;
+
+  /* Bounded walk: a damaged trace may hold a cycle of parents. */
+  for (TideProcess *q = tide_processes_find (processes, p->parent_id);
+       q != NULL && q != p && q->id != q->parent_id;
+       q = q->parent_id < q->id ? tide_processes_find (processes, q->parent_id) : NULL)
+    if (q->has_steps)
+      return q;
+  for (guint i = 0; i < processes->len; i++)
+    {
+      TideProcess *q = g_ptr_array_index (processes, i);
+
+      if (q->has_steps && q->role == TIDE_ROLE_RANK && q->dist_rank == 0)
+        return q;
+      if (q->has_steps && first == NULL)
+        first = q;
+    }
+  return first;
+}
+
+#define COUNTER_AT(counter, bound) \
+  "(SELECT c.value FROM counters c WHERE c.process_id = ?1 AND c.counter = " counter \
+  " AND c.ts_ns <= s." bound " ORDER BY c.ts_ns DESC LIMIT 1)"
+
+/* The steps of @source that @p lived in, with @p's RSS and heap at their
+ * ends and starts. */
+static gboolean
+add_borrowed_steps (TideTrace         *trace,
+                    const TideProcess *p,
+                    const TideProcess *source,
+                    GPtrArray         *rows,
+                    GError           **error)
+{
+  sqlite3_stmt *stmt;
+  int rc;
+
+  stmt = _tide_report_prepare (trace,
+                  "SELECT s.number, s.label, s.start_ns, s.end_ns,"
+                  COUNTER_AT ("1", "end_ns") "," COUNTER_AT ("1", "start_ns") ","
+                  COUNTER_AT ("3", "end_ns") "," COUNTER_AT ("3", "start_ns") ","
+                  COUNTER_AT ("4", "end_ns")
+                  " FROM steps s WHERE s.process_id = ?2 AND s.end_ns > ?3"
+                  "  AND (?4 = 0 OR s.start_ns < ?4) ORDER BY s.number", error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, p->id);
+  sqlite3_bind_int64 (stmt, 2, source->id);
+  sqlite3_bind_int64 (stmt, 3, p->start_ns);
+  sqlite3_bind_int64 (stmt, 4, p->end_ns);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      TideStepRow *row = g_new0 (TideStepRow, 1);
+
+      row->process_id = p->id;
+      row->pid = p->pid;
+      row->role = g_strdup (p->label);
+      row->dist_rank = p->dist_rank;
+      row->steps_pid = source->pid;
+      row->borrowed = TRUE;
+      row->number = sqlite3_column_int (stmt, 0);
+      row->label = _tide_report_column_dup (stmt, 1);
+      row->start_ns = sqlite3_column_int64 (stmt, 2) - tide_trace_get_start_ns (trace);
+      row->duration_ns = sqlite3_column_int64 (stmt, 3) - sqlite3_column_int64 (stmt, 2);
+      row->has_rss = sqlite3_column_type (stmt, 4) != SQLITE_NULL;
+      row->rss_end = sqlite3_column_int64 (stmt, 4);
+      row->rss_delta = row->rss_end - sqlite3_column_int64 (stmt, 5);
+      row->heap_end = sqlite3_column_int64 (stmt, 6);
+      row->heap_delta = row->heap_end - sqlite3_column_int64 (stmt, 7);
+      row->mapped_end = sqlite3_column_int64 (stmt, 8);
+      row->devices = g_array_new (FALSE, TRUE, sizeof (TideStepDevice));
+      g_ptr_array_add (rows, row);
+    }
+  return _tide_report_finish_rows (trace, stmt, rc, error);
+}
+
+static gint
+compare_step_then_process (gconstpointer a,
+                           gconstpointer b)
+{
+  const TideStepRow *x = *(TideStepRow * const *) a;
+  const TideStepRow *y = *(TideStepRow * const *) b;
+
+  if (x->number != y->number)
+    return x->number < y->number ? -1 : 1;
+  return x->process_id < y->process_id ? -1 : x->process_id > y->process_id;
+}
+
+/**
+ * tide_report_job_steps:
+ *
+ * The steps of every process of the job: each process's own steps, and for
+ * a process without any, the steps it borrows (see the file comment).
+ *
+ * Returns: (transfer full): #TideStepRow rows by step, then by process
+ */
+GPtrArray *
+tide_report_job_steps (TideTrace  *trace,
+                       GError    **error)
+{
+  g_autoptr(GPtrArray) rows = tide_report_steps (trace, error);
+  g_autoptr(GPtrArray) processes = NULL;
+
+  if (rows == NULL || (processes = tide_trace_list_processes (trace, error)) == NULL)
+    return NULL;
+  for (guint i = 0; i < processes->len; i++)
+    {
+      TideProcess *p = g_ptr_array_index (processes, i);
+      TideProcess *source = p->has_steps ? NULL : steps_source (processes, p);
+
+      if (source != NULL && !add_borrowed_steps (trace, p, source, rows, error))
+        return NULL;
+    }
+  g_ptr_array_sort (rows, compare_step_then_process);
+  return g_steal_pointer (&rows);
+}
+
+/* ---- the job's processes ------------------------------------------------------- */
+
+static gboolean
+add_rss_figures (TideTrace  *trace,
+                 GPtrArray  *summaries,
+                 GError    **error)
+{
+  sqlite3_stmt *stmt;
+  int rc;
+
+  stmt = _tide_report_prepare (trace,
+                  "SELECT max (c.value),"
+                  "  (SELECT l.value FROM counters l WHERE l.process_id = ?1 AND l.counter = 1"
+                  "     ORDER BY l.ts_ns DESC LIMIT 1) -"
+                  "  (SELECT f.value FROM counters f WHERE f.process_id = ?1 AND f.counter = 1"
+                  "     ORDER BY f.ts_ns LIMIT 1),"
+                  "  (SELECT count (*) FROM steps s WHERE s.process_id = ?1)"
+                  " FROM counters c WHERE c.process_id = ?1 AND c.counter = 1", error);
+  if (stmt == NULL)
+    return FALSE;
+  for (guint i = 0; i < summaries->len; i++)
+    {
+      TideProcessSummary *s = g_ptr_array_index (summaries, i);
+
+      sqlite3_reset (stmt);
+      sqlite3_bind_int64 (stmt, 1, s->process->id);
+      rc = sqlite3_step (stmt);
+      if (rc != SQLITE_ROW)
+        return _tide_report_finish_rows (trace, stmt, rc, error);
+      s->has_rss = sqlite3_column_type (stmt, 0) != SQLITE_NULL;
+      s->peak_rss = sqlite3_column_int64 (stmt, 0);
+      s->rss_growth = sqlite3_column_int64 (stmt, 1);
+      s->n_steps = sqlite3_column_int (stmt, 2);
+    }
+  return _tide_report_finish_rows (trace, stmt, SQLITE_DONE, error);
+}
+
+/**
+ * tide_report_processes:
+ *
+ * Returns: (transfer full): a #TideProcessSummary per process of the job,
+ *   in the order the recorder saw them
+ */
+GPtrArray *
+tide_report_processes (TideTrace  *trace,
+                       GError    **error)
+{
+  g_autoptr(GPtrArray) summaries = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_process_summary_free);
+  g_autoptr(GPtrArray) processes = tide_trace_list_processes (trace, error);
+  g_autoptr(GPtrArray) suspects = NULL;
+
+  if (processes == NULL ||
+      (suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, error)) == NULL)
+    return NULL;
+  for (guint i = 0; i < processes->len; i++)
+    {
+      TideProcessSummary *s = g_new0 (TideProcessSummary, 1);
+      TideProcess *parent;
+
+      s->process = g_ptr_array_index (processes, i);
+      parent = tide_processes_find (processes, s->process->parent_id);
+      s->parent_pid = parent != NULL ? parent->pid : 0;
+      for (guint k = 0; k < suspects->len; k++)
+        s->n_suspects += ((TideGroup *) g_ptr_array_index (suspects, k))->process_id == s->process->id;
+      g_ptr_array_add (summaries, s);
+    }
+  /* The summaries own the processes now. */
+  g_ptr_array_set_free_func (processes, NULL);
+  if (!add_rss_figures (trace, summaries, error))
+    return NULL;
+  return g_steal_pointer (&summaries);
+}
+
+/* ---- --process ------------------------------------------------------------------ */
+
+static void
+set_no_process_error (TideTrace              *trace,
+                      const TideProcessSpec  *spec,
+                      GError                **error)
+{
+  g_autofree char *what = tide_process_spec_describe (spec);
+
+  g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_NOT_FOUND,
+               "%s has no process with %s", tide_trace_get_path (trace), what);
+}
+
+/**
+ * tide_report_process_ids:
+ *
+ * Returns: (transfer full): the processes.id of every process that @spec
+ *   names, as a set of gint64; %NULL with @error set when there is none
+ */
+GHashTable *
+tide_report_process_ids (TideTrace              *trace,
+                         const TideProcessSpec  *spec,
+                         GError                **error)
+{
+  g_autoptr(GPtrArray) processes = tide_trace_list_processes (trace, error);
+  g_autoptr(GHashTable) ids = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+
+  if (processes == NULL)
+    return NULL;
+  for (guint i = 0; i < processes->len; i++)
+    {
+      TideProcess *p = g_ptr_array_index (processes, i);
+
+      if (tide_process_spec_matches (spec, p))
+        g_hash_table_add (ids, g_memdup2 (&p->id, sizeof p->id));
+    }
+  if (g_hash_table_size (ids) == 0)
+    {
+      set_no_process_error (trace, spec, error);
+      return NULL;
+    }
+  return g_steal_pointer (&ids);
+}
+
+static gint64
+step_process_id (gconstpointer item)
+{
+  return ((const TideStepRow *) item)->process_id;
+}
+
+static gint64
+group_process_id (gconstpointer item)
+{
+  return ((const TideGroup *) item)->process_id;
+}
+
+static gint64
+summary_process_id (gconstpointer item)
+{
+  return ((const TideProcessSummary *) item)->process->id;
+}
+
+static void
+keep_processes (GPtrArray  *items,
+                gint64    (*process_id_of) (gconstpointer item),
+                GHashTable *ids)
+{
+  for (guint i = items->len; i > 0; i--)
+    {
+      gint64 id = process_id_of (g_ptr_array_index (items, i - 1));
+
+      if (!g_hash_table_contains (ids, &id))
+        g_ptr_array_remove_index (items, i - 1);
+    }
+}
+
+/* Narrow a report's rows to the processes of tide_report_process_ids(). */
+void
+tide_report_keep_steps (GPtrArray  *rows,
+                        GHashTable *ids)
+{
+  keep_processes (rows, step_process_id, ids);
+}
+
+void
+tide_report_keep_groups (GPtrArray  *groups,
+                         GHashTable *ids)
+{
+  keep_processes (groups, group_process_id, ids);
+}
+
+void
+tide_report_keep_summaries (GPtrArray  *summaries,
+                            GHashTable *ids)
+{
+  keep_processes (summaries, summary_process_id, ids);
+}
+
+/* ---- the process to show ---------------------------------------------------------- */
+
+/**
+ * tide_report_pick_process:
+ * @spec: (nullable): a --process argument; %NULL: the process with the top
+ *   leak suspect, or else the one whose RSS grew most
+ *
+ * Of several images of one pid (an exec), the first that marked steps.
+ *
+ * Returns: a processes.id; 0 with @error set when @spec names none, or
+ *   without @error when the trace has no process
+ */
+gint64
+tide_report_pick_process (TideTrace              *trace,
+                          const TideProcessSpec  *spec,
+                          GError                **error)
+{
+  g_autoptr(GPtrArray) processes = NULL;
+  g_autoptr(GPtrArray) suspects = NULL;
+  g_autoptr(GPtrArray) summaries = NULL;
+  TideProcessSummary *grew_most = NULL;
+  TideProcess *best = NULL;
+
+  if (spec != NULL)
+    {
+      if ((processes = tide_trace_list_processes (trace, error)) == NULL)
+        return 0;
+      for (guint i = 0; i < processes->len; i++)
+        {
+          TideProcess *p = g_ptr_array_index (processes, i);
+          if (tide_process_spec_matches (spec, p) &&
+              (best == NULL || (p->has_steps && !best->has_steps)))
+            best = p;
+        }
+      if (best == NULL)
+        set_no_process_error (trace, spec, error);
+      return best != NULL ? best->id : 0;
+    }
+  if ((suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, error)) == NULL)
+    return 0;
+  if (suspects->len > 0)
+    return ((TideGroup *) g_ptr_array_index (suspects, 0))->process_id;
+  if ((summaries = tide_report_processes (trace, error)) == NULL)
+    return 0;
+  for (guint i = 0; i < summaries->len; i++)
+    {
+      TideProcessSummary *s = g_ptr_array_index (summaries, i);
+      if (grew_most == NULL || s->rss_growth > grew_most->rss_growth)
+        grew_most = s;
+    }
+  return grew_most != NULL ? grew_most->process->id : 0;
+}

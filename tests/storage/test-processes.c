@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * Roles of a job's processes, the job's steps and `report --processes`, on
+ * a trace written here with exactly known contents: a launcher that
+ * spawned a resource tracker and two ranks, where rank 1 leaks 64 KiB per
+ * step from step 2 and has a DataLoader worker that starts halfway through
+ * step 3.  Also read as a schema 2 trace, which stored no roles.
+ */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <sqlite3.h>
+
+#include "tide-processes.h"
+#include "tide-report-format.h"
+#include "tide-report.h"
+#include "tide-schema.h"
+#include "tide-storage-error.h"
+#include "tide-trace-writer.h"
+#include "tide-trace.h"
+
+#define MS        G_GINT64_CONSTANT (1000000)
+#define MIB       G_GINT64_CONSTANT (1048576)
+#define N_STEPS   6
+#define LEAK      65536
+#define LAUNCHER_CMD "/usr/bin/python3 /src/train.py --epochs 3"
+#define TRACKER_CMD  "/usr/bin/python3 -B -c from multiprocessing.resource_tracker import main;main(9)"
+#define SPAWN_CMD    "/usr/bin/python3 -B -c from multiprocessing.spawn import spawn_main"
+
+enum { LAUNCHER = 1, TRACKER, RANK0, RANK1, WORKER };
+
+typedef struct
+{
+  char      *dir;
+  char      *path;
+  TideTrace *trace;
+} Fixture;
+
+static void
+add_process (TideTraceWriter *w,
+             gint64           id,
+             gint64           parent_id,
+             gint64           start_ns,
+             const char      *cmdline)
+{
+  TideProcessRow row = { .id = id, .pid = 9 + id, .ppid = parent_id ? 9 + parent_id : 1,
+                         .parent_id = parent_id, .start_ns = start_ns, .all_mode = TRUE,
+                         .exe = "/usr/bin/python3.11", .cmdline = cmdline };
+
+  tide_trace_writer_add_process (w, &row);
+  tide_trace_writer_end_process (w, id, 10 * MS, 0, 0);
+}
+
+/* Rank @id: steps k = 1..N_STEPS span ((k-1) ms, k ms], RSS (@base + k
+ * @per_step) MiB at each step end; rank 1 keeps a block per step from 2. */
+static void
+add_rank (TideTraceWriter *w,
+          gint64           id,
+          gint             rank,
+          gint64           base,
+          gint64           per_step)
+{
+  add_process (w, id, LAUNCHER, 0, SPAWN_CMD);
+  tide_trace_writer_set_process_rank (w, id, rank);
+  for (gint k = 1; k <= N_STEPS; k++)
+    {
+      tide_trace_writer_add_step (w, id * 100 + k, id, k, "", (k - 1) * MS, k * MS);
+      tide_trace_writer_add_counter (w, id, TIDE_COUNTER_RSS, -1, k * MS - 1,
+                                     (base + k * per_step) * MIB);
+      if (rank == 1 && k >= 2)
+        {
+          TideAllocRow a = { .process_id = id, .alloc_ns = (k - 1) * MS + 100,
+                             .address = 0x100000 * k, .size = LEAK, .weight = 1,
+                             .stack_id = 1, .device = -1, .kind = 1 };
+          tide_trace_writer_add_allocation (w, &a);
+        }
+    }
+}
+
+static void
+write_job (const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTraceWriter) w = tide_trace_writer_new (path, &error);
+  TideFrameRow frame = { .id = 1, .kind = TIDE_FRAME_PYTHON, .function = "run",
+                         .file = "/src/train.py", .line = 25 };
+
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  tide_trace_writer_add_frame (w, &frame);
+  tide_trace_writer_add_stack_node (w, 1, 0, 1, 1);
+
+  add_process (w, LAUNCHER, 0, 0, LAUNCHER_CMD);
+  tide_trace_writer_add_counter (w, LAUNCHER, TIDE_COUNTER_RSS, -1, MS / 2, 20 * MIB);
+  tide_trace_writer_add_counter (w, LAUNCHER, TIDE_COUNTER_RSS, -1, 5 * MS + MS / 2, 25 * MIB);
+  add_process (w, TRACKER, LAUNCHER, 0, TRACKER_CMD);
+  add_rank (w, RANK0, 0, 30, 1);
+  add_rank (w, RANK1, 1, 40, 2);
+
+  /* A forked worker of rank 1: no rank of its own, no steps. */
+  add_process (w, WORKER, RANK1, 2 * MS + MS / 2, LAUNCHER_CMD);
+  tide_trace_writer_set_process_worker (w, WORKER, 0);
+  tide_trace_writer_add_counter (w, WORKER, TIDE_COUNTER_RSS, -1, 2600000, 50 * MIB);
+  tide_trace_writer_add_counter (w, WORKER, TIDE_COUNTER_RSS, -1, 4 * MS - 1, 51 * MIB);
+  tide_trace_writer_add_counter (w, WORKER, TIDE_COUNTER_RSS, -1, 6 * MS - 1, 53 * MIB);
+  tide_trace_writer_add_counter (w, WORKER, TIDE_COUNTER_HEAP_LIVE, -1, 2600000, MIB);
+  tide_trace_writer_add_counter (w, WORKER, TIDE_COUNTER_HEAP_LIVE, -1, 5 * MS - 1, 2 * MIB);
+
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  g_assert_no_error (error);
+}
+
+static void
+fixture_setup (Fixture       *f,
+               gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+
+  f->dir = g_dir_make_tmp ("tide-processes-XXXXXX", NULL);
+  f->path = g_build_filename (f->dir, "job.tide", NULL);
+  write_job (f->path);
+  f->trace = tide_trace_open (f->path, &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_teardown (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_autofree char *old = g_build_filename (f->dir, "old.tide", NULL);
+
+  g_clear_object (&f->trace);
+  g_unlink (f->path);
+  g_unlink (old);
+  g_rmdir (f->dir);
+  g_free (f->path);
+  g_free (f->dir);
+}
+
+/* "role,rank,worker" of every process row, as stored, by id. */
+static char *
+stored_roles (const char *path)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+  sqlite3 *db = NULL;
+  sqlite3_stmt *stmt = NULL;
+
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT coalesce (role, ''), coalesce (rank, ''),"
+                                           " coalesce (worker, '') FROM processes ORDER BY id",
+                                       -1, &stmt, NULL), ==, SQLITE_OK);
+  while (sqlite3_step (stmt) == SQLITE_ROW)
+    g_string_append_printf (out, "%s,%s,%s;", sqlite3_column_text (stmt, 0),
+                            sqlite3_column_text (stmt, 1), sqlite3_column_text (stmt, 2));
+  sqlite3_finalize (stmt);
+  sqlite3_close (db);
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static char *
+labels (TideTrace *trace)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) processes = tide_trace_list_processes (trace, &error);
+  g_autoptr(GString) out = g_string_new (NULL);
+
+  g_assert_no_error (error);
+  for (guint i = 0; i < processes->len; i++)
+    {
+      g_autofree char *desc = tide_process_describe (g_ptr_array_index (processes, i));
+      g_string_append_printf (out, "%s [%d]; ", desc,
+                              ((TideProcess *) g_ptr_array_index (processes, i))->dist_rank);
+    }
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static void
+test_roles (Fixture       *f,
+            gconstpointer  data)
+{
+  g_autofree char *stored = stored_roles (f->path);
+  g_autofree char *names = labels (f->trace);
+
+  /* launcher, helper, rank 0, rank 1, and a worker that works for rank 1. */
+  g_assert_cmpstr (stored, ==, "3,,;4,,;1,0,;1,1,;2,1,0;");
+  g_assert_cmpstr (names, ==, "launcher (pid 10) [-1]; helper (pid 11) [-1]; "
+                              "rank 0 (pid 12) [0]; rank 1 (pid 13) [1]; "
+                              "DataLoader worker 0 (pid 14) [1]; ");
+}
+
+static void
+test_suspects_name_rank (Fixture       *f,
+                         gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) suspects = tide_report_suspects (f->trace, TIDE_GROUP_BY_STACK, &error);
+  g_autoptr(GString) text = g_string_new (NULL);
+  g_autoptr(GString) csv = g_string_new (NULL);
+  TideGroup *g;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (suspects->len, ==, 1);
+  g = g_ptr_array_index (suspects, 0);
+  g_assert_cmpint (g->pid, ==, 13);
+  g_assert_cmpstr (g->role, ==, "rank 1");
+  g_assert_cmpint (g->dist_rank, ==, 1);
+  g_assert_cmpint (g->bytes, ==, 5 * LEAK);
+
+  tide_format_groups (text, suspects, TIDE_GROUPS_SUSPECTS, TIDE_GROUP_BY_STACK, 0,
+                      TIDE_FORMAT_TEXT);
+  g_assert_true (g_str_has_prefix (text->str, "Leak suspects by stack (steady growth step over "
+                                   "step), fastest first:\n  1. +64.00 KiB/step since step 2, "
+                                   "320.00 KiB live at the last step, in rank 1 (pid 13) on host\n"));
+  tide_format_groups (csv, suspects, TIDE_GROUPS_SUSPECTS, TIDE_GROUP_BY_STACK, 0,
+                      TIDE_FORMAT_CSV);
+  g_assert_true (g_str_has_prefix (csv->str, "position,pid,role,dist_rank,device,bytes,"));
+  g_assert_nonnull (strstr (csv->str, "\n1,13,rank 1,1,host,327680,"));
+}
+
+/* Own steps of the ranks; the launcher and the tracker at rank 0's steps;
+ * the worker at rank 1's, from the step it started in. */
+static void
+test_job_steps (Fixture       *f,
+                gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) rows = tide_report_job_steps (f->trace, &error);
+  g_autoptr(GString) shape = g_string_new (NULL);
+  g_autoptr(GString) worker = g_string_new (NULL);
+  TideStepRow *launcher_last;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (rows->len, ==, 2 * N_STEPS + 2 * N_STEPS + 4);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+
+      if (r->number <= 3)
+        g_string_append_printf (shape, "%d:%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT " ",
+                                r->number, r->pid, r->steps_pid);
+      if (r->pid == 14)
+        g_string_append_printf (worker, "%d %s %d %" G_GINT64_FORMAT " %" G_GINT64_FORMAT
+                                " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT "; ", r->number,
+                                r->role, r->dist_rank, r->rss_end / MIB, r->rss_delta / MIB,
+                                r->heap_end / MIB, r->heap_delta / MIB);
+    }
+  g_assert_cmpstr (shape->str, ==, "1:10/12 1:11/12 1:12/12 1:13/13 "
+                                   "2:10/12 2:11/12 2:12/12 2:13/13 "
+                                   "3:10/12 3:11/12 3:12/12 3:13/13 3:14/13 ");
+  g_assert_cmpstr (worker->str, ==, "3 DataLoader worker 0 1 50 50 1 1; "
+                                    "4 DataLoader worker 0 1 51 1 1 0; "
+                                    "5 DataLoader worker 0 1 51 0 2 1; "
+                                    "6 DataLoader worker 0 1 53 2 2 0; ");
+  launcher_last = g_ptr_array_index (rows, rows->len - 5);
+  g_assert_cmpint (launcher_last->pid, ==, 10);
+  g_assert_true (launcher_last->borrowed);
+  g_assert_cmpint (launcher_last->rss_end, ==, 25 * MIB);
+  g_assert_cmpint (launcher_last->rss_delta, ==, 5 * MIB);
+}
+
+static void
+test_job_steps_text (Fixture       *f,
+                     gconstpointer  data)
+{
+  g_autoptr(GPtrArray) rows = tide_report_job_steps (f->trace, NULL);
+  g_autoptr(GHashTable) ids = NULL;
+  g_autoptr(GString) out = g_string_new (NULL);
+  g_auto(GStrv) lines = NULL;
+  TideProcessSpec spec;
+
+  g_assert_true (tide_process_spec_parse ("14", &spec));
+  ids = tide_report_process_ids (f->trace, &spec, NULL);
+  tide_report_keep_steps (rows, ids);
+  tide_format_steps (out, rows, TIDE_FORMAT_TEXT);
+  lines = g_strsplit (out->str, "\n", -1);
+  g_assert_cmpstr (lines[0], ==, "Steps of DataLoader worker 0 (pid 14)");
+  g_assert_cmpstr (lines[2], ==, "    3             DataLoader worker 0 (pid 14)     2.0 ms"
+                                 "     1.0 ms    50.00 MiB   +50.00 MiB     1.00 MiB    +1.00 MiB"
+                                 "            -            -            -");
+  g_assert_cmpuint (g_strv_length (lines), ==, 2 + 4 + 2 + 1);
+}
+
+static void
+test_process_spec (Fixture       *f,
+                   gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GHashTable) ids = NULL;
+  g_autoptr(GPtrArray) groups = tide_report_suspects (f->trace, TIDE_GROUP_BY_STACK, NULL);
+  TideProcessSpec spec;
+  gint64 rank1 = RANK1;
+
+  g_assert_false (tide_process_spec_parse ("rank:x", &spec));
+  g_assert_false (tide_process_spec_parse ("0", &spec));
+  g_assert_false (tide_process_spec_parse ("-3", &spec));
+  g_assert_false (tide_process_spec_parse ("rank:", &spec));
+  g_assert_false (tide_process_spec_parse ("13x", &spec));
+
+  g_assert_true (tide_process_spec_parse ("rank:1", &spec));
+  ids = tide_report_process_ids (f->trace, &spec, &error);
+  g_assert_no_error (error);
+  /* The rank itself, not its worker. */
+  g_assert_cmpuint (g_hash_table_size (ids), ==, 1);
+  g_assert_true (g_hash_table_contains (ids, &rank1));
+  tide_report_keep_groups (groups, ids);
+  g_assert_cmpuint (groups->len, ==, 1);
+  g_clear_pointer (&ids, g_hash_table_unref);
+
+  g_assert_true (tide_process_spec_parse ("rank:0", &spec));
+  ids = tide_report_process_ids (f->trace, &spec, NULL);
+  tide_report_keep_groups (groups, ids);
+  g_assert_cmpuint (groups->len, ==, 0);
+  g_clear_pointer (&ids, g_hash_table_unref);
+
+  g_assert_true (tide_process_spec_parse ("rank:7", &spec));
+  g_assert_null (tide_report_process_ids (f->trace, &spec, &error));
+  g_assert_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_NOT_FOUND);
+  g_assert_true (g_str_has_suffix (error->message, "job.tide has no process with rank 7"));
+}
+
+static void
+test_processes_report (Fixture       *f,
+                       gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) summaries = tide_report_processes (f->trace, &error);
+  g_autoptr(GString) csv = g_string_new (NULL);
+  g_autoptr(GString) json = g_string_new (NULL);
+
+  g_assert_no_error (error);
+  tide_format_processes (csv, summaries, TIDE_FORMAT_CSV);
+  g_assert_cmpstr (csv->str, ==,
+    "pid,parent_pid,role,dist_rank,peak_rss_bytes,rss_growth_bytes,steps,suspects,command\n"
+    "10,,launcher,,26214400,5242880,0,0,python3 /src/train.py --epochs 3\n"
+    "11,10,helper,,,,0,0,python3 -B -c from multiprocessing.resource_tracker import main;main(9)\n"
+    "12,10,rank 0,0,37748736,5242880,6,0,python3 -B -c from multiprocessing.spawn import spawn_main\n"
+    "13,10,rank 1,1,54525952,10485760,6,1,python3 -B -c from multiprocessing.spawn import spawn_main\n"
+    "14,13,DataLoader worker 0,1,55574528,3145728,0,0,python3 /src/train.py --epochs 3\n");
+  tide_format_processes (json, summaries, TIDE_FORMAT_JSON);
+  g_assert_true (g_str_has_prefix (json->str,
+    "{\"processes\":[{\"pid\":10,\"parent_pid\":null,\"role\":\"launcher\",\"dist_rank\":null,"
+    "\"peak_rss_bytes\":26214400,\"rss_growth_bytes\":5242880,\"steps\":0,\"suspects\":0,"
+    "\"command\":\"python3 /src/train.py --epochs 3\"},{\"pid\":11,"));
+}
+
+/* The job as schema 2 stored it: no role or worker columns, and a worker
+ * that said nothing of a rank. */
+static char *
+make_schema_2_copy (Fixture *f)
+{
+  g_autofree char *contents = NULL;
+  char *old = g_build_filename (f->dir, "old.tide", NULL);
+  gsize len = 0;
+  sqlite3 *db = NULL;
+
+  g_assert_true (g_file_get_contents (f->path, &contents, &len, NULL));
+  g_assert_true (g_file_set_contents (old, contents, len, NULL));
+  g_assert_cmpint (sqlite3_open (old, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "UPDATE processes SET rank = NULL WHERE worker IS NOT NULL;"
+                                     "ALTER TABLE processes DROP COLUMN role;"
+                                     "ALTER TABLE processes DROP COLUMN worker;"
+                                     "PRAGMA user_version = 2;", NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+  return old;
+}
+
+static void
+test_schema_2 (Fixture       *f,
+               gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *old = make_schema_2_copy (f);
+  g_autoptr(TideTrace) trace = tide_trace_open (old, &error);
+  g_autofree char *names = NULL;
+  g_autoptr(GPtrArray) suspects = NULL;
+  g_autoptr(GPtrArray) rows = NULL;
+
+  g_assert_no_error (error);
+  names = labels (trace);
+  /* Roles from the ranks and command lines; the worker is its command. */
+  g_assert_cmpstr (names, ==, "launcher (pid 10) [-1]; helper (pid 11) [-1]; "
+                              "rank 0 (pid 12) [0]; rank 1 (pid 13) [1]; "
+                              "python3 train.py --epochs 3 (pid 14) [-1]; ");
+  suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (suspects->len, ==, 1);
+  g_assert_cmpstr (((TideGroup *) g_ptr_array_index (suspects, 0))->role, ==, "rank 1");
+  rows = tide_report_job_steps (trace, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (rows->len, ==, 2 * N_STEPS + 2 * N_STEPS + 4);
+}
+
+/* Hostile rows: a role that does not exist, a worker role without a
+ * worker, parents in a cycle.  Roles fall back to the command and the
+ * job's steps still end. */
+static void
+test_damaged_rows (Fixture       *f,
+                   gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *copy = g_build_filename (f->dir, "old.tide", NULL);
+  g_autofree char *contents = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autofree char *names = NULL;
+  g_autoptr(GPtrArray) rows = NULL;
+  gsize len = 0;
+  sqlite3 *db = NULL;
+
+  g_assert_true (g_file_get_contents (f->path, &contents, &len, NULL));
+  g_assert_true (g_file_set_contents (copy, contents, len, NULL));
+  g_assert_cmpint (sqlite3_open (copy, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "UPDATE processes SET role = 99 WHERE id = 1;"
+                                     "UPDATE processes SET role = 2, worker = NULL WHERE id = 2;"
+                                     "UPDATE processes SET parent_id = 5 WHERE id = 1;"
+                                     "UPDATE processes SET parent_id = 2 WHERE id = 2;",
+                                 NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+  trace = tide_trace_open (copy, &error);
+  g_assert_no_error (error);
+  names = labels (trace);
+  g_assert_cmpstr (names, ==, "python3 train.py --epochs 3 (pid 10) [-1]; "
+                              "python3 -B -c from multiprocessing.reso… (pid 11) [-1]; "
+                              "rank 0 (pid 12) [0]; rank 1 (pid 13) [1]; "
+                              "DataLoader worker 0 (pid 14) [1]; ");
+  rows = tide_report_job_steps (trace, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (rows->len, ==, 2 * N_STEPS + 2 * N_STEPS + 4);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
+  ADD ("/storage/processes/roles", test_roles);
+  ADD ("/storage/processes/suspects-name-rank", test_suspects_name_rank);
+  ADD ("/storage/processes/job-steps", test_job_steps);
+  ADD ("/storage/processes/job-steps-text", test_job_steps_text);
+  ADD ("/storage/processes/process-spec", test_process_spec);
+  ADD ("/storage/processes/report", test_processes_report);
+  ADD ("/storage/processes/schema-2", test_schema_2);
+  ADD ("/storage/processes/damaged-rows", test_damaged_rows);
+#undef ADD
+  return g_test_run ();
+}
