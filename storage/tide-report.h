@@ -55,12 +55,13 @@ typedef struct
 
 typedef struct
 {
-  int     kind;                 /* TideFrameKind */
-  char   *function;
-  char   *file;
-  int     line;
-  char   *module;
-  gint64  module_offset;
+  int      kind;                /* TideFrameKind */
+  char    *function;
+  char    *file;
+  int      line;
+  char    *module;
+  gint64   module_offset;
+  gboolean plumbing;            /* allocator or runtime plumbing (tide-plumbing.h) */
 } TideFrame;
 
 typedef struct
@@ -97,5 +98,9 @@ GPtrArray *tide_report_frames     (TideTrace   *trace,
                                    gint64       stack_id,
                                    GError     **error);
 char      *tide_frame_describe    (const TideFrame *frame);
+char      *tide_frame_describe_source_first (const TideFrame *frame);
+const char *tide_frame_kind_name  (const TideFrame *frame);
+const TideFrame *tide_group_get_headline (const TideGroup *group);
+char      *tide_group_describe_headline    (const TideGroup *group);
 
 G_END_DECLS

@@ -5,6 +5,7 @@
 
 #include <sqlite3.h>
 
+#include "tide-plumbing.h"
 #include "tide-trace.h"
 
 G_BEGIN_DECLS
@@ -13,5 +14,11 @@ G_BEGIN_DECLS
 sqlite3 *_tide_trace_get_db (TideTrace *self);
 char    *_tide_trace_retained_rows_sql (TideTrace  *self,
                                         const char *process_filter);
+
+/* The trace's plumbing list: the shipped one plus what was added. */
+const TidePlumbing *_tide_trace_get_plumbing (TideTrace *self);
+/* Whether the trace can hold inline frames (TIDE_FRAME_INLINE): it has
+ * their index, which older traces lack. */
+gboolean _tide_trace_has_inline_frames (TideTrace *self);
 
 G_END_DECLS

@@ -36,6 +36,8 @@ struct _TideTrace
   gint64   end_ns;
   gint64   short_lived_ns;  /* tide-alloc-ranges.h; 0: no allocation_ranges */
   TideRetainedPlan retained_plan;
+  TidePlumbing *plumbing;   /* created at first use */
+  gint     has_inline;      /* -1: not looked up yet */
   guint    complete : 1;
 };
 
@@ -306,6 +308,7 @@ tide_trace_finalize (GObject *object)
   TideTrace *self = TIDE_TRACE (object);
 
   sqlite3_close (self->db);
+  g_clear_pointer (&self->plumbing, tide_plumbing_free);
   g_free (self->path);
   G_OBJECT_CLASS (tide_trace_parent_class)->finalize (object);
 }
@@ -319,6 +322,7 @@ tide_trace_class_init (TideTraceClass *klass)
 static void
 tide_trace_init (TideTrace *self)
 {
+  self->has_inline = -1;
 }
 
 const char *
@@ -384,4 +388,37 @@ _tide_trace_retained_rows_sql (TideTrace  *self,
 {
   return tide_alloc_ranges_retained_sql (self->retained_plan, self->short_lived_ns,
                                          process_filter);
+}
+
+const TidePlumbing *
+_tide_trace_get_plumbing (TideTrace *self)
+{
+  if (self->plumbing == NULL)
+    self->plumbing = tide_plumbing_new_default ();
+  return self->plumbing;
+}
+
+gboolean
+tide_trace_add_plumbing (TideTrace   *self,
+                         const char  *pattern,
+                         GError     **error)
+{
+  g_return_val_if_fail (TIDE_IS_TRACE (self), FALSE);
+  _tide_trace_get_plumbing (self);
+  return tide_plumbing_add (self->plumbing, pattern, error);
+}
+
+gboolean
+_tide_trace_has_inline_frames (TideTrace *self)
+{
+  if (self->has_inline < 0)
+    {
+      sqlite3_stmt *stmt = tide_sqlite_prepare (self->db, "SELECT 1 FROM sqlite_master"
+                                                " WHERE type = 'index' AND name = 'frames_inline'",
+                                                "cannot read the trace", NULL);
+
+      self->has_inline = stmt != NULL && sqlite3_step (stmt) == SQLITE_ROW;
+      sqlite3_finalize (stmt);
+    }
+  return self->has_inline;
 }
