@@ -19,6 +19,7 @@ typedef struct
   gint        step;
   TideGroupBy by;
   TideFormat  format;
+  gboolean    native;           /* text: every frame of each stack */
 } ReportRequest;
 
 static int
@@ -50,14 +51,17 @@ run_report (TideTrace           *trace,
         return FALSE;
       if (out->len > 0)
         g_string_append_c (out, '\n');
-      tide_format_groups (out, groups, TIDE_GROUPS_SUSPECTS, req->by, 0, req->format);
+      tide_format_groups_detailed (out, groups, TIDE_GROUPS_SUSPECTS, req->by, 0, req->format,
+                                   req->native ? TIDE_FRAMES_ALL : TIDE_FRAMES_AROUND_HEADLINE);
     }
   if (req->retained)
     {
       g_autoptr(GPtrArray) groups = tide_report_retained (trace, req->step, req->by, error);
       if (groups == NULL)
         return FALSE;
-      tide_format_groups (out, groups, TIDE_GROUPS_RETAINED, req->by, req->step, req->format);
+      tide_format_groups_detailed (out, groups, TIDE_GROUPS_RETAINED, req->by, req->step,
+                                   req->format,
+                                   req->native ? TIDE_FRAMES_ALL : TIDE_FRAMES_AROUND_HEADLINE);
     }
   return TRUE;
 }
@@ -73,6 +77,7 @@ tide_cli_report (int    argc,
   g_auto(GStrv) files = NULL;
   g_autofree char *format = NULL;
   g_autofree char *by = NULL;
+  g_auto(GStrv) plumbing = NULL;
   ReportRequest req = { .by = TIDE_GROUP_BY_STACK };
   GOptionEntry entries[] = {
     { "steps", 0, 0, G_OPTION_ARG_NONE, &req.steps, "One row per step", NULL },
@@ -84,6 +89,10 @@ tide_cli_report (int    argc,
       "and kept", "N" },
     { "by", 0, 0, G_OPTION_ARG_STRING, &by, "Group by stack (default) or scope", "stack|scope" },
     { "format", 0, 0, G_OPTION_ARG_STRING, &format, "text (default), csv or json", "FORMAT" },
+    { "native", 0, 0, G_OPTION_ARG_NONE, &req.native, "Text: print every frame of each stack, "
+      "native ones included", NULL },
+    { "plumbing", 0, 0, G_OPTION_ARG_STRING_ARRAY, &plumbing, "One more frame pattern that never "
+      "names a stack (GLOB, module:GLOB or file:GLOB; repeatable)", "PATTERN" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, "TRACE" },
     { NULL }
   };
@@ -110,6 +119,9 @@ tide_cli_report (int    argc,
   trace = tide_trace_open (files[0], &error);
   if (trace == NULL)
     return storage_failure (error);
+  for (guint i = 0; plumbing != NULL && plumbing[i] != NULL; i++)
+    if (!tide_trace_add_plumbing (trace, plumbing[i], &error))
+      return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "--plumbing: %s", error->message);
   if (!tide_trace_is_complete (trace))
     fprintf (stderr, "tidemark: note: %s is incomplete (its recording did not finish); "
                      "the report covers what was written\n", files[0]);

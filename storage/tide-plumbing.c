@@ -119,6 +119,28 @@ tide_plumbing_new_default (void)
   return self;
 }
 
+#define PLUMBING_SCHEMA_ID "dev.tidemark.Tidemark"
+#define PLUMBING_KEY       "plumbing-patterns"
+
+void
+tide_plumbing_add_from_settings (TidePlumbing *self)
+{
+  GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
+  g_autoptr(GSettingsSchema) schema = NULL;
+  g_autoptr(GSettings) settings = NULL;
+  g_auto(GStrv) patterns = NULL;
+
+  if (source != NULL)
+    schema = g_settings_schema_source_lookup (source, PLUMBING_SCHEMA_ID, TRUE);
+  /* An older installed schema may lack the key. */
+  if (schema == NULL || !g_settings_schema_has_key (schema, PLUMBING_KEY))
+    return;
+  settings = g_settings_new_full (schema, NULL, NULL);
+  patterns = g_settings_get_strv (settings, PLUMBING_KEY);
+  for (guint i = 0; patterns[i] != NULL; i++)
+    tide_plumbing_add (self, patterns[i], NULL);  /* an empty one is skipped */
+}
+
 static gboolean
 glob_matches (GPatternSpec *glob,
               const char   *text)

@@ -26,6 +26,9 @@ void          tide_plumbing_free        (TidePlumbing    *self);
 gboolean      tide_plumbing_add         (TidePlumbing    *self,
                                          const char      *pattern,
                                          GError         **error);
+/* Adds the patterns of the plumbing-patterns key of the app's settings,
+ * when its schema is installed, so that the CLI and the GUI agree. */
+void          tide_plumbing_add_from_settings (TidePlumbing *self);
 gboolean      tide_plumbing_matches     (const TidePlumbing *self,
                                          const TideFrame    *frame);
 

@@ -394,7 +394,10 @@ const TidePlumbing *
 _tide_trace_get_plumbing (TideTrace *self)
 {
   if (self->plumbing == NULL)
-    self->plumbing = tide_plumbing_new_default ();
+    {
+      self->plumbing = tide_plumbing_new_default ();
+      tide_plumbing_add_from_settings (self->plumbing);
+    }
   return self->plumbing;
 }
 
