@@ -41,7 +41,7 @@ describe_suspect (const TideGroup *group)
   const char *device = group->device < 0 ? "host" : "device";
 
   if (group->frames != NULL && group->frames->len > 0)
-    where = tide_frame_describe (g_ptr_array_index (group->frames, 0));
+    where = tide_group_describe_headline (group);
   else
     where = g_strdup (group->scope_path ? group->scope_path : "(no stack)");
   return g_strdup_printf ("%s\n%s per step since step %d, %s live at the end (%s, pid %" G_GINT64_FORMAT ")",
