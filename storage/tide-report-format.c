@@ -656,7 +656,6 @@ groups_json (GString        *out,
       json_optional (out, "bytes_per_step", g->growth_step > 0, llround (g->bytes_per_step));
       g_string_append (out, ",\"scope\":");
       json_string (out, g->scope_path);
-      json_headline (out, g);
       g_string_append (out, ",\"frames\":[");
       for (guint f = 0; f < g->frames->len; f++)
         {
@@ -672,7 +671,9 @@ groups_json (GString        *out,
                                   ",\"plumbing\":%s}", fr->module_offset, tide_frame_kind_name (fr),
                                   fr->plumbing ? "true" : "false");
         }
-      g_string_append (out, "]}");
+      g_string_append_c (out, ']');
+      json_headline (out, g);
+      g_string_append_c (out, '}');
     }
   g_string_append (out, "]}\n");
 }

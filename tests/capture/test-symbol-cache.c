@@ -133,7 +133,7 @@ plant_cache_file (const Fixture *fixture,
   g_autofree char *path = cache_file_path (fixture, library);
   g_autofree char *build_id = build_id_of (library);
   g_autofree char *contents =
-    g_strdup_printf ("tidemark-symbol-cache 1 %s debug-file=%s\n%" G_GINT64_MODIFIER "x%s",
+    g_strdup_printf ("tidemark-symbol-cache 2 %s debug-file=%s\n%" G_GINT64_MODIFIER "x%s",
                      build_id, debug_file, address, rest);
 
   g_assert_true (g_file_set_contents (path, contents, -1, NULL));
@@ -162,7 +162,7 @@ test_round_trip (Fixture       *fixture,
   g_assert_cmpint (first.line, >, 0);
 
   contents = cache_file_contents (fixture, SYMTEST_DEBUGLINK_LIB);
-  g_assert_true (g_str_has_prefix (contents, "tidemark-symbol-cache 1 "));
+  g_assert_true (g_str_has_prefix (contents, "tidemark-symbol-cache 2 "));
   g_assert_nonnull (strstr (contents, " debug-file=yes\n"));
 
   {
