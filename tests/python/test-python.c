@@ -265,6 +265,93 @@ test_native_leak (Fixture       *f,
   g_assert_cmpint (py->line, ==, marked_line ("train-native.py", "# NATIVE-LINE"));
 }
 
+/* ---- the reports name the leak by its Python line ------------------------------- */
+
+/* `tidemark report TRACE ARGS...`; returns stdout. */
+static char *
+report (Fixture            *f,
+        const char * const *args)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  char *out = NULL;
+  int status = 0;
+
+  g_ptr_array_add (argv, (char *) TIDE_TIDEMARK_EXE);
+  g_ptr_array_add (argv, (char *) "report");
+  g_ptr_array_add (argv, f->trace);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *) args[i]);
+  g_ptr_array_add (argv, NULL);
+  g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out,
+                NULL, &status, &error);
+  g_assert_no_error (error);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  return out;
+}
+
+/* `tidemark record --torch` without -q; returns what it printed on stderr. */
+static char *
+record_with_summary (Fixture *f)
+{
+  g_autofree char *script = script_path ("train-leaky.py");
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--torch", "--sample-bytes", "4096",
+                         "-o", f->trace, "--", PYTHON, script, "leak", G_STRINGIFY (STEPS),
+                         NULL };
+  g_autoptr(GError) error = NULL;
+  char *err = NULL;
+  int status = 0;
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err,
+                &status, &error);
+  g_assert_no_error (error);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  return err;
+}
+
+static void
+test_headline_report (Fixture       *f,
+                      gconstpointer  data)
+{
+  int line = marked_line ("train-leaky.py", "# LEAK-LINE");
+  g_autofree char *where = g_strdup_printf ("train-leaky.py:%d Block.forward", line);
+  g_autofree char *err = record_with_summary (f);
+  g_autofree char *text = report (f, (const char *[]) { "--suspects", NULL });
+  g_autofree char *json = report (f, (const char *[]) { "--suspects", "--format", "json", NULL });
+  g_autofree char *csv = report (f, (const char *[]) { "--suspects", "--format", "csv", NULL });
+  g_autofree char *first_text = g_strdup_printf ("\n  1. %s\n", where);
+  g_autofree char *summary = g_strdup_printf (
+    "\ntidemark: suspect 1: \\+[0-9.]+ KiB/step since step [0-9]+ in %s\n", where);
+  g_autofree char *json_headline = g_strdup_printf (
+    "\"headline\":{\"text\":\"%s\",\"frame\":[0-9]+,\"kind\":\"python\","
+    "\"function\":\"Block.forward\",\"file\":\"[^\"]*/train-leaky.py\",\"line\":%d}", where, line);
+  g_autofree char *csv_end = g_strdup_printf (",%s,%s/train-leaky.py,%d", where,
+                                              TIDE_PYTHON_TESTS_DIR, line);
+  g_auto(GStrv) csv_lines = g_strsplit (csv, "\n", -1);
+
+  /* The first suspect leads with the line to fix, in every report. */
+  g_assert_true (g_str_has_prefix (strstr (text, "\n  1. "), first_text));
+  g_assert_true (g_regex_match_simple (summary, err, 0, 0));
+  g_assert_true (g_regex_match_simple (json_headline, json, 0, 0));
+  g_assert_true (g_str_has_suffix (csv_lines[0], ",headline,headline_file,headline_line"));
+  g_assert_true (g_str_has_suffix (csv_lines[1], csv_end));
+  /* JSON keeps every frame, with its kind and plumbing flag. */
+  g_assert_nonnull (strstr (json, "{\"function\":\"c10::alloc_cpu(unsigned long)\",\"file\":null,"));
+  g_assert_true (g_regex_match_simple ("\\{\"function\":\"c10::alloc_cpu\\(unsigned long\\)\"[^}]*"
+                                       "\"kind\":\"native\",\"plumbing\":true\\}", json, 0, 0));
+  g_assert_true (g_regex_match_simple ("\\{\"function\":\"at::TensorIteratorBase::build\\([^}]*"
+                                       "\"kind\":\"native\",\"plumbing\":true\\}", json, 0, 0));
+  g_assert_true (g_regex_match_simple ("\\{\"function\":\"Block.forward\"[^}]*"
+                                       "\"kind\":\"python\",\"plumbing\":false\\}", json, 0, 0));
+  /* The text shows the Python frames, not seven allocator frames. */
+  g_assert_null (strstr (text, "c10::alloc_cpu"));
+  {
+    g_autofree char *caller = g_strdup_printf ("train-leaky.py:%d Encoder.forward\n",
+                                               marked_line ("train-leaky.py", "x = layer(x)"));
+    g_assert_nonnull (strstr (text, caller));
+  }
+}
+
 /* ---- DataLoader workers ----------------------------------------------------------- */
 
 static void
@@ -357,6 +444,7 @@ main (int    argc,
   ADD ("/python/control/all", "--all", test_control);
   ADD ("/python/native-leak/sampled", NULL, test_native_leak);
   ADD ("/python/dataloader", NULL, test_dataloader);
+  ADD ("/python/headline-report", NULL, test_headline_report);
 #undef ADD
   g_test_add_func ("/python/package-without-profiler", test_package_without_profiler);
   return g_test_run ();
