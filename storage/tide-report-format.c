@@ -473,6 +473,33 @@ groups_text_frames (GString         *out,
                           g->frames->len);
 }
 
+static const char *
+share_path (const TideScopeShare *share)
+{
+  return share->path ? share->path : "(no scope)";
+}
+
+/* A stack that grew (or is held) in several scopes: each scope's share,
+ * so that no scope is credited with another's bytes. */
+static void
+scopes_text (GString        *out,
+             const char     *indent,
+             TideGroup      *g,
+             TideGroupsKind  kind)
+{
+  g_string_append_printf (out, "%sin %u scopes:\n", indent, g->scopes->len);
+  for (guint i = 0; i < g->scopes->len; i++)
+    {
+      const TideScopeShare *share = &g_array_index (g->scopes, TideScopeShare, i);
+      g_autofree char *amount = kind == TIDE_GROUPS_SUSPECTS
+        ? tide_format_delta (llround (share->bytes_per_step))
+        : tide_format_bytes (share->bytes);
+
+      g_string_append_printf (out, "%s  %s%s %s\n", indent, amount,
+                              kind == TIDE_GROUPS_SUSPECTS ? "/step" : "", share_path (share));
+    }
+}
+
 static void
 groups_text (GString         *out,
              GPtrArray       *groups,
@@ -527,7 +554,9 @@ groups_text (GString         *out,
           g_string_append_printf (out, "%3u. %s\n       %s/step since step %d, %s live at the "
                                   "last step (pid %" G_GINT64_FORMAT ", %s)\n", i + 1, head,
                                   slope, g->growth_step, bytes, g->pid, dev);
-          if (g->scope_path != NULL && g->frames->len > 0)
+          if (g->scopes != NULL && g->scopes->len > 1)
+            scopes_text (out, "       ", g, kind);
+          else if (g->scope_path != NULL && g->frames->len > 0)
             g_string_append_printf (out, "       scope %s\n", g->scope_path);
           indent = "       ";
         }
@@ -542,6 +571,8 @@ groups_text (GString         *out,
                                   i + 1, bytes, g->count, resident, since, head,
                                   g->device >= 0 ? "  on " : "", g->device >= 0 ? dev : "");
           indent = "                                                    ";
+          if (g->scopes != NULL && g->scopes->len > 1)
+            scopes_text (out, indent, g, kind);
         }
       groups_text_frames (out, indent, g, detail);
     }
@@ -565,13 +596,32 @@ frames_joined (GPtrArray *frames)
   return g_string_free (s, FALSE);
 }
 
+/* "path=bytes;path=bytes": each scope's growth (suspects) or bytes. */
 static void
-groups_csv (GString   *out,
-            GPtrArray *groups)
+scopes_csv (GString        *out,
+            TideGroup      *g,
+            TideGroupsKind  kind)
+{
+  g_autoptr(GString) cell = g_string_new (NULL);
+
+  for (guint i = 0; g->scopes != NULL && i < g->scopes->len; i++)
+    {
+      const TideScopeShare *share = &g_array_index (g->scopes, TideScopeShare, i);
+
+      g_string_append_printf (cell, "%s%s=%" G_GINT64_FORMAT, i ? ";" : "", share_path (share),
+                              kind == TIDE_GROUPS_SUSPECTS ? share->growth_bytes : share->bytes);
+    }
+  csv_field (out, cell->str);
+}
+
+static void
+groups_csv (GString        *out,
+            GPtrArray      *groups,
+            TideGroupsKind  kind)
 {
   g_string_append (out, "rank,pid,device,bytes,count,resident_bytes,growth_start_step,"
                         "growth_bytes,bytes_per_step,scope,function,file,line,module,stack,"
-                        "headline,headline_file,headline_line\n");
+                        "headline,headline_file,headline_line,scopes\n");
   for (guint i = 0; i < groups->len; i++)
     {
       TideGroup *g = g_ptr_array_index (groups, i);
@@ -605,6 +655,8 @@ groups_csv (GString   *out,
       g_string_append_c (out, ',');
       if (headline != NULL && headline->line > 0)
         g_string_append_printf (out, "%d", headline->line);
+      g_string_append_c (out, ',');
+      scopes_csv (out, g, kind);
       g_string_append_c (out, '\n');
     }
 }
@@ -633,6 +685,34 @@ json_headline (GString   *out,
   g_string_append (out, ",\"file\":");
   json_string (out, headline->file);
   g_string_append_printf (out, ",\"line\":%d}", headline->line);
+}
+
+/* "scopes": each scope's share of a stack group; null when grouped by
+ * scope. */
+static void
+json_scopes (GString        *out,
+             TideGroup      *g,
+             TideGroupsKind  kind)
+{
+  if (g->scopes == NULL)
+    {
+      g_string_append (out, ",\"scopes\":null");
+      return;
+    }
+  g_string_append (out, ",\"scopes\":[");
+  for (guint i = 0; i < g->scopes->len; i++)
+    {
+      const TideScopeShare *share = &g_array_index (g->scopes, TideScopeShare, i);
+
+      g_string_append (out, i ? ",{\"scope\":" : "{\"scope\":");
+      json_string (out, share->path);
+      g_string_append_printf (out, ",\"bytes\":%" G_GINT64_FORMAT, share->bytes);
+      json_optional (out, "growth_bytes", kind == TIDE_GROUPS_SUSPECTS, share->growth_bytes);
+      json_optional (out, "bytes_per_step", kind == TIDE_GROUPS_SUSPECTS,
+                     llround (share->bytes_per_step));
+      g_string_append_c (out, '}');
+    }
+  g_string_append_c (out, ']');
 }
 
 static void
@@ -673,6 +753,7 @@ groups_json (GString        *out,
         }
       g_string_append_c (out, ']');
       json_headline (out, g);
+      json_scopes (out, g, kind);
       g_string_append_c (out, '}');
     }
   g_string_append (out, "]}\n");
@@ -688,7 +769,7 @@ tide_format_groups_detailed (GString         *out,
                              TideFrameDetail  detail)
 {
   if (format == TIDE_FORMAT_CSV)
-    groups_csv (out, groups);
+    groups_csv (out, groups, kind);
   else if (format == TIDE_FORMAT_JSON)
     groups_json (out, groups, kind);
   else

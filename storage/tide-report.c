@@ -43,6 +43,7 @@ tide_group_free (TideGroup *group)
     return;
   g_free (group->scope_path);
   g_clear_pointer (&group->frames, g_ptr_array_unref);
+  g_clear_pointer (&group->scopes, g_array_unref);
   g_free (group);
 }
 
@@ -510,6 +511,9 @@ add_process_suspects (TideTrace         *trace,
       g_ptr_array_add (out, group);
       if (!group_load_details (trace, group, error))
         return FALSE;
+      if (by == TIDE_GROUP_BY_STACK &&
+          !_tide_group_load_growth_shares (trace, group, proc->n_steps, error))
+        return FALSE;
     }
   return TRUE;
 }
@@ -598,6 +602,27 @@ add_residency (TideTrace   *trace,
   return _tide_report_finish_rows (trace, stmt, rc, error);
 }
 
+/* The scope shares of the groups out[first..] (by stack, of @proc). */
+static gboolean
+add_retained_shares (TideTrace         *trace,
+                     const ProcessInfo *proc,
+                     gint               step,
+                     const StepSpan    *span,
+                     GPtrArray         *out,
+                     guint              first,
+                     GError           **error)
+{
+  g_autoptr(GPtrArray) groups = g_ptr_array_new ();
+  g_autofree char *rows = step > 0 ? _tide_trace_retained_rows_sql (trace, "process_id = ?1")
+                                   : g_strdup ("SELECT * FROM allocations"
+                                               " WHERE process_id = ?1 AND free_ns IS NULL");
+
+  for (guint i = first; i < out->len; i++)
+    g_ptr_array_add (groups, g_ptr_array_index (out, i));
+  return _tide_groups_load_retained_shares (trace, groups, rows, proc->process_id, step > 0,
+                                            span->start_ns, span->end_ns, error);
+}
+
 static gboolean
 add_process_retained (TideTrace         *trace,
                       const ProcessInfo *proc,
@@ -611,6 +636,7 @@ add_process_retained (TideTrace         *trace,
   g_autoptr(GHashTable) series = NULL;
   g_autofree char *sql = NULL;
   StepSpan span = { 0 };
+  guint first = out->len;
   sqlite3_stmt *stmt;
   int rc;
 
@@ -687,7 +713,8 @@ add_process_retained (TideTrace         *trace,
           return FALSE;
       }
   }
-  return TRUE;
+  return by != TIDE_GROUP_BY_STACK ||
+         add_retained_shares (trace, proc, step, &span, out, first, error);
 }
 
 /**

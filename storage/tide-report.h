@@ -64,6 +64,16 @@ typedef struct
   gboolean plumbing;            /* allocator or runtime plumbing (tide-plumbing.h) */
 } TideFrame;
 
+/* What one scope holds of a stack group (tide-report-scopes.c). */
+typedef struct
+{
+  gint64  scope_id;             /* 0: no scope */
+  char   *path;                 /* NULL: no scope */
+  gint64  bytes;                /* suspects: live at the last step; retained: retained */
+  gint64  growth_bytes;         /* suspects: growth over the group's growth window */
+  double  bytes_per_step;       /* suspects: growth_bytes per step of that window */
+} TideScopeShare;
+
 typedef struct
 {
   gint64     process_id;
@@ -79,6 +89,8 @@ typedef struct
   gint64     growth_bytes;      /* net growth since then */
   double     bytes_per_step;
   GPtrArray *frames;            /* TideFrame*, innermost first */
+  GArray    *scopes;            /* by stack: TideScopeShare, most growth (or bytes)
+                                 * first; NULL when grouped by scope */
 } TideGroup;
 
 void       tide_step_row_free     (TideStepRow *row);

@@ -325,16 +325,16 @@ test_headline_report (Fixture       *f,
   g_autofree char *json_headline = g_strdup_printf (
     "\"headline\":{\"text\":\"%s\",\"frame\":[0-9]+,\"kind\":\"python\","
     "\"function\":\"Block.forward\",\"file\":\"[^\"]*/train-leaky.py\",\"line\":%d}", where, line);
-  g_autofree char *csv_end = g_strdup_printf (",%s,%s/train-leaky.py,%d", where,
-                                              TIDE_PYTHON_TESTS_DIR, line);
+  g_autofree char *csv_end = g_strdup_printf (",%s,%s/train-leaky.py,%d,Net.encoder.layers.2=",
+                                              where, TIDE_PYTHON_TESTS_DIR, line);
   g_auto(GStrv) csv_lines = g_strsplit (csv, "\n", -1);
 
   /* The first suspect leads with the line to fix, in every report. */
   g_assert_true (g_str_has_prefix (strstr (text, "\n  1. "), first_text));
   g_assert_true (g_regex_match_simple (summary, err, 0, 0));
   g_assert_true (g_regex_match_simple (json_headline, json, 0, 0));
-  g_assert_true (g_str_has_suffix (csv_lines[0], ",headline,headline_file,headline_line"));
-  g_assert_true (g_str_has_suffix (csv_lines[1], csv_end));
+  g_assert_true (g_str_has_suffix (csv_lines[0], ",headline,headline_file,headline_line,scopes"));
+  g_assert_nonnull (strstr (csv_lines[1], csv_end));
   /* JSON keeps every frame, with its kind and plumbing flag. */
   g_assert_nonnull (strstr (json, "{\"function\":\"c10::alloc_cpu(unsigned long)\",\"file\":null,"));
   g_assert_true (g_regex_match_simple ("\\{\"function\":\"c10::alloc_cpu\\(unsigned long\\)\"[^}]*"
@@ -350,6 +350,66 @@ test_headline_report (Fixture       *f,
                                                marked_line ("train-leaky.py", "x = layer(x)"));
     g_assert_nonnull (strstr (text, caller));
   }
+}
+
+/* ---- one forward line leaking in four modules ---------------------------------- */
+
+static void
+test_scope_split (Fixture       *f,
+                  gconstpointer  data)
+{
+  const char *args[] = { "leak-all", G_STRINGIFY (STEPS), NULL };
+  g_autofree char *out = record (f, (const char *[]) { "--torch", NULL }, "train-leaky.py", args);
+  g_autoptr(TideTrace) trace = open_trace (f);
+  g_autoptr(GPtrArray) by_stack = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
+  g_autoptr(GPtrArray) by_scope = tide_report_suspects (trace, TIDE_GROUP_BY_SCOPE, NULL);
+  g_autoptr(GPtrArray) retained = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, NULL);
+  TideGroup *top;
+  gint64 shares = 0;
+  guint found = 0;
+
+  g_assert_cmpstr (out, ==, "done " G_STRINGIFY (STEPS) "\n");
+  /* One stack, the LEAK-LINE, growing in every block: each scope carries
+   * its own block's tensors, never the others'. */
+  g_assert_cmpuint (by_stack->len, >=, 1);
+  top = g_ptr_array_index (by_stack, 0);
+  g_assert_cmpint (tide_group_get_headline (top)->line, ==,
+                   marked_line ("train-leaky.py", "# LEAK-LINE"));
+  g_assert_cmpuint (top->scopes->len, ==, 4);
+  for (guint i = 0; i < top->scopes->len; i++)
+    {
+      const TideScopeShare *share = &g_array_index (top->scopes, TideScopeShare, i);
+
+      g_assert_true (g_regex_match_simple ("^Net\\.encoder\\.layers\\.[0-3]$", share->path, 0, 0));
+      assert_near (share->bytes_per_step, MODULE_LEAK);
+      shares += share->growth_bytes;
+    }
+  g_assert_cmpint (shares, ==, top->growth_bytes);
+  assert_near (top->bytes_per_step, 4 * MODULE_LEAK);
+
+  /* --by scope: the same four shares. */
+  g_assert_cmpuint (by_scope->len, ==, 4);
+  for (guint i = 0; i < by_scope->len; i++)
+    {
+      TideGroup *g = g_ptr_array_index (by_scope, i);
+
+      g_assert_true (g_regex_match_simple ("^Net\\.encoder\\.layers\\.[0-3]$", g->scope_path, 0, 0));
+      assert_near (g->bytes_per_step, MODULE_LEAK);
+    }
+
+  /* Retained at the end: each block holds its STEPS tensors. */
+  for (guint i = 0; i < retained->len; i++)
+    {
+      TideGroup *g = g_ptr_array_index (retained, i);
+
+      if (g->stack_id != top->stack_id || g->device != top->device)
+        continue;
+      g_assert_cmpuint (g->scopes->len, ==, 4);
+      for (guint s = 0; s < g->scopes->len; s++)
+        assert_near (g_array_index (g->scopes, TideScopeShare, s).bytes, STEPS * MODULE_LEAK);
+      found++;
+    }
+  g_assert_cmpuint (found, ==, 1);
 }
 
 /* ---- DataLoader workers ----------------------------------------------------------- */
@@ -445,6 +505,7 @@ main (int    argc,
   ADD ("/python/native-leak/sampled", NULL, test_native_leak);
   ADD ("/python/dataloader", NULL, test_dataloader);
   ADD ("/python/headline-report", NULL, test_headline_report);
+  ADD ("/python/scope-split", NULL, test_scope_split);
 #undef ADD
   g_test_add_func ("/python/package-without-profiler", test_package_without_profiler);
   return g_test_run ();

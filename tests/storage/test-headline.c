@@ -146,6 +146,147 @@ fixture_setup (Fixture       *f,
   g_assert_no_error (error);
 }
 
+/* ---- one stack growing in several scopes ---------------------------------- */
+
+enum { SCOPE_A = 1, SCOPE_B, SCOPE_C };
+#define SPLIT_STEPS 6
+#define STEP_NS     1000000
+
+/* Process 1, with steps: STACK_NATIVE keeps 4096 bytes a step in scope a
+ * and 8192 in scope b from step 2 on, and 100000 in scope c once. */
+static void
+split_fixture_setup (Fixture       *f,
+                     gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTraceWriter) w = NULL;
+  TideProcessRow proc = { .id = 1, .pid = 100, .sample_bytes = 0, .all_mode = TRUE,
+                          .exe = "/usr/bin/trainer" };
+  gint64 address = 0x100000;
+
+  f->dir = g_dir_make_tmp ("tide-headline-XXXXXX", NULL);
+  f->path = g_build_filename (f->dir, "split.tide", NULL);
+  w = tide_trace_writer_new (f->path, &error);
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  tide_trace_writer_add_process (w, &proc);
+  add_stacks (w);
+  tide_trace_writer_add_scope (w, SCOPE_A, 1, 0, "a", "model.a");
+  tide_trace_writer_add_scope (w, SCOPE_B, 1, 0, "b", "model.b");
+  tide_trace_writer_add_scope (w, SCOPE_C, 1, 0, "c", "model.c");
+  for (gint k = 1; k <= SPLIT_STEPS; k++)
+    {
+      gint64 start = (k - 1) * (gint64) STEP_NS;
+      TideAllocRow row = { .process_id = 1, .weight = 1, .stack_id = STACK_NATIVE,
+                           .device = -1, .kind = 1, .alloc_ns = start + 10 };
+
+      tide_trace_writer_add_step (w, k, 1, k, "", start, start + STEP_NS);
+      if (k == 1)
+        {
+          row.address = address++, row.size = 100000, row.scope_id = SCOPE_C;
+          tide_trace_writer_add_allocation (w, &row);
+          continue;
+        }
+      row.address = address++, row.size = 4096, row.scope_id = SCOPE_A;
+      tide_trace_writer_add_allocation (w, &row);
+      row.address = address++, row.size = 8192, row.scope_id = SCOPE_B;
+      tide_trace_writer_add_allocation (w, &row);
+    }
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  f->trace = tide_trace_open (f->path, &error);
+  g_assert_no_error (error);
+}
+
+static void
+assert_share (const TideGroup *g,
+              guint            i,
+              const char      *path,
+              gint64           bytes,
+              gint64           growth_bytes)
+{
+  const TideScopeShare *share = &g_array_index (g->scopes, TideScopeShare, i);
+
+  g_assert_cmpstr (share->path, ==, path);
+  g_assert_cmpint (share->bytes, ==, bytes);
+  g_assert_cmpint (share->growth_bytes, ==, growth_bytes);
+}
+
+/* Each scope gets the growth it holds; the shares add up to the stack's. */
+static void
+test_split_suspects (Fixture       *f,
+                     gconstpointer  data)
+{
+  g_autoptr(GPtrArray) by_stack = tide_report_suspects (f->trace, TIDE_GROUP_BY_STACK, NULL);
+  g_autoptr(GPtrArray) by_scope = tide_report_suspects (f->trace, TIDE_GROUP_BY_SCOPE, NULL);
+  g_autoptr(GString) text = g_string_new (NULL);
+  g_autoptr(GString) csv = g_string_new (NULL);
+  g_autoptr(GString) json = g_string_new (NULL);
+  TideGroup *g;
+
+  g_assert_cmpuint (by_stack->len, ==, 1);
+  g = g_ptr_array_index (by_stack, 0);
+  g_assert_cmpint (g->growth_step, ==, 2);
+  g_assert_cmpint (g->growth_bytes, ==, 5 * 12288);
+  g_assert_cmpuint (g->scopes->len, ==, 3);
+  assert_share (g, 0, "model.b", 5 * 8192, 5 * 8192);
+  assert_share (g, 1, "model.a", 5 * 4096, 5 * 4096);
+  assert_share (g, 2, "model.c", 100000, 0);
+  g_assert_cmpfloat (g_array_index (g->scopes, TideScopeShare, 0).bytes_per_step, ==, 8192);
+
+  /* --by scope: the same split, scope by scope (c never grew). */
+  g_assert_cmpuint (by_scope->len, ==, 2);
+  g = g_ptr_array_index (by_scope, 0);
+  g_assert_cmpstr (g->scope_path, ==, "model.b");
+  g_assert_cmpfloat (g->bytes_per_step, ==, 8192);
+  g = g_ptr_array_index (by_scope, 1);
+  g_assert_cmpstr (g->scope_path, ==, "model.a");
+  g_assert_cmpfloat (g->bytes_per_step, ==, 4096);
+  g_assert_null (g->scopes);
+
+  tide_format_groups (text, by_stack, TIDE_GROUPS_SUSPECTS, TIDE_GROUP_BY_STACK, 0,
+                      TIDE_FORMAT_TEXT);
+  g_assert_nonnull (strstr (text->str, "\n       in 3 scopes:\n"
+                                       "         +8.00 KiB/step model.b\n"
+                                       "         +4.00 KiB/step model.a\n"
+                                       "         0 B/step model.c\n"));
+  tide_format_groups (csv, by_stack, TIDE_GROUPS_SUSPECTS, TIDE_GROUP_BY_STACK, 0,
+                      TIDE_FORMAT_CSV);
+  g_assert_true (g_str_has_suffix (csv->str, ",model.b=40960;model.a=20480;model.c=0\n"));
+  tide_format_groups (json, by_stack, TIDE_GROUPS_SUSPECTS, TIDE_GROUP_BY_STACK, 0,
+                      TIDE_FORMAT_JSON);
+  g_assert_nonnull (strstr (json->str, ",\"scopes\":[{\"scope\":\"model.b\",\"bytes\":40960,"
+                                       "\"growth_bytes\":40960,\"bytes_per_step\":8192},"
+                                       "{\"scope\":\"model.a\",\"bytes\":20480,"
+                                       "\"growth_bytes\":20480,\"bytes_per_step\":4096},"
+                                       "{\"scope\":\"model.c\",\"bytes\":100000,"
+                                       "\"growth_bytes\":0,\"bytes_per_step\":0}]}"));
+}
+
+static void
+test_split_retained (Fixture       *f,
+                     gconstpointer  data)
+{
+  g_autoptr(GPtrArray) end = tide_report_retained (f->trace, 0, TIDE_GROUP_BY_STACK, NULL);
+  g_autoptr(GPtrArray) step3 = tide_report_retained (f->trace, 3, TIDE_GROUP_BY_STACK, NULL);
+  TideGroup *g;
+
+  g_assert_cmpuint (end->len, ==, 1);
+  g = g_ptr_array_index (end, 0);
+  g_assert_cmpint (g->bytes, ==, 100000 + 5 * 12288);
+  g_assert_cmpuint (g->scopes->len, ==, 3);
+  assert_share (g, 0, "model.c", 100000, 0);
+  assert_share (g, 1, "model.b", 5 * 8192, 0);
+  assert_share (g, 2, "model.a", 5 * 4096, 0);
+
+  /* What step 3 kept: one block in each growing scope. */
+  g_assert_cmpuint (step3->len, ==, 1);
+  g = g_ptr_array_index (step3, 0);
+  g_assert_cmpint (g->bytes, ==, 12288);
+  g_assert_cmpuint (g->scopes->len, ==, 2);
+  assert_share (g, 0, "model.b", 8192, 0);
+  assert_share (g, 1, "model.a", 4096, 0);
+}
+
 static void
 fixture_teardown (Fixture       *f,
                   gconstpointer  data)
@@ -316,10 +457,12 @@ test_csv (Fixture       *f,
   g_autofree char *csv = format_retained (f, TIDE_FORMAT_CSV, TIDE_FRAMES_AROUND_HEADLINE);
   g_auto(GStrv) lines = g_strsplit (csv, "\n", -1);
 
-  g_assert_true (g_str_has_suffix (lines[0], ",stack,headline,headline_file,headline_line"));
-  g_assert_true (g_str_has_suffix (lines[1], ",cache.c:12 push_entry,/src/cache.c,12"));
-  g_assert_true (g_str_has_suffix (lines[2], ",train.py:25 Block.forward,/work/train.py,25"));
-  g_assert_true (g_str_has_suffix (lines[3], ",malloc (libc.so.6),,"));
+  g_assert_true (g_str_has_suffix (lines[0], ",stack,headline,headline_file,headline_line,scopes"));
+  g_assert_true (g_str_has_suffix (lines[1], ",cache.c:12 push_entry,/src/cache.c,12,"
+                                             "(no scope)=3000"));
+  g_assert_true (g_str_has_suffix (lines[2], ",train.py:25 Block.forward,/work/train.py,25,"
+                                             "(no scope)=2000"));
+  g_assert_true (g_str_has_suffix (lines[3], ",malloc (libc.so.6),,,(no scope)=1000"));
 }
 
 static void
@@ -339,10 +482,10 @@ test_json (Fixture       *f,
                                   "\"plumbing\":false}"));
   g_assert_nonnull (strstr (json, "],\"headline\":{\"text\":\"cache.c:12 push_entry\","
                                   "\"frame\":3,\"kind\":\"inline\",\"function\":\"push_entry\","
-                                  "\"file\":\"/src/cache.c\",\"line\":12}}"));
+                                  "\"file\":\"/src/cache.c\",\"line\":12},\"scopes\":"));
   g_assert_nonnull (strstr (json, "],\"headline\":{\"text\":\"train.py:25 Block.forward\","
                                   "\"frame\":4,\"kind\":\"python\",\"function\":\"Block.forward\","
-                                  "\"file\":\"/work/train.py\",\"line\":25}}"));
+                                  "\"file\":\"/work/train.py\",\"line\":25},\"scopes\":"));
 }
 
 int
@@ -359,5 +502,9 @@ main (int    argc,
   ADD ("/storage/headline/text", test_text);
   ADD ("/storage/headline/csv", test_csv);
   ADD ("/storage/headline/json", test_json);
+  g_test_add ("/storage/scope-split/suspects", Fixture, NULL, split_fixture_setup,
+              test_split_suspects, fixture_teardown);
+  g_test_add ("/storage/scope-split/retained", Fixture, NULL, split_fixture_setup,
+              test_split_retained, fixture_teardown);
   return g_test_run ();
 }
