@@ -17,8 +17,8 @@ char    *_tide_trace_retained_rows_sql (TideTrace  *self,
 
 /* The trace's plumbing list: the shipped one plus what was added. */
 const TidePlumbing *_tide_trace_get_plumbing (TideTrace *self);
-/* Whether the trace can hold inline frames (TIDE_FRAME_INLINE): it has
- * their index, which older traces lack. */
+/* Whether the trace holds inline frames (TIDE_FRAME_INLINE), and their
+ * index, which older traces lack. */
 gboolean _tide_trace_has_inline_frames (TideTrace *self);
 
 G_END_DECLS

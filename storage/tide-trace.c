@@ -416,8 +416,12 @@ _tide_trace_has_inline_frames (TideTrace *self)
 {
   if (self->has_inline < 0)
     {
+      /* Through the index only: a trace without it, or without inline rows
+       * (no DWARF for the libraries, as for Debian's libtorch), never pays
+       * for the inline part of the frames query. */
       sqlite3_stmt *stmt = tide_sqlite_prepare (self->db, "SELECT 1 FROM sqlite_master"
-                                                " WHERE type = 'index' AND name = 'frames_inline'",
+                                                " WHERE type = 'index' AND name = 'frames_inline'"
+                                                " AND EXISTS (SELECT 1 FROM frames WHERE kind = 5)",
                                                 "cannot read the trace", NULL);
 
       self->has_inline = stmt != NULL && sqlite3_step (stmt) == SQLITE_ROW;
