@@ -125,6 +125,25 @@ test_suspect_row (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* The plumbing-patterns key extends the list for the window as for the
+ * CLI: with train-leaky.py's frames plumbing, torch's own Python frame
+ * that called Block.forward is the headline. */
+static void
+test_settings_pattern (void)
+{
+  g_autoptr(GSettings) settings = g_settings_new ("dev.tidemark.Tidemark");
+  const char *patterns[] = { "file:*/train-leaky.py", NULL };
+  TideWindow *window;
+  g_autofree char *text = NULL;
+
+  g_settings_set_strv (settings, "plumbing-patterns", patterns);
+  window = window_open ();
+  text = first_suspect_row_text (window);
+  g_assert_true (g_regex_match_simple ("^module\\.py:[0-9]+ Module\\._call_impl\n", text, 0, 0));
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_settings_reset (settings, "plumbing-patterns");
+}
+
 /* Opens every scope row, so that the stack rows are in the model. */
 static void
 expand_scopes (GListModel *model)
@@ -242,6 +261,7 @@ main (int    argc,
 
   g_test_add_func ("/gui/headline/suspect-row", test_suspect_row);
   g_test_add_func ("/gui/headline/drilldown-and-flame", test_drilldown_and_flame);
+  g_test_add_func ("/gui/headline/settings-pattern", test_settings_pattern);
   status = g_test_run ();
 
   g_unlink (trace_path);
