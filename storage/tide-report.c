@@ -332,6 +332,24 @@ static const char inline_frames_sql[] =
   " JOIN frames i ON i.kind = 5 AND i.module_offset = f.module_offset AND i.module = f.module"
   " WHERE f.kind = 1";
 
+/* Code inlined into plumbing is plumbing: an inline level takes the flag
+ * of the native frame that holds it, which follows its levels. */
+static void
+inline_frames_inherit_plumbing (GPtrArray *frames)
+{
+  gboolean holder_plumbing = FALSE;
+
+  for (guint i = frames->len; i-- > 0;)
+    {
+      TideFrame *frame = g_ptr_array_index (frames, i);
+
+      if (frame->kind == TIDE_FRAME_INLINE)
+        frame->plumbing |= holder_plumbing;
+      else
+        holder_plumbing = frame->plumbing;
+    }
+}
+
 static GPtrArray *
 load_frames (TideTrace  *trace,
              gint64      stack_id,
@@ -364,6 +382,7 @@ load_frames (TideTrace  *trace,
     }
   if (!_tide_report_finish_rows (trace, stmt, rc, error))
     return NULL;
+  inline_frames_inherit_plumbing (frames);
   return g_steal_pointer (&frames);
 }
 

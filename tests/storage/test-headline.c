@@ -6,7 +6,7 @@
  *
  *   native: malloc (libc) <- operator new (libstdc++) <- c10::alloc_cpu
  *           <- [push_entry <- fill_slot, inlined] grow_cache <- main
- *   mixed:  c10::alloc_cpu <- at::empty_cpu <- at::_ops::mul_Tensor::call
+ *   mixed:  [c10::memset_junk, inlined] c10::alloc_cpu <- at::empty_cpu <- at::_ops::mul_Tensor::call
  *           <- PyNumber_Multiply <- Block.forward (train.py:25)
  *           <- python3.11+0x584b24 <- main (train.py:40)
  *   plumbing only: malloc <- operator new
@@ -104,9 +104,15 @@ add_stacks (TideTraceWriter *w)
                            .function = "elsewhere", .file = "/src/other.c", .line = 1,
                            .module = "/usr/lib/libother.so", .module_offset = GROW_CACHE_OFFSET };
 
+    /* Inlined into c10::alloc_cpu (frame 12): plumbing by its holder. */
+    TideFrameRow junk = { .id = TIDE_INLINE_FRAME_ID_BASE + 3, .kind = TIDE_FRAME_INLINE,
+                          .function = "c10::memset_junk(void*, unsigned long)",
+                          .module = "/usr/lib/libc10.so", .module_offset = 0x1000 + 11 };
+
     tide_trace_writer_add_frame (w, &push);
     tide_trace_writer_add_frame (w, &fill);
     tide_trace_writer_add_frame (w, &other);
+    tide_trace_writer_add_frame (w, &junk);
   }
 }
 
@@ -351,12 +357,15 @@ test_mixed (Fixture       *f,
 {
   g_autoptr(GPtrArray) s = stack_frames (f, STACK_MIXED);
 
-  g_assert_cmpuint (s->len, ==, 7);
-  g_assert_cmpstr (frame_at (s, 4)->function, ==, "Block.forward");
-  g_assert_cmpint (tide_frames_find_headline (s), ==, 4);
-  g_assert_true (frame_at (s, 0)->plumbing);   /* c10::alloc_cpu */
-  g_assert_true (frame_at (s, 1)->plumbing);   /* at::empty_cpu */
-  g_assert_false (frame_at (s, 2)->plumbing);  /* at::_ops::mul_Tensor::call */
+  g_assert_cmpuint (s->len, ==, 8);
+  g_assert_cmpstr (frame_at (s, 5)->function, ==, "Block.forward");
+  g_assert_cmpint (tide_frames_find_headline (s), ==, 5);
+  /* c10::memset_junk: no pattern names it, its holder c10::alloc_cpu is. */
+  g_assert_cmpint (frame_at (s, 0)->kind, ==, TIDE_FRAME_INLINE);
+  g_assert_true (frame_at (s, 0)->plumbing);
+  g_assert_true (frame_at (s, 1)->plumbing);   /* c10::alloc_cpu */
+  g_assert_true (frame_at (s, 2)->plumbing);   /* at::empty_cpu */
+  g_assert_false (frame_at (s, 3)->plumbing);  /* at::_ops::mul_Tensor::call */
 }
 
 /* Nothing but plumbing: the innermost frame names it, as before. */
@@ -383,11 +392,11 @@ test_user_pattern (Fixture       *f,
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
   g_assert_true (tide_trace_add_plumbing (f->trace, "file:*/train.py", NULL));
   s = stack_frames (f, STACK_MIXED);
-  g_assert_cmpint (tide_frames_find_headline (s), ==, 2);
+  g_assert_cmpint (tide_frames_find_headline (s), ==, 3);
   g_assert_true (tide_trace_add_plumbing (f->trace, "module:libtorch_cpu.so", NULL));
   g_clear_pointer (&s, g_ptr_array_unref);
   s = stack_frames (f, STACK_MIXED);
-  g_assert_cmpint (tide_frames_find_headline (s), ==, 3);  /* PyNumber_Multiply */
+  g_assert_cmpint (tide_frames_find_headline (s), ==, 4);  /* PyNumber_Multiply */
 }
 
 static char *
@@ -433,7 +442,7 @@ test_text (Fixture       *f,
     "%1$s  at::_ops::mul_Tensor::call(at::Tensor const&, at::Tensor const&) (libtorch_cpu.so)\n"
     "%1$s  PyNumber_Multiply (python3.11)\n"
     "%1$s  (the headline)\n"
-    "%1$s(7 frames; --native shows every one)\n"
+    "%1$s(8 frames; --native shows every one)\n"
     "  3.       1000 B         1            -        -  malloc (libc.so.6)\n"
     "%1$snative frames around it, innermost first:\n"
     "%1$s  (the headline)\n"
@@ -484,7 +493,7 @@ test_json (Fixture       *f,
                                   "\"frame\":3,\"kind\":\"inline\",\"function\":\"push_entry\","
                                   "\"file\":\"/src/cache.c\",\"line\":12},\"scopes\":"));
   g_assert_nonnull (strstr (json, "],\"headline\":{\"text\":\"train.py:25 Block.forward\","
-                                  "\"frame\":4,\"kind\":\"python\",\"function\":\"Block.forward\","
+                                  "\"frame\":5,\"kind\":\"python\",\"function\":\"Block.forward\","
                                   "\"file\":\"/work/train.py\",\"line\":25},\"scopes\":"));
 }
 
