@@ -80,7 +80,7 @@ print_top_suspects (const char *path)
     {
       TideGroup *g = g_ptr_array_index (suspects, i);
       g_autofree char *slope = tide_format_delta ((gint64) g->bytes_per_step);
-      g_autofree char *where = g->frames->len ? tide_frame_describe (g_ptr_array_index (g->frames, 0))
+      g_autofree char *where = g->frames->len ? tide_group_describe_headline (g)
                                               : g_strdup ("(no stack)");
 
       g_printerr ("tidemark: suspect %u: %s/step since step %d in %s, %s (pid %" G_GINT64_FORMAT

@@ -21,6 +21,7 @@ typedef struct
   TideGroupBy by;
   TideFormat  format;
   GHashTable *only;             /* processes.id set of --process, or NULL */
+  gboolean    native;           /* text: every frame of each stack */
 } ReportRequest;
 
 static int
@@ -69,7 +70,8 @@ run_report (TideTrace           *trace,
         tide_report_keep_groups (groups, req->only);
       if (out->len > 0)
         g_string_append_c (out, '\n');
-      tide_format_groups (out, groups, TIDE_GROUPS_SUSPECTS, req->by, 0, req->format);
+      tide_format_groups_detailed (out, groups, TIDE_GROUPS_SUSPECTS, req->by, 0, req->format,
+                                   req->native ? TIDE_FRAMES_ALL : TIDE_FRAMES_AROUND_HEADLINE);
     }
   if (req->retained)
     {
@@ -78,7 +80,9 @@ run_report (TideTrace           *trace,
         return FALSE;
       if (req->only != NULL)
         tide_report_keep_groups (groups, req->only);
-      tide_format_groups (out, groups, TIDE_GROUPS_RETAINED, req->by, req->step, req->format);
+      tide_format_groups_detailed (out, groups, TIDE_GROUPS_RETAINED, req->by, req->step,
+                                   req->format,
+                                   req->native ? TIDE_FRAMES_ALL : TIDE_FRAMES_AROUND_HEADLINE);
     }
   return TRUE;
 }
@@ -98,6 +102,7 @@ tide_cli_report (int    argc,
   g_autofree char *process = NULL;
   g_autoptr(GHashTable) only = NULL;
   TideProcessSpec spec;
+  g_auto(GStrv) plumbing = NULL;
   ReportRequest req = { .by = TIDE_GROUP_BY_STACK };
   GOptionEntry entries[] = {
     { "steps", 0, 0, G_OPTION_ARG_NONE, &req.steps, "One row per step", NULL },
@@ -113,6 +118,10 @@ tide_cli_report (int    argc,
       "and kept", "N" },
     { "by", 0, 0, G_OPTION_ARG_STRING, &by, "Group by stack (default) or scope", "stack|scope" },
     { "format", 0, 0, G_OPTION_ARG_STRING, &format, "text (default), csv or json", "FORMAT" },
+    { "native", 0, 0, G_OPTION_ARG_NONE, &req.native, "Text: print every frame of each stack, "
+      "native ones included", NULL },
+    { "plumbing", 0, 0, G_OPTION_ARG_STRING_ARRAY, &plumbing, "One more frame pattern that never "
+      "names a stack (GLOB, module:GLOB or file:GLOB; repeatable)", "PATTERN" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, "TRACE" },
     { NULL }
   };
@@ -143,6 +152,9 @@ tide_cli_report (int    argc,
   trace = tide_trace_open (files[0], &error);
   if (trace == NULL)
     return storage_failure (error);
+  for (guint i = 0; plumbing != NULL && plumbing[i] != NULL; i++)
+    if (!tide_trace_add_plumbing (trace, plumbing[i], &error))
+      return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "--plumbing: %s", error->message);
   if (process != NULL && (req.only = only = tide_report_process_ids (trace, &spec, &error)) == NULL)
     return storage_failure (error);
   /* The note only with a report: a failure says one line. */

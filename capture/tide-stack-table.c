@@ -104,6 +104,30 @@ write_frame (TideTraceWriter *writer,
   tide_trace_writer_add_frame (writer, &row);
 }
 
+/* The symbol's inline levels become frames of their own, innermost first
+ * in id order, tied to the native frame by its module and offset. */
+static void
+write_inline_frames (TideTraceWriter  *writer,
+                     const FrameJob   *job,
+                     const TideSymbol *symbol,
+                     gint64           *next_inline_id)
+{
+  for (guint i = 0; i < symbol->n_inlines; i++)
+    {
+      TideFrameRow row = {
+        .id = (*next_inline_id)++,
+        .kind = TIDE_FRAME_INLINE,
+        .function = symbol->inlines[i].function,
+        .file = symbol->inlines[i].file,
+        .line = symbol->inlines[i].line,
+        .module = job->path,
+        .module_offset = (gint64) job->offset,
+      };
+
+      tide_trace_writer_add_frame (writer, &row);
+    }
+}
+
 static gpointer
 symbolizer_thread_main (gpointer data)
 {
@@ -111,6 +135,7 @@ symbolizer_thread_main (gpointer data)
   g_autoptr(TideSymbolizer) symbolizer = tide_symbolizer_new ();
   g_autoptr(TideSymbolCache) cache = tide_symbol_cache_new (self->symbol_cache_dir);
   g_autoptr(GError) error = NULL;
+  gint64 next_inline_id = TIDE_INLINE_FRAME_ID_BASE;
 
   for (;;)
     {
@@ -123,6 +148,7 @@ symbolizer_thread_main (gpointer data)
       if (job->path != NULL && job->offset > 0)
         tide_symbol_cache_resolve (cache, symbolizer, job->path, job->offset - 1, &symbol);
       write_frame (self->writer, job, symbol.function != NULL ? &symbol : NULL);
+      write_inline_frames (self->writer, job, &symbol, &next_inline_id);
       tide_symbol_clear (&symbol);
     }
   /* A cache that cannot be written only costs the next recording time. */

@@ -3,9 +3,13 @@
  *
  * tide-symbol-cache.c: one text file per build-id:
  *
- *   tidemark-symbol-cache 1 <build-id> debug-file=yes|no
- *   <address, hex>\t<line>\t<function>\t<source file>
+ *   tidemark-symbol-cache 2 <build-id> debug-file=yes|no
+ *   <address, hex>\t<line>\t<function>\t<source file>[\t<function>\t<file>\t<line>]...
  *   ...
+ *
+ * Each optional triple is one level of inlined calls, innermost first
+ * (TideSymbol.inlines).  Version 1 had no inline levels: its files fail the
+ * header check, so they are read as empty and rewritten.
  *
  * Function and file are escaped with g_strescape(), so no tab or newline
  * survives inside them; an empty function means "no symbol", an empty file
@@ -20,7 +24,7 @@
 #include <errno.h>
 #include <string.h>
 
-#define CACHE_MAGIC         "tidemark-symbol-cache 1"
+#define CACHE_MAGIC         "tidemark-symbol-cache 2"
 /* Bounds on what one file may hold; a file past them is not read. */
 #define CACHE_MAX_BYTES     (64 * 1024 * 1024)
 #define CACHE_MAX_ENTRIES   (1024 * 1024)
@@ -106,17 +110,44 @@ unescape_field (const char *field)
   return field[0] != '\0' ? g_strcompress (field) : NULL;
 }
 
-/* Parses one "address\tline\tfunction\tfile" line into @entries. */
+/* Bounds the inline levels of one entry, so a damaged file cannot ask for
+ * much memory; compilers nest far fewer. */
+#define CACHE_MAX_INLINES   256
+
+static gboolean
+parse_inlines (char       **fields,
+               guint        n_levels,
+               TideSymbol  *symbol)
+{
+  symbol->inlines = n_levels ? g_new0 (TideInlineLevel, n_levels) : NULL;
+  symbol->n_inlines = n_levels;
+  for (guint i = 0; i < n_levels; i++)
+    {
+      char **level = fields + 3 * i;
+      guint64 lineno;
+
+      if (!g_ascii_string_to_unsigned (level[2], 10, 0, G_MAXINT, &lineno, NULL))
+        return FALSE;
+      symbol->inlines[i].function = unescape_field (level[0]);
+      symbol->inlines[i].file = unescape_field (level[1]);
+      symbol->inlines[i].line = (int) lineno;
+    }
+  return TRUE;
+}
+
+/* Parses one "address\tline\tfunction\tfile[\tfunction\tfile\tline]..." line
+ * into @entries. */
 static gboolean
 parse_entry (const char *line,
              GHashTable *entries)
 {
-  g_auto (GStrv) fields = g_strsplit (line, "\t", 5);
+  g_auto (GStrv) fields = g_strsplit (line, "\t", 4 + 3 * CACHE_MAX_INLINES + 1);
+  guint n_fields = g_strv_length (fields);
   guint64 address;
   guint64 lineno;
   CacheEntry *entry;
 
-  if (g_strv_length (fields) != 4 ||
+  if (n_fields < 4 || (n_fields - 4) % 3 != 0 || n_fields > 4 + 3 * CACHE_MAX_INLINES ||
       !g_ascii_string_to_unsigned (fields[0], 16, 0, G_MAXUINT64, &address, NULL) ||
       !g_ascii_string_to_unsigned (fields[1], 10, 0, G_MAXINT, &lineno, NULL))
     return FALSE;
@@ -126,6 +157,11 @@ parse_entry (const char *line,
   entry->symbol.function = unescape_field (fields[2]);
   entry->symbol.file = unescape_field (fields[3]);
   entry->symbol.line = (int) lineno;
+  if (!parse_inlines (fields + 4, (n_fields - 4) / 3, &entry->symbol))
+    {
+      cache_entry_free (entry);
+      return FALSE;
+    }
   g_hash_table_replace (entries, &entry->address, entry);
   return TRUE;
 }
@@ -239,9 +275,7 @@ tide_symbol_cache_lookup (TideSymbolCache *self,
   if ((entry = g_hash_table_lookup (file->entries, &elf_address)) == NULL)
     return FALSE;
 
-  out->function = g_strdup (entry->symbol.function);
-  out->file = g_strdup (entry->symbol.file);
-  out->line = entry->symbol.line;
+  tide_symbol_copy (out, &entry->symbol);
   return TRUE;
 }
 
@@ -263,9 +297,8 @@ tide_symbol_cache_add (TideSymbolCache  *self,
 
   entry = g_new0 (CacheEntry, 1);
   entry->address = elf_address;
-  entry->symbol.function = g_strdup (symbol->function);
-  entry->symbol.file = symbol->function != NULL ? g_strdup (symbol->file) : NULL;
-  entry->symbol.line = symbol->function != NULL ? symbol->line : 0;
+  if (symbol->function != NULL)
+    tide_symbol_copy (&entry->symbol, symbol);
   g_hash_table_replace (file->entries, &entry->address, entry);
   file->n_unsaved++;
 }
@@ -328,6 +361,12 @@ serialize (const CacheFile *file)
                               entry->address, entry->symbol.line);
       append_escaped (out, entry->symbol.function);
       append_escaped (out, entry->symbol.file);
+      for (guint l = 0; l < entry->symbol.n_inlines; l++)
+        {
+          append_escaped (out, entry->symbol.inlines[l].function);
+          append_escaped (out, entry->symbol.inlines[l].file);
+          g_string_append_printf (out, "\t%d", entry->symbol.inlines[l].line);
+        }
       g_string_append_c (out, '\n');
     }
   return out;

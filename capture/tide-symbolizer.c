@@ -171,6 +171,30 @@ tide_symbol_clear (TideSymbol *symbol)
   g_clear_pointer (&symbol->function, g_free);
   g_clear_pointer (&symbol->file, g_free);
   symbol->line = 0;
+  for (guint i = 0; i < symbol->n_inlines; i++)
+    {
+      g_free (symbol->inlines[i].function);
+      g_free (symbol->inlines[i].file);
+    }
+  g_clear_pointer (&symbol->inlines, g_free);
+  symbol->n_inlines = 0;
+}
+
+void
+tide_symbol_copy (TideSymbol       *dest,
+                  const TideSymbol *src)
+{
+  dest->function = g_strdup (src->function);
+  dest->file = g_strdup (src->file);
+  dest->line = src->line;
+  dest->n_inlines = src->n_inlines;
+  dest->inlines = src->n_inlines ? g_new0 (TideInlineLevel, src->n_inlines) : NULL;
+  for (guint i = 0; i < src->n_inlines; i++)
+    {
+      dest->inlines[i].function = g_strdup (src->inlines[i].function);
+      dest->inlines[i].file = g_strdup (src->inlines[i].file);
+      dest->inlines[i].line = src->inlines[i].line;
+    }
 }
 
 static int
@@ -437,6 +461,18 @@ tide_sym_file_dwarf_name (TideSymFile *file,
   return name;
 }
 
+/* Line tables often hold paths relative to the compilation directory. */
+static char *
+tide_source_path (const char *source,
+                  const char *comp_dir)
+{
+  if (g_path_is_absolute (source) || comp_dir == NULL)
+    return g_strdup (source);
+  if (g_path_is_absolute (comp_dir))
+    return g_canonicalize_filename (source, comp_dir);
+  return g_build_filename (comp_dir, source, NULL);
+}
+
 static void
 tide_sym_file_source (TideSymFile *file,
                       Dwarf_Addr   addr,
@@ -444,7 +480,6 @@ tide_sym_file_source (TideSymFile *file,
 {
   Dwfl_Line *line = dwfl_module_getsrc (file->module, addr);
   const char *source;
-  const char *comp_dir;
   int lineno = 0;
 
   if (line == NULL)
@@ -452,16 +487,89 @@ tide_sym_file_source (TideSymFile *file,
   source = dwfl_lineinfo (line, NULL, &lineno, NULL, NULL, NULL);
   if (source == NULL)
     return;
-
-  /* Line tables often hold paths relative to the compilation directory. */
-  comp_dir = dwfl_line_comp_dir (line);
-  if (g_path_is_absolute (source) || comp_dir == NULL)
-    out->file = g_strdup (source);
-  else if (g_path_is_absolute (comp_dir))
-    out->file = g_canonicalize_filename (source, comp_dir);
-  else
-    out->file = g_build_filename (comp_dir, source, NULL);
+  out->file = tide_source_path (source, dwfl_line_comp_dir (line));
   out->line = lineno;
+}
+
+/* The name of an inlined subroutine comes from its abstract origin; the
+ * linkage name, when there is one, demangles to the same text as the
+ * symbol tables give for C++. */
+static char *
+tide_symbolizer_die_name (TideSymbolizer *self,
+                          Dwarf_Die      *die)
+{
+  Dwarf_Attribute attr;
+  const char *name = NULL;
+
+  if (dwarf_attr_integrate (die, DW_AT_linkage_name, &attr) != NULL)
+    name = dwarf_formstring (&attr);
+  if (name == NULL && dwarf_attr_integrate (die, DW_AT_name, &attr) != NULL)
+    name = dwarf_formstring (&attr);
+  return tide_symbolizer_readable_name (self, name != NULL ? name : "??");
+}
+
+/* Where the inlined subroutine @die was called from: DW_AT_call_file is an
+ * index into the file table of its compilation unit. */
+static void
+tide_die_call_site (Dwarf_Die  *cu,
+                    Dwarf_Die  *die,
+                    char      **file,
+                    int        *line)
+{
+  Dwarf_Attribute attr;
+  Dwarf_Word value;
+  Dwarf_Files *files;
+  size_t n_files;
+
+  *file = NULL;
+  *line = 0;
+  if (dwarf_formudata (dwarf_attr (die, DW_AT_call_line, &attr), &value) == 0)
+    *line = (int) value;
+  if (dwarf_formudata (dwarf_attr (die, DW_AT_call_file, &attr), &value) == 0 &&
+      dwarf_getsrcfiles (cu, &files, &n_files) == 0 && value < n_files)
+    {
+      const char *name = dwarf_filesrc (files, value, NULL, NULL);
+
+      if (name != NULL)
+        *file = tide_source_path (name, dwarf_formstring (dwarf_attr (cu, DW_AT_comp_dir,
+                                                                       &attr)));
+    }
+}
+
+/* Expands the calls inlined at @addr, innermost first.  @out holds the line
+ * table's position on entry, which is inside the innermost inlined call;
+ * each level takes the position it has, and passes its call site on to the
+ * next level out, the last to @out itself. */
+static void
+tide_sym_file_inlines (TideSymbolizer *self,
+                       TideSymFile    *file,
+                       Dwarf_Addr      addr,
+                       TideSymbol     *out)
+{
+  Dwarf_Addr cu_bias = 0;
+  Dwarf_Die *cu = dwfl_module_addrdie (file->module, addr, &cu_bias);
+  Dwarf_Die *scopes = NULL;
+  GArray *levels;
+  int n;
+
+  if (cu == NULL || (n = dwarf_getscopes (cu, addr - cu_bias, &scopes)) <= 0)
+    return;
+  levels = g_array_new (FALSE, TRUE, sizeof (TideInlineLevel));
+  for (int i = 0; i < n && dwarf_tag (&scopes[i]) != DW_TAG_subprogram; i++)
+    {
+      TideInlineLevel level;
+
+      if (dwarf_tag (&scopes[i]) != DW_TAG_inlined_subroutine)
+        continue;
+      level.function = tide_symbolizer_die_name (self, &scopes[i]);
+      level.file = out->file;
+      level.line = out->line;
+      g_array_append_val (levels, level);
+      tide_die_call_site (cu, &scopes[i], &out->file, &out->line);
+    }
+  free (scopes);
+  out->n_inlines = levels->len;
+  out->inlines = (TideInlineLevel *) (void *) g_array_free (levels, levels->len == 0);
 }
 
 gboolean
@@ -493,5 +601,6 @@ tide_symbolizer_lookup (TideSymbolizer *self,
 
   out->function = tide_symbolizer_readable_name (self, name);
   tide_sym_file_source (file, addr, out);
+  tide_sym_file_inlines (self, file, addr, out);
   return TRUE;
 }

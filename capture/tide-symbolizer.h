@@ -24,11 +24,25 @@ G_BEGIN_DECLS
 
 typedef struct _TideSymbolizer TideSymbolizer;
 
+/* One level of calls that the compiler inlined at an address. */
+typedef struct
+{
+  char *function;  /* the inlined function's name, demangled when possible; owned */
+  char *file;      /* where in it the address is (innermost level), or where it
+                    * calls the next inner level; or NULL; owned */
+  int   line;
+} TideInlineLevel;
+
 typedef struct
 {
   char *function;  /* symbol name, demangled when possible; owned */
   char *file;      /* source file (absolute when the CU's dir is known), or NULL; owned */
   int   line;      /* source line, or 0 */
+  /* The calls inlined into @function at the address, innermost first; with
+   * any, @file and @line are the call site of the outermost one in
+   * @function, so that every level names its own function and line. */
+  TideInlineLevel *inlines;  /* owned, or NULL */
+  guint            n_inlines;
 } TideSymbol;
 
 TideSymbolizer *tide_symbolizer_new      (void);
@@ -54,6 +68,9 @@ void            tide_symbolizer_set_max_files    (TideSymbolizer *self,
 guint           tide_symbolizer_get_n_open_files (TideSymbolizer *self);
 
 void            tide_symbol_clear        (TideSymbol     *symbol);
+/* Fills @dest with a deep copy of @src. */
+void            tide_symbol_copy         (TideSymbol       *dest,
+                                          const TideSymbol *src);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideSymbolizer, tide_symbolizer_free)
 

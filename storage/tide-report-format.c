@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tide-plumbing.h"
 #include "tide-report-format.h"
 #include "tide-saturate.h"
 #include "tide-schema.h"
@@ -417,12 +418,168 @@ tide_format_steps (GString    *out,
 
 /* ---- groups: suspects and retained ------------------------------------------ */
 
+/* How many native frames the text report shows inside (and, for a native
+ * headline, outside) the headline; --native shows them all. */
+#define NATIVE_INSIDE  3
+#define NATIVE_OUTSIDE 2
+
 static void
-groups_text (GString        *out,
-             GPtrArray      *groups,
-             TideGroupsKind  kind,
-             TideGroupBy     by,
-             gint            step)
+frames_text_line (GString         *out,
+                  const char      *indent,
+                  const TideFrame *frame,
+                  gboolean         with_kind)
+{
+  g_autofree char *desc = frame->kind == TIDE_FRAME_PYTHON ? tide_frame_describe_source_first (frame)
+                                                           : tide_frame_describe (frame);
+
+  if (with_kind)
+    g_string_append_printf (out, "%s%-6s %s%s\n", indent, tide_frame_kind_name (frame), desc,
+                            frame->plumbing ? "  (plumbing)" : "");
+  else
+    g_string_append_printf (out, "%s%s\n", indent, desc);
+}
+
+static gboolean
+frame_is_named_native (const TideFrame *frame)
+{
+  return frame->kind != TIDE_FRAME_PYTHON && frame->function != NULL;
+}
+
+/* Where the frames around the headline @h begin: the NATIVE_INSIDE-th
+ * named native or inline frame inside it, or nearer. */
+static gint
+around_first (GPtrArray *frames,
+              gint       h)
+{
+  gint first = h;
+
+  for (gint i = h - 1, found = 0; i >= 0 && found < NATIVE_INSIDE; i--)
+    if (frame_is_named_native (g_ptr_array_index (frames, i)))
+      {
+        first = i;
+        found++;
+      }
+  return first;
+}
+
+/* Where they end: for a native headline the NATIVE_OUTSIDE-th named
+ * native frame outside it (its callers); a Python headline has none, as
+ * the native frames between two Python frames are the interpreter's. */
+static gint
+around_last (GPtrArray *frames,
+             gint       h)
+{
+  gint last = h;
+
+  if (((TideFrame *) g_ptr_array_index (frames, h))->kind == TIDE_FRAME_PYTHON)
+    return h;
+  for (guint i = h + 1, found = 0; i < frames->len && found < NATIVE_OUTSIDE; i++)
+    if (frame_is_named_native (g_ptr_array_index (frames, i)))
+      {
+        last = (gint) i;
+        found++;
+      }
+  return last;
+}
+
+static void
+frames_text_around (GString    *out,
+                    const char *indent,
+                    GPtrArray  *frames,
+                    gint        h)
+{
+  gint first = around_first (frames, h);
+  gint last = around_last (frames, h);
+  g_autofree char *deeper = g_strconcat (indent, "  ", NULL);
+
+  if (first == last)
+    return;
+  g_string_append_printf (out, "%snative frames around it, innermost first:\n", indent);
+  for (gint i = first; i <= last; i++)
+    {
+      const TideFrame *f = g_ptr_array_index (frames, i);
+
+      if (i == h)
+        g_string_append_printf (out, "%s(the headline)\n", deeper);
+      else if (frame_is_named_native (f))
+        frames_text_line (out, deeper, f, FALSE);
+    }
+}
+
+/* The frames under a stack's first line: every frame with its kind, or the
+ * Python frames (the headline first among them) and the native frames
+ * around the headline. */
+static void
+groups_text_frames (GString         *out,
+                    const char      *indent,
+                    TideGroup       *g,
+                    TideFrameDetail  detail)
+{
+  gint h = tide_frames_find_headline (g->frames);
+  guint shown = 0, python = 0;
+
+  if (h < 0)
+    return;
+  if (detail == TIDE_FRAMES_ALL)
+    {
+      for (guint f = 0; f < g->frames->len; f++)
+        frames_text_line (out, indent, g_ptr_array_index (g->frames, f), TRUE);
+      return;
+    }
+  for (guint f = 0; f < g->frames->len; f++)
+    python += ((TideFrame *) g_ptr_array_index (g->frames, f))->kind == TIDE_FRAME_PYTHON;
+  if (python > 0)
+    g_string_append_printf (out, "%sPython, innermost first:\n", indent);
+  for (guint f = 0; f < g->frames->len && shown < TEXT_MAX_FRAMES; f++)
+    {
+      const TideFrame *frame = g_ptr_array_index (g->frames, f);
+      g_autofree char *deeper = g_strconcat (indent, "  ", NULL);
+
+      if (frame->kind == TIDE_FRAME_PYTHON)
+        {
+          frames_text_line (out, deeper, frame, FALSE);
+          shown++;
+        }
+    }
+  frames_text_around (out, indent, g->frames, h);
+  g_string_append_printf (out, "%s(%u frames; --native shows every one)\n", indent,
+                          g->frames->len);
+}
+
+static const char *
+share_path (const TideScopeShare *share)
+{
+  return share->path ? share->path : "(no scope)";
+}
+
+/* A stack that grew (or is held) in several scopes: each scope's share,
+ * so that no scope is credited with another's bytes. */
+static void
+scopes_text (GString        *out,
+             const char     *indent,
+             TideGroup      *g,
+             TideGroupsKind  kind)
+{
+  g_string_append_printf (out, "%sin %u scopes:\n", indent, g->scopes->len);
+  for (guint i = 0; i < g->scopes->len; i++)
+    {
+      const TideScopeShare *share = &g_array_index (g->scopes, TideScopeShare, i);
+      g_autofree char *amount = kind == TIDE_GROUPS_SUSPECTS
+        ? tide_format_delta (llround (share->bytes_per_step))
+        : tide_format_bytes (share->bytes);
+
+      g_string_append_printf (out, "%s  %s%s %s\n", indent, amount,
+                              kind == TIDE_GROUPS_SUSPECTS ? "/step" : "", share_path (share));
+    }
+}
+
+static void
+groups_text (GString         *out,
+             GPtrArray       *groups,
+             TideGroupsKind   kind,
+             TideGroupBy      by,
+             gint             step,
+             TideFrameDetail  detail)
 {
   const char *by_name = by == TIDE_GROUP_BY_STACK ? "stack" : "scope";
   gint64 total = 0;
@@ -451,7 +608,7 @@ groups_text (GString        *out,
                               by_name, when, total_text, groups->len);
       g_string_append_printf (out, "%4s %12s %9s %12s %8s  %s\n", "", "BYTES", "COUNT",
                               "RESIDENT", "SINCE", by == TIDE_GROUP_BY_STACK
-                              ? "STACK (innermost frame first)" : "SCOPE");
+                              ? "STACK (named by its headline)" : "SCOPE");
     }
 
   for (guint i = 0; i < groups->len && i < TEXT_MAX_GROUPS; i++)
@@ -459,14 +616,23 @@ groups_text (GString        *out,
       TideGroup *g = g_ptr_array_index (groups, i);
       g_autofree char *dev = device_name (g->device);
       g_autofree char *bytes = tide_format_bytes (g->bytes);
-      guint first_frame = 0;
+      g_autofree char *head = tide_group_describe_headline (g);
+      const char *indent;
 
       if (kind == TIDE_GROUPS_SUSPECTS)
         {
           g_autofree char *slope = tide_format_delta (tide_sat_from_double (g->bytes_per_step));
-          g_string_append_printf (out, "%3u. %s/step since step %d, %s live at the last step, "
-                                  "in %s (pid %" G_GINT64_FORMAT ") on %s\n", i + 1, slope,
-                                  g->growth_step, bytes, g->role ? g->role : "?", g->pid, dev);
+
+          /* The headline leads: the line a person opens first. */
+          g_string_append_printf (out, "%3u. %s\n       %s/step since step %d, %s live at the "
+                                  "last step, in %s (pid %" G_GINT64_FORMAT ") on %s\n", i + 1,
+                                  head, slope, g->growth_step, bytes, g->role ? g->role : "?",
+                                  g->pid, dev);
+          if (g->scopes != NULL && g->scopes->len > 1)
+            scopes_text (out, "       ", g, kind);
+          else if (g->scope_path != NULL && g->frames->len > 0)
+            g_string_append_printf (out, "       scope %s\n", g->scope_path);
+          indent = "       ";
         }
       else
         {
@@ -474,30 +640,15 @@ groups_text (GString        *out,
                                                              : g_strdup ("-");
           g_autofree char *since = g->growth_step ? g_strdup_printf ("step %d", g->growth_step)
                                                   : g_strdup ("-");
-          g_autofree char *head = g->frames->len
-            ? tide_frame_describe (g_ptr_array_index (g->frames, 0))
-            : g_strdup (g->scope_path ? g->scope_path : "(no scope)");
 
           g_string_append_printf (out, "%3u. %12s %9" G_GINT64_FORMAT " %12s %8s  %s%s%s\n",
                                   i + 1, bytes, g->count, resident, since, head,
                                   g->device >= 0 ? "  on " : "", g->device >= 0 ? dev : "");
-          first_frame = 1;
+          indent = "                                                    ";
+          if (g->scopes != NULL && g->scopes->len > 1)
+            scopes_text (out, indent, g, kind);
         }
-
-      if (kind == TIDE_GROUPS_SUSPECTS && g->scope_path != NULL)
-        g_string_append_printf (out, "       scope %s\n", g->scope_path);
-      for (guint f = first_frame; f < g->frames->len && f < TEXT_MAX_FRAMES; f++)
-        {
-          g_autofree char *desc = tide_frame_describe (g_ptr_array_index (g->frames, f));
-          g_string_append_printf (out, kind == TIDE_GROUPS_SUSPECTS ? "       %s\n"
-                                                                    : "%52s%s\n",
-                                  kind == TIDE_GROUPS_SUSPECTS ? desc : "",
-                                  kind == TIDE_GROUPS_SUSPECTS ? "" : desc);
-        }
-      if (g->frames->len > TEXT_MAX_FRAMES)
-        g_string_append_printf (out, "%s… %u more frames\n",
-                                kind == TIDE_GROUPS_SUSPECTS ? "       " : "                                                    ",
-                                g->frames->len - TEXT_MAX_FRAMES);
+      groups_text_frames (out, indent, g, detail);
     }
   if (groups->len > TEXT_MAX_GROUPS)
     g_string_append_printf (out, "… and %u more (use --format csv for all)\n",
@@ -519,19 +670,40 @@ frames_joined (GPtrArray *frames)
   return g_string_free (s, FALSE);
 }
 
+/* "path=bytes;path=bytes": each scope's growth (suspects) or bytes. */
 static void
-groups_csv (GString   *out,
-            GPtrArray *groups)
+scopes_csv (GString        *out,
+            TideGroup      *g,
+            TideGroupsKind  kind)
+{
+  g_autoptr(GString) cell = g_string_new (NULL);
+
+  for (guint i = 0; g->scopes != NULL && i < g->scopes->len; i++)
+    {
+      const TideScopeShare *share = &g_array_index (g->scopes, TideScopeShare, i);
+
+      g_string_append_printf (cell, "%s%s=%" G_GINT64_FORMAT, i ? ";" : "", share_path (share),
+                              kind == TIDE_GROUPS_SUSPECTS ? share->growth_bytes : share->bytes);
+    }
+  csv_field (out, cell->str);
+}
+
+static void
+groups_csv (GString        *out,
+            GPtrArray      *groups,
+            TideGroupsKind  kind)
 {
   g_string_append (out, "position,pid,role,dist_rank,device,bytes,count,resident_bytes,"
-                        "growth_start_step,"
-                        "growth_bytes,bytes_per_step,scope,function,file,line,module,stack\n");
+                        "growth_start_step,growth_bytes,bytes_per_step,scope,function,file,line,"
+                        "module,stack,headline,headline_file,headline_line,scopes\n");
   for (guint i = 0; i < groups->len; i++)
     {
       TideGroup *g = g_ptr_array_index (groups, i);
       TideFrame *top = g->frames->len ? g_ptr_array_index (g->frames, 0) : NULL;
       g_autofree char *dev = device_name (g->device);
       g_autofree char *stack = frames_joined (g->frames);
+      const TideFrame *headline = tide_group_get_headline (g);
+      g_autofree char *headline_text = tide_group_describe_headline (g);
 
       g_string_append_printf (out, "%u,%" G_GINT64_FORMAT ",", i + 1, g->pid);
       csv_field (out, g->role);
@@ -553,8 +725,71 @@ groups_csv (GString   *out,
       csv_field (out, top ? top->module : NULL);
       g_string_append_c (out, ',');
       csv_field (out, stack);
+      g_string_append_c (out, ',');
+      csv_field (out, headline_text);
+      g_string_append_c (out, ',');
+      csv_field (out, headline ? headline->file : NULL);
+      g_string_append_c (out, ',');
+      if (headline != NULL && headline->line > 0)
+        g_string_append_printf (out, "%d", headline->line);
+      g_string_append_c (out, ',');
+      scopes_csv (out, g, kind);
       g_string_append_c (out, '\n');
     }
+}
+
+/* "headline": the text every report shows, and where it points: "frame"
+ * indexes "frames"; null without frames. */
+static void
+json_headline (GString   *out,
+               TideGroup *g)
+{
+  gint h = tide_frames_find_headline (g->frames);
+  const TideFrame *headline = h >= 0 ? g_ptr_array_index (g->frames, h) : NULL;
+  g_autofree char *text = NULL;
+
+  if (headline == NULL)
+    {
+      g_string_append (out, ",\"headline\":null");
+      return;
+    }
+  text = tide_frame_describe_source_first (headline);
+  g_string_append (out, ",\"headline\":{\"text\":");
+  json_string (out, text);
+  g_string_append_printf (out, ",\"frame\":%d,\"kind\":\"%s\",\"function\":", h,
+                          tide_frame_kind_name (headline));
+  json_string (out, headline->function);
+  g_string_append (out, ",\"file\":");
+  json_string (out, headline->file);
+  g_string_append_printf (out, ",\"line\":%d}", headline->line);
+}
+
+/* "scopes": each scope's share of a stack group; null when grouped by
+ * scope. */
+static void
+json_scopes (GString        *out,
+             TideGroup      *g,
+             TideGroupsKind  kind)
+{
+  if (g->scopes == NULL)
+    {
+      g_string_append (out, ",\"scopes\":null");
+      return;
+    }
+  g_string_append (out, ",\"scopes\":[");
+  for (guint i = 0; i < g->scopes->len; i++)
+    {
+      const TideScopeShare *share = &g_array_index (g->scopes, TideScopeShare, i);
+
+      g_string_append (out, i ? ",{\"scope\":" : "{\"scope\":");
+      json_string (out, share->path);
+      g_string_append_printf (out, ",\"bytes\":%" G_GINT64_FORMAT, share->bytes);
+      json_optional (out, "growth_bytes", kind == TIDE_GROUPS_SUSPECTS, share->growth_bytes);
+      json_optional (out, "bytes_per_step", kind == TIDE_GROUPS_SUSPECTS,
+                     llround (share->bytes_per_step));
+      g_string_append_c (out, '}');
+    }
+  g_string_append_c (out, ']');
 }
 
 static void
@@ -593,11 +828,33 @@ groups_json (GString        *out,
           json_string (out, fr->file);
           g_string_append_printf (out, ",\"line\":%d,\"module\":", fr->line);
           json_string (out, fr->module);
-          g_string_append_printf (out, ",\"offset\":%" G_GINT64_FORMAT "}", fr->module_offset);
+          g_string_append_printf (out, ",\"offset\":%" G_GINT64_FORMAT ",\"kind\":\"%s\""
+                                  ",\"plumbing\":%s}", fr->module_offset, tide_frame_kind_name (fr),
+                                  fr->plumbing ? "true" : "false");
         }
-      g_string_append (out, "]}");
+      g_string_append_c (out, ']');
+      json_headline (out, g);
+      json_scopes (out, g, kind);
+      g_string_append_c (out, '}');
     }
   g_string_append (out, "]}\n");
+}
+
+void
+tide_format_groups_detailed (GString         *out,
+                             GPtrArray       *groups,
+                             TideGroupsKind   kind,
+                             TideGroupBy      by,
+                             gint             step,
+                             TideFormat       format,
+                             TideFrameDetail  detail)
+{
+  if (format == TIDE_FORMAT_CSV)
+    groups_csv (out, groups, kind);
+  else if (format == TIDE_FORMAT_JSON)
+    groups_json (out, groups, kind);
+  else
+    groups_text (out, groups, kind, by, step, detail);
 }
 
 void
@@ -608,12 +865,7 @@ tide_format_groups (GString        *out,
                     gint            step,
                     TideFormat      format)
 {
-  if (format == TIDE_FORMAT_CSV)
-    groups_csv (out, groups);
-  else if (format == TIDE_FORMAT_JSON)
-    groups_json (out, groups, kind);
-  else
-    groups_text (out, groups, kind, by, step);
+  tide_format_groups_detailed (out, groups, kind, by, step, format, TIDE_FRAMES_AROUND_HEADLINE);
 }
 
 /* ---- the job's processes ---------------------------------------------------- */

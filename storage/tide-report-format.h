@@ -23,6 +23,13 @@ typedef enum
   TIDE_GROUPS_RETAINED,
 } TideGroupsKind;
 
+/* Which frames the text report prints under each stack. */
+typedef enum
+{
+  TIDE_FRAMES_AROUND_HEADLINE,  /* the Python frames, and the native ones near the headline */
+  TIDE_FRAMES_ALL,              /* every frame (--native) */
+} TideFrameDetail;
+
 gboolean tide_format_parse   (const char     *name,
                               TideFormat     *format);
 char    *tide_format_bytes   (gint64          bytes);
@@ -36,6 +43,13 @@ void     tide_format_groups  (GString        *out,
                               TideGroupBy     by,
                               gint            step,
                               TideFormat      format);
+void     tide_format_groups_detailed (GString         *out,
+                                      GPtrArray       *groups,
+                                      TideGroupsKind   kind,
+                                      TideGroupBy      by,
+                                      gint             step,
+                                      TideFormat       format,
+                                      TideFrameDetail  detail);
 
 void     tide_format_processes (GString    *out,
                                 GPtrArray  *summaries,

@@ -29,4 +29,19 @@ gboolean      _tide_report_label_steps  (TideTrace    *trace,
                                          GPtrArray    *rows,
                                          GError      **error);
 
+/* tide-report-scopes.c */
+GArray       *_tide_scope_shares_new   (void);
+gboolean      _tide_group_load_growth_shares    (TideTrace   *trace,
+                                                 TideGroup   *group,
+                                                 gint         n_steps,
+                                                 GError     **error);
+gboolean      _tide_groups_load_retained_shares (TideTrace   *trace,
+                                                 GPtrArray   *groups,
+                                                 const char  *rows_sql,
+                                                 gint64       process_id,
+                                                 gboolean     has_span,
+                                                 gint64       start_ns,
+                                                 gint64       end_ns,
+                                                 GError     **error);
+
 G_END_DECLS

@@ -46,6 +46,7 @@ tide_group_free (TideGroup *group)
   g_free (group->scope_path);
   g_free (group->role);
   g_clear_pointer (&group->frames, g_ptr_array_unref);
+  g_clear_pointer (&group->scopes, g_array_unref);
   g_free (group);
 }
 
@@ -316,24 +317,59 @@ load_processes (TideTrace  *trace,
   return g_steal_pointer (&procs);
 }
 
+/* A stack's frames, innermost first.  A native frame's inline levels
+ * (rows of kind TIDE_FRAME_INLINE with its module and offset) come just
+ * before it, innermost first, as the compiler nested them: the last
+ * column orders a depth's rows, inline ones by id, the native one after
+ * them all. */
+static const char frames_sql[] =
+  "WITH RECURSIVE chain (parent_id, frame_id, depth) AS ("
+  "  SELECT parent_id, frame_id, depth FROM stack_nodes WHERE id = ?1"
+  "  UNION ALL"
+  "  SELECT n.parent_id, n.frame_id, n.depth FROM stack_nodes n"
+  "  JOIN chain c ON n.id = c.parent_id LIMIT 4096)"
+  " SELECT f.kind, f.function, f.file, f.line, f.module, f.module_offset, chain.depth,"
+  "  4611686018427387904"
+  " FROM chain JOIN frames f ON f.id = chain.frame_id";
+static const char inline_frames_sql[] =
+  " UNION ALL"
+  " SELECT i.kind, i.function, i.file, i.line, i.module, i.module_offset, chain.depth, i.id"
+  " FROM chain JOIN frames f ON f.id = chain.frame_id"
+  " JOIN frames i ON i.kind = 5 AND i.module_offset = f.module_offset AND i.module = f.module"
+  " WHERE f.kind = 1";
+
+/* Code inlined into plumbing is plumbing: an inline level takes the flag
+ * of the native frame that holds it, which follows its levels. */
+static void
+inline_frames_inherit_plumbing (GPtrArray *frames)
+{
+  gboolean holder_plumbing = FALSE;
+
+  for (guint i = frames->len; i-- > 0;)
+    {
+      TideFrame *frame = g_ptr_array_index (frames, i);
+
+      if (frame->kind == TIDE_FRAME_INLINE)
+        frame->plumbing |= holder_plumbing;
+      else
+        holder_plumbing = frame->plumbing;
+    }
+}
+
 static GPtrArray *
 load_frames (TideTrace  *trace,
              gint64      stack_id,
              GError    **error)
 {
   g_autoptr(GPtrArray) frames = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_frame_free);
+  const TidePlumbing *plumbing = _tide_trace_get_plumbing (trace);
+  g_autofree char *sql = g_strconcat (frames_sql,
+                                      _tide_trace_has_inline_frames (trace) ? inline_frames_sql : "",
+                                      " ORDER BY 7 DESC, 8", NULL);
   sqlite3_stmt *stmt;
   int rc;
 
-  stmt = _tide_report_prepare (trace,
-                  "WITH RECURSIVE chain (parent_id, frame_id, depth) AS ("
-                  "  SELECT parent_id, frame_id, depth FROM stack_nodes WHERE id = ?1"
-                  "  UNION ALL"
-                  "  SELECT n.parent_id, n.frame_id, n.depth FROM stack_nodes n"
-                  "  JOIN chain c ON n.id = c.parent_id LIMIT 4096)"
-                  " SELECT f.kind, f.function, f.file, f.line, f.module, f.module_offset"
-                  " FROM chain JOIN frames f ON f.id = chain.frame_id ORDER BY chain.depth DESC",
-                  error);
+  stmt = _tide_report_prepare (trace, sql, error);
   if (stmt == NULL)
     return NULL;
   sqlite3_bind_int64 (stmt, 1, stack_id);
@@ -347,10 +383,12 @@ load_frames (TideTrace  *trace,
       frame->line = sqlite3_column_int (stmt, 3);
       frame->module = _tide_report_column_dup (stmt, 4);
       frame->module_offset = sqlite3_column_int64 (stmt, 5);
+      frame->plumbing = tide_plumbing_matches (plumbing, frame);
       g_ptr_array_add (frames, frame);
     }
   if (!_tide_report_finish_rows (trace, stmt, rc, error))
     return NULL;
+  inline_frames_inherit_plumbing (frames);
   return g_steal_pointer (&frames);
 }
 
@@ -498,6 +536,9 @@ add_process_suspects (TideTrace         *trace,
       g_ptr_array_add (out, group);
       if (!group_load_details (trace, group, error))
         return FALSE;
+      if (by == TIDE_GROUP_BY_STACK &&
+          !_tide_group_load_growth_shares (trace, group, proc->n_steps, error))
+        return FALSE;
     }
   return TRUE;
 }
@@ -586,6 +627,36 @@ add_residency (TideTrace   *trace,
         group->resident_bytes = sqlite3_column_int64 (stmt, 2);
     }
   return _tide_report_finish_rows (trace, stmt, rc, error);
+}
+
+/* The scope shares of the groups out[first..] (by stack, of @proc). */
+static gboolean
+add_retained_shares (TideTrace         *trace,
+                     const ProcessInfo *proc,
+                     gint               step,
+                     const StepSpan    *span,
+                     GPtrArray         *out,
+                     guint              first,
+                     GError           **error)
+{
+  g_autoptr(GPtrArray) groups = g_ptr_array_new ();
+  g_autofree char *rows = NULL;
+
+  /* The same rows as the groups' own query, so that the shares cost what
+   * the groups do: the step's rows through its block ranges, or the
+   * summary of what was live at the end. */
+  if (step > 0)
+    rows = _tide_trace_retained_rows_sql (trace, TIDE_PROCESS_FILTER_ANY);
+  else if (_tide_trace_has_live_at_end (trace))
+    rows = g_strdup ("SELECT stack_id, scope_id, device, bytes AS size, 1.0 AS weight"
+                     " FROM live_at_end WHERE process_id = ?1");
+  else  /* finished by a version without live_at_end: read every allocation */
+    rows = g_strdup ("SELECT * FROM allocations WHERE process_id = ?1 AND free_ns IS NULL");
+
+  for (guint i = first; i < out->len; i++)
+    g_ptr_array_add (groups, g_ptr_array_index (out, i));
+  return _tide_groups_load_retained_shares (trace, groups, rows, proc->process_id, step > 0,
+                                            span->start_ns, span->end_ns, error);
 }
 
 static gboolean
@@ -681,7 +752,8 @@ add_process_retained (TideTrace         *trace,
       if (!group_load_details (trace, group, error))
         return FALSE;
     }
-  return TRUE;
+  return by != TIDE_GROUP_BY_STACK ||
+         add_retained_shares (trace, proc, step, &span, out, first, error);
 }
 
 /**
@@ -757,4 +829,67 @@ tide_frame_describe (const TideFrame *frame)
     return base ? g_strdup_printf ("%s (%s)", frame->function, base) : g_strdup (frame->function);
   return g_strdup_printf ("%s+0x%" G_GINT64_MODIFIER "x", base ? base : "??",
                           frame->module_offset);
+}
+
+/* "file:line function" when the source is known, so that a headline leads
+ * with the line to open; else as tide_frame_describe(). */
+char *
+tide_frame_describe_source_first (const TideFrame *frame)
+{
+  if (frame->kind != TIDE_FRAME_MISSING && frame->function != NULL && frame->file != NULL &&
+      frame->line > 0)
+    {
+      g_autofree char *file = g_path_get_basename (frame->file);
+      return g_strdup_printf ("%s:%d %s", file, frame->line, frame->function);
+    }
+  return tide_frame_describe (frame);
+}
+
+/* The kind as JSON and the GUI name it. */
+const char *
+tide_frame_kind_name (const TideFrame *frame)
+{
+  switch (frame->kind)
+    {
+    case TIDE_FRAME_PYTHON:
+      return "python";
+    case TIDE_FRAME_INLINE:
+      return "inline";
+    case TIDE_FRAME_KERNEL:
+      return "kernel";
+    case TIDE_FRAME_MISSING:
+      return "missing";
+    default:
+      return "native";
+    }
+}
+
+/**
+ * tide_group_get_headline:
+ *
+ * Returns: (nullable): the frame of @group's stack that a person would
+ * change (tide_frames_find_headline()); NULL for a group without frames
+ */
+const TideFrame *
+tide_group_get_headline (const TideGroup *group)
+{
+  gint i = tide_frames_find_headline (group->frames);
+
+  return i >= 0 ? g_ptr_array_index (group->frames, i) : NULL;
+}
+
+/* The name of a group everywhere one is shown: its headline, else its
+ * scope. */
+char *
+tide_group_describe_headline (const TideGroup *group)
+{
+  const TideFrame *headline = tide_group_get_headline (group);
+
+  if (headline != NULL)
+    return tide_frame_describe_source_first (headline);
+  /* A stack whose frames the trace does not hold (a damaged trace) is not
+   * a scope: say which it is. */
+  if (group->stack_id != 0)
+    return g_strdup ("(a stack without frames)");
+  return g_strdup (group->scope_path ? group->scope_path : "(no scope)");
 }

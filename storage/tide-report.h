@@ -61,13 +61,24 @@ typedef struct
 
 typedef struct
 {
-  int     kind;                 /* TideFrameKind */
-  char   *function;
-  char   *file;
-  int     line;
-  char   *module;
-  gint64  module_offset;
+  int      kind;                /* TideFrameKind */
+  char    *function;
+  char    *file;
+  int      line;
+  char    *module;
+  gint64   module_offset;
+  gboolean plumbing;            /* allocator or runtime plumbing (tide-plumbing.h) */
 } TideFrame;
+
+/* What one scope holds of a stack group (tide-report-scopes.c). */
+typedef struct
+{
+  gint64  scope_id;             /* 0: no scope */
+  char   *path;                 /* NULL: no scope */
+  gint64  bytes;                /* suspects: live at the last step; retained: retained */
+  gint64  growth_bytes;         /* suspects: growth over the group's growth window */
+  double  bytes_per_step;       /* suspects: growth_bytes per step of that window */
+} TideScopeShare;
 
 typedef struct
 {
@@ -86,6 +97,8 @@ typedef struct
   gint64     growth_bytes;      /* net growth since then */
   double     bytes_per_step;
   GPtrArray *frames;            /* TideFrame*, innermost first */
+  GArray    *scopes;            /* by stack: TideScopeShare, most growth (or bytes)
+                                 * first; NULL when grouped by scope */
 } TideGroup;
 
 /* One process of the job, for `report --processes`. */
@@ -134,5 +147,9 @@ GPtrArray *tide_report_frames     (TideTrace   *trace,
                                    gint64       stack_id,
                                    GError     **error);
 char      *tide_frame_describe    (const TideFrame *frame);
+char      *tide_frame_describe_source_first (const TideFrame *frame);
+const char *tide_frame_kind_name  (const TideFrame *frame);
+const TideFrame *tide_group_get_headline (const TideGroup *group);
+char      *tide_group_describe_headline    (const TideGroup *group);
 
 G_END_DECLS

@@ -65,6 +65,9 @@ static const char schema_sql[] =
   "  module TEXT,"
   "  module_offset INTEGER NOT NULL DEFAULT 0"
   ") STRICT;"
+  /* A native frame's inline levels, found by its module and offset; only
+   * inline rows are indexed, so the recorder's inserts stay cheap. */
+  "CREATE INDEX frames_inline ON frames (module_offset, module) WHERE kind = 5;"
 
   /* The stack tree: a node's parent is its caller, so a stack is the node of
    * its innermost frame and identical stacks share one node. */

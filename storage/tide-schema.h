@@ -50,7 +50,16 @@ typedef enum
   TIDE_FRAME_PYTHON  = 2,
   TIDE_FRAME_KERNEL  = 3,
   TIDE_FRAME_MISSING = 4,  /* frames the unwinder could not recover */
+  /* A call the compiler inlined at a native frame's address: a row of
+   * its own, never in stack_nodes, with the native frame's module and
+   * module_offset; a native frame's inline rows go innermost first by id. */
+  TIDE_FRAME_INLINE  = 5,
 } TideFrameKind;
+
+/* Frame ids at and above this are inline frames (TIDE_FRAME_INLINE), which
+ * the symbolizer thread numbers on its own: below it, ids belong to the
+ * recorder's interning of stack frames. */
+#define TIDE_INLINE_FRAME_ID_BASE (G_GINT64_CONSTANT (1) << 40)
 
 gboolean tide_schema_create (sqlite3  *db,
                              GError  **error);

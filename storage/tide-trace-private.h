@@ -6,6 +6,7 @@
 #include <gio/gio.h>
 #include <sqlite3.h>
 
+#include "tide-plumbing.h"
 #include "tide-trace.h"
 
 G_BEGIN_DECLS
@@ -22,5 +23,11 @@ TideTrace *_tide_trace_lock_reader   (TideTrace     *self,
                                       GCancellable  *cancellable,
                                       GError       **error);
 void       _tide_trace_unlock_reader (TideTrace     *self);
+
+/* The trace's plumbing list: the shipped one plus what was added. */
+const TidePlumbing *_tide_trace_get_plumbing (TideTrace *self);
+/* Whether the trace holds inline frames (TIDE_FRAME_INLINE), and their
+ * index, which older traces lack. */
+gboolean _tide_trace_has_inline_frames (TideTrace *self);
 
 G_END_DECLS

@@ -39,6 +39,8 @@ struct _TideTrace
   gint64   range_span_ns;   /* tide-alloc-ranges.h; -1: not indexed at finish */
   guint    has_live_at_end : 1;
   TideRetainedPlan retained_plan;
+  TidePlumbing *plumbing;   /* created at first use */
+  gint     has_inline;      /* -1: not looked up yet */
   guint    complete : 1;
 
   /* A second connection to the same file for queries off the main thread
@@ -335,6 +337,7 @@ tide_trace_finalize (GObject *object)
   g_clear_object (&self->reader);
   g_mutex_clear (&self->reader_lock);
   sqlite3_close (self->db);
+  g_clear_pointer (&self->plumbing, tide_plumbing_free);
   g_free (self->path);
   G_OBJECT_CLASS (tide_trace_parent_class)->finalize (object);
 }
@@ -349,6 +352,7 @@ static void
 tide_trace_init (TideTrace *self)
 {
   g_mutex_init (&self->reader_lock);
+  self->has_inline = -1;
 }
 
 const char *
@@ -525,4 +529,44 @@ tide_trace_describe_early_end (TideTrace *self)
 {
   g_return_val_if_fail (TIDE_IS_TRACE (self), NULL);
   return _tide_trace_describe_early_end_db (self->db);
+}
+
+const TidePlumbing *
+_tide_trace_get_plumbing (TideTrace *self)
+{
+  if (self->plumbing == NULL)
+    {
+      self->plumbing = tide_plumbing_new_default ();
+      tide_plumbing_add_from_settings (self->plumbing);
+    }
+  return self->plumbing;
+}
+
+gboolean
+tide_trace_add_plumbing (TideTrace   *self,
+                         const char  *pattern,
+                         GError     **error)
+{
+  g_return_val_if_fail (TIDE_IS_TRACE (self), FALSE);
+  _tide_trace_get_plumbing (self);
+  return tide_plumbing_add (self->plumbing, pattern, error);
+}
+
+gboolean
+_tide_trace_has_inline_frames (TideTrace *self)
+{
+  if (self->has_inline < 0)
+    {
+      /* Through the index only: a trace without it, or without inline rows
+       * (no DWARF for the libraries, as for Debian's libtorch), never pays
+       * for the inline part of the frames query. */
+      sqlite3_stmt *stmt = tide_sqlite_prepare (self->db, "SELECT 1 FROM sqlite_master"
+                                                " WHERE type = 'index' AND name = 'frames_inline'"
+                                                " AND EXISTS (SELECT 1 FROM frames WHERE kind = 5)",
+                                                "cannot read the trace", NULL);
+
+      self->has_inline = stmt != NULL && sqlite3_step (stmt) == SQLITE_ROW;
+      sqlite3_finalize (stmt);
+    }
+  return self->has_inline;
 }

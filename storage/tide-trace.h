@@ -20,5 +20,10 @@ gint64      tide_trace_get_start_ns (TideTrace   *self);
 gint64      tide_trace_get_end_ns   (TideTrace   *self);
 char       *tide_trace_dup_meta     (TideTrace   *self,
                                      const char  *key);
+/* Adds a plumbing pattern (tide-plumbing.h) to the shipped list for every
+ * report on this trace. */
+gboolean    tide_trace_add_plumbing (TideTrace   *self,
+                                     const char  *pattern,
+                                     GError     **error);
 
 G_END_DECLS

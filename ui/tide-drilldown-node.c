@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * A row of the drill-down tree: a scope, a stack (named by its innermost
- * frame) or one frame of a stack, with the retained bytes and allocation
+ * A row of the drill-down tree: a scope, a stack (named by its headline,
+ * tide-plumbing.h) or one frame of a stack, with the retained bytes and allocation
  * count below it.  Children live in a GListStore (an array: O(1) get_item).
  */
 #include "config.h"
@@ -73,18 +73,19 @@ tide_drilldown_node_new (TideDrilldownKind  kind,
 static TideDrilldownNode *
 stack_node_new (const TideGroup *group)
 {
+  const TideFrame *headline = tide_group_get_headline (group);
   g_autofree char *label = NULL;
   TideDrilldownNode *node;
 
-  if (group->frames->len == 0)
+  if (headline == NULL)
     label = g_strdup ("(no stack)");
   else
-    label = tide_frame_describe (g_ptr_array_index (group->frames, 0));
+    label = tide_frame_describe_source_first (headline);
   node = tide_drilldown_node_new (TIDE_DRILLDOWN_STACK, label);
   node->bytes = group->bytes;
   node->count = group->count;
-  if (group->frames->len > 0)
-    node->frame = frame_copy (g_ptr_array_index (group->frames, 0));
+  if (headline != NULL)
+    node->frame = frame_copy (headline);
 
   /* The frames, innermost first, each carrying the stack's totals. */
   for (guint i = 0; i < group->frames->len; i++)
@@ -197,6 +198,14 @@ tide_drilldown_node_get_frame (TideDrilldownNode *self)
 {
   g_return_val_if_fail (TIDE_IS_DRILLDOWN_NODE (self), NULL);
   return self->frame;
+}
+
+/* A frame row of allocator or runtime plumbing (tide-plumbing.h). */
+gboolean
+tide_drilldown_node_is_plumbing (TideDrilldownNode *self)
+{
+  g_return_val_if_fail (TIDE_IS_DRILLDOWN_NODE (self), FALSE);
+  return self->kind == TIDE_DRILLDOWN_FRAME && self->frame != NULL && self->frame->plumbing;
 }
 
 /* Returns: (transfer none) (nullable): the children, NULL for a frame */

@@ -29,5 +29,6 @@ gint64             tide_drilldown_node_get_bytes    (TideDrilldownNode *self);
 gint64             tide_drilldown_node_get_count    (TideDrilldownNode *self);
 const TideFrame   *tide_drilldown_node_get_frame    (TideDrilldownNode *self);
 GListModel        *tide_drilldown_node_get_children (TideDrilldownNode *self);
+gboolean           tide_drilldown_node_is_plumbing  (TideDrilldownNode *self);
 
 G_END_DECLS

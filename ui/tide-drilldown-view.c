@@ -4,7 +4,9 @@
  * TideDrilldownView: what the selected step or range retained, as a
  * sortable tree (GtkTreeListModel in a GtkColumnView): scope -> stack ->
  * frame, with bytes and allocation counts.  The first row is expanded, so
- * the largest stack of the largest scope shows without a click.
+ * the largest stack of the largest scope shows without a click.  Frames of
+ * allocator and runtime plumbing are dimmed, and "Hide plumbing" leaves
+ * them out of the stacks.
  */
 #include "config.h"
 
@@ -28,8 +30,12 @@ struct _TideDrilldownView
   GPtrArray          *groups;
   GtkSingleSelection *selection;
   GtkTreeListModel   *tree;       /* borrowed: owned by the sort model */
+  GListModel         *roots;
+  gboolean            hide_plumbing;
 
   /* Children */
+  GtkWidget          *box;
+  GtkWidget          *hide_plumbing_check;
   GtkWidget          *scroller;
   GtkColumnView      *column_view;
   GtkColumnViewColumn *columns[N_COLUMNS];
@@ -40,18 +46,32 @@ G_DEFINE_FINAL_TYPE (TideDrilldownView, tide_drilldown_view, GTK_TYPE_WIDGET)
 enum {
   PROP_0,
   PROP_SELECTED_NODE,
+  PROP_HIDE_PLUMBING,
   N_PROPS
 };
 
 static GParamSpec *properties[N_PROPS];
 
+static gboolean
+node_is_not_plumbing_cb (gpointer item,
+                         gpointer data)
+{
+  return !tide_drilldown_node_is_plumbing (item);
+}
+
 static GListModel *
 create_children_cb (gpointer item,
                     gpointer data)
 {
+  TideDrilldownView *self = data;
   GListModel *children = tide_drilldown_node_get_children (item);
 
-  return children && g_list_model_get_n_items (children) > 0 ? g_object_ref (children) : NULL;
+  if (children == NULL || g_list_model_get_n_items (children) == 0)
+    return NULL;
+  if (!self->hide_plumbing)
+    return g_object_ref (children);
+  return G_LIST_MODEL (gtk_filter_list_model_new (g_object_ref (children),
+    GTK_FILTER (gtk_custom_filter_new (node_is_not_plumbing_cb, NULL, NULL))));
 }
 
 static void
@@ -80,7 +100,21 @@ name_bind_cb (GtkSignalListItemFactory *factory,
 
   gtk_tree_expander_set_list_row (expander, row);
   gtk_label_set_text (GTK_LABEL (label), tide_drilldown_node_get_label (node));
-  gtk_widget_set_tooltip_text (label, tide_drilldown_node_get_label (node));
+  if (tide_drilldown_node_is_plumbing (node))
+    {
+      g_autofree char *tip = g_strdup_printf ("%s\nAllocator or runtime plumbing",
+                                              tide_drilldown_node_get_label (node));
+
+      gtk_widget_add_css_class (label, "dim-label");
+      gtk_widget_add_css_class (label, "plumbing");
+      gtk_widget_set_tooltip_text (label, tip);
+    }
+  else
+    {
+      gtk_widget_remove_css_class (label, "dim-label");
+      gtk_widget_remove_css_class (label, "plumbing");
+      gtk_widget_set_tooltip_text (label, tide_drilldown_node_get_label (node));
+    }
   g_object_unref (node);
 }
 
@@ -163,8 +197,9 @@ tide_drilldown_view_dispose (GObject *object)
 {
   TideDrilldownView *self = TIDE_DRILLDOWN_VIEW (object);
 
-  g_clear_pointer (&self->scroller, gtk_widget_unparent);
+  g_clear_pointer (&self->box, gtk_widget_unparent);
   g_clear_object (&self->selection);
+  g_clear_object (&self->roots);
   g_clear_pointer (&self->groups, g_ptr_array_unref);
   G_OBJECT_CLASS (tide_drilldown_view_parent_class)->dispose (object);
 }
@@ -182,6 +217,26 @@ tide_drilldown_view_get_property (GObject    *object,
     case PROP_SELECTED_NODE:
       g_value_set_object (value, tide_drilldown_view_get_selected_node (self));
       break;
+    case PROP_HIDE_PLUMBING:
+      g_value_set_boolean (value, self->hide_plumbing);
+      break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tide_drilldown_view_set_property (GObject      *object,
+                                  guint         prop_id,
+                                  const GValue *value,
+                                  GParamSpec   *pspec)
+{
+  TideDrilldownView *self = TIDE_DRILLDOWN_VIEW (object);
+
+  switch (prop_id)
+    {
+    case PROP_HIDE_PLUMBING:
+      tide_drilldown_view_set_hide_plumbing (self, g_value_get_boolean (value));
+      break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -194,10 +249,14 @@ tide_drilldown_view_class_init (TideDrilldownViewClass *klass)
 
   object_class->dispose = tide_drilldown_view_dispose;
   object_class->get_property = tide_drilldown_view_get_property;
+  object_class->set_property = tide_drilldown_view_set_property;
 
   properties[PROP_SELECTED_NODE] =
     g_param_spec_object ("selected-node", NULL, NULL, TIDE_TYPE_DRILLDOWN_NODE,
                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_HIDE_PLUMBING] =
+    g_param_spec_boolean ("hide-plumbing", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
@@ -212,8 +271,9 @@ set_roots (TideDrilldownView *self,
   GtkTreeListRowSorter *row_sorter;
   g_autoptr(GtkSortListModel) sorted = NULL;
 
+  g_set_object (&self->roots, roots);
   self->tree = gtk_tree_list_model_new (g_object_ref (roots), FALSE, FALSE,
-                                        create_children_cb, NULL, NULL);
+                                        create_children_cb, self, NULL);
   row_sorter = gtk_tree_list_row_sorter_new (g_object_ref (gtk_column_view_get_sorter (self->column_view)));
   sorted = gtk_sort_list_model_new (G_LIST_MODEL (self->tree), GTK_SORTER (row_sorter));
   gtk_single_selection_set_model (self->selection, G_LIST_MODEL (sorted));
@@ -238,9 +298,19 @@ tide_drilldown_view_init (TideDrilldownView *self)
                            G_CALLBACK (tide_drilldown_view_selection_changed_cb), self,
                            G_CONNECT_SWAPPED);
 
+  self->hide_plumbing_check = gtk_check_button_new_with_label ("Hide plumbing frames");
+  gtk_widget_set_tooltip_text (self->hide_plumbing_check,
+                               "Leave allocator and runtime frames out of the stacks");
+  gtk_widget_set_margin_start (self->hide_plumbing_check, 6);
+  g_object_bind_property (self, "hide-plumbing", self->hide_plumbing_check, "active",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
   self->scroller = gtk_scrolled_window_new ();
+  gtk_widget_set_vexpand (self->scroller, TRUE);
   gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scroller), GTK_WIDGET (self->column_view));
-  gtk_widget_set_parent (self->scroller, GTK_WIDGET (self));
+  self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  gtk_box_append (GTK_BOX (self->box), self->hide_plumbing_check);
+  gtk_box_append (GTK_BOX (self->box), self->scroller);
+  gtk_widget_set_parent (self->box, GTK_WIDGET (self));
   gtk_column_view_sort_by_column (self->column_view, self->columns[COLUMN_BYTES],
                                   GTK_SORT_DESCENDING);
 }
@@ -318,4 +388,30 @@ tide_drilldown_view_get_selected_node (TideDrilldownView *self)
     g_object_unref (node);
     return node;
   }
+}
+
+/* Rebuilds the tree (a GtkTreeListModel cannot change how it makes
+ * children), so rows open before are closed again. */
+void
+tide_drilldown_view_set_hide_plumbing (TideDrilldownView *self,
+                                       gboolean           hide)
+{
+  g_autoptr(GListModel) roots = NULL;
+
+  g_return_if_fail (TIDE_IS_DRILLDOWN_VIEW (self));
+
+  hide = !!hide;
+  if (self->hide_plumbing == hide)
+    return;
+  self->hide_plumbing = hide;
+  roots = g_object_ref (self->roots);
+  set_roots (self, roots);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_HIDE_PLUMBING]);
+}
+
+gboolean
+tide_drilldown_view_get_hide_plumbing (TideDrilldownView *self)
+{
+  g_return_val_if_fail (TIDE_IS_DRILLDOWN_VIEW (self), FALSE);
+  return self->hide_plumbing;
 }

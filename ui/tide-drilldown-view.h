@@ -19,5 +19,8 @@ void               tide_drilldown_view_set_groups        (TideDrilldownView *sel
 GPtrArray         *tide_drilldown_view_get_groups        (TideDrilldownView *self);
 GListModel        *tide_drilldown_view_get_model         (TideDrilldownView *self);
 TideDrilldownNode *tide_drilldown_view_get_selected_node (TideDrilldownView *self);
+void               tide_drilldown_view_set_hide_plumbing (TideDrilldownView *self,
+                                                          gboolean           hide);
+gboolean           tide_drilldown_view_get_hide_plumbing (TideDrilldownView *self);
 
 G_END_DECLS

@@ -17,6 +17,7 @@
 
 #include <string.h>
 
+#include "tide-plumbing.h"
 #include "tide-report-format.h"
 
 #define ROW_HEIGHT    20
@@ -132,6 +133,29 @@ flame_node_sort (FlameNode *node,
   g_ptr_array_sort (node->children, compare_nodes);
   for (guint i = 0; i < node->children->len; i++)
     flame_node_sort (g_ptr_array_index (node->children, i), max_depth);
+}
+
+/* The node of the headline of @groups' largest stack, or NULL. */
+static FlameNode *
+flame_tree_find_headline (FlameNode *root,
+                          GPtrArray *groups)
+{
+  const TideGroup *largest = NULL;
+  FlameNode *node = root;
+  gint h;
+
+  for (guint i = 0; groups != NULL && i < groups->len; i++)
+    {
+      const TideGroup *group = g_ptr_array_index (groups, i);
+
+      if (largest == NULL || group->bytes > largest->bytes)
+        largest = group;
+    }
+  if (largest == NULL || (h = tide_frames_find_headline (largest->frames)) < 0)
+    return NULL;
+  for (guint j = largest->frames->len; j-- > (guint) h;)
+    node = flame_node_child (node, g_ptr_array_index (largest->frames, j));
+  return node;
 }
 
 static FlameNode *
@@ -596,8 +620,9 @@ tide_flame_graph_set_groups (TideFlameGraph *self,
 
   g_clear_pointer (&self->root, flame_node_free);
   self->root = flame_tree_build (groups, &self->max_depth);
-  self->zoom = self->root;
-  self->selected = NULL;
+  /* Opens on the headline of the largest stack: the frame to look at. */
+  self->selected = flame_tree_find_headline (self->root, groups);
+  self->zoom = self->selected ? self->selected : self->root;
   self->hover = NULL;
   self->n_matches = flame_node_mark (self->root, self->search);
   gtk_widget_queue_resize (GTK_WIDGET (self));

@@ -32,6 +32,26 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
+/* "\nin 3 scopes: a +64.00 KiB, b +64.00 KiB, …" for a stack that grows in
+ * several scopes (each its own share), else "". */
+static char *
+describe_scope_shares (const TideGroup *group)
+{
+  GString *line = g_string_new (NULL);
+
+  for (guint i = 0; group->scopes != NULL && group->scopes->len > 1 && i < group->scopes->len; i++)
+    {
+      const TideScopeShare *share = &g_array_index (group->scopes, TideScopeShare, i);
+      g_autofree char *slope = tide_format_delta ((gint64) share->bytes_per_step);
+
+      if (i == 0)
+        g_string_append_printf (line, "\nin %u scopes: ", group->scopes->len);
+      g_string_append_printf (line, "%s%s %s", i ? ", " : "",
+                              share->path ? share->path : "(no scope)", slope);
+    }
+  return g_string_free (line, FALSE);
+}
+
 static char *
 describe_suspect (const TideGroup *group)
 {
@@ -39,13 +59,15 @@ describe_suspect (const TideGroup *group)
   g_autofree char *total = tide_format_bytes (group->bytes);
   g_autofree char *where = NULL;
   const char *device = group->device < 0 ? "host" : "device";
+  g_autofree char *scopes_line = describe_scope_shares (group);
 
   if (group->frames != NULL && group->frames->len > 0)
-    where = tide_frame_describe (g_ptr_array_index (group->frames, 0));
+    where = tide_group_describe_headline (group);
   else
     where = g_strdup (group->scope_path ? group->scope_path : "(no stack)");
-  return g_strdup_printf ("%s\n%s per step since step %d, %s live at the end (%s, pid %" G_GINT64_FORMAT ")",
-                          where, slope, group->growth_step, total, device, group->pid);
+  return g_strdup_printf ("%s\n%s per step since step %d, %s live at the end (%s, pid %" G_GINT64_FORMAT ")%s",
+                          where, slope, group->growth_step, total, device, group->pid,
+                          scopes_line);
 }
 
 static GtkWidget *

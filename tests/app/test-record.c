@@ -20,6 +20,7 @@
 #endif
 
 #include "preload-target.h"
+#include "tide-plumbing.h"
 #include "tide-report.h"
 #include "tide-schema.h"
 #include "tide-test-util.h"
@@ -1216,6 +1217,105 @@ test_symbol_cache (Fixture       *f,
   tide_test_remove_dir (unused_dir);
 }
 
+/* ---- a leak in an inlined static function (inline-leak.c) ------------------ */
+
+/* The line of tests/targets/@file that holds @mark. */
+static int
+source_line (const char *file,
+             const char *mark)
+{
+  g_autofree char *path = g_build_filename (TIDE_TARGETS_SRC_DIR, file, NULL);
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (strstr (lines[i], mark) != NULL)
+      return (int) i + 1;
+  g_assert_not_reached ();
+}
+
+/* The compiler inlined keep_copy(): no code of its own in the target. */
+static void
+assert_keep_copy_inlined (void)
+{
+  g_autofree char *target = target_path ("inline-leak");
+  g_autofree char *nm = g_find_program_in_path ("nm");  /* binutils, as objcopy */
+  const char *argv[] = { nm, target, NULL };
+  g_auto(Run) run = { 0 };
+
+  g_assert_nonnull (nm);
+  run_argv (argv, &run);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_nonnull (strstr (run.out, " T main\n"));
+  g_assert_null (strstr (run.out, "keep_copy"));
+}
+
+/* The top suspect's frames: __strdup (glibc: plumbing), then keep_copy as
+ * an inline frame at its strdup line, then main at the call site. */
+static void
+assert_inline_suspect (Fixture *f)
+{
+  g_autoptr(TideTrace) trace = tide_test_open_trace (f->trace);
+  g_autoptr(GPtrArray) suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
+  const TideFrame *headline, *caller;
+  TideGroup *top;
+  gint h;
+
+  g_assert_cmpuint (suspects->len, ==, 1);
+  top = g_ptr_array_index (suspects, 0);
+  g_assert_cmpint (top->growth_bytes, ==, 7 * 65536);  /* steps 2..8, over step 1 */
+  h = tide_frames_find_headline (top->frames);
+  g_assert_cmpint (h, ==, 1);
+  g_assert_true (((TideFrame *) g_ptr_array_index (top->frames, 0))->plumbing);
+  headline = tide_group_get_headline (top);
+  g_assert_cmpint (headline->kind, ==, TIDE_FRAME_INLINE);
+  g_assert_cmpstr (headline->function, ==, "keep_copy");
+  g_assert_true (g_str_has_suffix (headline->file, "/tests/targets/inline-leak.c"));
+  g_assert_cmpint (headline->line, ==, source_line ("inline-leak.c", "/* KEEP-LINE */"));
+  caller = g_ptr_array_index (top->frames, h + 1);
+  g_assert_cmpint (caller->kind, ==, TIDE_FRAME_NATIVE);
+  g_assert_cmpstr (caller->function, ==, "main");
+  g_assert_cmpint (caller->line, ==, source_line ("inline-leak.c", "/* CALL-LINE */"));
+}
+
+static void
+test_inline_leak (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_autofree char *cache_dir = tide_test_make_dir ("tide-symbols-inline");
+  g_autofree char *cold = NULL;
+  g_autofree char *expected = g_strdup_printf ("  1. inline-leak.c:%d keep_copy\n",
+                                               source_line ("inline-leak.c", "/* KEEP-LINE */"));
+
+  assert_keep_copy_inlined ();
+  /* Twice: the second recording takes the inline levels from the cache. */
+  g_setenv ("TIDEMARK_SYMBOL_CACHE", cache_dir, TRUE);
+  for (guint i = 0; i < 2; i++)
+    {
+      g_auto(Run) run = { 0 };
+      g_auto(Run) report = { 0 };
+      const char *argv[] = { TIDE_TIDEMARK_EXE, "report", "--suspects", f->trace, NULL };
+      g_autofree char *frames = NULL;
+
+      record (f, "--all", "inline-leak", NULL, NULL, &run);
+      g_assert_cmpint (run.status, ==, 0);
+      assert_inline_suspect (f);
+      run_argv (argv, &report);
+      g_assert_cmpint (report.status, ==, 0);
+      g_assert_nonnull (strstr (report.out, expected));
+      frames = frames_as_text (f->trace);
+      if (i == 0)
+        cold = g_steal_pointer (&frames);
+      else
+        g_assert_cmpstr (frames, ==, cold);
+      g_assert_cmpint (g_unlink (f->trace), ==, 0);
+    }
+  g_setenv ("TIDEMARK_SYMBOL_CACHE", "", TRUE);
+  tide_test_remove_dir (cache_dir);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -1245,6 +1345,7 @@ main (int    argc,
   ADD ("/record/sigterm-forwarded", NULL, test_sigterm_forwarded);
   ADD ("/record/recorder-killed", NULL, test_recorder_killed);
   ADD ("/record/symbol-cache", NULL, test_symbol_cache);
+  ADD ("/record/inline-leak", NULL, test_inline_leak);
   ADD ("/report/bad-input", NULL, test_report_bad_input);
   ADD ("/record/maps-no-drawing", NULL, test_record_maps_no_drawing);
 #ifdef TIDE_HAVE_RENDER

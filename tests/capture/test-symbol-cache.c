@@ -133,7 +133,7 @@ plant_cache_file (const Fixture *fixture,
   g_autofree char *path = cache_file_path (fixture, library);
   g_autofree char *build_id = build_id_of (library);
   g_autofree char *contents =
-    g_strdup_printf ("tidemark-symbol-cache 1 %s debug-file=%s\n%" G_GINT64_MODIFIER "x%s",
+    g_strdup_printf ("tidemark-symbol-cache 2 %s debug-file=%s\n%" G_GINT64_MODIFIER "x%s",
                      build_id, debug_file, address, rest);
 
   g_assert_true (g_file_set_contents (path, contents, -1, NULL));
@@ -162,7 +162,7 @@ test_round_trip (Fixture       *fixture,
   g_assert_cmpint (first.line, >, 0);
 
   contents = cache_file_contents (fixture, SYMTEST_DEBUGLINK_LIB);
-  g_assert_true (g_str_has_prefix (contents, "tidemark-symbol-cache 1 "));
+  g_assert_true (g_str_has_prefix (contents, "tidemark-symbol-cache 2 "));
   g_assert_nonnull (strstr (contents, " debug-file=yes\n"));
 
   {
@@ -201,6 +201,26 @@ test_answers_from_file (Fixture       *fixture,
     g_assert_cmpstr (symbol.function, ==, "planted");
     g_assert_cmpstr (symbol.file, ==, "/src/planted.c");
     g_assert_cmpint (symbol.line, ==, 77);
+    tide_symbol_clear (&symbol);
+  }
+
+  /* Inline levels, innermost first, after the symbol's own fields. */
+  plant_cache_file (fixture, SYMTEST_STRIPPED_LIB, "no", alpha,
+                    "\t77\tplanted\t/src/planted.c\tinner\t/src/inner.h\t5"
+                    "\tmiddle\t\t9\n");
+  {
+    g_autoptr (TideSymbolCache) cache = tide_symbol_cache_new (fixture->dir);
+
+    g_assert_true (tide_symbol_cache_lookup (cache, SYMTEST_STRIPPED_LIB, alpha, &symbol));
+    g_assert_cmpstr (symbol.function, ==, "planted");
+    g_assert_cmpint (symbol.line, ==, 77);
+    g_assert_cmpuint (symbol.n_inlines, ==, 2);
+    g_assert_cmpstr (symbol.inlines[0].function, ==, "inner");
+    g_assert_cmpstr (symbol.inlines[0].file, ==, "/src/inner.h");
+    g_assert_cmpint (symbol.inlines[0].line, ==, 5);
+    g_assert_cmpstr (symbol.inlines[1].function, ==, "middle");
+    g_assert_null (symbol.inlines[1].file);
+    g_assert_cmpint (symbol.inlines[1].line, ==, 9);
     tide_symbol_clear (&symbol);
   }
 
@@ -263,6 +283,8 @@ test_damaged_file (Fixture       *fixture,
     "\t77\tplanted\n",                  /* a field short */
     "\t-1\tplanted\t\n",                /* negative line */
     "\t1\tplanted\t\nzz\t1\tother\t\n", /* bad address on the next line */
+    "\t77\tplanted\t/src/p.c\tinl\t/src/i.c\n",      /* an inline level a field short */
+    "\t77\tplanted\t/src/p.c\tinl\t/src/i.c\tx\n",  /* an inline level's line not a number */
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (bodies); i++)

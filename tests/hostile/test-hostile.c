@@ -308,10 +308,12 @@ test_ids_near_int64_max (Fixture       *f,
   /* The ids name no stack now: the two suspects stand as they were,
    * without frames. */
   g_assert_nonnull (strstr (run.out, "fastest first:\n"
-                                     "  1. +4.00 MiB/step since step 5, 24.00 MiB live at the last "
-                                     "step, in leaky-steps (pid 22222) on host\n"
-                                     "  2. +1.50 MiB/step since step 4, 10.50 MiB live at the last "
-                                     "step, in leaky-steps (pid 22222) on host\n"));
+                                     "  1. (a stack without frames)\n"
+                                     "       +4.00 MiB/step since step 5, 24.00 MiB live at the "
+                                     "last step, in leaky-steps (pid 22222) on host\n"
+                                     "  2. (a stack without frames)\n"
+                                     "       +1.50 MiB/step since step 4, 10.50 MiB live at the "
+                                     "last step, in leaky-steps (pid 22222) on host\n"));
 }
 
 /* Two processes whose RSS summaries stand at G_MAXINT64: the "all

@@ -366,6 +366,155 @@ test_python_api (Fixture       *f,
     }
 }
 
+/* ---- the reports name the leak by its Python line ------------------------------- */
+
+/* `tidemark report TRACE ARGS...`; returns stdout. */
+static char *
+report (Fixture            *f,
+        const char * const *args)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  char *out = NULL;
+  int status = 0;
+
+  g_ptr_array_add (argv, (char *) TIDE_TIDEMARK_EXE);
+  g_ptr_array_add (argv, (char *) "report");
+  g_ptr_array_add (argv, f->trace);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *) args[i]);
+  g_ptr_array_add (argv, NULL);
+  g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out,
+                NULL, &status, &error);
+  g_assert_no_error (error);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  return out;
+}
+
+/* `tidemark record --torch` without -q; returns what it printed on stderr. */
+static char *
+record_with_summary (Fixture *f)
+{
+  g_autofree char *script = script_path ("train-leaky.py");
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--torch", "--sample-bytes", "4096",
+                         "-o", f->trace, "--", PYTHON, script, "leak", G_STRINGIFY (STEPS),
+                         NULL };
+  g_autoptr(GError) error = NULL;
+  char *err = NULL;
+  int status = 0;
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err,
+                &status, &error);
+  g_assert_no_error (error);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  return err;
+}
+
+static void
+test_headline_report (Fixture       *f,
+                      gconstpointer  data)
+{
+  int line = marked_line ("train-leaky.py", "# LEAK-LINE");
+  g_autofree char *where = g_strdup_printf ("train-leaky.py:%d Block.forward", line);
+  g_autofree char *err = record_with_summary (f);
+  g_autofree char *text = report (f, (const char *[]) { "--suspects", NULL });
+  g_autofree char *json = report (f, (const char *[]) { "--suspects", "--format", "json", NULL });
+  g_autofree char *csv = report (f, (const char *[]) { "--suspects", "--format", "csv", NULL });
+  g_autofree char *first_text = g_strdup_printf ("\n  1. %s\n", where);
+  g_autofree char *summary = g_strdup_printf (
+    "\ntidemark: suspect 1: \\+[0-9.]+ KiB/step since step [0-9]+ in %s, python3 [^\n]*"
+    " \\(pid [0-9]+\\)\n", where);
+  g_autofree char *json_headline = g_strdup_printf (
+    "\"headline\":{\"text\":\"%s\",\"frame\":[0-9]+,\"kind\":\"python\","
+    "\"function\":\"Block.forward\",\"file\":\"[^\"]*/train-leaky.py\",\"line\":%d}", where, line);
+  g_autofree char *csv_end = g_strdup_printf (",%s,%s/train-leaky.py,%d,Net.encoder.layers.2=",
+                                              where, TIDE_PYTHON_TESTS_DIR, line);
+  g_auto(GStrv) csv_lines = g_strsplit (csv, "\n", -1);
+
+  /* The first suspect leads with the line to fix, in every report. */
+  g_assert_true (g_str_has_prefix (strstr (text, "\n  1. "), first_text));
+  g_assert_true (g_regex_match_simple (summary, err, 0, 0));
+  g_assert_true (g_regex_match_simple (json_headline, json, 0, 0));
+  g_assert_true (g_str_has_suffix (csv_lines[0], ",headline,headline_file,headline_line,scopes"));
+  g_assert_nonnull (strstr (csv_lines[1], csv_end));
+  /* JSON keeps every frame, with its kind and plumbing flag. */
+  g_assert_nonnull (strstr (json, "{\"function\":\"c10::alloc_cpu(unsigned long)\",\"file\":null,"));
+  g_assert_true (g_regex_match_simple ("\\{\"function\":\"c10::alloc_cpu\\(unsigned long\\)\"[^}]*"
+                                       "\"kind\":\"native\",\"plumbing\":true\\}", json, 0, 0));
+  g_assert_true (g_regex_match_simple ("\\{\"function\":\"at::TensorIteratorBase::build\\([^}]*"
+                                       "\"kind\":\"native\",\"plumbing\":true\\}", json, 0, 0));
+  g_assert_true (g_regex_match_simple ("\\{\"function\":\"Block.forward\"[^}]*"
+                                       "\"kind\":\"python\",\"plumbing\":false\\}", json, 0, 0));
+  /* The text shows the Python frames, not seven allocator frames. */
+  g_assert_null (strstr (text, "c10::alloc_cpu"));
+  {
+    g_autofree char *caller = g_strdup_printf ("train-leaky.py:%d Encoder.forward\n",
+                                               marked_line ("train-leaky.py", "x = layer(x)"));
+    g_assert_nonnull (strstr (text, caller));
+  }
+}
+
+/* ---- one forward line leaking in four modules ---------------------------------- */
+
+static void
+test_scope_split (Fixture       *f,
+                  gconstpointer  data)
+{
+  const char *args[] = { "leak-all", G_STRINGIFY (STEPS), NULL };
+  g_autofree char *out = record (f, (const char *[]) { "--torch", "--sample-bytes=4096", NULL },
+                                 "train-leaky.py", args);
+  g_autoptr(TideTrace) trace = open_trace (f);
+  g_autoptr(GPtrArray) by_stack = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
+  g_autoptr(GPtrArray) by_scope = tide_report_suspects (trace, TIDE_GROUP_BY_SCOPE, NULL);
+  g_autoptr(GPtrArray) retained = tide_report_retained (trace, STEPS, TIDE_GROUP_BY_STACK, NULL);
+  TideGroup *top;
+  gint64 shares = 0;
+  guint found = 0;
+
+  g_assert_cmpstr (out, ==, "done " G_STRINGIFY (STEPS) "\n");
+  /* One stack, the LEAK-LINE, growing in every block: each scope carries
+   * its own block's tensors, never the others'. */
+  g_assert_cmpuint (by_stack->len, >=, 1);
+  top = g_ptr_array_index (by_stack, 0);
+  g_assert_cmpint (tide_group_get_headline (top)->line, ==,
+                   marked_line ("train-leaky.py", "# LEAK-LINE"));
+  g_assert_cmpuint (top->scopes->len, ==, 4);
+  for (guint i = 0; i < top->scopes->len; i++)
+    {
+      const TideScopeShare *share = &g_array_index (top->scopes, TideScopeShare, i);
+
+      g_assert_true (g_regex_match_simple ("^Net\\.encoder\\.layers\\.[0-3]$", share->path, 0, 0));
+      assert_near (share->bytes_per_step, MODULE_LEAK);
+      shares += share->growth_bytes;
+    }
+  g_assert_cmpint (shares, ==, top->growth_bytes);
+  assert_near (top->bytes_per_step, 4 * MODULE_LEAK);
+
+  /* --by scope: the same four shares. */
+  g_assert_cmpuint (by_scope->len, ==, 4);
+  for (guint i = 0; i < by_scope->len; i++)
+    {
+      TideGroup *g = g_ptr_array_index (by_scope, i);
+
+      g_assert_true (g_regex_match_simple ("^Net\\.encoder\\.layers\\.[0-3]$", g->scope_path, 0, 0));
+      assert_near (g->bytes_per_step, MODULE_LEAK);
+    }
+
+  /* Retained by the last step: each block kept that step's tensor. */
+  for (guint i = 0; i < retained->len; i++)
+    {
+      TideGroup *g = g_ptr_array_index (retained, i);
+
+      if (g->stack_id != top->stack_id || g->device != top->device)
+        continue;
+      g_assert_cmpuint (g->scopes->len, ==, 4);
+      for (guint s = 0; s < g->scopes->len; s++)
+        assert_near (g_array_index (g->scopes, TideScopeShare, s).bytes, MODULE_LEAK);
+      found++;
+    }
+  g_assert_cmpuint (found, ==, 1);
+}
+
 /* ---- DataLoader workers ----------------------------------------------------------- */
 
 static gint
@@ -654,6 +803,8 @@ main (int    argc,
   ADD ("/python/example/control", "control", test_example);
   ADD ("/python/api-in-recording", NULL, test_python_api);
   ADD ("/python/ddp-spawn", NULL, test_ddp_spawn);
+  ADD ("/python/headline-report", NULL, test_headline_report);
+  ADD ("/python/scope-split", NULL, test_scope_split);
 #undef ADD
   g_test_add_func ("/python/package-without-profiler", test_package_without_profiler);
   return g_test_run ();

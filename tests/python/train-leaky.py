@@ -3,7 +3,9 @@
 #
 # A training loop whose model keeps one tensor per step through a forgotten
 # reference: Block.forward appends its output to a list attribute.
-#   train-leaky.py [leak|control] STEPS
+#   train-leaky.py [leak|leak-all|control] STEPS
+# leak: only encoder.layers.2 keeps its outputs; leak-all: all four blocks
+# do, through the same line, so one stack grows in four module scopes.
 # The leaked tensor is 64 x 256 float32 = 65536 bytes per step; the line
 # that makes it carries a LEAK-LINE comment: the test looks for that line.
 import sys
@@ -31,7 +33,8 @@ class Block(nn.Module):
 class Encoder(nn.Module):
     def __init__(self, leak):
         super().__init__()
-        self.layers = nn.ModuleList([Block(leak and i == 2) for i in range(4)])
+        self.layers = nn.ModuleList([Block(leak == "leak-all" or (leak == "leak" and i == 2))
+                                     for i in range(4)])
 
     def forward(self, x):
         for layer in self.layers:
@@ -50,7 +53,7 @@ class Net(nn.Module):
 
 
 def main():
-    leak = sys.argv[1] == "leak"
+    leak = sys.argv[1]
     steps = int(sys.argv[2])
     torch.manual_seed(0)
     torch.set_num_threads(1)

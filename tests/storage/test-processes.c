@@ -210,8 +210,9 @@ test_suspects_name_rank (Fixture       *f,
   tide_format_groups (text, suspects, TIDE_GROUPS_SUSPECTS, TIDE_GROUP_BY_STACK, 0,
                       TIDE_FORMAT_TEXT);
   g_assert_true (g_str_has_prefix (text->str, "Leak suspects by stack (steady growth step over "
-                                   "step), fastest first:\n  1. +64.00 KiB/step since step 2, "
-                                   "320.00 KiB live at the last step, in rank 1 (pid 13) on host\n"));
+                                   "step), fastest first:\n  1. train.py:25 run\n"
+                                   "       +64.00 KiB/step since step 2, 320.00 KiB live at the "
+                                   "last step, in rank 1 (pid 13) on host\n"));
   tide_format_groups (csv, suspects, TIDE_GROUPS_SUSPECTS, TIDE_GROUP_BY_STACK, 0,
                       TIDE_FORMAT_CSV);
   g_assert_true (g_str_has_prefix (csv->str, "position,pid,role,dist_rank,device,bytes,"));

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-plumbing.h: which frames are allocator and runtime plumbing, and so
+ * which frame of a stack is its headline, the one a person would change.
+ *
+ * The list is data: data/plumbing.txt, compiled in as a resource, plus
+ * what the user adds (`report --plumbing`, the plumbing-patterns key).
+ * Every report, the CLI's and the GUI's, names a stack by the headline
+ * computed here.
+ */
+#pragma once
+
+#include "tide-report.h"
+
+G_BEGIN_DECLS
+
+typedef struct _TidePlumbing TidePlumbing;
+
+/* The shipped list (data/plumbing.txt). */
+TidePlumbing *tide_plumbing_new_default (void);
+void          tide_plumbing_free        (TidePlumbing    *self);
+/* One more pattern, in the syntax of the shipped list: GLOB on the
+ * function, module:GLOB on the ELF file's base name, file:GLOB on the
+ * source file.  FALSE, with @error set, for an empty pattern. */
+gboolean      tide_plumbing_add         (TidePlumbing    *self,
+                                         const char      *pattern,
+                                         GError         **error);
+/* Adds the patterns of the plumbing-patterns key of the app's settings,
+ * when its schema is installed, so that the CLI and the GUI agree. */
+void          tide_plumbing_add_from_settings (TidePlumbing *self);
+gboolean      tide_plumbing_matches     (const TidePlumbing *self,
+                                         const TideFrame    *frame);
+
+/* The index of the headline in @frames (TideFrame*, innermost first, their
+ * plumbing flags set): the innermost Python frame that is not plumbing;
+ * else the innermost named native or inline frame that is not; else the
+ * innermost unnamed one that is not; else frame 0.  -1 when empty. */
+gint          tide_frames_find_headline (GPtrArray       *frames);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TidePlumbing, tide_plumbing_free)
+
+G_END_DECLS

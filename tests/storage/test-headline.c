@@ -1,0 +1,519 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * Headline frames, plumbing flags and inline frames, read back from a
+ * trace written here with known stacks:
+ *
+ *   native: malloc (libc) <- operator new (libstdc++) <- c10::alloc_cpu
+ *           <- [push_entry <- fill_slot, inlined] grow_cache <- main
+ *   mixed:  [c10::memset_junk, inlined] c10::alloc_cpu <- at::empty_cpu <- at::_ops::mul_Tensor::call
+ *           <- PyNumber_Multiply <- Block.forward (train.py:25)
+ *           <- python3.11+0x584b24 <- main (train.py:40)
+ *   plumbing only: malloc <- operator new
+ *
+ * and what the text, CSV and JSON reports print for them.
+ */
+#include "config.h"
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "tide-plumbing.h"
+#include "tide-report-format.h"
+#include "tide-report.h"
+#include "tide-schema.h"
+#include "tide-trace-writer.h"
+#include "tide-trace.h"
+
+enum { STACK_NATIVE = 5, STACK_MIXED = 12, STACK_PLUMBING = 14 };
+
+#define NATIVE_BYTES   3000
+#define MIXED_BYTES    2000
+#define PLUMBING_BYTES 1000
+
+typedef struct
+{
+  char      *dir;
+  char      *path;
+  TideTrace *trace;
+} Fixture;
+
+typedef struct
+{
+  gint        kind;
+  const char *function;
+  const char *file;
+  int         line;
+  const char *module;
+} FrameSpec;
+
+/* Frame i + 1 of the trace, and the stack node of the same id whose caller
+ * is node @parent[i]. */
+static const FrameSpec frames[] = {
+  /* 1..5: the native stack, outermost first */
+  { TIDE_FRAME_NATIVE, "main", "/src/cache.c", 50, "/usr/bin/trainer" },
+  { TIDE_FRAME_NATIVE, "grow_cache", "/src/cache.c", 30, "/usr/bin/trainer" },
+  { TIDE_FRAME_NATIVE, "c10::alloc_cpu(unsigned long)", NULL, 0, "/usr/lib/libc10.so" },
+  { TIDE_FRAME_NATIVE, "operator new(unsigned long)", NULL, 0, "/usr/lib/libstdc++.so.6" },
+  { TIDE_FRAME_NATIVE, "malloc", NULL, 0, "/usr/lib/x86_64-linux-gnu/libc.so.6" },
+  /* 6..12: the mixed stack, outermost first */
+  { TIDE_FRAME_PYTHON, "main", "/work/train.py", 40, NULL },
+  { TIDE_FRAME_NATIVE, NULL, NULL, 0, "/usr/bin/python3.11" },
+  { TIDE_FRAME_PYTHON, "Block.forward", "/work/train.py", 25, NULL },
+  { TIDE_FRAME_NATIVE, "PyNumber_Multiply", NULL, 0, "/usr/bin/python3.11" },
+  { TIDE_FRAME_NATIVE, "at::_ops::mul_Tensor::call(at::Tensor const&, at::Tensor const&)", NULL,
+    0, "/usr/lib/libtorch_cpu.so" },
+  { TIDE_FRAME_NATIVE, "at::empty_cpu(c10::ArrayRef<long>)", NULL, 0, "/usr/lib/libtorch_cpu.so" },
+  { TIDE_FRAME_NATIVE, "c10::alloc_cpu(unsigned long)", NULL, 0, "/usr/lib/libc10.so" },
+  /* 13..14: plumbing only */
+  { TIDE_FRAME_NATIVE, "operator new(unsigned long)", NULL, 0, "/usr/lib/libstdc++.so.6" },
+  { TIDE_FRAME_NATIVE, "malloc", NULL, 0, "/usr/lib/x86_64-linux-gnu/libc.so.6" },
+};
+static const gint64 parents[] = { 0, 1, 2, 3, 4, 0, 6, 7, 8, 9, 10, 11, 0, 13 };
+
+#define GROW_CACHE_OFFSET 0x1001
+
+static void
+add_stacks (TideTraceWriter *w)
+{
+  gint depth = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (frames); i++)
+    {
+      TideFrameRow row = { .id = i + 1, .kind = frames[i].kind, .function = frames[i].function,
+                           .file = frames[i].file, .line = frames[i].line,
+                           .module = frames[i].module,
+                           .module_offset = frames[i].module ? 0x1000 + i : 0 };
+
+      tide_trace_writer_add_frame (w, &row);
+      depth = parents[i] == 0 ? 1 : depth + 1;
+      tide_trace_writer_add_stack_node (w, i + 1, parents[i], i + 1, depth);
+    }
+  /* grow_cache (frame 2, offset 0x1001) inlined fill_slot, which inlined
+   * push_entry: innermost first by id. */
+  {
+    TideFrameRow push = { .id = TIDE_INLINE_FRAME_ID_BASE, .kind = TIDE_FRAME_INLINE,
+                          .function = "push_entry", .file = "/src/cache.c", .line = 12,
+                          .module = "/usr/bin/trainer", .module_offset = GROW_CACHE_OFFSET };
+    TideFrameRow fill = { .id = TIDE_INLINE_FRAME_ID_BASE + 1, .kind = TIDE_FRAME_INLINE,
+                          .function = "fill_slot", .file = "/src/cache.c", .line = 20,
+                          .module = "/usr/bin/trainer", .module_offset = GROW_CACHE_OFFSET };
+    /* Same offset, another file: not grow_cache's. */
+    TideFrameRow other = { .id = TIDE_INLINE_FRAME_ID_BASE + 2, .kind = TIDE_FRAME_INLINE,
+                           .function = "elsewhere", .file = "/src/other.c", .line = 1,
+                           .module = "/usr/lib/libother.so", .module_offset = GROW_CACHE_OFFSET };
+
+    /* Inlined into c10::alloc_cpu (frame 12): plumbing by its holder. */
+    TideFrameRow junk = { .id = TIDE_INLINE_FRAME_ID_BASE + 3, .kind = TIDE_FRAME_INLINE,
+                          .function = "c10::memset_junk(void*, unsigned long)",
+                          .module = "/usr/lib/libc10.so", .module_offset = 0x1000 + 11 };
+
+    tide_trace_writer_add_frame (w, &push);
+    tide_trace_writer_add_frame (w, &fill);
+    tide_trace_writer_add_frame (w, &other);
+    tide_trace_writer_add_frame (w, &junk);
+  }
+}
+
+static void
+add_alloc (TideTraceWriter *w,
+           gint64           stack_id,
+           guint64          size)
+{
+  TideAllocRow row = { .process_id = 1, .alloc_ns = 10, .address = 0x10000 * stack_id,
+                       .size = size, .weight = 1, .stack_id = stack_id, .device = -1,
+                       .kind = 1 };
+
+  tide_trace_writer_add_allocation (w, &row);
+}
+
+static void
+fixture_setup (Fixture       *f,
+               gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTraceWriter) w = NULL;
+  TideProcessRow proc = { .id = 1, .pid = 100, .sample_bytes = 0, .all_mode = TRUE,
+                          .exe = "/usr/bin/trainer" };
+
+  f->dir = g_dir_make_tmp ("tide-headline-XXXXXX", NULL);
+  f->path = g_build_filename (f->dir, "headline.tide", NULL);
+  w = tide_trace_writer_new (f->path, &error);
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  tide_trace_writer_add_process (w, &proc);
+  add_stacks (w);
+  add_alloc (w, STACK_NATIVE, NATIVE_BYTES);
+  add_alloc (w, STACK_MIXED, MIXED_BYTES);
+  add_alloc (w, STACK_PLUMBING, PLUMBING_BYTES);
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  f->trace = tide_trace_open (f->path, &error);
+  g_assert_no_error (error);
+}
+
+/* ---- one stack growing in several scopes ---------------------------------- */
+
+enum { SCOPE_A = 1, SCOPE_B, SCOPE_C };
+#define SPLIT_STEPS 6
+#define STEP_NS     1000000
+
+/* Process 1, with steps: STACK_NATIVE keeps 4096 bytes a step in scope a
+ * and 8192 in scope b from step 2 on, and 100000 in scope c once. */
+static void
+split_fixture_setup (Fixture       *f,
+                     gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTraceWriter) w = NULL;
+  TideProcessRow proc = { .id = 1, .pid = 100, .sample_bytes = 0, .all_mode = TRUE,
+                          .exe = "/usr/bin/trainer" };
+  gint64 address = 0x100000;
+
+  f->dir = g_dir_make_tmp ("tide-headline-XXXXXX", NULL);
+  f->path = g_build_filename (f->dir, "split.tide", NULL);
+  w = tide_trace_writer_new (f->path, &error);
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  tide_trace_writer_add_process (w, &proc);
+  add_stacks (w);
+  tide_trace_writer_add_scope (w, SCOPE_A, 1, 0, "a", "model.a");
+  tide_trace_writer_add_scope (w, SCOPE_B, 1, 0, "b", "model.b");
+  tide_trace_writer_add_scope (w, SCOPE_C, 1, 0, "c", "model.c");
+  for (gint k = 1; k <= SPLIT_STEPS; k++)
+    {
+      gint64 start = (k - 1) * (gint64) STEP_NS;
+      TideAllocRow row = { .process_id = 1, .weight = 1, .stack_id = STACK_NATIVE,
+                           .device = -1, .kind = 1, .alloc_ns = start + 10 };
+
+      tide_trace_writer_add_step (w, k, 1, k, "", start, start + STEP_NS);
+      if (k == 1)
+        {
+          row.address = address++, row.size = 100000, row.scope_id = SCOPE_C;
+          tide_trace_writer_add_allocation (w, &row);
+          continue;
+        }
+      row.address = address++, row.size = 4096, row.scope_id = SCOPE_A;
+      tide_trace_writer_add_allocation (w, &row);
+      row.address = address++, row.size = 8192, row.scope_id = SCOPE_B;
+      tide_trace_writer_add_allocation (w, &row);
+    }
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  f->trace = tide_trace_open (f->path, &error);
+  g_assert_no_error (error);
+}
+
+static void
+assert_share (const TideGroup *g,
+              guint            i,
+              const char      *path,
+              gint64           bytes,
+              gint64           growth_bytes)
+{
+  const TideScopeShare *share = &g_array_index (g->scopes, TideScopeShare, i);
+
+  g_assert_cmpstr (share->path, ==, path);
+  g_assert_cmpint (share->bytes, ==, bytes);
+  g_assert_cmpint (share->growth_bytes, ==, growth_bytes);
+}
+
+/* Each scope gets the growth it holds; the shares add up to the stack's. */
+static void
+test_split_suspects (Fixture       *f,
+                     gconstpointer  data)
+{
+  g_autoptr(GPtrArray) by_stack = tide_report_suspects (f->trace, TIDE_GROUP_BY_STACK, NULL);
+  g_autoptr(GPtrArray) by_scope = tide_report_suspects (f->trace, TIDE_GROUP_BY_SCOPE, NULL);
+  g_autoptr(GString) text = g_string_new (NULL);
+  g_autoptr(GString) csv = g_string_new (NULL);
+  g_autoptr(GString) json = g_string_new (NULL);
+  TideGroup *g;
+
+  g_assert_cmpuint (by_stack->len, ==, 1);
+  g = g_ptr_array_index (by_stack, 0);
+  g_assert_cmpint (g->growth_step, ==, 2);
+  g_assert_cmpint (g->growth_bytes, ==, 5 * 12288);
+  g_assert_cmpuint (g->scopes->len, ==, 3);
+  assert_share (g, 0, "model.b", 5 * 8192, 5 * 8192);
+  assert_share (g, 1, "model.a", 5 * 4096, 5 * 4096);
+  assert_share (g, 2, "model.c", 100000, 0);
+  g_assert_cmpfloat (g_array_index (g->scopes, TideScopeShare, 0).bytes_per_step, ==, 8192);
+
+  /* --by scope: the same split, scope by scope (c never grew). */
+  g_assert_cmpuint (by_scope->len, ==, 2);
+  g = g_ptr_array_index (by_scope, 0);
+  g_assert_cmpstr (g->scope_path, ==, "model.b");
+  g_assert_cmpfloat (g->bytes_per_step, ==, 8192);
+  g = g_ptr_array_index (by_scope, 1);
+  g_assert_cmpstr (g->scope_path, ==, "model.a");
+  g_assert_cmpfloat (g->bytes_per_step, ==, 4096);
+  g_assert_null (g->scopes);
+
+  tide_format_groups (text, by_stack, TIDE_GROUPS_SUSPECTS, TIDE_GROUP_BY_STACK, 0,
+                      TIDE_FORMAT_TEXT);
+  g_assert_nonnull (strstr (text->str, "\n       in 3 scopes:\n"
+                                       "         +8.00 KiB/step model.b\n"
+                                       "         +4.00 KiB/step model.a\n"
+                                       "         0 B/step model.c\n"));
+  tide_format_groups (csv, by_stack, TIDE_GROUPS_SUSPECTS, TIDE_GROUP_BY_STACK, 0,
+                      TIDE_FORMAT_CSV);
+  g_assert_true (g_str_has_suffix (csv->str, ",model.b=40960;model.a=20480;model.c=0\n"));
+  tide_format_groups (json, by_stack, TIDE_GROUPS_SUSPECTS, TIDE_GROUP_BY_STACK, 0,
+                      TIDE_FORMAT_JSON);
+  g_assert_nonnull (strstr (json->str, ",\"scopes\":[{\"scope\":\"model.b\",\"bytes\":40960,"
+                                       "\"growth_bytes\":40960,\"bytes_per_step\":8192},"
+                                       "{\"scope\":\"model.a\",\"bytes\":20480,"
+                                       "\"growth_bytes\":20480,\"bytes_per_step\":4096},"
+                                       "{\"scope\":\"model.c\",\"bytes\":100000,"
+                                       "\"growth_bytes\":0,\"bytes_per_step\":0}]}"));
+}
+
+static void
+test_split_retained (Fixture       *f,
+                     gconstpointer  data)
+{
+  g_autoptr(GPtrArray) end = tide_report_retained (f->trace, 0, TIDE_GROUP_BY_STACK, NULL);
+  g_autoptr(GPtrArray) step3 = tide_report_retained (f->trace, 3, TIDE_GROUP_BY_STACK, NULL);
+  TideGroup *g;
+
+  g_assert_cmpuint (end->len, ==, 1);
+  g = g_ptr_array_index (end, 0);
+  g_assert_cmpint (g->bytes, ==, 100000 + 5 * 12288);
+  g_assert_cmpuint (g->scopes->len, ==, 3);
+  assert_share (g, 0, "model.c", 100000, 0);
+  assert_share (g, 1, "model.b", 5 * 8192, 0);
+  assert_share (g, 2, "model.a", 5 * 4096, 0);
+
+  /* What step 3 kept: one block in each growing scope. */
+  g_assert_cmpuint (step3->len, ==, 1);
+  g = g_ptr_array_index (step3, 0);
+  g_assert_cmpint (g->bytes, ==, 12288);
+  g_assert_cmpuint (g->scopes->len, ==, 2);
+  assert_share (g, 0, "model.b", 8192, 0);
+  assert_share (g, 1, "model.a", 4096, 0);
+}
+
+static void
+fixture_teardown (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_clear_object (&f->trace);
+  g_unlink (f->path);
+  g_rmdir (f->dir);
+  g_free (f->path);
+  g_free (f->dir);
+}
+
+static GPtrArray *
+stack_frames (Fixture *f,
+              gint64   stack_id)
+{
+  g_autoptr(GError) error = NULL;
+  GPtrArray *out = tide_report_frames (f->trace, stack_id, &error);
+
+  g_assert_no_error (error);
+  return out;
+}
+
+static const TideFrame *
+frame_at (GPtrArray *frames_,
+          guint      i)
+{
+  g_assert_cmpuint (i, <, frames_->len);
+  return g_ptr_array_index (frames_, i);
+}
+
+/* The native stack: inline levels just before their native frame, and a
+ * headline that skips malloc, operator new and the c10 allocator. */
+static void
+test_native_inline (Fixture       *f,
+                    gconstpointer  data)
+{
+  g_autoptr(GPtrArray) s = stack_frames (f, STACK_NATIVE);
+  static const char *functions[] = { "malloc", "operator new(unsigned long)",
+                                     "c10::alloc_cpu(unsigned long)", "push_entry", "fill_slot",
+                                     "grow_cache", "main" };
+  static const int kinds[] = { TIDE_FRAME_NATIVE, TIDE_FRAME_NATIVE, TIDE_FRAME_NATIVE,
+                               TIDE_FRAME_INLINE, TIDE_FRAME_INLINE, TIDE_FRAME_NATIVE,
+                               TIDE_FRAME_NATIVE };
+  static const gboolean plumbing[] = { TRUE, TRUE, TRUE, FALSE, FALSE, FALSE, FALSE };
+
+  g_assert_cmpuint (s->len, ==, G_N_ELEMENTS (functions));
+  for (guint i = 0; i < s->len; i++)
+    {
+      g_assert_cmpstr (frame_at (s, i)->function, ==, functions[i]);
+      g_assert_cmpint (frame_at (s, i)->kind, ==, kinds[i]);
+      g_assert_cmpint (frame_at (s, i)->plumbing, ==, plumbing[i]);
+    }
+  g_assert_cmpint (frame_at (s, 3)->line, ==, 12);
+  g_assert_cmpint (frame_at (s, 4)->line, ==, 20);
+  g_assert_cmpint (frame_at (s, 5)->line, ==, 30);
+  g_assert_cmpint (tide_frames_find_headline (s), ==, 3);
+}
+
+static void
+test_mixed (Fixture       *f,
+            gconstpointer  data)
+{
+  g_autoptr(GPtrArray) s = stack_frames (f, STACK_MIXED);
+
+  g_assert_cmpuint (s->len, ==, 8);
+  g_assert_cmpstr (frame_at (s, 5)->function, ==, "Block.forward");
+  g_assert_cmpint (tide_frames_find_headline (s), ==, 5);
+  /* c10::memset_junk: no pattern names it, its holder c10::alloc_cpu is. */
+  g_assert_cmpint (frame_at (s, 0)->kind, ==, TIDE_FRAME_INLINE);
+  g_assert_true (frame_at (s, 0)->plumbing);
+  g_assert_true (frame_at (s, 1)->plumbing);   /* c10::alloc_cpu */
+  g_assert_true (frame_at (s, 2)->plumbing);   /* at::empty_cpu */
+  g_assert_false (frame_at (s, 3)->plumbing);  /* at::_ops::mul_Tensor::call */
+}
+
+/* Nothing but plumbing: the innermost frame names it, as before. */
+static void
+test_plumbing_only (Fixture       *f,
+                    gconstpointer  data)
+{
+  g_autoptr(GPtrArray) s = stack_frames (f, STACK_PLUMBING);
+
+  g_assert_cmpuint (s->len, ==, 2);
+  g_assert_cmpint (tide_frames_find_headline (s), ==, 0);
+}
+
+/* A user pattern: with train.py's frames plumbing too, the mixed stack is
+ * named by its innermost named native frame that is not. */
+static void
+test_user_pattern (Fixture       *f,
+                   gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) s = NULL;
+
+  g_assert_false (tide_trace_add_plumbing (f->trace, "file:", &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  g_assert_true (tide_trace_add_plumbing (f->trace, "file:*/train.py", NULL));
+  s = stack_frames (f, STACK_MIXED);
+  g_assert_cmpint (tide_frames_find_headline (s), ==, 3);
+  g_assert_true (tide_trace_add_plumbing (f->trace, "module:libtorch_cpu.so", NULL));
+  g_clear_pointer (&s, g_ptr_array_unref);
+  s = stack_frames (f, STACK_MIXED);
+  g_assert_cmpint (tide_frames_find_headline (s), ==, 4);  /* PyNumber_Multiply */
+}
+
+static char *
+format_retained (Fixture         *f,
+                 TideFormat       format,
+                 TideFrameDetail  detail)
+{
+  g_autoptr(GPtrArray) groups = tide_report_retained (f->trace, 0, TIDE_GROUP_BY_STACK, NULL);
+  GString *out = g_string_new (NULL);
+
+  g_assert_nonnull (groups);
+  g_assert_cmpuint (groups->len, ==, 3);
+  tide_format_groups_detailed (out, groups, TIDE_GROUPS_RETAINED, TIDE_GROUP_BY_STACK, 0,
+                               format, detail);
+  return g_string_free (out, FALSE);
+}
+
+static void
+test_text (Fixture       *f,
+           gconstpointer  data)
+{
+  g_autofree char *text = format_retained (f, TIDE_FORMAT_TEXT, TIDE_FRAMES_AROUND_HEADLINE);
+  g_autofree char *all = format_retained (f, TIDE_FORMAT_TEXT, TIDE_FRAMES_ALL);
+  g_autofree char *pad = g_strnfill (52, ' ');
+  g_autofree char *expected = g_strdup_printf (
+    "Retained by stack, still live when the trace ended: 5.86 KiB in 3 groups\n"
+    "            BYTES     COUNT     RESIDENT    SINCE  STACK (named by its headline)\n"
+    "  1.     2.93 KiB         1            -        -  cache.c:12 push_entry\n"
+    "%1$snative frames around it, innermost first:\n"
+    "%1$s  malloc (libc.so.6)\n"
+    "%1$s  operator new(unsigned long) (libstdc++.so.6)\n"
+    "%1$s  c10::alloc_cpu(unsigned long) (libc10.so)\n"
+    "%1$s  (the headline)\n"
+    "%1$s  fill_slot (cache.c:20)\n"
+    "%1$s  grow_cache (cache.c:30)\n"
+    "%1$s(7 frames; --native shows every one)\n"
+    "  2.     1.95 KiB         1            -        -  train.py:25 Block.forward\n"
+    "%1$sPython, innermost first:\n"
+    "%1$s  train.py:25 Block.forward\n"
+    "%1$s  train.py:40 main\n"
+    "%1$snative frames around it, innermost first:\n"
+    "%1$s  at::empty_cpu(c10::ArrayRef<long>) (libtorch_cpu.so)\n"
+    "%1$s  at::_ops::mul_Tensor::call(at::Tensor const&, at::Tensor const&) (libtorch_cpu.so)\n"
+    "%1$s  PyNumber_Multiply (python3.11)\n"
+    "%1$s  (the headline)\n"
+    "%1$s(8 frames; --native shows every one)\n"
+    "  3.       1000 B         1            -        -  malloc (libc.so.6)\n"
+    "%1$snative frames around it, innermost first:\n"
+    "%1$s  (the headline)\n"
+    "%1$s  operator new(unsigned long) (libstdc++.so.6)\n"
+    "%1$s(2 frames; --native shows every one)\n", pad);
+
+  g_assert_cmpstr (text, ==, expected);
+  /* --native: every frame, with its kind, plumbing marked. */
+  g_assert_nonnull (strstr (all, "\n  1.     2.93 KiB         1            -        -  "
+                                 "cache.c:12 push_entry\n"));
+  g_assert_nonnull (strstr (all, "inline push_entry (cache.c:12)\n"));
+  g_assert_nonnull (strstr (all, "native malloc (libc.so.6)  (plumbing)\n"));
+  g_assert_nonnull (strstr (all, "python train.py:25 Block.forward\n"));
+  g_assert_nonnull (strstr (all, "native python3.11+0x1006\n"));
+}
+
+static void
+test_csv (Fixture       *f,
+          gconstpointer  data)
+{
+  g_autofree char *csv = format_retained (f, TIDE_FORMAT_CSV, TIDE_FRAMES_AROUND_HEADLINE);
+  g_auto(GStrv) lines = g_strsplit (csv, "\n", -1);
+
+  g_assert_true (g_str_has_suffix (lines[0], ",stack,headline,headline_file,headline_line,scopes"));
+  g_assert_true (g_str_has_suffix (lines[1], ",cache.c:12 push_entry,/src/cache.c,12,"
+                                             "(no scope)=3000"));
+  g_assert_true (g_str_has_suffix (lines[2], ",train.py:25 Block.forward,/work/train.py,25,"
+                                             "(no scope)=2000"));
+  g_assert_true (g_str_has_suffix (lines[3], ",malloc (libc.so.6),,,(no scope)=1000"));
+}
+
+static void
+test_json (Fixture       *f,
+           gconstpointer  data)
+{
+  g_autofree char *json = format_retained (f, TIDE_FORMAT_JSON, TIDE_FRAMES_AROUND_HEADLINE);
+
+  g_assert_nonnull (strstr (json, "{\"function\":\"push_entry\",\"file\":\"/src/cache.c\","
+                                  "\"line\":12,\"module\":\"/usr/bin/trainer\",\"offset\":4097,"
+                                  "\"kind\":\"inline\",\"plumbing\":false}"));
+  g_assert_nonnull (strstr (json, "{\"function\":\"malloc\",\"file\":null,\"line\":0,"
+                                  "\"module\":\"/usr/lib/x86_64-linux-gnu/libc.so.6\","
+                                  "\"offset\":4100,\"kind\":\"native\",\"plumbing\":true}"));
+  g_assert_nonnull (strstr (json, "{\"function\":\"Block.forward\",\"file\":\"/work/train.py\","
+                                  "\"line\":25,\"module\":null,\"offset\":0,\"kind\":\"python\","
+                                  "\"plumbing\":false}"));
+  g_assert_nonnull (strstr (json, "],\"headline\":{\"text\":\"cache.c:12 push_entry\","
+                                  "\"frame\":3,\"kind\":\"inline\",\"function\":\"push_entry\","
+                                  "\"file\":\"/src/cache.c\",\"line\":12},\"scopes\":"));
+  g_assert_nonnull (strstr (json, "],\"headline\":{\"text\":\"train.py:25 Block.forward\","
+                                  "\"frame\":5,\"kind\":\"python\",\"function\":\"Block.forward\","
+                                  "\"file\":\"/work/train.py\",\"line\":25},\"scopes\":"));
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
+  ADD ("/storage/headline/native-inline", test_native_inline);
+  ADD ("/storage/headline/mixed", test_mixed);
+  ADD ("/storage/headline/plumbing-only", test_plumbing_only);
+  ADD ("/storage/headline/user-pattern", test_user_pattern);
+  ADD ("/storage/headline/text", test_text);
+  ADD ("/storage/headline/csv", test_csv);
+  ADD ("/storage/headline/json", test_json);
+  g_test_add ("/storage/scope-split/suspects", Fixture, NULL, split_fixture_setup,
+              test_split_suspects, fixture_teardown);
+  g_test_add ("/storage/scope-split/retained", Fixture, NULL, split_fixture_setup,
+              test_split_retained, fixture_teardown);
+  return g_test_run ();
+}
