@@ -98,7 +98,8 @@ struct _TideRecorder
   gboolean                 restore_sigxfsz; /* the target gets SIGXFSZ's default back */
 
   gint64                   start_ns;
-  guint64                  peak_rss;
+  guint64                  peak_rss;       /* of the job's RSS summed over its processes */
+  guint64                  peak_pss;       /* of its PSS summed: its real footprint */
   gint64                   total_steps;
   gint64                   total_dropped;
   guint8                  *rx_buffer;

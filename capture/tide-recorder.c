@@ -326,7 +326,7 @@ poll_counters (TideRecorder *self)
 {
   guint64 expirations;
   gint64 now = tide_recorder_now_ns ();
-  guint64 job_rss = 0;
+  guint64 job_rss = 0, job_pss = 0;
 
   if (read (self->timer_fd, &expirations, sizeof expirations) < 0)
     return;
@@ -337,10 +337,32 @@ poll_counters (TideRecorder *self)
       tide_rec_process_poll (p, now);
       if (p->end_ns == 0 && p->last_rss > 0)
         job_rss += p->last_rss;
+      /* PSS counts a page that processes share once over them all: the
+       * job's real footprint.  A process reads it less often than RSS:
+       * its latest value stands until the next read. */
+      if (p->end_ns == 0 && p->last_classes[0] > 0)
+        job_pss += p->last_classes[0];
     }
   if (self->nvml != NULL)
     tide_nvml_poll (self->nvml, self, now);
   self->peak_rss = MAX (self->peak_rss, job_rss);
+  self->peak_pss = MAX (self->peak_pss, job_pss);
+}
+
+/* The job's memory is its PSS summed; RSS summed over processes counts
+ * every shared page once per process, so it is said as such, and only
+ * when PSS could not be read. */
+static void
+print_summary (TideRecorder *self,
+               const char   *output)
+{
+  g_autofree char *memory = self->peak_pss > 0
+    ? g_strdup_printf ("job peak PSS %.1f MiB", self->peak_pss / 1048576.0)
+    : g_strdup_printf ("peak RSS summed over processes %.1f MiB", self->peak_rss / 1048576.0);
+
+  g_printerr ("tidemark: trace %s: %u processes, %" G_GINT64_FORMAT " steps, %s%s\n", output,
+              self->processes->len, self->total_steps, memory,
+              self->total_dropped ? ", SOME EVENTS DROPPED" : "");
 }
 
 static gboolean
@@ -592,10 +614,7 @@ tide_record_run (const TideRecordOptions  *options,
     g_printerr ("tidemark: %s\n", early_end);
 
   if (!options->quiet)
-    g_printerr ("tidemark: trace %s: %u processes, %" G_GINT64_FORMAT " steps, "
-                "peak RSS %.1f MiB%s\n", options->output, self.processes->len,
-                self.total_steps, self.peak_rss / 1048576.0,
-                self.total_dropped ? ", SOME EVENTS DROPPED" : "");
+    print_summary (&self, options->output);
   if (self.total_dropped)
     g_printerr ("tidemark: %" G_GINT64_FORMAT " records were dropped because the recorder "
                 "fell behind; sizes and counts are low by that much\n", self.total_dropped);

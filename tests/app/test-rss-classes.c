@@ -154,6 +154,37 @@ test_fork (Fixture       *f,
   g_assert_cmpint (tide_test_query_int (f->trace, "SELECT count (*) FROM processes"), ==, 2);
 }
 
+/* The summary gives the job's memory as its PSS summed.  The parent peaks
+ * at 80 MiB of its own (32 MiB mapped, 32 MiB of heap, 16 MiB of shmem)
+ * before it forks; after the fork its 64 MiB of anonymous pages are shared
+ * with the child, so the RSS summed over both would say about 150 MiB,
+ * counting them twice. */
+static void
+test_summary_pss (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-rss-summary");
+  g_autofree char *path = g_build_filename (dir, "summary.tide", NULL);
+  g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "rss-classes", NULL);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-o", path, "--", target, NULL };
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GMatchInfo) match = NULL;
+  g_autoptr(GRegex) line = g_regex_new ("^tidemark: trace .*: 2 processes, 5 steps, job peak PSS "
+                                        "([0-9.]+) MiB\n", G_REGEX_MULTILINE, 0, NULL);
+  g_autofree char *mib = NULL;
+  int status = 0;
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err,
+                &status, &error);
+  g_assert_no_error (error);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  g_assert_true (g_regex_match (line, err, 0, &match));
+  mib = g_match_info_fetch (match, 1);
+  g_assert_cmpfloat (g_ascii_strtod (mib, NULL), >=, 80.0);
+  g_assert_cmpfloat (g_ascii_strtod (mib, NULL), <, 90.0);
+  tide_test_remove_dir (dir);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -165,5 +196,6 @@ main (int    argc,
   ADD ("/rss-classes/shmem", test_shmem);
   ADD ("/rss-classes/fork", test_fork);
 #undef ADD
+  g_test_add_func ("/rss-classes/summary-pss", test_summary_pss);
   return g_test_run ();
 }
