@@ -309,7 +309,7 @@ print_target (const char *what,
   return value < target;
 }
 
-/* The issue-23 targets, one line each; FALSE when one is missed. */
+/* The app's targets on a big trace, one line each; FALSE when one is missed. */
 static gboolean
 print_targets (double first_ms,
                double frame_median_ms,

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright 2026 The Tidemark authors
 #
-# tests/device/run-on-gpu.sh: device numbers on a real NVIDIA GPU (issue 4).
+# tests/device/run-on-gpu.sh: device numbers on a real NVIDIA GPU.
 # Never run by CI.  From the repository root:
 #   tests/device/run-on-gpu.sh [BUILD_DIR]        (default _build_gpu)
 #

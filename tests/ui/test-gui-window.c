@@ -570,7 +570,7 @@ test_bad_files (void)
   assert_error_page (truncated, "Damaged Trace", "truncated");
   assert_error_page (newer, "Trace From a Newer Tidemark", "newer Tidemark");
   assert_error_page (missing, "Cannot Open This File", "No such file");
-  /* The hostile traces of issue 19: without their check, the timeline's
+  /* The hostile traces: without their check, the timeline's
    * first draw never ends. */
   assert_error_page (far_counter, "Damaged Trace",
                      "the trace is damaged: counters.ts_ns holds 9223372036854775807, more than "
