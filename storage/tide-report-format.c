@@ -604,8 +604,9 @@ groups_text (GString         *out,
                                                           "at its end", step)
                                        : g_strdup ("still live when the trace ended");
 
-      g_string_append_printf (out, "Retained by %s, %s: %s in %u groups\n",
-                              by_name, when, total_text, groups->len);
+      g_string_append_printf (out, "Retained by %s, %s: %s in %u group%s\n",
+                              by_name, when, total_text, groups->len,
+                              groups->len == 1 ? "" : "s");
       g_string_append_printf (out, "%4s %12s %9s %12s %8s  %s\n", "", "BYTES", "COUNT",
                               "RESIDENT", "SINCE", by == TIDE_GROUP_BY_STACK
                               ? "STACK (named by its headline)" : "SCOPE");

@@ -273,7 +273,7 @@ test_retained_by_scope (void)
   assert_cell (step_csv, 1, "count", "97");
 
   assert_contains (text, "Retained by scope, still live when the trace ended: 34.50 MiB in "
-                         "1 groups\n");
+                         "1 group\n");
   assert_contains (text, "\n  1.    34.50 MiB       679 ");
   assert_contains (text, "(no scope)\n");
   assert_contains (json, "\"bytes\":36179968,\"count\":679,");

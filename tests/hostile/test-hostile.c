@@ -379,7 +379,7 @@ test_size_1e308 (Fixture       *f,
   tide_run_limited (text, LIMIT_S, &run_text);
   g_assert_cmpint (run_text.status, ==, 0);
   g_assert_true (g_str_has_prefix (run_text.out, "Retained by scope, still live when the trace "
-                                                 "ended: 8388608.00 TiB in 1 groups\n"));
+                                                 "ended: 8388608.00 TiB in 1 group\n"));
 }
 
 /* An end 300 days out, an integer as the recorder writes it: the trace
