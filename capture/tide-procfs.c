@@ -228,6 +228,7 @@ tide_proc_counters_read_status (TideProcCounters *self,
 
 gboolean
 tide_proc_counters_read_classes (TideProcCounters *self,
+                                 gboolean          with_rollup,
                                  TideRssClasses   *out)
 {
   TideRollup rollup;
@@ -235,8 +236,11 @@ tide_proc_counters_read_classes (TideProcCounters *self,
   g_return_val_if_fail (self != NULL, FALSE);
 
   memset (out, 0, sizeof *out);
-  if (!tide_proc_counters_read_status (self, out) ||
-      !tide_proc_counters_read_rollup (self, &rollup))
+  if (!tide_proc_counters_read_status (self, out))
+    return FALSE;
+  if (!with_rollup)
+    return TRUE;
+  if (!tide_proc_counters_read_rollup (self, &rollup))
     return FALSE;
   out->pss_bytes = rollup.pss_bytes;
   out->private_bytes = rollup.private_bytes;

@@ -76,9 +76,12 @@ gboolean          tide_proc_counters_read_statm  (TideProcCounters *self,
 gboolean          tide_proc_counters_read_rollup (TideProcCounters *self,
                                                   TideRollup       *out);
 
-/* FALSE once the process has exited, or when status or smaps_rollup is
- * unreadable. */
+/* FALSE once the process has exited, or when status (or, with
+ * @with_rollup, smaps_rollup) is unreadable.  Without @with_rollup only
+ * the kernel's split (rss, anon, file, shmem) is read: status costs a
+ * constant, smaps_rollup a walk of every resident page. */
 gboolean          tide_proc_counters_read_classes (TideProcCounters *self,
+                                                   gboolean          with_rollup,
                                                    TideRssClasses   *out);
 
 TidePagemap      *tide_pagemap_open              (int               pid,

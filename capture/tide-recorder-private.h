@@ -61,7 +61,6 @@ typedef struct
   gint64            last_rss;
   gint64            last_rss_shared;
   gint64            last_classes[6]; /* TIDE_COUNTER_PSS ... RSS_SHARED_PAGES */
-  gint64            next_classes_ns; /* the poll reads the classes again from then */
   gint64            classes_missed;  /* reads of status or smaps_rollup that failed */
   GHashTable       *unknown_pcs;     /* pcs that /proc/PID/maps did not map either */
   guint             maps_reads;      /* fallback reads of /proc/PID/maps */
@@ -100,6 +99,7 @@ struct _TideRecorder
   gint64                   start_ns;
   guint64                  peak_rss;       /* of the job's RSS summed over its processes */
   guint64                  peak_pss;       /* of its PSS summed: its real footprint */
+  gint64                   next_rollup_ns; /* the next snapshot of every process's classes */
   gint64                   total_steps;
   gint64                   total_dropped;
   guint8                  *rx_buffer;
@@ -107,6 +107,13 @@ struct _TideRecorder
 
 gint64          tide_recorder_now_ns           (void);
 
+gboolean        tide_rec_process_sample_classes (TideRecProcess *self,
+                                                 gint64          ts_ns,
+                                                 gboolean        with_rollup,
+                                                 gboolean        always);
+void            tide_recorder_snapshot_classes (TideRecorder   *self,
+                                                gint64          ts_ns,
+                                                TideRecProcess *stepping);
 TideRecProcess *tide_rec_process_new           (TideRecorder   *recorder,
                                                 int             fd,
                                                 const void     *hello,

@@ -34,9 +34,6 @@ typedef struct
 static void sample_rss (TideRecProcess *self,
                         gint64          ts_ns,
                         gboolean        always);
-static void sample_classes (TideRecProcess *self,
-                            gint64          ts_ns,
-                            gboolean        always);
 
 static void
 scope_free (Scope *scope)
@@ -408,7 +405,12 @@ on_step (TideRecProcess *self,
   /* The marker arrives within a millisecond or so of the step end: RSS read
    * now stands for RSS at the end, and keeps "unattributed" honest. */
   sample_rss (self, step->h.time_ns, TRUE);
-  sample_classes (self, step->h.time_ns, TRUE);
+  /* The kernel's split costs a constant; with --sync-steps the step waits
+   * for the recorder, and the whole job's PSS is read now too. */
+  if (self->recorder->options->sync_steps)
+    tide_recorder_snapshot_classes (self->recorder, step->h.time_ns, self);
+  else
+    tide_rec_process_sample_classes (self, step->h.time_ns, FALSE, TRUE);
   tide_rec_process_measure_residency (self, id, start_ns, step->h.time_ns);
 }
 
@@ -656,40 +658,61 @@ sample_rss (TideRecProcess *self,
                  &self->last_rss_shared);
 }
 
-/* smaps_rollup costs about as much as the process has mappings, and takes
- * the process's mmap lock for reading: a few times a second is enough for
- * the timeline, and every step end reads it besides. */
-#define CLASSES_POLL_NS (500 * G_GINT64_CONSTANT (1000000))
-
 static void
-sample_classes (TideRecProcess *self,
-                gint64          ts_ns,
-                gboolean        always)
+write_classes (TideRecProcess       *self,
+               gint64                ts_ns,
+               gboolean              always,
+               const TideRssClasses *c,
+               gboolean              with_rollup)
+{
+  const gint64 values[G_N_ELEMENTS (self->last_classes)] = {
+    (gint64) c->pss_bytes, (gint64) c->anon_bytes, (gint64) c->file_bytes,
+    (gint64) c->shmem_bytes, (gint64) c->private_bytes, (gint64) c->shared_bytes,
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (values); i++)
+    {
+      gint counter = TIDE_COUNTER_PSS + (gint) i;
+      gboolean from_rollup = counter == TIDE_COUNTER_PSS || counter == TIDE_COUNTER_USS ||
+                             counter == TIDE_COUNTER_RSS_SHARED_PAGES;
+
+      if (from_rollup && !with_rollup)
+        continue;
+      if (always)
+        self->last_classes[i] = -1;
+      write_counter (self, counter, ts_ns, values[i], &self->last_classes[i]);
+    }
+}
+
+/**
+ * tide_rec_process_sample_classes:
+ * @with_rollup: also read smaps_rollup (PSS, USS, shared pages), which
+ *   walks every resident page: the recorder asks for it a few times a
+ *   second, for every process at once (tide-recorder.c)
+ * @always: write every value at @ts_ns, changed or not (a step end)
+ *
+ * Reads and writes the RSS by class.
+ *
+ * Returns: whether the process could be read
+ */
+gboolean
+tide_rec_process_sample_classes (TideRecProcess *self,
+                                 gint64          ts_ns,
+                                 gboolean        with_rollup,
+                                 gboolean        always)
 {
   TideRssClasses c;
-  gint64 values[G_N_ELEMENTS (self->last_classes)];
 
-  if (self->counters == NULL || (!always && ts_ns < self->next_classes_ns))
-    return;
-  self->next_classes_ns = ts_ns + CLASSES_POLL_NS;
-  if (!tide_proc_counters_read_classes (self->counters, &c))
+  if (self->counters == NULL || self->end_ns != 0)
+    return FALSE;
+  if (!tide_proc_counters_read_classes (self->counters, with_rollup, &c))
     {
       /* Gone, or a kernel without smaps_rollup: that sample is left out. */
       self->classes_missed++;
-      return;
+      return FALSE;
     }
-  values[0] = (gint64) c.pss_bytes;
-  values[1] = (gint64) c.anon_bytes;
-  values[2] = (gint64) c.file_bytes;
-  values[3] = (gint64) c.shmem_bytes;
-  values[4] = (gint64) c.private_bytes;
-  values[5] = (gint64) c.shared_bytes;
-  for (guint i = 0; i < G_N_ELEMENTS (values); i++)
-    {
-      if (always)
-        self->last_classes[i] = -1;
-      write_counter (self, TIDE_COUNTER_PSS + (gint) i, ts_ns, values[i], &self->last_classes[i]);
-    }
+  write_classes (self, ts_ns, always, &c, with_rollup);
+  return TRUE;
 }
 
 /* Live bytes of the recorded device blocks, per device that ever had any. */
@@ -721,7 +744,6 @@ tide_rec_process_poll (TideRecProcess *self,
   if (self->end_ns != 0)
     return;
   sample_rss (self, now_ns, FALSE);
-  sample_classes (self, now_ns, FALSE);
   write_counter (self, TIDE_COUNTER_HEAP_LIVE, now_ns, (gint64) (heap + 0.5), &self->written_heap);
   write_counter (self, TIDE_COUNTER_MAPPED, now_ns, (gint64) (mapped + 0.5), &self->written_mapped);
   if (self->pinned_live > 0 || self->written_pinned > 0)

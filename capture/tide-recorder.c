@@ -326,7 +326,7 @@ poll_counters (TideRecorder *self)
 {
   guint64 expirations;
   gint64 now = tide_recorder_now_ns ();
-  guint64 job_rss = 0, job_pss = 0;
+  guint64 job_rss = 0;
 
   if (read (self->timer_fd, &expirations, sizeof expirations) < 0)
     return;
@@ -337,15 +337,43 @@ poll_counters (TideRecorder *self)
       tide_rec_process_poll (p, now);
       if (p->end_ns == 0 && p->last_rss > 0)
         job_rss += p->last_rss;
-      /* PSS counts a page that processes share once over them all: the
-       * job's real footprint.  A process reads it less often than RSS:
-       * its latest value stands until the next read. */
-      if (p->end_ns == 0 && p->last_classes[0] > 0)
-        job_pss += p->last_classes[0];
     }
+  if (now >= self->next_rollup_ns)
+    tide_recorder_snapshot_classes (self, now, NULL);
   if (self->nvml != NULL)
     tide_nvml_poll (self->nvml, self, now);
   self->peak_rss = MAX (self->peak_rss, job_rss);
+}
+
+/* smaps_rollup walks every resident page of a process under its memory
+ * lock, milliseconds on a PyTorch process: it is read twice a second, and
+ * at the step ends of a recording whose steps wait for it. */
+#define ROLLUP_POLL_NS (500 * G_GINT64_CONSTANT (1000000))
+
+/**
+ * tide_recorder_snapshot_classes:
+ * @stepping: (nullable): a process at its step end, whose every value is
+ *   written at @ts_ns
+ *
+ * Reads the RSS by class of every live process at once, so that their PSS
+ * add up to the job's footprint at one moment: PSS counts a page that
+ * processes share once over them all.
+ */
+void
+tide_recorder_snapshot_classes (TideRecorder   *self,
+                                gint64          ts_ns,
+                                TideRecProcess *stepping)
+{
+  guint64 job_pss = 0;
+
+  self->next_rollup_ns = ts_ns + ROLLUP_POLL_NS;
+  for (guint i = 0; i < self->processes->len; i++)
+    {
+      TideRecProcess *p = g_ptr_array_index (self->processes, i);
+
+      if (tide_rec_process_sample_classes (p, ts_ns, TRUE, p == stepping))
+        job_pss += MAX (p->last_classes[0], 0);
+    }
   self->peak_pss = MAX (self->peak_pss, job_pss);
 }
 

@@ -228,7 +228,7 @@ test_classes (void)
   int memfd, fd;
   volatile char sum = 0;
 
-  g_assert_true (tide_proc_counters_read_classes (counters, &before));
+  g_assert_true (tide_proc_counters_read_classes (counters, TRUE, &before));
   assert_split (&before);
 
   anon = map_pages (CLASS_PAGES);
@@ -247,13 +247,23 @@ test_classes (void)
   for (gsize p = 0; p < CLASS_PAGES; p++)
     sum += file[p * page_size];
 
-  g_assert_true (tide_proc_counters_read_classes (counters, &after));
+  g_assert_true (tide_proc_counters_read_classes (counters, TRUE, &after));
   assert_split (&after);
   g_assert_cmpuint (after.anon_bytes, >=, before.anon_bytes + size);
   g_assert_cmpuint (after.shmem_bytes, >=, before.shmem_bytes + size);
   g_assert_cmpuint (after.file_bytes, >=, before.file_bytes + size);
   g_assert_cmpuint (after.private_bytes, >=, before.private_bytes + size);
   g_assert_cmpint (sum, ==, (char) CLASS_PAGES);
+
+  /* Without smaps_rollup, the kernel's split alone, the same. */
+  {
+    TideRssClasses split;
+
+    g_assert_true (tide_proc_counters_read_classes (counters, FALSE, &split));
+    assert_split (&split);
+    g_assert_cmpuint (split.shmem_bytes, ==, after.shmem_bytes);
+    g_assert_cmpuint (split.pss_bytes + split.private_bytes + split.shared_bytes, ==, 0);
+  }
 
   munmap ((void *) file, size);
   munmap (shm, size);
@@ -293,14 +303,14 @@ test_classes_fork (void)
     g_autoptr (TideProcCounters) child = tide_proc_counters_open (pid, NULL);
     TideRssClasses shared, copied;
 
-    g_assert_true (tide_proc_counters_read_classes (child, &shared));
+    g_assert_true (tide_proc_counters_read_classes (child, TRUE, &shared));
     assert_split (&shared);
     g_assert_cmpuint (shared.shared_bytes, >=, size);
     g_assert_cmpuint (shared.pss_bytes, <=, shared.rss_bytes - size / 2);
 
     g_assert_cmpint (write (go[1], "x", 1), ==, 1);
     g_assert_cmpint (read (done[0], &c, 1), ==, 1);
-    g_assert_true (tide_proc_counters_read_classes (child, &copied));
+    g_assert_true (tide_proc_counters_read_classes (child, TRUE, &copied));
     assert_split (&copied);
     g_assert_cmpuint (copied.private_bytes, >=, shared.private_bytes + size / 2);
   }
