@@ -581,20 +581,29 @@ draw_job_lane (cairo_t                *cr,
                PangoLayout            *text)
 {
   const TideJobLane *job = scene->job;
+  g_autofree gint64 *below = NULL;
   double x = 4;
 
   if (l->job_h <= 0)
     return;
+  /* Each column's total under the band being drawn, kept from one band to
+   * the next rather than summed again for each (saturating, as
+   * tide_job_lane_total_below() sums). */
+  below = g_new0 (gint64, job->n_columns);
   for (guint i = 0; i < job->bands->len; i++)
     {
+      const TideJobBand *band = g_ptr_array_index (job->bands, i);
+
       for (guint c = 0; c < job->n_columns && c < (guint) width; c++)
         {
-          double top = tide_render_job_value_to_y (l, tide_job_lane_total_below (job, i + 1, c),
-                                                   job->peak);
-          double bottom = tide_render_job_value_to_y (l, tide_job_lane_total_below (job, i, c),
-                                                      job->peak);
+          gint64 above = band->last[c] > G_MAXINT64 - below[c] ? G_MAXINT64
+                                                               : below[c] + band->last[c];
+          double top = tide_render_job_value_to_y (l, above, job->peak);
+          double bottom = tide_render_job_value_to_y (l, below[c], job->peak);
+
           if (bottom > top)
             cairo_rectangle (cr, c, top, 1, bottom - top);
+          below[c] = above;
         }
       set_rgb (cr, scene->palette->process[i % TIDE_RENDER_N_PROCESS_COLORS]);
       cairo_fill (cr);
