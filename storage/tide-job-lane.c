@@ -36,40 +36,42 @@ tide_job_lane_free (TideJobLane *lane)
 /* A process's PSS, or its RSS in a trace that has no PSS (an older one, or
  * a kernel without smaps_rollup).  *@by_pss says which. */
 static TideLaneData *
-band_lane (TideTrace  *trace,
-           gint64      process_id,
-           gint64      begin_ns,
-           gint64      end_ns,
-           guint       n_columns,
-           gboolean   *by_pss,
-           GError    **error)
+band_lane (TideTrace          *trace,
+           TideTimelineCache  *cache,
+           gint64              process_id,
+           gint64              begin_ns,
+           gint64              end_ns,
+           guint               n_columns,
+           gboolean           *by_pss,
+           GError            **error)
 {
   g_autoptr(GError) local_error = NULL;
   TideLaneData *lane;
 
-  lane = tide_timeline_data_query_lane (trace, process_id, TIDE_COUNTER_PSS, -1, begin_ns, end_ns,
-                                        n_columns, &local_error);
+  lane = tide_timeline_data_query_lane (trace, cache, process_id, TIDE_COUNTER_PSS, -1, begin_ns,
+                                        end_ns, n_columns, &local_error);
   *by_pss = lane != NULL;
   if (lane == NULL && local_error == NULL)
-    lane = tide_timeline_data_query_lane (trace, process_id, TIDE_COUNTER_RSS, -1, begin_ns,
-                                          end_ns, n_columns, &local_error);
+    lane = tide_timeline_data_query_lane (trace, cache, process_id, TIDE_COUNTER_RSS, -1,
+                                          begin_ns, end_ns, n_columns, &local_error);
   if (local_error != NULL)
     g_propagate_error (error, g_steal_pointer (&local_error));
   return lane;
 }
 
 static TideJobBand *
-band_new (TideTrace   *trace,
-          gint64       process_id,
-          const char  *label,
-          gint64       begin_ns,
-          gint64       end_ns,
-          guint        n_columns,
-          gboolean    *by_pss,
-          GError     **error)
+band_new (TideTrace          *trace,
+          TideTimelineCache  *cache,
+          gint64              process_id,
+          const char         *label,
+          gint64              begin_ns,
+          gint64              end_ns,
+          guint               n_columns,
+          gboolean           *by_pss,
+          GError            **error)
 {
   g_autoptr(GError) local_error = NULL;
-  g_autoptr(TideLaneData) lane = band_lane (trace, process_id, begin_ns, end_ns, n_columns,
+  g_autoptr(TideLaneData) lane = band_lane (trace, cache, process_id, begin_ns, end_ns, n_columns,
                                             by_pss, &local_error);
   TideJobBand *band;
 
@@ -96,27 +98,29 @@ band_new (TideTrace   *trace,
 
 /**
  * tide_job_lane_query:
- * @process_ids: (array length=n_processes): the processes, bottom first
- * @labels: (array length=n_processes): what each band is called
+ * @cache: (nullable): LOD rows kept from earlier queries, as the view's
+ *   (tide_timeline_data_query_cached())
+ * @processes: (element-type TideProcess): the processes, bottom first, as
+ *   tide_trace_list_processes() gives them; each band is called by its label
  *
  * Each process's PSS (or RSS) over [begin_ns, end_ns) in @n_columns
- * columns, and the peak of their sum.
+ * columns, and the peak of their sum, for at most TIDE_JOB_LANE_MAX_BANDS
+ * processes.
  */
 TideJobLane *
 tide_job_lane_query (TideTrace          *trace,
-                     const gint64       *process_ids,
-                     const char * const *labels,
-                     guint               n_processes,
+                     TideTimelineCache  *cache,
+                     GPtrArray          *processes,
                      gint64              begin_ns,
                      gint64              end_ns,
                      guint               n_columns,
                      GError            **error)
 {
   g_autoptr(TideJobLane) lane = g_new0 (TideJobLane, 1);
+  guint n_processes = MIN (processes->len, TIDE_JOB_LANE_MAX_BANDS);
 
   g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
   g_return_val_if_fail (n_columns > 0, NULL);
-  n_processes = MIN (n_processes, TIDE_JOB_LANE_MAX_BANDS);
   lane->begin_ns = begin_ns;
   lane->end_ns = end_ns;
   lane->n_columns = n_columns;
@@ -124,9 +128,10 @@ tide_job_lane_query (TideTrace          *trace,
   lane->by_pss = n_processes > 0;
   for (guint i = 0; i < n_processes; i++)
     {
+      const TideProcess *p = g_ptr_array_index (processes, i);
       gboolean by_pss;
-      TideJobBand *band = band_new (trace, process_ids[i], labels[i], begin_ns, end_ns,
-                                    n_columns, &by_pss, error);
+      TideJobBand *band = band_new (trace, cache, p->id, p->label, begin_ns, end_ns, n_columns,
+                                    &by_pss, error);
       if (band == NULL)
         return NULL;
       lane->by_pss &= by_pss;
@@ -141,7 +146,8 @@ tide_job_lane_query (TideTrace          *trace,
  * tide_job_lane_query_job:
  *
  * tide_job_lane_query() for the processes of the trace in the order they
- * started (at most TIDE_JOB_LANE_MAX_BANDS), each labelled by its role.
+ * started, each labelled by its role, without a cache: for one drawing,
+ * as export makes.
  */
 TideJobLane *
 tide_job_lane_query_job (TideTrace  *trace,
@@ -151,22 +157,10 @@ tide_job_lane_query_job (TideTrace  *trace,
                          GError    **error)
 {
   g_autoptr(GPtrArray) processes = tide_trace_list_processes (trace, error);
-  g_autofree gint64 *ids = NULL;
-  g_autofree const char **labels = NULL;
 
   if (processes == NULL)
     return NULL;
-  ids = g_new0 (gint64, processes->len + 1);
-  labels = g_new0 (const char *, processes->len + 1);
-  for (guint i = 0; i < processes->len; i++)
-    {
-      const TideProcess *p = g_ptr_array_index (processes, i);
-
-      ids[i] = p->id;
-      labels[i] = p->label;
-    }
-  return tide_job_lane_query (trace, ids, labels, processes->len, begin_ns, end_ns, n_columns,
-                              error);
+  return tide_job_lane_query (trace, NULL, processes, begin_ns, end_ns, n_columns, error);
 }
 
 /* The sum of the bands under @band at @column (saturating: the values

@@ -36,9 +36,8 @@ typedef struct
 
 void         tide_job_lane_free        (TideJobLane        *lane);
 TideJobLane *tide_job_lane_query       (TideTrace          *trace,
-                                        const gint64       *process_ids,
-                                        const char * const *labels,
-                                        guint               n_processes,
+                                        TideTimelineCache  *cache,
+                                        GPtrArray          *processes,
                                         gint64              begin_ns,
                                         gint64              end_ns,
                                         guint               n_columns,

@@ -906,6 +906,17 @@ add_rss_classes (const Query       *q,
 }
 
 /* What a query reads besides the LOD rows, from @cache when it has it. */
+/* The rows of a cache are another trace's once @trace is not its own. */
+static void
+cache_bind (TideTimelineCache *cache,
+            TideTrace         *trace)
+{
+  if (cache->trace == trace)
+    return;
+  cache_clear (cache);
+  cache->trace = g_object_ref (trace);
+}
+
 static GArray *
 query_lanes (Query       *q,
              TideTrace   *trace,
@@ -929,11 +940,7 @@ query_lanes (Query       *q,
     return NULL;
   if (cache != NULL)
     {
-      if (cache->trace != trace)
-        {
-          cache_clear (cache);
-          cache->trace = g_object_ref (trace);
-        }
+      cache_bind (cache, trace);
       g_clear_pointer (&cache->lanes, lane_specs_free);
       g_clear_pointer (&cache->process_ids, g_array_unref);
       cache->lanes = g_array_ref (specs);
@@ -964,6 +971,8 @@ query_init (Query             *q,
 
 /**
  * tide_timeline_data_query_lane:
+ * @cache: (nullable): rows kept from earlier queries, as for
+ *   tide_timeline_data_query_cached()
  * @process_id: a processes.id
  * @counter: any TideCounter, a host lane's or not
  *
@@ -974,14 +983,15 @@ query_init (Query             *q,
  *   has no such counter (with @error unset) or on error
  */
 TideLaneData *
-tide_timeline_data_query_lane (TideTrace  *trace,
-                               gint64      process_id,
-                               gint        counter,
-                               gint        device,
-                               gint64      begin_ns,
-                               gint64      end_ns,
-                               guint       n_columns,
-                               GError    **error)
+tide_timeline_data_query_lane (TideTrace         *trace,
+                               TideTimelineCache *cache,
+                               gint64             process_id,
+                               gint               counter,
+                               gint               device,
+                               gint64             begin_ns,
+                               gint64             end_ns,
+                               guint              n_columns,
+                               GError           **error)
 {
   g_autoptr(GArray) process_ids = NULL;
   Query q;
@@ -989,7 +999,9 @@ tide_timeline_data_query_lane (TideTrace  *trace,
   g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
   g_return_val_if_fail (n_columns > 0 && end_ns > begin_ns && process_id > 0, NULL);
 
-  query_init (&q, trace, NULL, begin_ns, end_ns, n_columns);
+  query_init (&q, trace, cache, begin_ns, end_ns, n_columns);
+  if (q.cache != NULL)
+    cache_bind (q.cache, trace);
   q.offset_ns = lod_origin (q.db) - tide_trace_get_start_ns (trace);
   if ((process_ids = load_process_ids (q.db, process_id, error)) == NULL)
     return NULL;

@@ -94,6 +94,7 @@ TideTimelineData *tide_timeline_data_query_cached (TideTrace         *trace,
                                                    guint              n_columns,
                                                    GError           **error);
 TideLaneData     *tide_timeline_data_query_lane (TideTrace      *trace,
+                                                TideTimelineCache *cache,
                                                 gint64          process_id,
                                                 gint            counter,
                                                 gint            device,

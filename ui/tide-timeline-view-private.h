@@ -16,7 +16,8 @@ struct _TideTimelineView
   GArray            *steps;          /* TideStepSpan */
   GArray            *transfers;      /* TideTransferMark */
   TideTimelineData  *data;           /* for model's range and width */
-  TideJobLane       *job;            /* every process's RSS, same columns as data */
+  TideJobLane       *job;            /* every process's PSS, same columns as data */
+  GPtrArray         *job_processes;  /* TideProcess: the job lane's, read once a trace */
   GArray            *highlight;      /* TideSeriesPoint of the chosen suspect */
   TideTimelineCache *cache;          /* LOD rows read so far, for panning */
   GskRenderNode     *frame;          /* cached drawing of the current state */

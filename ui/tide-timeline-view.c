@@ -17,6 +17,7 @@
 
 #include <math.h>
 
+#include "tide-processes.h"
 #include "tide-render.h"
 #include "tide-timeline-view-private.h"
 
@@ -84,12 +85,15 @@ load_spans (TideTimelineView *self)
 
   g_clear_pointer (&self->steps, g_array_unref);
   g_clear_pointer (&self->transfers, g_array_unref);
+  g_clear_pointer (&self->job_processes, g_ptr_array_unref);
   set_error (self, NULL);
   if (self->trace == NULL)
     return;
   self->steps = tide_timeline_steps (self->trace, self->process_id, &error);
   if (self->steps != NULL)
     self->transfers = tide_timeline_transfers (self->trace, self->process_id, &error);
+  if (self->transfers != NULL)
+    self->job_processes = tide_trace_list_processes (self->trace, &error);
   if (error != NULL)
     set_error (self, error);
 }
@@ -110,9 +114,10 @@ ensure_data (TideTimelineView *self,
   self->data = tide_timeline_data_query_cached (self->trace, self->cache, self->process_id,
                                                 self->model.begin, self->model.end, width,
                                                 &error);
-  if (self->data != NULL)
-    self->job = tide_job_lane_query_job (self->trace, self->model.begin, self->model.end, width,
-                                         &error);
+  /* Through the same cache as the lanes: a pan reads only new columns. */
+  if (self->data != NULL && self->job_processes != NULL)
+    self->job = tide_job_lane_query (self->trace, self->cache, self->job_processes,
+                                     self->model.begin, self->model.end, width, &error);
   if (self->data == NULL || self->job == NULL)
     set_error (self, error);
   return self->data != NULL && self->job != NULL;
@@ -285,6 +290,7 @@ tide_timeline_view_dispose (GObject *object)
   g_clear_pointer (&self->cache, tide_timeline_cache_free);
   g_clear_pointer (&self->data, tide_timeline_data_free);
   g_clear_pointer (&self->job, tide_job_lane_free);
+  g_clear_pointer (&self->job_processes, g_ptr_array_unref);
   g_clear_pointer (&self->frame, gsk_render_node_unref);
   G_OBJECT_CLASS (tide_timeline_view_parent_class)->dispose (object);
 }

@@ -94,7 +94,7 @@ test_bands (Fixture       *f,
   g_assert_cmpint (tide_job_lane_process_at (job, c, job_rank0_pss (6) + job_rank1_pss (6)), ==, 0);
   /* A counter a process never sampled is no lane, and no error: what makes
    * a trace without PSS fall back to RSS. */
-  g_assert_null (tide_timeline_data_query_lane (f->trace, 1, TIDE_COUNTER_RSS_SHMEM, -1, 0,
+  g_assert_null (tide_timeline_data_query_lane (f->trace, NULL, 1, TIDE_COUNTER_RSS_SHMEM, -1, 0,
                                                 trace_span (f), WIDTH, &error));
   g_assert_no_error (error);
 }
