@@ -398,29 +398,13 @@ tide_analysis_get_short_lived_ns (sqlite3 *db)
   return MAX (tide_sqlite_meta_int (db, "short_lived_ns"), 0);
 }
 
-static gboolean
-table_exists (sqlite3    *db,
-              const char *name)
-{
-  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT 1 FROM sqlite_schema"
-                                                " WHERE type = 'table' AND name = ?1", "", NULL);
-  gboolean found;
-
-  if (stmt == NULL)
-    return FALSE;
-  sqlite3_bind_text (stmt, 1, name, -1, SQLITE_STATIC);
-  found = sqlite3_step (stmt) == SQLITE_ROW;
-  sqlite3_finalize (stmt);
-  return found;
-}
-
 /* Ranges are found through their largest alloc_ns, bounded above by the
  * window end plus the widest range (tide-alloc-ranges.h). */
 static gboolean
 build_range_index (sqlite3  *db,
                    GError  **error)
 {
-  if (!table_exists (db, "allocation_ranges"))
+  if (!tide_sqlite_has (db, "table", "allocation_ranges"))
     return TRUE;
   return tide_sqlite_exec (db,
     "CREATE INDEX IF NOT EXISTS allocation_ranges_by_max ON allocation_ranges (max_alloc_ns);"
@@ -449,7 +433,7 @@ build_live_at_end (sqlite3  *db,
     "  sum (size * weight), sum (weight) FROM allocations"
     " WHERE %s free_ns IS NULL GROUP BY process_id, stack_id, scope_id, device;"
     "CREATE INDEX IF NOT EXISTS live_at_end_by_process ON live_at_end (process_id);",
-    table_exists (db, "long_lived_allocations")
+    tide_sqlite_has (db, "table", "long_lived_allocations")
       ? "id IN (SELECT id FROM long_lived_allocations) AND" : "");
 
   return tide_sqlite_exec (db, sql, error);

@@ -271,6 +271,26 @@ tide_sqlite_meta_int (sqlite3    *db,
   return value;
 }
 
+/* Whether the schema of @db holds a @type ("table", "index") named @name:
+ * what a trace made by an older version may lack. */
+gboolean
+tide_sqlite_has (sqlite3    *db,
+                 const char *type,
+                 const char *name)
+{
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT 1 FROM sqlite_schema"
+                                                " WHERE type = ?1 AND name = ?2", "", NULL);
+  gboolean found;
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_text (stmt, 1, type, -1, SQLITE_STATIC);
+  sqlite3_bind_text (stmt, 2, name, -1, SQLITE_STATIC);
+  found = sqlite3_step (stmt) == SQLITE_ROW;
+  sqlite3_finalize (stmt);
+  return found;
+}
+
 gboolean
 tide_sqlite_exec (sqlite3     *db,
                   const char  *sql,

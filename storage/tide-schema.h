@@ -72,6 +72,9 @@ sqlite3_stmt *tide_sqlite_prepare (sqlite3     *db,
                                    GError     **error);
 gint64   tide_sqlite_meta_int (sqlite3    *db,
                                const char *key);
+gboolean tide_sqlite_has      (sqlite3    *db,
+                               const char *type,
+                               const char *name);
 void     tide_sqlite_set_error (GError     **error,
                                 sqlite3     *db,
                                 const char  *what);

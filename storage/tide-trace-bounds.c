@@ -42,22 +42,6 @@ static const struct
     " FROM processes p)", FALSE },
 };
 
-static gboolean
-has_index (sqlite3    *db,
-           const char *name)
-{
-  sqlite3_stmt *stmt = NULL;
-  gboolean found;
-
-  if (sqlite3_prepare_v2 (db, "SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = ?1",
-                          -1, &stmt, NULL) != SQLITE_OK)
-    return FALSE;
-  sqlite3_bind_text (stmt, 1, name, -1, SQLITE_STATIC);
-  found = sqlite3_step (stmt) == SQLITE_ROW;
-  sqlite3_finalize (stmt);
-  return found;
-}
-
 /* A value as the error message shows it: on one line, and short. */
 static char *
 describe_value (sqlite3_stmt *stmt,
@@ -251,7 +235,7 @@ tide_trace_bounds_load (sqlite3  *db,
   for (guint i = 0; i < G_N_ELEMENTS (time_columns); i++)
     {
       ColumnSpan span = { time_columns[i].column };
-      const char *sql = time_columns[i].index != NULL && has_index (db, time_columns[i].index)
+      const char *sql = time_columns[i].index != NULL && tide_sqlite_has (db, "index", time_columns[i].index)
                         ? time_columns[i].indexed_sql : time_columns[i].sql;
 
       if (!query_row (db, sql, NULL, column_span_check, &span, error))
