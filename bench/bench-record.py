@@ -111,7 +111,7 @@ def trace_facts(path):
             int(meta.get("recorder_cpu_ns", 0)) / 1e9)
 
 
-WIRE_EXIT_BARRIER = 30   # TIDE_WIRE_EXIT_BARRIER, capture/tide-wire.h
+WIRE_EXIT_BARRIER = 30   # TIDE_WIRE_EXIT_BARRIER, capture/wire/tide-wire.h
 WIRE_HEADER_BYTES = 16
 
 

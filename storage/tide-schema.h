@@ -30,7 +30,7 @@ typedef enum
   TIDE_COUNTER_DEVICE_ALLOCATED = 9,  /* live bytes of recorded device blocks, per device */
   TIDE_COUNTER_TORCH_ALLOCATED = 10,  /* torch.cuda.memory_allocated at step ends (--torch) */
   TIDE_COUNTER_TORCH_RESERVED = 11,   /* torch.cuda.memory_reserved at step ends (--torch) */
-  /* The RSS by class (capture/tide-procfs.h), at step ends and a few times
+  /* The RSS by class (capture/session/tide-procfs.h), at step ends and a few times
    * a second: anon + file + shmem is the RSS; alloc_free is the part of
    * anon that the allocator holds free (glibc's mallinfo2, sent by the
    * process at each step end). */

@@ -7,7 +7,7 @@
 
 #include "tide-saturate.h"
 
-/* Same numbering as TideAllocKind in capture/tide-wire.h. */
+/* Same numbering as TideAllocKind in capture/wire/tide-wire.h. */
 enum { KIND_MALLOC = 1, KIND_MMAP = 2, KIND_BRK = 3, KIND_DEVICE = 4, KIND_PINNED = 5, KIND_PAGE = 6 };
 
 typedef struct

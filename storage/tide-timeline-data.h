@@ -61,7 +61,7 @@ typedef struct
 typedef struct
 {
   gint64 process_id;
-  gint   direction;      /* as capture/tide-wire.h: 1 host to device, 2 device to host */
+  gint   direction;      /* as capture/wire/tide-wire.h: 1 host to device, 2 device to host */
   gint   device;
   gint64 bytes;
   gint64 start_ns;

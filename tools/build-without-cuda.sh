@@ -6,7 +6,7 @@
 #
 # Builds Tidemark from scratch as on a machine without the CUDA toolkit,
 # and runs the device suite there: device capture must not depend on
-# /usr/local/cuda (capture/tide-cuda-abi.h).  The toolkit is hidden by an
+# /usr/local/cuda (capture/wire/tide-cuda-abi.h).  The toolkit is hidden by an
 # empty folder mounted over /usr/local/cuda in a private mount namespace
 # (as root; otherwise in a user namespace), so nothing outside this script
 # sees a change.  Fails unless the preload exports its CUDA hooks and the

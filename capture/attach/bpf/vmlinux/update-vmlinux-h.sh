@@ -5,7 +5,7 @@
 # Regenerates the committed vmlinux.h from the running kernel's BTF:
 #   ninja -C _build update-vmlinux-h
 # The build never does this by itself, so that it does not depend on the
-# kernel of the machine that builds (STYLE.md 9.3).
+# kernel of the machine that builds.
 set -eu
 bpftool="$1"
 out="$2"

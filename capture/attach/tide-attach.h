@@ -2,7 +2,7 @@
  * Copyright 2026 The Tidemark authors
  *
  * tide-attach.h: `tidemark attach`: records a process that is already
- * running, with eBPF programs (capture/bpf/tide-attach.bpf.c), into the same
+ * running, with eBPF programs (capture/attach/bpf/tide-attach.bpf.c), into the same
  * trace schema as `tidemark record`.
  *
  * What "retained host pages" means here: which stack first touched the
