@@ -3,8 +3,9 @@
  *
  * The recorder behind `tidemark record`: starts the target with the preload
  * library, accepts one SOCK_SEQPACKET connection per process image, polls
- * /proc on a timer and feeds the trace writer.  Everything happens on one
- * poll loop; symbolization and SQLite each have their own thread.
+ * /proc on a timer and feeds the capture session (tide-capture-session.h).
+ * Everything happens on one poll loop; symbolization and SQLite each have
+ * their own thread.
  *
  * The target is never at the recorder's mercy: it is a plain child with its
  * own stdio, it gets no death signal, and a recorder that dies only closes
@@ -35,15 +36,6 @@
 
 /* How long processes that outlive the target may keep the trace open. */
 #define STRAGGLER_GRACE_NS (G_GINT64_CONSTANT (1000000000))
-
-gint64
-tide_recorder_now_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
-}
 
 static gboolean
 set_errno_error (GError     **error,
@@ -263,7 +255,7 @@ close_process (TideRecorder   *self,
 {
   close (process->fd);
   process->fd = -1;
-  tide_rec_process_end (process, tide_recorder_now_ns ());
+  tide_rec_process_end (process, tide_capture_now_ns ());
 }
 
 /* Drains a connection; stops after a burst so one process cannot starve
@@ -299,7 +291,7 @@ reap_children (TideRecorder *self)
       if (pid != self->child)
         continue;
       self->child_exited = TRUE;
-      self->child_exit_ns = tide_recorder_now_ns ();
+      self->child_exit_ns = tide_capture_now_ns ();
       self->child_status = WIFEXITED (status) ? WEXITSTATUS (status)
                                               : 128 + WTERMSIG (status);
     }
@@ -325,79 +317,28 @@ static void
 poll_counters (TideRecorder *self)
 {
   guint64 expirations;
-  gint64 now = tide_recorder_now_ns ();
-  guint64 job_rss = 0;
 
   if (read (self->timer_fd, &expirations, sizeof expirations) < 0)
     return;
-  for (guint i = 0; i < self->processes->len; i++)
-    {
-      TideRecProcess *p = g_ptr_array_index (self->processes, i);
-
-      tide_rec_process_poll (p, now);
-      if (p->end_ns == 0 && p->last_rss > 0)
-        job_rss += p->last_rss;
-    }
-  if (now >= self->next_rollup_ns)
-    tide_recorder_snapshot_classes (self, now, NULL);
-  if (self->nvml != NULL)
-    tide_nvml_poll (self->nvml, self, now);
-  self->peak_rss = MAX (self->peak_rss, job_rss);
+  tide_capture_session_poll (self->session, tide_capture_now_ns ());
 }
 
-/* smaps_rollup walks every resident page of a process under its memory
- * lock, milliseconds on a PyTorch process: it is read twice a second, and
- * at the step ends of a recording whose steps wait for it. */
-#define ROLLUP_POLL_NS (500 * G_GINT64_CONSTANT (1000000))
-
-/**
- * tide_recorder_snapshot_classes:
- * @stepping: (nullable): a process at its step end, whose every value is
- *   written at @ts_ns
- *
- * Reads the RSS by class of every live process at once, so that their PSS
- * add up to the job's footprint at one moment: PSS counts a page that
- * processes share once over them all.
- */
-void
-tide_recorder_snapshot_classes (TideRecorder   *self,
-                                gint64          ts_ns,
-                                TideRecProcess *stepping)
-{
-  guint64 job_pss = 0;
-
-  self->next_rollup_ns = ts_ns + ROLLUP_POLL_NS;
-  for (guint i = 0; i < self->processes->len; i++)
-    {
-      TideRecProcess *p = g_ptr_array_index (self->processes, i);
-
-      if (tide_rec_process_sample_classes (p, ts_ns, TRUE, p == stepping))
-        job_pss += MAX (p->last_classes[0], 0);
-    }
-  self->peak_pss = MAX (self->peak_pss, job_pss);
-}
-
-/* The job's memory is its PSS summed; RSS summed over processes counts
- * every shared page once per process, so it is said as such, and only
- * when PSS could not be read. */
 static void
 print_summary (TideRecorder *self,
                const char   *output)
 {
-  g_autofree char *memory = self->peak_pss > 0
-    ? g_strdup_printf ("job peak PSS %.1f MiB", self->peak_pss / 1048576.0)
-    : g_strdup_printf ("peak RSS summed over processes %.1f MiB", self->peak_rss / 1048576.0);
+  g_autofree char *memory = tide_capture_session_describe_peak (self->session);
 
   g_printerr ("tidemark: trace %s: %u processes, %" G_GINT64_FORMAT " steps, %s%s\n", output,
-              self->processes->len, self->total_steps, memory,
-              self->total_dropped ? ", SOME EVENTS DROPPED" : "");
+              self->session->processes->len, self->session->total_steps, memory,
+              self->session->total_dropped ? ", SOME EVENTS DROPPED" : "");
 }
 
 static gboolean
 has_open_connections (TideRecorder *self)
 {
-  for (guint i = 0; i < self->processes->len; i++)
-    if (((TideRecProcess *) g_ptr_array_index (self->processes, i))->fd >= 0)
+  for (guint i = 0; i < self->connections->len; i++)
+    if (((TideRecProcess *) g_ptr_array_index (self->connections, i))->fd >= 0)
       return TRUE;
   return self->pending->len > 0;
 }
@@ -408,7 +349,7 @@ should_stop (TideRecorder *self)
   if (!self->child_exited)
     return FALSE;
   return !has_open_connections (self) ||
-         tide_recorder_now_ns () - self->child_exit_ns > STRAGGLER_GRACE_NS;
+         tide_capture_now_ns () - self->child_exit_ns > STRAGGLER_GRACE_NS;
 }
 
 static void
@@ -433,9 +374,9 @@ run_loop (TideRecorder *self)
           struct pollfd p = { GPOINTER_TO_INT (g_ptr_array_index (self->pending, i)), POLLIN, 0 };
           g_array_append_val (fds, p);
         }
-      for (guint i = 0; i < self->processes->len; i++)
+      for (guint i = 0; i < self->connections->len; i++)
         {
-          TideRecProcess *proc = g_ptr_array_index (self->processes, i);
+          TideRecProcess *proc = g_ptr_array_index (self->connections, i);
           struct pollfd p = { proc->fd, POLLIN, 0 };
 
           if (proc->fd < 0)
@@ -469,80 +410,38 @@ run_loop (TideRecorder *self)
     }
 }
 
-/* The target's connection usually closes before its exit is reaped, so its
- * last image gets the exit status here, once it is known. */
 static void
 record_child_status (TideRecorder *self)
 {
+  TideCaptureProcess *p;
+
   if (!self->child_exited)
     return;
-  for (guint i = self->processes->len; i-- > 0;)
-    {
-      TideRecProcess *p = g_ptr_array_index (self->processes, i);
-
-      if (p->pid != self->child)
-        continue;
-      tide_trace_writer_end_process (self->writer, p->id, p->end_ns, self->child_status,
-                                     p->dropped);
-      return;
-    }
+  p = tide_capture_session_find_process (self->session, self->child);
+  if (p != NULL)
+    tide_trace_writer_end_process (self->session->writer, p->id, p->end_ns, self->child_status,
+                                   p->dropped);
 }
 
-static gint64
-timeval_ns (struct timeval tv)
-{
-  return (gint64) tv.tv_sec * G_GINT64_CONSTANT (1000000000) + (gint64) tv.tv_usec * 1000;
-}
 
-/* What the recorder cost, so that a trace says so: its own high-water
- * mark, and the CPU time of its every thread so far, which it took from a
- * machine that the program kept busy.  Both 0 if nobody can tell. */
-static void
-write_recorder_cost (TideRecorder *self)
-{
-  struct rusage usage;
-
-  if (getrusage (RUSAGE_SELF, &usage) != 0)
-    memset (&usage, 0, sizeof usage);
-  tide_trace_writer_set_meta_int (self->writer, "recorder_peak_rss",
-                                  (gint64) usage.ru_maxrss * 1024);
-  tide_trace_writer_set_meta_int (self->writer, "recorder_cpu_ns",
-                                  timeval_ns (usage.ru_utime) + timeval_ns (usage.ru_stime));
-}
-
-/* Ends every image, writes the blocks nobody freed, and the summaries. */
+/* Ends every image; the session writes the blocks nobody freed, and the
+ * summaries. */
 static gboolean
 finish_trace (TideRecorder  *self,
               GError       **error)
 {
-  gint64 end_ns = tide_recorder_now_ns ();
-  gint64 classes_missed = 0;
+  gint64 end_ns = tide_capture_now_ns ();
 
-  for (guint i = 0; i < self->processes->len; i++)
+  for (guint i = 0; i < self->connections->len; i++)
     {
-      TideRecProcess *p = g_ptr_array_index (self->processes, i);
+      TideRecProcess *p = g_ptr_array_index (self->connections, i);
 
       if (p->fd >= 0)
         close_process (self, p);
-      tide_rec_process_flush_live (p);
-      classes_missed += p->classes_missed;
     }
   record_child_status (self);
-  /* Every MAPPING has arrived now: pcs unknown when first seen get another
-   * chance against the complete address spaces. */
-  for (guint i = 0; i < self->processes->len; i++)
-    tide_stack_table_resolve_pending (self->stacks,
-                                      ((TideRecProcess *) g_ptr_array_index (self->processes,
-                                                                             i))->space);
-  tide_trace_writer_set_meta_int (self->writer, "end_ns", end_ns);
-  tide_trace_writer_set_meta_int (self->writer, "exit_status", self->child_status);
-  tide_trace_writer_set_meta_int (self->writer, "dropped_events", self->total_dropped);
-  /* Processes that ended between two reads, or a kernel without
-   * smaps_rollup: those samples of the RSS classes are missing. */
-  tide_trace_writer_set_meta_int (self->writer, "rss_class_reads_missed", classes_missed);
-  write_recorder_cost (self);
-  g_clear_pointer (&self->stacks, tide_stack_table_free);
-  return tide_trace_writer_finish (self->writer, error);
+  tide_trace_writer_set_meta_int (self->session->writer, "exit_status", self->child_status);
+  return tide_capture_session_finish (self->session, end_ns, error);
 }
 
 static void
@@ -550,18 +449,16 @@ recorder_clear (TideRecorder *self)
 {
   for (guint i = 0; self->pending && i < self->pending->len; i++)
     close (GPOINTER_TO_INT (g_ptr_array_index (self->pending, i)));
-  for (guint i = 0; self->processes && i < self->processes->len; i++)
+  for (guint i = 0; self->connections && i < self->connections->len; i++)
     {
-      TideRecProcess *p = g_ptr_array_index (self->processes, i);
+      TideRecProcess *p = g_ptr_array_index (self->connections, i);
       if (p->fd >= 0)
         close (p->fd);
       tide_rec_process_free (p);
     }
-  g_clear_pointer (&self->processes, g_ptr_array_unref);
+  g_clear_pointer (&self->connections, g_ptr_array_unref);
   g_clear_pointer (&self->pending, g_ptr_array_unref);
-  g_clear_pointer (&self->stacks, tide_stack_table_free);
-  g_clear_pointer (&self->nvml, tide_nvml_free);
-  g_clear_pointer (&self->writer, tide_trace_writer_free);
+  g_clear_pointer (&self->session, tide_capture_session_free);
   if (self->listen_fd >= 0)
     close (self->listen_fd);
   if (self->signal_fd >= 0)
@@ -580,20 +477,14 @@ recorder_clear (TideRecorder *self)
 static void
 write_run_meta (TideRecorder *self)
 {
-  g_autofree char *command = g_strjoinv (" ", self->options->argv);
-  char host[256] = "";
+  const TideRecordOptions *o = self->options;
+  g_autofree char *command = g_strjoinv (" ", o->argv);
 
-  gethostname (host, sizeof host - 1);
-  tide_trace_writer_set_meta (self->writer, "tidemark_version", PACKAGE_VERSION);
-  tide_trace_writer_set_meta (self->writer, "mode", "preload");
-  tide_trace_writer_set_meta (self->writer, "command", command);
-  tide_trace_writer_set_meta (self->writer, "hostname", host);
-  tide_trace_writer_set_meta_int (self->writer, "start_ns", self->start_ns);
-  tide_trace_writer_set_meta_int (self->writer, "sample_bytes",
-                                  self->options->all ? 0
-                                  : self->options->sample_bytes ? (gint64) self->options->sample_bytes
-                                  : TIDE_DEFAULT_SAMPLE_BYTES);
-  tide_trace_writer_set_meta_int (self->writer, "all_mode", self->options->all);
+  tide_capture_session_write_run_meta (self->session, "preload", command,
+                                       o->all ? 0
+                                       : o->sample_bytes ? (gint64) o->sample_bytes
+                                       : TIDE_DEFAULT_SAMPLE_BYTES,
+                                       o->all);
 }
 
 int
@@ -603,16 +494,13 @@ tide_record_run (const TideRecordOptions  *options,
   TideRecorder self = {
     .options = options,
     .listen_fd = -1, .signal_fd = -1, .timer_fd = -1,
-    .next_process_id = 1, .next_thread_id = 1, .next_scope_id = 1,
-    .next_step_id = 1,
   };
   g_autofree char *early_end = NULL;
   int status = -1;
 
-  self.processes = g_ptr_array_new ();
+  self.connections = g_ptr_array_new ();
   self.pending = g_ptr_array_new ();
   self.rx_buffer = g_malloc (TIDE_WIRE_MAX_MESSAGE);
-  self.start_ns = tide_recorder_now_ns ();
 
   /* Signals are blocked before any thread starts: a thread that left them
    * unblocked would take SIGCHLD (lost: the child's exit is never seen) or a
@@ -620,42 +508,37 @@ tide_record_run (const TideRecordOptions  *options,
   if (!open_signal_and_timer (&self, error))
     goto out;
   ignore_file_size_signal (&self);
-  self.writer = tide_trace_writer_new (options->output, error);
-  if (self.writer == NULL)
+  self.session = tide_capture_session_new (options->output, options->symbol_cache_dir, error);
+  if (self.session == NULL)
     goto out;
-  self.stacks = tide_stack_table_new (self.writer, options->symbol_cache_dir);
+  self.session->sync_steps = options->sync_steps;
   write_run_meta (&self);
 
   if (!open_socket (&self, error) ||
       !spawn_target (&self, error))
     goto out;
   /* After the spawn: NVML can take a while to start, the target need not. */
-  self.nvml = tide_nvml_open ();
+  tide_capture_session_open_nvml (self.session);
 
   run_loop (&self);
   if (!finish_trace (&self, error))
     goto out;
   status = self.child_status;
-  early_end = tide_trace_writer_describe_early_end (self.writer);
+  early_end = tide_trace_writer_describe_early_end (self.session->writer);
   /* Said even with --quiet: the trace is not all the user asked for. */
   if (early_end != NULL)
     g_printerr ("tidemark: %s\n", early_end);
 
   if (!options->quiet)
     print_summary (&self, options->output);
-  if (self.total_dropped)
+  if (self.session->total_dropped)
     g_printerr ("tidemark: %" G_GINT64_FORMAT " records were dropped because the recorder "
-                "fell behind; sizes and counts are low by that much\n", self.total_dropped);
+                "fell behind; sizes and counts are low by that much\n",
+                self.session->total_dropped);
 
 out:
   recorder_clear (&self);
-  /* Never leave a half-written trace behind a recording that failed. */
   if (status < 0)
-    for (guint i = 0; i < 3; i++)
-      {
-        static const char *suffixes[] = { "", "-wal", "-shm" };
-        g_autofree char *name = g_strconcat (options->output, suffixes[i], NULL);
-        unlink (name);
-      }
+    tide_capture_remove_trace (options->output);
   return status;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * Heap bytes are not RSS.  At every step end the recorder asks
+ * Heap bytes are not RSS.  At every step end the session asks
  * /proc/PID/pagemap which pages of each recorded live host block are
  * present, outside the target's hot path, and stores the resident bytes per
  * (stack, scope): all live blocks, and those born in the step.  A sampled
@@ -9,8 +9,8 @@
  */
 #include "config.h"
 
-#include "tide-recorder-private.h"
-#include "tide-wire.h"
+#include "tide-capture-process.h"
+#include "tide-schema.h"
 
 typedef struct
 {
@@ -87,10 +87,10 @@ write_residency (TideTraceWriter *writer,
 }
 
 void
-tide_rec_process_measure_residency (TideRecProcess *self,
-                                    gint64          step_id,
-                                    gint64          step_start_ns,
-                                    gint64          step_end_ns)
+tide_capture_process_measure_residency (TideCaptureProcess *self,
+                                        gint64              step_id,
+                                        gint64              step_start_ns,
+                                        gint64              step_end_ns)
 {
   g_autoptr(GArray) ranges = NULL;
   g_autoptr(GHashTable) by_group = NULL;
@@ -102,6 +102,8 @@ tide_rec_process_measure_residency (TideRecProcess *self,
 
   c.blocks = g_array_new (FALSE, FALSE, sizeof (TideLiveAlloc));
   tide_live_table_foreach (self->live, collect_host_block, &c);
+  if (self->more_blocks != NULL)
+    self->more_blocks (collect_host_block, &c, self->more_blocks_data);
   g_array_sort (c.blocks, compare_by_addr);
 
   ranges = g_array_sized_new (FALSE, FALSE, sizeof (TideRange), c.blocks->len);
@@ -140,6 +142,6 @@ tide_rec_process_measure_residency (TideRecProcess *self,
   /* An empty row says "measured, nothing resident", unlike no row at all. */
   if (g_hash_table_size (by_group) == 0)
     g_hash_table_add (by_group, g_new0 (Residency, 1));
-  write_residency (self->recorder->writer, step_id, by_group);
+  write_residency (self->session->writer, step_id, by_group);
   g_array_unref (c.blocks);
 }

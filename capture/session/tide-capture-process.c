@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * One process image of a capture session: keeps its live blocks, address
+ * space, threads, scopes and step summaries, and turns them into trace rows
+ * (tide-capture-process.h).  The drivers decode their events into these
+ * calls; nothing here knows the preload's wire or the eBPF records.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <gio/gio.h>
+
+#include "tide-capture-process.h"
+#include "tide-proc-maps.h"
+#include "tide-schema.h"
+#include "tide-wire.h"
+
+/* How many times an image's unknown pcs may send us to /proc/PID/maps
+ * (about 0.1 ms each); JIT code would otherwise send us there forever. */
+#define MAPS_MAX_READS 256
+
+/* A free may arrive before its allocation; past this it never will. */
+#define ORPHAN_LIFETIME_NS (G_GINT64_CONSTANT (2000000000))
+
+typedef struct
+{
+  gint64  id;
+  char   *path;   /* NULL until its SCOPE_DEF arrives */
+} Scope;
+
+static void
+scope_free (Scope *scope)
+{
+  g_free (scope->path);
+  g_free (scope);
+}
+
+/* A pc outside every announced object: the object may still have been
+ * loading (dlopen) when it allocated.  /proc/PID/maps knows it already.
+ * Each pc is looked for once; one that no file maps (JIT code) is
+ * remembered, so it costs nothing the next time. */
+static gboolean
+on_unknown_pc (TideAddressSpace *space,
+               guint64           pc,
+               gpointer          user_data)
+{
+  TideCaptureProcess *self = user_data;
+  gpointer key = GSIZE_TO_POINTER (pc);
+  gboolean found;
+
+  if (self->end_ns != 0 || self->maps_reads >= MAPS_MAX_READS ||
+      g_hash_table_contains (self->unknown_pcs, key))
+    return FALSE;
+  self->maps_reads++;
+  tide_address_space_set_miss_func (space, NULL, NULL);
+  tide_proc_maps_load (space, self->pid);
+  found = tide_address_space_resolve (space, pc, NULL, NULL);
+  tide_address_space_set_miss_func (space, on_unknown_pc, self);
+  if (!found)
+    g_hash_table_add (self->unknown_pcs, key);
+  return found;
+}
+
+
+TideCaptureProcess *
+tide_capture_process_new (TideCaptureSession *session,
+                          TideProcessRow     *row)
+{
+  TideCaptureProcess *self = g_new0 (TideCaptureProcess, 1);
+
+  self->session = session;
+  self->id = row->id = session->next_process_id++;
+  self->pid = row->pid;
+  self->ppid = row->ppid;
+  self->start_ns = row->start_ns;
+  self->last_step_end_ns = self->start_ns;
+  self->space = tide_address_space_new ();
+  self->stack_cache = tide_stack_cache_new ();
+  self->steps_acc = tide_step_accumulator_new ();
+  tide_address_space_set_miss_func (self->space, on_unknown_pc, self);
+  self->unknown_pcs = g_hash_table_new (g_direct_hash, g_direct_equal);
+  self->live = tide_live_table_new ();
+  self->device_live = tide_live_table_new ();
+  self->counters = tide_proc_counters_open (self->pid, NULL);
+  self->pagemap = tide_pagemap_open (self->pid, NULL);
+  self->threads = g_hash_table_new (g_direct_hash, g_direct_equal);
+  self->scopes = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                        (GDestroyNotify) scope_free);
+  self->pycodes = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                         (GDestroyNotify) tide_py_code_free);
+  self->rank = -1;
+  self->last_rss = -1;
+  self->last_rss_shared = -1;
+  for (guint i = 0; i < G_N_ELEMENTS (self->last_classes); i++)
+    self->last_classes[i] = -1;
+  self->written_heap = -1;
+  self->written_mapped = -1;
+  self->written_pinned = -1;
+  for (guint i = 0; i < TIDE_CAPTURE_MAX_DEVICES; i++)
+    self->written_device[i] = -1;
+
+  tide_trace_writer_add_process (session->writer, row);
+  g_ptr_array_add (session->processes, self);
+  tide_capture_process_sample_rss (self, self->start_ns, TRUE);
+  return self;
+}
+
+gint64
+tide_capture_process_thread_id (TideCaptureProcess *self,
+                                guint32             tid,
+                                const char         *name)
+{
+  gpointer id;
+  g_autofree char *comm = NULL;
+
+  if (tid == self->last_tid && tid != 0)
+    return self->last_thread_id;
+  id = g_hash_table_lookup (self->threads, GUINT_TO_POINTER (tid));
+  if (id != NULL)
+    {
+      self->last_tid = tid;
+      self->last_thread_id = GPOINTER_TO_SIZE (id);
+      return GPOINTER_TO_SIZE (id);
+    }
+
+  if (name == NULL)
+    {
+      g_autofree char *path = g_strdup_printf ("/proc/%d/task/%u/comm", self->pid, tid);
+      if (g_file_get_contents (path, &comm, NULL, NULL))
+        g_strchomp (comm);
+      name = comm;
+    }
+  id = GSIZE_TO_POINTER (self->session->next_thread_id++);
+  g_hash_table_insert (self->threads, GUINT_TO_POINTER (tid), id);
+  tide_trace_writer_add_thread (self->session->writer, GPOINTER_TO_SIZE (id), self->id, tid,
+                                name);
+  return GPOINTER_TO_SIZE (id);
+}
+
+/* A thread can name a scope that another thread defined an instant before
+ * and whose SCOPE_DEF is still on its way: reserve the id now. */
+static Scope *
+scope_lookup (TideCaptureProcess *self,
+              guint32         local_id)
+{
+  Scope *scope = g_hash_table_lookup (self->scopes, GUINT_TO_POINTER (local_id));
+
+  if (scope == NULL)
+    {
+      scope = g_new0 (Scope, 1);
+      scope->id = self->session->next_scope_id++;
+      g_hash_table_insert (self->scopes, GUINT_TO_POINTER (local_id), scope);
+    }
+  return scope;
+}
+
+gint64
+tide_capture_process_scope_id (TideCaptureProcess *self,
+                               guint32             local_id)
+{
+  return local_id ? scope_lookup (self, local_id)->id : 0;
+}
+
+void
+tide_capture_process_define_scope (TideCaptureProcess *self,
+                                   guint32             local_id,
+                                   guint32             parent_local_id,
+                                   const char         *name)
+{
+  Scope *parent = parent_local_id ? scope_lookup (self, parent_local_id) : NULL;
+  Scope *scope = scope_lookup (self, local_id);
+
+  if (scope->path != NULL)
+    return;
+  /* Module paths are already dotted from the root ("encoder.layers.3"). */
+  if (parent == NULL || parent->path == NULL)
+    scope->path = g_strdup (name);
+  else if (g_str_has_prefix (name, parent->path) && name[strlen (parent->path)] == '.')
+    scope->path = g_strdup (name);
+  else
+    scope->path = g_strconcat (parent->path, "/", name, NULL);
+  tide_trace_writer_add_scope (self->session->writer, scope->id, self->id,
+                               parent ? parent->id : 0, name, scope->path);
+}
+
+/* Takes @code. */
+void
+tide_capture_process_define_pycode (TideCaptureProcess *self,
+                                    guint32             id,
+                                    TidePyCode         *code)
+{
+  g_hash_table_replace (self->pycodes, GUINT_TO_POINTER (id), code);
+  self->pycode_defs++;
+}
+
+/* What the stack ids of this process depend on: its mappings, and the
+ * Python code objects its frames name. */
+static guint64
+stack_generation (TideCaptureProcess *self)
+{
+  return tide_address_space_get_generation (self->space) + self->pycode_defs;
+}
+
+gint64
+tide_capture_process_intern_stack (TideCaptureProcess *self,
+                                   const guint64      *frames,
+                                   guint               n_frames)
+{
+  guint64 generation = stack_generation (self);
+  gint64 id = tide_stack_cache_lookup (self->stack_cache, generation, frames, n_frames);
+
+  if (id != 0 || n_frames == 0)
+    return id;
+  id = tide_stack_table_intern_mixed (self->session->stacks, self->space, self->pycodes,
+                                      frames, n_frames);
+  /* Resolving may have read /proc/PID/maps and added mappings. */
+  if (stack_generation (self) == generation)
+    tide_stack_cache_insert (self->stack_cache, generation, frames, n_frames, id);
+  return id;
+}
+
+void
+tide_capture_process_add_mapping (TideCaptureProcess *self,
+                                  guint64             start,
+                                  guint64             end,
+                                  guint64             load_bias,
+                                  const char         *path,
+                                  gint64              ts_ns)
+{
+  tide_address_space_add (self->space, start, end, load_bias, path);
+  tide_trace_writer_add_mapping (self->session->writer, self->id, start, end, load_bias, path,
+                                 ts_ns);
+}
+
+void
+tide_capture_process_write_allocation (TideCaptureProcess  *self,
+                                       const TideLiveAlloc *a,
+                                       gint64               free_ns)
+{
+  TideAllocRow row = {
+    .process_id = self->id,
+    .thread_id = a->thread_id,
+    .alloc_ns = a->alloc_ns,
+    .free_ns = free_ns,
+    .address = a->addr,
+    .size = a->size,
+    .weight = a->weight,
+    .stack_id = a->stack_id,
+    .scope_id = a->scope_id,
+    .device = a->device,
+    .kind = a->kind,
+  };
+
+  tide_trace_writer_add_allocation (self->session->writer, &row);
+}
+
+void
+tide_capture_process_account (TideCaptureProcess  *self,
+                              const TideLiveAlloc *a,
+                              double               sign)
+{
+  double bytes = sign * (double) a->size * a->weight;
+
+  tide_step_accumulator_apply (self->steps_acc, a->stack_id, a->scope_id, a->device, a->kind,
+                               bytes, sign * a->weight, a->alloc_ns > self->last_step_end_ns);
+  if (a->kind == TIDE_KIND_PINNED)
+    self->pinned_live += bytes;
+  else if (a->kind == TIDE_KIND_DEVICE && a->device >= 0 && a->device < TIDE_CAPTURE_MAX_DEVICES)
+    self->device_allocated[a->device] += (gint64) (sign * (double) a->size);
+}
+
+/* Device and pinned blocks are matched among themselves: a registered
+ * (pinned) range starts where a host block does, and on a machine without
+ * unified addressing a device pointer may equal a host one. */
+static TideLiveTable *
+live_table_for (TideCaptureProcess *self,
+                guint           kind)
+{
+  return kind == TIDE_KIND_DEVICE || kind == TIDE_KIND_PINNED ? self->device_live : self->live;
+}
+
+/**
+ * tide_capture_process_alloc:
+ * @lifetime_ns: > 0 when the block was freed before it was reported
+ *
+ * A recorded block: live until its release, or written at once when its
+ * free came first.
+ */
+void
+tide_capture_process_alloc (TideCaptureProcess  *self,
+                            const TideLiveAlloc *alloc,
+                            gint64               lifetime_ns)
+{
+  gint64 free_ns;
+
+  /* Freed before it was sent (tide-preload-buffer.h): the row is complete
+   * and the step's totals stay as they were, so neither the live table nor
+   * the accumulator need to hear of it. */
+  if (lifetime_ns != 0)
+    tide_capture_process_write_allocation (self, alloc, alloc->alloc_ns + lifetime_ns);
+  else if (tide_live_table_alloc (live_table_for (self, alloc->kind), alloc, &free_ns))
+    tide_capture_process_write_allocation (self, alloc, free_ns);
+  else
+    tide_capture_process_account (self, alloc, +1);
+}
+
+void
+tide_capture_process_release (TideCaptureProcess *self,
+                              guint               kind,
+                              guint64             addr,
+                              gint64              ts_ns)
+{
+  TideLiveAlloc a;
+
+  if (tide_live_table_release (live_table_for (self, kind), addr, ts_ns, &a))
+    {
+      tide_capture_process_account (self, &a, -1);
+      tide_capture_process_write_allocation (self, &a, ts_ns);
+    }
+}
+
+static void
+write_series (const TideSeriesRow *row,
+              gpointer             user_data)
+{
+  tide_trace_writer_add_series (user_data, row);
+}
+
+/* What the step keeps, as the records arrived: the preload flushes every
+ * thread before it sends a step, so what happened before the step is in. */
+static void
+close_step_summaries (TideCaptureProcess *self,
+                      gint64          step_id)
+{
+  TideStepTotals totals;
+
+  tide_step_accumulator_close_step (self->steps_acc, step_id, write_series,
+                                    self->session->writer, &totals);
+  tide_trace_writer_add_step_totals (self->session->writer, &totals);
+}
+
+
+static void
+write_counter (TideCaptureProcess *self,
+               gint            counter,
+               gint64          ts,
+               gint64          value,
+               gint64         *last)
+{
+  if (value == *last)
+    return;
+  *last = value;
+  tide_trace_writer_add_counter (self->session->writer, self->id, counter, -1, ts, value);
+}
+
+void
+tide_capture_process_sample_rss (TideCaptureProcess *self,
+            gint64          ts_ns,
+            gboolean        always)
+{
+  TideStatm statm;
+
+  if (self->counters == NULL || !tide_proc_counters_read_statm (self->counters, &statm))
+    return;
+  if (always)
+    self->last_rss = self->last_rss_shared = -1;
+  write_counter (self, TIDE_COUNTER_RSS, ts_ns, (gint64) statm.rss_bytes, &self->last_rss);
+  write_counter (self, TIDE_COUNTER_RSS_SHARED, ts_ns, (gint64) statm.shared_bytes,
+                 &self->last_rss_shared);
+}
+
+static void
+write_classes (TideCaptureProcess       *self,
+               gint64                ts_ns,
+               gboolean              always,
+               const TideRssClasses *c,
+               gboolean              with_rollup)
+{
+  const gint64 values[G_N_ELEMENTS (self->last_classes)] = {
+    (gint64) c->pss_bytes, (gint64) c->anon_bytes, (gint64) c->file_bytes,
+    (gint64) c->shmem_bytes, (gint64) c->private_bytes, (gint64) c->shared_bytes,
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (values); i++)
+    {
+      gint counter = TIDE_COUNTER_PSS + (gint) i;
+      gboolean from_rollup = counter == TIDE_COUNTER_PSS || counter == TIDE_COUNTER_USS ||
+                             counter == TIDE_COUNTER_RSS_SHARED_PAGES;
+
+      if (from_rollup && !with_rollup)
+        continue;
+      if (always)
+        self->last_classes[i] = -1;
+      write_counter (self, counter, ts_ns, values[i], &self->last_classes[i]);
+    }
+}
+
+/**
+ * tide_capture_process_sample_classes:
+ * @with_rollup: also read smaps_rollup (PSS, USS, shared pages), which
+ *   walks every resident page: the recorder asks for it a few times a
+ *   second, for every process at once (tide-capture-session.c)
+ * @always: write every value at @ts_ns, changed or not (a step end)
+ *
+ * Reads and writes the RSS by class.
+ *
+ * Returns: whether the process could be read
+ */
+gboolean
+tide_capture_process_sample_classes (TideCaptureProcess *self,
+                                 gint64          ts_ns,
+                                 gboolean        with_rollup,
+                                 gboolean        always)
+{
+  TideRssClasses c;
+
+  if (self->counters == NULL || self->end_ns != 0)
+    return FALSE;
+  if (!tide_proc_counters_read_classes (self->counters, with_rollup, &c))
+    {
+      /* Gone, or a kernel without smaps_rollup: that sample is left out. */
+      self->classes_missed++;
+      return FALSE;
+    }
+  write_classes (self, ts_ns, always, &c, with_rollup);
+  return TRUE;
+}
+
+/**
+ * tide_capture_process_step:
+ * @ts_ns: the step's end, after the one before
+ *
+ * Ends the process's current step: its row, what it keeps, RSS and its
+ * classes at its end, and the residency of its live blocks.
+ *
+ * Returns: the step's id
+ */
+gint64
+tide_capture_process_step (TideCaptureProcess *self,
+                           gint64              ts_ns,
+                           const char         *label)
+{
+  gint64 id = self->session->next_step_id++;
+  gint64 start_ns = self->last_step_end_ns;
+
+  self->n_steps++;
+  self->session->total_steps++;
+  tide_trace_writer_add_step (self->session->writer, id, self->id, self->n_steps, label,
+                              start_ns, ts_ns);
+  close_step_summaries (self, id);
+  self->last_step_end_ns = ts_ns;
+  /* The marker arrives within a millisecond or so of the step end: RSS read
+   * now stands for RSS at the end, and keeps "unattributed" honest. */
+  tide_capture_process_sample_rss (self, ts_ns, TRUE);
+  /* The kernel's split costs a constant; with --sync-steps the step waits
+   * for the recorder, and the whole job's PSS is read now too. */
+  if (self->session->sync_steps)
+    tide_capture_session_snapshot_classes (self->session, ts_ns, self);
+  else
+    tide_capture_process_sample_classes (self, ts_ns, FALSE, TRUE);
+  tide_capture_process_measure_residency (self, id, start_ns, ts_ns);
+  return id;
+}
+
+/* A resident set size that the kernel reported (attach's rss_stat). */
+void
+tide_capture_process_set_rss (TideCaptureProcess *self,
+                              gint64              ts_ns,
+                              gint64              rss)
+{
+  write_counter (self, TIDE_COUNTER_RSS, ts_ns, rss, &self->last_rss);
+}
+
+/* Live bytes of the recorded device blocks, per device that ever had any. */
+static void
+write_device_counters (TideCaptureProcess *self,
+                       gint64          now_ns)
+{
+  for (gint d = 0; d < TIDE_CAPTURE_MAX_DEVICES; d++)
+    {
+      if (self->device_allocated[d] == self->written_device[d]
+          || (self->written_device[d] < 0 && self->device_allocated[d] == 0))
+        continue;
+      self->written_device[d] = self->device_allocated[d];
+      tide_trace_writer_add_counter (self->session->writer, self->id,
+                                     TIDE_COUNTER_DEVICE_ALLOCATED, d, now_ns,
+                                     self->device_allocated[d]);
+    }
+}
+
+/* One tick of the counter poll: RSS from statm, and the heap and mapped
+ * bytes of the recorded live blocks. */
+void
+tide_capture_process_poll (TideCaptureProcess *self,
+                       gint64          now_ns)
+{
+  double heap = tide_step_accumulator_get_heap_live (self->steps_acc);
+  double mapped = tide_step_accumulator_get_mapped_live (self->steps_acc);
+
+  if (self->end_ns != 0)
+    return;
+  tide_capture_process_sample_rss (self, now_ns, FALSE);
+  write_counter (self, TIDE_COUNTER_HEAP_LIVE, now_ns, (gint64) (heap + 0.5), &self->written_heap);
+  write_counter (self, TIDE_COUNTER_MAPPED, now_ns, (gint64) (mapped + 0.5), &self->written_mapped);
+  if (self->pinned_live > 0 || self->written_pinned > 0)
+    write_counter (self, TIDE_COUNTER_PINNED, now_ns, (gint64) (self->pinned_live + 0.5),
+                   &self->written_pinned);
+  write_device_counters (self, now_ns);
+
+  /* Frees whose allocation never arrived were of unrecorded blocks. */
+  tide_live_table_expire_orphans (self->live, now_ns - ORPHAN_LIFETIME_NS);
+  tide_live_table_expire_orphans (self->device_live, now_ns - ORPHAN_LIFETIME_NS);
+}
+
+/* @exit_status: -1 when unknown */
+void
+tide_capture_process_end (TideCaptureProcess *self,
+                          gint64              end_ns,
+                          int                 exit_status)
+{
+  if (self->end_ns != 0)
+    return;
+  self->end_ns = end_ns;
+  tide_trace_writer_end_process (self->session->writer, self->id, end_ns, exit_status,
+                                 self->dropped);
+}
+
+static void
+write_still_live (const TideLiveAlloc *alloc,
+                  gint64               free_ns,
+                  gpointer             user_data)
+{
+  tide_capture_process_write_allocation (user_data, alloc, free_ns);
+}
+
+/* Writes the blocks that were never freed; their free_ns stays NULL. */
+void
+tide_capture_process_flush_live (TideCaptureProcess *self)
+{
+  tide_live_table_foreach (self->live, write_still_live, self);
+  tide_live_table_foreach (self->device_live, write_still_live, self);
+  g_clear_pointer (&self->live, tide_live_table_free);
+  g_clear_pointer (&self->device_live, tide_live_table_free);
+  self->live = tide_live_table_new ();
+  self->device_live = tide_live_table_new ();
+}
+
+void
+tide_capture_process_free (TideCaptureProcess *self)
+{
+  if (self == NULL)
+    return;
+  g_clear_pointer (&self->space, tide_address_space_free);
+  g_clear_pointer (&self->stack_cache, tide_stack_cache_free);
+  g_clear_pointer (&self->unknown_pcs, g_hash_table_unref);
+  g_clear_pointer (&self->steps_acc, tide_step_accumulator_free);
+  g_clear_pointer (&self->live, tide_live_table_free);
+  g_clear_pointer (&self->device_live, tide_live_table_free);
+  g_clear_pointer (&self->counters, tide_proc_counters_free);
+  g_clear_pointer (&self->pagemap, tide_pagemap_free);
+  g_clear_pointer (&self->threads, g_hash_table_unref);
+  g_clear_pointer (&self->scopes, g_hash_table_unref);
+  g_clear_pointer (&self->pycodes, g_hash_table_unref);
+  g_free (self);
+}

@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * One recording, whichever front end feeds it (tide-capture-session.h):
+ * the trace, the processes, the polls of the counters that no event
+ * carries, and the end of the trace.
+ */
+#include "config.h"
+
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tide-capture-process.h"
+#include "tide-capture-session.h"
+#include "tide-wire.h"
+
+/* smaps_rollup walks every resident page of a process under its memory
+ * lock, milliseconds on a PyTorch process: it is read twice a second, and
+ * at the step ends of a recording whose steps wait for it. */
+#define ROLLUP_POLL_NS (500 * G_GINT64_CONSTANT (1000000))
+
+gint64
+tide_capture_now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
+}
+
+/* The command line of @pid, its arguments joined by spaces, or NULL. */
+char *
+tide_capture_read_cmdline (pid_t pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/cmdline", pid);
+  g_autofree char *contents = NULL;
+  gsize len = 0;
+
+  if (!g_file_get_contents (path, &contents, &len, NULL) || len == 0)
+    return NULL;
+  for (gsize i = 0; i + 1 < len; i++)
+    if (contents[i] == '\0')
+      contents[i] = ' ';
+  return g_strndup (contents, len);
+}
+
+/* Never leave a half-written trace behind a recording that failed. */
+void
+tide_capture_remove_trace (const char *output)
+{
+  static const char *suffixes[] = { "", "-wal", "-shm" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
+    {
+      g_autofree char *name = g_strconcat (output, suffixes[i], NULL);
+      unlink (name);
+    }
+}
+
+TideCaptureSession *
+tide_capture_session_new (const char  *output,
+                          const char  *symbol_cache_dir,
+                          GError     **error)
+{
+  TideCaptureSession *self;
+  TideTraceWriter *writer = tide_trace_writer_new (output, error);
+
+  if (writer == NULL)
+    return NULL;
+  self = g_new0 (TideCaptureSession, 1);
+  self->writer = writer;
+  self->stacks = tide_stack_table_new (writer, symbol_cache_dir);
+  self->processes = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_capture_process_free);
+  self->next_process_id = 1;
+  self->next_thread_id = 1;
+  self->next_scope_id = 1;
+  self->next_step_id = 1;
+  self->start_ns = tide_capture_now_ns ();
+  return self;
+}
+
+void
+tide_capture_session_free (TideCaptureSession *self)
+{
+  if (self == NULL)
+    return;
+  g_clear_pointer (&self->processes, g_ptr_array_unref);
+  g_clear_pointer (&self->stacks, tide_stack_table_free);
+  g_clear_pointer (&self->nvml, tide_nvml_free);
+  g_clear_pointer (&self->writer, tide_trace_writer_free);
+  g_free (self);
+}
+
+/* What every trace says of how it was made. */
+void
+tide_capture_session_write_run_meta (TideCaptureSession *self,
+                                     const char         *mode,
+                                     const char         *command,
+                                     gint64              sample_bytes,
+                                     gboolean            all_mode)
+{
+  char host[256] = "";
+
+  gethostname (host, sizeof host - 1);
+  tide_trace_writer_set_meta (self->writer, "tidemark_version", PACKAGE_VERSION);
+  tide_trace_writer_set_meta (self->writer, "mode", mode);
+  tide_trace_writer_set_meta (self->writer, "command", command ? command : "");
+  tide_trace_writer_set_meta (self->writer, "hostname", host);
+  tide_trace_writer_set_meta_int (self->writer, "start_ns", self->start_ns);
+  tide_trace_writer_set_meta_int (self->writer, "sample_bytes", sample_bytes);
+  tide_trace_writer_set_meta_int (self->writer, "all_mode", all_mode);
+}
+
+/* NVML can take a while to start: a driver opens it once its target runs. */
+void
+tide_capture_session_open_nvml (TideCaptureSession *self)
+{
+  if (self->nvml == NULL)
+    self->nvml = tide_nvml_open ();
+}
+
+/* The newest image of @pid, or NULL. */
+TideCaptureProcess *
+tide_capture_session_find_process (TideCaptureSession *self,
+                                   pid_t               pid)
+{
+  for (guint i = self->processes->len; i-- > 0;)
+    {
+      TideCaptureProcess *p = g_ptr_array_index (self->processes, i);
+
+      if (p->pid == pid)
+        return p;
+    }
+  return NULL;
+}
+
+/* One tick of the counter poll: each process's RSS and recorded bytes, the
+ * RSS classes every ROLLUP_POLL_NS, and NVML. */
+void
+tide_capture_session_poll (TideCaptureSession *self,
+                           gint64              now)
+{
+  guint64 job_rss = 0;
+
+  for (guint i = 0; i < self->processes->len; i++)
+    {
+      TideCaptureProcess *p = g_ptr_array_index (self->processes, i);
+
+      tide_capture_process_poll (p, now);
+      if (p->end_ns == 0 && p->last_rss > 0)
+        job_rss += p->last_rss;
+    }
+  if (now >= self->next_rollup_ns)
+    tide_capture_session_snapshot_classes (self, now, NULL);
+  if (self->nvml != NULL)
+    tide_nvml_poll (self->nvml, self, now);
+  self->peak_rss = MAX (self->peak_rss, job_rss);
+}
+
+/**
+ * tide_capture_session_snapshot_classes:
+ * @stepping: (nullable): a process at its step end, whose every value is
+ *   written at @ts_ns
+ *
+ * Reads the RSS by class of every live process at once, so that their PSS
+ * add up to the job's footprint at one moment: PSS counts a page that
+ * processes share once over them all.
+ */
+void
+tide_capture_session_snapshot_classes (TideCaptureSession *self,
+                                       gint64              ts_ns,
+                                       TideCaptureProcess *stepping)
+{
+  guint64 job_pss = 0;
+
+  self->next_rollup_ns = ts_ns + ROLLUP_POLL_NS;
+  for (guint i = 0; i < self->processes->len; i++)
+    {
+      TideCaptureProcess *p = g_ptr_array_index (self->processes, i);
+
+      if (tide_capture_process_sample_classes (p, ts_ns, TRUE, p == stepping))
+        job_pss += MAX (p->last_classes[0], 0);
+    }
+  self->peak_pss = MAX (self->peak_pss, job_pss);
+}
+
+/* The job's memory is its PSS summed; RSS summed over processes counts
+ * every shared page once per process, so it is said as such, and only
+ * when PSS could not be read. */
+char *
+tide_capture_session_describe_peak (TideCaptureSession *self)
+{
+  return self->peak_pss > 0
+    ? g_strdup_printf ("job peak PSS %.1f MiB", self->peak_pss / 1048576.0)
+    : g_strdup_printf ("peak RSS summed over processes %.1f MiB", self->peak_rss / 1048576.0);
+}
+
+static gint64
+timeval_ns (struct timeval tv)
+{
+  return (gint64) tv.tv_sec * G_GINT64_CONSTANT (1000000000) + (gint64) tv.tv_usec * 1000;
+}
+
+/* What the recorder cost, so that a trace says so: its own high-water
+ * mark, and the CPU time of its every thread so far, which it took from a
+ * machine that the program kept busy.  Both 0 if nobody can tell. */
+static void
+write_recorder_cost (TideCaptureSession *self)
+{
+  struct rusage usage;
+
+  if (getrusage (RUSAGE_SELF, &usage) != 0)
+    memset (&usage, 0, sizeof usage);
+  tide_trace_writer_set_meta_int (self->writer, "recorder_peak_rss",
+                                  (gint64) usage.ru_maxrss * 1024);
+  tide_trace_writer_set_meta_int (self->writer, "recorder_cpu_ns",
+                                  timeval_ns (usage.ru_utime) + timeval_ns (usage.ru_stime));
+}
+
+/**
+ * tide_capture_session_finish:
+ * @end_ns: when the capture ended; the driver has ended its processes
+ *
+ * Writes the blocks nobody freed, resolves the frames that waited for
+ * their mappings, the final meta and the summaries.
+ */
+gboolean
+tide_capture_session_finish (TideCaptureSession  *self,
+                             gint64               end_ns,
+                             GError             **error)
+{
+  gint64 classes_missed = 0;
+
+  for (guint i = 0; i < self->processes->len; i++)
+    {
+      TideCaptureProcess *p = g_ptr_array_index (self->processes, i);
+
+      tide_capture_process_flush_live (p);
+      classes_missed += p->classes_missed;
+    }
+  /* Every mapping has arrived now: pcs unknown when first seen get another
+   * chance against the complete address spaces. */
+  for (guint i = 0; i < self->processes->len; i++)
+    tide_stack_table_resolve_pending (self->stacks,
+                                      ((TideCaptureProcess *) g_ptr_array_index (self->processes,
+                                                                                 i))->space);
+  tide_trace_writer_set_meta_int (self->writer, "end_ns", end_ns);
+  tide_trace_writer_set_meta_int (self->writer, "dropped_events", self->total_dropped);
+  /* Processes that ended between two reads, or a kernel without
+   * smaps_rollup: those samples of the RSS classes are missing. */
+  tide_trace_writer_set_meta_int (self->writer, "rss_class_reads_missed", classes_missed);
+  write_recorder_cost (self);
+  g_clear_pointer (&self->stacks, tide_stack_table_free);
+  return tide_trace_writer_finish (self->writer, error);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-capture-session.h: one recording, whichever front end feeds it.
+ *
+ * `tidemark record` (preload records on sockets) and `tidemark attach`
+ * (eBPF records on a ring buffer) are drivers: they decode their events and
+ * call the session and its processes (tide-capture-process.h).  The session
+ * owns what a trace needs from both: the trace writer, the stack table, the
+ * id counters of processes, threads, scopes and steps, every process image
+ * seen, the RSS, RSS-class and NVML polls, and the end of the trace.
+ *
+ * A plain struct, not a GObject: it lives for one run of one driver, on
+ * that driver's event thread, which creates it and frees it; nothing else
+ * holds a reference, listens to it or binds to it.
+ */
+#pragma once
+
+#include <sys/types.h>
+
+#include <glib.h>
+
+#include "tide-nvml.h"
+#include "tide-stack-table.h"
+#include "tide-trace-writer.h"
+
+G_BEGIN_DECLS
+
+typedef struct _TideCaptureProcess TideCaptureProcess;
+
+typedef struct _TideCaptureSession
+{
+  TideTraceWriter *writer;
+  TideStackTable  *stacks;         /* NULL once the session finished */
+  TideNvml        *nvml;           /* NULL without NVML */
+  GPtrArray       *processes;      /* TideCaptureProcess*, every image seen */
+
+  gint64           next_process_id;
+  gint64           next_thread_id;
+  gint64           next_scope_id;
+  gint64           next_step_id;
+
+  gboolean         sync_steps;     /* a step end reads the whole job's RSS classes */
+  gint64           start_ns;
+  guint64          peak_rss;       /* of the job's RSS summed over its processes */
+  guint64          peak_pss;       /* of its PSS summed: its real footprint */
+  gint64           next_rollup_ns; /* the next snapshot of every process's classes */
+  gint64           total_steps;
+  gint64           total_dropped;
+} TideCaptureSession;
+
+gint64              tide_capture_now_ns                 (void);
+char               *tide_capture_read_cmdline           (pid_t               pid);
+void                tide_capture_remove_trace           (const char         *output);
+
+TideCaptureSession *tide_capture_session_new            (const char         *output,
+                                                         const char         *symbol_cache_dir,
+                                                         GError            **error);
+void                tide_capture_session_free           (TideCaptureSession *self);
+void                tide_capture_session_write_run_meta (TideCaptureSession *self,
+                                                         const char         *mode,
+                                                         const char         *command,
+                                                         gint64              sample_bytes,
+                                                         gboolean            all_mode);
+void                tide_capture_session_open_nvml      (TideCaptureSession *self);
+TideCaptureProcess *tide_capture_session_find_process   (TideCaptureSession *self,
+                                                         pid_t               pid);
+void                tide_capture_session_poll           (TideCaptureSession *self,
+                                                         gint64              now_ns);
+void                tide_capture_session_snapshot_classes (TideCaptureSession *self,
+                                                           gint64              ts_ns,
+                                                           TideCaptureProcess *stepping);
+char               *tide_capture_session_describe_peak  (TideCaptureSession *self);
+gboolean            tide_capture_session_finish         (TideCaptureSession *self,
+                                                         gint64              end_ns,
+                                                         GError            **error);
+
+G_END_DECLS
