@@ -5,50 +5,31 @@
 
 #include <linux/types.h>
 
-#include "tide-address-space.h"
 #include "tide-attach-event.h"
 #include "tide-attach.h"
-#include "tide-live-table.h"
-#include "tide-procfs.h"
-#include "tide-stack-table.h"
-#include "tide-trace-writer.h"
+#include "tide-capture-process.h"
+#include "tide-capture-session.h"
 
 G_BEGIN_DECLS
 
 typedef struct _TideAttach TideAttach;
 
-/* One followed process image (a fork or an exec makes a new one). */
+/* One followed process image (a fork or an exec makes a new one): the
+ * image the session keeps for it, and what only attach knows of it. */
 typedef struct
 {
-  TideAttach       *attach;
-  gint64            id;              /* processes.id */
-  pid_t             pid;
-  gint64            start_ns;
-  gint64            end_ns;
-  gint64            last_step_end_ns;
-  gint              n_steps;
-  gboolean          maps_dirty;      /* an executable mapping changed */
-
-  TideAddressSpace *space;
-  GTree            *pages;           /* page address -> PageRecord*, sampled pages */
-  TideLiveTable    *live;            /* --uprobes malloc blocks */
-  TideProcCounters *counters;
-  GHashTable       *threads;         /* tid -> threads.id */
-  gint64            last_rss;
+  TideAttach         *attach;
+  TideCaptureProcess *core;          /* owned by the session */
+  gboolean            maps_dirty;    /* an executable mapping changed */
+  GTree              *pages;         /* page address -> PageRecord*, sampled pages */
 } TideAttachProcess;
 
 struct _TideAttach
 {
   const TideAttachOptions *options;
-  TideTraceWriter         *writer;
-  TideStackTable          *stacks;
-  GPtrArray               *processes;   /* TideAttachProcess*, every image seen */
+  TideCaptureSession      *session;
+  GPtrArray               *images;      /* TideAttachProcess*, every image seen */
   guint                    sample_pages;
-  gint64                   next_process_id;
-  gint64                   next_thread_id;
-  gint64                   next_step_id;
-  gint64                   total_steps;
-  guint64                  peak_rss;
 };
 
 /* An executable file mapping of /proc/PID/maps. */
@@ -74,9 +55,6 @@ void               tide_attach_process_event    (TideAttachProcess *self,
 void               tide_attach_process_step     (TideAttachProcess *self,
                                                  gint64             ts_ns,
                                                  const char        *label);
-void               tide_attach_process_sample_rss (TideAttachProcess *self,
-                                                   gint64             ts_ns,
-                                                   gboolean           always);
 void               tide_attach_process_end      (TideAttachProcess *self,
                                                  gint64             end_ns,
                                                  int                exit_status);

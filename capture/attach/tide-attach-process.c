@@ -2,7 +2,8 @@
  * Copyright 2026 The Tidemark authors
  *
  * One process image followed by `tidemark attach`: turns the records of
- * tide-attach.bpf.c into trace rows.
+ * tide-attach.bpf.c into calls on the image that the capture session keeps
+ * for it (tide-capture-process.h).
  *
  * Sampled pages are kept in a tree by address, with the stack and time of
  * their first touch; a later fault on a page already there is not a first
@@ -10,15 +11,15 @@
  * their range, and only then is a page's row written (with free_ns), so the
  * allocations table stays insert-only; what is left when the capture ends
  * is written still live.  Exit does not free: pages resident at exit are
- * what the process held.
+ * what the process held.  The session's step accumulator hears of every
+ * sampled page as of a block, and its residency reads them with the live
+ * blocks, so steps keep and measure pages as they do malloc blocks.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-
-#include <gio/gio.h>
 
 #include "tide-attach-private.h"
 #include "tide-schema.h"
@@ -33,8 +34,6 @@
 #define NR_BRK      12
 #define NR_MREMAP   25
 #define NR_MADVISE  28
-
-#define ORPHAN_LIFETIME_NS (G_GINT64_CONSTANT (2000000000))
 
 typedef struct
 {
@@ -58,15 +57,11 @@ read_proc_string (pid_t       pid,
                   const char *what)
 {
   g_autofree char *path = g_strdup_printf ("/proc/%d/%s", pid, what);
-  g_autofree char *contents = NULL;
-  gsize len = 0;
+  char *contents = NULL;
 
-  if (!g_file_get_contents (path, &contents, &len, NULL) || len == 0)
+  if (!g_file_get_contents (path, &contents, NULL, NULL))
     return NULL;
-  for (gsize i = 0; i + 1 < len; i++)
-    if (contents[i] == '\0')
-      contents[i] = ' ';
-  return g_strchomp (g_strndup (contents, len));
+  return g_strchomp (contents);
 }
 
 static pid_t
@@ -85,7 +80,7 @@ static void
 refresh_maps (TideAttachProcess *self,
               gint64             ts_ns)
 {
-  g_autoptr(GArray) maps = tide_attach_read_maps (self->pid);
+  g_autoptr(GArray) maps = tide_attach_read_maps (self->core->pid);
 
   self->maps_dirty = FALSE;
   if (maps == NULL)
@@ -97,13 +92,59 @@ refresh_maps (TideAttachProcess *self,
       guint64 bias;
 
       /* Only what changed is written again. */
-      if (tide_address_space_resolve (self->space, m->start, &known, &bias) &&
+      if (tide_address_space_resolve (self->core->space, m->start, &known, &bias) &&
           strcmp (known, m->path) == 0 && bias == m->load_bias)
         continue;
-      tide_address_space_add (self->space, m->start, m->end, m->load_bias, m->path);
-      tide_trace_writer_add_mapping (self->attach->writer, self->id, m->start, m->end,
-                                     m->load_bias, m->path, ts_ns);
+      tide_capture_process_add_mapping (self->core, m->start, m->end, m->load_bias, m->path,
+                                        ts_ns);
     }
+}
+
+static TideLiveAlloc
+page_block (TideAttachProcess *self,
+            guint64            page,
+            const PageRecord  *record)
+{
+  return (TideLiveAlloc) {
+    .addr = page,
+    .size = PAGE_SIZE_BYTES,
+    .weight = self->attach->sample_pages,
+    .alloc_ns = record->alloc_ns,
+    .stack_id = record->stack_id,
+    .thread_id = record->thread_id,
+    .device = -1,
+    .kind = TIDE_KIND_PAGE,
+  };
+}
+
+typedef struct
+{
+  TideAttachProcess *self;
+  TideLiveFunc       func;
+  gpointer           func_data;
+} PageVisit;
+
+static gboolean
+visit_page (gpointer key,
+            gpointer value,
+            gpointer user_data)
+{
+  PageVisit *v = user_data;
+  TideLiveAlloc a = page_block (v->self, *(guint64 *) key, value);
+
+  v->func (&a, 0, v->func_data);
+  return FALSE;
+}
+
+/* The sampled pages, for the session's residency at step ends. */
+static void
+foreach_page (TideLiveFunc func,
+              gpointer     func_data,
+              gpointer     user_data)
+{
+  PageVisit v = { user_data, func, func_data };
+
+  g_tree_foreach (((TideAttachProcess *) user_data)->pages, visit_page, &v);
 }
 
 TideAttachProcess *
@@ -115,32 +156,25 @@ tide_attach_process_new (TideAttach        *attach,
   TideAttachProcess *self = g_new0 (TideAttachProcess, 1);
   g_autofree char *exe_link = g_strdup_printf ("/proc/%d/exe", pid);
   g_autofree char *exe = g_file_read_link (exe_link, NULL);
-  g_autofree char *cmdline = read_proc_string (pid, "cmdline");
-  TideProcessRow row;
-
-  self->attach = attach;
-  self->id = attach->next_process_id++;
-  self->pid = pid;
-  self->start_ns = start_ns;
-  self->last_step_end_ns = start_ns;
-  self->space = tide_address_space_new ();
-  self->pages = g_tree_new_full (compare_addr, NULL, g_free, g_free);
-  self->live = tide_live_table_new ();
-  self->counters = tide_proc_counters_open (pid, NULL);
-  self->threads = g_hash_table_new (g_direct_hash, g_direct_equal);
-  self->last_rss = -1;
-
-  row = (TideProcessRow) {
-    .id = self->id, .pid = pid, .ppid = read_ppid (pid),
-    .parent_id = parent ? parent->id : 0, .start_ns = start_ns,
+  g_autofree char *cmdline = tide_capture_read_cmdline (pid);
+  TideProcessRow row = {
+    .pid = pid, .ppid = read_ppid (pid),
+    .parent_id = parent ? parent->core->id : 0, .start_ns = start_ns,
     .sample_bytes = (gint64) attach->sample_pages * PAGE_SIZE_BYTES,
     .all_mode = attach->sample_pages == 1,
     .exe = exe ? exe : "?", .cmdline = cmdline,
   };
-  tide_trace_writer_add_process (attach->writer, &row);
-  g_ptr_array_add (attach->processes, self);
+
+  self->attach = attach;
+  self->pages = g_tree_new_full (compare_addr, NULL, g_free, g_free);
+  self->core = tide_capture_process_new (attach->session, &row);
+  /* The address space follows the process's mmaps (refresh_maps): a pc
+   * outside it is no code, and needs no look in /proc/PID/maps. */
+  tide_address_space_set_miss_func (self->core->space, NULL, NULL);
+  self->core->more_blocks = foreach_page;
+  self->core->more_blocks_data = self;
+  g_ptr_array_add (attach->images, self);
   refresh_maps (self, start_ns);
-  tide_attach_process_sample_rss (self, start_ns, TRUE);
   return self;
 }
 
@@ -148,32 +182,13 @@ TideAttachProcess *
 tide_attach_find_process (TideAttach *attach,
                           pid_t       pid)
 {
-  for (guint i = attach->processes->len; i-- > 0;)
+  for (guint i = attach->images->len; i-- > 0;)
     {
-      TideAttachProcess *p = g_ptr_array_index (attach->processes, i);
-      if (p->pid == pid)
+      TideAttachProcess *p = g_ptr_array_index (attach->images, i);
+      if (p->core->pid == pid)
         return p;
     }
   return NULL;
-}
-
-static gint64
-thread_id_for (TideAttachProcess *self,
-               guint32            tid)
-{
-  gpointer id = g_hash_table_lookup (self->threads, GUINT_TO_POINTER (tid));
-  g_autofree char *what = NULL;
-  g_autofree char *comm = NULL;
-
-  if (id != NULL)
-    return GPOINTER_TO_SIZE (id);
-  what = g_strdup_printf ("task/%u/comm", tid);
-  comm = read_proc_string (self->pid, what);
-  id = GSIZE_TO_POINTER (self->attach->next_thread_id++);
-  g_hash_table_insert (self->threads, GUINT_TO_POINTER (tid), id);
-  tide_trace_writer_add_thread (self->attach->writer, GPOINTER_TO_SIZE (id), self->id, tid,
-                                comm);
-  return GPOINTER_TO_SIZE (id);
 }
 
 static gboolean
@@ -201,10 +216,10 @@ intern_stack (TideAttachProcess *self,
   guint64 bias;
 
   if (self->maps_dirty)
-    refresh_maps (self, g_get_monotonic_time () * 1000);
+    refresh_maps (self, tide_capture_now_ns ());
   for (gint i = 0; i < n_frames && i < TIDE_BPF_MAX_FRAMES; i++)
     {
-      if (!tide_address_space_resolve (self->space, frames[i], &path, &bias))
+      if (!tide_address_space_resolve (self->core->space, frames[i], &path, &bias))
         {
           path = NULL;
           break;
@@ -213,7 +228,7 @@ intern_stack (TideAttachProcess *self,
     }
   if (n == 0 || n == TIDE_BPF_MAX_FRAMES || !is_start_module (path))
     kept[n++] = TIDE_STACK_FRAMES_MISSING;
-  return tide_stack_table_intern (self->attach->stacks, self->space, kept, n);
+  return tide_capture_process_intern_stack (self->core, kept, n);
 }
 
 static void
@@ -222,36 +237,17 @@ on_fault (TideAttachProcess  *self,
 {
   guint64 page = ev->addr & PAGE_MASK_BITS;
   PageRecord *record;
+  TideLiveAlloc a;
 
   if (g_tree_lookup (self->pages, &page) != NULL)
     return;
   record = g_new (PageRecord, 1);
   record->alloc_ns = ev->h.time_ns;
   record->stack_id = intern_stack (self, (const guint64 *) ev->frames, ev->n_frames);
-  record->thread_id = thread_id_for (self, ev->h.tid);
+  record->thread_id = tide_capture_process_thread_id (self->core, ev->h.tid, NULL);
   g_tree_insert (self->pages, g_memdup2 (&page, sizeof page), record);
-}
-
-static void
-write_page (TideAttachProcess *self,
-            guint64            page,
-            const PageRecord  *record,
-            gint64             free_ns)
-{
-  TideAllocRow row = {
-    .process_id = self->id,
-    .thread_id = record->thread_id,
-    .alloc_ns = record->alloc_ns,
-    .free_ns = free_ns,
-    .address = page,
-    .size = PAGE_SIZE_BYTES,
-    .weight = self->attach->sample_pages,
-    .stack_id = record->stack_id,
-    .device = -1,
-    .kind = TIDE_KIND_PAGE,
-  };
-
-  tide_trace_writer_add_allocation (self->attach->writer, &row);
+  a = page_block (self, page, record);
+  tide_capture_process_account (self->core, &a, +1);
 }
 
 typedef struct
@@ -303,9 +299,10 @@ release_range (TideAttachProcess *self,
   for (guint i = 0; i < keys->len; i++)
     {
       guint64 page = g_array_index (keys, guint64, i);
-      PageRecord *record = g_tree_lookup (self->pages, &page);
+      TideLiveAlloc a = page_block (self, page, g_tree_lookup (self->pages, &page));
 
-      write_page (self, page, record, ts_ns);
+      tide_capture_process_account (self->core, &a, -1);
+      tide_capture_process_write_allocation (self->core, &a, ts_ns);
       g_tree_remove (self->pages, &page);
     }
 }
@@ -380,7 +377,7 @@ on_syscall (TideAttachProcess    *self,
       break;
     case NR_MUNMAP:
       release_range (self, ev->args[0], ev->args[1], ts);
-      tide_address_space_remove (self->space, ev->args[0], ev->args[0] + ev->args[1]);
+      tide_address_space_remove (self->core->space, ev->args[0], ev->args[0] + ev->args[1]);
       break;
     case NR_MREMAP:
       on_mremap (self, ev);
@@ -398,49 +395,7 @@ on_syscall (TideAttachProcess    *self,
     }
 }
 
-static void
-write_rss (TideAttachProcess *self,
-           gint64             ts_ns,
-           gint64             rss)
-{
-  if (rss == self->last_rss)
-    return;
-  self->last_rss = rss;
-  self->attach->peak_rss = MAX (self->attach->peak_rss, (guint64) rss);
-  tide_trace_writer_add_counter (self->attach->writer, self->id, TIDE_COUNTER_RSS, -1, ts_ns,
-                                 rss);
-}
 
-/* The exact resident set from /proc/PID/statm, at steps and at the ends;
- * rss_stat records fill the timeline in between. */
-void
-tide_attach_process_sample_rss (TideAttachProcess *self,
-                                gint64             ts_ns,
-                                gboolean           always)
-{
-  TideStatm statm;
-
-  if (self->counters == NULL || !tide_proc_counters_read_statm (self->counters, &statm))
-    return;
-  if (always)
-    self->last_rss = -1;
-  write_rss (self, ts_ns, (gint64) statm.rss_bytes);
-}
-
-static void
-write_block (const TideLiveAlloc *a,
-             gint64               free_ns,
-             gpointer             user_data)
-{
-  TideAttachProcess *self = user_data;
-  TideAllocRow row = {
-    .process_id = self->id, .thread_id = a->thread_id,
-    .alloc_ns = a->alloc_ns, .free_ns = free_ns, .address = a->addr, .size = a->size,
-    .weight = a->weight, .stack_id = a->stack_id, .device = a->device, .kind = a->kind,
-  };
-
-  tide_trace_writer_add_allocation (self->attach->writer, &row);
-}
 
 static void
 on_malloc (TideAttachProcess   *self,
@@ -450,18 +405,15 @@ on_malloc (TideAttachProcess   *self,
     .addr = ev->addr, .size = ev->size, .weight = 1.0, .alloc_ns = ev->h.time_ns,
     .device = -1, .kind = TIDE_KIND_MALLOC,
   };
-  gint64 free_ns;
 
   if (ev->h.type == TIDE_BPF_FREE)
     {
-      if (tide_live_table_release (self->live, ev->addr, ev->h.time_ns, &a))
-        write_block (&a, ev->h.time_ns, self);
+      tide_capture_process_release (self->core, TIDE_KIND_MALLOC, ev->addr, ev->h.time_ns);
       return;
     }
   a.stack_id = intern_stack (self, (const guint64 *) ev->frames, ev->n_frames);
-  a.thread_id = thread_id_for (self, ev->h.tid);
-  if (tide_live_table_alloc (self->live, &a, &free_ns))
-    write_block (&a, free_ns, self);
+  a.thread_id = tide_capture_process_thread_id (self->core, ev->h.tid, NULL);
+  tide_capture_process_alloc (self->core, &a, 0);
 }
 
 /* Device memory and copies, exact (never sampled), as the preload records
@@ -474,22 +426,20 @@ on_cuda (TideAttachProcess *self,
     .addr = ev->addr, .size = ev->size, .weight = 1.0, .alloc_ns = ev->h.time_ns,
     .device = (gint16) ev->device, .kind = (guint8) ev->kind,
   };
-  gint64 free_ns;
 
   switch (ev->op)
     {
     case TIDE_BPF_CUDA_FREE:
-      if (tide_live_table_release (self->live, ev->addr, ev->h.time_ns, &a))
-        write_block (&a, ev->h.time_ns, self);
+      tide_capture_process_release (self->core, ev->kind, ev->addr, ev->h.time_ns);
       break;
     case TIDE_BPF_CUDA_ALLOC:
       a.stack_id = intern_stack (self, (const guint64 *) ev->frames, ev->n_frames);
-      a.thread_id = thread_id_for (self, ev->h.tid);
-      if (tide_live_table_alloc (self->live, &a, &free_ns))
-        write_block (&a, free_ns, self);
+      a.thread_id = tide_capture_process_thread_id (self->core, ev->h.tid, NULL);
+      tide_capture_process_alloc (self->core, &a, 0);
       break;
     case TIDE_BPF_CUDA_COPY:
-      tide_trace_writer_add_transfer (self->attach->writer, self->id, (gint) ev->kind,
+      tide_trace_writer_add_transfer (self->core->session->writer, self->core->id,
+                                      (gint) ev->kind,
                                       ev->device, (gint64) ev->size,
                                       (gint64) ev->h.time_ns - (gint64) ev->duration_ns,
                                       (gint64) ev->duration_ns,
@@ -506,26 +456,18 @@ tide_attach_process_step (TideAttachProcess *self,
                           gint64             ts_ns,
                           const char        *label)
 {
-  gint64 id = self->attach->next_step_id++;
+  TideCaptureProcess *core = self->core;
 
-  if (ts_ns <= self->last_step_end_ns)
-    ts_ns = self->last_step_end_ns + 1;
-  self->n_steps++;
-  self->attach->total_steps++;
-  tide_trace_writer_add_step (self->attach->writer, id, self->id, self->n_steps,
-                              label ? label : "", self->last_step_end_ns, ts_ns);
-  self->last_step_end_ns = ts_ns;
-  /* Read a moment after the marker: stands for RSS at the step end, as in
-   * the preload recorder. */
-  tide_attach_process_sample_rss (self, ts_ns, TRUE);
-  tide_live_table_expire_orphans (self->live, ts_ns - ORPHAN_LIFETIME_NS);
+  if (ts_ns <= core->last_step_end_ns)
+    ts_ns = core->last_step_end_ns + 1;
+  tide_capture_process_step (core, ts_ns, label ? label : "");
 }
 
 void
 tide_attach_process_event (TideAttachProcess   *self,
                            const TideBpfHeader *h)
 {
-  if (self->end_ns != 0)
+  if (self->core->end_ns != 0)
     return;
   switch (h->type)
     {
@@ -536,7 +478,8 @@ tide_attach_process_event (TideAttachProcess   *self,
       on_syscall (self, (const TideBpfSyscall *) h);
       break;
     case TIDE_BPF_RSS:
-      write_rss (self, h->time_ns, (gint64) ((const TideBpfRss *) h)->rss_bytes);
+      tide_capture_process_set_rss (self->core, h->time_ns,
+                                    (gint64) ((const TideBpfRss *) h)->rss_bytes);
       break;
     case TIDE_BPF_STEP:
       {
@@ -562,10 +505,7 @@ tide_attach_process_end (TideAttachProcess *self,
                          gint64             end_ns,
                          int                exit_status)
 {
-  if (self->end_ns != 0)
-    return;
-  self->end_ns = end_ns;
-  tide_trace_writer_end_process (self->attach->writer, self->id, end_ns, exit_status, 0);
+  tide_capture_process_end (self->core, end_ns, exit_status);
 }
 
 static gboolean
@@ -573,19 +513,20 @@ write_live_page (gpointer key,
                  gpointer value,
                  gpointer user_data)
 {
-  write_page (user_data, *(guint64 *) key, value, 0);
+  TideAttachProcess *self = user_data;
+  TideLiveAlloc a = page_block (self, *(guint64 *) key, value);
+
+  tide_capture_process_write_allocation (self->core, &a, 0);
   return FALSE;
 }
 
-/* Writes the pages and blocks still held; their free_ns stays NULL. */
+/* Writes the pages still held; their free_ns stays NULL.  The session
+ * writes the blocks still live. */
 void
 tide_attach_process_flush (TideAttachProcess *self)
 {
   g_tree_foreach (self->pages, write_live_page, self);
   g_tree_remove_all (self->pages);
-  tide_live_table_foreach (self->live, write_block, self);
-  g_clear_pointer (&self->live, tide_live_table_free);
-  self->live = tide_live_table_new ();
 }
 
 void
@@ -593,10 +534,6 @@ tide_attach_process_free (TideAttachProcess *self)
 {
   if (self == NULL)
     return;
-  g_clear_pointer (&self->space, tide_address_space_free);
   g_clear_pointer (&self->pages, g_tree_destroy);
-  g_clear_pointer (&self->live, tide_live_table_free);
-  g_clear_pointer (&self->counters, tide_proc_counters_free);
-  g_clear_pointer (&self->threads, g_hash_table_unref);
   g_free (self);
 }

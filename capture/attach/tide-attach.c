@@ -44,22 +44,12 @@ typedef struct
   int                     signal_fd;
   int                     timer_fd;
   int                     pidfd;
-  gint64                  start_ns;
   gint64                  deadline_ns;
   gint64                  next_interval_step_ns;
   gboolean                stop;
 } Loader;
 
 static gboolean verbose_libbpf;
-
-static gint64
-now_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
-}
 
 static int
 libbpf_print (enum libbpf_print_level level,
@@ -547,7 +537,7 @@ static void
 on_tick (Loader *self)
 {
   const TideAttachOptions *o = self->base.options;
-  gint64 now = now_ns ();
+  gint64 now = tide_capture_now_ns ();
   guint64 expirations;
 
   if (read (self->timer_fd, &expirations, sizeof expirations) < 0)
@@ -556,12 +546,13 @@ on_tick (Loader *self)
   ring_buffer__consume (self->rb);
   if (self->deadline_ns > 0 && now >= self->deadline_ns)
     self->stop = TRUE;
+  tide_capture_session_poll (self->base.session, now);
   if (o->step_interval_ms > 0 && now >= self->next_interval_step_ns)
     {
-      for (guint i = 0; i < self->base.processes->len; i++)
+      for (guint i = 0; i < self->base.images->len; i++)
         {
-          TideAttachProcess *p = g_ptr_array_index (self->base.processes, i);
-          if (p->end_ns == 0)
+          TideAttachProcess *p = g_ptr_array_index (self->base.images, i);
+          if (p->core->end_ns == 0)
             tide_attach_process_step (p, now, NULL);
         }
       self->next_interval_step_ns = now + (gint64) o->step_interval_ms * 1000000;
@@ -632,57 +623,43 @@ detach (Loader *self)
 static void
 write_meta (Loader *self)
 {
-  TideTraceWriter *writer = self->base.writer;
-  g_autofree char *cmd_path = g_strdup_printf ("/proc/%d/cmdline", self->base.options->pid);
-  g_autofree char *cmdline = NULL;
-  gsize len = 0;
-  char host[256] = "";
+  TideTraceWriter *writer = self->base.session->writer;
+  g_autofree char *cmdline = tide_capture_read_cmdline (self->base.options->pid);
+  guint sample_pages = self->base.sample_pages;
 
-  if (g_file_get_contents (cmd_path, &cmdline, &len, NULL))
-    for (gsize i = 0; i + 1 < len; i++)
-      if (cmdline[i] == '\0')
-        cmdline[i] = ' ';
-  gethostname (host, sizeof host - 1);
-  tide_trace_writer_set_meta (writer, "tidemark_version", PACKAGE_VERSION);
-  tide_trace_writer_set_meta (writer, "mode", "attach");
-  tide_trace_writer_set_meta (writer, "command", cmdline ? cmdline : "");
-  tide_trace_writer_set_meta (writer, "hostname", host);
+  tide_capture_session_write_run_meta (self->base.session, "attach", cmdline,
+                                       sample_pages == 1 ? 0 : sample_pages * 4096,
+                                       sample_pages == 1);
   tide_trace_writer_set_meta_int (writer, "attach_pid", self->base.options->pid);
-  tide_trace_writer_set_meta_int (writer, "start_ns", self->start_ns);
-  tide_trace_writer_set_meta_int (writer, "sample_pages", self->base.sample_pages);
-  tide_trace_writer_set_meta_int (writer, "sample_bytes",
-                                  self->base.sample_pages == 1 ? 0 : self->base.sample_pages * 4096);
-  tide_trace_writer_set_meta_int (writer, "all_mode", self->base.sample_pages == 1);
+  tide_trace_writer_set_meta_int (writer, "sample_pages", sample_pages);
 }
 
 static gboolean
 finish_trace (Loader  *self,
               GError **error)
 {
-  gint64 end_ns = now_ns ();
+  TideCaptureSession *session = self->base.session;
+  gint64 end_ns = tide_capture_now_ns ();
   guint64 dropped = read_stat (self, TIDE_BPF_STAT_DROPPED);
 
-  for (guint i = 0; i < self->base.processes->len; i++)
+  for (guint i = 0; i < self->base.images->len; i++)
     {
-      TideAttachProcess *p = g_ptr_array_index (self->base.processes, i);
+      TideAttachProcess *p = g_ptr_array_index (self->base.images, i);
 
-      if (p->end_ns == 0)
+      if (p->core->end_ns == 0)
         {
-          tide_attach_process_sample_rss (p, end_ns, FALSE);
+          tide_capture_process_sample_rss (p->core, end_ns, FALSE);
           tide_attach_process_end (p, end_ns, -1);
         }
       tide_attach_process_flush (p);
-      tide_stack_table_resolve_pending (self->base.stacks, p->space);
     }
-  tide_trace_writer_set_meta_int (self->base.writer, "end_ns", end_ns);
-  tide_trace_writer_set_meta_int (self->base.writer, "dropped_events", (gint64) dropped);
-  tide_trace_writer_set_meta_int (self->base.writer, "page_faults",
+  session->total_dropped = (gint64) dropped;
+  tide_trace_writer_set_meta_int (session->writer, "page_faults",
                                   (gint64) read_stat (self, TIDE_BPF_STAT_FAULTS));
-  g_clear_pointer (&self->base.stacks, tide_stack_table_free);
   if (dropped > 0 && !self->base.options->quiet)
     g_printerr ("tidemark: %" G_GUINT64_FORMAT " records were dropped because the ring buffer "
                 "was full; sizes are low by that much\n", dropped);
-  return tide_trace_writer_finish (self->base.writer, error);
+  return tide_capture_session_finish (session, end_ns, error);
 }
 
 static void
@@ -694,11 +671,10 @@ loader_clear (Loader *self)
   g_clear_pointer (&self->skel, tide_attach__destroy);
   g_clear_pointer (&self->links, g_ptr_array_unref);
   g_clear_pointer (&self->probed_paths, g_hash_table_unref);
-  for (guint i = 0; self->base.processes && i < self->base.processes->len; i++)
-    tide_attach_process_free (g_ptr_array_index (self->base.processes, i));
-  g_clear_pointer (&self->base.processes, g_ptr_array_unref);
-  g_clear_pointer (&self->base.stacks, tide_stack_table_free);
-  g_clear_pointer (&self->base.writer, tide_trace_writer_free);
+  for (guint i = 0; self->base.images && i < self->base.images->len; i++)
+    tide_attach_process_free (g_ptr_array_index (self->base.images, i));
+  g_clear_pointer (&self->base.images, g_ptr_array_unref);
+  g_clear_pointer (&self->base.session, tide_capture_session_free);
   if (self->signal_fd >= 0)
     close (self->signal_fd);
   if (self->timer_fd >= 0)
@@ -728,15 +704,16 @@ tide_attach_run (const TideAttachOptions  *options,
   Loader self = { .signal_fd = -1, .timer_fd = -1, .pidfd = -1 };
   gboolean created = FALSE;
   g_autofree char *early_end = NULL;
+  g_autofree char *memory = NULL;
+  gint64 start_ns;
   int status = -1;
 
   self.base = (TideAttach) {
     .options = options,
     .sample_pages = options->sample_pages ? options->sample_pages
                                           : TIDE_ATTACH_DEFAULT_SAMPLE_PAGES,
-    .next_process_id = 1, .next_thread_id = 1, .next_step_id = 1,
   };
-  self.base.processes = g_ptr_array_new ();
+  self.base.images = g_ptr_array_new ();
   self.links = g_ptr_array_new ();
   self.probed_paths = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   verbose_libbpf = options->verbose;
@@ -750,22 +727,23 @@ tide_attach_run (const TideAttachOptions  *options,
 
   if (!block_stop_signals (error))
     goto out;
-  self.base.writer = tide_trace_writer_new (options->output, error);
-  if (self.base.writer == NULL)
+  self.base.session = tide_capture_session_new (options->output, options->symbol_cache_dir,
+                                                error);
+  if (self.base.session == NULL)
     goto out;
   created = TRUE;
-  self.base.stacks = tide_stack_table_new (self.base.writer, options->symbol_cache_dir);
   if (!open_fds (&self, error) || !open_and_load (&self, error))
     goto out;
 
-  self.start_ns = now_ns ();
+  start_ns = self.base.session->start_ns = tide_capture_now_ns ();
   write_meta (&self);
-  tide_attach_process_new (&self.base, options->pid, NULL, self.start_ns);
+  tide_attach_process_new (&self.base, options->pid, NULL, start_ns);
   if (!attach_all (&self, error))
     goto out;
+  tide_capture_session_open_nvml (self.base.session);
   self.deadline_ns = options->duration_s > 0
-                     ? self.start_ns + (gint64) (options->duration_s * 1e9) : 0;
-  self.next_interval_step_ns = self.start_ns + (gint64) options->step_interval_ms * 1000000;
+                     ? start_ns + (gint64) (options->duration_s * 1e9) : 0;
+  self.next_interval_step_ns = start_ns + (gint64) options->step_interval_ms * 1000000;
   set_helpers_idle (TRUE);
   announce (&self);
 
@@ -775,24 +753,18 @@ tide_attach_run (const TideAttachOptions  *options,
   if (!finish_trace (&self, error))
     goto out;
   status = 0;
-  early_end = tide_trace_writer_describe_early_end (self.base.writer);
+  early_end = tide_trace_writer_describe_early_end (self.base.session->writer);
   if (early_end != NULL)
     g_printerr ("tidemark: %s\n", early_end);
+  memory = tide_capture_session_describe_peak (self.base.session);
   if (!options->quiet)
     g_printerr ("tidemark: detached from process %d; trace %s: %u processes, %" G_GINT64_FORMAT
-                " steps, peak RSS %.1f MiB\n", options->pid, options->output,
-                self.base.processes->len, self.base.total_steps,
-                self.base.peak_rss / 1048576.0);
+                " steps, %s\n", options->pid, options->output,
+                self.base.session->processes->len, self.base.session->total_steps, memory);
 
 out:
   loader_clear (&self);
-  /* Never leave a half-written trace behind an attach that failed. */
   if (status < 0 && created)
-    for (guint i = 0; i < 3; i++)
-      {
-        static const char *suffixes[] = { "", "-wal", "-shm" };
-        g_autofree char *name = g_strconcat (options->output, suffixes[i], NULL);
-        unlink (name);
-      }
+    tide_capture_remove_trace (options->output);
   return status;
 }
