@@ -9,6 +9,7 @@
 #include "tide-attach.h"
 #include "tide-capture-process.h"
 #include "tide-capture-session.h"
+#include "tide-proc-maps.h"
 
 G_BEGIN_DECLS
 
@@ -31,19 +32,6 @@ struct _TideAttach
   GPtrArray               *images;      /* TideAttachProcess*, every image seen */
   guint                    sample_pages;
 };
-
-/* An executable file mapping of /proc/PID/maps. */
-typedef struct
-{
-  guint64  start;
-  guint64  end;
-  guint64  load_bias;   /* runtime address minus ELF vaddr */
-  char    *path;
-} TideAttachMapping;
-
-/* tide-attach-maps.c: the executable file mappings of @pid, or NULL when
- * its maps cannot be read (the process is gone). */
-GArray            *tide_attach_read_maps        (pid_t             pid);
 
 /* tide-attach-process.c */
 TideAttachProcess *tide_attach_process_new      (TideAttach        *attach,

@@ -80,14 +80,14 @@ static void
 refresh_maps (TideAttachProcess *self,
               gint64             ts_ns)
 {
-  g_autoptr(GArray) maps = tide_attach_read_maps (self->core->pid);
+  g_autoptr(GArray) maps = tide_proc_maps_read (self->core->pid, NULL);
 
   self->maps_dirty = FALSE;
   if (maps == NULL)
     return;
   for (guint i = 0; i < maps->len; i++)
     {
-      const TideAttachMapping *m = &g_array_index (maps, TideAttachMapping, i);
+      const TideProcMapping *m = &g_array_index (maps, TideProcMapping, i);
       const char *known;
       guint64 bias;
 

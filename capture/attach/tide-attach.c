@@ -142,14 +142,14 @@ attach_step_probes (Loader *self,
                     pid_t   pid)
 {
   const char *symbol = self->base.options->step_symbol;
-  g_autoptr(GArray) maps = tide_attach_read_maps (pid);
+  g_autoptr(GArray) maps = tide_proc_maps_read (pid, NULL);
   guint n = 0;
 
   if (maps == NULL || self->base.options->step_interval_ms > 0)
     return 0;
   for (guint i = 0; i < maps->len; i++)
     {
-      const char *path = g_array_index (maps, TideAttachMapping, i).path;
+      const char *path = g_array_index (maps, TideProcMapping, i).path;
 
       if (g_hash_table_contains (self->probed_paths, path))
         continue;
@@ -164,11 +164,11 @@ attach_step_probes (Loader *self,
 static char *
 find_libc (pid_t pid)
 {
-  g_autoptr(GArray) maps = tide_attach_read_maps (pid);
+  g_autoptr(GArray) maps = tide_proc_maps_read (pid, NULL);
 
   for (guint i = 0; maps != NULL && i < maps->len; i++)
     {
-      const char *path = g_array_index (maps, TideAttachMapping, i).path;
+      const char *path = g_array_index (maps, TideProcMapping, i).path;
       g_autofree char *base = g_path_get_basename (path);
 
       if (g_str_has_prefix (base, "libc.so") || g_str_has_prefix (base, "libc-"))
@@ -278,12 +278,12 @@ static guint
 attach_cuda_probes (Loader *self,
                     pid_t   pid)
 {
-  g_autoptr(GArray) maps = tide_attach_read_maps (pid);
+  g_autoptr(GArray) maps = tide_proc_maps_read (pid, NULL);
   guint n = 0;
 
   for (guint i = 0; maps != NULL && i < maps->len; i++)
     {
-      const char *path = g_array_index (maps, TideAttachMapping, i).path;
+      const char *path = g_array_index (maps, TideProcMapping, i).path;
       g_autofree char *base = g_path_get_basename (path);
       g_autofree char *key = g_strdup_printf ("cuda:%d:%s", pid, path);
       const CudaProbe *probes;

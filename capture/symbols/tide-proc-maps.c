@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * The executable mappings of a running process (tide-proc-maps.h).  A
+ * mapping's load bias is its start minus the vaddr of the file offset it
+ * maps, which the ELF program headers give: p_vaddr - p_offset is the same
+ * for the whole segment.
  */
 #include "config.h"
 
@@ -7,75 +12,117 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "tide-proc-maps.h"
 
-/* A mapping of file offset @offset at @start comes from the PT_LOAD segment
- * whose page-aligned file offset is @offset; then
- * load bias = start - (p_vaddr - (p_offset - offset)). */
-static gboolean
-load_bias_from_elf (const char *path,
-                    guint64     start,
-                    guint64     offset,
-                    guint64    *bias)
+static void
+mapping_clear (gpointer data)
+{
+  g_free (((TideProcMapping *) data)->path);
+}
+
+/* p_vaddr - p_offset of the PT_LOAD segment that holds @offset; 0 when the
+ * file cannot be read, is not ELF or no segment holds it (then start -
+ * offset is right for every common layout). */
+static gint64
+segment_delta (const char *path,
+               guint64     offset)
 {
   guint64 page = (guint64) sysconf (_SC_PAGESIZE);
-  gboolean found = FALSE;
-  size_t n_phdrs = 0;
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
   Elf *elf;
-  int fd;
+  size_t n = 0;
+  gint64 delta = 0;
 
-  fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return FALSE;
+    return 0;
   elf_version (EV_CURRENT);
-  elf = elf_begin (fd, ELF_C_READ, NULL);
-  if (elf != NULL && elf_getphdrnum (elf, &n_phdrs) == 0)
-    for (size_t i = 0; i < n_phdrs && !found; i++)
+  elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  if (elf != NULL && elf_getphdrnum (elf, &n) == 0)
+    for (size_t i = 0; i < n; i++)
       {
-        GElf_Phdr ph;
+        GElf_Phdr phdr;
 
-        if (gelf_getphdr (elf, (int) i, &ph) == NULL || ph.p_type != PT_LOAD ||
-            (ph.p_offset & ~(page - 1)) != offset)
+        if (gelf_getphdr (elf, (int) i, &phdr) == NULL || phdr.p_type != PT_LOAD)
           continue;
-        *bias = start - (ph.p_vaddr - (ph.p_offset - offset));
-        found = TRUE;
+        if (offset >= (phdr.p_offset & ~(page - 1)) && offset < phdr.p_offset + phdr.p_filesz)
+          {
+            delta = (gint64) phdr.p_vaddr - (gint64) phdr.p_offset;
+            break;
+          }
       }
   if (elf != NULL)
     elf_end (elf);
   close (fd);
-  return found;
+  return delta;
+}
+
+/* The start, end, offset and path of an executable file mapping. */
+static gboolean
+parse_line (const char      *line,
+            TideProcMapping *out,
+            guint64         *offset,
+            int             *path_at)
+{
+  guint64 start, end;
+  char perms[8];
+
+  *path_at = 0;
+  if (sscanf (line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n",
+              &start, &end, perms, offset, path_at) < 4 || *path_at == 0)
+    return FALSE;
+  /* Only code can be on a stack; "[vdso]" and deleted files cannot be
+   * opened by the symbolizer. */
+  if (strchr (perms, 'x') == NULL || line[*path_at] != '/' ||
+      g_str_has_suffix (line, " (deleted)"))
+    return FALSE;
+  *out = (TideProcMapping) { start, end, 0, NULL };
+  return TRUE;
+}
+
+GArray *
+tide_proc_maps_read (pid_t             pid,
+                     TideAddressSpace *known)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/maps", pid);
+  g_autofree char *contents = NULL;
+  g_auto(GStrv) lines = NULL;
+  GArray *out;
+
+  if (!g_file_get_contents (path, &contents, NULL, NULL))
+    return NULL;
+  out = g_array_new (FALSE, FALSE, sizeof (TideProcMapping));
+  g_array_set_clear_func (out, mapping_clear);
+  lines = g_strsplit (contents, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      TideProcMapping m;
+      guint64 offset;
+      int path_at;
+
+      if (!parse_line (lines[i], &m, &offset, &path_at) ||
+          (known != NULL && tide_address_space_resolve (known, m.start, NULL, NULL)))
+        continue;
+      m.path = g_strdup (lines[i] + path_at);
+      m.load_bias = m.start - offset - (guint64) segment_delta (m.path, offset);
+      g_array_append_val (out, m);
+    }
+  return out;
 }
 
 guint
 tide_proc_maps_load (TideAddressSpace *space,
-                     int               pid)
+                     pid_t             pid)
 {
-  g_autofree char *maps_path = g_strdup_printf ("/proc/%d/maps", pid);
-  g_autofree char *contents = NULL;
-  g_auto(GStrv) lines = NULL;
-  guint added = 0;
+  g_autoptr(GArray) maps = tide_proc_maps_read (pid, space);
 
-  if (!g_file_get_contents (maps_path, &contents, NULL, NULL))
-    return 0;
-  lines = g_strsplit (contents, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
+  for (guint i = 0; maps != NULL && i < maps->len; i++)
     {
-      guint64 start, end, offset, bias;
-      char perms[8], path[4096];
-      int path_at = 0;
+      const TideProcMapping *m = &g_array_index (maps, TideProcMapping, i);
 
-      if (sscanf (lines[i], "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n",
-                  &start, &end, perms, &offset, &path_at) < 4 || path_at == 0 ||
-          perms[2] != 'x' || lines[i][path_at] != '/')
-        continue;
-      g_strlcpy (path, lines[i] + path_at, sizeof path);
-      if (tide_address_space_resolve (space, start, NULL, NULL) ||
-          !load_bias_from_elf (path, start, offset, &bias))
-        continue;
-      tide_address_space_add (space, start, end, bias, path);
-      added++;
+      tide_address_space_add (space, m->start, m->end, m->load_bias, m->path);
     }
-  return added;
+  return maps != NULL ? maps->len : 0;
 }

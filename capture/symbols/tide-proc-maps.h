@@ -2,20 +2,38 @@
  * Copyright 2026 The Tidemark authors
  *
  * tide-proc-maps.h: the executable file mappings of a live process, read
- * from /proc/PID/maps, for the pcs that the target's own MAPPING records
- * did not cover (an object still being loaded by dlopen when it allocated,
- * or mapped by hand).
+ * from /proc/PID/maps, with the load bias that TideSymbolizer needs.  The
+ * preload learns the bias from dl_iterate_phdr inside the target; from
+ * outside (attach, and the recorder's pcs that the target's own MAPPING
+ * records did not cover: an object still being loaded by dlopen when it
+ * allocated, or mapped by hand) it comes from here.
  */
 #pragma once
+
+#include <sys/types.h>
 
 #include "tide-address-space.h"
 
 G_BEGIN_DECLS
 
-/* Adds to @space the executable, file-backed mappings of @pid that it does
- * not hold yet, with the load bias read from each file's program headers.
- * Returns the number of entries added. */
-guint tide_proc_maps_load (TideAddressSpace *space,
-                           int               pid);
+/* An executable file mapping of /proc/PID/maps. */
+typedef struct
+{
+  guint64  start;
+  guint64  end;
+  guint64  load_bias;   /* runtime address minus ELF vaddr */
+  char    *path;
+} TideProcMapping;
+
+/* The executable file mappings of @pid (TideProcMapping), leaving out
+ * those whose start @known already resolves (NULL: none), or NULL when its
+ * maps cannot be read (the process is gone). */
+GArray *tide_proc_maps_read (pid_t             pid,
+                             TideAddressSpace *known);
+
+/* Adds to @space the executable file mappings of @pid that it does not
+ * hold yet.  Returns the number of entries added. */
+guint   tide_proc_maps_load (TideAddressSpace *space,
+                             pid_t             pid);
 
 G_END_DECLS
