@@ -400,13 +400,11 @@ set_errno_error (GError     **error,
                  int          err,
                  const char  *what)
 {
-  if (err == EPERM || err == EACCES)
-    g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
-                 "%s: %s (attaching needs root, or the CAP_BPF and CAP_PERFMON capabilities)",
-                 what, g_strerror (err));
-  else
-    g_set_error (error, G_IO_ERROR, g_io_error_from_errno (err), "%s: %s", what,
-                 g_strerror (err));
+  if (err != EPERM && err != EACCES)
+    return tide_capture_set_errno_error (error, err, what);
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+               "%s: %s (attaching needs root, or the CAP_BPF and CAP_PERFMON capabilities)",
+               what, g_strerror (err));
   return FALSE;
 }
 
@@ -671,16 +669,11 @@ loader_clear (Loader *self)
   g_clear_pointer (&self->skel, tide_attach__destroy);
   g_clear_pointer (&self->links, g_ptr_array_unref);
   g_clear_pointer (&self->probed_paths, g_hash_table_unref);
-  for (guint i = 0; self->base.images && i < self->base.images->len; i++)
-    tide_attach_process_free (g_ptr_array_index (self->base.images, i));
   g_clear_pointer (&self->base.images, g_ptr_array_unref);
   g_clear_pointer (&self->base.session, tide_capture_session_free);
-  if (self->signal_fd >= 0)
-    close (self->signal_fd);
-  if (self->timer_fd >= 0)
-    close (self->timer_fd);
-  if (self->pidfd >= 0)
-    close (self->pidfd);
+  tide_capture_close_fd (&self->signal_fd);
+  tide_capture_close_fd (&self->timer_fd);
+  tide_capture_close_fd (&self->pidfd);
 }
 
 static void
@@ -713,7 +706,7 @@ tide_attach_run (const TideAttachOptions  *options,
     .sample_pages = options->sample_pages ? options->sample_pages
                                           : TIDE_ATTACH_DEFAULT_SAMPLE_PAGES,
   };
-  self.base.images = g_ptr_array_new ();
+  self.base.images = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_attach_process_free);
   self.links = g_ptr_array_new ();
   self.probed_paths = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   verbose_libbpf = options->verbose;

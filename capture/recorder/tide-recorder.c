@@ -38,17 +38,6 @@
 #define STRAGGLER_GRACE_NS (G_GINT64_CONSTANT (1000000000))
 
 static gboolean
-set_errno_error (GError     **error,
-                 const char  *what)
-{
-  int saved = errno;
-
-  g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "%s: %s", what,
-               g_strerror (saved));
-  return FALSE;
-}
-
-static gboolean
 open_socket (TideRecorder  *self,
              GError       **error)
 {
@@ -69,12 +58,12 @@ open_socket (TideRecorder  *self,
 
   self->listen_fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (self->listen_fd < 0)
-    return set_errno_error (error, "cannot create the recorder socket");
+    return tide_capture_set_errno_error (error, errno, "cannot create the recorder socket");
   /* Bigger buffers absorb bursts while the writer commits. */
   setsockopt (self->listen_fd, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof bufsize);
   if (bind (self->listen_fd, (struct sockaddr *) &addr, sizeof addr) != 0 ||
       listen (self->listen_fd, 64) != 0)
-    return set_errno_error (error, "cannot listen on the recorder socket");
+    return tide_capture_set_errno_error (error, errno, "cannot listen on the recorder socket");
   return TRUE;
 }
 
@@ -93,20 +82,20 @@ open_signal_and_timer (TideRecorder  *self,
   sigaddset (&mask, SIGHUP);
   sigaddset (&mask, SIGQUIT);
   if (sigprocmask (SIG_BLOCK, &mask, NULL) != 0)
-    return set_errno_error (error, "cannot block signals");
+    return tide_capture_set_errno_error (error, errno, "cannot block signals");
   self->signal_fd = signalfd (-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (self->signal_fd < 0)
-    return set_errno_error (error, "cannot create a signalfd");
+    return tide_capture_set_errno_error (error, errno, "cannot create a signalfd");
 
   self->timer_fd = timerfd_create (CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   if (self->timer_fd < 0)
-    return set_errno_error (error, "cannot create a timer");
+    return tide_capture_set_errno_error (error, errno, "cannot create a timer");
   period.it_interval.tv_nsec = 1000000000L / MIN (hz, 1000u);
   period.it_value = period.it_interval;
   if (hz == 1)
     period.it_interval = period.it_value = (struct timespec) { 1, 0 };
   if (timerfd_settime (self->timer_fd, 0, &period, NULL) != 0)
-    return set_errno_error (error, "cannot start the poll timer");
+    return tide_capture_set_errno_error (error, errno, "cannot start the poll timer");
   return TRUE;
 }
 
@@ -459,12 +448,9 @@ recorder_clear (TideRecorder *self)
   g_clear_pointer (&self->connections, g_ptr_array_unref);
   g_clear_pointer (&self->pending, g_ptr_array_unref);
   g_clear_pointer (&self->session, tide_capture_session_free);
-  if (self->listen_fd >= 0)
-    close (self->listen_fd);
-  if (self->signal_fd >= 0)
-    close (self->signal_fd);
-  if (self->timer_fd >= 0)
-    close (self->timer_fd);
+  tide_capture_close_fd (&self->listen_fd);
+  tide_capture_close_fd (&self->signal_fd);
+  tide_capture_close_fd (&self->timer_fd);
   if (self->socket_path != NULL)
     unlink (self->socket_path);
   if (self->socket_dir != NULL)

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gio/gio.h>
+
 #include "tide-capture-process.h"
 #include "tide-capture-session.h"
 #include "tide-wire.h"
@@ -44,6 +46,25 @@ tide_capture_read_cmdline (pid_t pid)
     if (contents[i] == '\0')
       contents[i] = ' ';
   return g_strndup (contents, len);
+}
+
+/* "@what: the error's text", as a GIOError; returns FALSE. */
+gboolean
+tide_capture_set_errno_error (GError     **error,
+                              int          err,
+                              const char  *what)
+{
+  g_set_error (error, G_IO_ERROR, g_io_error_from_errno (err), "%s: %s", what, g_strerror (err));
+  return FALSE;
+}
+
+/* Closes *@fd unless it is -1 already, and makes it -1. */
+void
+tide_capture_close_fd (int *fd)
+{
+  if (*fd >= 0)
+    close (*fd);
+  *fd = -1;
 }
 
 /* Never leave a half-written trace behind a recording that failed. */

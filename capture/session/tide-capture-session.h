@@ -52,6 +52,10 @@ typedef struct _TideCaptureSession
 gint64              tide_capture_now_ns                 (void);
 char               *tide_capture_read_cmdline           (pid_t               pid);
 void                tide_capture_remove_trace           (const char         *output);
+void                tide_capture_close_fd               (int                *fd);
+gboolean            tide_capture_set_errno_error        (GError            **error,
+                                                         int                 err,
+                                                         const char         *what);
 
 TideCaptureSession *tide_capture_session_new            (const char         *output,
                                                          const char         *symbol_cache_dir,
