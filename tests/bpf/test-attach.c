@@ -123,13 +123,14 @@ start_toucher (const char *rss_log,
   return p;
 }
 
-/* Starts `tidemark attach [OPTION VALUE]` and waits for its "attached"
- * line. */
+/* Starts `tidemark attach [OPTION VALUE]` with @env (NULL, or NAME=VALUE
+ * pairs) and waits for its "attached" line. */
 static GSubprocess *
-start_attach (const char *pid,
-              const char *trace,
-              const char *option,
-              const char *value)
+start_attach_with_env (const char         *pid,
+                       const char         *trace,
+                       const char         *option,
+                       const char         *value,
+                       const char * const *env)
 {
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
   g_autoptr(GError) error = NULL;
@@ -140,6 +141,8 @@ start_attach (const char *pid,
 
   g_assert_cmpint (pipe (fds), ==, 0);
   g_subprocess_launcher_take_fd (launcher, fds[1], 3);
+  for (guint i = 0; env != NULL && env[i] != NULL; i += 2)
+    g_subprocess_launcher_setenv (launcher, env[i], env[i + 1], TRUE);
   p = g_subprocess_launcher_spawn (launcher, &error, build_path ("app/tidemark"), "attach",
                                    "-p", pid, "-o", trace, "--ready-fd", "3", "--quiet",
                                    option, value, NULL);
@@ -149,6 +152,15 @@ start_attach (const char *pid,
   g_assert_no_error (error);
   g_assert_cmpstr (line, ==, "attached");
   return p;
+}
+
+static GSubprocess *
+start_attach (const char *pid,
+              const char *trace,
+              const char *option,
+              const char *value)
+{
+  return start_attach_with_env (pid, trace, option, value, NULL);
 }
 
 /* Waits until attach-toucher has logged @n steps: with --pause-after @n,
@@ -174,10 +186,12 @@ wait_for_logged_steps (const char *rss_log,
   g_error ("attach-toucher did not log %u steps in 60 s", n);
 }
 
-/* Waits until the trace that an attach is writing holds @n steps. */
+/* Waits until @count_sql on the trace that an attach is writing counts
+ * @n rows. */
 static void
-wait_for_trace_steps (const char *path,
-                      gint64      n)
+wait_for_trace_rows (const char *path,
+                     const char *count_sql,
+                     gint64      n)
 {
   gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
 
@@ -185,11 +199,18 @@ wait_for_trace_steps (const char *path,
     {
       g_autoptr(TideTrace) trace = tide_trace_open (path, NULL);
 
-      if (trace != NULL && tide_test_query_int (trace, "SELECT count (*) FROM steps") >= n)
+      if (trace != NULL && tide_test_query_int (trace, count_sql) >= n)
         return;
       g_usleep (10 * 1000);
     }
-  g_error ("the attach wrote no %" G_GINT64_FORMAT " steps in 60 s", n);
+  g_error ("the attach wrote no %" G_GINT64_FORMAT " rows of %s in 60 s", n, count_sql);
+}
+
+static void
+wait_for_trace_steps (const char *path,
+                      gint64      n)
+{
+  wait_for_trace_rows (path, "SELECT count (*) FROM steps", n);
 }
 
 static void
@@ -325,6 +346,145 @@ test_attach_resident_pages (Fixture       *f,
   /* Without --uprobes, no malloc is seen: only pages. */
   g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM allocations"
                                                " WHERE size = " LEAK_SIZE_ARG), ==, 0);
+}
+
+/* The bytes of @column in @table at step @number, of the stacks whose
+ * innermost frame is attach_touch_pages called from main.  step_series
+ * has a row where a value changed, so a stack's bytes at a step are those
+ * of its last row at or before it; step_residency has every row. */
+static gint64
+touched_at_step (TideTrace  *trace,
+                 const char *table,
+                 const char *column,
+                 guint       number)
+{
+  g_autofree char *sql = g_strdup_printf (
+    "SELECT coalesce (sum (t.%s), 0) FROM %s t JOIN steps s ON s.id = t.step_id"
+    " JOIN stack_nodes n ON n.id = t.stack_id JOIN frames f ON f.id = n.frame_id"
+    " JOIN stack_nodes caller ON caller.id = n.parent_id"
+    " JOIN frames cf ON cf.id = caller.frame_id"
+    " WHERE f.function = 'attach_touch_pages' AND cf.function = 'main'"
+    " AND s.number = (SELECT max (s2.number) FROM %s t2 JOIN steps s2 ON s2.id = t2.step_id"
+    "                 WHERE t2.stack_id = t.stack_id AND s2.number <= %u)",
+    column, table, table, number);
+
+  return tide_test_query_int (trace, sql);
+}
+
+/* Steps of an attach have what a recording's steps have, written by the
+ * attach as each step ends: what each step keeps of the pages that
+ * attach_touch_pages touched (8 MiB in steps 1, 2, 4 and 5), and how much
+ * of it is resident, all of it and what the step itself touched.  The
+ * residency is read while the program waits after the step, before the
+ * next one runs; the pages stay resident, since nothing here frees them. */
+static void
+test_attach_step_summaries (Fixture       *f,
+                            gconstpointer  data)
+{
+  static const gint64 kept_mib[TOUCH_STEPS] = { 8, 16, 16, 24, 32, 32 };
+  static const gint64 born_mib[TOUCH_STEPS] = { 8, 8, 0, 8, 8, 0 };
+  g_autoptr(GSubprocess) toucher = NULL;
+  g_autoptr(GSubprocess) attach = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *attach_out = NULL;
+
+  if (!can_attach ())
+    return;
+  toucher = start_toucher (f->rss_log, "0", TRUE, "--pause-each-step", NULL, NULL, NULL);
+  attach = start_attach (g_subprocess_get_identifier (toucher), f->trace, NULL, NULL);
+  say_go (toucher);
+  for (guint step = 1; step <= TOUCH_STEPS; step++)
+    {
+      wait_for_logged_steps (f->rss_log, step);
+      wait_for_trace_rows (f->trace, "SELECT count (DISTINCT step_id) FROM step_residency", step);
+      say_go (toucher);
+    }
+  out = finish (toucher);
+  g_assert_cmpstr (out, ==, "attach-toucher: 6 steps, 32 MiB kept, checksum 1240320\n");
+  attach_out = finish (attach);
+
+  trace = tide_trace_open (f->trace, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < TOUCH_STEPS; i++)
+    {
+      g_test_message ("step %u: kept %" G_GINT64_FORMAT ", resident %" G_GINT64_FORMAT
+                      ", born resident %" G_GINT64_FORMAT, i + 1,
+                      touched_at_step (trace, "step_series", "live_bytes", i + 1),
+                      touched_at_step (trace, "step_residency", "resident_bytes", i + 1),
+                      touched_at_step (trace, "step_residency", "resident_born_bytes", i + 1));
+      g_assert_cmpint (touched_at_step (trace, "step_series", "live_bytes", i + 1), ==,
+                       kept_mib[i] * 1048576);
+      g_assert_cmpint (touched_at_step (trace, "step_residency", "resident_bytes", i + 1), ==,
+                       kept_mib[i] * 1048576);
+      g_assert_cmpint (touched_at_step (trace, "step_residency", "resident_born_bytes", i + 1),
+                       ==, born_mib[i] * 1048576);
+    }
+  /* The scratch pages, touched and unmapped in every step, are kept by
+   * none. */
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM step_series t"
+                                               " JOIN stack_nodes n ON n.id = t.stack_id"
+                                               " JOIN stack_nodes c ON c.id = n.parent_id"
+                                               " JOIN frames cf ON cf.id = c.frame_id"
+                                               " WHERE cf.function = 'attach_touch_scratch'"
+                                               " AND t.live_bytes <> 0"), ==, 0);
+}
+
+/* The NVML poll, on the stand-in NVML of tests/cuda, which says that the
+ * one device of 16 GiB has 3 GiB in use, 1.5 GiB of it by the program:
+ * the attach writes the device's use and size on its process, and the
+ * program's own use, as the recorder does. */
+static void
+test_attach_nvml (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_autoptr(GSubprocess) toucher = NULL;
+  g_autoptr(GSubprocess) attach = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *attach_out = NULL;
+  g_autofree char *process = NULL;
+  const char *env[] = {
+    "LD_LIBRARY_PATH", TIDE_STANDIN_DIR,
+    "TIDE_STANDIN_NVML_USED", "3221225472",
+    "TIDE_STANDIN_NVML_PROCESS", NULL,
+    NULL,
+  };
+
+  if (!can_attach ())
+    return;
+  toucher = start_toucher (f->rss_log, "0", TRUE, "--pause-after", "1", NULL, NULL);
+  process = g_strdup_printf ("%s:1610612736", g_subprocess_get_identifier (toucher));
+  env[5] = process;
+  attach = start_attach_with_env (g_subprocess_get_identifier (toucher), f->trace, NULL, NULL,
+                                  env);
+  say_go (toucher);
+  wait_for_logged_steps (f->rss_log, 1);
+  /* The device_process counter (8), written by a poll while attached. */
+  wait_for_trace_rows (f->trace, "SELECT count (*) FROM counters WHERE counter = 8", 1);
+  g_subprocess_send_signal (attach, SIGINT);
+  attach_out = finish (attach);
+  say_go (toucher);
+  out = finish (toucher);
+  g_assert_cmpstr (out, ==, "attach-toucher: 6 steps, 32 MiB kept, checksum 1240320\n");
+
+  trace = tide_trace_open (f->trace, &error);
+  g_assert_no_error (error);
+  /* device_used (6), device_total (7), device_process (8): one value each,
+   * written once since it never changed, on device 0 of process 1. */
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM counters"
+                                               " WHERE counter IN (6, 7, 8)"), ==, 3);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT value FROM counters WHERE counter = 6"
+                                               " AND device = 0 AND process_id = 1"), ==,
+                   G_GINT64_CONSTANT (3221225472));
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT value FROM counters WHERE counter = 7"
+                                               " AND device = 0 AND process_id = 1"), ==,
+                   G_GINT64_CONSTANT (17179869184));
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT value FROM counters WHERE counter = 8"
+                                               " AND device = 0 AND process_id = 1"), ==,
+                   G_GINT64_CONSTANT (1610612736));
 }
 
 /* Alive and not a zombie. */
@@ -545,6 +705,9 @@ main (int    argc,
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/attach/resident-pages", Fixture, NULL, fixture_setup,
               test_attach_resident_pages, fixture_teardown);
+  g_test_add ("/attach/step-summaries", Fixture, NULL, fixture_setup,
+              test_attach_step_summaries, fixture_teardown);
+  g_test_add ("/attach/nvml", Fixture, NULL, fixture_setup, test_attach_nvml, fixture_teardown);
   g_test_add ("/attach/detach", Fixture, NULL, fixture_setup, test_attach_detach,
               fixture_teardown);
   g_test_add ("/attach/step-interval", Fixture, NULL, fixture_setup, test_attach_step_interval,
