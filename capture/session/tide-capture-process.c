@@ -143,7 +143,7 @@ tide_capture_process_thread_id (TideCaptureProcess *self,
  * and whose SCOPE_DEF is still on its way: reserve the id now. */
 static Scope *
 scope_lookup (TideCaptureProcess *self,
-              guint32         local_id)
+              guint32             local_id)
 {
   Scope *scope = g_hash_table_lookup (self->scopes, GUINT_TO_POINTER (local_id));
 
@@ -276,7 +276,7 @@ tide_capture_process_account (TideCaptureProcess  *self,
  * unified addressing a device pointer may equal a host one. */
 static TideLiveTable *
 live_table_for (TideCaptureProcess *self,
-                guint           kind)
+                guint               kind)
 {
   return kind == TIDE_KIND_DEVICE || kind == TIDE_KIND_PINNED ? self->device_live : self->live;
 }
@@ -332,7 +332,7 @@ write_series (const TideSeriesRow *row,
  * thread before it sends a step, so what happened before the step is in. */
 static void
 close_step_summaries (TideCaptureProcess *self,
-                      gint64          step_id)
+                      gint64              step_id)
 {
   TideStepTotals totals;
 
@@ -344,10 +344,10 @@ close_step_summaries (TideCaptureProcess *self,
 
 static void
 write_counter (TideCaptureProcess *self,
-               gint            counter,
-               gint64          ts,
-               gint64          value,
-               gint64         *last)
+               gint                counter,
+               gint64              ts,
+               gint64              value,
+               gint64             *last)
 {
   if (value == *last)
     return;
@@ -357,8 +357,8 @@ write_counter (TideCaptureProcess *self,
 
 void
 tide_capture_process_sample_rss (TideCaptureProcess *self,
-            gint64          ts_ns,
-            gboolean        always)
+                                 gint64              ts_ns,
+                                 gboolean            always)
 {
   TideStatm statm;
 
@@ -372,7 +372,7 @@ tide_capture_process_sample_rss (TideCaptureProcess *self,
 }
 
 static void
-write_classes (TideCaptureProcess       *self,
+write_classes (TideCaptureProcess   *self,
                gint64                ts_ns,
                gboolean              always,
                const TideRssClasses *c,
@@ -410,9 +410,9 @@ write_classes (TideCaptureProcess       *self,
  */
 gboolean
 tide_capture_process_sample_classes (TideCaptureProcess *self,
-                                 gint64          ts_ns,
-                                 gboolean        with_rollup,
-                                 gboolean        always)
+                                     gint64              ts_ns,
+                                     gboolean            with_rollup,
+                                     gboolean            always)
 {
   TideRssClasses c;
 
@@ -476,7 +476,7 @@ tide_capture_process_set_rss (TideCaptureProcess *self,
 /* Live bytes of the recorded device blocks, per device that ever had any. */
 static void
 write_device_counters (TideCaptureProcess *self,
-                       gint64          now_ns)
+                       gint64              now_ns)
 {
   for (gint d = 0; d < TIDE_CAPTURE_MAX_DEVICES; d++)
     {
@@ -494,7 +494,7 @@ write_device_counters (TideCaptureProcess *self,
  * bytes of the recorded live blocks. */
 void
 tide_capture_process_poll (TideCaptureProcess *self,
-                       gint64          now_ns)
+                           gint64              now_ns)
 {
   double heap = tide_step_accumulator_get_heap_live (self->steps_acc);
   double mapped = tide_step_accumulator_get_mapped_live (self->steps_acc);

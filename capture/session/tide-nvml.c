@@ -185,13 +185,13 @@ tide_nvml_process_memory (TideNvml *self,
 }
 
 static void
-write_changed (TideNvml     *self,
+write_changed (TideNvml           *self,
                TideCaptureSession *session,
-               gint64        process_id,
-               gint          counter,
-               guint         device,
-               gint64        now_ns,
-               gint64        value)
+               gint64              process_id,
+               gint                counter,
+               guint               device,
+               gint64              now_ns,
+               gint64              value)
 {
   char *key = g_strdup_printf ("%" G_GINT64_FORMAT ":%d:%u", process_id, counter, device);
   gint64 *last = g_hash_table_lookup (self->written, key);
@@ -215,10 +215,10 @@ write_changed (TideNvml     *self,
 
 /* device_process for each live process of the job that uses device d. */
 static void
-poll_processes (TideNvml     *self,
+poll_processes (TideNvml           *self,
                 TideCaptureSession *session,
-                guint         device,
-                gint64        now_ns)
+                guint               device,
+                gint64              now_ns)
 {
   TideNvmlProcessInfo infos[NVML_MAX_PROCESSES];
   unsigned int n = device_processes (self, device, infos);
@@ -237,9 +237,9 @@ poll_processes (TideNvml     *self,
 }
 
 void
-tide_nvml_poll (TideNvml     *self,
+tide_nvml_poll (TideNvml           *self,
                 TideCaptureSession *session,
-                gint64        now_ns)
+                gint64              now_ns)
 {
   TideCaptureProcess *first;
 
