@@ -12,6 +12,7 @@
 #include <gio/gio.h>
 #include <link.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tide-debuginfo.h"
 #include "tide-symbol-cache.h"
@@ -351,6 +352,24 @@ test_merge (Fixture       *fixture,
   g_assert_true (tide_symbol_cache_save (first, NULL));
   g_assert_true (tide_symbol_cache_save (second, NULL));
   g_clear_pointer (&first, tide_symbol_cache_free);
+
+  /* Each save replaced the one file: nothing else is left beside it, and
+   * it may be read by everyone as before. */
+  {
+    gboolean has_debug_file;
+    g_autofree char *build_id = tide_debuginfo_identify (SYMTEST_STRIPPED_LIB, &has_debug_file);
+    g_autofree char *name = g_strconcat (build_id, ".sym", NULL);
+    g_autofree char *path = g_build_filename (fixture->dir, name, NULL);
+    g_autoptr (GDir) dir = g_dir_open (fixture->dir, 0, NULL);
+    mode_t mask = umask (0);
+    struct stat st;
+
+    umask (mask);
+    g_assert_cmpstr (g_dir_read_name (dir), ==, name);
+    g_assert_null (g_dir_read_name (dir));
+    g_assert_cmpint (stat (path, &st), ==, 0);
+    g_assert_cmpint (st.st_mode & 0777, ==, 0644 & ~mask);
+  }
 
   first = tide_symbol_cache_new (fixture->dir);
   g_assert_true (tide_symbol_cache_lookup (first, SYMTEST_STRIPPED_LIB, 0x10, &symbol));
