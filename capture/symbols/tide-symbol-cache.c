@@ -38,11 +38,24 @@ typedef struct
   TideSymbol symbol;
 } CacheEntry;
 
+/* Which version of a file on disk: every save makes a new inode (it
+ * replaces the file by another), so a file with the stamp it had is the
+ * file as it was. */
+typedef struct
+{
+  gboolean exists;
+  guint64  inode;
+  gint64   size;
+  gint64   mtime_sec;
+  gint64   mtime_nsec;
+} FileStamp;
+
 typedef struct
 {
   char       *header;   /* the first line this file must have */
   char       *path;     /* DIR/<build-id>.sym */
   GHashTable *entries;  /* &CacheEntry.address -> CacheEntry */
+  FileStamp   stamp;    /* of the file whose entries are in @entries */
   guint       n_unsaved;
 } CacheFile;
 
@@ -106,6 +119,24 @@ tide_symbol_cache_default_dir (void)
 }
 
 /* ---- reading ---------------------------------------------------------------- */
+
+static FileStamp
+file_stamp (const char *path)
+{
+  GStatBuf st;
+
+  if (g_stat (path, &st) != 0)
+    return (FileStamp) { FALSE, 0, 0, 0, 0 };
+  return (FileStamp) { TRUE, st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec };
+}
+
+static gboolean
+file_stamp_equal (const FileStamp *a,
+                  const FileStamp *b)
+{
+  return a->exists == b->exists && a->inode == b->inode && a->size == b->size &&
+         a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+}
 
 static char *
 unescape_field (const char *field)
@@ -222,6 +253,9 @@ cache_file_load (TideSymbolCache *self,
   file->header = header;
   file->path = g_build_filename (self->dir, name, NULL);
   file->entries = new_entry_table ();
+  /* Taken before the read: a file replaced in between is read again at
+   * the save (merge_saved), never missed. */
+  file->stamp = file_stamp (file->path);
   if (!read_entries (file, file->entries))
     g_hash_table_remove_all (file->entries);
   return file;
@@ -375,14 +409,21 @@ serialize (const CacheFile *file)
   return out;
 }
 
-/* Takes in what another recorder saved since @file was read; ours win. */
+/* Takes in what another recorder saved since @file was read; ours win.
+ * A file that nobody replaced since holds nothing new: reading it again
+ * cost tens of milliseconds for a big library, at the end of every
+ * recording. */
 static void
 merge_saved (CacheFile *file)
 {
-  g_autoptr (GHashTable) saved = new_entry_table ();
+  g_autoptr (GHashTable) saved = NULL;
+  FileStamp now = file_stamp (file->path);
   GHashTableIter iter;
   CacheEntry *entry;
 
+  if (file_stamp_equal (&now, &file->stamp))
+    return;
+  saved = new_entry_table ();
   if (!read_entries (file, saved))
     return;
   g_hash_table_iter_init (&iter, saved);
@@ -401,11 +442,13 @@ merge_saved (CacheFile *file)
  * own beside it, so that another recorder reads the old cache or the new
  * one, never half of one.  Without an fsync: that cost about 15 ms a file,
  * at the end of every recording, and a cache that a crash leaves short or
- * empty is only read as empty (read_entries) and written again. */
+ * empty is only read as empty (read_entries) and written again.  Sets
+ * @stamp to the new file's. */
 static gboolean
 replace_file (const char  *path,
               const char  *contents,
               gsize        length,
+              FileStamp   *stamp,
               GError     **error)
 {
   g_autofree char *temp = g_strconcat (path, ".XXXXXX", NULL);
@@ -426,6 +469,7 @@ replace_file (const char  *path,
       g_unlink (temp);
       return FALSE;
     }
+  *stamp = file_stamp (temp);
   if (g_rename (temp, path) != 0)
     {
       saved_errno = errno;
@@ -445,7 +489,7 @@ cache_file_save (CacheFile  *file,
 
   merge_saved (file);
   contents = serialize (file);
-  if (!replace_file (file->path, contents->str, contents->len, error))
+  if (!replace_file (file->path, contents->str, contents->len, &file->stamp, error))
     return FALSE;
   file->n_unsaved = 0;
   return TRUE;

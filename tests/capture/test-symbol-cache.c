@@ -380,6 +380,54 @@ test_merge (Fixture       *fixture,
   tide_symbol_clear (&symbol);
 }
 
+/* Two recorders read the same saved file; the first one forgets the name
+ * of its frame and adds another, so that the file it saves has the size
+ * of the one they read, and it saves within the same second.  The second
+ * one's save must still see a new file and take in the first one's
+ * frame. */
+static void
+test_merge_after_load (Fixture       *fixture,
+                       gconstpointer  data)
+{
+  g_autoptr (TideSymbolCache) seed = tide_symbol_cache_new (fixture->dir);
+  g_autoptr (TideSymbolCache) first = NULL;
+  g_autoptr (TideSymbolCache) second = NULL;
+  const TideSymbol long_name = { (char *) "abcdefghij", NULL, 0 };
+  const TideSymbol unnamed = { NULL, NULL, 0 };
+  const TideSymbol one = { (char *) "abc", NULL, 0 };
+  const TideSymbol two = { (char *) "two", NULL, 0 };
+  static const struct { guint64 address; const char *function; } expected[] = {
+    { 0x10, "abcdefghij" }, { 0x20, "abc" }, { 0x30, "two" },
+  };
+  TideSymbol symbol = { 0 };
+
+  tide_symbol_cache_add (seed, SYMTEST_STRIPPED_LIB, 0x10, &long_name);
+  g_assert_true (tide_symbol_cache_save (seed, NULL));
+
+  first = tide_symbol_cache_new (fixture->dir);
+  second = tide_symbol_cache_new (fixture->dir);
+  g_assert_true (tide_symbol_cache_lookup (first, SYMTEST_STRIPPED_LIB, 0x10, &symbol));
+  tide_symbol_clear (&symbol);
+  g_assert_true (tide_symbol_cache_lookup (second, SYMTEST_STRIPPED_LIB, 0x10, &symbol));
+  tide_symbol_clear (&symbol);
+  /* "10\t0\tabcdefghij\t\n" is as long as "10\t0\t\t\n20\t0\tabc\t\n". */
+  tide_symbol_cache_add (first, SYMTEST_STRIPPED_LIB, 0x10, &unnamed);
+  tide_symbol_cache_add (first, SYMTEST_STRIPPED_LIB, 0x20, &one);
+  tide_symbol_cache_add (second, SYMTEST_STRIPPED_LIB, 0x30, &two);
+  g_assert_true (tide_symbol_cache_save (first, NULL));
+  g_assert_true (tide_symbol_cache_save (second, NULL));
+
+  g_clear_pointer (&seed, tide_symbol_cache_free);
+  seed = tide_symbol_cache_new (fixture->dir);
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    {
+      g_assert_true (tide_symbol_cache_lookup (seed, SYMTEST_STRIPPED_LIB, expected[i].address,
+                                               &symbol));
+      g_assert_cmpstr (symbol.function, ==, expected[i].function);
+      tide_symbol_clear (&symbol);
+    }
+}
+
 /* Without a build-id nothing tells two versions of a file apart, so
  * nothing is kept; neither for files that are not ELF. */
 static void
@@ -449,6 +497,7 @@ main (int   argc,
   ADD ("/capture/symbol-cache/damaged-file", test_damaged_file);
   ADD ("/capture/symbol-cache/escaping", test_escaping);
   ADD ("/capture/symbol-cache/merge", test_merge);
+  ADD ("/capture/symbol-cache/merge-after-load", test_merge_after_load);
   ADD ("/capture/symbol-cache/uncacheable", test_uncacheable);
 #undef ADD
   g_test_add_func ("/capture/symbol-cache/disabled", test_disabled);
