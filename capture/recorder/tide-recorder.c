@@ -517,6 +517,7 @@ finish_trace (TideRecorder  *self,
 {
   gint64 end_ns = tide_recorder_now_ns ();
   gint64 classes_missed = 0;
+  gboolean finished;
 
   for (guint i = 0; i < self->processes->len; i++)
     {
@@ -541,8 +542,12 @@ finish_trace (TideRecorder  *self,
    * smaps_rollup: those samples of the RSS classes are missing. */
   tide_trace_writer_set_meta_int (self->writer, "rss_class_reads_missed", classes_missed);
   write_recorder_cost (self);
+  /* The symbolizer saves the symbol cache while the writer builds the
+   * summaries: both are on the wall time of every recording's end. */
+  tide_stack_table_finish_frames (self->stacks);
+  finished = tide_trace_writer_finish (self->writer, error);
   g_clear_pointer (&self->stacks, tide_stack_table_free);
-  return tide_trace_writer_finish (self->writer, error);
+  return finished;
 }
 
 static void
