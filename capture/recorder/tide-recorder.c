@@ -346,9 +346,22 @@ poll_counters (TideRecorder *self)
 }
 
 /* smaps_rollup walks every resident page of a process under its memory
- * lock, milliseconds on a PyTorch process: it is read twice a second, and
- * at the step ends of a recording whose steps wait for it. */
+ * lock, milliseconds on a PyTorch process: it is read at most twice a
+ * second, and at the step ends of a recording whose steps wait for it.
+ * Its walks may take 1% of the recorder's core: a snapshot that took
+ * 10 ms waits a second for the next. */
 #define ROLLUP_POLL_NS (500 * G_GINT64_CONSTANT (1000000))
+#define ROLLUP_COST_FACTOR 100
+
+static gint64
+thread_cpu_ns (void)
+{
+  struct timespec ts;
+
+  if (clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+    return 0;
+  return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
+}
 
 /**
  * tide_recorder_snapshot_classes:
@@ -365,8 +378,8 @@ tide_recorder_snapshot_classes (TideRecorder   *self,
                                 TideRecProcess *stepping)
 {
   guint64 job_pss = 0;
+  gint64 cpu_ns = thread_cpu_ns ();
 
-  self->next_rollup_ns = ts_ns + ROLLUP_POLL_NS;
   for (guint i = 0; i < self->processes->len; i++)
     {
       TideRecProcess *p = g_ptr_array_index (self->processes, i);
@@ -375,6 +388,8 @@ tide_recorder_snapshot_classes (TideRecorder   *self,
         job_pss += MAX (p->last_classes[0], 0);
     }
   self->peak_pss = MAX (self->peak_pss, job_pss);
+  cpu_ns = thread_cpu_ns () - cpu_ns;
+  self->next_rollup_ns = ts_ns + MAX (ROLLUP_POLL_NS, cpu_ns * ROLLUP_COST_FACTOR);
 }
 
 /* The job's memory is its PSS summed; RSS summed over processes counts
