@@ -141,7 +141,9 @@ file_stamp_equal (const FileStamp *a,
 static char *
 unescape_field (const char *field)
 {
-  return field[0] != '\0' ? g_strcompress (field) : NULL;
+  if (field[0] == '\0')
+    return NULL;
+  return strchr (field, '\\') != NULL ? g_strcompress (field) : g_strdup (field);
 }
 
 /* Bounds the inline levels of one entry, so a damaged file cannot ask for
@@ -169,19 +171,45 @@ parse_inlines (char       **fields,
   return TRUE;
 }
 
+#define CACHE_MAX_FIELDS    (4 + 3 * CACHE_MAX_INLINES)
+
+/* Cuts @line at its tabs, in place, into @fields; returns how many there
+ * are, or CACHE_MAX_FIELDS + 1 when there are more than it allows.  A big
+ * library's file has tens of thousands of lines, read at every recording:
+ * no copies. */
+static guint
+split_fields (char  *line,
+              char **fields)
+{
+  guint n = 0;
+
+  for (;;)
+    {
+      char *tab;
+
+      if (n == CACHE_MAX_FIELDS)
+        return CACHE_MAX_FIELDS + 1;
+      fields[n++] = line;
+      if ((tab = strchr (line, '\t')) == NULL)
+        return n;
+      *tab = '\0';
+      line = tab + 1;
+    }
+}
+
 /* Parses one "address\tline\tfunction\tfile[\tfunction\tfile\tline]..." line
- * into @entries. */
+ * into @entries; cuts @line up. */
 static gboolean
-parse_entry (const char *line,
+parse_entry (char       *line,
              GHashTable *entries)
 {
-  g_auto (GStrv) fields = g_strsplit (line, "\t", 4 + 3 * CACHE_MAX_INLINES + 1);
-  guint n_fields = g_strv_length (fields);
+  char *fields[CACHE_MAX_FIELDS];
+  guint n_fields = split_fields (line, fields);
   guint64 address;
   guint64 lineno;
   CacheEntry *entry;
 
-  if (n_fields < 4 || (n_fields - 4) % 3 != 0 || n_fields > 4 + 3 * CACHE_MAX_INLINES ||
+  if (n_fields < 4 || (n_fields - 4) % 3 != 0 || n_fields > CACHE_MAX_FIELDS ||
       !g_ascii_string_to_unsigned (fields[0], 16, 0, G_MAXUINT64, &address, NULL) ||
       !g_ascii_string_to_unsigned (fields[1], 10, 0, G_MAXINT, &lineno, NULL))
     return FALSE;
@@ -366,15 +394,31 @@ compare_entries (gconstpointer a,
   return x->address < y->address ? -1 : x->address > y->address;
 }
 
+/* Whether g_strescape() would change @field: it escapes quotes,
+ * backslashes, control characters and every byte past ASCII. */
+static gboolean
+needs_escape (const char *field)
+{
+  for (const guchar *c = (const guchar *) field; *c != '\0'; c++)
+    if (*c < ' ' || *c >= 0x7f || *c == '\\' || *c == '"')
+      return TRUE;
+  return FALSE;
+}
+
 static void
 append_escaped (GString    *out,
                 const char *field)
 {
-  g_autofree char *escaped = field != NULL ? g_strescape (field, NULL) : NULL;
-
   g_string_append_c (out, '\t');
-  if (escaped != NULL)
-    g_string_append (out, escaped);
+  if (field == NULL)
+    return;
+  if (needs_escape (field))
+    {
+      g_autofree char *escaped = g_strescape (field, NULL);
+      g_string_append (out, escaped);
+    }
+  else
+    g_string_append (out, field);
 }
 
 static GString *
@@ -394,15 +438,20 @@ serialize (const CacheFile *file)
     {
       const CacheEntry *entry = sorted->pdata[i];
 
-      g_string_append_printf (out, "%" G_GINT64_MODIFIER "x\t%d",
-                              entry->address, entry->symbol.line);
+      char number[48];
+
+      /* Formatted on the stack: g_string_append_printf allocates. */
+      g_snprintf (number, sizeof number, "%" G_GINT64_MODIFIER "x\t%d", entry->address,
+                  entry->symbol.line);
+      g_string_append (out, number);
       append_escaped (out, entry->symbol.function);
       append_escaped (out, entry->symbol.file);
       for (guint l = 0; l < entry->symbol.n_inlines; l++)
         {
           append_escaped (out, entry->symbol.inlines[l].function);
           append_escaped (out, entry->symbol.inlines[l].file);
-          g_string_append_printf (out, "\t%d", entry->symbol.inlines[l].line);
+          g_snprintf (number, sizeof number, "\t%d", entry->symbol.inlines[l].line);
+          g_string_append (out, number);
         }
       g_string_append_c (out, '\n');
     }
