@@ -323,16 +323,21 @@ intern_pyframe (TideStackTable *self,
                                    : NULL;
   const char *file = code ? code->file : "?", *function = code ? code->function : "?";
   gint line = (gint) tide_wire_pyframe_line (tagged);
-  char *key = g_strdup_printf ("%s\n%s\n%d", file, function, line);
-  gpointer id = g_hash_table_lookup (self->pyframes, key);
+  /* Most keys fit on the stack: a lookup that finds its frame, as nearly
+   * all do, then allocates nothing. */
+  char small[256];
+  g_autofree char *large = NULL;
+  char *key = small;
+  gpointer id;
   TideFrameRow row;
 
+  if ((gsize) g_snprintf (small, sizeof small, "%s\n%s\n%d", file, function, line) >= sizeof small)
+    key = large = g_strdup_printf ("%s\n%s\n%d", file, function, line);
+  id = g_hash_table_lookup (self->pyframes, key);
   if (id != NULL)
-    {
-      g_free (key);
-      return GPOINTER_TO_SIZE (id);
-    }
-  g_hash_table_insert (self->pyframes, key, GSIZE_TO_POINTER (self->next_frame_id));
+    return GPOINTER_TO_SIZE (id);
+  g_hash_table_insert (self->pyframes, key == large ? g_steal_pointer (&large) : g_strdup (key),
+                       GSIZE_TO_POINTER (self->next_frame_id));
   row = (TideFrameRow) { .id = self->next_frame_id, .kind = TIDE_FRAME_PYTHON,
                          .function = function, .file = file, .line = line };
   tide_trace_writer_add_frame (self->writer, &row);
