@@ -14,8 +14,8 @@
  *
  * Where the kernel has the PAGEMAP_SCAN ioctl (Linux 6.7), a window is read
  * through it instead: it returns the runs of present pages, not an entry
- * per page, and walked the page tables of a PyTorch process's heap three
- * times faster than the read of their entries.  Older kernels answer
+ * per page, and the kernel's walk that fills them costs far less per page
+ * than the one that formats an entry for each.  Older kernels answer
  * ENOTTY, and the handle reads entries from then on; a window that the
  * ioctl refuses (above the user address space) is read as entries too.
  */

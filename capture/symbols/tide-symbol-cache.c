@@ -459,9 +459,8 @@ serialize (const CacheFile *file)
 }
 
 /* Takes in what another recorder saved since @file was read; ours win.
- * A file that nobody replaced since holds nothing new: reading it again
- * cost tens of milliseconds for a big library, at the end of every
- * recording. */
+ * A file that nobody replaced since holds nothing new, and reading a big
+ * library's file again lay on the wall time of every recording's end. */
 static void
 merge_saved (CacheFile *file)
 {
@@ -489,10 +488,10 @@ merge_saved (CacheFile *file)
 
 /* Replaces @path by a file of @contents at once, through a file of its
  * own beside it, so that another recorder reads the old cache or the new
- * one, never half of one.  Without an fsync: that cost about 15 ms a file,
- * at the end of every recording, and a cache that a crash leaves short or
- * empty is only read as empty (read_entries) and written again.  Sets
- * @stamp to the new file's. */
+ * one, never half of one.  Without an fsync, which waited for the disk at
+ * the end of every recording: a cache that a crash leaves short or empty
+ * is only read as empty (read_entries) and written again.  Sets @stamp to
+ * the new file's. */
 static gboolean
 replace_file (const char  *path,
               const char  *contents,
