@@ -3,6 +3,7 @@
 #
 # The workload of bench-torch.py: a small MLP trained on random data
 # (forward, backward, optimizer step), no leak.   bench-torch-train.py STEPS
+import resource
 import sys
 import time
 
@@ -30,6 +31,9 @@ def main():
         loss.backward()
         opt.step()
     print(f"loop {time.monotonic() - start:.3f} s, loss {loss.item():.4f}")
+    # The process's CPU time, its every thread's: bench-torch.py reads it.
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(f"cpu {usage.ru_utime + usage.ru_stime:.3f}", flush=True)
 
 
 if __name__ == "__main__":

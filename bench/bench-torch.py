@@ -6,8 +6,18 @@
 # under `tidemark record --torch` (default sampling) and, when installed,
 # under heaptrack; runs interleaved, medians, ratios to plain.
 #   bench-torch.py TIDEMARK [--runs N] [--steps N] [--heaptrack-runs N]
+#                  [--compare OTHER_TIDEMARK]
+#
+# Beside the wall time stand CPU times, which other jobs on the machine
+# change far less: the program's own (its every thread, the preload's
+# included: what recording costs the program's side) and the recorder's
+# (every CPU second that `tidemark record` and its children used, less the
+# program's).  --compare records with a second build too, in the same
+# rounds, so that a change is measured against the build before it; each
+# round starts one mode later than the one before.
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -20,11 +30,27 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TRAIN = os.path.join(HERE, "bench-torch-train.py")
 
 
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def timed(argv, cwd):
+    """Returns the wall time, the CPU time of every process waited for, and
+    the workload's own CPU time, which it prints last."""
+    cpu = children_cpu()
     start = time.monotonic()
-    subprocess.run(argv, cwd=cwd, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
-    return time.monotonic() - start
+    result = subprocess.run(argv, cwd=cwd, check=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    elapsed = time.monotonic() - start
+    cpu = children_cpu() - cpu
+    program = [float(line.split()[1]) for line in result.stdout.decode().splitlines()
+               if line.startswith("cpu ")]
+    return elapsed, cpu, program[-1] if program else cpu
+
+
+def median(values):
+    return statistics.median(values) if values else 0.0
 
 
 def main():
@@ -33,36 +59,58 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--heaptrack-runs", type=int, default=3)
+    parser.add_argument("--compare", metavar="OTHER_TIDEMARK",
+                        help="also record with this build (\"before\")")
     args = parser.parse_args()
-    args.tidemark = os.path.abspath(args.tidemark)
 
     workload = [PYTHON, TRAIN, str(args.steps)]
     heaptrack = shutil.which("heaptrack")
-    times = {"plain": [], "tidemark": [], "heaptrack": []}
+    builds = {"tidemark --torch": os.path.abspath(args.tidemark)}
+    if args.compare:
+        builds = {"before --torch": os.path.abspath(args.compare),
+                  "after --torch": os.path.abspath(args.tidemark)}
+    modes = ["plain"] + list(builds)
+    runs = {name: [] for name in modes + ["heaptrack"]}
     with tempfile.TemporaryDirectory(prefix="bench-torch-") as tmp:
         trace = os.path.join(tmp, "run.tide")
-        for i in range(args.runs):
-            times["plain"].append(timed(workload, tmp))
-            times["tidemark"].append(timed([args.tidemark, "record", "-q", "--torch", "-o",
-                                            trace, "--"] + workload, tmp))
+
+        def run_mode(name):
+            if name == "plain":
+                runs[name].append(timed(workload, tmp))
+                return
+            runs[name].append(timed([builds[name], "record", "-q", "--torch", "-o", trace,
+                                     "--"] + workload, tmp))
             os.unlink(trace)
+
+        for i in range(args.runs):
+            for k in range(len(modes)):
+                run_mode(modes[(i + k) % len(modes)])
             if heaptrack and i < args.heaptrack_runs:
-                times["heaptrack"].append(timed([heaptrack, "-o", os.path.join(tmp, "ht")]
-                                                + workload, tmp))
+                runs["heaptrack"].append(timed([heaptrack, "-o", os.path.join(tmp, "ht")]
+                                               + workload, tmp))
                 for name in os.listdir(tmp):
                     if name.startswith("ht"):
                         os.unlink(os.path.join(tmp, name))
 
-    plain = statistics.median(times["plain"])
+    plain_wall = median([r[0] for r in runs["plain"]])
+    plain_program = median([r[2] for r in runs["plain"]])
     print(f"workload: {' '.join(workload[1:])} (whole process, import torch included)")
-    print(f"plain              median {plain:7.2f} s  of {len(times['plain'])}")
-    for name in ("tidemark", "heaptrack"):
-        if times[name]:
-            m = statistics.median(times[name])
-            print(f"{name + (' --torch' if name == 'tidemark' else ''):18} median {m:7.2f} s"
-                  f"  of {len(times[name])}  ratio {m / plain:5.2f}x")
-        elif name == "heaptrack":
-            print("heaptrack          not installed")
+    print(f"{'mode':18} {'wall':>8} {'ratio':>6}  {'program CPU':>11} {'ratio':>6}"
+          f"  {'recorder CPU':>12}  (medians of N)")
+    for name in modes + ["heaptrack"]:
+        if not runs[name]:
+            if name == "heaptrack":
+                print("heaptrack          not installed")
+            continue
+        wall = median([r[0] for r in runs[name]])
+        program = median([r[2] for r in runs[name]])
+        line = (f"{name:18} {wall:7.2f}s {wall / plain_wall:5.2f}x  {program:10.2f}s"
+                f" {program / plain_program:5.2f}x")
+        if name in builds:
+            line += f"  {median([r[1] - r[2] for r in runs[name]]):11.2f}s"
+        else:
+            line += " " * 14
+        print(line + f"  (N={len(runs[name])})")
     return 0
 
 

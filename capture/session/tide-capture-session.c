@@ -19,9 +19,22 @@
 #include "tide-wire.h"
 
 /* smaps_rollup walks every resident page of a process under its memory
- * lock, milliseconds on a PyTorch process: it is read twice a second, and
- * at the step ends of a recording whose steps wait for it. */
+ * lock, milliseconds on a PyTorch process: it is read at most twice a
+ * second, and at the step ends of a recording whose steps wait for it.
+ * Its walks may take 1% of the recorder's core: a snapshot that took
+ * 10 ms waits a second for the next. */
 #define ROLLUP_POLL_NS (500 * G_GINT64_CONSTANT (1000000))
+#define ROLLUP_COST_FACTOR 100
+
+static gint64
+thread_cpu_ns (void)
+{
+  struct timespec ts;
+
+  if (clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+    return 0;
+  return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
+}
 
 gint64
 tide_capture_now_ns (void)
@@ -195,8 +208,8 @@ tide_capture_session_snapshot_classes (TideCaptureSession *self,
                                        TideCaptureProcess *stepping)
 {
   guint64 job_pss = 0;
+  gint64 cpu_ns = thread_cpu_ns ();
 
-  self->next_rollup_ns = ts_ns + ROLLUP_POLL_NS;
   for (guint i = 0; i < self->processes->len; i++)
     {
       TideCaptureProcess *p = g_ptr_array_index (self->processes, i);
@@ -205,6 +218,8 @@ tide_capture_session_snapshot_classes (TideCaptureSession *self,
         job_pss += MAX (p->last_classes[0], 0);
     }
   self->peak_pss = MAX (self->peak_pss, job_pss);
+  cpu_ns = thread_cpu_ns () - cpu_ns;
+  self->next_rollup_ns = ts_ns + MAX (ROLLUP_POLL_NS, cpu_ns * ROLLUP_COST_FACTOR);
 }
 
 /* The job's memory is its PSS summed; RSS summed over processes counts
@@ -253,6 +268,7 @@ tide_capture_session_finish (TideCaptureSession  *self,
                              GError             **error)
 {
   gint64 classes_missed = 0;
+  gboolean finished;
 
   for (guint i = 0; i < self->processes->len; i++)
     {
@@ -273,6 +289,10 @@ tide_capture_session_finish (TideCaptureSession  *self,
    * smaps_rollup: those samples of the RSS classes are missing. */
   tide_trace_writer_set_meta_int (self->writer, "rss_class_reads_missed", classes_missed);
   write_recorder_cost (self);
+  /* The symbolizer saves the symbol cache while the writer builds the
+   * summaries: both are on the wall time of every recording's end. */
+  tide_stack_table_finish_frames (self->stacks);
+  finished = tide_trace_writer_finish (self->writer, error);
   g_clear_pointer (&self->stacks, tide_stack_table_free);
-  return tide_trace_writer_finish (self->writer, error);
+  return finished;
 }

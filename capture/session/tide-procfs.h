@@ -98,6 +98,13 @@ gboolean          tide_pagemap_resident          (TidePagemap      *self,
                                                   guint             n,
                                                   guint64          *resident_out);
 
+/* For tests: with @scan FALSE, reads pagemap entries as on a kernel
+ * without the PAGEMAP_SCAN ioctl. */
+void              _tide_pagemap_set_scan         (TidePagemap      *self,
+                                                  gboolean          scan);
+/* Whether the last reads went through PAGEMAP_SCAN. */
+gboolean          _tide_pagemap_get_scan         (TidePagemap      *self);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideProcCounters, tide_proc_counters_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TidePagemap, tide_pagemap_free)
 

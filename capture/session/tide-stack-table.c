@@ -53,6 +53,13 @@ struct _TideStackTable
   GThread         *symbolizer_thread;
   GAsyncQueue     *jobs;     /* FrameJob*; a job with id 0 stops the thread */
   char            *symbol_cache_dir;
+
+  /* The symbolizer thread says when its last frame is written: it saves
+   * the symbol cache after that, while the trace's writer finishes. */
+  GMutex           frames_lock;
+  GCond            frames_cond;
+  gboolean         frames_written;  /* guarded by frames_lock */
+  gboolean         stop_sent;
 };
 
 static guint
@@ -151,6 +158,10 @@ symbolizer_thread_main (gpointer data)
       write_inline_frames (self->writer, job, &symbol, &next_inline_id);
       tide_symbol_clear (&symbol);
     }
+  g_mutex_lock (&self->frames_lock);
+  self->frames_written = TRUE;
+  g_cond_signal (&self->frames_cond);
+  g_mutex_unlock (&self->frames_lock);
   /* A cache that cannot be written only costs the next recording time. */
   if (!tide_symbol_cache_save (cache, &error))
     g_debug ("symbol cache not saved: %s", error->message);
@@ -172,6 +183,8 @@ tide_stack_table_new (TideTraceWriter *writer,
   self->next_node_id = 1;
   self->jobs = g_async_queue_new ();
   self->pending = g_array_new (FALSE, FALSE, sizeof (PendingFrame));
+  g_mutex_init (&self->frames_lock);
+  g_cond_init (&self->frames_cond);
   self->symbolizer_thread = g_thread_new ("tide-symbolizer", symbolizer_thread_main, self);
   return self;
 }
@@ -211,16 +224,41 @@ tide_stack_table_resolve_pending (TideStackTable   *self,
     }
 }
 
-/* Waits for every frame to be symbolized and written. */
+/**
+ * tide_stack_table_finish_frames:
+ *
+ * Waits until every frame is symbolized and handed to the writer; nothing
+ * may be interned after it.  The symbol cache is saved afterwards, on the
+ * symbolizer's thread, until tide_stack_table_free().
+ */
+void
+tide_stack_table_finish_frames (TideStackTable *self)
+{
+  g_return_if_fail (self != NULL);
+
+  if (self->stop_sent)
+    return;
+  tide_stack_table_resolve_pending (self, NULL);
+  self->stop_sent = TRUE;
+  g_async_queue_push (self->jobs, g_new0 (FrameJob, 1));
+  g_mutex_lock (&self->frames_lock);
+  while (!self->frames_written)
+    g_cond_wait (&self->frames_cond, &self->frames_lock);
+  g_mutex_unlock (&self->frames_lock);
+}
+
+/* Waits for every frame to be symbolized and written, and for the symbol
+ * cache to be saved. */
 void
 tide_stack_table_free (TideStackTable *self)
 {
   if (self == NULL)
     return;
-  tide_stack_table_resolve_pending (self, NULL);
+  tide_stack_table_finish_frames (self);
   g_array_unref (self->pending);
-  g_async_queue_push (self->jobs, g_new0 (FrameJob, 1));
   g_thread_join (self->symbolizer_thread);
+  g_mutex_clear (&self->frames_lock);
+  g_cond_clear (&self->frames_cond);
   g_async_queue_unref (self->jobs);
   g_hash_table_unref (self->frames);
   g_hash_table_unref (self->nodes);
@@ -285,16 +323,21 @@ intern_pyframe (TideStackTable *self,
                                    : NULL;
   const char *file = code ? code->file : "?", *function = code ? code->function : "?";
   gint line = (gint) tide_wire_pyframe_line (tagged);
-  char *key = g_strdup_printf ("%s\n%s\n%d", file, function, line);
-  gpointer id = g_hash_table_lookup (self->pyframes, key);
+  /* Most keys fit on the stack: a lookup that finds its frame, as nearly
+   * all do, then allocates nothing. */
+  char small[256];
+  g_autofree char *large = NULL;
+  char *key = small;
+  gpointer id;
   TideFrameRow row;
 
+  if ((gsize) g_snprintf (small, sizeof small, "%s\n%s\n%d", file, function, line) >= sizeof small)
+    key = large = g_strdup_printf ("%s\n%s\n%d", file, function, line);
+  id = g_hash_table_lookup (self->pyframes, key);
   if (id != NULL)
-    {
-      g_free (key);
-      return GPOINTER_TO_SIZE (id);
-    }
-  g_hash_table_insert (self->pyframes, key, GSIZE_TO_POINTER (self->next_frame_id));
+    return GPOINTER_TO_SIZE (id);
+  g_hash_table_insert (self->pyframes, key == large ? g_steal_pointer (&large) : g_strdup (key),
+                       GSIZE_TO_POINTER (self->next_frame_id));
   row = (TideFrameRow) { .id = self->next_frame_id, .kind = TIDE_FRAME_PYTHON,
                          .function = function, .file = file, .line = line };
   tide_trace_writer_add_frame (self->writer, &row);

@@ -9,8 +9,8 @@
  * recorder's event thread, and written at once with the module and offset.
  * Function, file and line come from a symbolizer thread, so a large library
  * being indexed by libdw never stalls the sockets; it asks the symbol cache
- * (tide-symbol-cache.h) first and saves what it resolved when the table is
- * freed.
+ * (tide-symbol-cache.h) first and saves what it resolved once every frame
+ * is written, while the trace's writer finishes.
  */
 #pragma once
 
@@ -55,6 +55,7 @@ void            tide_py_code_free        (TidePyCode       *code);
 guint           tide_stack_table_get_n_frames (TideStackTable *self);
 void            tide_stack_table_resolve_pending (TideStackTable   *self,
                                                   TideAddressSpace *space);
+void            tide_stack_table_finish_frames (TideStackTable *self);
 void            tide_stack_table_free    (TideStackTable   *self);
 
 G_END_DECLS

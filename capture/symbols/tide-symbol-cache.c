@@ -22,7 +22,10 @@
 #include "tide-debuginfo.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CACHE_MAGIC         "tidemark-symbol-cache 2"
 /* Bounds on what one file may hold; a file past them is not read. */
@@ -35,11 +38,24 @@ typedef struct
   TideSymbol symbol;
 } CacheEntry;
 
+/* Which version of a file on disk: every save makes a new inode (it
+ * replaces the file by another), so a file with the stamp it had is the
+ * file as it was. */
+typedef struct
+{
+  gboolean exists;
+  guint64  inode;
+  gint64   size;
+  gint64   mtime_sec;
+  gint64   mtime_nsec;
+} FileStamp;
+
 typedef struct
 {
   char       *header;   /* the first line this file must have */
   char       *path;     /* DIR/<build-id>.sym */
   GHashTable *entries;  /* &CacheEntry.address -> CacheEntry */
+  FileStamp   stamp;    /* of the file whose entries are in @entries */
   guint       n_unsaved;
 } CacheFile;
 
@@ -104,10 +120,30 @@ tide_symbol_cache_default_dir (void)
 
 /* ---- reading ---------------------------------------------------------------- */
 
+static FileStamp
+file_stamp (const char *path)
+{
+  GStatBuf st;
+
+  if (g_stat (path, &st) != 0)
+    return (FileStamp) { FALSE, 0, 0, 0, 0 };
+  return (FileStamp) { TRUE, st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec };
+}
+
+static gboolean
+file_stamp_equal (const FileStamp *a,
+                  const FileStamp *b)
+{
+  return a->exists == b->exists && a->inode == b->inode && a->size == b->size &&
+         a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+}
+
 static char *
 unescape_field (const char *field)
 {
-  return field[0] != '\0' ? g_strcompress (field) : NULL;
+  if (field[0] == '\0')
+    return NULL;
+  return strchr (field, '\\') != NULL ? g_strcompress (field) : g_strdup (field);
 }
 
 /* Bounds the inline levels of one entry, so a damaged file cannot ask for
@@ -135,19 +171,45 @@ parse_inlines (char       **fields,
   return TRUE;
 }
 
+#define CACHE_MAX_FIELDS    (4 + 3 * CACHE_MAX_INLINES)
+
+/* Cuts @line at its tabs, in place, into @fields; returns how many there
+ * are, or CACHE_MAX_FIELDS + 1 when there are more than it allows.  A big
+ * library's file has tens of thousands of lines, read at every recording:
+ * no copies. */
+static guint
+split_fields (char  *line,
+              char **fields)
+{
+  guint n = 0;
+
+  for (;;)
+    {
+      char *tab;
+
+      if (n == CACHE_MAX_FIELDS)
+        return CACHE_MAX_FIELDS + 1;
+      fields[n++] = line;
+      if ((tab = strchr (line, '\t')) == NULL)
+        return n;
+      *tab = '\0';
+      line = tab + 1;
+    }
+}
+
 /* Parses one "address\tline\tfunction\tfile[\tfunction\tfile\tline]..." line
- * into @entries. */
+ * into @entries; cuts @line up. */
 static gboolean
-parse_entry (const char *line,
+parse_entry (char       *line,
              GHashTable *entries)
 {
-  g_auto (GStrv) fields = g_strsplit (line, "\t", 4 + 3 * CACHE_MAX_INLINES + 1);
-  guint n_fields = g_strv_length (fields);
+  char *fields[CACHE_MAX_FIELDS];
+  guint n_fields = split_fields (line, fields);
   guint64 address;
   guint64 lineno;
   CacheEntry *entry;
 
-  if (n_fields < 4 || (n_fields - 4) % 3 != 0 || n_fields > 4 + 3 * CACHE_MAX_INLINES ||
+  if (n_fields < 4 || (n_fields - 4) % 3 != 0 || n_fields > CACHE_MAX_FIELDS ||
       !g_ascii_string_to_unsigned (fields[0], 16, 0, G_MAXUINT64, &address, NULL) ||
       !g_ascii_string_to_unsigned (fields[1], 10, 0, G_MAXINT, &lineno, NULL))
     return FALSE;
@@ -219,6 +281,9 @@ cache_file_load (TideSymbolCache *self,
   file->header = header;
   file->path = g_build_filename (self->dir, name, NULL);
   file->entries = new_entry_table ();
+  /* Taken before the read: a file replaced in between is read again at
+   * the save (merge_saved), never missed. */
+  file->stamp = file_stamp (file->path);
   if (!read_entries (file, file->entries))
     g_hash_table_remove_all (file->entries);
   return file;
@@ -329,15 +394,31 @@ compare_entries (gconstpointer a,
   return x->address < y->address ? -1 : x->address > y->address;
 }
 
+/* Whether g_strescape() would change @field: it escapes quotes,
+ * backslashes, control characters and every byte past ASCII. */
+static gboolean
+needs_escape (const char *field)
+{
+  for (const guchar *c = (const guchar *) field; *c != '\0'; c++)
+    if (*c < ' ' || *c >= 0x7f || *c == '\\' || *c == '"')
+      return TRUE;
+  return FALSE;
+}
+
 static void
 append_escaped (GString    *out,
                 const char *field)
 {
-  g_autofree char *escaped = field != NULL ? g_strescape (field, NULL) : NULL;
-
   g_string_append_c (out, '\t');
-  if (escaped != NULL)
-    g_string_append (out, escaped);
+  if (field == NULL)
+    return;
+  if (needs_escape (field))
+    {
+      g_autofree char *escaped = g_strescape (field, NULL);
+      g_string_append (out, escaped);
+    }
+  else
+    g_string_append (out, field);
 }
 
 static GString *
@@ -357,29 +438,40 @@ serialize (const CacheFile *file)
     {
       const CacheEntry *entry = sorted->pdata[i];
 
-      g_string_append_printf (out, "%" G_GINT64_MODIFIER "x\t%d",
-                              entry->address, entry->symbol.line);
+      char number[48];
+
+      /* Formatted on the stack: g_string_append_printf allocates. */
+      g_snprintf (number, sizeof number, "%" G_GINT64_MODIFIER "x\t%d", entry->address,
+                  entry->symbol.line);
+      g_string_append (out, number);
       append_escaped (out, entry->symbol.function);
       append_escaped (out, entry->symbol.file);
       for (guint l = 0; l < entry->symbol.n_inlines; l++)
         {
           append_escaped (out, entry->symbol.inlines[l].function);
           append_escaped (out, entry->symbol.inlines[l].file);
-          g_string_append_printf (out, "\t%d", entry->symbol.inlines[l].line);
+          g_snprintf (number, sizeof number, "\t%d", entry->symbol.inlines[l].line);
+          g_string_append (out, number);
         }
       g_string_append_c (out, '\n');
     }
   return out;
 }
 
-/* Takes in what another recorder saved since @file was read; ours win. */
+/* Takes in what another recorder saved since @file was read; ours win.
+ * A file that nobody replaced since holds nothing new, and reading a big
+ * library's file again lay on the wall time of every recording's end. */
 static void
 merge_saved (CacheFile *file)
 {
-  g_autoptr (GHashTable) saved = new_entry_table ();
+  g_autoptr (GHashTable) saved = NULL;
+  FileStamp now = file_stamp (file->path);
   GHashTableIter iter;
   CacheEntry *entry;
 
+  if (file_stamp_equal (&now, &file->stamp))
+    return;
+  saved = new_entry_table ();
   if (!read_entries (file, saved))
     return;
   g_hash_table_iter_init (&iter, saved);
@@ -394,6 +486,49 @@ merge_saved (CacheFile *file)
     }
 }
 
+/* Replaces @path by a file of @contents at once, through a file of its
+ * own beside it, so that another recorder reads the old cache or the new
+ * one, never half of one.  Without an fsync, which waited for the disk at
+ * the end of every recording: a cache that a crash leaves short or empty
+ * is only read as empty (read_entries) and written again.  Sets @stamp to
+ * the new file's. */
+static gboolean
+replace_file (const char  *path,
+              const char  *contents,
+              gsize        length,
+              FileStamp   *stamp,
+              GError     **error)
+{
+  g_autofree char *temp = g_strconcat (path, ".XXXXXX", NULL);
+  int fd = g_mkstemp_full (temp, O_RDWR | O_CLOEXEC, 0644);
+  int saved_errno;
+
+  if (fd < 0)
+    {
+      saved_errno = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved_errno),
+                   "cannot create a file beside %s: %s", path, g_strerror (saved_errno));
+      return FALSE;
+    }
+  close (fd);
+  if (!g_file_set_contents_full (temp, contents, (gssize) length, G_FILE_SET_CONTENTS_NONE,
+                                 0644, error))
+    {
+      g_unlink (temp);
+      return FALSE;
+    }
+  *stamp = file_stamp (temp);
+  if (g_rename (temp, path) != 0)
+    {
+      saved_errno = errno;
+      g_unlink (temp);
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved_errno),
+                   "cannot replace %s: %s", path, g_strerror (saved_errno));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 cache_file_save (CacheFile  *file,
                  GError    **error)
@@ -402,8 +537,7 @@ cache_file_save (CacheFile  *file,
 
   merge_saved (file);
   contents = serialize (file);
-  if (!g_file_set_contents_full (file->path, contents->str, (gssize) contents->len,
-                                 G_FILE_SET_CONTENTS_CONSISTENT, 0644, error))
+  if (!replace_file (file->path, contents->str, contents->len, &file->stamp, error))
     return FALSE;
   file->n_unsaved = 0;
   return TRUE;

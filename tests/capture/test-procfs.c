@@ -12,7 +12,9 @@
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,6 +32,18 @@ map_pages (gsize n_pages)
   return base;
 }
 
+/* A pagemap of this process, read through PAGEMAP_SCAN where the kernel
+ * has it (@data TRUE), else as entries. */
+static TidePagemap *
+open_pagemap (gconstpointer data)
+{
+  TidePagemap *pagemap = tide_pagemap_open (getpid (), NULL);
+
+  g_assert_nonnull (pagemap);
+  _tide_pagemap_set_scan (pagemap, GPOINTER_TO_INT (data));
+  return pagemap;
+}
+
 static guint64
 resident_one (TidePagemap *pagemap,
               const void  *addr,
@@ -43,13 +57,12 @@ resident_one (TidePagemap *pagemap,
 }
 
 static void
-test_pagemap_touched (void)
+test_pagemap_touched (gconstpointer data)
 {
   static const guint touched[] = { 0, 3, 7, 12, 20, 31, 40, 50, 62, 63 };
-  g_autoptr (TidePagemap) pagemap = tide_pagemap_open (getpid (), NULL);
+  g_autoptr (TidePagemap) pagemap = open_pagemap (data);
   char *base = map_pages (64);
 
-  g_assert_nonnull (pagemap);
   g_assert_cmpuint (resident_one (pagemap, base, 64 * page_size), ==, 0);
   for (guint i = 0; i < G_N_ELEMENTS (touched); i++)
     base[touched[i] * page_size + 5] = 1;
@@ -69,9 +82,9 @@ test_pagemap_touched (void)
 }
 
 static void
-test_pagemap_unmapped (void)
+test_pagemap_unmapped (gconstpointer data)
 {
-  g_autoptr (TidePagemap) pagemap = tide_pagemap_open (getpid (), NULL);
+  g_autoptr (TidePagemap) pagemap = open_pagemap (data);
   char *base = map_pages (16);
   TideRange ranges[4];
   guint64 resident[4];
@@ -122,11 +135,11 @@ model_resident (const char      *base,
 /* 100k random, overlapping ranges over a reservation bigger than one read
  * window, with islands of touched pages far apart. */
 static void
-test_pagemap_many (void)
+test_pagemap_many (gconstpointer data)
 {
   const guint n_pages = 256 * 1024;  /* 1 GiB of reserved address space */
   const guint n_ranges = 100000;
-  g_autoptr (TidePagemap) pagemap = tide_pagemap_open (getpid (), NULL);
+  g_autoptr (TidePagemap) pagemap = open_pagemap (data);
   g_autofree gboolean *present = g_new0 (gboolean, n_pages);
   g_autofree TideRange *ranges = g_new (TideRange, n_ranges);
   g_autofree guint64 *resident = g_new (guint64, n_ranges);
@@ -174,6 +187,24 @@ test_pagemap_many (void)
     g_assert_cmpuint (resident[i], ==, model_resident (base, present, &ranges[i]));
   munmap (base, (gsize) n_pages * page_size);
   g_rand_free (rand);
+}
+
+/* PAGEMAP_SCAN came with Linux 6.7: a kernel that has it must be read
+ * through it, so the tests above cover both ways of reading. */
+static void
+test_pagemap_scan_used (void)
+{
+  g_autoptr (TidePagemap) pagemap = tide_pagemap_open (getpid (), NULL);
+  char *base = map_pages (4);
+  struct utsname uts;
+  guint major = 0, minor = 0;
+
+  g_assert_cmpint (uname (&uts), ==, 0);
+  g_assert_cmpint (sscanf (uts.release, "%u.%u", &major, &minor), ==, 2);
+  base[page_size] = 1;
+  g_assert_cmpuint (resident_one (pagemap, base, 4 * page_size), ==, page_size);
+  g_assert_cmpint (_tide_pagemap_get_scan (pagemap), ==, major > 6 || (major == 6 && minor >= 7));
+  munmap (base, 4 * page_size);
 }
 
 static void
@@ -446,9 +477,17 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
   page_size = sysconf (_SC_PAGESIZE);
 
-  g_test_add_func ("/procfs/pagemap/touched", test_pagemap_touched);
-  g_test_add_func ("/procfs/pagemap/unmapped", test_pagemap_unmapped);
-  g_test_add_func ("/procfs/pagemap/many", test_pagemap_many);
+  g_test_add_data_func ("/procfs/pagemap/touched", GINT_TO_POINTER (TRUE), test_pagemap_touched);
+  g_test_add_data_func ("/procfs/pagemap/unmapped", GINT_TO_POINTER (TRUE),
+                        test_pagemap_unmapped);
+  g_test_add_data_func ("/procfs/pagemap/many", GINT_TO_POINTER (TRUE), test_pagemap_many);
+  g_test_add_data_func ("/procfs/pagemap/entries/touched", GINT_TO_POINTER (FALSE),
+                        test_pagemap_touched);
+  g_test_add_data_func ("/procfs/pagemap/entries/unmapped", GINT_TO_POINTER (FALSE),
+                        test_pagemap_unmapped);
+  g_test_add_data_func ("/procfs/pagemap/entries/many", GINT_TO_POINTER (FALSE),
+                        test_pagemap_many);
+  g_test_add_func ("/procfs/pagemap/scan-where-the-kernel-has-it", test_pagemap_scan_used);
   g_test_add_func ("/procfs/statm/grows", test_statm_grows);
   g_test_add_func ("/procfs/classes", test_classes);
   g_test_add_func ("/procfs/classes-fork", test_classes_fork);

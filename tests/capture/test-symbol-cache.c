@@ -12,6 +12,7 @@
 #include <gio/gio.h>
 #include <link.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tide-debuginfo.h"
 #include "tide-symbol-cache.h"
@@ -352,6 +353,24 @@ test_merge (Fixture       *fixture,
   g_assert_true (tide_symbol_cache_save (second, NULL));
   g_clear_pointer (&first, tide_symbol_cache_free);
 
+  /* Each save replaced the one file: nothing else is left beside it, and
+   * it may be read by everyone as before. */
+  {
+    gboolean has_debug_file;
+    g_autofree char *build_id = tide_debuginfo_identify (SYMTEST_STRIPPED_LIB, &has_debug_file);
+    g_autofree char *name = g_strconcat (build_id, ".sym", NULL);
+    g_autofree char *path = g_build_filename (fixture->dir, name, NULL);
+    g_autoptr (GDir) dir = g_dir_open (fixture->dir, 0, NULL);
+    mode_t mask = umask (0);
+    struct stat st;
+
+    umask (mask);
+    g_assert_cmpstr (g_dir_read_name (dir), ==, name);
+    g_assert_null (g_dir_read_name (dir));
+    g_assert_cmpint (stat (path, &st), ==, 0);
+    g_assert_cmpint (st.st_mode & 0777, ==, 0644 & ~mask);
+  }
+
   first = tide_symbol_cache_new (fixture->dir);
   g_assert_true (tide_symbol_cache_lookup (first, SYMTEST_STRIPPED_LIB, 0x10, &symbol));
   g_assert_cmpstr (symbol.function, ==, "one");
@@ -359,6 +378,54 @@ test_merge (Fixture       *fixture,
   g_assert_true (tide_symbol_cache_lookup (first, SYMTEST_STRIPPED_LIB, 0x20, &symbol));
   g_assert_cmpstr (symbol.function, ==, "two");
   tide_symbol_clear (&symbol);
+}
+
+/* Two recorders read the same saved file; the first one forgets the name
+ * of its frame and adds another, so that the file it saves has the size
+ * of the one they read, and it saves within the same second.  The second
+ * one's save must still see a new file and take in the first one's
+ * frame. */
+static void
+test_merge_after_load (Fixture       *fixture,
+                       gconstpointer  data)
+{
+  g_autoptr (TideSymbolCache) seed = tide_symbol_cache_new (fixture->dir);
+  g_autoptr (TideSymbolCache) first = NULL;
+  g_autoptr (TideSymbolCache) second = NULL;
+  const TideSymbol long_name = { (char *) "abcdefghij", NULL, 0 };
+  const TideSymbol unnamed = { NULL, NULL, 0 };
+  const TideSymbol one = { (char *) "abc", NULL, 0 };
+  const TideSymbol two = { (char *) "two", NULL, 0 };
+  static const struct { guint64 address; const char *function; } expected[] = {
+    { 0x10, "abcdefghij" }, { 0x20, "abc" }, { 0x30, "two" },
+  };
+  TideSymbol symbol = { 0 };
+
+  tide_symbol_cache_add (seed, SYMTEST_STRIPPED_LIB, 0x10, &long_name);
+  g_assert_true (tide_symbol_cache_save (seed, NULL));
+
+  first = tide_symbol_cache_new (fixture->dir);
+  second = tide_symbol_cache_new (fixture->dir);
+  g_assert_true (tide_symbol_cache_lookup (first, SYMTEST_STRIPPED_LIB, 0x10, &symbol));
+  tide_symbol_clear (&symbol);
+  g_assert_true (tide_symbol_cache_lookup (second, SYMTEST_STRIPPED_LIB, 0x10, &symbol));
+  tide_symbol_clear (&symbol);
+  /* "10\t0\tabcdefghij\t\n" is as long as "10\t0\t\t\n20\t0\tabc\t\n". */
+  tide_symbol_cache_add (first, SYMTEST_STRIPPED_LIB, 0x10, &unnamed);
+  tide_symbol_cache_add (first, SYMTEST_STRIPPED_LIB, 0x20, &one);
+  tide_symbol_cache_add (second, SYMTEST_STRIPPED_LIB, 0x30, &two);
+  g_assert_true (tide_symbol_cache_save (first, NULL));
+  g_assert_true (tide_symbol_cache_save (second, NULL));
+
+  g_clear_pointer (&seed, tide_symbol_cache_free);
+  seed = tide_symbol_cache_new (fixture->dir);
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    {
+      g_assert_true (tide_symbol_cache_lookup (seed, SYMTEST_STRIPPED_LIB, expected[i].address,
+                                               &symbol));
+      g_assert_cmpstr (symbol.function, ==, expected[i].function);
+      tide_symbol_clear (&symbol);
+    }
 }
 
 /* Without a build-id nothing tells two versions of a file apart, so
@@ -430,6 +497,7 @@ main (int   argc,
   ADD ("/capture/symbol-cache/damaged-file", test_damaged_file);
   ADD ("/capture/symbol-cache/escaping", test_escaping);
   ADD ("/capture/symbol-cache/merge", test_merge);
+  ADD ("/capture/symbol-cache/merge-after-load", test_merge_after_load);
   ADD ("/capture/symbol-cache/uncacheable", test_uncacheable);
 #undef ADD
   g_test_add_func ("/capture/symbol-cache/disabled", test_disabled);

@@ -249,6 +249,40 @@ test_module_leak (Fixture       *f,
     assert_near (top->bytes_per_step, MODULE_LEAK);
 }
 
+/* The same leak from a script whose path is longer than the recorder's
+ * usual room for a Python frame's key (file, function and line): the
+ * frame keeps its whole path. */
+static void
+test_module_leak_long_path (Fixture       *f,
+                            gconstpointer  data)
+{
+  g_autofree char *deep_name = g_strnfill (240, 'd');
+  g_autofree char *deep = g_build_filename (f->dir, deep_name, NULL);
+  g_autofree char *script = g_build_filename (deep, "train-leaky.py", NULL);
+  g_autofree char *source = script_path ("train-leaky.py");
+  g_autofree char *text = NULL;
+  const char *modes[] = { "--torch", NULL };
+  const char *args[] = { "leak", G_STRINGIFY (STEPS), NULL };
+  g_autofree char *out = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GPtrArray) by_stack = NULL;
+  TideFrame *py;
+
+  g_assert_cmpint (g_mkdir (deep, 0700), ==, 0);
+  g_assert_true (g_file_get_contents (source, &text, NULL, NULL));
+  g_assert_true (g_file_set_contents (script, text, -1, NULL));
+  out = record (f, modes, script, args);
+  g_assert_cmpstr (out, ==, "done " G_STRINGIFY (STEPS) "\n");
+  trace = open_trace (f);
+  by_stack = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
+  g_assert_cmpuint (by_stack->len, >=, 1);
+  py = first_python_frame (g_ptr_array_index (by_stack, 0));
+  g_assert_nonnull (py);
+  g_assert_cmpstr (py->file, ==, script);
+  g_assert_cmpstr (py->function, ==, "Block.forward");
+  g_assert_cmpint (py->line, ==, marked_line ("train-leaky.py", "# LEAK-LINE"));
+}
+
 /* The same loop without the leak: no suspect at all, by stack or scope. */
 static void
 test_control (Fixture       *f,
@@ -796,6 +830,7 @@ main (int    argc,
   g_test_add (path, Fixture, data, fixture_setup, fn, fixture_teardown)
   ADD ("/python/module-leak/all", "--all", test_module_leak);
   ADD ("/python/module-leak/sampled", NULL, test_module_leak);
+  ADD ("/python/module-leak/long-path", NULL, test_module_leak_long_path);
   ADD ("/python/control/all", "--all", test_control);
   ADD ("/python/native-leak/sampled", NULL, test_native_leak);
   ADD ("/python/dataloader", NULL, test_dataloader);
