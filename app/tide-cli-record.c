@@ -10,6 +10,7 @@
 #include "tide-cli.h"
 #include "tide-recorder.h"
 #include "tide-report-format.h"
+#include "tide-report-rss.h"
 #include "tide-report.h"
 #include "tide-symbol-cache.h"
 #include "tide-trace.h"
@@ -63,6 +64,21 @@ default_output (const char *command)
   return g_strdup_printf ("%s-%s.tide", base, stamp);
 }
 
+/* Copy-on-write moves no RSS, so it is said in words: per process that
+ * copied, how much and from which of its parent's blocks. */
+static void
+print_copy_on_write (TideTrace *trace)
+{
+  g_autoptr(GPtrArray) rows = tide_report_cow (trace, NULL);
+
+  for (guint i = 0; rows != NULL && i < rows->len; i++)
+    {
+      g_autofree char *line = tide_cow_row_describe (g_ptr_array_index (rows, i));
+
+      g_printerr ("tidemark: %s\n", line);
+    }
+}
+
 static void
 print_top_suspects (const char *path)
 {
@@ -71,6 +87,7 @@ print_top_suspects (const char *path)
 
   if (trace == NULL)
     return;
+  print_copy_on_write (trace);
   suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
   if (suspects == NULL)
     return;

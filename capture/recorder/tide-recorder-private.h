@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include "tide-address-space.h"
+#include "tide-cow.h"
 #include "tide-live-table.h"
 #include "tide-nvml.h"
 #include "tide-procfs.h"
@@ -23,7 +24,7 @@ typedef struct _TideRecorder TideRecorder;
 #define TIDE_REC_MAX_DEVICES 64
 
 /* One connected process image (a fork or an exec makes a new one). */
-typedef struct
+typedef struct _TideRecProcess
 {
   TideRecorder     *recorder;
   int               fd;             /* -1 once the connection closed */
@@ -68,6 +69,12 @@ typedef struct
   gint64            written_pinned;
   gint64            device_allocated[TIDE_REC_MAX_DEVICES];  /* live recorded bytes */
   gint64            written_device[TIDE_REC_MAX_DEVICES];
+
+  /* A fork's child (tide-recorder-cow.c); NULL otherwise. */
+  TideCow          *cow;
+  struct _TideRecProcess *fork_parent; /* whose pages it copies */
+  gint64            last_cow;
+  guint64           cow_attributed;  /* the copied bytes last attributed */
 } TideRecProcess;
 
 struct _TideRecorder
@@ -128,6 +135,10 @@ void            tide_rec_process_end           (TideRecProcess *self,
                                                 gint64          end_ns);
 void            tide_rec_process_flush_live    (TideRecProcess *self);
 void            tide_rec_process_free          (TideRecProcess *self);
+void            tide_rec_process_start_cow     (TideRecProcess *self,
+                                                TideRecProcess *parent);
+void            tide_rec_process_measure_cow   (TideRecProcess *self,
+                                                gint64          ts_ns);
 void            tide_rec_process_measure_residency (TideRecProcess *self,
                                                     gint64          step_id,
                                                     gint64          step_start_ns,

@@ -183,6 +183,8 @@ tide_rec_process_new (TideRecorder  *recorder,
   };
   tide_trace_writer_add_process (recorder->writer, &row);
   g_ptr_array_add (recorder->processes, self);
+  if ((hello->flags & TIDE_HELLO_FORKED) && parent != NULL && parent->pid != self->pid)
+    tide_rec_process_start_cow (self, parent);
   sample_rss (self, self->start_ns, TRUE);
   return self;
 }
@@ -803,6 +805,7 @@ tide_rec_process_free (TideRecProcess *self)
   g_clear_pointer (&self->device_live, tide_live_table_free);
   g_clear_pointer (&self->counters, tide_proc_counters_free);
   g_clear_pointer (&self->pagemap, tide_pagemap_free);
+  g_clear_pointer (&self->cow, tide_cow_free);
   g_clear_pointer (&self->threads, g_hash_table_unref);
   g_clear_pointer (&self->scopes, g_hash_table_unref);
   g_clear_pointer (&self->pycodes, g_hash_table_unref);

@@ -373,6 +373,7 @@ tide_recorder_snapshot_classes (TideRecorder   *self,
 
       if (tide_rec_process_sample_classes (p, ts_ns, TRUE, p == stepping))
         job_pss += MAX (p->last_classes[0], 0);
+      tide_rec_process_measure_cow (p, ts_ns);
     }
   self->peak_pss = MAX (self->peak_pss, job_pss);
 }

@@ -82,12 +82,16 @@ typedef struct
   uint32_t pid;
   uint32_t ppid;
   uint32_t wire_version;   /* TIDE_WIRE_VERSION */
-  uint32_t flags;          /* TIDE_HELLO_ALL when every allocation is recorded */
+  uint32_t flags;          /* TIDE_HELLO_* */
   uint64_t sample_bytes;   /* mean sampling interval in effect */
   char     exe[];          /* /proc/self/exe, NUL-terminated */
 } TideWireHello;
 
-#define TIDE_HELLO_ALL 1u
+#define TIDE_HELLO_ALL 1u     /* every allocation is recorded */
+/* A fork's child, sent before fork() returns in it: the process then waits
+ * for the recorder's answer to an EXIT_BARRIER, so that the recorder notes
+ * which pages it inherited before it writes any. */
+#define TIDE_HELLO_FORKED 2u
 
 /* One loaded object segment (from dl_iterate_phdr, at start and after
  * every dlopen).  Native frames are symbolized against these. */
