@@ -148,3 +148,129 @@ tide_cow_row_describe (const TideCowRow *row)
   return g_strdup_printf ("%s: %s copied on write from the parent's blocks allocated at %s",
                           row->label, copied, row->source);
 }
+
+/* ---- the classes at each step's start and end ------------------------------ */
+
+static const gint step_class_counters[TIDE_STEP_N_CLASSES] = {
+  [TIDE_STEP_PSS] = TIDE_COUNTER_PSS,
+  [TIDE_STEP_USS] = TIDE_COUNTER_USS,
+  [TIDE_STEP_ANON] = TIDE_COUNTER_RSS_ANON,
+  [TIDE_STEP_FILE] = TIDE_COUNTER_RSS_FILE,
+  [TIDE_STEP_SHMEM] = TIDE_COUNTER_RSS_SHMEM,
+  [TIDE_STEP_ALLOC_FREE] = TIDE_COUNTER_ALLOC_FREE,
+  [TIDE_STEP_COW] = TIDE_COUNTER_COW_BYTES,
+  [TIDE_STEP_MAPPED] = TIDE_COUNTER_MAPPED,
+};
+
+typedef struct
+{
+  gint64 ts_ns;
+  gint64 value;
+} Sample;
+
+static GArray *
+load_samples (TideTrace     *trace,
+              sqlite3_stmt  *stmt,
+              gint64         process_id,
+              gint           counter,
+              GError       **error)
+{
+  g_autoptr(GArray) samples = g_array_new (FALSE, FALSE, sizeof (Sample));
+  int rc;
+
+  sqlite3_reset (stmt);
+  sqlite3_bind_int64 (stmt, 1, process_id);
+  sqlite3_bind_int (stmt, 2, counter);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      Sample s = { sqlite3_column_int64 (stmt, 0), sqlite3_column_int64 (stmt, 1) };
+
+      g_array_append_val (samples, s);
+    }
+  if (rc != SQLITE_DONE)
+    {
+      _tide_report_finish_rows (trace, stmt, rc, error);
+      return NULL;
+    }
+  return g_steal_pointer (&samples);
+}
+
+/* The last value sampled at or before @ts_ns, -1 when none was. */
+static gint64
+value_at (const GArray *samples,
+          gint64        ts_ns)
+{
+  guint lo = 0, hi = samples->len;
+
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+
+      if (g_array_index (samples, Sample, mid).ts_ns <= ts_ns)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo > 0 ? g_array_index (samples, Sample, lo - 1).value : -1;
+}
+
+static gboolean
+add_process_classes (TideTrace     *trace,
+                     sqlite3_stmt  *stmt,
+                     GPtrArray     *rows,
+                     gint64         process_id,
+                     GError       **error)
+{
+  gint64 origin = tide_trace_get_start_ns (trace);
+
+  for (gint c = 0; c < TIDE_STEP_N_CLASSES; c++)
+    {
+      g_autoptr(GArray) samples = load_samples (trace, stmt, process_id, step_class_counters[c],
+                                                error);
+
+      if (samples == NULL)
+        return FALSE;
+      for (guint i = 0; i < rows->len; i++)
+        {
+          TideStepRow *r = g_ptr_array_index (rows, i);
+
+          if (r->process_id != process_id)
+            continue;
+          r->has_classes = TRUE;
+          r->class_start[c] = value_at (samples, origin + r->start_ns);
+          r->class_end[c] = value_at (samples, origin + r->start_ns + r->duration_ns);
+        }
+    }
+  return TRUE;
+}
+
+/**
+ * _tide_report_add_classes:
+ *
+ * Sets each row's RSS classes at its step's start and end: one read of
+ * each class's samples per process, whatever the number of steps.
+ */
+gboolean
+_tide_report_add_classes (TideTrace  *trace,
+                          GPtrArray  *rows,
+                          GError    **error)
+{
+  g_autoptr(GHashTable) done = g_hash_table_new (g_int64_hash, g_int64_equal);
+  sqlite3_stmt *stmt = _tide_report_prepare (trace,
+      "SELECT ts_ns, value FROM counters WHERE process_id = ?1 AND counter = ?2"
+      " AND device = -1 ORDER BY ts_ns", error);
+
+  if (stmt == NULL)
+    return FALSE;
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+
+      if (g_hash_table_contains (done, &r->process_id))
+        continue;
+      g_hash_table_add (done, &r->process_id);
+      if (!add_process_classes (trace, stmt, rows, r->process_id, error))
+        return FALSE;
+    }
+  return _tide_report_finish_rows (trace, stmt, SQLITE_DONE, error);
+}

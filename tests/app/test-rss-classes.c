@@ -9,8 +9,10 @@
  */
 #include "config.h"
 
+#include <string.h>
 #include <sys/wait.h>
 
+#include "tide-report-rss.h"
 #include "tide-schema.h"
 #include "tide-test-util.h"
 
@@ -154,6 +156,97 @@ test_fork (Fixture       *f,
   g_assert_cmpint (tide_test_query_int (f->trace, "SELECT count (*) FROM processes"), ==, 2);
 }
 
+/* The child's value of @counter by the end of the parent's step @number. */
+static gint64
+child_by_step_end (Fixture *f,
+                   gint     counter,
+                   gint     number)
+{
+  g_autofree char *sql = g_strdup_printf ("SELECT c.value FROM counters c, steps s"
+                                          " WHERE s.process_id = 1 AND s.number = %d"
+                                          " AND c.process_id = 2 AND c.counter = %d"
+                                          " AND c.ts_ns <= s.end_ns ORDER BY c.ts_ns DESC LIMIT 1",
+                                          number, counter);
+  return tide_test_query_int (f->trace, sql);
+}
+
+/* The line of rss-classes.c that maps the pages the child later writes. */
+static gint
+shared_mmap_line (void)
+{
+  g_autofree char *path = g_build_filename (TIDE_TARGETS_SRC_DIR, "rss-classes.c", NULL);
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  lines = g_strsplit (text, "\n", -1);
+  for (gint i = 0; lines[i] != NULL; i++)
+    if (strstr (lines[i], "char *shared = mmap (") != NULL)
+      return i + 1;
+  g_assert_not_reached ();
+}
+
+/* Step 5: the child wrote 16 MiB of the 32 MiB mapping it inherited, so
+ * it copied those pages on write, and the parent's mmap in main covers
+ * every one of them; before that it had copied only a few pages of its
+ * stack and libc's data. */
+static void
+test_cow (Fixture       *f,
+          gconstpointer  unused)
+{
+  g_autoptr(GPtrArray) rows = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *source = g_strdup_printf ("rss-classes.c:%d (main)", shared_mmap_line ());
+  gint64 before = child_by_step_end (f, TIDE_COUNTER_COW_BYTES, 4);
+  gint64 after = child_by_step_end (f, TIDE_COUNTER_COW_BYTES, 5);
+  TideCowRow *row;
+
+  g_assert_cmpint (before, >=, 0);
+  g_assert_cmpint (before, <, CLASS_SLACK);
+  g_assert_cmpint (after - before, >=, 16 * MIB);
+  g_assert_cmpint (after - before, <=, 16 * MIB + CLASS_SLACK);
+
+  rows = tide_report_cow (f->trace, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (rows->len, ==, 1);
+  row = g_ptr_array_index (rows, 0);
+  g_assert_cmpint (row->process_id, ==, 2);
+  g_assert_cmpint (row->copied_bytes, ==, after);
+  g_assert_cmpint (row->source_bytes, ==, 16 * MIB);
+  g_assert_cmpstr (row->source, ==, source);
+}
+
+/* The steps report has the classes as columns: the child's row at step 5
+ * holds its copy-on-write, the parent's none. */
+static void
+test_steps_columns (Fixture       *f,
+                    gconstpointer  unused)
+{
+  g_autofree char *path = g_build_filename (f->dir, "classes.tide", NULL);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "report", path, "--steps", "--format", "csv", NULL };
+  g_autofree char *out = NULL, *err = NULL, *expected_child = NULL;
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) lines = NULL;
+  int status = 0;
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                &error);
+  g_assert_no_error (error);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  lines = g_strsplit (out, "\n", -1);
+  g_assert_true (g_str_has_suffix (lines[0], ",h2d_bytes,d2h_bytes,pss_end_bytes,uss_end_bytes,"
+                                             "rss_anon_end_bytes,rss_file_end_bytes,"
+                                             "rss_shmem_end_bytes,alloc_free_end_bytes,cow_bytes"));
+  /* Rows by step, then process: step 5 of the parent (which copied
+   * nothing: its cell is empty), then of the child. */
+  expected_child = g_strdup_printf (",%" G_GINT64_FORMAT,
+                                    child_by_step_end (f, TIDE_COUNTER_COW_BYTES, 5));
+  g_assert_cmpuint (g_strv_length (lines), ==, 1 + 5 + 2 + 1);
+  g_assert_true (g_str_has_suffix (lines[6], ","));
+  g_assert_false (g_str_has_suffix (lines[6], ",,"));
+  g_assert_true (g_str_has_suffix (lines[7], expected_child));
+}
+
 /* The summary gives the job's memory as its PSS summed, read for every
  * process at once (at each step end, as --sync-steps asks).  The job peaks
  * after step 5: the parent's 80 MiB (32 MiB mapped, 32 MiB of heap, 16 MiB
@@ -197,6 +290,8 @@ main (int    argc,
   ADD ("/rss-classes/allocator-free", test_allocator_free);
   ADD ("/rss-classes/shmem", test_shmem);
   ADD ("/rss-classes/fork", test_fork);
+  ADD ("/rss-classes/cow", test_cow);
+  ADD ("/rss-classes/steps-columns", test_steps_columns);
 #undef ADD
   g_test_add_func ("/rss-classes/summary-pss", test_summary_pss);
   return g_test_run ();
