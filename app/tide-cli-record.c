@@ -17,6 +17,8 @@
 #include "tide-wire.h"
 
 #define SUMMARY_SUSPECTS 3
+/* Less than this beyond the heap in any step is not worth a line. */
+#define SUMMARY_GROWTH_BYTES (G_GINT64_CONSTANT (1) << 20)
 
 static char *
 find_preload_library (void)
@@ -79,6 +81,29 @@ print_copy_on_write (TideTrace *trace)
     }
 }
 
+/* The step and process whose memory grew most beyond its recorded blocks,
+ * with what the classes say moved it. */
+static void
+print_largest_growth (TideTrace *trace)
+{
+  g_autoptr(GPtrArray) rows = tide_report_job_steps (trace, NULL);
+  g_autoptr(GArray) explanations = NULL;
+  g_autofree char *line = NULL;
+  const TideStepRow *r;
+  gint i;
+
+  if (rows == NULL)
+    return;
+  explanations = tide_rss_explain_steps (rows);
+  i = tide_rss_find_largest_unexplained (rows, explanations, SUMMARY_GROWTH_BYTES);
+  if (i < 0)
+    return;
+  r = g_ptr_array_index (rows, i);
+  line = tide_rss_explanation_describe (&g_array_index (explanations, TideRssExplanation, i));
+  g_printerr ("tidemark: largest growth beyond the heap: step %d %s, %s (pid %" G_GINT64_FORMAT
+              "): %s\n", r->number, r->label, r->role, r->pid, line);
+}
+
 static void
 print_top_suspects (const char *path)
 {
@@ -88,6 +113,7 @@ print_top_suspects (const char *path)
   if (trace == NULL)
     return;
   print_copy_on_write (trace);
+  print_largest_growth (trace);
   suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
   if (suspects == NULL)
     return;

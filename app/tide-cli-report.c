@@ -7,6 +7,7 @@
 
 #include "tide-cli.h"
 #include "tide-report-format.h"
+#include "tide-report-rss.h"
 #include "tide-report.h"
 #include "tide-storage-error.h"
 #include "tide-trace.h"
@@ -17,6 +18,7 @@ typedef struct
   gboolean    suspects;
   gboolean    retained;
   gboolean    processes;
+  gboolean    rss;
   gint        step;
   TideGroupBy by;
   TideFormat  format;
@@ -60,6 +62,17 @@ run_report (TideTrace           *trace,
       if (out->len > 0)
         g_string_append_c (out, '\n');
       tide_format_steps (out, rows, req->format);
+    }
+  if (req->rss)
+    {
+      g_autoptr(GPtrArray) rows = tide_report_job_steps (trace, error);
+      if (rows == NULL)
+        return FALSE;
+      if (req->only != NULL)
+        tide_report_keep_steps (rows, req->only);
+      if (out->len > 0)
+        g_string_append_c (out, '\n');
+      tide_format_rss (out, rows, req->format);
     }
   if (req->suspects)
     {
@@ -110,6 +123,8 @@ tide_cli_report (int    argc,
       NULL },
     { "retained", 0, 0, G_OPTION_ARG_NONE, &req.retained,
       "What is still live (at the trace end, or at the end of --step)", NULL },
+    { "rss", 0, 0, G_OPTION_ARG_NONE, &req.rss, "Each process's memory change per step, "
+      "explained: copy-on-write, heap, allocator, files, shmem", NULL },
     { "processes", 0, 0, G_OPTION_ARG_NONE, &req.processes, "The job's processes: role, rank, "
       "peak, growth and suspects", NULL },
     { "process", 0, 0, G_OPTION_ARG_STRING, &process, "Only this process: a pid, or rank:N",
@@ -143,10 +158,10 @@ tide_cli_report (int    argc,
   if (process != NULL && !tide_process_spec_parse (process, &spec))
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "--process takes a pid or rank:N, not '%s'",
                           process);
-  if (req.steps + req.suspects + req.retained + req.processes > 1 &&
+  if (req.steps + req.suspects + req.retained + req.processes + req.rss > 1 &&
       req.format != TIDE_FORMAT_TEXT)
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "csv and json take one report at a time");
-  if (!req.steps && !req.suspects && !req.retained && !req.processes)
+  if (!req.steps && !req.suspects && !req.retained && !req.processes && !req.rss)
     req.steps = req.suspects = TRUE;
 
   trace = tide_trace_open (files[0], &error);

@@ -8,6 +8,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "tide-processes.h"
 #include "tide-report-format.h"
 #include "tide-report-private.h"
@@ -159,6 +161,7 @@ static const gint step_class_counters[TIDE_STEP_N_CLASSES] = {
   [TIDE_STEP_SHMEM] = TIDE_COUNTER_RSS_SHMEM,
   [TIDE_STEP_ALLOC_FREE] = TIDE_COUNTER_ALLOC_FREE,
   [TIDE_STEP_COW] = TIDE_COUNTER_COW_BYTES,
+  [TIDE_STEP_SHARED] = TIDE_COUNTER_RSS_SHARED_PAGES,
   [TIDE_STEP_MAPPED] = TIDE_COUNTER_MAPPED,
 };
 
@@ -273,4 +276,298 @@ _tide_report_add_classes (TideTrace  *trace,
         return FALSE;
     }
   return _tide_report_finish_rows (trace, stmt, SQLITE_DONE, error);
+}
+
+/* ---- a step's change in words ----------------------------------------------- */
+
+static const char *const term_names[TIDE_RSS_N_TERMS] = {
+  [TIDE_RSS_COW] = "copy-on-write",
+  [TIDE_RSS_HEAP] = "heap",
+  [TIDE_RSS_ALLOC_FREE] = "allocator free",
+  [TIDE_RSS_FILE] = "file-backed",
+  [TIDE_RSS_SHMEM] = "shmem",
+  [TIDE_RSS_SHARING] = "shared with other processes",
+  [TIDE_RSS_UNEXPLAINED] = "unexplained",
+};
+
+/* A class's change over the row's step; a class not sampled by the step
+ * start was not there yet. */
+static gint64
+class_delta (const TideStepRow *r,
+             TideStepClass      cls)
+{
+  if (!r->has_classes || r->class_end[cls] < 0)
+    return 0;
+  return r->class_end[cls] - MAX (r->class_start[cls], 0);
+}
+
+/* Resident bytes of the recorded blocks where the recorder measured them
+ * at this step's end and the previous one, else their live bytes. */
+static gint64
+heap_delta (const TideStepRow *r,
+            const TideStepRow *prev)
+{
+  if (r->has_resident && (prev == NULL || prev->has_resident))
+    return r->resident_explained - (prev != NULL ? prev->resident_explained : 0);
+  return r->heap_delta + class_delta (r, TIDE_STEP_MAPPED);
+}
+
+/* Resident bytes of recorded mappings may be file or shmem pages, which
+ * have terms of their own: the heap is counted within the anonymous change
+ * that the allocator's free memory leaves, and never past it. */
+static gint64
+heap_within_anon (gint64 heap,
+                  gint64 anon_room)
+{
+  if ((heap > 0) != (anon_room > 0) || heap == 0 || anon_room == 0)
+    return 0;
+  return heap > 0 ? MIN (heap, anon_room) : MAX (heap, anon_room);
+}
+
+/* A fork's child first sampled at this step's end: what it shares, and
+ * its file and shmem pages, it inherited, and its private memory at fork
+ * was nothing. */
+static void
+explain_since_fork (const TideStepRow  *r,
+                    const TideStepRow  *prev,
+                    TideRssExplanation *e)
+{
+  e->since_fork = TRUE;
+  e->base_delta = r->class_end[TIDE_STEP_USS];
+  e->terms[TIDE_RSS_COW] = r->class_end[TIDE_STEP_COW];
+  e->terms[TIDE_RSS_HEAP] = heap_delta (r, prev);
+  e->terms[TIDE_RSS_ALLOC_FREE] = class_delta (r, TIDE_STEP_ALLOC_FREE);
+}
+
+/* USS = RSS - shared pages, and RSS = anon + file + shmem: so the USS
+ * moves by anon + file + shmem - shared, where copy-on-write is shared
+ * pages gone private, and anon is the heap, the allocator's free memory
+ * and the rest. */
+static void
+explain_row (const TideStepRow  *r,
+             const TideStepRow  *prev,
+             TideRssExplanation *e)
+{
+  gint64 explained = 0;
+
+  memset (e, 0, sizeof *e);
+  e->rss_delta = r->has_rss ? r->rss_delta : 0;
+  e->private_base = r->has_classes && r->class_end[TIDE_STEP_USS] >= 0 &&
+                    r->class_end[TIDE_STEP_SHARED] >= 0;
+  if (e->private_base && r->class_start[TIDE_STEP_USS] < 0 && r->class_end[TIDE_STEP_COW] >= 0)
+    explain_since_fork (r, prev, e);
+  else
+    {
+      e->base_delta = e->private_base ? class_delta (r, TIDE_STEP_USS) : e->rss_delta;
+      e->terms[TIDE_RSS_ALLOC_FREE] = class_delta (r, TIDE_STEP_ALLOC_FREE);
+      e->terms[TIDE_RSS_HEAP] = heap_delta (r, prev);
+      if (r->has_classes && r->class_end[TIDE_STEP_ANON] >= 0)
+        e->terms[TIDE_RSS_HEAP] = heap_within_anon (e->terms[TIDE_RSS_HEAP],
+                                                    class_delta (r, TIDE_STEP_ANON) -
+                                                    e->terms[TIDE_RSS_ALLOC_FREE]);
+      e->terms[TIDE_RSS_FILE] = class_delta (r, TIDE_STEP_FILE);
+      e->terms[TIDE_RSS_SHMEM] = class_delta (r, TIDE_STEP_SHMEM);
+      if (e->private_base)
+        {
+          e->terms[TIDE_RSS_COW] = class_delta (r, TIDE_STEP_COW);
+          e->terms[TIDE_RSS_SHARING] = -class_delta (r, TIDE_STEP_SHARED) -
+                                       e->terms[TIDE_RSS_COW];
+        }
+    }
+  for (gint t = 0; t < TIDE_RSS_UNEXPLAINED; t++)
+    explained += e->terms[t];
+  e->terms[TIDE_RSS_UNEXPLAINED] = e->base_delta - explained;
+}
+
+GArray *
+tide_rss_explain_steps (GPtrArray *rows)
+{
+  g_autoptr(GHashTable) last = g_hash_table_new (g_int64_hash, g_int64_equal);
+  GArray *out = g_array_sized_new (FALSE, TRUE, sizeof (TideRssExplanation), rows->len);
+
+  g_array_set_size (out, rows->len);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+
+      explain_row (r, g_hash_table_lookup (last, &r->process_id),
+                   &g_array_index (out, TideRssExplanation, i));
+      g_hash_table_insert (last, &r->process_id, r);
+    }
+  return out;
+}
+
+static gint
+compare_terms_by_size (gconstpointer a,
+                       gconstpointer b,
+                       gpointer      user_data)
+{
+  const gint64 *terms = user_data;
+  gint64 x = ABS (terms[*(const gint *) a]), y = ABS (terms[*(const gint *) b]);
+
+  if (x != y)
+    return x > y ? -1 : 1;
+  return *(const gint *) a - *(const gint *) b;
+}
+
+char *
+tide_rss_explanation_describe (const TideRssExplanation *e)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+  g_autofree char *base = tide_format_delta (e->base_delta);
+  g_autofree char *rss = tide_format_delta (e->rss_delta);
+  gint order[TIDE_RSS_UNEXPLAINED];
+  guint n = 0;
+
+  for (gint t = 0; t < TIDE_RSS_UNEXPLAINED; t++)
+    if (e->terms[t] != 0)
+      order[n++] = t;
+  g_qsort_with_data (order, n, sizeof order[0], compare_terms_by_size, (gpointer) e->terms);
+  g_string_append_printf (out, "%s %s%s", base, e->private_base ? "private" : "RSS",
+                          e->since_fork ? " since fork" : "");
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *value = tide_format_delta (e->terms[order[i]]);
+
+      g_string_append_printf (out, "%s %s %s", i ? "," : ":", term_names[order[i]], value);
+    }
+  if (e->terms[TIDE_RSS_UNEXPLAINED] != 0)
+    {
+      g_autofree char *value = tide_format_delta (e->terms[TIDE_RSS_UNEXPLAINED]);
+
+      g_string_append_printf (out, "%s unexplained %s", n ? "," : ":", value);
+    }
+  if (e->private_base)
+    g_string_append_printf (out, "; RSS %s", rss);
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+gint
+tide_rss_find_largest_unexplained (GPtrArray *rows,
+                                   GArray    *explanations,
+                                   gint64     threshold)
+{
+  gint best = -1;
+  gint64 best_growth = threshold;
+
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, i);
+      gint64 growth = e->base_delta - MAX (e->terms[TIDE_RSS_HEAP], 0);
+
+      if (growth > best_growth)
+        {
+          best = (gint) i;
+          best_growth = growth;
+        }
+    }
+  return best;
+}
+
+/* ---- report --rss ------------------------------------------------------------ */
+
+static const char *const term_columns[TIDE_RSS_N_TERMS] = {
+  [TIDE_RSS_COW] = "cow_bytes",
+  [TIDE_RSS_HEAP] = "heap_bytes",
+  [TIDE_RSS_ALLOC_FREE] = "alloc_free_bytes",
+  [TIDE_RSS_FILE] = "file_bytes",
+  [TIDE_RSS_SHMEM] = "shmem_bytes",
+  [TIDE_RSS_SHARING] = "sharing_bytes",
+  [TIDE_RSS_UNEXPLAINED] = "unexplained_bytes",
+};
+
+static void
+rss_text (GString   *out,
+          GPtrArray *rows,
+          GArray    *explanations)
+{
+  if (rows->len == 0)
+    {
+      g_string_append (out, "No steps: the program never called tidemark_step "
+                            "(or tidemark.step() in Python).\n");
+      return;
+    }
+  g_string_append (out, "Memory by step: the change of each process's private memory (USS), "
+                        "or of its RSS where only that was read, and what moved it\n");
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const TideStepRow *r = g_ptr_array_index (rows, i);
+      g_autofree char *line = tide_rss_explanation_describe (&g_array_index (explanations,
+                                                                             TideRssExplanation,
+                                                                             i));
+
+      g_string_append_printf (out, "step %d %s, %s (pid %" G_GINT64_FORMAT "): %s\n", r->number,
+                              r->label, r->role ? r->role : "?", r->pid, line);
+    }
+}
+
+static void
+rss_csv (GString   *out,
+         GPtrArray *rows,
+         GArray    *explanations)
+{
+  g_string_append (out, "pid,role,steps_pid,step,label,base,base_delta_bytes,rss_delta_bytes");
+  for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
+    g_string_append_printf (out, ",%s", term_columns[t]);
+  g_string_append_c (out, '\n');
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const TideStepRow *r = g_ptr_array_index (rows, i);
+      const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, i);
+
+      g_string_append_printf (out, "%" G_GINT64_FORMAT ",", r->pid);
+      tide_format_csv_text (out, r->role);
+      g_string_append_printf (out, ",%" G_GINT64_FORMAT ",%d,", r->steps_pid, r->number);
+      tide_format_csv_text (out, r->label);
+      g_string_append_printf (out, ",%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT,
+                              e->private_base ? "uss" : "rss", e->base_delta, e->rss_delta);
+      for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
+        g_string_append_printf (out, ",%" G_GINT64_FORMAT, e->terms[t]);
+      g_string_append_c (out, '\n');
+    }
+}
+
+static void
+rss_json (GString   *out,
+          GPtrArray *rows,
+          GArray    *explanations)
+{
+  g_string_append (out, "{\"rss\":[");
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const TideStepRow *r = g_ptr_array_index (rows, i);
+      const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, i);
+      g_autofree char *text = tide_rss_explanation_describe (e);
+
+      g_string_append_printf (out, "%s{\"pid\":%" G_GINT64_FORMAT ",\"role\":", i ? "," : "",
+                              r->pid);
+      tide_format_json_text (out, r->role);
+      g_string_append_printf (out, ",\"steps_pid\":%" G_GINT64_FORMAT ",\"step\":%d,\"label\":",
+                              r->steps_pid, r->number);
+      tide_format_json_text (out, r->label);
+      g_string_append_printf (out, ",\"base\":\"%s\",\"base_delta_bytes\":%" G_GINT64_FORMAT
+                              ",\"rss_delta_bytes\":%" G_GINT64_FORMAT,
+                              e->private_base ? "uss" : "rss", e->base_delta, e->rss_delta);
+      for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
+        g_string_append_printf (out, ",\"%s\":%" G_GINT64_FORMAT, term_columns[t], e->terms[t]);
+      g_string_append (out, ",\"text\":");
+      tide_format_json_text (out, text);
+      g_string_append_c (out, '}');
+    }
+  g_string_append (out, "]}\n");
+}
+
+void
+tide_format_rss (GString    *out,
+                 GPtrArray  *rows,
+                 TideFormat  format)
+{
+  g_autoptr(GArray) explanations = tide_rss_explain_steps (rows);
+
+  if (format == TIDE_FORMAT_CSV)
+    rss_csv (out, rows, explanations);
+  else if (format == TIDE_FORMAT_JSON)
+    rss_json (out, rows, explanations);
+  else
+    rss_text (out, rows, explanations);
 }

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include "tide-report-format.h"
 #include "tide-trace.h"
 
 G_BEGIN_DECLS
@@ -33,6 +34,52 @@ GPtrArray *tide_report_cow   (TideTrace  *trace,
 /* "worker 1: +134.0 MiB copied on write from the parent's blocks allocated
  * at dataset.py:22 (MyDataset.__init__)" */
 char      *tide_cow_row_describe (const TideCowRow *row);
+
+/* What moved a process's memory in one step.  The base is its private
+ * memory (USS) where smaps_rollup was read, else its RSS; the terms add up
+ * to the base's change exactly, TIDE_RSS_UNEXPLAINED taking the rest. */
+typedef enum
+{
+  TIDE_RSS_COW,           /* inherited pages copied on write */
+  TIDE_RSS_HEAP,          /* resident bytes of recorded blocks, else their live bytes */
+  TIDE_RSS_ALLOC_FREE,    /* what the allocator holds free */
+  TIDE_RSS_FILE,
+  TIDE_RSS_SHMEM,
+  TIDE_RSS_SHARING,       /* pages that became shared with another process, or
+                           * private again other than by copy-on-write */
+  TIDE_RSS_UNEXPLAINED,
+  TIDE_RSS_N_TERMS
+} TideRssTerm;
+
+typedef struct
+{
+  gboolean private_base;  /* the base is the USS, else the RSS */
+  gboolean since_fork;    /* a fork's child's first step: the base is its USS */
+  gint64   base_delta;
+  gint64   rss_delta;
+  gint64   terms[TIDE_RSS_N_TERMS];
+} TideRssExplanation;
+
+/* Explains each row of tide_report_job_steps (rows by step, then
+ * process): returns a TideRssExplanation per row, in the same order. */
+GArray    *tide_rss_explain_steps (GPtrArray *rows);
+
+/* "+96.00 MiB private: copy-on-write +90.00 MiB, heap +2.00 MiB, allocator
+ * free +4.00 MiB; RSS +1.00 MiB": the terms that moved, largest first,
+ * then the unexplained rest when there is any. */
+char      *tide_rss_explanation_describe (const TideRssExplanation *e);
+
+/* The row whose base grew most beyond what its recorded blocks explain
+ * (by more than @threshold bytes), or -1. */
+gint       tide_rss_find_largest_unexplained (GPtrArray *rows,
+                                              GArray    *explanations,
+                                              gint64     threshold);
+
+/* `report --rss`: a line per step and process in text; the terms as
+ * columns in CSV and JSON. */
+void       tide_format_rss (GString    *out,
+                            GPtrArray  *rows,
+                            TideFormat  format);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideCowRow, tide_cow_row_free)
 

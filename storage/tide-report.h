@@ -30,6 +30,7 @@ typedef enum
   TIDE_STEP_SHMEM,
   TIDE_STEP_ALLOC_FREE,
   TIDE_STEP_COW,
+  TIDE_STEP_SHARED,             /* pages another process maps too */
   TIDE_STEP_MAPPED,
   TIDE_STEP_N_CLASSES
 } TideStepClass;

@@ -247,6 +247,105 @@ test_steps_columns (Fixture       *f,
   g_assert_true (g_str_has_suffix (lines[7], expected_child));
 }
 
+static char *
+report_lines (Fixture    *f,
+              const char *mode,
+              const char *format,
+              const char *process)
+{
+  g_autofree char *path = g_build_filename (f->dir, "classes.tide", NULL);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "report", path, mode, "--format", format,
+                         process ? "--process" : NULL, process, NULL };
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  char *out = NULL;
+  int status = 0;
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (err, ==, "");
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  return out;
+}
+
+/* Column @name of CSV row @row (0: the header), as a number. */
+static gint64
+csv_number (GStrv       lines,
+            guint       row,
+            const char *name)
+{
+  g_auto(GStrv) header = g_strsplit (lines[0], ",", -1);
+  g_auto(GStrv) cells = g_strsplit (lines[row], ",", -1);
+
+  for (guint i = 0; header[i] != NULL; i++)
+    if (g_str_equal (header[i], name))
+      return g_ascii_strtoll (cells[i], NULL, 10);
+  g_assert_not_reached ();
+}
+
+static void
+assert_near (gint64 value,
+             gint64 expected)
+{
+  g_assert_cmpint (value, >=, expected - CLASS_SLACK);
+  g_assert_cmpint (value, <=, expected + CLASS_SLACK);
+}
+
+/* `report --rss`: each step's change of private memory, split into terms
+ * that add up to it exactly; each step's own class moved it. */
+static void
+test_rss_report (Fixture       *f,
+                 gconstpointer  unused)
+{
+  const char *terms[] = { "cow_bytes", "heap_bytes", "alloc_free_bytes", "file_bytes",
+                          "shmem_bytes", "sharing_bytes", "unexplained_bytes" };
+  g_autofree char *csv = report_lines (f, "--rss", "csv", NULL);
+  g_autofree char *text = report_lines (f, "--rss", "text", NULL);
+  g_auto(GStrv) lines = g_strsplit (csv, "\n", -1);
+  g_autofree char *child_pid = tide_test_query_text (f->trace,
+                                                     "SELECT pid FROM processes WHERE id = 2");
+  g_autofree char *child_only = NULL;
+  g_autofree char *child_line = NULL;
+  g_auto(GStrv) child_lines = NULL;
+
+  /* Rows by step, then process: steps 1-3 of the parent, 4 and 5 of both. */
+  g_assert_cmpuint (g_strv_length (lines), ==, 1 + 7 + 1);
+  for (guint row = 1; row <= 7; row++)
+    {
+      gint64 sum = 0;
+
+      for (guint t = 0; t < G_N_ELEMENTS (terms); t++)
+        sum += csv_number (lines, row, terms[t]);
+      g_assert_cmpint (sum, ==, csv_number (lines, row, "base_delta_bytes"));
+    }
+  /* Step 2: the heap freed into glibc's keeping; step 3: the memfd. */
+  assert_near (csv_number (lines, 2, "alloc_free_bytes"), 32 * MIB);
+  assert_near (csv_number (lines, 2, "unexplained_bytes"), 0);
+  assert_near (csv_number (lines, 3, "shmem_bytes"), 16 * MIB);
+  assert_near (csv_number (lines, 3, "heap_bytes"), 0);
+  /* Step 5, the child: its copy-on-write, all of it. */
+  g_assert_cmpint (csv_number (lines, 7, "cow_bytes"), ==,
+                   child_by_step_end (f, TIDE_COUNTER_COW_BYTES, 5) -
+                   child_by_step_end (f, TIDE_COUNTER_COW_BYTES, 4));
+  assert_near (csv_number (lines, 7, "unexplained_bytes"), 0);
+  assert_near (csv_number (lines, 7, "base_delta_bytes"), 16 * MIB);
+
+  child_line = g_strdup_printf ("\nstep 5 copy-on-write, rss-classes (pid %s): +16.",
+                                child_pid);
+  g_assert_nonnull (strstr (text, child_line));
+  g_assert_true (g_regex_match_simple ("\nstep 5 copy-on-write, rss-classes \\(pid [0-9]+\\): "
+                                       "\\+16\\.[0-9]{2} MiB private: copy-on-write "
+                                       "\\+16\\.[0-9]{2} MiB[,;]", text, 0, 0));
+
+  /* --process: the child's steps alone. */
+  child_only = report_lines (f, "--rss", "text", child_pid);
+  child_lines = g_strsplit (child_only, "\n", -1);
+  g_assert_cmpuint (g_strv_length (child_lines), ==, 1 + 2 + 1);
+  g_assert_true (g_str_has_prefix (child_lines[1], "step 4 fork, rss-classes (pid "));
+  g_assert_true (g_str_has_prefix (child_lines[2], "step 5 copy-on-write, rss-classes (pid "));
+}
+
 /* The summary gives the job's memory as its PSS summed, read for every
  * process at once (at each step end, as --sync-steps asks).  The job peaks
  * after step 5: the parent's 80 MiB (32 MiB mapped, 32 MiB of heap, 16 MiB
@@ -277,6 +376,15 @@ test_summary_pss (void)
   mib = g_match_info_fetch (match, 1);
   g_assert_cmpfloat (g_ascii_strtod (mib, NULL), >=, 96.0);
   g_assert_cmpfloat (g_ascii_strtod (mib, NULL), <, 100.0);
+  /* The child's copy-on-write, from the parent's mapping; and the largest
+   * growth beyond the heap in words: step 2's heap that glibc keeps. */
+  g_assert_true (g_regex_match_simple ("\ntidemark: rss-classes: \\+16\\.[0-9]{2} MiB copied on "
+                                       "write from the parent's blocks allocated at "
+                                       "rss-classes\\.c:[0-9]+ \\(main\\)\n", err, 0, 0));
+  g_assert_true (g_regex_match_simple ("\ntidemark: largest growth beyond the heap: step 2 heap, "
+                                       "rss-classes \\(pid [0-9]+\\): \\+32\\.[0-9]{2} MiB "
+                                       "private: allocator free \\+32\\.[0-9]{2} MiB[,;]",
+                                       err, 0, 0));
   tide_test_remove_dir (dir);
 }
 
@@ -292,6 +400,7 @@ main (int    argc,
   ADD ("/rss-classes/fork", test_fork);
   ADD ("/rss-classes/cow", test_cow);
   ADD ("/rss-classes/steps-columns", test_steps_columns);
+  ADD ("/rss-classes/rss-report", test_rss_report);
 #undef ADD
   g_test_add_func ("/rss-classes/summary-pss", test_summary_pss);
   return g_test_run ();
