@@ -104,20 +104,36 @@ print_largest_growth (TideTrace *trace)
               "): %s\n", r->number, r->label, r->role, r->pid, line);
 }
 
+/* Classes of resident memory that grow step over step, each with what to
+ * do about it. */
+static void
+print_class_suspects (GPtrArray *classes)
+{
+  for (guint i = 0; i < classes->len && i < SUMMARY_SUSPECTS; i++)
+    {
+      TideClassSuspect *s = g_ptr_array_index (classes, i);
+      g_autofree char *line = tide_class_suspect_describe (s);
+
+      g_printerr ("tidemark: suspect: %s\ntidemark:   %s\n", line, s->hint);
+    }
+}
+
 static void
 print_top_suspects (const char *path)
 {
   g_autoptr(TideTrace) trace = tide_trace_open (path, NULL);
   g_autoptr(GPtrArray) suspects = NULL;
+  g_autoptr(GPtrArray) classes = NULL;
 
   if (trace == NULL)
     return;
   print_copy_on_write (trace);
   print_largest_growth (trace);
   suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
-  if (suspects == NULL)
+  classes = tide_report_class_suspects (trace, NULL);
+  if (suspects == NULL || classes == NULL)
     return;
-  if (suspects->len == 0)
+  if (suspects->len == 0 && classes->len == 0)
     g_printerr ("tidemark: no leak suspects\n");
   for (guint i = 0; i < suspects->len && i < SUMMARY_SUSPECTS; i++)
     {
@@ -129,6 +145,7 @@ print_top_suspects (const char *path)
       g_printerr ("tidemark: suspect %u: %s/step since step %d in %s, %s (pid %" G_GINT64_FORMAT
                   ")\n", i + 1, slope, g->growth_step, where, g->role, g->pid);
     }
+  print_class_suspects (classes);
   g_printerr ("tidemark: see `tidemark report %s --suspects`\n", path);
 }
 

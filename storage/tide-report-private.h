@@ -29,6 +29,12 @@ gboolean      _tide_report_label_steps  (TideTrace    *trace,
                                          GPtrArray    *rows,
                                          GError      **error);
 
+gboolean      _tide_series_grows_steadily (const double *live,
+                                           gint          n,
+                                           double        min_bytes,
+                                           gint         *start_out,
+                                           double       *net_out);
+
 /* tide-report-rss.c */
 gboolean      _tide_report_add_classes  (TideTrace    *trace,
                                          GPtrArray    *rows,

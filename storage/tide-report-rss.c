@@ -447,6 +447,7 @@ tide_rss_find_largest_unexplained (GPtrArray *rows,
                                    GArray    *explanations,
                                    gint64     threshold)
 {
+  g_autoptr(GHashTable) seen = g_hash_table_new (g_int64_hash, g_int64_equal);
   gint best = -1;
   gint64 best_growth = threshold;
 
@@ -454,7 +455,11 @@ tide_rss_find_largest_unexplained (GPtrArray *rows,
     {
       const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, i);
       gint64 growth = e->base_delta - MAX (e->terms[TIDE_RSS_HEAP], 0);
+      TideStepRow *r = g_ptr_array_index (rows, i);
 
+      /* A process's first step holds its start: libraries, imports. */
+      if (g_hash_table_add (seen, &r->process_id))
+        continue;
       if (growth > best_growth)
         {
           best = (gint) i;
@@ -570,4 +575,137 @@ tide_format_rss (GString    *out,
     rss_json (out, rows, explanations);
   else
     rss_text (out, rows, explanations);
+}
+
+/* ---- classes as suspects ------------------------------------------------------ */
+
+/* Pages that a class holds are measured exactly, but library pages move
+ * them a little: growth below this is noise. */
+#define CLASS_SUSPECT_MIN_BYTES (1024.0 * 1024.0)
+
+static const struct
+{
+  TideClassSuspectKind kind;
+  TideStepClass        cls;
+  const char          *hint;
+} class_suspects[] = {
+  { TIDE_CLASS_SUSPECT_COW, TIDE_STEP_COW,
+    "reading a Python object writes its reference count, which copies its page into every "
+    "worker: keep a Dataset's data in numpy arrays or tensors rather than lists and dicts "
+    "of Python objects" },
+  { TIDE_CLASS_SUSPECT_ALLOC_FREE, TIDE_STEP_ALLOC_FREE,
+    "glibc keeps freed memory in per-thread arenas: set MALLOC_ARENA_MAX=2, call "
+    "malloc_trim(0) after large frees, or run on jemalloc "
+    "(LD_PRELOAD=libjemalloc.so.2)" },
+};
+
+void
+tide_class_suspect_free (TideClassSuspect *suspect)
+{
+  if (suspect == NULL)
+    return;
+  g_free (suspect->label);
+  g_free (suspect->name);
+  g_free (suspect);
+}
+
+static char *
+class_suspect_name (TideClassSuspectKind kind,
+                    const char          *label,
+                    gint64               end_bytes)
+{
+  g_autofree char *bytes = tide_format_bytes (end_bytes);
+
+  if (kind == TIDE_CLASS_SUSPECT_COW)
+    return g_strdup_printf ("copy-on-write in %s", label);
+  return g_strdup_printf ("glibc arenas keep %s free", bytes);
+}
+
+/* @rows: one process's, by step. */
+static void
+add_process_class_suspects (GPtrArray *rows,
+                            GPtrArray *out)
+{
+  const TideStepRow *last = g_ptr_array_index (rows, rows->len - 1);
+  g_autofree double *live = g_new0 (double, rows->len + 1);
+
+  for (guint c = 0; c < G_N_ELEMENTS (class_suspects); c++)
+    {
+      TideClassSuspect *s;
+      gint start;
+      double net;
+
+      for (guint k = 0; k < rows->len; k++)
+        {
+          const TideStepRow *r = g_ptr_array_index (rows, k);
+
+          live[k + 1] = r->has_classes ? MAX (r->class_end[class_suspects[c].cls], 0) : 0;
+        }
+      if (!_tide_series_grows_steadily (live, rows->len, CLASS_SUSPECT_MIN_BYTES, &start, &net))
+        continue;
+      s = g_new0 (TideClassSuspect, 1);
+      s->kind = class_suspects[c].kind;
+      s->process_id = last->process_id;
+      s->pid = last->pid;
+      s->label = g_strdup (last->role ? last->role : "?");
+      s->growth_step = ((const TideStepRow *) g_ptr_array_index (rows, start - 1))->number;
+      s->growth_bytes = (gint64) net;
+      s->bytes_per_step = net / (rows->len - start + 1);
+      s->end_bytes = (gint64) live[rows->len];
+      s->name = class_suspect_name (s->kind, s->label, s->end_bytes);
+      s->hint = class_suspects[c].hint;
+      g_ptr_array_add (out, s);
+    }
+}
+
+static gint
+compare_class_suspects (gconstpointer a,
+                        gconstpointer b)
+{
+  const TideClassSuspect *x = *(TideClassSuspect **) a, *y = *(TideClassSuspect **) b;
+
+  return (x->bytes_per_step < y->bytes_per_step) - (x->bytes_per_step > y->bytes_per_step);
+}
+
+GPtrArray *
+tide_report_class_suspects (TideTrace  *trace,
+                            GError    **error)
+{
+  g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_class_suspect_free);
+  g_autoptr(GPtrArray) rows = tide_report_job_steps (trace, error);
+  g_autoptr(GHashTable) done = g_hash_table_new (g_int64_hash, g_int64_equal);
+
+  if (rows == NULL)
+    return NULL;
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+      g_autoptr(GPtrArray) mine = NULL;
+
+      if (g_hash_table_contains (done, &r->process_id))
+        continue;
+      g_hash_table_add (done, &r->process_id);
+      /* Rows are by step, then process: the process's come in step order. */
+      mine = g_ptr_array_new ();
+      for (guint k = i; k < rows->len; k++)
+        if (((TideStepRow *) g_ptr_array_index (rows, k))->process_id == r->process_id)
+          g_ptr_array_add (mine, g_ptr_array_index (rows, k));
+      if (mine->len >= 2)
+        add_process_class_suspects (mine, out);
+    }
+  g_ptr_array_sort (out, compare_class_suspects);
+  return g_steal_pointer (&out);
+}
+
+char *
+tide_class_suspect_describe (const TideClassSuspect *s)
+{
+  g_autofree char *slope = tide_format_delta ((gint64) s->bytes_per_step);
+  g_autofree char *end = tide_format_bytes (s->end_bytes);
+
+  if (s->kind == TIDE_CLASS_SUSPECT_COW)
+    return g_strdup_printf ("%s, %s/step since step %d, %s copied (pid %" G_GINT64_FORMAT ")",
+                            s->name, slope, s->growth_step, end, s->pid);
+  return g_strdup_printf ("%s, %s/step since step %d, in %s (pid %" G_GINT64_FORMAT ")",
+                          s->name, slope, s->growth_step, s->label, s->pid);
 }

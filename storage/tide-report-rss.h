@@ -70,10 +70,42 @@ GArray    *tide_rss_explain_steps (GPtrArray *rows);
 char      *tide_rss_explanation_describe (const TideRssExplanation *e);
 
 /* The row whose base grew most beyond what its recorded blocks explain
- * (by more than @threshold bytes), or -1. */
+ * (by more than @threshold bytes), or -1; a process's first step, which
+ * holds its start, is not looked at. */
 gint       tide_rss_find_largest_unexplained (GPtrArray *rows,
                                               GArray    *explanations,
                                               gint64     threshold);
+
+/* A class of resident memory that grows by the suspects' rule (steady,
+ * step over step; tide-report.c), in one process. */
+typedef enum
+{
+  TIDE_CLASS_SUSPECT_COW,         /* copy-on-write of a fork's child */
+  TIDE_CLASS_SUSPECT_ALLOC_FREE,  /* what the allocator holds free */
+} TideClassSuspectKind;
+
+typedef struct
+{
+  TideClassSuspectKind kind;
+  gint64      process_id;
+  gint64      pid;
+  char       *label;            /* the process's label */
+  gint        growth_step;      /* of the steps that process is measured at */
+  gint64      growth_bytes;
+  double      bytes_per_step;
+  gint64      end_bytes;        /* at the last step */
+  char       *name;             /* "copy-on-write in DataLoader worker 0",
+                                 * "glibc arenas keep 180.00 MiB free" */
+  const char *hint;             /* what to do about it */
+} TideClassSuspect;
+
+void       tide_class_suspect_free    (TideClassSuspect *suspect);
+/* Fastest growth first. */
+GPtrArray *tide_report_class_suspects (TideTrace  *trace,
+                                       GError    **error);
+/* "glibc arenas keep 32.00 MiB free, +8.00 MiB/step since step 2, in
+ * leaky (pid 42)" */
+char      *tide_class_suspect_describe (const TideClassSuspect *suspect);
 
 /* `report --rss`: a line per step and process in text; the terms as
  * columns in CSV and JSON. */
@@ -82,5 +114,6 @@ void       tide_format_rss (GString    *out,
                             TideFormat  format);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideCowRow, tide_cow_row_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideClassSuspect, tide_class_suspect_free)
 
 G_END_DECLS
