@@ -162,6 +162,7 @@ static const gint step_class_counters[TIDE_STEP_N_CLASSES] = {
   [TIDE_STEP_ALLOC_FREE] = TIDE_COUNTER_ALLOC_FREE,
   [TIDE_STEP_COW] = TIDE_COUNTER_COW_BYTES,
   [TIDE_STEP_SHARED] = TIDE_COUNTER_RSS_SHARED_PAGES,
+  [TIDE_STEP_JEMALLOC_FREE] = TIDE_COUNTER_JEMALLOC_FREE,
   [TIDE_STEP_MAPPED] = TIDE_COUNTER_MAPPED,
 };
 
@@ -599,6 +600,10 @@ static const struct
     "(LD_PRELOAD=libjemalloc.so.2)" },
 };
 
+static const char jemalloc_hint[] =
+  "jemalloc keeps freed pages until they decay: MALLOC_CONF=dirty_decay_ms:1000 returns "
+  "them sooner, narenas:2 keeps fewer arenas";
+
 void
 tide_class_suspect_free (TideClassSuspect *suspect)
 {
@@ -609,15 +614,27 @@ tide_class_suspect_free (TideClassSuspect *suspect)
   g_free (suspect);
 }
 
+/* The allocator's free memory is jemalloc's where jemalloc holds most of
+ * it at the last step. */
+static gboolean
+mostly_jemalloc (const TideStepRow *last)
+{
+  return last->has_classes && last->class_end[TIDE_STEP_JEMALLOC_FREE] > 0 &&
+         2 * last->class_end[TIDE_STEP_JEMALLOC_FREE] > last->class_end[TIDE_STEP_ALLOC_FREE];
+}
+
 static char *
-class_suspect_name (TideClassSuspectKind kind,
-                    const char          *label,
-                    gint64               end_bytes)
+class_suspect_name (TideClassSuspectKind  kind,
+                    const TideStepRow    *last,
+                    const char           *label,
+                    gint64                end_bytes)
 {
   g_autofree char *bytes = tide_format_bytes (end_bytes);
 
   if (kind == TIDE_CLASS_SUSPECT_COW)
     return g_strdup_printf ("copy-on-write in %s", label);
+  if (mostly_jemalloc (last))
+    return g_strdup_printf ("jemalloc keeps %s free", bytes);
   return g_strdup_printf ("glibc arenas keep %s free", bytes);
 }
 
@@ -652,8 +669,9 @@ add_process_class_suspects (GPtrArray *rows,
       s->growth_bytes = (gint64) net;
       s->bytes_per_step = net / (rows->len - start + 1);
       s->end_bytes = (gint64) live[rows->len];
-      s->name = class_suspect_name (s->kind, s->label, s->end_bytes);
-      s->hint = class_suspects[c].hint;
+      s->name = class_suspect_name (s->kind, last, s->label, s->end_bytes);
+      s->hint = s->kind == TIDE_CLASS_SUSPECT_ALLOC_FREE && mostly_jemalloc (last)
+                ? jemalloc_hint : class_suspects[c].hint;
       g_ptr_array_add (out, s);
     }
 }

@@ -45,6 +45,9 @@ typedef enum
    * copied on write (capture/session/tide-cow.c); its sources are in
    * cow_sources. */
   TIDE_COUNTER_COW_BYTES   = 24,
+  /* The part of alloc_free that jemalloc holds (resident, not allocated),
+   * when it is the process's allocator. */
+  TIDE_COUNTER_JEMALLOC_FREE = 25,
 } TideCounter;
 
 /* Frame kinds of the frames table. */
