@@ -347,8 +347,12 @@ poll_counters (TideRecorder *self)
 
 /* smaps_rollup walks every resident page of a process under its memory
  * lock, milliseconds on a PyTorch process: it is read twice a second, and
- * at the step ends of a recording whose steps wait for it. */
+ * at the step ends of a recording whose steps wait for it.  Its cost grows
+ * with the mappings (and a fork's child's copy-on-write count with them):
+ * where a snapshot takes longer than ROLLUP_BUDGET of the time to the
+ * next, the next comes later (bench/bench-rss-classes). */
 #define ROLLUP_POLL_NS (500 * G_GINT64_CONSTANT (1000000))
+#define ROLLUP_BUDGET  0.02
 
 /**
  * tide_recorder_snapshot_classes:
@@ -365,8 +369,8 @@ tide_recorder_snapshot_classes (TideRecorder   *self,
                                 TideRecProcess *stepping)
 {
   guint64 job_pss = 0;
+  gint64 began = tide_recorder_now_ns ();
 
-  self->next_rollup_ns = ts_ns + ROLLUP_POLL_NS;
   for (guint i = 0; i < self->processes->len; i++)
     {
       TideRecProcess *p = g_ptr_array_index (self->processes, i);
@@ -376,6 +380,8 @@ tide_recorder_snapshot_classes (TideRecorder   *self,
       tide_rec_process_measure_cow (p, ts_ns);
     }
   self->peak_pss = MAX (self->peak_pss, job_pss);
+  self->next_rollup_ns = ts_ns + MAX (ROLLUP_POLL_NS,
+                                      (gint64) ((tide_recorder_now_ns () - began) / ROLLUP_BUDGET));
 }
 
 /* The job's memory is its PSS summed; RSS summed over processes counts
