@@ -4,9 +4,11 @@
  * Copy-on-write in a fork's child.  The child notes its inherited pages
  * while it waits in its first HELLO (TIDE_HELLO_FORKED); every snapshot of
  * the job's classes then counts those that it alone maps now
- * (TIDE_COUNTER_COW_BYTES) and, when that grew by COW_ATTRIBUTE_BYTES,
- * credits the copied pages to the parent's recorded blocks that cover them
- * (cow_sources).  A page goes to the smallest block that covers any of it,
+ * (TIDE_COUNTER_COW_BYTES) and, when that grew by an eighth (and at least
+ * COW_ATTRIBUTE_BYTES) since it was last done, credits the copied pages to
+ * the parent's recorded blocks that cover them (cow_sources): that walks
+ * all of the parent's live blocks, so it is done a number of times that
+ * grows with the logarithm of the copied bytes, not with the snapshots.  A page goes to the smallest block that covers any of it,
  * so an allocator's mapping gets only the pages that none of the blocks
  * carved from it covers.
  */
@@ -202,8 +204,8 @@ attribute (TideRecProcess *self,
  * tide_rec_process_measure_cow:
  *
  * Writes the bytes this fork's child copied on write, if they changed,
- * and where they came from, if they grew by COW_ATTRIBUTE_BYTES since
- * that was last said.
+ * and where they came from, if they grew enough since that was last said
+ * (see the file comment).
  */
 void
 tide_rec_process_measure_cow (TideRecProcess *self,
@@ -226,7 +228,7 @@ tide_rec_process_measure_cow (TideRecProcess *self,
       tide_trace_writer_add_counter (self->recorder->writer, self->id, TIDE_COUNTER_COW_BYTES,
                                      -1, ts_ns, (gint64) bytes);
     }
-  if (bytes >= self->cow_attributed + COW_ATTRIBUTE_BYTES)
+  if (bytes >= self->cow_attributed + MAX (COW_ATTRIBUTE_BYTES, self->cow_attributed / 8))
     {
       attribute (self, ts_ns, copied, bytes);
       self->cow_attributed = bytes;
