@@ -218,14 +218,15 @@ value_at (const GArray *samples,
   return lo > 0 ? g_array_index (samples, Sample, lo - 1).value : -1;
 }
 
+/* @rows: those of one process that need their classes. */
 static gboolean
 add_process_classes (TideTrace     *trace,
                      sqlite3_stmt  *stmt,
                      GPtrArray     *rows,
-                     gint64         process_id,
                      GError       **error)
 {
   gint64 origin = tide_trace_get_start_ns (trace);
+  gint64 process_id = ((TideStepRow *) g_ptr_array_index (rows, 0))->process_id;
 
   for (gint c = 0; c < TIDE_STEP_N_CLASSES; c++)
     {
@@ -238,44 +239,55 @@ add_process_classes (TideTrace     *trace,
         {
           TideStepRow *r = g_ptr_array_index (rows, i);
 
-          if (r->process_id != process_id)
-            continue;
-          r->has_classes = TRUE;
           r->class_start[c] = value_at (samples, origin + r->start_ns);
           r->class_end[c] = value_at (samples, origin + r->start_ns + r->duration_ns);
         }
     }
+  for (guint i = 0; i < rows->len; i++)
+    ((TideStepRow *) g_ptr_array_index (rows, i))->has_classes = TRUE;
   return TRUE;
 }
 
 /**
  * _tide_report_add_classes:
  *
- * Sets each row's RSS classes at its step's start and end: one read of
- * each class's samples per process, whatever the number of steps.
+ * Sets the RSS classes at its step's start and end of each row that has
+ * none yet: one read of each class's samples per process, whatever the
+ * number of steps.
  */
 gboolean
 _tide_report_add_classes (TideTrace  *trace,
                           GPtrArray  *rows,
                           GError    **error)
 {
-  g_autoptr(GHashTable) done = g_hash_table_new (g_int64_hash, g_int64_equal);
-  sqlite3_stmt *stmt = _tide_report_prepare (trace,
-      "SELECT ts_ns, value FROM counters WHERE process_id = ?1 AND counter = ?2"
-      " AND device = -1 ORDER BY ts_ns", error);
+  /* process_id -> its rows that need classes */
+  g_autoptr(GHashTable) todo = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL,
+                                                      (GDestroyNotify) g_ptr_array_unref);
+  sqlite3_stmt *stmt;
+  GHashTableIter iter;
+  GPtrArray *mine;
 
-  if (stmt == NULL)
-    return FALSE;
   for (guint i = 0; i < rows->len; i++)
     {
       TideStepRow *r = g_ptr_array_index (rows, i);
 
-      if (g_hash_table_contains (done, &r->process_id))
+      if (r->has_classes)
         continue;
-      g_hash_table_add (done, &r->process_id);
-      if (!add_process_classes (trace, stmt, rows, r->process_id, error))
-        return FALSE;
+      if ((mine = g_hash_table_lookup (todo, &r->process_id)) == NULL)
+        g_hash_table_insert (todo, &r->process_id, mine = g_ptr_array_new ());
+      g_ptr_array_add (mine, r);
     }
+  if (g_hash_table_size (todo) == 0)
+    return TRUE;
+  stmt = _tide_report_prepare (trace,
+      "SELECT ts_ns, value FROM counters WHERE process_id = ?1 AND counter = ?2"
+      " AND device = -1 ORDER BY ts_ns", error);
+  if (stmt == NULL)
+    return FALSE;
+  g_hash_table_iter_init (&iter, todo);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &mine))
+    if (!add_process_classes (trace, stmt, mine, error))
+      return FALSE;
   return _tide_report_finish_rows (trace, stmt, SQLITE_DONE, error);
 }
 

@@ -55,7 +55,14 @@ lookup_mallctl (void)
 
   if (fn == NULL && !atomic_exchange (&looked_up, 1))
     {
+      /* Without jemalloc the lookup fails, and glibc allocates the error's
+       * text: that block is ours, not the program's, and the error is
+       * cleared so that the program's next dlerror() does not see it. */
+      tide_tls.guard++;
       *(void **) &fn = dlsym (RTLD_DEFAULT, "mallctl");
+      if (fn == NULL)
+        dlerror ();
+      tide_tls.guard--;
       atomic_store (&cached, fn);
     }
   return fn;
@@ -93,7 +100,11 @@ tide_preload_send_allocator_free (void)
       total += (int64_t) mallinfo2_fn ().fordblks;
       any = true;
     }
-  if (mallctl_fn != NULL && read_jemalloc_free (mallctl_fn, &jemalloc_free))
+  tide_tls.guard++;
+  if (mallctl_fn != NULL && !read_jemalloc_free (mallctl_fn, &jemalloc_free))
+    mallctl_fn = NULL;
+  tide_tls.guard--;
+  if (mallctl_fn != NULL)
     {
       total += jemalloc_free;
       any = true;

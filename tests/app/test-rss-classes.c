@@ -176,15 +176,8 @@ static gint
 shared_mmap_line (void)
 {
   g_autofree char *path = g_build_filename (TIDE_TARGETS_SRC_DIR, "rss-classes.c", NULL);
-  g_autofree char *text = NULL;
-  g_auto(GStrv) lines = NULL;
 
-  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
-  lines = g_strsplit (text, "\n", -1);
-  for (gint i = 0; lines[i] != NULL; i++)
-    if (strstr (lines[i], "char *shared = mmap (") != NULL)
-      return i + 1;
-  g_assert_not_reached ();
+  return tide_test_source_line (path, "char *shared = mmap (");
 }
 
 /* Step 5: the child wrote 16 MiB of the 32 MiB mapping it inherited, so

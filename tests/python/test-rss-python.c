@@ -107,15 +107,8 @@ static gint
 floats_line (void)
 {
   g_autofree char *path = g_build_filename (TIDE_PYTHON_TESTS_DIR, "rss-cow.py", NULL);
-  g_autofree char *text = NULL;
-  g_auto(GStrv) lines = NULL;
 
-  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
-  lines = g_strsplit (text, "\n", -1);
-  for (gint i = 0; lines[i] != NULL; i++)
-    if (strstr (lines[i], "return [float(i) for i in range(N)]") != NULL)
-      return i + 1;
-  g_assert_not_reached ();
+  return tide_test_source_line (path, "return [float(i) for i in range(N)]");
 }
 
 /* The job's peak in the record summary, in MiB. */
