@@ -107,8 +107,8 @@ typedef void (*PageFunc) (TideCow  *self,
                           gpointer  data);
 
 /* Calls @func on every page of the sorted @runs with its pagemap entry.
- * Runs close together share one read (a pread of pagemap costs
- * microseconds, a page's entry a few nanoseconds): a window stretches over
+ * Runs close together share one read (a pread of pagemap costs far more
+ * than reading one more entry): a window stretches over
  * the following runs while the gaps stay under MAX_GAP_PAGES and the whole
  * under CHUNK_PAGES; a longer run is read in chunks. */
 static gboolean
@@ -195,9 +195,8 @@ scan_maps (TideCow    *self,
 }
 
 /* /proc/PID/maps in page-sized reads: the kernel formats as much as a
- * read asks for under the process's memory lock, and on a process of
- * 10,000 mappings reads of a page each took a third of the time of one
- * read of the whole. */
+ * read asks for under the process's memory lock, and on a process of many
+ * mappings small reads were the faster (bench/bench-rss-classes). */
 static char *
 read_maps (const char  *path,
            GError     **error)
