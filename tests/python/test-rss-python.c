@@ -173,8 +173,10 @@ test_cow_list (Fixture       *f,
   row = g_ptr_array_index (rows, 0);
   g_assert_cmpint (row->process_id, ==, 2);
   g_assert_cmpstr (row->source, ==, expected_source);
-  /* The list's floats are most of what the worker copied. */
-  g_assert_cmpint (row->source_bytes, >=, copied - copied / 10);
+  /* The list's floats are most of what the worker copied: all but a tenth
+   * at the last attribution, which lags the count by at most an eighth
+   * (tide-recorder-cow.c). */
+  g_assert_cmpint (row->source_bytes, >=, copied * 8 / 10);
   summary = g_strdup_printf ("copied on write from the parent's blocks allocated at %s\n",
                              expected_source);
   g_assert_nonnull (strstr (f->err, summary));
