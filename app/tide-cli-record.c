@@ -10,12 +10,15 @@
 #include "tide-cli.h"
 #include "tide-recorder.h"
 #include "tide-report-format.h"
+#include "tide-report-rss.h"
 #include "tide-report.h"
 #include "tide-symbol-cache.h"
 #include "tide-trace.h"
 #include "tide-wire.h"
 
 #define SUMMARY_SUSPECTS 3
+/* Less than this beyond the heap in any step is not worth a line. */
+#define SUMMARY_GROWTH_BYTES (G_GINT64_CONSTANT (1) << 20)
 
 static char *
 find_preload_library (void)
@@ -63,18 +66,74 @@ default_output (const char *command)
   return g_strdup_printf ("%s-%s.tide", base, stamp);
 }
 
+/* Copy-on-write moves no RSS, so it is said in words: per process that
+ * copied, how much and from which of its parent's blocks. */
+static void
+print_copy_on_write (TideTrace *trace)
+{
+  g_autoptr(GPtrArray) rows = tide_report_cow (trace, NULL);
+
+  for (guint i = 0; rows != NULL && i < rows->len; i++)
+    {
+      g_autofree char *line = tide_cow_row_describe (g_ptr_array_index (rows, i));
+
+      g_printerr ("tidemark: %s\n", line);
+    }
+}
+
+/* The step and process whose memory grew most beyond its recorded blocks,
+ * with what the classes say moved it. */
+static void
+print_largest_growth (TideTrace *trace)
+{
+  g_autoptr(GPtrArray) rows = tide_report_job_steps (trace, NULL);
+  g_autoptr(GArray) explanations = NULL;
+  g_autofree char *line = NULL;
+  const TideStepRow *r;
+  gint i;
+
+  if (rows == NULL)
+    return;
+  explanations = tide_rss_explain_steps (rows);
+  i = tide_rss_find_largest_unexplained (rows, explanations, SUMMARY_GROWTH_BYTES);
+  if (i < 0)
+    return;
+  r = g_ptr_array_index (rows, i);
+  line = tide_rss_explanation_describe (&g_array_index (explanations, TideRssExplanation, i));
+  g_printerr ("tidemark: largest growth beyond the heap: step %d %s, %s (pid %" G_GINT64_FORMAT
+              "): %s\n", r->number, r->label, r->role, r->pid, line);
+}
+
+/* Classes of resident memory that grow step over step, each with what to
+ * do about it. */
+static void
+print_class_suspects (GPtrArray *classes)
+{
+  for (guint i = 0; i < classes->len && i < SUMMARY_SUSPECTS; i++)
+    {
+      TideClassSuspect *s = g_ptr_array_index (classes, i);
+      g_autofree char *line = tide_class_suspect_describe (s);
+
+      g_printerr ("tidemark: suspect: %s\ntidemark:   %s\n", line, s->hint);
+    }
+}
+
 static void
 print_top_suspects (const char *path)
 {
   g_autoptr(TideTrace) trace = tide_trace_open (path, NULL);
   g_autoptr(GPtrArray) suspects = NULL;
+  g_autoptr(GPtrArray) classes = NULL;
 
   if (trace == NULL)
     return;
+  print_copy_on_write (trace);
+  print_largest_growth (trace);
   suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
-  if (suspects == NULL)
+  classes = tide_report_class_suspects (trace, NULL);
+  if (suspects == NULL || classes == NULL)
     return;
-  if (suspects->len == 0)
+  if (suspects->len == 0 && classes->len == 0)
     g_printerr ("tidemark: no leak suspects\n");
   for (guint i = 0; i < suspects->len && i < SUMMARY_SUSPECTS; i++)
     {
@@ -86,6 +145,7 @@ print_top_suspects (const char *path)
       g_printerr ("tidemark: suspect %u: %s/step since step %d in %s, %s (pid %" G_GINT64_FORMAT
                   ")\n", i + 1, slope, g->growth_step, where, g->role, g->pid);
     }
+  print_class_suspects (classes);
   g_printerr ("tidemark: see `tidemark report %s --suspects`\n", path);
 }
 

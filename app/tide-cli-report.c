@@ -7,6 +7,7 @@
 
 #include "tide-cli.h"
 #include "tide-report-format.h"
+#include "tide-report-rss.h"
 #include "tide-report.h"
 #include "tide-storage-error.h"
 #include "tide-trace.h"
@@ -17,6 +18,7 @@ typedef struct
   gboolean    suspects;
   gboolean    retained;
   gboolean    processes;
+  gboolean    rss;
   gint        step;
   TideGroupBy by;
   TideFormat  format;
@@ -33,6 +35,35 @@ storage_failure (GError *error)
   return tide_cli_fail (error->domain == TIDE_STORAGE_ERROR ? TIDE_EXIT_BAD_INPUT
                                                             : TIDE_EXIT_FAILURE,
                         "%s", error->message);
+}
+
+/* The classes of resident memory that grow like a leak, after the stacks
+ * (text only: CSV and JSON keep one row shape). */
+static gboolean
+append_class_suspects (TideTrace           *trace,
+                       const ReportRequest *req,
+                       GString             *out,
+                       GError             **error)
+{
+  g_autoptr(GPtrArray) classes = tide_report_class_suspects (trace, error);
+  gboolean said = FALSE;
+
+  if (classes == NULL)
+    return FALSE;
+  for (guint i = 0; i < classes->len; i++)
+    {
+      TideClassSuspect *s = g_ptr_array_index (classes, i);
+      g_autofree char *line = NULL;
+
+      if (req->only != NULL && !g_hash_table_contains (req->only, &s->process_id))
+        continue;
+      line = tide_class_suspect_describe (s);
+      g_string_append_printf (out, "%sclass: %s\n  %s\n",
+                              said ? "" : "\nResident memory that grows step over step:\n",
+                              line, s->hint);
+      said = TRUE;
+    }
+  return TRUE;
 }
 
 static gboolean
@@ -61,6 +92,17 @@ run_report (TideTrace           *trace,
         g_string_append_c (out, '\n');
       tide_format_steps (out, rows, req->format);
     }
+  if (req->rss)
+    {
+      g_autoptr(GPtrArray) rows = tide_report_job_steps (trace, error);
+      if (rows == NULL)
+        return FALSE;
+      if (req->only != NULL)
+        tide_report_keep_steps (rows, req->only);
+      if (out->len > 0)
+        g_string_append_c (out, '\n');
+      tide_format_rss (out, rows, req->format);
+    }
   if (req->suspects)
     {
       g_autoptr(GPtrArray) groups = tide_report_suspects (trace, req->by, error);
@@ -72,6 +114,8 @@ run_report (TideTrace           *trace,
         g_string_append_c (out, '\n');
       tide_format_groups_detailed (out, groups, TIDE_GROUPS_SUSPECTS, req->by, 0, req->format,
                                    req->native ? TIDE_FRAMES_ALL : TIDE_FRAMES_AROUND_HEADLINE);
+      if (req->format == TIDE_FORMAT_TEXT && !append_class_suspects (trace, req, out, error))
+        return FALSE;
     }
   if (req->retained)
     {
@@ -110,6 +154,8 @@ tide_cli_report (int    argc,
       NULL },
     { "retained", 0, 0, G_OPTION_ARG_NONE, &req.retained,
       "What is still live (at the trace end, or at the end of --step)", NULL },
+    { "rss", 0, 0, G_OPTION_ARG_NONE, &req.rss, "Each process's memory change per step, "
+      "explained: copy-on-write, heap, allocator, files, shmem", NULL },
     { "processes", 0, 0, G_OPTION_ARG_NONE, &req.processes, "The job's processes: role, rank, "
       "peak, growth and suspects", NULL },
     { "process", 0, 0, G_OPTION_ARG_STRING, &process, "Only this process: a pid, or rank:N",
@@ -143,10 +189,10 @@ tide_cli_report (int    argc,
   if (process != NULL && !tide_process_spec_parse (process, &spec))
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "--process takes a pid or rank:N, not '%s'",
                           process);
-  if (req.steps + req.suspects + req.retained + req.processes > 1 &&
+  if (req.steps + req.suspects + req.retained + req.processes + req.rss > 1 &&
       req.format != TIDE_FORMAT_TEXT)
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "csv and json take one report at a time");
-  if (!req.steps && !req.suspects && !req.retained && !req.processes)
+  if (!req.steps && !req.suspects && !req.retained && !req.processes && !req.rss)
     req.steps = req.suspects = TRUE;
 
   trace = tide_trace_open (files[0], &error);

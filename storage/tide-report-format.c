@@ -127,6 +127,21 @@ json_string (GString    *out,
   g_string_append_c (out, '"');
 }
 
+/* For the other report files (tide-report-rss.c). */
+void
+tide_format_csv_text (GString    *out,
+                      const char *text)
+{
+  csv_field (out, text);
+}
+
+void
+tide_format_json_text (GString    *out,
+                       const char *text)
+{
+  json_string (out, text);
+}
+
 /* ---- steps ------------------------------------------------------------------ */
 
 /* Device columns of the text table, only for traces with device activity:
@@ -218,10 +233,59 @@ steps_have_borrowed (GPtrArray *rows)
   return FALSE;
 }
 
+/* The classes the steps report shows, in its column order: TIDE_STEP_MAPPED
+ * is the mapped column already. */
+static const struct
+{
+  TideStepClass  cls;
+  const char    *column;   /* CSV and JSON */
+  const char    *title;    /* text */
+} step_classes[] = {
+  { TIDE_STEP_PSS, "pss_end_bytes", "PSS END" },
+  { TIDE_STEP_USS, "uss_end_bytes", "USS END" },
+  { TIDE_STEP_ANON, "rss_anon_end_bytes", "ANON END" },
+  { TIDE_STEP_FILE, "rss_file_end_bytes", "FILE END" },
+  { TIDE_STEP_SHMEM, "rss_shmem_end_bytes", "SHMEM END" },
+  { TIDE_STEP_ALLOC_FREE, "alloc_free_end_bytes", "ALLOC FREE" },
+  { TIDE_STEP_COW, "cow_bytes", "COW" },
+};
+
+static gboolean
+step_class_known (const TideStepRow *r,
+                  TideStepClass      cls)
+{
+  return r->has_classes && r->class_end[cls] >= 0;
+}
+
+static gboolean
+steps_have_classes (GPtrArray *rows)
+{
+  for (guint i = 0; i < rows->len; i++)
+    for (guint c = 0; c < G_N_ELEMENTS (step_classes); c++)
+      if (step_class_known (g_ptr_array_index (rows, i), step_classes[c].cls))
+        return TRUE;
+  return FALSE;
+}
+
+static void
+steps_text_class_cells (GString           *out,
+                        const TideStepRow *r)
+{
+  for (guint c = 0; c < G_N_ELEMENTS (step_classes); c++)
+    {
+      g_autofree char *cell = step_class_known (r, step_classes[c].cls)
+                              ? tide_format_bytes (r->class_end[step_classes[c].cls])
+                              : g_strdup ("-");
+
+      g_string_append_printf (out, " %12s", cell);
+    }
+}
+
 static void
 steps_text_row (GString     *out,
                 TideStepRow *r,
                 int          name_width,
+                gboolean     classes,
                 gboolean     device)
 {
   g_autofree char *name = step_process_name (r);
@@ -242,6 +306,8 @@ steps_text_row (GString     *out,
   g_string_append_printf (out, "%5d  %-10s %s%*s %10s %10s %12s %12s %12s %12s %12s %12s %12s",
                           r->number, r->label, name, MAX (pad, 0), "", start, dur, rss, drss,
                           heap, dheap, kept, expl, unattr);
+  if (classes)
+    steps_text_class_cells (out, r);
   if (device)
     steps_text_device_cells (out, r);
   g_string_append_c (out, '\n');
@@ -252,6 +318,7 @@ steps_text (GString   *out,
             GPtrArray *rows)
 {
   gboolean device = steps_have_device (rows);
+  gboolean classes = steps_have_classes (rows);
   int name_width;
 
   if (rows->len == 0)
@@ -265,11 +332,13 @@ steps_text (GString   *out,
                           "STEP", "LABEL", name_width, "PROCESS", "START", "DURATION",
                           "RSS END", "RSS CHANGE", "HEAP END", "HEAP CHANGE",
                           "RETAINED", "EXPLAINED", "UNATTRIB.");
+  for (guint c = 0; classes && c < G_N_ELEMENTS (step_classes); c++)
+    g_string_append_printf (out, " %12s", step_classes[c].title);
   if (device)
     steps_text_device_header (out, g_ptr_array_index (rows, 0));
   g_string_append_c (out, '\n');
   for (guint i = 0; i < rows->len; i++)
-    steps_text_row (out, g_ptr_array_index (rows, i), name_width, device);
+    steps_text_row (out, g_ptr_array_index (rows, i), name_width, classes, device);
   if (device)
     g_string_append (out, "CUDA:N END/CHG: live bytes of recorded device allocations at the "
                           "step end and their change; H2D, D2H: bytes copied each way by "
@@ -277,10 +346,16 @@ steps_text (GString   *out,
   g_string_append (out, "RETAINED: allocated in the step and still live at its end. "
                         "EXPLAINED: resident bytes of recorded live blocks at the step end; "
                         "UNATTRIB.: the rest of RSS.\n");
+  if (classes)
+    g_string_append (out, "PSS: resident bytes with shared pages split among the processes "
+                          "that map them; USS: pages this process alone maps; ANON, FILE, "
+                          "SHMEM: the kernel's split of RSS; ALLOC FREE: what the allocator "
+                          "holds free; COW: pages inherited at fork and since copied on "
+                          "write.\n");
   if (steps_have_borrowed (rows))
     g_string_append (out, "A process without steps of its own (DataLoader workers, helpers) "
                           "is shown at the steps of its parent, or else of rank 0: "
-                          "RSS and heap only.\n");
+                          "RSS, heap and the classes only.\n");
 }
 
 static void
@@ -302,6 +377,8 @@ steps_csv (GString   *out,
                         "heap_live_end_bytes,heap_delta_bytes,mapped_end_bytes,"
                         "device_end_bytes,device_delta_bytes,retained_bytes,retained_count,"
                         "resident_explained_bytes,unattributed_bytes,h2d_bytes,d2h_bytes");
+  for (guint c = 0; c < G_N_ELEMENTS (step_classes); c++)
+    g_string_append_printf (out, ",%s", step_classes[c].column);
   /* Every row has the same devices: those of the whole trace. */
   if (rows->len > 0)
     {
@@ -337,6 +414,12 @@ steps_csv (GString   *out,
         g_string_append_printf (out, "%" G_GINT64_FORMAT, r->unattributed);
       g_string_append_printf (out, ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, r->h2d_bytes,
                               r->d2h_bytes);
+      for (guint c = 0; c < G_N_ELEMENTS (step_classes); c++)
+        {
+          g_string_append_c (out, ',');
+          if (step_class_known (r, step_classes[c].cls))
+            g_string_append_printf (out, "%" G_GINT64_FORMAT, r->class_end[step_classes[c].cls]);
+        }
       for (guint d = 0; r->devices != NULL && d < r->devices->len; d++)
         g_string_append_printf (out, ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT,
                                 g_array_index (r->devices, TideStepDevice, d).end_bytes,
@@ -389,7 +472,11 @@ steps_json (GString   *out,
       json_optional (out, "resident_explained_bytes", r->has_resident, r->resident_explained);
       json_optional (out, "unattributed_bytes", r->has_resident && r->has_rss, r->unattributed);
       g_string_append_printf (out, ",\"h2d_bytes\":%" G_GINT64_FORMAT ",\"d2h_bytes\":%"
-                              G_GINT64_FORMAT ",\"devices\":[", r->h2d_bytes, r->d2h_bytes);
+                              G_GINT64_FORMAT, r->h2d_bytes, r->d2h_bytes);
+      for (guint c = 0; c < G_N_ELEMENTS (step_classes); c++)
+        json_optional (out, step_classes[c].column, step_class_known (r, step_classes[c].cls),
+                       r->class_end[step_classes[c].cls]);
+      g_string_append (out, ",\"devices\":[");
       for (guint d = 0; r->devices != NULL && d < r->devices->len; d++)
         {
           const TideStepDevice *sd = &g_array_index (r->devices, TideStepDevice, d);

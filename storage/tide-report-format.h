@@ -34,6 +34,11 @@ gboolean tide_format_parse   (const char     *name,
                               TideFormat     *format);
 char    *tide_format_bytes   (gint64          bytes);
 char    *tide_format_delta   (gint64          bytes);
+/* A CSV field, quoted where it must be; a JSON string, or null for NULL. */
+void     tide_format_csv_text  (GString        *out,
+                                const char     *text);
+void     tide_format_json_text (GString        *out,
+                                const char     *text);
 void     tide_format_steps   (GString        *out,
                               GPtrArray      *rows,
                               TideFormat      format);

@@ -29,6 +29,17 @@ gboolean      _tide_report_label_steps  (TideTrace    *trace,
                                          GPtrArray    *rows,
                                          GError      **error);
 
+gboolean      _tide_series_grows_steadily (const double *live,
+                                           gint          n,
+                                           double        min_bytes,
+                                           gint         *start_out,
+                                           double       *net_out);
+
+/* tide-report-rss.c */
+gboolean      _tide_report_add_classes  (TideTrace    *trace,
+                                         GPtrArray    *rows,
+                                         GError      **error);
+
 /* tide-report-scopes.c */
 GArray       *_tide_scope_shares_new   (void);
 gboolean      _tide_group_load_growth_shares    (TideTrace   *trace,

@@ -184,6 +184,8 @@ tide_report_job_steps (TideTrace  *trace,
       if (source != NULL && !add_borrowed_steps (trace, p, source, rows, error))
         return NULL;
     }
+  if (!_tide_report_add_classes (trace, rows, error))
+    return NULL;
   g_ptr_array_sort (rows, compare_step_then_process);
   return g_steal_pointer (&rows);
 }

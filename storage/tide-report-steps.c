@@ -257,6 +257,7 @@ tide_report_steps (TideTrace  *trace,
   if (!_tide_report_finish_rows (trace, stmt, rc, error))
     return NULL;
   if (!add_transfers (trace, rows, error) || !add_device_ends (trace, rows, error) ||
+      !_tide_report_add_classes (trace, rows, error) ||
       !_tide_report_label_steps (trace, rows, error))
     return NULL;
   return g_steal_pointer (&rows);

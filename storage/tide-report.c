@@ -893,3 +893,27 @@ tide_group_describe_headline (const TideGroup *group)
     return g_strdup ("(a stack without frames)");
   return g_strdup (group->scope_path ? group->scope_path : "(no scope)");
 }
+
+/**
+ * _tide_series_grows_steadily:
+ * @live: L[0..n], L[0] = 0 before step 1
+ * @start_out: (out): the step its growth began
+ * @net_out: (out): the growth since then
+ *
+ * The suspects' rule (the file comment), for series other than a group's:
+ * the RSS classes (tide-report-rss.c).
+ */
+gboolean
+_tide_series_grows_steadily (const double *live,
+                             gint          n,
+                             double        min_bytes,
+                             gint         *start_out,
+                             double       *net_out)
+{
+  Growth g;
+
+  growth_measure (live, n, &g);
+  *start_out = g.start;
+  *net_out = g.net;
+  return growth_is_suspect (&g, n, min_bytes);
+}

@@ -19,6 +19,23 @@ typedef enum
 
 #define TIDE_REPORT_MAX_DEVICES 64
 
+/* The RSS classes of a step row (tide-report-rss.c), each the last value
+ * sampled by the step's start and end; -1 where none was. */
+typedef enum
+{
+  TIDE_STEP_PSS,
+  TIDE_STEP_USS,
+  TIDE_STEP_ANON,
+  TIDE_STEP_FILE,
+  TIDE_STEP_SHMEM,
+  TIDE_STEP_ALLOC_FREE,
+  TIDE_STEP_COW,
+  TIDE_STEP_SHARED,             /* pages another process maps too */
+  TIDE_STEP_JEMALLOC_FREE,      /* the part of ALLOC_FREE that jemalloc holds */
+  TIDE_STEP_MAPPED,
+  TIDE_STEP_N_CLASSES
+} TideStepClass;
+
 /* One device's recorded allocations at a step end. */
 typedef struct
 {
@@ -57,6 +74,9 @@ typedef struct
   gint64   d2h_bytes;           /* device->host copies started in the step */
   GArray  *devices;             /* TideStepDevice, one per device of the trace,
                                  * by device; empty without device memory */
+  gboolean has_classes;         /* class_end and class_start were looked up */
+  gint64   class_end[TIDE_STEP_N_CLASSES];    /* TideStepClass, -1: not sampled */
+  gint64   class_start[TIDE_STEP_N_CLASSES];
 } TideStepRow;
 
 typedef struct

@@ -172,6 +172,19 @@ static const char schema_sql[] =
   "  resident_born_bytes INTEGER NOT NULL"
   ") STRICT;"
 
+  /* Copy-on-write in a fork's child (capture/session/tide-cow.c): the
+   * bytes of the pages it copied that each of its parent's recorded blocks
+   * cover, summed per stack, the largest few at each measurement; a NULL
+   * stack_id holds the copied bytes that no recorded block covers.  Traces
+   * written before this table have none. */
+  "CREATE TABLE cow_sources ("
+  "  process_id INTEGER NOT NULL REFERENCES processes (id),"
+  "  ts_ns INTEGER NOT NULL,"
+  "  parent_id INTEGER NOT NULL REFERENCES processes (id),"
+  "  stack_id INTEGER REFERENCES stack_nodes (id),"
+  "  bytes INTEGER NOT NULL"
+  ") STRICT;"
+
   /* Built when the capture ends (tide-analysis.c). */
   "CREATE TABLE step_stats ("
   "  step_id INTEGER PRIMARY KEY REFERENCES steps (id),"
@@ -216,7 +229,8 @@ static const char schema_sql[] =
   "  (9, 'device_allocated', 'bytes'), (10, 'torch_allocated', 'bytes'),"
   "  (11, 'torch_reserved', 'bytes'), (12, 'pss', 'bytes'), (13, 'rss_anon', 'bytes'),"
   "  (14, 'rss_file', 'bytes'), (15, 'rss_shmem', 'bytes'), (16, 'uss', 'bytes'),"
-  "  (17, 'rss_shared_pages', 'bytes'), (18, 'alloc_free', 'bytes');";
+  "  (17, 'rss_shared_pages', 'bytes'), (18, 'alloc_free', 'bytes'),"
+  "  (24, 'cow_bytes', 'bytes'), (25, 'jemalloc_free', 'bytes');";
 
 void
 tide_sqlite_set_error (GError     **error,

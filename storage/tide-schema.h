@@ -41,6 +41,13 @@ typedef enum
   TIDE_COUNTER_USS         = 16,  /* private pages: what the process alone holds */
   TIDE_COUNTER_RSS_SHARED_PAGES = 17, /* pages another process maps too */
   TIDE_COUNTER_ALLOC_FREE  = 18,
+  /* Bytes of the pages a fork's child inherited that it alone maps now:
+   * copied on write (capture/session/tide-cow.c); its sources are in
+   * cow_sources. */
+  TIDE_COUNTER_COW_BYTES   = 24,
+  /* The part of alloc_free that jemalloc holds (resident, not allocated),
+   * when it is the process's allocator. */
+  TIDE_COUNTER_JEMALLOC_FREE = 25,
 } TideCounter;
 
 /* Frame kinds of the frames table. */

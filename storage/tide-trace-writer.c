@@ -69,6 +69,7 @@ typedef enum
   OP_STEP_STATS,
   OP_PROCESS_RANK,
   OP_PROCESS_WORKER,
+  OP_COW_SOURCE,
   N_OPS
 } OpType;
 
@@ -132,6 +133,8 @@ static const OpShape op_shapes[N_OPS] = {
   [OP_SERIES] = { "INSERT INTO step_series (step_id, stack_id, scope_id, device, live_bytes,"
                   " live_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", 6, FALSE, 0,
                   (1 << 1) | (1 << 2) },
+  [OP_COW_SOURCE] = { "INSERT INTO cow_sources (process_id, ts_ns, parent_id, stack_id, bytes)"
+                      " VALUES (?1, ?2, ?3, ?4, ?5)", 5, FALSE, 0, 1 << 3 },
   [OP_STEP_STATS] = { "INSERT INTO step_stats (step_id, heap_live_end, mapped_live_end,"
                       " device_live_end, retained_bytes, retained_count)"
                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6)", 6, FALSE, 0, 0 },
@@ -1053,6 +1056,19 @@ tide_trace_writer_add_residency (TideTraceWriter        *self,
   Op op = { .type = OP_RESIDENCY,
             .ints = { row->step_id, row->stack_id, row->scope_id, row->device,
                       row->resident_bytes, row->resident_born_bytes } };
+
+  writer_push (self, &op);
+}
+
+void
+tide_trace_writer_add_cow_source (TideTraceWriter *self,
+                                  gint64           process_id,
+                                  gint64           ts_ns,
+                                  gint64           parent_id,
+                                  gint64           stack_id,
+                                  gint64           bytes)
+{
+  Op op = { .type = OP_COW_SOURCE, .ints = { process_id, ts_ns, parent_id, stack_id, bytes } };
 
   writer_push (self, &op);
 }

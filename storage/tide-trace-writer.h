@@ -137,6 +137,13 @@ void             tide_trace_writer_add_transfer   (TideTraceWriter        *self,
                                                    gint64                  scope_id);
 void             tide_trace_writer_add_residency  (TideTraceWriter        *self,
                                                    const TideResidencyRow *row);
+/* @stack_id 0: copied bytes that no recorded block covers. */
+void             tide_trace_writer_add_cow_source (TideTraceWriter        *self,
+                                                   gint64                  process_id,
+                                                   gint64                  ts_ns,
+                                                   gint64                  parent_id,
+                                                   gint64                  stack_id,
+                                                   gint64                  bytes);
 void             tide_trace_writer_add_series     (TideTraceWriter        *self,
                                                    const TideSeriesRow    *row);
 void             tide_trace_writer_add_step_totals (TideTraceWriter       *self,

@@ -3,6 +3,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 
@@ -80,6 +82,23 @@ tide_test_query_text (TideTrace  *trace,
     value = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
   sqlite3_finalize (stmt);
   return value;
+}
+
+/* The first line of the file at @path that holds @text, counted from 1;
+ * the test fails where none does. */
+gint
+tide_test_source_line (const char *path,
+                       const char *text)
+{
+  g_autofree char *source = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  g_assert_true (g_file_get_contents (path, &source, NULL, NULL));
+  lines = g_strsplit (source, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (strstr (lines[i], text) != NULL)
+      return (gint) i + 1;
+  g_error ("no line of %s holds '%s'", path, text);
 }
 
 /* The innermost frame's function of a stack group, or NULL. */

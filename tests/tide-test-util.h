@@ -19,6 +19,8 @@ gint64      tide_test_query_int      (TideTrace  *trace,
 char       *tide_test_query_text     (TideTrace  *trace,
                                       const char *sql);
 const char *tide_test_top_function   (TideGroup  *group);
+gint        tide_test_source_line    (const char *path,
+                                      const char *text);
 void        tide_test_write_two_ranks (const char *path);
 
 G_END_DECLS

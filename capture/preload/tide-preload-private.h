@@ -37,6 +37,8 @@
 #define TIDE_SEND_PATIENCE_ALL_MS 30000
 /* Longest wait at exit for the recorder to catch up (tide_preload_fini). */
 #define TIDE_EXIT_BARRIER_MS      10000
+/* Longest wait of a fork's child for the recorder to note its pages. */
+#define TIDE_FORK_WAIT_MS         2000
 #define TIDE_FLUSH_AGE_NS     (50ull * 1000 * 1000)
 #define TIDE_FLUSH_TICK_NS    (20ull * 1000 * 1000)
 

@@ -150,12 +150,12 @@ conn_open (const char *path)
 }
 
 static void
-send_hello (void)
+send_hello (uint32_t extra_flags)
 {
   _Alignas (8) unsigned char rec[TIDE_ENCODE_STRING_MAX];
   uint32_t len = tide_encode_hello (rec, sizeof rec, tide_stamp (),
                                     (uint32_t) getpid (), (uint32_t) getppid (),
-                                    tide_state.all ? TIDE_HELLO_ALL : 0,
+                                    (tide_state.all ? TIDE_HELLO_ALL : 0) | extra_flags,
                                     tide_state.sample_bytes, tide_state.exe);
 
   tide_send_direct (rec, len);
@@ -205,10 +205,10 @@ read_env (void)
 
 /* The connection is up: announce this process and start recording. */
 static void
-start_recording (void)
+start_recording (uint32_t hello_flags)
 {
   tide_state.pid = getpid ();
-  send_hello ();
+  send_hello (hello_flags);
   tide_objects_announce ();
   tide_scope_resend_all ();
   tide_python_resend_all ();
@@ -217,6 +217,8 @@ start_recording (void)
   atomic_store (&tide_state.active, 1);
   tide_flusher_start ();
 }
+
+static void wait_for_answer (uint64_t patience_ms);
 
 static void
 fork_prepare (void)
@@ -266,7 +268,10 @@ fork_child (void)
       if (fd >= 0)
         {
           atomic_store (&tide_state.fd, fd);
-          start_recording ();
+          start_recording (TIDE_HELLO_FORKED);
+          /* Before the child writes a page: the recorder notes what it
+           * shares with its parent, to tell copy-on-write apart later. */
+          wait_for_answer (TIDE_FORK_WAIT_MS);
         }
       else
         tide_go_dormant ();
@@ -297,7 +302,7 @@ start (const char *path)
       tide_atfork_done = true;
     }
   atomic_store (&tide_state.fd, fd);
-  start_recording ();
+  start_recording (0);
 }
 
 __attribute__ ((constructor)) static void
@@ -322,20 +327,21 @@ tide_preload_init (void)
  * recorder to send it back: then every step it marked is measured.  A dead
  * recorder closes the socket, which ends the wait at once.  With
  * TIDEMARK_SYNC_STEPS, every step marker waits so. */
-void
-tide_wait_for_recorder (void)
+/* Sends an EXIT_BARRIER and waits at most @patience_ms for the recorder to
+ * send it back, which it does once every record before it is handled. */
+static void
+wait_for_answer (uint64_t patience_ms)
 {
   TideWireHeader barrier = { .type = TIDE_WIRE_EXIT_BARRIER, .len = sizeof barrier };
   int fd = atomic_load (&tide_state.fd);
   struct pollfd pfd = { .fd = fd, .events = POLLIN };
-  uint64_t deadline = tide_now_ns () + (uint64_t) TIDE_EXIT_BARRIER_MS * 1000000;
+  uint64_t deadline = tide_now_ns () + patience_ms * 1000000;
   TideStamp st = tide_stamp ();
   TideWireHeader answer;
 
   barrier.tid = st.tid;
   barrier.time_ns = st.time_ns;
-  if (fd < 0 || !atomic_load (&tide_state.marked_steps) ||
-      !tide_conn_send (&barrier, sizeof barrier))
+  if (fd < 0 || !tide_conn_send (&barrier, sizeof barrier))
     return;
   for (;;)
     {
@@ -354,6 +360,13 @@ tide_wait_for_recorder (void)
       if (n < 0 && errno != EINTR)
         return;
     }
+}
+
+void
+tide_wait_for_recorder (void)
+{
+  if (atomic_load (&tide_state.marked_steps))
+    wait_for_answer (TIDE_EXIT_BARRIER_MS);
 }
 
 /* Runs late in exit(): a preloaded object is finalized after the program

@@ -92,6 +92,8 @@ tide_rec_process_new (TideRecorder  *recorder,
   self->fd = fd;
   self->core = tide_capture_process_new (recorder->session, &row);
   g_ptr_array_add (recorder->connections, self);
+  if ((hello->flags & TIDE_HELLO_FORKED) && parent != NULL && parent->pid != (pid_t) hello->pid)
+    tide_capture_process_start_cow (self->core, parent);
   return self;
 }
 
@@ -180,6 +182,7 @@ on_transfer (TideRecProcess         *self,
 }
 
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_ALLOC_FREE == TIDE_COUNTER_ALLOC_FREE);
+G_STATIC_ASSERT (TIDE_WIRE_COUNTER_JEMALLOC_FREE == TIDE_COUNTER_JEMALLOC_FREE);
 
 /* A process may speak twice: its environment's rank at start-up, then
  * torch.distributed's rank or its DataLoader worker index; -1 keeps what

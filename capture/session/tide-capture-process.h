@@ -15,6 +15,7 @@
 
 #include "tide-address-space.h"
 #include "tide-capture-session.h"
+#include "tide-cow.h"
 #include "tide-live-table.h"
 #include "tide-procfs.h"
 #include "tide-stack-cache.h"
@@ -75,6 +76,12 @@ struct _TideCaptureProcess
 
   TideCaptureBlocksFunc more_blocks;    /* NULL, or the driver's own host blocks */
   gpointer             more_blocks_data;
+
+  /* A fork's child (tide-capture-process-cow.c); NULL otherwise. */
+  TideCow             *cow;
+  TideCaptureProcess  *fork_parent;    /* whose pages it copies */
+  gint64               last_cow;
+  guint64              cow_attributed; /* the copied bytes last attributed */
 };
 
 /* Adds the image that @row describes (its id is filled in) to @session and
@@ -142,5 +149,10 @@ void                tide_capture_process_end          (TideCaptureProcess  *self
                                                        gint64               end_ns,
                                                        int                  exit_status);
 void                tide_capture_process_flush_live   (TideCaptureProcess  *self);
+
+void                tide_capture_process_start_cow    (TideCaptureProcess  *self,
+                                                       TideCaptureProcess  *parent);
+void                tide_capture_process_measure_cow  (TideCaptureProcess  *self,
+                                                       gint64               ts_ns);
 
 G_END_DECLS

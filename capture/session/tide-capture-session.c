@@ -21,8 +21,10 @@
 /* smaps_rollup walks every resident page of a process under its memory
  * lock, milliseconds on a PyTorch process: it is read at most twice a
  * second, and at the step ends of a recording whose steps wait for it.
- * Its walks may take 1% of the recorder's core: a snapshot that took
- * 10 ms waits a second for the next. */
+ * Its cost grows with the mappings (and a fork's child's copy-on-write
+ * count with them): its walks may take 1% of the recorder's core, so a
+ * snapshot that took 10 ms waits a second for the next
+ * (bench/bench-rss-classes). */
 #define ROLLUP_POLL_NS (500 * G_GINT64_CONSTANT (1000000))
 #define ROLLUP_COST_FACTOR 100
 
@@ -216,6 +218,7 @@ tide_capture_session_snapshot_classes (TideCaptureSession *self,
 
       if (tide_capture_process_sample_classes (p, ts_ns, TRUE, p == stepping))
         job_pss += MAX (p->last_classes[0], 0);
+      tide_capture_process_measure_cow (p, ts_ns);
     }
   self->peak_pss = MAX (self->peak_pss, job_pss);
   cpu_ns = thread_cpu_ns () - cpu_ns;

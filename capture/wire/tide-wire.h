@@ -82,12 +82,16 @@ typedef struct
   uint32_t pid;
   uint32_t ppid;
   uint32_t wire_version;   /* TIDE_WIRE_VERSION */
-  uint32_t flags;          /* TIDE_HELLO_ALL when every allocation is recorded */
+  uint32_t flags;          /* TIDE_HELLO_* */
   uint64_t sample_bytes;   /* mean sampling interval in effect */
   char     exe[];          /* /proc/self/exe, NUL-terminated */
 } TideWireHello;
 
-#define TIDE_HELLO_ALL 1u
+#define TIDE_HELLO_ALL 1u     /* every allocation is recorded */
+/* A fork's child, sent before fork() returns in it: the process then waits
+ * for the recorder's answer to an EXIT_BARRIER, so that the recorder notes
+ * which pages it inherited before it writes any. */
+#define TIDE_HELLO_FORKED 2u
 
 /* One loaded object segment (from dl_iterate_phdr, at start and after
  * every dlopen).  Native frames are symbolized against these. */
@@ -266,9 +270,12 @@ typedef struct
 
 _Static_assert (sizeof (TideWireCounter) == 32, "counter is 32 bytes");
 
-/* The counter the preload itself sends at each step end: glibc's free
- * bytes (TIDE_COUNTER_ALLOC_FREE; the recorder checks that they agree). */
-#define TIDE_WIRE_COUNTER_ALLOC_FREE 18
+/* The counters the preload itself sends at each step end: the free bytes
+ * its allocators hold (TIDE_COUNTER_ALLOC_FREE), and of them jemalloc's,
+ * when it is the allocator (TIDE_COUNTER_JEMALLOC_FREE); the recorder
+ * checks that the ids agree. */
+#define TIDE_WIRE_COUNTER_ALLOC_FREE    18
+#define TIDE_WIRE_COUNTER_JEMALLOC_FREE 25
 _Static_assert (sizeof (TideWireHeader) == 16, "wire header is 16 bytes");
 _Static_assert (sizeof (TideWireHello) == 40, "hello is 40 bytes plus exe");
 _Static_assert (sizeof (TideWireMapping) == 40, "mapping is 40 bytes plus path");

@@ -9,13 +9,16 @@
  */
 #include "config.h"
 
+#include <string.h>
 #include <sys/wait.h>
 
+#include "tide-report-rss.h"
 #include "tide-schema.h"
 #include "tide-test-util.h"
 
 #define MIB          G_GINT64_CONSTANT (1048576)
 #define CLASS_SLACK  MIB
+#define JEMALLOC     "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
 
 typedef struct
 {
@@ -67,8 +70,8 @@ at_step_end (Fixture *f,
 {
   g_autofree char *sql = g_strdup_printf ("SELECT c.value FROM counters c JOIN steps s"
                                           " ON s.process_id = c.process_id AND c.ts_ns = s.end_ns"
-                                          " WHERE s.process_id = 1 AND s.number = %d"
-                                          " AND c.counter = %d AND c.device = -1",
+                                          " WHERE s.process_id = (SELECT min (process_id) FROM steps)"
+                                          " AND s.number = %d AND c.counter = %d AND c.device = -1",
                                           number, counter);
   gint64 value = tide_test_query_int (f->trace, sql);
 
@@ -85,8 +88,9 @@ sent_by_step_end (Fixture *f,
 {
   g_autofree char *sql = g_strdup_printf ("SELECT c.value FROM counters c JOIN steps s"
                                           " ON s.process_id = c.process_id AND c.ts_ns <= s.end_ns"
-                                          " WHERE s.process_id = 1 AND s.number = %d"
-                                          " AND c.counter = %d ORDER BY c.ts_ns DESC LIMIT 1",
+                                          " WHERE s.process_id = (SELECT min (process_id) FROM steps)"
+                                          " AND s.number = %d AND c.counter = %d"
+                                          " ORDER BY c.ts_ns DESC LIMIT 1",
                                           number, counter);
   return tide_test_query_int (f->trace, sql);
 }
@@ -154,6 +158,189 @@ test_fork (Fixture       *f,
   g_assert_cmpint (tide_test_query_int (f->trace, "SELECT count (*) FROM processes"), ==, 2);
 }
 
+/* The child's value of @counter by the end of the parent's step @number. */
+static gint64
+child_by_step_end (Fixture *f,
+                   gint     counter,
+                   gint     number)
+{
+  g_autofree char *sql = g_strdup_printf ("SELECT c.value FROM counters c, steps s"
+                                          " WHERE s.process_id = 1 AND s.number = %d"
+                                          " AND c.process_id = 2 AND c.counter = %d"
+                                          " AND c.ts_ns <= s.end_ns ORDER BY c.ts_ns DESC LIMIT 1",
+                                          number, counter);
+  return tide_test_query_int (f->trace, sql);
+}
+
+/* The line of rss-classes.c that maps the pages the child later writes. */
+static gint
+shared_mmap_line (void)
+{
+  g_autofree char *path = g_build_filename (TIDE_TARGETS_SRC_DIR, "rss-classes.c", NULL);
+
+  return tide_test_source_line (path, "char *shared = mmap (");
+}
+
+/* Step 5: the child wrote 16 MiB of the 32 MiB mapping it inherited, so
+ * it copied those pages on write, and the parent's mmap in main covers
+ * every one of them; before that it had copied only a few pages of its
+ * stack and libc's data. */
+static void
+test_cow (Fixture       *f,
+          gconstpointer  unused)
+{
+  g_autoptr(GPtrArray) rows = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *source = g_strdup_printf ("rss-classes.c:%d (main)", shared_mmap_line ());
+  gint64 before = child_by_step_end (f, TIDE_COUNTER_COW_BYTES, 4);
+  gint64 after = child_by_step_end (f, TIDE_COUNTER_COW_BYTES, 5);
+  TideCowRow *row;
+
+  g_assert_cmpint (before, >=, 0);
+  g_assert_cmpint (before, <, CLASS_SLACK);
+  g_assert_cmpint (after - before, >=, 16 * MIB);
+  g_assert_cmpint (after - before, <=, 16 * MIB + CLASS_SLACK);
+
+  rows = tide_report_cow (f->trace, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (rows->len, ==, 1);
+  row = g_ptr_array_index (rows, 0);
+  g_assert_cmpint (row->process_id, ==, 2);
+  g_assert_cmpint (row->copied_bytes, ==, after);
+  g_assert_cmpint (row->source_bytes, ==, 16 * MIB);
+  g_assert_cmpstr (row->source, ==, source);
+}
+
+/* The steps report has the classes as columns: the child's row at step 5
+ * holds its copy-on-write, the parent's none. */
+static void
+test_steps_columns (Fixture       *f,
+                    gconstpointer  unused)
+{
+  g_autofree char *path = g_build_filename (f->dir, "classes.tide", NULL);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "report", path, "--steps", "--format", "csv", NULL };
+  g_autofree char *out = NULL, *err = NULL, *expected_child = NULL;
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) lines = NULL;
+  int status = 0;
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                &error);
+  g_assert_no_error (error);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  lines = g_strsplit (out, "\n", -1);
+  g_assert_true (g_str_has_suffix (lines[0], ",h2d_bytes,d2h_bytes,pss_end_bytes,uss_end_bytes,"
+                                             "rss_anon_end_bytes,rss_file_end_bytes,"
+                                             "rss_shmem_end_bytes,alloc_free_end_bytes,cow_bytes"));
+  /* Rows by step, then process: step 5 of the parent (which copied
+   * nothing: its cell is empty), then of the child. */
+  expected_child = g_strdup_printf (",%" G_GINT64_FORMAT,
+                                    child_by_step_end (f, TIDE_COUNTER_COW_BYTES, 5));
+  g_assert_cmpuint (g_strv_length (lines), ==, 1 + 5 + 2 + 1);
+  g_assert_true (g_str_has_suffix (lines[6], ","));
+  g_assert_false (g_str_has_suffix (lines[6], ",,"));
+  g_assert_true (g_str_has_suffix (lines[7], expected_child));
+}
+
+static char *
+report_lines (Fixture    *f,
+              const char *mode,
+              const char *format,
+              const char *process)
+{
+  g_autofree char *path = g_build_filename (f->dir, "classes.tide", NULL);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "report", path, mode, "--format", format,
+                         process ? "--process" : NULL, process, NULL };
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  char *out = NULL;
+  int status = 0;
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (err, ==, "");
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  return out;
+}
+
+/* Column @name of CSV row @row (0: the header), as a number. */
+static gint64
+csv_number (GStrv       lines,
+            guint       row,
+            const char *name)
+{
+  g_auto(GStrv) header = g_strsplit (lines[0], ",", -1);
+  g_auto(GStrv) cells = g_strsplit (lines[row], ",", -1);
+
+  for (guint i = 0; header[i] != NULL; i++)
+    if (g_str_equal (header[i], name))
+      return g_ascii_strtoll (cells[i], NULL, 10);
+  g_assert_not_reached ();
+}
+
+static void
+assert_near (gint64 value,
+             gint64 expected)
+{
+  g_assert_cmpint (value, >=, expected - CLASS_SLACK);
+  g_assert_cmpint (value, <=, expected + CLASS_SLACK);
+}
+
+/* `report --rss`: each step's change of private memory, split into terms
+ * that add up to it exactly; each step's own class moved it. */
+static void
+test_rss_report (Fixture       *f,
+                 gconstpointer  unused)
+{
+  const char *terms[] = { "cow_bytes", "heap_bytes", "alloc_free_bytes", "file_bytes",
+                          "shmem_bytes", "sharing_bytes", "unexplained_bytes" };
+  g_autofree char *csv = report_lines (f, "--rss", "csv", NULL);
+  g_autofree char *text = report_lines (f, "--rss", "text", NULL);
+  g_auto(GStrv) lines = g_strsplit (csv, "\n", -1);
+  g_autofree char *child_pid = tide_test_query_text (f->trace,
+                                                     "SELECT pid FROM processes WHERE id = 2");
+  g_autofree char *child_only = NULL;
+  g_autofree char *child_line = NULL;
+  g_auto(GStrv) child_lines = NULL;
+
+  /* Rows by step, then process: steps 1-3 of the parent, 4 and 5 of both. */
+  g_assert_cmpuint (g_strv_length (lines), ==, 1 + 7 + 1);
+  for (guint row = 1; row <= 7; row++)
+    {
+      gint64 sum = 0;
+
+      for (guint t = 0; t < G_N_ELEMENTS (terms); t++)
+        sum += csv_number (lines, row, terms[t]);
+      g_assert_cmpint (sum, ==, csv_number (lines, row, "base_delta_bytes"));
+    }
+  /* Step 2: the heap freed into glibc's keeping; step 3: the memfd. */
+  assert_near (csv_number (lines, 2, "alloc_free_bytes"), 32 * MIB);
+  assert_near (csv_number (lines, 2, "unexplained_bytes"), 0);
+  assert_near (csv_number (lines, 3, "shmem_bytes"), 16 * MIB);
+  assert_near (csv_number (lines, 3, "heap_bytes"), 0);
+  /* Step 5, the child: its copy-on-write, all of it. */
+  g_assert_cmpint (csv_number (lines, 7, "cow_bytes"), ==,
+                   child_by_step_end (f, TIDE_COUNTER_COW_BYTES, 5) -
+                   child_by_step_end (f, TIDE_COUNTER_COW_BYTES, 4));
+  assert_near (csv_number (lines, 7, "unexplained_bytes"), 0);
+  assert_near (csv_number (lines, 7, "base_delta_bytes"), 16 * MIB);
+
+  child_line = g_strdup_printf ("\nstep 5 copy-on-write, rss-classes (pid %s): +16.",
+                                child_pid);
+  g_assert_nonnull (strstr (text, child_line));
+  g_assert_true (g_regex_match_simple ("\nstep 5 copy-on-write, rss-classes \\(pid [0-9]+\\): "
+                                       "\\+16\\.[0-9]{2} MiB private: copy-on-write "
+                                       "\\+16\\.[0-9]{2} MiB[,;]", text, 0, 0));
+
+  /* --process: the child's steps alone. */
+  child_only = report_lines (f, "--rss", "text", child_pid);
+  child_lines = g_strsplit (child_only, "\n", -1);
+  g_assert_cmpuint (g_strv_length (child_lines), ==, 1 + 2 + 1);
+  g_assert_true (g_str_has_prefix (child_lines[1], "step 4 fork, rss-classes (pid "));
+  g_assert_true (g_str_has_prefix (child_lines[2], "step 5 copy-on-write, rss-classes (pid "));
+}
+
 /* The summary gives the job's memory as its PSS summed, read for every
  * process at once (at each step end, as --sync-steps asks).  The job peaks
  * after step 5: the parent's 80 MiB (32 MiB mapped, 32 MiB of heap, 16 MiB
@@ -184,6 +371,67 @@ test_summary_pss (void)
   mib = g_match_info_fetch (match, 1);
   g_assert_cmpfloat (g_ascii_strtod (mib, NULL), >=, 96.0);
   g_assert_cmpfloat (g_ascii_strtod (mib, NULL), <, 100.0);
+  /* The child's copy-on-write, from the parent's mapping; and the largest
+   * growth beyond the heap in words: step 2's heap that glibc keeps. */
+  g_assert_true (g_regex_match_simple ("\ntidemark: rss-classes: \\+16\\.[0-9]{2} MiB copied on "
+                                       "write from the parent's blocks allocated at "
+                                       "rss-classes\\.c:[0-9]+ \\(main\\)\n", err, 0, 0));
+  g_assert_true (g_regex_match_simple ("\ntidemark: largest growth beyond the heap: step 2 heap, "
+                                       "rss-classes \\(pid [0-9]+\\): \\+3[12]\\.[0-9]{2} MiB "
+                                       "private: allocator free \\+3[12]\\.[0-9]{2} MiB[,;]",
+                                       err, 0, 0));
+  tide_test_remove_dir (dir);
+}
+
+/* jemalloc, preloaded, as the allocator of tests/targets/allocator-free:
+ * the 64 MiB it frees in step 2 stay with jemalloc (less what its decay
+ * returned at once), which the preload reads from its statistics, and
+ * that is what the step's anonymous memory grew by. */
+static void
+test_jemalloc (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-rss-jemalloc");
+  g_autofree char *path = g_build_filename (dir, "jemalloc.tide", NULL);
+  g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "allocator-free", NULL);
+  /* Preloaded into the target alone, through env: the recorder of a
+   * sanitizer build cannot run with it. */
+  g_autofree char *preload = g_strdup_printf ("LD_PRELOAD=%s:%s", TIDE_PRELOAD_LIB, JEMALLOC);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--sync-steps", "-o", path, "--",
+                         "/usr/bin/env", preload, target, NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  Fixture f = { 0 };
+  gint64 jemalloc, anon;
+  int status = 0;
+
+  if (!g_file_test (JEMALLOC, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip (JEMALLOC " is not installed (libjemalloc2)");
+      tide_test_remove_dir (dir);
+      return;
+    }
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (err, ==, "");
+  g_assert_cmpstr (out, ==, "done\n");
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  f.trace = trace = tide_test_open_trace (path);
+
+  jemalloc = sent_by_step_end (&f, TIDE_COUNTER_JEMALLOC_FREE, 2) -
+             sent_by_step_end (&f, TIDE_COUNTER_JEMALLOC_FREE, 1);
+  anon = at_step_end (&f, TIDE_COUNTER_RSS_ANON, 2) - at_step_end (&f, TIDE_COUNTER_RSS_ANON, 1);
+  g_assert_cmpint (jemalloc, >=, 32 * MIB);
+  g_assert_cmpint (jemalloc, <=, 64 * MIB + CLASS_SLACK);
+  g_assert_cmpint (anon, >=, jemalloc - CLASS_SLACK);
+  g_assert_cmpint (anon, <=, jemalloc + CLASS_SLACK);
+  /* The allocator class holds jemalloc's and glibc's, which keeps next to
+   * nothing here. */
+  g_assert_cmpint (sent_by_step_end (&f, TIDE_COUNTER_ALLOC_FREE, 2) -
+                   sent_by_step_end (&f, TIDE_COUNTER_JEMALLOC_FREE, 2), <, CLASS_SLACK);
+  g_assert_cmpint (sent_by_step_end (&f, TIDE_COUNTER_ALLOC_FREE, 2) -
+                   sent_by_step_end (&f, TIDE_COUNTER_JEMALLOC_FREE, 2), >=, 0);
   tide_test_remove_dir (dir);
 }
 
@@ -197,7 +445,11 @@ main (int    argc,
   ADD ("/rss-classes/allocator-free", test_allocator_free);
   ADD ("/rss-classes/shmem", test_shmem);
   ADD ("/rss-classes/fork", test_fork);
+  ADD ("/rss-classes/cow", test_cow);
+  ADD ("/rss-classes/steps-columns", test_steps_columns);
+  ADD ("/rss-classes/rss-report", test_rss_report);
 #undef ADD
   g_test_add_func ("/rss-classes/summary-pss", test_summary_pss);
+  g_test_add_func ("/rss-classes/jemalloc", test_jemalloc);
   return g_test_run ();
 }

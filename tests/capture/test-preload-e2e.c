@@ -641,9 +641,12 @@ test_basic (Fixture       *f,
     g_assert_cmpuint (count_allocs (child, KNOWN_BASE + i), ==, 0);
   check_steps (child, child_steps);
 
-  /* Both marked steps, so both waited at exit for the recorder, once. */
+  /* Both marked steps, so both waited at exit for the recorder, once;
+   * the child also waited at fork, while the recorder noted its pages. */
   g_assert_cmpuint (parent->n_barriers, ==, 1);
-  g_assert_cmpuint (child->n_barriers, ==, 1);
+  g_assert_cmpuint (child->n_barriers, ==, 2);
+  g_assert_true (conn_hello (child)->flags & TIDE_HELLO_FORKED);
+  g_assert_false (conn_hello (parent)->flags & TIDE_HELLO_FORKED);
 }
 
 static void

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-cow.c: copy-on-write, page by page.
+ *
+ * Right after fork every private anonymous page of the child is the
+ * parent's page, mapped by both: pagemap shows it present and not
+ * "exclusively mapped" (bit 56).  A write by the child gives the child a
+ * copy, which it alone maps; so does a write by the parent (the child's
+ * page is then the child's alone).  Either way a page inherited at fork is
+ * now private to the child and counted in its USS.
+ *
+ * tide_cow_open() runs while the child waits (TIDE_HELLO_FORKED) and notes,
+ * in every private writable mapping, the runs of pages that are present,
+ * anonymous and shared: the inherited pages.  tide_cow_measure() reads the
+ * pagemap entries of those runs again and counts the pages now present and
+ * exclusive.  Pages of large folios are told exclusive by the kernel's
+ * estimate for the whole folio; small pages, which is what a copy is, are
+ * exact.  A page mapped again later (munmap, then mmap at the same place)
+ * is no longer the inherited one but would still count if exclusive: rare
+ * for a DataLoader worker, whose heap stays in place.
+ */
+#include "config.h"
+
+#include "tide-cow.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gio/gio.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PM_PRESENT    (G_GUINT64_CONSTANT (1) << 63)
+#define PM_FILE       (G_GUINT64_CONSTANT (1) << 61)  /* file page or shared anonymous */
+#define PM_EXCLUSIVE  (G_GUINT64_CONSTANT (1) << 56)
+#define CHUNK_PAGES   65536u                           /* 512 KiB of entries a read */
+#define MAX_GAP_PAGES 1024u                            /* reading 8 KiB beats a pread */
+/* Past this much virtual memory in writable private mappings the rest is
+ * not looked at: 64 GiB of 4 KiB pages, 128 MiB of pagemap to read. */
+#define MAX_SCANNED_PAGES (G_GUINT64_CONSTANT (1) << 24)
+
+typedef struct
+{
+  guint64 first;  /* page number */
+  guint64 n;
+} Run;
+
+struct _TideCow
+{
+  int      pagemap_fd;
+  guint    page_shift;
+  GArray  *runs;       /* Run, sorted: the inherited pages */
+  guint64  inherited;  /* pages */
+  guint64 *entries;    /* CHUNK_PAGES */
+};
+
+/* Reads the pagemap entries of pages [first, first + n), n <= CHUNK_PAGES. */
+static gboolean
+read_entries (TideCow *self,
+              guint64  first,
+              guint64  n)
+{
+  gsize want = n * sizeof (guint64), done = 0;
+
+  while (done < want)
+    {
+      gssize got = pread (self->pagemap_fd, (char *) self->entries + done, want - done,
+                          (off_t) (first * sizeof (guint64) + done));
+
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got <= 0)
+        return FALSE;
+      done += got;
+    }
+  return TRUE;
+}
+
+static inline gboolean
+is_inherited (guint64 entry)
+{
+  return (entry & (PM_PRESENT | PM_FILE | PM_EXCLUSIVE)) == PM_PRESENT;
+}
+
+static inline gboolean
+is_copied (guint64 entry)
+{
+  return (entry & (PM_PRESENT | PM_FILE | PM_EXCLUSIVE)) == (PM_PRESENT | PM_EXCLUSIVE);
+}
+
+static void
+add_page (GArray  *runs,
+          guint64  page)
+{
+  Run *last = runs->len ? &g_array_index (runs, Run, runs->len - 1) : NULL;
+
+  if (last != NULL && last->first + last->n == page)
+    last->n++;
+  else
+    g_array_append_val (runs, ((Run) { page, 1 }));
+}
+
+typedef void (*PageFunc) (TideCow  *self,
+                          guint64   page,
+                          guint64   entry,
+                          gpointer  data);
+
+/* Calls @func on every page of the sorted @runs with its pagemap entry.
+ * Runs close together share one read (a pread of pagemap costs far more
+ * than reading one more entry): a window stretches over
+ * the following runs while the gaps stay under MAX_GAP_PAGES and the whole
+ * under CHUNK_PAGES; a longer run is read in chunks. */
+static gboolean
+walk_pages (TideCow   *self,
+            const Run *runs,
+            guint      n_runs,
+            PageFunc   func,
+            gpointer   data)
+{
+  for (guint i = 0; i < n_runs;)
+    {
+      guint64 first = runs[i].first, end = runs[i].first + runs[i].n;
+      guint j = i;
+
+      if (runs[i].n > CHUNK_PAGES)
+        {
+          for (guint64 page = first; page < end; page += CHUNK_PAGES)
+            {
+              guint64 n = MIN (end - page, CHUNK_PAGES);
+
+              if (!read_entries (self, page, n))
+                return FALSE;
+              for (guint64 k = 0; k < n; k++)
+                func (self, page + k, self->entries[k], data);
+            }
+          i++;
+          continue;
+        }
+      while (j + 1 < n_runs && runs[j + 1].n <= CHUNK_PAGES &&
+             runs[j + 1].first - end <= MAX_GAP_PAGES &&
+             runs[j + 1].first + runs[j + 1].n - first <= CHUNK_PAGES)
+        {
+          j++;
+          end = runs[j].first + runs[j].n;
+        }
+      if (!read_entries (self, first, end - first))
+        return FALSE;
+      for (; i <= j; i++)
+        for (guint64 page = runs[i].first; page < runs[i].first + runs[i].n; page++)
+          func (self, page, self->entries[page - first], data);
+    }
+  return TRUE;
+}
+
+static void
+note_inherited (TideCow  *self,
+                guint64   page,
+                guint64   entry,
+                gpointer  unused)
+{
+  if (!is_inherited (entry))
+    return;
+  add_page (self->runs, page);
+  self->inherited++;
+}
+
+/* Private writable mappings of /proc/PID/maps: where a write copies. */
+static gboolean
+scan_maps (TideCow    *self,
+           const char *maps)
+{
+  g_autoptr(GArray) writable = g_array_new (FALSE, FALSE, sizeof (Run));
+  guint64 scanned = 0;
+
+  for (const char *line = maps; line != NULL && *line != '\0';)
+    {
+      const char *next = strchr (line, '\n');
+      guint64 start, end;
+      char perms[5];
+
+      if (sscanf (line, "%" G_GINT64_MODIFIER "x-%" G_GINT64_MODIFIER "x %4s", &start, &end,
+                  perms) == 3 && perms[1] == 'w' && perms[3] == 'p' && end > start &&
+          scanned < MAX_SCANNED_PAGES)
+        {
+          Run r = { start >> self->page_shift,
+                    MIN ((end - start) >> self->page_shift, MAX_SCANNED_PAGES - scanned) };
+
+          g_array_append_val (writable, r);
+          scanned += r.n;
+        }
+      line = next ? next + 1 : NULL;
+    }
+  return walk_pages (self, (const Run *) writable->data, writable->len, note_inherited, NULL);
+}
+
+/* /proc/PID/maps in page-sized reads: the kernel formats as much as a
+ * read asks for under the process's memory lock, and on a process of many
+ * mappings small reads were the faster (bench/bench-rss-classes). */
+static char *
+read_maps (const char  *path,
+           GError     **error)
+{
+  g_autoptr(GString) text = g_string_sized_new (65536);
+  char buf[4096];
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  gssize got;
+
+  if (fd < 0)
+    {
+      int saved = errno;
+
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "Cannot open %s: %s",
+                   path, g_strerror (saved));
+      return NULL;
+    }
+  while ((got = read (fd, buf, sizeof buf)) > 0 || (got < 0 && errno == EINTR))
+    if (got > 0)
+      g_string_append_len (text, buf, got);
+  close (fd);
+  if (got < 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "Cannot read %s", path);
+      return NULL;
+    }
+  return g_string_free (g_steal_pointer (&text), FALSE);
+}
+
+TideCow *
+tide_cow_open (int      pid,
+               GError **error)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/pagemap", pid);
+  g_autofree char *maps_path = g_strdup_printf ("/proc/%d/maps", pid);
+  g_autofree char *maps = NULL;
+  g_autoptr(TideCow) self = g_new0 (TideCow, 1);
+
+  self->runs = g_array_new (FALSE, FALSE, sizeof (Run));
+  self->entries = g_new (guint64, CHUNK_PAGES);
+  self->pagemap_fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (self->pagemap_fd < 0)
+    {
+      int saved = errno;
+
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "Cannot open %s: %s",
+                   path, g_strerror (saved));
+      return NULL;
+    }
+  self->page_shift = g_bit_nth_lsf (sysconf (_SC_PAGESIZE), -1);
+  if ((maps = read_maps (maps_path, error)) == NULL)
+    return NULL;
+  if (!scan_maps (self, maps))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "Cannot read %s", path);
+      return NULL;
+    }
+  return g_steal_pointer (&self);
+}
+
+void
+tide_cow_free (TideCow *self)
+{
+  if (self == NULL)
+    return;
+  if (self->pagemap_fd >= 0)
+    close (self->pagemap_fd);
+  g_clear_pointer (&self->runs, g_array_unref);
+  g_free (self->entries);
+  g_free (self);
+}
+
+guint64
+tide_cow_get_inherited (TideCow *self)
+{
+  return self->inherited << self->page_shift;
+}
+
+static void
+add_copied (GArray  *copied,
+            guint64  addr,
+            guint64  size)
+{
+  TideRange *last = copied->len ? &g_array_index (copied, TideRange, copied->len - 1) : NULL;
+
+  if (last != NULL && last->addr + last->size == addr)
+    last->size += size;
+  else
+    g_array_append_val (copied, ((TideRange) { addr, size }));
+}
+
+typedef struct
+{
+  guint64  pages;
+  GArray  *copied;  /* nullable */
+} Count;
+
+static void
+count_copied (TideCow  *self,
+              guint64   page,
+              guint64   entry,
+              gpointer  data)
+{
+  Count *count = data;
+
+  if (!is_copied (entry))
+    return;
+  count->pages++;
+  if (count->copied != NULL)
+    add_copied (count->copied, page << self->page_shift, G_GUINT64_CONSTANT (1) << self->page_shift);
+}
+
+gboolean
+tide_cow_measure (TideCow *self,
+                  guint64 *bytes_out,
+                  GArray  *copied)
+{
+  Count count = { 0, copied };
+
+  *bytes_out = 0;
+  if (!walk_pages (self, (const Run *) self->runs->data, self->runs->len, count_copied, &count))
+    return FALSE;
+  *bytes_out = count.pages << self->page_shift;
+  return TRUE;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-cow.h: the pages that a fork's child inherited and has since made
+ * its own (copy-on-write), from /proc/PID/pagemap.
+ *
+ * tide_cow_open() must run before the child writes: it notes the inherited
+ * pages.  tide_cow_measure() then counts those that are now mapped by the
+ * child alone.  Unprivileged on a process of the same user.
+ *
+ * Not thread-safe: one thread uses a handle.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "tide-procfs.h"
+
+G_BEGIN_DECLS
+
+typedef struct _TideCow TideCow;
+
+/* Open errors are in the G_IO_ERROR domain (from errno). */
+TideCow *tide_cow_open             (int        pid,
+                                    GError   **error);
+void     tide_cow_free             (TideCow   *self);
+
+/* Bytes of the inherited pages that the process alone maps now.  When
+ * @copied is not NULL, appends them to it as TideRange runs, sorted by
+ * address.  Returns FALSE when pagemap could not be read (the process is
+ * gone); @bytes_out is then 0. */
+gboolean tide_cow_measure          (TideCow   *self,
+                                    guint64   *bytes_out,
+                                    GArray    *copied);
+
+/* Bytes of the pages noted as inherited at open. */
+guint64  tide_cow_get_inherited    (TideCow   *self);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideCow, tide_cow_free)
+
+G_END_DECLS

@@ -1,0 +1,741 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * Resident memory in words.  A fork's child's copy-on-write is its last
+ * cow_bytes value; its source is the parent's stack whose recorded blocks
+ * cover the most of the copied pages at the recorder's last attribution
+ * (cow_sources).
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "tide-processes.h"
+#include "tide-report-format.h"
+#include "tide-report-private.h"
+#include "tide-report-rss.h"
+
+void
+tide_cow_row_free (TideCowRow *row)
+{
+  if (row == NULL)
+    return;
+  g_free (row->label);
+  g_free (row->source);
+  g_free (row);
+}
+
+/* "file:line (function)" of the stack's headline, else its description. */
+static char *
+describe_source (TideTrace  *trace,
+                 gint64      stack_id,
+                 GError    **error)
+{
+  g_autoptr(GPtrArray) frames = tide_report_frames (trace, stack_id, error);
+  const TideFrame *f;
+  gint i;
+
+  if (frames == NULL)
+    return NULL;
+  i = tide_frames_find_headline (frames);
+  if (i < 0)
+    return g_strdup ("(a stack without frames)");
+  f = g_ptr_array_index (frames, i);
+  if (f->kind != TIDE_FRAME_MISSING && f->function != NULL && f->file != NULL && f->line > 0)
+    {
+      g_autofree char *file = g_path_get_basename (f->file);
+
+      return g_strdup_printf ("%s:%d (%s)", file, f->line, f->function);
+    }
+  return tide_frame_describe (f);
+}
+
+/* The largest source of @row's last attribution. */
+static gboolean
+load_source (TideTrace   *trace,
+             TideCowRow  *row,
+             GError     **error)
+{
+  sqlite3_stmt *stmt = _tide_report_prepare (trace,
+      "SELECT coalesce (stack_id, 0), bytes FROM cow_sources"
+      " WHERE process_id = ?1 AND ts_ns = (SELECT max (ts_ns) FROM cow_sources"
+      "                                    WHERE process_id = ?1)"
+      "   AND stack_id IS NOT NULL"
+      " ORDER BY bytes DESC, stack_id LIMIT 1", error);
+  int rc;
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, row->process_id);
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    {
+      row->source_stack_id = sqlite3_column_int64 (stmt, 0);
+      row->source_bytes = sqlite3_column_int64 (stmt, 1);
+      rc = sqlite3_step (stmt);
+    }
+  if (!_tide_report_finish_rows (trace, stmt, rc, error))
+    return FALSE;
+  if (row->source_stack_id != 0 &&
+      (row->source = describe_source (trace, row->source_stack_id, error)) == NULL)
+    return FALSE;
+  return TRUE;
+}
+
+static gboolean
+load_copied (TideTrace  *trace,
+             GPtrArray  *rows,
+             GError    **error)
+{
+  sqlite3_stmt *stmt = _tide_report_prepare (trace,
+      "SELECT p.id, p.pid, (SELECT c.value FROM counters c WHERE c.process_id = p.id"
+      "                     AND c.counter = 24 ORDER BY c.ts_ns DESC LIMIT 1) AS copied"
+      " FROM processes p WHERE copied > 0 ORDER BY p.id", error);
+  int rc;
+
+  G_STATIC_ASSERT (TIDE_COUNTER_COW_BYTES == 24);
+  if (stmt == NULL)
+    return FALSE;
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      TideCowRow *row = g_new0 (TideCowRow, 1);
+
+      row->process_id = sqlite3_column_int64 (stmt, 0);
+      row->pid = sqlite3_column_int64 (stmt, 1);
+      row->copied_bytes = sqlite3_column_int64 (stmt, 2);
+      g_ptr_array_add (rows, row);
+    }
+  return _tide_report_finish_rows (trace, stmt, rc, error);
+}
+
+/**
+ * tide_report_cow:
+ *
+ * Returns: (transfer full): a #TideCowRow per process that copied pages
+ *   of its parent, in process order
+ */
+GPtrArray *
+tide_report_cow (TideTrace  *trace,
+                 GError    **error)
+{
+  g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_cow_row_free);
+  g_autoptr(GPtrArray) processes = NULL;
+  sqlite3 *db = _tide_trace_get_db (trace);
+
+  if (!tide_sqlite_has (db, "table", "cow_sources"))
+    return g_steal_pointer (&rows);
+  if ((processes = tide_trace_list_processes (trace, error)) == NULL ||
+      !load_copied (trace, rows, error))
+    return NULL;
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideCowRow *row = g_ptr_array_index (rows, i);
+      TideProcess *p = tide_processes_find (processes, row->process_id);
+
+      row->label = g_strdup (p != NULL ? p->label : "?");
+      if (!load_source (trace, row, error))
+        return NULL;
+    }
+  return g_steal_pointer (&rows);
+}
+
+char *
+tide_cow_row_describe (const TideCowRow *row)
+{
+  g_autofree char *copied = tide_format_delta (row->copied_bytes);
+
+  if (row->source == NULL)
+    return g_strdup_printf ("%s: %s copied on write, from pages of its parent that no recorded "
+                            "block covers", row->label, copied);
+  return g_strdup_printf ("%s: %s copied on write from the parent's blocks allocated at %s",
+                          row->label, copied, row->source);
+}
+
+/* ---- the classes at each step's start and end ------------------------------ */
+
+static const gint step_class_counters[TIDE_STEP_N_CLASSES] = {
+  [TIDE_STEP_PSS] = TIDE_COUNTER_PSS,
+  [TIDE_STEP_USS] = TIDE_COUNTER_USS,
+  [TIDE_STEP_ANON] = TIDE_COUNTER_RSS_ANON,
+  [TIDE_STEP_FILE] = TIDE_COUNTER_RSS_FILE,
+  [TIDE_STEP_SHMEM] = TIDE_COUNTER_RSS_SHMEM,
+  [TIDE_STEP_ALLOC_FREE] = TIDE_COUNTER_ALLOC_FREE,
+  [TIDE_STEP_COW] = TIDE_COUNTER_COW_BYTES,
+  [TIDE_STEP_SHARED] = TIDE_COUNTER_RSS_SHARED_PAGES,
+  [TIDE_STEP_JEMALLOC_FREE] = TIDE_COUNTER_JEMALLOC_FREE,
+  [TIDE_STEP_MAPPED] = TIDE_COUNTER_MAPPED,
+};
+
+typedef struct
+{
+  gint64 ts_ns;
+  gint64 value;
+} Sample;
+
+static GArray *
+load_samples (TideTrace     *trace,
+              sqlite3_stmt  *stmt,
+              gint64         process_id,
+              gint           counter,
+              GError       **error)
+{
+  g_autoptr(GArray) samples = g_array_new (FALSE, FALSE, sizeof (Sample));
+  int rc;
+
+  sqlite3_reset (stmt);
+  sqlite3_bind_int64 (stmt, 1, process_id);
+  sqlite3_bind_int (stmt, 2, counter);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      Sample s = { sqlite3_column_int64 (stmt, 0), sqlite3_column_int64 (stmt, 1) };
+
+      g_array_append_val (samples, s);
+    }
+  if (rc != SQLITE_DONE)
+    {
+      _tide_report_finish_rows (trace, stmt, rc, error);
+      return NULL;
+    }
+  return g_steal_pointer (&samples);
+}
+
+/* The last value sampled at or before @ts_ns, -1 when none was. */
+static gint64
+value_at (const GArray *samples,
+          gint64        ts_ns)
+{
+  guint lo = 0, hi = samples->len;
+
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+
+      if (g_array_index (samples, Sample, mid).ts_ns <= ts_ns)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo > 0 ? g_array_index (samples, Sample, lo - 1).value : -1;
+}
+
+/* @rows: those of one process that need their classes. */
+static gboolean
+add_process_classes (TideTrace     *trace,
+                     sqlite3_stmt  *stmt,
+                     GPtrArray     *rows,
+                     GError       **error)
+{
+  gint64 origin = tide_trace_get_start_ns (trace);
+  gint64 process_id = ((TideStepRow *) g_ptr_array_index (rows, 0))->process_id;
+
+  for (gint c = 0; c < TIDE_STEP_N_CLASSES; c++)
+    {
+      g_autoptr(GArray) samples = load_samples (trace, stmt, process_id, step_class_counters[c],
+                                                error);
+
+      if (samples == NULL)
+        return FALSE;
+      for (guint i = 0; i < rows->len; i++)
+        {
+          TideStepRow *r = g_ptr_array_index (rows, i);
+
+          r->class_start[c] = value_at (samples, origin + r->start_ns);
+          r->class_end[c] = value_at (samples, origin + r->start_ns + r->duration_ns);
+        }
+    }
+  for (guint i = 0; i < rows->len; i++)
+    ((TideStepRow *) g_ptr_array_index (rows, i))->has_classes = TRUE;
+  return TRUE;
+}
+
+/**
+ * _tide_report_add_classes:
+ *
+ * Sets the RSS classes at its step's start and end of each row that has
+ * none yet: one read of each class's samples per process, whatever the
+ * number of steps.
+ */
+gboolean
+_tide_report_add_classes (TideTrace  *trace,
+                          GPtrArray  *rows,
+                          GError    **error)
+{
+  /* process_id -> its rows that need classes */
+  g_autoptr(GHashTable) todo = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL,
+                                                      (GDestroyNotify) g_ptr_array_unref);
+  sqlite3_stmt *stmt;
+  GHashTableIter iter;
+  GPtrArray *mine;
+
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+
+      if (r->has_classes)
+        continue;
+      if ((mine = g_hash_table_lookup (todo, &r->process_id)) == NULL)
+        g_hash_table_insert (todo, &r->process_id, mine = g_ptr_array_new ());
+      g_ptr_array_add (mine, r);
+    }
+  if (g_hash_table_size (todo) == 0)
+    return TRUE;
+  stmt = _tide_report_prepare (trace,
+      "SELECT ts_ns, value FROM counters WHERE process_id = ?1 AND counter = ?2"
+      " AND device = -1 ORDER BY ts_ns", error);
+  if (stmt == NULL)
+    return FALSE;
+  g_hash_table_iter_init (&iter, todo);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &mine))
+    if (!add_process_classes (trace, stmt, mine, error))
+      return FALSE;
+  return _tide_report_finish_rows (trace, stmt, SQLITE_DONE, error);
+}
+
+/* ---- a step's change in words ----------------------------------------------- */
+
+static const char *const term_names[TIDE_RSS_N_TERMS] = {
+  [TIDE_RSS_COW] = "copy-on-write",
+  [TIDE_RSS_HEAP] = "heap",
+  [TIDE_RSS_ALLOC_FREE] = "allocator free",
+  [TIDE_RSS_FILE] = "file-backed",
+  [TIDE_RSS_SHMEM] = "shmem",
+  [TIDE_RSS_SHARING] = "shared with other processes",
+  [TIDE_RSS_UNEXPLAINED] = "unexplained",
+};
+
+/* A class's change over the row's step; a class not sampled by the step
+ * start was not there yet. */
+static gint64
+class_delta (const TideStepRow *r,
+             TideStepClass      cls)
+{
+  if (!r->has_classes || r->class_end[cls] < 0)
+    return 0;
+  return r->class_end[cls] - MAX (r->class_start[cls], 0);
+}
+
+/* Resident bytes of the recorded blocks where the recorder measured them
+ * at this step's end and the previous one, else their live bytes. */
+static gint64
+heap_delta (const TideStepRow *r,
+            const TideStepRow *prev)
+{
+  if (r->has_resident && (prev == NULL || prev->has_resident))
+    return r->resident_explained - (prev != NULL ? prev->resident_explained : 0);
+  return r->heap_delta + class_delta (r, TIDE_STEP_MAPPED);
+}
+
+/* Resident bytes of recorded mappings may be file or shmem pages, which
+ * have terms of their own: the heap is counted within the anonymous change
+ * that the allocator's free memory leaves, and never past it. */
+static gint64
+heap_within_anon (gint64 heap,
+                  gint64 anon_room)
+{
+  if ((heap > 0) != (anon_room > 0) || heap == 0 || anon_room == 0)
+    return 0;
+  return heap > 0 ? MIN (heap, anon_room) : MAX (heap, anon_room);
+}
+
+/* A fork's child first sampled at this step's end: what it shares, and
+ * its file and shmem pages, it inherited, and its private memory at fork
+ * was nothing. */
+static void
+explain_since_fork (const TideStepRow  *r,
+                    const TideStepRow  *prev,
+                    TideRssExplanation *e)
+{
+  e->since_fork = TRUE;
+  e->base_delta = r->class_end[TIDE_STEP_USS];
+  e->terms[TIDE_RSS_COW] = r->class_end[TIDE_STEP_COW];
+  e->terms[TIDE_RSS_HEAP] = heap_delta (r, prev);
+  e->terms[TIDE_RSS_ALLOC_FREE] = class_delta (r, TIDE_STEP_ALLOC_FREE);
+}
+
+/* USS = RSS - shared pages, and RSS = anon + file + shmem: so the USS
+ * moves by anon + file + shmem - shared, where copy-on-write is shared
+ * pages gone private, and anon is the heap, the allocator's free memory
+ * and the rest. */
+static void
+explain_row (const TideStepRow  *r,
+             const TideStepRow  *prev,
+             TideRssExplanation *e)
+{
+  gint64 explained = 0;
+
+  memset (e, 0, sizeof *e);
+  e->rss_delta = r->has_rss ? r->rss_delta : 0;
+  e->private_base = r->has_classes && r->class_end[TIDE_STEP_USS] >= 0 &&
+                    r->class_end[TIDE_STEP_SHARED] >= 0;
+  if (e->private_base && r->class_start[TIDE_STEP_USS] < 0 && r->class_end[TIDE_STEP_COW] >= 0)
+    explain_since_fork (r, prev, e);
+  else
+    {
+      e->base_delta = e->private_base ? class_delta (r, TIDE_STEP_USS) : e->rss_delta;
+      e->terms[TIDE_RSS_ALLOC_FREE] = class_delta (r, TIDE_STEP_ALLOC_FREE);
+      e->terms[TIDE_RSS_HEAP] = heap_delta (r, prev);
+      if (r->has_classes && r->class_end[TIDE_STEP_ANON] >= 0)
+        e->terms[TIDE_RSS_HEAP] = heap_within_anon (e->terms[TIDE_RSS_HEAP],
+                                                    class_delta (r, TIDE_STEP_ANON) -
+                                                    e->terms[TIDE_RSS_ALLOC_FREE]);
+      e->terms[TIDE_RSS_FILE] = class_delta (r, TIDE_STEP_FILE);
+      e->terms[TIDE_RSS_SHMEM] = class_delta (r, TIDE_STEP_SHMEM);
+      if (e->private_base)
+        {
+          e->terms[TIDE_RSS_COW] = class_delta (r, TIDE_STEP_COW);
+          e->terms[TIDE_RSS_SHARING] = -class_delta (r, TIDE_STEP_SHARED) -
+                                       e->terms[TIDE_RSS_COW];
+        }
+    }
+  for (gint t = 0; t < TIDE_RSS_UNEXPLAINED; t++)
+    explained += e->terms[t];
+  e->terms[TIDE_RSS_UNEXPLAINED] = e->base_delta - explained;
+}
+
+GArray *
+tide_rss_explain_steps (GPtrArray *rows)
+{
+  g_autoptr(GHashTable) last = g_hash_table_new (g_int64_hash, g_int64_equal);
+  GArray *out = g_array_sized_new (FALSE, TRUE, sizeof (TideRssExplanation), rows->len);
+
+  g_array_set_size (out, rows->len);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+
+      explain_row (r, g_hash_table_lookup (last, &r->process_id),
+                   &g_array_index (out, TideRssExplanation, i));
+      g_hash_table_insert (last, &r->process_id, r);
+    }
+  return out;
+}
+
+static gint
+compare_terms_by_size (gconstpointer a,
+                       gconstpointer b,
+                       gpointer      user_data)
+{
+  const gint64 *terms = user_data;
+  gint64 x = ABS (terms[*(const gint *) a]), y = ABS (terms[*(const gint *) b]);
+
+  if (x != y)
+    return x > y ? -1 : 1;
+  return *(const gint *) a - *(const gint *) b;
+}
+
+char *
+tide_rss_explanation_describe (const TideRssExplanation *e)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+  g_autofree char *base = tide_format_delta (e->base_delta);
+  g_autofree char *rss = tide_format_delta (e->rss_delta);
+  gint order[TIDE_RSS_UNEXPLAINED];
+  guint n = 0;
+
+  for (gint t = 0; t < TIDE_RSS_UNEXPLAINED; t++)
+    if (e->terms[t] != 0)
+      order[n++] = t;
+  g_qsort_with_data (order, n, sizeof order[0], compare_terms_by_size, (gpointer) e->terms);
+  g_string_append_printf (out, "%s %s%s", base, e->private_base ? "private" : "RSS",
+                          e->since_fork ? " since fork" : "");
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *value = tide_format_delta (e->terms[order[i]]);
+
+      g_string_append_printf (out, "%s %s %s", i ? "," : ":", term_names[order[i]], value);
+    }
+  if (e->terms[TIDE_RSS_UNEXPLAINED] != 0)
+    {
+      g_autofree char *value = tide_format_delta (e->terms[TIDE_RSS_UNEXPLAINED]);
+
+      g_string_append_printf (out, "%s unexplained %s", n ? "," : ":", value);
+    }
+  if (e->private_base)
+    g_string_append_printf (out, "; RSS %s", rss);
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+gint
+tide_rss_find_largest_unexplained (GPtrArray *rows,
+                                   GArray    *explanations,
+                                   gint64     threshold)
+{
+  g_autoptr(GHashTable) seen = g_hash_table_new (g_int64_hash, g_int64_equal);
+  gint best = -1;
+  gint64 best_growth = threshold;
+
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, i);
+      gint64 growth = e->base_delta - MAX (e->terms[TIDE_RSS_HEAP], 0);
+      TideStepRow *r = g_ptr_array_index (rows, i);
+
+      /* A process's first step holds its start: libraries, imports. */
+      if (g_hash_table_add (seen, &r->process_id))
+        continue;
+      if (growth > best_growth)
+        {
+          best = (gint) i;
+          best_growth = growth;
+        }
+    }
+  return best;
+}
+
+/* ---- report --rss ------------------------------------------------------------ */
+
+static const char *const term_columns[TIDE_RSS_N_TERMS] = {
+  [TIDE_RSS_COW] = "cow_bytes",
+  [TIDE_RSS_HEAP] = "heap_bytes",
+  [TIDE_RSS_ALLOC_FREE] = "alloc_free_bytes",
+  [TIDE_RSS_FILE] = "file_bytes",
+  [TIDE_RSS_SHMEM] = "shmem_bytes",
+  [TIDE_RSS_SHARING] = "sharing_bytes",
+  [TIDE_RSS_UNEXPLAINED] = "unexplained_bytes",
+};
+
+static void
+rss_text (GString   *out,
+          GPtrArray *rows,
+          GArray    *explanations)
+{
+  if (rows->len == 0)
+    {
+      g_string_append (out, "No steps: the program never called tidemark_step "
+                            "(or tidemark.step() in Python).\n");
+      return;
+    }
+  g_string_append (out, "Memory by step: the change of each process's private memory (USS), "
+                        "or of its RSS where only that was read, and what moved it\n");
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const TideStepRow *r = g_ptr_array_index (rows, i);
+      g_autofree char *line = tide_rss_explanation_describe (&g_array_index (explanations,
+                                                                             TideRssExplanation,
+                                                                             i));
+
+      g_string_append_printf (out, "step %d %s, %s (pid %" G_GINT64_FORMAT "): %s\n", r->number,
+                              r->label, r->role ? r->role : "?", r->pid, line);
+    }
+}
+
+static void
+rss_csv (GString   *out,
+         GPtrArray *rows,
+         GArray    *explanations)
+{
+  g_string_append (out, "pid,role,steps_pid,step,label,base,base_delta_bytes,rss_delta_bytes");
+  for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
+    g_string_append_printf (out, ",%s", term_columns[t]);
+  g_string_append_c (out, '\n');
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const TideStepRow *r = g_ptr_array_index (rows, i);
+      const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, i);
+
+      g_string_append_printf (out, "%" G_GINT64_FORMAT ",", r->pid);
+      tide_format_csv_text (out, r->role);
+      g_string_append_printf (out, ",%" G_GINT64_FORMAT ",%d,", r->steps_pid, r->number);
+      tide_format_csv_text (out, r->label);
+      g_string_append_printf (out, ",%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT,
+                              e->private_base ? "uss" : "rss", e->base_delta, e->rss_delta);
+      for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
+        g_string_append_printf (out, ",%" G_GINT64_FORMAT, e->terms[t]);
+      g_string_append_c (out, '\n');
+    }
+}
+
+static void
+rss_json (GString   *out,
+          GPtrArray *rows,
+          GArray    *explanations)
+{
+  g_string_append (out, "{\"rss\":[");
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const TideStepRow *r = g_ptr_array_index (rows, i);
+      const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, i);
+      g_autofree char *text = tide_rss_explanation_describe (e);
+
+      g_string_append_printf (out, "%s{\"pid\":%" G_GINT64_FORMAT ",\"role\":", i ? "," : "",
+                              r->pid);
+      tide_format_json_text (out, r->role);
+      g_string_append_printf (out, ",\"steps_pid\":%" G_GINT64_FORMAT ",\"step\":%d,\"label\":",
+                              r->steps_pid, r->number);
+      tide_format_json_text (out, r->label);
+      g_string_append_printf (out, ",\"base\":\"%s\",\"base_delta_bytes\":%" G_GINT64_FORMAT
+                              ",\"rss_delta_bytes\":%" G_GINT64_FORMAT,
+                              e->private_base ? "uss" : "rss", e->base_delta, e->rss_delta);
+      for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
+        g_string_append_printf (out, ",\"%s\":%" G_GINT64_FORMAT, term_columns[t], e->terms[t]);
+      g_string_append (out, ",\"text\":");
+      tide_format_json_text (out, text);
+      g_string_append_c (out, '}');
+    }
+  g_string_append (out, "]}\n");
+}
+
+void
+tide_format_rss (GString    *out,
+                 GPtrArray  *rows,
+                 TideFormat  format)
+{
+  g_autoptr(GArray) explanations = tide_rss_explain_steps (rows);
+
+  if (format == TIDE_FORMAT_CSV)
+    rss_csv (out, rows, explanations);
+  else if (format == TIDE_FORMAT_JSON)
+    rss_json (out, rows, explanations);
+  else
+    rss_text (out, rows, explanations);
+}
+
+/* ---- classes as suspects ------------------------------------------------------ */
+
+/* Pages that a class holds are measured exactly, but library pages move
+ * them a little: growth below this is noise. */
+#define CLASS_SUSPECT_MIN_BYTES (1024.0 * 1024.0)
+
+static const struct
+{
+  TideClassSuspectKind kind;
+  TideStepClass        cls;
+  const char          *hint;
+} class_suspects[] = {
+  { TIDE_CLASS_SUSPECT_COW, TIDE_STEP_COW,
+    "reading a Python object writes its reference count, which copies its page into every "
+    "worker: keep a Dataset's data in numpy arrays or tensors rather than lists and dicts "
+    "of Python objects" },
+  { TIDE_CLASS_SUSPECT_ALLOC_FREE, TIDE_STEP_ALLOC_FREE,
+    "glibc keeps freed memory in per-thread arenas: set MALLOC_ARENA_MAX=2, call "
+    "malloc_trim(0) after large frees, or run on jemalloc "
+    "(LD_PRELOAD=libjemalloc.so.2)" },
+};
+
+static const char jemalloc_hint[] =
+  "jemalloc keeps freed pages until they decay: MALLOC_CONF=dirty_decay_ms:1000 returns "
+  "them sooner, narenas:2 keeps fewer arenas";
+
+void
+tide_class_suspect_free (TideClassSuspect *suspect)
+{
+  if (suspect == NULL)
+    return;
+  g_free (suspect->label);
+  g_free (suspect->name);
+  g_free (suspect);
+}
+
+/* The allocator's free memory is jemalloc's where jemalloc holds most of
+ * it at the last step. */
+static gboolean
+mostly_jemalloc (const TideStepRow *last)
+{
+  return last->has_classes && last->class_end[TIDE_STEP_JEMALLOC_FREE] > 0 &&
+         2 * last->class_end[TIDE_STEP_JEMALLOC_FREE] > last->class_end[TIDE_STEP_ALLOC_FREE];
+}
+
+static char *
+class_suspect_name (TideClassSuspectKind  kind,
+                    const TideStepRow    *last,
+                    const char           *label,
+                    gint64                end_bytes)
+{
+  g_autofree char *bytes = tide_format_bytes (end_bytes);
+
+  if (kind == TIDE_CLASS_SUSPECT_COW)
+    return g_strdup_printf ("copy-on-write in %s", label);
+  if (mostly_jemalloc (last))
+    return g_strdup_printf ("jemalloc keeps %s free", bytes);
+  return g_strdup_printf ("glibc arenas keep %s free", bytes);
+}
+
+/* @rows: one process's, by step. */
+static void
+add_process_class_suspects (GPtrArray *rows,
+                            GPtrArray *out)
+{
+  const TideStepRow *last = g_ptr_array_index (rows, rows->len - 1);
+  g_autofree double *live = g_new0 (double, rows->len + 1);
+
+  for (guint c = 0; c < G_N_ELEMENTS (class_suspects); c++)
+    {
+      TideClassSuspect *s;
+      gint start;
+      double net;
+
+      for (guint k = 0; k < rows->len; k++)
+        {
+          const TideStepRow *r = g_ptr_array_index (rows, k);
+
+          live[k + 1] = r->has_classes ? MAX (r->class_end[class_suspects[c].cls], 0) : 0;
+        }
+      if (!_tide_series_grows_steadily (live, rows->len, CLASS_SUSPECT_MIN_BYTES, &start, &net))
+        continue;
+      s = g_new0 (TideClassSuspect, 1);
+      s->kind = class_suspects[c].kind;
+      s->process_id = last->process_id;
+      s->pid = last->pid;
+      s->label = g_strdup (last->role ? last->role : "?");
+      s->growth_step = ((const TideStepRow *) g_ptr_array_index (rows, start - 1))->number;
+      s->growth_bytes = (gint64) net;
+      s->bytes_per_step = net / (rows->len - start + 1);
+      s->end_bytes = (gint64) live[rows->len];
+      s->name = class_suspect_name (s->kind, last, s->label, s->end_bytes);
+      s->hint = s->kind == TIDE_CLASS_SUSPECT_ALLOC_FREE && mostly_jemalloc (last)
+                ? jemalloc_hint : class_suspects[c].hint;
+      g_ptr_array_add (out, s);
+    }
+}
+
+static gint
+compare_class_suspects (gconstpointer a,
+                        gconstpointer b)
+{
+  const TideClassSuspect *x = *(TideClassSuspect **) a, *y = *(TideClassSuspect **) b;
+
+  return (x->bytes_per_step < y->bytes_per_step) - (x->bytes_per_step > y->bytes_per_step);
+}
+
+GPtrArray *
+tide_report_class_suspects (TideTrace  *trace,
+                            GError    **error)
+{
+  g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_class_suspect_free);
+  g_autoptr(GPtrArray) rows = tide_report_job_steps (trace, error);
+  g_autoptr(GHashTable) done = g_hash_table_new (g_int64_hash, g_int64_equal);
+
+  if (rows == NULL)
+    return NULL;
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+      g_autoptr(GPtrArray) mine = NULL;
+
+      if (g_hash_table_contains (done, &r->process_id))
+        continue;
+      g_hash_table_add (done, &r->process_id);
+      /* Rows are by step, then process: the process's come in step order. */
+      mine = g_ptr_array_new ();
+      for (guint k = i; k < rows->len; k++)
+        if (((TideStepRow *) g_ptr_array_index (rows, k))->process_id == r->process_id)
+          g_ptr_array_add (mine, g_ptr_array_index (rows, k));
+      if (mine->len >= 2)
+        add_process_class_suspects (mine, out);
+    }
+  g_ptr_array_sort (out, compare_class_suspects);
+  return g_steal_pointer (&out);
+}
+
+char *
+tide_class_suspect_describe (const TideClassSuspect *s)
+{
+  g_autofree char *slope = tide_format_delta ((gint64) s->bytes_per_step);
+  g_autofree char *end = tide_format_bytes (s->end_bytes);
+
+  if (s->kind == TIDE_CLASS_SUSPECT_COW)
+    return g_strdup_printf ("%s, %s/step since step %d, %s copied (pid %" G_GINT64_FORMAT ")",
+                            s->name, slope, s->growth_step, end, s->pid);
+  return g_strdup_printf ("%s, %s/step since step %d, in %s (pid %" G_GINT64_FORMAT ")",
+                          s->name, slope, s->growth_step, s->label, s->pid);
+}

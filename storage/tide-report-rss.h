@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-report-rss.h: resident memory by class, in words: what a fork's
+ * child copied on write and from which of its parent's blocks.
+ */
+#pragma once
+
+#include "tide-report-format.h"
+#include "tide-trace.h"
+
+G_BEGIN_DECLS
+
+/* One fork's child that copied pages of its parent. */
+typedef struct
+{
+  gint64  process_id;
+  gint64  pid;
+  char   *label;          /* the process's label (tide-processes.h) */
+  gint64  copied_bytes;   /* the last cow_bytes value */
+  gint64  source_stack_id;  /* the parent's stack whose blocks cover the most
+                             * copied bytes; 0: none recorded */
+  gint64  source_bytes;   /* copied bytes that its blocks cover */
+  char   *source;         /* "file:line (function)" of its headline; NULL: none */
+} TideCowRow;
+
+void       tide_cow_row_free (TideCowRow *row);
+
+/* Every process that copied on write, in process order; empty for a
+ * trace without copy-on-write (or written before it was measured). */
+GPtrArray *tide_report_cow   (TideTrace  *trace,
+                              GError    **error);
+
+/* "worker 1: +134.0 MiB copied on write from the parent's blocks allocated
+ * at dataset.py:22 (MyDataset.__init__)" */
+char      *tide_cow_row_describe (const TideCowRow *row);
+
+/* What moved a process's memory in one step.  The base is its private
+ * memory (USS) where smaps_rollup was read, else its RSS; the terms add up
+ * to the base's change exactly, TIDE_RSS_UNEXPLAINED taking the rest. */
+typedef enum
+{
+  TIDE_RSS_COW,           /* inherited pages copied on write */
+  TIDE_RSS_HEAP,          /* resident bytes of recorded blocks, else their live bytes */
+  TIDE_RSS_ALLOC_FREE,    /* what the allocator holds free */
+  TIDE_RSS_FILE,
+  TIDE_RSS_SHMEM,
+  TIDE_RSS_SHARING,       /* pages that became shared with another process, or
+                           * private again other than by copy-on-write */
+  TIDE_RSS_UNEXPLAINED,
+  TIDE_RSS_N_TERMS
+} TideRssTerm;
+
+typedef struct
+{
+  gboolean private_base;  /* the base is the USS, else the RSS */
+  gboolean since_fork;    /* a fork's child's first step: the base is its USS */
+  gint64   base_delta;
+  gint64   rss_delta;
+  gint64   terms[TIDE_RSS_N_TERMS];
+} TideRssExplanation;
+
+/* Explains each row of tide_report_job_steps (rows by step, then
+ * process): returns a TideRssExplanation per row, in the same order. */
+GArray    *tide_rss_explain_steps (GPtrArray *rows);
+
+/* "+96.00 MiB private: copy-on-write +90.00 MiB, heap +2.00 MiB, allocator
+ * free +4.00 MiB; RSS +1.00 MiB": the terms that moved, largest first,
+ * then the unexplained rest when there is any. */
+char      *tide_rss_explanation_describe (const TideRssExplanation *e);
+
+/* The row whose base grew most beyond what its recorded blocks explain
+ * (by more than @threshold bytes), or -1; a process's first step, which
+ * holds its start, is not looked at. */
+gint       tide_rss_find_largest_unexplained (GPtrArray *rows,
+                                              GArray    *explanations,
+                                              gint64     threshold);
+
+/* A class of resident memory that grows by the suspects' rule (steady,
+ * step over step; tide-report.c), in one process. */
+typedef enum
+{
+  TIDE_CLASS_SUSPECT_COW,         /* copy-on-write of a fork's child */
+  TIDE_CLASS_SUSPECT_ALLOC_FREE,  /* what the allocator holds free */
+} TideClassSuspectKind;
+
+typedef struct
+{
+  TideClassSuspectKind kind;
+  gint64      process_id;
+  gint64      pid;
+  char       *label;            /* the process's label */
+  gint        growth_step;      /* of the steps that process is measured at */
+  gint64      growth_bytes;
+  double      bytes_per_step;
+  gint64      end_bytes;        /* at the last step */
+  char       *name;             /* "copy-on-write in DataLoader worker 0",
+                                 * "glibc arenas keep 180.00 MiB free" */
+  const char *hint;             /* what to do about it */
+} TideClassSuspect;
+
+void       tide_class_suspect_free    (TideClassSuspect *suspect);
+/* Fastest growth first. */
+GPtrArray *tide_report_class_suspects (TideTrace  *trace,
+                                       GError    **error);
+/* "glibc arenas keep 32.00 MiB free, +8.00 MiB/step since step 2, in
+ * leaky (pid 42)" */
+char      *tide_class_suspect_describe (const TideClassSuspect *suspect);
+
+/* `report --rss`: a line per step and process in text; the terms as
+ * columns in CSV and JSON. */
+void       tide_format_rss (GString    *out,
+                            GPtrArray  *rows,
+                            TideFormat  format);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideCowRow, tide_cow_row_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideClassSuspect, tide_class_suspect_free)
+
+G_END_DECLS

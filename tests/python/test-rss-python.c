@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * The RSS by class of Python jobs, end to end: `tidemark record
+ * --sync-steps` on the scripts of this folder (Debian's /usr/bin/python3,
+ * numpy and python3-torch), read back from the trace and from the
+ * record summary.  Skipped (exit 77) only when /usr/bin/python3 cannot
+ * import torch and numpy.
+ */
+#include "config.h"
+
+#include <string.h>
+#include <sys/wait.h>
+
+#include "tide-report-rss.h"
+#include "tide-schema.h"
+#include "tide-test-util.h"
+
+#define PYTHON   "/usr/bin/python3"
+#define MIB      G_GINT64_CONSTANT (1048576)
+
+typedef struct
+{
+  char      *dir;
+  char      *path;
+  char      *out;   /* the target's stdout */
+  char      *err;   /* the record summary */
+  TideTrace *trace;
+} Fixture;
+
+static void
+fixture_setup (Fixture       *f,
+               gconstpointer  unused)
+{
+  f->dir = tide_test_make_dir ("tide-rss-python");
+  f->path = g_build_filename (f->dir, "run.tide", NULL);
+}
+
+static void
+fixture_teardown (Fixture       *f,
+                  gconstpointer  unused)
+{
+  g_clear_object (&f->trace);
+  tide_test_remove_dir (f->dir);
+  g_free (f->dir);
+  g_free (f->path);
+  g_free (f->out);
+  g_free (f->err);
+}
+
+/* tidemark record --sync-steps -o TRACE -- python3 SCRIPT ARG */
+static void
+record (Fixture    *f,
+        const char *script,
+        const char *arg)
+{
+  g_autofree char *path = g_build_filename (TIDE_PYTHON_TESTS_DIR, script, NULL);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--sync-steps", "-o", f->path, "--",
+                         PYTHON, path, arg, NULL };
+  g_autoptr(GError) error = NULL;
+  int status = 0;
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &f->out, &f->err,
+                &status, &error);
+  g_assert_no_error (error);
+  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
+    g_error ("recording %s %s failed (%d): %s", script, arg, status, f->err);
+  f->trace = tide_test_open_trace (f->path);
+}
+
+/* The last value of @counter that @process_id had by the end of the
+ * first process's step @label. */
+static gint64
+at_step (Fixture    *f,
+         gint64      process_id,
+         gint        counter,
+         const char *label)
+{
+  g_autofree char *sql = g_strdup_printf ("SELECT c.value FROM counters c, steps s"
+                                          " WHERE s.process_id = 1 AND s.label = '%s'"
+                                          " AND c.process_id = %" G_GINT64_FORMAT
+                                          " AND c.counter = %d AND c.ts_ns <= s.end_ns"
+                                          " ORDER BY c.ts_ns DESC LIMIT 1",
+                                          label, process_id, counter);
+
+  return tide_test_query_int (f->trace, sql);
+}
+
+/* The value that the target printed after @key. */
+static gint64
+printed (Fixture    *f,
+         const char *key)
+{
+  g_autofree char *pattern = g_strdup_printf ("^%s (-?[0-9]+)$", key);
+  g_autoptr(GRegex) regex = g_regex_new (pattern, G_REGEX_MULTILINE, 0, NULL);
+  g_autoptr(GMatchInfo) match = NULL;
+  g_autofree char *value = NULL;
+
+  if (!g_regex_match (regex, f->out, 0, &match))
+    g_error ("no '%s' in the output: %s", key, f->out);
+  value = g_match_info_fetch (match, 1);
+  return g_ascii_strtoll (value, NULL, 10);
+}
+
+/* The line of rss-cow.py that builds the list's floats. */
+static gint
+floats_line (void)
+{
+  g_autofree char *path = g_build_filename (TIDE_PYTHON_TESTS_DIR, "rss-cow.py", NULL);
+
+  return tide_test_source_line (path, "return [float(i) for i in range(N)]");
+}
+
+/* The job's peak in the record summary, in MiB. */
+static double
+summary_peak_pss (Fixture *f)
+{
+  g_autoptr(GRegex) regex = g_regex_new ("^tidemark: trace .*: [0-9]+ processes, [0-9]+ steps, "
+                                         "job peak PSS ([0-9.]+) MiB\n", G_REGEX_MULTILINE, 0,
+                                         NULL);
+  g_autoptr(GMatchInfo) match = NULL;
+  g_autofree char *mib = NULL;
+
+  if (!g_regex_match (regex, f->err, 0, &match))
+    g_error ("no job peak PSS in the summary: %s", f->err);
+  mib = g_match_info_fetch (match, 1);
+  return g_ascii_strtod (mib, NULL);
+}
+
+/* The parent and its worker share the parent's pages, so the summary's
+ * job peak (PSS summed) is well below their RSS summed, and above what
+ * either holds alone. */
+static void
+assert_pss_below_rss (Fixture    *f,
+                      const char *label)
+{
+  double pss = summary_peak_pss (f) * MIB;
+  gint64 parent = at_step (f, 1, TIDE_COUNTER_RSS, label);
+  gint64 child = at_step (f, 2, TIDE_COUNTER_RSS, label);
+
+  g_assert_cmpfloat (pss, <, 0.9 * (parent + child));
+  g_assert_cmpfloat (pss, >, MAX (parent, child));
+}
+
+/* The worker (process 2) read every float of the parent's 4M-item list:
+ * the copy-on-write it shows over that step is the growth of its own
+ * Private_Dirty within 10%, and the parent's line that made the floats is
+ * named, in the report and in the record summary. */
+static void
+test_cow_list (Fixture       *f,
+               gconstpointer  unused)
+{
+  g_autoptr(GPtrArray) rows = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *expected_source = g_strdup_printf ("rss-cow.py:%d (make_list.<locals>.<listcomp>)",
+                                                      floats_line ());
+  g_autofree char *summary = NULL;
+  gint64 growth, copied;
+  TideCowRow *row;
+
+  record (f, "rss-cow.py", "list");
+  growth = printed (f, "private_dirty_growth");
+  copied = at_step (f, 2, TIDE_COUNTER_COW_BYTES, "touched") -
+           at_step (f, 2, TIDE_COUNTER_COW_BYTES, "forked");
+  /* 4M floats of 24 bytes: 92 MiB of objects, in pages of their arenas. */
+  g_assert_cmpint (growth, >, 90 * MIB);
+  g_assert_cmpint (copied, >=, growth - growth / 10);
+  g_assert_cmpint (copied, <=, growth + growth / 10);
+
+  rows = tide_report_cow (f->trace, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (rows->len, ==, 1);
+  row = g_ptr_array_index (rows, 0);
+  g_assert_cmpint (row->process_id, ==, 2);
+  g_assert_cmpstr (row->source, ==, expected_source);
+  /* The list's floats are most of what the worker copied: all but a tenth
+   * at the last attribution, which lags the count by at most an eighth
+   * (tide-recorder-cow.c). */
+  g_assert_cmpint (row->source_bytes, >=, copied * 8 / 10);
+  summary = g_strdup_printf ("copied on write from the parent's blocks allocated at %s\n",
+                             expected_source);
+  g_assert_nonnull (strstr (f->err, summary));
+  assert_pss_below_rss (f, "touched");
+}
+
+/* The same numbers in one numpy array: reading it writes one object's
+ * reference count, so the worker copies next to nothing. */
+static void
+test_cow_numpy (Fixture       *f,
+                gconstpointer  unused)
+{
+  gint64 copied;
+
+  record (f, "rss-cow.py", "numpy");
+  copied = at_step (f, 2, TIDE_COUNTER_COW_BYTES, "touched");
+  g_assert_cmpint (copied, >=, 0);
+  g_assert_cmpint (copied, <, 4 * MIB);
+  g_assert_cmpint (printed (f, "private_dirty_growth"), <, 4 * MIB);
+  g_assert_null (strstr (f->err, "copied on write from the parent's blocks allocated at "
+                                 "rss-cow.py"));
+}
+
+static gint64
+class_suspect_count (GPtrArray            *suspects,
+                     TideClassSuspectKind  kind)
+{
+  gint64 n = 0;
+
+  for (guint i = 0; i < suspects->len; i++)
+    n += ((TideClassSuspect *) g_ptr_array_index (suspects, i))->kind == kind;
+  return n;
+}
+
+/* The worker reads a quarter of the list in each of four steps: its
+ * copy-on-write grows a quarter of the floats' pages a step, which makes
+ * it a suspect, with what to do about it. */
+static void
+test_cow_steady (Fixture       *f,
+                 gconstpointer  unused)
+{
+  g_autoptr(GPtrArray) suspects = NULL;
+  g_autoptr(GError) error = NULL;
+  gint64 total = 0;
+  TideClassSuspect *s;
+
+  record (f, "rss-cow.py", "steady");
+  total = at_step (f, 2, TIDE_COUNTER_COW_BYTES, "quarter 4") -
+          at_step (f, 2, TIDE_COUNTER_COW_BYTES, "forked");
+  suspects = tide_report_class_suspects (f->trace, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (suspects->len, ==, 1);
+  s = g_ptr_array_index (suspects, 0);
+  g_assert_cmpint (s->kind, ==, TIDE_CLASS_SUSPECT_COW);
+  g_assert_cmpint (s->process_id, ==, 2);
+  /* Step 2 is "forked", the worker's first. */
+  g_assert_cmpint (s->growth_step, ==, 3);
+  g_assert_cmpfloat (s->bytes_per_step, >=, 0.9 * total / 4);
+  g_assert_cmpfloat (s->bytes_per_step, <=, 1.1 * total / 4);
+  g_assert_cmpint (total, >, 90 * MIB);
+  g_assert_true (g_str_has_prefix (s->name, "copy-on-write in python3 "));
+  g_assert_nonnull (strstr (s->hint, "numpy arrays or tensors"));
+  g_assert_nonnull (strstr (f->err, "\ntidemark: suspect: copy-on-write in python3 "));
+}
+
+/* Five steps, each leaving two more threads' arenas holding 16 MiB that
+ * they freed: 32 MiB a step more that glibc keeps free, a suspect whose
+ * hint names the remedies.  The unexplained rest of each step stays under
+ * a megabyte. */
+static void
+test_allocator (Fixture       *f,
+                gconstpointer  unused)
+{
+  g_autoptr(GPtrArray) suspects = NULL;
+  g_autoptr(GError) error = NULL;
+  TideClassSuspect *s;
+
+  record (f, "rss-arenas.py", NULL);
+  g_assert_cmpstr (f->out, ==, "10\n");
+  for (gint k = 2; k <= 5; k++)
+    {
+      g_autofree char *now = g_strdup_printf ("threads %d", 2 * k);
+      g_autofree char *before = g_strdup_printf ("threads %d", 2 * (k - 1));
+      gint64 grown = at_step (f, 1, TIDE_COUNTER_ALLOC_FREE, now) -
+                     at_step (f, 1, TIDE_COUNTER_ALLOC_FREE, before);
+
+      g_assert_cmpint (grown, >=, 32 * MIB);
+      g_assert_cmpint (grown, <=, 32 * MIB + MIB / 4);
+    }
+  suspects = tide_report_class_suspects (f->trace, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (class_suspect_count (suspects, TIDE_CLASS_SUSPECT_ALLOC_FREE), ==, 1);
+  g_assert_cmpint (class_suspect_count (suspects, TIDE_CLASS_SUSPECT_COW), ==, 0);
+  s = g_ptr_array_index (suspects, 0);
+  g_assert_cmpint (s->growth_step, ==, 2);
+  g_assert_cmpfloat (s->bytes_per_step, >=, 32 * MIB);
+  g_assert_cmpfloat (s->bytes_per_step, <=, 32 * MIB + MIB / 4);
+  g_assert_true (g_regex_match_simple ("^glibc arenas keep 16[0-9]\\.[0-9]{2} MiB free$", s->name,
+                                       0, 0));
+  g_assert_nonnull (strstr (s->hint, "MALLOC_ARENA_MAX=2"));
+  g_assert_nonnull (strstr (s->hint, "malloc_trim(0)"));
+  g_assert_nonnull (strstr (s->hint, "jemalloc"));
+  g_assert_true (g_regex_match_simple ("\ntidemark: suspect: glibc arenas keep 16[0-9]\\.[0-9]{2} "
+                                       "MiB free, \\+32\\.[0-9]{2} MiB/step since step 2, in ",
+                                       f->err, 0, 0));
+}
+
+/* A tensor moved to shared memory by share_memory_(): 16 MiB of shmem in
+ * its step; then a 32 MiB file mapped and read: 32 MiB file-backed. */
+static void
+test_shmem_and_file (Fixture       *f,
+                     gconstpointer  unused)
+{
+  gint64 shmem, file;
+
+  record (f, "rss-torch.py", f->dir);
+  g_assert_cmpstr (f->out, ==, "True 8192\n");
+  shmem = at_step (f, 1, TIDE_COUNTER_RSS_SHMEM, "shmem") -
+          at_step (f, 1, TIDE_COUNTER_RSS_SHMEM, "baseline");
+  g_assert_cmpint (shmem, >=, 16 * MIB);
+  g_assert_cmpint (shmem, <=, 16 * MIB + MIB / 4);
+  g_assert_cmpint (at_step (f, 1, TIDE_COUNTER_RSS_SHMEM, "file"), ==,
+                   at_step (f, 1, TIDE_COUNTER_RSS_SHMEM, "shmem"));
+  file = at_step (f, 1, TIDE_COUNTER_RSS_FILE, "file") -
+         at_step (f, 1, TIDE_COUNTER_RSS_FILE, "shmem");
+  g_assert_cmpint (file, >=, 32 * MIB);
+  g_assert_cmpint (file, <=, 32 * MIB + MIB);
+}
+
+static gboolean
+python_has (const char *module)
+{
+  g_autofree char *code = g_strdup_printf ("import %s", module);
+  const char *argv[] = { PYTHON, "-c", code, NULL };
+  int status = -1;
+
+  if (!g_spawn_sync (NULL, (char **) argv, NULL,
+                     G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
+                     NULL, NULL, NULL, NULL, &status, NULL))
+    return FALSE;
+  return WIFEXITED (status) && WEXITSTATUS (status) == 0;
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  if (!python_has ("torch") || !python_has ("numpy"))
+    {
+      g_print ("1..0 # SKIP " PYTHON " cannot import torch and numpy\n");
+      return 77;
+    }
+  g_test_init (&argc, &argv, NULL);
+#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
+  ADD ("/rss-python/cow/list", test_cow_list);
+  ADD ("/rss-python/cow/numpy", test_cow_numpy);
+  ADD ("/rss-python/cow/steady", test_cow_steady);
+  ADD ("/rss-python/allocator", test_allocator);
+  ADD ("/rss-python/shmem-and-file", test_shmem_and_file);
+#undef ADD
+  return g_test_run ();
+}
