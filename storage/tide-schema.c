@@ -216,7 +216,8 @@ static const char schema_sql[] =
   "  (9, 'device_allocated', 'bytes'), (10, 'torch_allocated', 'bytes'),"
   "  (11, 'torch_reserved', 'bytes'), (12, 'pss', 'bytes'), (13, 'rss_anon', 'bytes'),"
   "  (14, 'rss_file', 'bytes'), (15, 'rss_shmem', 'bytes'), (16, 'uss', 'bytes'),"
-  "  (17, 'rss_shared_pages', 'bytes'), (18, 'alloc_free', 'bytes');";
+  "  (17, 'rss_shared_pages', 'bytes'), (18, 'alloc_free', 'bytes'),"
+  "  (30, 'py_arenas', 'bytes');";
 
 void
 tide_sqlite_set_error (GError     **error,

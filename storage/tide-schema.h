@@ -41,6 +41,9 @@ typedef enum
   TIDE_COUNTER_USS         = 16,  /* private pages: what the process alone holds */
   TIDE_COUNTER_RSS_SHARED_PAGES = 17, /* pages another process maps too */
   TIDE_COUNTER_ALLOC_FREE  = 18,
+  /* Live bytes of the arenas of CPython's object allocator: plumbing that
+   * the Python objects in them already count in the heap, kept apart. */
+  TIDE_COUNTER_PY_ARENAS   = 30,
 } TideCounter;
 
 /* Frame kinds of the frames table. */

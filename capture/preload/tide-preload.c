@@ -298,6 +298,7 @@ start (const char *path)
     }
   atomic_store (&tide_state.fd, fd);
   start_recording ();
+  tide_pyalloc_hook_arenas ();
 }
 
 __attribute__ ((constructor)) static void
