@@ -232,14 +232,16 @@ test_sampled (Fixture       *f,
       assert_every_suspect_has_python (suspects);
       g_assert_cmpint (query (f, "SELECT count (*) FROM allocations WHERE kind = "
                                  G_STRINGIFY (KIND_PYOBJECT)), >, 0);
-      /* Arenas under pymalloc, none without it; never rows of their own. */
+      /* Arenas under pymalloc; without it, only the interpreter's frame
+       * stack chunks (16 KiB each), which CPython maps through its arena
+       * allocator too.  Never rows of their own. */
       g_assert_cmpint (query (f, "SELECT count (*) FROM allocations WHERE kind = 11"), ==, 0);
       if (pymalloc == NULL)
         g_assert_cmpint (query (f, "SELECT max (value) FROM counters WHERE counter = "
                                    G_STRINGIFY (PY_ARENAS)), >=, 20 << 20);
       else
-        g_assert_cmpint (query (f, "SELECT count (*) FROM counters WHERE counter = "
-                                   G_STRINGIFY (PY_ARENAS)), ==, 0);
+        g_assert_cmpint (query (f, "SELECT max (value) FROM counters WHERE counter = "
+                                   G_STRINGIFY (PY_ARENAS)), <, 1 << 20);
     }
 }
 
