@@ -230,7 +230,8 @@ static const char schema_sql[] =
   "  (11, 'torch_reserved', 'bytes'), (12, 'pss', 'bytes'), (13, 'rss_anon', 'bytes'),"
   "  (14, 'rss_file', 'bytes'), (15, 'rss_shmem', 'bytes'), (16, 'uss', 'bytes'),"
   "  (17, 'rss_shared_pages', 'bytes'), (18, 'alloc_free', 'bytes'),"
-  "  (24, 'cow_bytes', 'bytes'), (25, 'jemalloc_free', 'bytes');";
+  "  (24, 'cow_bytes', 'bytes'), (25, 'jemalloc_free', 'bytes'),"
+  "  (30, 'py_arenas', 'bytes');";
 
 void
 tide_sqlite_set_error (GError     **error,

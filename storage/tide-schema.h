@@ -48,6 +48,9 @@ typedef enum
   /* The part of alloc_free that jemalloc holds (resident, not allocated),
    * when it is the process's allocator. */
   TIDE_COUNTER_JEMALLOC_FREE = 25,
+  /* Live bytes of the arenas of CPython's object allocator: plumbing that
+   * the Python objects in them already count in the heap, kept apart. */
+  TIDE_COUNTER_PY_ARENAS   = 30,
 } TideCounter;
 
 /* Frame kinds of the frames table. */

@@ -8,7 +8,8 @@
 #include "tide-saturate.h"
 
 /* Same numbering as TideAllocKind in capture/wire/tide-wire.h. */
-enum { KIND_MALLOC = 1, KIND_MMAP = 2, KIND_BRK = 3, KIND_DEVICE = 4, KIND_PINNED = 5, KIND_PAGE = 6 };
+enum { KIND_MALLOC = 1, KIND_MMAP = 2, KIND_BRK = 3, KIND_DEVICE = 4, KIND_PINNED = 5, KIND_PAGE = 6,
+       KIND_PYOBJECT = 10, KIND_PYARENA = 11 };
 
 typedef struct
 {
@@ -35,6 +36,7 @@ struct _TideStepAccumulator
   double      heap_live;
   double      mapped_live;
   double      device_live;
+  double      py_arena_live;
   double      born_bytes;  /* born in the current step, still live */
   double      born_count;
 };
@@ -93,6 +95,14 @@ tide_step_accumulator_apply (TideStepAccumulator *self,
   SeriesKey key = { stack_id, scope_id, device };
   Series *s = self->last;
 
+  /* An arena of CPython's allocator is plumbing: the objects in it are
+   * counted by their own stacks, and it is counted as a class of its own,
+   * never as a stack's bytes nor as what a step kept. */
+  if (kind == KIND_PYARENA)
+    {
+      self->py_arena_live += bytes;
+      return;
+    }
   if (s == NULL || !series_key_equal (&s->key, &key))
     s = g_hash_table_lookup (self->series, &key);
   if (s == NULL)
@@ -115,7 +125,7 @@ tide_step_accumulator_apply (TideStepAccumulator *self,
     self->device_live += bytes;
   else if (kind == KIND_MMAP || kind == KIND_BRK || kind == KIND_PAGE)
     self->mapped_live += bytes;
-  else if (kind == KIND_MALLOC)
+  else if (kind == KIND_MALLOC || kind == KIND_PYOBJECT)
     self->heap_live += bytes;
 
   if (born_in_step)
@@ -176,4 +186,10 @@ double
 tide_step_accumulator_get_mapped_live (TideStepAccumulator *self)
 {
   return self->mapped_live;
+}
+
+double
+tide_step_accumulator_get_py_arena_live (TideStepAccumulator *self)
+{
+  return self->py_arena_live;
 }

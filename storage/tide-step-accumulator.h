@@ -58,6 +58,7 @@ void                 tide_step_accumulator_close_step (TideStepAccumulator *self
                                                        TideStepTotals      *totals);
 double               tide_step_accumulator_get_heap_live (TideStepAccumulator *self);
 double               tide_step_accumulator_get_mapped_live (TideStepAccumulator *self);
+double               tide_step_accumulator_get_py_arena_live (TideStepAccumulator *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideStepAccumulator, tide_step_accumulator_free)
 

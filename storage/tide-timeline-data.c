@@ -37,6 +37,7 @@ static const struct
   { TIDE_COUNTER_HEAP_LIVE, "Live heap" },
   { TIDE_COUNTER_MAPPED,    "Mapped" },
   { TIDE_COUNTER_PINNED,    "Pinned" },
+  { TIDE_COUNTER_PY_ARENAS, "Python allocator's arenas" },
 };
 
 typedef struct

@@ -13,6 +13,10 @@
 #define TIDE_ADDRSET_SHARD_WORDS (1u << (TIDE_ADDRSET_FILTER_BITS - TIDE_ADDRSET_SHARD_BITS) >> 6)
 #define TIDE_ADDRSET_MIN_SLOTS   64u
 #define TIDE_ADDRSET_STALE_SLACK 256u
+/* A shard recomputes its lines after (slots / this) lookups that its
+ * filter sent in vain: each costs the lock, a recompute a scan of the
+ * slots, so either way a miss costs a small constant. */
+#define TIDE_ADDRSET_MISS_RATIO  16u
 
 /* The shard's lock guards the bits of its filter lines and the entries
  * behind them (tide_addrset_filter_index). */
@@ -91,6 +95,7 @@ tide_addrset_clear (TideAddrSet *set)
       memset (shard->slots, 0, ((size_t) shard->mask + 1) * sizeof (TideAddrEntry));
       shard->count = 0;
       shard->stale = 0;
+      shard->misses = 0;
     }
 }
 
@@ -176,6 +181,7 @@ shard_refilter (TideAddrSet   *set,
     if (atomic_load_explicit (&set->filter[first + w], memory_order_relaxed) != words[w])
       atomic_store_explicit (&set->filter[first + w], words[w], memory_order_relaxed);
   shard->stale = 0;
+  shard->misses = 0;
 }
 
 /* Index of addr's slot, or -1. */
@@ -285,6 +291,8 @@ tide_addrset_remove (TideAddrSet   *set,
         shard_refilter (set, shard);
       found = true;
     }
+  else if (at < 0 && ++shard->misses > (shard->mask + 1) / TIDE_ADDRSET_MISS_RATIO + 8)
+    shard_refilter (set, shard);
   pthread_mutex_unlock (&shard->lock);
   return found;
 }

@@ -85,6 +85,7 @@ typedef struct
   uint32_t        mask;   /* capacity - 1 */
   uint32_t        count;
   uint32_t        stale;  /* removes since its filter lines were recomputed */
+  uint32_t        misses; /* removes of absent addresses since then */
 } __attribute__ ((aligned (64))) TideAddrShard;
 
 typedef struct

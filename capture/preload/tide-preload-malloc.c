@@ -47,31 +47,6 @@ own_alloc (size_t size,
   return zero ? tide_real.calloc (1, size) : tide_real.malloc (size);
 }
 
-static inline void
-maybe_record_free (void *ptr)
-{
-  int mode = atomic_load_explicit (&tide_state.free_mode, memory_order_relaxed);
-
-  if (TIDE_LIKELY (mode == TIDE_FREE_IGNORE) || tide_tls.guard)
-    return;
-  if (mode == TIDE_FREE_ALL)
-    tide_record_free (ptr, TIDE_KIND_MALLOC);
-  else if (TIDE_UNLIKELY (tide_addrset_maybe (&tide_state.addrset, (uintptr_t) ptr)))
-    tide_record_free_if_sampled (ptr, TIDE_KIND_MALLOC, NULL);
-}
-
-/* A call of the real allocator made for the program. */
-#define TIDE_REAL_CALL(call)                                       \
-  do                                                               \
-    {                                                              \
-      tide_tls.guard++;                                            \
-      tide_tls.real_calls++;                                       \
-      call;                                                        \
-      tide_tls.real_calls--;                                       \
-      tide_tls.guard--;                                            \
-    }                                                              \
-  while (0)
-
 /* Slow path of an allocation of `size` bytes made by `call`. */
 #define TIDE_ALLOC_SLOW(result, size, call)                        \
   do                                                               \
@@ -109,7 +84,7 @@ free (void *ptr)
       tide_heap_free (ptr);
       return;
     }
-  maybe_record_free (ptr);
+  tide_maybe_record_free (ptr, TIDE_KIND_MALLOC);
   if (TIDE_UNLIKELY (tide_real.free == NULL))
     tide_real_resolve ();
   tide_real.free (ptr);
@@ -154,11 +129,13 @@ realloc_own (void   *ptr,
 
 /* A recorded block that moves is a FREE of the old address and an ALLOC of
  * the new one; an unrecorded one may become recorded by the sampler. */
-static void *
-realloc_common (void   *ptr,
-                size_t  size,
-                void   *(*call) (void *, size_t, size_t),
-                size_t  nmemb)
+void *
+tide_realloc_tracked (void            *ptr,
+                      size_t           size,
+                      uint16_t         kind,
+                      TideReallocCall  call,
+                      void            *ctx,
+                      size_t           nmemb)
 {
   int mode = atomic_load_explicit (&tide_state.free_mode, memory_order_relaxed);
   bool sample = tide_should_sample (size);
@@ -167,35 +144,37 @@ realloc_common (void   *ptr,
   double weight = 0.0;
   void *p;
 
-  if (ptr == NULL && wants_own_heap ())
+  /* A chained allocator (CPython's) decides itself where its blocks go. */
+  if (ptr == NULL && kind == TIDE_KIND_MALLOC && wants_own_heap ())
     return own_alloc (size, 16, false);
   if (TIDE_LIKELY (!sample && (ptr == NULL || mode == TIDE_FREE_IGNORE
                                || tide_tls.guard
                                || (mode == TIDE_FREE_FILTER
                                    && !tide_addrset_maybe (&tide_state.addrset, (uintptr_t) ptr)))))
-    return call (ptr, nmemb, size);
+    return call (ctx, ptr, nmemb, size);
   if (sample)
     weight = tide_sample_decide (size);
   if (ptr != NULL && mode == TIDE_FREE_ALL && !tide_tls.guard)
     {
-      tide_record_free (ptr, TIDE_KIND_MALLOC);
+      tide_record_free (ptr, kind);
       had = true;
       old.size = 0;
     }
   else if (ptr != NULL && mode == TIDE_FREE_FILTER && !tide_tls.guard)
-    had = tide_record_free_if_sampled (ptr, TIDE_KIND_MALLOC, &old);
-  TIDE_REAL_CALL (p = call (ptr, nmemb, size));
+    had = tide_record_free_if_sampled (ptr, kind, &old);
+  TIDE_REAL_CALL (p = call (ctx, ptr, nmemb, size));
   if (p == NULL && size > 0 && had && old.size > 0)
     tide_record_alloc (ptr, old.size, tide_sampler_weight (old.size, tide_state.sample_bytes),
-                       TIDE_KIND_MALLOC);  /* failed: the old block lives on */
+                       kind);  /* failed: the old block lives on */
   else if (p != NULL && (weight > 0.0 || (had && size > 0)))
     tide_record_alloc (p, size, weight > 0.0 ? weight
-                       : tide_sampler_weight (size, tide_state.sample_bytes), TIDE_KIND_MALLOC);
+                       : tide_sampler_weight (size, tide_state.sample_bytes), kind);
   return p;
 }
 
 static void *
-call_realloc (void   *ptr,
+call_realloc (void   *ctx,
+              void   *ptr,
               size_t  nmemb,
               size_t  size)
 {
@@ -212,11 +191,12 @@ realloc (void   *ptr,
     return realloc_own (ptr, size);
   if (TIDE_UNLIKELY (tide_real.realloc == NULL))
     return ptr == NULL ? own_alloc (size, 16, false) : NULL;
-  return realloc_common (ptr, size, call_realloc, 1);
+  return tide_realloc_tracked (ptr, size, TIDE_KIND_MALLOC, call_realloc, NULL, 1);
 }
 
 static void *
-call_reallocarray (void   *ptr,
+call_reallocarray (void   *ctx,
+                   void   *ptr,
                    size_t  nmemb,
                    size_t  total)
 {
@@ -243,7 +223,7 @@ reallocarray (void   *ptr,
     return realloc_own (ptr, total);
   if (TIDE_UNLIKELY (tide_real.realloc == NULL))
     return ptr == NULL ? own_alloc (total, 16, false) : NULL;
-  return realloc_common (ptr, total, call_reallocarray, nmemb);
+  return tide_realloc_tracked (ptr, total, TIDE_KIND_MALLOC, call_reallocarray, NULL, nmemb);
 }
 
 TIDE_EXPORT int

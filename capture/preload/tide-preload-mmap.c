@@ -4,8 +4,10 @@
  * tide-preload-mmap.c: mmap, munmap, mremap, brk and sbrk made by the
  * program.  glibc's malloc and loader map memory through internal calls that
  * do not come here, so a program on glibc malloc is not counted twice; an
- * allocator that maps through the PLT (jemalloc, Python's arenas) shows up
- * both as MMAP and as MALLOC records, told apart by kind.
+ * allocator that maps through the PLT (jemalloc) shows up both as MMAP and
+ * as MALLOC records, told apart by kind.  CPython's arenas are mapped
+ * inside a real call (tide-preload-pyalloc.c), so they come as PYARENA
+ * records instead.
  *
  * Mappings are always recorded (weight 1) and kept in the address set.
  * What is approximated:

@@ -177,6 +177,58 @@ tide_should_sample (size_t size)
   return true;
 }
 
+/* A call of the real allocator made for the program: the guard keeps an
+ * allocator that calls malloc or mmap through the PLT from being counted
+ * twice, and the real_calls mark sends those calls on to the real
+ * allocator rather than the profiler's own heap.  The barrier keeps the
+ * compiler from reading both counters back in one 8-byte load, which the
+ * two 4-byte stores before the call cannot forward to: that stall was
+ * most of what wrapping CPython's allocator cost a free. */
+#define TIDE_REAL_CALL(call)                                       \
+  do                                                               \
+    {                                                              \
+      tide_tls.guard++;                                            \
+      tide_tls.real_calls++;                                       \
+      call;                                                        \
+      tide_tls.real_calls--;                                       \
+      __asm__ volatile ("" ::: "memory");                          \
+      tide_tls.guard--;                                            \
+    }                                                              \
+  while (0)
+
+/* The free of a block of @kind, before the real free: in sampled mode one
+ * relaxed load of the free mode and one of the address filter. */
+static inline void
+tide_maybe_record_free (void     *ptr,
+                        uint16_t  kind)
+{
+  int mode = atomic_load_explicit (&tide_state.free_mode, memory_order_relaxed);
+
+  if (TIDE_LIKELY (mode == TIDE_FREE_IGNORE) || tide_tls.guard)
+    return;
+  if (mode == TIDE_FREE_ALL)
+    tide_record_free (ptr, kind);
+  else if (TIDE_UNLIKELY (tide_addrset_maybe (&tide_state.addrset, (uintptr_t) ptr)))
+    tide_record_free_if_sampled (ptr, kind, NULL);
+}
+
+/* tide-preload-malloc.c: realloc of a block of @kind through @call (the
+ * real realloc, or a chained allocator's, with @ctx): a recorded block
+ * that moves is a FREE of the old address and an ALLOC of the new one. */
+typedef void *(*TideReallocCall) (void   *ctx,
+                                  void   *ptr,
+                                  size_t  nmemb,
+                                  size_t  size);
+void    *tide_realloc_tracked    (void            *ptr,
+                                  size_t           size,
+                                  uint16_t         kind,
+                                  TideReallocCall  call,
+                                  void            *ctx,
+                                  size_t           nmemb);
+
+/* tide-preload-pyalloc.c: CPython's arena allocator, wrapped at start-up. */
+void     tide_pyalloc_hook_arenas (void);
+
 /* tide-preload-scope.c */
 uint32_t tide_scope_current      (void);
 void     tide_scope_resend_all   (void);

@@ -73,16 +73,19 @@ tide_record_alloc (const void *addr,
   _Alignas (8) unsigned char rec[TIDE_ENCODE_ALLOC_MAX];
   uint64_t frames[TIDE_WIRE_MAX_FRAMES];
   int saved = errno;
-  bool track = kind == TIDE_KIND_MMAP || (kind == TIDE_KIND_MALLOC && !tide_state.all);
-  uint32_t n_frames, len;
+  bool track = kind == TIDE_KIND_MMAP || kind == TIDE_KIND_PYARENA
+               || ((kind == TIDE_KIND_MALLOC || kind == TIDE_KIND_PYOBJECT) && !tide_state.all);
+  uint32_t n_frames = 0, len;
 
   tide_tls.guard++;
   if (!tide_active ())
     goto out;
   if (TIDE_UNLIKELY (atomic_load_explicit (&tide_objects_dirty, memory_order_relaxed) != 0))
     tide_objects_announce ();
-  n_frames = tide_unwind (frames, TIDE_WIRE_MAX_FRAMES);
-  if (tide_python_depth () > 0)
+  /* An arena is plumbing: the objects in it carry the stacks. */
+  if (kind != TIDE_KIND_PYARENA)
+    n_frames = tide_unwind (frames, TIDE_WIRE_MAX_FRAMES);
+  if (kind != TIDE_KIND_PYARENA && tide_python_depth () > 0)
     n_frames = tide_python_splice (frames, n_frames, TIDE_WIRE_MAX_FRAMES);
   len = tide_encode_alloc (rec, sizeof rec, tide_stamp (), (uintptr_t) addr, size, weight,
                            tide_scope_current (), kind, frames, n_frames);

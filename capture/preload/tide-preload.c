@@ -303,6 +303,7 @@ start (const char *path)
     }
   atomic_store (&tide_state.fd, fd);
   start_recording (0);
+  tide_pyalloc_hook_arenas ();
 }
 
 __attribute__ ((constructor)) static void

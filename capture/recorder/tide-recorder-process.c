@@ -209,7 +209,7 @@ on_counter (TideRecProcess        *self,
             const TideWireCounter *rec)
 {
   if (rec->counter != TIDE_COUNTER_TORCH_ALLOCATED && rec->counter != TIDE_COUNTER_TORCH_RESERVED &&
-      rec->counter != TIDE_COUNTER_ALLOC_FREE)
+      rec->counter != TIDE_COUNTER_ALLOC_FREE && rec->counter != TIDE_COUNTER_JEMALLOC_FREE)
     {
       self->protocol_errors++;
       return;

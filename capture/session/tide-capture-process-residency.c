@@ -11,6 +11,7 @@
 
 #include "tide-capture-process.h"
 #include "tide-schema.h"
+#include "tide-wire.h"
 
 typedef struct
 {
@@ -33,8 +34,9 @@ collect_host_block (const TideLiveAlloc *alloc,
 {
   Collect *c = user_data;
 
-  /* Only blocks that were live at the step end, in host memory. */
-  if (alloc->device >= 0 || alloc->alloc_ns > c->end_ns || (free_ns != 0 && free_ns <= c->end_ns))
+  /* Only blocks that were live at the step end, in host memory, and
+   * none of CPython's arenas, whose objects count their own pages. */
+  if (alloc->device >= 0 || alloc->kind == TIDE_KIND_PYARENA || alloc->alloc_ns > c->end_ns || (free_ns != 0 && free_ns <= c->end_ns))
     return;
   g_array_append_val (c->blocks, *alloc);
 }

@@ -98,6 +98,7 @@ tide_capture_process_new (TideCaptureSession *session,
   self->written_heap = -1;
   self->written_mapped = -1;
   self->written_pinned = -1;
+  self->written_py_arenas = -1;
   for (guint i = 0; i < TIDE_CAPTURE_MAX_DEVICES; i++)
     self->written_device[i] = -1;
 
@@ -239,7 +240,13 @@ tide_capture_process_write_allocation (TideCaptureProcess  *self,
                                        const TideLiveAlloc *a,
                                        gint64               free_ns)
 {
-  TideAllocRow row = {
+  TideAllocRow row;
+
+  /* Plumbing: a class of its own (TIDE_COUNTER_PY_ARENAS), never a row
+   * that a stack or a step's retained bytes would count again. */
+  if (a->kind == TIDE_KIND_PYARENA)
+    return;
+  row = (TideAllocRow) {
     .process_id = self->id,
     .thread_id = a->thread_id,
     .alloc_ns = a->alloc_ns,
@@ -498,12 +505,16 @@ tide_capture_process_poll (TideCaptureProcess *self,
 {
   double heap = tide_step_accumulator_get_heap_live (self->steps_acc);
   double mapped = tide_step_accumulator_get_mapped_live (self->steps_acc);
+  double py_arenas = tide_step_accumulator_get_py_arena_live (self->steps_acc);
 
   if (self->end_ns != 0)
     return;
   tide_capture_process_sample_rss (self, now_ns, FALSE);
   write_counter (self, TIDE_COUNTER_HEAP_LIVE, now_ns, (gint64) (heap + 0.5), &self->written_heap);
   write_counter (self, TIDE_COUNTER_MAPPED, now_ns, (gint64) (mapped + 0.5), &self->written_mapped);
+  if (py_arenas > 0 || self->written_py_arenas > 0)
+    write_counter (self, TIDE_COUNTER_PY_ARENAS, now_ns, (gint64) (py_arenas + 0.5),
+                   &self->written_py_arenas);
   if (self->pinned_live > 0 || self->written_pinned > 0)
     write_counter (self, TIDE_COUNTER_PINNED, now_ns, (gint64) (self->pinned_live + 0.5),
                    &self->written_pinned);

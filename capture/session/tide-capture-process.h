@@ -71,6 +71,7 @@ struct _TideCaptureProcess
   guint                maps_reads;      /* fallback reads of /proc/PID/maps */
   double               pinned_live;
   gint64               written_pinned;
+  gint64               written_py_arenas;
   gint64               device_allocated[TIDE_CAPTURE_MAX_DEVICES];  /* live recorded bytes */
   gint64               written_device[TIDE_CAPTURE_MAX_DEVICES];
 

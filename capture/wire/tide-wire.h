@@ -65,6 +65,9 @@ typedef enum
   TIDE_KIND_DEVICE = 4,  /* accelerator memory (device issue) */
   TIDE_KIND_PINNED = 5,  /* page-locked host memory (device issue) */
   TIDE_KIND_PAGE   = 6,  /* `attach`: a resident page, by the stack that first touched it */
+  /* 10..: a language runtime's own allocator (tide-preload-pyalloc.c). */
+  TIDE_KIND_PYOBJECT = 10, /* CPython's object and mem domains: objects, their buffers */
+  TIDE_KIND_PYARENA  = 11, /* an arena of CPython's allocator: plumbing, never in a stack */
 } TideAllocKind;
 
 typedef struct

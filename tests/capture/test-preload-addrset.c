@@ -242,6 +242,36 @@ test_stale_bits (void)
     }
 }
 
+/* An address that a sampled block once had and that the program hands out
+ * again and again (CPython's pools reuse their last freed block first):
+ * its stale bit would send every free of it to the lock until enough
+ * removes piled up; lookups that the filter sends in vain make the shard
+ * recompute its lines too, after a sixteenth of its slots plus 9. */
+static void
+test_hot_stale_bit (void)
+{
+  g_autofree TideAddrSet *set = set_new ();
+  const guint64 region = G_GUINT64_CONSTANT (0x7f3400000000);
+  const guint64 hot = region + (1 << 20) + 48;
+  TideAddrShard *shard = &set->shards[tide_addrset_shard_index (region)];
+  guint misses = 0;
+
+  for (guint i = 0; i < 10; i++)
+    g_assert_true (tide_addrset_insert (set, region + i * 4096 + 8, i, TIDE_KIND_MALLOC));
+  g_assert_false (tide_addrset_maybe (set, hot));
+  g_assert_true (tide_addrset_insert (set, hot, 64, TIDE_KIND_PYOBJECT));
+  g_assert_true (tide_addrset_remove (set, hot, TIDE_KIND_PYOBJECT, NULL));
+  g_assert_cmpuint (shard->mask + 1, ==, 64);
+  while (tide_addrset_maybe (set, hot) && misses < 1000)
+    {
+      g_assert_false (tide_addrset_remove (set, hot, TIDE_KIND_PYOBJECT, NULL));
+      misses++;
+    }
+  g_assert_cmpuint (misses, ==, 64 / 16 + 9);
+  for (guint i = 0; i < 10; i++)
+    g_assert_true (tide_addrset_maybe (set, region + i * 4096 + 8));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -253,5 +283,6 @@ main (int   argc,
   g_test_add_func ("/capture/preload/addrset/shared-bit", test_shared_bit);
   g_test_add_func ("/capture/preload/addrset/layout", test_layout);
   g_test_add_func ("/capture/preload/addrset/stale-bits", test_stale_bits);
+  g_test_add_func ("/capture/preload/addrset/hot-stale-bit", test_hot_stale_bit);
   return g_test_run ();
 }

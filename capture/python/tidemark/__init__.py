@@ -28,6 +28,7 @@ class _Native:
 
     def __init__(self):
         self.step = self.push = self.pop = self.attach = self.info = None
+        self.hook_allocators = None
         self.active = False
         try:
             with_gil = ctypes.PyDLL(None)       # cheap calls, GIL kept
@@ -54,6 +55,9 @@ class _Native:
         self.info = with_gil.tidemark_preload_process_info
         self.info.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
         self.info.restype = None
+        self.hook_allocators = with_gil.tidemark_preload_python_hook_allocators
+        self.hook_allocators.argtypes = []
+        self.hook_allocators.restype = ctypes.c_int
         self.active = True
 
 

@@ -25,6 +25,22 @@ def _thread_start(frame, event, arg):
     _attach(2)
 
 
+def _hook_allocators():
+    # Python objects through the preload's sampler.  Not while tracemalloc
+    # traces (-X tracemalloc, PYTHONTRACEMALLOC): its stop() would put back
+    # the allocators it found and drop ours from under sampled objects.
+    try:
+        import _tracemalloc
+        if _tracemalloc.is_tracing():
+            return
+    except ImportError:
+        pass
+    try:
+        _native.hook_allocators()
+    except Exception:  # never let the profiler break the program
+        pass
+
+
 def _env_int(name):
     try:
         return int(os.environ[name])
@@ -41,6 +57,7 @@ def _send_rank():
 def start():
     if not _native.active:
         return
+    _hook_allocators()
     _attach(0)
     threading.setprofile(_thread_start)
     _send_rank()

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-preload-pyalloc.c: Python objects, through CPython's allocator API.
+ *
+ * CPython carves its objects out of arenas of its own (pymalloc), each
+ * mapped in one piece, so the malloc and mmap hooks see an arena made by
+ * whichever line happened to need a new one, and none of the objects.
+ * Here the object and mem domains (PyMem_SetAllocator) are wrapped, each
+ * chaining to the allocator that was there (pymalloc, the debug hooks, or
+ * malloc under PYTHONMALLOC=malloc): an object then goes through the same
+ * byte sampler as a malloc block, with its Python frames, as kind
+ * TIDE_KIND_PYOBJECT.  The chained call is a real call (guard raised): a
+ * large object that pymalloc passes on to malloc, or every object under
+ * PYTHONMALLOC=malloc, is not counted a second time by the malloc hook.
+ *
+ * The arena allocator (PyObject_SetArenaAllocator) is wrapped too, at
+ * start-up, before the interpreter makes its first arena: arenas are sent
+ * as TIDE_KIND_PYARENA, without a stack, and the mmap hook does not see
+ * them.  The recorder counts them as a class of their own and never as a
+ * stack's bytes, since the objects in them already are.
+ *
+ * The domains are wrapped by the tidemark package at start-up (the GIL is
+ * held; CPython allows a hook that calls the previous allocator to be set
+ * after initialization), before the program's code runs, and never while
+ * tracemalloc traces: tracemalloc.stop() puts back the allocators it found,
+ * which would drop ours from under objects we sampled.  A later
+ * tracemalloc.start() wraps ours, which is as CPython means hooks to chain.
+ *
+ * The C API is looked up at run time: the preload never links libpython.
+ * The structures below are those of CPython's cpython/pymem.h, unchanged
+ * from 3.5 to 3.13.
+ */
+#include "config.h"
+
+#include "tide-preload-private.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+
+/* PyMemAllocatorDomain */
+enum
+{
+  TIDE_PY_DOMAIN_MEM = 1,
+  TIDE_PY_DOMAIN_OBJ = 2,
+  TIDE_PY_N_DOMAINS  = 3,
+};
+
+typedef struct
+{
+  void  *ctx;
+  void *(*malloc)  (void *ctx, size_t size);
+  void *(*calloc)  (void *ctx, size_t nelem, size_t elsize);
+  void *(*realloc) (void *ctx, void *ptr, size_t new_size);
+  void  (*free)    (void *ctx, void *ptr);
+} TidePyMemAllocator;
+
+typedef struct
+{
+  void  *ctx;
+  void *(*alloc) (void *ctx, size_t size);
+  void  (*free)  (void *ctx, void *ptr, size_t size);
+} TidePyArenaAllocator;
+
+/* The allocators we chain to; each domain's wrapper gets its own as ctx. */
+static TidePyMemAllocator tide_pyalloc_prev[TIDE_PY_N_DOMAINS];
+static TidePyArenaAllocator tide_pyarena_prev;
+static bool tide_pyalloc_domains_hooked;
+static bool tide_pyalloc_arenas_hooked;
+
+/* ---- the object and mem domains ------------------------------------------- */
+
+static void *
+pyalloc_malloc (void   *ctx,
+                size_t  size)
+{
+  const TidePyMemAllocator *prev = ctx;
+  double weight;
+  void *p;
+
+  if (TIDE_LIKELY (!tide_should_sample (size)))
+    {
+      TIDE_REAL_CALL (p = prev->malloc (prev->ctx, size));
+      return p;
+    }
+  weight = tide_sample_decide (size);
+  TIDE_REAL_CALL (p = prev->malloc (prev->ctx, size));
+  if (weight > 0.0 && p != NULL)
+    tide_record_alloc (p, size, weight, TIDE_KIND_PYOBJECT);
+  return p;
+}
+
+static void *
+pyalloc_calloc (void   *ctx,
+                size_t  nelem,
+                size_t  elsize)
+{
+  const TidePyMemAllocator *prev = ctx;
+  size_t total;
+  double weight;
+  void *p;
+
+  if (__builtin_mul_overflow (nelem, elsize, &total) || TIDE_LIKELY (!tide_should_sample (total)))
+    {
+      TIDE_REAL_CALL (p = prev->calloc (prev->ctx, nelem, elsize));
+      return p;
+    }
+  weight = tide_sample_decide (total);
+  TIDE_REAL_CALL (p = prev->calloc (prev->ctx, nelem, elsize));
+  if (weight > 0.0 && p != NULL)
+    tide_record_alloc (p, total, weight, TIDE_KIND_PYOBJECT);
+  return p;
+}
+
+static void *
+call_chained_realloc (void   *ctx,
+                      void   *ptr,
+                      size_t  nmemb,
+                      size_t  size)
+{
+  const TidePyMemAllocator *prev = ctx;
+  void *p;
+
+  TIDE_REAL_CALL (p = prev->realloc (prev->ctx, ptr, size));
+  return p;
+}
+
+static void *
+pyalloc_realloc (void   *ctx,
+                 void   *ptr,
+                 size_t  size)
+{
+  return tide_realloc_tracked (ptr, size, TIDE_KIND_PYOBJECT, call_chained_realloc, ctx, 1);
+}
+
+/* The common free: one load of the free mode and one of the filter. */
+static void
+pyalloc_free (void *ctx,
+              void *ptr)
+{
+  const TidePyMemAllocator *prev = ctx;
+
+  if (ptr != NULL)
+    tide_maybe_record_free (ptr, TIDE_KIND_PYOBJECT);
+  TIDE_REAL_CALL (prev->free (prev->ctx, ptr));
+}
+
+/* Called by the tidemark package (ctypes.PyDLL: the GIL is held) once per
+ * process, before the program's code runs.  Returns 1 when the domains are
+ * wrapped now. */
+TIDE_EXPORT int
+tidemark_preload_python_hook_allocators (void)
+{
+  void (*get_allocator) (int, TidePyMemAllocator *);
+  void (*set_allocator) (int, TidePyMemAllocator *);
+  static const int domains[] = { TIDE_PY_DOMAIN_MEM, TIDE_PY_DOMAIN_OBJ };
+  int saved = errno;
+
+  if (tide_pyalloc_domains_hooked)
+    return 1;
+  if (!tide_active ())
+    return 0;
+  /* A libpython loaded after start-up (an embedding program) gets its
+   * arenas wrapped now; those it made before are recorded mappings. */
+  tide_pyalloc_hook_arenas ();
+  *(void **) &get_allocator = dlsym (RTLD_DEFAULT, "PyMem_GetAllocator");
+  *(void **) &set_allocator = dlsym (RTLD_DEFAULT, "PyMem_SetAllocator");
+  if (get_allocator == NULL || set_allocator == NULL)
+    return 0;
+  for (size_t i = 0; i < sizeof domains / sizeof domains[0]; i++)
+    {
+      int d = domains[i];
+      TidePyMemAllocator ours = {
+        .ctx = &tide_pyalloc_prev[d], .malloc = pyalloc_malloc, .calloc = pyalloc_calloc,
+        .realloc = pyalloc_realloc, .free = pyalloc_free,
+      };
+
+      get_allocator (d, &tide_pyalloc_prev[d]);
+      set_allocator (d, &ours);
+    }
+  tide_pyalloc_domains_hooked = true;
+  errno = saved;
+  return 1;
+}
+
+/* ---- the arenas ------------------------------------------------------------ */
+
+static void *
+pyarena_alloc (void   *ctx,
+               size_t  size)
+{
+  void *p;
+
+  TIDE_REAL_CALL (p = tide_pyarena_prev.alloc (tide_pyarena_prev.ctx, size));
+  if (p != NULL)
+    tide_record_alloc (p, size, 1.0, TIDE_KIND_PYARENA);
+  return p;
+}
+
+static void
+pyarena_free (void   *ctx,
+              void   *ptr,
+              size_t  size)
+{
+  /* An arena made before the wrapper was set is a recorded mapping. */
+  if (ptr != NULL && !tide_record_free_if_sampled (ptr, TIDE_KIND_PYARENA, NULL))
+    tide_record_free_if_sampled (ptr, TIDE_KIND_MMAP, NULL);
+  TIDE_REAL_CALL (tide_pyarena_prev.free (tide_pyarena_prev.ctx, ptr, size));
+}
+
+/* At start-up, in a program that has CPython in it: setting the arena
+ * allocator only stores it, which is safe before the interpreter starts,
+ * and after it (arenas made before are freed through ours, which chains). */
+void
+tide_pyalloc_hook_arenas (void)
+{
+  void (*get_arena) (TidePyArenaAllocator *);
+  void (*set_arena) (TidePyArenaAllocator *);
+  TidePyArenaAllocator ours = { .alloc = pyarena_alloc, .free = pyarena_free };
+
+  if (tide_pyalloc_arenas_hooked)
+    return;
+  *(void **) &get_arena = dlsym (RTLD_DEFAULT, "PyObject_GetArenaAllocator");
+  *(void **) &set_arena = dlsym (RTLD_DEFAULT, "PyObject_SetArenaAllocator");
+  if (get_arena == NULL || set_arena == NULL)
+    return;
+  get_arena (&tide_pyarena_prev);
+  if (tide_pyarena_prev.alloc == NULL || tide_pyarena_prev.free == NULL)
+    return;
+  set_arena (&ours);
+  tide_pyalloc_arenas_hooked = true;
+}

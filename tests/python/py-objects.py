@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright 2026 The Tidemark authors
+#
+# Plain Python, no torch: log_metrics keeps 20,000 small dicts a step in a
+# history list, churn builds 60,000 dicts twice a step and keeps none.
+#   py-objects.py STEPS [tracemalloc]
+# With "tracemalloc", the program measures itself: it prints how many
+# bytes the lines of log_metrics hold live after the first step and after
+# the last, as tracemalloc counts them (the most recent frame of each
+# trace); tracemalloc keeps its own tables outside what it traces.
+import sys
+
+try:
+    import tidemark
+    step = tidemark.step
+except ImportError:  # the measuring run, without the profiler
+    def step():
+        pass
+
+history = []
+
+
+def log_metrics(n):
+    for i in range(20000):
+        history.append({"step": n, "i": i, "loss": 0.5})  # KEEP-LINE
+
+
+def churn(n):
+    for _ in range(2):
+        tmp = [{"step": n, "i": i} for i in range(60000)]  # CHURN-LINE
+        del tmp
+
+
+def live_in(function, tracemalloc):
+    code = function.__code__
+    lines = range(code.co_firstlineno, code.co_firstlineno + 10)
+    snapshot = tracemalloc.take_snapshot()
+    return sum(stat.size for stat in snapshot.statistics("lineno")
+               if stat.traceback[0].filename == code.co_filename
+               and stat.traceback[0].lineno in lines)
+
+
+def main():
+    steps = int(sys.argv[1])
+    measure = len(sys.argv) > 2 and sys.argv[2] == "tracemalloc"
+    if measure:
+        import tracemalloc
+        tracemalloc.start(1)
+    first = 0
+    for n in range(steps):
+        churn(n)
+        log_metrics(n)
+        step()
+        if measure and n == 0:
+            first = live_in(log_metrics, tracemalloc)
+    if measure:
+        print("log_metrics", first, live_in(log_metrics, tracemalloc))
+    print("done", steps)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * Python objects through CPython's allocator API, with Debian's
+ * /usr/bin/python3 and no torch: py-objects.py keeps small dicts from
+ * log_metrics beside a churn function that keeps nothing.  The truth is
+ * tracemalloc's, measured by the same program in a run of its own without
+ * the profiler: tracemalloc keeps its tables outside what it traces, so
+ * its figure holds none of its own overhead, and the recorded runs hold
+ * none of tracemalloc's.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "tide-report.h"
+#include "tide-schema.h"
+#include "tide-test-util.h"
+#include "tide-trace.h"
+
+#define PYTHON         "/usr/bin/python3"
+#define SCRIPT         TIDE_PYTHON_TESTS_DIR "/py-objects.py"
+#define STEPS          10
+#define SAMPLED_STEPS  20
+/* 3.11's dict free list: the dicts (and their keys) that churn frees last
+ * and log_metrics takes back without asking the allocator. */
+#define DICT_FREELIST  80
+/* TideAllocKind of tide-wire.h, as SQL text. */
+#define KIND_PYOBJECT  10
+/* TIDE_COUNTER_PY_ARENAS, as SQL text. */
+#define PY_ARENAS      30
+G_STATIC_ASSERT (TIDE_COUNTER_PY_ARENAS == PY_ARENAS);
+
+typedef struct
+{
+  char *dir;
+  char *trace;
+} Fixture;
+
+typedef struct
+{
+  double per_step;   /* bytes per step */
+  gint64 growth;     /* bytes over the growth window */
+  guint  n;          /* suspects */
+} Share;
+
+static void
+fixture_setup (Fixture       *f,
+               gconstpointer  data)
+{
+  f->dir = tide_test_make_dir ("tide-pyobj");
+  f->trace = g_build_filename (f->dir, "run.tide", NULL);
+}
+
+static void
+fixture_teardown (Fixture       *f,
+                  gconstpointer  data)
+{
+  tide_test_remove_dir (f->dir);
+  g_free (f->trace);
+  g_free (f->dir);
+}
+
+/* Runs @argv with NAME=VALUE pairs added to the environment (a fixed hash
+ * seed, so that every run makes the same objects); returns its stdout. */
+static char *
+run (const char * const *argv,
+     const char * const *extra_env)
+{
+  g_auto(GStrv) env = g_get_environ ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *err = NULL;
+  char *out = NULL;
+  int status = 0;
+
+  env = g_environ_setenv (env, "PYTHONHASHSEED", "0", TRUE);
+  for (guint i = 0; extra_env[i] != NULL; i += 2)
+    env = g_environ_setenv (env, extra_env[i], extra_env[i + 1], TRUE);
+  g_spawn_sync (NULL, (char **) argv, env, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                &error);
+  g_assert_no_error (error);
+  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
+    g_error ("%s failed (%d): %s", argv[0], status, err);
+  return out;
+}
+
+/* tracemalloc's bytes held by the lines of log_metrics after the first
+ * step and after the last, as printed by py-objects.py "tracemalloc". */
+static void
+parse_truth (const char *out,
+             gint64     *first,
+             gint64     *last)
+{
+  g_assert_cmpint (sscanf (out, "log_metrics %" G_GINT64_FORMAT " %" G_GINT64_FORMAT,
+                           first, last), ==, 2);
+  g_assert_cmpint (*last, >, *first);
+}
+
+/* Bytes log_metrics keeps over steps 2..@steps, by tracemalloc, without
+ * the profiler. */
+static gint64
+truth_growth (guint steps)
+{
+  g_autofree char *n = g_strdup_printf ("%u", steps);
+  const char *argv[] = { PYTHON, SCRIPT, n, "tracemalloc", NULL };
+  g_autofree char *out = run (argv, (const char *[]) { NULL });
+  gint64 first, last;
+
+  parse_truth (out, &first, &last);
+  return last - first;
+}
+
+static void
+record (Fixture            *f,
+        const char         *mode,
+        guint               steps,
+        const char * const *python_args,
+        const char * const *extra_env)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autofree char *n = g_strdup_printf ("%u", steps);
+  g_autofree char *out = NULL;
+
+  g_ptr_array_add (argv, (char *) TIDE_TIDEMARK_EXE);
+  g_ptr_array_add (argv, (char *) "record");
+  g_ptr_array_add (argv, (char *) "-q");
+  if (mode != NULL)
+    g_ptr_array_add (argv, (char *) mode);
+  g_ptr_array_add (argv, (char *) "-o");
+  g_ptr_array_add (argv, f->trace);
+  g_ptr_array_add (argv, (char *) "--");
+  g_ptr_array_add (argv, (char *) PYTHON);
+  for (guint i = 0; python_args[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *) python_args[i]);
+  g_ptr_array_add (argv, (char *) SCRIPT);
+  g_ptr_array_add (argv, n);
+  g_ptr_array_add (argv, NULL);
+  out = run ((const char * const *) argv->pdata, extra_env);
+  g_assert_true (g_str_has_suffix (out, "done 10\n") || g_str_has_suffix (out, "done 20\n"));
+}
+
+/* The innermost Python frame's function of a group, or "". */
+static const char *
+headline_function (TideGroup *g)
+{
+  for (guint i = 0; i < g->frames->len; i++)
+    {
+      TideFrame *frame = g_ptr_array_index (g->frames, i);
+
+      if (frame->kind == TIDE_FRAME_PYTHON)
+        return frame->function;
+    }
+  return "";
+}
+
+/* The suspects whose headline is a Python frame of @prefix, added up. */
+static Share
+suspects_in (GPtrArray  *suspects,
+             const char *prefix)
+{
+  Share share = { 0 };
+
+  for (guint i = 0; i < suspects->len; i++)
+    {
+      TideGroup *g = g_ptr_array_index (suspects, i);
+
+      if (!g_str_has_prefix (headline_function (g), prefix))
+        continue;
+      share.per_step += g->bytes_per_step;
+      share.growth += g->growth_bytes;
+      share.n++;
+    }
+  return share;
+}
+
+static GPtrArray *
+load_suspects (Fixture *f)
+{
+  g_autoptr(TideTrace) trace = tide_test_open_trace (f->trace);
+  GPtrArray *suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
+
+  g_assert_nonnull (suspects);
+  return suspects;
+}
+
+static gint64
+query (Fixture    *f,
+       const char *sql)
+{
+  g_autoptr(TideTrace) trace = tide_test_open_trace (f->trace);
+
+  return tide_test_query_int (trace, sql);
+}
+
+/* Every suspect names a line of the program: none is an arena, which has
+ * no stack. */
+static void
+assert_every_suspect_has_python (GPtrArray *suspects)
+{
+  for (guint i = 0; i < suspects->len; i++)
+    g_assert_cmpstr (headline_function (g_ptr_array_index (suspects, i)), !=, "");
+}
+
+/* Sampled, over three seeds: the leak within 10% of tracemalloc's figure
+ * per step, churn no suspect, the arenas a class and no stack's. */
+static void
+test_sampled (Fixture       *f,
+              gconstpointer  data)
+{
+  const char *pymalloc = data;  /* "malloc": PYTHONMALLOC=malloc */
+  double truth = (double) truth_growth (SAMPLED_STEPS) / (SAMPLED_STEPS - 1);
+  const char *seeds[] = { "1", "2", "3" };
+
+  for (guint s = 0; s < G_N_ELEMENTS (seeds); s++)
+    {
+      const char *env[] = { "TIDEMARK_SEED", seeds[s], "PYTHONMALLOC",
+                            pymalloc != NULL ? pymalloc : "pymalloc", NULL };
+      g_autoptr(GPtrArray) suspects = NULL;
+      Share leak, churn;
+
+      record (f, NULL, SAMPLED_STEPS, (const char *[]) { NULL }, env);
+      suspects = load_suspects (f);
+      leak = suspects_in (suspects, "log_metrics");
+      churn = suspects_in (suspects, "churn");
+      g_test_message ("seed %s: log_metrics %.0f B/step in %u suspects, truth %.0f",
+                      seeds[s], leak.per_step, leak.n, truth);
+      g_assert_cmpfloat (leak.per_step, >=, 0.9 * truth);
+      g_assert_cmpfloat (leak.per_step, <=, 1.1 * truth);
+      g_assert_cmpuint (churn.n, ==, 0);
+      assert_every_suspect_has_python (suspects);
+      g_assert_cmpint (query (f, "SELECT count (*) FROM allocations WHERE kind = "
+                                 G_STRINGIFY (KIND_PYOBJECT)), >, 0);
+      /* Arenas under pymalloc; without it, only the interpreter's frame
+       * stack chunks (16 KiB each), which CPython maps through its arena
+       * allocator too.  Never rows of their own. */
+      g_assert_cmpint (query (f, "SELECT count (*) FROM allocations WHERE kind = 11"), ==, 0);
+      if (pymalloc == NULL)
+        g_assert_cmpint (query (f, "SELECT max (value) FROM counters WHERE counter = "
+                                   G_STRINGIFY (PY_ARENAS)), >=, 20 << 20);
+      else
+        g_assert_cmpint (query (f, "SELECT max (value) FROM counters WHERE counter = "
+                                   G_STRINGIFY (PY_ARENAS)), <, 1 << 20);
+    }
+}
+
+/* --all: every object of log_metrics, to the byte.  tracemalloc gives an
+ * object that a free list hands back the traceback of the line that took
+ * it (CPython tells it so in _Py_NewReference); an allocator hook sees no
+ * such reuse, so the dicts that churn freed last and log_metrics took
+ * back count at churn's line: at most the dict free list each step. */
+static void
+test_all (Fixture       *f,
+          gconstpointer  data)
+{
+  const char *pymalloc = data;
+  gint64 truth = truth_growth (STEPS);
+  const char *env[] = { "PYTHONMALLOC", pymalloc != NULL ? pymalloc : "pymalloc", NULL };
+  g_autoptr(GPtrArray) suspects = NULL;
+  Share leak, churn;
+
+  record (f, "--all", STEPS, (const char *[]) { NULL }, env);
+  suspects = load_suspects (f);
+  leak = suspects_in (suspects, "log_metrics");
+  churn = suspects_in (suspects, "churn");
+  g_test_message ("log_metrics %" G_GINT64_FORMAT " B, churn %" G_GINT64_FORMAT
+                  " B, tracemalloc %" G_GINT64_FORMAT " B", leak.growth, churn.growth, truth);
+  g_assert_cmpint (leak.growth + churn.growth, ==, truth);
+  /* A dict and its keys: 64 and 120 bytes on 3.11; 200 leaves room. */
+  g_assert_cmpint (churn.growth, <=, (gint64) (STEPS - 1) * DICT_FREELIST * 200);
+  assert_every_suspect_has_python (suspects);
+}
+
+/* Started with -X tracemalloc, the interpreter is tracemalloc's: what it
+ * counts log_metrics keeping is what it counts without the profiler, no
+ * object is ours, and churn is still no suspect (its arenas are
+ * plumbing).  Its figures after one step differ by the few objects that
+ * reading Python frames makes CPython keep (a code object's line table). */
+static void
+test_tracemalloc_owner (Fixture       *f,
+                        gconstpointer  data)
+{
+  g_autofree char *n = g_strdup_printf ("%u", STEPS);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "-o", f->trace, "--",
+                         PYTHON, "-X", "tracemalloc", SCRIPT, n, "tracemalloc", NULL };
+  g_autofree char *traced = run (argv, (const char *[]) { NULL });
+  g_autoptr(GPtrArray) suspects = NULL;
+  gint64 first, last;
+
+  parse_truth (traced, &first, &last);
+  g_assert_cmpint (last - first, ==, truth_growth (STEPS));
+  g_assert_cmpint (query (f, "SELECT count (*) FROM allocations WHERE kind = "
+                             G_STRINGIFY (KIND_PYOBJECT)), ==, 0);
+  suspects = load_suspects (f);
+  g_assert_cmpuint (suspects_in (suspects, "churn").n, ==, 0);
+  assert_every_suspect_has_python (suspects);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+#define ADD(path, data, fn) \
+  g_test_add (path, Fixture, data, fixture_setup, fn, fixture_teardown)
+  ADD ("/python-objects/sampled", NULL, test_sampled);
+  ADD ("/python-objects/sampled/pythonmalloc-malloc", "malloc", test_sampled);
+  ADD ("/python-objects/all", NULL, test_all);
+  ADD ("/python-objects/all/pythonmalloc-malloc", "malloc", test_all);
+  ADD ("/python-objects/tracemalloc-owner", NULL, test_tracemalloc_owner);
+#undef ADD
+  return g_test_run ();
+}
