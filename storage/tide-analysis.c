@@ -406,8 +406,8 @@ build_range_index (sqlite3  *db,
 {
   if (!tide_sqlite_has (db, "table", "allocation_ranges"))
     return TRUE;
-  return tide_sqlite_exec (db,
-    "CREATE INDEX IF NOT EXISTS allocation_ranges_by_max ON allocation_ranges (max_alloc_ns);"
+  return tide_schema_ensure (db, "allocation_ranges_by_max", error) &&
+         tide_sqlite_exec (db,
     "INSERT OR REPLACE INTO meta (key, value) VALUES ('range_span_ns',"
     "  (SELECT coalesce (max (max_alloc_ns - min_alloc_ns), 0) FROM allocation_ranges));",
     error);
@@ -420,23 +420,17 @@ build_live_at_end (sqlite3  *db,
                    GError  **error)
 {
   g_autofree char *sql = g_strdup_printf (
-    "CREATE TABLE IF NOT EXISTS live_at_end ("
-    "  process_id INTEGER NOT NULL,"
-    "  stack_id INTEGER,"
-    "  scope_id INTEGER,"
-    "  device INTEGER NOT NULL,"
-    "  bytes REAL NOT NULL,"
-    "  count REAL NOT NULL"
-    ") STRICT;"
     "DELETE FROM live_at_end;"
     "INSERT INTO live_at_end SELECT process_id, stack_id, scope_id, device,"
     "  sum (size * weight), sum (weight) FROM allocations"
-    " WHERE %s free_ns IS NULL GROUP BY process_id, stack_id, scope_id, device;"
-    "CREATE INDEX IF NOT EXISTS live_at_end_by_process ON live_at_end (process_id);",
+    " WHERE %s free_ns IS NULL GROUP BY process_id, stack_id, scope_id, device;",
     tide_sqlite_has (db, "table", "long_lived_allocations")
       ? "id IN (SELECT id FROM long_lived_allocations) AND" : "");
 
-  return tide_sqlite_exec (db, sql, error);
+  /* The index after the rows: one sort, not an insert into it per row. */
+  return tide_schema_ensure (db, "live_at_end", error) &&
+         tide_sqlite_exec (db, sql, error) &&
+         tide_schema_ensure (db, "live_at_end_by_process", error);
 }
 
 gboolean
@@ -445,18 +439,21 @@ tide_analysis_build (sqlite3  *db,
 {
   if (!tide_sqlite_exec (db,
         "BEGIN;"
-        "DELETE FROM counter_lod;"
-        "CREATE INDEX IF NOT EXISTS series_by_step ON step_series (step_id);"
-        "CREATE INDEX IF NOT EXISTS residency_by_step ON step_residency (step_id);"
-        "CREATE INDEX IF NOT EXISTS counters_by_time ON counters (process_id, counter, ts_ns);"
-        "CREATE INDEX IF NOT EXISTS transfers_by_time ON transfers (process_id, start_ns);",
+        "DELETE FROM counter_lod;",
         error))
     return FALSE;
+  if (!tide_schema_ensure (db, "series_by_step", error) ||
+      !tide_schema_ensure (db, "residency_by_step", error) ||
+      !tide_schema_ensure (db, "counters_by_time", error) ||
+      !tide_schema_ensure (db, "transfers_by_time", error))
+    {
+      sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
+      return FALSE;
+    }
   /* For the retained-by-step queries of reports and the drill-down, in
    * traces whose writer kept no allocation_ranges (tide-alloc-ranges.h). */
   if (tide_analysis_get_short_lived_ns (db) == 0 &&
-      !tide_sqlite_exec (db, "CREATE INDEX IF NOT EXISTS allocations_by_alloc"
-                             " ON allocations (process_id, alloc_ns);", error))
+      !tide_schema_ensure (db, "allocations_by_alloc", error))
     {
       sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
       return FALSE;

@@ -749,18 +749,9 @@ writer_open_db (TideTraceWriter  *self,
                            "PRAGMA wal_autocheckpoint = 64;",
                            error) &&
          tide_schema_create (self->db, error) &&
-         /* Indexes are kept up as rows arrive, not built at finish, where
-          * a sort of every row would come after the target has ended.
-          * Allocations get long_lived_allocations for the long-lived rows
-          * and allocation_ranges for the rest (tide-alloc-ranges.h). */
+         tide_schema_ensure (self->db, "counters_by_time", error) &&
+         tide_schema_ensure (self->db, "long_lived_allocations", error) &&
          tide_sqlite_exec (self->db,
-                           "CREATE INDEX counters_by_time ON counters (process_id, counter, ts_ns);"
-                           "CREATE TABLE long_lived_allocations ("
-                           "  process_id INTEGER NOT NULL,"
-                           "  alloc_ns INTEGER NOT NULL,"
-                           "  id INTEGER NOT NULL,"
-                           "  PRIMARY KEY (process_id, alloc_ns, id)"
-                           ") STRICT, WITHOUT ROWID;"
                            "INSERT INTO meta (key, value) VALUES ('complete', 0),"
                            "  ('short_lived_ns', " G_STRINGIFY (TIDE_SHORT_LIVED_NS) ");",
                            error) &&
