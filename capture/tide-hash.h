@@ -6,7 +6,13 @@
  * random numbers: splitmix64's finalizer.  Heap addresses share their low
  * bits (alignment) and their high bits (the arena), so an index into a
  * table needs every bit mixed into it.  Header only, no dependencies: the
- * preload includes it too.
+ * preload includes it too, and so does storage.
+ *
+ * tide_hash_mix() folds the fields of a key into one hash, one field at a
+ * time, for the keys of several ids (a stack and a scope, a lane and a
+ * bucket) that the recorder's and the queries' hash tables use: ids run
+ * in sequence, and a product of each with a constant, xor'ed, let keys
+ * that differ in two fields collide.
  */
 #pragma once
 
@@ -18,4 +24,12 @@ tide_hash_u64 (uint64_t z)
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
+}
+
+/* The hash of a key whose fields so far hashed to @h, with @field next. */
+static inline uint64_t
+tide_hash_mix (uint64_t h,
+               uint64_t field)
+{
+  return tide_hash_u64 ((h ^ field) + 0x9E3779B97F4A7C15ull);
 }
