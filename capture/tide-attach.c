@@ -30,6 +30,7 @@
 #include <gio/gio.h>
 
 #include "tide-attach-private.h"
+#include "tide-format-bytes.h"
 #include "tide-attach.skel.h"
 
 #define TICK_NS (G_GINT64_CONSTANT (100000000))
@@ -779,10 +780,13 @@ tide_attach_run (const TideAttachOptions  *options,
   if (early_end != NULL)
     g_printerr ("tidemark: %s\n", early_end);
   if (!options->quiet)
-    g_printerr ("tidemark: detached from process %d; trace %s: %u processes, %" G_GINT64_FORMAT
-                " steps, peak RSS %.1f MiB\n", options->pid, options->output,
-                self.base.processes->len, self.base.total_steps,
-                self.base.peak_rss / 1048576.0);
+    {
+      g_autofree char *peak = tide_format_bytes ((gint64) self.base.peak_rss);
+
+      g_printerr ("tidemark: detached from process %d; trace %s: %u processes, %" G_GINT64_FORMAT
+                  " steps, peak RSS %s\n", options->pid, options->output,
+                  self.base.processes->len, self.base.total_steps, peak);
+    }
 
 out:
   loader_clear (&self);

@@ -29,6 +29,7 @@
 
 #include <gio/gio.h>
 
+#include "tide-format-bytes.h"
 #include "tide-recorder-private.h"
 #include "tide-storage-error.h"
 #include "tide-wire.h"
@@ -384,12 +385,12 @@ static void
 print_summary (TideRecorder *self,
                const char   *output)
 {
-  g_autofree char *memory = self->peak_pss > 0
-    ? g_strdup_printf ("job peak PSS %.1f MiB", self->peak_pss / 1048576.0)
-    : g_strdup_printf ("peak RSS summed over processes %.1f MiB", self->peak_rss / 1048576.0);
+  g_autofree char *size = tide_format_bytes ((gint64) (self->peak_pss > 0 ? self->peak_pss
+                                                                       : self->peak_rss));
+  const char *memory = self->peak_pss > 0 ? "job peak PSS" : "peak RSS summed over processes";
 
-  g_printerr ("tidemark: trace %s: %u processes, %" G_GINT64_FORMAT " steps, %s%s\n", output,
-              self->processes->len, self->total_steps, memory,
+  g_printerr ("tidemark: trace %s: %u processes, %" G_GINT64_FORMAT " steps, %s %s%s\n", output,
+              self->processes->len, self->total_steps, memory, size,
               self->total_dropped ? ", SOME EVENTS DROPPED" : "");
 }
 
