@@ -60,6 +60,25 @@ tide_sqlite_prepare (sqlite3     *db,
   return stmt;
 }
 
+/* tide_sqlite_prepare() of a statement run many times for the life of the
+ * connection (the writer's inserts), which SQLite then keeps out of its
+ * lookaside memory. */
+sqlite3_stmt *
+tide_sqlite_prepare_persistent (sqlite3     *db,
+                                const char  *sql,
+                                const char  *what,
+                                GError     **error)
+{
+  sqlite3_stmt *stmt = NULL;
+
+  if (sqlite3_prepare_v3 (db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, NULL) != SQLITE_OK)
+    {
+      tide_sqlite_set_error (error, db, what);
+      return NULL;
+    }
+  return stmt;
+}
+
 /**
  * tide_sqlite_finish:
  * @stmt: (transfer full) (nullable): finalized here

@@ -25,6 +25,10 @@ sqlite3_stmt *tide_sqlite_prepare      (sqlite3     *db,
                                         const char  *sql,
                                         const char  *what,
                                         GError     **error);
+sqlite3_stmt *tide_sqlite_prepare_persistent (sqlite3     *db,
+                                              const char  *sql,
+                                              const char  *what,
+                                              GError     **error);
 gboolean      tide_sqlite_finish       (sqlite3       *db,
                                         sqlite3_stmt  *stmt,
                                         int            rc,
