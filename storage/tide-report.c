@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 #include <string.h>
 
+#include "capture/tide-hash.h"
 #include "tide-alloc-ranges.h"
 #include "tide-report-private.h"
 #include "tide-saturate.h"
@@ -130,9 +131,7 @@ static guint
 group_hash (gconstpointer p)
 {
   const GroupSeries *s = p;
-  /* Unsigned: a damaged trace may hold any id, and a signed product
-   * would overflow. */
-  return (guint) ((guint64) s->key * 2654435761u) ^ (guint) s->device;
+  return (guint) tide_hash_ids ((guint64) s->key, (guint) s->device, 0);
 }
 
 static gboolean
@@ -162,8 +161,7 @@ static guint
 series_value_hash (gconstpointer p)
 {
   const SeriesValue *v = p;
-  return (guint) ((guint64) v->stack_id * 2654435761u) ^
-         (guint) ((guint64) v->scope_id * 40503u) ^ (guint) v->device;
+  return (guint) tide_hash_ids ((guint64) v->stack_id, (guint64) v->scope_id, (guint) v->device);
 }
 
 static gboolean
