@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include "tide-hash.h"
 #include "tide-recorder-private.h"
 #include "tide-wire.h"
 
@@ -52,7 +53,7 @@ static guint
 residency_hash (gconstpointer p)
 {
   const Residency *r = p;
-  return (guint) (r->stack_id * 2654435761u) ^ (guint) (r->scope_id * 40503u);
+  return (guint) tide_hash_ids ((guint64) r->stack_id, (guint64) r->scope_id, 0);
 }
 
 static gboolean
