@@ -57,6 +57,21 @@ struct _TideTimelineCache
   GArray     *process_ids; /* what lanes_process_id stands for */
 };
 
+/* ?1 to ?4 name the lane, ?5 and ?6 the buckets. */
+static void
+bind_lane (sqlite3_stmt       *stmt,
+           const TideLodLane  *lane,
+           gint64              lo,
+           gint64              hi)
+{
+  sqlite3_bind_int64 (stmt, 1, lane->process_id);
+  sqlite3_bind_int (stmt, 2, lane->counter);
+  sqlite3_bind_int (stmt, 3, lane->device);
+  sqlite3_bind_int (stmt, 4, lane->level);
+  sqlite3_bind_int64 (stmt, 5, lo);
+  sqlite3_bind_int64 (stmt, 6, hi);
+}
+
 /* The last value before buckets [lo, hi], and whether rows follow them. */
 static gboolean
 read_edges (sqlite3            *db,
@@ -78,12 +93,7 @@ read_edges (sqlite3            *db,
                               WHAT, error);
   if (stmt == NULL)
     return FALSE;
-  sqlite3_bind_int64 (stmt, 1, lane->process_id);
-  sqlite3_bind_int (stmt, 2, lane->counter);
-  sqlite3_bind_int (stmt, 3, lane->device);
-  sqlite3_bind_int (stmt, 4, lane->level);
-  sqlite3_bind_int64 (stmt, 5, lo);
-  sqlite3_bind_int64 (stmt, 6, hi);
+  bind_lane (stmt, lane, lo, hi);
   rc = sqlite3_step (stmt);
   if (rc == SQLITE_ROW)
     {
@@ -113,12 +123,7 @@ read_rows (sqlite3            *db,
                               WHAT, error);
   if (stmt == NULL)
     return FALSE;
-  sqlite3_bind_int64 (stmt, 1, lane->process_id);
-  sqlite3_bind_int (stmt, 2, lane->counter);
-  sqlite3_bind_int (stmt, 3, lane->device);
-  sqlite3_bind_int (stmt, 4, lane->level);
-  sqlite3_bind_int64 (stmt, 5, lo);
-  sqlite3_bind_int64 (stmt, 6, hi);
+  bind_lane (stmt, lane, lo, hi);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       gint64 v[3] = { sqlite3_column_int64 (stmt, 1), sqlite3_column_int64 (stmt, 2),

@@ -43,6 +43,23 @@ tide_sqlite_set_error (GError     **error,
                "%s: %s", what, sqlite3_errmsg (db));
 }
 
+static sqlite3_stmt *
+prepare_with_flags (sqlite3      *db,
+                    const char   *sql,
+                    unsigned int  flags,
+                    const char   *what,
+                    GError      **error)
+{
+  sqlite3_stmt *stmt = NULL;
+
+  if (sqlite3_prepare_v3 (db, sql, -1, flags, &stmt, NULL) != SQLITE_OK)
+    {
+      tide_sqlite_set_error (error, db, what);
+      return NULL;
+    }
+  return stmt;
+}
+
 /* Returns NULL with @error set to "@what: <SQLite's message>" on failure. */
 sqlite3_stmt *
 tide_sqlite_prepare (sqlite3     *db,
@@ -50,14 +67,7 @@ tide_sqlite_prepare (sqlite3     *db,
                      const char  *what,
                      GError     **error)
 {
-  sqlite3_stmt *stmt = NULL;
-
-  if (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL) != SQLITE_OK)
-    {
-      tide_sqlite_set_error (error, db, what);
-      return NULL;
-    }
-  return stmt;
+  return prepare_with_flags (db, sql, 0, what, error);
 }
 
 /* tide_sqlite_prepare() of a statement run many times for the life of the
@@ -69,14 +79,7 @@ tide_sqlite_prepare_persistent (sqlite3     *db,
                                 const char  *what,
                                 GError     **error)
 {
-  sqlite3_stmt *stmt = NULL;
-
-  if (sqlite3_prepare_v3 (db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, NULL) != SQLITE_OK)
-    {
-      tide_sqlite_set_error (error, db, what);
-      return NULL;
-    }
-  return stmt;
+  return prepare_with_flags (db, sql, SQLITE_PREPARE_PERSISTENT, what, error);
 }
 
 /**

@@ -73,7 +73,7 @@ tide_timeline_steps (TideTrace  *trace,
                   "  coalesce (st.retained_bytes, 0)"
                   " FROM steps s LEFT JOIN step_stats st ON st.step_id = s.id"
                   " WHERE ?1 = 0 OR s.process_id = ?1 ORDER BY s.start_ns, s.process_id",
-                              WHAT, error);
+                  WHAT, error);
   if (stmt == NULL)
     return NULL;
   sqlite3_bind_int64 (stmt, 1, process_id);
@@ -149,7 +149,7 @@ tide_timeline_group_series (TideTrace  *trace,
                   "  AND ss.device = ?4 AND (CASE WHEN ?2 != 0 THEN ss.stack_id = ?2"
                   "   ELSE coalesce (ss.scope_id, 0) = ?3 END)"
                   " WHERE s.process_id = ?1 ORDER BY s.number",
-                              WHAT, error);
+                  WHAT, error);
   if (stmt == NULL)
     return NULL;
   sqlite3_bind_int64 (stmt, 1, process_id);
@@ -201,7 +201,7 @@ tide_timeline_transfers (TideTrace  *trace,
   stmt = tide_sqlite_prepare (db,
                   "SELECT process_id, direction, device, bytes, start_ns, duration_ns"
                   " FROM transfers WHERE ?1 = 0 OR process_id = ?1 ORDER BY start_ns",
-                              WHAT, error);
+                  WHAT, error);
   if (stmt == NULL)
     return NULL;
   sqlite3_bind_int64 (stmt, 1, process_id);
