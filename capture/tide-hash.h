@@ -34,16 +34,19 @@ tide_hash_mix (uint64_t h,
   return tide_hash_u64 ((h ^ field) + 0x9E3779B97F4A7C15ull);
 }
 
-/* The hash of a key of up to three ids (0 for a field the key lacks), as
- * the hash tables keyed by a stack, a scope and a device use it: each id
- * times its own odd constant, then one finalizer, so that the products
- * are computed side by side and the queries that look up a group per row
- * pay one mixing round, not three.  A signed id goes in as its unsigned
- * bits: a damaged trace may hold any. */
+/* The hash of a key of up to three ids (0 for a field the key lacks), for
+ * the GHashTables keyed by a stack, a scope and a device, which reduce a
+ * hash modulo a prime: each id times its own odd constant, the high half
+ * folded into the low, no further rounds, since those tables look up a
+ * group for every row a query reads.  A table indexed by the low bits of
+ * a hash wants tide_hash_u64() instead.  A signed id goes in as its
+ * unsigned bits: a damaged trace may hold any. */
 static inline uint64_t
 tide_hash_ids (uint64_t a,
                uint64_t b,
                uint64_t c)
 {
-  return tide_hash_u64 ((a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full) ^ c);
+  uint64_t h = (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full) ^ c;
+
+  return h ^ (h >> 32);
 }

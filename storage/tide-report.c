@@ -131,7 +131,7 @@ static guint
 group_hash (gconstpointer p)
 {
   const GroupSeries *s = p;
-  return (guint) tide_hash_ids ((guint64) s->key, (guint) s->device, 0);
+  return (guint) tide_hash_ids ((guint64) s->key, 0, (guint) s->device);
 }
 
 static gboolean
