@@ -8,11 +8,10 @@
  * table needs every bit mixed into it.  Header only, no dependencies: the
  * preload includes it too, and so does storage.
  *
- * tide_hash_mix() folds the fields of a key into one hash, one field at a
- * time, for the keys of several ids (a stack and a scope, a lane and a
- * bucket) that the recorder's and the queries' hash tables use: ids run
- * in sequence, and a product of each with a constant, xor'ed, let keys
- * that differ in two fields collide.
+ * Keys of several ids, which the recorder's and the queries' hash tables
+ * use, hash through here too: tide_hash_ids() for up to three (a stack, a
+ * scope, a device), tide_hash_mix() one field at a time for longer keys
+ * (a timeline lane and its bucket).
  */
 #pragma once
 
