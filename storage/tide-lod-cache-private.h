@@ -33,20 +33,10 @@ typedef struct
   gboolean has_after;
 } TideLodEdges;
 
-/* Called with the LOD rows in bucket order, @n at a time: a run of a
- * cached chunk at once, so that a frame's thousands of buckets cost no
- * call each. */
-typedef struct
-{
-  const gint64 *bucket;
-  const gint64 *min;
-  const gint64 *max;
-  const gint64 *last;
-  guint         n;
-} TideLodRows;
-
-typedef void (*TideLodVisit) (const TideLodRows *rows,
-                              gpointer           user_data);
+/* Called for each LOD row in bucket order: min, max and last value. */
+typedef void (*TideLodVisit) (gint64        bucket,
+                              const gint64  v[3],
+                              gpointer      user_data);
 
 gboolean _tide_lod_read        (sqlite3            *db,
                                 const TideLodLane  *lane,

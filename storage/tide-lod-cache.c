@@ -126,11 +126,9 @@ read_rows (sqlite3            *db,
   bind_lane (stmt, lane, lo, hi);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
-      gint64 v[4] = { sqlite3_column_int64 (stmt, 0), sqlite3_column_int64 (stmt, 1),
-                      sqlite3_column_int64 (stmt, 2), sqlite3_column_int64 (stmt, 3) };
-      TideLodRows row = { &v[0], &v[1], &v[2], &v[3], 1 };
-
-      visit (&row, user_data);
+      gint64 v[3] = { sqlite3_column_int64 (stmt, 1), sqlite3_column_int64 (stmt, 2),
+                      sqlite3_column_int64 (stmt, 3) };
+      visit (sqlite3_column_int64 (stmt, 0), v, user_data);
     }
   return tide_sqlite_finish (db, stmt, rc, WHAT, error);
 }
@@ -305,10 +303,10 @@ cache_evict (TideTimelineCache *cache,
     }
 }
 
-/* Rows come one at a time from SQLite. */
 static void
-chunk_append (const TideLodRows *row,
-              gpointer           user_data)
+chunk_append (gint64        bucket,
+              const gint64  v[3],
+              gpointer      user_data)
 {
   Chunk *chunk = user_data;
 
@@ -320,10 +318,10 @@ chunk_append (const TideLodRows *row,
       chunk->max = g_renew (gint64, chunk->max, chunk->allocated);
       chunk->last = g_renew (gint64, chunk->last, chunk->allocated);
     }
-  chunk->bucket[chunk->n] = row->bucket[0];
-  chunk->min[chunk->n] = row->min[0];
-  chunk->max[chunk->n] = row->max[0];
-  chunk->last[chunk->n] = row->last[0];
+  chunk->bucket[chunk->n] = bucket;
+  chunk->min[chunk->n] = v[0];
+  chunk->max[chunk->n] = v[1];
+  chunk->last[chunk->n] = v[2];
   chunk->n++;
 }
 
@@ -410,17 +408,13 @@ _tide_lod_cache_read (TideTimelineCache  *cache,
   edges->before = i > 0 ? chunk->last[i - 1] : chunk->edges.before;
   for (gint64 index = first; index <= last; index++)
     {
-      guint start = index == first ? i : 0;
-      TideLodRows run;
-
       if (index > first && (chunk = chunk_get (cache, db, lane, index, error)) == NULL)
         return FALSE;
-      for (i = start; i < chunk->n && chunk->bucket[i] <= hi; i++)
-        ;
-      run = (TideLodRows) { chunk->bucket + start, chunk->min + start, chunk->max + start,
-                            chunk->last + start, i - start };
-      if (run.n > 0)
-        visit (&run, user_data);
+      for (i = index == first ? i : 0; i < chunk->n && chunk->bucket[i] <= hi; i++)
+        {
+          gint64 v[3] = { chunk->min[i], chunk->max[i], chunk->last[i] };
+          visit (chunk->bucket[i], v, user_data);
+        }
     }
   edges->has_after = i < chunk->n || chunk->edges.has_after;
   return TRUE;

@@ -137,12 +137,14 @@ typedef struct
 } Merge;
 
 /* Spreads one LOD row over the columns its bucket covers. */
-static inline void
-merge_bucket (const Query  *q,
-              TideLaneData *lane,
-              gint64        bucket,
-              const gint64  v[3])
+static void
+merge_bucket (gint64        bucket,
+              const gint64  v[3],
+              gpointer      user_data)
 {
+  const Merge *m = user_data;
+  const Query *q = m->q;
+  TideLaneData *lane = m->lane;
   gint64 t0 = bucket * q->bucket_ns + q->offset_ns;
   gint64 c0 = MAX (column_of (q, t0), 0);
   gint64 c1 = MIN (column_of (q, t0 + q->bucket_ns - 1), (gint64) q->n - 1);
@@ -158,19 +160,6 @@ merge_bucket (const Query  *q,
       lane->min[c] = MIN (lane->min[c], v[0]);
       lane->max[c] = MAX (lane->max[c], v[1]);
       lane->last[c] = v[2];
-    }
-}
-
-static void
-merge_rows (const TideLodRows *rows,
-            gpointer           user_data)
-{
-  const Merge *m = user_data;
-
-  for (guint i = 0; i < rows->n; i++)
-    {
-      gint64 v[3] = { rows->min[i], rows->max[i], rows->last[i] };
-      merge_bucket (m->q, m->lane, rows->bucket[i], v);
     }
 }
 
@@ -237,9 +226,9 @@ lane_read (const Query   *q,
   if (q->begin_ns - q->offset_ns < 0)
     lo = -1;
   if (q->cache != NULL)
-    ok = _tide_lod_cache_read (q->cache, q->db, &key, lo, hi, merge_rows, &merge, &edges, error);
+    ok = _tide_lod_cache_read (q->cache, q->db, &key, lo, hi, merge_bucket, &merge, &edges, error);
   else
-    ok = _tide_lod_read (q->db, &key, lo, hi, merge_rows, &merge, &edges, error);
+    ok = _tide_lod_read (q->db, &key, lo, hi, merge_bucket, &merge, &edges, error);
   if (!ok)
     return NULL;
   lane->has_before = edges.has_before;
