@@ -58,31 +58,7 @@ typedef struct
   gboolean      failed;
 } Sweep;
 
-static gboolean
-prepare (sqlite3       *db,
-         const char    *sql,
-         sqlite3_stmt **stmt,
-         GError       **error)
-{
-  *stmt = tide_sqlite_prepare (db, sql, "cannot summarize the trace", error);
-  return *stmt != NULL;
-}
-
-static gboolean
-step_done (sqlite3_stmt  *stmt,
-           sqlite3       *db,
-           GError       **error)
-{
-  int rc = sqlite3_step (stmt);
-
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      tide_sqlite_set_error (error, db, "cannot summarize the trace");
-      return FALSE;
-    }
-  return TRUE;
-}
+#define WHAT "cannot summarize the trace"
 
 static gboolean
 read_event (sqlite3_stmt *stmt,
@@ -120,7 +96,7 @@ write_series (const TideSeriesRow *row,
   sqlite3_bind_int (ins, 4, row->device);
   sqlite3_bind_int64 (ins, 5, row->live_bytes);
   sqlite3_bind_int64 (ins, 6, row->live_count);
-  if (!sweep->failed && !step_done (ins, sweep->db, NULL))
+  if (!sweep->failed && !tide_sqlite_step_done (sweep->db, ins, WHAT, NULL))
     sweep->failed = TRUE;
 }
 
@@ -136,7 +112,7 @@ sweep_close_step (Sweep               *sweep,
   tide_step_accumulator_close_step (acc, step->id, write_series, sweep, &totals);
   if (sweep->failed)
     {
-      tide_sqlite_set_error (error, sweep->db, "cannot summarize the trace");
+      tide_sqlite_set_error (error, sweep->db, WHAT);
       return FALSE;
     }
   sqlite3_bind_int64 (ins, 1, totals.step_id);
@@ -145,7 +121,7 @@ sweep_close_step (Sweep               *sweep,
   sqlite3_bind_int64 (ins, 4, totals.device_live);
   sqlite3_bind_int64 (ins, 5, totals.retained_bytes);
   sqlite3_bind_int64 (ins, 6, totals.retained_count);
-  return step_done (ins, sweep->db, error);
+  return tide_sqlite_step_done (sweep->db, ins, WHAT, error);
 }
 
 static void
@@ -167,8 +143,9 @@ load_steps (sqlite3  *db,
   sqlite3_stmt *stmt = NULL;
   int rc;
 
-  if (!prepare (db, "SELECT id, start_ns, end_ns FROM steps WHERE process_id = ?1"
-                    " ORDER BY number", &stmt, error))
+  stmt = tide_sqlite_prepare (db, "SELECT id, start_ns, end_ns FROM steps WHERE process_id = ?1"
+                                  " ORDER BY number", WHAT, error);
+  if (stmt == NULL)
     return NULL;
   sqlite3_bind_int64 (stmt, 1, process_id);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
@@ -177,12 +154,8 @@ load_steps (sqlite3  *db,
                  sqlite3_column_int64 (stmt, 2) };
       g_array_append_val (steps, s);
     }
-  sqlite3_finalize (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      tide_sqlite_set_error (error, db, "cannot read steps");
-      return NULL;
-    }
+  if (!tide_sqlite_finish (db, stmt, rc, "cannot read steps", error))
+    return NULL;
   return g_steal_pointer (&steps);
 }
 
@@ -204,10 +177,12 @@ sweep_process (Sweep   *sweep,
   if (steps->len == 0)
     return TRUE;
 
-  if (!prepare (sweep->db, "SELECT " EVENT_COLUMNS " FROM allocations"
-                " WHERE process_id = ?1 ORDER BY alloc_ns", &allocs, error) ||
-      !prepare (sweep->db, "SELECT " EVENT_COLUMNS " FROM allocations"
-                " WHERE process_id = ?1 AND free_ns IS NOT NULL ORDER BY free_ns", &frees, error))
+  if ((allocs = tide_sqlite_prepare (sweep->db, "SELECT " EVENT_COLUMNS " FROM allocations"
+                                     " WHERE process_id = ?1 ORDER BY alloc_ns",
+                                     WHAT, error)) == NULL ||
+      (frees = tide_sqlite_prepare (sweep->db, "SELECT " EVENT_COLUMNS " FROM allocations"
+                                    " WHERE process_id = ?1 AND free_ns IS NOT NULL"
+                                    " ORDER BY free_ns", WHAT, error)) == NULL)
     {
       sqlite3_finalize (allocs);
       return FALSE;
@@ -258,15 +233,18 @@ build_series_and_stats (sqlite3  *db,
   gboolean ok = FALSE;
   int rc;
 
-  if (!prepare (db, "INSERT INTO step_series (step_id, stack_id, scope_id, device, live_bytes,"
-                    " live_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &sweep.insert_series, error) ||
-      !prepare (db, "INSERT INTO step_stats (step_id, heap_live_end, mapped_live_end,"
-                    " device_live_end, retained_bytes, retained_count) VALUES"
-                    " (?1, ?2, ?3, ?4, ?5, ?6)", &sweep.insert_stats, error) ||
+  if ((sweep.insert_series = tide_sqlite_prepare (db,
+         "INSERT INTO step_series (step_id, stack_id, scope_id, device, live_bytes,"
+         " live_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", WHAT, error)) == NULL ||
+      (sweep.insert_stats = tide_sqlite_prepare (db,
+         "INSERT INTO step_stats (step_id, heap_live_end, mapped_live_end,"
+         " device_live_end, retained_bytes, retained_count) VALUES"
+         " (?1, ?2, ?3, ?4, ?5, ?6)", WHAT, error)) == NULL ||
       /* Processes with steps whose summaries the recorder did not write. */
-      !prepare (db, "SELECT p.id FROM processes p WHERE EXISTS (SELECT 1 FROM steps s"
-                    " WHERE s.process_id = p.id AND NOT EXISTS (SELECT 1 FROM step_stats st"
-                    " WHERE st.step_id = s.id)) ORDER BY p.id", &procs, error))
+      (procs = tide_sqlite_prepare (db,
+         "SELECT p.id FROM processes p WHERE EXISTS (SELECT 1 FROM steps s"
+         " WHERE s.process_id = p.id AND NOT EXISTS (SELECT 1 FROM step_stats st"
+         " WHERE st.step_id = s.id)) ORDER BY p.id", WHAT, error)) == NULL)
     goto out;
 
   while ((rc = sqlite3_step (procs)) == SQLITE_ROW)
@@ -325,7 +303,7 @@ flush_bucket (sqlite3_stmt  *ins,
   sqlite3_bind_int64 (ins, 6, b->min_value);
   sqlite3_bind_int64 (ins, 7, b->max_value);
   sqlite3_bind_int64 (ins, 8, b->last_value);
-  return step_done (ins, db, error);
+  return tide_sqlite_step_done (db, ins, WHAT, error);
 }
 
 static gboolean
@@ -339,10 +317,11 @@ build_lod (sqlite3  *db,
   gboolean ok = FALSE;
   int rc;
 
-  if (!prepare (db, "SELECT process_id, counter, device, ts_ns, value FROM counters"
-                    " ORDER BY process_id, counter, device, ts_ns", &read, error) ||
-      !prepare (db, "INSERT INTO counter_lod VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                &ins, error))
+  if ((read = tide_sqlite_prepare (db, "SELECT process_id, counter, device, ts_ns, value"
+                                      " FROM counters ORDER BY process_id, counter, device, ts_ns",
+                                   WHAT, error)) == NULL ||
+      (ins = tide_sqlite_prepare (db, "INSERT INTO counter_lod VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
+                                      " ?7, ?8)", WHAT, error)) == NULL)
     goto out;
 
   while ((rc = sqlite3_step (read)) == SQLITE_ROW)
@@ -406,8 +385,8 @@ build_range_index (sqlite3  *db,
 {
   if (!tide_sqlite_has (db, "table", "allocation_ranges"))
     return TRUE;
-  return tide_sqlite_exec (db,
-    "CREATE INDEX IF NOT EXISTS allocation_ranges_by_max ON allocation_ranges (max_alloc_ns);"
+  return tide_schema_ensure (db, "allocation_ranges_by_max", error) &&
+         tide_sqlite_exec (db,
     "INSERT OR REPLACE INTO meta (key, value) VALUES ('range_span_ns',"
     "  (SELECT coalesce (max (max_alloc_ns - min_alloc_ns), 0) FROM allocation_ranges));",
     error);
@@ -420,23 +399,17 @@ build_live_at_end (sqlite3  *db,
                    GError  **error)
 {
   g_autofree char *sql = g_strdup_printf (
-    "CREATE TABLE IF NOT EXISTS live_at_end ("
-    "  process_id INTEGER NOT NULL,"
-    "  stack_id INTEGER,"
-    "  scope_id INTEGER,"
-    "  device INTEGER NOT NULL,"
-    "  bytes REAL NOT NULL,"
-    "  count REAL NOT NULL"
-    ") STRICT;"
     "DELETE FROM live_at_end;"
     "INSERT INTO live_at_end SELECT process_id, stack_id, scope_id, device,"
     "  sum (size * weight), sum (weight) FROM allocations"
-    " WHERE %s free_ns IS NULL GROUP BY process_id, stack_id, scope_id, device;"
-    "CREATE INDEX IF NOT EXISTS live_at_end_by_process ON live_at_end (process_id);",
+    " WHERE %s free_ns IS NULL GROUP BY process_id, stack_id, scope_id, device;",
     tide_sqlite_has (db, "table", "long_lived_allocations")
       ? "id IN (SELECT id FROM long_lived_allocations) AND" : "");
 
-  return tide_sqlite_exec (db, sql, error);
+  /* The index after the rows: one sort, not an insert into it per row. */
+  return tide_schema_ensure (db, "live_at_end", error) &&
+         tide_sqlite_exec (db, sql, error) &&
+         tide_schema_ensure (db, "live_at_end_by_process", error);
 }
 
 gboolean
@@ -445,18 +418,21 @@ tide_analysis_build (sqlite3  *db,
 {
   if (!tide_sqlite_exec (db,
         "BEGIN;"
-        "DELETE FROM counter_lod;"
-        "CREATE INDEX IF NOT EXISTS series_by_step ON step_series (step_id);"
-        "CREATE INDEX IF NOT EXISTS residency_by_step ON step_residency (step_id);"
-        "CREATE INDEX IF NOT EXISTS counters_by_time ON counters (process_id, counter, ts_ns);"
-        "CREATE INDEX IF NOT EXISTS transfers_by_time ON transfers (process_id, start_ns);",
+        "DELETE FROM counter_lod;",
         error))
     return FALSE;
+  if (!tide_schema_ensure (db, "series_by_step", error) ||
+      !tide_schema_ensure (db, "residency_by_step", error) ||
+      !tide_schema_ensure (db, "counters_by_time", error) ||
+      !tide_schema_ensure (db, "transfers_by_time", error))
+    {
+      sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
+      return FALSE;
+    }
   /* For the retained-by-step queries of reports and the drill-down, in
    * traces whose writer kept no allocation_ranges (tide-alloc-ranges.h). */
   if (tide_analysis_get_short_lived_ns (db) == 0 &&
-      !tide_sqlite_exec (db, "CREATE INDEX IF NOT EXISTS allocations_by_alloc"
-                             " ON allocations (process_id, alloc_ns);", error))
+      !tide_schema_ensure (db, "allocations_by_alloc", error))
     {
       sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
       return FALSE;

@@ -100,22 +100,15 @@ tide_drilldown_retained (TideTrace  *trace,
                          " FROM (%s) a JOIN processes p ON p.id = a.process_id"
                          " LEFT JOIN scopes s ON s.id = a.scope_id"
                          " GROUP BY 1, 3, 4, 5", rows);
-  if (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL) != SQLITE_OK)
-    {
-      tide_sqlite_set_error (error, db, "cannot query the trace");
-      return NULL;
-    }
+  if ((stmt = tide_sqlite_prepare (db, sql, "cannot query the trace", error)) == NULL)
+    return NULL;
   sqlite3_bind_int64 (stmt, 1, process_id);
   sqlite3_bind_int64 (stmt, 2, begin_ns + t0);
   sqlite3_bind_int64 (stmt, 3, end_ns + t0);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     g_ptr_array_add (out, group_from_row (stmt));
-  sqlite3_finalize (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      tide_sqlite_set_error (error, db, "cannot query the trace");
-      return NULL;
-    }
+  if (!tide_sqlite_finish (db, stmt, rc, "cannot query the trace", error))
+    return NULL;
   if (!load_frames (trace, out, error))
     return NULL;
   g_ptr_array_sort (out, compare_by_bytes);
@@ -220,17 +213,17 @@ tide_drilldown_retained_finish (TideTrace     *trace,
 static gboolean
 count_rows (sqlite3     *db,
             const char  *sql,
-            gint64      *out)
+            gint64      *out,
+            GError     **error)
 {
-  sqlite3_stmt *stmt = NULL;
-  gboolean ok;
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, sql, "cannot read the trace", error);
+  int rc;
 
-  if (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL) != SQLITE_OK)
+  if (stmt == NULL)
     return FALSE;
-  ok = sqlite3_step (stmt) == SQLITE_ROW;
-  *out = ok ? sqlite3_column_int64 (stmt, 0) : 0;
-  sqlite3_finalize (stmt);
-  return ok;
+  rc = sqlite3_step (stmt);
+  *out = rc == SQLITE_ROW ? sqlite3_column_int64 (stmt, 0) : 0;
+  return tide_sqlite_finish (db, stmt, rc, "cannot read the trace", error);
 }
 
 /**
@@ -264,14 +257,13 @@ tide_drilldown_live_counts (const char      *path,
   sqlite3_db_config (db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
   sqlite3_db_config (db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
   sqlite3_busy_timeout (db, 50);
-  ok = count_rows (db, "SELECT count (*) FROM processes", &counts->n_processes) &&
-       count_rows (db, "SELECT count (*) FROM steps", &counts->n_steps) &&
-       count_rows (db, "SELECT coalesce (max (id), 0) FROM allocations", &counts->n_allocations) &&
+  ok = count_rows (db, "SELECT count (*) FROM processes", &counts->n_processes, error) &&
+       count_rows (db, "SELECT count (*) FROM steps", &counts->n_steps, error) &&
+       count_rows (db, "SELECT coalesce (max (id), 0) FROM allocations", &counts->n_allocations,
+                   error) &&
        count_rows (db, "SELECT coalesce ((SELECT value FROM meta WHERE key = 'start_ns'),"
-                       " (SELECT min (start_ns) FROM processes), 0)", &t0) &&
-       count_rows (db, "SELECT coalesce (max (ts_ns), 0) FROM counters", &t1);
-  if (!ok)
-    tide_sqlite_set_error (error, db, "cannot read the trace");
+                       " (SELECT min (start_ns) FROM processes), 0)", &t0, error) &&
+       count_rows (db, "SELECT coalesce (max (ts_ns), 0) FROM counters", &t1, error);
   counts->last_ns = t1 > t0 ? t1 - t0 : 0;
   sqlite3_close (db);
   return ok;

@@ -11,7 +11,7 @@
  */
 #pragma once
 
-#include "tide-timeline-data.h"
+#include "tide-timeline-lanes.h"
 
 G_BEGIN_DECLS
 

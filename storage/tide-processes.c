@@ -206,12 +206,12 @@ column_index_or_none (sqlite3_stmt *stmt,
 static gboolean
 has_role_columns (sqlite3 *db)
 {
-  sqlite3_stmt *stmt = NULL;
-  gboolean found = sqlite3_prepare_v2 (db, "SELECT worker, role FROM processes LIMIT 0", -1,
-                                       &stmt, NULL) == SQLITE_OK;
+  /* A failed prepare is the answer: the columns are not there. */
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT worker, role FROM processes LIMIT 0", "",
+                                            NULL);
 
   sqlite3_finalize (stmt);
-  return found;
+  return stmt != NULL;
 }
 
 static TideProcess *
@@ -259,12 +259,8 @@ load_processes (sqlite3  *db,
       derive = derive || sqlite3_column_type (stmt, 7) == SQLITE_NULL;
       g_ptr_array_add (processes, read_process (stmt));
     }
-  sqlite3_finalize (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      tide_sqlite_set_error (error, db, "cannot read the processes");
-      return NULL;
-    }
+  if (!tide_sqlite_finish (db, stmt, rc, "cannot read the processes", error))
+    return NULL;
   if (derive)
     derive_roles (processes);
   for (guint i = 0; i < processes->len; i++)
@@ -315,11 +311,8 @@ tide_processes_store_roles (sqlite3  *db,
         sqlite3_bind_int (stmt, 3, p->dist_rank);
       else
         sqlite3_bind_null (stmt, 3);
-      ok = sqlite3_step (stmt) == SQLITE_DONE;
-      sqlite3_reset (stmt);
+      ok = tide_sqlite_step_done (db, stmt, "cannot store roles", error);
     }
-  if (!ok)
-    tide_sqlite_set_error (error, db, "cannot store roles");
   sqlite3_finalize (stmt);
   return ok;
 }

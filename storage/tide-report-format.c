@@ -29,45 +29,6 @@ tide_format_parse (const char *name,
   return TRUE;
 }
 
-/* |bytes| without overflow: a damaged trace may hold G_MININT64. */
-static guint64
-magnitude (gint64 bytes)
-{
-  return bytes < 0 ? -(guint64) bytes : (guint64) bytes;
-}
-
-static char *
-format_magnitude (const char *sign,
-                  guint64     bytes)
-{
-  static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-  double value = (double) bytes;
-  guint unit = 0;
-
-  while (value >= 1024 && unit < G_N_ELEMENTS (units) - 1)
-    {
-      value /= 1024;
-      unit++;
-    }
-  if (unit == 0)
-    return g_strdup_printf ("%s%" G_GUINT64_FORMAT " B", sign, bytes);
-  return g_strdup_printf ("%s%.2f %s", sign, value, units[unit]);
-}
-
-char *
-tide_format_bytes (gint64 bytes)
-{
-  return format_magnitude (bytes < 0 ? "-" : "", magnitude (bytes));
-}
-
-char *
-tide_format_delta (gint64 bytes)
-{
-  if (bytes == 0)
-    return g_strdup ("0 B");
-  return format_magnitude (bytes > 0 ? "+" : "-", magnitude (bytes));
-}
-
 static char *
 format_duration (gint64 ns)
 {

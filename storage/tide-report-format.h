@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include "tide-format-bytes.h"
 #include "tide-report.h"
 
 G_BEGIN_DECLS
@@ -32,8 +33,6 @@ typedef enum
 
 gboolean tide_format_parse   (const char     *name,
                               TideFormat     *format);
-char    *tide_format_bytes   (gint64          bytes);
-char    *tide_format_delta   (gint64          bytes);
 /* A CSV field, quoted where it must be; a JSON string, or null for NULL. */
 void     tide_format_csv_text  (GString        *out,
                                 const char     *text);

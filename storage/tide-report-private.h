@@ -12,14 +12,10 @@
 
 G_BEGIN_DECLS
 
-/* Statement helpers shared by the report files; errors become GErrors. */
-sqlite3_stmt *_tide_report_prepare     (TideTrace     *trace,
-                                        const char    *sql,
-                                        GError       **error);
-gboolean      _tide_report_finish_rows (TideTrace     *trace,
-                                        sqlite3_stmt  *stmt,
-                                        int            rc,
-                                        GError       **error);
+/* What a failed report query says, before SQLite's message
+ * (tide_sqlite_finish()). */
+#define TIDE_REPORT_WHAT "cannot query the trace"
+
 char         *_tide_report_column_dup  (sqlite3_stmt  *stmt,
                                         int            col);
 gboolean      _tide_report_label_groups (TideTrace    *trace,

@@ -108,13 +108,13 @@ add_borrowed_steps (TideTrace         *trace,
   sqlite3_stmt *stmt;
   int rc;
 
-  stmt = _tide_report_prepare (trace,
+  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                   "SELECT s.number, s.label, s.start_ns, s.end_ns,"
                   COUNTER_AT ("1", "end_ns") "," COUNTER_AT ("1", "start_ns") ","
                   COUNTER_AT ("3", "end_ns") "," COUNTER_AT ("3", "start_ns") ","
                   COUNTER_AT ("4", "end_ns")
                   " FROM steps s WHERE s.process_id = ?2 AND s.end_ns > ?3"
-                  "  AND (?4 = 0 OR s.start_ns < ?4) ORDER BY s.number", error);
+                  "  AND (?4 = 0 OR s.start_ns < ?4) ORDER BY s.number", TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return FALSE;
   sqlite3_bind_int64 (stmt, 1, p->id);
@@ -144,7 +144,7 @@ add_borrowed_steps (TideTrace         *trace,
       row->devices = g_array_new (FALSE, TRUE, sizeof (TideStepDevice));
       g_ptr_array_add (rows, row);
     }
-  return _tide_report_finish_rows (trace, stmt, rc, error);
+  return tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error);
 }
 
 static gint
@@ -200,14 +200,15 @@ add_rss_figures (TideTrace  *trace,
   sqlite3_stmt *stmt;
   int rc;
 
-  stmt = _tide_report_prepare (trace,
+  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                   "SELECT max (c.value),"
                   "  (SELECT l.value FROM counters l WHERE l.process_id = ?1 AND l.counter = 1"
                   "     ORDER BY l.ts_ns DESC LIMIT 1) -"
                   "  (SELECT f.value FROM counters f WHERE f.process_id = ?1 AND f.counter = 1"
                   "     ORDER BY f.ts_ns LIMIT 1),"
                   "  (SELECT count (*) FROM steps s WHERE s.process_id = ?1)"
-                  " FROM counters c WHERE c.process_id = ?1 AND c.counter = 1", error);
+                  " FROM counters c WHERE c.process_id = ?1 AND c.counter = 1",
+                  TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return FALSE;
   for (guint i = 0; i < summaries->len; i++)
@@ -218,13 +219,14 @@ add_rss_figures (TideTrace  *trace,
       sqlite3_bind_int64 (stmt, 1, s->process->id);
       rc = sqlite3_step (stmt);
       if (rc != SQLITE_ROW)
-        return _tide_report_finish_rows (trace, stmt, rc, error);
+        return tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error);
       s->has_rss = sqlite3_column_type (stmt, 0) != SQLITE_NULL;
       s->peak_rss = sqlite3_column_int64 (stmt, 0);
       s->rss_growth = sqlite3_column_int64 (stmt, 1);
       s->n_steps = sqlite3_column_int (stmt, 2);
     }
-  return _tide_report_finish_rows (trace, stmt, SQLITE_DONE, error);
+  return tide_sqlite_finish (_tide_trace_get_db (trace), stmt, SQLITE_DONE, TIDE_REPORT_WHAT,
+                             error);
 }
 
 /**

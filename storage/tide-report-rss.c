@@ -56,12 +56,12 @@ load_source (TideTrace   *trace,
              TideCowRow  *row,
              GError     **error)
 {
-  sqlite3_stmt *stmt = _tide_report_prepare (trace,
+  sqlite3_stmt *stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
       "SELECT coalesce (stack_id, 0), bytes FROM cow_sources"
       " WHERE process_id = ?1 AND ts_ns = (SELECT max (ts_ns) FROM cow_sources"
       "                                    WHERE process_id = ?1)"
       "   AND stack_id IS NOT NULL"
-      " ORDER BY bytes DESC, stack_id LIMIT 1", error);
+      " ORDER BY bytes DESC, stack_id LIMIT 1", TIDE_REPORT_WHAT, error);
   int rc;
 
   if (stmt == NULL)
@@ -74,7 +74,7 @@ load_source (TideTrace   *trace,
       row->source_bytes = sqlite3_column_int64 (stmt, 1);
       rc = sqlite3_step (stmt);
     }
-  if (!_tide_report_finish_rows (trace, stmt, rc, error))
+  if (!tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error))
     return FALSE;
   if (row->source_stack_id != 0 &&
       (row->source = describe_source (trace, row->source_stack_id, error)) == NULL)
@@ -87,10 +87,10 @@ load_copied (TideTrace  *trace,
              GPtrArray  *rows,
              GError    **error)
 {
-  sqlite3_stmt *stmt = _tide_report_prepare (trace,
+  sqlite3_stmt *stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
       "SELECT p.id, p.pid, (SELECT c.value FROM counters c WHERE c.process_id = p.id"
       "                     AND c.counter = 24 ORDER BY c.ts_ns DESC LIMIT 1) AS copied"
-      " FROM processes p WHERE copied > 0 ORDER BY p.id", error);
+      " FROM processes p WHERE copied > 0 ORDER BY p.id", TIDE_REPORT_WHAT, error);
   int rc;
 
   G_STATIC_ASSERT (TIDE_COUNTER_COW_BYTES == 24);
@@ -105,7 +105,7 @@ load_copied (TideTrace  *trace,
       row->copied_bytes = sqlite3_column_int64 (stmt, 2);
       g_ptr_array_add (rows, row);
     }
-  return _tide_report_finish_rows (trace, stmt, rc, error);
+  return tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error);
 }
 
 /**
@@ -193,7 +193,7 @@ load_samples (TideTrace     *trace,
     }
   if (rc != SQLITE_DONE)
     {
-      _tide_report_finish_rows (trace, stmt, rc, error);
+      tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error);
       return NULL;
     }
   return g_steal_pointer (&samples);
@@ -279,16 +279,16 @@ _tide_report_add_classes (TideTrace  *trace,
     }
   if (g_hash_table_size (todo) == 0)
     return TRUE;
-  stmt = _tide_report_prepare (trace,
+  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
       "SELECT ts_ns, value FROM counters WHERE process_id = ?1 AND counter = ?2"
-      " AND device = -1 ORDER BY ts_ns", error);
+      " AND device = -1 ORDER BY ts_ns", TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return FALSE;
   g_hash_table_iter_init (&iter, todo);
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &mine))
     if (!add_process_classes (trace, stmt, mine, error))
       return FALSE;
-  return _tide_report_finish_rows (trace, stmt, SQLITE_DONE, error);
+  return tide_sqlite_finish (_tide_trace_get_db (trace), stmt, SQLITE_DONE, TIDE_REPORT_WHAT, error);
 }
 
 /* ---- a step's change in words ----------------------------------------------- */

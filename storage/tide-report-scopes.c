@@ -61,7 +61,9 @@ static void
 shares_name_and_sort (TideTrace *trace,
                       GArray    *shares)
 {
-  sqlite3_stmt *stmt = _tide_report_prepare (trace, "SELECT path FROM scopes WHERE id = ?1", NULL);
+  sqlite3_stmt *stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
+                                            "SELECT path FROM scopes WHERE id = ?1",
+                                            TIDE_REPORT_WHAT, NULL);
 
   for (guint i = 0; stmt != NULL && i < shares->len; i++)
     {
@@ -108,11 +110,11 @@ _tide_group_load_growth_shares (TideTrace  *trace,
   sqlite3_stmt *stmt;
   int rc;
 
-  stmt = _tide_report_prepare (trace,
+  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                   "SELECT s.number, ifnull (ss.scope_id, 0), ss.live_bytes"
                   " FROM step_series ss JOIN steps s ON s.id = ss.step_id"
                   " WHERE s.process_id = ?1 AND ss.stack_id = ?2 AND ss.device = ?3"
-                  " ORDER BY s.number", error);
+                  " ORDER BY s.number", TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return FALSE;
   sqlite3_bind_int64 (stmt, 1, group->process_id);
@@ -134,7 +136,7 @@ _tide_group_load_growth_shares (TideTrace  *trace,
       share_set_value (share_lookup (shares, scope_id), live, number, n_steps,
                        (double) sqlite3_column_int64 (stmt, 2));
     }
-  if (!_tide_report_finish_rows (trace, stmt, rc, error))
+  if (!tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error))
     return FALSE;
 
   for (guint i = 0; i < shares->len && group->growth_step > 0; i++)
@@ -192,7 +194,7 @@ _tide_groups_load_retained_shares (TideTrace   *trace,
       group->scopes = _tide_scope_shares_new ();
       g_hash_table_insert (by_key, stack_device_key (group->stack_id, group->device), group);
     }
-  stmt = _tide_report_prepare (trace, sql, error);
+  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace), sql, TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return FALSE;
   sqlite3_bind_int64 (stmt, 1, process_id);
@@ -211,7 +213,7 @@ _tide_groups_load_retained_shares (TideTrace   *trace,
         share_lookup (group->scopes, sqlite3_column_int64 (stmt, 1))->bytes =
           tide_sat_from_double (sqlite3_column_double (stmt, 3));
     }
-  if (!_tide_report_finish_rows (trace, stmt, rc, error))
+  if (!tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error))
     return FALSE;
   for (guint i = 0; i < groups->len; i++)
     shares_name_and_sort (trace, ((TideGroup *) g_ptr_array_index (groups, i))->scopes);

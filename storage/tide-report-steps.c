@@ -56,11 +56,11 @@ add_transfers (TideTrace  *trace,
   sqlite3_stmt *stmt;
   int rc;
 
-  stmt = _tide_report_prepare (trace,
+  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                   "SELECT s.process_id, s.number, t.direction, sum (t.bytes)"
                   " FROM steps s JOIN transfers t ON t.process_id = s.process_id"
                   "  AND t.start_ns >= s.start_ns AND t.start_ns < s.end_ns"
-                  " GROUP BY s.id, t.direction", error);
+                  " GROUP BY s.id, t.direction", TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return FALSE;
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
@@ -74,7 +74,7 @@ add_transfers (TideTrace  *trace,
       else if (row != NULL && direction == 2)
         row->d2h_bytes = sqlite3_column_int64 (stmt, 3);
     }
-  return _tide_report_finish_rows (trace, stmt, rc, error);
+  return tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error);
 }
 
 typedef struct
@@ -95,13 +95,13 @@ load_device_series (TideTrace  *trace,
   sqlite3_stmt *stmt;
   int rc;
 
-  stmt = _tide_report_prepare (trace,
+  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                   "SELECT s.process_id, s.number, ss.stack_id, ss.scope_id, ss.device,"
                   "  ss.live_bytes FROM step_series ss JOIN steps s ON s.id = ss.step_id"
                   /* Devices past those shown are left out here, in SQL, where a
                    * value past what an int holds cannot wrap into an index. */
                   " WHERE ss.device BETWEEN 0 AND " G_STRINGIFY (TIDE_REPORT_MAX_DEVICES) " - 1"
-                  " ORDER BY s.process_id, s.number", error);
+                  " ORDER BY s.process_id, s.number", TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return NULL;
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
@@ -113,7 +113,7 @@ load_device_series (TideTrace  *trace,
       };
       g_array_append_val (series, d);
     }
-  if (!_tide_report_finish_rows (trace, stmt, rc, error))
+  if (!tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error))
     return NULL;
   return g_steal_pointer (&series);
 }
@@ -209,7 +209,7 @@ tide_report_steps (TideTrace  *trace,
   sqlite3_stmt *stmt;
   int rc;
 
-  stmt = _tide_report_prepare (trace,
+  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                   "SELECT s.process_id, p.pid, s.number, s.label, s.start_ns, s.end_ns,"
                   "  st.rss_end, st.heap_live_end, st.mapped_live_end, st.device_live_end,"
                   "  st.retained_bytes, st.retained_count, st.resident_explained,"
@@ -217,7 +217,7 @@ tide_report_steps (TideTrace  *trace,
                   "     AND c.counter = 1 AND c.ts_ns <= s.start_ns ORDER BY c.ts_ns DESC LIMIT 1)"
                   " FROM steps s JOIN processes p ON p.id = s.process_id"
                   " JOIN step_stats st ON st.step_id = s.id"
-                  " ORDER BY s.process_id, s.number", error);
+                  " ORDER BY s.process_id, s.number", TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return NULL;
 
@@ -254,7 +254,7 @@ tide_report_steps (TideTrace  *trace,
       g_ptr_array_add (rows, row);
       prev = row;
     }
-  if (!_tide_report_finish_rows (trace, stmt, rc, error))
+  if (!tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error))
     return NULL;
   if (!add_transfers (trace, rows, error) || !add_device_ends (trace, rows, error) ||
       !_tide_report_add_classes (trace, rows, error) ||

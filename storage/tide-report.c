@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 #include <string.h>
 
+#include "capture/wire/tide-hash.h"
 #include "tide-alloc-ranges.h"
 #include "tide-report-private.h"
 #include "tide-saturate.h"
@@ -48,29 +49,6 @@ tide_group_free (TideGroup *group)
   g_clear_pointer (&group->frames, g_ptr_array_unref);
   g_clear_pointer (&group->scopes, g_array_unref);
   g_free (group);
-}
-
-sqlite3_stmt *
-_tide_report_prepare (TideTrace   *trace,
-                      const char  *sql,
-                      GError     **error)
-{
-  return tide_sqlite_prepare (_tide_trace_get_db (trace), sql, "cannot query the trace", error);
-}
-
-gboolean
-_tide_report_finish_rows (TideTrace     *trace,
-                          sqlite3_stmt  *stmt,
-                          int            rc,
-                          GError       **error)
-{
-  sqlite3_finalize (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      tide_sqlite_set_error (error, _tide_trace_get_db (trace), "cannot query the trace");
-      return FALSE;
-    }
-  return TRUE;
 }
 
 char *
@@ -153,9 +131,7 @@ static guint
 group_hash (gconstpointer p)
 {
   const GroupSeries *s = p;
-  /* Unsigned: a damaged trace may hold any id, and a signed product
-   * would overflow. */
-  return (guint) ((guint64) s->key * 2654435761u) ^ (guint) s->device;
+  return (guint) tide_hash_ids ((guint64) s->key, 0, (guint) s->device);
 }
 
 static gboolean
@@ -185,8 +161,7 @@ static guint
 series_value_hash (gconstpointer p)
 {
   const SeriesValue *v = p;
-  return (guint) ((guint64) v->stack_id * 2654435761u) ^
-         (guint) ((guint64) v->scope_id * 40503u) ^ (guint) v->device;
+  return (guint) tide_hash_ids ((guint64) v->stack_id, (guint64) v->scope_id, (guint) v->device);
 }
 
 static gboolean
@@ -232,10 +207,10 @@ load_group_series (TideTrace   *trace,
   sqlite3_stmt *stmt;
   int rc;
 
-  stmt = _tide_report_prepare (trace,
+  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                   "SELECT s.number, ss.stack_id, ss.scope_id, ss.device, ss.live_bytes"
                   " FROM step_series ss JOIN steps s ON s.id = ss.step_id"
-                  " WHERE s.process_id = ?1 ORDER BY s.number", error);
+                  " WHERE s.process_id = ?1 ORDER BY s.number", TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return NULL;
   sqlite3_bind_int64 (stmt, 1, process_id);
@@ -261,7 +236,7 @@ load_group_series (TideTrace   *trace,
         group->deltas[number] += value - previous->value;
       previous->value = value;
     }
-  if (!_tide_report_finish_rows (trace, stmt, rc, error))
+  if (!tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error))
     return NULL;
 
   /* Deltas become the live series in place. */
@@ -295,9 +270,10 @@ load_processes (TideTrace  *trace,
   sqlite3_stmt *stmt;
   int rc;
 
-  stmt = _tide_report_prepare (trace,
+  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                   "SELECT p.id, p.pid, (SELECT count (*) FROM steps s WHERE s.process_id = p.id),"
-                  "  p.all_mode, p.sample_bytes FROM processes p ORDER BY p.id", error);
+                  "  p.all_mode, p.sample_bytes FROM processes p ORDER BY p.id",
+                  TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return NULL;
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
@@ -312,7 +288,7 @@ load_processes (TideTrace  *trace,
       };
       g_array_append_val (procs, info);
     }
-  if (!_tide_report_finish_rows (trace, stmt, rc, error))
+  if (!tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error))
     return NULL;
   return g_steal_pointer (&procs);
 }
@@ -369,7 +345,7 @@ load_frames (TideTrace  *trace,
   sqlite3_stmt *stmt;
   int rc;
 
-  stmt = _tide_report_prepare (trace, sql, error);
+  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace), sql, TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return NULL;
   sqlite3_bind_int64 (stmt, 1, stack_id);
@@ -386,7 +362,7 @@ load_frames (TideTrace  *trace,
       frame->plumbing = tide_plumbing_matches (plumbing, frame);
       g_ptr_array_add (frames, frame);
     }
-  if (!_tide_report_finish_rows (trace, stmt, rc, error))
+  if (!tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error))
     return NULL;
   inline_frames_inherit_plumbing (frames);
   return g_steal_pointer (&frames);
@@ -396,7 +372,9 @@ static char *
 load_scope_path (TideTrace *trace,
                  gint64     scope_id)
 {
-  sqlite3_stmt *stmt = _tide_report_prepare (trace, "SELECT path FROM scopes WHERE id = ?1", NULL);
+  sqlite3_stmt *stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
+                                            "SELECT path FROM scopes WHERE id = ?1",
+                                            TIDE_REPORT_WHAT, NULL);
   char *path = NULL;
 
   if (stmt == NULL)
@@ -415,13 +393,13 @@ load_dominant_scope (TideTrace *trace,
                      gint64     process_id,
                      gint64     stack_id)
 {
-  sqlite3_stmt *stmt = _tide_report_prepare (trace,
+  sqlite3_stmt *stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                                 "SELECT ss.scope_id FROM step_series ss"
                                 " JOIN steps s ON s.id = ss.step_id"
                                 " WHERE s.process_id = ?1 AND ss.stack_id = ?2"
                                 "  AND ss.scope_id > 0"
                                 " GROUP BY ss.scope_id ORDER BY max (ss.live_bytes) DESC LIMIT 1",
-                                NULL);
+                                TIDE_REPORT_WHAT, NULL);
   gint64 scope_id = 0;
 
   if (stmt == NULL)
@@ -581,8 +559,10 @@ lookup_step (TideTrace *trace,
              gint       number,
              StepSpan  *span)
 {
-  sqlite3_stmt *stmt = _tide_report_prepare (trace, "SELECT id, start_ns, end_ns FROM steps"
-                                       " WHERE process_id = ?1 AND number = ?2", NULL);
+  sqlite3_stmt *stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
+                                            "SELECT id, start_ns, end_ns FROM steps"
+                                            " WHERE process_id = ?1 AND number = ?2",
+                                            TIDE_REPORT_WHAT, NULL);
   gboolean found = FALSE;
 
   if (stmt == NULL)
@@ -612,7 +592,8 @@ add_residency (TideTrace   *trace,
   g_autofree char *sql = g_strdup_printf (
     "SELECT %s, device, sum (%s) FROM step_residency WHERE step_id = ?1 GROUP BY 1, 2",
     key_column, born_only ? "resident_born_bytes" : "resident_bytes");
-  sqlite3_stmt *stmt = _tide_report_prepare (trace, sql, error);
+  sqlite3_stmt *stmt = tide_sqlite_prepare (_tide_trace_get_db (trace), sql, TIDE_REPORT_WHAT,
+                                            error);
   int rc;
 
   if (stmt == NULL)
@@ -626,7 +607,7 @@ add_residency (TideTrace   *trace,
       if (group != NULL)
         group->resident_bytes = sqlite3_column_int64 (stmt, 2);
     }
-  return _tide_report_finish_rows (trace, stmt, rc, error);
+  return tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error);
 }
 
 /* The scope shares of the groups out[first..] (by stack, of @proc). */
@@ -693,7 +674,7 @@ add_process_retained (TideTrace         *trace,
     sql = g_strdup_printf ("SELECT %s, device, sum (size * weight), sum (weight) FROM allocations"
                            " WHERE process_id = ?1 AND free_ns IS NULL GROUP BY 1, 2",
                            key_column);
-  stmt = _tide_report_prepare (trace, sql, error);
+  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace), sql, TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return FALSE;
   sqlite3_bind_int64 (stmt, 1, proc->process_id);
@@ -716,7 +697,7 @@ add_process_retained (TideTrace         *trace,
       g_hash_table_insert (by_key, probe, group);
       g_ptr_array_add (out, group);
     }
-  if (!_tide_report_finish_rows (trace, stmt, rc, error))
+  if (!tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error))
     return FALSE;
 
   /* Residency: at the step's end, or at the last step's end for the trace end. */

@@ -8,7 +8,8 @@
 #include "config.h"
 
 #include "tide-schema.h"
-#include "tide-storage-error.h"
+
+#include <string.h>
 
 static const char schema_sql[] =
   "CREATE TABLE meta ("
@@ -233,90 +234,94 @@ static const char schema_sql[] =
   "  (24, 'cow_bytes', 'bytes'), (25, 'jemalloc_free', 'bytes'),"
   "  (30, 'py_arenas', 'bytes');";
 
-void
-tide_sqlite_set_error (GError     **error,
-                       sqlite3     *db,
-                       const char  *what)
+/* The tables and indexes that come after the trace is created, each made
+ * by tide_schema_ensure() when its maker needs it.  Declared here with the
+ * tables above, so that this file knows every object a trace may hold.
+ * "IF NOT EXISTS" is not stored in sqlite_schema: a trace holds the same
+ * text whichever maker ran first. */
+static const struct
 {
-  int code = sqlite3_errcode (db);
-  TideStorageError kind = TIDE_STORAGE_ERROR_SQL;
+  const char *name;
+  const char *sql;
+} later_objects[] = {
+  /* Kept up by a recording's writer as rows arrive (tide-trace-writer.c),
+   * rather than sorted at finish, after the target has ended; a trace
+   * written by other means gets counters_by_time at finish.
+   * long_lived_allocations indexes the long-lived rows, and
+   * allocation_ranges the rest (tide-alloc-ranges.h). */
+  { "counters_by_time",
+    "CREATE INDEX IF NOT EXISTS counters_by_time ON counters (process_id, counter, ts_ns);" },
+  { "long_lived_allocations",
+    "CREATE TABLE IF NOT EXISTS long_lived_allocations ("
+    "  process_id INTEGER NOT NULL,"
+    "  alloc_ns INTEGER NOT NULL,"
+    "  id INTEGER NOT NULL,"
+    "  PRIMARY KEY (process_id, alloc_ns, id)"
+    ") STRICT, WITHOUT ROWID;" },
 
-  if (code == SQLITE_NOTADB)
-    kind = TIDE_STORAGE_ERROR_NOT_SQLITE;
-  else if (code == SQLITE_CORRUPT)
-    kind = TIDE_STORAGE_ERROR_CORRUPT;
-  else if (code == SQLITE_CANTOPEN || code == SQLITE_IOERR || code == SQLITE_FULL ||
-           code == SQLITE_PERM || code == SQLITE_READONLY)
-    kind = TIDE_STORAGE_ERROR_IO;
+  /* Built when the capture ends (tide-analysis.c). */
+  { "series_by_step", "CREATE INDEX IF NOT EXISTS series_by_step ON step_series (step_id);" },
+  { "residency_by_step",
+    "CREATE INDEX IF NOT EXISTS residency_by_step ON step_residency (step_id);" },
+  { "transfers_by_time",
+    "CREATE INDEX IF NOT EXISTS transfers_by_time ON transfers (process_id, start_ns);" },
+  /* For the retained-by-step queries in a trace whose writer kept no
+   * allocation_ranges. */
+  { "allocations_by_alloc",
+    "CREATE INDEX IF NOT EXISTS allocations_by_alloc ON allocations (process_id, alloc_ns);" },
+  /* Ranges are found through their largest alloc_ns (tide-alloc-ranges.h). */
+  { "allocation_ranges_by_max",
+    "CREATE INDEX IF NOT EXISTS allocation_ranges_by_max ON allocation_ranges (max_alloc_ns);" },
+  /* The blocks still live when the trace ended, summed per group. */
+  { "live_at_end",
+    "CREATE TABLE IF NOT EXISTS live_at_end ("
+    "  process_id INTEGER NOT NULL,"
+    "  stack_id INTEGER,"
+    "  scope_id INTEGER,"
+    "  device INTEGER NOT NULL,"
+    "  bytes REAL NOT NULL,"
+    "  count REAL NOT NULL"
+    ") STRICT;" },
+  { "live_at_end_by_process",
+    "CREATE INDEX IF NOT EXISTS live_at_end_by_process ON live_at_end (process_id);" },
+};
 
-  g_set_error (error, TIDE_STORAGE_ERROR, kind, "%s: %s", what, sqlite3_errmsg (db));
+static const char *
+later_object_sql (const char *name)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (later_objects); i++)
+    if (g_str_equal (later_objects[i].name, name))
+      return later_objects[i].sql;
+  return NULL;
 }
 
-/* Returns NULL with @error set to "@what: <SQLite's message>" on failure. */
-sqlite3_stmt *
-tide_sqlite_prepare (sqlite3     *db,
-                     const char  *sql,
-                     const char  *what,
-                     GError     **error)
-{
-  sqlite3_stmt *stmt = NULL;
-
-  if (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL) != SQLITE_OK)
-    {
-      tide_sqlite_set_error (error, db, what);
-      return NULL;
-    }
-  return stmt;
-}
-
-/* The integer value of meta key @key, or 0 when it is missing. */
-gint64
-tide_sqlite_meta_int (sqlite3    *db,
-                      const char *key)
-{
-  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT value FROM meta WHERE key = ?1",
-                                            "", NULL);
-  gint64 value = 0;
-
-  if (stmt != NULL &&
-      sqlite3_bind_text (stmt, 1, key, -1, SQLITE_STATIC) == SQLITE_OK &&
-      sqlite3_step (stmt) == SQLITE_ROW)
-    value = sqlite3_column_int64 (stmt, 0);
-  sqlite3_finalize (stmt);
-  return value;
-}
-
-/* Whether the schema of @db holds a @type ("table", "index") named @name:
- * what a trace made by an older version may lack. */
+/* Whether a table or index named @name is one of the trace's: made by
+ * tide_schema_create() or tide_schema_ensure(). */
 gboolean
-tide_sqlite_has (sqlite3    *db,
-                 const char *type,
-                 const char *name)
+tide_schema_declares (const char *name)
 {
-  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT 1 FROM sqlite_schema"
-                                                " WHERE type = ?1 AND name = ?2", "", NULL);
-  gboolean found;
+  g_autofree char *needle = g_strdup_printf ("CREATE TABLE %s (", name);
+  g_autofree char *index = g_strdup_printf ("CREATE INDEX %s ON", name);
 
-  if (stmt == NULL)
-    return FALSE;
-  sqlite3_bind_text (stmt, 1, type, -1, SQLITE_STATIC);
-  sqlite3_bind_text (stmt, 2, name, -1, SQLITE_STATIC);
-  found = sqlite3_step (stmt) == SQLITE_ROW;
-  sqlite3_finalize (stmt);
-  return found;
+  return later_object_sql (name) != NULL || strstr (schema_sql, needle) != NULL ||
+         strstr (schema_sql, index) != NULL;
 }
 
+/**
+ * tide_schema_ensure:
+ * @name: a table or index declared above (later_objects)
+ *
+ * Creates @name unless @db has it already.
+ */
 gboolean
-tide_sqlite_exec (sqlite3     *db,
-                  const char  *sql,
-                  GError     **error)
+tide_schema_ensure (sqlite3     *db,
+                    const char  *name,
+                    GError     **error)
 {
-  if (sqlite3_exec (db, sql, NULL, NULL, NULL) != SQLITE_OK)
-    {
-      tide_sqlite_set_error (error, db, "cannot run statement");
-      return FALSE;
-    }
-  return TRUE;
+  const char *sql = later_object_sql (name);
+
+  g_return_val_if_fail (sql != NULL, FALSE);
+  return tide_sqlite_exec (db, sql, error);
 }
 
 gboolean

@@ -6,6 +6,8 @@
 #include <glib.h>
 #include <sqlite3.h>
 
+#include "tide-sqlite.h"
+
 G_BEGIN_DECLS
 
 /* PRAGMA application_id: "TIDE" in ASCII, so `file` and our opener can tell
@@ -71,22 +73,11 @@ typedef enum
  * recorder's interning of stack frames. */
 #define TIDE_INLINE_FRAME_ID_BASE (G_GINT64_CONSTANT (1) << 40)
 
-gboolean tide_schema_create (sqlite3  *db,
-                             GError  **error);
-gboolean tide_sqlite_exec   (sqlite3     *db,
-                             const char  *sql,
-                             GError     **error);
-sqlite3_stmt *tide_sqlite_prepare (sqlite3     *db,
-                                   const char  *sql,
-                                   const char  *what,
-                                   GError     **error);
-gint64   tide_sqlite_meta_int (sqlite3    *db,
-                               const char *key);
-gboolean tide_sqlite_has      (sqlite3    *db,
-                               const char *type,
-                               const char *name);
-void     tide_sqlite_set_error (GError     **error,
-                                sqlite3     *db,
-                                const char  *what);
+gboolean tide_schema_create   (sqlite3     *db,
+                               GError     **error);
+gboolean tide_schema_ensure   (sqlite3     *db,
+                               const char  *name,
+                               GError     **error);
+gboolean tide_schema_declares (const char  *name);
 
 G_END_DECLS

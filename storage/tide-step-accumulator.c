@@ -5,6 +5,8 @@
 
 #include "tide-step-accumulator.h"
 
+#include "capture/wire/tide-hash.h"
+
 #include "tide-saturate.h"
 
 /* Same numbering as TideAllocKind in capture/wire/tide-wire.h. */
@@ -46,9 +48,7 @@ series_key_hash (gconstpointer p)
 {
   const SeriesKey *k = p;
 
-  /* Unsigned: a damaged trace may hold any id. */
-  return (guint) ((guint64) k->stack_id * 2654435761u) ^
-         (guint) ((guint64) k->scope_id * 40503u) ^ (guint) k->device;
+  return (guint) tide_hash_ids ((guint64) k->stack_id, (guint64) k->scope_id, (guint) k->device);
 }
 
 static gboolean

@@ -137,11 +137,7 @@ query_row (sqlite3     *db,
     sqlite3_bind_text (stmt, 1, key, -1, SQLITE_STATIC);
   rc = sqlite3_step (stmt);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    {
-      tide_sqlite_set_error (error, db, "cannot read the trace");
-      sqlite3_finalize (stmt);
-      return FALSE;
-    }
+    return tide_sqlite_finish (db, stmt, rc, "cannot read the trace", error);
   ok = check (rc == SQLITE_ROW ? stmt : NULL, data, error);
   sqlite3_finalize (stmt);
   return ok;

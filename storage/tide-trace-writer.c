@@ -160,6 +160,7 @@ static const guint alloc_feed_ints[] = { 1, 4, 5, 6, 7, 8 };
 #define COMMIT_INTERVAL_US (100 * G_TIME_SPAN_MILLISECOND)
 #define WRITER_NICE       (-10)
 #define WRITER_BUSY_TIMEOUT_MS 10000
+#define PREPARE_WHAT "cannot prepare the trace writer"
 #define WRITER_PAGE_SIZE  16384   /* PRAGMA page_size, below */
 /* Disk space set aside at the start for the end of a trace whose disk
  * filled: the meta rows that say so, and the copy of the WAL's pages into
@@ -239,14 +240,10 @@ writer_prepare_alloc_feed (TideTraceWriter  *self,
                                              alloc_feed_column, sizeof (Op), error);
   if (self->alloc_feed == NULL)
     return FALSE;
-  if (sqlite3_prepare_v3 (self->db, "INSERT INTO allocations (" ALLOC_SHARED_COLUMNS ", "
-                          ALLOC_FEED_COLUMNS ") SELECT ?1, ?2, ?3, ?4, * FROM tide_alloc_feed",
-                          -1, SQLITE_PREPARE_PERSISTENT, &self->alloc_feed_stmt, NULL) != SQLITE_OK)
-    {
-      tide_sqlite_set_error (error, self->db, "cannot prepare the trace writer");
-      return FALSE;
-    }
-  return TRUE;
+  self->alloc_feed_stmt = tide_sqlite_prepare_persistent (self->db,
+    "INSERT INTO allocations (" ALLOC_SHARED_COLUMNS ", " ALLOC_FEED_COLUMNS ")"
+    " SELECT ?1, ?2, ?3, ?4, * FROM tide_alloc_feed", PREPARE_WHAT, error);
+  return self->alloc_feed_stmt != NULL;
 }
 
 static gboolean
@@ -254,25 +251,17 @@ writer_prepare (TideTraceWriter  *self,
                 GError          **error)
 {
   for (guint i = 0; i < N_OPS; i++)
-    {
-      if (op_shapes[i].sql != NULL &&
-          sqlite3_prepare_v3 (self->db, op_shapes[i].sql, -1, SQLITE_PREPARE_PERSISTENT,
-                              &self->stmts[i], NULL) != SQLITE_OK)
-        {
-          tide_sqlite_set_error (error, self->db, "cannot prepare the trace writer");
-          return FALSE;
-        }
-    }
-  if (sqlite3_prepare_v3 (self->db, "INSERT INTO allocation_ranges (first_id, last_id,"
-                          " min_alloc_ns, max_alloc_ns) VALUES (?1, ?2, ?3, ?4)", -1,
-                          SQLITE_PREPARE_PERSISTENT, &self->range_stmt, NULL) != SQLITE_OK ||
-      sqlite3_prepare_v3 (self->db, "INSERT INTO long_lived_allocations (process_id, alloc_ns, id)"
-                          " VALUES (?1, ?2, ?3)", -1, SQLITE_PREPARE_PERSISTENT,
-                          &self->long_lived_stmt, NULL) != SQLITE_OK)
-    {
-      tide_sqlite_set_error (error, self->db, "cannot prepare the trace writer");
+    if (op_shapes[i].sql != NULL &&
+        (self->stmts[i] = tide_sqlite_prepare_persistent (self->db, op_shapes[i].sql,
+                                                          PREPARE_WHAT, error)) == NULL)
       return FALSE;
-    }
+  if ((self->range_stmt = tide_sqlite_prepare_persistent (self->db,
+         "INSERT INTO allocation_ranges (first_id, last_id, min_alloc_ns, max_alloc_ns)"
+         " VALUES (?1, ?2, ?3, ?4)", PREPARE_WHAT, error)) == NULL ||
+      (self->long_lived_stmt = tide_sqlite_prepare_persistent (self->db,
+         "INSERT INTO long_lived_allocations (process_id, alloc_ns, id) VALUES (?1, ?2, ?3)",
+         PREPARE_WHAT, error)) == NULL)
+    return FALSE;
   return writer_prepare_alloc_feed (self, error);
 }
 
@@ -311,15 +300,7 @@ run_statement (TideTraceWriter  *self,
                sqlite3_stmt     *stmt,
                GError          **error)
 {
-  int rc = sqlite3_step (stmt);
-
-  sqlite3_reset (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      tide_sqlite_set_error (error, self->db, "cannot write to the trace");
-      return FALSE;
-    }
-  return TRUE;
+  return tide_sqlite_step_done (self->db, stmt, "cannot write to the trace", error);
 }
 
 static gboolean
@@ -752,18 +733,9 @@ writer_open_db (TideTraceWriter  *self,
                            "PRAGMA wal_autocheckpoint = 64;",
                            error) &&
          tide_schema_create (self->db, error) &&
-         /* Indexes are kept up as rows arrive, not built at finish, where
-          * a sort of every row would come after the target has ended.
-          * Allocations get long_lived_allocations for the long-lived rows
-          * and allocation_ranges for the rest (tide-alloc-ranges.h). */
+         tide_schema_ensure (self->db, "counters_by_time", error) &&
+         tide_schema_ensure (self->db, "long_lived_allocations", error) &&
          tide_sqlite_exec (self->db,
-                           "CREATE INDEX counters_by_time ON counters (process_id, counter, ts_ns);"
-                           "CREATE TABLE long_lived_allocations ("
-                           "  process_id INTEGER NOT NULL,"
-                           "  alloc_ns INTEGER NOT NULL,"
-                           "  id INTEGER NOT NULL,"
-                           "  PRIMARY KEY (process_id, alloc_ns, id)"
-                           ") STRICT, WITHOUT ROWID;"
                            "INSERT INTO meta (key, value) VALUES ('complete', 0),"
                            "  ('short_lived_ns', " G_STRINGIFY (TIDE_SHORT_LIVED_NS) ");",
                            error) &&
@@ -1225,18 +1197,13 @@ tide_trace_writer_describe_early_end (TideTraceWriter *self)
   what = _tide_trace_describe_early_end_db (self->db);
   if (what == NULL)
     {
-      gint64 start_ns = 0;
+      gint64 start_ns = tide_sqlite_meta_int (self->db, "start_ns");
 
-      if (sqlite3_prepare_v2 (self->db, "SELECT value FROM meta WHERE key = 'start_ns'", -1,
-                              &stmt, NULL) == SQLITE_OK && sqlite3_step (stmt) == SQLITE_ROW)
-        start_ns = sqlite3_column_int64 (stmt, 0);
-      sqlite3_finalize (stmt);
-      stmt = NULL;
       what = g_strdup_printf ("%s at %.1f s", stop_reason (self->stop_errno),
                               start_ns > 0 ? (self->stop_ns - start_ns) / 1e9 : 0.0);
     }
-  if (sqlite3_prepare_v2 (self->db, "SELECT min (number), max (number) FROM steps", -1, &stmt,
-                          NULL) == SQLITE_OK && sqlite3_step (stmt) == SQLITE_ROW)
+  stmt = tide_sqlite_prepare (self->db, "SELECT min (number), max (number) FROM steps", "", NULL);
+  if (stmt != NULL && sqlite3_step (stmt) == SQLITE_ROW)
     {
       first = sqlite3_column_int64 (stmt, 0);
       last = sqlite3_column_int64 (stmt, 1);

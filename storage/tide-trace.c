@@ -123,25 +123,16 @@ query_int (sqlite3     *db,
            gint64      *out,
            GError     **error)
 {
-  sqlite3_stmt *stmt = NULL;
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, sql, "cannot read the trace", error);
   int rc;
 
   *out = 0;
-  if (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL) != SQLITE_OK)
-    {
-      tide_sqlite_set_error (error, db, "cannot read the trace");
-      return FALSE;
-    }
+  if (stmt == NULL)
+    return FALSE;
   rc = sqlite3_step (stmt);
   if (rc == SQLITE_ROW)
     *out = sqlite3_column_int64 (stmt, 0);
-  sqlite3_finalize (stmt);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    {
-      tide_sqlite_set_error (error, db, "cannot read the trace");
-      return FALSE;
-    }
-  return TRUE;
+  return tide_sqlite_finish (db, stmt, rc, "cannot read the trace", error);
 }
 
 /* Rewrites an SQLite error into the sentence a user should see. */
@@ -383,24 +374,31 @@ tide_trace_get_end_ns (TideTrace *self)
   return self->end_ns;
 }
 
-/* Returns: (transfer full) (nullable): the meta value as text */
-char *
-tide_trace_dup_meta (TideTrace  *self,
-                     const char *key)
+static char *
+db_meta_text (sqlite3    *db,
+              const char *key)
 {
-  sqlite3_stmt *stmt = NULL;
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT value FROM meta WHERE key = ?1", "",
+                                            NULL);
   char *value = NULL;
 
-  g_return_val_if_fail (TIDE_IS_TRACE (self), NULL);
-
-  if (sqlite3_prepare_v2 (self->db, "SELECT value FROM meta WHERE key = ?1", -1, &stmt,
-                          NULL) != SQLITE_OK)
+  if (stmt == NULL)
     return NULL;
   sqlite3_bind_text (stmt, 1, key, -1, SQLITE_STATIC);
   if (sqlite3_step (stmt) == SQLITE_ROW && sqlite3_column_type (stmt, 0) != SQLITE_NULL)
     value = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
   sqlite3_finalize (stmt);
   return value;
+}
+
+/* Returns: (transfer full) (nullable): the meta value as text */
+char *
+tide_trace_dup_meta (TideTrace  *self,
+                     const char *key)
+{
+  g_return_val_if_fail (TIDE_IS_TRACE (self), NULL);
+
+  return db_meta_text (self->db, key);
 }
 
 sqlite3 *
@@ -472,23 +470,6 @@ _tide_trace_unlock_reader (TideTrace *self)
 }
 
 /* The meta value @key of @db as text, or NULL. */
-static char *
-db_meta_text (sqlite3    *db,
-              const char *key)
-{
-  sqlite3_stmt *stmt = NULL;
-  char *value = NULL;
-
-  if (sqlite3_prepare_v2 (db, "SELECT value FROM meta WHERE key = ?1", -1, &stmt,
-                          NULL) != SQLITE_OK)
-    return NULL;
-  sqlite3_bind_text (stmt, 1, key, -1, SQLITE_STATIC);
-  if (sqlite3_step (stmt) == SQLITE_ROW && sqlite3_column_type (stmt, 0) != SQLITE_NULL)
-    value = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
-  sqlite3_finalize (stmt);
-  return value;
-}
-
 #define EARLY_END_REASON_MAX 80
 
 /* The trace is read from anywhere: its reason is shown as at most a short

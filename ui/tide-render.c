@@ -14,6 +14,7 @@
 #include <math.h>
 #include <pango/pangocairo.h>
 
+#include "tide-format-bytes.h"
 #include "tide-report.h"
 #include "tide-schema.h"
 #include "tide-timeline-model.h"
@@ -534,7 +535,7 @@ draw_lane_labels (cairo_t                *cr,
   for (guint i = 0; i < l->n_lanes; i++)
     {
       const TideLaneData *lane = g_ptr_array_index (scene->data->lanes, i);
-      g_autofree char *peak = tide_timeline_format_bytes (lane->peak);
+      g_autofree char *peak = tide_format_bytes (lane->peak);
       double y = l->lanes_y + i * l->lane_h + 2;
 
       if (l->lane_h < LABEL_PAD)
@@ -630,7 +631,7 @@ draw_job_lane (cairo_t                *cr,
     }
   if (x < width)
     {
-      g_autofree char *peak = tide_timeline_format_bytes (job->peak);
+      g_autofree char *peak = tide_format_bytes (job->peak);
       g_autofree char *title = g_strdup_printf ("Job %s %s", job->by_pss ? "PSS" : "RSS", peak);
 
       draw_text (cr, text, title, width - 4 - text_width (text, title), l->job_y + 2,
@@ -826,7 +827,7 @@ append_rss_split (GString                *s,
     return;
   for (gint k = TIDE_RSS_N_CLASSES - 1; k >= 0; k--)
     {
-      g_autofree char *size = tide_timeline_format_bytes (split[k]);
+      g_autofree char *size = tide_format_bytes (split[k]);
 
       g_string_append_printf (s, "\n    %s: %s (%s)", tide_render_rss_class_name (k), size,
                               meaning[k]);
@@ -854,7 +855,7 @@ hover_text (const TideRenderScene *scene,
 
       if (tide_lane_data_value_at (lane, (guint) CLAMP (x, 0, width - 1), &value))
         {
-          g_autofree char *size = tide_timeline_format_bytes (value);
+          g_autofree char *size = tide_format_bytes (value);
           g_string_append_printf (s, "\n%s: %s", lane->name, size);
           if (lane->counter == TIDE_COUNTER_RSS && lane->device < 0)
             append_rss_split (s, scene->data, (guint) CLAMP (x, 0, width - 1), value);

@@ -160,16 +160,6 @@ tide_timeline_format_time (gint64 t,
   g_assert_not_reached ();
 }
 
-char *
-tide_timeline_format_bytes (gint64 bytes)
-{
-  /* Negated unsigned: a damaged trace may hold G_MININT64. */
-  g_autofree char *size = g_format_size_full (bytes < 0 ? -(guint64) bytes : (guint64) bytes,
-                                              G_FORMAT_SIZE_IEC_UNITS);
-
-  return bytes < 0 ? g_strconcat ("−", size, NULL) : g_steal_pointer (&size);
-}
-
 /* Steps are sorted by start; the processes' steps may overlap, so after
  * the binary search a few earlier spans are checked too. */
 gint

@@ -50,7 +50,6 @@ gint64   tide_timeline_tick_interval     (gint64                   span_ns,
                                           double                   min_px);
 char    *tide_timeline_format_time       (gint64                   t,
                                           gint64                   interval);
-char    *tide_timeline_format_bytes      (gint64                   bytes);
 
 gint     tide_timeline_step_at           (const TideStepSpan      *steps,
                                           guint                    n_steps,

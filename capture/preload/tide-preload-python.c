@@ -46,6 +46,7 @@
 #include "tide-preload-buffer.h"
 #include "tide-preload-private.h"
 #include "tide-preload-raw.h"
+#include "tide-hash.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -347,6 +348,16 @@ py_announce (void    *code,
     tide_send_direct (rec, len);
 }
 
+/* Where a code object's probe starts in a table of @cap slots (a power
+ * of two): objects are 16-byte aligned and close together, so every bit
+ * of the address is mixed into the index. */
+static inline uint32_t
+py_code_slot (const void *code,
+              uint32_t    cap)
+{
+  return (uint32_t) tide_hash_u64 ((uintptr_t) code) & (cap - 1);
+}
+
 static bool
 py_table_grow (void)
 {
@@ -358,7 +369,7 @@ py_table_grow (void)
   for (uint32_t i = 0; i < tide_py_table_cap; i++)
     {
       TidePyCode *old = &tide_py_table[i];
-      uint32_t j = (uint32_t) (((uintptr_t) old->code >> 4) * 2654435761u) & (cap - 1);
+      uint32_t j = py_code_slot (old->code, cap);
 
       if (old->code == NULL)
         continue;
@@ -382,7 +393,7 @@ py_code_id (void *code)
     return 0;
   if (tide_py_table_used * 2 >= tide_py_table_cap && !py_table_grow ())
     return 0;
-  i = (uint32_t) (((uintptr_t) code >> 4) * 2654435761u) & (tide_py_table_cap - 1);
+  i = py_code_slot (code, tide_py_table_cap);
   while (tide_py_table[i].code != NULL)
     {
       if (tide_py_table[i].code == code)

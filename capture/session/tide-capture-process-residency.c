@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include "tide-capture-process.h"
+#include "tide-hash.h"
 #include "tide-schema.h"
 #include "tide-wire.h"
 
@@ -54,7 +55,7 @@ static guint
 residency_hash (gconstpointer p)
 {
   const Residency *r = p;
-  return (guint) (r->stack_id * 2654435761u) ^ (guint) (r->scope_id * 40503u);
+  return (guint) tide_hash_ids ((guint64) r->stack_id, (guint64) r->scope_id, 0);
 }
 
 static gboolean

@@ -16,6 +16,7 @@
 
 #include "tide-capture-process.h"
 #include "tide-capture-session.h"
+#include "tide-format-bytes.h"
 #include "tide-wire.h"
 
 /* smaps_rollup walks every resident page of a process under its memory
@@ -231,9 +232,11 @@ tide_capture_session_snapshot_classes (TideCaptureSession *self,
 char *
 tide_capture_session_describe_peak (TideCaptureSession *self)
 {
-  return self->peak_pss > 0
-    ? g_strdup_printf ("job peak PSS %.1f MiB", self->peak_pss / 1048576.0)
-    : g_strdup_printf ("peak RSS summed over processes %.1f MiB", self->peak_rss / 1048576.0);
+  g_autofree char *size = tide_format_bytes ((gint64) (self->peak_pss > 0 ? self->peak_pss
+                                                                       : self->peak_rss));
+
+  return g_strdup_printf ("%s %s", self->peak_pss > 0 ? "job peak PSS"
+                                                       : "peak RSS summed over processes", size);
 }
 
 static gint64

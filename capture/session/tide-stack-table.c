@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include "tide-hash.h"
 #include "tide-schema.h"
 #include "tide-stack-table.h"
 #include "tide-symbol-cache.h"
@@ -66,7 +67,7 @@ static guint
 frame_key_hash (gconstpointer p)
 {
   const FrameKey *k = p;
-  return g_direct_hash (k->path) ^ (guint) (k->offset * 2654435761u) ^ (guint) (k->offset >> 32);
+  return (guint) tide_hash_ids ((guintptr) k->path, k->offset, (guintptr) k->space);
 }
 
 static gboolean
@@ -81,7 +82,7 @@ static guint
 node_key_hash (gconstpointer p)
 {
   const NodeKey *k = p;
-  return (guint) (k->parent_id * 2654435761u) ^ (guint) (k->frame_id * 40503u);
+  return (guint) tide_hash_ids ((guint64) k->parent_id, (guint64) k->frame_id, 0);
 }
 
 static gboolean

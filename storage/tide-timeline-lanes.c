@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * Timeline queries.  A view of W columns over [begin, end) reads the
+ * The lane query: what the timeline draws of each counter, one
+ * min/max/last triple per pixel column, and which lanes a process has
+ * (lane discovery).  The LOD rows come through tide-lod-cache.c, the step
+ * bands and series through tide-timeline-series.c.
+ *
+ * A view of W columns over [begin, end) reads the
  * coarsest LOD level whose buckets are no wider than one column, so each
  * lane costs about W..4W primary-key rows whatever the trace size; the raw
  * counters table is never scanned.  Zoomed in past the finest level, one
@@ -16,17 +21,18 @@
  */
 #include "config.h"
 
-#include "tide-timeline-data.h"
+#include "tide-timeline-lanes.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "tide-analysis.h"
-#include "tide-report.h"
+#include "tide-lod-cache-private.h"
 #include "tide-saturate.h"
 #include "tide-schema.h"
-#include "tide-storage-error.h"
 #include "tide-trace-private.h"
+
+#define WHAT "cannot query the timeline"
 
 static const struct
 {
@@ -53,80 +59,12 @@ typedef struct
   TideTimelineCache *cache; /* nullable */
 } Query;
 
-/* The LOD rows of one lane and level, kept in memory in chunks of
- * CHUNK_BUCKETS consecutive buckets: a view reads fewer than 4 buckets a
- * column, so a frame needs at most a few chunks, and panning or zooming
- * back over a read part costs no query.  Each chunk also keeps what lies
- * outside it (the value in force at its start, whether rows follow it), so
- * a view's edges need no query either. */
-#define CHUNK_BUCKETS 2048
-
-typedef struct
-{
-  gint64 process_id;
-  gint64 index;        /* first bucket / CHUNK_BUCKETS */
-  gint   counter;
-  gint   device;
-  gint   level;
-} ChunkKey;
-
-typedef struct
-{
-  ChunkKey key;
-  guint    n;
-  gint64  *bucket;     /* sorted */
-  gint64  *min;
-  gint64  *max;
-  gint64  *last;
-  gboolean has_before; /* a row before the chunk ... */
-  gint64   before;     /* ... its last value */
-  gboolean has_after;  /* a row after the chunk */
-  guint64  used;       /* LRU tick */
-} Chunk;
-
 typedef struct
 {
   gint counter;
   gint device;
   char *name;
 } LaneSpec;
-
-struct _TideTimelineCache
-{
-  TideTrace  *trace;       /* what the chunks were read from */
-  GHashTable *chunks;      /* ChunkKey* -> Chunk* */
-  gsize       bytes;
-  gsize       max_bytes;
-  guint64     tick;
-  guint64     queries;     /* SQLite statements run for chunks */
-  gint64      offset_ns;
-  gint64      lanes_process_id;
-  GArray     *lanes;       /* LaneSpec of lanes_process_id, or NULL */
-  GArray     *process_ids; /* what lanes_process_id stands for */
-};
-
-static sqlite3_stmt *
-prepare (sqlite3     *db,
-         const char  *sql,
-         GError     **error)
-{
-  return tide_sqlite_prepare (db, sql, "cannot query the timeline", error);
-}
-
-static gboolean
-finish (sqlite3       *db,
-        sqlite3_stmt  *stmt,
-        int            rc,
-        GError       **error)
-{
-  sqlite3_finalize (stmt);
-  if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-    {
-      tide_sqlite_set_error (error, db, "cannot query the timeline");
-      return FALSE;
-    }
-  return TRUE;
-}
 
 gint
 tide_timeline_data_pick_level (gint64 column_ns)
@@ -193,12 +131,21 @@ column_of (const Query *q,
   return (gint64) CLAMP (c, -1.0, (double) q->n);
 }
 
-static void
-merge_bucket (TideLaneData *lane,
-              const Query  *q,
-              gint64        bucket,
-              const gint64  v[3])
+typedef struct
 {
+  const Query  *q;
+  TideLaneData *lane;
+} Merge;
+
+/* Spreads one LOD row over the columns its bucket covers. */
+static void
+merge_bucket (gint64        bucket,
+              const gint64  v[3],
+              gpointer      user_data)
+{
+  const Merge *m = user_data;
+  const Query *q = m->q;
+  TideLaneData *lane = m->lane;
   gint64 t0 = bucket * q->bucket_ns + q->offset_ns;
   gint64 c0 = MAX (column_of (q, t0), 0);
   gint64 c1 = MIN (column_of (q, t0 + q->bucket_ns - 1), (gint64) q->n - 1);
@@ -215,43 +162,6 @@ merge_bucket (TideLaneData *lane,
       lane->max[c] = MAX (lane->max[c], v[1]);
       lane->last[c] = v[2];
     }
-}
-
-/* The last value before the view, and whether samples follow it. */
-static gboolean
-lane_edges (const Query   *q,
-            gint64         process_id,
-            TideLaneData  *lane,
-            gint64         lo,
-            gint64         hi,
-            gboolean      *after,
-            GError       **error)
-{
-  sqlite3_stmt *stmt;
-  int rc;
-
-  stmt = prepare (q->db,
-                  "SELECT (SELECT last_value FROM counter_lod WHERE process_id = ?1"
-                  "   AND counter = ?2 AND device = ?3 AND level = ?4 AND bucket < ?5"
-                  "   ORDER BY bucket DESC LIMIT 1),"
-                  " EXISTS (SELECT 1 FROM counter_lod WHERE process_id = ?1"
-                  "   AND counter = ?2 AND device = ?3 AND level = ?4 AND bucket > ?6)", error);
-  if (stmt == NULL)
-    return FALSE;
-  sqlite3_bind_int64 (stmt, 1, process_id);
-  sqlite3_bind_int (stmt, 2, lane->counter);
-  sqlite3_bind_int (stmt, 3, lane->device);
-  sqlite3_bind_int (stmt, 4, q->level);
-  sqlite3_bind_int64 (stmt, 5, lo);
-  sqlite3_bind_int64 (stmt, 6, hi);
-  rc = sqlite3_step (stmt);
-  if (rc == SQLITE_ROW)
-    {
-      lane->has_before = sqlite3_column_type (stmt, 0) != SQLITE_NULL;
-      lane->before = sqlite3_column_int64 (stmt, 0);
-      *after = sqlite3_column_int (stmt, 1) != 0;
-    }
-  return finish (q->db, stmt, rc, error);
 }
 
 /* Fills gaps with the value in force, up to the last sample or the end of
@@ -286,43 +196,6 @@ lane_carry (const Query  *q,
     }
 }
 
-static guint
-chunk_key_hash (gconstpointer p)
-{
-  const ChunkKey *k = p;
-
-  /* Unsigned arithmetic: device is -1 for host lanes. */
-  return (guint) ((guint64) k->process_id * 2654435761u) ^ (guint) ((guint64) k->index * 40503u) ^
-         ((guint) k->counter << 20) ^ ((guint) k->device << 8) ^ (guint) k->level;
-}
-
-static gboolean
-chunk_key_equal (gconstpointer a,
-                 gconstpointer b)
-{
-  const ChunkKey *x = a, *y = b;
-
-  /* Field by field: the struct's padding is not initialised. */
-  return x->process_id == y->process_id && x->index == y->index && x->counter == y->counter &&
-         x->device == y->device && x->level == y->level;
-}
-
-static gsize
-chunk_bytes (const Chunk *chunk)
-{
-  return sizeof *chunk + (gsize) chunk->n * 4 * sizeof (gint64);
-}
-
-static void
-chunk_free (Chunk *chunk)
-{
-  g_free (chunk->bucket);
-  g_free (chunk->min);
-  g_free (chunk->max);
-  g_free (chunk->last);
-  g_free (chunk);
-}
-
 static void
 lane_spec_clear (gpointer p)
 {
@@ -335,214 +208,6 @@ lane_specs_free (GArray *lanes)
   g_array_unref (lanes);
 }
 
-/**
- * tide_timeline_cache_new:
- * @max_bytes: the most memory its LOD rows may take
- *
- * Keeps the LOD rows that tide_timeline_data_query_cached() reads, for the
- * views of one trace; the least recently used chunks go first.
- */
-TideTimelineCache *
-tide_timeline_cache_new (gsize max_bytes)
-{
-  TideTimelineCache *cache = g_new0 (TideTimelineCache, 1);
-
-  cache->chunks = g_hash_table_new_full (chunk_key_hash, chunk_key_equal, NULL,
-                                         (GDestroyNotify) chunk_free);
-  cache->max_bytes = max_bytes;
-  return cache;
-}
-
-static void
-cache_clear (TideTimelineCache *cache)
-{
-  g_hash_table_remove_all (cache->chunks);
-  g_clear_pointer (&cache->lanes, lane_specs_free);
-  g_clear_pointer (&cache->process_ids, g_array_unref);
-  g_clear_object (&cache->trace);
-  cache->bytes = 0;
-}
-
-void
-tide_timeline_cache_free (TideTimelineCache *cache)
-{
-  if (cache == NULL)
-    return;
-  cache_clear (cache);
-  g_hash_table_unref (cache->chunks);
-  g_free (cache);
-}
-
-gsize
-tide_timeline_cache_get_bytes (const TideTimelineCache *cache)
-{
-  return cache->bytes;
-}
-
-guint64
-tide_timeline_cache_get_queries (const TideTimelineCache *cache)
-{
-  return cache->queries;
-}
-
-static void
-cache_evict (TideTimelineCache *cache,
-             const Chunk       *keep)
-{
-  while (cache->bytes > cache->max_bytes)
-    {
-      GHashTableIter iter;
-      Chunk *chunk, *oldest = NULL;
-
-      g_hash_table_iter_init (&iter, cache->chunks);
-      while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &chunk))
-        if (chunk != keep && (oldest == NULL || chunk->used < oldest->used))
-          oldest = chunk;
-      if (oldest == NULL)
-        return;
-      cache->bytes -= chunk_bytes (oldest);
-      g_hash_table_remove (cache->chunks, &oldest->key);
-    }
-}
-
-static void
-chunk_append (Chunk        *chunk,
-              sqlite3_stmt *stmt,
-              guint        *allocated)
-{
-  if (chunk->n == *allocated)
-    {
-      *allocated = MAX (64, *allocated * 2);
-      chunk->bucket = g_renew (gint64, chunk->bucket, *allocated);
-      chunk->min = g_renew (gint64, chunk->min, *allocated);
-      chunk->max = g_renew (gint64, chunk->max, *allocated);
-      chunk->last = g_renew (gint64, chunk->last, *allocated);
-    }
-  chunk->bucket[chunk->n] = sqlite3_column_int64 (stmt, 0);
-  chunk->min[chunk->n] = sqlite3_column_int64 (stmt, 1);
-  chunk->max[chunk->n] = sqlite3_column_int64 (stmt, 2);
-  chunk->last[chunk->n] = sqlite3_column_int64 (stmt, 3);
-  chunk->n++;
-}
-
-/* One chunk's rows and edges: two primary-key range reads. */
-static Chunk *
-chunk_read (const Query     *q,
-            const ChunkKey  *key,
-            GError         **error)
-{
-  g_autoptr(GPtrArray) hold = g_ptr_array_new_with_free_func ((GDestroyNotify) chunk_free);
-  Chunk *chunk = g_new0 (Chunk, 1);
-  TideLaneData probe = { .counter = key->counter, .device = key->device };
-  Query edges = *q;
-  guint allocated = 0;
-  sqlite3_stmt *stmt;
-  int rc;
-
-  g_ptr_array_add (hold, chunk);
-  chunk->key = *key;
-  edges.level = key->level;
-  if (!lane_edges (&edges, key->process_id, &probe, key->index * CHUNK_BUCKETS,
-                   (key->index + 1) * CHUNK_BUCKETS - 1, &chunk->has_after, error))
-    return NULL;
-  chunk->has_before = probe.has_before;
-  chunk->before = probe.before;
-  stmt = prepare (q->db,
-                  "SELECT bucket, min_value, max_value, last_value FROM counter_lod"
-                  " WHERE process_id = ?1 AND counter = ?2 AND device = ?3 AND level = ?4"
-                  " AND bucket BETWEEN ?5 AND ?6 ORDER BY bucket", error);
-  if (stmt == NULL)
-    return NULL;
-  sqlite3_bind_int64 (stmt, 1, key->process_id);
-  sqlite3_bind_int (stmt, 2, key->counter);
-  sqlite3_bind_int (stmt, 3, key->device);
-  sqlite3_bind_int (stmt, 4, key->level);
-  sqlite3_bind_int64 (stmt, 5, key->index * CHUNK_BUCKETS);
-  sqlite3_bind_int64 (stmt, 6, (key->index + 1) * CHUNK_BUCKETS - 1);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    chunk_append (chunk, stmt, &allocated);
-  if (!finish (q->db, stmt, rc, error))
-    return NULL;
-  q->cache->queries += 2;
-  return g_ptr_array_steal_index (hold, 0);
-}
-
-static const Chunk *
-chunk_get (const Query  *q,
-           gint64        process_id,
-           gint          counter,
-           gint          device,
-           gint64        index,
-           GError      **error)
-{
-  ChunkKey key = { process_id, index, counter, device, q->level };
-  TideTimelineCache *cache = q->cache;
-  Chunk *chunk = g_hash_table_lookup (cache->chunks, &key);
-
-  if (chunk == NULL)
-    {
-      if ((chunk = chunk_read (q, &key, error)) == NULL)
-        return NULL;
-      g_hash_table_insert (cache->chunks, &chunk->key, chunk);
-      cache->bytes += chunk_bytes (chunk);
-      cache_evict (cache, chunk);
-    }
-  chunk->used = ++cache->tick;
-  return chunk;
-}
-
-/* First row of @chunk at or after @bucket. */
-static guint
-chunk_search (const Chunk *chunk,
-              gint64       bucket)
-{
-  guint lo = 0, hi = chunk->n;
-
-  while (lo < hi)
-    {
-      guint mid = lo + (hi - lo) / 2;
-      if (chunk->bucket[mid] < bucket)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  return lo;
-}
-
-/* lane_read()'s work from the cached chunks of buckets [lo, hi]. */
-static gboolean
-lane_read_cached (const Query   *q,
-                  gint64         process_id,
-                  TideLaneData  *lane,
-                  gint64         lo,
-                  gint64         hi,
-                  gboolean      *after,
-                  GError       **error)
-{
-  gint64 first = MAX (lo, 0) / CHUNK_BUCKETS, last = MAX (hi, 0) / CHUNK_BUCKETS;
-  const Chunk *chunk;
-  guint i;
-
-  if ((chunk = chunk_get (q, process_id, lane->counter, lane->device, first, error)) == NULL)
-    return FALSE;
-  i = chunk_search (chunk, lo);
-  lane->has_before = i > 0 || chunk->has_before;
-  lane->before = i > 0 ? chunk->last[i - 1] : chunk->before;
-  for (gint64 index = first; index <= last; index++)
-    {
-      if (index > first &&
-          (chunk = chunk_get (q, process_id, lane->counter, lane->device, index, error)) == NULL)
-        return FALSE;
-      for (i = index == first ? i : 0; i < chunk->n && chunk->bucket[i] <= hi; i++)
-        {
-          gint64 v[3] = { chunk->min[i], chunk->max[i], chunk->last[i] };
-          merge_bucket (lane, q, chunk->bucket[i], v);
-        }
-    }
-  *after = i < chunk->n || chunk->has_after;
-  return TRUE;
-}
-
 /* One process's lane, read from its LOD level and carried forward. */
 static TideLaneData *
 lane_read (const Query   *q,
@@ -551,48 +216,26 @@ lane_read (const Query   *q,
            gint           device,
            GError       **error)
 {
-  g_autoptr(GPtrArray) hold = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_lane_data_free);
-  TideLaneData *lane = lane_new (counter, device, NULL, q->n);
+  g_autoptr(TideLaneData) lane = lane_new (counter, device, NULL, q->n);
+  TideLodLane key = { process_id, counter, device, q->level };
   gint64 lo = (q->begin_ns - q->offset_ns) / q->bucket_ns;
   gint64 hi = (q->end_ns - q->offset_ns) / q->bucket_ns;
-  gboolean after = FALSE;
-  sqlite3_stmt *stmt;
-  int rc;
+  Merge merge = { q, lane };
+  TideLodEdges edges = { 0 };
+  gboolean ok;
 
-  g_ptr_array_add (hold, lane);
   if (q->begin_ns - q->offset_ns < 0)
     lo = -1;
   if (q->cache != NULL)
-    {
-      if (!lane_read_cached (q, process_id, lane, lo, hi, &after, error))
-        return NULL;
-      lane_carry (q, lane, after);
-      return g_ptr_array_steal_index (hold, 0);
-    }
-  if (!lane_edges (q, process_id, lane, lo, hi, &after, error))
+    ok = _tide_lod_cache_read (q->cache, q->db, &key, lo, hi, merge_bucket, &merge, &edges, error);
+  else
+    ok = _tide_lod_read (q->db, &key, lo, hi, merge_bucket, &merge, &edges, error);
+  if (!ok)
     return NULL;
-  stmt = prepare (q->db,
-                  "SELECT bucket, min_value, max_value, last_value FROM counter_lod"
-                  " WHERE process_id = ?1 AND counter = ?2 AND device = ?3 AND level = ?4"
-                  " AND bucket BETWEEN ?5 AND ?6 ORDER BY bucket", error);
-  if (stmt == NULL)
-    return NULL;
-  sqlite3_bind_int64 (stmt, 1, process_id);
-  sqlite3_bind_int (stmt, 2, counter);
-  sqlite3_bind_int (stmt, 3, device);
-  sqlite3_bind_int (stmt, 4, q->level);
-  sqlite3_bind_int64 (stmt, 5, lo);
-  sqlite3_bind_int64 (stmt, 6, hi);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      gint64 v[3] = { sqlite3_column_int64 (stmt, 1), sqlite3_column_int64 (stmt, 2),
-                      sqlite3_column_int64 (stmt, 3) };
-      merge_bucket (lane, q, sqlite3_column_int64 (stmt, 0), v);
-    }
-  if (!finish (q->db, stmt, rc, error))
-    return NULL;
-  lane_carry (q, lane, after);
-  return g_ptr_array_steal_index (hold, 0);
+  lane->has_before = edges.has_before;
+  lane->before = edges.before;
+  lane_carry (q, lane, edges.has_after);
+  return g_steal_pointer (&lane);
 }
 
 static void
@@ -635,7 +278,7 @@ load_process_ids (sqlite3     *db,
       g_array_append_val (ids, process_id);
       return g_steal_pointer (&ids);
     }
-  stmt = prepare (db, "SELECT id FROM processes ORDER BY id", error);
+  stmt = tide_sqlite_prepare (db, "SELECT id FROM processes ORDER BY id", WHAT, error);
   if (stmt == NULL)
     return NULL;
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
@@ -643,7 +286,7 @@ load_process_ids (sqlite3     *db,
       gint64 id = sqlite3_column_int64 (stmt, 0);
       g_array_append_val (ids, id);
     }
-  if (!finish (db, stmt, rc, error))
+  if (!tide_sqlite_finish (db, stmt, rc, WHAT, error))
     return NULL;
   return g_steal_pointer (&ids);
 }
@@ -701,11 +344,13 @@ probe_device_pairs (const Query  *q,
   sqlite3_stmt *same = NULL, *next = NULL;
   int rc = SQLITE_DONE;
 
-  same = prepare (q->db, "SELECT device FROM counter_lod WHERE process_id = ?1 AND counter = ?2"
-                         " AND device > ?3 ORDER BY device LIMIT 1", error);
+  same = tide_sqlite_prepare (q->db, "SELECT device FROM counter_lod WHERE process_id = ?1"
+                                     " AND counter = ?2 AND device > ?3 ORDER BY device LIMIT 1",
+                              WHAT, error);
   if (same != NULL)
-    next = prepare (q->db, "SELECT counter, device FROM counter_lod WHERE process_id = ?1"
-                           " AND counter > ?2 ORDER BY counter, device LIMIT 1", error);
+    next = tide_sqlite_prepare (q->db, "SELECT counter, device FROM counter_lod WHERE process_id = ?1"
+                                       " AND counter > ?2 ORDER BY counter, device LIMIT 1",
+                                WHAT, error);
   if (next == NULL)
     {
       sqlite3_finalize (same);
@@ -736,7 +381,7 @@ probe_device_pairs (const Query  *q,
         }
     }
   sqlite3_finalize (same);
-  return finish (q->db, next, rc, error);
+  return tide_sqlite_finish (q->db, next, rc, WHAT, error);
 }
 
 static char *
@@ -746,8 +391,9 @@ counter_kind_name (sqlite3 *db,
   sqlite3_stmt *stmt = NULL;
   char *kind = NULL;
 
-  if (sqlite3_prepare_v2 (db, "SELECT name FROM counter_kinds WHERE id = ?1", -1, &stmt,
-                          NULL) == SQLITE_OK)
+  /* No name is no error: the lane is named by its id. */
+  if ((stmt = tide_sqlite_prepare (db, "SELECT name FROM counter_kinds WHERE id = ?1", WHAT,
+                                   NULL)) != NULL)
     {
       sqlite3_bind_int (stmt, 1, counter);
       if (sqlite3_step (stmt) == SQLITE_ROW)
@@ -906,18 +552,6 @@ add_rss_classes (const Query       *q,
   return TRUE;
 }
 
-/* What a query reads besides the LOD rows, from @cache when it has it. */
-/* The rows of a cache are another trace's once @trace is not its own. */
-static void
-cache_bind (TideTimelineCache *cache,
-            TideTrace         *trace)
-{
-  if (cache->trace == trace)
-    return;
-  cache_clear (cache);
-  cache->trace = g_object_ref (trace);
-}
-
 static GArray *
 query_lanes (Query       *q,
              TideTrace   *trace,
@@ -925,30 +559,17 @@ query_lanes (Query       *q,
              GArray     **process_ids,
              GError     **error)
 {
-  TideTimelineCache *cache = q->cache;
   GArray *specs;
 
-  if (cache != NULL && cache->trace == trace && cache->lanes != NULL &&
-      cache->lanes_process_id == process_id)
-    {
-      q->offset_ns = cache->offset_ns;
-      *process_ids = g_array_ref (cache->process_ids);
-      return g_array_ref (cache->lanes);
-    }
+  if (q->cache != NULL &&
+      _tide_lod_cache_get_lanes (q->cache, trace, process_id, &specs, process_ids, &q->offset_ns))
+    return specs;
   q->offset_ns = lod_origin (q->db) - tide_trace_get_start_ns (trace);
   if ((*process_ids = load_process_ids (q->db, process_id, error)) == NULL ||
       (specs = lane_specs_load (q, *process_ids, error)) == NULL)
     return NULL;
-  if (cache != NULL)
-    {
-      cache_bind (cache, trace);
-      g_clear_pointer (&cache->lanes, lane_specs_free);
-      g_clear_pointer (&cache->process_ids, g_array_unref);
-      cache->lanes = g_array_ref (specs);
-      cache->process_ids = g_array_ref (*process_ids);
-      cache->lanes_process_id = process_id;
-      cache->offset_ns = q->offset_ns;
-    }
+  if (q->cache != NULL)
+    _tide_lod_cache_set_lanes (q->cache, trace, process_id, specs, *process_ids, q->offset_ns);
   return specs;
 }
 
@@ -1002,7 +623,7 @@ tide_timeline_data_query_lane (TideTrace         *trace,
 
   query_init (&q, trace, cache, begin_ns, end_ns, n_columns);
   if (q.cache != NULL)
-    cache_bind (q.cache, trace);
+    _tide_lod_cache_bind (q.cache, trace);
   q.offset_ns = lod_origin (q.db) - tide_trace_get_start_ns (trace);
   if ((process_ids = load_process_ids (q.db, process_id, error)) == NULL)
     return NULL;
@@ -1141,205 +762,4 @@ tide_timeline_data_rss_split (const TideTimelineData *data,
       given = upto;
     }
   return TRUE;
-}
-
-/* ---- steps and transfers ------------------------------------------------- */
-
-/* A step is a leak step when some leak suspect of its process has started
- * growing by then and the step kept bytes: the bands of the steps that
- * grow the leak stand out, the steps before it do not. */
-static GHashTable *
-load_growth_starts (TideTrace  *trace,
-                    GError    **error)
-{
-  g_autoptr(GPtrArray) suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, error);
-  GHashTable *starts;
-
-  if (suspects == NULL)
-    return NULL;
-  starts = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
-  for (guint i = 0; i < suspects->len; i++)
-    {
-      const TideGroup *g = g_ptr_array_index (suspects, i);
-      gpointer old = g_hash_table_lookup (starts, &g->process_id);
-
-      if (g->growth_step <= 0)
-        continue;
-      if (old == NULL || GPOINTER_TO_INT (old) > g->growth_step)
-        g_hash_table_insert (starts, g_memdup2 (&g->process_id, sizeof (gint64)),
-                             GINT_TO_POINTER (g->growth_step));
-    }
-  return starts;
-}
-
-/**
- * tide_timeline_steps:
- * @process_id: a processes.id, or 0 for every process
- *
- * Returns: (transfer full) (element-type TideStepSpan): steps ordered by start
- */
-GArray *
-tide_timeline_steps (TideTrace  *trace,
-                     gint64      process_id,
-                     GError    **error)
-{
-  g_autoptr(GArray) spans = g_array_new (FALSE, FALSE, sizeof (TideStepSpan));
-  g_autoptr(GHashTable) starts = NULL;
-  sqlite3 *db;
-  sqlite3_stmt *stmt;
-  gint64 t0;
-  int rc;
-
-  g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
-  db = _tide_trace_get_db (trace);
-  t0 = tide_trace_get_start_ns (trace);
-  if ((starts = load_growth_starts (trace, error)) == NULL)
-    return NULL;
-  stmt = prepare (db,
-                  "SELECT s.process_id, s.number, s.start_ns, s.end_ns,"
-                  "  coalesce (st.retained_bytes, 0)"
-                  " FROM steps s LEFT JOIN step_stats st ON st.step_id = s.id"
-                  " WHERE ?1 = 0 OR s.process_id = ?1 ORDER BY s.start_ns, s.process_id", error);
-  if (stmt == NULL)
-    return NULL;
-  sqlite3_bind_int64 (stmt, 1, process_id);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      TideStepSpan span = {
-        .process_id = sqlite3_column_int64 (stmt, 0),
-        .number = sqlite3_column_int (stmt, 1),
-        .start_ns = sqlite3_column_int64 (stmt, 2) - t0,
-        .end_ns = sqlite3_column_int64 (stmt, 3) - t0,
-        .retained_bytes = sqlite3_column_int64 (stmt, 4),
-      };
-      gint start = GPOINTER_TO_INT (g_hash_table_lookup (starts, &span.process_id));
-
-      span.leak = start > 0 && span.number >= start && span.retained_bytes > 0;
-      g_array_append_val (spans, span);
-    }
-  if (!finish (db, stmt, rc, error))
-    return NULL;
-  return g_steal_pointer (&spans);
-}
-
-/* step_series holds a (stack, scope, device) value only in the steps where
- * it changed: each scope's value is carried forward and the group's value
- * is their sum. */
-static void
-series_apply (GHashTable   *last,
-              sqlite3_stmt *stmt,
-              gint64       *sum)
-{
-  gint64 scope = sqlite3_column_int64 (stmt, 2);
-  gint64 value = sqlite3_column_int64 (stmt, 3);
-  gpointer old = NULL;
-
-  if (g_hash_table_lookup_extended (last, &scope, NULL, &old))
-    *sum = tide_sat_sub (*sum, *(gint64 *) old);
-  *sum = tide_sat_add (*sum, value);
-  g_hash_table_insert (last, g_memdup2 (&scope, sizeof scope), g_memdup2 (&value, sizeof value));
-}
-
-/**
- * tide_timeline_group_series:
- * @stack_id: the group's stack, or 0 for a group by scope
- * @scope_id: with @stack_id 0, the group's scope (0: no scope)
- *
- * The live bytes of one tide_report_suspects() group at every step end of
- * @process_id, as step_series records them.
- *
- * Returns: (transfer full) (element-type TideSeriesPoint): by step number
- */
-GArray *
-tide_timeline_group_series (TideTrace  *trace,
-                            gint64      process_id,
-                            gint64      stack_id,
-                            gint64      scope_id,
-                            gint        device,
-                            GError    **error)
-{
-  g_autoptr(GArray) points = g_array_new (FALSE, FALSE, sizeof (TideSeriesPoint));
-  g_autoptr(GHashTable) last = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
-  TideSeriesPoint point = { 0 };
-  sqlite3_stmt *stmt;
-  gint64 t0, sum = 0;
-  int rc;
-
-  g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
-  t0 = tide_trace_get_start_ns (trace);
-  stmt = prepare (_tide_trace_get_db (trace),
-                  "SELECT s.number, s.end_ns, coalesce (ss.scope_id, 0), ss.live_bytes, s.start_ns"
-                  " FROM steps s LEFT JOIN step_series ss ON ss.step_id = s.id"
-                  "  AND ss.device = ?4 AND (CASE WHEN ?2 != 0 THEN ss.stack_id = ?2"
-                  "   ELSE coalesce (ss.scope_id, 0) = ?3 END)"
-                  " WHERE s.process_id = ?1 ORDER BY s.number", error);
-  if (stmt == NULL)
-    return NULL;
-  sqlite3_bind_int64 (stmt, 1, process_id);
-  sqlite3_bind_int64 (stmt, 2, stack_id);
-  sqlite3_bind_int64 (stmt, 3, scope_id);
-  sqlite3_bind_int (stmt, 4, device);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      gint number = sqlite3_column_int (stmt, 0);
-      TideSeriesPoint *previous = NULL;
-
-      if (points->len > 0)
-        previous = &g_array_index (points, TideSeriesPoint, points->len - 1);
-      if (previous == NULL || previous->number != number)
-        {
-          point.number = number;
-          point.end_ns = sqlite3_column_int64 (stmt, 1) - t0;
-          point.start_ns = sqlite3_column_int64 (stmt, 4) - t0;
-          g_array_append_val (points, point);
-        }
-      if (sqlite3_column_type (stmt, 3) != SQLITE_NULL)
-        series_apply (last, stmt, &sum);
-      g_array_index (points, TideSeriesPoint, points->len - 1).live_bytes = sum;
-    }
-  if (!finish (_tide_trace_get_db (trace), stmt, rc, error))
-    return NULL;
-  return g_steal_pointer (&points);
-}
-
-/**
- * tide_timeline_transfers:
- *
- * Returns: (transfer full) (element-type TideTransferMark): ordered by start
- */
-GArray *
-tide_timeline_transfers (TideTrace  *trace,
-                         gint64      process_id,
-                         GError    **error)
-{
-  g_autoptr(GArray) marks = g_array_new (FALSE, FALSE, sizeof (TideTransferMark));
-  sqlite3 *db;
-  sqlite3_stmt *stmt;
-  gint64 t0;
-  int rc;
-
-  g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
-  db = _tide_trace_get_db (trace);
-  t0 = tide_trace_get_start_ns (trace);
-  stmt = prepare (db,
-                  "SELECT process_id, direction, device, bytes, start_ns, duration_ns"
-                  " FROM transfers WHERE ?1 = 0 OR process_id = ?1 ORDER BY start_ns", error);
-  if (stmt == NULL)
-    return NULL;
-  sqlite3_bind_int64 (stmt, 1, process_id);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      TideTransferMark mark = {
-        .process_id = sqlite3_column_int64 (stmt, 0),
-        .direction = sqlite3_column_int (stmt, 1),
-        .device = sqlite3_column_int (stmt, 2),
-        .bytes = sqlite3_column_int64 (stmt, 3),
-        .start_ns = sqlite3_column_int64 (stmt, 4) - t0,
-        .duration_ns = sqlite3_column_int64 (stmt, 5),
-      };
-      g_array_append_val (marks, mark);
-    }
-  if (!finish (db, stmt, rc, error))
-    return NULL;
-  return g_steal_pointer (&marks);
 }

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * The statement helper of tide-sqlite.h.  A statement ends in
+ * tide_sqlite_finish() whether its loop ran to the end or broke off, so
+ * that no error path forgets to finalize and no success path forgets to
+ * look at the last step's code.
+ */
+#include "config.h"
+
+#include "tide-sqlite.h"
+
+/* The kind of error, for the one sentence the user reads (tide-trace.c):
+ * damage, a file that is not a database, or the disk, apart from an SQL
+ * statement that failed for any other reason. */
+TideStorageError
+tide_sqlite_error_kind (int code)
+{
+  switch (code & 0xff)
+    {
+    case SQLITE_NOTADB:
+      return TIDE_STORAGE_ERROR_NOT_SQLITE;
+    case SQLITE_CORRUPT:
+      return TIDE_STORAGE_ERROR_CORRUPT;
+    case SQLITE_CANTOPEN:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_PERM:
+    case SQLITE_READONLY:
+      return TIDE_STORAGE_ERROR_IO;
+    default:
+      return TIDE_STORAGE_ERROR_SQL;
+    }
+}
+
+/* Sets @error to "@what: <SQLite's message>" from @db's last error. */
+void
+tide_sqlite_set_error (GError     **error,
+                       sqlite3     *db,
+                       const char  *what)
+{
+  g_set_error (error, TIDE_STORAGE_ERROR, tide_sqlite_error_kind (sqlite3_errcode (db)),
+               "%s: %s", what, sqlite3_errmsg (db));
+}
+
+static sqlite3_stmt *
+prepare_with_flags (sqlite3      *db,
+                    const char   *sql,
+                    unsigned int  flags,
+                    const char   *what,
+                    GError      **error)
+{
+  sqlite3_stmt *stmt = NULL;
+
+  if (sqlite3_prepare_v3 (db, sql, -1, flags, &stmt, NULL) != SQLITE_OK)
+    {
+      tide_sqlite_set_error (error, db, what);
+      return NULL;
+    }
+  return stmt;
+}
+
+/* Returns NULL with @error set to "@what: <SQLite's message>" on failure. */
+sqlite3_stmt *
+tide_sqlite_prepare (sqlite3     *db,
+                     const char  *sql,
+                     const char  *what,
+                     GError     **error)
+{
+  return prepare_with_flags (db, sql, 0, what, error);
+}
+
+/* tide_sqlite_prepare() of a statement run many times for the life of the
+ * connection (the writer's inserts), which SQLite then keeps out of its
+ * lookaside memory. */
+sqlite3_stmt *
+tide_sqlite_prepare_persistent (sqlite3     *db,
+                                const char  *sql,
+                                const char  *what,
+                                GError     **error)
+{
+  return prepare_with_flags (db, sql, SQLITE_PREPARE_PERSISTENT, what, error);
+}
+
+/**
+ * tide_sqlite_finish:
+ * @stmt: (transfer full) (nullable): finalized here
+ * @rc: what the last sqlite3_step() returned: %SQLITE_DONE, or
+ *   %SQLITE_ROW for a loop that stopped at a row it wanted
+ *
+ * Returns: %FALSE with @error set when @rc is an error
+ */
+gboolean
+tide_sqlite_finish (sqlite3       *db,
+                    sqlite3_stmt  *stmt,
+                    int            rc,
+                    const char    *what,
+                    GError       **error)
+{
+  gboolean ok = rc == SQLITE_DONE || rc == SQLITE_ROW;
+
+  /* The message first: finalizing may reset the connection's error. */
+  if (!ok)
+    tide_sqlite_set_error (error, db, what);
+  sqlite3_finalize (stmt);
+  return ok;
+}
+
+/* Runs @stmt, which returns no row (an insert, an update), and resets it
+ * for the next run. */
+gboolean
+tide_sqlite_step_done (sqlite3       *db,
+                       sqlite3_stmt  *stmt,
+                       const char    *what,
+                       GError       **error)
+{
+  int rc = sqlite3_step (stmt);
+
+  if (rc != SQLITE_DONE)
+    tide_sqlite_set_error (error, db, what);
+  sqlite3_reset (stmt);
+  return rc == SQLITE_DONE;
+}
+
+gboolean
+tide_sqlite_exec (sqlite3     *db,
+                  const char  *sql,
+                  GError     **error)
+{
+  if (sqlite3_exec (db, sql, NULL, NULL, NULL) != SQLITE_OK)
+    {
+      tide_sqlite_set_error (error, db, "cannot run statement");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The integer value of meta key @key, or 0 when it is missing. */
+gint64
+tide_sqlite_meta_int (sqlite3    *db,
+                      const char *key)
+{
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT value FROM meta WHERE key = ?1",
+                                            "", NULL);
+  gint64 value = 0;
+
+  if (stmt != NULL &&
+      sqlite3_bind_text (stmt, 1, key, -1, SQLITE_STATIC) == SQLITE_OK &&
+      sqlite3_step (stmt) == SQLITE_ROW)
+    value = sqlite3_column_int64 (stmt, 0);
+  sqlite3_finalize (stmt);
+  return value;
+}
+
+/* Whether the schema of @db holds a @type ("table", "index") named @name:
+ * what a trace made by an older version may lack. */
+gboolean
+tide_sqlite_has (sqlite3    *db,
+                 const char *type,
+                 const char *name)
+{
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT 1 FROM sqlite_schema"
+                                                " WHERE type = ?1 AND name = ?2", "", NULL);
+  gboolean found;
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_text (stmt, 1, type, -1, SQLITE_STATIC);
+  sqlite3_bind_text (stmt, 2, name, -1, SQLITE_STATIC);
+  found = sqlite3_step (stmt) == SQLITE_ROW;
+  sqlite3_finalize (stmt);
+  return found;
+}
