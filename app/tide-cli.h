@@ -11,10 +11,12 @@ G_BEGIN_DECLS
 #define TIDE_EXIT_OK        0
 #define TIDE_EXIT_FAILURE   1
 #define TIDE_EXIT_BAD_INPUT 2   /* bad usage, or a trace that cannot be read */
+#define TIDE_EXIT_NEW_SUSPECTS 3 /* diff --fail-on-new-suspects: AFTER has a new suspect */
 
 int tide_cli_record (int argc, char **argv);
 int tide_cli_report (int argc, char **argv);
 int tide_cli_export (int argc, char **argv);
+int tide_cli_diff   (int argc, char **argv);
 int tide_cli_attach (int argc, char **argv);
 
 int tide_cli_fail   (int         status,

@@ -19,6 +19,9 @@ static const char usage[] =
   "  tidemark report trace.tide [--steps | --suspects | --retained [--step N] [--by stack|scope]]\n"
   "                             [--format text|csv|json]\n"
   "  tidemark export trace.tide [--png out.png [--width W --height H]] [--csv out.csv]\n"
+  "  tidemark diff BEFORE.tide AFTER.tide [--steps | --suspects | --retained] [--by stack|scope]\n"
+  "                [--process SPEC[,SPEC] | --rank N] [--format text|csv|json]\n"
+  "                [--fail-on-new-suspects]\n"
   "\n"
   "Run `tidemark COMMAND --help` for the options of one command.\n";
 
@@ -82,6 +85,8 @@ main (int    argc,
     return tide_cli_report (argc - 1, argv + 1);
   if (strcmp (argv[1], "export") == 0)
     return tide_cli_export (argc - 1, argv + 1);
+  if (strcmp (argv[1], "diff") == 0)
+    return tide_cli_diff (argc - 1, argv + 1);
 #ifdef TIDE_HAVE_ATTACH
   if (strcmp (argv[1], "attach") == 0)
     return tide_cli_attach (argc - 1, argv + 1);

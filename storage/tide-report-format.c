@@ -127,6 +127,21 @@ json_string (GString    *out,
   g_string_append_c (out, '"');
 }
 
+/* The same quoting for the other tables (the diff's). */
+void
+tide_format_csv_field (GString    *out,
+                       const char *text)
+{
+  csv_field (out, text);
+}
+
+void
+tide_format_json_string (GString    *out,
+                         const char *text)
+{
+  json_string (out, text);
+}
+
 /* ---- steps ------------------------------------------------------------------ */
 
 /* Device columns of the text table, only for traces with device activity:

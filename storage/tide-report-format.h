@@ -34,6 +34,10 @@ gboolean tide_format_parse   (const char     *name,
                               TideFormat     *format);
 char    *tide_format_bytes   (gint64          bytes);
 char    *tide_format_delta   (gint64          bytes);
+void     tide_format_csv_field   (GString        *out,
+                                  const char     *text);
+void     tide_format_json_string (GString        *out,
+                                  const char     *text);
 void     tide_format_steps   (GString        *out,
                               GPtrArray      *rows,
                               TideFormat      format);
