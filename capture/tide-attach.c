@@ -31,6 +31,7 @@
 
 #include "tide-attach-private.h"
 #include "tide-attach.skel.h"
+#include "tide-host-identity.h"
 
 #define TICK_NS (G_GINT64_CONSTANT (100000000))
 
@@ -636,17 +637,15 @@ write_meta (Loader *self)
   g_autofree char *cmd_path = g_strdup_printf ("/proc/%d/cmdline", self->base.options->pid);
   g_autofree char *cmdline = NULL;
   gsize len = 0;
-  char host[256] = "";
 
   if (g_file_get_contents (cmd_path, &cmdline, &len, NULL))
     for (gsize i = 0; i + 1 < len; i++)
       if (cmdline[i] == '\0')
         cmdline[i] = ' ';
-  gethostname (host, sizeof host - 1);
   tide_trace_writer_set_meta (writer, "tidemark_version", PACKAGE_VERSION);
   tide_trace_writer_set_meta (writer, "mode", "attach");
   tide_trace_writer_set_meta (writer, "command", cmdline ? cmdline : "");
-  tide_trace_writer_set_meta (writer, "hostname", host);
+  tide_host_identity_write (writer);
   tide_trace_writer_set_meta_int (writer, "attach_pid", self->base.options->pid);
   tide_trace_writer_set_meta_int (writer, "start_ns", self->start_ns);
   tide_trace_writer_set_meta_int (writer, "sample_pages", self->base.sample_pages);

@@ -30,6 +30,7 @@
 #include <gio/gio.h>
 
 #include "tide-recorder-private.h"
+#include "tide-host-identity.h"
 #include "tide-storage-error.h"
 #include "tide-wire.h"
 
@@ -581,13 +582,11 @@ static void
 write_run_meta (TideRecorder *self)
 {
   g_autofree char *command = g_strjoinv (" ", self->options->argv);
-  char host[256] = "";
 
-  gethostname (host, sizeof host - 1);
   tide_trace_writer_set_meta (self->writer, "tidemark_version", PACKAGE_VERSION);
   tide_trace_writer_set_meta (self->writer, "mode", "preload");
   tide_trace_writer_set_meta (self->writer, "command", command);
-  tide_trace_writer_set_meta (self->writer, "hostname", host);
+  tide_host_identity_write (self->writer);
   tide_trace_writer_set_meta_int (self->writer, "start_ns", self->start_ns);
   tide_trace_writer_set_meta_int (self->writer, "sample_bytes",
                                   self->options->all ? 0
