@@ -17,6 +17,7 @@ int tide_cli_record (int argc, char **argv);
 int tide_cli_report (int argc, char **argv);
 int tide_cli_export (int argc, char **argv);
 int tide_cli_diff   (int argc, char **argv);
+int tide_cli_merge  (int argc, char **argv);
 int tide_cli_attach (int argc, char **argv);
 
 int tide_cli_fail   (int         status,

@@ -22,6 +22,7 @@ static const char usage[] =
   "  tidemark diff BEFORE.tide AFTER.tide [--steps | --suspects | --retained] [--by stack|scope]\n"
   "                [--process SPEC[,SPEC] | --rank N] [--format text|csv|json]\n"
   "                [--fail-on-new-suspects]\n"
+  "  tidemark merge A.tide B.tide ... -o job.tide [--allow-incomplete] [--force]\n"
   "\n"
   "Run `tidemark COMMAND --help` for the options of one command.\n";
 
@@ -87,6 +88,8 @@ main (int    argc,
     return tide_cli_export (argc - 1, argv + 1);
   if (strcmp (argv[1], "diff") == 0)
     return tide_cli_diff (argc - 1, argv + 1);
+  if (strcmp (argv[1], "merge") == 0)
+    return tide_cli_merge (argc - 1, argv + 1);
 #ifdef TIDE_HAVE_ATTACH
   if (strcmp (argv[1], "attach") == 0)
     return tide_cli_attach (argc - 1, argv + 1);
