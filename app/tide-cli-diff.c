@@ -13,14 +13,6 @@
 #include "tide-storage-error.h"
 #include "tide-trace-diff.h"
 
-static int
-storage_failure (GError *error)
-{
-  return tide_cli_fail (error->domain == TIDE_STORAGE_ERROR ? TIDE_EXIT_BAD_INPUT
-                                                            : TIDE_EXIT_FAILURE,
-                        "%s", error->message);
-}
-
 /* --process SPEC names the process in both runs; SPEC,SPEC one in each
  * (pids differ from run to run). */
 static gboolean
@@ -120,11 +112,11 @@ tide_cli_diff (int    argc,
 
   if ((before = tide_trace_open (files[0], &error)) == NULL ||
       (after = tide_trace_open (files[1], &error)) == NULL)
-    return storage_failure (error);
+    return tide_cli_storage_failure (error);
   diff = tide_trace_diff_new (before, after, has_spec ? &before_spec : NULL,
                               has_spec ? &after_spec : NULL, by, &error);
   if (diff == NULL)
-    return storage_failure (error);
+    return tide_cli_storage_failure (error);
   if (!diff->same_program)
     fprintf (stderr, "tidemark: note: %s and %s record different programs; their steps are "
                      "compared by %s all the same\n", files[0], files[1],

@@ -14,8 +14,9 @@
 
 typedef struct
 {
-  gint64 started_us;
+  gint64   started_us;
   gboolean quiet;
+  guint64  bytes_total;
 } Progress;
 
 static void
@@ -29,6 +30,7 @@ print_progress (guint        index,
   Progress *p = user_data;
   double seconds = (g_get_monotonic_time () - p->started_us) / 1e6;
 
+  p->bytes_total = bytes_total;
   if (p->quiet)
     return;
   fprintf (stderr, "tidemark: merged %u/%u (%s): %.1f of %.1f MB, %.1f MB/s\n", index, n_inputs,
@@ -67,7 +69,7 @@ tide_cli_merge (int    argc,
   if (output == NULL)
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "merge needs -o JOB.tide");
 
-  progress = (Progress) { g_get_monotonic_time (), quiet };
+  progress = (Progress) { g_get_monotonic_time (), quiet, 0 };
   options = (TideMergeOptions) {
     .allow_incomplete = allow_incomplete, .force = force,
     .progress = print_progress, .progress_data = &progress,
@@ -76,5 +78,14 @@ tide_cli_merge (int    argc,
     return tide_cli_fail (error->domain == TIDE_STORAGE_ERROR ||
                           g_error_matches (error, G_IO_ERROR, G_IO_ERROR_EXISTS)
                           ? TIDE_EXIT_BAD_INPUT : TIDE_EXIT_FAILURE, "%s", error->message);
+  /* The copies and then the job's summaries, which the lines above leave out. */
+  if (!quiet)
+    {
+      double seconds = (g_get_monotonic_time () - progress.started_us) / 1e6;
+
+      fprintf (stderr, "tidemark: wrote %s: %u traces, %.1f MB in %.1f s, %.1f MB/s\n", output,
+               g_strv_length (files), progress.bytes_total / 1e6, seconds,
+               seconds > 0 ? progress.bytes_total / 1e6 / seconds : 0.0);
+    }
   return TIDE_EXIT_OK;
 }

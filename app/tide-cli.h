@@ -24,6 +24,8 @@ int tide_cli_fail   (int         status,
                      const char *format,
                      ...) G_GNUC_PRINTF (2, 3);
 
+int tide_cli_storage_failure (GError *error);
+
 char *tide_cli_find_part (const char *override_var,
                           const char *built_path,
                           const char *installed_path);

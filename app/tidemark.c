@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tide-cli.h"
+#include "tide-storage-error.h"
 
 static const char usage[] =
   "Usage:\n"
@@ -39,6 +40,17 @@ tide_cli_fail (int         status,
   va_end (args);
   fprintf (stderr, "tidemark: %s\n", message);
   return status;
+}
+
+/* A trace that cannot be read is bad input: a query that fails on a
+ * trace that opened fails on what the file holds (a damaged page, a table
+ * that is not there), since the queries are the tested ones. */
+int
+tide_cli_storage_failure (GError *error)
+{
+  return tide_cli_fail (error->domain == TIDE_STORAGE_ERROR ? TIDE_EXIT_BAD_INPUT
+                                                            : TIDE_EXIT_FAILURE,
+                        "%s", error->message);
 }
 
 /* @override from the environment, else @built_path when this tidemark runs

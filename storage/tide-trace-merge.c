@@ -350,11 +350,11 @@ open_output (Merge       *merge,
       return FALSE;
     }
   /* A merge that fails leaves no file (the caller removes it): no journal
-   * is needed to undo one. */
+   * is needed to undo one.  Temporary b-trees (the sorts of the index
+   * builds) stay in files, so memory does not grow with the job. */
   return tide_sqlite_exec (merge->db, "PRAGMA page_size = 16384;"
                                       "PRAGMA journal_mode = OFF;"
-                                      "PRAGMA synchronous = OFF;"
-                                      "PRAGMA temp_store = MEMORY;", error) &&
+                                      "PRAGMA synchronous = OFF;", error) &&
          tide_sqlite_exec (merge->db, cache, error) &&
          tide_schema_create (merge->db, error) &&
          tide_sqlite_exec (merge->db, merge_tables_sql, error);
@@ -828,11 +828,11 @@ static gboolean
 write_meta (Merge   *merge,
             GError **error)
 {
+  MergeInput *first = g_ptr_array_index (merge->inputs, 0);
   gint64 start = G_MAXINT64, end = G_MININT64, sample = 0;
   gboolean all = TRUE;
   sqlite3_stmt *stmt;
   gboolean ok;
-  g_autofree char *paths = NULL;
   g_autoptr(GString) joined = g_string_new (NULL);
 
   for (guint i = 0; i < merge->inputs->len; i++)
@@ -859,9 +859,7 @@ write_meta (Merge   *merge,
   sqlite3_bind_int64 (stmt, 4, end);
   sqlite3_bind_int64 (stmt, 5, sample);
   sqlite3_bind_int (stmt, 6, all);
-  sqlite3_bind_int64 (stmt, 7, merge->copy_ranges
-                               ? ((MergeInput *) g_ptr_array_index (merge->inputs, 0))->short_lived_ns
-                               : 0);
+  sqlite3_bind_int64 (stmt, 7, merge->copy_ranges ? first->short_lived_ns : 0);
   sqlite3_bind_int (stmt, 8, merge->inputs->len);
   ok = sqlite3_step (stmt) == SQLITE_DONE;
   if (!ok)

@@ -5,6 +5,7 @@
 
 #include <glib/gstdio.h>
 #include <sqlite3.h>
+#include <string.h>
 
 #include "tide-test-util.h"
 
@@ -129,4 +130,22 @@ tide_test_write_two_ranks (const char *path)
     }
   g_assert_true (tide_trace_writer_finish (w, &error));
   g_assert_no_error (error);
+}
+
+/* The line of the source file @relative_path (from the repository root)
+ * that holds @text, so that a test's expected line numbers follow edits. */
+int
+tide_test_source_line (const char *relative_path,
+                       const char *text)
+{
+  g_autofree char *path = g_build_filename (TIDE_SOURCE_ROOT, relative_path, NULL);
+  g_autofree char *source = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  g_assert_true (g_file_get_contents (path, &source, NULL, NULL));
+  lines = g_strsplit (source, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (strstr (lines[i], text) != NULL)
+      return (int) i + 1;
+  g_error ("no «%s» in %s", text, relative_path);
 }

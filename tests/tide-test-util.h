@@ -20,5 +20,7 @@ char       *tide_test_query_text     (TideTrace  *trace,
                                       const char *sql);
 const char *tide_test_top_function   (TideGroup  *group);
 void        tide_test_write_two_ranks (const char *path);
+int         tide_test_source_line    (const char *relative_path,
+                                      const char *text);
 
 G_END_DECLS

@@ -21,6 +21,7 @@
 #include "tide-test-util.h"
 
 #define FEATURE_STEP   1572864
+#define LEAKY_STEPS_C  "tests/targets/leaky-steps.c"
 #define BIG_TENSOR     4194304
 #define SPIKE          8388608
 
@@ -77,22 +78,6 @@ diff_ok (const char * const *args)
   g_assert_cmpstr (run.err, ==, "");
   g_assert_cmpint (run.status, ==, 0);
   return g_steal_pointer (&run.out);
-}
-
-static int
-source_line (const char *text)
-{
-  g_autofree char *path = g_build_filename (TIDE_SOURCE_ROOT, "tests", "targets", "leaky-steps.c",
-                                            NULL);
-  g_autofree char *source = NULL;
-  g_auto(GStrv) lines = NULL;
-
-  g_assert_true (g_file_get_contents (path, &source, NULL, NULL));
-  lines = g_strsplit (source, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
-    if (strstr (lines[i], text) != NULL)
-      return (int) i + 1;
-  g_assert_not_reached ();
 }
 
 static void
@@ -180,8 +165,8 @@ test_fixed_steps (void)
 static void
 test_fixed_suspects (void)
 {
-  int big_line = source_line ("malloc (BIG_TENSOR_SIZE)");
-  int feature_line = source_line ("malloc (FEATURE_BLOCK_SIZE)");
+  int big_line = tide_test_source_line (LEAKY_STEPS_C, "malloc (BIG_TENSOR_SIZE)");
+  int feature_line = tide_test_source_line (LEAKY_STEPS_C, "malloc (FEATURE_BLOCK_SIZE)");
   g_autofree char *text = diff_ok ((const char *[]) { leaky, fixed, NULL });
   g_autofree char *csv = diff_ok ((const char *[]) { leaky, fixed, "--suspects", "--format", "csv",
                                                      NULL });
@@ -214,7 +199,7 @@ test_fixed_suspects (void)
 static void
 test_fixed_retained (void)
 {
-  int big_line = source_line ("malloc (BIG_TENSOR_SIZE)");
+  int big_line = tide_test_source_line (LEAKY_STEPS_C, "malloc (BIG_TENSOR_SIZE)");
   g_autofree char *csv = diff_ok ((const char *[]) { leaky, fixed, "--retained", "--format", "csv",
                                                      NULL });
   g_autofree char *json = diff_ok ((const char *[]) { leaky, fixed, "--retained", "--format",

@@ -23,26 +23,10 @@
 
 #define BIG_TENSOR      4194304
 #define FEATURE_STEP    1572864
+#define LEAKY_STEPS_C   "tests/targets/leaky-steps.c"
 
 static char *trace_dir;
 static char *trace_path;
-
-/* The line of leaky-steps.c that holds @text. */
-static int
-source_line (const char *text)
-{
-  g_autofree char *path = g_build_filename (TIDE_SOURCE_ROOT, "tests", "targets", "leaky-steps.c",
-                                            NULL);
-  g_autofree char *source = NULL;
-  g_auto(GStrv) lines = NULL;
-
-  g_assert_true (g_file_get_contents (path, &source, NULL, NULL));
-  lines = g_strsplit (source, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
-    if (strstr (lines[i], text) != NULL)
-      return (int) i + 1;
-  g_assert_not_reached ();
-}
 
 /* `tidemark report TRACE ARGS...`, which must succeed and say nothing on
  * stderr; returns stdout. */
@@ -155,8 +139,8 @@ test_steps (void)
 static void
 test_suspects (void)
 {
-  int big_line = source_line ("malloc (BIG_TENSOR_SIZE)");
-  int feature_line = source_line ("malloc (FEATURE_BLOCK_SIZE)");
+  int big_line = tide_test_source_line (LEAKY_STEPS_C, "malloc (BIG_TENSOR_SIZE)");
+  int feature_line = tide_test_source_line (LEAKY_STEPS_C, "malloc (FEATURE_BLOCK_SIZE)");
   g_autofree char *text = report ((const char *[]) { "--suspects", NULL });
   g_autofree char *csv = report ((const char *[]) { "--suspects", "--format", "csv", NULL });
   g_autofree char *json = report ((const char *[]) { "--suspects", "--format", "json", NULL });
