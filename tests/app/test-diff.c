@@ -220,6 +220,17 @@ test_fixed_retained (void)
   assert_contains (text, "\n      4.00 KiB       4.00 KiB            0 B  ");
 }
 
+/* leaky-steps opens no scope: by scope, one row holds all. */
+static void
+test_fixed_retained_by_scope (void)
+{
+  g_autofree char *csv = diff_ok ((const char *[]) { leaky, fixed, "--retained", "--by", "scope",
+                                                     "--format", "csv", NULL });
+
+  g_assert_cmpstr (csv, ==, "scope,bytes_before,bytes_after,bytes_diff,count_before,count_after\n"
+                            "(no scope),36179968,4096,-36175872,679,1\n");
+}
+
 /* ---- CI gates on new suspects ------------------------------------------------------ */
 
 static void
@@ -383,6 +394,7 @@ main (int    argc,
   g_test_add_func ("/diff/fixed/steps", test_fixed_steps);
   g_test_add_func ("/diff/fixed/suspects", test_fixed_suspects);
   g_test_add_func ("/diff/fixed/retained", test_fixed_retained);
+  g_test_add_func ("/diff/fixed/retained-by-scope", test_fixed_retained_by_scope);
   g_test_add_func ("/diff/fail-on-new-suspects", test_fail_on_new_suspects);
   g_test_add_func ("/diff/same-program-twice", test_same_program_twice);
   g_test_add_func ("/diff/unrelated-programs", test_unrelated_programs);

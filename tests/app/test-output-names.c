@@ -86,6 +86,13 @@ test_template_and_meta (void)
   g_assert_cmpstr (host, ==, g_get_host_name ());
   g_assert_cmpstr (boot, ==, g_strstrip (boot_id));
   g_assert_cmpstr (rank, ==, "6");
+  /* Each module's build-id, for merges: the target's own among them. */
+  {
+    g_autofree char *build_id = tide_test_query_text (trace, "SELECT build_id FROM modules"
+                                                             " WHERE path LIKE '%/leaky-steps'");
+
+    g_assert_true (g_regex_match_simple ("^[0-9a-f]{40}$", build_id, 0, 0));
+  }
   g_assert_nonnull (offset);
   /* The same clocks, read a moment later: equal unless someone set the
    * time meanwhile (NTP slews by microseconds). */

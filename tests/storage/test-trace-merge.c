@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tide-report-format.h"
 #include "tide-report.h"
 #include "tide-schema.h"
 #include "tide-test-util.h"
@@ -156,6 +157,26 @@ test_two_nodes (void)
   g_assert_cmpuint (s1->n_suspects, ==, 1);
 
   g_assert_cmpuint (suspects->len, ==, 1);
+  /* The processes report, host by host. */
+  {
+    g_autoptr(GString) text = g_string_new (NULL);
+    g_autoptr(GString) csv = g_string_new (NULL);
+    const char *a_at, *b_at;
+
+    tide_format_processes (text, summaries, TIDE_FORMAT_TEXT);
+    tide_format_processes (csv, summaries, TIDE_FORMAT_CSV);
+    a_at = strstr (text->str, "\nhost node-a\n     500 ");
+    b_at = strstr (text->str, "\nhost node-b\n     501 ");
+    g_assert_nonnull (a_at);
+    g_assert_nonnull (b_at);
+    g_assert_true (a_at < b_at);
+    g_assert_cmpstr (csv->str, ==, "pid,parent_pid,role,dist_rank,peak_rss_bytes,"
+                                   "rss_growth_bytes,steps,suspects,command,host\n"
+                                   "500,,rank 0 on node-a,0,115343360,9437184,10,0,"
+                                   "train --ddp,node-a\n"
+                                   "501,,rank 1 on node-b,1,115343360,9437184,10,1,"
+                                   "train --ddp,node-b\n");
+  }
   g = g_ptr_array_index (suspects, 0);
   g_assert_cmpstr (g->role, ==, "rank 1 on node-b");
   g_assert_cmpint (g->growth_bytes, ==, 7 * MiB);
