@@ -149,3 +149,25 @@ tide_test_source_line (const char *relative_path,
       return (int) i + 1;
   g_error ("no «%s» in %s", text, relative_path);
 }
+
+/* The value of @column in CSV row @row (1: the first after the header);
+ * the tests' fields hold no commas or quotes before the stack column. */
+char *
+tide_test_csv_cell (const char *csv,
+                    guint       row,
+                    const char *column)
+{
+  g_auto(GStrv) lines = g_strsplit (csv, "\n", -1);
+  g_auto(GStrv) header = g_strsplit (lines[0], ",", -1);
+  g_auto(GStrv) cells = NULL;
+
+  g_assert_cmpuint (g_strv_length (lines), >, row);
+  cells = g_strsplit (lines[row], ",", -1);
+  for (guint i = 0; header[i] != NULL; i++)
+    if (g_str_equal (header[i], column))
+      {
+        g_assert_cmpuint (g_strv_length (cells), >, i);
+        return g_strdup (cells[i]);
+      }
+  g_error ("no column %s in %s", column, lines[0]);
+}

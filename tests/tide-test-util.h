@@ -22,5 +22,8 @@ const char *tide_test_top_function   (TideGroup  *group);
 void        tide_test_write_two_ranks (const char *path);
 int         tide_test_source_line    (const char *relative_path,
                                       const char *text);
+char       *tide_test_csv_cell       (const char *csv,
+                                      guint       row,
+                                      const char *column);
 
 G_END_DECLS

@@ -88,32 +88,13 @@ assert_contains (const char *haystack,
     g_error ("expected «%s» in:\n%s", needle, haystack);
 }
 
-/* The value of @column in row @row (1: the first after the header) of a
- * CSV whose fields hold no commas. */
-static char *
-csv_cell (const char *csv,
-          guint       row,
-          const char *column)
-{
-  g_auto(GStrv) lines = g_strsplit (csv, "\n", -1);
-  g_auto(GStrv) header = g_strsplit (lines[0], ",", -1);
-  g_auto(GStrv) cells = NULL;
-
-  g_assert_cmpuint (g_strv_length (lines), >, row);
-  cells = g_strsplit (lines[row], ",", -1);
-  for (guint i = 0; header[i] != NULL; i++)
-    if (g_str_equal (header[i], column))
-      return g_strdup (cells[i]);
-  g_error ("no column %s in %s", column, lines[0]);
-}
-
 static void
 assert_cell_int (const char *csv,
                  guint       row,
                  const char *column,
                  gint64      expected)
 {
-  g_autofree char *cell = csv_cell (csv, row, column);
+  g_autofree char *cell = tide_test_csv_cell (csv, row, column);
   g_autofree char *want = g_strdup_printf ("%" G_GINT64_FORMAT, expected);
 
   if (!g_str_equal (cell, want))

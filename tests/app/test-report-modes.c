@@ -53,35 +53,13 @@ report (const char * const *args)
   return out;
 }
 
-/* The value of @column in CSV row @row (1: the first after the header);
- * the tests' fields hold no commas or quotes before the stack column. */
-static char *
-csv_cell (const char *csv,
-          guint       row,
-          const char *column)
-{
-  g_auto(GStrv) lines = g_strsplit (csv, "\n", -1);
-  g_auto(GStrv) header = g_strsplit (lines[0], ",", -1);
-  g_auto(GStrv) cells = NULL;
-
-  g_assert_cmpuint (g_strv_length (lines), >, row);
-  cells = g_strsplit (lines[row], ",", -1);
-  for (guint i = 0; header[i] != NULL; i++)
-    if (g_str_equal (header[i], column))
-      {
-        g_assert_cmpuint (g_strv_length (cells), >, i);
-        return g_strdup (cells[i]);
-      }
-  g_assert_not_reached ();
-}
-
 static void
 assert_cell (const char *csv,
              guint       row,
              const char *column,
              const char *expected)
 {
-  g_autofree char *cell = csv_cell (csv, row, column);
+  g_autofree char *cell = tide_test_csv_cell (csv, row, column);
 
   g_assert_cmpstr (cell, ==, expected);
 }
