@@ -120,7 +120,7 @@ suspect_slope (const TideGroup *g)
 
   if (g == NULL)
     return g_strdup ("none");
-  slope = tide_format_delta ((gint64) g->bytes_per_step);
+  slope = tide_format_delta (tide_sat_from_double (g->bytes_per_step));
   return g_strdup_printf ("%s/step from step %d", slope, g->growth_step);
 }
 
@@ -261,6 +261,12 @@ steps_csv (GString             *out,
     }
 }
 
+static gint64
+slope_bytes (const TideGroup *g)
+{
+  return g != NULL ? tide_sat_from_double (g->bytes_per_step) : 0;
+}
+
 static void
 suspects_csv (GString             *out,
               const TideTraceDiff *diff)
@@ -283,8 +289,8 @@ suspects_csv (GString             *out,
       g_string_append_printf (out, ",%d", g->device);
       csv_int (out, s->before != NULL, s->before ? s->before->growth_step : 0);
       csv_int (out, s->after != NULL, s->after ? s->after->growth_step : 0);
-      csv_int (out, s->before != NULL, s->before ? (gint64) s->before->bytes_per_step : 0);
-      csv_int (out, s->after != NULL, s->after ? (gint64) s->after->bytes_per_step : 0);
+      csv_int (out, s->before != NULL, slope_bytes (s->before));
+      csv_int (out, s->after != NULL, slope_bytes (s->after));
       csv_int (out, s->before != NULL, s->before ? s->before->growth_bytes : 0);
       csv_int (out, s->after != NULL, s->after ? s->after->growth_bytes : 0);
       g_string_append_c (out, '\n');
@@ -402,7 +408,7 @@ json_suspect_side (GString         *out,
     }
   g_string_append_printf (out, "{\"growth_step\":%d,\"bytes_per_step\":%" G_GINT64_FORMAT
                           ",\"growth_bytes\":%" G_GINT64_FORMAT ",\"bytes\":%"
-                          G_GINT64_FORMAT "}", g->growth_step, (gint64) g->bytes_per_step,
+                          G_GINT64_FORMAT "}", g->growth_step, slope_bytes (g),
                           g->growth_bytes, g->bytes);
 }
 

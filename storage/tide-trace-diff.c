@@ -16,8 +16,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "tide-report-private.h"
 #include "tide-trace-diff.h"
+#include "tide-report-private.h"
+#include "tide-saturate.h"
 
 #define NOISE_SIGMAS 4.0
 
@@ -73,7 +74,7 @@ tide_trace_diff_noise (const TideTraceDiff *diff,
   double variance = (double) diff->before_sample_bytes * fabs ((double) before_bytes) +
                     (double) diff->after_sample_bytes * fabs ((double) after_bytes);
 
-  return (gint64) ceil (NOISE_SIGMAS * sqrt (variance));
+  return tide_sat_from_double (ceil (NOISE_SIGMAS * sqrt (variance)));
 }
 
 gboolean
@@ -425,6 +426,20 @@ add_suspect (TideTraceDiff     *diff,
   g_ptr_array_add (diff->suspects, s);
 }
 
+/* By growth per step: a run that starts leaking a step later (a warm-up
+ * step dropped) has the same leak. */
+static TideSuspectChange
+suspect_change (const TideTraceDiff *diff,
+                const TideGroup     *before,
+                const TideGroup     *after)
+{
+  gint64 b = tide_sat_from_double (before->bytes_per_step);
+  gint64 a = tide_sat_from_double (after->bytes_per_step);
+
+  return tide_trace_diff_beyond_noise (diff, b, a) ? TIDE_SUSPECT_CHANGED
+                                                   : TIDE_SUSPECT_UNCHANGED;
+}
+
 static gboolean
 diff_suspects (TideTraceDiff  *diff,
                TideTrace      *before,
@@ -458,12 +473,8 @@ diff_suspects (TideTraceDiff  *diff,
           TideGroup *b = g_ptr_array_index (diff->before_suspects, i);
           TideSuspectChange change = TIDE_SUSPECT_GONE;
 
-          /* By growth per step: a run that starts leaking a step later
-           * (a warm-up step dropped) has the same leak. */
           if (partners[i] != NULL)
-            change = tide_trace_diff_beyond_noise (diff, (gint64) b->bytes_per_step,
-                                                   (gint64) partners[i]->bytes_per_step)
-                     ? TIDE_SUSPECT_CHANGED : TIDE_SUSPECT_UNCHANGED;
+            change = suspect_change (diff, b, partners[i]);
           if (change == order[k])
             add_suspect (diff, change, kinds[i], b, partners[i]);
         }
