@@ -10,6 +10,7 @@
 
 #include "tide-attach.h"
 #include "tide-cli.h"
+#include "tide-output-name.h"
 #include "tide-symbol-cache.h"
 
 static char *
@@ -45,16 +46,21 @@ tide_cli_attach (int    argc,
   g_autoptr(GOptionContext) context = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *output = NULL;
+  g_autofree char *output_name = NULL;
   g_autofree char *step_symbol = NULL;
   g_autofree char *uprobes = NULL;
   g_autofree char *symbol_cache_dir = NULL;
   gint pid = 0, sample_pages = 0, step_interval = 0, ready_fd = -1;
   gdouble duration = 0;
   gboolean verbose = FALSE, quiet = FALSE, uprobes_malloc = FALSE, no_symbol_cache = FALSE;
+  gboolean force = FALSE;
   TideAttachOptions options;
   GOptionEntry entries[] = {
     { "pid", 'p', 0, G_OPTION_ARG_INT, &pid, "Process to attach to", "PID" },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Trace file to write", "TRACE" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output_name, "Trace file to write; %h host, "
+      "%p pid, %r rank (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK)", "TRACE" },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &force, "Replace the file that an -o template names",
+      NULL },
     { "duration", 0, 0, G_OPTION_ARG_DOUBLE, &duration,
       "Detach after S seconds (default: when the process exits or on Ctrl+C)", "S" },
     { "sample-pages", 0, 0, G_OPTION_ARG_INT, &sample_pages,
@@ -89,8 +95,10 @@ tide_cli_attach (int    argc,
   if (step_symbol != NULL && step_interval > 0)
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "--step-symbol and --step-interval exclude "
                                                "each other");
-  if (output == NULL)
+  if (output_name == NULL)
     output = default_output (pid);
+  else if ((output = tide_output_name_resolve (output_name, force, &error)) == NULL)
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
   if (!no_symbol_cache)
     symbol_cache_dir = tide_symbol_cache_default_dir ();
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "tide-cli.h"
+#include "tide-output-name.h"
 #include "tide-recorder.h"
 #include "tide-report-format.h"
 #include "tide-report-rss.h"
@@ -162,12 +163,16 @@ tide_cli_record (int    argc,
   g_autofree char *symbol_cache_dir = NULL;
   gint64 sample_bytes = 0;
   gboolean all = FALSE, torch = FALSE, quiet = FALSE, no_symbol_cache = FALSE;
-  gboolean sync_steps = FALSE;
+  gboolean sync_steps = FALSE, force = FALSE;
+  g_autofree char *output_name = NULL;
   gint poll_hz = 50;
   TideRecordOptions options = { 0 };
   int status;
   GOptionEntry entries[] = {
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Trace file to write", "TRACE" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output_name, "Trace file to write; %h host, "
+      "%p pid, %r rank (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK)", "TRACE" },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &force, "Replace the file that an -o template names",
+      NULL },
     { "sample-bytes", 0, 0, G_OPTION_ARG_INT64, &sample_bytes,
       "Mean bytes between sampled allocations (default 65536)", "N" },
     { "all", 0, 0, G_OPTION_ARG_NONE, &all, "Record every allocation exactly", NULL },
@@ -198,8 +203,10 @@ tide_cli_record (int    argc,
   preload = find_preload_library ();
   if (!g_file_test (preload, G_FILE_TEST_EXISTS))
     return tide_cli_fail (TIDE_EXIT_FAILURE, "cannot find %s (set TIDEMARK_PRELOAD)", preload);
-  if (output == NULL)
+  if (output_name == NULL)
     output = default_output (command[0]);
+  else if ((output = tide_output_name_resolve (output_name, force, &error)) == NULL)
+    return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
   extra_env = python_environment (torch);
   if (!no_symbol_cache)
     symbol_cache_dir = tide_symbol_cache_default_dir ();

@@ -26,17 +26,6 @@ typedef struct
   gboolean    native;           /* text: every frame of each stack */
 } ReportRequest;
 
-static int
-storage_failure (GError *error)
-{
-  /* Anything wrong with the trace itself is bad input: a query that fails
-   * on a trace that opened fails on what the file holds (a damaged page, a
-   * table that is not there), since the queries are the tested ones. */
-  return tide_cli_fail (error->domain == TIDE_STORAGE_ERROR ? TIDE_EXIT_BAD_INPUT
-                                                            : TIDE_EXIT_FAILURE,
-                        "%s", error->message);
-}
-
 /* The classes of resident memory that grow like a leak, after the stacks
  * (text only: CSV and JSON keep one row shape). */
 static gboolean
@@ -197,15 +186,15 @@ tide_cli_report (int    argc,
 
   trace = tide_trace_open (files[0], &error);
   if (trace == NULL)
-    return storage_failure (error);
+    return tide_cli_storage_failure (error);
   for (guint i = 0; plumbing != NULL && plumbing[i] != NULL; i++)
     if (!tide_trace_add_plumbing (trace, plumbing[i], &error))
       return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "--plumbing: %s", error->message);
   if (process != NULL && (req.only = only = tide_report_process_ids (trace, &spec, &error)) == NULL)
-    return storage_failure (error);
+    return tide_cli_storage_failure (error);
   /* The note only with a report: a failure says one line. */
   if (!run_report (trace, &req, out, &error))
-    return storage_failure (error);
+    return tide_cli_storage_failure (error);
   early_end = tide_trace_describe_early_end (trace);
   if (early_end != NULL)
     fprintf (stderr, "tidemark: note: %s ends early (%s); the report covers what was "

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tide-cli.h"
+#include "tide-storage-error.h"
 
 static const char usage[] =
   "Usage:\n"
@@ -19,6 +20,10 @@ static const char usage[] =
   "  tidemark report trace.tide [--steps | --suspects | --retained [--step N] [--by stack|scope]]\n"
   "                             [--format text|csv|json]\n"
   "  tidemark export trace.tide [--png out.png [--width W --height H]] [--csv out.csv]\n"
+  "  tidemark diff BEFORE.tide AFTER.tide [--steps | --suspects | --retained] [--by stack|scope]\n"
+  "                [--process SPEC[,SPEC] | --rank N] [--format text|csv|json]\n"
+  "                [--fail-on-new-suspects]\n"
+  "  tidemark merge A.tide B.tide ... -o job.tide [--allow-incomplete] [--force]\n"
   "\n"
   "Run `tidemark COMMAND --help` for the options of one command.\n";
 
@@ -35,6 +40,17 @@ tide_cli_fail (int         status,
   va_end (args);
   fprintf (stderr, "tidemark: %s\n", message);
   return status;
+}
+
+/* A trace that cannot be read is bad input: a query that fails on a
+ * trace that opened fails on what the file holds (a damaged page, a table
+ * that is not there), since the queries are the tested ones. */
+int
+tide_cli_storage_failure (GError *error)
+{
+  return tide_cli_fail (error->domain == TIDE_STORAGE_ERROR ? TIDE_EXIT_BAD_INPUT
+                                                            : TIDE_EXIT_FAILURE,
+                        "%s", error->message);
 }
 
 /* @override from the environment, else @built_path when this tidemark runs
@@ -82,6 +98,10 @@ main (int    argc,
     return tide_cli_report (argc - 1, argv + 1);
   if (strcmp (argv[1], "export") == 0)
     return tide_cli_export (argc - 1, argv + 1);
+  if (strcmp (argv[1], "diff") == 0)
+    return tide_cli_diff (argc - 1, argv + 1);
+  if (strcmp (argv[1], "merge") == 0)
+    return tide_cli_merge (argc - 1, argv + 1);
 #ifdef TIDE_HAVE_ATTACH
   if (strcmp (argv[1], "attach") == 0)
     return tide_cli_attach (argc - 1, argv + 1);

@@ -29,6 +29,7 @@ typedef struct
   gint64 n_counters;
   gint   n_steps;
   double duration_s;
+  char  *host;        /* meta hostname, for merges of several; NULL: none */
 } Shape;
 
 static gboolean
@@ -185,11 +186,20 @@ generate (sqlite3     *db,
     "INSERT INTO meta VALUES ('start_ns', 0), ('end_ns', %" G_GINT64_FORMAT "), ('complete', 0);"
     "INSERT INTO processes (id, pid, ppid, exe, start_ns, end_ns, sample_bytes, all_mode)"
     " VALUES (1, 1000, 1, '/usr/bin/python3', 0, %" G_GINT64_FORMAT ", 0, 1);", end_ns, end_ns);
+  g_autofree char *host = NULL;
   gint64 t0 = g_get_monotonic_time ();
 
+  if (shape->host != NULL)
+    {
+      char *quoted = sqlite3_mprintf ("INSERT INTO meta VALUES ('hostname', %Q);", shape->host);
+
+      host = g_strdup (quoted);
+      sqlite3_free (quoted);
+    }
   if (!exec_sql (db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;") ||
       !tide_schema_create (db, &error) ||
-      !exec_sql (db, "BEGIN") || !exec_sql (db, meta) || !write_frames_and_stacks (db) ||
+      !exec_sql (db, "BEGIN") || !exec_sql (db, meta) ||
+      (host != NULL && !exec_sql (db, host)) || !write_frames_and_stacks (db) ||
       !write_steps (db, shape, step_ns) || !write_allocations (db, shape, step_ns, rand) ||
       !write_counters (db, shape, end_ns, rand) || !exec_sql (db, "COMMIT"))
     {
@@ -215,13 +225,14 @@ main (int    argc,
   g_autoptr(GOptionContext) context = g_option_context_new ("- write a synthetic trace");
   g_autoptr(GError) error = NULL;
   g_autofree char *path = NULL;
-  Shape shape = { 10000000, 1000000, 1000, 1000.0 };
+  Shape shape = { 10000000, 1000000, 1000, 1000.0, NULL };
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &path, "Trace to write", "FILE" },
     { "allocations", 0, 0, G_OPTION_ARG_INT64, &shape.n_allocations, "Allocation rows", "N" },
     { "counters", 0, 0, G_OPTION_ARG_INT64, &shape.n_counters, "Counter samples", "M" },
     { "steps", 0, 0, G_OPTION_ARG_INT, &shape.n_steps, "Steps", "S" },
     { "duration", 0, 0, G_OPTION_ARG_DOUBLE, &shape.duration_s, "Seconds", "S" },
+    { "host", 0, 0, G_OPTION_ARG_STRING, &shape.host, "Host name to record", "NAME" },
     { NULL }
   };
   sqlite3 *db = NULL;
@@ -248,5 +259,6 @@ main (int    argc,
     }
   ok = generate (db, &shape);
   sqlite3_close (db);
+  g_free (shape.host);
   return ok ? 0 : 1;
 }

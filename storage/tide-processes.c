@@ -40,6 +40,7 @@ tide_process_free (TideProcess *process)
     return;
   g_free (process->command);
   g_free (process->label);
+  g_free (process->host);
   g_free (process);
 }
 
@@ -233,6 +234,39 @@ read_process (sqlite3_stmt *stmt)
   return p;
 }
 
+/* In a merged trace (tide-trace-merge.h), the host each process ran on. */
+static gboolean
+load_hosts (sqlite3    *db,
+            GPtrArray  *processes,
+            GError    **error)
+{
+  sqlite3_stmt *stmt;
+  int rc;
+
+  if (!tide_sqlite_has (db, "table", "merge_processes"))
+    return TRUE;
+  stmt = tide_sqlite_prepare (db, "SELECT m.process_id, coalesce (s.host, s.path)"
+                                  " FROM merge_processes m JOIN merge_sources s"
+                                  " ON s.id = m.source_id", "cannot read the hosts", error);
+  if (stmt == NULL)
+    return FALSE;
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      TideProcess *p = tide_processes_find (processes, sqlite3_column_int64 (stmt, 0));
+      const char *host = (const char *) sqlite3_column_text (stmt, 1);
+
+      if (p != NULL && host != NULL && p->host == NULL)
+        p->host = g_utf8_make_valid (host, -1);
+    }
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      tide_sqlite_set_error (error, db, "cannot read the hosts");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* Every process with its role: the stored one, or derived when the trace
  * has none (schema 1 and 2, or a capture that did not finish) or when
  * @derive asks for it. */
@@ -263,10 +297,14 @@ load_processes (sqlite3  *db,
     return NULL;
   if (derive)
     derive_roles (processes);
+  if (!load_hosts (db, processes, error))
+    return NULL;
   for (guint i = 0; i < processes->len; i++)
     {
       TideProcess *p = g_ptr_array_index (processes, i);
-      p->label = role_label (p);
+      g_autofree char *role = role_label (p);
+
+      p->label = p->host ? g_strdup_printf ("%s on %s", role, p->host) : g_steal_pointer (&role);
     }
   return g_steal_pointer (&processes);
 }
@@ -331,6 +369,19 @@ tide_process_picker_name (const TideProcess *process,
   if (process->role == TIDE_ROLE_COMMAND)
     return g_strconcat (command, suspects, NULL);
   return g_strdup_printf ("%s · %s%s", process->label, command, suspects);
+}
+
+/* Processes grouped by host (those without one first), in the order the
+ * recorders saw them within a host. */
+gint
+tide_process_compare_by_host (const TideProcess *a,
+                              const TideProcess *b)
+{
+  gint by_host = g_strcmp0 (a->host, b->host);
+
+  if (by_host != 0)
+    return by_host;
+  return (a->id > b->id) - (a->id < b->id);
 }
 
 /* "rank 1 (pid 4242)" */

@@ -37,7 +37,8 @@ typedef struct
   gboolean        has_steps;    /* it marked steps of its own */
   char           *command;      /* its command line, program by its base name */
   char           *label;       /* "rank 1", "DataLoader worker 0", "launcher", "helper",
-                                 * or the command */
+                                 * or the command; in a merged trace with " on HOST" */
+  char           *host;         /* merged traces: the host it ran on; NULL otherwise */
 } TideProcess;
 
 /* A --process argument: a pid, or "rank:N". */
@@ -53,6 +54,8 @@ GPtrArray   *tide_trace_list_processes  (TideTrace         *trace,
 TideProcess *tide_processes_find        (GPtrArray         *processes,
                                          gint64             process_id);
 char        *tide_process_describe      (const TideProcess *process);
+gint         tide_process_compare_by_host (const TideProcess *a,
+                                           const TideProcess *b);
 char        *tide_process_picker_name   (const TideProcess *process,
                                          guint              n_suspects);
 gboolean     tide_process_spec_parse    (const char        *text,

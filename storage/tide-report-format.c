@@ -88,7 +88,7 @@ json_string (GString    *out,
   g_string_append_c (out, '"');
 }
 
-/* For the other report files (tide-report-rss.c). */
+/* For the other report files (tide-report-rss.c) and the diff's tables. */
 void
 tide_format_csv_text (GString    *out,
                       const char *text)
@@ -919,10 +919,22 @@ tide_format_groups (GString        *out,
 
 /* ---- the job's processes ---------------------------------------------------- */
 
+static gboolean
+processes_have_hosts (GPtrArray *summaries)
+{
+  for (guint i = 0; i < summaries->len; i++)
+    if (((TideProcessSummary *) g_ptr_array_index (summaries, i))->process->host != NULL)
+      return TRUE;
+  return FALSE;
+}
+
 static void
 processes_text (GString   *out,
                 GPtrArray *summaries)
 {
+  gboolean hosts = processes_have_hosts (summaries);
+  const char *host = NULL;
+
   g_string_append_printf (out, "Processes of the job: %u\n%8s %8s  %-22s %5s %12s %12s %6s %8s  %s\n",
                           summaries->len, "PID", "PARENT", "ROLE", "RANK", "PEAK RSS",
                           "RSS GROWTH", "STEPS", "SUSPECTS", "COMMAND");
@@ -939,6 +951,13 @@ processes_text (GString   *out,
       /* A process without a role is named by its command already. */
       const char *role = p->role == TIDE_ROLE_COMMAND ? "-" : p->label;
 
+      /* A merged trace's processes come grouped by host (tide-trace-merge.h). */
+      if (hosts && (i == 0 || g_strcmp0 (host, p->host) != 0))
+        {
+          host = p->host;
+          g_string_append_printf (out, "host %s\n", host ? host : "(unknown)");
+        }
+
       g_string_append_printf (out, "%8" G_GINT64_FORMAT " %8s  %-22s %5s %12s %12s %6u %8u  %s\n",
                               p->pid, parent, role, rank, peak, growth, s->n_steps,
                               s->n_suspects, p->command);
@@ -949,8 +968,11 @@ static void
 processes_csv (GString   *out,
                GPtrArray *summaries)
 {
+  gboolean hosts = processes_have_hosts (summaries);
+
   g_string_append (out, "pid,parent_pid,role,dist_rank,peak_rss_bytes,rss_growth_bytes,steps,"
-                        "suspects,command\n");
+                        "suspects,command");
+  g_string_append (out, hosts ? ",host\n" : "\n");
   for (guint i = 0; i < summaries->len; i++)
     {
       TideProcessSummary *s = g_ptr_array_index (summaries, i);
@@ -964,6 +986,11 @@ processes_csv (GString   *out,
       csv_optional (out, s->has_rss, s->rss_growth);
       g_string_append_printf (out, "%u,%u,", s->n_steps, s->n_suspects);
       csv_field (out, s->process->command);
+      if (hosts)
+        {
+          g_string_append_c (out, ',');
+          csv_field (out, s->process->host);
+        }
       g_string_append_c (out, '\n');
     }
 }
@@ -972,6 +999,8 @@ static void
 processes_json (GString   *out,
                 GPtrArray *summaries)
 {
+  gboolean hosts = processes_have_hosts (summaries);
+
   g_string_append (out, "{\"processes\":[");
   for (guint i = 0; i < summaries->len; i++)
     {
@@ -987,6 +1016,11 @@ processes_json (GString   *out,
       g_string_append_printf (out, ",\"steps\":%u,\"suspects\":%u,\"command\":", s->n_steps,
                               s->n_suspects);
       json_string (out, s->process->command);
+      if (hosts)
+        {
+          g_string_append (out, ",\"host\":");
+          json_string (out, s->process->host);
+        }
       g_string_append_c (out, '}');
     }
   g_string_append (out, "]}\n");

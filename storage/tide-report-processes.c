@@ -229,11 +229,19 @@ add_rss_figures (TideTrace  *trace,
                              error);
 }
 
+static gint
+compare_summaries_by_host (gconstpointer a,
+                           gconstpointer b)
+{
+  return tide_process_compare_by_host ((*(TideProcessSummary **) a)->process,
+                                       (*(TideProcessSummary **) b)->process);
+}
+
 /**
  * tide_report_processes:
  *
  * Returns: (transfer full): a #TideProcessSummary per process of the job,
- *   in the order the recorder saw them
+ *   in the order the recorder saw them; in a merged trace grouped by host
  */
 GPtrArray *
 tide_report_processes (TideTrace  *trace,
@@ -262,6 +270,7 @@ tide_report_processes (TideTrace  *trace,
   g_ptr_array_set_free_func (processes, NULL);
   if (!add_rss_figures (trace, summaries, error))
     return NULL;
+  g_ptr_array_sort (summaries, compare_summaries_by_host);
   return g_steal_pointer (&summaries);
 }
 

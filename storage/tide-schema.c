@@ -70,6 +70,14 @@ static const char schema_sql[] =
    * inline rows are indexed, so the recorder's inserts stay cheap. */
   "CREATE INDEX frames_inline ON frames (module_offset, module) WHERE kind = 5;"
 
+  /* The GNU build-id of each module that frames name, where it has one:
+   * what `tidemark merge` recognises the same code by when nodes install
+   * it under other paths.  Traces made before it have no such table. */
+  "CREATE TABLE modules ("
+  "  path TEXT PRIMARY KEY,"
+  "  build_id TEXT NOT NULL"
+  ") STRICT;"
+
   /* The stack tree: a node's parent is its caller, so a stack is the node of
    * its innermost frame and identical stacks share one node. */
   "CREATE TABLE stack_nodes ("

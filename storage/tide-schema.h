@@ -15,7 +15,10 @@ G_BEGIN_DECLS
 #define TIDE_APPLICATION_ID 0x54494445
 /* 2: allocation_ranges, and the writer's allocations_long_lived index in
  * place of allocations_by_alloc.  3: processes.worker and processes.role
- * (tide-processes.h).  Version 1 and 2 traces are still read. */
+ * (tide-processes.h).  Version 1 and 2 traces are still read.  Tables
+ * added since without a new version, which readers must do without:
+ * modules (build-ids), and in merged traces merge_sources and
+ * merge_processes (tide-trace-merge.h). */
 #define TIDE_SCHEMA_VERSION 3
 
 /* Counter ids of the counters table (counter_kinds holds their names). */

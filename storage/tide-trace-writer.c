@@ -70,6 +70,7 @@ typedef enum
   OP_PROCESS_RANK,
   OP_PROCESS_WORKER,
   OP_COW_SOURCE,
+  OP_MODULE,
   N_OPS
 } OpType;
 
@@ -106,6 +107,8 @@ static const OpShape op_shapes[N_OPS] = {
                        " WHERE id = ?1", 4, FALSE, 0, 0 },
   [OP_PROCESS_RANK] = { "UPDATE processes SET rank = ?2 WHERE id = ?1", 2, FALSE, 0, 0 },
   [OP_PROCESS_WORKER] = { "UPDATE processes SET worker = ?2 WHERE id = ?1", 2, FALSE, 0, 0 },
+  [OP_MODULE] = { "INSERT OR IGNORE INTO modules (path, build_id) VALUES (?1, ?2)",
+                  0, FALSE, 2, 0 },
   [OP_THREAD] = { "INSERT INTO threads (id, process_id, tid, name) VALUES (?1, ?2, ?3, ?4)",
                   3, FALSE, 1, 0 },
   [OP_MAPPING] = { "INSERT INTO mappings (process_id, start, end, load_bias, ts_ns, path)"
@@ -932,6 +935,18 @@ tide_trace_writer_add_frame (TideTraceWriter    *self,
   op.texts[0] = g_strdup (row->function);
   op.texts[1] = g_strdup (row->file);
   op.texts[2] = g_strdup (row->module);
+  writer_push (self, &op);
+}
+
+void
+tide_trace_writer_add_module (TideTraceWriter *self,
+                              const char      *path,
+                              const char      *build_id)
+{
+  Op op = { .type = OP_MODULE };
+
+  op.texts[0] = g_strdup (path);
+  op.texts[1] = g_strdup (build_id);
   writer_push (self, &op);
 }
 

@@ -100,6 +100,9 @@ void             tide_trace_writer_add_mapping    (TideTraceWriter        *self,
                                                    gint64                  ts_ns);
 void             tide_trace_writer_add_frame      (TideTraceWriter        *self,
                                                    const TideFrameRow     *row);
+void             tide_trace_writer_add_module     (TideTraceWriter        *self,
+                                                   const char             *path,
+                                                   const char             *build_id);
 void             tide_trace_writer_add_stack_node (TideTraceWriter        *self,
                                                    gint64                  id,
                                                    gint64                  parent_id,

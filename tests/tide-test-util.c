@@ -7,6 +7,7 @@
 
 #include <glib/gstdio.h>
 #include <sqlite3.h>
+#include <string.h>
 
 #include "tide-test-util.h"
 
@@ -84,16 +85,19 @@ tide_test_query_text (TideTrace  *trace,
   return value;
 }
 
-/* The first line of the file at @path that holds @text, counted from 1;
- * the test fails where none does. */
+/* The first line of the file at @path (relative: from the repository
+ * root) that holds @text, counted from 1, so that a test's expected line
+ * numbers follow edits; the test fails where none does. */
 gint
 tide_test_source_line (const char *path,
                        const char *text)
 {
+  g_autofree char *full = g_path_is_absolute (path) ? g_strdup (path)
+                                                    : g_build_filename (TIDE_SOURCE_ROOT, path, NULL);
   g_autofree char *source = NULL;
   g_auto(GStrv) lines = NULL;
 
-  g_assert_true (g_file_get_contents (path, &source, NULL, NULL));
+  g_assert_true (g_file_get_contents (full, &source, NULL, NULL));
   lines = g_strsplit (source, "\n", -1);
   for (guint i = 0; lines[i] != NULL; i++)
     if (strstr (lines[i], text) != NULL)
@@ -148,4 +152,26 @@ tide_test_write_two_ranks (const char *path)
     }
   g_assert_true (tide_trace_writer_finish (w, &error));
   g_assert_no_error (error);
+}
+
+/* The value of @column in CSV row @row (1: the first after the header);
+ * the tests' fields hold no commas or quotes before the stack column. */
+char *
+tide_test_csv_cell (const char *csv,
+                    guint       row,
+                    const char *column)
+{
+  g_auto(GStrv) lines = g_strsplit (csv, "\n", -1);
+  g_auto(GStrv) header = g_strsplit (lines[0], ",", -1);
+  g_auto(GStrv) cells = NULL;
+
+  g_assert_cmpuint (g_strv_length (lines), >, row);
+  cells = g_strsplit (lines[row], ",", -1);
+  for (guint i = 0; header[i] != NULL; i++)
+    if (g_str_equal (header[i], column))
+      {
+        g_assert_cmpuint (g_strv_length (cells), >, i);
+        return g_strdup (cells[i]);
+      }
+  g_error ("no column %s in %s", column, lines[0]);
 }

@@ -22,5 +22,8 @@ const char *tide_test_top_function   (TideGroup  *group);
 gint        tide_test_source_line    (const char *path,
                                       const char *text);
 void        tide_test_write_two_ranks (const char *path);
+char       *tide_test_csv_cell       (const char *csv,
+                                      guint       row,
+                                      const char *column);
 
 G_END_DECLS

@@ -17,6 +17,7 @@
 #include "tide-capture-process.h"
 #include "tide-capture-session.h"
 #include "tide-format-bytes.h"
+#include "tide-host-identity.h"
 #include "tide-wire.h"
 
 /* smaps_rollup walks every resident page of a process under its memory
@@ -138,13 +139,10 @@ tide_capture_session_write_run_meta (TideCaptureSession *self,
                                      gint64              sample_bytes,
                                      gboolean            all_mode)
 {
-  char host[256] = "";
-
-  gethostname (host, sizeof host - 1);
   tide_trace_writer_set_meta (self->writer, "tidemark_version", PACKAGE_VERSION);
   tide_trace_writer_set_meta (self->writer, "mode", mode);
   tide_trace_writer_set_meta (self->writer, "command", command ? command : "");
-  tide_trace_writer_set_meta (self->writer, "hostname", host);
+  tide_host_identity_write (self->writer);
   tide_trace_writer_set_meta_int (self->writer, "start_ns", self->start_ns);
   tide_trace_writer_set_meta_int (self->writer, "sample_bytes", sample_bytes);
   tide_trace_writer_set_meta_int (self->writer, "all_mode", all_mode);

@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include "tide-debuginfo.h"
 #include "tide-hash.h"
 #include "tide-schema.h"
 #include "tide-stack-table.h"
@@ -136,6 +137,24 @@ write_inline_frames (TideTraceWriter  *writer,
     }
 }
 
+/* Each module's build-id, once, so that a merge of traces from several
+ * nodes knows the same library under another path (tide-trace-merge.h). */
+static void
+write_module_once (TideTraceWriter *writer,
+                   GHashTable      *seen,
+                   const char      *path)
+{
+  g_autofree char *build_id = NULL;
+  gboolean has_debug_file;
+
+  if (path == NULL || g_hash_table_contains (seen, path))
+    return;
+  g_hash_table_add (seen, g_strdup (path));
+  build_id = tide_debuginfo_identify (path, &has_debug_file);
+  if (build_id != NULL)
+    tide_trace_writer_add_module (writer, path, build_id);
+}
+
 static gpointer
 symbolizer_thread_main (gpointer data)
 {
@@ -144,6 +163,7 @@ symbolizer_thread_main (gpointer data)
   g_autoptr(TideSymbolCache) cache = tide_symbol_cache_new (self->symbol_cache_dir);
   g_autoptr(GError) error = NULL;
   gint64 next_inline_id = TIDE_INLINE_FRAME_ID_BASE;
+  g_autoptr(GHashTable) modules = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 
   for (;;)
     {
@@ -155,6 +175,7 @@ symbolizer_thread_main (gpointer data)
       /* A return address points after the call; the call is one byte back. */
       if (job->path != NULL && job->offset > 0)
         tide_symbol_cache_resolve (cache, symbolizer, job->path, job->offset - 1, &symbol);
+      write_module_once (self->writer, modules, job->path);
       write_frame (self->writer, job, symbol.function != NULL ? &symbol : NULL);
       write_inline_frames (self->writer, job, &symbol, &next_inline_id);
       tide_symbol_clear (&symbol);

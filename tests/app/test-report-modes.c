@@ -23,26 +23,10 @@
 
 #define BIG_TENSOR      4194304
 #define FEATURE_STEP    1572864
+#define LEAKY_STEPS_C   "tests/targets/leaky-steps.c"
 
 static char *trace_dir;
 static char *trace_path;
-
-/* The line of leaky-steps.c that holds @text. */
-static int
-source_line (const char *text)
-{
-  g_autofree char *path = g_build_filename (TIDE_SOURCE_ROOT, "tests", "targets", "leaky-steps.c",
-                                            NULL);
-  g_autofree char *source = NULL;
-  g_auto(GStrv) lines = NULL;
-
-  g_assert_true (g_file_get_contents (path, &source, NULL, NULL));
-  lines = g_strsplit (source, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
-    if (strstr (lines[i], text) != NULL)
-      return (int) i + 1;
-  g_assert_not_reached ();
-}
 
 /* `tidemark report TRACE ARGS...`, which must succeed and say nothing on
  * stderr; returns stdout. */
@@ -69,35 +53,13 @@ report (const char * const *args)
   return out;
 }
 
-/* The value of @column in CSV row @row (1: the first after the header);
- * the tests' fields hold no commas or quotes before the stack column. */
-static char *
-csv_cell (const char *csv,
-          guint       row,
-          const char *column)
-{
-  g_auto(GStrv) lines = g_strsplit (csv, "\n", -1);
-  g_auto(GStrv) header = g_strsplit (lines[0], ",", -1);
-  g_auto(GStrv) cells = NULL;
-
-  g_assert_cmpuint (g_strv_length (lines), >, row);
-  cells = g_strsplit (lines[row], ",", -1);
-  for (guint i = 0; header[i] != NULL; i++)
-    if (g_str_equal (header[i], column))
-      {
-        g_assert_cmpuint (g_strv_length (cells), >, i);
-        return g_strdup (cells[i]);
-      }
-  g_assert_not_reached ();
-}
-
 static void
 assert_cell (const char *csv,
              guint       row,
              const char *column,
              const char *expected)
 {
-  g_autofree char *cell = csv_cell (csv, row, column);
+  g_autofree char *cell = tide_test_csv_cell (csv, row, column);
 
   g_assert_cmpstr (cell, ==, expected);
 }
@@ -156,8 +118,8 @@ test_steps (void)
 static void
 test_suspects (void)
 {
-  int big_line = source_line ("malloc (BIG_TENSOR_SIZE)");
-  int feature_line = source_line ("malloc (FEATURE_BLOCK_SIZE)");
+  int big_line = tide_test_source_line (LEAKY_STEPS_C, "malloc (BIG_TENSOR_SIZE)");
+  int feature_line = tide_test_source_line (LEAKY_STEPS_C, "malloc (FEATURE_BLOCK_SIZE)");
   g_autofree char *text = report ((const char *[]) { "--suspects", NULL });
   g_autofree char *csv = report ((const char *[]) { "--suspects", "--format", "csv", NULL });
   g_autofree char *json = report ((const char *[]) { "--suspects", "--format", "json", NULL });

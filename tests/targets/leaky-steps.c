@@ -11,6 +11,10 @@
  *   steps >= 5   leak_big_tensor: one 4 MiB block kept;
  *   step 6       spike_temporary_batch: 8 MiB, freed at the start of step 7
  *                by release_temporary_batch (a spike, not a leak).
+ *
+ * --fixed is the program after the fix: drop_caches frees both leaks'
+ * blocks at the end of each step, so nothing is retained from one step to
+ * the next (the spike stays).
  */
 #include "tidemark.h"
 #include "target-util.h"
@@ -80,6 +84,25 @@ churn_scratch_buffers (int step)
     }
 }
 
+static void
+free_list (Block **list)
+{
+  while (*list != NULL)
+    {
+      Block *next = (*list)->next;
+
+      free (*list);
+      *list = next;
+    }
+}
+
+TARGET_NOINLINE void
+drop_caches (void)
+{
+  free_list (&feature_cache);
+  free_list (&big_tensors);
+}
+
 TARGET_NOINLINE void
 spike_temporary_batch (void)
 {
@@ -99,6 +122,10 @@ main (int   argc,
       char *argv[])
 {
   long n_steps = target_int_option (argc, argv, "--steps", 10);
+  int fixed = 0;
+
+  for (int i = 1; i < argc; i++)
+    fixed |= strcmp (argv[i], "--fixed") == 0;
 
   feature_blocks = target_int_option (argc, argv, "--feature-blocks", FEATURE_BLOCKS);
 
@@ -113,6 +140,8 @@ main (int   argc,
         leak_big_tensor (step);
       if (step == 6)
         spike_temporary_batch ();
+      if (fixed)
+        drop_caches ();
       tidemark_step (NULL);
     }
 
