@@ -292,6 +292,26 @@ static const struct
     ") STRICT;" },
   { "live_at_end_by_process",
     "CREATE INDEX IF NOT EXISTS live_at_end_by_process ON live_at_end (process_id);" },
+
+  /* A merged trace's sources, one per input trace (tide-trace-merge.c),
+   * and which of them each process came from. */
+  { "merge_sources",
+    "CREATE TABLE IF NOT EXISTS merge_sources ("
+    "  id INTEGER PRIMARY KEY,"
+    "  path TEXT NOT NULL,"
+    "  host TEXT,"
+    "  boot_id TEXT,"
+    "  launcher_rank INTEGER,"
+    "  realtime_offset_ns INTEGER,"
+    "  shift_ns INTEGER NOT NULL,"
+    "  skew_ns INTEGER,"
+    "  complete INTEGER NOT NULL"
+    ") STRICT;" },
+  { "merge_processes",
+    "CREATE TABLE IF NOT EXISTS merge_processes ("
+    "  process_id INTEGER PRIMARY KEY,"
+    "  source_id INTEGER NOT NULL REFERENCES merge_sources (id)"
+    ") STRICT;" },
 };
 
 static const char *

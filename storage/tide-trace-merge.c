@@ -308,28 +308,9 @@ compute_shifts (GPtrArray *inputs)
 
 /* ---- the output ----------------------------------------------------------------- */
 
-static const char merge_tables_sql[] =
-  "CREATE TABLE long_lived_allocations ("
-  "  process_id INTEGER NOT NULL,"
-  "  alloc_ns INTEGER NOT NULL,"
-  "  id INTEGER NOT NULL,"
-  "  PRIMARY KEY (process_id, alloc_ns, id)"
-  ") STRICT, WITHOUT ROWID;"
-  "CREATE TABLE merge_sources ("
-  "  id INTEGER PRIMARY KEY,"
-  "  path TEXT NOT NULL,"
-  "  host TEXT,"
-  "  boot_id TEXT,"
-  "  launcher_rank INTEGER,"
-  "  realtime_offset_ns INTEGER,"
-  "  shift_ns INTEGER NOT NULL,"
-  "  skew_ns INTEGER,"
-  "  complete INTEGER NOT NULL"
-  ") STRICT;"
-  "CREATE TABLE merge_processes ("
-  "  process_id INTEGER PRIMARY KEY,"
-  "  source_id INTEGER NOT NULL REFERENCES merge_sources (id)"
-  ") STRICT;"
+/* The ids of the input's stacks in the output: a temporary table, never
+ * part of the trace. */
+static const char stack_map_sql[] =
   "CREATE TEMP TABLE stack_map ("
   "  old INTEGER PRIMARY KEY,"
   "  new INTEGER NOT NULL"
@@ -357,7 +338,10 @@ open_output (Merge       *merge,
                                       "PRAGMA synchronous = OFF;", error) &&
          tide_sqlite_exec (merge->db, cache, error) &&
          tide_schema_create (merge->db, error) &&
-         tide_sqlite_exec (merge->db, merge_tables_sql, error);
+         tide_schema_ensure (merge->db, "long_lived_allocations", error) &&
+         tide_schema_ensure (merge->db, "merge_sources", error) &&
+         tide_schema_ensure (merge->db, "merge_processes", error) &&
+         tide_sqlite_exec (merge->db, stack_map_sql, error);
 }
 
 static gint64

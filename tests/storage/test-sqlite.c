@@ -16,6 +16,7 @@
 #include "tide-format-bytes.h"
 #include "tide-schema.h"
 #include "tide-test-util.h"
+#include "tide-trace-merge.h"
 
 static void
 test_error_kind (void)
@@ -196,7 +197,7 @@ schema_names (sqlite3 *db)
   return g_string_free (names, FALSE);
 }
 
-#define CORE_NAMES "meta processes threads mappings frames frames_inline stack_nodes scopes steps " \
+#define CORE_NAMES "meta processes threads mappings frames frames_inline modules stack_nodes scopes steps " \
                    "allocations allocation_ranges counter_kinds counters transfers step_residency cow_sources " \
                    "step_stats step_series counter_lod"
 
@@ -220,6 +221,32 @@ test_schema_recording (void)
   tide_test_remove_dir (dir);
   g_assert_false (tide_schema_declares ("sqlite_sequence"));
   g_assert_false (tide_schema_declares ("counters_by"));
+}
+
+/* A merged trace's tables are declared too: the merge makes its own
+ * (merge_sources, merge_processes) through tide_schema_ensure(). */
+static void
+test_schema_merged (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-schema-merged");
+  g_autofree char *a = g_build_filename (dir, "a.tide", NULL);
+  g_autofree char *b = g_build_filename (dir, "b.tide", NULL);
+  g_autofree char *job = g_build_filename (dir, "job.tide", NULL);
+  const char *inputs[] = { a, b, NULL };
+  TideMergeOptions options = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *names = NULL;
+  sqlite3 *db;
+
+  tide_test_write_two_ranks (a);
+  tide_test_write_two_ranks (b);
+  g_assert_true (tide_trace_merge (inputs, job, &options, &error));
+  g_assert_no_error (error);
+  db = open_file (job, SQLITE_OPEN_READONLY);
+  names = schema_names (db);
+  g_assert_nonnull (strstr (names, " long_lived_allocations merge_sources merge_processes "));
+  sqlite3_close (db);
+  tide_test_remove_dir (dir);
 }
 
 /* A trace written by other means (no writer indexes) gets the indexes its
@@ -306,6 +333,7 @@ main (int   argc,
   g_test_add_func ("/storage/sqlite/file-errors", test_file_errors);
   g_test_add_func ("/storage/schema/recording", test_schema_recording);
   g_test_add_func ("/storage/schema/other-writer", test_schema_other_writer);
+  g_test_add_func ("/storage/schema/merged", test_schema_merged);
   g_test_add_func ("/storage/format/bytes", test_format_bytes);
   g_test_add_func ("/storage/format/delta", test_format_delta);
   return g_test_run ();
