@@ -115,7 +115,7 @@ tide_application_open (GApplication  *app,
 
       tide_window_open_file (window, files[i]);
       if (self->step > 0 && _tide_window_get_state (window) == TIDE_WINDOW_TRACE)
-        _tide_window_select_step (window, self->step);
+        tide_session_set_step (window->session, self->step);
     }
 }
 

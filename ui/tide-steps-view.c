@@ -29,7 +29,6 @@ struct _TideStepsView
 
   gint64              process_id;
   gint                selected_step;
-  guint               syncing : 1;
 };
 
 G_DEFINE_FINAL_TYPE (TideStepsView, tide_steps_view, GTK_TYPE_WIDGET)
@@ -154,6 +153,10 @@ add_columns (TideStepsView *self)
     }
 }
 
+/* Only "selection-changed" is the user's (or sync_selection's) choice of
+ * a row: a list that changes under the selection emits "items-changed"
+ * alone.  No row chosen says nothing: the step may be filtered out, or
+ * sync_selection cleared the row of a step this process does not have. */
 static void
 tide_steps_view_selection_changed_cb (TideStepsView *self)
 {
@@ -162,13 +165,14 @@ tide_steps_view_selection_changed_cb (TideStepsView *self)
 
   g_assert (TIDE_IS_STEPS_VIEW (self));
 
-  if (self->syncing || number == self->selected_step)
+  if (row == NULL || number == self->selected_step)
     return;
   self->selected_step = number;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTED_STEP]);
 }
 
-/* Puts the selection on the row of selected_step, without echoing it back. */
+/* Puts the selection on the row of selected_step; the selection's echo
+ * names the same step, or none, and so changes nothing. */
 static void
 sync_selection (TideStepsView *self)
 {
@@ -185,9 +189,7 @@ sync_selection (TideStepsView *self)
           break;
         }
     }
-  self->syncing = TRUE;
   gtk_single_selection_set_selected (self->selection, position);
-  self->syncing = FALSE;
 }
 
 static void
@@ -264,9 +266,9 @@ tide_steps_view_init (TideStepsView *self)
                                           g_object_ref (gtk_column_view_get_sorter (self->column_view)));
   self->selection = gtk_single_selection_new (G_LIST_MODEL (self->sorted));
   gtk_single_selection_set_autoselect (self->selection, FALSE);
-  gtk_single_selection_set_can_unselect (self->selection, TRUE);
+  gtk_single_selection_set_can_unselect (self->selection, FALSE);
   gtk_column_view_set_model (self->column_view, GTK_SELECTION_MODEL (self->selection));
-  g_signal_connect_object (self->selection, "notify::selected",
+  g_signal_connect_object (self->selection, "selection-changed",
                            G_CALLBACK (tide_steps_view_selection_changed_cb), self,
                            G_CONNECT_SWAPPED);
 
@@ -319,10 +321,8 @@ tide_steps_view_set_steps (TideStepsView *self,
       const TideStepRow *row = g_ptr_array_index (rows, i);
       g_ptr_array_add (items, tide_steps_view_row_new (row, count_transfers (row, transfers)));
     }
-  self->syncing = TRUE;
   g_list_store_splice (self->store, 0, g_list_model_get_n_items (G_LIST_MODEL (self->store)),
                        items->pdata, items->len);
-  self->syncing = FALSE;
   sync_selection (self);
 }
 
@@ -343,9 +343,7 @@ tide_steps_view_set_process_id (TideStepsView *self,
   if (self->process_id == process_id)
     return;
   self->process_id = process_id;
-  self->syncing = TRUE;
   gtk_filter_changed (gtk_filter_list_model_get_filter (self->filtered), GTK_FILTER_CHANGE_DIFFERENT);
-  self->syncing = FALSE;
   sync_selection (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PROCESS_ID]);
 }

@@ -11,6 +11,7 @@
 
 #include <adwaita.h>
 #include <glib/gstdio.h>
+#include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "tide-test-trace.h"
+#include "tide-steps-view-row.h"
 #include "tide-test-util.h"
 #include "tide-timeline-view-private.h"
 #include "tide-window-private.h"
@@ -247,6 +249,96 @@ test_leaking_step (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* The step chosen in the steps table, or 0 when no row is. */
+static gint
+table_step (TideWindow *window)
+{
+  GtkSingleSelection *rows = GTK_SINGLE_SELECTION (tide_steps_view_get_model (window->steps_view));
+  gpointer item = gtk_single_selection_get_selected_item (rows);
+
+  return item ? tide_steps_view_row_get_step (item)->number : 0;
+}
+
+static void
+assert_timeline_window (TideWindow *window,
+                        gint64      begin,
+                        gint64      end)
+{
+  gint64 b, e;
+
+  tide_timeline_view_get_visible_range (window->timeline, &b, &e);
+  g_assert_cmpint (b, ==, begin);
+  g_assert_cmpint (e, ==, end);
+  tide_session_get_visible (window->session, &b, &e);
+  g_assert_cmpint (b, ==, begin);
+  g_assert_cmpint (e, ==, end);
+}
+
+/* Every view follows the session: a step set on it shows on the timeline,
+ * in the table and in the drill-down; a range dragged on the timeline
+ * reaches it and clears the table's row; the zoom keys zoom through it,
+ * whichever widget has the focus, and zoom-back undoes them. */
+static void
+test_session_drives_views (void)
+{
+  TideWindow *window = window_open (trace_path);
+  gint64 begin, end, span, in1_begin, in1_end, in2_begin, in2_end;
+
+  g_assert_cmpint (tide_session_get_step (window->session), ==, 0);
+  g_assert_cmpint (table_step (window), ==, 0);
+
+  tide_session_set_step (window->session, 5);
+  g_assert_cmpint (tide_timeline_view_get_selected_step (window->timeline), ==, 5);
+  g_assert_cmpint (table_step (window), ==, 5);
+  wait_for_drilldown (window);
+  g_assert_cmpstr (gtk_label_get_text (window->drilldown_title), ==, "Retained by step 5: 5.50 MiB");
+  g_assert_cmpuint (g_list_model_get_n_items (tide_drilldown_view_get_model (window->drilldown_view)), ==, 2);
+  g_assert_cmpint (tide_drilldown_node_get_bytes (drilldown_row (window, 0)), ==, BIG_TENSOR_BYTES);
+  g_assert_cmpint (tide_drilldown_node_get_bytes (drilldown_row (window, 1)), ==, FEATURE_CACHE_BYTES);
+
+  /* Step 1 keeps nothing: the drill-down says so, with no rows. */
+  tide_session_set_step (window->session, 1);
+  g_assert_cmpint (tide_timeline_view_get_selected_step (window->timeline), ==, 1);
+  g_assert_cmpint (table_step (window), ==, 1);
+  wait_for_drilldown (window);
+  g_assert_cmpstr (gtk_label_get_text (window->drilldown_title), ==, "Retained by step 1: 0 B");
+  g_assert_cmpuint (g_list_model_get_n_items (tide_drilldown_view_get_model (window->drilldown_view)), ==, 0);
+
+  /* A range dragged on the timeline is the session's, and no step is. */
+  tide_timeline_view_get_visible_range (window->timeline, &begin, &end);
+  g_signal_emit_by_name (window->timeline, "selection-range", begin, end);
+  g_assert_cmpint (tide_session_get_step (window->session), ==, 0);
+  g_assert_cmpint (tide_timeline_view_get_selected_step (window->timeline), ==, 0);
+  g_assert_cmpint (table_step (window), ==, 0);
+  wait_for_drilldown (window);
+  g_assert_true (g_str_has_prefix (gtk_label_get_text (window->drilldown_title), "Retained in 0.0–"));
+
+  /* Zoom keys: the window's, by 2 around the middle, with the timeline
+   * focused or not; Ctrl+BackSpace undoes the last. */
+  span = end - begin;
+  in1_begin = llround (begin + span / 4.0);
+  in1_end = in1_begin + llround (span / 2.0);
+  in2_begin = llround (in1_begin + (in1_end - in1_begin) / 4.0);
+  in2_end = in2_begin + llround ((in1_end - in1_begin) / 2.0);
+  gtk_widget_grab_focus (GTK_WIDGET (window->timeline));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window->timeline), "win.zoom-in", NULL));
+  assert_timeline_window (window, in1_begin, in1_end);
+  g_assert_true (action_enabled (window, "win.zoom-back"));
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.zoom-in", NULL);
+  assert_timeline_window (window, in2_begin, in2_end);
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.zoom-back", NULL);
+  assert_timeline_window (window, in1_begin, in1_end);
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.zoom-back", NULL);
+  assert_timeline_window (window, begin, end);
+  g_assert_false (action_enabled (window, "win.zoom-back"));
+
+  /* A pan on the timeline moves the session's window too. */
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.zoom-in", NULL);
+  tide_timeline_view_set_visible_range (window->timeline, begin, begin + span / 2);
+  assert_timeline_window (window, begin, begin + span / 2);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 /* A newer selection cancels the query of the older one; until the newer
  * result comes the view says it is loading and shows nothing, and then
  * it shows the newer selection's rows, whatever order the results came in. */
@@ -256,14 +348,14 @@ test_newer_selection_wins (void)
   TideWindow *window = window_open (trace_path);
   g_autoptr(GCancellable) first = NULL;
 
-  _tide_window_select_step (window, 2);
+  tide_session_set_step (window->session, 2);
   g_assert_true (window->drill_loading);
   g_assert_cmpstr (gtk_label_get_text (window->drilldown_title), ==, "Loading…");
   g_assert_cmpuint (g_list_model_get_n_items (tide_drilldown_view_get_model (window->drilldown_view)), ==, 0);
   g_assert_false (action_enabled (window, "win.export-drilldown-csv"));
   first = g_object_ref (window->drill_cancellable);
 
-  _tide_window_select_step (window, 5);
+  tide_session_set_step (window->session, 5);
   g_assert_true (g_cancellable_is_cancelled (first));
   g_assert_false (g_cancellable_is_cancelled (window->drill_cancellable));
   wait_for_drilldown (window);
@@ -291,7 +383,7 @@ test_flame_graph_zoom (void)
   TideFlameGraph *flame = window->flame_graph;
   int height;
 
-  _tide_window_select_step (window, 5);
+  tide_session_set_step (window->session, 5);
   wait_for_drilldown (window);
   gtk_widget_set_size_request (GTK_WIDGET (flame), 400, -1);
   gtk_stack_set_visible_child_name (GTK_STACK (gtk_widget_get_ancestor (GTK_WIDGET (flame), GTK_TYPE_STACK)), "flame");
@@ -339,7 +431,7 @@ test_export_csv (void)
   g_auto(GStrv) lines = NULL;
   g_auto(GStrv) fields = NULL;
 
-  _tide_window_select_step (window, 5);
+  tide_session_set_step (window->session, 5);
   wait_for_drilldown (window);
   g_assert_true (_tide_window_export_steps_csv (window, steps_csv, &error));
   g_assert_no_error (error);
@@ -537,7 +629,7 @@ test_open_on_leaking_rank (void)
                    "rank 0 · train --ddp");
   g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (names), 1), ==,
                    "rank 1 · train --ddp · 1 suspect");
-  g_assert_cmpint (window->process_id, ==, 2);
+  g_assert_cmpint (tide_session_get_process_id (window->session), ==, 2);
   g_assert_cmpuint (gtk_drop_down_get_selected (window->process_dropdown), ==, 1);
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (window->process_bar)));
   gtk_window_destroy (GTK_WINDOW (window));
@@ -685,7 +777,7 @@ test_live_capture (void)
   iterate_until (recording_ended, window, 30);
   g_assert_false (_tide_window_is_recording (window));
   g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_TRACE);
-  g_assert_true (tide_trace_is_complete (window->trace));
+  g_assert_true (tide_trace_is_complete (_tide_window_get_trace (window)));
   g_assert_cmpuint (g_list_model_get_n_items (tide_steps_view_get_model (window->steps_view)), >=, later_steps);
   g_assert_true (action_enabled (window, "win.record"));
   g_assert_false (action_enabled (window, "win.stop-recording"));
@@ -876,11 +968,11 @@ test_attach_capture (void)
 
   /* The final trace is open: an attach trace with the sleeper's RSS. */
   g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_TRACE);
-  g_assert_true (tide_trace_is_complete (window->trace));
-  mode = tide_trace_dup_meta (window->trace, "mode");
+  g_assert_true (tide_trace_is_complete (_tide_window_get_trace (window)));
+  mode = tide_trace_dup_meta (_tide_window_get_trace (window), "mode");
   g_assert_cmpstr (mode, ==, "attach");
-  g_assert_true (g_str_has_prefix (tide_trace_get_path (window->trace), attach_dir));
-  g_assert_cmpint (query_int (tide_trace_get_path (window->trace),
+  g_assert_true (g_str_has_prefix (tide_trace_get_path (_tide_window_get_trace (window)), attach_dir));
+  g_assert_cmpint (query_int (tide_trace_get_path (_tide_window_get_trace (window)),
                               "SELECT count(*) FROM counters WHERE counter = 1 AND value > 0"), >=, 1);
   g_assert_true (action_enabled (window, "win.record"));
   gtk_window_destroy (GTK_WINDOW (window));
@@ -912,7 +1004,7 @@ test_job (void)
   path = tide_test_job_trace_write (dir);
   window = window_open (path);
   g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_TRACE);
-  g_assert_cmpint (window->process_id, ==, 2);
+  g_assert_cmpint (tide_session_get_process_id (window->session), ==, 2);
   g_assert_cmpint (tide_timeline_view_get_process_id (window->timeline), ==, 2);
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (window->process_bar)));
   names = gtk_drop_down_get_model (window->process_dropdown);
@@ -932,7 +1024,7 @@ test_job (void)
     picked = tide_timeline_view_process_at (window->timeline, width / 2, y);
   g_assert_cmpint (picked, ==, 1);
   tide_timeline_view_set_process_id (window->timeline, picked);
-  g_assert_cmpint (window->process_id, ==, 1);
+  g_assert_cmpint (tide_session_get_process_id (window->session), ==, 1);
   g_assert_cmpint (tide_steps_view_get_process_id (window->steps_view), ==, 1);
   g_assert_cmpuint (gtk_drop_down_get_selected (window->process_dropdown), ==, 0);
   gtk_window_destroy (GTK_WINDOW (window));
@@ -973,6 +1065,7 @@ main (int   argc,
   g_test_add_func ("/gui/actions-empty", test_actions_empty);
   g_test_add_func ("/gui/leaking-step", test_leaking_step);
   g_test_add_func ("/gui/newer-selection-wins", test_newer_selection_wins);
+  g_test_add_func ("/gui/session-drives-views", test_session_drives_views);
   g_test_add_func ("/gui/flame-graph-zoom", test_flame_graph_zoom);
   g_test_add_func ("/gui/export-csv", test_export_csv);
   g_test_add_func ("/gui/export-png", test_export_png);
