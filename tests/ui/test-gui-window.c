@@ -784,74 +784,67 @@ test_live_capture (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* What the dialog asks for, as a request; the command lines that requests
+ * become are tests/app/test-record-request.c's. */
 static void
 test_record_dialog_arguments (void)
 {
   TideRecordDialog *dialog = tide_record_dialog_new (NULL, NULL);
   g_autoptr(GError) error = NULL;
+  g_auto(TideRecordRequest) empty = { 0 };
+  g_auto(TideRecordRequest) request = { 0 };
   g_auto(GStrv) argv = NULL;
   g_autofree char *joined = NULL;
-  g_autofree char *base = NULL;
+  g_autofree char *name = NULL;
 
-  argv = tide_record_dialog_build_argv (dialog, "out.tide", NULL, &error);
+  tide_record_dialog_set_folder (dialog, tmp_dir);
+  g_assert_true (tide_record_dialog_get_request (dialog, &empty, &error));
+  g_assert_null (empty.command);
+  empty.recorder = g_strdup ("/opt/tidemark");
+  empty.output = g_strdup ("out.tide");
+  argv = tide_record_request_to_argv (&empty, &error);
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
   g_assert_null (argv);
   g_clear_error (&error);
 
   tide_record_dialog_set_command (dialog, "python3 'train it.py' --epochs 1");
-  tide_record_dialog_set_folder (dialog, tmp_dir);
   tide_record_dialog_set_sampling (dialog, TIDE_SAMPLING_ALL, 0);
   tide_record_dialog_set_torch (dialog, TRUE);
-  argv = tide_record_dialog_build_argv (dialog, "out.tide", &base, &error);
+  g_assert_true (tide_record_dialog_get_request (dialog, &request, &error));
   g_assert_no_error (error);
-  joined = g_strjoinv ("|", argv);
-  g_assert_cmpstr (joined, ==, "record|-q|-o|out.tide|--all|--torch|--|python3|train it.py|--epochs|1");
-  g_assert_cmpstr (base, ==, "python3");
-  gtk_window_destroy (GTK_WINDOW (dialog));
-}
+  g_assert_cmpint (request.mode, ==, TIDE_RECORD_MODE_PROGRAM);
+  g_assert_cmpstr (request.folder, ==, tmp_dir);
+  g_assert_cmpint (request.sampling, ==, TIDE_SAMPLING_ALL);
+  g_assert_true (request.torch);
+  joined = g_strjoinv ("|", request.command);
+  g_assert_cmpstr (joined, ==, "python3|train it.py|--epochs|1");
+  name = tide_record_request_program_name (&request);
+  g_assert_cmpstr (name, ==, "python3");
 
-/* ---- attach to a running process ------------------------------------------ */
-
-static void
-test_attach_argv (void)
-{
-  TideRecordDialog *dialog = tide_record_dialog_new (NULL, NULL);
-  g_autoptr(GError) error = NULL;
-  g_auto(GStrv) argv = NULL;
-  g_autofree char *joined = NULL;
-
-  /* Not root: pkexec runs the recorder. */
-  argv = tide_record_attach_argv ("/opt/tidemark", 4242, "/t/out.tide", 1.5, FALSE, "/usr/bin/pkexec",
-                                  &error);
-  g_assert_no_error (error);
-  joined = g_strjoinv ("|", argv);
-  g_assert_cmpstr (joined, ==, "/usr/bin/pkexec|/opt/tidemark|attach|-p|4242|-o|/t/out.tide|--duration|1.5");
-  g_clear_pointer (&argv, g_strfreev);
-  g_clear_pointer (&joined, g_free);
-
-  /* Root: no pkexec, and no duration when none was asked for. */
-  argv = tide_record_attach_argv ("/opt/tidemark", 4242, "/t/out.tide", 0, TRUE, "/usr/bin/pkexec", &error);
-  g_assert_no_error (error);
-  joined = g_strjoinv ("|", argv);
-  g_assert_cmpstr (joined, ==, "/opt/tidemark|attach|-p|4242|-o|/t/out.tide");
-  g_clear_pointer (&argv, g_strfreev);
-
-  /* Not root and no pkexec: one line that says what is needed. */
-  argv = tide_record_attach_argv ("/opt/tidemark", 4242, "/t/out.tide", 0, FALSE, NULL, &error);
-  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED);
-  g_assert_nonnull (strstr (error->message, "CAP_BPF and CAP_PERFMON"));
-  g_assert_null (strchr (error->message, '\n'));
-  g_assert_null (argv);
+  /* A folder that is not there is the dialog's error, before any argv. */
+  tide_record_dialog_set_folder (dialog, "/nonexistent/tidemark");
+  tide_record_request_clear (&request);
+  g_assert_false (tide_record_dialog_get_request (dialog, &request, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_DIRECTORY);
   g_clear_error (&error);
 
-  /* Attach mode with no process chosen. */
+  /* Attach mode with no process chosen: the request cannot run. */
+  tide_record_dialog_set_folder (dialog, tmp_dir);
   tide_record_dialog_set_mode (dialog, TIDE_RECORD_MODE_ATTACH);
   g_assert_cmpint (tide_record_dialog_get_mode (dialog), ==, TIDE_RECORD_MODE_ATTACH);
-  argv = tide_record_dialog_build_attach_argv (dialog, "/opt/tidemark", "/t/out.tide", NULL, &error);
+  tide_record_request_clear (&request);
+  g_assert_true (tide_record_dialog_get_request (dialog, &request, &error));
+  g_assert_cmpint (request.mode, ==, TIDE_RECORD_MODE_ATTACH);
+  g_assert_cmpint (request.pid, ==, 0);
+  request.recorder = g_strdup ("/opt/tidemark");
+  request.output = g_strdup ("out.tide");
+  argv = tide_record_request_to_argv (&request, &error);
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
   g_assert_null (argv);
   gtk_window_destroy (GTK_WINDOW (dialog));
 }
+
+/* ---- attach to a running process ------------------------------------------ */
 
 #ifdef TIDE_HAVE_ATTACH
 static gint64
@@ -1078,7 +1071,6 @@ main (int   argc,
   g_test_add_func ("/gui/early-end-trace", test_early_end_trace);
   g_test_add_func ("/gui/record-dialog-arguments", test_record_dialog_arguments);
   g_test_add_func ("/gui/live-capture", test_live_capture);
-  g_test_add_func ("/gui/attach-argv", test_attach_argv);
   g_test_add_func ("/gui/attach-capture", test_attach_capture);
   status = g_test_run ();
 
