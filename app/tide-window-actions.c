@@ -107,9 +107,13 @@ drilldown_export_groups (TideWindow  *self,
   if (self->drill_step == 0)
     return g_ptr_array_ref (tide_drilldown_view_get_groups (self->drilldown_view));
   groups = tide_report_retained (self->drill_trace, self->drill_step, TIDE_GROUP_BY_STACK, error);
-  for (guint i = groups ? groups->len : 0; i-- > 0;)
-    if (((TideGroup *) g_ptr_array_index (groups, i))->process_id != self->drill_process_id)
-      g_ptr_array_remove_index (groups, i);
+  if (groups != NULL)
+    {
+      g_autoptr(GHashTable) ids = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+
+      g_hash_table_add (ids, g_memdup2 (&self->drill_process_id, sizeof self->drill_process_id));
+      tide_report_keep_groups (groups, ids);
+    }
   return g_steal_pointer (&groups);
 }
 

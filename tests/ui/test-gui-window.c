@@ -983,6 +983,47 @@ test_attach_capture (void)
  * not the first process; the picker names each process by rank and
  * command and marks the one with a suspect; choosing a process on the job
  * lane moves every view to it. */
+/* A step's drill-down CSV holds the chosen process's rows only, though
+ * every rank has a step of that number. */
+static void
+test_export_drilldown_one_process (void)
+{
+  g_autofree char *dir = g_build_filename (tmp_dir, "job-export", NULL);
+  g_autofree char *csv = g_build_filename (tmp_dir, "job-drilldown.csv", NULL);
+  g_autofree char *path = NULL;
+  g_autofree char *contents = NULL;
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) lines = NULL;
+  TideWindow *window;
+
+  g_assert_cmpint (g_mkdir (dir, 0700), ==, 0);
+  path = tide_test_job_trace_write (dir);
+  window = window_open (path);
+
+  /* Rank 0 keeps nothing in step 5; rank 1 keeps 64 blocks of 16 KiB. */
+  tide_session_set_process_id (window->session, 1);
+  tide_session_set_step (window->session, 5);
+  wait_for_drilldown (window);
+  g_assert_true (_tide_window_export_drilldown_csv (window, csv, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_get_contents (csv, &contents, NULL, &error));
+  lines = g_strsplit (contents, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 2);          /* header, "" */
+  g_clear_pointer (&lines, g_strfreev);
+  g_clear_pointer (&contents, g_free);
+
+  tide_session_set_process_id (window->session, 2);
+  tide_session_set_step (window->session, 5);
+  wait_for_drilldown (window);
+  g_assert_true (_tide_window_export_drilldown_csv (window, csv, &error));
+  g_assert_true (g_file_get_contents (csv, &contents, NULL, &error));
+  lines = g_strsplit (contents, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 3);          /* header, 1 row, "" */
+  g_assert_true (g_str_has_prefix (lines[1], "1,101,rank 1,1,host,1048576,64,"));
+  gtk_window_destroy (GTK_WINDOW (window));
+  tide_test_trace_remove (dir, path);
+}
+
 static void
 test_job (void)
 {
@@ -1065,6 +1106,7 @@ main (int   argc,
   g_test_add_func ("/gui/export-png-chosen-size", test_export_png_chosen_size);
   g_test_add_func ("/gui/suspect-highlight", test_suspect_highlight);
   g_test_add_func ("/gui/job", test_job);
+  g_test_add_func ("/gui/export-drilldown-one-process", test_export_drilldown_one_process);
   g_test_add_func ("/gui/open-on-leaking-rank", test_open_on_leaking_rank);
   g_test_add_func ("/gui/bad-files", test_bad_files);
   g_test_add_func ("/gui/incomplete-trace", test_incomplete_trace);
