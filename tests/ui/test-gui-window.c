@@ -18,8 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tide-test-trace.h"
+#include "tide-application.h"
 #include "tide-steps-view-row.h"
+#include "tide-test-trace.h"
 #include "tide-test-util.h"
 #include "tide-timeline-view-private.h"
 #include "tide-window-private.h"
@@ -94,15 +95,25 @@ window_open (const char *path)
   return window;
 }
 
+static gboolean
+wake_cb (gpointer data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+/* A tick wakes the loop so that the deadline holds when nothing else
+ * happens (a condition that never comes fails, rather than hangs). */
 static void
 iterate_until (gboolean (*done) (gpointer),
                gpointer   data,
                guint      max_seconds)
 {
   gint64 deadline = g_get_monotonic_time () + max_seconds * G_USEC_PER_SEC;
+  guint tick = g_timeout_add (100, wake_cb, NULL);
 
   while (!done (data) && g_get_monotonic_time () < deadline)
     g_main_context_iteration (NULL, TRUE);
+  g_source_remove (tick);
 }
 
 /* An action's state, as the widgets bound to it see it. */
@@ -1082,6 +1093,71 @@ remove_tree (const char *path)
   g_rmdir (path);
 }
 
+typedef struct
+{
+  TideWindow *window;
+  guint32     background;
+} PaletteWait;
+
+static gboolean
+palette_has_background (gpointer data)
+{
+  PaletteWait *wait = data;
+
+  return tide_timeline_view_get_palette (wait->window->timeline)->background == wait->background;
+}
+
+/* The timeline's colours are the app's stylesheet's, and follow
+ * AdwStyleManager's dark setting: the application loads style-dark.css
+ * while the style manager is dark.  Last: the stylesheets stay loaded. */
+static void
+test_palette_follows_style_manager (void)
+{
+  g_autoptr(TideApplication) app = tide_application_new ();
+  g_autoptr(GError) error = NULL;
+  AdwStyleManager *manager;
+  g_autoptr(GtkCssProvider) provider = NULL;
+  PaletteWait wait;
+  const TidePalette *palette;
+
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, &error));
+  g_assert_no_error (error);
+  manager = adw_style_manager_get_default ();
+  adw_style_manager_set_color_scheme (manager, ADW_COLOR_SCHEME_FORCE_LIGHT);
+  wait.window = window_open (trace_path);
+  gtk_window_set_application (GTK_WINDOW (wait.window), GTK_APPLICATION (app));
+
+  adw_style_manager_set_color_scheme (manager, ADW_COLOR_SCHEME_FORCE_DARK);
+  g_assert_true (adw_style_manager_get_dark (manager));
+  wait.background = 0x1e1e1e;
+  iterate_until (palette_has_background, &wait, 10);
+  palette = tide_timeline_view_get_palette (wait.window->timeline);
+  g_assert_cmphex (palette->background, ==, 0x1e1e1e);
+  g_assert_cmphex (palette->text, ==, 0xffffff);
+  g_assert_cmphex (palette->lane_line[0], ==, 0x62a0ea);
+  g_assert_cmphex (palette->process[1], ==, 0xffa348);
+
+  /* Any stylesheet may name a colour: the palette takes what it says. */
+  provider = gtk_css_provider_new ();
+  gtk_css_provider_load_from_data (provider, "@define-color tide_background #010203;", -1);
+  gtk_style_context_add_provider_for_display (gdk_display_get_default (),
+                                              GTK_STYLE_PROVIDER (provider),
+                                              GTK_STYLE_PROVIDER_PRIORITY_USER);
+  wait.background = 0x010203;
+  iterate_until (palette_has_background, &wait, 10);
+  g_assert_cmphex (tide_timeline_view_get_palette (wait.window->timeline)->background, ==, 0x010203);
+  gtk_style_context_remove_provider_for_display (gdk_display_get_default (),
+                                                 GTK_STYLE_PROVIDER (provider));
+
+  /* Back to light: PNG export's colours, one by one. */
+  adw_style_manager_set_color_scheme (manager, ADW_COLOR_SCHEME_FORCE_LIGHT);
+  wait.background = 0xffffff;
+  iterate_until (palette_has_background, &wait, 10);
+  g_assert_cmpmem (tide_timeline_view_get_palette (wait.window->timeline), sizeof (TidePalette),
+                   &tide_palette_light, sizeof (TidePalette));
+  gtk_window_destroy (GTK_WINDOW (wait.window));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -1114,6 +1190,7 @@ main (int   argc,
   g_test_add_func ("/gui/record-dialog-arguments", test_record_dialog_arguments);
   g_test_add_func ("/gui/live-capture", test_live_capture);
   g_test_add_func ("/gui/attach-capture", test_attach_capture);
+  g_test_add_func ("/gui/palette-follows-style-manager", test_palette_follows_style_manager);
   status = g_test_run ();
 
   remove_tree (tmp_dir);
