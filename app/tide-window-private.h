@@ -42,6 +42,7 @@ struct _TideWindow
   GtkBox               *process_bar;
   GtkDropDown          *process_dropdown;
   GtkBox               *timeline_slot;
+  TideTimelineView     *timeline;
   TideStepsView        *steps_view;
   TideDrilldownView    *drilldown_view;
   TideFlameGraph       *flame_graph;
@@ -52,7 +53,6 @@ struct _TideWindow
 
   /* Owned references */
   TideSession          *session;        /* the trace, process, selection and window */
-  TideTimelineView     *timeline;
   GBinding             *process_binding; /* session <-> process_dropdown, per list */
   GPtrArray            *steps;          /* TideStepRow* */
   GArray               *transfers;      /* TideTransferMark */

@@ -546,10 +546,6 @@ bind_session (TideWindow *self)
   GBindingFlags both = G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE;
 
   self->session = tide_session_new ();
-  self->timeline = TIDE_TIMELINE_VIEW (tide_timeline_view_new ());
-  gtk_widget_set_vexpand (GTK_WIDGET (self->timeline), TRUE);
-  gtk_box_append (self->timeline_slot, GTK_WIDGET (self->timeline));
-
   g_object_bind_property (self->session, "process-id", self->timeline, "process-id", both);
   g_object_bind_property (self->session, "step", self->timeline, "selected-step", both);
   g_object_bind_property (self->session, "process-id", self->steps_view, "process-id",
@@ -568,12 +564,6 @@ bind_session (TideWindow *self)
   connect_session (self, "notify::range-end", G_CALLBACK (tide_window_session_selection_cb));
   connect_session (self, "notify::zoom-depth", G_CALLBACK (_tide_window_actions_update));
 
-  g_signal_connect_object (self->timeline, "notify::visible-begin",
-                           G_CALLBACK (tide_window_timeline_window_cb), self, G_CONNECT_SWAPPED);
-  g_signal_connect_object (self->timeline, "notify::visible-end",
-                           G_CALLBACK (tide_window_timeline_window_cb), self, G_CONNECT_SWAPPED);
-  g_signal_connect_object (self->timeline, "selection-range",
-                           G_CALLBACK (tide_window_timeline_range_cb), self, G_CONNECT_SWAPPED);
   bind_process_dropdown (self, NULL);
 }
 
@@ -631,6 +621,7 @@ tide_window_class_init (TideWindowClass *klass)
   g_type_ensure (TIDE_TYPE_DRILLDOWN_VIEW);
   g_type_ensure (TIDE_TYPE_FLAME_GRAPH);
   g_type_ensure (TIDE_TYPE_SUSPECTS_VIEW);
+  g_type_ensure (TIDE_TYPE_TIMELINE_VIEW);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/dev/tidemark/Tidemark/tide-window.ui");
   gtk_widget_class_bind_template_child (widget_class, TideWindow, title);
@@ -644,6 +635,7 @@ tide_window_class_init (TideWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TideWindow, process_bar);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, process_dropdown);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, timeline_slot);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, timeline);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, steps_view);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, drilldown_view);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, flame_graph);
@@ -652,6 +644,8 @@ tide_window_class_init (TideWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TideWindow, drilldown_title);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, suspects_view);
   gtk_widget_class_bind_template_callback (widget_class, tide_window_banner_response_cb);
+  gtk_widget_class_bind_template_callback (widget_class, tide_window_timeline_range_cb);
+  gtk_widget_class_bind_template_callback (widget_class, tide_window_timeline_window_cb);
   gtk_widget_class_bind_template_callback (widget_class, tide_window_flame_search_cb);
   gtk_widget_class_bind_template_callback (widget_class, tide_window_flame_selected_cb);
   gtk_widget_class_bind_template_callback (widget_class, tide_window_suspect_selected_cb);

@@ -143,6 +143,8 @@ test_templates_parse (void)
   g_assert_nonnull (window->flame_graph);
   g_assert_nonnull (window->suspects_view);
   g_assert_nonnull (window->timeline);
+  g_assert_true (gtk_widget_get_parent (GTK_WIDGET (window->timeline)) ==
+                 GTK_WIDGET (window->timeline_slot));
   g_assert_true (GTK_IS_SHORTCUTS_WINDOW (gtk_builder_get_object (overlay, "help_overlay")));
   g_assert_cmpstr (gtk_widget_get_css_name (GTK_WIDGET (window->flame_graph)), ==, "flamegraph");
   g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_EMPTY);
