@@ -131,6 +131,23 @@ action_enabled (TideWindow *window,
   return enabled;
 }
 
+/* The titles of the column view inside @view's scroller, joined by "|". */
+static char *
+column_titles (GtkWidget *scroller)
+{
+  GtkColumnView *view = GTK_COLUMN_VIEW (gtk_scrolled_window_get_child (GTK_SCROLLED_WINDOW (scroller)));
+  GListModel *columns = gtk_column_view_get_columns (view);
+  g_autoptr(GString) titles = g_string_new (NULL);
+
+  for (guint i = 0; i < g_list_model_get_n_items (columns); i++)
+    {
+      g_autoptr(GtkColumnViewColumn) column = g_list_model_get_item (columns, i);
+
+      g_string_append_printf (titles, "%s%s", i ? "|" : "", gtk_column_view_column_get_title (column));
+    }
+  return g_string_free (g_steal_pointer (&titles), FALSE);
+}
+
 static void
 test_templates_parse (void)
 {
@@ -145,6 +162,21 @@ test_templates_parse (void)
   g_assert_nonnull (window->timeline);
   g_assert_true (gtk_widget_get_parent (GTK_WIDGET (window->timeline)) ==
                  GTK_WIDGET (window->timeline_slot));
+  /* The tables' columns come from their templates. */
+  {
+    GtkWidget *drill_box = gtk_widget_get_first_child (GTK_WIDGET (window->drilldown_view));
+    g_autofree char *steps = column_titles (gtk_widget_get_first_child (GTK_WIDGET (window->steps_view)));
+    g_autofree char *drill = column_titles (gtk_widget_get_last_child (drill_box));
+
+    g_assert_cmpstr (steps, ==, "Step|Duration|Host change|Device change|Retained|Transfers");
+    g_assert_cmpstr (drill, ==, "Scope, stack, frame|Retained|Allocations");
+    g_assert_cmpstr (gtk_check_button_get_label (GTK_CHECK_BUTTON (gtk_widget_get_first_child (drill_box))),
+                     ==, "Hide plumbing frames");
+    gtk_check_button_set_active (GTK_CHECK_BUTTON (gtk_widget_get_first_child (drill_box)), TRUE);
+    g_assert_true (tide_drilldown_view_get_hide_plumbing (window->drilldown_view));
+    tide_drilldown_view_set_hide_plumbing (window->drilldown_view, FALSE);
+    g_assert_false (gtk_check_button_get_active (GTK_CHECK_BUTTON (gtk_widget_get_first_child (drill_box))));
+  }
   g_assert_true (GTK_IS_SHORTCUTS_WINDOW (gtk_builder_get_object (overlay, "help_overlay")));
   g_assert_cmpstr (gtk_widget_get_css_name (GTK_WIDGET (window->flame_graph)), ==, "flamegraph");
   g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_EMPTY);
