@@ -320,16 +320,26 @@ tide_session_set_step (TideSession *self,
   g_object_thaw_notify (G_OBJECT (self));
 }
 
+/* Either end may be NULL when the caller wants only the other. */
+static void
+get_span (gint64  span_begin,
+          gint64  span_end,
+          gint64 *begin,
+          gint64 *end)
+{
+  if (begin != NULL)
+    *begin = span_begin;
+  if (end != NULL)
+    *end = span_end;
+}
+
 void
 tide_session_get_range (TideSession *self,
                         gint64      *begin,
                         gint64      *end)
 {
   g_return_if_fail (TIDE_IS_SESSION (self));
-  if (begin != NULL)
-    *begin = self->range_begin;
-  if (end != NULL)
-    *end = self->range_end;
+  get_span (self->range_begin, self->range_end, begin, end);
 }
 
 /* A range of nanoseconds from the trace start, end exclusive; an empty
@@ -361,10 +371,7 @@ tide_session_get_visible (TideSession *self,
                           gint64      *end)
 {
   g_return_if_fail (TIDE_IS_SESSION (self));
-  if (begin != NULL)
-    *begin = self->model.begin;
-  if (end != NULL)
-    *end = self->model.end;
+  get_span (self->model.begin, self->model.end, begin, end);
 }
 
 /* Clamped to the trace, as the timeline clamps it (tide-timeline-model.c):
