@@ -16,12 +16,17 @@
 #include "tide-window-private.h"
 
 #define SCREENSHOT_DELAY_MS 1500
+/* A loaded machine may not have drawn the window by then: the screenshot
+ * is tried again until it has, for this long at most. */
+#define SCREENSHOT_RETRY_MS 250
+#define SCREENSHOT_MAX_TRIES 80
 
 struct _TideApplication
 {
   AdwApplication  parent_instance;
 
   char           *screenshot;
+  guint           screenshot_tries;
   gint            step;
 };
 
@@ -78,6 +83,11 @@ save_screenshot_cb (gpointer data)
   if (node != NULL)
     texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (window)), node,
                                            &GRAPHENE_RECT_INIT (0, 0, width, height));
+  if (texture == NULL && ++self->screenshot_tries < SCREENSHOT_MAX_TRIES)
+    {
+      g_timeout_add (SCREENSHOT_RETRY_MS, save_screenshot_cb, self);
+      return G_SOURCE_REMOVE;
+    }
   if (texture == NULL || !gdk_texture_save_to_png (texture, self->screenshot))
     g_printerr ("tidemark-gui: cannot save %s\n", self->screenshot);
   g_application_quit (G_APPLICATION (self));
@@ -115,7 +125,7 @@ tide_application_open (GApplication  *app,
 
       tide_window_open_file (window, files[i]);
       if (self->step > 0 && _tide_window_get_state (window) == TIDE_WINDOW_TRACE)
-        _tide_window_select_step (window, self->step);
+        tide_session_set_step (window->session, self->step);
     }
 }
 

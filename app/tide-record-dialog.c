@@ -2,13 +2,13 @@
  * Copyright 2026 The Tidemark authors
  *
  * TideRecordDialog: what to record and how.  It only gathers the choice
- * and turns it into `tidemark record` arguments, or, in attach mode, into
- * a `tidemark attach -p PID` command line (behind pkexec when the app is
- * not root); the window runs the recorder.  Sampling choices are
+ * into a TideRecordRequest (tide-record-request.c turns that into the
+ * command line); the window runs the recorder.  Sampling choices are
  * remembered in GSettings.
  */
 #include "config.h"
 
+#include <string.h>
 #include <unistd.h>
 
 #include "tide-record-dialog.h"
@@ -371,59 +371,70 @@ tide_record_dialog_get_error (TideRecordDialog *self)
          ? gtk_label_get_text (self->error_label) : NULL;
 }
 
-/**
- * tide_record_dialog_build_argv:
- * @output: the trace to write
- * @program_base: (out) (optional): the program's base name, for naming
- *
- * Returns: (transfer full) (nullable): `record ... -- CMD ARGS`, the
- *   arguments after the tidemark binary, or %NULL with @error set
- */
-char **
-tide_record_dialog_build_argv (TideRecordDialog  *self,
-                               const char        *output,
-                               char             **program_base,
-                               GError           **error)
+static gboolean
+fill_program_request (TideRecordDialog   *self,
+                      TideRecordRequest  *request,
+                      GError            **error)
 {
-  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
-  g_auto(GStrv) command = NULL;
-  g_autofree char *text = NULL;
-  guint sampling;
+  g_autofree char *text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->command_entry))));
 
-  g_return_val_if_fail (TIDE_IS_RECORD_DIALOG (self), NULL);
+  if (*text != '\0' && !g_shell_parse_argv (text, NULL, &request->command, error))
+    return FALSE;
+  request->sampling = gtk_drop_down_get_selected (self->sampling_dropdown);
+  request->sample_bytes = (gint64) gtk_spin_button_get_value (self->bytes_spin);
+  request->torch = gtk_check_button_get_active (self->torch_check);
+  return TRUE;
+}
 
-  text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->command_entry))));
-  if (*text == '\0')
+static void
+fill_attach_request (TideRecordDialog  *self,
+                     TideRecordRequest *request)
+{
+  TideProcessListItem *item = gtk_single_selection_get_selected_item (self->process_selection);
+
+  if (item != NULL)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "Enter the command line of the program to record.");
-      return NULL;
+      request->pid = tide_process_list_item_get_pid (item);
+      request->process_name = g_strdup (tide_process_list_item_get_name (item));
     }
-  if (!g_shell_parse_argv (text, NULL, &command, error))
-    return NULL;
-  if (!g_file_test (tide_record_dialog_get_folder (self), G_FILE_TEST_IS_DIR))
+  request->duration_s = gtk_spin_button_get_value (self->duration_spin);
+  request->privileged = geteuid () == 0;
+  if (!request->privileged)
+    request->pkexec = g_find_program_in_path ("pkexec");
+}
+
+/**
+ * tide_record_dialog_get_request:
+ * @request: (out caller-allocates): filled with the dialog's choice; the
+ *   caller adds the recorder and the output, and clears it
+ *
+ * Reads the dialog's choice; what makes a request unrunnable (no command,
+ * no process) is for tide_record_request_to_argv() to say.
+ *
+ * Returns: FALSE with @error set when the command line does not parse or
+ *   the working folder is missing
+ */
+gboolean
+tide_record_dialog_get_request (TideRecordDialog   *self,
+                                TideRecordRequest  *request,
+                                GError            **error)
+{
+  g_return_val_if_fail (TIDE_IS_RECORD_DIALOG (self), FALSE);
+
+  memset (request, 0, sizeof *request);
+  request->mode = tide_record_dialog_get_mode (self);
+  request->folder = g_strdup (tide_record_dialog_get_folder (self));
+  if (request->mode == TIDE_RECORD_MODE_ATTACH)
+    fill_attach_request (self, request);
+  else if (!fill_program_request (self, request, error))
+    return FALSE;
+  if (!g_file_test (request->folder, G_FILE_TEST_IS_DIR))
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_DIRECTORY, "The working folder %s does not exist.",
-                   tide_record_dialog_get_folder (self));
-      return NULL;
+                   request->folder);
+      return FALSE;
     }
-
-  g_strv_builder_add_many (builder, "record", "-q", "-o", output, NULL);
-  sampling = gtk_drop_down_get_selected (self->sampling_dropdown);
-  if (sampling == TIDE_SAMPLING_ALL)
-    g_strv_builder_add (builder, "--all");
-  else if (sampling == TIDE_SAMPLING_BYTES)
-    {
-      g_autofree char *bytes = g_strdup_printf ("%" G_GINT64_FORMAT,
-                                                (gint64) gtk_spin_button_get_value (self->bytes_spin));
-      g_strv_builder_add_many (builder, "--sample-bytes", bytes, NULL);
-    }
-  if (gtk_check_button_get_active (self->torch_check))
-    g_strv_builder_add (builder, "--torch");
-  g_strv_builder_add (builder, "--");
-  g_strv_builder_addv (builder, (const char **) command);
-  if (program_base != NULL)
-    *program_base = g_path_get_basename (command[0]);
-  return g_strv_builder_end (builder);
+  return TRUE;
 }
 
 void
@@ -471,81 +482,4 @@ tide_record_dialog_set_duration (TideRecordDialog *self,
 {
   g_return_if_fail (TIDE_IS_RECORD_DIALOG (self));
   gtk_spin_button_set_value (self->duration_spin, seconds);
-}
-
-/**
- * tide_record_attach_argv:
- * @recorder: the tidemark program
- * @duration_s: 0 for until stopped
- * @is_root: whether the app runs as root; if not, pkexec runs the recorder
- * @pkexec: (nullable): pkexec's path, %NULL where it is not installed
- *
- * Returns: (transfer full) (nullable): the whole command line, or %NULL
- *   with @error set when attaching cannot be privileged
- */
-char **
-tide_record_attach_argv (const char  *recorder,
-                         int          pid,
-                         const char  *output,
-                         double       duration_s,
-                         gboolean     is_root,
-                         const char  *pkexec,
-                         GError     **error)
-{
-  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
-  g_autofree char *pid_text = g_strdup_printf ("%d", pid);
-
-  if (!is_root && pkexec == NULL)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
-                   "Attaching needs root or CAP_BPF and CAP_PERFMON; pkexec was not found.");
-      return NULL;
-    }
-  if (!is_root)
-    g_strv_builder_add (builder, pkexec);
-  g_strv_builder_add_many (builder, recorder, "attach", "-p", pid_text, "-o", output, NULL);
-  if (duration_s > 0)
-    {
-      char seconds[G_ASCII_DTOSTR_BUF_SIZE];
-      g_ascii_dtostr (seconds, sizeof seconds, duration_s);
-      g_strv_builder_add_many (builder, "--duration", seconds, NULL);
-    }
-  return g_strv_builder_end (builder);
-}
-
-/**
- * tide_record_dialog_build_attach_argv:
- * @program_base: (out) (optional): "NAME-PID", for naming the trace
- *
- * Returns: (transfer full) (nullable): the whole command line for the
- *   selected process, or %NULL with @error set
- */
-char **
-tide_record_dialog_build_attach_argv (TideRecordDialog  *self,
-                                      const char        *recorder,
-                                      const char        *output,
-                                      char             **program_base,
-                                      GError           **error)
-{
-  TideProcessListItem *item;
-  g_autofree char *pkexec = NULL;
-  char **argv;
-
-  g_return_val_if_fail (TIDE_IS_RECORD_DIALOG (self), NULL);
-
-  item = gtk_single_selection_get_selected_item (self->process_selection);
-  if (item == NULL)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "Choose the process to attach to.");
-      return NULL;
-    }
-  if (geteuid () != 0)
-    pkexec = g_find_program_in_path ("pkexec");
-  argv = tide_record_attach_argv (recorder, tide_process_list_item_get_pid (item), output,
-                                  gtk_spin_button_get_value (self->duration_spin), geteuid () == 0,
-                                  pkexec, error);
-  if (argv != NULL && program_base != NULL)
-    *program_base = g_strdup_printf ("%s-%d", tide_process_list_item_get_name (item),
-                                     tide_process_list_item_get_pid (item));
-  return argv;
 }

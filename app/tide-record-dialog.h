@@ -6,25 +6,13 @@
 #include <adwaita.h>
 
 #include "tide-process-list.h"
+#include "tide-record-request.h"
 
 G_BEGIN_DECLS
 
 #define TIDE_TYPE_RECORD_DIALOG (tide_record_dialog_get_type ())
 
 G_DECLARE_FINAL_TYPE (TideRecordDialog, tide_record_dialog, TIDE, RECORD_DIALOG, GtkWindow)
-
-typedef enum
-{
-  TIDE_SAMPLING_DEFAULT,
-  TIDE_SAMPLING_BYTES,
-  TIDE_SAMPLING_ALL,
-} TideSampling;
-
-typedef enum
-{
-  TIDE_RECORD_MODE_PROGRAM,
-  TIDE_RECORD_MODE_ATTACH,
-} TideRecordMode;
 
 TideRecordDialog *tide_record_dialog_new          (GtkWindow        *parent,
                                                    GSettings        *settings);
@@ -41,10 +29,9 @@ void              tide_record_dialog_set_torch    (TideRecordDialog *self,
 void              tide_record_dialog_set_error    (TideRecordDialog *self,
                                                    const char       *message);
 const char       *tide_record_dialog_get_error    (TideRecordDialog *self);
-char            **tide_record_dialog_build_argv   (TideRecordDialog *self,
-                                                   const char       *output,
-                                                   char            **program_base,
-                                                   GError          **error);
+gboolean          tide_record_dialog_get_request  (TideRecordDialog  *self,
+                                                   TideRecordRequest *request,
+                                                   GError           **error);
 void              tide_record_dialog_set_mode     (TideRecordDialog *self,
                                                    TideRecordMode    mode);
 TideRecordMode    tide_record_dialog_get_mode     (TideRecordDialog *self);
@@ -53,17 +40,5 @@ void              tide_record_dialog_set_search   (TideRecordDialog *self,
 GtkSelectionModel *tide_record_dialog_get_processes (TideRecordDialog *self);
 void              tide_record_dialog_set_duration (TideRecordDialog *self,
                                                    double            seconds);
-char            **tide_record_dialog_build_attach_argv (TideRecordDialog *self,
-                                                        const char       *recorder,
-                                                        const char       *output,
-                                                        char            **program_base,
-                                                        GError          **error);
-char            **tide_record_attach_argv         (const char       *recorder,
-                                                   int               pid,
-                                                   const char       *output,
-                                                   double            duration_s,
-                                                   gboolean          is_root,
-                                                   const char       *pkexec,
-                                                   GError          **error);
 
 G_END_DECLS

@@ -74,9 +74,11 @@ _tide_window_export_png (TideWindow  *self,
                          GError     **error)
 {
   g_return_val_if_fail (TIDE_IS_WINDOW (self), FALSE);
-  g_return_val_if_fail (self->trace != NULL, FALSE);
+  g_return_val_if_fail (_tide_window_get_trace (self) != NULL, FALSE);
 
-  return tide_render_process_png (self->trace, self->process_id, path, width, height, error);
+  return tide_render_process_png (_tide_window_get_trace (self),
+                                  tide_session_get_process_id (self->session), path, width, height,
+                                  error);
 }
 
 gboolean
@@ -104,10 +106,14 @@ drilldown_export_groups (TideWindow  *self,
 
   if (self->drill_step == 0)
     return g_ptr_array_ref (tide_drilldown_view_get_groups (self->drilldown_view));
-  groups = tide_report_retained (self->trace, self->drill_step, TIDE_GROUP_BY_STACK, error);
-  for (guint i = groups ? groups->len : 0; i-- > 0;)
-    if (((TideGroup *) g_ptr_array_index (groups, i))->process_id != self->process_id)
-      g_ptr_array_remove_index (groups, i);
+  groups = tide_report_retained (self->drill_trace, self->drill_step, TIDE_GROUP_BY_STACK, error);
+  if (groups != NULL)
+    {
+      g_autoptr(GHashTable) ids = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+
+      g_hash_table_add (ids, g_memdup2 (&self->drill_process_id, sizeof self->drill_process_id));
+      tide_report_keep_groups (groups, ids);
+    }
   return g_steal_pointer (&groups);
 }
 
@@ -186,7 +192,7 @@ choose_export_file (TideWindow *self,
                     ExportKind  kind)
 {
   static const char *suffixes[] = { "timeline.png", "steps.csv", "drilldown.csv" };
-  g_autofree char *base = g_path_get_basename (tide_trace_get_path (self->trace));
+  g_autofree char *base = g_path_get_basename (tide_trace_get_path (_tide_window_get_trace (self)));
   g_autofree char *name = NULL;
   GtkFileChooserNative *dialog;
 
@@ -214,7 +220,7 @@ export_size_response_cb (AdwMessageDialog *dialog,
   GtkSpinButton *width = g_object_get_data (G_OBJECT (dialog), "tide-export-width");
   GtkSpinButton *height = g_object_get_data (G_OBJECT (dialog), "tide-export-height");
 
-  if (!g_str_equal (response, "export") || self->trace == NULL)
+  if (!g_str_equal (response, "export") || _tide_window_get_trace (self) == NULL)
     return;
   self->export_width = gtk_spin_button_get_value_as_int (width);
   self->export_height = gtk_spin_button_get_value_as_int (height);
@@ -342,20 +348,23 @@ stop_action (GtkWidget  *widget,
   _tide_window_stop_recording (TIDE_WINDOW (widget));
 }
 
+/* The one set of zoom actions, whichever widget has the focus: each
+ * goes through the session, which keeps the history zoom-back undoes. */
 static void
 zoom_action (GtkWidget  *widget,
              const char *action_name,
              GVariant   *parameter)
 {
   TideWindow *self = TIDE_WINDOW (widget);
-  double middle = gtk_widget_get_width (GTK_WIDGET (self->timeline)) / 2.0;
 
   if (g_str_equal (action_name, "win.zoom-in"))
-    tide_timeline_view_zoom_at (self->timeline, middle, 2.0);
+    tide_session_zoom (self->session, TIDE_SESSION_ZOOM_FACTOR);
   else if (g_str_equal (action_name, "win.zoom-out"))
-    tide_timeline_view_zoom_at (self->timeline, middle, 0.5);
+    tide_session_zoom (self->session, 1.0 / TIDE_SESSION_ZOOM_FACTOR);
+  else if (g_str_equal (action_name, "win.zoom-back"))
+    tide_session_zoom_back (self->session);
   else
-    tide_timeline_view_zoom_fit (self->timeline);
+    tide_session_zoom_fit (self->session);
 }
 
 static void
@@ -381,6 +390,7 @@ _tide_window_class_actions_init (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.zoom-in", NULL, zoom_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-out", NULL, zoom_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-fit", NULL, zoom_action);
+  gtk_widget_class_install_action (widget_class, "win.zoom-back", NULL, zoom_action);
   gtk_widget_class_install_action (widget_class, "win.previous-step", NULL, step_action);
   gtk_widget_class_install_action (widget_class, "win.next-step", NULL, step_action);
 
@@ -393,6 +403,7 @@ _tide_window_class_actions_init (GtkWidgetClass *widget_class)
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_minus, GDK_CONTROL_MASK, "win.zoom-out", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Subtract, GDK_CONTROL_MASK, "win.zoom-out", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_0, GDK_CONTROL_MASK, "win.zoom-fit", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_BackSpace, GDK_CONTROL_MASK, "win.zoom-back", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Left, GDK_ALT_MASK, "win.previous-step", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Right, GDK_ALT_MASK, "win.next-step", NULL);
 }
@@ -402,7 +413,7 @@ _tide_window_actions_update (TideWindow *self)
 {
   GtkWidget *widget = GTK_WIDGET (self);
   gboolean recording = _tide_window_is_recording (self);
-  gboolean has_trace = self->trace != NULL;
+  gboolean has_trace = _tide_window_get_trace (self) != NULL;
   gboolean has_drilldown = tide_drilldown_view_get_groups (self->drilldown_view) != NULL;
 
   g_return_if_fail (TIDE_IS_WINDOW (self));
@@ -417,6 +428,8 @@ _tide_window_actions_update (TideWindow *self)
   gtk_widget_action_set_enabled (widget, "win.zoom-in", has_trace);
   gtk_widget_action_set_enabled (widget, "win.zoom-out", has_trace);
   gtk_widget_action_set_enabled (widget, "win.zoom-fit", has_trace);
+  gtk_widget_action_set_enabled (widget, "win.zoom-back",
+                                 has_trace && tide_session_get_zoom_depth (self->session) > 0);
   gtk_widget_action_set_enabled (widget, "win.previous-step", has_trace);
   gtk_widget_action_set_enabled (widget, "win.next-step", has_trace);
   gtk_widget_set_visible (GTK_WIDGET (self->stop_button), recording);

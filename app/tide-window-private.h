@@ -10,6 +10,7 @@
 #include "tide-drilldown-view.h"
 #include "tide-flame-graph.h"
 #include "tide-record-dialog.h"
+#include "tide-session.h"
 #include "tide-steps-view.h"
 #include "tide-suspects-view.h"
 #include "tide-timeline-view.h"
@@ -41,6 +42,7 @@ struct _TideWindow
   GtkBox               *process_bar;
   GtkDropDown          *process_dropdown;
   GtkBox               *timeline_slot;
+  TideTimelineView     *timeline;
   TideStepsView        *steps_view;
   TideDrilldownView    *drilldown_view;
   TideFlameGraph       *flame_graph;
@@ -50,8 +52,8 @@ struct _TideWindow
   TideSuspectsView     *suspects_view;
 
   /* Owned references */
-  TideTimelineView     *timeline;
-  TideTrace            *trace;
+  TideSession          *session;        /* the trace, process, selection and window */
+  GBinding             *process_binding; /* session <-> process_dropdown, per list */
   GPtrArray            *steps;          /* TideStepRow* */
   GArray               *transfers;      /* TideTransferMark */
   GArray               *process_ids;    /* gint64, as in process_dropdown */
@@ -61,7 +63,10 @@ struct _TideWindow
   char                 *error_message;
   char                 *banner_message;
 
-  /* Drill-down selection: a step or a range (ns from the trace start) */
+  /* What the drill-down shows: the session's step, or its range (ns
+   * from the trace start), in one process of one trace. */
+  TideTrace            *drill_trace;    /* borrowed from the session */
+  gint64                drill_process_id;
   gint                  drill_step;
   gint64                drill_begin;
   gint64                drill_end;
@@ -82,12 +87,10 @@ struct _TideWindow
   gint64                live_known[3];  /* steps, allocations, last time */
   int                   recorder_status;
 
-  gint64                process_id;
   int                   export_width;   /* the PNG size last asked for */
   int                   export_height;
   TideWindowState       state;
   guint                 live_in_flight : 1;
-  guint                 syncing : 1;
 };
 
 /* tide-window.c */
@@ -96,14 +99,14 @@ void             _tide_window_set_trace            (TideWindow   *self,
 void             _tide_window_show_error           (TideWindow   *self,
                                                     const char   *title,
                                                     const char   *message);
-void             _tide_window_select_step          (TideWindow   *self,
-                                                    gint          number);
-void             _tide_window_select_range         (TideWindow   *self,
-                                                    gint64        begin,
-                                                    gint64        end);
-void             _tide_window_set_process          (TideWindow   *self,
-                                                    gint64        process_id);
 TideWindowState  _tide_window_get_state            (TideWindow   *self);
+
+/* (transfer none) (nullable): the trace shown, the session's */
+static inline TideTrace *
+_tide_window_get_trace (TideWindow *self)
+{
+  return tide_session_get_trace (self->session);
+}
 
 /* tide-window-actions.c */
 void             _tide_window_class_actions_init   (GtkWidgetClass *widget_class);

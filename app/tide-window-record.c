@@ -191,58 +191,29 @@ new_trace_path (const char *folder,
   return path;
 }
 
-/* `tidemark record ... -- CMD`: the trace is named after the program. */
+/* The dialog's request, completed with the recorder and a trace named
+ * after the program or process, as a command line. */
 static char **
-record_argv (TideRecordDialog  *dialog,
-             const char        *folder,
-             char             **path,
-             GError           **error)
+request_argv (TideRecordDialog   *dialog,
+              char              **folder,
+              char              **path,
+              GError            **error)
 {
-  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
-  g_autofree char *scratch = new_trace_path (folder, "trace");
-  g_autofree char *program = NULL;
-  g_auto(GStrv) args = tide_record_dialog_build_argv (dialog, scratch, &program, error);
-
-  if (args == NULL)
-    return NULL;
-  *path = new_trace_path (folder, program);
-  g_free (args[3]);
-  args[3] = g_strdup (*path);
-  g_ptr_array_add (argv, _tide_window_find_recorder ());
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, g_strdup (args[i]));
-  g_ptr_array_add (argv, NULL);
-  return (char **) g_ptr_array_free (g_steal_pointer (&argv), FALSE);
-}
-
-/* `[pkexec] tidemark attach -p PID -o TRACE`: named after the process. */
-static char **
-attach_argv (TideRecordDialog  *dialog,
-             const char        *folder,
-             char             **path,
-             GError           **error)
-{
-  g_autofree char *recorder = _tide_window_find_recorder ();
-  g_autofree char *scratch = new_trace_path (folder, "attach");
+  g_auto(TideRecordRequest) request = { 0 };
   g_autofree char *program = NULL;
   char **argv;
 
-  if (!g_file_test (folder, G_FILE_TEST_IS_DIR))
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_DIRECTORY,
-                   "The working folder %s does not exist.", folder);
-      return NULL;
-    }
-  argv = tide_record_dialog_build_attach_argv (dialog, recorder, scratch, &program, error);
-  if (argv == NULL)
+  if (!tide_record_dialog_get_request (dialog, &request, error))
     return NULL;
-  *path = new_trace_path (folder, program);
-  for (guint i = 0; argv[i] != NULL; i++)
-    if (g_strcmp0 (argv[i], scratch) == 0)
-      {
-        g_free (argv[i]);
-        argv[i] = g_strdup (*path);
-      }
+  program = tide_record_request_program_name (&request);
+  request.recorder = _tide_window_find_recorder ();
+  request.output = new_trace_path (request.folder, program);
+  argv = tide_record_request_to_argv (&request, error);
+  if (argv != NULL)
+    {
+      *folder = g_steal_pointer (&request.folder);
+      *path = g_steal_pointer (&request.output);
+    }
   return argv;
 }
 
@@ -253,14 +224,14 @@ _tide_window_start_recording (TideWindow        *self,
 {
   g_autoptr(GSubprocessLauncher) launcher = NULL;
   g_auto(GStrv) argv = NULL;
+  g_autofree char *folder = NULL;
   g_autofree char *path = NULL;
-  const char *folder = tide_record_dialog_get_folder (dialog);
   gboolean attach = tide_record_dialog_get_mode (dialog) == TIDE_RECORD_MODE_ATTACH;
 
   g_return_val_if_fail (TIDE_IS_WINDOW (self), FALSE);
   g_return_val_if_fail (self->recorder == NULL, FALSE);
 
-  argv = attach ? attach_argv (dialog, folder, &path, error) : record_argv (dialog, folder, &path, error);
+  argv = request_argv (dialog, &folder, &path, error);
   if (argv == NULL)
     return FALSE;
 

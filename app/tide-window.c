@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * TideWindow: one trace.  The timeline, the steps table and the drill-down
- * share one selection: a step (from the timeline or the table) or a time
- * range (dragged on the timeline); the drill-down tree, the flame graph
- * and the drill-down CSV all show what that selection retained.
+ * TideWindow: one trace.  What the user looks at lives in a TideSession
+ * (ui/tide-session.c): the process, a step (from the timeline or the
+ * table) or a time range (dragged on the timeline), and the visible
+ * window.  The timeline, the steps table, the process picker and the
+ * drill-down each bind to the session, never to each other; the
+ * drill-down tree, the flame graph and the drill-down CSV all show what
+ * the session's selection retained.
  *
  * Queries run on the main thread: the trace's SQLite connection is
  * single-threaded and shared with the timeline (see tide-timeline-view.c).
@@ -46,13 +49,14 @@ tide_window_banner_response_cb (TideWindow *self,
 
 static const TideStepRow *
 find_step (TideWindow *self,
+           gint64      process_id,
            gint        number)
 {
   for (guint i = 0; self->steps != NULL && i < self->steps->len; i++)
     {
       const TideStepRow *row = g_ptr_array_index (self->steps, i);
 
-      if (row->process_id == self->process_id && row->number == number)
+      if (row->process_id == process_id && row->number == number)
         return row;
     }
   return NULL;
@@ -128,7 +132,7 @@ load_drilldown (TideWindow *self)
   DrillRequest *request;
 
   cancel_drilldown (self);
-  if (self->trace == NULL || self->drill_end <= self->drill_begin)
+  if (self->drill_trace == NULL || self->drill_end <= self->drill_begin)
     {
       show_drilldown (self, NULL);
       return;
@@ -142,69 +146,42 @@ load_drilldown (TideWindow *self)
   self->drill_loading = TRUE;
   request = g_new (DrillRequest, 1);
   *request = (DrillRequest) { g_object_ref (self), self->drill_serial };
-  tide_drilldown_retained_async (self->trace, self->process_id, self->drill_begin,
+  tide_drilldown_retained_async (self->drill_trace, self->drill_process_id, self->drill_begin,
                                  self->drill_end, self->drill_cancellable, drilldown_loaded_cb,
                                  request);
 }
 
-void
-_tide_window_select_step (TideWindow *self,
-                          gint        number)
+/* The drill-down follows the session's selection: a step (its span in
+ * the chosen process) or a range.  A selection it shows or is loading
+ * already is not queried again, as several of the session's properties
+ * change at once. */
+static void
+tide_window_session_selection_cb (TideWindow *self)
 {
-  const TideStepRow *row;
+  gint64 process_id = tide_session_get_process_id (self->session);
+  gint step = tide_session_get_step (self->session);
+  const TideStepRow *row = step > 0 ? find_step (self, process_id, step) : NULL;
+  TideTrace *trace = tide_session_get_trace (self->session);
+  gint64 begin, end;
 
-  g_return_if_fail (TIDE_IS_WINDOW (self));
+  g_assert (TIDE_IS_WINDOW (self));
 
-  if (self->syncing)
+  if (row != NULL)
+    {
+      begin = row->start_ns;
+      end = row->start_ns + row->duration_ns;
+    }
+  else
+    tide_session_get_range (self->session, &begin, &end);
+  if (trace == self->drill_trace && process_id == self->drill_process_id &&
+      (row ? step : 0) == self->drill_step && begin == self->drill_begin && end == self->drill_end)
     return;
-  row = find_step (self, number);
-  self->syncing = TRUE;
-  tide_timeline_view_set_selected_step (self->timeline, row ? number : 0);
-  tide_steps_view_set_selected_step (self->steps_view, row ? number : 0);
-  self->syncing = FALSE;
-  self->drill_step = row ? number : 0;
-  self->drill_begin = row ? row->start_ns : 0;
-  self->drill_end = row ? row->start_ns + row->duration_ns : 0;
-  load_drilldown (self);
-}
-
-void
-_tide_window_select_range (TideWindow *self,
-                           gint64      begin,
-                           gint64      end)
-{
-  g_return_if_fail (TIDE_IS_WINDOW (self));
-
-  self->syncing = TRUE;
-  tide_steps_view_set_selected_step (self->steps_view, 0);
-  self->syncing = FALSE;
-  self->drill_step = 0;
+  self->drill_trace = trace;
+  self->drill_process_id = process_id;
+  self->drill_step = row ? step : 0;
   self->drill_begin = begin;
   self->drill_end = end;
   load_drilldown (self);
-}
-
-static void
-tide_window_timeline_step_cb (TideWindow *self)
-{
-  g_assert (TIDE_IS_WINDOW (self));
-  _tide_window_select_step (self, tide_timeline_view_get_selected_step (self->timeline));
-}
-
-static void
-tide_window_timeline_range_cb (TideWindow *self,
-                               gint64      begin,
-                               gint64      end)
-{
-  g_assert (TIDE_IS_WINDOW (self));
-  _tide_window_select_range (self, begin, end);
-}
-
-static void
-tide_window_steps_selected_cb (TideWindow *self)
-{
-  g_assert (TIDE_IS_WINDOW (self));
-  _tide_window_select_step (self, tide_steps_view_get_selected_step (self->steps_view));
 }
 
 static void
@@ -256,9 +233,8 @@ tide_window_suspect_selected_cb (TideWindow *self)
       tide_timeline_view_set_highlight (self->timeline, 0, 0, -1, NULL);
       return;
     }
-  if (suspect->process_id != self->process_id)
-    _tide_window_set_process (self, suspect->process_id);
-  series = tide_timeline_group_series (self->trace, suspect->process_id, suspect->stack_id,
+  tide_session_set_process_id (self->session, suspect->process_id);
+  series = tide_timeline_group_series (_tide_window_get_trace (self), suspect->process_id, suspect->stack_id,
                                        suspect->stack_id == 0 ? suspect->scope_id : 0,
                                        suspect->device, &error);
   if (series == NULL)
@@ -267,45 +243,55 @@ tide_window_suspect_selected_cb (TideWindow *self)
                                     suspect->device, series);
 }
 
-/* A click on the job lane chose a process: the other views follow. */
-static void
-tide_window_timeline_process_cb (TideWindow *self)
+/* The process picker's rows are the trace's processes: its binding to the
+ * session is made for each list, so that replacing the list (which
+ * selects its first row) says nothing about the chosen process. */
+static gboolean
+process_id_to_row (GBinding     *binding,
+                   const GValue *from,
+                   GValue       *to,
+                   gpointer      data)
 {
-  gint64 process_id = tide_timeline_view_get_process_id (self->timeline);
+  TideWindow *self = data;
+  gint64 process_id = g_value_get_int64 (from);
 
-  if (process_id != self->process_id)
-    _tide_window_set_process (self, process_id);
-}
-
-static void
-tide_window_process_selected_cb (TideWindow *self)
-{
-  guint index = gtk_drop_down_get_selected (self->process_dropdown);
-
-  g_assert (TIDE_IS_WINDOW (self));
-
-  if (self->syncing || self->process_ids == NULL || index >= self->process_ids->len)
-    return;
-  _tide_window_set_process (self, g_array_index (self->process_ids, gint64, index));
-}
-
-void
-_tide_window_set_process (TideWindow *self,
-                          gint64      process_id)
-{
-  g_return_if_fail (TIDE_IS_WINDOW (self));
-
-  self->process_id = process_id;
-  tide_timeline_view_set_process_id (self->timeline, process_id);
-  tide_steps_view_set_process_id (self->steps_view, process_id);
   for (guint i = 0; self->process_ids != NULL && i < self->process_ids->len; i++)
     if (g_array_index (self->process_ids, gint64, i) == process_id)
       {
-        self->syncing = TRUE;
-        gtk_drop_down_set_selected (self->process_dropdown, i);
-        self->syncing = FALSE;
+        g_value_set_uint (to, i);
+        return TRUE;
       }
-  _tide_window_select_step (self, 0);
+  return FALSE;
+}
+
+static gboolean
+row_to_process_id (GBinding     *binding,
+                   const GValue *from,
+                   GValue       *to,
+                   gpointer      data)
+{
+  TideWindow *self = data;
+  guint row = g_value_get_uint (from);
+
+  if (self->process_ids == NULL || row >= self->process_ids->len)
+    return FALSE;
+  g_value_set_int64 (to, g_array_index (self->process_ids, gint64, row));
+  return TRUE;
+}
+
+static void
+bind_process_dropdown (TideWindow *self,
+                       GListModel *names)
+{
+  if (self->process_binding != NULL)
+    g_binding_unbind (self->process_binding);
+  gtk_drop_down_set_model (self->process_dropdown, names);
+  self->process_binding = g_object_bind_property_full (self->session, "process-id",
+                                                       self->process_dropdown, "selected",
+                                                       G_BINDING_BIDIRECTIONAL |
+                                                       G_BINDING_SYNC_CREATE,
+                                                       process_id_to_row, row_to_process_id,
+                                                       self, NULL);
 }
 
 static guint
@@ -326,7 +312,7 @@ load_processes (TideWindow *self,
                 GPtrArray  *suspects)
 {
   g_autoptr(GtkStringList) names = gtk_string_list_new (NULL);
-  g_autoptr(GPtrArray) processes = tide_trace_list_processes (self->trace, NULL);
+  g_autoptr(GPtrArray) processes = tide_trace_list_processes (_tide_window_get_trace (self), NULL);
 
   g_clear_pointer (&self->process_ids, g_array_unref);
   self->process_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
@@ -339,28 +325,27 @@ load_processes (TideWindow *self,
       name = tide_process_picker_name (p, count_suspects (suspects, p->id));
       gtk_string_list_append (names, name);
     }
-  self->syncing = TRUE;
-  gtk_drop_down_set_model (self->process_dropdown, G_LIST_MODEL (names));
-  self->syncing = FALSE;
+  bind_process_dropdown (self, G_LIST_MODEL (names));
   gtk_widget_set_visible (GTK_WIDGET (self->process_bar), self->process_ids->len > 1);
 }
 
 static void
 load_tables (TideWindow *self)
 {
+  TideTrace *trace = _tide_window_get_trace (self);
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) suspects = NULL;
 
   g_clear_pointer (&self->steps, g_ptr_array_unref);
   g_clear_pointer (&self->transfers, g_array_unref);
-  self->steps = tide_report_steps (self->trace, &error);
+  self->steps = tide_report_steps (trace, &error);
   if (self->steps == NULL)
     {
       set_banner (self, error->message);
       g_clear_error (&error);
     }
-  self->transfers = tide_timeline_transfers (self->trace, 0, NULL);
-  suspects = tide_report_suspects (self->trace, TIDE_GROUP_BY_STACK, NULL);
+  self->transfers = tide_timeline_transfers (trace, 0, NULL);
+  suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
   tide_steps_view_set_steps (self->steps_view, self->steps, self->transfers);
   tide_suspects_view_set_suspects (self->suspects_view, suspects);
   tide_timeline_view_set_highlight (self->timeline, 0, 0, -1, NULL);
@@ -378,30 +363,27 @@ has_process (TideWindow *self,
 }
 
 /* Shows @trace; the same capture reopened while it grows keeps the process
- * and the selection. */
+ * and the selection (the session's rule), as long as the process is still
+ * in it; otherwise the window opens on the process with the top suspect. */
 void
 _tide_window_set_trace (TideWindow *self,
                         TideTrace  *trace)
 {
   g_autofree char *basename = NULL;
   g_autofree char *early_end = NULL;
-  gboolean same_file;
-  gint keep_step;
 
   g_return_if_fail (TIDE_IS_WINDOW (self));
   g_return_if_fail (TIDE_IS_TRACE (trace));
 
-  same_file = self->trace != NULL &&
-              g_strcmp0 (tide_trace_get_path (self->trace), tide_trace_get_path (trace)) == 0;
-  keep_step = same_file ? self->drill_step : 0;
-  g_set_object (&self->trace, trace);
+  /* A new trace object may reuse the old one's address. */
+  self->drill_trace = NULL;
+  tide_session_set_trace (self->session, trace);
   load_tables (self);
-  tide_timeline_view_set_trace (self->timeline, trace);
-  if (!same_file || !has_process (self, self->process_id))
-    self->process_id = tide_report_pick_process (trace, NULL, NULL);
-  _tide_window_set_process (self, self->process_id);
-  if (keep_step > 0)
-    _tide_window_select_step (self, keep_step);
+  if (!has_process (self, tide_session_get_process_id (self->session)))
+    tide_session_set_process_id (self->session, tide_report_pick_process (trace, NULL, NULL));
+  /* The steps came after the session's selection: the drill-down may
+   * find the chosen step now. */
+  tide_window_session_selection_cb (self);
 
   basename = g_path_get_basename (tide_trace_get_path (trace));
   adw_window_title_set_subtitle (self->title, basename);
@@ -430,8 +412,8 @@ _tide_window_show_error (TideWindow *self,
 {
   g_return_if_fail (TIDE_IS_WINDOW (self));
 
-  g_clear_object (&self->trace);
-  tide_timeline_view_set_trace (self->timeline, NULL);
+  self->drill_trace = NULL;
+  tide_session_set_trace (self->session, NULL);
   g_free (self->error_title);
   g_free (self->error_message);
   self->error_title = g_strdup (title);
@@ -509,20 +491,80 @@ _tide_window_get_state (TideWindow *self)
   return self->state;
 }
 
-/* The timeline belongs to another widget family (ui/); it is created here
- * rather than in the template so that its construction stays in one place. */
+/* The timeline's trace and window follow the session's; the trace first,
+ * as the window is clamped to it. */
 static void
-add_timeline (TideWindow *self)
+tide_window_session_window_cb (TideWindow *self)
 {
-  self->timeline = TIDE_TIMELINE_VIEW (tide_timeline_view_new ());
-  gtk_widget_set_vexpand (GTK_WIDGET (self->timeline), TRUE);
-  gtk_box_append (self->timeline_slot, GTK_WIDGET (self->timeline));
-  g_signal_connect_object (self->timeline, "notify::selected-step",
-                           G_CALLBACK (tide_window_timeline_step_cb), self, G_CONNECT_SWAPPED);
-  g_signal_connect_object (self->timeline, "selection-range",
-                           G_CALLBACK (tide_window_timeline_range_cb), self, G_CONNECT_SWAPPED);
-  g_signal_connect_object (self->timeline, "notify::process-id",
-                           G_CALLBACK (tide_window_timeline_process_cb), self, G_CONNECT_SWAPPED);
+  gint64 begin, end;
+
+  tide_timeline_view_set_trace (self->timeline, tide_session_get_trace (self->session));
+  tide_session_get_visible (self->session, &begin, &end);
+  tide_timeline_view_set_visible_range (self->timeline, begin, end);
+}
+
+static void
+tide_window_session_range_cb (TideWindow *self)
+{
+  gint64 begin, end;
+
+  tide_session_get_range (self->session, &begin, &end);
+  tide_timeline_view_set_selection_range (self->timeline, begin, end);
+}
+
+/* Scrolling, pinching and panning on the timeline move the session's
+ * window; only zoom actions enter its history. */
+static void
+tide_window_timeline_window_cb (TideWindow *self)
+{
+  gint64 begin, end;
+
+  tide_timeline_view_get_visible_range (self->timeline, &begin, &end);
+  tide_session_set_visible (self->session, begin, end);
+}
+
+static void
+tide_window_timeline_range_cb (TideWindow *self,
+                               gint64      begin,
+                               gint64      end)
+{
+  tide_session_set_range (self->session, begin, end);
+}
+
+static void
+connect_session (TideWindow *self,
+                 const char *signal,
+                 GCallback   callback)
+{
+  g_signal_connect_object (self->session, signal, callback, self, G_CONNECT_SWAPPED);
+}
+
+/* Every view binds to the session, none to another. */
+static void
+bind_session (TideWindow *self)
+{
+  GBindingFlags both = G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE;
+
+  self->session = tide_session_new ();
+  g_object_bind_property (self->session, "process-id", self->timeline, "process-id", both);
+  g_object_bind_property (self->session, "step", self->timeline, "selected-step", both);
+  g_object_bind_property (self->session, "process-id", self->steps_view, "process-id",
+                          G_BINDING_SYNC_CREATE);
+  g_object_bind_property (self->session, "step", self->steps_view, "selected-step", both);
+
+  connect_session (self, "notify::trace", G_CALLBACK (tide_window_session_window_cb));
+  connect_session (self, "notify::visible-begin", G_CALLBACK (tide_window_session_window_cb));
+  connect_session (self, "notify::visible-end", G_CALLBACK (tide_window_session_window_cb));
+  connect_session (self, "notify::range-begin", G_CALLBACK (tide_window_session_range_cb));
+  connect_session (self, "notify::range-end", G_CALLBACK (tide_window_session_range_cb));
+  connect_session (self, "notify::trace", G_CALLBACK (tide_window_session_selection_cb));
+  connect_session (self, "notify::process-id", G_CALLBACK (tide_window_session_selection_cb));
+  connect_session (self, "notify::step", G_CALLBACK (tide_window_session_selection_cb));
+  connect_session (self, "notify::range-begin", G_CALLBACK (tide_window_session_selection_cb));
+  connect_session (self, "notify::range-end", G_CALLBACK (tide_window_session_selection_cb));
+  connect_session (self, "notify::zoom-depth", G_CALLBACK (_tide_window_actions_update));
+
+  bind_process_dropdown (self, NULL);
 }
 
 static GSettings *
@@ -544,7 +586,8 @@ tide_window_dispose (GObject *object)
   _tide_window_record_dispose (self);
   cancel_drilldown (self);
   gtk_widget_dispose_template (GTK_WIDGET (self), TIDE_TYPE_WINDOW);
-  g_clear_object (&self->trace);
+  self->process_binding = NULL;
+  g_clear_object (&self->session);
   g_clear_object (&self->settings);
   g_clear_pointer (&self->export_chooser, g_object_unref);
   g_clear_pointer (&self->steps, g_ptr_array_unref);
@@ -578,6 +621,7 @@ tide_window_class_init (TideWindowClass *klass)
   g_type_ensure (TIDE_TYPE_DRILLDOWN_VIEW);
   g_type_ensure (TIDE_TYPE_FLAME_GRAPH);
   g_type_ensure (TIDE_TYPE_SUSPECTS_VIEW);
+  g_type_ensure (TIDE_TYPE_TIMELINE_VIEW);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/dev/tidemark/Tidemark/tide-window.ui");
   gtk_widget_class_bind_template_child (widget_class, TideWindow, title);
@@ -591,6 +635,7 @@ tide_window_class_init (TideWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TideWindow, process_bar);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, process_dropdown);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, timeline_slot);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, timeline);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, steps_view);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, drilldown_view);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, flame_graph);
@@ -599,11 +644,11 @@ tide_window_class_init (TideWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TideWindow, drilldown_title);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, suspects_view);
   gtk_widget_class_bind_template_callback (widget_class, tide_window_banner_response_cb);
-  gtk_widget_class_bind_template_callback (widget_class, tide_window_steps_selected_cb);
+  gtk_widget_class_bind_template_callback (widget_class, tide_window_timeline_range_cb);
+  gtk_widget_class_bind_template_callback (widget_class, tide_window_timeline_window_cb);
   gtk_widget_class_bind_template_callback (widget_class, tide_window_flame_search_cb);
   gtk_widget_class_bind_template_callback (widget_class, tide_window_flame_selected_cb);
   gtk_widget_class_bind_template_callback (widget_class, tide_window_suspect_selected_cb);
-  gtk_widget_class_bind_template_callback (widget_class, tide_window_process_selected_cb);
 
   _tide_window_class_actions_init (widget_class);
 }
@@ -616,7 +661,7 @@ tide_window_init (TideWindow *self)
   self->state = TIDE_WINDOW_EMPTY;
   self->export_width = 1600;
   self->export_height = 900;
-  add_timeline (self);
+  bind_session (self);
   _tide_window_dnd_init (self);
   gtk_label_set_text (self->drilldown_title, "Choose a step or drag a range on the timeline");
   _tide_window_actions_update (self);

@@ -33,7 +33,7 @@ struct _TideDrilldownView
   GListModel         *roots;
   gboolean            hide_plumbing;
 
-  /* Children */
+  /* Template widgets */
   GtkWidget          *box;
   GtkWidget          *hide_plumbing_check;
   GtkWidget          *scroller;
@@ -75,9 +75,9 @@ create_children_cb (gpointer item,
 }
 
 static void
-name_setup_cb (GtkSignalListItemFactory *factory,
-               GtkListItem              *item,
-               gpointer                  data)
+tide_drilldown_view_name_setup_cb (GtkSignalListItemFactory *factory,
+                                   GtkListItem              *item,
+                                   TideDrilldownView        *self)
 {
   GtkWidget *expander = gtk_tree_expander_new ();
   GtkWidget *label = gtk_label_new (NULL);
@@ -89,9 +89,9 @@ name_setup_cb (GtkSignalListItemFactory *factory,
 }
 
 static void
-name_bind_cb (GtkSignalListItemFactory *factory,
-              GtkListItem              *item,
-              gpointer                  data)
+tide_drilldown_view_name_bind_cb (GtkSignalListItemFactory *factory,
+                                  GtkListItem              *item,
+                                  TideDrilldownView        *self)
 {
   GtkTreeListRow *row = gtk_list_item_get_item (item);
   GtkTreeExpander *expander = GTK_TREE_EXPANDER (gtk_list_item_get_child (item));
@@ -119,9 +119,9 @@ name_bind_cb (GtkSignalListItemFactory *factory,
 }
 
 static void
-number_setup_cb (GtkSignalListItemFactory *factory,
-                 GtkListItem              *item,
-                 gpointer                  data)
+tide_drilldown_view_number_setup_cb (GtkSignalListItemFactory *factory,
+                                     GtkListItem              *item,
+                                     TideDrilldownView        *self)
 {
   GtkWidget *label = gtk_label_new (NULL);
 
@@ -130,15 +130,17 @@ number_setup_cb (GtkSignalListItemFactory *factory,
   gtk_list_item_set_child (item, label);
 }
 
+/* The bytes and count columns share their cells; the factory says which. */
 static void
-number_bind_cb (GtkSignalListItemFactory *factory,
-                GtkListItem              *item,
-                gpointer                  data)
+tide_drilldown_view_number_bind_cb (GtkSignalListItemFactory *factory,
+                                    GtkListItem              *item,
+                                    TideDrilldownView        *self)
 {
   g_autoptr(TideDrilldownNode) node = gtk_tree_list_row_get_item (gtk_list_item_get_item (item));
   g_autofree char *text = NULL;
 
-  if (GPOINTER_TO_INT (data) == COLUMN_BYTES)
+  if (gtk_column_view_column_get_factory (self->columns[COLUMN_BYTES]) ==
+      GTK_LIST_ITEM_FACTORY (factory))
     text = tide_format_bytes (tide_drilldown_node_get_bytes (node));
   else
     text = g_strdup_printf ("%" G_GINT64_FORMAT, tide_drilldown_node_get_count (node));
@@ -162,27 +164,17 @@ compare_nodes_cb (gconstpointer a,
   return (vx > vy) - (vx < vy);
 }
 
+/* Comparing is code: each column of the template gets its sorter here. */
 static void
-add_column (TideDrilldownView *self,
-            Column             id,
-            const char        *title,
-            GCallback          setup,
-            GCallback          bind)
+add_sorters (TideDrilldownView *self)
 {
-  GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
-  GtkCustomSorter *sorter = gtk_custom_sorter_new (compare_nodes_cb, GINT_TO_POINTER (id), NULL);
-  GtkColumnViewColumn *column;
+  for (guint i = 0; i < N_COLUMNS; i++)
+    {
+      g_autoptr(GtkCustomSorter) sorter = gtk_custom_sorter_new (compare_nodes_cb,
+                                                                 GINT_TO_POINTER (i), NULL);
 
-  g_signal_connect (factory, "setup", setup, GINT_TO_POINTER (id));
-  g_signal_connect (factory, "bind", bind, GINT_TO_POINTER (id));
-  column = gtk_column_view_column_new (title, factory);
-  gtk_column_view_column_set_sorter (column, GTK_SORTER (sorter));
-  gtk_column_view_column_set_resizable (column, TRUE);
-  gtk_column_view_column_set_expand (column, id == COLUMN_NAME);
-  gtk_column_view_append_column (self->column_view, column);
-  self->columns[id] = column;
-  g_object_unref (sorter);
-  g_object_unref (column);
+      gtk_column_view_column_set_sorter (self->columns[i], GTK_SORTER (sorter));
+    }
 }
 
 static void
@@ -197,7 +189,7 @@ tide_drilldown_view_dispose (GObject *object)
 {
   TideDrilldownView *self = TIDE_DRILLDOWN_VIEW (object);
 
-  g_clear_pointer (&self->box, gtk_widget_unparent);
+  gtk_widget_dispose_template (GTK_WIDGET (self), TIDE_TYPE_DRILLDOWN_VIEW);
   g_clear_object (&self->selection);
   g_clear_object (&self->roots);
   g_clear_pointer (&self->groups, g_ptr_array_unref);
@@ -261,6 +253,26 @@ tide_drilldown_view_class_init (TideDrilldownViewClass *klass)
 
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "drilldown");
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/dev/tidemark/Tidemark/ui/tide-drilldown-view.ui");
+  gtk_widget_class_bind_template_child (widget_class, TideDrilldownView, box);
+  gtk_widget_class_bind_template_child (widget_class, TideDrilldownView, hide_plumbing_check);
+  gtk_widget_class_bind_template_child (widget_class, TideDrilldownView, scroller);
+  gtk_widget_class_bind_template_child (widget_class, TideDrilldownView, column_view);
+  gtk_widget_class_bind_template_child_full (widget_class, "name_column", FALSE,
+                                             G_STRUCT_OFFSET (TideDrilldownView, columns) +
+                                             COLUMN_NAME * sizeof (GtkColumnViewColumn *));
+  gtk_widget_class_bind_template_child_full (widget_class, "bytes_column", FALSE,
+                                             G_STRUCT_OFFSET (TideDrilldownView, columns) +
+                                             COLUMN_BYTES * sizeof (GtkColumnViewColumn *));
+  gtk_widget_class_bind_template_child_full (widget_class, "count_column", FALSE,
+                                             G_STRUCT_OFFSET (TideDrilldownView, columns) +
+                                             COLUMN_COUNT * sizeof (GtkColumnViewColumn *));
+  gtk_widget_class_bind_template_callback (widget_class, tide_drilldown_view_name_setup_cb);
+  gtk_widget_class_bind_template_callback (widget_class, tide_drilldown_view_name_bind_cb);
+  gtk_widget_class_bind_template_callback (widget_class, tide_drilldown_view_number_setup_cb);
+  gtk_widget_class_bind_template_callback (widget_class, tide_drilldown_view_number_bind_cb);
 }
 
 /* A GtkTreeListModel keeps its root for life: each selection gets a new tree. */
@@ -284,10 +296,8 @@ tide_drilldown_view_init (TideDrilldownView *self)
 {
   g_autoptr(GListModel) empty = G_LIST_MODEL (g_list_store_new (TIDE_TYPE_DRILLDOWN_NODE));
 
-  self->column_view = GTK_COLUMN_VIEW (gtk_column_view_new (NULL));
-  add_column (self, COLUMN_NAME, "Scope, stack, frame", G_CALLBACK (name_setup_cb), G_CALLBACK (name_bind_cb));
-  add_column (self, COLUMN_BYTES, "Retained", G_CALLBACK (number_setup_cb), G_CALLBACK (number_bind_cb));
-  add_column (self, COLUMN_COUNT, "Allocations", G_CALLBACK (number_setup_cb), G_CALLBACK (number_bind_cb));
+  gtk_widget_init_template (GTK_WIDGET (self));
+  add_sorters (self);
 
   self->selection = gtk_single_selection_new (NULL);
   gtk_single_selection_set_autoselect (self->selection, FALSE);
@@ -298,19 +308,6 @@ tide_drilldown_view_init (TideDrilldownView *self)
                            G_CALLBACK (tide_drilldown_view_selection_changed_cb), self,
                            G_CONNECT_SWAPPED);
 
-  self->hide_plumbing_check = gtk_check_button_new_with_label ("Hide plumbing frames");
-  gtk_widget_set_tooltip_text (self->hide_plumbing_check,
-                               "Leave allocator and runtime frames out of the stacks");
-  gtk_widget_set_margin_start (self->hide_plumbing_check, 6);
-  g_object_bind_property (self, "hide-plumbing", self->hide_plumbing_check, "active",
-                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
-  self->scroller = gtk_scrolled_window_new ();
-  gtk_widget_set_vexpand (self->scroller, TRUE);
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scroller), GTK_WIDGET (self->column_view));
-  self->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  gtk_box_append (GTK_BOX (self->box), self->hide_plumbing_check);
-  gtk_box_append (GTK_BOX (self->box), self->scroller);
-  gtk_widget_set_parent (self->box, GTK_WIDGET (self));
   gtk_column_view_sort_by_column (self->column_view, self->columns[COLUMN_BYTES],
                                   GTK_SORT_DESCENDING);
 }

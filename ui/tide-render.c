@@ -43,21 +43,6 @@ const TidePalette tide_palette_light = {
   .rss_class = { 0xdeddda, 0xb5e3e0, 0xc6dcf5, 0xf6e0b0 },
 };
 
-const TidePalette tide_palette_dark = {
-  .background = 0x1e1e1e, .text = 0xffffff, .text_dim = 0x9a9996, .grid = 0x3d3846,
-  .band_even = 0x1e1e1e, .band_odd = 0x262626, .band_leak = 0x3b2224,
-  .strip_even = 0x303030, .strip_odd = 0x3d3d3d, .strip_leak = 0xc01c28,
-  .strip_text = 0xffffff, .strip_leak_text = 0xffffff, .accent = 0x78aeed,
-  .transfer_to_device = 0x62a0ea, .transfer_to_host = 0xffa348,
-  .lane_line = { 0x62a0ea, 0x33d17a, 0xffa348, 0xc061cb, 0xed333b, 0xb5835a, 0xf6d32d, 0xc0bfbc },
-  .lane_fill = { 0x32455b, 0x24543a, 0x62462b, 0x4f3252, 0x5c2427, 0x4b3c30, 0x5f5422, 0x4f4e4d },
-  .lane_envelope = { 0x43668e, 0x2a8051, 0x9a6735, 0x77437d, 0x902a2e, 0x71563f, 0x958226,
-                     0x777775 },
-  .band_highlight = 0x33263a, .highlight = 0xf66151,
-  .process = { 0x62a0ea, 0xffa348, 0x57e389, 0xc061cb, 0xed333b, 0xb5835a, 0xf8e45c, 0x9a9996 },
-  .rss_class = { 0x3d3846, 0x1f4a47, 0x32455b, 0x5c4a23 },
-};
-
 static void
 set_rgb (cairo_t *cr,
          guint32  rgb)

@@ -22,14 +22,13 @@ struct _TideStepsView
   GtkFilterListModel *filtered;
   GListStore         *store;
 
-  /* Template-like children */
+  /* Template widgets */
   GtkWidget          *scroller;
   GtkColumnView      *column_view;
   GtkColumnViewColumn *columns[TIDE_STEPS_N_COLUMNS];
 
   gint64              process_id;
   gint                selected_step;
-  guint               syncing : 1;
 };
 
 G_DEFINE_FINAL_TYPE (TideStepsView, tide_steps_view, GTK_TYPE_WIDGET)
@@ -43,8 +42,10 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
-static const char *column_titles[TIDE_STEPS_N_COLUMNS] = {
-  "Step", "Duration", "Host change", "Device change", "Retained", "Transfers",
+/* The template's column ids, by TideStepsColumn. */
+static const char *column_ids[TIDE_STEPS_N_COLUMNS] = {
+  "step_column", "duration_column", "host_change_column", "device_change_column",
+  "retained_column", "transfers_column",
 };
 
 gint64
@@ -90,9 +91,9 @@ format_cell (TideStepsColumn  column,
 }
 
 static void
-cell_setup_cb (GtkSignalListItemFactory *factory,
-               GtkListItem              *item,
-               gpointer                  data)
+tide_steps_view_cell_setup_cb (GtkSignalListItemFactory *factory,
+                               GtkListItem              *item,
+                               TideStepsView            *self)
 {
   GtkWidget *label = gtk_label_new (NULL);
 
@@ -101,12 +102,24 @@ cell_setup_cb (GtkSignalListItemFactory *factory,
   gtk_list_item_set_child (item, label);
 }
 
-static void
-cell_bind_cb (GtkSignalListItemFactory *factory,
-              GtkListItem              *item,
-              gpointer                  data)
+/* The column whose cells @factory makes. */
+static TideStepsColumn
+column_of_factory (TideStepsView      *self,
+                   GtkListItemFactory *factory)
 {
-  g_autofree char *text = format_cell (GPOINTER_TO_INT (data), gtk_list_item_get_item (item));
+  for (guint i = 0; i < TIDE_STEPS_N_COLUMNS; i++)
+    if (gtk_column_view_column_get_factory (self->columns[i]) == factory)
+      return i;
+  g_return_val_if_reached (TIDE_STEPS_COLUMN_STEP);
+}
+
+static void
+tide_steps_view_cell_bind_cb (GtkSignalListItemFactory *factory,
+                              GtkListItem              *item,
+                              TideStepsView            *self)
+{
+  TideStepsColumn column = column_of_factory (self, GTK_LIST_ITEM_FACTORY (factory));
+  g_autofree char *text = format_cell (column, gtk_list_item_get_item (item));
 
   gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
 }
@@ -132,28 +145,23 @@ filter_process_cb (gpointer item,
          tide_steps_view_row_get_step (item)->process_id == self->process_id;
 }
 
+/* Comparing is code: each column of the template gets its sorter here. */
 static void
-add_columns (TideStepsView *self)
+add_sorters (TideStepsView *self)
 {
   for (guint i = 0; i < TIDE_STEPS_N_COLUMNS; i++)
     {
-      GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
-      GtkCustomSorter *sorter = gtk_custom_sorter_new (compare_column_cb, GINT_TO_POINTER (i), NULL);
-      GtkColumnViewColumn *column;
+      g_autoptr(GtkCustomSorter) sorter = gtk_custom_sorter_new (compare_column_cb,
+                                                                 GINT_TO_POINTER (i), NULL);
 
-      g_signal_connect (factory, "setup", G_CALLBACK (cell_setup_cb), GINT_TO_POINTER (i));
-      g_signal_connect (factory, "bind", G_CALLBACK (cell_bind_cb), GINT_TO_POINTER (i));
-      column = gtk_column_view_column_new (column_titles[i], factory);
-      gtk_column_view_column_set_sorter (column, GTK_SORTER (sorter));
-      gtk_column_view_column_set_resizable (column, TRUE);
-      gtk_column_view_column_set_expand (column, i != TIDE_STEPS_COLUMN_STEP);
-      gtk_column_view_append_column (self->column_view, column);
-      self->columns[i] = column;
-      g_object_unref (sorter);
-      g_object_unref (column);
+      gtk_column_view_column_set_sorter (self->columns[i], GTK_SORTER (sorter));
     }
 }
 
+/* Only "selection-changed" is the user's (or sync_selection's) choice of
+ * a row: a list that changes under the selection emits "items-changed"
+ * alone.  No row chosen says nothing: the step may be filtered out, or
+ * sync_selection cleared the row of a step this process does not have. */
 static void
 tide_steps_view_selection_changed_cb (TideStepsView *self)
 {
@@ -162,13 +170,14 @@ tide_steps_view_selection_changed_cb (TideStepsView *self)
 
   g_assert (TIDE_IS_STEPS_VIEW (self));
 
-  if (self->syncing || number == self->selected_step)
+  if (row == NULL || number == self->selected_step)
     return;
   self->selected_step = number;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTED_STEP]);
 }
 
-/* Puts the selection on the row of selected_step, without echoing it back. */
+/* Puts the selection on the row of selected_step; the selection's echo
+ * names the same step, or none, and so changes nothing. */
 static void
 sync_selection (TideStepsView *self)
 {
@@ -185,9 +194,7 @@ sync_selection (TideStepsView *self)
           break;
         }
     }
-  self->syncing = TRUE;
   gtk_single_selection_set_selected (self->selection, position);
-  self->syncing = FALSE;
 }
 
 static void
@@ -195,7 +202,7 @@ tide_steps_view_dispose (GObject *object)
 {
   TideStepsView *self = TIDE_STEPS_VIEW (object);
 
-  g_clear_pointer (&self->scroller, gtk_widget_unparent);
+  gtk_widget_dispose_template (GTK_WIDGET (self), TIDE_TYPE_STEPS_VIEW);
   g_clear_object (&self->selection);
   G_OBJECT_CLASS (tide_steps_view_parent_class)->dispose (object);
 }
@@ -249,6 +256,17 @@ tide_steps_view_class_init (TideStepsViewClass *klass)
 
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "stepstable");
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/dev/tidemark/Tidemark/ui/tide-steps-view.ui");
+  gtk_widget_class_bind_template_child (widget_class, TideStepsView, scroller);
+  gtk_widget_class_bind_template_child (widget_class, TideStepsView, column_view);
+  for (guint i = 0; i < TIDE_STEPS_N_COLUMNS; i++)
+    gtk_widget_class_bind_template_child_full (widget_class, column_ids[i], FALSE,
+                                               G_STRUCT_OFFSET (TideStepsView, columns) +
+                                               i * sizeof (GtkColumnViewColumn *));
+  gtk_widget_class_bind_template_callback (widget_class, tide_steps_view_cell_setup_cb);
+  gtk_widget_class_bind_template_callback (widget_class, tide_steps_view_cell_bind_cb);
 }
 
 static void
@@ -256,23 +274,20 @@ tide_steps_view_init (TideStepsView *self)
 {
   GtkCustomFilter *filter = gtk_custom_filter_new (filter_process_cb, self, NULL);
 
+  gtk_widget_init_template (GTK_WIDGET (self));
+  add_sorters (self);
   self->store = g_list_store_new (TIDE_TYPE_STEPS_VIEW_ROW);
   self->filtered = gtk_filter_list_model_new (G_LIST_MODEL (self->store), GTK_FILTER (filter));
-  self->column_view = GTK_COLUMN_VIEW (gtk_column_view_new (NULL));
-  add_columns (self);
   self->sorted = gtk_sort_list_model_new (G_LIST_MODEL (self->filtered),
                                           g_object_ref (gtk_column_view_get_sorter (self->column_view)));
   self->selection = gtk_single_selection_new (G_LIST_MODEL (self->sorted));
   gtk_single_selection_set_autoselect (self->selection, FALSE);
-  gtk_single_selection_set_can_unselect (self->selection, TRUE);
+  gtk_single_selection_set_can_unselect (self->selection, FALSE);
   gtk_column_view_set_model (self->column_view, GTK_SELECTION_MODEL (self->selection));
-  g_signal_connect_object (self->selection, "notify::selected",
+  g_signal_connect_object (self->selection, "selection-changed",
                            G_CALLBACK (tide_steps_view_selection_changed_cb), self,
                            G_CONNECT_SWAPPED);
 
-  self->scroller = gtk_scrolled_window_new ();
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scroller), GTK_WIDGET (self->column_view));
-  gtk_widget_set_parent (self->scroller, GTK_WIDGET (self));
   gtk_column_view_sort_by_column (self->column_view, self->columns[TIDE_STEPS_COLUMN_STEP],
                                   GTK_SORT_ASCENDING);
 }
@@ -319,10 +334,8 @@ tide_steps_view_set_steps (TideStepsView *self,
       const TideStepRow *row = g_ptr_array_index (rows, i);
       g_ptr_array_add (items, tide_steps_view_row_new (row, count_transfers (row, transfers)));
     }
-  self->syncing = TRUE;
   g_list_store_splice (self->store, 0, g_list_model_get_n_items (G_LIST_MODEL (self->store)),
                        items->pdata, items->len);
-  self->syncing = FALSE;
   sync_selection (self);
 }
 
@@ -343,9 +356,7 @@ tide_steps_view_set_process_id (TideStepsView *self,
   if (self->process_id == process_id)
     return;
   self->process_id = process_id;
-  self->syncing = TRUE;
   gtk_filter_changed (gtk_filter_list_model_get_filter (self->filtered), GTK_FILTER_CHANGE_DIFFERENT);
-  self->syncing = FALSE;
   sync_selection (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PROCESS_ID]);
 }

@@ -3,15 +3,17 @@
  *
  * TideTimelineView input: every handler reads the event and calls one of
  * the view's public functions (zoom_at, pan_by, set_selected_step, ...),
- * which is what keyboard actions and tests call too.
+ * which is what keyboard actions and tests call too.  Zoom keys are the
+ * window's (win.zoom-in and the rest, through TideSession), so that they
+ * zoom alike wherever the focus is; the view has only gestures.
  *
- *   Ctrl+wheel, pinch, Ctrl+plus/minus   zoom (around the pointer)
+ *   Ctrl+wheel, pinch                    zoom (around the pointer)
  *   horizontal wheel, Shift+wheel        pan
  *   middle or Shift+primary drag         pan
  *   primary drag                         select a range
  *   primary click                        select the step under the pointer; on
  *                                        the job lane, show the process under it
- *   Left/Right                           previous/next step;  Ctrl+0 fit
+ *   Left/Right                           previous/next step
  */
 #include "config.h"
 
@@ -20,7 +22,6 @@
 #include <math.h>
 
 #define DRAG_THRESHOLD 4.0
-#define KEY_ZOOM       1.5
 #define WHEEL_ZOOM     1.25
 #define WHEEL_PAN_PX   48.0
 
@@ -178,21 +179,6 @@ tide_timeline_view_drag_end_cb (TideTimelineView *self,
 }
 
 static void
-action_zoom (GtkWidget  *widget,
-             const char *name,
-             GVariant   *param)
-{
-  TideTimelineView *self = TIDE_TIMELINE_VIEW (widget);
-
-  if (g_str_equal (name, "timeline.zoom-in"))
-    tide_timeline_view_zoom_at (self, anchor_x (self), KEY_ZOOM);
-  else if (g_str_equal (name, "timeline.zoom-out"))
-    tide_timeline_view_zoom_at (self, anchor_x (self), 1.0 / KEY_ZOOM);
-  else
-    tide_timeline_view_zoom_fit (self);
-}
-
-static void
 action_step (GtkWidget  *widget,
              const char *name,
              GVariant   *param)
@@ -204,20 +190,9 @@ action_step (GtkWidget  *widget,
 void
 _tide_timeline_view_class_input_init (GtkWidgetClass *widget_class)
 {
-  gtk_widget_class_install_action (widget_class, "timeline.zoom-in", NULL, action_zoom);
-  gtk_widget_class_install_action (widget_class, "timeline.zoom-out", NULL, action_zoom);
-  gtk_widget_class_install_action (widget_class, "timeline.zoom-fit", NULL, action_zoom);
   gtk_widget_class_install_action (widget_class, "timeline.previous-step", NULL, action_step);
   gtk_widget_class_install_action (widget_class, "timeline.next-step", NULL, action_step);
 
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_plus, GDK_CONTROL_MASK,
-                                       "timeline.zoom-in", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_equal, GDK_CONTROL_MASK,
-                                       "timeline.zoom-in", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_minus, GDK_CONTROL_MASK,
-                                       "timeline.zoom-out", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_0, GDK_CONTROL_MASK,
-                                       "timeline.zoom-fit", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Left, 0,
                                        "timeline.previous-step", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Right, 0,

@@ -24,7 +24,8 @@ struct _TideTimelineView
   char              *error;
 
   TideTimelineModel  model;
-  const TidePalette *palette;
+  const TidePalette *palette;        /* &palette_value */
+  TidePalette        palette_value;  /* the stylesheet's colours */
   gint64             process_id;
   gint               selected_step;
   gint64             selection_begin;

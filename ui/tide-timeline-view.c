@@ -16,7 +16,9 @@
 #include "tide-timeline-view.h"
 
 #include <math.h>
+#include <string.h>
 
+#include "tide-palette.h"
 #include "tide-processes.h"
 #include "tide-render.h"
 #include "tide-timeline-view-private.h"
@@ -158,9 +160,10 @@ snapshot_error (TideTimelineView *self,
 {
   g_autofree char *text = g_strdup_printf ("Cannot draw the timeline: %s", self->error);
   PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (self), text);
-  GdkRGBA color;
+  guint32 rgb = self->palette->text;
+  GdkRGBA color = { ((rgb >> 16) & 0xff) / 255.0, ((rgb >> 8) & 0xff) / 255.0,
+                    (rgb & 0xff) / 255.0, 1.0 };
 
-  gdk_rgba_parse (&color, self->palette == &tide_palette_dark ? "#ffffff" : "#241f31");
   gtk_snapshot_save (snapshot);
   gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (12, 12));
   gtk_snapshot_append_layout (snapshot, layout, &color);
@@ -257,23 +260,37 @@ tide_timeline_view_measure (GtkWidget      *widget,
   *natural = orientation == GTK_ORIENTATION_HORIZONTAL ? 800 : 360;
 }
 
-/* Theme colours are read here, never in snapshot: a light foreground means
- * a dark style. */
+static guint32
+rgba_to_rgb (const GdkRGBA *color)
+{
+  return (guint32) lround (CLAMP (color->red, 0, 1) * 255) << 16 |
+         (guint32) lround (CLAMP (color->green, 0, 1) * 255) << 8 |
+         (guint32) lround (CLAMP (color->blue, 0, 1) * 255);
+}
+
+/* The palette is the stylesheet's named colours (app/style.css, and
+ * style-dark.css, which AdwStyleManager adds in the dark style), read here
+ * and never in snapshot; a colour no stylesheet names keeps the light
+ * palette's value, as PNG export draws it. */
 static void
 tide_timeline_view_css_changed (GtkWidget         *widget,
                                 GtkCssStyleChange *change)
 {
   TideTimelineView *self = TIDE_TIMELINE_VIEW (widget);
-  const TidePalette *palette;
-  GdkRGBA fg;
+  GtkStyleContext *style = gtk_widget_get_style_context (widget);
+  TidePalette palette = tide_palette_light;
 
   GTK_WIDGET_CLASS (tide_timeline_view_parent_class)->css_changed (widget, change);
-  gtk_style_context_get_color (gtk_widget_get_style_context (widget), &fg);
-  palette = 0.299 * fg.red + 0.587 * fg.green + 0.114 * fg.blue > 0.5 ? &tide_palette_dark
-                                                                       : &tide_palette_light;
-  if (palette != self->palette)
+  for (guint i = 0; i < tide_palette_n_colors (); i++)
     {
-      self->palette = palette;
+      GdkRGBA color;
+
+      if (gtk_style_context_lookup_color (style, tide_palette_color_name (i), &color))
+        tide_palette_set_color (&palette, i, rgba_to_rgb (&color));
+    }
+  if (memcmp (&palette, &self->palette_value, sizeof palette) != 0)
+    {
+      self->palette_value = palette;
       invalidate_frame (self);
     }
 }
@@ -398,7 +415,8 @@ tide_timeline_view_class_init (TideTimelineViewClass *klass)
 static void
 tide_timeline_view_init (TideTimelineView *self)
 {
-  self->palette = &tide_palette_light;
+  self->palette_value = tide_palette_light;
+  self->palette = &self->palette_value;
   self->selection_begin = -1;
   self->selection_end = -1;
   self->hover_x = -1;

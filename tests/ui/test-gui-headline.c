@@ -218,7 +218,7 @@ test_drilldown_and_flame (void)
   gint position;
 
   /* The last step kept the step's leaked tensor. */
-  _tide_window_select_step (window, atoi (STEPS));
+  tide_session_set_step (window->session, atoi (STEPS));
   wait_for_drilldown (window);
   model = tide_drilldown_view_get_model (window->drilldown_view);
   expand_scopes (model);

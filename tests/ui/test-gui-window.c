@@ -11,12 +11,15 @@
 
 #include <adwaita.h>
 #include <glib/gstdio.h>
+#include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "tide-application.h"
+#include "tide-steps-view-row.h"
 #include "tide-test-trace.h"
 #include "tide-test-util.h"
 #include "tide-timeline-view-private.h"
@@ -92,15 +95,25 @@ window_open (const char *path)
   return window;
 }
 
+static gboolean
+wake_cb (gpointer data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+/* A tick wakes the loop so that the deadline holds when nothing else
+ * happens (a condition that never comes fails, rather than hangs). */
 static void
 iterate_until (gboolean (*done) (gpointer),
                gpointer   data,
                guint      max_seconds)
 {
   gint64 deadline = g_get_monotonic_time () + max_seconds * G_USEC_PER_SEC;
+  guint tick = g_timeout_add (100, wake_cb, NULL);
 
   while (!done (data) && g_get_monotonic_time () < deadline)
     g_main_context_iteration (NULL, TRUE);
+  g_source_remove (tick);
 }
 
 /* An action's state, as the widgets bound to it see it. */
@@ -118,6 +131,23 @@ action_enabled (TideWindow *window,
   return enabled;
 }
 
+/* The titles of the column view inside @view's scroller, joined by "|". */
+static char *
+column_titles (GtkWidget *scroller)
+{
+  GtkColumnView *view = GTK_COLUMN_VIEW (gtk_scrolled_window_get_child (GTK_SCROLLED_WINDOW (scroller)));
+  GListModel *columns = gtk_column_view_get_columns (view);
+  g_autoptr(GString) titles = g_string_new (NULL);
+
+  for (guint i = 0; i < g_list_model_get_n_items (columns); i++)
+    {
+      g_autoptr(GtkColumnViewColumn) column = g_list_model_get_item (columns, i);
+
+      g_string_append_printf (titles, "%s%s", i ? "|" : "", gtk_column_view_column_get_title (column));
+    }
+  return g_string_free (g_steal_pointer (&titles), FALSE);
+}
+
 static void
 test_templates_parse (void)
 {
@@ -130,6 +160,23 @@ test_templates_parse (void)
   g_assert_nonnull (window->flame_graph);
   g_assert_nonnull (window->suspects_view);
   g_assert_nonnull (window->timeline);
+  g_assert_true (gtk_widget_get_parent (GTK_WIDGET (window->timeline)) ==
+                 GTK_WIDGET (window->timeline_slot));
+  /* The tables' columns come from their templates. */
+  {
+    GtkWidget *drill_box = gtk_widget_get_first_child (GTK_WIDGET (window->drilldown_view));
+    g_autofree char *steps = column_titles (gtk_widget_get_first_child (GTK_WIDGET (window->steps_view)));
+    g_autofree char *drill = column_titles (gtk_widget_get_last_child (drill_box));
+
+    g_assert_cmpstr (steps, ==, "Step|Duration|Host change|Device change|Retained|Transfers");
+    g_assert_cmpstr (drill, ==, "Scope, stack, frame|Retained|Allocations");
+    g_assert_cmpstr (gtk_check_button_get_label (GTK_CHECK_BUTTON (gtk_widget_get_first_child (drill_box))),
+                     ==, "Hide plumbing frames");
+    gtk_check_button_set_active (GTK_CHECK_BUTTON (gtk_widget_get_first_child (drill_box)), TRUE);
+    g_assert_true (tide_drilldown_view_get_hide_plumbing (window->drilldown_view));
+    tide_drilldown_view_set_hide_plumbing (window->drilldown_view, FALSE);
+    g_assert_false (gtk_check_button_get_active (GTK_CHECK_BUTTON (gtk_widget_get_first_child (drill_box))));
+  }
   g_assert_true (GTK_IS_SHORTCUTS_WINDOW (gtk_builder_get_object (overlay, "help_overlay")));
   g_assert_cmpstr (gtk_widget_get_css_name (GTK_WIDGET (window->flame_graph)), ==, "flamegraph");
   g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_EMPTY);
@@ -247,6 +294,96 @@ test_leaking_step (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* The step chosen in the steps table, or 0 when no row is. */
+static gint
+table_step (TideWindow *window)
+{
+  GtkSingleSelection *rows = GTK_SINGLE_SELECTION (tide_steps_view_get_model (window->steps_view));
+  gpointer item = gtk_single_selection_get_selected_item (rows);
+
+  return item ? tide_steps_view_row_get_step (item)->number : 0;
+}
+
+static void
+assert_timeline_window (TideWindow *window,
+                        gint64      begin,
+                        gint64      end)
+{
+  gint64 b, e;
+
+  tide_timeline_view_get_visible_range (window->timeline, &b, &e);
+  g_assert_cmpint (b, ==, begin);
+  g_assert_cmpint (e, ==, end);
+  tide_session_get_visible (window->session, &b, &e);
+  g_assert_cmpint (b, ==, begin);
+  g_assert_cmpint (e, ==, end);
+}
+
+/* Every view follows the session: a step set on it shows on the timeline,
+ * in the table and in the drill-down; a range dragged on the timeline
+ * reaches it and clears the table's row; the zoom keys zoom through it,
+ * whichever widget has the focus, and zoom-back undoes them. */
+static void
+test_session_drives_views (void)
+{
+  TideWindow *window = window_open (trace_path);
+  gint64 begin, end, span, in1_begin, in1_end, in2_begin, in2_end;
+
+  g_assert_cmpint (tide_session_get_step (window->session), ==, 0);
+  g_assert_cmpint (table_step (window), ==, 0);
+
+  tide_session_set_step (window->session, 5);
+  g_assert_cmpint (tide_timeline_view_get_selected_step (window->timeline), ==, 5);
+  g_assert_cmpint (table_step (window), ==, 5);
+  wait_for_drilldown (window);
+  g_assert_cmpstr (gtk_label_get_text (window->drilldown_title), ==, "Retained by step 5: 5.50 MiB");
+  g_assert_cmpuint (g_list_model_get_n_items (tide_drilldown_view_get_model (window->drilldown_view)), ==, 2);
+  g_assert_cmpint (tide_drilldown_node_get_bytes (drilldown_row (window, 0)), ==, BIG_TENSOR_BYTES);
+  g_assert_cmpint (tide_drilldown_node_get_bytes (drilldown_row (window, 1)), ==, FEATURE_CACHE_BYTES);
+
+  /* Step 1 keeps nothing: the drill-down says so, with no rows. */
+  tide_session_set_step (window->session, 1);
+  g_assert_cmpint (tide_timeline_view_get_selected_step (window->timeline), ==, 1);
+  g_assert_cmpint (table_step (window), ==, 1);
+  wait_for_drilldown (window);
+  g_assert_cmpstr (gtk_label_get_text (window->drilldown_title), ==, "Retained by step 1: 0 B");
+  g_assert_cmpuint (g_list_model_get_n_items (tide_drilldown_view_get_model (window->drilldown_view)), ==, 0);
+
+  /* A range dragged on the timeline is the session's, and no step is. */
+  tide_timeline_view_get_visible_range (window->timeline, &begin, &end);
+  g_signal_emit_by_name (window->timeline, "selection-range", begin, end);
+  g_assert_cmpint (tide_session_get_step (window->session), ==, 0);
+  g_assert_cmpint (tide_timeline_view_get_selected_step (window->timeline), ==, 0);
+  g_assert_cmpint (table_step (window), ==, 0);
+  wait_for_drilldown (window);
+  g_assert_true (g_str_has_prefix (gtk_label_get_text (window->drilldown_title), "Retained in 0.0–"));
+
+  /* Zoom keys: the window's, by 2 around the middle, with the timeline
+   * focused or not; Ctrl+BackSpace undoes the last. */
+  span = end - begin;
+  in1_begin = llround (begin + span / 4.0);
+  in1_end = in1_begin + llround (span / 2.0);
+  in2_begin = llround (in1_begin + (in1_end - in1_begin) / 4.0);
+  in2_end = in2_begin + llround ((in1_end - in1_begin) / 2.0);
+  gtk_widget_grab_focus (GTK_WIDGET (window->timeline));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window->timeline), "win.zoom-in", NULL));
+  assert_timeline_window (window, in1_begin, in1_end);
+  g_assert_true (action_enabled (window, "win.zoom-back"));
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.zoom-in", NULL);
+  assert_timeline_window (window, in2_begin, in2_end);
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.zoom-back", NULL);
+  assert_timeline_window (window, in1_begin, in1_end);
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.zoom-back", NULL);
+  assert_timeline_window (window, begin, end);
+  g_assert_false (action_enabled (window, "win.zoom-back"));
+
+  /* A pan on the timeline moves the session's window too. */
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.zoom-in", NULL);
+  tide_timeline_view_set_visible_range (window->timeline, begin, begin + span / 2);
+  assert_timeline_window (window, begin, begin + span / 2);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 /* A newer selection cancels the query of the older one; until the newer
  * result comes the view says it is loading and shows nothing, and then
  * it shows the newer selection's rows, whatever order the results came in. */
@@ -256,14 +393,14 @@ test_newer_selection_wins (void)
   TideWindow *window = window_open (trace_path);
   g_autoptr(GCancellable) first = NULL;
 
-  _tide_window_select_step (window, 2);
+  tide_session_set_step (window->session, 2);
   g_assert_true (window->drill_loading);
   g_assert_cmpstr (gtk_label_get_text (window->drilldown_title), ==, "Loading…");
   g_assert_cmpuint (g_list_model_get_n_items (tide_drilldown_view_get_model (window->drilldown_view)), ==, 0);
   g_assert_false (action_enabled (window, "win.export-drilldown-csv"));
   first = g_object_ref (window->drill_cancellable);
 
-  _tide_window_select_step (window, 5);
+  tide_session_set_step (window->session, 5);
   g_assert_true (g_cancellable_is_cancelled (first));
   g_assert_false (g_cancellable_is_cancelled (window->drill_cancellable));
   wait_for_drilldown (window);
@@ -291,7 +428,7 @@ test_flame_graph_zoom (void)
   TideFlameGraph *flame = window->flame_graph;
   int height;
 
-  _tide_window_select_step (window, 5);
+  tide_session_set_step (window->session, 5);
   wait_for_drilldown (window);
   gtk_widget_set_size_request (GTK_WIDGET (flame), 400, -1);
   gtk_stack_set_visible_child_name (GTK_STACK (gtk_widget_get_ancestor (GTK_WIDGET (flame), GTK_TYPE_STACK)), "flame");
@@ -339,7 +476,7 @@ test_export_csv (void)
   g_auto(GStrv) lines = NULL;
   g_auto(GStrv) fields = NULL;
 
-  _tide_window_select_step (window, 5);
+  tide_session_set_step (window->session, 5);
   wait_for_drilldown (window);
   g_assert_true (_tide_window_export_steps_csv (window, steps_csv, &error));
   g_assert_no_error (error);
@@ -537,7 +674,7 @@ test_open_on_leaking_rank (void)
                    "rank 0 · train --ddp");
   g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (names), 1), ==,
                    "rank 1 · train --ddp · 1 suspect");
-  g_assert_cmpint (window->process_id, ==, 2);
+  g_assert_cmpint (tide_session_get_process_id (window->session), ==, 2);
   g_assert_cmpuint (gtk_drop_down_get_selected (window->process_dropdown), ==, 1);
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (window->process_bar)));
   gtk_window_destroy (GTK_WINDOW (window));
@@ -685,81 +822,74 @@ test_live_capture (void)
   iterate_until (recording_ended, window, 30);
   g_assert_false (_tide_window_is_recording (window));
   g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_TRACE);
-  g_assert_true (tide_trace_is_complete (window->trace));
+  g_assert_true (tide_trace_is_complete (_tide_window_get_trace (window)));
   g_assert_cmpuint (g_list_model_get_n_items (tide_steps_view_get_model (window->steps_view)), >=, later_steps);
   g_assert_true (action_enabled (window, "win.record"));
   g_assert_false (action_enabled (window, "win.stop-recording"));
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* What the dialog asks for, as a request; the command lines that requests
+ * become are tests/app/test-record-request.c's. */
 static void
 test_record_dialog_arguments (void)
 {
   TideRecordDialog *dialog = tide_record_dialog_new (NULL, NULL);
   g_autoptr(GError) error = NULL;
+  g_auto(TideRecordRequest) empty = { 0 };
+  g_auto(TideRecordRequest) request = { 0 };
   g_auto(GStrv) argv = NULL;
   g_autofree char *joined = NULL;
-  g_autofree char *base = NULL;
+  g_autofree char *name = NULL;
 
-  argv = tide_record_dialog_build_argv (dialog, "out.tide", NULL, &error);
+  tide_record_dialog_set_folder (dialog, tmp_dir);
+  g_assert_true (tide_record_dialog_get_request (dialog, &empty, &error));
+  g_assert_null (empty.command);
+  empty.recorder = g_strdup ("/opt/tidemark");
+  empty.output = g_strdup ("out.tide");
+  argv = tide_record_request_to_argv (&empty, &error);
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
   g_assert_null (argv);
   g_clear_error (&error);
 
   tide_record_dialog_set_command (dialog, "python3 'train it.py' --epochs 1");
-  tide_record_dialog_set_folder (dialog, tmp_dir);
   tide_record_dialog_set_sampling (dialog, TIDE_SAMPLING_ALL, 0);
   tide_record_dialog_set_torch (dialog, TRUE);
-  argv = tide_record_dialog_build_argv (dialog, "out.tide", &base, &error);
+  g_assert_true (tide_record_dialog_get_request (dialog, &request, &error));
   g_assert_no_error (error);
-  joined = g_strjoinv ("|", argv);
-  g_assert_cmpstr (joined, ==, "record|-q|-o|out.tide|--all|--torch|--|python3|train it.py|--epochs|1");
-  g_assert_cmpstr (base, ==, "python3");
-  gtk_window_destroy (GTK_WINDOW (dialog));
-}
+  g_assert_cmpint (request.mode, ==, TIDE_RECORD_MODE_PROGRAM);
+  g_assert_cmpstr (request.folder, ==, tmp_dir);
+  g_assert_cmpint (request.sampling, ==, TIDE_SAMPLING_ALL);
+  g_assert_true (request.torch);
+  joined = g_strjoinv ("|", request.command);
+  g_assert_cmpstr (joined, ==, "python3|train it.py|--epochs|1");
+  name = tide_record_request_program_name (&request);
+  g_assert_cmpstr (name, ==, "python3");
 
-/* ---- attach to a running process ------------------------------------------ */
-
-static void
-test_attach_argv (void)
-{
-  TideRecordDialog *dialog = tide_record_dialog_new (NULL, NULL);
-  g_autoptr(GError) error = NULL;
-  g_auto(GStrv) argv = NULL;
-  g_autofree char *joined = NULL;
-
-  /* Not root: pkexec runs the recorder. */
-  argv = tide_record_attach_argv ("/opt/tidemark", 4242, "/t/out.tide", 1.5, FALSE, "/usr/bin/pkexec",
-                                  &error);
-  g_assert_no_error (error);
-  joined = g_strjoinv ("|", argv);
-  g_assert_cmpstr (joined, ==, "/usr/bin/pkexec|/opt/tidemark|attach|-p|4242|-o|/t/out.tide|--duration|1.5");
-  g_clear_pointer (&argv, g_strfreev);
-  g_clear_pointer (&joined, g_free);
-
-  /* Root: no pkexec, and no duration when none was asked for. */
-  argv = tide_record_attach_argv ("/opt/tidemark", 4242, "/t/out.tide", 0, TRUE, "/usr/bin/pkexec", &error);
-  g_assert_no_error (error);
-  joined = g_strjoinv ("|", argv);
-  g_assert_cmpstr (joined, ==, "/opt/tidemark|attach|-p|4242|-o|/t/out.tide");
-  g_clear_pointer (&argv, g_strfreev);
-
-  /* Not root and no pkexec: one line that says what is needed. */
-  argv = tide_record_attach_argv ("/opt/tidemark", 4242, "/t/out.tide", 0, FALSE, NULL, &error);
-  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED);
-  g_assert_nonnull (strstr (error->message, "CAP_BPF and CAP_PERFMON"));
-  g_assert_null (strchr (error->message, '\n'));
-  g_assert_null (argv);
+  /* A folder that is not there is the dialog's error, before any argv. */
+  tide_record_dialog_set_folder (dialog, "/nonexistent/tidemark");
+  tide_record_request_clear (&request);
+  g_assert_false (tide_record_dialog_get_request (dialog, &request, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_DIRECTORY);
   g_clear_error (&error);
 
-  /* Attach mode with no process chosen. */
+  /* Attach mode with no process chosen: the request cannot run. */
+  tide_record_dialog_set_folder (dialog, tmp_dir);
   tide_record_dialog_set_mode (dialog, TIDE_RECORD_MODE_ATTACH);
   g_assert_cmpint (tide_record_dialog_get_mode (dialog), ==, TIDE_RECORD_MODE_ATTACH);
-  argv = tide_record_dialog_build_attach_argv (dialog, "/opt/tidemark", "/t/out.tide", NULL, &error);
+  tide_record_request_clear (&request);
+  g_assert_true (tide_record_dialog_get_request (dialog, &request, &error));
+  g_assert_cmpint (request.mode, ==, TIDE_RECORD_MODE_ATTACH);
+  g_assert_cmpint (request.pid, ==, 0);
+  request.recorder = g_strdup ("/opt/tidemark");
+  request.output = g_strdup ("out.tide");
+  argv = tide_record_request_to_argv (&request, &error);
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
   g_assert_null (argv);
   gtk_window_destroy (GTK_WINDOW (dialog));
 }
+
+/* ---- attach to a running process ------------------------------------------ */
 
 #ifdef TIDE_HAVE_ATTACH
 static gint64
@@ -876,11 +1006,11 @@ test_attach_capture (void)
 
   /* The final trace is open: an attach trace with the sleeper's RSS. */
   g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_TRACE);
-  g_assert_true (tide_trace_is_complete (window->trace));
-  mode = tide_trace_dup_meta (window->trace, "mode");
+  g_assert_true (tide_trace_is_complete (_tide_window_get_trace (window)));
+  mode = tide_trace_dup_meta (_tide_window_get_trace (window), "mode");
   g_assert_cmpstr (mode, ==, "attach");
-  g_assert_true (g_str_has_prefix (tide_trace_get_path (window->trace), attach_dir));
-  g_assert_cmpint (query_int (tide_trace_get_path (window->trace),
+  g_assert_true (g_str_has_prefix (tide_trace_get_path (_tide_window_get_trace (window)), attach_dir));
+  g_assert_cmpint (query_int (tide_trace_get_path (_tide_window_get_trace (window)),
                               "SELECT count(*) FROM counters WHERE counter = 1 AND value > 0"), >=, 1);
   g_assert_true (action_enabled (window, "win.record"));
   gtk_window_destroy (GTK_WINDOW (window));
@@ -898,6 +1028,47 @@ test_attach_capture (void)
  * not the first process; the picker names each process by rank and
  * command and marks the one with a suspect; choosing a process on the job
  * lane moves every view to it. */
+/* A step's drill-down CSV holds the chosen process's rows only, though
+ * every rank has a step of that number. */
+static void
+test_export_drilldown_one_process (void)
+{
+  g_autofree char *dir = g_build_filename (tmp_dir, "job-export", NULL);
+  g_autofree char *csv = g_build_filename (tmp_dir, "job-drilldown.csv", NULL);
+  g_autofree char *path = NULL;
+  g_autofree char *contents = NULL;
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) lines = NULL;
+  TideWindow *window;
+
+  g_assert_cmpint (g_mkdir (dir, 0700), ==, 0);
+  path = tide_test_job_trace_write (dir);
+  window = window_open (path);
+
+  /* Rank 0 keeps nothing in step 5; rank 1 keeps 64 blocks of 16 KiB. */
+  tide_session_set_process_id (window->session, 1);
+  tide_session_set_step (window->session, 5);
+  wait_for_drilldown (window);
+  g_assert_true (_tide_window_export_drilldown_csv (window, csv, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_get_contents (csv, &contents, NULL, &error));
+  lines = g_strsplit (contents, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 2);          /* header, "" */
+  g_clear_pointer (&lines, g_strfreev);
+  g_clear_pointer (&contents, g_free);
+
+  tide_session_set_process_id (window->session, 2);
+  tide_session_set_step (window->session, 5);
+  wait_for_drilldown (window);
+  g_assert_true (_tide_window_export_drilldown_csv (window, csv, &error));
+  g_assert_true (g_file_get_contents (csv, &contents, NULL, &error));
+  lines = g_strsplit (contents, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 3);          /* header, 1 row, "" */
+  g_assert_true (g_str_has_prefix (lines[1], "1,101,rank 1,1,host,1048576,64,"));
+  gtk_window_destroy (GTK_WINDOW (window));
+  tide_test_trace_remove (dir, path);
+}
+
 static void
 test_job (void)
 {
@@ -912,7 +1083,7 @@ test_job (void)
   path = tide_test_job_trace_write (dir);
   window = window_open (path);
   g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_TRACE);
-  g_assert_cmpint (window->process_id, ==, 2);
+  g_assert_cmpint (tide_session_get_process_id (window->session), ==, 2);
   g_assert_cmpint (tide_timeline_view_get_process_id (window->timeline), ==, 2);
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (window->process_bar)));
   names = gtk_drop_down_get_model (window->process_dropdown);
@@ -932,7 +1103,7 @@ test_job (void)
     picked = tide_timeline_view_process_at (window->timeline, width / 2, y);
   g_assert_cmpint (picked, ==, 1);
   tide_timeline_view_set_process_id (window->timeline, picked);
-  g_assert_cmpint (window->process_id, ==, 1);
+  g_assert_cmpint (tide_session_get_process_id (window->session), ==, 1);
   g_assert_cmpint (tide_steps_view_get_process_id (window->steps_view), ==, 1);
   g_assert_cmpuint (gtk_drop_down_get_selected (window->process_dropdown), ==, 0);
   gtk_window_destroy (GTK_WINDOW (window));
@@ -956,6 +1127,71 @@ remove_tree (const char *path)
   g_rmdir (path);
 }
 
+typedef struct
+{
+  TideWindow *window;
+  guint32     background;
+} PaletteWait;
+
+static gboolean
+palette_has_background (gpointer data)
+{
+  PaletteWait *wait = data;
+
+  return tide_timeline_view_get_palette (wait->window->timeline)->background == wait->background;
+}
+
+/* The timeline's colours are the app's stylesheet's, and follow
+ * AdwStyleManager's dark setting: the application loads style-dark.css
+ * while the style manager is dark.  Last: the stylesheets stay loaded. */
+static void
+test_palette_follows_style_manager (void)
+{
+  g_autoptr(TideApplication) app = tide_application_new ();
+  g_autoptr(GError) error = NULL;
+  AdwStyleManager *manager;
+  g_autoptr(GtkCssProvider) provider = NULL;
+  PaletteWait wait;
+  const TidePalette *palette;
+
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, &error));
+  g_assert_no_error (error);
+  manager = adw_style_manager_get_default ();
+  adw_style_manager_set_color_scheme (manager, ADW_COLOR_SCHEME_FORCE_LIGHT);
+  wait.window = window_open (trace_path);
+  gtk_window_set_application (GTK_WINDOW (wait.window), GTK_APPLICATION (app));
+
+  adw_style_manager_set_color_scheme (manager, ADW_COLOR_SCHEME_FORCE_DARK);
+  g_assert_true (adw_style_manager_get_dark (manager));
+  wait.background = 0x1e1e1e;
+  iterate_until (palette_has_background, &wait, 10);
+  palette = tide_timeline_view_get_palette (wait.window->timeline);
+  g_assert_cmphex (palette->background, ==, 0x1e1e1e);
+  g_assert_cmphex (palette->text, ==, 0xffffff);
+  g_assert_cmphex (palette->lane_line[0], ==, 0x62a0ea);
+  g_assert_cmphex (palette->process[1], ==, 0xffa348);
+
+  /* Any stylesheet may name a colour: the palette takes what it says. */
+  provider = gtk_css_provider_new ();
+  gtk_css_provider_load_from_data (provider, "@define-color tide_background #010203;", -1);
+  gtk_style_context_add_provider_for_display (gdk_display_get_default (),
+                                              GTK_STYLE_PROVIDER (provider),
+                                              GTK_STYLE_PROVIDER_PRIORITY_USER);
+  wait.background = 0x010203;
+  iterate_until (palette_has_background, &wait, 10);
+  g_assert_cmphex (tide_timeline_view_get_palette (wait.window->timeline)->background, ==, 0x010203);
+  gtk_style_context_remove_provider_for_display (gdk_display_get_default (),
+                                                 GTK_STYLE_PROVIDER (provider));
+
+  /* Back to light: PNG export's colours, one by one. */
+  adw_style_manager_set_color_scheme (manager, ADW_COLOR_SCHEME_FORCE_LIGHT);
+  wait.background = 0xffffff;
+  iterate_until (palette_has_background, &wait, 10);
+  g_assert_cmpmem (tide_timeline_view_get_palette (wait.window->timeline), sizeof (TidePalette),
+                   &tide_palette_light, sizeof (TidePalette));
+  gtk_window_destroy (GTK_WINDOW (wait.window));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -973,20 +1209,22 @@ main (int   argc,
   g_test_add_func ("/gui/actions-empty", test_actions_empty);
   g_test_add_func ("/gui/leaking-step", test_leaking_step);
   g_test_add_func ("/gui/newer-selection-wins", test_newer_selection_wins);
+  g_test_add_func ("/gui/session-drives-views", test_session_drives_views);
   g_test_add_func ("/gui/flame-graph-zoom", test_flame_graph_zoom);
   g_test_add_func ("/gui/export-csv", test_export_csv);
   g_test_add_func ("/gui/export-png", test_export_png);
   g_test_add_func ("/gui/export-png-chosen-size", test_export_png_chosen_size);
   g_test_add_func ("/gui/suspect-highlight", test_suspect_highlight);
   g_test_add_func ("/gui/job", test_job);
+  g_test_add_func ("/gui/export-drilldown-one-process", test_export_drilldown_one_process);
   g_test_add_func ("/gui/open-on-leaking-rank", test_open_on_leaking_rank);
   g_test_add_func ("/gui/bad-files", test_bad_files);
   g_test_add_func ("/gui/incomplete-trace", test_incomplete_trace);
   g_test_add_func ("/gui/early-end-trace", test_early_end_trace);
   g_test_add_func ("/gui/record-dialog-arguments", test_record_dialog_arguments);
   g_test_add_func ("/gui/live-capture", test_live_capture);
-  g_test_add_func ("/gui/attach-argv", test_attach_argv);
   g_test_add_func ("/gui/attach-capture", test_attach_capture);
+  g_test_add_func ("/gui/palette-follows-style-manager", test_palette_follows_style_manager);
   status = g_test_run ();
 
   remove_tree (tmp_dir);

@@ -190,13 +190,13 @@ test_zoom_and_pan (Fixture       *f,
   g_signal_emit_by_name (scroll, "scroll", 0.0, 1.0, &handled);
   g_assert_false (handled);
 
-  gtk_widget_activate_action (f->view, "timeline.zoom-fit", NULL);
+  tide_timeline_view_zoom_fit (view);
   tide_timeline_view_get_visible_range (view, &begin, &end);
   g_assert_cmpint (begin, ==, 0);
   g_assert_cmpint (end, ==, TEST_N_STEPS * TEST_STEP_NS);
-  gtk_widget_activate_action (f->view, "timeline.zoom-in", NULL);
-  tide_timeline_view_get_visible_range (view, &begin, &end);
-  g_assert_cmpint (end - begin, ==, 666666667);  /* 1 s / 1.5, rounded */
+  /* Zoom keys are the window's, one set for the whole window
+   * (test-gui-window.c): the view has none of its own. */
+  g_assert_false (gtk_widget_activate_action (f->view, "timeline.zoom-in", NULL));
 }
 
 /* What the view drew from its cache is what a fresh query of the same

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * TideProcessListItem: one running process as the Record dialog's attach
- * list shows it (pid, command line, user), read from /proc.  Processes
- * that end while we read are skipped; kernel threads (no command line)
- * show their name in brackets, as ps does.
+ * TideProcessListItem: one running process as a picker of processes to
+ * attach to shows it (pid, command line, user), read from /proc: the list
+ * model of the Record dialog's attach list.  Processes that end while we
+ * read are skipped; kernel threads (no command line) show their name in
+ * brackets, as ps does.
  */
 #include "config.h"
 

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * TideSession without a display: the rules that tie a step, a range, a
+ * process and a trace together, the visible window and its zoom history,
+ * and that a handler of any notification sees the whole change.
+ */
+#include "config.h"
+
+#include <glib/gstdio.h>
+
+#include "tide-session.h"
+#include "tide-test-trace.h"
+
+#define SECOND (TEST_N_STEPS * TEST_STEP_NS)
+
+typedef struct
+{
+  char      *dir;
+  char      *path;
+  TideTrace *trace;
+} Fixture;
+
+static void
+fixture_setup (Fixture       *f,
+               gconstpointer  unused)
+{
+  g_autoptr(GError) error = NULL;
+
+  f->dir = g_dir_make_tmp ("tide-session-XXXXXX", &error);
+  g_assert_no_error (error);
+  f->path = tide_test_trace_write (f->dir, TRUE, NULL);
+  f->trace = tide_trace_open (f->path, &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_teardown (Fixture       *f,
+                  gconstpointer  unused)
+{
+  g_clear_object (&f->trace);
+  tide_test_trace_remove (f->dir, f->path);
+  g_free (f->path);
+  g_free (f->dir);
+}
+
+static void
+assert_visible (TideSession *session,
+                gint64       begin,
+                gint64       end)
+{
+  gint64 b, e;
+
+  tide_session_get_visible (session, &b, &e);
+  g_assert_cmpint (b, ==, begin);
+  g_assert_cmpint (e, ==, end);
+}
+
+static void
+assert_range (TideSession *session,
+              gint64       begin,
+              gint64       end)
+{
+  gint64 b, e;
+
+  tide_session_get_range (session, &b, &e);
+  g_assert_cmpint (b, ==, begin);
+  g_assert_cmpint (e, ==, end);
+}
+
+/* A step and a range exclude each other; another process clears both. */
+static void
+test_selection_rules (Fixture       *f,
+                      gconstpointer  unused)
+{
+  g_autoptr(TideSession) session = tide_session_new ();
+
+  tide_session_set_trace (session, f->trace);
+  tide_session_set_process_id (session, 1);
+  tide_session_set_step (session, 5);
+  assert_range (session, -1, -1);
+
+  tide_session_set_range (session, 120000000, 340000000);
+  g_assert_cmpint (tide_session_get_step (session), ==, 0);
+  assert_range (session, 120000000, 340000000);
+
+  g_object_set (session, "step", 3, NULL);
+  g_assert_cmpint (tide_session_get_step (session), ==, 3);
+  assert_range (session, -1, -1);
+
+  /* An empty range is none, and leaves the step. */
+  tide_session_set_range (session, 500, 500);
+  g_assert_cmpint (tide_session_get_step (session), ==, 3);
+  assert_range (session, -1, -1);
+
+  tide_session_set_range (session, 10, 20);
+  tide_session_set_process_id (session, 2);
+  g_assert_cmpint (tide_session_get_step (session), ==, 0);
+  assert_range (session, -1, -1);
+  tide_session_set_step (session, 4);
+  tide_session_set_process_id (session, 1);
+  g_assert_cmpint (tide_session_get_step (session), ==, 0);
+}
+
+typedef struct
+{
+  guint  calls;
+  gint   step;
+  gint64 range_begin;
+  gint64 range_end;
+} Seen;
+
+static void
+record_seen (TideSession *session,
+             GParamSpec  *pspec,
+             Seen        *seen)
+{
+  seen->calls++;
+  seen->step = tide_session_get_step (session);
+  tide_session_get_range (session, &seen->range_begin, &seen->range_end);
+}
+
+/* A handler of the step's notification sees the range already cleared:
+ * setters change everything first and notify after. */
+static void
+test_handlers_see_whole_change (Fixture       *f,
+                                gconstpointer  unused)
+{
+  g_autoptr(TideSession) session = tide_session_new ();
+  Seen seen = { 0 };
+
+  tide_session_set_trace (session, f->trace);
+  tide_session_set_range (session, 100, 200);
+  g_signal_connect (session, "notify::range-begin", G_CALLBACK (record_seen), &seen);
+  tide_session_set_step (session, 7);
+  g_assert_cmpuint (seen.calls, ==, 1);
+  g_assert_cmpint (seen.step, ==, 7);
+  g_assert_cmpint (seen.range_begin, ==, -1);
+  g_assert_cmpint (seen.range_end, ==, -1);
+
+  /* Setting what is already there notifies nothing. */
+  tide_session_set_step (session, 7);
+  tide_session_set_range (session, -1, -1);
+  g_assert_cmpuint (seen.calls, ==, 1);
+}
+
+/* Zoom actions zoom around the middle by TIDE_SESSION_ZOOM_FACTOR; each
+ * that changes the window is undone by zoom-back, newest first. */
+static void
+test_zoom_history (Fixture       *f,
+                   gconstpointer  unused)
+{
+  g_autoptr(TideSession) session = tide_session_new ();
+  guint depth = 99;
+
+  tide_session_set_trace (session, f->trace);
+  assert_visible (session, 0, SECOND);
+  g_assert_cmpuint (tide_session_get_zoom_depth (session), ==, 0);
+
+  tide_session_zoom (session, TIDE_SESSION_ZOOM_FACTOR);
+  assert_visible (session, 250000000, 750000000);
+  tide_session_zoom (session, TIDE_SESSION_ZOOM_FACTOR);
+  assert_visible (session, 375000000, 625000000);
+  /* Panning is not a zoom: it moves the window, not the history. */
+  tide_session_set_visible (session, 900000000, 1150000000);
+  assert_visible (session, 750000000, SECOND);
+  tide_session_zoom (session, 1.0 / TIDE_SESSION_ZOOM_FACTOR);
+  assert_visible (session, 500000000, SECOND);
+  g_object_get (session, "zoom-depth", &depth, NULL);
+  g_assert_cmpuint (depth, ==, 3);
+
+  /* Fitting what already fits is no zoom. */
+  tide_session_zoom_fit (session);
+  assert_visible (session, 0, SECOND);
+  tide_session_zoom_fit (session);
+  g_assert_cmpuint (tide_session_get_zoom_depth (session), ==, 4);
+
+  g_assert_true (tide_session_zoom_back (session));
+  assert_visible (session, 500000000, SECOND);
+  g_assert_true (tide_session_zoom_back (session));
+  assert_visible (session, 750000000, SECOND);
+  g_assert_true (tide_session_zoom_back (session));
+  assert_visible (session, 250000000, 750000000);
+  g_assert_true (tide_session_zoom_back (session));
+  assert_visible (session, 0, SECOND);
+  g_assert_false (tide_session_zoom_back (session));
+  g_assert_cmpuint (tide_session_get_zoom_depth (session), ==, 0);
+}
+
+/* The same file reopened (a growing capture) keeps the process, the step
+ * and the zoom history; another file keeps only a zoomed window. */
+static void
+test_reopen_keeps_session (Fixture       *f,
+                           gconstpointer  unused)
+{
+  g_autoptr(TideSession) session = tide_session_new ();
+  g_autoptr(TideTrace) again = NULL;
+  g_autoptr(TideTrace) other = NULL;
+  g_autofree char *copy = g_build_filename (f->dir, "copy.tide", NULL);
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  g_autoptr(GError) error = NULL;
+
+  tide_session_set_trace (session, f->trace);
+  tide_session_set_process_id (session, 1);
+  tide_session_set_step (session, 6);
+  tide_session_zoom (session, TIDE_SESSION_ZOOM_FACTOR);
+
+  again = tide_trace_open (f->path, &error);
+  g_assert_no_error (error);
+  tide_session_set_trace (session, again);
+  g_assert_true (tide_session_get_trace (session) == again);
+  g_assert_cmpint (tide_session_get_process_id (session), ==, 1);
+  g_assert_cmpint (tide_session_get_step (session), ==, 6);
+  g_assert_cmpuint (tide_session_get_zoom_depth (session), ==, 1);
+  assert_visible (session, 250000000, 750000000);
+
+  g_assert_true (g_file_get_contents (f->path, &contents, &length, &error));
+  g_assert_true (g_file_set_contents (copy, contents, length, &error));
+  other = tide_trace_open (copy, &error);
+  g_assert_no_error (error);
+  tide_session_set_trace (session, other);
+  g_assert_cmpint (tide_session_get_process_id (session), ==, 0);
+  g_assert_cmpint (tide_session_get_step (session), ==, 0);
+  g_assert_cmpuint (tide_session_get_zoom_depth (session), ==, 0);
+  assert_visible (session, 250000000, 750000000);
+
+  /* No trace: nothing chosen, and a window of the narrowest span. */
+  tide_session_set_trace (session, NULL);
+  g_assert_null (tide_session_get_trace (session));
+  assert_visible (session, 0, 1000);
+  g_clear_object (&other);
+  g_assert_cmpint (g_unlink (copy), ==, 0);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add ("/session/selection-rules", Fixture, NULL, fixture_setup, test_selection_rules,
+              fixture_teardown);
+  g_test_add ("/session/handlers-see-whole-change", Fixture, NULL, fixture_setup,
+              test_handlers_see_whole_change, fixture_teardown);
+  g_test_add ("/session/zoom-history", Fixture, NULL, fixture_setup, test_zoom_history,
+              fixture_teardown);
+  g_test_add ("/session/reopen-keeps-session", Fixture, NULL, fixture_setup,
+              test_reopen_keeps_session, fixture_teardown);
+  return g_test_run ();
+}
