@@ -27,6 +27,8 @@
 /* 3.11's dict free list: the dicts (and their keys) that churn frees last
  * and log_metrics takes back without asking the allocator. */
 #define DICT_FREELIST  80
+/* pymalloc serves objects up to 512 bytes (SMALL_REQUEST_THRESHOLD). */
+#define PYMALLOC_SMALL_MAX 512
 /* TideAllocKind of tide-wire.h, as SQL text. */
 #define KIND_PYOBJECT  10
 /* TIDE_COUNTER_PY_ARENAS, as SQL text. */
@@ -275,8 +277,11 @@ test_all (Fixture       *f,
 /* Started with -X tracemalloc, the interpreter is tracemalloc's: what it
  * counts log_metrics keeping is what it counts without the profiler, no
  * object is ours, and churn is still no suspect (its arenas are
- * plumbing).  Its figures after one step differ by the few objects that
- * reading Python frames makes CPython keep (a code object's line table). */
+ * plumbing).  Its figures may differ by the one small object that reading
+ * Python frames makes CPython keep (a code object's line table): counted
+ * at log_metrics when the first sample there falls after step 1, which
+ * the random sampling decides, so the growth may exceed the truth by
+ * less than pymalloc's largest small object, never fall short of it. */
 static void
 test_tracemalloc_owner (Fixture       *f,
                         gconstpointer  data)
@@ -286,10 +291,12 @@ test_tracemalloc_owner (Fixture       *f,
                          PYTHON, "-X", "tracemalloc", SCRIPT, n, "tracemalloc", NULL };
   g_autofree char *traced = run (argv, (const char *[]) { NULL });
   g_autoptr(GPtrArray) suspects = NULL;
-  gint64 first, last;
+  gint64 first, last, truth;
 
   parse_truth (traced, &first, &last);
-  g_assert_cmpint (last - first, ==, truth_growth (STEPS));
+  truth = truth_growth (STEPS);
+  g_assert_cmpint (last - first, >=, truth);
+  g_assert_cmpint (last - first, <, truth + PYMALLOC_SMALL_MAX);
   g_assert_cmpint (query (f, "SELECT count (*) FROM allocations WHERE kind = "
                              G_STRINGIFY (KIND_PYOBJECT)), ==, 0);
   suspects = load_suspects (f);
