@@ -8,9 +8,11 @@
  * COW_ATTRIBUTE_BYTES) since it was last done, credits the copied pages to
  * the parent's recorded blocks that cover them (cow_sources): that walks
  * all of the parent's live blocks, so it is done a number of times that
- * grows with the logarithm of the copied bytes, not with the snapshots.  A page goes to the smallest block that covers any of it,
- * so an allocator's mapping gets only the pages that none of the blocks
- * carved from it covers.
+ * grows with the logarithm of the copied bytes, not with the snapshots.
+ * A page goes to the smallest block that covers any of it, so an
+ * allocator's mapping gets only the pages that none of the blocks carved
+ * from it covers; CPython's arenas pass theirs on to the objects sampled
+ * in them (credit_arena()).
  */
 #include "config.h"
 
@@ -84,16 +86,28 @@ first_range_after (const GArray *copied,
   return lo;
 }
 
-/* Claims for @block's stack the copied pages it touches that no smaller
- * block claimed; @first_page[i] is the index of range i's first page in
- * @claimed. */
 static void
+credit_stack (GHashTable *by_stack,
+              gint64      stack_id,
+              guint64     bytes)
+{
+  gpointer key = GSIZE_TO_POINTER ((gsize) stack_id);
+  guint64 *sum = g_hash_table_lookup (by_stack, key);
+
+  if (sum == NULL)
+    g_hash_table_insert (by_stack, key, sum = g_new0 (guint64, 1));
+  *sum += bytes;
+}
+
+/* Claims the copied pages that @block touches and no smaller block
+ * claimed, and returns their bytes; @first_page[i] is the index of range
+ * i's first page in @claimed. */
+static guint64
 claim_pages (const TideLiveAlloc *block,
              const GArray        *copied,
              const guint64       *first_page,
              guint8              *claimed,
-             guint64              page_size,
-             GHashTable          *by_stack)
+             guint64              page_size)
 {
   guint64 start = block->addr & ~(page_size - 1);
   guint64 end = block->addr + block->size;
@@ -116,14 +130,61 @@ claim_pages (const TideLiveAlloc *block,
           credited += page_size;
         }
     }
-  if (credited > 0)
-    {
-      gpointer key = GSIZE_TO_POINTER ((gsize) block->stack_id);
-      guint64 *sum = g_hash_table_lookup (by_stack, key);
+  return credited;
+}
 
-      if (sum == NULL)
-        g_hash_table_insert (by_stack, key, sum = g_new0 (guint64, 1));
-      *sum += credited;
+static gint
+compare_by_addr (gconstpointer a,
+                 gconstpointer b)
+{
+  const TideLiveAlloc *x = a, *y = b;
+
+  return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/* An arena of CPython's allocator has no stack: its objects do, and only
+ * the sampled ones are recorded, so most of its pages hold objects that
+ * no recorded block covers.  Those pages go to the stacks of the objects
+ * recorded in the arena, in proportion to the bytes each stands for (its
+ * size times its sampling weight); to none where none was. */
+static void
+credit_arena (const TideLiveAlloc *arena,
+              guint64              bytes,
+              const GArray        *objects,
+              GHashTable          *by_stack)
+{
+  guint lo = 0, hi = objects->len;
+  double total = 0;
+
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+
+      if (g_array_index (objects, TideLiveAlloc, mid).addr < arena->addr)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  for (guint i = lo; i < objects->len; i++)
+    {
+      const TideLiveAlloc *o = &g_array_index (objects, TideLiveAlloc, i);
+
+      if (o->addr >= arena->addr + arena->size)
+        break;
+      total += o->size * o->weight;
+    }
+  if (total <= 0)
+    {
+      credit_stack (by_stack, 0, bytes);
+      return;
+    }
+  for (guint i = lo; i < objects->len; i++)
+    {
+      const TideLiveAlloc *o = &g_array_index (objects, TideLiveAlloc, i);
+
+      if (o->addr >= arena->addr + arena->size)
+        break;
+      credit_stack (by_stack, o->stack_id, (guint64) (bytes * (o->size * o->weight / total)));
     }
 }
 
@@ -180,6 +241,7 @@ attribute (TideCaptureProcess *self,
   TideCaptureProcess *parent = self->fork_parent;
   guint64 page_size = sysconf (_SC_PAGESIZE);
   g_autoptr(GArray) blocks = g_array_new (FALSE, FALSE, sizeof (TideLiveAlloc));
+  g_autoptr(GArray) objects = g_array_new (FALSE, FALSE, sizeof (TideLiveAlloc));
   g_autoptr(GHashTable) by_stack = g_hash_table_new_full (g_direct_hash, g_direct_equal,
                                                           NULL, g_free);
   g_autofree guint64 *first_page = g_new (guint64, MAX (copied->len, 1));
@@ -193,10 +255,23 @@ attribute (TideCaptureProcess *self,
     }
   if (parent->live != NULL)
     tide_live_table_foreach (parent->live, collect_host_block, blocks);
+  for (guint i = 0; i < blocks->len; i++)
+    if (g_array_index (blocks, TideLiveAlloc, i).kind == TIDE_KIND_PYOBJECT)
+      g_array_append_val (objects, g_array_index (blocks, TideLiveAlloc, i));
+  g_array_sort (objects, compare_by_addr);
   g_array_sort (blocks, compare_by_size);
   for (guint i = 0; i < blocks->len; i++)
-    claim_pages (&g_array_index (blocks, TideLiveAlloc, i), copied, first_page, claimed,
-                 page_size, by_stack);
+    {
+      const TideLiveAlloc *block = &g_array_index (blocks, TideLiveAlloc, i);
+      guint64 credited = claim_pages (block, copied, first_page, claimed, page_size);
+
+      if (credited == 0)
+        continue;
+      if (block->kind == TIDE_KIND_PYARENA)
+        credit_arena (block, credited, objects, by_stack);
+      else
+        credit_stack (by_stack, block->stack_id, credited);
+    }
   write_sources (self, ts_ns, by_stack, copied_bytes);
 }
 
