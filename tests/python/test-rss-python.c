@@ -175,7 +175,7 @@ test_cow_list (Fixture       *f,
   g_assert_cmpstr (row->source, ==, expected_source);
   /* The list's floats are most of what the worker copied: all but a tenth
    * at the last attribution, which lags the count by at most an eighth
-   * (tide-recorder-cow.c). */
+   * (tide-capture-process-cow.c). */
   g_assert_cmpint (row->source_bytes, >=, copied * 8 / 10);
   summary = g_strdup_printf ("copied on write from the parent's blocks allocated at %s\n",
                              expected_source);
