@@ -1129,6 +1129,32 @@ stop_reason (int err)
     }
 }
 
+/* Leaves one self-contained file: the WAL copied in and the file back in
+ * rollback mode, so that it opens read-only anywhere.  Leaving WAL mode
+ * needs the file to itself, which SQLite asks for once, without its busy
+ * handler: a reader that has the file open (the app following a live
+ * capture) refuses it for as long as it keeps it open, so the switch is
+ * tried again until the busy timeout ran out. */
+static gboolean
+writer_leave_wal (TideTraceWriter  *self,
+                  GError          **error)
+{
+  gint64 deadline = g_get_monotonic_time () + WRITER_BUSY_TIMEOUT_MS * G_TIME_SPAN_MILLISECOND;
+  int rc;
+
+  if (!tide_sqlite_exec (self->db, "PRAGMA wal_checkpoint(TRUNCATE);", error))
+    return FALSE;
+  while ((rc = sqlite3_exec (self->db, "PRAGMA journal_mode = DELETE;", NULL, NULL, NULL))
+         == SQLITE_BUSY && g_get_monotonic_time () < deadline)
+    g_usleep (10 * G_TIME_SPAN_MILLISECOND);
+  if (rc != SQLITE_OK)
+    {
+      tide_sqlite_set_error (error, self->db, "cannot run statement");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* The end of a trace whose writes were refused: the reserve goes back to
  * the file system, the kept end rows and the reason are written, and the
  * WAL is folded into the database.  Each of these may fail again (a full
@@ -1156,8 +1182,7 @@ writer_finish_early (TideTraceWriter *self)
       self->in_transaction = FALSE;
       g_clear_error (&error);
     }
-  if (!tide_sqlite_exec (self->db, "PRAGMA wal_checkpoint(TRUNCATE);"
-                                   "PRAGMA journal_mode = DELETE;", &error))
+  if (!writer_leave_wal (self, &error))
     g_debug ("the trace that ends early keeps its WAL: %s", error->message);
 }
 
@@ -1186,10 +1211,9 @@ tide_trace_writer_finish (TideTraceWriter  *self,
   writer_release_reserve (self);
   return tide_analysis_build (self->db, error) &&
          tide_sqlite_exec (self->db,
-                           "INSERT OR REPLACE INTO meta (key, value) VALUES ('complete', 1);"
-                           "PRAGMA wal_checkpoint(TRUNCATE);"
-                           "PRAGMA journal_mode = DELETE;",
-                           error);
+                           "INSERT OR REPLACE INTO meta (key, value) VALUES ('complete', 1);",
+                           error) &&
+         writer_leave_wal (self, error);
 }
 
 /**

@@ -166,11 +166,61 @@ test_allocation_columns (void)
   g_rmdir (dir);
 }
 
+/* A reader of the growing file (the app's live view) that stays open for
+ * a while, then closes: as the app's view does between two refreshes. */
+static gpointer
+close_later (gpointer db)
+{
+  g_usleep (300 * G_TIME_SPAN_MILLISECOND);
+  sqlite3_close (db);
+  return NULL;
+}
+
+/* The writer's finish leaves WAL mode, which needs the file to itself: a
+ * reader that has it open then makes it wait, never fail ("database is
+ * locked" failed a live capture in the app). */
+static void
+test_finish_waits_for_reader (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("tide-writer-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "live.tide", NULL);
+  g_autofree char *wal = g_strconcat (path, "-wal", NULL);
+  g_autoptr(GError) error = NULL;
+  TideTraceWriter *w = tide_trace_writer_new (path, &error);
+  g_autoptr(TideTrace) trace = NULL;
+  sqlite3 *reader = NULL;
+  sqlite3_stmt *stmt = NULL;
+  GThread *closer;
+
+  g_assert_no_error (error);
+  tide_trace_writer_add_counter (w, 1, 1, -1, 500, 7);
+  tide_trace_writer_flush (w);
+  g_assert_cmpint (sqlite3_open_v2 (path, &reader, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (reader, "SELECT count (*) FROM meta", -1, &stmt, NULL),
+                   ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
+  sqlite3_finalize (stmt);
+  closer = g_thread_new ("close-later", close_later, reader);
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  g_assert_no_error (error);
+  g_thread_join (closer);
+  tide_trace_writer_free (w);
+
+  g_assert_false (g_file_test (wal, G_FILE_TEST_EXISTS));
+  trace = tide_test_open_trace (path);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT value FROM meta WHERE key = 'complete'"),
+                   ==, 1);
+  g_clear_object (&trace);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 int
 main (int   argc,
       char *argv[])
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/storage/writer/allocation-columns", test_allocation_columns);
+  g_test_add_func ("/storage/writer/finish-waits-for-reader", test_finish_waits_for_reader);
   return g_test_run ();
 }
