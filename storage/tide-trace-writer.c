@@ -1139,11 +1139,12 @@ static gboolean
 writer_leave_wal (TideTraceWriter  *self,
                   GError          **error)
 {
-  gint64 deadline = g_get_monotonic_time () + WRITER_BUSY_TIMEOUT_MS * G_TIME_SPAN_MILLISECOND;
+  gint64 deadline;
   int rc;
 
   if (!tide_sqlite_exec (self->db, "PRAGMA wal_checkpoint(TRUNCATE);", error))
     return FALSE;
+  deadline = g_get_monotonic_time () + WRITER_BUSY_TIMEOUT_MS * G_TIME_SPAN_MILLISECOND;
   while ((rc = sqlite3_exec (self->db, "PRAGMA journal_mode = DELETE;", NULL, NULL, NULL))
          == SQLITE_BUSY && g_get_monotonic_time () < deadline)
     g_usleep (10 * G_TIME_SPAN_MILLISECOND);
@@ -1209,11 +1210,14 @@ tide_trace_writer_finish (TideTraceWriter  *self,
     }
 
   writer_release_reserve (self);
+  /* Complete only once out of WAL mode: a reader that sees a complete
+   * trace keeps the file open for good (the app's final view), which
+   * would keep the writer from leaving it. */
   return tide_analysis_build (self->db, error) &&
+         writer_leave_wal (self, error) &&
          tide_sqlite_exec (self->db,
                            "INSERT OR REPLACE INTO meta (key, value) VALUES ('complete', 1);",
-                           error) &&
-         writer_leave_wal (self, error);
+                           error);
 }
 
 /**

@@ -225,17 +225,18 @@ finish_in_thread (gpointer data)
   return NULL;
 }
 
-/* Whether the trace at @path says it is complete, read afresh. */
+/* Whether the trace at @path has its finish-time summaries, read afresh:
+ * what the finish writes last before it leaves WAL mode. */
 static gboolean
-says_complete (const char *path)
+has_summaries (const char *path)
 {
   sqlite3 *db = NULL;
   sqlite3_stmt *stmt = NULL;
   gboolean complete = FALSE;
 
   if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-      sqlite3_prepare_v2 (db, "SELECT value FROM meta WHERE key = 'complete'", -1, &stmt,
-                          NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2 (db, "SELECT count (*) FROM sqlite_schema WHERE name = 'live_at_end'",
+                          -1, &stmt, NULL) == SQLITE_OK &&
       sqlite3_step (stmt) == SQLITE_ROW)
     complete = sqlite3_column_int (stmt, 0) == 1;
   sqlite3_finalize (stmt);
@@ -281,10 +282,10 @@ test_finish_while_read (Fixture       *f,
                                  NULL, NULL, NULL), ==, SQLITE_OK);
   finishing = (Finishing) { .writer = w };
   thread = g_thread_new ("finish", finish_in_thread, &finishing);
-  /* Handshake: the finish has marked the trace complete, and its thread
-   * sleeps: in SQLite's busy handler, as the checkpoint that follows
-   * waits for the read.  Only then does the read end. */
-  while (!says_complete (path) && !g_atomic_int_get (&finishing.done) &&
+  /* Handshake: the finish has built its summaries, and its thread sleeps:
+   * in SQLite's busy handler, as the checkpoint that follows waits for the
+   * read.  Only then does the read end. */
+  while (!has_summaries (path) && !g_atomic_int_get (&finishing.done) &&
          g_get_monotonic_time () < deadline)
     g_usleep (1000);
   while (!thread_sleeps (g_atomic_int_get (&finishing.tid)) &&
