@@ -135,6 +135,24 @@ tide_sqlite_exec (sqlite3     *db,
   return TRUE;
 }
 
+/* The text of meta key @key, or NULL when it is missing or NULL. */
+char *
+tide_sqlite_meta_text (sqlite3    *db,
+                       const char *key)
+{
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT value FROM meta WHERE key = ?1", "",
+                                            NULL);
+  char *value = NULL;
+
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_text (stmt, 1, key, -1, SQLITE_STATIC);
+  if (sqlite3_step (stmt) == SQLITE_ROW && sqlite3_column_type (stmt, 0) != SQLITE_NULL)
+    value = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
+  sqlite3_finalize (stmt);
+  return value;
+}
+
 /* The integer value of meta key @key, or 0 when it is missing. */
 gint64
 tide_sqlite_meta_int (sqlite3    *db,

@@ -41,6 +41,8 @@ gboolean      tide_sqlite_step_done    (sqlite3       *db,
 gboolean      tide_sqlite_exec         (sqlite3     *db,
                                         const char  *sql,
                                         GError     **error);
+char         *tide_sqlite_meta_text    (sqlite3    *db,
+                                        const char *key);
 gint64        tide_sqlite_meta_int     (sqlite3    *db,
                                         const char *key);
 gboolean      tide_sqlite_has          (sqlite3    *db,

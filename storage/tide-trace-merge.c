@@ -127,29 +127,12 @@ column_text (sqlite3_stmt *stmt,
 
 /* ---- the inputs, checked before anything is written ------------------------------ */
 
-static char *
-meta_text (sqlite3    *db,
-           const char *key)
-{
-  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT value FROM meta WHERE key = ?1", "",
-                                            NULL);
-  char *value = NULL;
-
-  if (stmt == NULL)
-    return NULL;
-  sqlite3_bind_text (stmt, 1, key, -1, SQLITE_STATIC);
-  if (sqlite3_step (stmt) == SQLITE_ROW && sqlite3_column_type (stmt, 0) != SQLITE_NULL)
-    value = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
-  sqlite3_finalize (stmt);
-  return value;
-}
-
 static gboolean
 meta_int (sqlite3    *db,
           const char *key,
           gint64     *value)
 {
-  g_autofree char *text = meta_text (db, key);
+  g_autofree char *text = tide_sqlite_meta_text (db, key);
 
   *value = 0;
   return text != NULL && g_ascii_string_to_signed (text, 10, G_MININT64, G_MAXINT64, value, NULL);
@@ -200,8 +183,8 @@ read_input (const char  *path,
                    "(record them again with this tidemark)", path, version, TIDE_SCHEMA_VERSION);
       return NULL;
     }
-  in->host = meta_text (db, "hostname");
-  in->boot_id = meta_text (db, "boot_id");
+  in->host = tide_sqlite_meta_text (db, "hostname");
+  in->boot_id = tide_sqlite_meta_text (db, "boot_id");
   in->has_offset = meta_int (db, "realtime_offset_ns", &in->realtime_offset_ns);
   in->has_rank = meta_int (db, "launcher_rank", &in->launcher_rank);
   meta_int (db, "short_lived_ns", &in->short_lived_ns);

@@ -374,23 +374,6 @@ tide_trace_get_end_ns (TideTrace *self)
   return self->end_ns;
 }
 
-static char *
-db_meta_text (sqlite3    *db,
-              const char *key)
-{
-  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT value FROM meta WHERE key = ?1", "",
-                                            NULL);
-  char *value = NULL;
-
-  if (stmt == NULL)
-    return NULL;
-  sqlite3_bind_text (stmt, 1, key, -1, SQLITE_STATIC);
-  if (sqlite3_step (stmt) == SQLITE_ROW && sqlite3_column_type (stmt, 0) != SQLITE_NULL)
-    value = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
-  sqlite3_finalize (stmt);
-  return value;
-}
-
 /* Returns: (transfer full) (nullable): the meta value as text */
 char *
 tide_trace_dup_meta (TideTrace  *self,
@@ -398,7 +381,7 @@ tide_trace_dup_meta (TideTrace  *self,
 {
   g_return_val_if_fail (TIDE_IS_TRACE (self), NULL);
 
-  return db_meta_text (self->db, key);
+  return tide_sqlite_meta_text (self->db, key);
 }
 
 sqlite3 *
@@ -478,9 +461,9 @@ _tide_trace_unlock_reader (TideTrace *self)
 char *
 _tide_trace_describe_early_end_db (sqlite3 *db)
 {
-  g_autofree char *reason = db_meta_text (db, "stopped_reason");
-  g_autofree char *stopped = db_meta_text (db, "stopped_ns");
-  g_autofree char *start = db_meta_text (db, "start_ns");
+  g_autofree char *reason = tide_sqlite_meta_text (db, "stopped_reason");
+  g_autofree char *stopped = tide_sqlite_meta_text (db, "stopped_ns");
+  g_autofree char *start = tide_sqlite_meta_text (db, "start_ns");
   double seconds;
 
   if (reason == NULL || reason[0] == '\0')
