@@ -30,6 +30,12 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+/* No 64-bit Linux we run on ends user space below this (x86-64 with
+ * 4-level paging ends it just below; 5-level paging and arm64 go
+ * higher): a read of pagemap there that finds nothing means the process's
+ * memory is gone, never that the address is out of reach. */
+#define USER_SPACE_FLOOR (G_GUINT64_CONSTANT (1) << 47)
+
 #define TIDE_PAGEMAP_PRESENT     (G_GUINT64_CONSTANT (1) << 63)
 #define TIDE_PAGEMAP_MAX_WINDOW  65536u  /* pages: 512 KiB of entries */
 #define TIDE_PAGEMAP_MAX_GAP     1024u   /* pages: reading 8 KiB beats a syscall */
@@ -474,8 +480,10 @@ tide_pagemap_read_entries (TidePagemap *self,
         continue;
       if (got <= 0)
         {
-          /* 0: past the top of the user address space, or the mm is gone. */
-          ok = got == 0;
+          /* 0: past the top of the user address space, or the mm is gone
+           * (an exited process): below USER_SPACE_FLOOR it is the latter. */
+          ok = got == 0 && ((first + done / sizeof (guint64)) << self->page_shift) >=
+                           USER_SPACE_FLOOR;
           break;
         }
       done += got;
@@ -495,6 +503,10 @@ tide_pagemap_load (TidePagemap *self,
 {
   if (!self->no_scan && tide_pagemap_scan (self, first, end))
     return TRUE;
+  /* ESRCH: the mm is gone, which a read of the entries would take for
+   * pages that are all absent. */
+  if (!self->no_scan && errno == ESRCH)
+    return FALSE;
   /* ENOTTY: no such ioctl; EINVAL: an argument it does not know. */
   if (!self->no_scan && (errno == ENOTTY || errno == EINVAL || errno == EOPNOTSUPP))
     self->no_scan = TRUE;
@@ -570,9 +582,14 @@ tide_pagemap_range_resident (TidePagemap     *self,
       guint64 page = addr >> shift;
       guint64 window_end, chunk_end;
 
-      if (page < self->window_first || page >= self->window_first + self->window_n)
-        *ok &= tide_pagemap_load (self, page,
-                                  tide_pagemap_window_end (self, ranges, n, i, page));
+      /* A process whose memory is gone has no window to read: no figure. */
+      if ((page < self->window_first || page >= self->window_first + self->window_n) &&
+          !tide_pagemap_load (self, page, tide_pagemap_window_end (self, ranges, n, i, page)))
+        {
+          self->window_n = 0;
+          *ok = FALSE;
+          return 0;
+        }
       window_end = self->window_first + self->window_n;
       /* The window may end at the top of the address space. */
       chunk_end = window_end > (G_MAXUINT64 >> shift) ? end_addr
@@ -598,10 +615,9 @@ tide_pagemap_resident (TidePagemap     *self,
   /* Entries change between calls: never trust a window from last time. */
   self->window_n = 0;
   for (guint i = 0; i < n; i++)
-    {
-      resident_out[i] = 0;
-      if (ranges[i].size > 0)
-        resident_out[i] = tide_pagemap_range_resident (self, ranges, n, i, &ok);
-    }
+    resident_out[i] = 0;
+  for (guint i = 0; i < n && ok; i++)
+    if (ranges[i].size > 0)
+      resident_out[i] = tide_pagemap_range_resident (self, ranges, n, i, &ok);
   return ok;
 }
