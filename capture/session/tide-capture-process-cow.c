@@ -146,7 +146,8 @@ compare_by_addr (gconstpointer a,
  * the sampled ones are recorded, so most of its pages hold objects that
  * no recorded block covers.  Those pages go to the stacks of the objects
  * recorded in the arena, in proportion to the bytes each stands for (its
- * size times its sampling weight); to none where none was. */
+ * size times its sampling weight).  Where none was, they stay with the
+ * copied bytes that no block covers. */
 static void
 credit_arena (const TideLiveAlloc *arena,
               guint64              bytes,
@@ -174,10 +175,7 @@ credit_arena (const TideLiveAlloc *arena,
       total += o->size * o->weight;
     }
   if (total <= 0)
-    {
-      credit_stack (by_stack, 0, bytes);
-      return;
-    }
+    return;
   for (guint i = lo; i < objects->len; i++)
     {
       const TideLiveAlloc *o = &g_array_index (objects, TideLiveAlloc, i);
