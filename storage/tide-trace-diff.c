@@ -316,6 +316,93 @@ diff_steps (TideTraceDiff  *diff,
   return TRUE;
 }
 
+static gint
+compare_pair_start (gconstpointer a,
+                    gconstpointer b)
+{
+  gint64 x = ((const TideStepPair *) a)->before_start, y = ((const TideStepPair *) b)->before_start;
+
+  return (x > y) - (x < y);
+}
+
+/**
+ * tide_trace_diff_step_pairs:
+ *
+ * Returns: (transfer full) (element-type TideStepPair): the steps that both
+ *   runs have, as the diff aligned them, by their start in BEFORE
+ */
+GArray *
+tide_trace_diff_step_pairs (const TideTraceDiff *diff)
+{
+  GArray *pairs = g_array_new (FALSE, FALSE, sizeof (TideStepPair));
+
+  for (guint i = 0; i < diff->steps->len; i++)
+    {
+      const TideDiffStep *s = g_ptr_array_index (diff->steps, i);
+      TideStepPair pair;
+
+      if (s->before == NULL || s->after == NULL)
+        continue;
+      pair.before_start = s->before->start_ns;
+      pair.before_end = tide_sat_add (s->before->start_ns, s->before->duration_ns);
+      pair.after_start = s->after->start_ns;
+      pair.after_end = tide_sat_add (s->after->start_ns, s->after->duration_ns);
+      g_array_append_val (pairs, pair);
+    }
+  g_array_sort (pairs, compare_pair_start);
+  return pairs;
+}
+
+/* The last pair that starts at or before @t, or -1. */
+static gint
+pair_before (const TideStepPair *pairs,
+             guint               n_pairs,
+             gint64              t)
+{
+  guint lo = 0, hi = n_pairs;
+
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+
+      if (pairs[mid].before_start <= t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return (gint) lo - 1;
+}
+
+/**
+ * tide_step_pairs_map:
+ * @pairs: (array length=n_pairs): from tide_trace_diff_step_pairs()
+ *
+ * The time of AFTER that stands where @t stands in BEFORE: inside an
+ * aligned step, at the same fraction of AFTER's step (so step N of AFTER
+ * is drawn over step N of BEFORE however long each took); outside one, as
+ * far from the nearest aligned step's edge (the end of the one before,
+ * else the start of the first); without aligned steps, @t itself.
+ */
+gint64
+tide_step_pairs_map (const TideStepPair *pairs,
+                     guint               n_pairs,
+                     gint64              t)
+{
+  gint i = pair_before (pairs, n_pairs, t);
+  const TideStepPair *p;
+  double fraction;
+
+  if (n_pairs == 0)
+    return t;
+  if (i < 0)
+    return tide_sat_add (pairs[0].after_start, tide_sat_sub (t, pairs[0].before_start));
+  p = &pairs[i];
+  if (t >= p->before_end)
+    return tide_sat_add (p->after_end, tide_sat_sub (t, p->before_end));
+  fraction = (double) (t - p->before_start) / (double) MAX (p->before_end - p->before_start, 1);
+  return p->after_start + tide_sat_from_double (fraction * (double) (p->after_end - p->after_start));
+}
+
 /* ---- stacks by what they say, not by their ids ------------------------------------ */
 
 /* A stack as text that two builds of one program share: each frame by
@@ -614,4 +701,39 @@ tide_trace_diff_new (TideTrace              *before,
       !diff_retained (diff, before, after, error))
     return NULL;
   return g_steal_pointer (&diff);
+}
+
+/**
+ * tide_trace_diff_new_for_process:
+ * @process_id: a process of @before (processes.id); 0: the one the app
+ *   opens on
+ *
+ * What the app compares: @process_id of @before with its counterpart in
+ * @after (the process of the same role and rank), by stack.  With 0, the
+ * comparison that `tidemark diff BEFORE AFTER` prints.
+ *
+ * Returns: (transfer full): the comparison, or %NULL with @error set
+ */
+TideTraceDiff *
+tide_trace_diff_new_for_process (TideTrace  *before,
+                                 gint64      process_id,
+                                 TideTrace  *after,
+                                 GError    **error)
+{
+  g_autoptr(GPtrArray) processes = NULL;
+  TideProcess *chosen = NULL;
+  TideProcessSpec spec = { .pid = 0, .dist_rank = -1 };
+
+  g_return_val_if_fail (TIDE_IS_TRACE (before) && TIDE_IS_TRACE (after), NULL);
+
+  if (process_id != 0)
+    {
+      if ((processes = tide_trace_list_processes (before, error)) == NULL)
+        return NULL;
+      chosen = tide_processes_find (processes, process_id);
+      if (chosen != NULL)
+        spec.pid = chosen->pid;
+    }
+  return tide_trace_diff_new (before, after, chosen ? &spec : NULL, NULL, TIDE_GROUP_BY_STACK,
+                              error);
 }
