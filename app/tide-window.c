@@ -7,7 +7,10 @@
  * window.  The timeline, the steps table, the process picker and the
  * drill-down each bind to the session, never to each other; the
  * drill-down tree, the flame graph and the drill-down CSV all show what
- * the session's selection retained.
+ * the session's selection retained.  A compared trace ("Compare with…")
+ * is the session's too: the timeline draws its lanes over the shown ones
+ * and the steps table adds the differences, from the session's
+ * comparison.
  *
  * Queries run on the main thread: the trace's SQLite connection is
  * single-threaded and shared with the timeline (see tide-timeline-view.c).
@@ -38,6 +41,18 @@ set_banner (TideWindow *self,
   self->banner_message = g_strdup (message);
   gtk_label_set_text (self->banner_label, message ? message : "");
   gtk_info_bar_set_revealed (self->banner, message != NULL);
+}
+
+static void
+set_subtitle (TideWindow *self)
+{
+  TideTrace *trace = tide_session_get_trace (self->session);
+  TideTrace *compared = tide_session_get_compare_trace (self->session);
+  g_autofree char *shown = trace ? g_path_get_basename (tide_trace_get_path (trace)) : NULL;
+  g_autofree char *other = compared ? g_path_get_basename (tide_trace_get_path (compared)) : NULL;
+  g_autofree char *both = other ? g_strdup_printf ("%s compared with %s", shown, other) : NULL;
+
+  adw_window_title_set_subtitle (self->title, both ? both : shown);
 }
 
 static void
@@ -369,7 +384,6 @@ void
 _tide_window_set_trace (TideWindow *self,
                         TideTrace  *trace)
 {
-  g_autofree char *basename = NULL;
   g_autofree char *early_end = NULL;
 
   g_return_if_fail (TIDE_IS_WINDOW (self));
@@ -385,8 +399,7 @@ _tide_window_set_trace (TideWindow *self,
    * find the chosen step now. */
   tide_window_session_selection_cb (self);
 
-  basename = g_path_get_basename (tide_trace_get_path (trace));
-  adw_window_title_set_subtitle (self->title, basename);
+  set_subtitle (self);
   self->state = TIDE_WINDOW_TRACE;
   gtk_stack_set_visible_child_name (self->stack, "trace");
   early_end = tide_trace_describe_early_end (trace);
@@ -491,6 +504,56 @@ _tide_window_get_state (TideWindow *self)
   return self->state;
 }
 
+/* The views follow the session's comparison: the timeline draws the
+ * compared run over the shown one, the steps table adds its differences. */
+static void
+tide_window_session_comparison_cb (TideWindow *self)
+{
+  const TideTraceDiff *diff = tide_session_get_comparison (self->session);
+  const char *error = tide_session_get_compare_error (self->session);
+
+  tide_timeline_view_set_comparison (self->timeline, tide_session_get_compare_trace (self->session),
+                                     diff);
+  tide_steps_view_set_comparison (self->steps_view, diff);
+  if (error != NULL)
+    {
+      g_autofree char *text = g_strdup_printf ("Cannot compare the traces: %s", error);
+      set_banner (self, text);
+    }
+  if (_tide_window_get_trace (self) != NULL)
+    set_subtitle (self);
+  _tide_window_actions_update (self);
+}
+
+/**
+ * _tide_window_compare_file:
+ *
+ * Opens @file and compares the shown trace with it.
+ *
+ * Returns: FALSE with @error set when @file is not a trace that opens
+ */
+gboolean
+_tide_window_compare_file (TideWindow  *self,
+                           GFile       *file,
+                           GError     **error)
+{
+  g_autofree char *path = g_file_get_path (file);
+  g_autoptr(TideTrace) trace = NULL;
+
+  g_return_val_if_fail (TIDE_IS_WINDOW (self), FALSE);
+  g_return_val_if_fail (_tide_window_get_trace (self) != NULL, FALSE);
+
+  if (path == NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "Only local files can be compared.");
+      return FALSE;
+    }
+  if ((trace = tide_trace_open (path, error)) == NULL)
+    return FALSE;
+  tide_session_set_compare_trace (self->session, trace);
+  return TRUE;
+}
+
 /* The timeline's trace and window follow the session's; the trace first,
  * as the window is clamped to it. */
 static void
@@ -563,6 +626,7 @@ bind_session (TideWindow *self)
   connect_session (self, "notify::range-begin", G_CALLBACK (tide_window_session_selection_cb));
   connect_session (self, "notify::range-end", G_CALLBACK (tide_window_session_selection_cb));
   connect_session (self, "notify::zoom-depth", G_CALLBACK (_tide_window_actions_update));
+  connect_session (self, "notify::comparison", G_CALLBACK (tide_window_session_comparison_cb));
 
   bind_process_dropdown (self, NULL);
 }
