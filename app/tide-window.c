@@ -320,8 +320,16 @@ count_suspects (GPtrArray *suspects,
   return n;
 }
 
-/* Every process of the job, in the order they started, named by role and
- * command; those with leak suspects say so. */
+static gint
+compare_by_host (gconstpointer a,
+                 gconstpointer b)
+{
+  return tide_process_compare_by_host (*(TideProcess **) a, *(TideProcess **) b);
+}
+
+/* Every process of the job, named by role and command; those with leak
+ * suspects say so.  In the order they started, host by host in a merged
+ * trace (each name says its host), as `report --processes` lists them. */
 static void
 load_processes (TideWindow *self,
                 GPtrArray  *suspects)
@@ -331,6 +339,8 @@ load_processes (TideWindow *self,
 
   g_clear_pointer (&self->process_ids, g_array_unref);
   self->process_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+  if (processes != NULL)
+    g_ptr_array_sort (processes, compare_by_host);
   for (guint i = 0; processes != NULL && i < processes->len; i++)
     {
       const TideProcess *p = g_ptr_array_index (processes, i);

@@ -680,6 +680,47 @@ test_open_on_leaking_rank (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* One recording of tide_test_write_two_ranks() made on @host. */
+static char *
+write_node (const char *name,
+            const char *host)
+{
+  char *path = g_build_filename (tmp_dir, name, NULL);
+  g_autofree char *sql = g_strdup_printf ("INSERT OR REPLACE INTO meta (key, value)"
+                                          " VALUES ('hostname', '%s')", host);
+
+  tide_test_write_two_ranks (path);
+  exec_sql (path, sql);
+  return path;
+}
+
+/* A merged job lists its processes host by host, each named with its
+ * host, though node-b's were merged (and numbered) first. */
+static void
+test_processes_by_host (void)
+{
+  g_autofree char *b = write_node ("node-b.tide", "node-b");
+  g_autofree char *a = write_node ("node-a.tide", "node-a");
+  g_autofree char *job = g_build_filename (tmp_dir, "job-by-host.tide", NULL);
+  const char *args[] = { "merge", b, a, "-o", job, NULL };
+  const char *expected[] = {
+    "rank 0 on node-a · train --ddp", "rank 1 on node-a · train --ddp · 1 suspect",
+    "rank 0 on node-b · train --ddp", "rank 1 on node-b · train --ddp · 1 suspect",
+  };
+  g_autofree char *out = run_cli (args);
+  TideWindow *window = window_open (job);
+  GListModel *names = gtk_drop_down_get_model (window->process_dropdown);
+
+  g_assert_cmpint (window->state, ==, TIDE_WINDOW_TRACE);
+  g_assert_cmpuint (g_list_model_get_n_items (names), ==, G_N_ELEMENTS (expected));
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (names), i), ==, expected[i]);
+  /* Rows and processes stay paired: node-a's rank 1 was merged third. */
+  gtk_drop_down_set_selected (window->process_dropdown, 1);
+  g_assert_cmpint (tide_session_get_process_id (window->session), ==, 4);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 static void
 test_bad_files (void)
 {
@@ -1218,6 +1259,7 @@ main (int   argc,
   g_test_add_func ("/gui/job", test_job);
   g_test_add_func ("/gui/export-drilldown-one-process", test_export_drilldown_one_process);
   g_test_add_func ("/gui/open-on-leaking-rank", test_open_on_leaking_rank);
+  g_test_add_func ("/gui/processes-by-host", test_processes_by_host);
   g_test_add_func ("/gui/bad-files", test_bad_files);
   g_test_add_func ("/gui/incomplete-trace", test_incomplete_trace);
   g_test_add_func ("/gui/early-end-trace", test_early_end_trace);
