@@ -400,7 +400,9 @@ tide_step_pairs_map (const TideStepPair *pairs,
   if (t >= p->before_end)
     return tide_sat_add (p->after_end, tide_sat_sub (t, p->before_end));
   fraction = (double) (t - p->before_start) / (double) MAX (p->before_end - p->before_start, 1);
-  return p->after_start + tide_sat_from_double (fraction * (double) (p->after_end - p->after_start));
+  /* Rounded down, so that a time inside the step stays inside AFTER's. */
+  return p->after_start +
+         tide_sat_from_double (floor (fraction * (double) (p->after_end - p->after_start)));
 }
 
 /* ---- stacks by what they say, not by their ids ------------------------------------ */
