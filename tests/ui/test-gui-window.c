@@ -168,7 +168,8 @@ test_templates_parse (void)
     g_autofree char *steps = column_titles (gtk_widget_get_first_child (GTK_WIDGET (window->steps_view)));
     g_autofree char *drill = column_titles (gtk_widget_get_last_child (drill_box));
 
-    g_assert_cmpstr (steps, ==, "Step|Duration|Host change|Device change|Retained|Transfers");
+    g_assert_cmpstr (steps, ==, "Step|Duration|Host change|Device change|Retained|Transfers|"
+                                "Δ heap vs compared|Δ retained vs compared");
     g_assert_cmpstr (drill, ==, "Scope, stack, frame|Retained|Allocations");
     g_assert_cmpstr (gtk_check_button_get_label (GTK_CHECK_BUTTON (gtk_widget_get_first_child (drill_box))),
                      ==, "Hide plumbing frames");
