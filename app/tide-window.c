@@ -77,6 +77,24 @@ find_step (TideWindow *self,
   return NULL;
 }
 
+/* With a compared run, the drill-down of a step shows what the compared
+ * run's aligned step retained of each row. */
+static void
+update_drilldown_compared (TideWindow *self)
+{
+  const TideTraceDiff *diff = tide_session_get_comparison (self->session);
+  g_autoptr(GHashTable) compared = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (diff != NULL && self->drill_step > 0 &&
+      tide_drilldown_view_get_groups (self->drilldown_view) != NULL)
+    compared = tide_trace_diff_step_retained (diff, tide_session_get_compare_trace (self->session),
+                                              self->drill_step, &error);
+  if (error != NULL)
+    set_banner (self, error->message);
+  tide_drilldown_view_set_compared (self->drilldown_view, compared);
+}
+
 /* Fills the drill-down, flame graph and title with @groups of the
  * current selection (NULL: none). */
 static void
@@ -87,6 +105,7 @@ show_drilldown (TideWindow *self,
   g_autofree char *total = NULL;
 
   tide_drilldown_view_set_groups (self->drilldown_view, groups);
+  update_drilldown_compared (self);
   tide_flame_graph_set_groups (self->flame_graph, groups);
   total = tide_format_bytes (tide_flame_graph_get_total_bytes (self->flame_graph));
   if (self->drill_step > 0)
@@ -525,6 +544,7 @@ tide_window_session_comparison_cb (TideWindow *self)
   tide_timeline_view_set_comparison (self->timeline, tide_session_get_compare_trace (self->session),
                                      diff);
   tide_steps_view_set_comparison (self->steps_view, diff);
+  update_drilldown_compared (self);
   if (error != NULL)
     {
       g_autofree char *text = g_strdup_printf ("Cannot compare the traces: %s", error);

@@ -448,6 +448,74 @@ headline_signature (const TideGroup *group)
                           group->scope_path ? group->scope_path : "");
 }
 
+/**
+ * tide_group_signature:
+ *
+ * Returns: (transfer full): what names @group's stack (or scope) in any
+ *   run of the program: the key by which the diff pairs stacks
+ */
+char *
+tide_group_signature (const TideGroup *group)
+{
+  return stack_signature (group);
+}
+
+/**
+ * tide_trace_diff_step_retained:
+ * @after: the trace that @diff's AFTER came from
+ * @before_step: a step number of BEFORE's process
+ *
+ * What AFTER's step aligned with @before_step retained at its end, by
+ * stack (`tidemark report --retained --step N` of AFTER's process), keyed
+ * by tide_group_signature(), for the app's drill-down to pair its rows.
+ *
+ * Returns: (transfer full) (nullable): signature -> gint64* bytes; %NULL
+ *   with @error set on a query's failure, or without when AFTER has no
+ *   step aligned with @before_step
+ */
+GHashTable *
+tide_trace_diff_step_retained (const TideTraceDiff *diff,
+                               TideTrace           *after,
+                               gint                 before_step,
+                               GError             **error)
+{
+  g_autoptr(GHashTable) ids = g_hash_table_new (g_int64_hash, g_int64_equal);
+  g_autoptr(GPtrArray) groups = NULL;
+  GHashTable *by_key;
+  const TideStepRow *aligned = NULL;
+
+  for (guint i = 0; i < diff->steps->len && aligned == NULL; i++)
+    {
+      const TideDiffStep *s = g_ptr_array_index (diff->steps, i);
+
+      if (s->before != NULL && s->before->number == before_step)
+        aligned = s->after;
+    }
+  if (aligned == NULL)
+    return NULL;
+  if ((groups = tide_report_retained (after, aligned->number, TIDE_GROUP_BY_STACK, error)) == NULL)
+    return NULL;
+  g_hash_table_add (ids, &diff->after_process->id);
+  tide_report_keep_groups (groups, ids);
+  by_key = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  for (guint i = 0; i < groups->len; i++)
+    {
+      const TideGroup *g = g_ptr_array_index (groups, i);
+      char *key = stack_signature (g);
+      gint64 *bytes = g_hash_table_lookup (by_key, key);
+
+      if (bytes == NULL)
+        {
+          bytes = g_new0 (gint64, 1);
+          g_hash_table_insert (by_key, key, bytes);
+        }
+      else
+        g_free (key);
+      *bytes = tide_sat_add (*bytes, g->bytes);
+    }
+  return by_key;
+}
+
 /* ---- suspects ------------------------------------------------------------------------ */
 
 static GPtrArray *

@@ -115,6 +115,11 @@ guint    tide_trace_diff_count       (const TideTraceDiff *diff,
                                       TideSuspectChange    change);
 guint    tide_trace_diff_count_differences (const TideTraceDiff *diff);
 GArray  *tide_trace_diff_step_pairs  (const TideTraceDiff *diff);
+GHashTable *tide_trace_diff_step_retained (const TideTraceDiff *diff,
+                                           TideTrace           *after,
+                                           gint                 before_step,
+                                           GError             **error);
+char    *tide_group_signature        (const TideGroup     *group);
 gint64   tide_step_pairs_map         (const TideStepPair  *pairs,
                                       guint                n_pairs,
                                       gint64               t);

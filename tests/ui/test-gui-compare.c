@@ -2,8 +2,8 @@
  * Copyright 2026 The Tidemark authors
  *
  * Compare With… under Xvfb: the synthetic trace (tide-test-trace.h) shown,
- * its "fixed" run (half-length steps, no leak, heap and RSS growing half
- * as fast) compared with it.  The fixed run's lanes are drawn dashed over
+ * its half-fixed run (half-length steps, half the leak, heap and RSS
+ * growing half as fast) compared with it.  The fixed run's lanes are drawn dashed over
  * the shown ones in the stylesheet's named colour, step N over step N;
  * the steps table gets the differences; the comparison exports as CSV.
  */
@@ -11,6 +11,7 @@
 
 #include <adwaita.h>
 #include <glib/gstdio.h>
+#include <string.h>
 
 #include "tide-application.h"
 #include "tide-render.h"
@@ -20,7 +21,8 @@
 #include "tide-timeline-view-private.h"
 #include "tide-window-private.h"
 
-#define LEAK_BYTES (96 * G_GINT64_CONSTANT (16384))  /* kept by each leaking step */
+#define LEAK_BYTES       (96 * G_GINT64_CONSTANT (16384))  /* kept by each leaking step */
+#define FIXED_LEAK_BYTES (TEST_FIXED_LEAK_BLOCKS * G_GINT64_CONSTANT (16384))
 
 static char *tmp_dir;
 static char *shown_path;
@@ -251,8 +253,9 @@ column_titled (TideWindow *window,
   g_assert_not_reached ();
 }
 
-/* The fixed run keeps nothing: from the leak's first step on, it retains
- * and grows its heap by LEAK_BYTES less than the shown run, step for step. */
+/* The fixed run keeps half: from the leak's first step on, it retains and
+ * grows its heap by LEAK_BYTES - FIXED_LEAK_BYTES less than the shown run,
+ * step for step. */
 static void
 test_difference_columns (void)
 {
@@ -268,7 +271,7 @@ test_difference_columns (void)
   for (gint k = 1; k <= TEST_N_STEPS; k++)
     {
       g_autoptr(TideStepsViewRow) row = steps_row (window, k);
-      gint64 expected = k >= TEST_LEAK_FROM ? -LEAK_BYTES : 0;
+      gint64 expected = k >= TEST_LEAK_FROM ? FIXED_LEAK_BYTES - LEAK_BYTES : 0;
 
       g_assert_true (tide_steps_view_column_known (TIDE_STEPS_COLUMN_HEAP_DIFF, row));
       g_assert_cmpint (tide_steps_view_row_get_compared (row)->number, ==, k);
@@ -316,14 +319,78 @@ test_export_csv (void)
       gint64 rss = k < TEST_N_STEPS ? test_rss (k + 1) - test_rss (k) : 0;
       gint64 fixed_rss = k < TEST_N_STEPS ? test_fixed_rss (k + 1) - test_fixed_rss (k) : 0;
       gint64 leak = k >= TEST_LEAK_FROM ? LEAK_BYTES : 0;
+      gint64 fixed_leak = k >= TEST_LEAK_FROM ? FIXED_LEAK_BYTES : 0;
 
       g_string_append_printf (expected, "%d,%d,,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%"
-                              G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",0,%" G_GINT64_FORMAT
-                              ",0,0,0,%" G_GINT64_FORMAT ",0,%" G_GINT64_FORMAT "\n",
-                              k, k, rss, fixed_rss, fixed_rss - rss, leak, -leak, leak, -leak);
+                              G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%"
+                              G_GINT64_FORMAT ",0,0,0,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+                              ",%" G_GINT64_FORMAT "\n",
+                              k, k, rss, fixed_rss, fixed_rss - rss, leak, fixed_leak,
+                              fixed_leak - leak, leak, fixed_leak, fixed_leak - leak);
     }
   g_assert_cmpstr (csv, ==, expected->str);
   g_unlink (path);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static gboolean
+drilldown_loaded (gpointer data)
+{
+  TideWindow *window = data;
+
+  return !window->drill_loading && tide_drilldown_view_get_groups (window->drilldown_view) != NULL;
+}
+
+static TideDrilldownNode *
+drilldown_node (TideWindow *window,
+                const char *label)
+{
+  GListModel *model = tide_drilldown_view_get_model (window->drilldown_view);
+
+  for (guint i = 0; i < g_list_model_get_n_items (model); i++)
+    {
+      g_autoptr(GtkTreeListRow) row = g_list_model_get_item (model, i);
+      TideDrilldownNode *node = gtk_tree_list_row_get_item (row);
+
+      /* The node lives as long as the model holds it. */
+      g_object_unref (node);
+      if (strstr (tide_drilldown_node_get_label (node), label) != NULL)
+        return node;
+    }
+  g_error ("no drill-down row %s", label);
+}
+
+/* Step 5's drill-down: the leaking stack's bytes in the fixed run's step 5
+ * (paired by the stack's frames, as the diff pairs them) and the
+ * difference; its frames carry the stack's. */
+static void
+test_drilldown (void)
+{
+  TideWindow *window = window_open (shown_path);
+  TideDrilldownNode *leak;
+  gint64 compared = -1;
+
+  compare_with (window, fixed_path);
+  tide_session_set_process_id (window->session, 1);
+  tide_session_set_step (window->session, 5);
+  iterate_until (drilldown_loaded, window, 10);
+  g_assert_true (drilldown_loaded (window));
+  leak = drilldown_node (window, "leak_feature_cache");
+  g_assert_cmpint (tide_drilldown_node_get_bytes (leak), ==, LEAK_BYTES);
+  g_assert_true (tide_drilldown_node_get_compared (leak, &compared));
+  g_assert_cmpint (compared, ==, FIXED_LEAK_BYTES);
+  {
+    GListModel *frames = tide_drilldown_node_get_children (leak);
+    g_autoptr(TideDrilldownNode) frame = g_list_model_get_item (frames, 0);
+
+    compared = -1;
+    g_assert_true (tide_drilldown_node_get_compared (frame, &compared));
+    g_assert_cmpint (compared, ==, FIXED_LEAK_BYTES);
+  }
+
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.end-compare", NULL);
+  leak = drilldown_node (window, "leak_feature_cache");
+  g_assert_false (tide_drilldown_node_get_compared (leak, &compared));
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
@@ -343,6 +410,7 @@ main (int   argc,
   g_test_add_func ("/gui-compare/overlay", test_overlay);
   g_test_add_func ("/gui-compare/difference-columns", test_difference_columns);
   g_test_add_func ("/gui-compare/export-csv", test_export_csv);
+  g_test_add_func ("/gui-compare/drilldown", test_drilldown);
   status = g_test_run ();
 
   tide_test_trace_remove (tmp_dir, fixed_path);

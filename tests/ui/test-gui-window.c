@@ -170,7 +170,8 @@ test_templates_parse (void)
 
     g_assert_cmpstr (steps, ==, "Step|Duration|Host change|Device change|Retained|Transfers|"
                                 "Δ heap vs compared|Δ retained vs compared");
-    g_assert_cmpstr (drill, ==, "Scope, stack, frame|Retained|Allocations");
+    g_assert_cmpstr (drill, ==, "Scope, stack, frame|Retained|Allocations|Compared|"
+                                "Δ vs compared");
     g_assert_cmpstr (gtk_check_button_get_label (GTK_CHECK_BUTTON (gtk_widget_get_first_child (drill_box))),
                      ==, "Hide plumbing frames");
     gtk_check_button_set_active (GTK_CHECK_BUTTON (gtk_widget_get_first_child (drill_box)), TRUE);

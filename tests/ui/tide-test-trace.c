@@ -34,7 +34,7 @@ typedef struct
 {
   const char *name;
   gint64      step_ns;
-  gboolean    leaks;
+  gint        leak_blocks;    /* of 16 KiB, kept by each step from TEST_LEAK_FROM */
   gint64    (*rss) (gint k);
   gint64    (*heap) (gint k);
 } TraceShape;
@@ -44,10 +44,10 @@ static gint64 shown_heap (gint k) { return test_heap (k); }
 static gint64 fixed_rss (gint k) { return test_fixed_rss (k); }
 static gint64 fixed_heap (gint k) { return test_fixed_heap (k); }
 
-static const TraceShape shown_shape = { "timeline.tide", TEST_STEP_NS, TRUE, shown_rss,
+static const TraceShape shown_shape = { "timeline.tide", TEST_STEP_NS, 96, shown_rss,
                                         shown_heap };
-static const TraceShape fixed_shape = { "fixed.tide", TEST_FIXED_STEP_NS, FALSE, fixed_rss,
-                                        fixed_heap };
+static const TraceShape fixed_shape = { "fixed.tide", TEST_FIXED_STEP_NS, TEST_FIXED_LEAK_BLOCKS,
+                                        fixed_rss, fixed_heap };
 
 static void
 add_step (TideTraceWriter  *w,
@@ -72,7 +72,7 @@ add_step (TideTraceWriter  *w,
                            .kind = 1 };
       tide_trace_writer_add_allocation (w, &row);
     }
-  for (gint i = 0; shape->leaks && k >= TEST_LEAK_FROM && i < 96; i++, (*alloc_id)++)
+  for (gint i = 0; k >= TEST_LEAK_FROM && i < shape->leak_blocks; i++, (*alloc_id)++)
     {
       TideAllocRow row = { .process_id = 1, .alloc_ns = start + 2000 + i,
                            .address = 0x10000 * *alloc_id, .size = 16384, .weight = 1,
