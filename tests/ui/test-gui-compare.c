@@ -18,6 +18,7 @@
 #include "tide-schema.h"
 #include "tide-steps-view-row.h"
 #include "tide-test-trace.h"
+#include "tide-test-widget.h"
 #include "tide-timeline-view-private.h"
 #include "tide-window-private.h"
 
@@ -52,27 +53,6 @@ compare_with (TideWindow *window,
 }
 
 static gboolean
-wake_cb (gpointer data)
-{
-  return G_SOURCE_CONTINUE;
-}
-
-/* A tick wakes the loop so that the deadline holds when nothing else
- * happens (a condition that never comes fails, rather than hangs). */
-static void
-iterate_until (gboolean (*done) (gpointer),
-               gpointer   data,
-               guint      max_seconds)
-{
-  gint64 deadline = g_get_monotonic_time () + max_seconds * G_USEC_PER_SEC;
-  guint tick = g_timeout_add (100, wake_cb, NULL);
-
-  while (!done (data) && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_source_remove (tick);
-}
-
-static gboolean
 timeline_drawn (gpointer data)
 {
   TideTimelineView *timeline = ((TideWindow *) data)->timeline;
@@ -92,32 +72,6 @@ palette_has_compare (gpointer data)
   PaletteWait *wait = data;
 
   return tide_timeline_view_get_palette (wait->window->timeline)->compare == wait->compare;
-}
-
-/* The timeline widget's pixels as the cairo GSK renderer draws them. */
-static guint32 *
-render (GtkWidget *view,
-        int        width,
-        int        height)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GskRenderer) renderer = gsk_cairo_renderer_new ();
-  g_autoptr(GdkTexture) texture = NULL;
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  GskRenderNode *node;
-  guint32 *pixels = g_new (guint32, width * height);
-
-  GTK_WIDGET_GET_CLASS (view)->snapshot (view, snapshot);
-  node = gtk_snapshot_free_to_node (snapshot);
-  g_assert_nonnull (node);
-  gsk_renderer_realize (renderer, NULL, &error);
-  g_assert_no_error (error);
-  texture = gsk_renderer_render_texture (renderer, node,
-                                         &GRAPHENE_RECT_INIT (0, 0, width, height));
-  gdk_texture_download (texture, (guchar *) pixels, width * 4);
-  gsk_renderer_unrealize (renderer);
-  gsk_render_node_unref (node);
-  return pixels;
 }
 
 /* The live heap lane's row (lane 1) where @value is drawn, on the lane's
@@ -153,7 +107,7 @@ assert_overlay (TideWindow *window,
 {
   GtkWidget *view = GTK_WIDGET (window->timeline);
   int width = gtk_widget_get_width (view), height = gtk_widget_get_height (view);
-  g_autofree guint32 *pixels = render (view, width, height);
+  g_autofree guint32 *pixels = tide_test_render_widget (view, width, height);
   const TidePalette *palette = tide_timeline_view_get_palette (window->timeline);
   int y = heap_row (window->timeline, width, height, test_fixed_heap (5));
   int shown_y = heap_row (window->timeline, width, height, test_heap (5));
@@ -196,7 +150,7 @@ test_overlay (void)
   g_assert_nonnull (tide_session_get_comparison (window->session));
   g_assert_cmpstr (adw_window_title_get_subtitle (window->title), ==,
                    "timeline.tide compared with fixed.tide");
-  iterate_until (timeline_drawn, window, 10);
+  tide_test_iterate_until (timeline_drawn, window, 10);
   g_assert_true (timeline_drawn (window));
   g_assert_cmphex (tide_timeline_view_get_palette (window->timeline)->compare, ==, 0x3d3846);
   assert_overlay (window, 0x3d3846);
@@ -205,7 +159,7 @@ test_overlay (void)
    * dark style. */
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
                                       ADW_COLOR_SCHEME_FORCE_DARK);
-  iterate_until (palette_has_compare, &wait, 10);
+  tide_test_iterate_until (palette_has_compare, &wait, 10);
   g_assert_true (palette_has_compare (&wait));
   assert_overlay (window, 0xdeddda);
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
@@ -373,7 +327,7 @@ test_drilldown (void)
   compare_with (window, fixed_path);
   tide_session_set_process_id (window->session, 1);
   tide_session_set_step (window->session, 5);
-  iterate_until (drilldown_loaded, window, 10);
+  tide_test_iterate_until (drilldown_loaded, window, 10);
   g_assert_true (drilldown_loaded (window));
   leak = drilldown_node (window, "leak_feature_cache");
   g_assert_cmpint (tide_drilldown_node_get_bytes (leak), ==, LEAK_BYTES);

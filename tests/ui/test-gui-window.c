@@ -22,6 +22,7 @@
 #include "tide-steps-view-row.h"
 #include "tide-test-trace.h"
 #include "tide-test-util.h"
+#include "tide-test-widget.h"
 #include "tide-timeline-view-private.h"
 #include "tide-window-private.h"
 
@@ -93,27 +94,6 @@ window_open (const char *path)
 
   tide_window_open_file (window, file);
   return window;
-}
-
-static gboolean
-wake_cb (gpointer data)
-{
-  return G_SOURCE_CONTINUE;
-}
-
-/* A tick wakes the loop so that the deadline holds when nothing else
- * happens (a condition that never comes fails, rather than hangs). */
-static void
-iterate_until (gboolean (*done) (gpointer),
-               gpointer   data,
-               guint      max_seconds)
-{
-  gint64 deadline = g_get_monotonic_time () + max_seconds * G_USEC_PER_SEC;
-  guint tick = g_timeout_add (100, wake_cb, NULL);
-
-  while (!done (data) && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_source_remove (tick);
 }
 
 /* An action's state, as the widgets bound to it see it. */
@@ -847,12 +827,12 @@ test_live_capture (void)
   g_assert_false (action_enabled (window, "win.open"));
 
   /* The steps table grows while the program runs (a step every 100 ms). */
-  iterate_until (live_has_steps, &wait, 30);
+  tide_test_iterate_until (live_has_steps, &wait, 30);
   first_steps = window->live_steps;
   first_refreshes = window->live_refreshes;
   g_assert_cmpint (first_steps, >=, 2);
   wait.steps_at_least = first_steps + 3;
-  iterate_until (live_has_steps, &wait, 30);
+  tide_test_iterate_until (live_has_steps, &wait, 30);
   later_steps = window->live_steps;
   g_test_message ("live capture: %u refreshes in %.2f s", window->live_refreshes,
                   (g_get_monotonic_time () - started) / 1e6);
@@ -862,7 +842,7 @@ test_live_capture (void)
 
   /* Stop: the program ends, the final trace stays open and is complete. */
   gtk_widget_activate_action (GTK_WIDGET (window), "win.stop-recording", NULL);
-  iterate_until (recording_ended, window, 30);
+  tide_test_iterate_until (recording_ended, window, 30);
   g_assert_false (_tide_window_is_recording (window));
   g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_TRACE);
   g_assert_true (tide_trace_is_complete (_tide_window_get_trace (window)));
@@ -1043,7 +1023,7 @@ test_attach_capture (void)
   g_assert_null (dialog);    /* closed once the recorder started */
   g_assert_true (_tide_window_is_recording (window));
   g_assert_false (action_enabled (window, "win.record"));
-  iterate_until (recording_ended, window, 60);
+  tide_test_iterate_until (recording_ended, window, 60);
   g_assert_false (_tide_window_is_recording (window));
   g_assert_cmpint (window->recorder_status, ==, 0);
 
@@ -1207,7 +1187,7 @@ test_palette_follows_style_manager (void)
   adw_style_manager_set_color_scheme (manager, ADW_COLOR_SCHEME_FORCE_DARK);
   g_assert_true (adw_style_manager_get_dark (manager));
   wait.background = 0x1e1e1e;
-  iterate_until (palette_has_background, &wait, 10);
+  tide_test_iterate_until (palette_has_background, &wait, 10);
   palette = tide_timeline_view_get_palette (wait.window->timeline);
   g_assert_cmphex (palette->background, ==, 0x1e1e1e);
   g_assert_cmphex (palette->text, ==, 0xffffff);
@@ -1221,7 +1201,7 @@ test_palette_follows_style_manager (void)
                                               GTK_STYLE_PROVIDER (provider),
                                               GTK_STYLE_PROVIDER_PRIORITY_USER);
   wait.background = 0x010203;
-  iterate_until (palette_has_background, &wait, 10);
+  tide_test_iterate_until (palette_has_background, &wait, 10);
   g_assert_cmphex (tide_timeline_view_get_palette (wait.window->timeline)->background, ==, 0x010203);
   gtk_style_context_remove_provider_for_display (gdk_display_get_default (),
                                                  GTK_STYLE_PROVIDER (provider));
@@ -1229,7 +1209,7 @@ test_palette_follows_style_manager (void)
   /* Back to light: PNG export's colours, one by one. */
   adw_style_manager_set_color_scheme (manager, ADW_COLOR_SCHEME_FORCE_LIGHT);
   wait.background = 0xffffff;
-  iterate_until (palette_has_background, &wait, 10);
+  tide_test_iterate_until (palette_has_background, &wait, 10);
   g_assert_cmpmem (tide_timeline_view_get_palette (wait.window->timeline), sizeof (TidePalette),
                    &tide_palette_light, sizeof (TidePalette));
   gtk_window_destroy (GTK_WINDOW (wait.window));
