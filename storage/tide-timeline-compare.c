@@ -106,7 +106,12 @@ tide_timeline_compare_query (TideTrace          *compared,
       lo = MIN (lo, edges[c]);
       hi = MAX (hi, edges[c]);
     }
-  hi = MAX (hi, lo + 1);
+  /* At least one nanosecond, inside gint64 whatever a damaged trace says. */
+  if (hi <= lo)
+    {
+      lo = MIN (lo, G_MAXINT64 - 1);
+      hi = lo + 1;
+    }
   query = tide_timeline_data_query_cached (compared, cache, process_id, lo, hi,
                                            MIN (n_columns * OVERSAMPLE, MAX_COLUMNS), error);
   if (query == NULL)

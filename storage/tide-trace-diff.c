@@ -399,10 +399,13 @@ tide_step_pairs_map (const TideStepPair *pairs,
   p = &pairs[i];
   if (t >= p->before_end)
     return tide_sat_add (p->after_end, tide_sat_sub (t, p->before_end));
-  fraction = (double) (t - p->before_start) / (double) MAX (p->before_end - p->before_start, 1);
+  /* In doubles: a damaged trace's spans may be as wide as gint64 allows. */
+  fraction = ((double) t - (double) p->before_start) /
+             MAX ((double) p->before_end - (double) p->before_start, 1.0);
   /* Rounded down, so that a time inside the step stays inside AFTER's. */
-  return p->after_start +
-         tide_sat_from_double (floor (fraction * (double) (p->after_end - p->after_start)));
+  return tide_sat_add (p->after_start,
+                       tide_sat_from_double (floor (fraction * ((double) p->after_end -
+                                                                (double) p->after_start))));
 }
 
 /* ---- stacks by what they say, not by their ids ------------------------------------ */

@@ -33,9 +33,9 @@ struct _TideStepsView
   GtkColumnView      *column_view;
   GtkColumnViewColumn *columns[TIDE_STEPS_N_COLUMNS];
 
-  GArray             *compared;       /* TideStepRow of the compared run, by this
-                                        * run's step: shallow, no strings */
-  GArray             *compared_keys;  /* gint64 process_id, gint number: whose */
+  GHashTable         *compared;       /* this run's step number -> the compared
+                                        * run's TideStepRow: shallow, no strings */
+  gint64              compared_process_id; /* whose steps those numbers are */
   gint64              process_id;
   gint                selected_step;
 };
@@ -248,25 +248,14 @@ show_difference_columns (TideStepsView *self,
   gtk_column_view_column_set_visible (self->columns[TIDE_STEPS_COLUMN_RETAINED_DIFF], visible);
 }
 
-typedef struct
-{
-  gint64 process_id;
-  gint   number;
-} StepKey;
-
 /* The compared run's step aligned with @row's, or NULL. */
 static const TideStepRow *
 find_compared (TideStepsView     *self,
                const TideStepRow *row)
 {
-  for (guint i = 0; self->compared != NULL && i < self->compared->len; i++)
-    {
-      const StepKey *key = &g_array_index (self->compared_keys, StepKey, i);
-
-      if (key->process_id == row->process_id && key->number == row->number)
-        return &g_array_index (self->compared, TideStepRow, i);
-    }
-  return NULL;
+  if (self->compared == NULL || row->process_id != self->compared_process_id)
+    return NULL;
+  return g_hash_table_lookup (self->compared, GINT_TO_POINTER (row->number));
 }
 
 static void
@@ -276,8 +265,7 @@ tide_steps_view_dispose (GObject *object)
 
   gtk_widget_dispose_template (GTK_WIDGET (self), TIDE_TYPE_STEPS_VIEW);
   g_clear_object (&self->selection);
-  g_clear_pointer (&self->compared, g_array_unref);
-  g_clear_pointer (&self->compared_keys, g_array_unref);
+  g_clear_pointer (&self->compared, g_hash_table_unref);
   G_OBJECT_CLASS (tide_steps_view_parent_class)->dispose (object);
 }
 
@@ -447,26 +435,22 @@ tide_steps_view_set_comparison (TideStepsView       *self,
 {
   g_return_if_fail (TIDE_IS_STEPS_VIEW (self));
 
-  g_clear_pointer (&self->compared, g_array_unref);
-  g_clear_pointer (&self->compared_keys, g_array_unref);
+  g_clear_pointer (&self->compared, g_hash_table_unref);
   if (diff != NULL)
     {
-      self->compared = g_array_new (FALSE, FALSE, sizeof (TideStepRow));
-      self->compared_keys = g_array_new (FALSE, FALSE, sizeof (StepKey));
+      self->compared = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+      self->compared_process_id = diff->before_process->id;
       for (guint i = 0; i < diff->steps->len; i++)
         {
           const TideDiffStep *s = g_ptr_array_index (diff->steps, i);
-          StepKey key;
-          TideStepRow after;
+          TideStepRow *after;
 
           if (s->before == NULL || s->after == NULL)
             continue;
-          key = (StepKey) { s->before->process_id, s->before->number };
-          after = *s->after;
-          after.label = after.role = NULL;
-          after.devices = NULL;
-          g_array_append_val (self->compared_keys, key);
-          g_array_append_val (self->compared, after);
+          after = g_memdup2 (s->after, sizeof *s->after);
+          after->label = after->role = NULL;
+          after->devices = NULL;
+          g_hash_table_insert (self->compared, GINT_TO_POINTER (s->before->number), after);
         }
     }
   show_difference_columns (self, diff != NULL);

@@ -7,6 +7,8 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
+
 #include "tide-schema.h"
 #include "tide-test-util.h"
 #include "tide-trace-diff.h"
@@ -253,6 +255,14 @@ test_step_pairs_map (void)
   g_assert_cmpint (tide_step_pairs_map (pairs, 2, 250), ==, 1100);
   g_assert_cmpint (tide_step_pairs_map (pairs, 2, 450), ==, 1350);
   g_assert_cmpint (tide_step_pairs_map (pairs, 0, 450), ==, 450);
+  /* A damaged trace's spans as wide as gint64 allows: saturated, no overflow. */
+  {
+    const TideStepPair wide[] = { { G_MININT64 + 1, G_MAXINT64, G_MININT64, G_MAXINT64 } };
+
+    g_assert_cmpint (tide_step_pairs_map (wide, 1, G_MAXINT64), ==, G_MAXINT64);
+    g_assert_cmpint (tide_step_pairs_map (wide, 1, G_MININT64), ==, G_MININT64);
+    g_assert_cmpint (llabs (tide_step_pairs_map (wide, 1, 0)), <, G_GINT64_CONSTANT (1) << 12);
+  }
 }
 
 int
