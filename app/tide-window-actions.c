@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * TideWindow's actions: open, record, stop, export, zoom and step moves.
+ * TideWindow's actions: open, compare, record, stop, export, zoom and step
+ * moves.
  * Menus, buttons and keys all reach them; which are enabled is decided in
  * one place, _tide_window_actions_update().
  */
 #include "config.h"
 
+#include "tide-diff-format.h"
 #include "tide-report-format.h"
 #include "tide-render.h"
 #include "tide-window-private.h"
@@ -42,17 +44,38 @@ open_response_cb (GtkNativeDialog *dialog,
 }
 
 static void
-open_action (GtkWidget  *widget,
-             const char *action_name,
-             GVariant   *parameter)
+compare_response_cb (GtkNativeDialog *dialog,
+                     int              response,
+                     TideWindow      *self)
 {
-  TideWindow *self = TIDE_WINDOW (widget);
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autoptr(GError) error = NULL;
+
+      if (!_tide_window_compare_file (self, file, &error))
+        {
+          GtkWidget *alert = adw_message_dialog_new (GTK_WINDOW (self), "Cannot Compare",
+                                                     error->message);
+          adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (alert), "close", "_Close");
+          gtk_window_present (GTK_WINDOW (alert));
+        }
+    }
+  g_object_unref (dialog);
+}
+
+/* A file chooser of traces, for opening one or comparing with one. */
+static GtkFileChooserNative *
+trace_chooser_new (TideWindow *self,
+                   const char *title,
+                   const char *accept)
+{
   GtkFileChooserNative *dialog;
   g_autoptr(GtkFileFilter) traces = gtk_file_filter_new ();
   g_autoptr(GtkFileFilter) all = gtk_file_filter_new ();
 
-  dialog = gtk_file_chooser_native_new ("Open a Trace", GTK_WINDOW (self),
-                                        GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
+  dialog = gtk_file_chooser_native_new (title, GTK_WINDOW (self),
+                                        GTK_FILE_CHOOSER_ACTION_OPEN, accept, "_Cancel");
   gtk_file_filter_set_name (traces, "Tidemark traces");
   gtk_file_filter_add_mime_type (traces, "application/x-tidemark-trace");
   gtk_file_filter_add_suffix (traces, "tide");
@@ -62,7 +85,37 @@ open_action (GtkWidget  *widget,
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), all);
   set_folder_from_settings (self, GTK_FILE_CHOOSER (dialog));
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  return dialog;
+}
+
+static void
+open_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  TideWindow *self = TIDE_WINDOW (widget);
+  GtkFileChooserNative *dialog = trace_chooser_new (self, "Open a Trace", "_Open");
+
   g_signal_connect (dialog, "response", G_CALLBACK (open_response_cb), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+/* Compare With… asks for the second trace, drawn over the one shown. */
+static void
+compare_action (GtkWidget  *widget,
+                const char *action_name,
+                GVariant   *parameter)
+{
+  TideWindow *self = TIDE_WINDOW (widget);
+  GtkFileChooserNative *dialog;
+
+  if (g_str_equal (action_name, "win.end-compare"))
+    {
+      tide_session_set_compare_trace (self->session, NULL);
+      return;
+    }
+  dialog = trace_chooser_new (self, "Compare With a Trace", "_Compare");
+  g_signal_connect (dialog, "response", G_CALLBACK (compare_response_cb), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }
 
@@ -76,9 +129,34 @@ _tide_window_export_png (TideWindow  *self,
   g_return_val_if_fail (TIDE_IS_WINDOW (self), FALSE);
   g_return_val_if_fail (_tide_window_get_trace (self) != NULL, FALSE);
 
+  /* With a comparison, the overlay as the window draws it. */
+  if (tide_session_get_comparison (self->session) != NULL)
+    return tide_render_compare_png (_tide_window_get_trace (self),
+                                    tide_session_get_process_id (self->session),
+                                    tide_session_get_compare_trace (self->session), path, width,
+                                    height, error);
   return tide_render_process_png (_tide_window_get_trace (self),
                                   tide_session_get_process_id (self->session), path, width, height,
                                   error);
+}
+
+/* The shown trace's process and its counterpart in the compared one: the
+ * same step rows as `tidemark diff SHOWN COMPARED --steps --format csv`
+ * (or `tidemark export SHOWN --compare COMPARED --csv`). */
+gboolean
+_tide_window_export_compare_csv (TideWindow  *self,
+                                 const char  *path,
+                                 GError     **error)
+{
+  const TideTraceDiff *diff;
+  g_autoptr(GString) out = g_string_new (NULL);
+
+  g_return_val_if_fail (TIDE_IS_WINDOW (self), FALSE);
+  diff = tide_session_get_comparison (self->session);
+  g_return_val_if_fail (diff != NULL, FALSE);
+
+  tide_format_diff (out, diff, TIDE_DIFF_STEPS, TIDE_FORMAT_CSV);
+  return g_file_set_contents (path, out->str, out->len, error);
 }
 
 gboolean
@@ -141,6 +219,7 @@ typedef enum
   EXPORT_PNG,
   EXPORT_STEPS_CSV,
   EXPORT_DRILLDOWN_CSV,
+  EXPORT_COMPARE_CSV,
 } ExportKind;
 
 /* What the export file chooser does with the file chosen: writes it with
@@ -159,6 +238,8 @@ _tide_window_export_chosen (TideWindow *self,
     ok = _tide_window_export_png (self, path, self->export_width, self->export_height, &error);
   else if (kind == EXPORT_STEPS_CSV)
     ok = _tide_window_export_steps_csv (self, path, &error);
+  else if (kind == EXPORT_COMPARE_CSV)
+    ok = _tide_window_export_compare_csv (self, path, &error);
   else
     ok = _tide_window_export_drilldown_csv (self, path, &error);
   if (!ok)
@@ -191,7 +272,8 @@ static void
 choose_export_file (TideWindow *self,
                     ExportKind  kind)
 {
-  static const char *suffixes[] = { "timeline.png", "steps.csv", "drilldown.csv" };
+  static const char *suffixes[] = { "timeline.png", "steps.csv", "drilldown.csv",
+                                    "comparison.csv" };
   g_autofree char *base = g_path_get_basename (tide_trace_get_path (_tide_window_get_trace (self)));
   g_autofree char *name = NULL;
   GtkFileChooserNative *dialog;
@@ -295,9 +377,12 @@ export_action (GtkWidget  *widget,
 
   if (g_str_equal (action_name, "win.export-png"))
     _tide_window_present_export_size_dialog (self);
+  else if (g_str_equal (action_name, "win.export-steps-csv"))
+    choose_export_file (self, EXPORT_STEPS_CSV);
+  else if (g_str_equal (action_name, "win.export-compare-csv"))
+    choose_export_file (self, EXPORT_COMPARE_CSV);
   else
-    choose_export_file (self, g_str_equal (action_name, "win.export-steps-csv")
-                              ? EXPORT_STEPS_CSV : EXPORT_DRILLDOWN_CSV);
+    choose_export_file (self, EXPORT_DRILLDOWN_CSV);
 }
 
 static void
@@ -387,6 +472,9 @@ _tide_window_class_actions_init (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.export-png", NULL, export_action);
   gtk_widget_class_install_action (widget_class, "win.export-steps-csv", NULL, export_action);
   gtk_widget_class_install_action (widget_class, "win.export-drilldown-csv", NULL, export_action);
+  gtk_widget_class_install_action (widget_class, "win.export-compare-csv", NULL, export_action);
+  gtk_widget_class_install_action (widget_class, "win.compare", NULL, compare_action);
+  gtk_widget_class_install_action (widget_class, "win.end-compare", NULL, compare_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-in", NULL, zoom_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-out", NULL, zoom_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-fit", NULL, zoom_action);
@@ -415,6 +503,7 @@ _tide_window_actions_update (TideWindow *self)
   gboolean recording = _tide_window_is_recording (self);
   gboolean has_trace = _tide_window_get_trace (self) != NULL;
   gboolean has_drilldown = tide_drilldown_view_get_groups (self->drilldown_view) != NULL;
+  gboolean has_comparison = tide_session_get_comparison (self->session) != NULL;
 
   g_return_if_fail (TIDE_IS_WINDOW (self));
 
@@ -425,6 +514,10 @@ _tide_window_actions_update (TideWindow *self)
   gtk_widget_action_set_enabled (widget, "win.export-png", has_trace);
   gtk_widget_action_set_enabled (widget, "win.export-steps-csv", has_trace && self->steps != NULL);
   gtk_widget_action_set_enabled (widget, "win.export-drilldown-csv", has_drilldown);
+  gtk_widget_action_set_enabled (widget, "win.export-compare-csv", has_comparison);
+  gtk_widget_action_set_enabled (widget, "win.compare", has_trace && !recording);
+  gtk_widget_action_set_enabled (widget, "win.end-compare",
+                                 tide_session_get_compare_trace (self->session) != NULL);
   gtk_widget_action_set_enabled (widget, "win.zoom-in", has_trace);
   gtk_widget_action_set_enabled (widget, "win.zoom-out", has_trace);
   gtk_widget_action_set_enabled (widget, "win.zoom-fit", has_trace);

@@ -122,6 +122,12 @@ gboolean         _tide_window_export_steps_csv     (TideWindow   *self,
 gboolean         _tide_window_export_drilldown_csv (TideWindow   *self,
                                                     const char   *path,
                                                     GError      **error);
+gboolean         _tide_window_export_compare_csv   (TideWindow   *self,
+                                                    const char   *path,
+                                                    GError      **error);
+gboolean         _tide_window_compare_file         (TideWindow   *self,
+                                                    GFile        *file,
+                                                    GError      **error);
 TideRecordDialog *_tide_window_present_record_dialog (TideWindow *self);
 AdwMessageDialog *_tide_window_present_export_size_dialog (TideWindow *self);
 void             _tide_window_export_chosen        (TideWindow   *self,

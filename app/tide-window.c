@@ -7,7 +7,10 @@
  * window.  The timeline, the steps table, the process picker and the
  * drill-down each bind to the session, never to each other; the
  * drill-down tree, the flame graph and the drill-down CSV all show what
- * the session's selection retained.
+ * the session's selection retained.  A compared trace ("Compare with…")
+ * is the session's too: the timeline draws its lanes over the shown ones
+ * and the steps table adds the differences, from the session's
+ * comparison.
  *
  * Queries run on the main thread: the trace's SQLite connection is
  * single-threaded and shared with the timeline (see tide-timeline-view.c).
@@ -41,6 +44,18 @@ set_banner (TideWindow *self,
 }
 
 static void
+set_subtitle (TideWindow *self)
+{
+  TideTrace *trace = tide_session_get_trace (self->session);
+  TideTrace *compared = tide_session_get_compare_trace (self->session);
+  g_autofree char *shown = trace ? g_path_get_basename (tide_trace_get_path (trace)) : NULL;
+  g_autofree char *other = compared ? g_path_get_basename (tide_trace_get_path (compared)) : NULL;
+  g_autofree char *both = other ? g_strdup_printf ("%s compared with %s", shown, other) : NULL;
+
+  adw_window_title_set_subtitle (self->title, both ? both : shown);
+}
+
+static void
 tide_window_banner_response_cb (TideWindow *self,
                                 int         response)
 {
@@ -62,6 +77,24 @@ find_step (TideWindow *self,
   return NULL;
 }
 
+/* With a compared run, the drill-down of a step shows what the compared
+ * run's aligned step retained of each row. */
+static void
+update_drilldown_compared (TideWindow *self)
+{
+  const TideTraceDiff *diff = tide_session_get_comparison (self->session);
+  g_autoptr(GHashTable) compared = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (diff != NULL && self->drill_step > 0 &&
+      tide_drilldown_view_get_groups (self->drilldown_view) != NULL)
+    compared = tide_trace_diff_step_retained (diff, tide_session_get_compare_trace (self->session),
+                                              self->drill_step, &error);
+  if (error != NULL)
+    set_banner (self, error->message);
+  tide_drilldown_view_set_compared (self->drilldown_view, compared);
+}
+
 /* Fills the drill-down, flame graph and title with @groups of the
  * current selection (NULL: none). */
 static void
@@ -72,6 +105,7 @@ show_drilldown (TideWindow *self,
   g_autofree char *total = NULL;
 
   tide_drilldown_view_set_groups (self->drilldown_view, groups);
+  update_drilldown_compared (self);
   tide_flame_graph_set_groups (self->flame_graph, groups);
   total = tide_format_bytes (tide_flame_graph_get_total_bytes (self->flame_graph));
   if (self->drill_step > 0)
@@ -305,8 +339,16 @@ count_suspects (GPtrArray *suspects,
   return n;
 }
 
-/* Every process of the job, in the order they started, named by role and
- * command; those with leak suspects say so. */
+static gint
+compare_by_host (gconstpointer a,
+                 gconstpointer b)
+{
+  return tide_process_compare_by_host (*(TideProcess **) a, *(TideProcess **) b);
+}
+
+/* Every process of the job, named by role and command; those with leak
+ * suspects say so.  In the order they started, host by host in a merged
+ * trace (each name says its host), as `report --processes` lists them. */
 static void
 load_processes (TideWindow *self,
                 GPtrArray  *suspects)
@@ -316,6 +358,8 @@ load_processes (TideWindow *self,
 
   g_clear_pointer (&self->process_ids, g_array_unref);
   self->process_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+  if (processes != NULL)
+    g_ptr_array_sort (processes, compare_by_host);
   for (guint i = 0; processes != NULL && i < processes->len; i++)
     {
       const TideProcess *p = g_ptr_array_index (processes, i);
@@ -369,7 +413,6 @@ void
 _tide_window_set_trace (TideWindow *self,
                         TideTrace  *trace)
 {
-  g_autofree char *basename = NULL;
   g_autofree char *early_end = NULL;
 
   g_return_if_fail (TIDE_IS_WINDOW (self));
@@ -385,8 +428,7 @@ _tide_window_set_trace (TideWindow *self,
    * find the chosen step now. */
   tide_window_session_selection_cb (self);
 
-  basename = g_path_get_basename (tide_trace_get_path (trace));
-  adw_window_title_set_subtitle (self->title, basename);
+  set_subtitle (self);
   self->state = TIDE_WINDOW_TRACE;
   gtk_stack_set_visible_child_name (self->stack, "trace");
   early_end = tide_trace_describe_early_end (trace);
@@ -491,6 +533,57 @@ _tide_window_get_state (TideWindow *self)
   return self->state;
 }
 
+/* The views follow the session's comparison: the timeline draws the
+ * compared run over the shown one, the steps table adds its differences. */
+static void
+tide_window_session_comparison_cb (TideWindow *self)
+{
+  const TideTraceDiff *diff = tide_session_get_comparison (self->session);
+  const char *error = tide_session_get_compare_error (self->session);
+
+  tide_timeline_view_set_comparison (self->timeline, tide_session_get_compare_trace (self->session),
+                                     diff);
+  tide_steps_view_set_comparison (self->steps_view, diff);
+  update_drilldown_compared (self);
+  if (error != NULL)
+    {
+      g_autofree char *text = g_strdup_printf ("Cannot compare the traces: %s", error);
+      set_banner (self, text);
+    }
+  if (_tide_window_get_trace (self) != NULL)
+    set_subtitle (self);
+  _tide_window_actions_update (self);
+}
+
+/**
+ * _tide_window_compare_file:
+ *
+ * Opens @file and compares the shown trace with it.
+ *
+ * Returns: FALSE with @error set when @file is not a trace that opens
+ */
+gboolean
+_tide_window_compare_file (TideWindow  *self,
+                           GFile       *file,
+                           GError     **error)
+{
+  g_autofree char *path = g_file_get_path (file);
+  g_autoptr(TideTrace) trace = NULL;
+
+  g_return_val_if_fail (TIDE_IS_WINDOW (self), FALSE);
+  g_return_val_if_fail (_tide_window_get_trace (self) != NULL, FALSE);
+
+  if (path == NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "Only local files can be compared.");
+      return FALSE;
+    }
+  if ((trace = tide_trace_open (path, error)) == NULL)
+    return FALSE;
+  tide_session_set_compare_trace (self->session, trace);
+  return TRUE;
+}
+
 /* The timeline's trace and window follow the session's; the trace first,
  * as the window is clamped to it. */
 static void
@@ -563,6 +656,7 @@ bind_session (TideWindow *self)
   connect_session (self, "notify::range-begin", G_CALLBACK (tide_window_session_selection_cb));
   connect_session (self, "notify::range-end", G_CALLBACK (tide_window_session_selection_cb));
   connect_session (self, "notify::zoom-depth", G_CALLBACK (_tide_window_actions_update));
+  connect_session (self, "notify::comparison", G_CALLBACK (tide_window_session_comparison_cb));
 
   bind_process_dropdown (self, NULL);
 }

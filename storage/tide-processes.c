@@ -356,7 +356,8 @@ tide_processes_store_roles (sqlite3  *db,
 }
 
 /* How the app's process picker lists a process: its role and command, and
- * its leak suspects if it has any: "rank 1 · python3 train.py · 2 suspects". */
+ * its leak suspects if it has any: "rank 1 · python3 train.py · 2 suspects";
+ * in a merged trace, with its host: "rank 1 on node-b · python3 train.py". */
 char *
 tide_process_picker_name (const TideProcess *process,
                           guint              n_suspects)
@@ -367,7 +368,7 @@ tide_process_picker_name (const TideProcess *process,
                                                  n_suspects == 1 ? "" : "s");
 
   if (process->role == TIDE_ROLE_COMMAND)
-    return g_strconcat (command, suspects, NULL);
+    return g_strconcat (process->label ? process->label : command, suspects, NULL);
   return g_strdup_printf ("%s · %s%s", process->label, command, suspects);
 }
 

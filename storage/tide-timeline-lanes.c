@@ -101,11 +101,12 @@ tide_timeline_data_free (TideTimelineData *data)
   g_free (data);
 }
 
-static TideLaneData *
-lane_new (gint        counter,
-          gint        device,
-          const char *name,
-          guint       n)
+/* An empty lane of @n columns: none has a value yet. */
+TideLaneData *
+tide_lane_data_new (gint        counter,
+                    gint        device,
+                    const char *name,
+                    guint       n)
 {
   TideLaneData *lane = g_new0 (TideLaneData, 1);
 
@@ -216,7 +217,7 @@ lane_read (const Query   *q,
            gint           device,
            GError       **error)
 {
-  g_autoptr(TideLaneData) lane = lane_new (counter, device, NULL, q->n);
+  g_autoptr(TideLaneData) lane = tide_lane_data_new (counter, device, NULL, q->n);
   TideLodLane key = { process_id, counter, device, q->level };
   gint64 lo = (q->begin_ns - q->offset_ns) / q->bucket_ns;
   gint64 hi = (q->end_ns - q->offset_ns) / q->bucket_ns;
@@ -255,8 +256,9 @@ lane_add (TideLaneData       *sum,
       }
 }
 
-static void
-lane_set_peak (TideLaneData *lane)
+/* The largest value the lane shows, or had just left of it. */
+void
+tide_lane_data_set_peak (TideLaneData *lane)
 {
   lane->peak = lane->has_before ? lane->before : 0;
   for (guint c = 0; c < lane->n_columns; c++)
@@ -431,7 +433,7 @@ lane_query (const Query   *q,
             const char    *name,
             GError       **error)
 {
-  TideLaneData *sum = lane_new (counter, device, name, q->n);
+  TideLaneData *sum = tide_lane_data_new (counter, device, name, q->n);
   gboolean any = FALSE;
 
   for (guint i = 0; i < process_ids->len; i++)
@@ -454,7 +456,7 @@ lane_query (const Query   *q,
       tide_lane_data_free (sum);
       return NULL;
     }
-  lane_set_peak (sum);
+  tide_lane_data_set_peak (sum);
   return sum;
 }
 

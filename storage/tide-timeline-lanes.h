@@ -72,7 +72,12 @@ TideLaneData     *tide_timeline_data_query_lane (TideTrace      *trace,
                                                 gint64          end_ns,
                                                 guint           n_columns,
                                                 GError        **error);
+TideLaneData     *tide_lane_data_new           (gint             counter,
+                                                gint             device,
+                                                const char      *name,
+                                                guint            n_columns);
 void              tide_lane_data_free          (TideLaneData    *lane);
+void              tide_lane_data_set_peak      (TideLaneData    *lane);
 gint              tide_timeline_data_pick_level (gint64           column_ns);
 const TideLaneData *tide_timeline_data_find_lane (const TideTimelineData *data,
                                                   gint                    counter,

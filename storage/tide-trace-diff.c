@@ -316,6 +316,98 @@ diff_steps (TideTraceDiff  *diff,
   return TRUE;
 }
 
+static gint
+compare_pair_start (gconstpointer a,
+                    gconstpointer b)
+{
+  gint64 x = ((const TideStepPair *) a)->before_start, y = ((const TideStepPair *) b)->before_start;
+
+  return (x > y) - (x < y);
+}
+
+/**
+ * tide_trace_diff_step_pairs:
+ *
+ * Returns: (transfer full) (element-type TideStepPair): the steps that both
+ *   runs have, as the diff aligned them, by their start in BEFORE
+ */
+GArray *
+tide_trace_diff_step_pairs (const TideTraceDiff *diff)
+{
+  GArray *pairs = g_array_new (FALSE, FALSE, sizeof (TideStepPair));
+
+  for (guint i = 0; i < diff->steps->len; i++)
+    {
+      const TideDiffStep *s = g_ptr_array_index (diff->steps, i);
+      TideStepPair pair;
+
+      if (s->before == NULL || s->after == NULL)
+        continue;
+      pair.before_start = s->before->start_ns;
+      pair.before_end = tide_sat_add (s->before->start_ns, s->before->duration_ns);
+      pair.after_start = s->after->start_ns;
+      pair.after_end = tide_sat_add (s->after->start_ns, s->after->duration_ns);
+      g_array_append_val (pairs, pair);
+    }
+  g_array_sort (pairs, compare_pair_start);
+  return pairs;
+}
+
+/* The last pair that starts at or before @t, or -1. */
+static gint
+pair_before (const TideStepPair *pairs,
+             guint               n_pairs,
+             gint64              t)
+{
+  guint lo = 0, hi = n_pairs;
+
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+
+      if (pairs[mid].before_start <= t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return (gint) lo - 1;
+}
+
+/**
+ * tide_step_pairs_map:
+ * @pairs: (array length=n_pairs): from tide_trace_diff_step_pairs()
+ *
+ * The time of AFTER that stands where @t stands in BEFORE: inside an
+ * aligned step, at the same fraction of AFTER's step (so step N of AFTER
+ * is drawn over step N of BEFORE however long each took); outside one, as
+ * far from the nearest aligned step's edge (the end of the one before,
+ * else the start of the first); without aligned steps, @t itself.
+ */
+gint64
+tide_step_pairs_map (const TideStepPair *pairs,
+                     guint               n_pairs,
+                     gint64              t)
+{
+  gint i = pair_before (pairs, n_pairs, t);
+  const TideStepPair *p;
+  double fraction;
+
+  if (n_pairs == 0)
+    return t;
+  if (i < 0)
+    return tide_sat_add (pairs[0].after_start, tide_sat_sub (t, pairs[0].before_start));
+  p = &pairs[i];
+  if (t >= p->before_end)
+    return tide_sat_add (p->after_end, tide_sat_sub (t, p->before_end));
+  /* In doubles: a damaged trace's spans may be as wide as gint64 allows. */
+  fraction = ((double) t - (double) p->before_start) /
+             MAX ((double) p->before_end - (double) p->before_start, 1.0);
+  /* Rounded down, so that a time inside the step stays inside AFTER's. */
+  return tide_sat_add (p->after_start,
+                       tide_sat_from_double (floor (fraction * ((double) p->after_end -
+                                                                (double) p->after_start))));
+}
+
 /* ---- stacks by what they say, not by their ids ------------------------------------ */
 
 /* A stack as text that two builds of one program share: each frame by
@@ -357,6 +449,74 @@ headline_signature (const TideGroup *group)
 
   return g_strdup_printf ("%d|%s|%s", group->device, name ? name : "",
                           group->scope_path ? group->scope_path : "");
+}
+
+/**
+ * tide_group_signature:
+ *
+ * Returns: (transfer full): what names @group's stack (or scope) in any
+ *   run of the program: the key by which the diff pairs stacks
+ */
+char *
+tide_group_signature (const TideGroup *group)
+{
+  return stack_signature (group);
+}
+
+/**
+ * tide_trace_diff_step_retained:
+ * @after: the trace that @diff's AFTER came from
+ * @before_step: a step number of BEFORE's process
+ *
+ * What AFTER's step aligned with @before_step retained at its end, by
+ * stack (`tidemark report --retained --step N` of AFTER's process), keyed
+ * by tide_group_signature(), for the app's drill-down to pair its rows.
+ *
+ * Returns: (transfer full) (nullable): signature -> gint64* bytes; %NULL
+ *   with @error set on a query's failure, or without when AFTER has no
+ *   step aligned with @before_step
+ */
+GHashTable *
+tide_trace_diff_step_retained (const TideTraceDiff *diff,
+                               TideTrace           *after,
+                               gint                 before_step,
+                               GError             **error)
+{
+  g_autoptr(GHashTable) ids = g_hash_table_new (g_int64_hash, g_int64_equal);
+  g_autoptr(GPtrArray) groups = NULL;
+  GHashTable *by_key;
+  const TideStepRow *aligned = NULL;
+
+  for (guint i = 0; i < diff->steps->len && aligned == NULL; i++)
+    {
+      const TideDiffStep *s = g_ptr_array_index (diff->steps, i);
+
+      if (s->before != NULL && s->before->number == before_step)
+        aligned = s->after;
+    }
+  if (aligned == NULL)
+    return NULL;
+  if ((groups = tide_report_retained (after, aligned->number, TIDE_GROUP_BY_STACK, error)) == NULL)
+    return NULL;
+  g_hash_table_add (ids, &diff->after_process->id);
+  tide_report_keep_groups (groups, ids);
+  by_key = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  for (guint i = 0; i < groups->len; i++)
+    {
+      const TideGroup *g = g_ptr_array_index (groups, i);
+      char *key = stack_signature (g);
+      gint64 *bytes = g_hash_table_lookup (by_key, key);
+
+      if (bytes == NULL)
+        {
+          bytes = g_new0 (gint64, 1);
+          g_hash_table_insert (by_key, key, bytes);
+        }
+      else
+        g_free (key);
+      *bytes = tide_sat_add (*bytes, g->bytes);
+    }
+  return by_key;
 }
 
 /* ---- suspects ------------------------------------------------------------------------ */
@@ -614,4 +774,39 @@ tide_trace_diff_new (TideTrace              *before,
       !diff_retained (diff, before, after, error))
     return NULL;
   return g_steal_pointer (&diff);
+}
+
+/**
+ * tide_trace_diff_new_for_process:
+ * @process_id: a process of @before (processes.id); 0: the one the app
+ *   opens on
+ *
+ * What the app compares: @process_id of @before with its counterpart in
+ * @after (the process of the same role and rank), by stack.  With 0, the
+ * comparison that `tidemark diff BEFORE AFTER` prints.
+ *
+ * Returns: (transfer full): the comparison, or %NULL with @error set
+ */
+TideTraceDiff *
+tide_trace_diff_new_for_process (TideTrace  *before,
+                                 gint64      process_id,
+                                 TideTrace  *after,
+                                 GError    **error)
+{
+  g_autoptr(GPtrArray) processes = NULL;
+  TideProcess *chosen = NULL;
+  TideProcessSpec spec = { .pid = 0, .dist_rank = -1 };
+
+  g_return_val_if_fail (TIDE_IS_TRACE (before) && TIDE_IS_TRACE (after), NULL);
+
+  if (process_id != 0)
+    {
+      if ((processes = tide_trace_list_processes (before, error)) == NULL)
+        return NULL;
+      chosen = tide_processes_find (processes, process_id);
+      if (chosen != NULL)
+        spec.pid = chosen->pid;
+    }
+  return tide_trace_diff_new (before, after, chosen ? &spec : NULL, NULL, TIDE_GROUP_BY_STACK,
+                              error);
 }

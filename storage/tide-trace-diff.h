@@ -51,6 +51,16 @@ typedef struct
   TideGroup        *after;      /* borrowed; NULL for a gone suspect */
 } TideDiffSuspect;
 
+/* The spans of one aligned step in each run, from each trace's start: what
+ * the app needs to draw AFTER's lanes over BEFORE's, step on step. */
+typedef struct
+{
+  gint64 before_start;
+  gint64 before_end;
+  gint64 after_start;
+  gint64 after_end;
+} TideStepPair;
+
 /* A stack (by its headline and frames) or a scope, live at each trace's end. */
 typedef struct
 {
@@ -89,6 +99,10 @@ TideTraceDiff *tide_trace_diff_new  (TideTrace              *before,
                                      const TideProcessSpec  *after_spec,
                                      TideGroupBy             by,
                                      GError                **error);
+TideTraceDiff *tide_trace_diff_new_for_process (TideTrace     *before,
+                                                gint64         process_id,
+                                                TideTrace     *after,
+                                                GError       **error);
 void           tide_trace_diff_free (TideTraceDiff          *diff);
 
 gint64   tide_trace_diff_noise       (const TideTraceDiff *diff,
@@ -100,6 +114,15 @@ gboolean tide_trace_diff_beyond_noise (const TideTraceDiff *diff,
 guint    tide_trace_diff_count       (const TideTraceDiff *diff,
                                       TideSuspectChange    change);
 guint    tide_trace_diff_count_differences (const TideTraceDiff *diff);
+GArray  *tide_trace_diff_step_pairs  (const TideTraceDiff *diff);
+GHashTable *tide_trace_diff_step_retained (const TideTraceDiff *diff,
+                                           TideTrace           *after,
+                                           gint                 before_step,
+                                           GError             **error);
+char    *tide_group_signature        (const TideGroup     *group);
+gint64   tide_step_pairs_map         (const TideStepPair  *pairs,
+                                      guint                n_pairs,
+                                      gint64               t);
 const char *tide_suspect_change_name (TideSuspectChange    change);
 const char *tide_match_kind_name     (TideMatchKind        match);
 

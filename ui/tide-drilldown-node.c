@@ -4,10 +4,16 @@
  * A row of the drill-down tree: a scope, a stack (named by its headline,
  * tide-plumbing.h) or one frame of a stack, with the retained bytes and allocation
  * count below it.  Children live in a GListStore (an array: O(1) get_item).
+ * With a compared run, each row also holds what that run's aligned step
+ * retained of it: a stack (and each of its frames) by the diff's stack
+ * signature (tide_group_signature), a scope as the sum of its stacks.
  */
 #include "config.h"
 
 #include "tide-drilldown-node.h"
+
+#include "tide-saturate.h"
+#include "tide-trace-diff.h"
 
 struct _TideDrilldownNode
 {
@@ -19,6 +25,9 @@ struct _TideDrilldownNode
   gint64             count;
   TideFrame         *frame;       /* owned copy; NULL for scopes */
   GListStore        *children;    /* NULL for frames */
+  char              *key;         /* stacks and frames: the stack's signature */
+  gint64             compared;    /* bytes in the compared run, if has_compared */
+  gboolean           has_compared;
 };
 
 G_DEFINE_FINAL_TYPE (TideDrilldownNode, tide_drilldown_node, G_TYPE_OBJECT)
@@ -41,6 +50,7 @@ tide_drilldown_node_finalize (GObject *object)
   TideDrilldownNode *self = TIDE_DRILLDOWN_NODE (object);
 
   g_free (self->label);
+  g_free (self->key);
   g_clear_pointer (&self->frame, tide_frame_free);
   g_clear_object (&self->children);
   G_OBJECT_CLASS (tide_drilldown_node_parent_class)->finalize (object);
@@ -82,6 +92,7 @@ stack_node_new (const TideGroup *group)
   else
     label = tide_frame_describe_source_first (headline);
   node = tide_drilldown_node_new (TIDE_DRILLDOWN_STACK, label);
+  node->key = tide_group_signature (group);
   node->bytes = group->bytes;
   node->count = group->count;
   if (headline != NULL)
@@ -97,6 +108,7 @@ stack_node_new (const TideGroup *group)
       child->bytes = group->bytes;
       child->count = group->count;
       child->frame = frame_copy (frame);
+      child->key = g_strdup (node->key);
       g_list_store_append (node->children, child);
     }
   return node;
@@ -214,4 +226,59 @@ tide_drilldown_node_get_children (TideDrilldownNode *self)
 {
   g_return_val_if_fail (TIDE_IS_DRILLDOWN_NODE (self), NULL);
   return self->children ? G_LIST_MODEL (self->children) : NULL;
+}
+
+/* Sets @node's compared bytes (and its children's); returns them. */
+static gint64
+compare_node (TideDrilldownNode *node,
+              GHashTable        *compared)
+{
+  GListModel *children = node->children ? G_LIST_MODEL (node->children) : NULL;
+  gint64 sum = 0;
+
+  for (guint i = 0; children != NULL && i < g_list_model_get_n_items (children); i++)
+    {
+      g_autoptr(TideDrilldownNode) child = g_list_model_get_item (children, i);
+
+      sum = tide_sat_add (sum, compare_node (child, compared));
+    }
+  if (node->key != NULL)
+    {
+      const gint64 *bytes = compared ? g_hash_table_lookup (compared, node->key) : NULL;
+
+      sum = bytes ? *bytes : 0;
+    }
+  node->compared = sum;
+  node->has_compared = compared != NULL;
+  return sum;
+}
+
+/**
+ * tide_drilldown_compare:
+ * @roots: (element-type TideDrilldownNode): from tide_drilldown_build()
+ * @compared: (nullable): tide_trace_diff_step_retained(); %NULL: none
+ *
+ * Sets what the compared run retained of each row (0 of a stack it lacks).
+ */
+void
+tide_drilldown_compare (GListModel *roots,
+                        GHashTable *compared)
+{
+  for (guint i = 0; i < g_list_model_get_n_items (roots); i++)
+    {
+      g_autoptr(TideDrilldownNode) node = g_list_model_get_item (roots, i);
+
+      compare_node (node, compared);
+    }
+}
+
+/* Returns: FALSE when no run is compared; else *@bytes is the compared
+ * run's bytes of this row. */
+gboolean
+tide_drilldown_node_get_compared (TideDrilldownNode *self,
+                                  gint64            *bytes)
+{
+  g_return_val_if_fail (TIDE_IS_DRILLDOWN_NODE (self), FALSE);
+  *bytes = self->compared;
+  return self->has_compared;
 }

@@ -30,5 +30,9 @@ gint64             tide_drilldown_node_get_count    (TideDrilldownNode *self);
 const TideFrame   *tide_drilldown_node_get_frame    (TideDrilldownNode *self);
 GListModel        *tide_drilldown_node_get_children (TideDrilldownNode *self);
 gboolean           tide_drilldown_node_is_plumbing  (TideDrilldownNode *self);
+void               tide_drilldown_compare           (GListModel        *roots,
+                                                     GHashTable        *compared);
+gboolean           tide_drilldown_node_get_compared (TideDrilldownNode *self,
+                                                     gint64            *bytes);
 
 G_END_DECLS

@@ -6,21 +6,31 @@
  * frame, with bytes and allocation counts.  The first row is expanded, so
  * the largest stack of the largest scope shows without a click.  Frames of
  * allocator and runtime plumbing are dimmed, and "Hide plumbing" leaves
- * them out of the stacks.
+ * them out of the stacks.  With a compared run (tide_drilldown_view_set_compared),
+ * two more columns show what its aligned step retained of each row and
+ * the difference, the compared run less this one.
  */
 #include "config.h"
 
 #include "tide-drilldown-view.h"
 
 #include "tide-report-format.h"
+#include "tide-saturate.h"
 
 typedef enum
 {
   COLUMN_NAME,
   COLUMN_BYTES,
   COLUMN_COUNT,
+  COLUMN_COMPARED,
+  COLUMN_DIFFERENCE,
   N_COLUMNS
 } Column;
+
+/* The template's column ids, by Column. */
+static const char *column_ids[N_COLUMNS] = {
+  "name_column", "bytes_column", "count_column", "compared_column", "difference_column",
+};
 
 struct _TideDrilldownView
 {
@@ -31,6 +41,7 @@ struct _TideDrilldownView
   GtkSingleSelection *selection;
   GtkTreeListModel   *tree;       /* borrowed: owned by the sort model */
   GListModel         *roots;
+  GHashTable         *compared;   /* nullable: tide_trace_diff_step_retained() */
   gboolean            hide_plumbing;
 
   /* Template widgets */
@@ -130,20 +141,58 @@ tide_drilldown_view_number_setup_cb (GtkSignalListItemFactory *factory,
   gtk_list_item_set_child (item, label);
 }
 
-/* The bytes and count columns share their cells; the factory says which. */
+static Column
+column_of_factory (TideDrilldownView  *self,
+                   GtkListItemFactory *factory)
+{
+  for (guint i = 0; i < N_COLUMNS; i++)
+    if (gtk_column_view_column_get_factory (self->columns[i]) == factory)
+      return i;
+  g_return_val_if_reached (COLUMN_BYTES);
+}
+
+/* A number column's value of @node; FALSE where it has none (no run
+ * compared). */
+static gboolean
+node_value (TideDrilldownNode *node,
+            Column             column,
+            gint64            *value)
+{
+  gint64 compared = 0;
+  gboolean known = tide_drilldown_node_get_compared (node, &compared);
+
+  switch (column)
+    {
+    case COLUMN_COUNT: *value = tide_drilldown_node_get_count (node); return TRUE;
+    case COLUMN_COMPARED: *value = compared; return known;
+    case COLUMN_DIFFERENCE:
+      *value = tide_sat_sub (compared, tide_drilldown_node_get_bytes (node));
+      return known;
+    case COLUMN_BYTES: case COLUMN_NAME: case N_COLUMNS: default:
+      *value = tide_drilldown_node_get_bytes (node);
+      return TRUE;
+    }
+}
+
+/* The number columns share their cells; the factory says which. */
 static void
 tide_drilldown_view_number_bind_cb (GtkSignalListItemFactory *factory,
                                     GtkListItem              *item,
                                     TideDrilldownView        *self)
 {
   g_autoptr(TideDrilldownNode) node = gtk_tree_list_row_get_item (gtk_list_item_get_item (item));
+  Column column = column_of_factory (self, GTK_LIST_ITEM_FACTORY (factory));
   g_autofree char *text = NULL;
+  gint64 value;
 
-  if (gtk_column_view_column_get_factory (self->columns[COLUMN_BYTES]) ==
-      GTK_LIST_ITEM_FACTORY (factory))
-    text = tide_format_bytes (tide_drilldown_node_get_bytes (node));
+  if (!node_value (node, column, &value))
+    text = g_strdup ("–");
+  else if (column == COLUMN_COUNT)
+    text = g_strdup_printf ("%" G_GINT64_FORMAT, value);
+  else if (column == COLUMN_DIFFERENCE)
+    text = tide_format_delta (value);
   else
-    text = g_strdup_printf ("%" G_GINT64_FORMAT, tide_drilldown_node_get_count (node));
+    text = tide_format_bytes (value);
   gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
 }
 
@@ -157,10 +206,8 @@ compare_nodes_cb (gconstpointer a,
 
   if (GPOINTER_TO_INT (data) == COLUMN_NAME)
     return g_strcmp0 (tide_drilldown_node_get_label (x), tide_drilldown_node_get_label (y));
-  if (GPOINTER_TO_INT (data) == COLUMN_BYTES)
-    vx = tide_drilldown_node_get_bytes (x), vy = tide_drilldown_node_get_bytes (y);
-  else
-    vx = tide_drilldown_node_get_count (x), vy = tide_drilldown_node_get_count (y);
+  node_value (x, GPOINTER_TO_INT (data), &vx);
+  node_value (y, GPOINTER_TO_INT (data), &vy);
   return (vx > vy) - (vx < vy);
 }
 
@@ -193,6 +240,7 @@ tide_drilldown_view_dispose (GObject *object)
   g_clear_object (&self->selection);
   g_clear_object (&self->roots);
   g_clear_pointer (&self->groups, g_ptr_array_unref);
+  g_clear_pointer (&self->compared, g_hash_table_unref);
   G_OBJECT_CLASS (tide_drilldown_view_parent_class)->dispose (object);
 }
 
@@ -260,19 +308,21 @@ tide_drilldown_view_class_init (TideDrilldownViewClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TideDrilldownView, hide_plumbing_check);
   gtk_widget_class_bind_template_child (widget_class, TideDrilldownView, scroller);
   gtk_widget_class_bind_template_child (widget_class, TideDrilldownView, column_view);
-  gtk_widget_class_bind_template_child_full (widget_class, "name_column", FALSE,
-                                             G_STRUCT_OFFSET (TideDrilldownView, columns) +
-                                             COLUMN_NAME * sizeof (GtkColumnViewColumn *));
-  gtk_widget_class_bind_template_child_full (widget_class, "bytes_column", FALSE,
-                                             G_STRUCT_OFFSET (TideDrilldownView, columns) +
-                                             COLUMN_BYTES * sizeof (GtkColumnViewColumn *));
-  gtk_widget_class_bind_template_child_full (widget_class, "count_column", FALSE,
-                                             G_STRUCT_OFFSET (TideDrilldownView, columns) +
-                                             COLUMN_COUNT * sizeof (GtkColumnViewColumn *));
+  for (guint i = 0; i < N_COLUMNS; i++)
+    gtk_widget_class_bind_template_child_full (widget_class, column_ids[i], FALSE,
+                                               G_STRUCT_OFFSET (TideDrilldownView, columns) +
+                                               i * sizeof (GtkColumnViewColumn *));
   gtk_widget_class_bind_template_callback (widget_class, tide_drilldown_view_name_setup_cb);
   gtk_widget_class_bind_template_callback (widget_class, tide_drilldown_view_name_bind_cb);
   gtk_widget_class_bind_template_callback (widget_class, tide_drilldown_view_number_setup_cb);
   gtk_widget_class_bind_template_callback (widget_class, tide_drilldown_view_number_bind_cb);
+}
+
+static void
+show_compared_columns (TideDrilldownView *self)
+{
+  gtk_column_view_column_set_visible (self->columns[COLUMN_COMPARED], self->compared != NULL);
+  gtk_column_view_column_set_visible (self->columns[COLUMN_DIFFERENCE], self->compared != NULL);
 }
 
 /* A GtkTreeListModel keeps its root for life: each selection gets a new tree. */
@@ -310,6 +360,7 @@ tide_drilldown_view_init (TideDrilldownView *self)
 
   gtk_column_view_sort_by_column (self->column_view, self->columns[COLUMN_BYTES],
                                   GTK_SORT_DESCENDING);
+  show_compared_columns (self);
 }
 
 GtkWidget *
@@ -335,6 +386,8 @@ tide_drilldown_view_set_groups (TideDrilldownView *self,
   g_clear_pointer (&self->groups, g_ptr_array_unref);
   self->groups = groups ? g_ptr_array_ref (groups) : NULL;
   roots = tide_drilldown_build (groups);
+  if (self->compared != NULL)
+    tide_drilldown_compare (roots, self->compared);
   set_roots (self, roots);
   first = gtk_tree_list_model_get_row (self->tree, 0);
   if (first != NULL)
@@ -346,6 +399,31 @@ tide_drilldown_view_set_groups (TideDrilldownView *self,
     }
   g_clear_object (&first);
   gtk_single_selection_set_selected (self->selection, GTK_INVALID_LIST_POSITION);
+}
+
+/**
+ * tide_drilldown_view_set_compared:
+ * @compared: (nullable) (transfer none): what a compared run's aligned
+ *   step retained, from tide_trace_diff_step_retained(); %NULL: none
+ *
+ * Shows, for each row, what the compared run retained of it and the
+ * difference.
+ */
+void
+tide_drilldown_view_set_compared (TideDrilldownView *self,
+                                  GHashTable        *compared)
+{
+  g_autoptr(GPtrArray) groups = NULL;
+
+  g_return_if_fail (TIDE_IS_DRILLDOWN_VIEW (self));
+
+  if (compared == self->compared)
+    return;
+  g_clear_pointer (&self->compared, g_hash_table_unref);
+  self->compared = compared ? g_hash_table_ref (compared) : NULL;
+  show_compared_columns (self);
+  groups = self->groups ? g_ptr_array_ref (self->groups) : NULL;
+  tide_drilldown_view_set_groups (self, groups);
 }
 
 /* Returns: (transfer none) (nullable): the groups shown */

@@ -17,6 +17,8 @@ GtkWidget         *tide_drilldown_view_new               (void);
 void               tide_drilldown_view_set_groups        (TideDrilldownView *self,
                                                           GPtrArray         *groups);
 GPtrArray         *tide_drilldown_view_get_groups        (TideDrilldownView *self);
+void               tide_drilldown_view_set_compared      (TideDrilldownView *self,
+                                                          GHashTable        *compared);
 GListModel        *tide_drilldown_view_get_model         (TideDrilldownView *self);
 TideDrilldownNode *tide_drilldown_view_get_selected_node (TideDrilldownView *self);
 void               tide_drilldown_view_set_hide_plumbing (TideDrilldownView *self,

@@ -34,6 +34,7 @@ static const NamedColor named_colors[] = {
   ONE (band_highlight), ONE (highlight),
   EIGHT (process),
   AT (rss_class, 0), AT (rss_class, 1), AT (rss_class, 2), AT (rss_class, 3),
+  ONE (compare),
 };
 
 /* Every field is named: the table covers the struct, colour for colour. */

@@ -17,6 +17,7 @@
 #include "tide-format-bytes.h"
 #include "tide-report.h"
 #include "tide-schema.h"
+#include "tide-timeline-compare.h"
 #include "tide-timeline-model.h"
 
 #define JOB_H        72.0
@@ -41,6 +42,7 @@ const TidePalette tide_palette_light = {
   .band_highlight = 0xf1e7f6, .highlight = 0xa51d8c,
   .process = { 0x3584e4, 0xe66100, 0x2ec27e, 0x9141ac, 0xc01c28, 0x865e3c, 0xe5a50a, 0x5e5c64 },
   .rss_class = { 0xdeddda, 0xb5e3e0, 0xc6dcf5, 0xf6e0b0 },
+  .compare = 0x3d3846,
 };
 
 static void
@@ -74,6 +76,30 @@ tide_render_lane_color_index (gint counter,
       default: return 7;
       }
   return 4 + (guint) (device + counter) % 4;
+}
+
+/* The compared run's lane of the same counter and device as the shown
+ * lane @index, or NULL. */
+static const TideLaneData *
+compare_lane (const TideRenderScene *scene,
+              guint                  index)
+{
+  const TideLaneData *lane = g_ptr_array_index (scene->data->lanes, index);
+
+  if (scene->compare == NULL)
+    return NULL;
+  return tide_timeline_data_find_lane (scene->compare, lane->counter, lane->device);
+}
+
+/* A lane's scale: its peak, or the compared run's where that is larger. */
+gint64
+tide_render_lane_peak (const TideRenderScene *scene,
+                       guint                  index)
+{
+  const TideLaneData *lane = g_ptr_array_index (scene->data->lanes, index);
+  const TideLaneData *other = compare_lane (scene, index);
+
+  return other != NULL ? MAX (lane->peak, other->peak) : lane->peak;
 }
 
 void
@@ -378,6 +404,7 @@ fill_by_class (cairo_t                *cr,
                const TideLaneData     *lane)
 {
   double bottom = l->lanes_y + (index + 1) * l->lane_h;
+  gint64 peak = tide_render_lane_peak (scene, index);
 
   if (lane->counter != TIDE_COUNTER_RSS || lane->device >= 0 ||
       scene->data->rss_classes[TIDE_RSS_CLASS_ANON] == NULL)
@@ -394,14 +421,69 @@ fill_by_class (cairo_t                *cr,
             continue;
           for (guint j = 0; j < k; j++)
             below += split[j];
-          y0 = k == 0 ? bottom : tide_render_value_to_y (l, index, below, lane->peak);
-          y1 = tide_render_value_to_y (l, index, below + split[k], lane->peak);
+          y0 = k == 0 ? bottom : tide_render_value_to_y (l, index, below, peak);
+          y1 = tide_render_value_to_y (l, index, below + split[k], peak);
           if (y0 > y1)
             cairo_rectangle (cr, c, y1, 1, y0 - y1);
         }
       set_rgb (cr, scene->palette->rss_class[k]);
       cairo_fill (cr);
     }
+}
+
+/* The 2 px curve as boxes, which cairo fills much faster than it strokes
+ * a path of thousands of segments: per column a tread on rows y - 1 and
+ * y, and where the value changes a riser on columns c - 1 and c, the
+ * pixels a mitred 2 px stroke of the steps would cover.  With @dash > 0,
+ * only the columns c with (c / @dash) even. */
+static void
+add_curve_boxes (cairo_t                *cr,
+                 const TideRenderLayout *l,
+                 guint                   index,
+                 const TideLaneData     *lane,
+                 gint64                  peak,
+                 guint                   dash)
+{
+  double previous_y = 0;
+  gboolean open = FALSE;
+
+  for (guint c = 0; c < lane->n_columns; c++)
+    {
+      double y;
+
+      if (!lane->has[c])
+        {
+          open = FALSE;
+          continue;
+        }
+      y = tide_render_value_to_y (l, index, lane->last[c], peak);
+      if (dash == 0 || (c / dash) % 2 == 0)
+        {
+          if (open && y != previous_y)
+            cairo_rectangle (cr, c - 1.0, MIN (y, previous_y) - 1, 2, fabs (y - previous_y) + 2);
+          cairo_rectangle (cr, c, y - 1, 1, 2);
+        }
+      previous_y = y;
+      open = TRUE;
+    }
+}
+
+/* The compared run's curve over lane @index, dashed so that the shown
+ * curve stays visible under it. */
+static void
+draw_compare_curve (cairo_t                *cr,
+                    const TideRenderScene  *scene,
+                    const TideRenderLayout *l,
+                    guint                   index)
+{
+  const TideLaneData *other = compare_lane (scene, index);
+
+  if (other == NULL)
+    return;
+  add_curve_boxes (cr, l, index, other, tide_render_lane_peak (scene, index),
+                   TIDE_RENDER_COMPARE_DASH);
+  set_rgb (cr, scene->palette->compare);
+  cairo_fill (cr);
 }
 
 /* Below-the-curve fill, then the min..max envelope, then the curve. */
@@ -414,15 +496,14 @@ draw_lane_curve (cairo_t                *cr,
 {
   guint color = tide_render_lane_color_index (lane->counter, lane->device);
   double bottom = l->lanes_y + (index + 1) * l->lane_h;
-  double previous_y = 0;
-  gboolean open = FALSE;
+  gint64 peak = tide_render_lane_peak (scene, index);
 
   /* Columns whose classes are not known yet get the plain fill under the
    * stack: the stack is drawn over it. */
   for (guint c = 0; c < lane->n_columns; c++)
     if (lane->has[c])
       {
-        double y = tide_render_value_to_y (l, index, lane->last[c], lane->peak);
+        double y = tide_render_value_to_y (l, index, lane->last[c], peak);
         cairo_rectangle (cr, c, y, 1, bottom - y);
       }
   set_rgb (cr, scene->palette->lane_fill[color]);
@@ -432,34 +513,15 @@ draw_lane_curve (cairo_t                *cr,
   for (guint c = 0; c < lane->n_columns; c++)
     if (lane->has[c])
       {
-        double ymax = tide_render_value_to_y (l, index, lane->max[c], lane->peak);
-        double ymin = tide_render_value_to_y (l, index, lane->min[c], lane->peak);
+        double ymax = tide_render_value_to_y (l, index, lane->max[c], peak);
+        double ymin = tide_render_value_to_y (l, index, lane->min[c], peak);
         if (ymin - ymax >= 1)
           cairo_rectangle (cr, c, ymax, 1, ymin - ymax);
       }
   set_rgb (cr, scene->palette->lane_envelope[color]);
   cairo_fill (cr);
 
-  /* The 2 px curve as boxes, which cairo fills much faster than it
-   * strokes a path of thousands of segments: per column a tread on rows
-   * y - 1 and y, and where the value changes a riser on columns c - 1 and
-   * c, the pixels a mitred 2 px stroke of the steps would cover. */
-  for (guint c = 0; c < lane->n_columns; c++)
-    {
-      double y;
-
-      if (!lane->has[c])
-        {
-          open = FALSE;
-          continue;
-        }
-      y = tide_render_value_to_y (l, index, lane->last[c], lane->peak);
-      if (open && y != previous_y)
-        cairo_rectangle (cr, c - 1.0, MIN (y, previous_y) - 1, 2, fabs (y - previous_y) + 2);
-      cairo_rectangle (cr, c, y - 1, 1, 2);
-      previous_y = y;
-      open = TRUE;
-    }
+  add_curve_boxes (cr, l, index, lane, peak, 0);
   set_rgb (cr, scene->palette->lane_line[color]);
   cairo_fill (cr);
 }
@@ -488,11 +550,9 @@ draw_highlight (cairo_t                *cr,
                 int                     width)
 {
   gint lane_index = scene->highlight_step > 0 ? highlight_lane (scene) : -1;
-  const TideLaneData *lane;
 
   if (lane_index < 0)
     return;
-  lane = g_ptr_array_index (scene->data->lanes, lane_index);
   for (guint i = 0; i < scene->n_highlight; i++)
     {
       const TideSeriesPoint *p = &scene->highlight_series[i];
@@ -501,7 +561,8 @@ draw_highlight (cairo_t                *cr,
       if (p->number < scene->highlight_step || p->end_ns <= scene->begin_ns ||
           p->start_ns >= scene->end_ns)
         continue;
-      y = tide_render_value_to_y (l, lane_index, p->live_bytes, MAX (lane->peak, 1));
+      y = tide_render_value_to_y (l, lane_index, p->live_bytes,
+                                  MAX (tide_render_lane_peak (scene, lane_index), 1));
       cairo_move_to (cr, CLAMP (round (x_of (scene, width, p->start_ns)), -1, width + 1), y);
       cairo_line_to (cr, CLAMP (round (x_of (scene, width, p->end_ns)), -1, width + 1), y);
     }
@@ -520,7 +581,7 @@ draw_lane_labels (cairo_t                *cr,
   for (guint i = 0; i < l->n_lanes; i++)
     {
       const TideLaneData *lane = g_ptr_array_index (scene->data->lanes, i);
-      g_autofree char *peak = tide_format_bytes (lane->peak);
+      g_autofree char *peak = tide_format_bytes (tide_render_lane_peak (scene, i));
       double y = l->lanes_y + i * l->lane_h + 2;
 
       if (l->lane_h < LABEL_PAD)
@@ -545,6 +606,8 @@ draw_lanes (cairo_t                *cr,
   cairo_clip (cr);
   for (guint i = 0; i < l->n_lanes; i++)
     draw_lane_curve (cr, scene, l, i, g_ptr_array_index (scene->data->lanes, i));
+  for (guint i = 0; i < l->n_lanes; i++)
+    draw_compare_curve (cr, scene, l, i);
   draw_highlight (cr, scene, l, width);
   /* Lane separators on the lane's first row. */
   set_rgb (cr, scene->palette->grid);
@@ -759,6 +822,8 @@ draw_legend (cairo_t                *cr,
       x = legend_item (cr, text, x, l->legend_y, p->rss_class[k], tide_render_rss_class_name (k),
                        p->text);
   x = legend_item (cr, text, x, l->legend_y, p->strip_leak, "leak step", p->text);
+  if (scene->compare != NULL)
+    x = legend_item (cr, text, x, l->legend_y, p->compare, "compared run (dashed)", p->text);
   if (scene->n_transfers > 0)
     {
       x = legend_item (cr, text, x, l->legend_y, p->transfer_to_device, "to device", p->text);
@@ -819,6 +884,23 @@ append_rss_split (GString                *s,
     }
 }
 
+/* The compared run's value in the same lane and column, if it has one. */
+static void
+append_compared (GString               *s,
+                 const TideRenderScene *scene,
+                 guint                  index,
+                 guint                  column)
+{
+  const TideLaneData *other = compare_lane (scene, index);
+  g_autofree char *size = NULL;
+  gint64 value;
+
+  if (other == NULL || !tide_lane_data_value_at (other, column, &value))
+    return;
+  size = tide_format_bytes (value);
+  g_string_append_printf (s, " (compared: %s)", size);
+}
+
 static GString *
 hover_text (const TideRenderScene *scene,
             int                    width,
@@ -842,6 +924,7 @@ hover_text (const TideRenderScene *scene,
         {
           g_autofree char *size = tide_format_bytes (value);
           g_string_append_printf (s, "\n%s: %s", lane->name, size);
+          append_compared (s, scene, i, (guint) CLAMP (x, 0, width - 1));
           if (lane->counter == TIDE_COUNTER_RSS && lane->device < 0)
             append_rss_split (s, scene->data, (guint) CLAMP (x, 0, width - 1), value);
         }
@@ -900,6 +983,116 @@ tide_render_timeline_png (TideTrace   *trace,
   return tide_render_process_png (trace, 0, path, width, height, error);
 }
 
+/* Draws @scene (without its lanes' data, read here) into a PNG file. */
+static gboolean
+write_png (TideRenderScene *scene,
+           const char      *path,
+           int              width,
+           int              height,
+           GError         **error)
+{
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, width, height);
+  cairo_t *cr = cairo_create (surface);
+  cairo_status_t status;
+
+  tide_render_timeline (cr, scene, width, height);
+  cairo_destroy (cr);
+  status = cairo_surface_write_to_png (surface, path);
+  cairo_surface_destroy (surface);
+  if (status != CAIRO_STATUS_SUCCESS)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "cannot write %s: %s", path,
+                   cairo_status_to_string (status));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* 0 stands for the process the app opens on. */
+static gint64
+resolve_process (TideTrace  *trace,
+                 gint64      process_id,
+                 GError    **error)
+{
+  g_autoptr(GError) local_error = NULL;
+
+  if (process_id != 0)
+    return process_id;
+  process_id = tide_report_pick_process (trace, NULL, &local_error);
+  if (local_error != NULL)
+    g_propagate_error (error, g_steal_pointer (&local_error));
+  return process_id;
+}
+
+/* The whole of @trace for @process_id, with @compared's lanes over it when
+ * it is given: the export of both PNG functions. */
+static gboolean
+render_png (TideTrace   *trace,
+            gint64       process_id,
+            TideTrace   *compared,
+            const char  *path,
+            int          width,
+            int          height,
+            GError     **error)
+{
+  g_autoptr(TideTimelineData) data = NULL;
+  g_autoptr(TideTimelineData) compare = NULL;
+  g_autoptr(TideTraceDiff) diff = NULL;
+  g_autoptr(GArray) pairs = NULL;
+  g_autoptr(TideJobLane) job = NULL;
+  g_autoptr(GArray) steps = NULL;
+  g_autoptr(GArray) transfers = NULL;
+  g_autoptr(GError) local_error = NULL;
+  TideRenderScene scene = { 0 };
+
+  g_return_val_if_fail (TIDE_IS_TRACE (trace), FALSE);
+  if (width < 64 || height < 64 || width > 16384 || height > 16384)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "image size %d×%d is out of range (64 to 16384 pixels a side)", width, height);
+      return FALSE;
+    }
+  scene.begin_ns = 0;
+  scene.end_ns = MAX (tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace),
+                      TIDE_TIMELINE_MIN_SPAN_NS);
+  if ((process_id = resolve_process (trace, process_id, &local_error)) == 0 &&
+      local_error != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+  if ((job = tide_job_lane_query_job (trace, scene.begin_ns, scene.end_ns, width, error)) == NULL ||
+      (data = tide_timeline_data_query (trace, process_id, scene.begin_ns, scene.end_ns, width,
+                                        error)) == NULL ||
+      (steps = tide_timeline_steps (trace, process_id, error)) == NULL ||
+      (transfers = tide_timeline_transfers (trace, process_id, error)) == NULL)
+    return FALSE;
+  if (compared != NULL)
+    {
+      if ((diff = tide_trace_diff_new_for_process (trace, process_id, compared, error)) == NULL)
+        return FALSE;
+      pairs = tide_trace_diff_step_pairs (diff);
+      compare = tide_timeline_compare_query (compared, NULL, diff->after_process->id,
+                                             (const TideStepPair *) pairs->data, pairs->len,
+                                             scene.begin_ns, scene.end_ns, width, error);
+      if (compare == NULL)
+        return FALSE;
+    }
+  scene.data = data;
+  scene.compare = compare;
+  scene.job = job;
+  scene.chosen_process = process_id;
+  scene.steps = (const TideStepSpan *) steps->data;
+  scene.n_steps = steps->len;
+  scene.transfers = (const TideTransferMark *) transfers->data;
+  scene.n_transfers = transfers->len;
+  scene.selection_begin = -1;
+  scene.palette = &tide_palette_light;
+  scene.show_labels = TRUE;
+  scene.show_legend = TRUE;
+  return write_png (&scene, path, width, height, error);
+}
+
 /**
  * tide_render_process_png:
  * @process_id: the process whose lanes, steps and transfers are drawn
@@ -917,65 +1110,26 @@ tide_render_process_png (TideTrace   *trace,
                          int          height,
                          GError     **error)
 {
-  g_autoptr(TideTimelineData) data = NULL;
-  g_autoptr(TideJobLane) job = NULL;
-  g_autoptr(GArray) steps = NULL;
-  g_autoptr(GArray) transfers = NULL;
-  cairo_surface_t *surface;
-  cairo_status_t status;
-  TideRenderScene scene = { 0 };
-  cairo_t *cr;
+  return render_png (trace, process_id, NULL, path, width, height, error);
+}
 
-  g_return_val_if_fail (TIDE_IS_TRACE (trace), FALSE);
-  if (width < 64 || height < 64 || width > 16384 || height > 16384)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   "image size %d×%d is out of range (64 to 16384 pixels a side)", width, height);
-      return FALSE;
-    }
-  scene.begin_ns = 0;
-  scene.end_ns = MAX (tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace),
-                      TIDE_TIMELINE_MIN_SPAN_NS);
-  if (process_id == 0)
-    {
-      g_autoptr(GError) local_error = NULL;
-
-      process_id = tide_report_pick_process (trace, NULL, &local_error);
-      if (local_error != NULL)
-        {
-          g_propagate_error (error, g_steal_pointer (&local_error));
-          return FALSE;
-        }
-    }
-  if ((job = tide_job_lane_query_job (trace, scene.begin_ns, scene.end_ns, width, error)) == NULL ||
-      (data = tide_timeline_data_query (trace, process_id, scene.begin_ns, scene.end_ns, width,
-                                        error)) == NULL ||
-      (steps = tide_timeline_steps (trace, process_id, error)) == NULL ||
-      (transfers = tide_timeline_transfers (trace, process_id, error)) == NULL)
-    return FALSE;
-  scene.data = data;
-  scene.job = job;
-  scene.chosen_process = process_id;
-  scene.steps = (const TideStepSpan *) steps->data;
-  scene.n_steps = steps->len;
-  scene.transfers = (const TideTransferMark *) transfers->data;
-  scene.n_transfers = transfers->len;
-  scene.selection_begin = -1;
-  scene.palette = &tide_palette_light;
-  scene.show_labels = TRUE;
-  scene.show_legend = TRUE;
-
-  surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, width, height);
-  cr = cairo_create (surface);
-  tide_render_timeline (cr, &scene, width, height);
-  cairo_destroy (cr);
-  status = cairo_surface_write_to_png (surface, path);
-  cairo_surface_destroy (surface);
-  if (status != CAIRO_STATUS_SUCCESS)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "cannot write %s: %s", path,
-                   cairo_status_to_string (status));
-      return FALSE;
-    }
-  return TRUE;
+/**
+ * tide_render_compare_png:
+ * @process_id: as for tide_render_process_png()
+ * @compared: the run drawn over it, step on step, as "Compare with…"
+ *   shows it: its process of the same role and rank
+ *
+ * tide_render_process_png() with @compared's lanes dashed over the lanes.
+ */
+gboolean
+tide_render_compare_png (TideTrace   *trace,
+                         gint64       process_id,
+                         TideTrace   *compared,
+                         const char  *path,
+                         int          width,
+                         int          height,
+                         GError     **error)
+{
+  g_return_val_if_fail (TIDE_IS_TRACE (compared), FALSE);
+  return render_png (trace, process_id, compared, path, width, height, error);
 }

@@ -32,6 +32,7 @@
  *   band_highlight 0xf1e7f6, highlight 0xa51d8c
  *   process       0x3584e4 0xe66100 0x2ec27e 0x9141ac 0xc01c28 0x865e3c 0xe5a50a 0x5e5c64
  *   rss_class     file 0xdeddda, shmem 0xb5e3e0, anon 0xc6dcf5, allocator free 0xf6e0b0
+ *   compare 0x3d3846
  *
  * Where the trace has the RSS's classes (TideTimelineData.rss_classes), the
  * RSS lane's fill is stacked by class, bottom up as TideRssClass orders
@@ -42,6 +43,13 @@
  * from its growth step on with band_highlight (over the leak colour), and
  * its live bytes at each of those step ends are drawn over its lane as a
  * 2 px staircase of highlight on the lane's scale, one tread per step.
+ *
+ * A compared run (scene->compare, its lanes already mapped onto the shown
+ * columns step by step, tide-timeline-compare.h) is drawn over each lane
+ * of the same counter and device as a dashed 2 px curve of compare: the
+ * curve's boxes of the columns c with (c / COMPARE_DASH) even, risers
+ * included; the lane's scale is then the larger of the two peaks, so
+ * neither run is clipped.
  */
 #pragma once
 
@@ -54,6 +62,7 @@ G_BEGIN_DECLS
 
 #define TIDE_RENDER_N_LANE_COLORS 8
 #define TIDE_RENDER_N_PROCESS_COLORS 8
+#define TIDE_RENDER_COMPARE_DASH 4     /* columns on, then off, of the compared curve */
 
 typedef struct
 {
@@ -79,6 +88,7 @@ typedef struct
   guint32 highlight;        /* the suspect's live bytes over its lane */
   guint32 process[TIDE_RENDER_N_PROCESS_COLORS]; /* the job lane's bands */
   guint32 rss_class[TIDE_RSS_N_CLASSES]; /* the RSS lane's fill, by TideRssClass */
+  guint32 compare;          /* a compared run's lanes, dashed over the shown ones */
 } TidePalette;
 
 extern const TidePalette tide_palette_light;
@@ -104,6 +114,7 @@ typedef struct
   gboolean                show_legend;
   const TideJobLane      *job;           /* nullable; drawn with two processes or more */
   gint64                  chosen_process; /* whose lanes are drawn below the job lane */
+  const TideTimelineData *compare;       /* nullable: a compared run's lanes, same columns */
 } TideRenderScene;
 
 typedef struct
@@ -123,6 +134,8 @@ void     tide_render_layout           (const TideRenderScene *scene,
                                        int                    width,
                                        int                    height,
                                        TideRenderLayout      *layout);
+gint64   tide_render_lane_peak        (const TideRenderScene *scene,
+                                       guint                  lane);
 double   tide_render_value_to_y       (const TideRenderLayout *layout,
                                        guint                  lane,
                                        gint64                 value,
@@ -152,6 +165,13 @@ gboolean tide_render_timeline_png     (TideTrace             *trace,
                                        GError               **error);
 gboolean tide_render_process_png      (TideTrace             *trace,
                                        gint64                 process_id,
+                                       const char            *path,
+                                       int                    width,
+                                       int                    height,
+                                       GError               **error);
+gboolean tide_render_compare_png      (TideTrace             *trace,
+                                       gint64                 process_id,
+                                       TideTrace             *compared,
                                        const char            *path,
                                        int                    width,
                                        int                    height,

@@ -14,6 +14,13 @@
  * others; a zoom action records the window it leaves, so that zoom-back
  * returns to it.  Setters notify every property they changed at once
  * (freeze/thaw), so a handler always sees a consistent session.
+ *
+ * A second trace may be compared with the one shown ("Compare with…"):
+ * the session holds it and the comparison of the chosen process with its
+ * counterpart there (tide_trace_diff_new, the comparison `tidemark diff`
+ * prints), made again whenever either trace or the process changes, so
+ * that the views that bind to "comparison" never hold a stale one.
+ * Another file shown ends the comparison; the same one reopened keeps it.
  */
 #include "config.h"
 
@@ -41,6 +48,9 @@ struct _TideSession
   gint64             range_begin;    /* -1: no range */
   gint64             range_end;
   gint               step;           /* 0: no step */
+  TideTrace         *compare_trace;  /* nullable: the trace compared with */
+  TideTraceDiff     *comparison;     /* nullable: trace against compare_trace */
+  char              *compare_error;  /* why there is no comparison */
 };
 
 G_DEFINE_FINAL_TYPE (TideSession, tide_session, G_TYPE_OBJECT)
@@ -55,6 +65,8 @@ enum {
   PROP_VISIBLE_BEGIN,
   PROP_VISIBLE_END,
   PROP_ZOOM_DEPTH,
+  PROP_COMPARE_TRACE,
+  PROP_COMPARISON,
   N_PROPS
 };
 
@@ -106,11 +118,32 @@ notify_visible (TideSession *self)
 }
 
 static void
+update_comparison (TideSession *self)
+{
+  g_autoptr(GError) error = NULL;
+  gboolean had = self->comparison != NULL || self->compare_error != NULL;
+
+  g_clear_pointer (&self->comparison, tide_trace_diff_free);
+  g_clear_pointer (&self->compare_error, g_free);
+  if (self->trace != NULL && self->compare_trace != NULL)
+    {
+      self->comparison = tide_trace_diff_new_for_process (self->trace, self->process_id,
+                                                          self->compare_trace, &error);
+      if (self->comparison == NULL)
+        self->compare_error = g_strdup (error ? error->message : "cannot compare the traces");
+    }
+  if (had || self->comparison != NULL || self->compare_error != NULL)
+    notify (self, PROP_COMPARISON);
+}
+
+static void
 tide_session_dispose (GObject *object)
 {
   TideSession *self = TIDE_SESSION (object);
 
   g_clear_object (&self->trace);
+  g_clear_object (&self->compare_trace);
+  g_clear_pointer (&self->comparison, tide_trace_diff_free);
   G_OBJECT_CLASS (tide_session_parent_class)->dispose (object);
 }
 
@@ -120,6 +153,7 @@ tide_session_finalize (GObject *object)
   TideSession *self = TIDE_SESSION (object);
 
   g_array_unref (self->zoom_history);
+  g_free (self->compare_error);
   G_OBJECT_CLASS (tide_session_parent_class)->finalize (object);
 }
 
@@ -141,6 +175,8 @@ tide_session_get_property (GObject    *object,
     case PROP_VISIBLE_BEGIN: g_value_set_int64 (value, self->model.begin); break;
     case PROP_VISIBLE_END: g_value_set_int64 (value, self->model.end); break;
     case PROP_ZOOM_DEPTH: g_value_set_uint (value, self->zoom_history->len); break;
+    case PROP_COMPARE_TRACE: g_value_set_object (value, self->compare_trace); break;
+    case PROP_COMPARISON: g_value_set_pointer (value, self->comparison); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -158,6 +194,9 @@ tide_session_set_property (GObject      *object,
     case PROP_TRACE: tide_session_set_trace (self, g_value_get_object (value)); break;
     case PROP_PROCESS_ID: tide_session_set_process_id (self, g_value_get_int64 (value)); break;
     case PROP_STEP: tide_session_set_step (self, g_value_get_int (value)); break;
+    case PROP_COMPARE_TRACE:
+      tide_session_set_compare_trace (self, g_value_get_object (value));
+      break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -189,6 +228,10 @@ tide_session_class_init (TideSessionClass *klass)
                                                      G_MININT64, G_MAXINT64, 0, ro);
   properties[PROP_ZOOM_DEPTH] = g_param_spec_uint ("zoom-depth", NULL, NULL,
                                                    0, G_MAXUINT, 0, ro);
+  properties[PROP_COMPARE_TRACE] = g_param_spec_object ("compare-trace", NULL, NULL,
+                                                        TIDE_TYPE_TRACE, rw);
+  /* A TideTraceDiff owned by the session, or NULL: tide_session_get_comparison(). */
+  properties[PROP_COMPARISON] = g_param_spec_pointer ("comparison", NULL, NULL, ro);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -254,6 +297,11 @@ tide_session_set_trace (TideSession *self,
                             1.0);
   if (!was_fit)
     tide_timeline_model_set_range (&self->model, window.begin, window.end);
+  if (!keep && self->compare_trace != NULL)
+    {
+      g_clear_object (&self->compare_trace);
+      notify (self, PROP_COMPARE_TRACE);
+    }
   if (!keep)
     {
       clear_zoom_history (self);
@@ -267,6 +315,7 @@ tide_session_set_trace (TideSession *self,
     }
   if (window.begin != self->model.begin || window.end != self->model.end)
     notify_visible (self);
+  update_comparison (self);
   notify (self, PROP_TRACE);
   g_object_thaw_notify (G_OBJECT (self));
 }
@@ -291,6 +340,7 @@ tide_session_set_process_id (TideSession *self,
   self->process_id = process_id;
   clear_step (self);
   clear_range (self);
+  update_comparison (self);
   notify (self, PROP_PROCESS_ID);
   g_object_thaw_notify (G_OBJECT (self));
 }
@@ -474,4 +524,55 @@ tide_session_get_zoom_depth (TideSession *self)
 {
   g_return_val_if_fail (TIDE_IS_SESSION (self), 0);
   return self->zoom_history->len;
+}
+
+/**
+ * tide_session_get_compare_trace:
+ *
+ * Returns: (transfer none) (nullable): the trace compared with the one shown
+ */
+TideTrace *
+tide_session_get_compare_trace (TideSession *self)
+{
+  g_return_val_if_fail (TIDE_IS_SESSION (self), NULL);
+  return self->compare_trace;
+}
+
+/* NULL ends the comparison. */
+void
+tide_session_set_compare_trace (TideSession *self,
+                                TideTrace   *trace)
+{
+  g_return_if_fail (TIDE_IS_SESSION (self));
+  g_return_if_fail (trace == NULL || TIDE_IS_TRACE (trace));
+
+  if (trace == self->compare_trace)
+    return;
+  g_object_freeze_notify (G_OBJECT (self));
+  g_set_object (&self->compare_trace, trace);
+  update_comparison (self);
+  notify (self, PROP_COMPARE_TRACE);
+  g_object_thaw_notify (G_OBJECT (self));
+}
+
+/**
+ * tide_session_get_comparison:
+ *
+ * Returns: (transfer none) (nullable): the shown trace's process against
+ *   its counterpart in the compared trace; %NULL without a compared trace,
+ *   or when they could not be compared (tide_session_get_compare_error())
+ */
+const TideTraceDiff *
+tide_session_get_comparison (TideSession *self)
+{
+  g_return_val_if_fail (TIDE_IS_SESSION (self), NULL);
+  return self->comparison;
+}
+
+/* Returns: (nullable): why the traces could not be compared */
+const char *
+tide_session_get_compare_error (TideSession *self)
+{
+  g_return_val_if_fail (TIDE_IS_SESSION (self), NULL);
+  return self->compare_error;
 }

@@ -5,6 +5,7 @@
 
 #include <glib-object.h>
 
+#include "tide-trace-diff.h"
 #include "tide-trace.h"
 
 G_BEGIN_DECLS
@@ -43,5 +44,10 @@ void         tide_session_zoom              (TideSession *self,
 void         tide_session_zoom_fit          (TideSession *self);
 gboolean     tide_session_zoom_back         (TideSession *self);
 guint        tide_session_get_zoom_depth    (TideSession *self);
+TideTrace   *tide_session_get_compare_trace (TideSession *self);
+void         tide_session_set_compare_trace (TideSession *self,
+                                             TideTrace   *trace);
+const TideTraceDiff *tide_session_get_comparison    (TideSession *self);
+const char          *tide_session_get_compare_error (TideSession *self);
 
 G_END_DECLS

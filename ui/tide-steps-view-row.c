@@ -2,7 +2,8 @@
  * Copyright 2026 The Tidemark authors
  *
  * One row of the steps table: a copy of a TideStepRow, plus the number of
- * transfers that started in the step.
+ * transfers that started in the step and, when another run is compared,
+ * a copy of its aligned step.
  */
 #include "config.h"
 
@@ -13,6 +14,8 @@ struct _TideStepsViewRow
   GObject     parent_instance;
 
   TideStepRow step;
+  TideStepRow compared;
+  gboolean    has_compared;
   guint       n_transfers;
 };
 
@@ -24,6 +27,7 @@ tide_steps_view_row_finalize (GObject *object)
   TideStepsViewRow *self = TIDE_STEPS_VIEW_ROW (object);
 
   g_free (self->step.label);
+  g_free (self->compared.label);
   G_OBJECT_CLASS (tide_steps_view_row_parent_class)->finalize (object);
 }
 
@@ -65,4 +69,29 @@ tide_steps_view_row_get_transfers (TideStepsViewRow *self)
 {
   g_return_val_if_fail (TIDE_IS_STEPS_VIEW_ROW (self), 0);
   return self->n_transfers;
+}
+
+/* @compared: (nullable): the compared run's step aligned with this one;
+ * copied (its device list is not). */
+void
+tide_steps_view_row_set_compared (TideStepsViewRow  *self,
+                                  const TideStepRow *compared)
+{
+  g_return_if_fail (TIDE_IS_STEPS_VIEW_ROW (self));
+  g_clear_pointer (&self->compared.label, g_free);
+  self->has_compared = compared != NULL;
+  if (compared == NULL)
+    return;
+  self->compared = *compared;
+  self->compared.role = NULL;
+  self->compared.devices = NULL;
+  self->compared.label = g_strdup (compared->label);
+}
+
+/* Returns: (nullable): the compared run's aligned step */
+const TideStepRow *
+tide_steps_view_row_get_compared (TideStepsViewRow *self)
+{
+  g_return_val_if_fail (TIDE_IS_STEPS_VIEW_ROW (self), NULL);
+  return self->has_compared ? &self->compared : NULL;
 }

@@ -4,12 +4,18 @@
  * TideStepsView: the steps table (GtkColumnView), one row per step of the
  * chosen process, every column sortable.  Its selection is a step number,
  * shared with the timeline through the "selected-step" property.
+ *
+ * With another run compared (tide_steps_view_set_comparison), two more
+ * columns show the compared run's heap change and retained bytes less
+ * this run's, step by aligned step: the DIFF columns of `tidemark diff
+ * --steps`, from the same TideTraceDiff.
  */
 #include "config.h"
 
 #include "tide-steps-view.h"
 
 #include "tide-report-format.h"
+#include "tide-saturate.h"
 #include "tide-steps-view-row.h"
 
 struct _TideStepsView
@@ -27,6 +33,9 @@ struct _TideStepsView
   GtkColumnView      *column_view;
   GtkColumnViewColumn *columns[TIDE_STEPS_N_COLUMNS];
 
+  GHashTable         *compared;       /* this run's step number -> the compared
+                                        * run's TideStepRow: shallow, no strings */
+  gint64              compared_process_id; /* whose steps those numbers are */
   gint64              process_id;
   gint                selected_step;
 };
@@ -45,8 +54,24 @@ static GParamSpec *properties[N_PROPS];
 /* The template's column ids, by TideStepsColumn. */
 static const char *column_ids[TIDE_STEPS_N_COLUMNS] = {
   "step_column", "duration_column", "host_change_column", "device_change_column",
-  "retained_column", "transfers_column",
+  "retained_column", "transfers_column", "heap_diff_column", "retained_diff_column",
 };
+
+/* The compared run's value less this run's (0 without a compared step,
+ * which sorts it with the steps that did not change). */
+static gint64
+compared_difference (TideStepsColumn column,
+                     gpointer        item)
+{
+  const TideStepRow *row = tide_steps_view_row_get_step (item);
+  const TideStepRow *other = tide_steps_view_row_get_compared (item);
+
+  if (other == NULL)
+    return 0;
+  if (column == TIDE_STEPS_COLUMN_HEAP_DIFF)
+    return tide_sat_sub (other->heap_delta, row->heap_delta);
+  return tide_sat_sub (other->retained_bytes, row->retained_bytes);
+}
 
 gint64
 tide_steps_view_column_value (TideStepsColumn column,
@@ -62,9 +87,23 @@ tide_steps_view_column_value (TideStepsColumn column,
     case TIDE_STEPS_COLUMN_DEVICE_CHANGE: return row->device_delta;
     case TIDE_STEPS_COLUMN_RETAINED: return row->retained_bytes;
     case TIDE_STEPS_COLUMN_TRANSFERS: return tide_steps_view_row_get_transfers (item);
+    case TIDE_STEPS_COLUMN_HEAP_DIFF:
+    case TIDE_STEPS_COLUMN_RETAINED_DIFF:
+      return compared_difference (column, item);
     case TIDE_STEPS_N_COLUMNS: default: break;
     }
   g_return_val_if_reached (0);
+}
+
+/* FALSE where the cell has no number: a difference column of a step
+ * that the compared run lacks. */
+gboolean
+tide_steps_view_column_known (TideStepsColumn column,
+                              gpointer        item)
+{
+  if (column != TIDE_STEPS_COLUMN_HEAP_DIFF && column != TIDE_STEPS_COLUMN_RETAINED_DIFF)
+    return TRUE;
+  return tide_steps_view_row_get_compared (item) != NULL;
 }
 
 static char *
@@ -73,12 +112,16 @@ format_cell (TideStepsColumn  column,
 {
   gint64 value = tide_steps_view_column_value (column, item);
 
+  if (!tide_steps_view_column_known (column, item))
+    return g_strdup ("–");
   switch (column)
     {
     case TIDE_STEPS_COLUMN_DURATION:
       return g_strdup_printf ("%.1f ms", value / 1e6);
     case TIDE_STEPS_COLUMN_HOST_CHANGE:
     case TIDE_STEPS_COLUMN_DEVICE_CHANGE:
+    case TIDE_STEPS_COLUMN_HEAP_DIFF:
+    case TIDE_STEPS_COLUMN_RETAINED_DIFF:
       return tide_format_delta (value);
     case TIDE_STEPS_COLUMN_RETAINED:
       return tide_format_bytes (value);
@@ -198,12 +241,31 @@ sync_selection (TideStepsView *self)
 }
 
 static void
+show_difference_columns (TideStepsView *self,
+                         gboolean       visible)
+{
+  gtk_column_view_column_set_visible (self->columns[TIDE_STEPS_COLUMN_HEAP_DIFF], visible);
+  gtk_column_view_column_set_visible (self->columns[TIDE_STEPS_COLUMN_RETAINED_DIFF], visible);
+}
+
+/* The compared run's step aligned with @row's, or NULL. */
+static const TideStepRow *
+find_compared (TideStepsView     *self,
+               const TideStepRow *row)
+{
+  if (self->compared == NULL || row->process_id != self->compared_process_id)
+    return NULL;
+  return g_hash_table_lookup (self->compared, GINT_TO_POINTER (row->number));
+}
+
+static void
 tide_steps_view_dispose (GObject *object)
 {
   TideStepsView *self = TIDE_STEPS_VIEW (object);
 
   gtk_widget_dispose_template (GTK_WIDGET (self), TIDE_TYPE_STEPS_VIEW);
   g_clear_object (&self->selection);
+  g_clear_pointer (&self->compared, g_hash_table_unref);
   G_OBJECT_CLASS (tide_steps_view_parent_class)->dispose (object);
 }
 
@@ -290,6 +352,7 @@ tide_steps_view_init (TideStepsView *self)
 
   gtk_column_view_sort_by_column (self->column_view, self->columns[TIDE_STEPS_COLUMN_STEP],
                                   GTK_SORT_ASCENDING);
+  show_difference_columns (self, FALSE);
 }
 
 GtkWidget *
@@ -332,11 +395,66 @@ tide_steps_view_set_steps (TideStepsView *self,
   for (guint i = 0; rows != NULL && i < rows->len; i++)
     {
       const TideStepRow *row = g_ptr_array_index (rows, i);
-      g_ptr_array_add (items, tide_steps_view_row_new (row, count_transfers (row, transfers)));
+      TideStepsViewRow *item = tide_steps_view_row_new (row, count_transfers (row, transfers));
+
+      tide_steps_view_row_set_compared (item, find_compared (self, row));
+      g_ptr_array_add (items, item);
     }
   g_list_store_splice (self->store, 0, g_list_model_get_n_items (G_LIST_MODEL (self->store)),
                        items->pdata, items->len);
   sync_selection (self);
+}
+
+/* Sets every row's compared step again, and has the list say so. */
+static void
+refresh_compared (TideStepsView *self)
+{
+  GListModel *store = G_LIST_MODEL (self->store);
+  guint n = g_list_model_get_n_items (store);
+  g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
+
+  for (guint i = 0; i < n; i++)
+    {
+      TideStepsViewRow *item = g_list_model_get_item (store, i);
+
+      tide_steps_view_row_set_compared (item, find_compared (self, tide_steps_view_row_get_step (item)));
+      g_ptr_array_add (items, item);
+    }
+  g_list_store_splice (self->store, 0, n, items->pdata, items->len);
+  sync_selection (self);
+}
+
+/**
+ * tide_steps_view_set_comparison:
+ * @diff: (nullable): this run's process against a compared run; read here,
+ *   not kept; %NULL hides the difference columns
+ */
+void
+tide_steps_view_set_comparison (TideStepsView       *self,
+                                const TideTraceDiff *diff)
+{
+  g_return_if_fail (TIDE_IS_STEPS_VIEW (self));
+
+  g_clear_pointer (&self->compared, g_hash_table_unref);
+  if (diff != NULL)
+    {
+      self->compared = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+      self->compared_process_id = diff->before_process->id;
+      for (guint i = 0; i < diff->steps->len; i++)
+        {
+          const TideDiffStep *s = g_ptr_array_index (diff->steps, i);
+          TideStepRow *after;
+
+          if (s->before == NULL || s->after == NULL)
+            continue;
+          after = g_memdup2 (s->after, sizeof *s->after);
+          after->label = after->role = NULL;
+          after->devices = NULL;
+          g_hash_table_insert (self->compared, GINT_TO_POINTER (s->before->number), after);
+        }
+    }
+  show_difference_columns (self, diff != NULL);
+  refresh_compared (self);
 }
 
 gint64

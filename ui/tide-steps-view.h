@@ -7,6 +7,7 @@
 
 #include "tide-report.h"
 #include "tide-timeline-data.h"
+#include "tide-trace-diff.h"
 
 G_BEGIN_DECLS
 
@@ -22,6 +23,8 @@ typedef enum
   TIDE_STEPS_COLUMN_DEVICE_CHANGE,
   TIDE_STEPS_COLUMN_RETAINED,
   TIDE_STEPS_COLUMN_TRANSFERS,
+  TIDE_STEPS_COLUMN_HEAP_DIFF,      /* compared run less this one: heap change */
+  TIDE_STEPS_COLUMN_RETAINED_DIFF,  /* ... and retained bytes */
   TIDE_STEPS_N_COLUMNS
 } TideStepsColumn;
 
@@ -29,6 +32,10 @@ GtkWidget  *tide_steps_view_new               (void);
 void        tide_steps_view_set_steps         (TideStepsView   *self,
                                                GPtrArray       *rows,
                                                GArray          *transfers);
+void        tide_steps_view_set_comparison    (TideStepsView   *self,
+                                               const TideTraceDiff *diff);
+gboolean    tide_steps_view_column_known      (TideStepsColumn  column,
+                                               gpointer         row);
 gint64      tide_steps_view_get_process_id    (TideStepsView   *self);
 void        tide_steps_view_set_process_id    (TideStepsView   *self,
                                                gint64           process_id);

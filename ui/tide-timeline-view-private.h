@@ -20,6 +20,11 @@ struct _TideTimelineView
   GPtrArray         *job_processes;  /* TideProcess: the job lane's, read once a trace */
   GArray            *highlight;      /* TideSeriesPoint of the chosen suspect */
   TideTimelineCache *cache;          /* LOD rows read so far, for panning */
+  TideTrace         *compare_trace;  /* nullable: the run drawn over this one */
+  GArray            *compare_pairs;  /* TideStepPair: its steps aligned with ours */
+  TideTimelineCache *compare_cache;  /* its LOD rows read so far */
+  TideTimelineData  *compare_data;   /* its lanes in data's columns */
+  gint64             compare_process_id;
   GskRenderNode     *frame;          /* cached drawing of the current state */
   char              *error;
 

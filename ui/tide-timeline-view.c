@@ -21,6 +21,7 @@
 #include "tide-palette.h"
 #include "tide-processes.h"
 #include "tide-render.h"
+#include "tide-timeline-compare.h"
 #include "tide-timeline-view-private.h"
 
 
@@ -59,6 +60,7 @@ static void
 invalidate_data (TideTimelineView *self)
 {
   g_clear_pointer (&self->data, tide_timeline_data_free);
+  g_clear_pointer (&self->compare_data, tide_timeline_data_free);
   g_clear_pointer (&self->job, tide_job_lane_free);
   invalidate_frame (self);
 }
@@ -112,6 +114,7 @@ ensure_data (TideTimelineView *self,
       self->data->begin_ns == self->model.begin && self->data->end_ns == self->model.end)
     return TRUE;
   g_clear_pointer (&self->data, tide_timeline_data_free);
+  g_clear_pointer (&self->compare_data, tide_timeline_data_free);
   g_clear_pointer (&self->job, tide_job_lane_free);
   self->data = tide_timeline_data_query_cached (self->trace, self->cache, self->process_id,
                                                 self->model.begin, self->model.end, width,
@@ -120,9 +123,16 @@ ensure_data (TideTimelineView *self,
   if (self->data != NULL && self->job_processes != NULL)
     self->job = tide_job_lane_query (self->trace, self->cache, self->job_processes,
                                      self->model.begin, self->model.end, width, &error);
-  if (self->data == NULL || self->job == NULL)
+  if (self->data != NULL && self->job != NULL && self->compare_trace != NULL)
+    self->compare_data = tide_timeline_compare_query (self->compare_trace, self->compare_cache,
+                                                      self->compare_process_id,
+                                                      (const TideStepPair *) self->compare_pairs->data,
+                                                      self->compare_pairs->len, self->model.begin,
+                                                      self->model.end, width, &error);
+  if (self->data == NULL || self->job == NULL ||
+      (self->compare_trace != NULL && self->compare_data == NULL))
     set_error (self, error);
-  return self->data != NULL && self->job != NULL;
+  return self->data != NULL && self->job != NULL && self->error == NULL;
 }
 
 static void
@@ -144,6 +154,7 @@ fill_scene (TideTimelineView *self,
     .show_labels = TRUE,
     .job = self->job,
     .chosen_process = self->process_id,
+    .compare = self->compare_data,
   };
   if (self->highlight != NULL && self->highlight_process_id == self->process_id)
     {
@@ -308,6 +319,10 @@ tide_timeline_view_dispose (GObject *object)
   g_clear_pointer (&self->data, tide_timeline_data_free);
   g_clear_pointer (&self->job, tide_job_lane_free);
   g_clear_pointer (&self->job_processes, g_ptr_array_unref);
+  g_clear_object (&self->compare_trace);
+  g_clear_pointer (&self->compare_pairs, g_array_unref);
+  g_clear_pointer (&self->compare_cache, tide_timeline_cache_free);
+  g_clear_pointer (&self->compare_data, tide_timeline_data_free);
   g_clear_pointer (&self->frame, gsk_render_node_unref);
   G_OBJECT_CLASS (tide_timeline_view_parent_class)->dispose (object);
 }
@@ -723,4 +738,46 @@ tide_timeline_view_get_error (TideTimelineView *self)
 {
   g_return_val_if_fail (TIDE_IS_TIMELINE_VIEW (self), NULL);
   return self->error;
+}
+
+/**
+ * tide_timeline_view_set_comparison:
+ * @compared: (nullable): the run drawn over this one; %NULL: none
+ * @diff: (nullable): this trace's process against @compared's, which
+ *   aligns their steps; read here, not kept
+ *
+ * Draws @compared's lanes dashed over the lanes, its step N over step N.
+ */
+void
+tide_timeline_view_set_comparison (TideTimelineView    *self,
+                                   TideTrace           *compared,
+                                   const TideTraceDiff *diff)
+{
+  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
+  g_return_if_fail (compared == NULL || TIDE_IS_TRACE (compared));
+
+  if (diff == NULL)
+    compared = NULL;
+  if (compared != self->compare_trace)
+    {
+      g_clear_pointer (&self->compare_cache, tide_timeline_cache_free);
+      if (compared != NULL)
+        self->compare_cache = tide_timeline_cache_new (CACHE_BYTES);
+    }
+  g_set_object (&self->compare_trace, compared);
+  g_clear_pointer (&self->compare_pairs, g_array_unref);
+  self->compare_process_id = diff != NULL ? diff->after_process->id : 0;
+  if (diff != NULL)
+    self->compare_pairs = tide_trace_diff_step_pairs (diff);
+  /* Reloaded, so that an error of the comparison before does not stay. */
+  load_spans (self);
+  invalidate_data (self);
+}
+
+/* Returns: (transfer none) (nullable): the compared run's lanes of the last frame */
+const TideTimelineData *
+tide_timeline_view_get_compare_data (TideTimelineView *self)
+{
+  g_return_val_if_fail (TIDE_IS_TIMELINE_VIEW (self), NULL);
+  return self->compare_data;
 }

@@ -7,6 +7,7 @@
 
 #include "tide-render.h"
 #include "tide-timeline-model.h"
+#include "tide-trace-diff.h"
 #include "tide-trace.h"
 
 G_BEGIN_DECLS
@@ -52,6 +53,10 @@ void                     tide_timeline_view_zoom_fit            (TideTimelineVie
 void                     tide_timeline_view_move_step           (TideTimelineView *self,
                                                                  gint              direction);
 void                     tide_timeline_view_reload              (TideTimelineView *self);
+void                     tide_timeline_view_set_comparison      (TideTimelineView *self,
+                                                                 TideTrace        *compared,
+                                                                 const TideTraceDiff *diff);
+const TideTimelineData  *tide_timeline_view_get_compare_data    (TideTimelineView *self);
 const TideStepSpan      *tide_timeline_view_get_steps           (TideTimelineView *self,
                                                                  guint            *n_steps);
 const TideTimelineData  *tide_timeline_view_get_data            (TideTimelineView *self);

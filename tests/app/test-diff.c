@@ -15,6 +15,7 @@
  */
 #include "config.h"
 
+#include <glib/gstdio.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -325,6 +326,34 @@ test_rank (void)
 }
 
 /* `tidemark record -q [@mode] -o DIR/@name -- TARGET [@option]` */
+/* `tidemark export LEAKY --compare FIXED --csv` writes the rows of `tidemark
+ * diff LEAKY FIXED --steps --format csv`, byte for byte: the comparison
+ * that the app's Comparison as CSV writes. */
+static void
+test_export_compare_csv (void)
+{
+  g_autofree char *path = g_build_filename (dir, "comparison.csv", NULL);
+  const char *export_argv[] = { TIDE_TIDEMARK_EXE, "export", leaky, "--compare", fixed,
+                                "--csv", path, NULL };
+  g_autofree char *expected = diff_ok ((const char *[]) { leaky, fixed, "--steps", "--format",
+                                                          "csv", NULL });
+  g_autofree char *csv = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  int status = 0;
+
+  g_spawn_sync (NULL, (char **) export_argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                &err, &status, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (err, ==, "");
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  g_assert_true (g_file_get_contents (path, &csv, NULL, &error));
+  g_assert_cmpstr (csv, ==, expected);
+  for (gint k = 1; k <= 10; k++)
+    assert_cell_int (csv, k, "heap_change_diff", heap_change (k, TRUE) - heap_change (k, FALSE));
+  g_assert_cmpint (g_unlink (path), ==, 0);
+}
+
 static char *
 record (const char *name,
         const char *mode,
@@ -381,6 +410,7 @@ main (int    argc,
   g_test_add_func ("/diff/unrelated-programs", test_unrelated_programs);
   g_test_add_func ("/diff/usage-errors", test_usage_errors);
   g_test_add_func ("/diff/rank", test_rank);
+  g_test_add_func ("/diff/export-compare-csv", test_export_compare_csv);
   result = g_test_run ();
   tide_test_remove_dir (dir);
   return result;

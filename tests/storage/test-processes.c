@@ -429,6 +429,23 @@ test_damaged_rows (Fixture       *f,
   g_assert_cmpuint (rows->len, ==, 2 * N_STEPS + 2 * N_STEPS + 4);
 }
 
+/* The app's picker names a merged trace's process with its host, whatever
+ * its role: a plain command too. */
+static void
+test_picker_name_host (void)
+{
+  TideProcess merged = { .role = TIDE_ROLE_COMMAND, .dist_rank = -1, .worker = -1,
+                         .command = "/usr/bin/train --ddp", .label = "train --ddp on node-a",
+                         .host = "node-a" };
+  TideProcess alone = { .role = TIDE_ROLE_COMMAND, .dist_rank = -1, .worker = -1,
+                        .command = "/usr/bin/train --ddp", .label = "train --ddp" };
+  g_autofree char *merged_name = tide_process_picker_name (&merged, 2);
+  g_autofree char *alone_name = tide_process_picker_name (&alone, 0);
+
+  g_assert_cmpstr (merged_name, ==, "train --ddp on node-a · 2 suspects");
+  g_assert_cmpstr (alone_name, ==, "train --ddp");
+}
+
 int
 main (int    argc,
       char **argv)
@@ -445,5 +462,6 @@ main (int    argc,
   ADD ("/storage/processes/schema-2", test_schema_2);
   ADD ("/storage/processes/damaged-rows", test_damaged_rows);
 #undef ADD
+  g_test_add_func ("/storage/processes/picker-name-host", test_picker_name_host);
   return g_test_run ();
 }

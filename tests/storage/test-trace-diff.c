@@ -7,6 +7,8 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
+
 #include "tide-schema.h"
 #include "tide-test-util.h"
 #include "tide-trace-diff.h"
@@ -235,6 +237,34 @@ test_noise (void)
   g_assert_cmpuint (tide_trace_diff_count_differences (exact), ==, 0);
 }
 
+/* A time of BEFORE stands at the same fraction of AFTER's aligned step;
+ * between and around aligned steps, as far from the nearest edge. */
+static void
+test_step_pairs_map (void)
+{
+  const TideStepPair pairs[] = {
+    { 100, 200, 1000, 1050 },   /* step 1: 100 ns in BEFORE, 50 in AFTER */
+    { 300, 400, 1100, 1300 },   /* step 2, after a gap of 100 in BEFORE */
+  };
+
+  g_assert_cmpint (tide_step_pairs_map (pairs, 2, 100), ==, 1000);
+  g_assert_cmpint (tide_step_pairs_map (pairs, 2, 150), ==, 1025);
+  g_assert_cmpint (tide_step_pairs_map (pairs, 2, 199), ==, 1049);
+  g_assert_cmpint (tide_step_pairs_map (pairs, 2, 350), ==, 1200);
+  g_assert_cmpint (tide_step_pairs_map (pairs, 2, 40), ==, 940);
+  g_assert_cmpint (tide_step_pairs_map (pairs, 2, 250), ==, 1100);
+  g_assert_cmpint (tide_step_pairs_map (pairs, 2, 450), ==, 1350);
+  g_assert_cmpint (tide_step_pairs_map (pairs, 0, 450), ==, 450);
+  /* A damaged trace's spans as wide as gint64 allows: saturated, no overflow. */
+  {
+    const TideStepPair wide[] = { { G_MININT64 + 1, G_MAXINT64, G_MININT64, G_MAXINT64 } };
+
+    g_assert_cmpint (tide_step_pairs_map (wide, 1, G_MAXINT64), ==, G_MAXINT64);
+    g_assert_cmpint (tide_step_pairs_map (wide, 1, G_MININT64), ==, G_MININT64);
+    g_assert_cmpint (llabs (tide_step_pairs_map (wide, 1, 0)), <, G_GINT64_CONSTANT (1) << 12);
+  }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -248,6 +278,7 @@ main (int    argc,
   g_test_add_func ("/trace-diff/match-by-headline", test_match_by_headline);
   g_test_add_func ("/trace-diff/changed", test_changed);
   g_test_add_func ("/trace-diff/noise", test_noise);
+  g_test_add_func ("/trace-diff/step-pairs-map", test_step_pairs_map);
   result = g_test_run ();
   tide_test_remove_dir (dir);
   g_free (dir);

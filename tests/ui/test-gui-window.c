@@ -22,6 +22,7 @@
 #include "tide-steps-view-row.h"
 #include "tide-test-trace.h"
 #include "tide-test-util.h"
+#include "tide-test-widget.h"
 #include "tide-timeline-view-private.h"
 #include "tide-window-private.h"
 
@@ -95,27 +96,6 @@ window_open (const char *path)
   return window;
 }
 
-static gboolean
-wake_cb (gpointer data)
-{
-  return G_SOURCE_CONTINUE;
-}
-
-/* A tick wakes the loop so that the deadline holds when nothing else
- * happens (a condition that never comes fails, rather than hangs). */
-static void
-iterate_until (gboolean (*done) (gpointer),
-               gpointer   data,
-               guint      max_seconds)
-{
-  gint64 deadline = g_get_monotonic_time () + max_seconds * G_USEC_PER_SEC;
-  guint tick = g_timeout_add (100, wake_cb, NULL);
-
-  while (!done (data) && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_source_remove (tick);
-}
-
 /* An action's state, as the widgets bound to it see it. */
 static gboolean
 action_enabled (TideWindow *window,
@@ -168,8 +148,10 @@ test_templates_parse (void)
     g_autofree char *steps = column_titles (gtk_widget_get_first_child (GTK_WIDGET (window->steps_view)));
     g_autofree char *drill = column_titles (gtk_widget_get_last_child (drill_box));
 
-    g_assert_cmpstr (steps, ==, "Step|Duration|Host change|Device change|Retained|Transfers");
-    g_assert_cmpstr (drill, ==, "Scope, stack, frame|Retained|Allocations");
+    g_assert_cmpstr (steps, ==, "Step|Duration|Host change|Device change|Retained|Transfers|"
+                                "Δ heap vs compared|Δ retained vs compared");
+    g_assert_cmpstr (drill, ==, "Scope, stack, frame|Retained|Allocations|Compared|"
+                                "Δ vs compared");
     g_assert_cmpstr (gtk_check_button_get_label (GTK_CHECK_BUTTON (gtk_widget_get_first_child (drill_box))),
                      ==, "Hide plumbing frames");
     gtk_check_button_set_active (GTK_CHECK_BUTTON (gtk_widget_get_first_child (drill_box)), TRUE);
@@ -680,6 +662,47 @@ test_open_on_leaking_rank (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* One recording of tide_test_write_two_ranks() made on @host. */
+static char *
+write_node (const char *name,
+            const char *host)
+{
+  char *path = g_build_filename (tmp_dir, name, NULL);
+  g_autofree char *sql = g_strdup_printf ("INSERT OR REPLACE INTO meta (key, value)"
+                                          " VALUES ('hostname', '%s')", host);
+
+  tide_test_write_two_ranks (path);
+  exec_sql (path, sql);
+  return path;
+}
+
+/* A merged job lists its processes host by host, each named with its
+ * host, though node-b's were merged (and numbered) first. */
+static void
+test_processes_by_host (void)
+{
+  g_autofree char *b = write_node ("node-b.tide", "node-b");
+  g_autofree char *a = write_node ("node-a.tide", "node-a");
+  g_autofree char *job = g_build_filename (tmp_dir, "job-by-host.tide", NULL);
+  const char *args[] = { "merge", b, a, "-o", job, NULL };
+  const char *expected[] = {
+    "rank 0 on node-a · train --ddp", "rank 1 on node-a · train --ddp · 1 suspect",
+    "rank 0 on node-b · train --ddp", "rank 1 on node-b · train --ddp · 1 suspect",
+  };
+  g_autofree char *out = run_cli (args);
+  TideWindow *window = window_open (job);
+  GListModel *names = gtk_drop_down_get_model (window->process_dropdown);
+
+  g_assert_cmpint (window->state, ==, TIDE_WINDOW_TRACE);
+  g_assert_cmpuint (g_list_model_get_n_items (names), ==, G_N_ELEMENTS (expected));
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (names), i), ==, expected[i]);
+  /* Rows and processes stay paired: node-a's rank 1 was merged third. */
+  gtk_drop_down_set_selected (window->process_dropdown, 1);
+  g_assert_cmpint (tide_session_get_process_id (window->session), ==, 4);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 static void
 test_bad_files (void)
 {
@@ -804,12 +827,12 @@ test_live_capture (void)
   g_assert_false (action_enabled (window, "win.open"));
 
   /* The steps table grows while the program runs (a step every 100 ms). */
-  iterate_until (live_has_steps, &wait, 30);
+  tide_test_iterate_until (live_has_steps, &wait, 30);
   first_steps = window->live_steps;
   first_refreshes = window->live_refreshes;
   g_assert_cmpint (first_steps, >=, 2);
   wait.steps_at_least = first_steps + 3;
-  iterate_until (live_has_steps, &wait, 30);
+  tide_test_iterate_until (live_has_steps, &wait, 30);
   later_steps = window->live_steps;
   g_test_message ("live capture: %u refreshes in %.2f s", window->live_refreshes,
                   (g_get_monotonic_time () - started) / 1e6);
@@ -819,7 +842,7 @@ test_live_capture (void)
 
   /* Stop: the program ends, the final trace stays open and is complete. */
   gtk_widget_activate_action (GTK_WIDGET (window), "win.stop-recording", NULL);
-  iterate_until (recording_ended, window, 30);
+  tide_test_iterate_until (recording_ended, window, 30);
   g_assert_false (_tide_window_is_recording (window));
   g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_TRACE);
   g_assert_true (tide_trace_is_complete (_tide_window_get_trace (window)));
@@ -1000,7 +1023,7 @@ test_attach_capture (void)
   g_assert_null (dialog);    /* closed once the recorder started */
   g_assert_true (_tide_window_is_recording (window));
   g_assert_false (action_enabled (window, "win.record"));
-  iterate_until (recording_ended, window, 60);
+  tide_test_iterate_until (recording_ended, window, 60);
   g_assert_false (_tide_window_is_recording (window));
   g_assert_cmpint (window->recorder_status, ==, 0);
 
@@ -1164,7 +1187,7 @@ test_palette_follows_style_manager (void)
   adw_style_manager_set_color_scheme (manager, ADW_COLOR_SCHEME_FORCE_DARK);
   g_assert_true (adw_style_manager_get_dark (manager));
   wait.background = 0x1e1e1e;
-  iterate_until (palette_has_background, &wait, 10);
+  tide_test_iterate_until (palette_has_background, &wait, 10);
   palette = tide_timeline_view_get_palette (wait.window->timeline);
   g_assert_cmphex (palette->background, ==, 0x1e1e1e);
   g_assert_cmphex (palette->text, ==, 0xffffff);
@@ -1178,7 +1201,7 @@ test_palette_follows_style_manager (void)
                                               GTK_STYLE_PROVIDER (provider),
                                               GTK_STYLE_PROVIDER_PRIORITY_USER);
   wait.background = 0x010203;
-  iterate_until (palette_has_background, &wait, 10);
+  tide_test_iterate_until (palette_has_background, &wait, 10);
   g_assert_cmphex (tide_timeline_view_get_palette (wait.window->timeline)->background, ==, 0x010203);
   gtk_style_context_remove_provider_for_display (gdk_display_get_default (),
                                                  GTK_STYLE_PROVIDER (provider));
@@ -1186,7 +1209,7 @@ test_palette_follows_style_manager (void)
   /* Back to light: PNG export's colours, one by one. */
   adw_style_manager_set_color_scheme (manager, ADW_COLOR_SCHEME_FORCE_LIGHT);
   wait.background = 0xffffff;
-  iterate_until (palette_has_background, &wait, 10);
+  tide_test_iterate_until (palette_has_background, &wait, 10);
   g_assert_cmpmem (tide_timeline_view_get_palette (wait.window->timeline), sizeof (TidePalette),
                    &tide_palette_light, sizeof (TidePalette));
   gtk_window_destroy (GTK_WINDOW (wait.window));
@@ -1218,6 +1241,7 @@ main (int   argc,
   g_test_add_func ("/gui/job", test_job);
   g_test_add_func ("/gui/export-drilldown-one-process", test_export_drilldown_one_process);
   g_test_add_func ("/gui/open-on-leaking-rank", test_open_on_leaking_rank);
+  g_test_add_func ("/gui/processes-by-host", test_processes_by_host);
   g_test_add_func ("/gui/bad-files", test_bad_files);
   g_test_add_func ("/gui/incomplete-trace", test_incomplete_trace);
   g_test_add_func ("/gui/early-end-trace", test_early_end_trace);

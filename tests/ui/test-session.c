@@ -233,6 +233,69 @@ test_reopen_keeps_session (Fixture       *f,
   g_assert_cmpint (g_unlink (copy), ==, 0);
 }
 
+static void
+count_cb (GObject    *object,
+          GParamSpec *pspec,
+          guint      *n)
+{
+  (*n)++;
+}
+
+/* The compared trace is the session's: its comparison follows the chosen
+ * process and the shown file (the same file reopened keeps it, another
+ * ends it), and each change says so once. */
+static void
+test_compare_trace (Fixture       *f,
+                    gconstpointer  unused)
+{
+  g_autoptr(TideSession) session = tide_session_new ();
+  g_autoptr(TideTrace) fixed = NULL;
+  g_autoptr(TideTrace) again = NULL;
+  g_autofree char *fixed_path = tide_test_fixed_trace_write (f->dir);
+  g_autoptr(GError) error = NULL;
+  const TideTraceDiff *diff;
+  guint notified = 0;
+
+  fixed = tide_trace_open (fixed_path, &error);
+  g_assert_no_error (error);
+  g_signal_connect (session, "notify::comparison", G_CALLBACK (count_cb), &notified);
+  tide_session_set_trace (session, f->trace);
+  tide_session_set_process_id (session, 1);
+  g_assert_cmpuint (notified, ==, 0);
+  g_assert_null (tide_session_get_comparison (session));
+
+  tide_session_set_compare_trace (session, fixed);
+  g_assert_cmpuint (notified, ==, 1);
+  g_assert_true (tide_session_get_compare_trace (session) == fixed);
+  diff = tide_session_get_comparison (session);
+  g_assert_nonnull (diff);
+  g_assert_null (tide_session_get_compare_error (session));
+  g_assert_cmpint (diff->before_process->id, ==, 1);
+  g_assert_cmpint (diff->after_process->id, ==, 1);
+  g_assert_cmpuint (diff->steps->len, ==, TEST_N_STEPS);
+
+  /* No process chosen: the comparison `tidemark diff` makes by default. */
+  tide_session_set_process_id (session, 0);
+  g_assert_cmpuint (notified, ==, 2);
+  g_assert_nonnull (tide_session_get_comparison (session));
+
+  again = tide_trace_open (f->path, &error);
+  g_assert_no_error (error);
+  tide_session_set_trace (session, again);
+  g_assert_cmpuint (notified, ==, 3);
+  g_assert_true (tide_session_get_compare_trace (session) == fixed);
+  g_assert_nonnull (tide_session_get_comparison (session));
+
+  tide_session_set_trace (session, fixed);
+  g_assert_cmpuint (notified, ==, 4);
+  g_assert_null (tide_session_get_compare_trace (session));
+  g_assert_null (tide_session_get_comparison (session));
+  g_clear_object (&fixed);
+  g_clear_object (&again);
+  g_clear_object (&session);
+  g_assert_cmpint (g_unlink (fixed_path), ==, 0);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -246,5 +309,7 @@ main (int    argc,
               fixture_teardown);
   g_test_add ("/session/reopen-keeps-session", Fixture, NULL, fixture_setup,
               test_reopen_keeps_session, fixture_teardown);
+  g_test_add ("/session/compare-trace", Fixture, NULL, fixture_setup, test_compare_trace,
+              fixture_teardown);
   return g_test_run ();
 }

@@ -562,6 +562,44 @@ test_png_export (Fixture       *f,
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
 }
 
+/* The comparison's PNG: the fixed run's heap at its step 5 drawn dashed
+ * in the palette's compare colour over the middle of the shown step 5,
+ * on the scale of the larger peak (the shown run's). */
+static void
+test_png_export_compare (Fixture       *f,
+                         gconstpointer  unused)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *png = g_build_filename (f->dir, "comparison.png", NULL);
+  g_autofree char *fixed_path = tide_test_fixed_trace_write (f->dir);
+  g_autoptr(TideTrace) fixed = tide_trace_open (fixed_path, &error);
+  g_autoptr(TideTimelineData) data = NULL;
+  TideRenderScene scene = { .n_transfers = 1, .show_legend = TRUE };
+  TideRenderLayout layout;
+  int x = 4 * WIDTH / 10 + WIDTH / 20, y;
+  cairo_surface_t *image;
+
+  g_assert_no_error (error);
+  g_assert_true (tide_render_compare_png (f->trace, 0, fixed, png, WIDTH, HEIGHT, &error));
+  g_assert_no_error (error);
+  data = tide_timeline_data_query (f->trace, 1, 0, TEST_N_STEPS * TEST_STEP_NS, WIDTH, &error);
+  g_assert_no_error (error);
+  scene.data = data;
+  tide_render_layout (&scene, WIDTH, HEIGHT, &layout);
+  y = (int) tide_render_value_to_y (&layout, 1, test_fixed_heap (5), test_heap (TEST_N_STEPS));
+  x -= x % (2 * TIDE_RENDER_COMPARE_DASH);
+  image = cairo_image_surface_create_from_png (png);
+  g_assert_cmpint (cairo_surface_status (image), ==, CAIRO_STATUS_SUCCESS);
+  g_assert_cmphex (tide_test_pixel (image, x, y), ==, tide_palette_light.compare);
+  g_assert_cmphex (tide_test_pixel (image, x, y - 1), ==, tide_palette_light.compare);
+  g_assert_cmphex (tide_test_pixel (image, x + TIDE_RENDER_COMPARE_DASH, y), ==,
+                   tide_palette_light.lane_fill[1]);
+  cairo_surface_destroy (image);
+  g_unlink (png);
+  g_clear_object (&fixed);
+  g_unlink (fixed_path);
+}
+
 static guint
 count_color (const char *png,
              guint32     color)
@@ -680,6 +718,8 @@ main (int    argc,
               fixture_teardown);
   g_test_add ("/timeline/png-export-process", Fixture, NULL, fixture_setup,
               test_png_export_process, fixture_teardown);
+  g_test_add ("/timeline/png-export-compare", Fixture, NULL, fixture_setup,
+              test_png_export_compare, fixture_teardown);
   g_test_add_func ("/timeline/live-trace", test_live_trace);
   g_test_add_func ("/timeline/render-axis-int64-end", test_render_axis_int64_end);
   return g_test_run ();

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "tide-test-trace.h"
+#include "tide-test-widget.h"
 #include "tide-timeline-view-private.h"
 
 #define WIDTH  1000
@@ -55,24 +56,7 @@ fixture_teardown (Fixture       *f,
 static guint32 *
 render (GtkWidget *view)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GskRenderer) renderer = gsk_cairo_renderer_new ();
-  g_autoptr(GdkTexture) texture = NULL;
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  GskRenderNode *node;
-  guint32 *pixels = g_new (guint32, WIDTH * HEIGHT);
-
-  GTK_WIDGET_GET_CLASS (view)->snapshot (view, snapshot);
-  node = gtk_snapshot_free_to_node (snapshot);
-  g_assert_nonnull (node);
-  gsk_renderer_realize (renderer, NULL, &error);
-  g_assert_no_error (error);
-  texture = gsk_renderer_render_texture (renderer, node,
-                                         &GRAPHENE_RECT_INIT (0, 0, WIDTH, HEIGHT));
-  gdk_texture_download (texture, (guchar *) pixels, WIDTH * 4);
-  gsk_renderer_unrealize (renderer);
-  gsk_render_node_unref (node);
-  return pixels;
+  return tide_test_render_widget (view, WIDTH, HEIGHT);
 }
 
 static void

@@ -29,18 +29,39 @@ add_stacks (TideTraceWriter *w)
   tide_trace_writer_add_stack_node (w, STACK_CHURN, STACK_MAIN, 3, 2);
 }
 
-static void
-add_step (TideTraceWriter *w,
-          gint             k,
-          gint64          *alloc_id)
+/* What differs between the trace shown and the one compared with it. */
+typedef struct
 {
-  gint64 start = (k - 1) * TEST_STEP_NS;
+  const char *name;
+  gint64      step_ns;
+  gint        leak_blocks;    /* of 16 KiB, kept by each step from TEST_LEAK_FROM */
+  gint64    (*rss) (gint k);
+  gint64    (*heap) (gint k);
+} TraceShape;
 
-  tide_trace_writer_add_step (w, k, 1, k, "", start, start + TEST_STEP_NS);
-  for (gint64 t = start; t < start + TEST_STEP_NS; t += TEST_SAMPLE_NS)
+static gint64 shown_rss (gint k) { return test_rss (k); }
+static gint64 shown_heap (gint k) { return test_heap (k); }
+static gint64 fixed_rss (gint k) { return test_fixed_rss (k); }
+static gint64 fixed_heap (gint k) { return test_fixed_heap (k); }
+
+static const TraceShape shown_shape = { "timeline.tide", TEST_STEP_NS, 96, shown_rss,
+                                        shown_heap };
+static const TraceShape fixed_shape = { "fixed.tide", TEST_FIXED_STEP_NS, TEST_FIXED_LEAK_BLOCKS,
+                                        fixed_rss, fixed_heap };
+
+static void
+add_step (TideTraceWriter  *w,
+          const TraceShape *shape,
+          gint              k,
+          gint64           *alloc_id)
+{
+  gint64 start = (k - 1) * shape->step_ns;
+
+  tide_trace_writer_add_step (w, k, 1, k, "", start, start + shape->step_ns);
+  for (gint64 t = start; t < start + shape->step_ns; t += TEST_SAMPLE_NS)
     {
-      tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS, -1, t, test_rss (k));
-      tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_HEAP_LIVE, -1, t, test_heap (k));
+      tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS, -1, t, shape->rss (k));
+      tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_HEAP_LIVE, -1, t, shape->heap (k));
       tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_DEVICE_USED, 0, t, test_device (k));
     }
   for (gint i = 0; i < 10; i++, (*alloc_id)++)
@@ -51,7 +72,7 @@ add_step (TideTraceWriter *w,
                            .kind = 1 };
       tide_trace_writer_add_allocation (w, &row);
     }
-  for (gint i = 0; k >= TEST_LEAK_FROM && i < 96; i++, (*alloc_id)++)
+  for (gint i = 0; k >= TEST_LEAK_FROM && i < shape->leak_blocks; i++, (*alloc_id)++)
     {
       TideAllocRow row = { .process_id = 1, .alloc_ns = start + 2000 + i,
                            .address = 0x10000 * *alloc_id, .size = 16384, .weight = 1,
@@ -60,13 +81,14 @@ add_step (TideTraceWriter *w,
     }
 }
 
-char *
-tide_test_trace_write (const char  *dir,
-                       gboolean     finish,
-                       gpointer    *writer)
+static char *
+write_shape (const char        *dir,
+             const TraceShape  *shape,
+             gboolean           finish,
+             gpointer          *writer)
 {
   g_autoptr(GError) error = NULL;
-  char *path = g_build_filename (dir, finish ? "timeline.tide" : "live.tide", NULL);
+  char *path = g_build_filename (dir, finish ? shape->name : "live.tide", NULL);
   TideProcessRow proc = { .id = 1, .pid = 4242, .start_ns = 0, .all_mode = TRUE,
                           .exe = "/usr/bin/trainer" };
   TideTraceWriter *w = tide_trace_writer_new (path, &error);
@@ -77,7 +99,7 @@ tide_test_trace_write (const char  *dir,
   tide_trace_writer_add_process (w, &proc);
   add_stacks (w);
   for (gint k = 1; k <= TEST_N_STEPS; k++)
-    add_step (w, k, &alloc_id);
+    add_step (w, shape, k, &alloc_id);
   tide_trace_writer_add_transfer (w, 1, 1, 0, 64 * TEST_MIB, 4 * TEST_STEP_NS + TEST_STEP_NS / 2,
                                   1000, 0, 0);
   if (!finish)
@@ -90,6 +112,20 @@ tide_test_trace_write (const char  *dir,
   g_assert_no_error (error);
   tide_trace_writer_free (w);
   return path;
+}
+
+char *
+tide_test_trace_write (const char  *dir,
+                       gboolean     finish,
+                       gpointer    *writer)
+{
+  return write_shape (dir, &shown_shape, finish, writer);
+}
+
+char *
+tide_test_fixed_trace_write (const char *dir)
+{
+  return write_shape (dir, &fixed_shape, TRUE, NULL);
 }
 
 static void

@@ -42,6 +42,16 @@
 #define JOB_RANK1_SHMEM  (10 * TEST_MIB)
 #define JOB_RANK1_FREE   (8 * TEST_MIB)
 
+/* The same program half fixed (tide_test_fixed_trace_write, fixed.tide):
+ * the same process, stacks, device counter and transfer, but steps of
+ * TEST_FIXED_STEP_NS (half as long, so that aligning by step and by time
+ * differ), half the leak (TEST_FIXED_LEAK_BLOCKS of 16 KiB a step from
+ * TEST_LEAK_FROM on), and RSS and heap that grow half as fast. */
+#define TEST_FIXED_STEP_NS   (50 * G_GINT64_CONSTANT (1000000))
+#define TEST_FIXED_LEAK_BLOCKS 48
+#define test_fixed_rss(k)    (100 * TEST_MIB + (k) * 5 * TEST_MIB)
+#define test_fixed_heap(k)   ((k) * 2 * TEST_MIB)
+
 #define test_rss(k)     (100 * TEST_MIB + (k) * 10 * TEST_MIB)
 #define test_heap(k)    ((k) * 4 * TEST_MIB)
 #define test_device(k)  (50 * TEST_MIB + (k) * 5 * TEST_MIB)
@@ -51,6 +61,7 @@
 char *tide_test_trace_write (const char  *dir,
                              gboolean     finish,
                              gpointer    *writer);
+char *tide_test_fixed_trace_write (const char *dir);
 char *tide_test_job_trace_write (const char *dir);
 void  tide_test_trace_remove (const char *dir,
                               const char *path);
