@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <elfutils/libdwfl.h>
 #include <glib.h>
 
 G_BEGIN_DECLS
@@ -31,6 +32,17 @@ int      tide_debuginfo_open       (const char          *file_name,
                                     int                  build_id_len,
                                     const char          *debuglink,
                                     char               **found_path);
+
+/* A Dwfl_Callbacks.find_debuginfo that opens the module's debug file with
+ * tide_debuginfo_open, so that no Dwfl of ours asks debuginfod. */
+int      tide_debuginfo_find_for_dwfl (Dwfl_Module  *module,
+                                       void        **userdata,
+                                       const char   *modname,
+                                       Dwarf_Addr    base,
+                                       const char   *file_name,
+                                       const char   *debuglink_file,
+                                       GElf_Word     debuglink_crc,
+                                       char        **debuginfo_file_name);
 
 /* Reads the GNU build-id of the ELF file @path as lowercase hex, and
  * whether it has a separate debug file (as tide_debuginfo_open finds it).

@@ -64,18 +64,9 @@ struct _TideSymbolizer
   gboolean          demangle_looked_up;
 };
 
-static int tide_symbolizer_find_debuginfo (Dwfl_Module *module,
-                                           void       **userdata,
-                                           const char  *modname,
-                                           Dwarf_Addr   base,
-                                           const char  *file_name,
-                                           const char  *debuglink_file,
-                                           GElf_Word    debuglink_crc,
-                                           char       **debuginfo_file_name);
-
 static const Dwfl_Callbacks tide_symbolizer_callbacks = {
   .find_elf = dwfl_build_id_find_elf,
-  .find_debuginfo = tide_symbolizer_find_debuginfo,
+  .find_debuginfo = tide_debuginfo_find_for_dwfl,
   .section_address = dwfl_offline_section_address,
   .debuginfo_path = NULL,
 };
@@ -195,23 +186,6 @@ tide_symbol_copy (TideSymbol       *dest,
       dest->inlines[i].file = g_strdup (src->inlines[i].file);
       dest->inlines[i].line = src->inlines[i].line;
     }
-}
-
-static int
-tide_symbolizer_find_debuginfo (Dwfl_Module *module,
-                                void       **userdata,
-                                const char  *modname,
-                                Dwarf_Addr   base,
-                                const char  *file_name,
-                                const char  *debuglink_file,
-                                GElf_Word    debuglink_crc,
-                                char       **debuginfo_file_name)
-{
-  const unsigned char *bits = NULL;
-  GElf_Addr vaddr;
-  int n_bits = dwfl_module_build_id (module, &bits, &vaddr);
-
-  return tide_debuginfo_open (file_name, bits, n_bits, debuglink_file, debuginfo_file_name);
 }
 
 static int
