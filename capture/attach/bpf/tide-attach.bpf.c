@@ -7,8 +7,10 @@
  * `targets` map, filled by the loader and by fork).  Page faults are sampled
  * by page, stratified: of every aligned block of sample_pages pages exactly
  * one page, chosen by a hash of the block, is sampled, so a run of touched
- * pages is counted within one block whatever its stride.  A sampled fault
- * carries the user stack of the frame-pointer walk.
+ * pages is counted within one block whatever its stride.  A sampled fault,
+ * like an allocation seen by a uprobe, carries the user registers and a
+ * bounded copy of the top of the user stack (TideBpfUserStack), which the
+ * recorder unwinds with the code's call frame information.
  *
  * Only BTF-typed tracepoints (tp_btf) and uprobes are used, so nothing here
  * needs tracefs mounted.
@@ -39,10 +41,11 @@ const volatile __u64 rss_interval_ns = 20000000;
 
 #define USER_ADDR_LIMIT 0x0000800000000000ULL
 
+/* Room for about 1500 stack samples (TideBpfUserStack) between two drains. */
 struct
 {
   __uint (type, BPF_MAP_TYPE_RINGBUF);
-  __uint (max_entries, 8 << 20);
+  __uint (max_entries, 32 << 20);
 } events SEC (".maps");
 
 struct
@@ -205,6 +208,57 @@ page_is_sampled (__u64 addr)
   return page % n == mix64 (page / n) % n;
 }
 
+/* The user registers of @regs and the stack above their sp, page by page
+ * from sp's page, up to the first page that cannot be read without a fault
+ * (past the top of the stack, or swapped out).  Bounded: at most
+ * TIDE_BPF_STACK_PAGES pages, into the ring buffer record itself, never
+ * onto the 512-byte BPF stack. */
+static __always_inline void
+copy_user_stack (TideBpfUserStack *stack,
+                 struct pt_regs   *regs)
+{
+  struct pt_regs r;
+  __u64 page;
+
+  stack->n_bytes = 0;
+  stack->reserved = 0;
+  stack->start = 0;
+  if (bpf_probe_read_kernel (&r, sizeof r, regs) != 0)
+    {
+      __builtin_memset (stack->regs, 0, sizeof stack->regs);
+      return;
+    }
+  stack->regs[TIDE_BPF_REG_AX] = r.ax;
+  stack->regs[TIDE_BPF_REG_DX] = r.dx;
+  stack->regs[TIDE_BPF_REG_CX] = r.cx;
+  stack->regs[TIDE_BPF_REG_BX] = r.bx;
+  stack->regs[TIDE_BPF_REG_SI] = r.si;
+  stack->regs[TIDE_BPF_REG_DI] = r.di;
+  stack->regs[TIDE_BPF_REG_BP] = r.bp;
+  stack->regs[TIDE_BPF_REG_SP] = r.sp;
+  stack->regs[TIDE_BPF_REG_R8] = r.r8;
+  stack->regs[TIDE_BPF_REG_R9] = r.r9;
+  stack->regs[TIDE_BPF_REG_R10] = r.r10;
+  stack->regs[TIDE_BPF_REG_R11] = r.r11;
+  stack->regs[TIDE_BPF_REG_R12] = r.r12;
+  stack->regs[TIDE_BPF_REG_R13] = r.r13;
+  stack->regs[TIDE_BPF_REG_R14] = r.r14;
+  stack->regs[TIDE_BPF_REG_R15] = r.r15;
+  stack->regs[TIDE_BPF_REG_IP] = r.ip;
+  if (r.sp == 0 || r.sp >= USER_ADDR_LIMIT)
+    return;
+  page = r.sp & ~(__u64) (TIDE_BPF_STACK_PAGE - 1);
+  stack->start = page;
+#pragma unroll
+  for (int i = 0; i < TIDE_BPF_STACK_PAGES; i++)
+    {
+      if (bpf_probe_read_user (stack->data + i * TIDE_BPF_STACK_PAGE, TIDE_BPF_STACK_PAGE,
+                               (const void *) (page + i * TIDE_BPF_STACK_PAGE)) != 0)
+        break;
+      stack->n_bytes += TIDE_BPF_STACK_PAGE;
+    }
+}
+
 static __always_inline int
 handle_fault (void   *ctx,
               __u64   addr,
@@ -212,7 +266,6 @@ handle_fault (void   *ctx,
 {
   __u32 tgid = bpf_get_current_pid_tgid () >> 32;
   TideBpfFault *ev;
-  long n;
 
   if (!is_followed (tgid))
     return 0;
@@ -225,8 +278,10 @@ handle_fault (void   *ctx,
     return 0;
   ev->addr = addr;
   ev->flags = flags;
-  n = bpf_get_stack (ctx, ev->frames, sizeof ev->frames, BPF_F_USER_STACK);
-  ev->n_frames = n < 0 ? (__s32) n : (__s32) (n / sizeof (__u64));
+  ev->reserved2 = 0;
+  /* The saved user registers, also when the kernel faulted for the
+   * process (then the tracepoint's own are the kernel's). */
+  copy_user_stack (&ev->stack, (struct pt_regs *) bpf_task_pt_regs (bpf_get_current_task_btf ()));
   submit_lazy (ev);
   return 0;
 }
@@ -465,7 +520,6 @@ BPF_KRETPROBE (tide_malloc_exit, void *ret)
   __u32 tid = (__u32) bpf_get_current_pid_tgid ();
   __u64 *size = bpf_map_lookup_elem (&malloc_size, &tid);
   TideBpfMalloc *ev;
-  long n;
 
   if (!size)
     return 0;
@@ -473,9 +527,8 @@ BPF_KRETPROBE (tide_malloc_exit, void *ret)
     {
       ev->addr = (__u64) ret;
       ev->size = *size;
-      ev->reserved = 0;
-      n = bpf_get_stack (ctx, ev->frames, sizeof ev->frames, BPF_F_USER_STACK);
-      ev->n_frames = n < 0 ? (__s32) n : (__s32) (n / sizeof (__u64));
+      /* At the return the registers are the caller's, after the call. */
+      copy_user_stack (&ev->stack, ctx);
       submit_lazy (ev);
     }
   bpf_map_delete_elem (&malloc_size, &tid);
@@ -486,7 +539,7 @@ SEC ("uprobe")
 int
 BPF_KPROBE (tide_free_enter, void *ptr)
 {
-  TideBpfMalloc *ev;
+  TideBpfFree *ev;
 
   if (!ptr || !is_followed (bpf_get_current_pid_tgid () >> 32))
     return 0;
@@ -494,9 +547,6 @@ BPF_KPROBE (tide_free_enter, void *ptr)
   if (!ev)
     return 0;
   ev->addr = (__u64) ptr;
-  ev->size = 0;
-  ev->n_frames = 0;
-  ev->reserved = 0;
   submit_lazy (ev);
   return 0;
 }
@@ -542,10 +592,11 @@ cuda_emit_free (__u64 addr,
   ev->op = TIDE_BPF_CUDA_FREE;
   ev->kind = cookie & TIDE_BPF_CUDA_PINNED ? CUDA_KIND_PINNED : CUDA_KIND_DEVICE;
   ev->device = cookie & TIDE_BPF_CUDA_PINNED ? -1 : cuda_current_device (tid);
-  ev->n_frames = 0;
+  ev->reserved = 0;
   ev->addr = addr;
   ev->size = 0;
   ev->duration_ns = 0;
+  ev->stack.n_bytes = 0;
   submit_lazy (ev);
 }
 
@@ -597,7 +648,6 @@ cuda_emit_done (void     *ctx,
   int pinned = (call->cookie & TIDE_BPF_CUDA_PINNED) != 0;
   __u64 addr = 0;
   TideBpfCuda *ev;
-  long n;
 
   if (op == TIDE_BPF_CUDA_ALLOC &&
       (bpf_probe_read_user (&addr, sizeof addr, (void *) call->out) != 0 || addr == 0))
@@ -613,9 +663,9 @@ cuda_emit_done (void     *ctx,
   ev->addr = addr;
   ev->size = call->size;
   ev->duration_ns = bpf_ktime_get_ns () - call->start_ns;
+  ev->reserved = 0;
   /* At the return the stack starts in the caller of the CUDA function. */
-  n = bpf_get_stack (ctx, ev->frames, sizeof ev->frames, BPF_F_USER_STACK);
-  ev->n_frames = n < 0 ? (__s32) n : (__s32) (n / sizeof (__u64));
+  copy_user_stack (&ev->stack, ctx);
   submit_lazy (ev);
 }
 
