@@ -8,9 +8,12 @@
  * memory there is.  A read outside the copy fails, which ends the walk
  * there: the stack is cut, never made up.
  *
- * The Dwfl lives as long as the unwinder, so the call frame information
- * that libdw parsed (.eh_frame_hdr tables, CIEs, FDEs) is parsed once per
- * file, not once per sample as a new Dwfl per sample would.
+ * The Dwfl lives as long as the address space does not change, so the
+ * call frame information that libdw parsed (.eh_frame_hdr tables, CIEs,
+ * FDEs) is parsed once per file, not once per sample as a new Dwfl per
+ * sample would.  Files are reported when a stack first reaches them, not
+ * all at once: each holds an open file, and a process that maps hundreds
+ * of libraries (PyTorch) has a few dozen on its stacks.
  */
 #include "config.h"
 
@@ -19,20 +22,23 @@
 #include "tide-debuginfo.h"
 
 #include <elfutils/libdwfl.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct _TideUnwinder
 {
   TideAddressSpace       *space;
   Dwfl                   *dwfl;
-  guint64                 generation;   /* of the space when last reported */
-  gboolean                reported;
-  gboolean                attached;     /* dwfl_attach_state succeeded */
-  const TideUnwindSample *sample;       /* during tide_unwinder_unwind */
+  guint64                 generation;    /* of the space when the Dwfl was made */
+  gboolean                attached;      /* dwfl_attach_state succeeded */
+  guint                   n_modules;     /* reported to the Dwfl */
+  GHashTable             *unreportable;  /* interned paths libdwfl could not open */
+  const TideUnwindSample *sample;        /* during tide_unwinder_unwind */
   guint64                *frames;
   guint                   n_frames;
   guint                   max_frames;
-  gboolean                left_space;   /* a frame outside every mapping */
+  guint64                 missing_pc;    /* a frame's file is not reported yet */
+  guint64                 last_lookup;   /* the last frame's pc, minus 1 if returned to */
 };
 
 static const Dwfl_Callbacks tide_unwinder_dwfl_callbacks = {
@@ -114,52 +120,60 @@ static const Dwfl_Thread_Callbacks tide_unwinder_thread_callbacks = {
 
 /* ---- modules --------------------------------------------------------------- */
 
-typedef struct
+/* Reports the file mapped at @pc, at its runtime place.  A file that
+ * cannot be opened is remembered, so it costs one try: frames in it are
+ * left to libdw's frame-pointer guess. */
+static gboolean
+tide_unwinder_report (TideUnwinder *self,
+                      guint64       pc)
 {
-  Dwfl       *dwfl;
-  GHashTable *seen;   /* interned paths already reported */
-} ReportState;
+  const char *path;
+  guint64 bias;
+  Dwfl_Module *module;
 
-static void
-tide_unwinder_report_one (guint64     start,
-                          guint64     end,
-                          guint64     load_bias,
-                          const char *path,
-                          gpointer    user_data)
-{
-  ReportState *r = user_data;
-
-  /* One module per file: its text may be mapped in several pieces.  A file
-   * that cannot be opened, or whose addresses overlap another's, is left
-   * out; frames in it stop the walk unless a frame pointer gets past. */
-  if (path[0] != '/' || !g_hash_table_add (r->seen, (gpointer) path))
-    return;
-  dwfl_report_elf (r->dwfl, path, path, -1, load_bias, true);
+  if (!tide_address_space_resolve (self->space, pc, &path, &bias) ||
+      g_hash_table_contains (self->unreportable, path))
+    return FALSE;
+  dwfl_report_begin_add (self->dwfl);
+  module = dwfl_report_elf (self->dwfl, path, path, -1, bias, true);
+  dwfl_report_end (self->dwfl, NULL, NULL);
+  /* A file whose segments do not cover the pc (mapped some other way)
+   * counts as one that did not open. */
+  if (module == NULL || dwfl_addrmodule (self->dwfl, pc) == NULL)
+    {
+      g_hash_table_add (self->unreportable, (gpointer) path);
+      return FALSE;
+    }
+  self->n_modules++;
+  return TRUE;
 }
 
-/* Reports the space's files again when its mappings changed; libdwfl keeps
- * a module reported again at the same place, with what it parsed. */
-static void
-tide_unwinder_sync_modules (TideUnwinder *self)
+/* A Dwfl made when first needed, and again when the address space has
+ * changed since (a library unmapped or mapped over): modules are only
+ * ever added to it. */
+static gboolean
+tide_unwinder_ready (TideUnwinder *self,
+                     guint64       pc)
 {
   guint64 generation = tide_address_space_get_generation (self->space);
-  g_autoptr(GHashTable) seen = NULL;
-  ReportState r;
 
-  if (self->reported && generation == self->generation)
-    return;
-  seen = g_hash_table_new (g_direct_hash, g_direct_equal);
-  r = (ReportState) { self->dwfl, seen };
-  dwfl_report_begin (self->dwfl);
-  tide_address_space_foreach (self->space, tide_unwinder_report_one, &r);
-  dwfl_report_end (self->dwfl, NULL, NULL);
-  self->generation = generation;
-  self->reported = TRUE;
-  /* The architecture comes from the first module; there is none before
-   * the first report. */
-  if (!self->attached && g_hash_table_size (seen) > 0)
+  if (self->dwfl != NULL && generation != self->generation)
+    g_clear_pointer (&self->dwfl, dwfl_end);
+  if (self->dwfl == NULL)
+    {
+      self->dwfl = dwfl_begin (&tide_unwinder_dwfl_callbacks);
+      self->generation = generation;
+      self->attached = FALSE;
+      self->n_modules = 0;
+      g_hash_table_remove_all (self->unreportable);
+    }
+  if (self->dwfl == NULL)
+    return FALSE;
+  /* The architecture comes from a module: the one of the first pc. */
+  if (!self->attached && (self->n_modules > 0 || tide_unwinder_report (self, pc)))
     self->attached = dwfl_attach_state (self->dwfl, NULL, 1, &tide_unwinder_thread_callbacks,
                                         self);
+  return self->attached;
 }
 
 /* ---- unwinding ------------------------------------------------------------- */
@@ -170,7 +184,7 @@ tide_unwinder_new (TideAddressSpace *space)
   TideUnwinder *self = g_new0 (TideUnwinder, 1);
 
   self->space = space;
-  self->dwfl = dwfl_begin (&tide_unwinder_dwfl_callbacks);
+  self->unreportable = g_hash_table_new (g_direct_hash, g_direct_equal);
   return self;
 }
 
@@ -179,8 +193,8 @@ tide_unwinder_free (TideUnwinder *self)
 {
   if (self == NULL)
     return;
-  if (self->dwfl != NULL)
-    dwfl_end (self->dwfl);
+  g_clear_pointer (&self->dwfl, dwfl_end);
+  g_hash_table_unref (self->unreportable);
   g_free (self);
 }
 
@@ -189,20 +203,61 @@ tide_unwinder_on_frame (Dwfl_Frame *state,
                         void       *arg)
 {
   TideUnwinder *self = arg;
-  Dwarf_Addr pc;
+  Dwarf_Addr pc, lookup;
   bool activation;
+  const char *path;
 
   if (!dwfl_frame_pc (state, &pc, &activation))
     return DWARF_CB_ABORT;
   /* A pc in no mapping is where a guess went wrong (or code made at run
    * time, which has no unwind information): nothing past it is trusted. */
-  if (!tide_address_space_resolve (self->space, pc, NULL, NULL))
+  if (!tide_address_space_resolve (self->space, pc, &path, NULL))
+    return DWARF_CB_ABORT;
+  /* libdw unwinds this frame next, with the call frame information of
+   * its file: a file not reported yet is, and the walk starts again.  A
+   * return address may be one past its function's file: the call is one
+   * byte back. */
+  lookup = activation || pc == 0 ? pc : pc - 1;
+  if (dwfl_addrmodule (self->dwfl, lookup) == NULL &&
+      !g_hash_table_contains (self->unreportable, path))
     {
-      self->left_space = TRUE;
+      self->missing_pc = lookup;
       return DWARF_CB_ABORT;
     }
   self->frames[self->n_frames++] = pc;
+  self->last_lookup = lookup;
   return self->n_frames < self->max_frames ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+/* Whether the call frame information of @pc says that its frame has no
+ * caller: the return address is "undefined" there (_start, clone3), which
+ * is how libdw's walk ends on its own.  libdw also just stops, without an
+ * error, where it cannot go on, so its status cannot tell. */
+static gboolean
+tide_unwinder_is_outermost (TideUnwinder *self,
+                            Dwarf_Addr    lookup)
+{
+  Dwfl_Module *module = dwfl_addrmodule (self->dwfl, lookup);
+  Dwarf_CFI *cfi;
+  Dwarf_Frame *frame = NULL;
+  Dwarf_Op ops_mem[3], *ops = NULL;
+  Dwarf_Addr bias = 0;
+  size_t n_ops = 1;
+  gboolean outermost;
+
+  if (module == NULL)
+    return FALSE;
+  cfi = dwfl_module_eh_cfi (module, &bias);
+  if (cfi == NULL || dwarf_cfi_addrframe (cfi, lookup - bias, &frame) != 0)
+    {
+      cfi = dwfl_module_dwarf_cfi (module, &bias);
+      if (cfi == NULL || dwarf_cfi_addrframe (cfi, lookup - bias, &frame) != 0)
+        return FALSE;
+    }
+  outermost = dwarf_frame_register (frame, TIDE_UNWIND_N_REGS - 1, ops_mem, &ops, &n_ops) == 0 &&
+              n_ops == 0 && ops == ops_mem;
+  free (frame);
+  return outermost;
 }
 
 guint
@@ -212,24 +267,27 @@ tide_unwinder_unwind (TideUnwinder           *self,
                       guint                   max_frames,
                       gboolean               *complete)
 {
-  int status;
-
   *complete = FALSE;
-  if (self->dwfl == NULL || max_frames == 0)
-    return 0;
-  tide_unwinder_sync_modules (self);
-  if (!self->attached)
+  if (max_frames == 0 || !tide_unwinder_ready (self, sample->regs[TIDE_UNWIND_N_REGS - 1]))
     return 0;
   self->sample = sample;
   self->frames = frames;
-  self->n_frames = 0;
   self->max_frames = max_frames;
-  self->left_space = FALSE;
-  status = dwfl_getthread_frames (self->dwfl, sample->tid, tide_unwinder_on_frame, self);
-  /* 0: the call frame information ended the stack (an undefined return
-   * address: _start, clone); -1 an error (a read outside the copy, no
-   * unwind information); DWARF_CB_ABORT: stopped here. */
-  *complete = status == 0 && self->n_frames > 0;
+  /* Each pass adds at most one file, and a stack has at most max_frames. */
+  for (guint pass = 0; pass <= max_frames; pass++)
+    {
+      self->n_frames = 0;
+      self->missing_pc = 0;
+      dwfl_getthread_frames (self->dwfl, sample->tid, tide_unwinder_on_frame, self);
+      if (self->missing_pc == 0)
+        break;
+      /* Reported, or known now not to open: the next pass goes past it. */
+      tide_unwinder_report (self, self->missing_pc);
+    }
+  /* Whatever made the walk stop, the stack is whole only where the last
+   * frame has no caller. */
+  *complete = self->n_frames > 0 && self->n_frames < max_frames &&
+              tide_unwinder_is_outermost (self, self->last_lookup);
   self->sample = NULL;
   self->frames = NULL;
   return self->n_frames;
