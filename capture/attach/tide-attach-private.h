@@ -33,6 +33,8 @@ struct _TideAttach
   TideCaptureSession      *session;
   GPtrArray               *images;      /* TideAttachProcess*, every image seen */
   guint                    sample_pages;
+  gint64                   n_unwound;   /* stacks unwound from their copies */
+  gint64                   unwind_ns;   /* the time that took, in all */
 };
 
 /* tide-attach-process.c */

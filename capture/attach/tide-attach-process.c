@@ -208,12 +208,17 @@ intern_stack (TideAttachProcess      *self,
     .stack_len = MIN (stack->n_bytes, sizeof stack->data),
   };
   gboolean complete = FALSE;
+  gint64 start_ns;
   guint n;
 
   G_STATIC_ASSERT (TIDE_BPF_N_REGS == TIDE_UNWIND_N_REGS);
   if (self->maps_dirty)
     refresh_maps (self, tide_capture_now_ns ());
+  /* What unwinding costs the recorder is written with the trace. */
+  start_ns = tide_capture_now_ns ();
   n = tide_unwinder_unwind (self->unwinder, &sample, frames, TIDE_BPF_MAX_FRAMES, &complete);
+  self->attach->unwind_ns += tide_capture_now_ns () - start_ns;
+  self->attach->n_unwound++;
   if (!complete)
     frames[n++] = TIDE_STACK_FRAMES_MISSING;
   return tide_capture_process_intern_stack (self->core, frames, n);
