@@ -127,6 +127,18 @@ struct
   __type (value, __u64);
 } stats SEC (".maps");
 
+/* The thread whose user stack this CPU is copying, if any.  A read of the
+ * copy that meets a page that is not there (past the top of the stack)
+ * faults in the kernel, which fires page_fault_kernel inside our own
+ * program: that fault is ours, not the process's. */
+struct
+{
+  __uint (type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint (max_entries, 1);
+  __type (key, __u32);
+  __type (value, __u32);   /* tid, 0: none */
+} copying SEC (".maps");
+
 static __always_inline void
 count_stat (__u32 which)
 {
@@ -209,16 +221,19 @@ page_is_sampled (__u64 addr)
 }
 
 /* The user registers of @regs and the stack above their sp, page by page
- * from sp's page, up to the first page that cannot be read without a fault
- * (past the top of the stack, or swapped out).  Bounded: at most
+ * from sp's page, up to the top of the main thread's stack or the first
+ * page that cannot be read without a fault (past the top of another
+ * thread's stack, or swapped out).  Bounded: at most
  * TIDE_BPF_STACK_PAGES pages, into the ring buffer record itself, never
  * onto the 512-byte BPF stack. */
 static __always_inline void
 copy_user_stack (TideBpfUserStack *stack,
                  struct pt_regs   *regs)
 {
+  struct task_struct *task = bpf_get_current_task_btf ();
   struct pt_regs r;
-  __u64 page;
+  __u32 zero = 0, *copier;
+  __u64 page, end, top;
 
   stack->n_bytes = 0;
   stack->reserved = 0;
@@ -249,14 +264,36 @@ copy_user_stack (TideBpfUserStack *stack,
     return;
   page = r.sp & ~(__u64) (TIDE_BPF_STACK_PAGE - 1);
   stack->start = page;
+  /* The main thread's stack ends a little above where it started, in the
+   * page of argv: reading past it would fault in the kernel (a costly
+   * exception), so the copy stops there. */
+  end = page + TIDE_BPF_STACK_BYTES;
+  top = BPF_CORE_READ (task, mm, start_stack);
+  if (top >= r.sp && top < end)
+    end = (top | (TIDE_BPF_STACK_PAGE - 1)) + 1;
+  copier = bpf_map_lookup_elem (&copying, &zero);
+  if (copier)
+    *copier = (__u32) bpf_get_current_pid_tgid ();
 #pragma unroll
   for (int i = 0; i < TIDE_BPF_STACK_PAGES; i++)
     {
-      if (bpf_probe_read_user (stack->data + i * TIDE_BPF_STACK_PAGE, TIDE_BPF_STACK_PAGE,
+      if (page + i * TIDE_BPF_STACK_PAGE >= end ||
+          bpf_probe_read_user (stack->data + i * TIDE_BPF_STACK_PAGE, TIDE_BPF_STACK_PAGE,
                                (const void *) (page + i * TIDE_BPF_STACK_PAGE)) != 0)
         break;
       stack->n_bytes += TIDE_BPF_STACK_PAGE;
     }
+  if (copier)
+    *copier = 0;
+}
+
+static __always_inline int
+is_our_copy_fault (void)
+{
+  __u32 zero = 0;
+  __u32 *copier = bpf_map_lookup_elem (&copying, &zero);
+
+  return copier && *copier != 0 && *copier == (__u32) bpf_get_current_pid_tgid ();
 }
 
 static __always_inline int
@@ -299,6 +336,8 @@ SEC ("tp_btf/page_fault_kernel")
 int
 BPF_PROG (tide_fault_kernel, unsigned long address, struct pt_regs *regs, unsigned long error_code)
 {
+  if (is_our_copy_fault ())
+    return 0;
   return handle_fault (ctx, address, TIDE_BPF_FAULT_KERNEL);
 }
 
