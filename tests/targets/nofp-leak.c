@@ -14,7 +14,7 @@
 #include "target-util.h"
 
 #define LAYERS        3
-#define WEIGHT_BYTES  (4u << 20)
+#define WEIGHT_BYTES  (1u << 20)
 
 static char *weights[LAYERS];
 
