@@ -103,7 +103,7 @@ tide_debuginfo_open (const char          *file_name,
   return fd;
 }
 
-int
+static int
 tide_debuginfo_find_for_dwfl (Dwfl_Module  *module,
                               void        **userdata,
                               const char   *modname,
@@ -119,6 +119,13 @@ tide_debuginfo_find_for_dwfl (Dwfl_Module  *module,
 
   return tide_debuginfo_open (file_name, bits, n_bits, debuglink_file, debuginfo_file_name);
 }
+
+const Dwfl_Callbacks tide_debuginfo_dwfl_callbacks = {
+  .find_elf = dwfl_build_id_find_elf,
+  .find_debuginfo = tide_debuginfo_find_for_dwfl,
+  .section_address = dwfl_offline_section_address,
+  .debuginfo_path = NULL,
+};
 
 char *
 tide_debuginfo_identify (const char *path,

@@ -33,16 +33,10 @@ int      tide_debuginfo_open       (const char          *file_name,
                                     const char          *debuglink,
                                     char               **found_path);
 
-/* A Dwfl_Callbacks.find_debuginfo that opens the module's debug file with
- * tide_debuginfo_open, so that no Dwfl of ours asks debuginfod. */
-int      tide_debuginfo_find_for_dwfl (Dwfl_Module  *module,
-                                       void        **userdata,
-                                       const char   *modname,
-                                       Dwarf_Addr    base,
-                                       const char   *file_name,
-                                       const char   *debuglink_file,
-                                       GElf_Word     debuglink_crc,
-                                       char        **debuginfo_file_name);
+/* The callbacks of every Dwfl of ours (symbolizer, unwinder): files found
+ * by build-id, and separate debug files by tide_debuginfo_open, so that
+ * none asks debuginfod. */
+extern const Dwfl_Callbacks tide_debuginfo_dwfl_callbacks;
 
 /* Reads the GNU build-id of the ELF file @path as lowercase hex, and
  * whether it has a separate debug file (as tide_debuginfo_open finds it).

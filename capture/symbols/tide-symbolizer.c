@@ -64,13 +64,6 @@ struct _TideSymbolizer
   gboolean          demangle_looked_up;
 };
 
-static const Dwfl_Callbacks tide_symbolizer_callbacks = {
-  .find_elf = dwfl_build_id_find_elf,
-  .find_debuginfo = tide_debuginfo_find_for_dwfl,
-  .section_address = dwfl_offline_section_address,
-  .debuginfo_path = NULL,
-};
-
 static void
 tide_sym_file_free (gpointer data)
 {
@@ -259,7 +252,7 @@ tide_sym_file_load_symbols (Dwfl_Module *module)
 static TideSymFile *
 tide_sym_file_open (const char *path)
 {
-  Dwfl *dwfl = dwfl_begin (&tide_symbolizer_callbacks);
+  Dwfl *dwfl = dwfl_begin (&tide_debuginfo_dwfl_callbacks);
   Dwfl_Module *module;
   TideSymFile *file;
   GElf_Addr bias = 0;

@@ -41,13 +41,6 @@ struct _TideUnwinder
   guint64                 last_lookup;   /* the last frame's pc, minus 1 if returned to */
 };
 
-static const Dwfl_Callbacks tide_unwinder_dwfl_callbacks = {
-  .find_elf = dwfl_build_id_find_elf,
-  .find_debuginfo = tide_debuginfo_find_for_dwfl,
-  .section_address = dwfl_offline_section_address,
-  .debuginfo_path = NULL,
-};
-
 /* ---- the sample as libdwfl's process ------------------------------------- */
 
 static pid_t
@@ -161,7 +154,7 @@ tide_unwinder_ready (TideUnwinder *self,
     g_clear_pointer (&self->dwfl, dwfl_end);
   if (self->dwfl == NULL)
     {
-      self->dwfl = dwfl_begin (&tide_unwinder_dwfl_callbacks);
+      self->dwfl = dwfl_begin (&tide_debuginfo_dwfl_callbacks);
       self->generation = generation;
       self->attached = FALSE;
       self->n_modules = 0;
