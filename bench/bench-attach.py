@@ -13,8 +13,11 @@
 # what an attach costs once (symbolizing the first stacks) weighs as it would
 # on a job; --uprobes malloc is measured on a shorter run (default 10000 iterations)
 # against a plain run of the same length.
-# Needs root.  Prints one line per mode with the median and the ratio to plain.
+# Needs root.  Prints one line per mode with the median and the ratio to plain,
+# and for attached modes what unwinding a sample's stack cost the recorder
+# (the trace's unwound_stacks and unwind_ns meta).
 import os
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -51,7 +54,19 @@ def run_once(tidemark, storm, iterations, attach_args, outdir):
         sys.exit('bench-attach: tidemark attach failed')
     if target.returncode != 0:
         sys.exit('bench-attach: alloc-storm failed')
-    return elapsed, usage.ru_utime + usage.ru_stime, out
+    unwind = read_unwind_cost(trace) if attach is not None else (0, 0)
+    return elapsed, usage.ru_utime + usage.ru_stime, out, unwind
+
+
+def read_unwind_cost(trace):
+    """(stacks unwound, nanoseconds spent) of one attached run."""
+    db = sqlite3.connect(trace)
+    try:
+        meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN "
+                               "('unwound_stacks', 'unwind_ns')"))
+    finally:
+        db.close()
+    return int(meta.get('unwound_stacks', 0)), int(meta.get('unwind_ns', 0))
 
 
 def main():
@@ -74,13 +89,17 @@ def main():
               'plain (short)')]
     times = {m[0]: [] for m in modes}
     cpu = {m[0]: [] for m in modes}
+    unwinds = {m[0]: [0, 0] for m in modes}
     outputs = {}
     with tempfile.TemporaryDirectory(prefix='tide-bench-attach-') as outdir:
         for _ in range(runs):
             for label, n, args, _base in modes:
-                elapsed, cpu_s, out = run_once(tidemark, storm, n, args, outdir)
+                elapsed, cpu_s, out, (n_unwound, unwind_ns) = run_once(
+                    tidemark, storm, n, args, outdir)
                 times[label].append(elapsed)
                 cpu[label].append(cpu_s)
+                unwinds[label][0] += n_unwound
+                unwinds[label][1] += unwind_ns
                 outputs.setdefault(n, set()).add(out)
     if any(len(o) != 1 for o in outputs.values()):
         sys.exit('bench-attach: alloc-storm printed different results when attached')
@@ -94,6 +113,11 @@ def main():
               '--iterations %d)'
               % (label, median * 1000, median / statistics.median(times[base]),
                  cpu_median / statistics.median(cpu[base]), runs, n))
+    for label, _n, args, _base in modes:
+        n_unwound, unwind_ns = unwinds[label]
+        if args is not None and n_unwound > 0:
+            print('bench-attach: %-24s %d stacks unwound, %.1f us each in the recorder'
+                  % (label, n_unwound, unwind_ns / n_unwound / 1000))
     return 0
 
 

@@ -10,6 +10,7 @@
 #include "tide-capture-process.h"
 #include "tide-capture-session.h"
 #include "tide-proc-maps.h"
+#include "tide-unwinder.h"
 
 G_BEGIN_DECLS
 
@@ -23,6 +24,7 @@ typedef struct
   TideCaptureProcess *core;          /* owned by the session */
   gboolean            maps_dirty;    /* an executable mapping changed */
   GTree              *pages;         /* page address -> PageRecord*, sampled pages */
+  TideUnwinder       *unwinder;      /* walks the stack copies of its samples */
 } TideAttachProcess;
 
 struct _TideAttach
@@ -31,6 +33,8 @@ struct _TideAttach
   TideCaptureSession      *session;
   GPtrArray               *images;      /* TideAttachProcess*, every image seen */
   guint                    sample_pages;
+  gint64                   n_unwound;   /* stacks unwound from their copies */
+  gint64                   unwind_ns;   /* the time that took, in all */
 };
 
 /* tide-attach-process.c */

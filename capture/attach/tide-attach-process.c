@@ -168,6 +168,7 @@ tide_attach_process_new (TideAttach        *attach,
   self->attach = attach;
   self->pages = g_tree_new_full (compare_addr, NULL, g_free, g_free);
   self->core = tide_capture_process_new (attach->session, &row);
+  self->unwinder = tide_unwinder_new (self->core->space);
   /* The address space follows the process's mmaps (refresh_maps): a pc
    * outside it is no code, and needs no look in /proc/PID/maps. */
   tide_address_space_set_miss_func (self->core->space, NULL, NULL);
@@ -191,44 +192,36 @@ tide_attach_find_process (TideAttach *attach,
   return NULL;
 }
 
-static gboolean
-is_start_module (const char *path)
-{
-  g_autofree char *base = path ? g_path_get_basename (path) : NULL;
-
-  return base != NULL && (g_str_has_prefix (base, "libc.so") || g_str_has_prefix (base, "libc-") ||
-                          g_str_has_prefix (base, "ld-linux"));
-}
-
-/* The kernel's frame-pointer walk stops, or runs into garbage, where code
- * keeps no frame pointer.  Frames from the first one outside any executable
- * mapping on are dropped, and a stack that does not end where threads start
- * (libc: __libc_start_call_main, clone3) gets a "frames missing" frame
- * instead of made-up callers. */
+/* The stack of a sample, unwound from its copy of the registers and of the
+ * top of the stack.  A stack whose walk stopped before the thread's first
+ * frame (the copy ended, code without unwind information, a frame outside
+ * every mapping) gets a "frames missing" frame instead of made-up callers. */
 static gint64
-intern_stack (TideAttachProcess *self,
-              const guint64     *frames,
-              gint               n_frames)
+intern_stack (TideAttachProcess      *self,
+              guint32                 tid,
+              const TideBpfUserStack *stack)
 {
-  guint64 kept[TIDE_BPF_MAX_FRAMES + 1];
-  guint n = 0;
-  const char *path = NULL;
-  guint64 bias;
+  guint64 frames[TIDE_BPF_MAX_FRAMES + 1];
+  TideUnwindSample sample = {
+    .tid = (pid_t) tid, .regs = (const guint64 *) stack->regs,
+    .stack_start = stack->start, .stack = stack->data,
+    .stack_len = MIN (stack->n_bytes, sizeof stack->data),
+  };
+  gboolean complete = FALSE;
+  gint64 start_ns;
+  guint n;
 
+  G_STATIC_ASSERT (TIDE_BPF_N_REGS == TIDE_UNWIND_N_REGS);
   if (self->maps_dirty)
     refresh_maps (self, tide_capture_now_ns ());
-  for (gint i = 0; i < n_frames && i < TIDE_BPF_MAX_FRAMES; i++)
-    {
-      if (!tide_address_space_resolve (self->core->space, frames[i], &path, &bias))
-        {
-          path = NULL;
-          break;
-        }
-      kept[n++] = frames[i];
-    }
-  if (n == 0 || n == TIDE_BPF_MAX_FRAMES || !is_start_module (path))
-    kept[n++] = TIDE_STACK_FRAMES_MISSING;
-  return tide_capture_process_intern_stack (self->core, kept, n);
+  /* What unwinding costs the recorder is written with the trace. */
+  start_ns = tide_capture_now_ns ();
+  n = tide_unwinder_unwind (self->unwinder, &sample, frames, TIDE_BPF_MAX_FRAMES, &complete);
+  self->attach->unwind_ns += tide_capture_now_ns () - start_ns;
+  self->attach->n_unwound++;
+  if (!complete)
+    frames[n++] = TIDE_STACK_FRAMES_MISSING;
+  return tide_capture_process_intern_stack (self->core, frames, n);
 }
 
 static void
@@ -243,7 +236,7 @@ on_fault (TideAttachProcess  *self,
     return;
   record = g_new (PageRecord, 1);
   record->alloc_ns = ev->h.time_ns;
-  record->stack_id = intern_stack (self, (const guint64 *) ev->frames, ev->n_frames);
+  record->stack_id = intern_stack (self, ev->h.tid, &ev->stack);
   record->thread_id = tide_capture_process_thread_id (self->core, ev->h.tid, NULL);
   g_tree_insert (self->pages, g_memdup2 (&page, sizeof page), record);
   a = page_block (self, page, record);
@@ -398,6 +391,13 @@ on_syscall (TideAttachProcess    *self,
 
 
 static void
+on_free (TideAttachProcess *self,
+         const TideBpfFree *ev)
+{
+  tide_capture_process_release (self->core, TIDE_KIND_MALLOC, ev->addr, ev->h.time_ns);
+}
+
+static void
 on_malloc (TideAttachProcess   *self,
            const TideBpfMalloc *ev)
 {
@@ -406,12 +406,7 @@ on_malloc (TideAttachProcess   *self,
     .device = -1, .kind = TIDE_KIND_MALLOC,
   };
 
-  if (ev->h.type == TIDE_BPF_FREE)
-    {
-      tide_capture_process_release (self->core, TIDE_KIND_MALLOC, ev->addr, ev->h.time_ns);
-      return;
-    }
-  a.stack_id = intern_stack (self, (const guint64 *) ev->frames, ev->n_frames);
+  a.stack_id = intern_stack (self, ev->h.tid, &ev->stack);
   a.thread_id = tide_capture_process_thread_id (self->core, ev->h.tid, NULL);
   tide_capture_process_alloc (self->core, &a, 0);
 }
@@ -433,7 +428,7 @@ on_cuda (TideAttachProcess *self,
       tide_capture_process_release (self->core, ev->kind, ev->addr, ev->h.time_ns);
       break;
     case TIDE_BPF_CUDA_ALLOC:
-      a.stack_id = intern_stack (self, (const guint64 *) ev->frames, ev->n_frames);
+      a.stack_id = intern_stack (self, ev->h.tid, &ev->stack);
       a.thread_id = tide_capture_process_thread_id (self->core, ev->h.tid, NULL);
       tide_capture_process_alloc (self->core, &a, 0);
       break;
@@ -443,8 +438,7 @@ on_cuda (TideAttachProcess *self,
                                       ev->device, (gint64) ev->size,
                                       (gint64) ev->h.time_ns - (gint64) ev->duration_ns,
                                       (gint64) ev->duration_ns,
-                                      intern_stack (self, (const guint64 *) ev->frames,
-                                                    ev->n_frames), 0);
+                                      intern_stack (self, ev->h.tid, &ev->stack), 0);
       break;
     default:
       break;
@@ -489,8 +483,10 @@ tide_attach_process_event (TideAttachProcess   *self,
       }
       break;
     case TIDE_BPF_MALLOC:
-    case TIDE_BPF_FREE:
       on_malloc (self, (const TideBpfMalloc *) h);
+      break;
+    case TIDE_BPF_FREE:
+      on_free (self, (const TideBpfFree *) h);
       break;
     case TIDE_BPF_CUDA:
       on_cuda (self, (const TideBpfCuda *) h);
@@ -535,5 +531,6 @@ tide_attach_process_free (TideAttachProcess *self)
   if (self == NULL)
     return;
   g_clear_pointer (&self->pages, g_tree_destroy);
+  g_clear_pointer (&self->unwinder, tide_unwinder_free);
   g_free (self);
 }

@@ -654,6 +654,8 @@ finish_trace (Loader  *self,
   session->total_dropped = (gint64) dropped;
   tide_trace_writer_set_meta_int (session->writer, "page_faults",
                                   (gint64) read_stat (self, TIDE_BPF_STAT_FAULTS));
+  tide_trace_writer_set_meta_int (session->writer, "unwound_stacks", self->base.n_unwound);
+  tide_trace_writer_set_meta_int (session->writer, "unwind_ns", self->base.unwind_ns);
   if (dropped > 0 && !self->base.options->quiet)
     g_printerr ("tidemark: %" G_GUINT64_FORMAT " records were dropped because the ring buffer "
                 "was full; sizes are low by that much\n", dropped);

@@ -9,7 +9,10 @@
  * pages that are resident now.  Page faults are sampled one page in
  * sample_pages (stratified by block); each sampled page becomes an
  * allocation row of kind TIDE_KIND_PAGE, size one page, weight sample_pages,
- * freed when munmap, mremap, brk or madvise(DONTNEED) releases it.
+ * freed when munmap, mremap, brk or madvise(DONTNEED) releases it.  Its
+ * stack is unwound from a copy of the top of the thread's stack with the
+ * DWARF call frame information (tide-unwinder.h), so code built without
+ * frame pointers has its callers too.
  *
  * When the process maps libcudart or libcuda, uprobes on their allocation,
  * free and copy calls give exact device rows (TIDE_KIND_DEVICE/PINNED) and

@@ -49,6 +49,19 @@ tide_address_space_get_n_entries (TideAddressSpace *self)
   return self->entries->len;
 }
 
+void
+tide_address_space_foreach (TideAddressSpace *self,
+                            TideAddressFunc   func,
+                            gpointer          user_data)
+{
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      const TideMapping *m = &g_array_index (self->entries, TideMapping, i);
+
+      func (m->start, m->end, m->load_bias, m->path, user_data);
+    }
+}
+
 /* Index of the first entry whose end is above @addr (entries.len if none). */
 static guint
 tide_address_space_first_ending_after (TideAddressSpace *self,

@@ -47,6 +47,17 @@ gboolean          tide_address_space_resolve      (TideAddressSpace *self,
 
 guint             tide_address_space_get_n_entries (TideAddressSpace *self);
 
+/* Calls @func on every entry, by address; @path as in resolve. */
+typedef void (*TideAddressFunc) (guint64     start,
+                                 guint64     end,
+                                 guint64     load_bias,
+                                 const char *path,
+                                 gpointer    user_data);
+
+void              tide_address_space_foreach      (TideAddressSpace *self,
+                                                   TideAddressFunc   func,
+                                                   gpointer          user_data);
+
 /* Changes whenever an entry is added, trimmed or removed: a pc resolved in
  * one generation resolves the same way until it changes. */
 guint64           tide_address_space_get_generation (TideAddressSpace *self);

@@ -103,6 +103,30 @@ tide_debuginfo_open (const char          *file_name,
   return fd;
 }
 
+static int
+tide_debuginfo_find_for_dwfl (Dwfl_Module  *module,
+                              void        **userdata,
+                              const char   *modname,
+                              Dwarf_Addr    base,
+                              const char   *file_name,
+                              const char   *debuglink_file,
+                              GElf_Word     debuglink_crc,
+                              char        **debuginfo_file_name)
+{
+  const unsigned char *bits = NULL;
+  GElf_Addr vaddr;
+  int n_bits = dwfl_module_build_id (module, &bits, &vaddr);
+
+  return tide_debuginfo_open (file_name, bits, n_bits, debuglink_file, debuginfo_file_name);
+}
+
+const Dwfl_Callbacks tide_debuginfo_dwfl_callbacks = {
+  .find_elf = dwfl_build_id_find_elf,
+  .find_debuginfo = tide_debuginfo_find_for_dwfl,
+  .section_address = dwfl_offline_section_address,
+  .debuginfo_path = NULL,
+};
+
 char *
 tide_debuginfo_identify (const char *path,
                          gboolean   *has_debug_file)

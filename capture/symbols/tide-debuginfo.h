@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <elfutils/libdwfl.h>
 #include <glib.h>
 
 G_BEGIN_DECLS
@@ -31,6 +32,11 @@ int      tide_debuginfo_open       (const char          *file_name,
                                     int                  build_id_len,
                                     const char          *debuglink,
                                     char               **found_path);
+
+/* The callbacks of every Dwfl of ours (symbolizer, unwinder): files found
+ * by build-id, and separate debug files by tide_debuginfo_open, so that
+ * none asks debuginfod. */
+extern const Dwfl_Callbacks tide_debuginfo_dwfl_callbacks;
 
 /* Reads the GNU build-id of the ELF file @path as lowercase hex, and
  * whether it has a separate debug file (as tide_debuginfo_open finds it).

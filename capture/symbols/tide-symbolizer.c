@@ -64,22 +64,6 @@ struct _TideSymbolizer
   gboolean          demangle_looked_up;
 };
 
-static int tide_symbolizer_find_debuginfo (Dwfl_Module *module,
-                                           void       **userdata,
-                                           const char  *modname,
-                                           Dwarf_Addr   base,
-                                           const char  *file_name,
-                                           const char  *debuglink_file,
-                                           GElf_Word    debuglink_crc,
-                                           char       **debuginfo_file_name);
-
-static const Dwfl_Callbacks tide_symbolizer_callbacks = {
-  .find_elf = dwfl_build_id_find_elf,
-  .find_debuginfo = tide_symbolizer_find_debuginfo,
-  .section_address = dwfl_offline_section_address,
-  .debuginfo_path = NULL,
-};
-
 static void
 tide_sym_file_free (gpointer data)
 {
@@ -198,23 +182,6 @@ tide_symbol_copy (TideSymbol       *dest,
 }
 
 static int
-tide_symbolizer_find_debuginfo (Dwfl_Module *module,
-                                void       **userdata,
-                                const char  *modname,
-                                Dwarf_Addr   base,
-                                const char  *file_name,
-                                const char  *debuglink_file,
-                                GElf_Word    debuglink_crc,
-                                char       **debuginfo_file_name)
-{
-  const unsigned char *bits = NULL;
-  GElf_Addr vaddr;
-  int n_bits = dwfl_module_build_id (module, &bits, &vaddr);
-
-  return tide_debuginfo_open (file_name, bits, n_bits, debuglink_file, debuginfo_file_name);
-}
-
-static int
 tide_sym_entry_compare (gconstpointer a,
                         gconstpointer b)
 {
@@ -285,7 +252,7 @@ tide_sym_file_load_symbols (Dwfl_Module *module)
 static TideSymFile *
 tide_sym_file_open (const char *path)
 {
-  Dwfl *dwfl = dwfl_begin (&tide_symbolizer_callbacks);
+  Dwfl *dwfl = dwfl_begin (&tide_debuginfo_dwfl_callbacks);
   Dwfl_Module *module;
   TideSymFile *file;
   GElf_Addr bias = 0;

@@ -5,7 +5,8 @@
  * from attach_touch_pages in some steps; the trace must show them as
  * resident pages of that stack, RSS per step as the program itself read it
  * from /proc/self/status, and the program must run on unchanged after a
- * detach.  Needs root (CI runs as root) and a kernel with BTF.
+ * detach.  A program without frame pointers has its whole stack.  Needs
+ * root (CI runs as root) and a kernel with BTF.
  */
 #include "config.h"
 
@@ -22,6 +23,7 @@
 #include <glib/gstdio.h>
 
 #include "tide-report.h"
+#include "tide-schema.h"
 #include "tide-test-util.h"
 #include "tide-trace.h"
 
@@ -657,6 +659,91 @@ test_attach_uprobes_malloc (Fixture       *f,
   g_assert_cmpuint (n_leaked, ==, TOUCH_STEPS);
 }
 
+/* A program built at -O2 without frame pointers (tests/targets/nofp-leak.c)
+ * fills 3 blocks of 1 MiB with memset, four calls under main.  Its stack
+ * is unwound from the copy of the stack with the DWARF call frame
+ * information: the stack that keeps the most pages (every page a memset
+ * touched first: 256 of each block; malloc wrote the first) is memset,
+ * then the four functions by name, the line of the memset call, main, and
+ * on to _start, with no frame missing. */
+static void
+test_attach_dwarf_unwind (Fixture       *f,
+                          gconstpointer  data)
+{
+  static const char * const callers[] = {
+    "nofp_fill_weights", "nofp_alloc_weights", "nofp_add_layer", "nofp_build_model", "main",
+  };
+  g_autoptr(GSubprocess) target = NULL;
+  g_autoptr(GSubprocess) attach = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) groups = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *attach_out = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  TideGroup *top;
+  TideFrame *frame;
+
+  if (!can_attach ())
+    return;
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                        G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                        G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  /* No environment (meson's MALLOC_PERTURB_ would have malloc fill each
+   * block itself, first), so that main runs within the stack window of
+   * the top of the stack: the copy must stop there, and the eBPF
+   * programs must not take a fault of their own copy for one of the
+   * program's (a page above the stack, kept by memset's stack). */
+  g_subprocess_launcher_set_environ (launcher, (char *[]) { NULL });
+  target = g_subprocess_launcher_spawn (launcher, &error, build_path ("tests/targets/nofp-leak"),
+                                        "--wait", NULL);
+  g_assert_no_error (error);
+  attach = start_attach (g_subprocess_get_identifier (target), f->trace, "--sample-pages", "1");
+  say_go (target);
+  out = finish (target);
+  g_assert_cmpstr (out, ==, "nofp-leak: 3 layers, 3 MiB kept, first byte 3\n");
+  attach_out = finish (attach);
+
+  trace = tide_trace_open (f->trace, &error);
+  g_assert_no_error (error);
+  groups = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (groups->len, >, 0);
+  /* About 800 samples of 20 KiB: the ring buffer holds them all, however
+   * slowly the recorder drains it (under ASan). */
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT value FROM meta"
+                                               " WHERE key = 'dropped_events'"), ==, 0);
+  /* Every fault of the program first touched a page (--sample-pages 1: a
+   * row each); a fault that the copy of a stack took is no fault of the
+   * program's, and no page of it. */
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT value FROM meta WHERE key = 'page_faults'"),
+                   ==, tide_test_query_int (trace, "SELECT count (*) FROM allocations"));
+  top = g_ptr_array_index (groups, 0);
+  for (guint i = 0; i < top->frames->len; i++)
+    {
+      frame = g_ptr_array_index (top->frames, i);
+      g_test_message ("top stack %u: %s %s:%d (%s)", i, frame->function, frame->file,
+                      frame->line, frame->module);
+      g_assert_cmpint (frame->kind, ==, TIDE_FRAME_NATIVE);
+    }
+  g_assert_cmpint (top->bytes, ==, 3 * 256 * 4096);
+  g_assert_cmpuint (top->frames->len, >=, 1 + G_N_ELEMENTS (callers) + 1);
+  frame = g_ptr_array_index (top->frames, 0);
+  g_assert_true (g_str_has_prefix (frame->function, "__memset"));
+  for (guint i = 0; i < G_N_ELEMENTS (callers); i++)
+    {
+      frame = g_ptr_array_index (top->frames, 1 + i);
+      g_assert_cmpstr (frame->function, ==, callers[i]);
+    }
+  frame = g_ptr_array_index (top->frames, 1);
+  g_assert_true (g_str_has_suffix (frame->file, "/tests/targets/nofp-leak.c"));
+  g_assert_cmpint (frame->line, ==,
+                   tide_test_source_line ("tests/targets/nofp-leak.c", "/* LEAK-LINE */"));
+  /* On through libc to the program's entry point, where the stack ends. */
+  frame = g_ptr_array_index (top->frames, top->frames->len - 1);
+  g_assert_cmpstr (frame->function, ==, "_start");
+}
+
 /* Run as nobody: one clear line that says what is needed. */
 static void
 drop_to_nobody (gpointer data)
@@ -713,6 +800,8 @@ main (int    argc,
   g_test_add ("/attach/step-interval", Fixture, NULL, fixture_setup, test_attach_step_interval,
               fixture_teardown);
   g_test_add ("/attach/uprobes-malloc", Fixture, NULL, fixture_setup, test_attach_uprobes_malloc,
+              fixture_teardown);
+  g_test_add ("/attach/dwarf-unwind", Fixture, NULL, fixture_setup, test_attach_dwarf_unwind,
               fixture_teardown);
   g_test_add ("/attach/unprivileged", Fixture, NULL, fixture_setup, test_attach_unprivileged,
               fixture_teardown);

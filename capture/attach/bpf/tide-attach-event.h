@@ -11,7 +11,7 @@
  */
 #pragma once
 
-#define TIDE_BPF_MAX_FRAMES   64
+#define TIDE_BPF_MAX_FRAMES   128  /* frames the recorder unwinds from a stack window */
 #define TIDE_BPF_LABEL_LEN    64
 #define TIDE_BPF_MAX_TARGETS  1024
 
@@ -45,6 +45,37 @@ typedef enum
 #define TIDE_BPF_CUDA_KIND_ARG  0x400u   /* copy direction from the cudaMemcpyKind argument */
 #define TIDE_BPF_CUDA_DIR_SHIFT 12       /* else the direction: 1 host->device, 2 device->host */
 
+/* The top of a thread's user stack, copied at a sample for the recorder to
+ * unwind with the DWARF call frame information of the code, as `perf
+ * --call-graph dwarf` does: the frame-pointer walk of the kernel stops in
+ * the first library built without frame pointers.  The window is whole
+ * pages, from the page holding sp up: TIDE_BPF_STACK_PAGES pages, so
+ * between TIDE_BPF_STACK_PAGES - 1 pages and that many above sp.  Copying
+ * stops at the first page that cannot be read (the top of the stack). */
+#define TIDE_BPF_STACK_PAGE   4096
+#define TIDE_BPF_STACK_PAGES  5
+#define TIDE_BPF_STACK_BYTES  (TIDE_BPF_STACK_PAGES * TIDE_BPF_STACK_PAGE)
+
+/* x86_64 DWARF register numbers, the order of TideBpfUserStack.regs. */
+typedef enum
+{
+  TIDE_BPF_REG_AX = 0, TIDE_BPF_REG_DX, TIDE_BPF_REG_CX, TIDE_BPF_REG_BX,
+  TIDE_BPF_REG_SI, TIDE_BPF_REG_DI, TIDE_BPF_REG_BP, TIDE_BPF_REG_SP,
+  TIDE_BPF_REG_R8, TIDE_BPF_REG_R9, TIDE_BPF_REG_R10, TIDE_BPF_REG_R11,
+  TIDE_BPF_REG_R12, TIDE_BPF_REG_R13, TIDE_BPF_REG_R14, TIDE_BPF_REG_R15,
+  TIDE_BPF_REG_IP,
+  TIDE_BPF_N_REGS
+} TideBpfReg;
+
+typedef struct
+{
+  __u64 regs[TIDE_BPF_N_REGS];   /* the thread's user registers (TideBpfReg) */
+  __u64 start;                   /* user address of data[0]: sp's page */
+  __u32 n_bytes;                 /* bytes of data copied; 0: no stack */
+  __u32 reserved;
+  __u8  data[TIDE_BPF_STACK_BYTES];
+} TideBpfUserStack;
+
 /* Where the stack of a TideBpfFault came from (flags). */
 #define TIDE_BPF_FAULT_KERNEL 1u   /* the kernel faulted on a user address (copy_to_user) */
 
@@ -63,8 +94,8 @@ typedef struct
   TideBpfHeader h;
   __u64 addr;                          /* faulting address */
   __u32 flags;                         /* TIDE_BPF_FAULT_* */
-  __s32 n_frames;                      /* < 0: the walk failed (-errno) */
-  __u64 frames[TIDE_BPF_MAX_FRAMES];   /* innermost first; frames[0] is the pc */
+  __u32 reserved2;
+  TideBpfUserStack stack;
 } TideBpfFault;
 
 typedef struct
@@ -109,11 +140,16 @@ typedef struct
 {
   TideBpfHeader h;
   __u64 addr;
-  __u64 size;        /* 0 for TIDE_BPF_FREE */
-  __s32 n_frames;
-  __u32 reserved;
-  __u64 frames[TIDE_BPF_MAX_FRAMES];
+  __u64 size;
+  TideBpfUserStack stack;
 } TideBpfMalloc;
+
+/* TIDE_BPF_FREE: which block. */
+typedef struct
+{
+  TideBpfHeader h;
+  __u64 addr;
+} TideBpfFree;
 
 typedef struct
 {
@@ -121,11 +157,11 @@ typedef struct
   __u32 op;            /* TideBpfCudaOp */
   __u32 kind;          /* TIDE_KIND_DEVICE or TIDE_KIND_PINNED (tide-wire.h); copies: direction */
   __s32 device;        /* -1: host memory */
-  __s32 n_frames;      /* 0 for frees */
+  __u32 reserved;
   __u64 addr;
   __u64 size;          /* bytes allocated or copied */
   __u64 duration_ns;   /* copies: the call */
-  __u64 frames[TIDE_BPF_MAX_FRAMES];
+  TideBpfUserStack stack;   /* n_bytes 0 for frees */
 } TideBpfCuda;
 
 /* Counters the BPF side keeps in the `stats` array map. */
@@ -138,14 +174,17 @@ typedef enum
 } TideBpfStat;
 
 _Static_assert (sizeof (TideBpfHeader) == 24, "TideBpfHeader layout");
-_Static_assert (sizeof (TideBpfFault) == 40 + 8 * TIDE_BPF_MAX_FRAMES, "TideBpfFault layout");
-_Static_assert (__builtin_offsetof (TideBpfFault, frames) == 40, "TideBpfFault frames");
+_Static_assert (sizeof (TideBpfUserStack) == 8 * TIDE_BPF_N_REGS + 16 + TIDE_BPF_STACK_BYTES,
+                "TideBpfUserStack layout");
+_Static_assert (sizeof (TideBpfFault) == 40 + sizeof (TideBpfUserStack), "TideBpfFault layout");
+_Static_assert (sizeof (TideBpfFault) < 65536, "a record's length fits TideBpfHeader.len");
 _Static_assert (sizeof (TideBpfSyscall) == 88, "TideBpfSyscall layout");
 _Static_assert (sizeof (TideBpfRss) == 32, "TideBpfRss layout");
 _Static_assert (sizeof (TideBpfFork) == 40, "TideBpfFork layout");
 _Static_assert (sizeof (TideBpfExit) == 32, "TideBpfExit layout");
 _Static_assert (sizeof (TideBpfStep) == 24 + TIDE_BPF_LABEL_LEN, "TideBpfStep layout");
-_Static_assert (sizeof (TideBpfMalloc) == 48 + 8 * TIDE_BPF_MAX_FRAMES, "TideBpfMalloc layout");
-_Static_assert (sizeof (TideBpfCuda) == 64 + 8 * TIDE_BPF_MAX_FRAMES, "TideBpfCuda layout");
+_Static_assert (sizeof (TideBpfMalloc) == 40 + sizeof (TideBpfUserStack), "TideBpfMalloc layout");
+_Static_assert (sizeof (TideBpfFree) == 32, "TideBpfFree layout");
+_Static_assert (sizeof (TideBpfCuda) == 64 + sizeof (TideBpfUserStack), "TideBpfCuda layout");
 _Static_assert (sizeof (TideBpfSyscall) % 8 == 0 && sizeof (TideBpfFork) % 8 == 0,
                 "records are 8-byte aligned");

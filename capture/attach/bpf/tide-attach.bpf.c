@@ -7,8 +7,10 @@
  * `targets` map, filled by the loader and by fork).  Page faults are sampled
  * by page, stratified: of every aligned block of sample_pages pages exactly
  * one page, chosen by a hash of the block, is sampled, so a run of touched
- * pages is counted within one block whatever its stride.  A sampled fault
- * carries the user stack of the frame-pointer walk.
+ * pages is counted within one block whatever its stride.  A sampled fault,
+ * like an allocation seen by a uprobe, carries the user registers and a
+ * bounded copy of the top of the user stack (TideBpfUserStack), which the
+ * recorder unwinds with the code's call frame information.
  *
  * Only BTF-typed tracepoints (tp_btf) and uprobes are used, so nothing here
  * needs tracefs mounted.
@@ -39,10 +41,11 @@ const volatile __u64 rss_interval_ns = 20000000;
 
 #define USER_ADDR_LIMIT 0x0000800000000000ULL
 
+/* Room for about 1500 stack samples (TideBpfUserStack) between two drains. */
 struct
 {
   __uint (type, BPF_MAP_TYPE_RINGBUF);
-  __uint (max_entries, 8 << 20);
+  __uint (max_entries, 32 << 20);
 } events SEC (".maps");
 
 struct
@@ -123,6 +126,18 @@ struct
   __type (key, __u32);
   __type (value, __u64);
 } stats SEC (".maps");
+
+/* The thread whose user stack this CPU is copying, if any.  A read of the
+ * copy that meets a page that is not there (past the top of the stack)
+ * faults in the kernel, which fires page_fault_kernel inside our own
+ * program: that fault is ours, not the process's. */
+struct
+{
+  __uint (type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint (max_entries, 1);
+  __type (key, __u32);
+  __type (value, __u32);   /* tid, 0: none */
+} copying SEC (".maps");
 
 static __always_inline void
 count_stat (__u32 which)
@@ -205,6 +220,82 @@ page_is_sampled (__u64 addr)
   return page % n == mix64 (page / n) % n;
 }
 
+/* The user registers of @regs and the stack above their sp, page by page
+ * from sp's page, up to the top of the main thread's stack or the first
+ * page that cannot be read without a fault (past the top of another
+ * thread's stack, or swapped out).  Bounded: at most
+ * TIDE_BPF_STACK_PAGES pages, into the ring buffer record itself, never
+ * onto the 512-byte BPF stack. */
+static __always_inline void
+copy_user_stack (TideBpfUserStack *stack,
+                 struct pt_regs   *regs)
+{
+  struct task_struct *task = bpf_get_current_task_btf ();
+  struct pt_regs r;
+  __u32 zero = 0, *copier;
+  __u64 page, end, top;
+
+  stack->n_bytes = 0;
+  stack->reserved = 0;
+  stack->start = 0;
+  if (bpf_probe_read_kernel (&r, sizeof r, regs) != 0)
+    {
+      __builtin_memset (stack->regs, 0, sizeof stack->regs);
+      return;
+    }
+  stack->regs[TIDE_BPF_REG_AX] = r.ax;
+  stack->regs[TIDE_BPF_REG_DX] = r.dx;
+  stack->regs[TIDE_BPF_REG_CX] = r.cx;
+  stack->regs[TIDE_BPF_REG_BX] = r.bx;
+  stack->regs[TIDE_BPF_REG_SI] = r.si;
+  stack->regs[TIDE_BPF_REG_DI] = r.di;
+  stack->regs[TIDE_BPF_REG_BP] = r.bp;
+  stack->regs[TIDE_BPF_REG_SP] = r.sp;
+  stack->regs[TIDE_BPF_REG_R8] = r.r8;
+  stack->regs[TIDE_BPF_REG_R9] = r.r9;
+  stack->regs[TIDE_BPF_REG_R10] = r.r10;
+  stack->regs[TIDE_BPF_REG_R11] = r.r11;
+  stack->regs[TIDE_BPF_REG_R12] = r.r12;
+  stack->regs[TIDE_BPF_REG_R13] = r.r13;
+  stack->regs[TIDE_BPF_REG_R14] = r.r14;
+  stack->regs[TIDE_BPF_REG_R15] = r.r15;
+  stack->regs[TIDE_BPF_REG_IP] = r.ip;
+  if (r.sp == 0 || r.sp >= USER_ADDR_LIMIT)
+    return;
+  page = r.sp & ~(__u64) (TIDE_BPF_STACK_PAGE - 1);
+  stack->start = page;
+  /* The main thread's stack ends a little above where it started, in the
+   * page of argv: reading past it would fault in the kernel (a costly
+   * exception), so the copy stops there. */
+  end = page + TIDE_BPF_STACK_BYTES;
+  top = BPF_CORE_READ (task, mm, start_stack);
+  if (top >= r.sp && top < end)
+    end = (top | (TIDE_BPF_STACK_PAGE - 1)) + 1;
+  copier = bpf_map_lookup_elem (&copying, &zero);
+  if (copier)
+    *copier = (__u32) bpf_get_current_pid_tgid ();
+#pragma unroll
+  for (int i = 0; i < TIDE_BPF_STACK_PAGES; i++)
+    {
+      if (page + i * TIDE_BPF_STACK_PAGE >= end ||
+          bpf_probe_read_user (stack->data + i * TIDE_BPF_STACK_PAGE, TIDE_BPF_STACK_PAGE,
+                               (const void *) (page + i * TIDE_BPF_STACK_PAGE)) != 0)
+        break;
+      stack->n_bytes += TIDE_BPF_STACK_PAGE;
+    }
+  if (copier)
+    *copier = 0;
+}
+
+static __always_inline int
+is_our_copy_fault (void)
+{
+  __u32 zero = 0;
+  __u32 *copier = bpf_map_lookup_elem (&copying, &zero);
+
+  return copier && *copier != 0 && *copier == (__u32) bpf_get_current_pid_tgid ();
+}
+
 static __always_inline int
 handle_fault (void   *ctx,
               __u64   addr,
@@ -212,7 +303,6 @@ handle_fault (void   *ctx,
 {
   __u32 tgid = bpf_get_current_pid_tgid () >> 32;
   TideBpfFault *ev;
-  long n;
 
   if (!is_followed (tgid))
     return 0;
@@ -225,8 +315,10 @@ handle_fault (void   *ctx,
     return 0;
   ev->addr = addr;
   ev->flags = flags;
-  n = bpf_get_stack (ctx, ev->frames, sizeof ev->frames, BPF_F_USER_STACK);
-  ev->n_frames = n < 0 ? (__s32) n : (__s32) (n / sizeof (__u64));
+  ev->reserved2 = 0;
+  /* The saved user registers, also when the kernel faulted for the
+   * process (then the tracepoint's own are the kernel's). */
+  copy_user_stack (&ev->stack, (struct pt_regs *) bpf_task_pt_regs (bpf_get_current_task_btf ()));
   submit_lazy (ev);
   return 0;
 }
@@ -244,6 +336,8 @@ SEC ("tp_btf/page_fault_kernel")
 int
 BPF_PROG (tide_fault_kernel, unsigned long address, struct pt_regs *regs, unsigned long error_code)
 {
+  if (is_our_copy_fault ())
+    return 0;
   return handle_fault (ctx, address, TIDE_BPF_FAULT_KERNEL);
 }
 
@@ -465,7 +559,6 @@ BPF_KRETPROBE (tide_malloc_exit, void *ret)
   __u32 tid = (__u32) bpf_get_current_pid_tgid ();
   __u64 *size = bpf_map_lookup_elem (&malloc_size, &tid);
   TideBpfMalloc *ev;
-  long n;
 
   if (!size)
     return 0;
@@ -473,9 +566,8 @@ BPF_KRETPROBE (tide_malloc_exit, void *ret)
     {
       ev->addr = (__u64) ret;
       ev->size = *size;
-      ev->reserved = 0;
-      n = bpf_get_stack (ctx, ev->frames, sizeof ev->frames, BPF_F_USER_STACK);
-      ev->n_frames = n < 0 ? (__s32) n : (__s32) (n / sizeof (__u64));
+      /* At the return the registers are the caller's, after the call. */
+      copy_user_stack (&ev->stack, ctx);
       submit_lazy (ev);
     }
   bpf_map_delete_elem (&malloc_size, &tid);
@@ -486,7 +578,7 @@ SEC ("uprobe")
 int
 BPF_KPROBE (tide_free_enter, void *ptr)
 {
-  TideBpfMalloc *ev;
+  TideBpfFree *ev;
 
   if (!ptr || !is_followed (bpf_get_current_pid_tgid () >> 32))
     return 0;
@@ -494,9 +586,6 @@ BPF_KPROBE (tide_free_enter, void *ptr)
   if (!ev)
     return 0;
   ev->addr = (__u64) ptr;
-  ev->size = 0;
-  ev->n_frames = 0;
-  ev->reserved = 0;
   submit_lazy (ev);
   return 0;
 }
@@ -542,10 +631,11 @@ cuda_emit_free (__u64 addr,
   ev->op = TIDE_BPF_CUDA_FREE;
   ev->kind = cookie & TIDE_BPF_CUDA_PINNED ? CUDA_KIND_PINNED : CUDA_KIND_DEVICE;
   ev->device = cookie & TIDE_BPF_CUDA_PINNED ? -1 : cuda_current_device (tid);
-  ev->n_frames = 0;
+  ev->reserved = 0;
   ev->addr = addr;
   ev->size = 0;
   ev->duration_ns = 0;
+  ev->stack.n_bytes = 0;
   submit_lazy (ev);
 }
 
@@ -597,7 +687,6 @@ cuda_emit_done (void     *ctx,
   int pinned = (call->cookie & TIDE_BPF_CUDA_PINNED) != 0;
   __u64 addr = 0;
   TideBpfCuda *ev;
-  long n;
 
   if (op == TIDE_BPF_CUDA_ALLOC &&
       (bpf_probe_read_user (&addr, sizeof addr, (void *) call->out) != 0 || addr == 0))
@@ -613,9 +702,9 @@ cuda_emit_done (void     *ctx,
   ev->addr = addr;
   ev->size = call->size;
   ev->duration_ns = bpf_ktime_get_ns () - call->start_ns;
+  ev->reserved = 0;
   /* At the return the stack starts in the caller of the CUDA function. */
-  n = bpf_get_stack (ctx, ev->frames, sizeof ev->frames, BPF_F_USER_STACK);
-  ev->n_frames = n < 0 ? (__s32) n : (__s32) (n / sizeof (__u64));
+  copy_user_stack (&ev->stack, ctx);
   submit_lazy (ev);
 }
 
