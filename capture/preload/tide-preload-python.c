@@ -7,7 +7,14 @@
  * on 3.11+ PyEval_GetFrame and PyFrame_GetBack create frame objects on
  * demand (an allocation, possibly a garbage collection, inside malloc), and
  * PyTorch releases the GIL in nearly every operator, so "only when the GIL
- * is held" would miss the allocations that matter.  Instead each thread
+ * is held" would miss the allocations that matter.  On 3.11 the frames are
+ * read in place where the interpreter keeps them (tide-preload-pylayout.c),
+ * at a sampled allocation only: no profile function, which would run every
+ * instruction of the program through 3.11's tracing path.  Code objects
+ * are then named from their own fields, since no C API may be called
+ * inside an allocation (pymalloc, or tracemalloc's lock, may be mid-way).
+ *
+ * Elsewhere (or with TIDEMARK_PYTHON_FRAMES=profile) each thread
  * keeps a shadow stack, maintained by a C profile function
  * (PyEval_SetProfile) that the tidemark package installs on every thread:
  * on "call" it pushes (frame object, code id, C stack pointer), on "return"
