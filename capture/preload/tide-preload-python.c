@@ -7,7 +7,14 @@
  * on 3.11+ PyEval_GetFrame and PyFrame_GetBack create frame objects on
  * demand (an allocation, possibly a garbage collection, inside malloc), and
  * PyTorch releases the GIL in nearly every operator, so "only when the GIL
- * is held" would miss the allocations that matter.  Instead each thread
+ * is held" would miss the allocations that matter.  On 3.11 the frames are
+ * read in place where the interpreter keeps them (tide-preload-pylayout.c),
+ * at a sampled allocation only: no profile function, which would run every
+ * instruction of the program through 3.11's tracing path.  Code objects
+ * are then named from their own fields, since no C API may be called
+ * inside an allocation (pymalloc, or tracemalloc's lock, may be mid-way).
+ *
+ * Elsewhere (or with TIDEMARK_PYTHON_FRAMES=profile) each thread
  * keeps a shadow stack, maintained by a C profile function
  * (PyEval_SetProfile) that the tidemark package installs on every thread:
  * on "call" it pushes (frame object, code id, C stack pointer), on "return"
@@ -45,6 +52,7 @@
 
 #include "tide-preload-buffer.h"
 #include "tide-preload-private.h"
+#include "tide-preload-pylayout.h"
 #include "tide-preload-raw.h"
 #include "tide-hash.h"
 
@@ -61,6 +69,7 @@
 #define TIDE_PY_TABLE_MIN    4096u
 #define TIDE_PY_DEF_SLAB     (1u << 20)
 #define TIDE_PY_CAPSULE_NAME "tidemark.profile"
+#define TIDE_PY_MAX_WALK     4096u  /* frames read in place, at most */
 
 /* PyTrace_* values, stable since 2.x. */
 enum
@@ -87,10 +96,18 @@ typedef struct
   void        (*err_clear) (void);
   void       *(*capsule_new) (void *, const char *, TidePyCapsuleDestructor);
   void       *(*capsule_pointer) (void *, const char *);
+  int         (*addr2line) (void *, int);
+  void       *(*tstate_get) (void);         /* PyThreadState_Get */
+  void       *(*tstate_holding_gil) (void); /* _PyThreadState_UncheckedGet */
+  void       *(*thread_dict) (void);
+  int         (*dict_set) (void *, const char *, void *);
   uintptr_t     eval_start;
   uintptr_t     eval_end;
+  int           minor;
   bool          ok;
   bool          tried;
+  bool          in_place_decided;
+  _Atomic bool  in_place;       /* frames read in place, no profile function */
 } TidePyApi;
 
 typedef struct
@@ -109,16 +126,31 @@ typedef struct
 typedef struct
 {
   TidePySlot *slot;     /* NULL: never attached */
+  const void *tstate;   /* frames read in place: this thread's PyThreadState */
   uint32_t    depth;    /* may exceed TIDE_PY_MAX_DEPTH: counted only */
   TidePyEntry entries[TIDE_PY_MAX_DEPTH];
 } TidePyThread;
 
+/* A named code object.  Read without a lock (a reader that sees `code`
+ * sees the rest), written under tide_py_code_lock. */
 typedef struct
 {
-  void     *code;
-  uint32_t  id;
-  uint32_t  reserved;
+  _Atomic (void *)  code;
+  _Atomic uint32_t  id;
+  _Atomic bool      pinned;     /* we hold a reference: the id keeps its meaning */
+  /* Unpinned (named without the GIL): what it was named from, so that a
+   * new code object at a freed one's address is told apart. */
+  _Atomic (const void *) file_obj;
+  _Atomic (const void *) name_obj;
+  _Atomic int32_t   first_line;
 } TidePyCode;
+
+typedef struct
+{
+  uint32_t   cap;       /* a power of two */
+  uint32_t   used;
+  TidePyCode slots[];
+} TidePyTable;
 
 typedef struct _TidePyDef TidePyDef;
 
@@ -133,13 +165,13 @@ struct _TidePyDef
 static TidePyApi tide_py;
 static __thread TidePyThread tide_py_tls __attribute__ ((tls_model ("initial-exec")));
 
-/* Written only with the GIL held (attach and the profile function). */
 static TidePySlot *tide_py_slots;
 static _Atomic uint32_t tide_py_next_slot;
-static TidePyCode *tide_py_table;
-static uint32_t tide_py_table_cap;
-static uint32_t tide_py_table_used;
-static uint32_t tide_py_next_id = 1;
+/* Replaced whole when it grows; an old table is never unmapped, since a
+ * reader without the GIL may still be in it. */
+static _Atomic (TidePyTable *) tide_py_table;
+static _Atomic uint32_t tide_py_next_id = 1;
+/* Guards the code table's writes and the list of definitions. */
 static pthread_mutex_t tide_py_def_lock = PTHREAD_MUTEX_INITIALIZER;
 static TidePyDef *tide_py_defs;
 static TidePyDef **tide_py_defs_tail = &tide_py_defs;
@@ -163,6 +195,7 @@ py_version_supported (void)
   if (*end != '.')
     return false;
   minor = strtol (end + 1, NULL, 10);
+  tide_py.minor = (int) minor;
   return major == 3 && minor >= 8 && minor <= 13;
 }
 
@@ -202,6 +235,11 @@ py_resolve (void)
   PY_SYM (err_clear, "PyErr_Clear");
   PY_SYM (capsule_new, "PyCapsule_New");
   PY_SYM (capsule_pointer, "PyCapsule_GetPointer");
+  PY_SYM (addr2line, "PyCode_Addr2Line");
+  PY_SYM (tstate_get, "PyThreadState_Get");
+  PY_SYM (tstate_holding_gil, "_PyThreadState_UncheckedGet");
+  PY_SYM (thread_dict, "PyThreadState_GetDict");
+  PY_SYM (dict_set, "PyDict_SetItemString");
   py_find_eval_frame ();
   tide_py.ok = tide_py.set_profile && tide_py.frame_line && tide_py.get_frame
                && tide_py.get_attr && tide_py.as_utf8 && tide_py.as_long && tide_py.decref
@@ -316,36 +354,76 @@ py_encode_def (unsigned char *rec,
   return len;
 }
 
-/* Names a code object: one PYFRAME_DEF, kept for the resend after a fork. */
-static void
-py_announce (void    *code,
-             uint32_t id)
+/* A code object's names, copied: taken before the lock, defined under it. */
+typedef struct
 {
-  _Alignas (8) unsigned char rec[sizeof (TideWirePyFrameDef) + TIDE_WIRE_MAX_STRING];
+  char file[TIDE_WIRE_MAX_STRING / 2];
+  char name[TIDE_WIRE_MAX_STRING / 2];
+  long first_line;
+} TidePyNames;
+
+static void
+py_copy_name (char       *dst,
+              size_t      cap,
+              const char *src)
+{
+  size_t n = src != NULL ? strnlen (src, cap - 1) : 1;
+
+  memcpy (dst, src != NULL ? src : "?", n);
+  dst[n] = '\0';
+}
+
+/* Through the C API: any str, with the GIL held. */
+static void
+py_names_from_api (void        *code,
+                   TidePyNames *out)
+{
   void *file_obj, *name_obj;
   const char *file = py_attr_utf8 (code, "co_filename", &file_obj);
   const char *name = py_attr_utf8 (code, "co_qualname", &name_obj);
-  uint32_t len;
-  TidePyDef *def;
 
   if (name_obj == NULL)
     name = py_attr_utf8 (code, "co_name", &name_obj);
-  len = py_encode_def (rec, sizeof rec, id, py_attr_long (code, "co_firstlineno"),
-                       file ? file : "?", name ? name : "?");
+  py_copy_name (out->file, sizeof out->file, file);
+  py_copy_name (out->name, sizeof out->name, name);
+  out->first_line = py_attr_long (code, "co_firstlineno");
   if (file_obj != NULL)
     tide_py.decref (file_obj);
   if (name_obj != NULL)
     tide_py.decref (name_obj);
-  pthread_mutex_lock (&tide_py_def_lock);
-  if (len > 0 && (def = py_def_new (len)) != NULL)
+}
+
+/* In place: inside an allocation hook, where the C API must not be
+ * called (the allocator, or tracemalloc's lock, may be mid-way). */
+static void
+py_names_in_place (const TidePyCodeNames *seen,
+                   TidePyNames           *out)
+{
+  tide_pylayout_str_utf8 (seen->file_obj, out->file, sizeof out->file);
+  tide_pylayout_str_utf8 (seen->name_obj, out->name, sizeof out->name);
+  out->first_line = seen->first_line;
+}
+
+/* One PYFRAME_DEF, sent and kept for the resend after a fork.  Under
+ * tide_py_def_lock: sent before the id can be found, so that no record
+ * names an id before its definition. */
+static void
+py_define (uint32_t           id,
+           const TidePyNames *names)
+{
+  _Alignas (8) unsigned char rec[sizeof (TideWirePyFrameDef) + TIDE_WIRE_MAX_STRING];
+  uint32_t len = py_encode_def (rec, sizeof rec, id, names->first_line, names->file, names->name);
+  TidePyDef *def;
+
+  if (len == 0)
+    return;
+  if ((def = py_def_new (len)) != NULL)
     {
       memcpy (def->rec, rec, len);
       *tide_py_defs_tail = def;
       tide_py_defs_tail = &def->next;
     }
-  pthread_mutex_unlock (&tide_py_def_lock);
-  if (len > 0)
-    tide_send_direct (rec, len);
+  tide_send_direct (rec, len);
 }
 
 /* Where a code object's probe starts in a table of @cap slots (a power
@@ -358,55 +436,164 @@ py_code_slot (const void *code,
   return (uint32_t) tide_hash_u64 ((uintptr_t) code) & (cap - 1);
 }
 
-static bool
-py_table_grow (void)
-{
-  uint32_t cap = tide_py_table_cap ? tide_py_table_cap * 2 : TIDE_PY_TABLE_MIN;
-  TidePyCode *table = tide_raw_mmap (cap * sizeof (TidePyCode));
-
-  if (table == NULL)
-    return false;
-  for (uint32_t i = 0; i < tide_py_table_cap; i++)
-    {
-      TidePyCode *old = &tide_py_table[i];
-      uint32_t j = py_code_slot (old->code, cap);
-
-      if (old->code == NULL)
-        continue;
-      while (table[j].code != NULL)
-        j = (j + 1) & (cap - 1);
-      table[j] = *old;
-    }
-  tide_raw_munmap (tide_py_table, tide_py_table_cap * sizeof (TidePyCode));
-  tide_py_table = table;
-  tide_py_table_cap = cap;
-  return true;
-}
-
-/* The id of a code object, named on first sight.  GIL held. */
-static uint32_t
-py_code_id (void *code)
+static TidePyCode *
+py_code_find (TidePyTable *table,
+              const void  *code)
 {
   uint32_t i;
+  void *c;
+
+  if (table == NULL)
+    return NULL;
+  i = py_code_slot (code, table->cap);
+  while ((c = atomic_load_explicit (&table->slots[i].code, memory_order_acquire)) != NULL)
+    {
+      if (c == code)
+        return &table->slots[i];
+      i = (i + 1) & (table->cap - 1);
+    }
+  return NULL;
+}
+
+static void
+py_code_copy (TidePyCode       *to,
+              const TidePyCode *from)
+{
+  atomic_store (&to->id, atomic_load (&from->id));
+  atomic_store (&to->pinned, atomic_load (&from->pinned));
+  atomic_store (&to->file_obj, atomic_load (&from->file_obj));
+  atomic_store (&to->name_obj, atomic_load (&from->name_obj));
+  atomic_store (&to->first_line, atomic_load (&from->first_line));
+  atomic_store_explicit (&to->code, atomic_load (&from->code), memory_order_release);
+}
+
+/* Under tide_py_def_lock.  The old table stays mapped for its readers. */
+static TidePyTable *
+py_table_grow (TidePyTable *old)
+{
+  uint32_t cap = old != NULL ? old->cap * 2 : TIDE_PY_TABLE_MIN;
+  TidePyTable *table = tide_raw_mmap (sizeof (TidePyTable) + cap * sizeof (TidePyCode));
+
+  if (table == NULL)
+    return NULL;
+  table->cap = cap;
+  for (uint32_t i = 0; old != NULL && i < old->cap; i++)
+    {
+      void *code = atomic_load (&old->slots[i].code);
+      uint32_t j;
+
+      if (code == NULL)
+        continue;
+      j = py_code_slot (code, cap);
+      while (atomic_load (&table->slots[j].code) != NULL)
+        j = (j + 1) & (cap - 1);
+      py_code_copy (&table->slots[j], &old->slots[i]);
+      table->used++;
+    }
+  atomic_store_explicit (&tide_py_table, table, memory_order_release);
+  return table;
+}
+
+/* A free slot for @code (its `code` still NULL), under tide_py_def_lock. */
+static TidePyCode *
+py_code_claim (const void *code)
+{
+  TidePyTable *table = atomic_load (&tide_py_table);
+  uint32_t i;
+
+  if ((table == NULL || (table->used + 1) * 2 > table->cap)
+      && (table = py_table_grow (table)) == NULL)
+    return NULL;
+  i = py_code_slot (code, table->cap);
+  while (atomic_load (&table->slots[i].code) != NULL)
+    i = (i + 1) & (table->cap - 1);
+  table->used++;
+  return &table->slots[i];
+}
+
+/* Whether an unpinned entry still names the object at its address: a code
+ * object freed and another made there has other names. */
+static bool
+py_code_current (TidePyCode            *entry,
+                 const TidePyCodeNames *seen)
+{
+  return atomic_load_explicit (&entry->file_obj, memory_order_relaxed) == seen->file_obj
+         && atomic_load_explicit (&entry->name_obj, memory_order_relaxed) == seen->name_obj
+         && atomic_load_explicit (&entry->first_line, memory_order_relaxed) == seen->first_line;
+}
+
+/* Names @code anew (or again, where its entry is stale), under the lock. */
+static uint32_t
+py_code_name (void                  *code,
+              bool                   gil,
+              const TidePyCodeNames *seen)
+{
+  TidePyNames names;
+  TidePyCode *entry;
+  uint32_t id = 0;
+
+  if (!atomic_load_explicit (&tide_py.in_place, memory_order_relaxed))
+    {
+      tide_tls.guard++;
+      py_names_from_api (code, &names);
+      tide_tls.guard--;
+    }
+  else
+    py_names_in_place (seen, &names);
+  tide_tls.guard++;
+  pthread_mutex_lock (&tide_py_def_lock);
+  entry = py_code_find (atomic_load (&tide_py_table), code);
+  if (entry != NULL && (atomic_load (&entry->pinned) || py_code_current (entry, seen)))
+    {
+      /* Another thread named it meanwhile. */
+      if (gil && !atomic_load (&entry->pinned))
+        {
+          tide_py.incref (code);
+          atomic_store (&entry->pinned, true);
+        }
+      id = atomic_load (&entry->id);
+      goto out;
+    }
+  if (entry == NULL && (entry = py_code_claim (code)) == NULL)
+    goto out;
+  id = atomic_fetch_add (&tide_py_next_id, 1);
+  if (gil)
+    tide_py.incref (code);  /* an id never changes meaning */
+  atomic_store (&entry->id, id);
+  atomic_store (&entry->pinned, gil);
+  atomic_store (&entry->file_obj, seen->file_obj);
+  atomic_store (&entry->name_obj, seen->name_obj);
+  atomic_store (&entry->first_line, seen->first_line);
+  py_define (id, &names);
+  atomic_store_explicit (&entry->code, code, memory_order_release);
+out:
+  pthread_mutex_unlock (&tide_py_def_lock);
+  tide_tls.guard--;
+  return id;
+}
+
+/* The id of a code object, named on first sight.  Without the GIL (frames
+ * read in place, a C function that released it) the code is named from its
+ * own fields, and is not pinned until a lookup with the GIL. */
+static uint32_t
+py_code_id (void *code,
+            bool  gil)
+{
+  TidePyCodeNames seen = { 0 };
+  TidePyCode *entry;
 
   if (code == NULL)
     return 0;
-  if (tide_py_table_used * 2 >= tide_py_table_cap && !py_table_grow ())
-    return 0;
-  i = py_code_slot (code, tide_py_table_cap);
-  while (tide_py_table[i].code != NULL)
-    {
-      if (tide_py_table[i].code == code)
-        return tide_py_table[i].id;
-      i = (i + 1) & (tide_py_table_cap - 1);
-    }
-  tide_py.incref (code);  /* an id never changes meaning */
-  tide_py_table[i] = (TidePyCode) { .code = code, .id = tide_py_next_id++ };
-  tide_py_table_used++;
-  tide_tls.guard++;
-  py_announce (code, tide_py_table[i].id);
-  tide_tls.guard--;
-  return tide_py_table[i].id;
+  entry = py_code_find (atomic_load_explicit (&tide_py_table, memory_order_acquire), code);
+  if (entry != NULL && atomic_load_explicit (&entry->pinned, memory_order_acquire))
+    return atomic_load_explicit (&entry->id, memory_order_relaxed);
+  /* Only frames read in place make unpinned entries, or need names read
+   * so. */
+  if (atomic_load_explicit (&tide_py.in_place, memory_order_relaxed))
+    tide_pylayout_code_names (code, &seen);
+  if (entry != NULL && !gil && py_code_current (entry, &seen))
+    return atomic_load_explicit (&entry->id, memory_order_relaxed);
+  return py_code_name (code, gil, &seen);
 }
 
 /* ---- the shadow stack --------------------------------------------------------- */
@@ -422,7 +609,7 @@ py_push (void     *frame,
   if (depth >= TIDE_PY_MAX_DEPTH)
     return;
   t->entries[depth] = (TidePyEntry) { .frame = frame, .sp = sp,
-                                      .code_id = py_code_id (py_frame_code (frame)) };
+                                      .code_id = py_code_id (py_frame_code (frame), true) };
 }
 
 /* A "return" of a frame we never saw called (it was running before the
@@ -510,6 +697,73 @@ py_seed (TidePyThread *t,
     py_push (chain[n], 0);
 }
 
+/* Whether frames are read in place (3.11, its layout checked on this
+ * interpreter) instead of kept by a profile function.  Decided on the first
+ * attach, from the Python function that called it; GIL held.
+ * TIDEMARK_PYTHON_FRAMES=profile keeps the profile function. */
+static bool
+py_decide_in_place (void)
+{
+  const char *env = getenv ("TIDEMARK_PYTHON_FRAMES");
+  void *frame, *code;
+  TidePyNames names;
+  bool ok;
+
+  if (tide_py.in_place_decided)
+    return atomic_load (&tide_py.in_place);
+  tide_py.in_place_decided = true;
+  if ((env != NULL && strcmp (env, "profile") == 0) || tide_py.minor != 11
+      || sizeof (void *) != 8 || tide_py.addr2line == NULL || tide_py.tstate_get == NULL
+      || tide_py.tstate_holding_gil == NULL || tide_py.thread_dict == NULL
+      || tide_py.dict_set == NULL || tide_py.frame_code == NULL || tide_py.frame_back == NULL
+      || (frame = tide_py.get_frame ()) == NULL
+      || (code = tide_py.frame_code (frame)) == NULL)
+    return false;
+  py_names_from_api (code, &names);
+  tide_py.decref (code);
+  ok = tide_pylayout_check (tide_py.tstate_get (), frame, &(TidePyLayoutTruth) {
+    .addr2line = tide_py.addr2line, .frame_line = tide_py.frame_line,
+    .frame_code = tide_py.frame_code, .frame_back = tide_py.frame_back,
+    .decref = tide_py.decref, .code_file = names.file, .code_name = names.name,
+    .first_line = names.first_line,
+  });
+  atomic_store (&tide_py.in_place, ok);
+  return ok;
+}
+
+/* Frames read in place: the thread state is kept, and the slot's capsule
+ * goes into the thread's dict, which CPython clears before it frees the
+ * thread state, so that a thread state is never read once gone.  The
+ * profile function that called the attach of a new thread is removed. */
+static bool
+py_attach_in_place (TidePyThread *t,
+                    void         *capsule)
+{
+  void *dict = tide_py.thread_dict ();
+
+  if (dict == NULL || tide_py.dict_set (dict, TIDE_PY_CAPSULE_NAME, capsule) != 0)
+    {
+      tide_py.err_clear ();
+      return false;
+    }
+  t->tstate = tide_py.tstate_get ();
+  t->depth = 0;
+  tide_py.set_profile (NULL, NULL);
+  return true;
+}
+
+static bool
+py_attach_profile (TidePyThread *t,
+                   void         *capsule,
+                   int           skip)
+{
+  t->tstate = NULL;
+  t->depth = 0;
+  tide_py.set_profile (py_profile, capsule);  /* the old capsule, if any, dies */
+  py_seed (t, skip);
+  return true;
+}
+
 /* Called by the tidemark package (ctypes.PyDLL: the GIL is held) on each
  * thread that runs Python.  Returns 1 when this thread is now traced. */
 TIDE_EXPORT int
@@ -518,6 +772,7 @@ tidemark_preload_python_attach (int skip)
   TidePyThread *t = &tide_py_tls;
   uint32_t index;
   void *capsule;
+  bool attached;
   int saved = errno;
 
   if (!tide_active () || !py_resolve ())
@@ -536,24 +791,32 @@ tidemark_preload_python_attach (int skip)
     }
   atomic_store (&tide_py_slots[index].valid, 0);
   t->slot = &tide_py_slots[index];
-  t->depth = 0;
-  tide_py.set_profile (py_profile, capsule);  /* the old capsule, if any, dies */
-  tide_py.decref (capsule);                   /* the thread state holds it */
-  py_seed (t, skip);
-  atomic_store (&tide_py_slots[index].valid, 1);
+  tide_tls.guard++;
+  attached = py_decide_in_place () ? py_attach_in_place (t, capsule)
+                                   : py_attach_profile (t, capsule, skip);
+  tide_tls.guard--;
+  tide_py.decref (capsule);  /* the thread state holds it */
+  atomic_store (&tide_py_slots[index].valid, attached);
   errno = saved;
-  return 1;
+  return attached;
 }
 
 /* ---- the allocation hook's side ------------------------------------------------ */
+
+static inline bool
+py_slot_valid (const TidePyThread *t)
+{
+  return t->slot != NULL && atomic_load_explicit (&t->slot->valid, memory_order_relaxed) != 0;
+}
 
 uint32_t
 tide_python_depth (void)
 {
   TidePyThread *t = &tide_py_tls;
 
-  if (t->depth == 0 || t->slot == NULL
-      || atomic_load_explicit (&t->slot->valid, memory_order_relaxed) == 0)
+  if (t->tstate != NULL)
+    return py_slot_valid (t) && tide_pylayout_top (t->tstate) != NULL;
+  if (t->depth == 0 || !py_slot_valid (t))
     return 0;
   return t->depth < TIDE_PY_MAX_DEPTH ? t->depth : TIDE_PY_MAX_DEPTH;
 }
@@ -596,6 +859,58 @@ py_group_start (const TidePyThread *t,
   return lo;
 }
 
+/* Frames read in place, from *frame outwards, innermost first: those of
+ * one C-level evaluation (up to its entry frame), or all when @to_the_end. */
+static uint32_t
+py_emit_in_place (const void **frame,
+                  bool         gil,
+                  bool         to_the_end,
+                  uint32_t    *walked,
+                  uint64_t    *out,
+                  uint32_t     n,
+                  uint32_t     max)
+{
+  const void *f = *frame;
+
+  while (f != NULL && n < max && *walked < TIDE_PY_MAX_WALK)
+    {
+      bool entry = tide_pylayout_is_entry (f);
+
+      out[n++] = tide_wire_pyframe_pack (py_code_id (tide_pylayout_code (f), gil),
+                                         tide_pylayout_line (f));
+      f = tide_pylayout_previous (f);
+      ++*walked;
+      if (entry && !to_the_end)
+        break;
+    }
+  *frame = *walked < TIDE_PY_MAX_WALK ? f : NULL;
+  return n;
+}
+
+static uint32_t
+py_splice_in_place (const TidePyThread *t,
+                    uint64_t           *frames,
+                    uint32_t            n_frames,
+                    uint32_t            max_frames)
+{
+  uint64_t native[TIDE_WIRE_MAX_FRAMES];
+  const void *f = tide_pylayout_top (t->tstate);
+  bool gil = tide_py.tstate_holding_gil () == t->tstate;
+  uint32_t n = 0, walked = 0;
+
+  memcpy (native, frames, n_frames * sizeof (uint64_t));
+  for (uint32_t i = 0; i < n_frames && n < max_frames; i++)
+    {
+      if (!py_is_eval (native[i]))
+        frames[n++] = native[i];
+      else if (f != NULL)
+        n = py_emit_in_place (&f, gil, false, &walked, frames, n, max_frames);
+    }
+  /* Evaluation frames not found (a truncated stack, a stripped
+   * interpreter): the rest of the Python frames go outermost. */
+  return py_emit_in_place (&f, gil, true, &walked, frames, n, max_frames);
+}
+
 uint32_t
 tide_python_splice (uint64_t *frames,
                     uint32_t  n_frames,
@@ -607,6 +922,8 @@ tide_python_splice (uint64_t *frames,
 
   if (hi == 0 || max_frames > TIDE_WIRE_MAX_FRAMES)
     return n_frames;
+  if (t->tstate != NULL)
+    return py_splice_in_place (t, frames, n_frames, max_frames);
   while (seeded < hi && t->entries[seeded].sp == 0)
     seeded++;
   memcpy (native, frames, n_frames * sizeof (uint64_t));
@@ -640,7 +957,7 @@ tide_python_splice (uint64_t *frames,
 void
 tide_python_resend_all (void)
 {
-  pthread_mutex_init (&tide_py_def_lock, NULL);
+  pthread_mutex_init (&tide_py_def_lock, NULL);  /* the code table's too */
   pthread_mutex_lock (&tide_py_def_lock);
   for (TidePyDef *def = tide_py_defs; def != NULL; def = def->next)
     tide_send_direct (def->rec, def->len);

@@ -20,8 +20,9 @@ def _attach(skip):
 
 def _thread_start(frame, event, arg):
     # Installed with threading.setprofile: runs once, on the first event of
-    # a new thread, and puts the C profile function in its place.  Skip this
-    # function's frame and _attach's: no "return" of theirs is ever seen.
+    # a new thread, and removes itself (frames read in place) or puts the C
+    # profile function in its place.  Skip this function's frame and
+    # _attach's: no "return" of theirs is ever seen.
     _attach(2)
 
 
