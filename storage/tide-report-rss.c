@@ -739,3 +739,9 @@ tide_class_suspect_describe (const TideClassSuspect *s)
   return g_strdup_printf ("%s, %s/step since step %d, in %s (pid %" G_GINT64_FORMAT ")",
                           s->name, slope, s->growth_step, s->label, s->pid);
 }
+
+const char *
+tide_class_suspect_class (const TideClassSuspect *s)
+{
+  return s->kind == TIDE_CLASS_SUSPECT_COW ? "cow" : "alloc_free";
+}

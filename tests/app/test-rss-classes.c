@@ -435,6 +435,145 @@ test_jemalloc (void)
   tide_test_remove_dir (dir);
 }
 
+/* tests/targets/cow-steps, recorded with --sync-steps into @dir. */
+static TideTrace *
+record_cow_steps (const char *dir)
+{
+  g_autofree char *path = g_build_filename (dir, "cow-steps.tide", NULL);
+  g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "cow-steps", NULL);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--sync-steps", "-o", path, "--",
+                         target, NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr(GError) error = NULL;
+  int status = 0;
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (err, ==, "");
+  g_assert_cmpstr (out, ==, "done\n");
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  return tide_test_open_trace (path);
+}
+
+/* `tidemark ARGS...`, which must succeed and say nothing on stderr;
+ * returns stdout. */
+static char *
+tidemark_out (const char * const *args)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  char *out = NULL;
+  int status = 0;
+
+  g_ptr_array_add (argv, (char *) TIDE_TIDEMARK_EXE);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *) args[i]);
+  g_ptr_array_add (argv, NULL);
+  g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
+                &status, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (err, ==, "");
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  return out;
+}
+
+#define COW_HINT "reading a Python object writes its reference count, which copies its page " \
+                 "into every worker: keep a Dataset's data in numpy arrays or tensors rather " \
+                 "than lists and dicts of Python objects"
+
+/* cow-steps' child copies 8 MiB of its parent's pages on write in each of
+ * steps 3 to 6: a class suspect, the only suspect, in every format, with
+ * the numbers of tide_report_class_suspects() and its hint; and `tidemark
+ * diff` of the trace with itself, which compares stacks, is not upset by
+ * it. */
+static void
+test_class_suspect_formats (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-rss-class-suspect");
+  g_autofree char *path = g_build_filename (dir, "cow-steps.tide", NULL);
+  g_autoptr(TideTrace) trace = record_cow_steps (dir);
+  g_autoptr(GPtrArray) suspects = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *csv = NULL, *json = NULL, *text = NULL, *diff = NULL;
+  g_autofree char *csv_row = NULL, *json_row = NULL, *child_pid = NULL, *parent_pid = NULL;
+  g_auto(GStrv) lines = NULL;
+  TideClassSuspect *s;
+
+  suspects = tide_report_class_suspects (trace, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (suspects->len, ==, 1);
+  s = g_ptr_array_index (suspects, 0);
+  child_pid = tide_test_query_text (trace, "SELECT pid FROM processes WHERE id = 2");
+  parent_pid = tide_test_query_text (trace, "SELECT pid FROM processes WHERE id = 1");
+  g_assert_cmpint (s->kind, ==, TIDE_CLASS_SUSPECT_COW);
+  g_assert_cmpint (s->process_id, ==, 2);
+  g_assert_cmpint (s->pid, ==, g_ascii_strtoll (child_pid, NULL, 10));
+  /* Step 2 is the child's first: its growth starts with step 3. */
+  g_assert_cmpint (s->growth_step, ==, 3);
+  g_assert_cmpfloat (s->bytes_per_step, >=, 8 * MIB);
+  g_assert_cmpfloat (s->bytes_per_step, <=, 8 * MIB + CLASS_SLACK / 4);
+  g_assert_cmpint (s->end_bytes, >=, 32 * MIB);
+  g_assert_cmpint (s->end_bytes, <=, 32 * MIB + CLASS_SLACK);
+  g_assert_cmpstr (s->name, ==, "copy-on-write in cow-steps");
+  g_assert_cmpstr (s->hint, ==, COW_HINT);
+
+  csv = tidemark_out ((const char *[]) { "report", path, "--suspects", "--format", "csv", NULL });
+  lines = g_strsplit (csv, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 1 + 1 + 1);
+  /* The columns of before, then the new ones at the end. */
+  g_assert_cmpstr (lines[0], ==, "position,pid,role,dist_rank,device,bytes,count,resident_bytes,"
+                                 "growth_start_step,growth_bytes,bytes_per_step,scope,function,"
+                                 "file,line,module,stack,headline,headline_file,headline_line,"
+                                 "scopes,kind,class,name,hint");
+  csv_row = g_strdup_printf ("1,%s,cow-steps,,host,%" G_GINT64_FORMAT ",,,3,%" G_GINT64_FORMAT
+                             ",%" G_GINT64_FORMAT ",,,,,,,,,,,class,cow,"
+                             "copy-on-write in cow-steps,\"" COW_HINT "\"", child_pid,
+                             s->end_bytes, s->growth_bytes, (gint64) s->bytes_per_step);
+  g_assert_cmpstr (lines[1], ==, csv_row);
+
+  json = tidemark_out ((const char *[]) { "report", path, "--suspects", "--format", "json",
+                                          NULL });
+  json_row = g_strdup_printf ("{\"suspects\":[{\"position\":1,\"pid\":%s,\"role\":\"cow-steps\","
+                              "\"dist_rank\":null,\"device\":\"host\",\"bytes\":%" G_GINT64_FORMAT
+                              ",\"count\":null,\"resident_bytes\":null,\"growth_start_step\":3,"
+                              "\"growth_bytes\":%" G_GINT64_FORMAT ",\"bytes_per_step\":%"
+                              G_GINT64_FORMAT ",\"scope\":null,\"frames\":[],\"headline\":null,"
+                              "\"scopes\":null,\"kind\":\"class\",\"class\":\"cow\","
+                              "\"name\":\"copy-on-write in cow-steps\",\"hint\":\"" COW_HINT
+                              "\"}]}\n", child_pid, s->end_bytes, s->growth_bytes,
+                              (gint64) s->bytes_per_step);
+  g_assert_cmpstr (json, ==, json_row);
+
+  text = tidemark_out ((const char *[]) { "report", path, "--suspects", NULL });
+  g_assert_true (g_str_has_prefix (text, "No leak suspects: nothing grows steadily step over "
+                                         "step.\n"));
+  g_assert_true (g_regex_match_simple ("\nResident memory that grows step over step:\nclass: "
+                                       "copy-on-write in cow-steps, \\+8\\.[0-9]{2} MiB/step "
+                                       "since step 3, 3[23]\\.[0-9]{2} MiB copied \\(pid [0-9]+\\)"
+                                       "\n  reading a Python object writes", text, 0, 0));
+  g_assert_true (g_str_has_suffix (text, COW_HINT "\n"));
+
+  /* --process: the parent has no suspect of either kind; the child has
+   * its class. */
+  g_free (csv);
+  csv = tidemark_out ((const char *[]) { "report", path, "--suspects", "--format", "csv",
+                                         "--process", parent_pid, NULL });
+  g_assert_true (g_str_has_suffix (csv, ",kind,class,name,hint\n"));
+  g_assert_cmpuint (strlen (csv), ==, strlen (lines[0]) + 1);
+  g_free (csv);
+  csv = tidemark_out ((const char *[]) { "report", path, "--suspects", "--format", "csv",
+                                         "--process", child_pid, NULL });
+  g_assert_true (g_str_has_prefix (csv, lines[0]));
+  g_assert_cmpuint (strlen (csv), ==, strlen (lines[0]) + strlen (csv_row) + 2);
+  g_assert_nonnull (strstr (csv, csv_row));
+
+  diff = tidemark_out ((const char *[]) { "diff", path, path, NULL });
+  g_assert_nonnull (diff);
+  tide_test_remove_dir (dir);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -451,5 +590,6 @@ main (int    argc,
 #undef ADD
   g_test_add_func ("/rss-classes/summary-pss", test_summary_pss);
   g_test_add_func ("/rss-classes/jemalloc", test_jemalloc);
+  g_test_add_func ("/rss-classes/class-suspect-formats", test_class_suspect_formats);
   return g_test_run ();
 }
