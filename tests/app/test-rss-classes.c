@@ -19,6 +19,7 @@
 #define MIB          G_GINT64_CONSTANT (1048576)
 #define CLASS_SLACK  MIB
 #define JEMALLOC     "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+#define TCMALLOC     "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
 
 typedef struct
 {
@@ -383,34 +384,31 @@ test_summary_pss (void)
   tide_test_remove_dir (dir);
 }
 
-/* jemalloc, preloaded, as the allocator of tests/targets/allocator-free:
- * the 64 MiB it frees in step 2 stay with jemalloc (less what its decay
- * returned at once), which the preload reads from its statistics, and
- * that is what the step's anonymous memory grew by. */
+/* tests/targets/allocator-free on the allocator @library, preloaded: the
+ * 64 MiB it frees in step 2 stay with that allocator (less what it
+ * returned at once), which the preload reads from its statistics into
+ * @counter, and that is what the step's anonymous memory grew by.  The
+ * allocator class holds that allocator's and glibc's, which keeps next to
+ * nothing here. */
 static void
-test_jemalloc (void)
+assert_allocator_keeps_free (const char *library,
+                             gint        counter)
 {
-  g_autofree char *dir = tide_test_make_dir ("tide-rss-jemalloc");
-  g_autofree char *path = g_build_filename (dir, "jemalloc.tide", NULL);
+  g_autofree char *dir = tide_test_make_dir ("tide-rss-allocator");
+  g_autofree char *path = g_build_filename (dir, "allocator.tide", NULL);
   g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "allocator-free", NULL);
   /* Preloaded into the target alone, through env: the recorder of a
    * sanitizer build cannot run with it. */
-  g_autofree char *preload = g_strdup_printf ("LD_PRELOAD=%s:%s", TIDE_PRELOAD_LIB, JEMALLOC);
+  g_autofree char *preload = g_strdup_printf ("LD_PRELOAD=%s:%s", TIDE_PRELOAD_LIB, library);
   const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--sync-steps", "-o", path, "--",
                          "/usr/bin/env", preload, target, NULL };
   g_autofree char *out = NULL, *err = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(TideTrace) trace = NULL;
   Fixture f = { 0 };
-  gint64 jemalloc, anon;
+  gint64 kept, anon, glibc;
   int status = 0;
 
-  if (!g_file_test (JEMALLOC, G_FILE_TEST_EXISTS))
-    {
-      g_test_skip (JEMALLOC " is not installed (libjemalloc2)");
-      tide_test_remove_dir (dir);
-      return;
-    }
   g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
                 &error);
   g_assert_no_error (error);
@@ -419,20 +417,40 @@ test_jemalloc (void)
   g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
   f.trace = trace = tide_test_open_trace (path);
 
-  jemalloc = sent_by_step_end (&f, TIDE_COUNTER_JEMALLOC_FREE, 2) -
-             sent_by_step_end (&f, TIDE_COUNTER_JEMALLOC_FREE, 1);
+  kept = sent_by_step_end (&f, counter, 2) - sent_by_step_end (&f, counter, 1);
   anon = at_step_end (&f, TIDE_COUNTER_RSS_ANON, 2) - at_step_end (&f, TIDE_COUNTER_RSS_ANON, 1);
-  g_assert_cmpint (jemalloc, >=, 32 * MIB);
-  g_assert_cmpint (jemalloc, <=, 64 * MIB + CLASS_SLACK);
-  g_assert_cmpint (anon, >=, jemalloc - CLASS_SLACK);
-  g_assert_cmpint (anon, <=, jemalloc + CLASS_SLACK);
-  /* The allocator class holds jemalloc's and glibc's, which keeps next to
-   * nothing here. */
-  g_assert_cmpint (sent_by_step_end (&f, TIDE_COUNTER_ALLOC_FREE, 2) -
-                   sent_by_step_end (&f, TIDE_COUNTER_JEMALLOC_FREE, 2), <, CLASS_SLACK);
-  g_assert_cmpint (sent_by_step_end (&f, TIDE_COUNTER_ALLOC_FREE, 2) -
-                   sent_by_step_end (&f, TIDE_COUNTER_JEMALLOC_FREE, 2), >=, 0);
+  g_assert_cmpint (kept, >=, 32 * MIB);
+  g_assert_cmpint (kept, <=, 64 * MIB + CLASS_SLACK);
+  g_assert_cmpint (anon, >=, kept - CLASS_SLACK);
+  g_assert_cmpint (anon, <=, kept + CLASS_SLACK);
+  glibc = sent_by_step_end (&f, TIDE_COUNTER_ALLOC_FREE, 2) - sent_by_step_end (&f, counter, 2);
+  g_assert_cmpint (glibc, <, CLASS_SLACK);
+  g_assert_cmpint (glibc, >=, 0);
   tide_test_remove_dir (dir);
+}
+
+static void
+test_jemalloc (void)
+{
+  if (!g_file_test (JEMALLOC, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip (JEMALLOC " is not installed (libjemalloc2)");
+      return;
+    }
+  assert_allocator_keeps_free (JEMALLOC, TIDE_COUNTER_JEMALLOC_FREE);
+}
+
+/* tcmalloc keeps the pages of freed blocks in its page heap, and returns
+ * them to the system a little at a time. */
+static void
+test_tcmalloc (void)
+{
+  if (!g_file_test (TCMALLOC, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip (TCMALLOC " is not installed (libtcmalloc-minimal4)");
+      return;
+    }
+  assert_allocator_keeps_free (TCMALLOC, TIDE_COUNTER_TCMALLOC_FREE);
 }
 
 /* tests/targets/cow-steps, recorded with --sync-steps into @dir. */
@@ -590,6 +608,7 @@ main (int    argc,
 #undef ADD
   g_test_add_func ("/rss-classes/summary-pss", test_summary_pss);
   g_test_add_func ("/rss-classes/jemalloc", test_jemalloc);
+  g_test_add_func ("/rss-classes/tcmalloc", test_tcmalloc);
   g_test_add_func ("/rss-classes/class-suspect-formats", test_class_suspect_formats);
   return g_test_run ();
 }
