@@ -402,19 +402,12 @@ assert_allocator_keeps_free (const char *library,
   g_autofree char *preload = g_strdup_printf ("LD_PRELOAD=%s:%s", TIDE_PRELOAD_LIB, library);
   const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--sync-steps", "-o", path, "--",
                          "/usr/bin/env", preload, target, NULL };
-  g_autofree char *out = NULL, *err = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autofree char *out = tide_test_spawn_ok (argv);
   g_autoptr(TideTrace) trace = NULL;
   Fixture f = { 0 };
   gint64 kept, anon, glibc;
-  int status = 0;
 
-  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
-                &error);
-  g_assert_no_error (error);
-  g_assert_cmpstr (err, ==, "");
   g_assert_cmpstr (out, ==, "done\n");
-  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
   f.trace = trace = tide_test_open_trace (path);
 
   kept = sent_by_step_end (&f, counter, 2) - sent_by_step_end (&f, counter, 1);
@@ -461,16 +454,9 @@ record_cow_steps (const char *dir)
   g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "cow-steps", NULL);
   const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--sync-steps", "-o", path, "--",
                          target, NULL };
-  g_autofree char *out = NULL, *err = NULL;
-  g_autoptr(GError) error = NULL;
-  int status = 0;
+  g_autofree char *out = tide_test_spawn_ok (argv);
 
-  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
-                &error);
-  g_assert_no_error (error);
-  g_assert_cmpstr (err, ==, "");
   g_assert_cmpstr (out, ==, "done\n");
-  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
   return tide_test_open_trace (path);
 }
 
@@ -480,21 +466,12 @@ static char *
 tidemark_out (const char * const *args)
 {
   g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  g_autofree char *err = NULL;
-  g_autoptr(GError) error = NULL;
-  char *out = NULL;
-  int status = 0;
 
   g_ptr_array_add (argv, (char *) TIDE_TIDEMARK_EXE);
   for (guint i = 0; args[i] != NULL; i++)
     g_ptr_array_add (argv, (char *) args[i]);
   g_ptr_array_add (argv, NULL);
-  g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
-                &status, &error);
-  g_assert_no_error (error);
-  g_assert_cmpstr (err, ==, "");
-  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
-  return out;
+  return tide_test_spawn_ok ((const char * const *) argv->pdata);
 }
 
 #define COW_HINT "reading a Python object writes its reference count, which copies its page " \
