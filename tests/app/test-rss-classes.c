@@ -446,6 +446,66 @@ test_tcmalloc (void)
   assert_allocator_keeps_free (TCMALLOC, TIDE_COUNTER_TCMALLOC_FREE);
 }
 
+/* `allocator-free grow` on the allocator @library (NULL: glibc's) frees
+ * 16 MiB more in each of steps 2 to 5: its one suspect is the allocator's
+ * free memory, named by the allocator that holds it, with its remedy. */
+static void
+assert_allocator_suspect (const char *library,
+                          const char *name_pattern,
+                          const char *hint)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-rss-allocator-suspect");
+  g_autofree char *path = g_build_filename (dir, "grow.tide", NULL);
+  g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "allocator-free", NULL);
+  g_autofree char *preload = g_strdup_printf ("LD_PRELOAD=%s%s%s", TIDE_PRELOAD_LIB,
+                                              library ? ":" : "", library ? library : "");
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--sync-steps", "-o", path, "--",
+                         "/usr/bin/env", preload, target, "grow", NULL };
+  g_autofree char *out = tide_test_spawn_ok (argv);
+  g_autoptr(TideTrace) trace = tide_test_open_trace (path);
+  g_autoptr(GPtrArray) suspects = NULL;
+  g_autoptr(GError) error = NULL;
+  TideClassSuspect *s;
+
+  g_assert_cmpstr (out, ==, "done\n");
+  suspects = tide_report_class_suspects (trace, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (suspects->len, ==, 1);
+  s = g_ptr_array_index (suspects, 0);
+  g_assert_cmpint (s->kind, ==, TIDE_CLASS_SUSPECT_ALLOC_FREE);
+  g_assert_cmpint (s->growth_step, ==, 2);
+  g_assert_cmpfloat (s->bytes_per_step, >=, 16 * MIB - CLASS_SLACK / 4);
+  g_assert_cmpfloat (s->bytes_per_step, <=, 16 * MIB + CLASS_SLACK / 4);
+  if (!g_regex_match_simple (name_pattern, s->name, 0, 0))
+    g_error ("the suspect's name «%s» does not match «%s»", s->name, name_pattern);
+  g_assert_cmpstr (s->hint, ==, hint);
+  tide_test_remove_dir (dir);
+}
+
+static void
+test_glibc_suspect (void)
+{
+  assert_allocator_suspect (NULL, "^glibc arenas keep 64\\.[0-9]{2} MiB free$",
+                            "glibc keeps freed memory in per-thread arenas: set "
+                            "MALLOC_ARENA_MAX=2, call malloc_trim(0) after large frees, or run "
+                            "on jemalloc (LD_PRELOAD=libjemalloc.so.2)");
+}
+
+static void
+test_tcmalloc_suspect (void)
+{
+  if (!g_file_test (TCMALLOC, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip (TCMALLOC " is not installed (libtcmalloc-minimal4)");
+      return;
+    }
+  assert_allocator_suspect (TCMALLOC, "^tcmalloc keeps 6[45]\\.[0-9]{2} MiB free$",
+                            "tcmalloc returns freed pages to the system slowly: "
+                            "TCMALLOC_RELEASE_RATE=10 returns them sooner, and "
+                            "MallocExtension_ReleaseFreeMemory() after large frees returns "
+                            "them at once");
+}
+
 /* tests/targets/cow-steps, recorded with --sync-steps into @dir. */
 static TideTrace *
 record_cow_steps (const char *dir)
@@ -586,6 +646,8 @@ main (int    argc,
   g_test_add_func ("/rss-classes/summary-pss", test_summary_pss);
   g_test_add_func ("/rss-classes/jemalloc", test_jemalloc);
   g_test_add_func ("/rss-classes/tcmalloc", test_tcmalloc);
+  g_test_add_func ("/rss-classes/glibc-suspect", test_glibc_suspect);
+  g_test_add_func ("/rss-classes/tcmalloc-suspect", test_tcmalloc_suspect);
   g_test_add_func ("/rss-classes/class-suspect-formats", test_class_suspect_formats);
   return g_test_run ();
 }
