@@ -252,17 +252,8 @@ report_lines (Fixture    *f,
   g_autofree char *path = g_build_filename (f->dir, "classes.tide", NULL);
   const char *argv[] = { TIDE_TIDEMARK_EXE, "report", path, mode, "--format", format,
                          process ? "--process" : NULL, process, NULL };
-  g_autofree char *err = NULL;
-  g_autoptr(GError) error = NULL;
-  char *out = NULL;
-  int status = 0;
 
-  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
-                &error);
-  g_assert_no_error (error);
-  g_assert_cmpstr (err, ==, "");
-  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
-  return out;
+  return tide_test_spawn_ok (argv);
 }
 
 /* Column @name of CSV row @row (0: the header), as a number. */
