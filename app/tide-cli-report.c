@@ -26,35 +26,6 @@ typedef struct
   gboolean    native;           /* text: every frame of each stack */
 } ReportRequest;
 
-/* The classes of resident memory that grow like a leak, after the stacks
- * (text only: CSV and JSON keep one row shape). */
-static gboolean
-append_class_suspects (TideTrace           *trace,
-                       const ReportRequest *req,
-                       GString             *out,
-                       GError             **error)
-{
-  g_autoptr(GPtrArray) classes = tide_report_class_suspects (trace, error);
-  gboolean said = FALSE;
-
-  if (classes == NULL)
-    return FALSE;
-  for (guint i = 0; i < classes->len; i++)
-    {
-      TideClassSuspect *s = g_ptr_array_index (classes, i);
-      g_autofree char *line = NULL;
-
-      if (req->only != NULL && !g_hash_table_contains (req->only, &s->process_id))
-        continue;
-      line = tide_class_suspect_describe (s);
-      g_string_append_printf (out, "%sclass: %s\n  %s\n",
-                              said ? "" : "\nResident memory that grows step over step:\n",
-                              line, s->hint);
-      said = TRUE;
-    }
-  return TRUE;
-}
-
 static gboolean
 run_report (TideTrace           *trace,
             const ReportRequest *req,
@@ -95,16 +66,24 @@ run_report (TideTrace           *trace,
   if (req->suspects)
     {
       g_autoptr(GPtrArray) groups = tide_report_suspects (trace, req->by, error);
+      g_autoptr(GPtrArray) classes = NULL;
+
       if (groups == NULL)
         return FALSE;
+      /* The classes of resident memory that grow like a leak, after the
+       * stacks. */
+      classes = tide_report_class_suspects (trace, error);
+      if (classes == NULL)
+        return FALSE;
       if (req->only != NULL)
-        tide_report_keep_groups (groups, req->only);
+        {
+          tide_report_keep_groups (groups, req->only);
+          tide_report_keep_class_suspects (classes, req->only);
+        }
       if (out->len > 0)
         g_string_append_c (out, '\n');
-      tide_format_groups_detailed (out, groups, TIDE_GROUPS_SUSPECTS, req->by, 0, req->format,
-                                   req->native ? TIDE_FRAMES_ALL : TIDE_FRAMES_AROUND_HEADLINE);
-      if (req->format == TIDE_FORMAT_TEXT && !append_class_suspects (trace, req, out, error))
-        return FALSE;
+      tide_format_suspects (out, groups, classes, req->by, req->format,
+                            req->native ? TIDE_FRAMES_ALL : TIDE_FRAMES_AROUND_HEADLINE);
     }
   if (req->retained)
     {

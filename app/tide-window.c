@@ -27,6 +27,7 @@
 #include "tide-processes.h"
 #include "tide-report-format.h"
 #include "tide-report.h"
+#include "tide-report-rss.h"
 #include "tide-storage-error.h"
 #include "tide-timeline-data.h"
 #include "tide-window-private.h"
@@ -379,6 +380,7 @@ load_tables (TideWindow *self)
   TideTrace *trace = _tide_window_get_trace (self);
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) suspects = NULL;
+  g_autoptr(GPtrArray) classes = NULL;
 
   g_clear_pointer (&self->steps, g_ptr_array_unref);
   g_clear_pointer (&self->transfers, g_array_unref);
@@ -392,6 +394,8 @@ load_tables (TideWindow *self)
   suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
   tide_steps_view_set_steps (self->steps_view, self->steps, self->transfers);
   tide_suspects_view_set_suspects (self->suspects_view, suspects);
+  classes = tide_report_class_suspects (trace, NULL);
+  tide_suspects_view_set_class_suspects (self->suspects_view, classes);
   tide_timeline_view_set_highlight (self->timeline, 0, 0, -1, NULL);
   load_processes (self, suspects);
 }

@@ -2,17 +2,45 @@
 # Copyright 2026 The Tidemark authors
 #
 # The workload of bench-torch.py: a small MLP trained on random data
-# (forward, backward, optimizer step), no leak.   bench-torch-train.py STEPS
+# (forward, backward, optimizer step), no leak.
+#   bench-torch-train.py STEPS [WORKERS]
+# With WORKERS, the batches come from a DataLoader with that many worker
+# processes (forked), reading a Dataset that holds its samples in one
+# tensor: the shape of a job whose workers the recorder follows too.
 import resource
 import sys
 import time
 
 import torch
 from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class RandomSamples(Dataset):
+    def __init__(self, count):
+        self.x = torch.randn(count, 256)
+        self.y = torch.randint(0, 10, (count,))
+
+    def __len__(self):
+        return len(self.y)
+
+    def __getitem__(self, i):
+        return self.x[i], self.y[i]
+
+
+def batches(steps, workers):
+    """The same batch STEPS times, or an epoch of STEPS batches from a
+    DataLoader with WORKERS workers."""
+    if workers == 0:
+        x = torch.randn(64, 256)
+        y = torch.randint(0, 10, (64,))
+        return ((x, y) for _ in range(steps))
+    return DataLoader(RandomSamples(64 * steps), batch_size=64, num_workers=workers)
 
 
 def main():
     steps = int(sys.argv[1])
+    workers = int(sys.argv[2]) if len(sys.argv) > 2 else 0
     torch.manual_seed(0)
     torch.set_num_threads(1)
     model = nn.Sequential(
@@ -22,18 +50,20 @@ def main():
     )
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = nn.CrossEntropyLoss()
-    x = torch.randn(64, 256)
-    y = torch.randint(0, 10, (64,))
     start = time.monotonic()
-    for _ in range(steps):
+    for x, y in batches(steps, workers):
         opt.zero_grad()
         loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
     print(f"loop {time.monotonic() - start:.3f} s, loss {loss.item():.4f}")
-    # The process's CPU time, its every thread's: bench-torch.py reads it.
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    print(f"cpu {usage.ru_utime + usage.ru_stime:.3f}", flush=True)
+    # The job's CPU time, its every thread's and its finished workers':
+    # bench-torch.py reads it.
+    cpu = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        cpu += usage.ru_utime + usage.ru_stime
+    print(f"cpu {cpu:.3f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,10 @@
 # Wall time of a small PyTorch training loop (bench-torch-train.py) plain,
 # under `tidemark record --torch` (default sampling) and, when installed,
 # under heaptrack; runs interleaved, medians, ratios to plain.
-#   bench-torch.py TIDEMARK [--runs N] [--steps N] [--heaptrack-runs N]
-#                  [--compare OTHER_TIDEMARK]
+#   bench-torch.py TIDEMARK [--runs N] [--steps N] [--workers N]
+#                  [--heaptrack-runs N] [--compare OTHER_TIDEMARK]
+#
+# --workers N feeds the loop from a DataLoader with N worker processes.
 #
 # Beside the wall time stand CPU times, which other jobs on the machine
 # change far less: the program's own (its every thread, the preload's
@@ -14,7 +16,9 @@
 # (every CPU second that `tidemark record` and its children used, less the
 # program's).  --compare records with a second build too, in the same
 # rounds, so that a change is measured against the build before it; each
-# round starts one mode later than the one before.
+# round starts one mode later than the one before, and the two builds'
+# ratios are paired by round: each round's "after" over its "before", the
+# median of those with their extremes.
 import argparse
 import os
 import resource
@@ -58,12 +62,13 @@ def main():
     parser.add_argument("tidemark")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--heaptrack-runs", type=int, default=3)
     parser.add_argument("--compare", metavar="OTHER_TIDEMARK",
                         help="also record with this build (\"before\")")
     args = parser.parse_args()
 
-    workload = [PYTHON, TRAIN, str(args.steps)]
+    workload = [PYTHON, TRAIN, str(args.steps), str(args.workers)]
     heaptrack = shutil.which("heaptrack")
     builds = {"tidemark --torch": os.path.abspath(args.tidemark)}
     if args.compare:
@@ -111,7 +116,19 @@ def main():
         else:
             line += " " * 14
         print(line + f"  (N={len(runs[name])})")
+    if args.compare:
+        print_paired(runs["after --torch"], runs["before --torch"])
     return 0
+
+
+def print_paired(after, before):
+    """Each round's after over its before: wall, program CPU, recorder CPU."""
+    print("after / before, paired by round: median (min-max)")
+    for what, value in (("wall", lambda r: r[0]), ("program CPU", lambda r: r[2]),
+                        ("recorder CPU", lambda r: r[1] - r[2])):
+        ratios = sorted(value(a) / value(b) for a, b in zip(after, before) if value(b) > 0)
+        if ratios:
+            print(f"  {what:13} {median(ratios):.3f}x ({ratios[0]:.3f}-{ratios[-1]:.3f})")
 
 
 if __name__ == "__main__":

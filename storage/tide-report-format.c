@@ -8,6 +8,7 @@
 
 #include "tide-plumbing.h"
 #include "tide-report-format.h"
+#include "tide-report-rss.h"
 #include "tide-saturate.h"
 #include "tide-schema.h"
 
@@ -737,14 +738,43 @@ scopes_csv (GString        *out,
   csv_field (out, cell->str);
 }
 
+/* A class suspect's row in the stacks' columns, empty where a stack has
+ * frames, then its kind, class, name and hint. */
+static void
+class_suspects_csv (GString   *out,
+                    GPtrArray *classes,
+                    guint      first_position)
+{
+  for (guint i = 0; classes != NULL && i < classes->len; i++)
+    {
+      const TideClassSuspect *s = g_ptr_array_index (classes, i);
+
+      g_string_append_printf (out, "%u,%" G_GINT64_FORMAT ",", first_position + i, s->pid);
+      csv_field (out, s->label);
+      g_string_append_printf (out, ",,host,%" G_GINT64_FORMAT ",,,%d,%" G_GINT64_FORMAT
+                              ",%" G_GINT64_FORMAT ",,,,,,,,,,,class,%s,", s->end_bytes,
+                              s->growth_step, s->growth_bytes,
+                              tide_sat_from_double (s->bytes_per_step),
+                              tide_class_suspect_class (s));
+      csv_field (out, s->name);
+      g_string_append_c (out, ',');
+      csv_field (out, s->hint);
+      g_string_append_c (out, '\n');
+    }
+}
+
+/* Suspects end in kind,class,name,hint, after the columns that were
+ * there before them, so that a reader of those keeps working. */
 static void
 groups_csv (GString        *out,
             GPtrArray      *groups,
-            TideGroupsKind  kind)
+            TideGroupsKind  kind,
+            GPtrArray      *classes)
 {
   g_string_append (out, "position,pid,role,dist_rank,device,bytes,count,resident_bytes,"
                         "growth_start_step,growth_bytes,bytes_per_step,scope,function,file,line,"
-                        "module,stack,headline,headline_file,headline_line,scopes\n");
+                        "module,stack,headline,headline_file,headline_line,scopes");
+  g_string_append (out, kind == TIDE_GROUPS_SUSPECTS ? ",kind,class,name,hint\n" : "\n");
   for (guint i = 0; i < groups->len; i++)
     {
       TideGroup *g = g_ptr_array_index (groups, i);
@@ -783,8 +813,9 @@ groups_csv (GString        *out,
         g_string_append_printf (out, "%d", headline->line);
       g_string_append_c (out, ',');
       scopes_csv (out, g, kind);
-      g_string_append_c (out, '\n');
+      g_string_append (out, kind == TIDE_GROUPS_SUSPECTS ? ",stack,,,\n" : "\n");
     }
+  class_suspects_csv (out, classes, groups->len + 1);
 }
 
 /* "headline": the text every report shows, and where it points: "frame"
@@ -841,10 +872,41 @@ json_scopes (GString        *out,
   g_string_append_c (out, ']');
 }
 
+/* A class suspect in the shape of a stack's, without frames, then its
+ * kind, class, name and hint. */
+static void
+class_suspects_json (GString   *out,
+                     GPtrArray *classes,
+                     guint      first_position)
+{
+  for (guint i = 0; classes != NULL && i < classes->len; i++)
+    {
+      const TideClassSuspect *s = g_ptr_array_index (classes, i);
+
+      g_string_append_printf (out, "%s{\"position\":%u,\"pid\":%" G_GINT64_FORMAT ",\"role\":",
+                              first_position + i > 1 ? "," : "", first_position + i, s->pid);
+      json_string (out, s->label);
+      g_string_append_printf (out, ",\"dist_rank\":null,\"device\":\"host\",\"bytes\":%"
+                              G_GINT64_FORMAT ",\"count\":null,\"resident_bytes\":null,"
+                              "\"growth_start_step\":%d,\"growth_bytes\":%" G_GINT64_FORMAT
+                              ",\"bytes_per_step\":%" G_GINT64_FORMAT ",\"scope\":null,"
+                              "\"frames\":[],\"headline\":null,\"scopes\":null,"
+                              "\"kind\":\"class\",\"class\":\"%s\",\"name\":", s->end_bytes,
+                              s->growth_step, s->growth_bytes,
+                              tide_sat_from_double (s->bytes_per_step),
+                              tide_class_suspect_class (s));
+      json_string (out, s->name);
+      g_string_append (out, ",\"hint\":");
+      json_string (out, s->hint);
+      g_string_append_c (out, '}');
+    }
+}
+
 static void
 groups_json (GString        *out,
              GPtrArray      *groups,
-             TideGroupsKind  kind)
+             TideGroupsKind  kind,
+             GPtrArray      *classes)
 {
   g_string_append_printf (out, "{\"%s\":[", kind == TIDE_GROUPS_SUSPECTS ? "suspects" : "retained");
   for (guint i = 0; i < groups->len; i++)
@@ -884,8 +946,11 @@ groups_json (GString        *out,
       g_string_append_c (out, ']');
       json_headline (out, g);
       json_scopes (out, g, kind);
+      if (kind == TIDE_GROUPS_SUSPECTS)
+        g_string_append (out, ",\"kind\":\"stack\",\"class\":null,\"name\":null,\"hint\":null");
       g_string_append_c (out, '}');
     }
+  class_suspects_json (out, classes, groups->len + 1);
   g_string_append (out, "]}\n");
 }
 
@@ -899,11 +964,45 @@ tide_format_groups_detailed (GString         *out,
                              TideFrameDetail  detail)
 {
   if (format == TIDE_FORMAT_CSV)
-    groups_csv (out, groups, kind);
+    groups_csv (out, groups, kind, NULL);
   else if (format == TIDE_FORMAT_JSON)
-    groups_json (out, groups, kind);
+    groups_json (out, groups, kind, NULL);
   else
     groups_text (out, groups, kind, by, step, detail);
+}
+
+static void
+class_suspects_text (GString   *out,
+                     GPtrArray *classes)
+{
+  for (guint i = 0; classes != NULL && i < classes->len; i++)
+    {
+      const TideClassSuspect *s = g_ptr_array_index (classes, i);
+      g_autofree char *line = tide_class_suspect_describe (s);
+
+      g_string_append_printf (out, "%sclass: %s\n  %s\n",
+                              i ? "" : "\nResident memory that grows step over step:\n",
+                              line, s->hint);
+    }
+}
+
+void
+tide_format_suspects (GString         *out,
+                      GPtrArray       *groups,
+                      GPtrArray       *classes,
+                      TideGroupBy      by,
+                      TideFormat       format,
+                      TideFrameDetail  detail)
+{
+  if (format == TIDE_FORMAT_CSV)
+    groups_csv (out, groups, TIDE_GROUPS_SUSPECTS, classes);
+  else if (format == TIDE_FORMAT_JSON)
+    groups_json (out, groups, TIDE_GROUPS_SUSPECTS, classes);
+  else
+    {
+      groups_text (out, groups, TIDE_GROUPS_SUSPECTS, by, 0, detail);
+      class_suspects_text (out, classes);
+    }
 }
 
 void

@@ -55,6 +55,18 @@ void     tide_format_groups_detailed (GString         *out,
                                       TideFormat       format,
                                       TideFrameDetail  detail);
 
+/* `report --suspects`: the stacks that grow steadily, then @classes, the
+ * classes of resident memory that do (TideClassSuspect in
+ * tide-report-rss.h; NULL: none).  In CSV and JSON a class is a row of the
+ * stacks' shape without frames; every suspect ends in its kind ("stack" or
+ * "class"), and a class's class, name and hint. */
+void     tide_format_suspects (GString         *out,
+                               GPtrArray       *groups,
+                               GPtrArray       *classes,
+                               TideGroupBy      by,
+                               TideFormat       format,
+                               TideFrameDetail  detail);
+
 void     tide_format_processes (GString    *out,
                                 GPtrArray  *summaries,
                                 TideFormat  format);

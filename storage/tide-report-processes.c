@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "tide-report-private.h"
+#include "tide-report-rss.h"
 
 void
 tide_process_summary_free (TideProcessSummary *summary)
@@ -336,6 +337,12 @@ summary_process_id (gconstpointer item)
   return ((const TideProcessSummary *) item)->process->id;
 }
 
+static gint64
+class_suspect_process_id (gconstpointer item)
+{
+  return ((const TideClassSuspect *) item)->process_id;
+}
+
 static void
 keep_processes (GPtrArray  *items,
                 gint64    (*process_id_of) (gconstpointer item),
@@ -370,6 +377,13 @@ tide_report_keep_summaries (GPtrArray  *summaries,
                             GHashTable *ids)
 {
   keep_processes (summaries, summary_process_id, ids);
+}
+
+void
+tide_report_keep_class_suspects (GPtrArray  *suspects,
+                                 GHashTable *ids)
+{
+  keep_processes (suspects, class_suspect_process_id, ids);
 }
 
 /* ---- the process to show ---------------------------------------------------------- */

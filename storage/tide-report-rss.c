@@ -163,6 +163,7 @@ static const gint step_class_counters[TIDE_STEP_N_CLASSES] = {
   [TIDE_STEP_COW] = TIDE_COUNTER_COW_BYTES,
   [TIDE_STEP_SHARED] = TIDE_COUNTER_RSS_SHARED_PAGES,
   [TIDE_STEP_JEMALLOC_FREE] = TIDE_COUNTER_JEMALLOC_FREE,
+  [TIDE_STEP_TCMALLOC_FREE] = TIDE_COUNTER_TCMALLOC_FREE,
   [TIDE_STEP_MAPPED] = TIDE_COUNTER_MAPPED,
 };
 
@@ -612,9 +613,22 @@ static const struct
     "(LD_PRELOAD=libjemalloc.so.2)" },
 };
 
-static const char jemalloc_hint[] =
-  "jemalloc keeps freed pages until they decay: MALLOC_CONF=dirty_decay_ms:1000 returns "
-  "them sooner, narenas:2 keeps fewer arenas";
+/* The allocators other than glibc whose free memory the preload reads,
+ * by their part of TIDE_STEP_ALLOC_FREE. */
+static const struct
+{
+  TideStepClass  cls;
+  const char    *name;
+  const char    *hint;
+} other_allocators[] = {
+  { TIDE_STEP_JEMALLOC_FREE, "jemalloc",
+    "jemalloc keeps freed pages until they decay: MALLOC_CONF=dirty_decay_ms:1000 returns "
+    "them sooner, narenas:2 keeps fewer arenas" },
+  { TIDE_STEP_TCMALLOC_FREE, "tcmalloc",
+    "tcmalloc returns freed pages to the system slowly: TCMALLOC_RELEASE_RATE=10 returns "
+    "them sooner, and MallocExtension_ReleaseFreeMemory() after large frees returns them "
+    "at once" },
+};
 
 void
 tide_class_suspect_free (TideClassSuspect *suspect)
@@ -626,13 +640,19 @@ tide_class_suspect_free (TideClassSuspect *suspect)
   g_free (suspect);
 }
 
-/* The allocator's free memory is jemalloc's where jemalloc holds most of
- * it at the last step. */
-static gboolean
-mostly_jemalloc (const TideStepRow *last)
+/* The allocator other than glibc that holds most of the allocator's free
+ * memory at the last step (an index of other_allocators), or -1: glibc. */
+static gint
+main_other_allocator (const TideStepRow *last)
 {
-  return last->has_classes && last->class_end[TIDE_STEP_JEMALLOC_FREE] > 0 &&
-         2 * last->class_end[TIDE_STEP_JEMALLOC_FREE] > last->class_end[TIDE_STEP_ALLOC_FREE];
+  for (guint a = 0; a < G_N_ELEMENTS (other_allocators); a++)
+    {
+      gint64 held = last->has_classes ? last->class_end[other_allocators[a].cls] : -1;
+
+      if (held > 0 && 2 * held > last->class_end[TIDE_STEP_ALLOC_FREE])
+        return (gint) a;
+    }
+  return -1;
 }
 
 static char *
@@ -642,12 +662,23 @@ class_suspect_name (TideClassSuspectKind  kind,
                     gint64                end_bytes)
 {
   g_autofree char *bytes = tide_format_bytes (end_bytes);
+  gint other = main_other_allocator (last);
 
   if (kind == TIDE_CLASS_SUSPECT_COW)
     return g_strdup_printf ("copy-on-write in %s", label);
-  if (mostly_jemalloc (last))
-    return g_strdup_printf ("jemalloc keeps %s free", bytes);
+  if (other >= 0)
+    return g_strdup_printf ("%s keeps %s free", other_allocators[other].name, bytes);
   return g_strdup_printf ("glibc arenas keep %s free", bytes);
+}
+
+static const char *
+class_suspect_hint (TideClassSuspectKind  kind,
+                    const TideStepRow    *last,
+                    guint                 c)
+{
+  gint other = kind == TIDE_CLASS_SUSPECT_ALLOC_FREE ? main_other_allocator (last) : -1;
+
+  return other >= 0 ? other_allocators[other].hint : class_suspects[c].hint;
 }
 
 /* @rows: one process's, by step. */
@@ -682,8 +713,7 @@ add_process_class_suspects (GPtrArray *rows,
       s->bytes_per_step = net / (rows->len - start + 1);
       s->end_bytes = (gint64) live[rows->len];
       s->name = class_suspect_name (s->kind, last, s->label, s->end_bytes);
-      s->hint = s->kind == TIDE_CLASS_SUSPECT_ALLOC_FREE && mostly_jemalloc (last)
-                ? jemalloc_hint : class_suspects[c].hint;
+      s->hint = class_suspect_hint (s->kind, last, c);
       g_ptr_array_add (out, s);
     }
 }
@@ -738,4 +768,10 @@ tide_class_suspect_describe (const TideClassSuspect *s)
                             s->name, slope, s->growth_step, end, s->pid);
   return g_strdup_printf ("%s, %s/step since step %d, in %s (pid %" G_GINT64_FORMAT ")",
                           s->name, slope, s->growth_step, s->label, s->pid);
+}
+
+const char *
+tide_class_suspect_class (const TideClassSuspect *s)
+{
+  return s->kind == TIDE_CLASS_SUSPECT_COW ? "cow" : "alloc_free";
 }

@@ -106,6 +106,12 @@ GPtrArray *tide_report_class_suspects (TideTrace  *trace,
 /* "glibc arenas keep 32.00 MiB free, +8.00 MiB/step since step 2, in
  * leaky (pid 42)" */
 char      *tide_class_suspect_describe (const TideClassSuspect *suspect);
+/* The class's name in CSV and JSON: "cow", "alloc_free" (the stems of the
+ * steps report's columns). */
+const char *tide_class_suspect_class   (const TideClassSuspect *suspect);
+/* Narrows to the processes of tide_report_process_ids(). */
+void       tide_report_keep_class_suspects (GPtrArray  *suspects,
+                                            GHashTable *ids);
 
 /* `report --rss`: a line per step and process in text; the terms as
  * columns in CSV and JSON. */

@@ -32,6 +32,7 @@ typedef enum
   TIDE_STEP_COW,
   TIDE_STEP_SHARED,             /* pages another process maps too */
   TIDE_STEP_JEMALLOC_FREE,      /* the part of ALLOC_FREE that jemalloc holds */
+  TIDE_STEP_TCMALLOC_FREE,      /* the part of ALLOC_FREE that tcmalloc holds */
   TIDE_STEP_MAPPED,
   TIDE_STEP_N_CLASSES
 } TideStepClass;

@@ -240,6 +240,7 @@ static const char schema_sql[] =
   "  (14, 'rss_file', 'bytes'), (15, 'rss_shmem', 'bytes'), (16, 'uss', 'bytes'),"
   "  (17, 'rss_shared_pages', 'bytes'), (18, 'alloc_free', 'bytes'),"
   "  (24, 'cow_bytes', 'bytes'), (25, 'jemalloc_free', 'bytes'),"
+  "  (26, 'tcmalloc_free', 'bytes'),"
   "  (30, 'py_arenas', 'bytes');";
 
 /* The tables and indexes that come after the trace is created, each made

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <sys/wait.h>
 
 #include <glib/gstdio.h>
 #include <sqlite3.h>
@@ -152,6 +153,24 @@ tide_test_write_two_ranks (const char *path)
     }
   g_assert_true (tide_trace_writer_finish (w, &error));
   g_assert_no_error (error);
+}
+
+/* Runs @argv (NULL-terminated), which must exit 0 and say nothing on
+ * stderr; returns its stdout. */
+char *
+tide_test_spawn_ok (const char * const *argv)
+{
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  char *out = NULL;
+  int status = 0;
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (err, ==, "");
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  return out;
 }
 
 /* The value of @column in CSV row @row (1: the first after the header);

@@ -25,5 +25,6 @@ void        tide_test_write_two_ranks (const char *path);
 char       *tide_test_csv_cell       (const char *csv,
                                       guint       row,
                                       const char *column);
+char       *tide_test_spawn_ok       (const char * const *argv);
 
 G_END_DECLS

@@ -27,7 +27,7 @@ packages=(
   libdw-dev libelf-dev libunwind-dev libbpf-dev bpftool libclang-rt-14-dev
   xvfb xauth desktop-file-utils appstream shared-mime-info
   python3 python3-torch python3-numpy
-  libjemalloc2
+  libjemalloc2 libtcmalloc-minimal4
 )
 
 install_missing () {

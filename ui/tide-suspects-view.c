@@ -3,19 +3,24 @@
  *
  * TideSuspectsView: the leak suspects of tide_report_suspects(), steepest
  * first.  Choosing one notifies "selected", which the window turns into a
- * highlight of its growth on the timeline.
+ * highlight of its growth on the timeline.  After them come the classes of
+ * resident memory that grow by the same rule (tide_report_class_suspects()),
+ * each with its hint; they have no stack to highlight, so they cannot be
+ * chosen.
  */
 #include "config.h"
 
 #include "tide-suspects-view.h"
 
 #include "tide-report-format.h"
+#include "tide-report-rss.h"
 
 struct _TideSuspectsView
 {
   GtkWidget  parent_instance;
 
   GPtrArray *suspects;     /* TideGroup*, owned reference */
+  GPtrArray *classes;      /* TideClassSuspect*, owned reference */
   GtkWidget *scroller;
   GtkWidget *list;
   GtkWidget *placeholder;
@@ -70,10 +75,19 @@ describe_suspect (const TideGroup *group)
                           scopes_line);
 }
 
-static GtkWidget *
-row_new (const TideGroup *group)
+/* "copy-on-write in DataLoader worker 0, +8.00 MiB/step since step 3,
+ * 32.00 MiB copied (pid 42)\nreading a Python object writes …" */
+static char *
+describe_class_suspect (const TideClassSuspect *suspect)
 {
-  g_autofree char *text = describe_suspect (group);
+  g_autofree char *line = tide_class_suspect_describe (suspect);
+
+  return g_strdup_printf ("%s\n%s", line, suspect->hint);
+}
+
+static GtkWidget *
+row_new (const char *text)
+{
   GtkWidget *label = gtk_label_new (text);
 
   gtk_label_set_xalign (GTK_LABEL (label), 0.0);
@@ -105,6 +119,7 @@ tide_suspects_view_dispose (GObject *object)
 
   g_clear_pointer (&self->scroller, gtk_widget_unparent);
   g_clear_pointer (&self->suspects, g_ptr_array_unref);
+  g_clear_pointer (&self->classes, g_ptr_array_unref);
   G_OBJECT_CLASS (tide_suspects_view_parent_class)->dispose (object);
 }
 
@@ -179,6 +194,42 @@ tide_suspects_view_new (void)
   return g_object_new (TIDE_TYPE_SUSPECTS_VIEW, NULL);
 }
 
+static guint
+n_stacks (TideSuspectsView *self)
+{
+  return self->suspects ? self->suspects->len : 0;
+}
+
+/* Row @index's text: a stack's, or after them a class's. */
+static char *
+describe_row (TideSuspectsView *self,
+              guint             index)
+{
+  if (index < n_stacks (self))
+    return describe_suspect (g_ptr_array_index (self->suspects, index));
+  return describe_class_suspect (g_ptr_array_index (self->classes, index - n_stacks (self)));
+}
+
+static void
+rebuild_rows (TideSuspectsView *self)
+{
+  GtkWidget *child;
+
+  gtk_list_box_unselect_all (GTK_LIST_BOX (self->list));
+  while ((child = gtk_widget_get_first_child (self->list)) != NULL &&
+         GTK_IS_LIST_BOX_ROW (child))
+    gtk_list_box_remove (GTK_LIST_BOX (self->list), child);
+  for (guint i = 0; i < tide_suspects_view_get_n_rows (self); i++)
+    {
+      g_autofree char *text = describe_row (self, i);
+
+      gtk_list_box_append (GTK_LIST_BOX (self->list), row_new (text));
+      if (i >= n_stacks (self))
+        gtk_list_box_row_set_selectable (gtk_list_box_get_row_at_index (GTK_LIST_BOX (self->list),
+                                                                        (gint) i), FALSE);
+    }
+}
+
 /**
  * tide_suspects_view_set_suspects:
  * @suspects: (element-type TideGroup) (nullable): from tide_report_suspects()
@@ -187,25 +238,35 @@ void
 tide_suspects_view_set_suspects (TideSuspectsView *self,
                                  GPtrArray        *suspects)
 {
-  GtkWidget *child;
-
   g_return_if_fail (TIDE_IS_SUSPECTS_VIEW (self));
 
-  gtk_list_box_unselect_all (GTK_LIST_BOX (self->list));
-  while ((child = gtk_widget_get_first_child (self->list)) != NULL &&
-         GTK_IS_LIST_BOX_ROW (child))
-    gtk_list_box_remove (GTK_LIST_BOX (self->list), child);
   g_clear_pointer (&self->suspects, g_ptr_array_unref);
   self->suspects = suspects ? g_ptr_array_ref (suspects) : NULL;
-  for (guint i = 0; suspects != NULL && i < suspects->len; i++)
-    gtk_list_box_append (GTK_LIST_BOX (self->list), row_new (g_ptr_array_index (suspects, i)));
+  rebuild_rows (self);
 }
 
+/**
+ * tide_suspects_view_set_class_suspects:
+ * @classes: (element-type TideClassSuspect) (nullable): from
+ *   tide_report_class_suspects()
+ */
+void
+tide_suspects_view_set_class_suspects (TideSuspectsView *self,
+                                       GPtrArray        *classes)
+{
+  g_return_if_fail (TIDE_IS_SUSPECTS_VIEW (self));
+
+  g_clear_pointer (&self->classes, g_ptr_array_unref);
+  self->classes = classes ? g_ptr_array_ref (classes) : NULL;
+  rebuild_rows (self);
+}
+
+/* The stacks' rows, then the classes'. */
 guint
 tide_suspects_view_get_n_rows (TideSuspectsView *self)
 {
   g_return_val_if_fail (TIDE_IS_SUSPECTS_VIEW (self), 0);
-  return self->suspects ? self->suspects->len : 0;
+  return n_stacks (self) + (self->classes ? self->classes->len : 0);
 }
 
 char *
@@ -214,7 +275,7 @@ tide_suspects_view_dup_row_text (TideSuspectsView *self,
 {
   g_return_val_if_fail (TIDE_IS_SUSPECTS_VIEW (self), NULL);
   g_return_val_if_fail (index < tide_suspects_view_get_n_rows (self), NULL);
-  return describe_suspect (g_ptr_array_index (self->suspects, index));
+  return describe_row (self, index);
 }
 
 /* -1 clears the choice. */

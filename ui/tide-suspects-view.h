@@ -16,6 +16,8 @@ G_DECLARE_FINAL_TYPE (TideSuspectsView, tide_suspects_view, TIDE, SUSPECTS_VIEW,
 GtkWidget       *tide_suspects_view_new          (void);
 void             tide_suspects_view_set_suspects (TideSuspectsView *self,
                                                   GPtrArray        *suspects);
+void             tide_suspects_view_set_class_suspects (TideSuspectsView *self,
+                                                        GPtrArray        *classes);
 guint            tide_suspects_view_get_n_rows   (TideSuspectsView *self);
 char            *tide_suspects_view_dup_row_text (TideSuspectsView *self,
                                                   guint             index);

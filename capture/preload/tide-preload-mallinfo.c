@@ -15,7 +15,10 @@
  * jemalloc's free memory is added: the pages it keeps resident that no
  * live block uses (stats.resident - stats.allocated, its metadata
  * included), sent on their own too (TIDE_COUNTER_JEMALLOC_FREE) so that a
- * report can say which allocator keeps them.
+ * report can say which allocator keeps them.  tcmalloc (gperftools, its
+ * MallocExtension_GetNumericProperty found) is read the same way: the
+ * free bytes of its page heap that it has not returned to the system, and
+ * of its central, transfer and thread caches (TIDE_COUNTER_TCMALLOC_FREE).
  */
 #include "config.h"
 
@@ -30,6 +33,7 @@
 typedef struct mallinfo2 (*Mallinfo2Func) (void);
 typedef int (*MallctlFunc) (const char *name, void *old, size_t *old_len, void *new_value,
                             size_t new_len);
+typedef int (*NumericPropertyFunc) (const char *name, size_t *value);
 
 static Mallinfo2Func
 lookup_mallinfo2 (void)
@@ -46,25 +50,50 @@ lookup_mallinfo2 (void)
   return fn;
 }
 
-static MallctlFunc
-lookup_mallctl (void)
+/* An allocator's own function, or NULL where that allocator is not
+ * there, looked up once into @cached. */
+static void *
+lookup_allocator_function (_Atomic (void *) *cached,
+                           atomic_int       *looked_up,
+                           const char       *name)
 {
-  static _Atomic (MallctlFunc) cached;
-  static atomic_int looked_up;
-  MallctlFunc fn = atomic_load (&cached);
+  void *fn = atomic_load (cached);
 
-  if (fn == NULL && !atomic_exchange (&looked_up, 1))
+  if (fn == NULL && !atomic_exchange (looked_up, 1))
     {
-      /* Without jemalloc the lookup fails, and glibc allocates the error's
-       * text: that block is ours, not the program's, and the error is
-       * cleared so that the program's next dlerror() does not see it. */
+      /* Without that allocator the lookup fails, and glibc allocates the
+       * error's text: that block is ours, not the program's, and the error
+       * is cleared so that the program's next dlerror() does not see it. */
       tide_tls.guard++;
-      *(void **) &fn = dlsym (RTLD_DEFAULT, "mallctl");
+      fn = dlsym (RTLD_DEFAULT, name);
       if (fn == NULL)
         dlerror ();
       tide_tls.guard--;
-      atomic_store (&cached, fn);
+      atomic_store (cached, fn);
     }
+  return fn;
+}
+
+static MallctlFunc
+lookup_mallctl (void)
+{
+  static _Atomic (void *) cached;
+  static atomic_int looked_up;
+  MallctlFunc fn;
+
+  *(void **) &fn = lookup_allocator_function (&cached, &looked_up, "mallctl");
+  return fn;
+}
+
+static NumericPropertyFunc
+lookup_tcmalloc_property (void)
+{
+  static _Atomic (void *) cached;
+  static atomic_int looked_up;
+  NumericPropertyFunc fn;
+
+  *(void **) &fn = lookup_allocator_function (&cached, &looked_up,
+                                              "MallocExtension_GetNumericProperty");
   return fn;
 }
 
@@ -85,14 +114,42 @@ read_jemalloc_free (MallctlFunc mallctl_fn,
   return true;
 }
 
+/* What tcmalloc holds free and resident: the page heap's free pages (its
+ * unmapped ones are back with the system) and the free objects of its
+ * caches. */
+static bool
+read_tcmalloc_free (NumericPropertyFunc property_fn,
+                    int64_t            *free_out)
+{
+  static const char *const parts[] = {
+    "tcmalloc.pageheap_free_bytes",
+    "tcmalloc.central_cache_free_bytes",
+    "tcmalloc.transfer_cache_free_bytes",
+    "tcmalloc.thread_cache_free_bytes",
+  };
+  int64_t total = 0;
+
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+    {
+      size_t value = 0;
+
+      if (!property_fn (parts[i], &value))
+        return false;
+      total += (int64_t) value;
+    }
+  *free_out = total;
+  return true;
+}
+
 /* fordblks: the bytes of free chunks in every glibc arena, the top chunks
- * included; and jemalloc's, when it is there. */
+ * included; and jemalloc's or tcmalloc's, when one of them is there. */
 void
 tide_preload_send_allocator_free (void)
 {
   Mallinfo2Func mallinfo2_fn = lookup_mallinfo2 ();
   MallctlFunc mallctl_fn = lookup_mallctl ();
-  int64_t total = 0, jemalloc_free = 0;
+  NumericPropertyFunc tcmalloc_fn = lookup_tcmalloc_property ();
+  int64_t total = 0, jemalloc_free = 0, tcmalloc_free = 0;
   bool any = false;
 
   if (mallinfo2_fn != NULL)
@@ -103,12 +160,20 @@ tide_preload_send_allocator_free (void)
   tide_tls.guard++;
   if (mallctl_fn != NULL && !read_jemalloc_free (mallctl_fn, &jemalloc_free))
     mallctl_fn = NULL;
+  if (tcmalloc_fn != NULL && !read_tcmalloc_free (tcmalloc_fn, &tcmalloc_free))
+    tcmalloc_fn = NULL;
   tide_tls.guard--;
   if (mallctl_fn != NULL)
     {
       total += jemalloc_free;
       any = true;
       tidemark_preload_counter (TIDE_WIRE_COUNTER_JEMALLOC_FREE, -1, jemalloc_free);
+    }
+  if (tcmalloc_fn != NULL)
+    {
+      total += tcmalloc_free;
+      any = true;
+      tidemark_preload_counter (TIDE_WIRE_COUNTER_TCMALLOC_FREE, -1, tcmalloc_free);
     }
   if (any)
     tidemark_preload_counter (TIDE_WIRE_COUNTER_ALLOC_FREE, -1, total);

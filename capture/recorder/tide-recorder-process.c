@@ -183,6 +183,7 @@ on_transfer (TideRecProcess         *self,
 
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_ALLOC_FREE == TIDE_COUNTER_ALLOC_FREE);
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_JEMALLOC_FREE == TIDE_COUNTER_JEMALLOC_FREE);
+G_STATIC_ASSERT (TIDE_WIRE_COUNTER_TCMALLOC_FREE == TIDE_COUNTER_TCMALLOC_FREE);
 
 /* A process may speak twice: its environment's rank at start-up, then
  * torch.distributed's rank or its DataLoader worker index; -1 keeps what
@@ -209,7 +210,8 @@ on_counter (TideRecProcess        *self,
             const TideWireCounter *rec)
 {
   if (rec->counter != TIDE_COUNTER_TORCH_ALLOCATED && rec->counter != TIDE_COUNTER_TORCH_RESERVED &&
-      rec->counter != TIDE_COUNTER_ALLOC_FREE && rec->counter != TIDE_COUNTER_JEMALLOC_FREE)
+      rec->counter != TIDE_COUNTER_ALLOC_FREE && rec->counter != TIDE_COUNTER_JEMALLOC_FREE &&
+      rec->counter != TIDE_COUNTER_TCMALLOC_FREE)
     {
       self->protocol_errors++;
       return;

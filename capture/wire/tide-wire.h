@@ -274,11 +274,12 @@ typedef struct
 _Static_assert (sizeof (TideWireCounter) == 32, "counter is 32 bytes");
 
 /* The counters the preload itself sends at each step end: the free bytes
- * its allocators hold (TIDE_COUNTER_ALLOC_FREE), and of them jemalloc's,
- * when it is the allocator (TIDE_COUNTER_JEMALLOC_FREE); the recorder
- * checks that the ids agree. */
+ * its allocators hold (TIDE_COUNTER_ALLOC_FREE), and of them jemalloc's or
+ * tcmalloc's, when one is the allocator (TIDE_COUNTER_JEMALLOC_FREE,
+ * TIDE_COUNTER_TCMALLOC_FREE); the recorder checks that the ids agree. */
 #define TIDE_WIRE_COUNTER_ALLOC_FREE    18
 #define TIDE_WIRE_COUNTER_JEMALLOC_FREE 25
+#define TIDE_WIRE_COUNTER_TCMALLOC_FREE 26
 _Static_assert (sizeof (TideWireHeader) == 16, "wire header is 16 bytes");
 _Static_assert (sizeof (TideWireHello) == 40, "hello is 40 bytes plus exe");
 _Static_assert (sizeof (TideWireMapping) == 40, "mapping is 40 bytes plus path");

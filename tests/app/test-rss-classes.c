@@ -19,6 +19,7 @@
 #define MIB          G_GINT64_CONSTANT (1048576)
 #define CLASS_SLACK  MIB
 #define JEMALLOC     "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+#define TCMALLOC     "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
 
 typedef struct
 {
@@ -251,17 +252,8 @@ report_lines (Fixture    *f,
   g_autofree char *path = g_build_filename (f->dir, "classes.tide", NULL);
   const char *argv[] = { TIDE_TIDEMARK_EXE, "report", path, mode, "--format", format,
                          process ? "--process" : NULL, process, NULL };
-  g_autofree char *err = NULL;
-  g_autoptr(GError) error = NULL;
-  char *out = NULL;
-  int status = 0;
 
-  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
-                &error);
-  g_assert_no_error (error);
-  g_assert_cmpstr (err, ==, "");
-  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
-  return out;
+  return tide_test_spawn_ok (argv);
 }
 
 /* Column @name of CSV row @row (0: the header), as a number. */
@@ -383,55 +375,248 @@ test_summary_pss (void)
   tide_test_remove_dir (dir);
 }
 
-/* jemalloc, preloaded, as the allocator of tests/targets/allocator-free:
- * the 64 MiB it frees in step 2 stay with jemalloc (less what its decay
- * returned at once), which the preload reads from its statistics, and
- * that is what the step's anonymous memory grew by. */
+/* tests/targets/allocator-free on the allocator @library, preloaded: the
+ * 64 MiB it frees in step 2 stay with that allocator (less what it
+ * returned at once), which the preload reads from its statistics into
+ * @counter, and that is what the step's anonymous memory grew by.  The
+ * allocator class holds that allocator's and glibc's, which keeps next to
+ * nothing here. */
 static void
-test_jemalloc (void)
+assert_allocator_keeps_free (const char *library,
+                             gint        counter)
 {
-  g_autofree char *dir = tide_test_make_dir ("tide-rss-jemalloc");
-  g_autofree char *path = g_build_filename (dir, "jemalloc.tide", NULL);
+  g_autofree char *dir = tide_test_make_dir ("tide-rss-allocator");
+  g_autofree char *path = g_build_filename (dir, "allocator.tide", NULL);
   g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "allocator-free", NULL);
   /* Preloaded into the target alone, through env: the recorder of a
    * sanitizer build cannot run with it. */
-  g_autofree char *preload = g_strdup_printf ("LD_PRELOAD=%s:%s", TIDE_PRELOAD_LIB, JEMALLOC);
+  g_autofree char *preload = g_strdup_printf ("LD_PRELOAD=%s:%s", TIDE_PRELOAD_LIB, library);
   const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--sync-steps", "-o", path, "--",
                          "/usr/bin/env", preload, target, NULL };
-  g_autofree char *out = NULL, *err = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autofree char *out = tide_test_spawn_ok (argv);
   g_autoptr(TideTrace) trace = NULL;
   Fixture f = { 0 };
-  gint64 jemalloc, anon;
-  int status = 0;
+  gint64 kept, anon, glibc;
 
+  g_assert_cmpstr (out, ==, "done\n");
+  f.trace = trace = tide_test_open_trace (path);
+
+  kept = sent_by_step_end (&f, counter, 2) - sent_by_step_end (&f, counter, 1);
+  anon = at_step_end (&f, TIDE_COUNTER_RSS_ANON, 2) - at_step_end (&f, TIDE_COUNTER_RSS_ANON, 1);
+  g_assert_cmpint (kept, >=, 32 * MIB);
+  g_assert_cmpint (kept, <=, 64 * MIB + CLASS_SLACK);
+  g_assert_cmpint (anon, >=, kept - CLASS_SLACK);
+  g_assert_cmpint (anon, <=, kept + CLASS_SLACK);
+  glibc = sent_by_step_end (&f, TIDE_COUNTER_ALLOC_FREE, 2) - sent_by_step_end (&f, counter, 2);
+  g_assert_cmpint (glibc, <, CLASS_SLACK);
+  g_assert_cmpint (glibc, >=, 0);
+  tide_test_remove_dir (dir);
+}
+
+static void
+test_jemalloc (void)
+{
   if (!g_file_test (JEMALLOC, G_FILE_TEST_EXISTS))
     {
       g_test_skip (JEMALLOC " is not installed (libjemalloc2)");
-      tide_test_remove_dir (dir);
       return;
     }
-  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
-                &error);
-  g_assert_no_error (error);
-  g_assert_cmpstr (err, ==, "");
-  g_assert_cmpstr (out, ==, "done\n");
-  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
-  f.trace = trace = tide_test_open_trace (path);
+  assert_allocator_keeps_free (JEMALLOC, TIDE_COUNTER_JEMALLOC_FREE);
+}
 
-  jemalloc = sent_by_step_end (&f, TIDE_COUNTER_JEMALLOC_FREE, 2) -
-             sent_by_step_end (&f, TIDE_COUNTER_JEMALLOC_FREE, 1);
-  anon = at_step_end (&f, TIDE_COUNTER_RSS_ANON, 2) - at_step_end (&f, TIDE_COUNTER_RSS_ANON, 1);
-  g_assert_cmpint (jemalloc, >=, 32 * MIB);
-  g_assert_cmpint (jemalloc, <=, 64 * MIB + CLASS_SLACK);
-  g_assert_cmpint (anon, >=, jemalloc - CLASS_SLACK);
-  g_assert_cmpint (anon, <=, jemalloc + CLASS_SLACK);
-  /* The allocator class holds jemalloc's and glibc's, which keeps next to
-   * nothing here. */
-  g_assert_cmpint (sent_by_step_end (&f, TIDE_COUNTER_ALLOC_FREE, 2) -
-                   sent_by_step_end (&f, TIDE_COUNTER_JEMALLOC_FREE, 2), <, CLASS_SLACK);
-  g_assert_cmpint (sent_by_step_end (&f, TIDE_COUNTER_ALLOC_FREE, 2) -
-                   sent_by_step_end (&f, TIDE_COUNTER_JEMALLOC_FREE, 2), >=, 0);
+/* tcmalloc keeps the pages of freed blocks in its page heap, and returns
+ * them to the system a little at a time. */
+static void
+test_tcmalloc (void)
+{
+  if (!g_file_test (TCMALLOC, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip (TCMALLOC " is not installed (libtcmalloc-minimal4)");
+      return;
+    }
+  assert_allocator_keeps_free (TCMALLOC, TIDE_COUNTER_TCMALLOC_FREE);
+}
+
+/* `allocator-free grow` on the allocator @library (NULL: glibc's) frees
+ * 16 MiB more in each of steps 2 to 5: its one suspect is the allocator's
+ * free memory, named by the allocator that holds it, with its remedy. */
+static void
+assert_allocator_suspect (const char *library,
+                          const char *name_pattern,
+                          const char *hint)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-rss-allocator-suspect");
+  g_autofree char *path = g_build_filename (dir, "grow.tide", NULL);
+  g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "allocator-free", NULL);
+  g_autofree char *preload = g_strdup_printf ("LD_PRELOAD=%s%s%s", TIDE_PRELOAD_LIB,
+                                              library ? ":" : "", library ? library : "");
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--sync-steps", "-o", path, "--",
+                         "/usr/bin/env", preload, target, "grow", NULL };
+  g_autofree char *out = tide_test_spawn_ok (argv);
+  g_autoptr(TideTrace) trace = tide_test_open_trace (path);
+  g_autoptr(GPtrArray) suspects = NULL;
+  g_autoptr(GError) error = NULL;
+  TideClassSuspect *s;
+
+  g_assert_cmpstr (out, ==, "done\n");
+  suspects = tide_report_class_suspects (trace, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (suspects->len, ==, 1);
+  s = g_ptr_array_index (suspects, 0);
+  g_assert_cmpint (s->kind, ==, TIDE_CLASS_SUSPECT_ALLOC_FREE);
+  g_assert_cmpint (s->growth_step, ==, 2);
+  g_assert_cmpfloat (s->bytes_per_step, >=, 16 * MIB - CLASS_SLACK / 4);
+  g_assert_cmpfloat (s->bytes_per_step, <=, 16 * MIB + CLASS_SLACK / 4);
+  if (!g_regex_match_simple (name_pattern, s->name, 0, 0))
+    g_error ("the suspect's name «%s» does not match «%s»", s->name, name_pattern);
+  g_assert_cmpstr (s->hint, ==, hint);
+  tide_test_remove_dir (dir);
+}
+
+static void
+test_glibc_suspect (void)
+{
+  assert_allocator_suspect (NULL, "^glibc arenas keep 64\\.[0-9]{2} MiB free$",
+                            "glibc keeps freed memory in per-thread arenas: set "
+                            "MALLOC_ARENA_MAX=2, call malloc_trim(0) after large frees, or run "
+                            "on jemalloc (LD_PRELOAD=libjemalloc.so.2)");
+}
+
+static void
+test_tcmalloc_suspect (void)
+{
+  if (!g_file_test (TCMALLOC, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip (TCMALLOC " is not installed (libtcmalloc-minimal4)");
+      return;
+    }
+  assert_allocator_suspect (TCMALLOC, "^tcmalloc keeps 6[45]\\.[0-9]{2} MiB free$",
+                            "tcmalloc returns freed pages to the system slowly: "
+                            "TCMALLOC_RELEASE_RATE=10 returns them sooner, and "
+                            "MallocExtension_ReleaseFreeMemory() after large frees returns "
+                            "them at once");
+}
+
+/* tests/targets/cow-steps, recorded with --sync-steps into @dir. */
+static TideTrace *
+record_cow_steps (const char *dir)
+{
+  g_autofree char *path = g_build_filename (dir, "cow-steps.tide", NULL);
+  g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "cow-steps", NULL);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--sync-steps", "-o", path, "--",
+                         target, NULL };
+  g_autofree char *out = tide_test_spawn_ok (argv);
+
+  g_assert_cmpstr (out, ==, "done\n");
+  return tide_test_open_trace (path);
+}
+
+/* `tidemark ARGS...`, which must succeed and say nothing on stderr;
+ * returns stdout. */
+static char *
+tidemark_out (const char * const *args)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+
+  g_ptr_array_add (argv, (char *) TIDE_TIDEMARK_EXE);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *) args[i]);
+  g_ptr_array_add (argv, NULL);
+  return tide_test_spawn_ok ((const char * const *) argv->pdata);
+}
+
+#define COW_HINT "reading a Python object writes its reference count, which copies its page " \
+                 "into every worker: keep a Dataset's data in numpy arrays or tensors rather " \
+                 "than lists and dicts of Python objects"
+
+/* cow-steps' child copies 8 MiB of its parent's pages on write in each of
+ * steps 3 to 6: a class suspect, the only suspect, in every format, with
+ * the numbers of tide_report_class_suspects() and its hint; and `tidemark
+ * diff` of the trace with itself, which compares stacks, is not upset by
+ * it. */
+static void
+test_class_suspect_formats (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-rss-class-suspect");
+  g_autofree char *path = g_build_filename (dir, "cow-steps.tide", NULL);
+  g_autoptr(TideTrace) trace = record_cow_steps (dir);
+  g_autoptr(GPtrArray) suspects = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *csv = NULL, *json = NULL, *text = NULL, *diff = NULL;
+  g_autofree char *csv_row = NULL, *json_row = NULL, *child_pid = NULL, *parent_pid = NULL;
+  g_auto(GStrv) lines = NULL;
+  TideClassSuspect *s;
+
+  suspects = tide_report_class_suspects (trace, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (suspects->len, ==, 1);
+  s = g_ptr_array_index (suspects, 0);
+  child_pid = tide_test_query_text (trace, "SELECT pid FROM processes WHERE id = 2");
+  parent_pid = tide_test_query_text (trace, "SELECT pid FROM processes WHERE id = 1");
+  g_assert_cmpint (s->kind, ==, TIDE_CLASS_SUSPECT_COW);
+  g_assert_cmpint (s->process_id, ==, 2);
+  g_assert_cmpint (s->pid, ==, g_ascii_strtoll (child_pid, NULL, 10));
+  /* Step 2 is the child's first: its growth starts with step 3. */
+  g_assert_cmpint (s->growth_step, ==, 3);
+  g_assert_cmpfloat (s->bytes_per_step, >=, 8 * MIB);
+  g_assert_cmpfloat (s->bytes_per_step, <=, 8 * MIB + CLASS_SLACK / 4);
+  g_assert_cmpint (s->end_bytes, >=, 32 * MIB);
+  g_assert_cmpint (s->end_bytes, <=, 32 * MIB + CLASS_SLACK);
+  g_assert_cmpstr (s->name, ==, "copy-on-write in cow-steps");
+  g_assert_cmpstr (s->hint, ==, COW_HINT);
+
+  csv = tidemark_out ((const char *[]) { "report", path, "--suspects", "--format", "csv", NULL });
+  lines = g_strsplit (csv, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 1 + 1 + 1);
+  /* The columns of before, then the new ones at the end. */
+  g_assert_cmpstr (lines[0], ==, "position,pid,role,dist_rank,device,bytes,count,resident_bytes,"
+                                 "growth_start_step,growth_bytes,bytes_per_step,scope,function,"
+                                 "file,line,module,stack,headline,headline_file,headline_line,"
+                                 "scopes,kind,class,name,hint");
+  csv_row = g_strdup_printf ("1,%s,cow-steps,,host,%" G_GINT64_FORMAT ",,,3,%" G_GINT64_FORMAT
+                             ",%" G_GINT64_FORMAT ",,,,,,,,,,,class,cow,"
+                             "copy-on-write in cow-steps,\"" COW_HINT "\"", child_pid,
+                             s->end_bytes, s->growth_bytes, (gint64) s->bytes_per_step);
+  g_assert_cmpstr (lines[1], ==, csv_row);
+
+  json = tidemark_out ((const char *[]) { "report", path, "--suspects", "--format", "json",
+                                          NULL });
+  json_row = g_strdup_printf ("{\"suspects\":[{\"position\":1,\"pid\":%s,\"role\":\"cow-steps\","
+                              "\"dist_rank\":null,\"device\":\"host\",\"bytes\":%" G_GINT64_FORMAT
+                              ",\"count\":null,\"resident_bytes\":null,\"growth_start_step\":3,"
+                              "\"growth_bytes\":%" G_GINT64_FORMAT ",\"bytes_per_step\":%"
+                              G_GINT64_FORMAT ",\"scope\":null,\"frames\":[],\"headline\":null,"
+                              "\"scopes\":null,\"kind\":\"class\",\"class\":\"cow\","
+                              "\"name\":\"copy-on-write in cow-steps\",\"hint\":\"" COW_HINT
+                              "\"}]}\n", child_pid, s->end_bytes, s->growth_bytes,
+                              (gint64) s->bytes_per_step);
+  g_assert_cmpstr (json, ==, json_row);
+
+  text = tidemark_out ((const char *[]) { "report", path, "--suspects", NULL });
+  g_assert_true (g_str_has_prefix (text, "No leak suspects: nothing grows steadily step over "
+                                         "step.\n"));
+  g_assert_true (g_regex_match_simple ("\nResident memory that grows step over step:\nclass: "
+                                       "copy-on-write in cow-steps, \\+8\\.[0-9]{2} MiB/step "
+                                       "since step 3, 3[23]\\.[0-9]{2} MiB copied \\(pid [0-9]+\\)"
+                                       "\n  reading a Python object writes", text, 0, 0));
+  g_assert_true (g_str_has_suffix (text, COW_HINT "\n"));
+
+  /* --process: the parent has no suspect of either kind; the child has
+   * its class. */
+  g_free (csv);
+  csv = tidemark_out ((const char *[]) { "report", path, "--suspects", "--format", "csv",
+                                         "--process", parent_pid, NULL });
+  g_assert_true (g_str_has_suffix (csv, ",kind,class,name,hint\n"));
+  g_assert_cmpuint (strlen (csv), ==, strlen (lines[0]) + 1);
+  g_free (csv);
+  csv = tidemark_out ((const char *[]) { "report", path, "--suspects", "--format", "csv",
+                                         "--process", child_pid, NULL });
+  g_assert_true (g_str_has_prefix (csv, lines[0]));
+  g_assert_cmpuint (strlen (csv), ==, strlen (lines[0]) + strlen (csv_row) + 2);
+  g_assert_nonnull (strstr (csv, csv_row));
+
+  diff = tidemark_out ((const char *[]) { "diff", path, path, NULL });
+  g_assert_nonnull (diff);
   tide_test_remove_dir (dir);
 }
 
@@ -451,5 +636,9 @@ main (int    argc,
 #undef ADD
   g_test_add_func ("/rss-classes/summary-pss", test_summary_pss);
   g_test_add_func ("/rss-classes/jemalloc", test_jemalloc);
+  g_test_add_func ("/rss-classes/tcmalloc", test_tcmalloc);
+  g_test_add_func ("/rss-classes/glibc-suspect", test_glibc_suspect);
+  g_test_add_func ("/rss-classes/tcmalloc-suspect", test_tcmalloc_suspect);
+  g_test_add_func ("/rss-classes/class-suspect-formats", test_class_suspect_formats);
   return g_test_run ();
 }

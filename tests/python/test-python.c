@@ -469,7 +469,8 @@ test_headline_report (Fixture       *f,
   g_assert_true (g_str_has_prefix (strstr (text, "\n  1. "), first_text));
   g_assert_true (g_regex_match_simple (summary, err, 0, 0));
   g_assert_true (g_regex_match_simple (json_headline, json, 0, 0));
-  g_assert_true (g_str_has_suffix (csv_lines[0], ",headline,headline_file,headline_line,scopes"));
+  g_assert_true (g_str_has_suffix (csv_lines[0], ",headline,headline_file,headline_line,scopes,"
+                                                 "kind,class,name,hint"));
   g_assert_nonnull (strstr (csv_lines[1], csv_end));
   /* JSON keeps every frame, with its kind and plumbing flag. */
   g_assert_nonnull (strstr (json, "{\"function\":\"c10::alloc_cpu(unsigned long)\",\"file\":null,"));

@@ -257,7 +257,7 @@ test_split_suspects (Fixture       *f,
                                        "         0 B/step model.c\n"));
   tide_format_groups (csv, by_stack, TIDE_GROUPS_SUSPECTS, TIDE_GROUP_BY_STACK, 0,
                       TIDE_FORMAT_CSV);
-  g_assert_true (g_str_has_suffix (csv->str, ",model.b=40960;model.a=20480;model.c=0\n"));
+  g_assert_true (g_str_has_suffix (csv->str, ",model.b=40960;model.a=20480;model.c=0,stack,,,\n"));
   tide_format_groups (json, by_stack, TIDE_GROUPS_SUSPECTS, TIDE_GROUP_BY_STACK, 0,
                       TIDE_FORMAT_JSON);
   g_assert_nonnull (strstr (json->str, ",\"scopes\":[{\"scope\":\"model.b\",\"bytes\":40960,"
@@ -265,7 +265,9 @@ test_split_suspects (Fixture       *f,
                                        "{\"scope\":\"model.a\",\"bytes\":20480,"
                                        "\"growth_bytes\":20480,\"bytes_per_step\":4096},"
                                        "{\"scope\":\"model.c\",\"bytes\":100000,"
-                                       "\"growth_bytes\":0,\"bytes_per_step\":0}]}"));
+                                       "\"growth_bytes\":0,\"bytes_per_step\":0}],"
+                                       "\"kind\":\"stack\",\"class\":null,\"name\":null,"
+                                       "\"hint\":null}"));
 }
 
 static void

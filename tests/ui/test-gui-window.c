@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "tide-application.h"
+#include "tide-report-rss.h"
 #include "tide-steps-view-row.h"
 #include "tide-test-trace.h"
 #include "tide-test-util.h"
@@ -595,6 +596,45 @@ test_suspect_highlight (void)
   tide_suspects_view_select (window->suspects_view, -1);
   g_assert_cmpint (tide_timeline_view_get_highlight_step (window->timeline), ==, 0);
   gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* A class of resident memory that grows, after the stacks: its line and
+ * its hint, in a row that cannot be chosen, as it has no stack to show. */
+static void
+test_class_suspect_rows (void)
+{
+  GtkWidget *view = g_object_ref_sink (tide_suspects_view_new ());
+  g_autoptr(GPtrArray) classes = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_class_suspect_free);
+  TideClassSuspect *s = g_new0 (TideClassSuspect, 1);
+  g_autofree char *text = NULL;
+  gint selected = 0;
+
+  s->kind = TIDE_CLASS_SUSPECT_COW;
+  s->process_id = 2;
+  s->pid = 4242;
+  s->label = g_strdup ("DataLoader worker 0");
+  s->growth_step = 3;
+  s->growth_bytes = 4 * 8388608;
+  s->bytes_per_step = 8388608;
+  s->end_bytes = 4 * 8388608;
+  s->name = g_strdup ("copy-on-write in DataLoader worker 0");
+  s->hint = "keep the data in numpy arrays";
+  g_ptr_array_add (classes, s);
+
+  tide_suspects_view_set_suspects (TIDE_SUSPECTS_VIEW (view), NULL);
+  tide_suspects_view_set_class_suspects (TIDE_SUSPECTS_VIEW (view), classes);
+  g_assert_cmpuint (tide_suspects_view_get_n_rows (TIDE_SUSPECTS_VIEW (view)), ==, 1);
+  text = tide_suspects_view_dup_row_text (TIDE_SUSPECTS_VIEW (view), 0);
+  g_assert_cmpstr (text, ==, "copy-on-write in DataLoader worker 0, +8.00 MiB/step since step 3, "
+                             "32.00 MiB copied (pid 4242)\nkeep the data in numpy arrays");
+  tide_suspects_view_select (TIDE_SUSPECTS_VIEW (view), 0);
+  g_assert_null (tide_suspects_view_get_selected (TIDE_SUSPECTS_VIEW (view)));
+  g_object_get (view, "selected", &selected, NULL);
+  g_assert_cmpint (selected, ==, -1);
+  /* Setting the stacks again keeps the classes after them. */
+  tide_suspects_view_set_suspects (TIDE_SUSPECTS_VIEW (view), NULL);
+  g_assert_cmpuint (tide_suspects_view_get_n_rows (TIDE_SUSPECTS_VIEW (view)), ==, 1);
+  g_object_unref (view);
 }
 
 /* ---- bad input --------------------------------------------------------------- */
@@ -1238,6 +1278,7 @@ main (int   argc,
   g_test_add_func ("/gui/export-png", test_export_png);
   g_test_add_func ("/gui/export-png-chosen-size", test_export_png_chosen_size);
   g_test_add_func ("/gui/suspect-highlight", test_suspect_highlight);
+  g_test_add_func ("/gui/class-suspect-rows", test_class_suspect_rows);
   g_test_add_func ("/gui/job", test_job);
   g_test_add_func ("/gui/export-drilldown-one-process", test_export_drilldown_one_process);
   g_test_add_func ("/gui/open-on-leaking-rank", test_open_on_leaking_rank);
