@@ -526,6 +526,12 @@ test_scope_split (Fixture       *f,
   assert_near (top->bytes_per_step, 4 * MODULE_LEAK);
 
   /* --by scope: the same four shares. */
+  for (guint i = 0; i < by_scope->len; i++)
+    {
+      TideGroup *g = g_ptr_array_index (by_scope, i);
+
+      g_test_message ("scope suspect %s: %.0f B/step", g->scope_path, (double) g->bytes_per_step);
+    }
   g_assert_cmpuint (by_scope->len, ==, 4);
   for (guint i = 0; i < by_scope->len; i++)
     {
