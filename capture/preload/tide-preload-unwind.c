@@ -436,8 +436,8 @@ memo_check (void **ips,
   void *truth[MEMO_MAX_IPS];
   int m = tide_unw_backtrace (truth, MEMO_MAX_IPS);
   uint64_t a[TIDE_WIRE_MAX_FRAMES], b[TIDE_WIRE_MAX_FRAMES];
-  uint32_t n_a = tide_unwind_strip (ips, n, a, TIDE_WIRE_MAX_FRAMES);
-  uint32_t n_b = tide_unwind_strip (truth, m, b, TIDE_WIRE_MAX_FRAMES);
+  uint32_t n_a = tide_unwind_strip (ips, n, true, a, TIDE_WIRE_MAX_FRAMES);
+  uint32_t n_b = tide_unwind_strip (truth, m, false, b, TIDE_WIRE_MAX_FRAMES);
 
   if (n_a != n_b || memcmp (a, b, n_a * sizeof *a) != 0)
     atomic_fetch_add (&memo_lib.mismatches, 1);
@@ -474,11 +474,13 @@ memo_program_context (ucontext_t *uc)
 
 int
 tide_unwind_raw (void **ips,
-                 int    max)
+                 int    max,
+                 bool  *in_program)
 {
   ucontext_t uc;
   int n;
 
+  *in_program = false;
   if (memo_lib.space == NULL || max > MEMO_MAX_IPS || !memo_know_stack (false)
       || !memo_program_context (&uc))
     return tide_unw_backtrace (ips, max);
@@ -506,6 +508,7 @@ tide_unwind_raw (void **ips,
     return tide_unw_backtrace (ips, max);
   if (memo_lib.check)
     memo_check (ips, n);
+  *in_program = true;
   return n;
 }
 

@@ -9,6 +9,7 @@
 #include "tide-wire.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,26 +25,36 @@ void     tide_unwind_init (void);
 
 /* The return addresses of the current stack, innermost first: from the
  * program's frame that called into the profiler on, out of the thread's
- * memo or a walk that refills it (tide-preload-unwind.c); or from
- * unw_backtrace, which starts inside libunwind. */
+ * memo or a walk that refills it (tide-preload-unwind.c), and then
+ * *@in_program is true; or from unw_backtrace, which starts inside
+ * libunwind. */
 int      tide_unwind_raw (void **ips,
-                          int    max);
+                          int    max,
+                          bool  *in_program);
 
-/* Copies the program's frames of @ips to @frames: libunwind's frames up to
- * our first one, and ours, are cut. */
+/* Copies the program's frames of @ips to @frames, leaving ours out.  A
+ * walk that did not start @in_program began with libunwind's frames and
+ * the hook's: everything before our first frame is cut.  Frames of ours
+ * further out are cut alone: a hook that calls the real function (dlsym)
+ * sits between frames of the program, and what that function allocates
+ * keeps the frames inside it. */
 static inline uint32_t
 tide_unwind_strip (void *const *ips,
                    int          n,
+                   bool         in_program,
                    uint64_t    *frames,
                    uint32_t     max_frames)
 {
   int i = 0;
   uint32_t out = 0;
 
-  while (i < n && !tide_objects_is_self ((uintptr_t) ips[i]))
-    i++;
-  if (i == n)
-    i = 0;  /* none of ours seen (inlined away): keep everything */
+  if (!in_program)
+    {
+      while (i < n && !tide_objects_is_self ((uintptr_t) ips[i]))
+        i++;
+      if (i == n)
+        i = 0;  /* none of ours seen (inlined away): keep everything */
+    }
   for (; i < n && out < max_frames; i++)
     if (!tide_objects_is_self ((uintptr_t) ips[i]))
       frames[out++] = (uintptr_t) ips[i];
@@ -56,9 +67,11 @@ tide_unwind (uint64_t *frames,
              uint32_t  max_frames)
 {
   void *ips[TIDE_WIRE_MAX_FRAMES + TIDE_UNWIND_SLACK];
+  bool in_program = false;
+  int n;
 
   if (tide_unw_backtrace == NULL)
     return 0;
-  return tide_unwind_strip (ips, tide_unwind_raw (ips, (int) (sizeof ips / sizeof ips[0])),
-                            frames, max_frames);
+  n = tide_unwind_raw (ips, (int) (sizeof ips / sizeof ips[0]), &in_program);
+  return tide_unwind_strip (ips, n, in_program, frames, max_frames);
 }

@@ -24,7 +24,8 @@
  *                          freed by another thread whose address the first
  *                          thread gets again and frees itself.  Prints
  *                          "reuse FIRST SECOND" with the two addresses
- *   preload-target memo    stacks that a stack memo must tell apart
+ *   preload-target memo    stacks that a stack memo must tell apart, and
+ *                          an allocation inside a hooked function (dlsym)
  *   preload-target memo-unload
  *                          runs of one stack, each after a dlclose
  *   preload-target sampler a known stream of small blocks, each freed at
@@ -464,6 +465,17 @@ memo_repeat_recursion (int  depth,
     memo_recurse (depth, depth, say && i == 0);
 }
 
+/* A call through one of the profiler's hooks (dlsym on an explicit
+ * handle) into a function that allocates: glibc keeps the message of the
+ * failed lookup until the next dlerror.  Prints where it returns to. */
+__attribute__ ((noinline, noipa)) static void
+memo_through_hook (void)
+{
+  CHECK (dlsym (RTLD_DEFAULT, "tidemark_no_such_symbol") == NULL);
+  printf ("memo-hooked %p\n", __builtin_return_address (0));
+  CHECK (dlerror () != NULL);
+}
+
 static void
 memo_on_signal (int signo)
 {
@@ -491,6 +503,8 @@ run_memo (void)
       if (round % 10 == 0)
         raise (SIGUSR1);
     }
+  memo_through_hook ();
+  __asm__ volatile ("" ::: "memory");  /* not a tail call */
   printf ("memo ok\n");
   fflush (stdout);
   return 0;

@@ -910,11 +910,13 @@ test_memo (Fixture       *f,
   guint64 caller_a = out_pointer (run, "memo-caller-a", 0);
   guint64 caller_b = out_pointer (run, "memo-caller-b", 0);
   guint64 recursion = out_pointer (run, "memo-recursion", 0);
-  guint64 hits, walks;
+  guint64 hooked = out_pointer (run, "memo-hooked", 0);
+  guint64 hits, walks, lo, hi;
   const TideWireHeader *h;
-  guint n_a = 0, n_b = 0, n_depth = 0, n_signal = 0;
+  guint n_a = 0, n_b = 0, n_depth = 0, n_signal = 0, n_hooked = 0;
 
   g_assert_true (strstr (run->out->str, "\nmemo ok\n") != NULL);
+  mapped_span (c, "/preload-target", &lo, &hi);
   read_memo_report (run, &hits, &walks);
   /* Most allocations repeat the last stack: the memo served them. */
   g_assert_cmpuint (hits, >, walks);
@@ -940,11 +942,29 @@ test_memo (Fixture       *f,
         }
       else if (a->size == MEMO_SIGNAL_SIZE)
         n_signal++;
+      else if (count_frames (a, hooked) == 1)
+        {
+          guint k = 0;
+
+          /* What glibc allocated inside dlsym: the stack keeps glibc's
+           * frames inside dlsym, and drops only our hook of it.  Frame
+           * k - 1 returns into memo_through_hook, those before it into
+           * glibc. */
+          while (a->frames[k] != hooked)
+            k++;
+          g_assert_cmpuint (k, >=, 3);
+          g_assert_true (a->frames[k - 1] >= lo && a->frames[k - 1] < hi);
+          for (guint i = 0; i < k - 1; i++)
+            g_assert_true (a->frames[i] < lo || a->frames[i] >= hi);
+          n_hooked++;
+        }
     }
   g_assert_cmpuint (n_a, ==, MEMO_ROUNDS * (MEMO_RUN + 1));
   g_assert_cmpuint (n_b, ==, MEMO_ROUNDS * (MEMO_RUN + 1));
   g_assert_cmpuint (n_depth, ==, MEMO_ROUNDS * 2);
   g_assert_cmpuint (n_signal, ==, MEMO_ROUNDS / 10);
+  g_assert_cmpuint (n_hooked, >=, 1);
+  g_test_message ("%u blocks allocated inside dlsym", n_hooked);
 }
 
 /* The memo is not kept across a dlclose (tide-preload-objects.c): every
