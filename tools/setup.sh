@@ -60,11 +60,21 @@ build () {
 # failed, and "ok ... # SKIP" and "not ok ... # TODO" (incomplete) skipped.  A program that printed no
 # TAP lines counts once, by its result; one that failed without a
 # "not ok" (a crash, a timeout, a short plan) counts one failure more.
+# Each failure is also named on stderr, with the first line that says why,
+# so that the tail of a CI log tells which test to look at.
 count_results () {
-  python3 - "$1/meson-logs/testlog.json" <<'PY'
+  python3 - "$1/meson-logs/testlog.json" "$1" <<'PY'
 import json, re, sys
 tap = re.compile(r"^(not )?ok\b[^#]*(#\s*(\w+))?", re.IGNORECASE)
+why = re.compile(r"^(Bail out!|\*\*|ERROR|.*(ERROR|assertion|Assertion|FATAL)).*")
 passed = failed = skipped = 0
+
+def reason(test):
+    for out in ((test.get("stdout") or "") + "\n" + (test.get("stderr") or "")).splitlines():
+        if why.match(out):
+            return out.strip()[:300]
+    return "result " + test["result"]
+
 for line in open(sys.argv[1]):
     test = json.loads(line)
     p = f = s = 0
@@ -77,6 +87,7 @@ for line in open(sys.argv[1]):
             s += 1
         elif m.group(1):
             f += 1
+            print("failed: %s: %s: %s" % (sys.argv[2], test["name"], out.strip()), file=sys.stderr)
         else:
             p += 1
     result = test["result"]
@@ -87,6 +98,8 @@ for line in open(sys.argv[1]):
             s = 1
     if result not in ("OK", "EXPECTEDFAIL", "SKIP") and f == 0:
         f = 1
+    if result not in ("OK", "EXPECTEDFAIL", "SKIP"):
+        print("failed: %s: %s: %s" % (sys.argv[2], test["name"], reason(test)), file=sys.stderr)
     passed += p
     failed += f
     skipped += s
