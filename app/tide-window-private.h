@@ -33,6 +33,7 @@ struct _TideWindow
   /* Template widgets */
   AdwWindowTitle       *title;
   GtkStack             *stack;
+  GtkStack             *detail_stack;
   AdwStatusPage        *error_page;
   GtkInfoBar           *banner;
   GtkLabel             *banner_label;

@@ -410,9 +410,23 @@ has_process (TideWindow *self,
   return FALSE;
 }
 
+/* A trace opened afresh opens on its answer: the suspects, with the top
+ * one chosen, which draws its growth on the timeline from the step where
+ * it began; a trace without suspects opens on the drill-down. */
+static void
+show_first_answer (TideWindow *self)
+{
+  gboolean any = tide_suspects_view_get_n_rows (self->suspects_view) > 0;
+
+  gtk_stack_set_visible_child_name (self->detail_stack, any ? "suspects" : "drilldown");
+  if (any)
+    tide_suspects_view_select (self->suspects_view, 0);
+}
+
 /* Shows @trace; the same capture reopened while it grows keeps the process
  * and the selection (the session's rule), as long as the process is still
- * in it; otherwise the window opens on the process with the top suspect. */
+ * in it; otherwise the window opens on the process with the top suspect,
+ * and on that suspect. */
 void
 _tide_window_set_trace (TideWindow *self,
                         TideTrace  *trace)
@@ -427,7 +441,10 @@ _tide_window_set_trace (TideWindow *self,
   tide_session_set_trace (self->session, trace);
   load_tables (self);
   if (!has_process (self, tide_session_get_process_id (self->session)))
-    tide_session_set_process_id (self->session, tide_report_pick_process (trace, NULL, NULL));
+    {
+      tide_session_set_process_id (self->session, tide_report_pick_process (trace, NULL, NULL));
+      show_first_answer (self);
+    }
   /* The steps came after the session's selection: the drill-down may
    * find the chosen step now. */
   tide_window_session_selection_cb (self);
@@ -724,6 +741,7 @@ tide_window_class_init (TideWindowClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class, "/dev/tidemark/Tidemark/tide-window.ui");
   gtk_widget_class_bind_template_child (widget_class, TideWindow, title);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, stack);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, detail_stack);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, error_page);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, banner);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, banner_label);

@@ -57,22 +57,32 @@ describe_scope_shares (const TideGroup *group)
   return g_string_free (line, FALSE);
 }
 
+/* As the text report says it: the headline, then how it grows and in
+ * which process, then its scopes. */
 static char *
 describe_suspect (const TideGroup *group)
 {
   g_autofree char *slope = tide_format_delta ((gint64) group->bytes_per_step);
   g_autofree char *total = tide_format_bytes (group->bytes);
   g_autofree char *where = NULL;
-  const char *device = group->device < 0 ? "host" : "device";
+  g_autofree char *device = group->device < 0 ? g_strdup ("host")
+                                              : g_strdup_printf ("cuda:%d", group->device);
   g_autofree char *scopes_line = describe_scope_shares (group);
+  gboolean has_stack = group->frames != NULL && group->frames->len > 0;
 
-  if (group->frames != NULL && group->frames->len > 0)
+  if (has_stack)
     where = tide_group_describe_headline (group);
   else
     where = g_strdup (group->scope_path ? group->scope_path : "(no stack)");
-  return g_strdup_printf ("%s\n%s per step since step %d, %s live at the end (%s, pid %" G_GINT64_FORMAT ")%s",
-                          where, slope, group->growth_step, total, device, group->pid,
-                          scopes_line);
+  if (*scopes_line == '\0' && has_stack && group->scope_path != NULL)
+    {
+      g_free (scopes_line);
+      scopes_line = g_strdup_printf ("\nscope %s", group->scope_path);
+    }
+  return g_strdup_printf ("%s\n%s/step since step %d, %s live at the last step, in %s "
+                          "(pid %" G_GINT64_FORMAT ") on %s%s",
+                          where, slope, group->growth_step, total,
+                          group->role ? group->role : "?", group->pid, device, scopes_line);
 }
 
 /* "copy-on-write in DataLoader worker 0, +8.00 MiB/step since step 3,

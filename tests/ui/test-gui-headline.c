@@ -125,6 +125,33 @@ test_suspect_row (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* A trace opens on its answer: the suspects page, the top suspect chosen
+ * and its growth drawn on the timeline from the step where it began; its
+ * row says the line, the process and the module, as the text report
+ * does. */
+static void
+test_opens_on_answer (void)
+{
+  TideWindow *window = window_open ();
+  const TideGroup *top = tide_suspects_view_get_selected (window->suspects_view);
+  g_autofree char *text = first_suspect_row_text (window);
+  g_autofree char *pattern = g_strdup_printf (
+    "^train-leaky\\.py:%d Block\\.forward\n"
+    "\\+[0-9.]+ KiB/step since step %d, [0-9.]+ [KM]iB live at the last step, "
+    "in python3 train-leaky\\.py [^\n]* \\(pid [0-9]+\\) on host\n"
+    "scope Net\\.encoder\\.layers\\.2$", leak_line (), top ? top->growth_step : -1);
+
+  g_assert_cmpstr (gtk_stack_get_visible_child_name (window->detail_stack), ==, "suspects");
+  g_assert_nonnull (top);
+  g_assert_cmpint (tide_group_get_headline (top)->line, ==, leak_line ());
+  g_assert_cmpint (top->growth_step, >=, 1);
+  g_assert_cmpint (tide_timeline_view_get_highlight_step (window->timeline), ==, top->growth_step);
+  g_assert_cmpint (tide_session_get_process_id (window->session), ==, top->process_id);
+  if (!g_regex_match_simple (pattern, text, 0, 0))
+    g_error ("the top suspect's row reads \"%s\"", text);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 /* The plumbing-patterns key extends the list for the window as for the
  * CLI: with train-leaky.py's frames plumbing, torch's own Python frame
  * that called Block.forward is the headline. */
@@ -269,6 +296,7 @@ main (int    argc,
   record_trace ();
 
   g_test_add_func ("/gui/headline/suspect-row", test_suspect_row);
+  g_test_add_func ("/gui/headline/opens-on-answer", test_opens_on_answer);
   g_test_add_func ("/gui/headline/drilldown-and-flame", test_drilldown_and_flame);
   g_test_add_func ("/gui/headline/settings-pattern", test_settings_pattern);
   status = g_test_run ();

@@ -573,7 +573,8 @@ test_export_png_chosen_size (void)
 }
 
 /* Choosing a suspect highlights its growth on the timeline instead of
- * selecting a range; choosing none clears it. */
+ * selecting a range; choosing none clears it.  The window opens with the
+ * top one chosen. */
 static void
 test_suspect_highlight (void)
 {
@@ -581,6 +582,12 @@ test_suspect_highlight (void)
   const TideGroup *suspect;
 
   g_assert_cmpuint (tide_suspects_view_get_n_rows (window->suspects_view), >, 0);
+  g_assert_cmpstr (gtk_stack_get_visible_child_name (window->detail_stack), ==, "suspects");
+  suspect = tide_suspects_view_get_selected (window->suspects_view);
+  g_assert_nonnull (suspect);
+  g_assert_cmpint (tide_timeline_view_get_highlight_step (window->timeline), ==,
+                   suspect->growth_step);
+  tide_suspects_view_select (window->suspects_view, -1);
   g_assert_cmpint (tide_timeline_view_get_highlight_step (window->timeline), ==, 0);
   tide_suspects_view_select (window->suspects_view, 0);
   suspect = tide_suspects_view_get_selected (window->suspects_view);
