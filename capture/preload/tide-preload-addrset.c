@@ -10,13 +10,7 @@
 #include <string.h>
 
 #define TIDE_ADDRSET_FILTER_LEN  ((size_t) 1 << TIDE_ADDRSET_FILTER_BITS >> 3)
-#define TIDE_ADDRSET_SHARD_WORDS (1u << (TIDE_ADDRSET_FILTER_BITS - TIDE_ADDRSET_SHARD_BITS) >> 6)
 #define TIDE_ADDRSET_MIN_SLOTS   64u
-#define TIDE_ADDRSET_STALE_SLACK 256u
-/* A shard recomputes its lines after (slots / this) lookups that its
- * filter sent in vain: each costs the lock, a recompute a scan of the
- * slots, so either way a miss costs a small constant. */
-#define TIDE_ADDRSET_MISS_RATIO  16u
 
 /* The shard's lock guards the bits of its filter lines and the entries
  * behind them (tide_addrset_filter_index). */
@@ -27,10 +21,14 @@ shard_of (TideAddrSet *set,
   return &set->shards[tide_addrset_shard_index (addr)];
 }
 
+/* An entry's home slot: by its filter bit, so that the entries that share
+ * a bit share a home, and a probe run from it finds them all. */
 static inline uint32_t
 home_of (const TideAddrShard *shard,
-         uint64_t             h)
+         uint64_t             addr)
 {
+  uint64_t h = tide_addrset_hash (tide_addrset_filter_index (addr));
+
   return (uint32_t) (h >> TIDE_ADDRSET_SHARD_BITS) & shard->mask;
 }
 
@@ -49,6 +47,20 @@ filter_set (TideAddrSet *set,
 
   if ((old & bit) == 0)
     atomic_store_explicit (word, old | bit, memory_order_relaxed);
+}
+
+/* As filter_set: the caller holds the lock of addr's shard. */
+static void
+filter_clear (TideAddrSet *set,
+              uint64_t     addr)
+{
+  uint32_t i = tide_addrset_filter_index (addr);
+  _Atomic uint64_t *word = &set->filter[i / 64];
+  uint64_t bit = UINT64_C (1) << (i % 64);
+  uint64_t old = atomic_load_explicit (word, memory_order_relaxed);
+
+  if ((old & bit) != 0)
+    atomic_store_explicit (word, old & ~bit, memory_order_relaxed);
 }
 
 static bool
@@ -94,8 +106,6 @@ tide_addrset_clear (TideAddrSet *set)
 
       memset (shard->slots, 0, ((size_t) shard->mask + 1) * sizeof (TideAddrEntry));
       shard->count = 0;
-      shard->stale = 0;
-      shard->misses = 0;
     }
 }
 
@@ -125,7 +135,7 @@ static void
 shard_put (TideAddrShard       *shard,
            const TideAddrEntry *e)
 {
-  uint32_t i = home_of (shard, tide_addrset_hash (e->addr));
+  uint32_t i = home_of (shard, e->addr);
 
   while (shard->slots[i].addr != 0)
     i = (i + 1) & shard->mask;
@@ -150,47 +160,12 @@ shard_resize (TideAddrShard *shard,
   return true;
 }
 
-/* Recomputes the shard's filter lines from its entries, which drops the
- * bits of removed addresses.  Called once the bits that may be stale
- * outnumber the live entries (and a slack), so that the scan, at most a
- * few slots per live entry, costs each remove a small constant; a table
- * that has emptied to an eighth shrinks first, so that the scan stays
- * that short.  Every word goes from its old value to its new one in one
- * store, and both have the bit of every entry (no insert or remove can run
- * in this shard meanwhile), so a lock-free reader never misses one. */
-static void
-shard_refilter (TideAddrSet   *set,
-                TideAddrShard *shard)
-{
-  uint32_t first = (uint32_t) (shard - set->shards) * TIDE_ADDRSET_SHARD_WORDS;
-  uint64_t words[TIDE_ADDRSET_SHARD_WORDS] = { 0 };
-  uint32_t n_slots = shard->mask + 1;
-
-  while (n_slots > TIDE_ADDRSET_MIN_SLOTS && (uint64_t) shard->count * 8 < n_slots)
-    n_slots /= 2;
-  if (n_slots != shard->mask + 1)
-    (void) shard_resize (shard, n_slots);  /* a failed shrink keeps the table */
-  for (uint32_t i = 0; shard->count > 0 && i <= shard->mask; i++)
-    if (shard->slots[i].addr != 0)
-      {
-        uint32_t bit = tide_addrset_filter_index (shard->slots[i].addr);
-
-        words[bit / 64 - first] |= UINT64_C (1) << (bit % 64);
-      }
-  for (uint32_t w = 0; w < TIDE_ADDRSET_SHARD_WORDS; w++)
-    if (atomic_load_explicit (&set->filter[first + w], memory_order_relaxed) != words[w])
-      atomic_store_explicit (&set->filter[first + w], words[w], memory_order_relaxed);
-  shard->stale = 0;
-  shard->misses = 0;
-}
-
 /* Index of addr's slot, or -1. */
 static int64_t
 shard_find (const TideAddrShard *shard,
-            uint64_t             addr,
-            uint64_t             h)
+            uint64_t             addr)
 {
-  for (uint32_t i = home_of (shard, h);; i = (i + 1) & shard->mask)
+  for (uint32_t i = home_of (shard, addr);; i = (i + 1) & shard->mask)
     {
       if (shard->slots[i].addr == addr)
         return i;
@@ -206,7 +181,6 @@ tide_addrset_insert_entry (TideAddrSet         *set,
                            const TideAddrEntry *entry)
 {
   uint64_t addr = entry->addr;
-  uint64_t h = tide_addrset_hash (addr);
   TideAddrShard *shard = shard_of (set, addr);
   int64_t at;
   bool ok = true;
@@ -214,7 +188,7 @@ tide_addrset_insert_entry (TideAddrSet         *set,
   if (addr == 0)
     return false;
   pthread_mutex_lock (&shard->lock);
-  at = shard_find (shard, addr, h);
+  at = shard_find (shard, addr);
   if (at >= 0)
     shard->slots[at] = *entry;
   else if ((shard->count + 1) * 2 > shard->mask + 1 && !shard_resize (shard, (shard->mask + 1) * 2))
@@ -254,7 +228,7 @@ shard_delete_at (TideAddrShard *shard,
       j = (j + 1) & shard->mask;
       if (shard->slots[j].addr == 0)
         break;
-      home = home_of (shard, tide_addrset_hash (shard->slots[j].addr));
+      home = home_of (shard, shard->slots[j].addr);
       /* Move j into the hole unless its home lies cyclically in (hole, j]. */
       if (((j - home) & shard->mask) >= ((j - hole) & shard->mask))
         {
@@ -266,33 +240,46 @@ shard_delete_at (TideAddrShard *shard,
   shard->count--;
 }
 
-/* Removes addr if it is there with this kind (0: any kind). */
+/* Whether an entry has the filter bit of @addr: those that have it all
+ * sit in the probe run from its home. */
+static bool
+shard_has_bit (const TideAddrShard *shard,
+               uint64_t             addr)
+{
+  uint32_t bit = tide_addrset_filter_index (addr);
+
+  for (uint32_t i = home_of (shard, addr); shard->slots[i].addr != 0; i = (i + 1) & shard->mask)
+    if (tide_addrset_filter_index (shard->slots[i].addr) == bit)
+      return true;
+  return false;
+}
+
+/* Removes addr if it is there with this kind (0: any kind), and its filter
+ * bit with it unless another entry has that bit too.  A table that has
+ * emptied to an eighth gives half its memory back. */
 bool
 tide_addrset_remove (TideAddrSet   *set,
                      uint64_t       addr,
                      uint32_t       kind,
                      TideAddrEntry *out)
 {
-  uint64_t h = tide_addrset_hash (addr);
   TideAddrShard *shard = shard_of (set, addr);
   int64_t at;
   bool found = false;
 
   pthread_mutex_lock (&shard->lock);
-  at = shard_find (shard, addr, h);
+  at = shard_find (shard, addr);
   if (at >= 0 && (kind == 0 || shard->slots[at].kind == kind))
     {
       if (out != NULL)
         *out = shard->slots[at];
       shard_delete_at (shard, (uint32_t) at);
-      /* Its bit may be another entry's too: it stays, stale, until the
-       * next refilter, and costs at most a lookup meanwhile. */
-      if (++shard->stale > shard->count + TIDE_ADDRSET_STALE_SLACK || shard->count == 0)
-        shard_refilter (set, shard);
+      if (!shard_has_bit (shard, addr))
+        filter_clear (set, addr);
+      if (shard->mask + 1 > TIDE_ADDRSET_MIN_SLOTS && (uint64_t) shard->count * 8 < shard->mask + 1)
+        (void) shard_resize (shard, (shard->mask + 1) / 2);  /* a failed shrink keeps the table */
       found = true;
     }
-  else if (at < 0 && ++shard->misses > (shard->mask + 1) / TIDE_ADDRSET_MISS_RATIO + 8)
-    shard_refilter (set, shard);
   pthread_mutex_unlock (&shard->lock);
   return found;
 }
@@ -302,12 +289,11 @@ tide_addrset_lookup (TideAddrSet   *set,
                      uint64_t       addr,
                      TideAddrEntry *out)
 {
-  uint64_t h = tide_addrset_hash (addr);
   TideAddrShard *shard = shard_of (set, addr);
   int64_t at;
 
   pthread_mutex_lock (&shard->lock);
-  at = shard_find (shard, addr, h);
+  at = shard_find (shard, addr);
   if (at >= 0 && out != NULL)
     *out = shard->slots[at];
   pthread_mutex_unlock (&shard->lock);

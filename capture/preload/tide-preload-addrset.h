@@ -12,38 +12,36 @@
  *    the address itself the bit in that line (tide_addrset_filter_index).
  *    A clear bit proves the address is not in the set, so the common free
  *    pays one relaxed load of a line that its own thread mostly keeps to
- *    itself.  An insert sets its bit; a remove leaves it, as another entry
- *    may share it, and the shard recomputes its lines from its entries
- *    once such stale bits outnumber them.  Every bit and the entries
- *    behind it belong to one shard, whose lock orders their updates.
- *    History: a 2 MiB counting filter missed the cache on nearly every
- *    free (8% of an allocation-heavy program); 256 KiB of byte counters
- *    still missed on 9 frees in 10 while the program streamed through its
- *    blocks (free() was 5% of the whole run); a bitmap indexed by a hash
- *    of the whole address still missed on most frees, as the other core
- *    kept writing the lines they read (the set's share of alloc-bench's
- *    samples in the target fell from 11% to 5% with lines by granule); a
- *    count per bit, to know when to clear it, missed on most inserts and
- *    removes (0.8% of a recorded alloc-bench).  The price is false
- *    positives once many sampled blocks are live in one region (about 6%
- *    at 1,000, which is what 64 MiB of live heap holds at the default
- *    mean), and up to as many stale bits again; those cost a lookup in
- *    the exact set.
+ *    itself.  The bits are exact: an insert sets its bit, and a remove
+ *    clears it unless another entry has the same bit.  Every bit and the
+ *    entries behind it belong to one shard, whose lock orders their
+ *    updates.
+ *    History: a counting filter, and then a bitmap indexed by a hash of
+ *    the whole address, missed the cache on nearly every free; lines by
+ *    granule keep a thread's frees on lines of its own.  A count per bit
+ *    missed the cache on most inserts and removes.  Bits that removes left
+ *    set until the shard recomputed its lines cost every allocator that
+ *    hands a freed block straight back out (CPython's pools, glibc's
+ *    tcache) a lock and a failed lookup on most frees of the blocks that
+ *    next took a sampled block's address.  What is left are false
+ *    positives where live sampled blocks share bits with other blocks,
+ *    more as more of them live in one region; each costs a lookup in the
+ *    exact set.
  *  - an exact set: 64 shards, each an open-addressing table (linear
  *    probing, backward-shift deletion, no tombstones) under its own
- *    mutex, grown by doubling into memory from the kernel, and shrunk
- *    when a recompute of its filter lines finds it less than an eighth
- *    full.  A shard holds the addresses of whole 64 MiB regions,
+ *    mutex, grown by doubling into memory from the kernel and shrunk by
+ *    halving once less than an eighth full.  An entry's home slot comes
+ *    from its filter bit, not from its address, so the entries that share
+ *    a bit share one probe run, which a remove reads to know whether the
+ *    bit may go.  A shard holds the addresses of whole 64 MiB regions,
  *    because glibc gives each thread an arena of its own in 64
  *    MiB-aligned heaps: a thread's sampled blocks then share one shard,
  *    whose lock and table stay in its core's cache.  With shards by
- *    filter line instead, the four threads of alloc-bench shared most
- *    of them, and the lock, the table slot and the count of nearly
- *    every insert and remove came from the other core (4.4% of the
- *    recorded run's samples for the set and its locks; 1.5% by region).
- *    Allocators that mix threads' blocks in one region (jemalloc's
- *    extents) share its shard's lock, which is what every shard was
- *    before.
+ *    filter line instead, the four threads of alloc-bench shared most of
+ *    them, and the lock, the table slot and the count of nearly every
+ *    insert and remove came from the other core.  Allocators that mix
+ *    threads' blocks in one region (jemalloc's extents) share its shard's
+ *    lock.
  *
  * Pure code (no hooks, no globals), unit-tested directly.
  */
@@ -84,8 +82,6 @@ typedef struct
   TideAddrEntry  *slots;
   uint32_t        mask;   /* capacity - 1 */
   uint32_t        count;
-  uint32_t        stale;  /* removes since its filter lines were recomputed */
-  uint32_t        misses; /* removes of absent addresses since then */
 } __attribute__ ((aligned (64))) TideAddrShard;
 
 typedef struct

@@ -205,19 +205,25 @@ test_shared_bit (void)
   g_assert_false (tide_addrset_maybe (set, b));
 }
 
-/* Removes leave their bits set until the shard recomputes its lines, which
- * it must do before they fill the filter; a table that emptied shrinks. */
+/* Removes clear their bits, but for those that a live entry shares: after
+ * a burst of sampled blocks is freed, the only false positives left are
+ * the addresses behind the bits of the blocks that live on, and the table
+ * that grew for the burst has given its memory back. */
 static void
-test_stale_bits (void)
+test_exact_bits (void)
 {
   g_autofree TideAddrSet *set = set_new ();
   const guint64 region = G_GUINT64_CONSTANT (0x7f1200000000);
   const guint n_keep = 10, n_churn = 20000;
   TideAddrShard *shard = &set->shards[tide_addrset_shard_index (region)];
-  guint false_positives = 0;
+  g_autoptr(GHashTable) kept_bits = g_hash_table_new (NULL, NULL);
+  guint false_positives = 0, shared = 0;
 
   for (guint i = 0; i < n_keep; i++)
-    g_assert_true (tide_addrset_insert (set, region + i * 4096 + 8, i, TIDE_KIND_MALLOC));
+    {
+      g_assert_true (tide_addrset_insert (set, region + i * 4096 + 8, i, TIDE_KIND_MALLOC));
+      g_hash_table_add (kept_bits, GUINT_TO_POINTER (tide_addrset_filter_index (region + i * 4096 + 8)));
+    }
   /* All at once, then freed: the table grows to 65536 slots. */
   for (guint i = 0; i < n_churn; i++)
     g_assert_true (tide_addrset_insert (set, region + (1 << 20) + i * 48, i, TIDE_KIND_MALLOC));
@@ -225,13 +231,15 @@ test_stale_bits (void)
   for (guint i = 0; i < n_churn; i++)
     g_assert_true (tide_addrset_remove (set, region + (1 << 20) + i * 48, 0, NULL));
   for (guint i = 0; i < n_churn; i++)
-    false_positives += tide_addrset_maybe (set, region + (1 << 20) + i * 48);
-  /* Never recomputed, 20,000 addresses would leave 70% of the region's
-   * 16,384 bits set; recomputed, at most 10 + 256 bits are stale. */
-  g_assert_cmpuint (false_positives, <, n_churn / 20);
+    {
+      guint64 addr = region + (1 << 20) + i * 48;
+
+      false_positives += tide_addrset_maybe (set, addr);
+      shared += g_hash_table_contains (kept_bits, GUINT_TO_POINTER (tide_addrset_filter_index (addr)));
+    }
+  g_assert_cmpuint (false_positives, ==, shared);
   g_assert_cmpuint (shard->count, ==, n_keep);
-  /* The last recompute ran with at most 10 + 256 entries left. */
-  g_assert_cmpuint (shard->mask + 1, <=, 4096);
+  g_assert_cmpuint (shard->mask + 1, ==, 64);
   for (guint i = 0; i < n_keep; i++)
     {
       TideAddrEntry e;
@@ -243,33 +251,69 @@ test_stale_bits (void)
 }
 
 /* An address that a sampled block once had and that the program hands out
- * again and again (CPython's pools reuse their last freed block first):
- * its stale bit would send every free of it to the lock until enough
- * removes piled up; lookups that the filter sends in vain make the shard
- * recompute its lines too, after a sixteenth of its slots plus 9. */
+ * again at once (CPython's pools and glibc's tcache reuse the last freed
+ * block first): once its sampled block is freed, frees of the blocks that
+ * take the address next must not reach the lock. */
 static void
-test_hot_stale_bit (void)
+test_reused_address (void)
 {
   g_autofree TideAddrSet *set = set_new ();
   const guint64 region = G_GUINT64_CONSTANT (0x7f3400000000);
   const guint64 hot = region + (1 << 20) + 48;
-  TideAddrShard *shard = &set->shards[tide_addrset_shard_index (region)];
-  guint misses = 0;
 
   for (guint i = 0; i < 10; i++)
     g_assert_true (tide_addrset_insert (set, region + i * 4096 + 8, i, TIDE_KIND_MALLOC));
-  g_assert_false (tide_addrset_maybe (set, hot));
-  g_assert_true (tide_addrset_insert (set, hot, 64, TIDE_KIND_PYOBJECT));
-  g_assert_true (tide_addrset_remove (set, hot, TIDE_KIND_PYOBJECT, NULL));
-  g_assert_cmpuint (shard->mask + 1, ==, 64);
-  while (tide_addrset_maybe (set, hot) && misses < 1000)
+  for (guint round = 0; round < 100; round++)
     {
-      g_assert_false (tide_addrset_remove (set, hot, TIDE_KIND_PYOBJECT, NULL));
-      misses++;
+      g_assert_false (tide_addrset_maybe (set, hot));
+      g_assert_true (tide_addrset_insert (set, hot, 64, TIDE_KIND_PYOBJECT));
+      g_assert_true (tide_addrset_maybe (set, hot));
+      g_assert_true (tide_addrset_remove (set, hot, TIDE_KIND_PYOBJECT, NULL));
     }
-  g_assert_cmpuint (misses, ==, 64 / 16 + 9);
+  g_assert_false (tide_addrset_maybe (set, hot));
   for (guint i = 0; i < 10; i++)
     g_assert_true (tide_addrset_maybe (set, region + i * 4096 + 8));
+}
+
+/* Random inserts and removes among addresses that share bits eight to
+ * one: after every step, a bit is set exactly when a live entry has it. */
+static void
+test_bits_follow_entries (void)
+{
+  g_autofree TideAddrSet *set = set_new ();
+  g_autoptr(GRand) rand = g_rand_new_with_seed (20261204);
+  const guint64 base = G_GUINT64_CONSTANT (0x7f5600000000);
+  const guint n_addrs = 4096;  /* one 64 KiB granule of 16-byte blocks */
+  g_autofree gboolean *live = g_new0 (gboolean, n_addrs);
+  g_autofree guint *per_bit = g_new0 (guint, 1u << TIDE_ADDRSET_FILTER_BITS);
+
+  for (guint step = 0; step < 40000; step++)
+    {
+      guint k = g_rand_int_range (rand, 0, n_addrs);
+      guint64 addr = base + (guint64) k * 16;
+      guint32 bit = tide_addrset_filter_index (addr);
+
+      if (live[k])
+        {
+          g_assert_true (tide_addrset_remove (set, addr, 0, NULL));
+          per_bit[bit]--;
+        }
+      else
+        {
+          g_assert_true (tide_addrset_insert (set, addr, k, TIDE_KIND_MALLOC));
+          per_bit[bit]++;
+        }
+      live[k] = !live[k];
+      /* The bit of this address, and of a few others, against the truth. */
+      for (guint j = 0; j < 4; j++)
+        {
+          guint other = j == 0 ? k : (guint) g_rand_int_range (rand, 0, n_addrs);
+          guint64 a = base + (guint64) other * 16;
+
+          g_assert_cmpint (tide_addrset_maybe (set, a), ==, per_bit[tide_addrset_filter_index (a)] > 0);
+          g_assert_cmpint (tide_addrset_lookup (set, a, NULL), ==, live[other]);
+        }
+    }
 }
 
 int
@@ -282,7 +326,8 @@ main (int   argc,
   g_test_add_func ("/capture/preload/addrset/threads", test_threads);
   g_test_add_func ("/capture/preload/addrset/shared-bit", test_shared_bit);
   g_test_add_func ("/capture/preload/addrset/layout", test_layout);
-  g_test_add_func ("/capture/preload/addrset/stale-bits", test_stale_bits);
-  g_test_add_func ("/capture/preload/addrset/hot-stale-bit", test_hot_stale_bit);
+  g_test_add_func ("/capture/preload/addrset/exact-bits", test_exact_bits);
+  g_test_add_func ("/capture/preload/addrset/reused-address", test_reused_address);
+  g_test_add_func ("/capture/preload/addrset/bits-follow-entries", test_bits_follow_entries);
   return g_test_run ();
 }
