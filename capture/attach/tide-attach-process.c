@@ -147,6 +147,20 @@ foreach_page (TideLiveFunc func,
   g_tree_foreach (((TideAttachProcess *) user_data)->pages, visit_page, &v);
 }
 
+/* Its interpreter, once per image; why one cannot be read is said once per
+ * attach (a job's workers run the same Python). */
+static void
+find_python (TideAttachProcess *self)
+{
+  g_autofree char *message = NULL;
+
+  self->python = tide_attach_python_new (self->core->pid, &self->py_target, &message);
+  if (message != NULL && !self->attach->py_said && !self->attach->options->quiet)
+    g_printerr ("tidemark: attach: %s\n", message);
+  if (message != NULL)
+    self->attach->py_said = TRUE;
+}
+
 TideAttachProcess *
 tide_attach_process_new (TideAttach        *attach,
                          pid_t              pid,
@@ -174,6 +188,7 @@ tide_attach_process_new (TideAttach        *attach,
   tide_address_space_set_miss_func (self->core->space, NULL, NULL);
   self->core->more_blocks = foreach_page;
   self->core->more_blocks_data = self;
+  find_python (self);
   g_ptr_array_add (attach->images, self);
   refresh_maps (self, start_ns);
   return self;
@@ -201,7 +216,8 @@ intern_stack (TideAttachProcess      *self,
               guint32                 tid,
               const TideBpfUserStack *stack)
 {
-  guint64 frames[TIDE_BPF_MAX_FRAMES + 1];
+  guint64 native[TIDE_BPF_MAX_FRAMES];
+  guint64 frames[TIDE_BPF_MAX_FRAMES + 1 + TIDE_BPF_PY_FRAMES];
   TideUnwindSample sample = {
     .tid = (pid_t) tid, .regs = (const guint64 *) stack->regs,
     .stack_start = stack->start, .stack = stack->data,
@@ -216,11 +232,11 @@ intern_stack (TideAttachProcess      *self,
     refresh_maps (self, tide_capture_now_ns ());
   /* What unwinding costs the recorder is written with the trace. */
   start_ns = tide_capture_now_ns ();
-  n = tide_unwinder_unwind (self->unwinder, &sample, frames, TIDE_BPF_MAX_FRAMES, &complete);
+  n = tide_unwinder_unwind (self->unwinder, &sample, native, TIDE_BPF_MAX_FRAMES, &complete);
+  n = tide_attach_python_splice (self->python, self->core, stack, native, n, complete, frames,
+                                 G_N_ELEMENTS (frames));
   self->attach->unwind_ns += tide_capture_now_ns () - start_ns;
   self->attach->n_unwound++;
-  if (!complete)
-    frames[n++] = TIDE_STACK_FRAMES_MISSING;
   return tide_capture_process_intern_stack (self->core, frames, n);
 }
 
@@ -532,5 +548,6 @@ tide_attach_process_free (TideAttachProcess *self)
     return;
   g_clear_pointer (&self->pages, g_tree_destroy);
   g_clear_pointer (&self->unwinder, tide_unwinder_free);
+  g_clear_pointer (&self->python, tide_attach_python_free);
   g_free (self);
 }
