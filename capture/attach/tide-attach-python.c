@@ -382,8 +382,12 @@ read_varint (const guint8 *table,
 
   do
     {
+      /* Cut short: *i past the end says so. */
       if (*i >= len || shift > 60)
-        return 0;
+        {
+          *i = G_MAXSIZE;
+          return 0;
+        }
       b = table[(*i)++];
       value |= (guint64) (b & 63) << shift;
       shift += 6;
@@ -404,7 +408,8 @@ read_svarint (const guint8 *table,
 
 /* Each entry: a first byte with bit 7 set, its code in bits 3..6 and the
  * number of code units it covers, less one, in bits 0..2; then what its
- * code says (line delta, columns). */
+ * code says (line delta, columns).  A damaged table (an entry without its
+ * first bit, or cut short) gives no line. */
 gint
 tide_attach_python_line (const guint8 *table,
                          gsize         len,
@@ -439,6 +444,8 @@ tide_attach_python_line (const guint8 *table,
         }
       else if (code != LOCATION_NONE)
         i += 1;
+      if (i > len)
+        return 0;
       if (offset < end)
         return code == LOCATION_NONE || line <= 0 || line > G_MAXINT ? 0 : (gint) line;
       addr = end;
