@@ -39,6 +39,7 @@ typedef struct
 {
   gint64 alloc_ns;
   gint64 stack_id;
+  gint64 scope_id;
   gint64 thread_id;
 } PageRecord;
 
@@ -111,6 +112,7 @@ page_block (TideAttachProcess *self,
     .weight = self->attach->sample_pages,
     .alloc_ns = record->alloc_ns,
     .stack_id = record->stack_id,
+    .scope_id = record->scope_id,
     .thread_id = record->thread_id,
     .device = -1,
     .kind = TIDE_KIND_PAGE,
@@ -208,14 +210,18 @@ tide_attach_find_process (TideAttach *attach,
 }
 
 /* The stack of a sample, unwound from its copy of the registers and of the
- * top of the stack.  A stack whose walk stopped before the thread's first
- * frame (the copy ended, code without unwind information, a frame outside
- * every mapping) gets a "frames missing" frame instead of made-up callers. */
+ * top of the stack, with its Python frames in place, and its module scope
+ * (*@scope_id, 0: none).  A stack whose walk stopped before the thread's
+ * first frame (the copy ended, code without unwind information, a frame
+ * outside every mapping) gets a "frames missing" frame instead of made-up
+ * callers. */
 static gint64
 intern_stack (TideAttachProcess      *self,
               guint32                 tid,
-              const TideBpfUserStack *stack)
+              const TideBpfUserStack *stack,
+              gint64                 *scope_id)
 {
+  guint32 scope = 0;
   guint64 native[TIDE_BPF_MAX_FRAMES];
   guint64 frames[TIDE_BPF_MAX_FRAMES + 1 + TIDE_BPF_PY_FRAMES];
   TideUnwindSample sample = {
@@ -234,7 +240,8 @@ intern_stack (TideAttachProcess      *self,
   start_ns = tide_capture_now_ns ();
   n = tide_unwinder_unwind (self->unwinder, &sample, native, TIDE_BPF_MAX_FRAMES, &complete);
   n = tide_attach_python_splice (self->python, self->core, stack, native, n, complete, frames,
-                                 G_N_ELEMENTS (frames));
+                                 G_N_ELEMENTS (frames), &scope);
+  *scope_id = tide_capture_process_scope_id (self->core, scope);
   self->attach->unwind_ns += tide_capture_now_ns () - start_ns;
   self->attach->n_unwound++;
   return tide_capture_process_intern_stack (self->core, frames, n);
@@ -252,7 +259,7 @@ on_fault (TideAttachProcess  *self,
     return;
   record = g_new (PageRecord, 1);
   record->alloc_ns = ev->h.time_ns;
-  record->stack_id = intern_stack (self, ev->h.tid, &ev->stack);
+  record->stack_id = intern_stack (self, ev->h.tid, &ev->stack, &record->scope_id);
   record->thread_id = tide_capture_process_thread_id (self->core, ev->h.tid, NULL);
   g_tree_insert (self->pages, g_memdup2 (&page, sizeof page), record);
   a = page_block (self, page, record);
@@ -422,7 +429,7 @@ on_malloc (TideAttachProcess   *self,
     .device = -1, .kind = TIDE_KIND_MALLOC,
   };
 
-  a.stack_id = intern_stack (self, ev->h.tid, &ev->stack);
+  a.stack_id = intern_stack (self, ev->h.tid, &ev->stack, &a.scope_id);
   a.thread_id = tide_capture_process_thread_id (self->core, ev->h.tid, NULL);
   tide_capture_process_alloc (self->core, &a, 0);
 }
@@ -444,17 +451,17 @@ on_cuda (TideAttachProcess *self,
       tide_capture_process_release (self->core, ev->kind, ev->addr, ev->h.time_ns);
       break;
     case TIDE_BPF_CUDA_ALLOC:
-      a.stack_id = intern_stack (self, ev->h.tid, &ev->stack);
+      a.stack_id = intern_stack (self, ev->h.tid, &ev->stack, &a.scope_id);
       a.thread_id = tide_capture_process_thread_id (self->core, ev->h.tid, NULL);
       tide_capture_process_alloc (self->core, &a, 0);
       break;
     case TIDE_BPF_CUDA_COPY:
+      a.stack_id = intern_stack (self, ev->h.tid, &ev->stack, &a.scope_id);
       tide_trace_writer_add_transfer (self->core->session->writer, self->core->id,
                                       (gint) ev->kind,
                                       ev->device, (gint64) ev->size,
                                       (gint64) ev->h.time_ns - (gint64) ev->duration_ns,
-                                      (gint64) ev->duration_ns,
-                                      intern_stack (self, ev->h.tid, &ev->stack), 0);
+                                      (gint64) ev->duration_ns, a.stack_id, a.scope_id);
       break;
     default:
       break;

@@ -18,6 +18,12 @@
  * cannot be read, or is not one (the frame chain changed while the BPF
  * program read it), ends the Python frames of that sample: the stack keeps
  * the evaluation loop's own frames from there.
+ *
+ * Module scopes: the `self` of a frame whose function is named forward is,
+ * in a PyTorch job, the nn.Module that runs it; its class's name, read once
+ * per object, names the sample's scope, nested as the forward frames are
+ * ("Net/DecoupledLinear").  Module names (encoder.layers.3) are not known
+ * from outside: only record's hooks see them.
  */
 #include "config.h"
 
@@ -48,9 +54,13 @@ enum
   LOCATION_NONE        = 15,
 };
 
+#define MAX_SCOPE_DEPTH    8
+#define MAX_CLASS_NAME     256
+
 typedef struct
 {
   guint32  id;          /* the process's Python code id (TidePyCode) */
+  gboolean is_forward;  /* a method named forward: its `self` names a module scope */
   gint     first_line;
   gint64   n_units;     /* instructions, in code units */
   guint8  *linetable;
@@ -65,6 +75,9 @@ struct _TideAttachPython
   guint64     code_type;    /* &PyCode_Type */
   GHashTable *codes;        /* code object address -> PyCodeEntry* */
   guint32     next_id;
+  GHashTable *classes;      /* object address -> its class's name (tp_name), "": unreadable */
+  GHashTable *scopes;       /* "parent scope id/class name" -> scope id */
+  guint32     next_scope;
 };
 
 static void
@@ -357,6 +370,9 @@ tide_attach_python_new (pid_t             pid,
   self->codes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                                        (GDestroyNotify) py_code_entry_free);
   self->next_id = 1;
+  self->classes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  self->scopes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->next_scope = 1;
   return self;
 }
 
@@ -366,6 +382,8 @@ tide_attach_python_free (TideAttachPython *self)
   if (self == NULL)
     return;
   g_hash_table_unref (self->codes);
+  g_hash_table_unref (self->classes);
+  g_hash_table_unref (self->scopes);
   g_free (self);
 }
 
@@ -476,6 +494,7 @@ read_code (TideAttachPython   *self,
   memcpy (&first_line, obj + TIDE_PY311_CODE_FIRSTLINENO, sizeof first_line);
   entry = g_new0 (PyCodeEntry, 1);
   entry->id = self->next_id++;
+  entry->is_forward = strcmp (name, "forward") == 0 || g_str_has_suffix (name, ".forward");
   entry->first_line = first_line;
   entry->n_units = (gint64) field_u64 (obj, TIDE_PY311_VAR_SIZE);
   entry->linetable = read_bytes_object (self->pid, field_u64 (obj, TIDE_PY311_CODE_LINETABLE),
@@ -494,7 +513,8 @@ read_code (TideAttachPython   *self,
 static guint64
 name_frame (TideAttachPython     *self,
             TideCaptureProcess   *core,
-            const TideBpfPyFrame *frame)
+            const TideBpfPyFrame *frame,
+            gboolean             *is_forward)
 {
   guint64 addr = frame->code;
   PyCodeEntry *entry = g_hash_table_lookup (self->codes, &addr);
@@ -502,11 +522,69 @@ name_frame (TideAttachPython     *self,
 
   if (entry == NULL && (entry = read_code (self, core, addr)) == NULL)
     return 0;
+  *is_forward = entry->is_forward;
   /* Past the code: the frame is not what the code object says. */
   if (frame->instr >= -2 && frame->instr < entry->n_units * TIDE_PY311_CODE_UNIT)
     line = tide_attach_python_line (entry->linetable, entry->linetable_len, entry->first_line,
                                     frame->instr);
   return tide_wire_pyframe_pack (entry->id, line > 0 ? (guint32) line : 0);
+}
+
+/* The name of @obj's class (its type's tp_name: a class made in Python
+ * has its bare name there), read once per object: the `self` of a forward
+ * frame is a module, which lives as long as the model.  NULL when it
+ * cannot be read. */
+static const char *
+class_of (TideAttachPython *self,
+          guint64           obj)
+{
+  char *name = g_hash_table_lookup (self->classes, &obj);
+  char buf[MAX_CLASS_NAME];
+  guint64 type;
+  gsize n;
+
+  if (name == NULL)
+    {
+      type = read_u64 (self->pid, obj + TIDE_PY311_OBJECT_TYPE);
+      n = type ? read_some (self->pid, read_u64 (self->pid, type + TIDE_PY311_TYPE_NAME), buf,
+                            sizeof buf - 1) : 0;
+      buf[n] = '\0';
+      name = g_utf8_validate (buf, -1, NULL) ? g_strdup (buf) : g_strdup ("");
+      g_hash_table_insert (self->classes, g_memdup2 (&obj, sizeof obj), name);
+    }
+  return name[0] != '\0' ? name : NULL;
+}
+
+/* The module scope of a stack: the classes of the `self` of its forward
+ * frames, outermost first ("Net/DecoupledLinear"), defined in @core as
+ * they are first met.  0: none. */
+static guint32
+module_scope (TideAttachPython   *self,
+              TideCaptureProcess *core,
+              const guint64      *selves,
+              guint               n_selves)
+{
+  guint32 scope = 0;
+
+  for (guint i = n_selves; i-- > 0;)
+    {
+      const char *name = class_of (self, selves[i]);
+      g_autofree char *key = NULL;
+      gpointer id;
+
+      if (name == NULL)
+        continue;
+      key = g_strdup_printf ("%u/%s", scope, name);
+      id = g_hash_table_lookup (self->scopes, key);
+      if (id == NULL)
+        {
+          id = GUINT_TO_POINTER (self->next_scope++);
+          tide_capture_process_define_scope (core, GPOINTER_TO_UINT (id), scope, name);
+          g_hash_table_insert (self->scopes, g_steal_pointer (&key), id);
+        }
+      scope = GPOINTER_TO_UINT (id);
+    }
+  return scope;
 }
 
 static gboolean
@@ -525,19 +603,25 @@ tide_attach_python_splice (TideAttachPython       *self,
                            guint                   n_native,
                            gboolean                complete,
                            guint64                *out,
-                           guint                   max)
+                           guint                   max,
+                           guint32                *scope)
 {
-  guint64 py[TIDE_BPF_PY_FRAMES];
+  guint64 py[TIDE_BPF_PY_FRAMES], selves[MAX_SCOPE_DEPTH];
   gboolean entry[TIDE_BPF_PY_FRAMES];
-  guint n_py = 0, next = 0, n = 0;
+  guint n_py = 0, next = 0, n = 0, n_selves = 0;
 
   /* The frames that can be named, up to the first that cannot. */
   for (guint i = 0; self != NULL && i < MIN (stack->n_py, TIDE_BPF_PY_FRAMES); i++)
     {
-      if ((py[n_py] = name_frame (self, core, &stack->py[i])) == 0)
+      gboolean is_forward = FALSE;
+
+      if ((py[n_py] = name_frame (self, core, &stack->py[i], &is_forward)) == 0)
         break;
       entry[n_py++] = (stack->py[i].flags & TIDE_BPF_PY_ENTRY) != 0;
+      if (is_forward && stack->py[i].first_local != 0 && n_selves < MAX_SCOPE_DEPTH)
+        selves[n_selves++] = stack->py[i].first_local;
     }
+  *scope = n_selves > 0 ? module_scope (self, core, selves, n_selves) : 0;
   for (guint i = 0; i < n_native && n < max; i++)
     {
       if (next == n_py || !is_eval (self, native[i]))

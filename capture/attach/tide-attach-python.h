@@ -41,7 +41,9 @@ void              tide_attach_python_free   (TideAttachPython        *self);
  * the thread's first frame; when it did not, a "frames missing" frame
  * follows the native frames, and the Python frames that no evaluation
  * frame was found for go above it.  Code objects are defined in @core's
- * Python codes as they are first met.  Returns the number of frames. */
+ * Python codes as they are first met.  *@scope: the local id of the module
+ * scope of the stack in @core (the classes of its forward frames' `self`),
+ * 0 for none.  Returns the number of frames. */
 guint             tide_attach_python_splice (TideAttachPython       *self,
                                              TideCaptureProcess     *core,
                                              const TideBpfUserStack *stack,
@@ -49,7 +51,8 @@ guint             tide_attach_python_splice (TideAttachPython       *self,
                                              guint                   n_native,
                                              gboolean                complete,
                                              guint64                *out,
-                                             guint                   max);
+                                             guint                   max,
+                                             guint32                *scope);
 
 /* The line that a 3.11 location table (co_linetable, @len bytes) gives for
  * the instruction at byte offset @offset of a code object that starts at

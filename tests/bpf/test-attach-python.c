@@ -160,6 +160,7 @@ test_unreadable_frames (void)
   TideBpfPyTarget target = { 0 };
   const guint64 native[] = { 0x401000, 0x402000, 0x403000 };
   guint64 out[8];
+  guint32 scope = 99;
   guint n;
 
   if (!g_file_test (PYTHON, G_FILE_TEST_IS_EXECUTABLE))
@@ -180,15 +181,18 @@ test_unreadable_frames (void)
   stack->py[1] = (TideBpfPyFrame) { .code = target.runtime, .instr = 4,
                                     .flags = TIDE_BPF_PY_ENTRY };
   stack->py[2] = (TideBpfPyFrame) { .code = ~(guint64) 0, .instr = -7 };
-  n = tide_attach_python_splice (python, NULL, stack, native, 3, TRUE, out, G_N_ELEMENTS (out));
+  n = tide_attach_python_splice (python, NULL, stack, native, 3, TRUE, out, G_N_ELEMENTS (out),
+                                 &scope);
   g_assert_cmpuint (n, ==, 3);
+  g_assert_cmpuint (scope, ==, 0);
   g_assert_cmpmem (out, n * sizeof *out, native, sizeof native);
-  n = tide_attach_python_splice (python, NULL, stack, native, 3, FALSE, out, G_N_ELEMENTS (out));
+  n = tide_attach_python_splice (python, NULL, stack, native, 3, FALSE, out, G_N_ELEMENTS (out),
+                                 &scope);
   g_assert_cmpuint (n, ==, 4);
   g_assert_cmpmem (out, 3 * sizeof *out, native, sizeof native);
   g_assert_cmphex (out[3], ==, TIDE_STACK_FRAMES_MISSING);
   /* No room: cut at @max, never past it. */
-  n = tide_attach_python_splice (python, NULL, stack, native, 3, FALSE, out, 2);
+  n = tide_attach_python_splice (python, NULL, stack, native, 3, FALSE, out, 2, &scope);
   g_assert_cmpuint (n, ==, 2);
   end_waiting (p);
 }

@@ -830,14 +830,38 @@ find_frame (const TideGroup *g,
   return -1;
 }
 
+static void
+check_python_scope_and_suspect (TideTrace *trace,
+                                gint64     stack_id)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) scopes = tide_report_retained (trace, 0, TIDE_GROUP_BY_SCOPE, &error);
+  g_autoptr(GPtrArray) suspects = NULL;
+  const TideGroup *g;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (scopes->len, >, 0);
+  g = g_ptr_array_index (scopes, 0);
+  g_assert_cmpstr (g->scope_path, ==, "Net/DecoupledLinear");
+  g_assert_cmpfloat (fabs ((double) g->bytes - TORCH_KEPT_BYTES), <=, 0.1 * TORCH_KEPT_BYTES);
+  suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (suspects->len, >, 0);
+  g = g_ptr_array_index (suspects, 0);
+  g_assert_cmpint (g->stack_id, ==, stack_id);
+}
+
 /* A CPU PyTorch training loop (attach-torch-leak.py), joined while it
- * runs, leaks through the torch.cat of DecoupledLinear.forward.  The top
- * retained stack is that leak: the bytes the cat touched first, within 10%
- * of what the steps kept (the first page of each block is malloc's); its
- * Python frames stand where the evaluation loop's C frames were: forward
- * at the marked line is the innermost Python frame and the headline, the
- * nn.Module call and Net.forward, train, main and <module> follow in
- * order, and the native frames go on to _start. */
+ * runs (steps every 200 ms), leaks through the torch.cat of
+ * DecoupledLinear.forward.  The top retained stack is that leak: the bytes
+ * the cat touched first, within 10% of what the steps kept (the first page
+ * of each block is malloc's); its Python frames stand where the evaluation
+ * loop's C frames were: forward at the marked line is the innermost Python
+ * frame and the headline, the nn.Module call and Net.forward, train, main
+ * and <module> follow in order, and the native frames go on to _start.
+ * Its module scope is the classes of the forward frames' `self`,
+ * "Net/DecoupledLinear", which is also the top scope; the first leak
+ * suspect is the same stack. */
 static void
 test_attach_python_frames (Fixture       *f,
                            gconstpointer  data)
@@ -875,7 +899,8 @@ test_attach_python_frames (Fixture       *f,
   out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (target));
   ready = read_target_line (out);
   g_assert_cmpstr (ready, ==, "ready");
-  attach = start_attach (g_subprocess_get_identifier (target), f->trace, "--sample-pages", "16");
+  attach = start_attach (g_subprocess_get_identifier (target), f->trace, "--step-interval",
+                         "200");
   say_go (target);
   done = read_target_line (out);
   /* The first step ran before the attach. */
@@ -922,6 +947,9 @@ test_attach_python_frames (Fixture       *f,
     }
   frame = g_ptr_array_index (top->frames, top->frames->len - 1);
   g_assert_cmpstr (frame->function, ==, "_start");
+  g_assert_cmpstr (top->scope_path, ==, "Net/DecoupledLinear");
+
+  check_python_scope_and_suspect (trace, top->stack_id);
 }
 
 /* A Python other than 3.11 (pyenv's, where there is one: Debian has only
