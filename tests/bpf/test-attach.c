@@ -797,6 +797,30 @@ read_target_line (GDataInputStream *out)
   return line;
 }
 
+/* Starts a Python program that says "ready" and waits for "go" on stdin,
+ * without meson's MALLOC_PERTURB_ (which would have malloc touch each block
+ * first), and waits for its "ready"; *@out reads its later lines. */
+static GSubprocess *
+start_python (const char * const  *argv,
+              GDataInputStream   **out)
+{
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *ready = NULL;
+  GSubprocess *p;
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                        G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                        G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_subprocess_launcher_unsetenv (launcher, "MALLOC_PERTURB_");
+  p = g_subprocess_launcher_spawnv (launcher, argv, &error);
+  g_assert_no_error (error);
+  *out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (p));
+  ready = read_target_line (*out);
+  g_assert_cmpstr (ready, ==, "ready");
+  return p;
+}
+
 /* Detaches (SIGINT), then lets the target end: it holds what it kept until
  * its stdin closes. */
 static char *
@@ -869,14 +893,14 @@ test_attach_python_frames (Fixture       *f,
   static const char * const callers[] = {
     "Module._call_impl", "Net.forward", "Module._call_impl", "train", "main", "<module>",
   };
-  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  const char * const argv[] = { PYTHON, TORCH_LEAK, G_STRINGIFY (TORCH_STEPS), NULL };
   g_autoptr(GSubprocess) target = NULL;
   g_autoptr(GSubprocess) attach = NULL;
   g_autoptr(GDataInputStream) out = NULL;
   g_autoptr(TideTrace) trace = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) groups = NULL;
-  g_autofree char *ready = NULL, *done = NULL, *attach_err = NULL;
+  g_autofree char *done = NULL, *attach_err = NULL;
   const TideFrame *frame, *headline;
   TideGroup *top;
   gint at;
@@ -888,17 +912,7 @@ test_attach_python_frames (Fixture       *f,
       g_test_skip (PYTHON " cannot import torch (install python3-torch)");
       return;
     }
-  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE |
-                                        G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-                                        G_SUBPROCESS_FLAGS_STDERR_SILENCE);
-  /* meson's MALLOC_PERTURB_ would have malloc touch each block first. */
-  g_subprocess_launcher_unsetenv (launcher, "MALLOC_PERTURB_");
-  target = g_subprocess_launcher_spawn (launcher, &error, PYTHON, TORCH_LEAK,
-                                        G_STRINGIFY (TORCH_STEPS), NULL);
-  g_assert_no_error (error);
-  out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (target));
-  ready = read_target_line (out);
-  g_assert_cmpstr (ready, ==, "ready");
+  target = start_python (argv, &out);
   attach = start_attach (g_subprocess_get_identifier (target), f->trace, "--step-interval",
                          "200");
   say_go (target);
@@ -994,13 +1008,14 @@ test_attach_python_unsupported (Fixture       *f,
     "print('done', flush=True)\n"
     "sys.stdin.readline()\n";
   g_autofree char *python = find_other_python ();
+  const char * const argv[] = { python, "-c", code, NULL };
   g_autofree char *base = NULL, *expected = NULL;
   g_autoptr(GSubprocess) target = NULL;
   g_autoptr(GSubprocess) attach = NULL;
   g_autoptr(GDataInputStream) out = NULL;
   g_autoptr(TideTrace) trace = NULL;
   g_autoptr(GError) error = NULL;
-  g_autofree char *ready = NULL, *done = NULL, *attach_err = NULL;
+  g_autofree char *done = NULL, *attach_err = NULL;
 
   if (!can_attach ())
     return;
@@ -1009,12 +1024,7 @@ test_attach_python_unsupported (Fixture       *f,
       g_test_skip ("no CPython other than 3.11 here (pyenv's versions)");
       return;
     }
-  target = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-                             G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error, python, "-c", code, NULL);
-  g_assert_no_error (error);
-  out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (target));
-  ready = read_target_line (out);
-  g_assert_cmpstr (ready, ==, "ready");
+  target = start_python (argv, &out);
   attach = start_attach_full (g_subprocess_get_identifier (target), f->trace, NULL, NULL, NULL,
                               TRUE);
   say_go (target);
