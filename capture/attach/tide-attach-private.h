@@ -28,6 +28,7 @@ typedef struct
   TideUnwinder       *unwinder;      /* walks the stack copies of its samples */
   TideAttachPython   *python;        /* its CPython interpreter, if it can be read */
   TideBpfPyTarget     py_target;     /* ... and where the BPF program finds its frames */
+  gboolean            py_starting;   /* its interpreter had not started: confirm it */
 } TideAttachProcess;
 
 struct _TideAttach
@@ -58,5 +59,6 @@ void               tide_attach_process_flush    (TideAttachProcess *self);
 void               tide_attach_process_free     (TideAttachProcess *self);
 TideAttachProcess *tide_attach_find_process     (TideAttach        *attach,
                                                  pid_t              pid);
+gboolean           tide_attach_process_confirm_python (TideAttachProcess *self);
 
 G_END_DECLS

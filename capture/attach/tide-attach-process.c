@@ -149,18 +149,50 @@ foreach_page (TideLiveFunc func,
   g_tree_foreach (((TideAttachProcess *) user_data)->pages, visit_page, &v);
 }
 
-/* Its interpreter, once per image; why one cannot be read is said once per
- * attach (a job's workers run the same Python). */
+/* Why Python frames are left out is said once per attach (a job's workers
+ * run the same Python). */
 static void
-find_python (TideAttachProcess *self)
+say_python (TideAttachProcess *self,
+            const char        *message)
 {
-  g_autofree char *message = NULL;
-
-  self->python = tide_attach_python_new (self->core->pid, &self->py_target, &message);
   if (message != NULL && !self->attach->py_said && !self->attach->options->quiet)
     g_printerr ("tidemark: attach: %s\n", message);
   if (message != NULL)
     self->attach->py_said = TRUE;
+}
+
+static void
+find_python (TideAttachProcess *self)
+{
+  g_autofree char *message = NULL;
+  g_autofree char *later = NULL;
+
+  self->python = tide_attach_python_new (self->core->pid, &self->py_target, &message);
+  say_python (self, message);
+  self->py_starting = self->python != NULL && !tide_attach_python_confirm (self->python, &later);
+}
+
+/* An interpreter that had not started when the image was first looked at
+ * (a python seen at its exec) is checked again, on the loader's tick.
+ * TRUE when its thread states turned out not to agree with the layout:
+ * its frames must no longer be read. */
+gboolean
+tide_attach_process_confirm_python (TideAttachProcess *self)
+{
+  g_autofree char *message = NULL;
+
+  if (!self->py_starting || self->core->end_ns != 0)
+    return FALSE;
+  if (tide_attach_python_confirm (self->python, &message))
+    self->py_starting = FALSE;
+  else if (message != NULL)
+    {
+      say_python (self, message);
+      g_clear_pointer (&self->python, tide_attach_python_free);
+      self->py_starting = FALSE;
+      return TRUE;
+    }
+  return FALSE;
 }
 
 TideAttachProcess *

@@ -6,9 +6,12 @@
  * Finding it: the mapping of a file named python3.N or libpython3.N.so
  * whose ELF symbols have _PyRuntime (Debian's python3 links the
  * interpreter in statically and exports it).  Only 3.11's layout is known
- * (capture/wire/tide-py311.h); before it is trusted, the process's own
- * thread states must agree with it: the first interpreter's first thread
- * state must name that interpreter back.
+ * (capture/wire/tide-py311.h); the process's own thread states must agree
+ * with it: the first interpreter's first thread state must name that
+ * interpreter back.  A python seen at its exec has none yet: its frames
+ * are read from the start (the BPF program finds no thread state until
+ * there is one, and a code object is named only if it is one), and the
+ * check is made again until it can be.
  *
  * Naming a frame: the BPF program gives the address of the code object and
  * the byte offset of the instruction.  The code object is read once with
@@ -70,6 +73,10 @@ typedef struct
 struct _TideAttachPython
 {
   pid_t       pid;
+  int         major;
+  int         minor;
+  guint64     runtime;      /* &_PyRuntime */
+  gboolean    confirmed;    /* its thread states agree with the layout */
   guint64     eval_start;   /* _PyEval_EvalFrameDefault's code */
   guint64     eval_end;
   guint64     code_type;    /* &PyCode_Type */
@@ -268,16 +275,26 @@ python_file_version (const char *path,
   return TRUE;
 }
 
+typedef enum
+{
+  STATES_AGREE,
+  STATES_NOT_YET,     /* no interpreter yet: a python that has just exec'd */
+  STATES_DISAGREE,
+} StatesCheck;
+
 /* Whether the process's first interpreter and its first thread state name
  * each other at the offsets of the table. */
-static gboolean
-thread_states_agree (pid_t   pid,
+static StatesCheck
+check_thread_states (pid_t   pid,
                      guint64 runtime)
 {
   guint64 interp = read_u64 (pid, runtime + TIDE_PY311_RUNTIME_INTERP_HEAD);
   guint64 tstate = interp ? read_u64 (pid, interp + TIDE_PY311_INTERP_TSTATE_HEAD) : 0;
 
-  return tstate != 0 && read_u64 (pid, tstate + TIDE_PY311_TSTATE_INTERP) == interp;
+  if (interp == 0 || tstate == 0)
+    return STATES_NOT_YET;
+  return read_u64 (pid, tstate + TIDE_PY311_TSTATE_INTERP) == interp ? STATES_AGREE
+                                                                      : STATES_DISAGREE;
 }
 
 static void
@@ -327,6 +344,14 @@ find_interpreter (GArray    *maps,
   return named;
 }
 
+static char *
+describe_disagreement (TideAttachPython *self)
+{
+  return g_strdup_printf ("the thread states of Python %d.%d in process %d are not where this "
+                          "build expects them; native stacks only", self->major, self->minor,
+                          self->pid);
+}
+
 TideAttachPython *
 tide_attach_python_new (pid_t             pid,
                         TideBpfPyTarget  *target,
@@ -354,16 +379,11 @@ tide_attach_python_new (pid_t             pid,
                                   "PyCode_Type symbol; native stacks only", m->path);
       return NULL;
     }
-  if (!thread_states_agree (pid, sym.runtime + m->load_bias))
-    {
-      *message = g_strdup_printf ("the thread states of Python %d.%d in process %d are not "
-                                  "where this build expects them; native stacks only",
-                                  major, minor, pid);
-      return NULL;
-    }
-  fill_target_311 (target, sym.runtime + m->load_bias);
   self = g_new0 (TideAttachPython, 1);
   self->pid = pid;
+  self->major = major;
+  self->minor = minor;
+  self->runtime = sym.runtime + m->load_bias;
   self->eval_start = sym.eval + m->load_bias;
   self->eval_end = self->eval_start + MAX (sym.eval_size, 1);
   self->code_type = sym.code_type + m->load_bias;
@@ -373,7 +393,25 @@ tide_attach_python_new (pid_t             pid,
   self->classes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   self->scopes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->next_scope = 1;
+  if (!tide_attach_python_confirm (self, message) && *message != NULL)
+    {
+      tide_attach_python_free (self);
+      return NULL;
+    }
+  fill_target_311 (target, self->runtime);
   return self;
+}
+
+gboolean
+tide_attach_python_confirm (TideAttachPython  *self,
+                            char             **message)
+{
+  StatesCheck states = self->confirmed ? STATES_AGREE
+                                       : check_thread_states (self->pid, self->runtime);
+
+  *message = states == STATES_DISAGREE ? describe_disagreement (self) : NULL;
+  self->confirmed = states == STATES_AGREE;
+  return self->confirmed;
 }
 
 void

@@ -29,11 +29,19 @@ typedef struct _TideAttachPython TideAttachPython;
 /* The interpreter of @pid, with @target filled for the BPF program, or
  * NULL: then *@message is NULL where the process runs no Python, else one
  * line that says why its Python frames cannot be read (an unsupported
- * version, a build without the symbols). */
+ * version, a build without the symbols, thread states that do not agree
+ * with the layout).  An interpreter without a thread state yet (a python
+ * seen at its exec) is returned unconfirmed (tide_attach_python_confirm). */
 TideAttachPython *tide_attach_python_new    (pid_t                    pid,
                                              TideBpfPyTarget         *target,
                                              char                   **message);
 void              tide_attach_python_free   (TideAttachPython        *self);
+
+/* TRUE once the process's thread states agree with the layout; FALSE with
+ * *@message NULL while its interpreter has none yet, FALSE with one line
+ * in *@message when they disagree: then its frames must not be read. */
+gboolean          tide_attach_python_confirm (TideAttachPython       *self,
+                                              char                  **message);
 
 /* @native (@n_native frames, innermost first, as the unwinder gave them)
  * with the Python frames of @stack in place of the evaluation loop's

@@ -306,8 +306,19 @@ attach_cuda_probes (Loader *self,
 
 /* ---- events ---------------------------------------------------------------- */
 
-/* A new process image, and where the BPF program finds its Python frames
- * (a fork's child has its parent's entry already, from the BPF program). */
+/* Where the BPF program finds the Python frames of @p's threads (a fork's
+ * child has its parent's entry already, from the BPF program). */
+static void
+follow_python (Loader            *self,
+               TideAttachProcess *p)
+{
+  guint32 tgid = (guint32) p->core->pid;
+
+  if (p->python != NULL)
+    bpf_map__update_elem (self->skel->maps.py_targets, &tgid, sizeof tgid, &p->py_target,
+                          sizeof p->py_target, BPF_ANY);
+}
+
 static TideAttachProcess *
 new_image (Loader            *self,
            pid_t              pid,
@@ -315,11 +326,8 @@ new_image (Loader            *self,
            gint64             ts_ns)
 {
   TideAttachProcess *p = tide_attach_process_new (&self->base, pid, parent, ts_ns);
-  guint32 tgid = (guint32) pid;
 
-  if (p->python != NULL)
-    bpf_map__update_elem (self->skel->maps.py_targets, &tgid, sizeof tgid, &p->py_target,
-                          sizeof p->py_target, BPF_ANY);
+  follow_python (self, p);
   return p;
 }
 
@@ -562,6 +570,15 @@ on_tick (Loader *self)
   if (self->deadline_ns > 0 && now >= self->deadline_ns)
     self->stop = TRUE;
   tide_capture_session_poll (self->base.session, now);
+  for (guint i = 0; i < self->base.images->len; i++)
+    {
+      TideAttachProcess *p = g_ptr_array_index (self->base.images, i);
+
+      guint32 tgid = (guint32) p->core->pid;
+
+      if (tide_attach_process_confirm_python (p))
+        bpf_map__delete_elem (self->skel->maps.py_targets, &tgid, sizeof tgid, 0);
+    }
   if (o->step_interval_ms > 0 && now >= self->next_interval_step_ns)
     {
       for (guint i = 0; i < self->base.images->len; i++)

@@ -172,6 +172,9 @@ test_unreadable_frames (void)
   python = tide_attach_python_new (atoi (g_subprocess_get_identifier (p)), &target, &message);
   g_assert_null (message);
   g_assert_nonnull (python);
+  g_assert_true (tide_attach_python_confirm (python, &message));
+  g_assert_null (message);
+  g_assert_nonnull (python);
   g_assert_cmphex (target.runtime, !=, 0);
   g_assert_cmpuint (target.tstate_native_tid, ==, 160);
 

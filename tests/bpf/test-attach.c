@@ -966,6 +966,65 @@ test_attach_python_frames (Fixture       *f,
   check_python_scope_and_suspect (trace, top->stack_id);
 }
 
+/* A shell that the attach follows into the python it execs: that
+ * interpreter has not started when the exec is seen, and its frames are
+ * read once it has.  grow() keeps 16 blocks of 1 MiB that bytes' repeat
+ * fills: the top retained stack, by the line of the marked call. */
+static void
+test_attach_python_exec (Fixture       *f,
+                         gconstpointer  data)
+{
+  static const char code[] =
+    "import sys\n"
+    "kept = []\n"
+    "def grow():\n"
+    "    kept.append(b'x' * (1 << 20))  # GROW-LINE 4\n"
+    "print('ready', flush=True)\n"
+    "sys.stdin.readline()\n"
+    "for _ in range(16):\n"
+    "    grow()\n"
+    "print('done', flush=True)\n"
+    "sys.stdin.readline()\n";
+  const char * const argv[] = {
+    "/bin/sh", "-c", "echo ready && read go && exec \"$0\" -c \"$1\"", PYTHON, code, NULL,
+  };
+  g_autoptr(GSubprocess) target = NULL;
+  g_autoptr(GSubprocess) attach = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) groups = NULL;
+  g_autofree char *ready = NULL, *done = NULL, *attach_err = NULL;
+  const TideFrame *headline;
+  TideGroup *top;
+
+  if (!can_attach ())
+    return;
+  target = start_python (argv, &out);
+  attach = start_attach (g_subprocess_get_identifier (target), f->trace, NULL, NULL);
+  say_go (target);
+  ready = read_target_line (out);
+  g_assert_cmpstr (ready, ==, "ready");
+  say_go (target);
+  done = read_target_line (out);
+  g_assert_cmpstr (done, ==, "done");
+  attach_err = detach_then_end (attach, target);
+
+  trace = tide_trace_open (f->trace, &error);
+  g_assert_no_error (error);
+  groups = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (groups->len, >, 0);
+  top = g_ptr_array_index (groups, 0);
+  headline = tide_group_get_headline (top);
+  g_assert_nonnull (headline);
+  g_assert_cmpint (headline->kind, ==, TIDE_FRAME_PYTHON);
+  g_assert_cmpstr (headline->function, ==, "grow");
+  g_assert_cmpstr (headline->file, ==, "<string>");
+  g_assert_cmpint (headline->line, ==, 4);
+  g_assert_cmpfloat (fabs ((double) top->bytes - 16.0 * 1048576), <=, 0.1 * 16.0 * 1048576);
+}
+
 /* A Python other than 3.11 (pyenv's, where there is one: Debian has only
  * 3.11): attach says in one line that its frames are not supported, and
  * records native stacks. */
@@ -1111,6 +1170,8 @@ main (int    argc,
   g_test_add ("/attach/dwarf-unwind", Fixture, NULL, fixture_setup, test_attach_dwarf_unwind,
               fixture_teardown);
   g_test_add ("/attach/python-frames", Fixture, NULL, fixture_setup, test_attach_python_frames,
+              fixture_teardown);
+  g_test_add ("/attach/python-exec", Fixture, NULL, fixture_setup, test_attach_python_exec,
               fixture_teardown);
   g_test_add ("/attach/python-unsupported", Fixture, NULL, fixture_setup,
               test_attach_python_unsupported, fixture_teardown);
