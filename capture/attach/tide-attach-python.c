@@ -47,7 +47,7 @@
 #define MAX_NAME_BYTES     4096
 #define MAX_LINETABLE      (1 << 20)
 
-/* 3.11's location table entry codes (Objects/locations.md). */
+/* The entry codes of CPython 3.11's location tables (co_linetable). */
 enum
 {
   LOCATION_ONE_LINE0   = 10,
@@ -63,7 +63,7 @@ enum
 typedef struct
 {
   guint32  id;          /* the process's Python code id (TidePyCode) */
-  gboolean is_forward;  /* a method named forward: its `self` names a module scope */
+  gboolean is_forward;  /* Class.forward: its `self` names a module scope */
   gint     first_line;
   gint64   n_units;     /* instructions, in code units */
   guint8  *linetable;
@@ -532,7 +532,7 @@ read_code (TideAttachPython   *self,
   memcpy (&first_line, obj + TIDE_PY311_CODE_FIRSTLINENO, sizeof first_line);
   entry = g_new0 (PyCodeEntry, 1);
   entry->id = self->next_id++;
-  entry->is_forward = strcmp (name, "forward") == 0 || g_str_has_suffix (name, ".forward");
+  entry->is_forward = g_str_has_suffix (name, ".forward");
   entry->first_line = first_line;
   entry->n_units = (gint64) field_u64 (obj, TIDE_PY311_VAR_SIZE);
   entry->linetable = read_bytes_object (self->pid, field_u64 (obj, TIDE_PY311_CODE_LINETABLE),
