@@ -966,51 +966,19 @@ test_attach_python_frames (Fixture       *f,
   check_python_scope_and_suspect (trace, top->stack_id);
 }
 
-/* A shell that the attach follows into the python it execs: that
- * interpreter has not started when the exec is seen, and its frames are
- * read once it has.  grow() keeps 16 blocks of 1 MiB that bytes' repeat
- * fills: the top retained stack, by the line of the marked call. */
+/* The top retained stack of a trace where grow() (below) kept 16 blocks
+ * of 1 MiB, which bytes' repeat filled: grow at its line is the headline,
+ * a Python frame. */
 static void
-test_attach_python_exec (Fixture       *f,
-                         gconstpointer  data)
+check_grow_is_top (const char *path)
 {
-  static const char code[] =
-    "import sys\n"
-    "kept = []\n"
-    "def grow():\n"
-    "    kept.append(b'x' * (1 << 20))  # GROW-LINE 4\n"
-    "print('ready', flush=True)\n"
-    "sys.stdin.readline()\n"
-    "for _ in range(16):\n"
-    "    grow()\n"
-    "print('done', flush=True)\n"
-    "sys.stdin.readline()\n";
-  const char * const argv[] = {
-    "/bin/sh", "-c", "echo ready && read go && exec \"$0\" -c \"$1\"", PYTHON, code, NULL,
-  };
-  g_autoptr(GSubprocess) target = NULL;
-  g_autoptr(GSubprocess) attach = NULL;
-  g_autoptr(GDataInputStream) out = NULL;
   g_autoptr(TideTrace) trace = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) groups = NULL;
-  g_autofree char *ready = NULL, *done = NULL, *attach_err = NULL;
   const TideFrame *headline;
   TideGroup *top;
 
-  if (!can_attach ())
-    return;
-  target = start_python (argv, &out);
-  attach = start_attach (g_subprocess_get_identifier (target), f->trace, NULL, NULL);
-  say_go (target);
-  ready = read_target_line (out);
-  g_assert_cmpstr (ready, ==, "ready");
-  say_go (target);
-  done = read_target_line (out);
-  g_assert_cmpstr (done, ==, "done");
-  attach_err = detach_then_end (attach, target);
-
-  trace = tide_trace_open (f->trace, &error);
+  trace = tide_trace_open (path, &error);
   g_assert_no_error (error);
   groups = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, &error);
   g_assert_no_error (error);
@@ -1023,6 +991,85 @@ test_attach_python_exec (Fixture       *f,
   g_assert_cmpstr (headline->file, ==, "<string>");
   g_assert_cmpint (headline->line, ==, 4);
   g_assert_cmpfloat (fabs ((double) top->bytes - 16.0 * 1048576), <=, 0.1 * 16.0 * 1048576);
+}
+
+#define GROW_CODE \
+  "import os, sys\n" \
+  "kept = []\n" \
+  "def grow():\n" \
+  "    kept.append(b'x' * (1 << 20))  # line 4\n" \
+  "print('ready', flush=True)\n" \
+  "sys.stdin.readline()\n"
+
+/* A shell that the attach follows into the python it execs: that
+ * interpreter has not started when the exec is seen, and its frames are
+ * read once it has. */
+static void
+test_attach_python_exec (Fixture       *f,
+                         gconstpointer  data)
+{
+  static const char code[] =
+    GROW_CODE
+    "for _ in range(16):\n"
+    "    grow()\n"
+    "print('done', flush=True)\n"
+    "sys.stdin.readline()\n";
+  const char * const argv[] = {
+    "/bin/sh", "-c", "echo ready && read go && exec \"$0\" -c \"$1\"", PYTHON, code, NULL,
+  };
+  g_autoptr(GSubprocess) target = NULL;
+  g_autoptr(GSubprocess) attach = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autofree char *ready = NULL, *done = NULL, *attach_err = NULL;
+
+  if (!can_attach ())
+    return;
+  target = start_python (argv, &out);
+  attach = start_attach (g_subprocess_get_identifier (target), f->trace, NULL, NULL);
+  say_go (target);
+  ready = read_target_line (out);
+  g_assert_cmpstr (ready, ==, "ready");
+  say_go (target);
+  done = read_target_line (out);
+  g_assert_cmpstr (done, ==, "done");
+  attach_err = detach_then_end (attach, target);
+  check_grow_is_top (f->trace);
+}
+
+/* A python's fork (a DataLoader worker) has its Python frames too: its
+ * parent's interpreter, at the same addresses. */
+static void
+test_attach_python_fork (Fixture       *f,
+                         gconstpointer  data)
+{
+  static const char code[] =
+    GROW_CODE
+    "child = os.fork()\n"
+    "if child == 0:\n"
+    "    for _ in range(16):\n"
+    "        grow()\n"
+    "    print('done', flush=True)\n"
+    "    sys.stdin.readline()\n"
+    "    os._exit(0)\n"
+    "os.waitpid(child, 0)\n";
+  const char * const argv[] = { PYTHON, "-c", code, NULL };
+  g_autoptr(GSubprocess) target = NULL;
+  g_autoptr(GSubprocess) attach = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autofree char *done = NULL, *attach_err = NULL;
+
+  if (!can_attach ())
+    return;
+  target = start_python (argv, &out);
+  attach = start_attach (g_subprocess_get_identifier (target), f->trace, NULL, NULL);
+  say_go (target);
+  done = read_target_line (out);
+  g_assert_cmpstr (done, ==, "done");
+  attach_err = detach_then_end (attach, target);
+  check_grow_is_top (f->trace);
+  trace = tide_test_open_trace (f->trace);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes"), ==, 2);
 }
 
 /* A Python other than 3.11 (pyenv's, where there is one: Debian has only
@@ -1172,6 +1219,8 @@ main (int    argc,
   g_test_add ("/attach/python-frames", Fixture, NULL, fixture_setup, test_attach_python_frames,
               fixture_teardown);
   g_test_add ("/attach/python-exec", Fixture, NULL, fixture_setup, test_attach_python_exec,
+              fixture_teardown);
+  g_test_add ("/attach/python-fork", Fixture, NULL, fixture_setup, test_attach_python_fork,
               fixture_teardown);
   g_test_add ("/attach/python-unsupported", Fixture, NULL, fixture_setup,
               test_attach_python_unsupported, fixture_teardown);
