@@ -30,23 +30,6 @@
 #include <stddef.h>
 #include <string.h>
 
-enum
-{
-  TSTATE_CFRAME         = TIDE_PY311_TSTATE_CFRAME,
-  CFRAME_CURRENT_FRAME  = TIDE_PY311_CFRAME_CURRENT,
-  FRAME_CODE            = TIDE_PY311_FRAME_CODE,
-  FRAME_PREVIOUS        = TIDE_PY311_FRAME_PREVIOUS,
-  FRAME_PREV_INSTR      = TIDE_PY311_FRAME_PREV_INSTR,
-  FRAME_IS_ENTRY        = TIDE_PY311_FRAME_IS_ENTRY,
-  FRAME_OBJECT_FRAME    = TIDE_PY311_FRAME_OBJECT_FRAME,
-  VAR_SIZE              = TIDE_PY311_VAR_SIZE,
-  CODE_FIRSTLINENO      = TIDE_PY311_CODE_FIRSTLINENO,
-  CODE_FILENAME         = TIDE_PY311_CODE_FILENAME,
-  CODE_QUALNAME         = TIDE_PY311_CODE_QUALNAME,
-  CODE_ADAPTIVE         = TIDE_PY311_CODE_ADAPTIVE,
-  CODE_UNIT             = TIDE_PY311_CODE_UNIT,
-};
-
 static int (*tide_pylayout_addr2line) (void *, int);
 
 static inline const void *
@@ -62,43 +45,43 @@ field_ptr (const void *obj,
 const void *
 tide_pylayout_top (const void *tstate)
 {
-  const void *cframe = field_ptr (tstate, TSTATE_CFRAME);
+  const void *cframe = field_ptr (tstate, TIDE_PY311_TSTATE_CFRAME);
 
-  return cframe != NULL ? field_ptr (cframe, CFRAME_CURRENT_FRAME) : NULL;
+  return cframe != NULL ? field_ptr (cframe, TIDE_PY311_CFRAME_CURRENT) : NULL;
 }
 
 const void *
 tide_pylayout_previous (const void *frame)
 {
-  return field_ptr (frame, FRAME_PREVIOUS);
+  return field_ptr (frame, TIDE_PY311_FRAME_PREVIOUS);
 }
 
 bool
 tide_pylayout_is_entry (const void *frame)
 {
-  return *((const char *) frame + FRAME_IS_ENTRY) != 0;
+  return *((const char *) frame + TIDE_PY311_FRAME_IS_ENTRY) != 0;
 }
 
 void *
 tide_pylayout_code (const void *frame)
 {
-  return (void *) field_ptr (frame, FRAME_CODE);
+  return (void *) field_ptr (frame, TIDE_PY311_FRAME_CODE);
 }
 
 uint32_t
 tide_pylayout_line (const void *frame)
 {
   void *code = tide_pylayout_code (frame);
-  const char *instr = field_ptr (frame, FRAME_PREV_INSTR);
-  const char *start = (const char *) code + CODE_ADAPTIVE;
+  const char *instr = field_ptr (frame, TIDE_PY311_FRAME_PREV_INSTR);
+  const char *start = (const char *) code + TIDE_PY311_CODE_ADAPTIVE;
   ptrdiff_t size, offset;
   int line;
 
-  memcpy (&size, (const char *) code + VAR_SIZE, sizeof size);
+  memcpy (&size, (const char *) code + TIDE_PY311_VAR_SIZE, sizeof size);
   offset = instr - start;
   /* A frame that has not run its first instruction points one unit before
    * its code: its first line, as the interpreter itself reports. */
-  if (offset >= size * CODE_UNIT)
+  if (offset >= size * TIDE_PY311_CODE_UNIT)
     return 0;
   line = tide_pylayout_addr2line (code, offset < 0 ? -1 : (int) offset);
   return line > 0 ? (uint32_t) line : 0;
@@ -119,9 +102,9 @@ tide_pylayout_code_names (const void      *code,
 {
   int32_t first_line;
 
-  memcpy (&first_line, (const char *) code + CODE_FIRSTLINENO, sizeof first_line);
-  out->file_obj = field_ptr (code, CODE_FILENAME);
-  out->name_obj = field_ptr (code, CODE_QUALNAME);
+  memcpy (&first_line, (const char *) code + TIDE_PY311_CODE_FIRSTLINENO, sizeof first_line);
+  out->file_obj = field_ptr (code, TIDE_PY311_CODE_FILENAME);
+  out->name_obj = field_ptr (code, TIDE_PY311_CODE_QUALNAME);
   out->first_line = first_line;
 }
 
@@ -145,7 +128,7 @@ caller_of (void                    *frame_obj,
 
   if (back == NULL)
     return NULL;
-  frame = field_ptr (back, FRAME_OBJECT_FRAME);
+  frame = field_ptr (back, TIDE_PY311_FRAME_OBJECT_FRAME);
   truth->decref (back);
   return frame;
 }
@@ -165,7 +148,7 @@ tide_pylayout_check (const void              *tstate,
     return false;
   tide_pylayout_addr2line = truth->addr2line;
   top = tide_pylayout_top (tstate);
-  if (top == NULL || top != field_ptr (frame_obj, FRAME_OBJECT_FRAME))
+  if (top == NULL || top != field_ptr (frame_obj, TIDE_PY311_FRAME_OBJECT_FRAME))
     return false;
   /* Called from Python code, in the same C evaluation. */
   if (tide_pylayout_is_entry (top) || tide_pylayout_previous (top) != caller_of (frame_obj, truth))
