@@ -9,8 +9,11 @@
 # cat touches first); the line that makes it carries a LEAK-LINE comment:
 # the test looks for that line.  It then says "done" and stays until its
 # stdin ends, holding what it kept.
-#   attach-torch-leak.py STEPS
+#   attach-torch-leak.py STEPS [PAUSE_MS]
+# PAUSE_MS: a pause after each step, so that the leak spans several of the
+# attach's timed steps however fast the machine runs the loop.
 import sys
+import time
 
 import torch
 from torch import nn
@@ -40,7 +43,7 @@ class Net(nn.Module):
         return self.head(torch.relu(self.body(x)))
 
 
-def train(model, steps):
+def train(model, steps, pause_s=0.0):
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     loss_fn = nn.CrossEntropyLoss()
     x = torch.randn(BATCH, WIDTH)
@@ -50,10 +53,12 @@ def train(model, steps):
         loss = loss_fn(model(x), target)
         loss.backward()
         opt.step()
+        time.sleep(pause_s)
 
 
 def main():
     steps = int(sys.argv[1])
+    pause_s = int(sys.argv[2]) / 1000.0 if len(sys.argv) > 2 else 0.0
     torch.manual_seed(0)
     # One thread: the cat runs on the thread whose Python frames it has.
     torch.set_num_threads(1)
@@ -62,7 +67,7 @@ def main():
     print("ready", flush=True)
     if sys.stdin.readline().strip() != "go":
         sys.exit(2)
-    train(model, steps)
+    train(model, steps, pause_s)
     print("done", steps, len(model.body.kept), flush=True)
     # Alive until told: at exit the kept tensors would be freed.
     sys.stdin.readline()

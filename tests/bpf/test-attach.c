@@ -893,7 +893,8 @@ test_attach_python_frames (Fixture       *f,
   static const char * const callers[] = {
     "Module._call_impl", "Net.forward", "Module._call_impl", "train", "main", "<module>",
   };
-  const char * const argv[] = { PYTHON, TORCH_LEAK, G_STRINGIFY (TORCH_STEPS), NULL };
+  /* A pause of 50 ms a step: the leak spans some ten steps of 200 ms. */
+  const char * const argv[] = { PYTHON, TORCH_LEAK, G_STRINGIFY (TORCH_STEPS), "50", NULL };
   g_autoptr(GSubprocess) target = NULL;
   g_autoptr(GSubprocess) attach = NULL;
   g_autoptr(GDataInputStream) out = NULL;
