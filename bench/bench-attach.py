@@ -9,6 +9,10 @@
 # it from "go" to its exit, so plain and attached runs are timed the same
 # way.  Runs are interleaved; medians of --runs (default 5).
 #   bench-attach.py TIDEMARK ALLOC_STORM [--runs N] [--iterations N] [--malloc-iterations N]
+#                   [--torch TRAIN_SCRIPT [--torch-steps N]]
+# --torch adds a PyTorch training loop (bench-torch-train.py --wait, run by
+# /usr/bin/python3), plain and attached: CPython's frames are walked at
+# each sampled fault there.
 # The default run is 10000000 iterations (about half a second here), so that
 # what an attach costs once (symbolizing the first stacks) weighs as it would
 # on a job; --uprobes malloc is measured on a shorter run (default 10000 iterations)
@@ -25,12 +29,11 @@ import tempfile
 import time
 
 
-def run_once(tidemark, storm, iterations, attach_args, outdir):
+def run_once(tidemark, command, attach_args, outdir):
     target = subprocess.Popen(
-        [storm, '--wait', '--iterations', str(iterations)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     if target.stdout.readline() != b'waiting\n':
-        sys.exit('bench-attach: alloc-storm --wait did not start')
+        sys.exit('bench-attach: %s did not start' % command[0])
     attach = None
     if attach_args is not None:
         r, w = os.pipe()
@@ -53,7 +56,7 @@ def run_once(tidemark, storm, iterations, attach_args, outdir):
     if attach is not None and attach.wait() != 0:
         sys.exit('bench-attach: tidemark attach failed')
     if target.returncode != 0:
-        sys.exit('bench-attach: alloc-storm failed')
+        sys.exit('bench-attach: %s failed' % command[0])
     unwind = read_unwind_cost(trace) if attach is not None else (0, 0)
     return elapsed, usage.ru_utime + usage.ru_stime, out, unwind
 
@@ -81,38 +84,55 @@ def main():
         return 77
     malloc_iterations = (int(sys.argv[sys.argv.index('--malloc-iterations') + 1])
                          if '--malloc-iterations' in sys.argv else 10000)
-    # (label, iterations, attach options or None for plain, the plain label it compares to)
-    modes = [('plain', iterations, None, 'plain'),
-             ('attach', iterations, [], 'plain'),
-             ('plain (short)', malloc_iterations, None, 'plain (short)'),
-             ('attach --uprobes malloc', malloc_iterations, ['--uprobes', 'malloc'],
-              'plain (short)')]
+    def storm_command(n):
+        return [storm, '--wait', '--iterations', str(n)]
+
+    # (label, target command, attach options or None for plain, the plain label it compares to)
+    modes = [('plain', storm_command(iterations), None, 'plain'),
+             ('attach', storm_command(iterations), [], 'plain'),
+             ('plain (short)', storm_command(malloc_iterations), None, 'plain (short)'),
+             ('attach --uprobes malloc', storm_command(malloc_iterations),
+              ['--uprobes', 'malloc'], 'plain (short)')]
+    if '--torch' in sys.argv and subprocess.run(
+            ['/usr/bin/python3', '-c', 'import torch'], stderr=subprocess.DEVNULL).returncode != 0:
+        print('bench-attach: /usr/bin/python3 cannot import torch: no --torch runs')
+    elif '--torch' in sys.argv:
+        steps = (sys.argv[sys.argv.index('--torch-steps') + 1]
+                 if '--torch-steps' in sys.argv else '300')
+        train = ['/usr/bin/python3', sys.argv[sys.argv.index('--torch') + 1], steps, '--wait']
+        modes += [('plain torch', train, None, 'plain torch'),
+                  ('attach torch', train, [], 'plain torch')]
     times = {m[0]: [] for m in modes}
     cpu = {m[0]: [] for m in modes}
     unwinds = {m[0]: [0, 0] for m in modes}
     outputs = {}
     with tempfile.TemporaryDirectory(prefix='tide-bench-attach-') as outdir:
         for _ in range(runs):
-            for label, n, args, _base in modes:
+            for label, command, args, _base in modes:
                 elapsed, cpu_s, out, (n_unwound, unwind_ns) = run_once(
-                    tidemark, storm, n, args, outdir)
+                    tidemark, command, args, outdir)
                 times[label].append(elapsed)
                 cpu[label].append(cpu_s)
                 unwinds[label][0] += n_unwound
                 unwinds[label][1] += unwind_ns
-                outputs.setdefault(n, set()).add(out)
+                # The training loop prints its own time: only its loss counts.
+                results = [line for line in out.splitlines()
+                           if not line.startswith((b'loop ', b'cpu '))]
+                results += [line.split(b', ')[1] for line in out.splitlines()
+                            if line.startswith(b'loop ')]
+                outputs.setdefault(' '.join(command), set()).add(b'\n'.join(results))
     if any(len(o) != 1 for o in outputs.values()):
-        sys.exit('bench-attach: alloc-storm printed different results when attached')
+        sys.exit('bench-attach: a target printed different results when attached')
     # Wall time is the figure; the target's own CPU time (user + system,
     # BPF programs included) says how much of a change is the target's
     # rather than other load on the machine.
-    for label, n, _args, base in modes:
+    for label, command, _args, base in modes:
         median = statistics.median(times[label])
         cpu_median = statistics.median(cpu[label])
-        print('bench-attach: %-24s median %9.1f ms  %7.3fx plain  cpu %7.3fx  (%d runs, '
-              '--iterations %d)'
+        print('bench-attach: %-24s median %9.1f ms  %7.3fx plain  cpu %7.3fx  (%d runs, %s)'
               % (label, median * 1000, median / statistics.median(times[base]),
-                 cpu_median / statistics.median(cpu[base]), runs, n))
+                 cpu_median / statistics.median(cpu[base]), runs,
+                 ' '.join(os.path.basename(a) for a in command[1:])))
     for label, _n, args, _base in modes:
         n_unwound, unwind_ns = unwinds[label]
         if args is not None and n_unwound > 0:

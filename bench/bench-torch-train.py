@@ -3,7 +3,9 @@
 #
 # The workload of bench-torch.py: a small MLP trained on random data
 # (forward, backward, optimizer step), no leak.
-#   bench-torch-train.py STEPS [WORKERS]
+#   bench-torch-train.py STEPS [WORKERS] [--wait]
+# --wait: once the model is built, say "waiting" and wait for a line on
+# stdin before the loop (bench-attach.py attaches meanwhile).
 # With WORKERS, the batches come from a DataLoader with that many worker
 # processes (forked), reading a Dataset that holds its samples in one
 # tensor: the shape of a job whose workers the recorder follows too.
@@ -39,8 +41,10 @@ def batches(steps, workers):
 
 
 def main():
-    steps = int(sys.argv[1])
-    workers = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    wait = '--wait' in sys.argv
+    args = [a for a in sys.argv[1:] if a != '--wait']
+    steps = int(args[0])
+    workers = int(args[1]) if len(args) > 1 else 0
     torch.manual_seed(0)
     torch.set_num_threads(1)
     model = nn.Sequential(
@@ -50,6 +54,9 @@ def main():
     )
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = nn.CrossEntropyLoss()
+    if wait:
+        print("waiting", flush=True)
+        sys.stdin.readline()
     start = time.monotonic()
     for x, y in batches(steps, workers):
         opt.zero_grad()

@@ -6,6 +6,7 @@
 #include <linux/types.h>
 
 #include "tide-attach-event.h"
+#include "tide-attach-python.h"
 #include "tide-attach.h"
 #include "tide-capture-process.h"
 #include "tide-capture-session.h"
@@ -25,6 +26,9 @@ typedef struct
   gboolean            maps_dirty;    /* an executable mapping changed */
   GTree              *pages;         /* page address -> PageRecord*, sampled pages */
   TideUnwinder       *unwinder;      /* walks the stack copies of its samples */
+  TideAttachPython   *python;        /* its CPython interpreter, if it can be read */
+  TideBpfPyTarget     py_target;     /* ... and where the BPF program finds its frames */
+  gboolean            py_starting;   /* its interpreter had not started: confirm it */
 } TideAttachProcess;
 
 struct _TideAttach
@@ -35,6 +39,7 @@ struct _TideAttach
   guint                    sample_pages;
   gint64                   n_unwound;   /* stacks unwound from their copies */
   gint64                   unwind_ns;   /* the time that took, in all */
+  gboolean                 py_said;     /* why Python frames are left out was said */
 };
 
 /* tide-attach-process.c */
@@ -54,5 +59,6 @@ void               tide_attach_process_flush    (TideAttachProcess *self);
 void               tide_attach_process_free     (TideAttachProcess *self);
 TideAttachProcess *tide_attach_find_process     (TideAttach        *attach,
                                                  pid_t              pid);
+gboolean           tide_attach_process_confirm_python (TideAttachProcess *self);
 
 G_END_DECLS

@@ -39,6 +39,7 @@ typedef struct
 {
   gint64 alloc_ns;
   gint64 stack_id;
+  gint64 scope_id;
   gint64 thread_id;
 } PageRecord;
 
@@ -111,6 +112,7 @@ page_block (TideAttachProcess *self,
     .weight = self->attach->sample_pages,
     .alloc_ns = record->alloc_ns,
     .stack_id = record->stack_id,
+    .scope_id = record->scope_id,
     .thread_id = record->thread_id,
     .device = -1,
     .kind = TIDE_KIND_PAGE,
@@ -147,6 +149,52 @@ foreach_page (TideLiveFunc func,
   g_tree_foreach (((TideAttachProcess *) user_data)->pages, visit_page, &v);
 }
 
+/* Why Python frames are left out is said once per attach (a job's workers
+ * run the same Python). */
+static void
+say_python (TideAttachProcess *self,
+            const char        *message)
+{
+  if (message != NULL && !self->attach->py_said && !self->attach->options->quiet)
+    g_printerr ("tidemark: attach: %s\n", message);
+  if (message != NULL)
+    self->attach->py_said = TRUE;
+}
+
+static void
+find_python (TideAttachProcess *self)
+{
+  g_autofree char *message = NULL;
+  g_autofree char *later = NULL;
+
+  self->python = tide_attach_python_new (self->core->pid, &self->py_target, &message);
+  say_python (self, message);
+  self->py_starting = self->python != NULL && !tide_attach_python_confirm (self->python, &later);
+}
+
+/* An interpreter that had not started when the image was first looked at
+ * (a python seen at its exec) is checked again, on the loader's tick.
+ * TRUE when its thread states turned out not to agree with the layout:
+ * its frames must no longer be read. */
+gboolean
+tide_attach_process_confirm_python (TideAttachProcess *self)
+{
+  g_autofree char *message = NULL;
+
+  if (!self->py_starting || self->core->end_ns != 0)
+    return FALSE;
+  if (tide_attach_python_confirm (self->python, &message))
+    self->py_starting = FALSE;
+  else if (message != NULL)
+    {
+      say_python (self, message);
+      g_clear_pointer (&self->python, tide_attach_python_free);
+      self->py_starting = FALSE;
+      return TRUE;
+    }
+  return FALSE;
+}
+
 TideAttachProcess *
 tide_attach_process_new (TideAttach        *attach,
                          pid_t              pid,
@@ -174,6 +222,7 @@ tide_attach_process_new (TideAttach        *attach,
   tide_address_space_set_miss_func (self->core->space, NULL, NULL);
   self->core->more_blocks = foreach_page;
   self->core->more_blocks_data = self;
+  find_python (self);
   g_ptr_array_add (attach->images, self);
   refresh_maps (self, start_ns);
   return self;
@@ -193,15 +242,20 @@ tide_attach_find_process (TideAttach *attach,
 }
 
 /* The stack of a sample, unwound from its copy of the registers and of the
- * top of the stack.  A stack whose walk stopped before the thread's first
- * frame (the copy ended, code without unwind information, a frame outside
- * every mapping) gets a "frames missing" frame instead of made-up callers. */
+ * top of the stack, with its Python frames in place, and its module scope
+ * (*@scope_id, 0: none).  A stack whose walk stopped before the thread's
+ * first frame (the copy ended, code without unwind information, a frame
+ * outside every mapping) gets a "frames missing" frame instead of made-up
+ * callers. */
 static gint64
 intern_stack (TideAttachProcess      *self,
               guint32                 tid,
-              const TideBpfUserStack *stack)
+              const TideBpfUserStack *stack,
+              gint64                 *scope_id)
 {
-  guint64 frames[TIDE_BPF_MAX_FRAMES + 1];
+  guint32 scope = 0;
+  guint64 native[TIDE_BPF_MAX_FRAMES];
+  guint64 frames[TIDE_BPF_MAX_FRAMES + 1 + TIDE_BPF_PY_FRAMES];
   TideUnwindSample sample = {
     .tid = (pid_t) tid, .regs = (const guint64 *) stack->regs,
     .stack_start = stack->start, .stack = stack->data,
@@ -216,11 +270,12 @@ intern_stack (TideAttachProcess      *self,
     refresh_maps (self, tide_capture_now_ns ());
   /* What unwinding costs the recorder is written with the trace. */
   start_ns = tide_capture_now_ns ();
-  n = tide_unwinder_unwind (self->unwinder, &sample, frames, TIDE_BPF_MAX_FRAMES, &complete);
+  n = tide_unwinder_unwind (self->unwinder, &sample, native, TIDE_BPF_MAX_FRAMES, &complete);
+  n = tide_attach_python_splice (self->python, self->core, stack, native, n, complete, frames,
+                                 G_N_ELEMENTS (frames), &scope);
+  *scope_id = tide_capture_process_scope_id (self->core, scope);
   self->attach->unwind_ns += tide_capture_now_ns () - start_ns;
   self->attach->n_unwound++;
-  if (!complete)
-    frames[n++] = TIDE_STACK_FRAMES_MISSING;
   return tide_capture_process_intern_stack (self->core, frames, n);
 }
 
@@ -236,7 +291,7 @@ on_fault (TideAttachProcess  *self,
     return;
   record = g_new (PageRecord, 1);
   record->alloc_ns = ev->h.time_ns;
-  record->stack_id = intern_stack (self, ev->h.tid, &ev->stack);
+  record->stack_id = intern_stack (self, ev->h.tid, &ev->stack, &record->scope_id);
   record->thread_id = tide_capture_process_thread_id (self->core, ev->h.tid, NULL);
   g_tree_insert (self->pages, g_memdup2 (&page, sizeof page), record);
   a = page_block (self, page, record);
@@ -406,7 +461,7 @@ on_malloc (TideAttachProcess   *self,
     .device = -1, .kind = TIDE_KIND_MALLOC,
   };
 
-  a.stack_id = intern_stack (self, ev->h.tid, &ev->stack);
+  a.stack_id = intern_stack (self, ev->h.tid, &ev->stack, &a.scope_id);
   a.thread_id = tide_capture_process_thread_id (self->core, ev->h.tid, NULL);
   tide_capture_process_alloc (self->core, &a, 0);
 }
@@ -428,17 +483,17 @@ on_cuda (TideAttachProcess *self,
       tide_capture_process_release (self->core, ev->kind, ev->addr, ev->h.time_ns);
       break;
     case TIDE_BPF_CUDA_ALLOC:
-      a.stack_id = intern_stack (self, ev->h.tid, &ev->stack);
+      a.stack_id = intern_stack (self, ev->h.tid, &ev->stack, &a.scope_id);
       a.thread_id = tide_capture_process_thread_id (self->core, ev->h.tid, NULL);
       tide_capture_process_alloc (self->core, &a, 0);
       break;
     case TIDE_BPF_CUDA_COPY:
+      a.stack_id = intern_stack (self, ev->h.tid, &ev->stack, &a.scope_id);
       tide_trace_writer_add_transfer (self->core->session->writer, self->core->id,
                                       (gint) ev->kind,
                                       ev->device, (gint64) ev->size,
                                       (gint64) ev->h.time_ns - (gint64) ev->duration_ns,
-                                      (gint64) ev->duration_ns,
-                                      intern_stack (self, ev->h.tid, &ev->stack), 0);
+                                      (gint64) ev->duration_ns, a.stack_id, a.scope_id);
       break;
     default:
       break;
@@ -532,5 +587,6 @@ tide_attach_process_free (TideAttachProcess *self)
     return;
   g_clear_pointer (&self->pages, g_tree_destroy);
   g_clear_pointer (&self->unwinder, tide_unwinder_free);
+  g_clear_pointer (&self->python, tide_attach_python_free);
   g_free (self);
 }

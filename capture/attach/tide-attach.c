@@ -306,6 +306,31 @@ attach_cuda_probes (Loader *self,
 
 /* ---- events ---------------------------------------------------------------- */
 
+/* Where the BPF program finds the Python frames of @p's threads (a fork's
+ * child has its parent's entry already, from the BPF program). */
+static void
+follow_python (Loader            *self,
+               TideAttachProcess *p)
+{
+  guint32 tgid = (guint32) p->core->pid;
+
+  if (p->python != NULL)
+    bpf_map__update_elem (self->skel->maps.py_targets, &tgid, sizeof tgid, &p->py_target,
+                          sizeof p->py_target, BPF_ANY);
+}
+
+static TideAttachProcess *
+new_image (Loader            *self,
+           pid_t              pid,
+           TideAttachProcess *parent,
+           gint64             ts_ns)
+{
+  TideAttachProcess *p = tide_attach_process_new (&self->base, pid, parent, ts_ns);
+
+  follow_python (self, p);
+  return p;
+}
+
 static void
 on_fork (Loader            *self,
          const TideBpfFork *ev)
@@ -314,7 +339,7 @@ on_fork (Loader            *self,
 
   if (ev->is_thread || tide_attach_find_process (&self->base, ev->child_tgid) != NULL)
     return;
-  tide_attach_process_new (&self->base, ev->child_tgid, parent, ev->h.time_ns);
+  new_image (self, ev->child_tgid, parent, ev->h.time_ns);
 }
 
 static void
@@ -325,7 +350,7 @@ on_exec (Loader              *self,
 
   if (old != NULL)
     tide_attach_process_end (old, h->time_ns, -1);
-  tide_attach_process_new (&self->base, h->tgid, old, h->time_ns);
+  new_image (self, h->tgid, old, h->time_ns);
   attach_step_probes (self, h->tgid);
   attach_cuda_probes (self, h->tgid);
 }
@@ -386,7 +411,7 @@ handle_event (void   *ctx,
     }
   p = tide_attach_find_process (&self->base, h->tgid);
   if (p == NULL)
-    p = tide_attach_process_new (&self->base, h->tgid, NULL, h->time_ns);
+    p = new_image (self, h->tgid, NULL, h->time_ns);
   tide_attach_process_event (p, h);
   if (maps_code (h))
     attach_cuda_probes (self, h->tgid);
@@ -545,6 +570,15 @@ on_tick (Loader *self)
   if (self->deadline_ns > 0 && now >= self->deadline_ns)
     self->stop = TRUE;
   tide_capture_session_poll (self->base.session, now);
+  for (guint i = 0; i < self->base.images->len; i++)
+    {
+      TideAttachProcess *p = g_ptr_array_index (self->base.images, i);
+
+      guint32 tgid = (guint32) p->core->pid;
+
+      if (tide_attach_process_confirm_python (p))
+        bpf_map__delete_elem (self->skel->maps.py_targets, &tgid, sizeof tgid, 0);
+    }
   if (o->step_interval_ms > 0 && now >= self->next_interval_step_ns)
     {
       for (guint i = 0; i < self->base.images->len; i++)
@@ -732,7 +766,7 @@ tide_attach_run (const TideAttachOptions  *options,
 
   start_ns = self.base.session->start_ns = tide_capture_now_ns ();
   write_meta (&self);
-  tide_attach_process_new (&self.base, options->pid, NULL, start_ns);
+  new_image (&self, options->pid, NULL, start_ns);
   if (!attach_all (&self, error))
     goto out;
   tide_capture_session_open_nvml (self.base.session);

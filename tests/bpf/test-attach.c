@@ -11,6 +11,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -126,18 +128,25 @@ start_toucher (const char *rss_log,
 }
 
 /* Starts `tidemark attach [OPTION VALUE]` with @env (NULL, or NAME=VALUE
- * pairs) and waits for its "attached" line. */
+ * pairs), --quiet unless @loud (then its stderr is a pipe), and waits for
+ * its "attached" line. */
 static GSubprocess *
-start_attach_with_env (const char         *pid,
-                       const char         *trace,
-                       const char         *option,
-                       const char         *value,
-                       const char * const *env)
+start_attach_full (const char         *pid,
+                   const char         *trace,
+                   const char         *option,
+                   const char         *value,
+                   const char * const *env,
+                   gboolean            loud)
 {
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (loud ? G_SUBPROCESS_FLAGS_STDERR_PIPE : G_SUBPROCESS_FLAGS_NONE);
   g_autoptr(GError) error = NULL;
   g_autoptr(GDataInputStream) ready = NULL;
   g_autofree char *line = NULL;
+  const char *argv[16] = {
+    build_path ("app/tidemark"), "attach", "-p", pid, "-o", trace, "--ready-fd", "3",
+  };
+  guint n = 8;
   int fds[2];
   GSubprocess *p;
 
@@ -145,15 +154,28 @@ start_attach_with_env (const char         *pid,
   g_subprocess_launcher_take_fd (launcher, fds[1], 3);
   for (guint i = 0; env != NULL && env[i] != NULL; i += 2)
     g_subprocess_launcher_setenv (launcher, env[i], env[i + 1], TRUE);
-  p = g_subprocess_launcher_spawn (launcher, &error, build_path ("app/tidemark"), "attach",
-                                   "-p", pid, "-o", trace, "--ready-fd", "3", "--quiet",
-                                   option, value, NULL);
+  if (!loud)
+    argv[n++] = "--quiet";
+  argv[n++] = option;
+  argv[n++] = value;
+  argv[n] = NULL;
+  p = g_subprocess_launcher_spawnv (launcher, argv, &error);
   g_assert_no_error (error);
   ready = g_data_input_stream_new (g_unix_input_stream_new (fds[0], TRUE));
   line = g_data_input_stream_read_line (ready, NULL, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpstr (line, ==, "attached");
   return p;
+}
+
+static GSubprocess *
+start_attach_with_env (const char         *pid,
+                       const char         *trace,
+                       const char         *option,
+                       const char         *value,
+                       const char * const *env)
+{
+  return start_attach_full (pid, trace, option, value, env, FALSE);
 }
 
 static GSubprocess *
@@ -744,6 +766,398 @@ test_attach_dwarf_unwind (Fixture       *f,
   g_assert_cmpstr (frame->function, ==, "_start");
 }
 
+/* ---- Python ----------------------------------------------------------------- */
+
+#define PYTHON           "/usr/bin/python3"
+#define TORCH_LEAK       TIDE_BPF_TESTS_DIR "/attach-torch-leak.py"
+#define TORCH_STEPS      40
+/* Each step keeps a 512 x 1024 float32 tensor. */
+#define TORCH_KEPT_BYTES (TORCH_STEPS * 512.0 * 1024.0 * 4.0)
+
+static gboolean
+python_imports (const char *python,
+                const char *module)
+{
+  g_autofree char *code = g_strdup_printf ("import %s", module);
+  g_autoptr(GSubprocess) p = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
+                                               G_SUBPROCESS_FLAGS_STDERR_SILENCE, NULL,
+                                               python, "-c", code, NULL);
+
+  return p != NULL && g_subprocess_wait_check (p, NULL, NULL);
+}
+
+static char *
+read_target_line (GDataInputStream *out)
+{
+  g_autoptr(GError) error = NULL;
+  char *line = g_data_input_stream_read_line (out, NULL, NULL, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (line);
+  return line;
+}
+
+/* Starts a Python program that says "ready" and waits for "go" on stdin,
+ * without meson's MALLOC_PERTURB_ (which would have malloc touch each block
+ * first), and waits for its "ready"; *@out reads its later lines. */
+static GSubprocess *
+start_python (const char * const  *argv,
+              GDataInputStream   **out)
+{
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *ready = NULL;
+  GSubprocess *p;
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                        G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                        G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_subprocess_launcher_unsetenv (launcher, "MALLOC_PERTURB_");
+  p = g_subprocess_launcher_spawnv (launcher, argv, &error);
+  g_assert_no_error (error);
+  *out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (p));
+  ready = read_target_line (*out);
+  g_assert_cmpstr (ready, ==, "ready");
+  return p;
+}
+
+/* Detaches (SIGINT), then lets the target end: it holds what it kept until
+ * its stdin closes. */
+static char *
+detach_then_end (GSubprocess *attach,
+                 GSubprocess *target)
+{
+  g_autoptr(GError) error = NULL;
+  char *attach_err = NULL;
+
+  g_subprocess_send_signal (attach, SIGINT);
+  g_subprocess_communicate_utf8 (attach, NULL, NULL, NULL, &attach_err, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (attach));
+  g_assert_cmpint (g_subprocess_get_exit_status (attach), ==, 0);
+  g_output_stream_close (g_subprocess_get_stdin_pipe (target), NULL, &error);
+  g_assert_no_error (error);
+  g_subprocess_wait_check (target, NULL, &error);
+  g_assert_no_error (error);
+  return attach_err;
+}
+
+static gint
+find_frame (const TideGroup *g,
+            guint            from,
+            const char      *function)
+{
+  for (guint i = from; i < g->frames->len; i++)
+    if (g_strcmp0 (((const TideFrame *) g_ptr_array_index (g->frames, i))->function,
+                   function) == 0)
+      return (gint) i;
+  return -1;
+}
+
+static void
+check_python_scope_and_suspect (TideTrace *trace,
+                                gint64     stack_id)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) scopes = tide_report_retained (trace, 0, TIDE_GROUP_BY_SCOPE, &error);
+  g_autoptr(GPtrArray) suspects = NULL;
+  const TideGroup *g;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (scopes->len, >, 0);
+  g = g_ptr_array_index (scopes, 0);
+  g_assert_cmpstr (g->scope_path, ==, "Net/DecoupledLinear");
+  g_assert_cmpfloat (fabs ((double) g->bytes - TORCH_KEPT_BYTES), <=, 0.1 * TORCH_KEPT_BYTES);
+  suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (suspects->len, >, 0);
+  g = g_ptr_array_index (suspects, 0);
+  g_assert_cmpint (g->stack_id, ==, stack_id);
+}
+
+/* A CPU PyTorch training loop (attach-torch-leak.py), joined while it
+ * runs (steps every 200 ms), leaks through the torch.cat of
+ * DecoupledLinear.forward.  The top retained stack is that leak: the bytes
+ * the cat touched first, within 10% of what the steps kept (the first page
+ * of each block is malloc's); its Python frames stand where the evaluation
+ * loop's C frames were: forward at the marked line is the innermost Python
+ * frame and the headline, the nn.Module call and Net.forward, train, main
+ * and <module> follow in order, and the native frames go on to _start.
+ * Its module scope is the classes of the forward frames' `self`,
+ * "Net/DecoupledLinear", which is also the top scope; the first leak
+ * suspect is the same stack. */
+static void
+test_attach_python_frames (Fixture       *f,
+                           gconstpointer  data)
+{
+  static const char * const callers[] = {
+    "Module._call_impl", "Net.forward", "Module._call_impl", "train", "main", "<module>",
+  };
+  /* A pause of 50 ms a step: the leak spans some ten steps of 200 ms. */
+  const char * const argv[] = { PYTHON, TORCH_LEAK, G_STRINGIFY (TORCH_STEPS), "50", NULL };
+  g_autoptr(GSubprocess) target = NULL;
+  g_autoptr(GSubprocess) attach = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) groups = NULL;
+  g_autofree char *done = NULL, *attach_err = NULL;
+  const TideFrame *frame, *headline;
+  TideGroup *top;
+  gint at;
+
+  if (!can_attach ())
+    return;
+  if (!python_imports (PYTHON, "torch"))
+    {
+      g_test_skip (PYTHON " cannot import torch (install python3-torch)");
+      return;
+    }
+  target = start_python (argv, &out);
+  attach = start_attach (g_subprocess_get_identifier (target), f->trace, "--step-interval",
+                         "200");
+  say_go (target);
+  done = read_target_line (out);
+  /* The first step ran before the attach. */
+  g_assert_cmpstr (done, ==, "done " G_STRINGIFY (TORCH_STEPS) " 41");
+  attach_err = detach_then_end (attach, target);
+  g_assert_null (attach_err);   /* --quiet: no pipe */
+
+  trace = tide_trace_open (f->trace, &error);
+  g_assert_no_error (error);
+  groups = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (groups->len, >, 0);
+  top = g_ptr_array_index (groups, 0);
+  for (guint i = 0; i < top->frames->len; i++)
+    {
+      frame = g_ptr_array_index (top->frames, i);
+      g_test_message ("top stack %u: %s %s %s:%d (%s)", i,
+                      frame->kind == TIDE_FRAME_PYTHON ? "python" : "native", frame->function,
+                      frame->file, frame->line, frame->module);
+    }
+  g_assert_cmpfloat (fabs ((double) top->bytes - TORCH_KEPT_BYTES), <=, 0.1 * TORCH_KEPT_BYTES);
+
+  at = find_frame (top, 0, "DecoupledLinear.forward");
+  g_assert_cmpint (at, >, 0);
+  frame = g_ptr_array_index (top->frames, at);
+  g_assert_cmpint (frame->kind, ==, TIDE_FRAME_PYTHON);
+  g_assert_true (g_str_has_suffix (frame->file, "/tests/bpf/attach-torch-leak.py"));
+  g_assert_cmpint (frame->line, ==,
+                   tide_test_source_line ("tests/bpf/attach-torch-leak.py", "# LEAK-LINE"));
+  for (gint i = 0; i < at; i++)
+    g_assert_cmpint (((const TideFrame *) g_ptr_array_index (top->frames, i))->kind, !=,
+                     TIDE_FRAME_PYTHON);
+  headline = tide_group_get_headline (top);
+  g_assert_true (headline == frame);
+
+  for (guint i = 0; i < G_N_ELEMENTS (callers); i++)
+    {
+      gint next = find_frame (top, (guint) at + 1, callers[i]);
+
+      g_assert_cmpint (next, >, at);
+      frame = g_ptr_array_index (top->frames, next);
+      g_assert_cmpint (frame->kind, ==, TIDE_FRAME_PYTHON);
+      at = next;
+    }
+  frame = g_ptr_array_index (top->frames, top->frames->len - 1);
+  g_assert_cmpstr (frame->function, ==, "_start");
+  g_assert_cmpstr (top->scope_path, ==, "Net/DecoupledLinear");
+
+  check_python_scope_and_suspect (trace, top->stack_id);
+}
+
+/* The top retained stack of a trace where grow() (below) kept 16 blocks
+ * of 1 MiB, which bytes' repeat filled: grow at its line is the headline,
+ * a Python frame. */
+static void
+check_grow_is_top (const char *path)
+{
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) groups = NULL;
+  const TideFrame *headline;
+  TideGroup *top;
+
+  trace = tide_trace_open (path, &error);
+  g_assert_no_error (error);
+  groups = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (groups->len, >, 0);
+  top = g_ptr_array_index (groups, 0);
+  headline = tide_group_get_headline (top);
+  g_assert_nonnull (headline);
+  g_assert_cmpint (headline->kind, ==, TIDE_FRAME_PYTHON);
+  g_assert_cmpstr (headline->function, ==, "grow");
+  g_assert_cmpstr (headline->file, ==, "<string>");
+  g_assert_cmpint (headline->line, ==, 4);
+  g_assert_cmpfloat (fabs ((double) top->bytes - 16.0 * 1048576), <=, 0.1 * 16.0 * 1048576);
+}
+
+#define GROW_CODE \
+  "import os, sys\n" \
+  "kept = []\n" \
+  "def grow():\n" \
+  "    kept.append(b'x' * (1 << 20))  # line 4\n" \
+  "print('ready', flush=True)\n" \
+  "sys.stdin.readline()\n"
+
+/* A shell that the attach follows into the python it execs: that
+ * interpreter has not started when the exec is seen, and its frames are
+ * read once it has. */
+static void
+test_attach_python_exec (Fixture       *f,
+                         gconstpointer  data)
+{
+  static const char code[] =
+    GROW_CODE
+    "for _ in range(16):\n"
+    "    grow()\n"
+    "print('done', flush=True)\n"
+    "sys.stdin.readline()\n";
+  const char * const argv[] = {
+    "/bin/sh", "-c", "echo ready && read go && exec \"$0\" -c \"$1\"", PYTHON, code, NULL,
+  };
+  g_autoptr(GSubprocess) target = NULL;
+  g_autoptr(GSubprocess) attach = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autofree char *ready = NULL, *done = NULL, *attach_err = NULL;
+
+  if (!can_attach ())
+    return;
+  target = start_python (argv, &out);
+  attach = start_attach (g_subprocess_get_identifier (target), f->trace, NULL, NULL);
+  say_go (target);
+  ready = read_target_line (out);
+  g_assert_cmpstr (ready, ==, "ready");
+  say_go (target);
+  done = read_target_line (out);
+  g_assert_cmpstr (done, ==, "done");
+  attach_err = detach_then_end (attach, target);
+  check_grow_is_top (f->trace);
+}
+
+/* A python's fork (a DataLoader worker) has its Python frames too: its
+ * parent's interpreter, at the same addresses. */
+static void
+test_attach_python_fork (Fixture       *f,
+                         gconstpointer  data)
+{
+  static const char code[] =
+    GROW_CODE
+    "child = os.fork()\n"
+    "if child == 0:\n"
+    "    for _ in range(16):\n"
+    "        grow()\n"
+    "    print('done', flush=True)\n"
+    "    sys.stdin.readline()\n"
+    "    os._exit(0)\n"
+    "os.waitpid(child, 0)\n";
+  const char * const argv[] = { PYTHON, "-c", code, NULL };
+  g_autoptr(GSubprocess) target = NULL;
+  g_autoptr(GSubprocess) attach = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autofree char *done = NULL, *attach_err = NULL;
+
+  if (!can_attach ())
+    return;
+  target = start_python (argv, &out);
+  attach = start_attach (g_subprocess_get_identifier (target), f->trace, NULL, NULL);
+  say_go (target);
+  done = read_target_line (out);
+  g_assert_cmpstr (done, ==, "done");
+  attach_err = detach_then_end (attach, target);
+  check_grow_is_top (f->trace);
+  trace = tide_test_open_trace (f->trace);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes"), ==, 2);
+}
+
+/* A Python other than 3.11 (pyenv's, where there is one: Debian has only
+ * 3.11): attach says in one line that its frames are not supported, and
+ * records native stacks. */
+static char *
+find_other_python (void)
+{
+  g_autofree char *root = g_strdup (g_getenv ("PYENV_ROOT"));
+  g_autofree char *versions = NULL;
+  g_autoptr(GDir) dir = NULL;
+  const char *name;
+
+  if (root == NULL)
+    root = g_build_filename (g_get_home_dir (), ".pyenv", NULL);
+  versions = g_build_filename (root, "versions", NULL);
+  dir = g_dir_open (versions, 0, NULL);
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_auto(GStrv) parts = g_strsplit (name, ".", 3);
+      g_autofree char *exe = NULL;
+
+      if (g_strv_length (parts) < 2 || strcmp (parts[0], "3") != 0 ||
+          strcmp (parts[1], "11") == 0 || atoi (parts[1]) < 8)
+        continue;
+      exe = g_strdup_printf ("%s/%s/bin/python%s.%s", versions, name, parts[0], parts[1]);
+      if (g_file_test (exe, G_FILE_TEST_IS_EXECUTABLE))
+        return g_steal_pointer (&exe);
+    }
+  return NULL;
+}
+
+static void
+test_attach_python_unsupported (Fixture       *f,
+                                gconstpointer  data)
+{
+  static const char code[] =
+    "import sys\n"
+    "print('ready', flush=True)\n"
+    "sys.stdin.readline()\n"
+    "kept = [bytearray(b'x' * (1 << 20)) for _ in range(8)]\n"
+    "print('done', flush=True)\n"
+    "sys.stdin.readline()\n";
+  g_autofree char *python = find_other_python ();
+  const char * const argv[] = { python, "-c", code, NULL };
+  g_autofree char *base = NULL, *expected = NULL;
+  g_autoptr(GSubprocess) target = NULL;
+  g_autoptr(GSubprocess) attach = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *done = NULL, *attach_err = NULL;
+
+  if (!can_attach ())
+    return;
+  if (python == NULL)
+    {
+      g_test_skip ("no CPython other than 3.11 here (pyenv's versions)");
+      return;
+    }
+  target = start_python (argv, &out);
+  attach = start_attach_full (g_subprocess_get_identifier (target), f->trace, NULL, NULL, NULL,
+                              TRUE);
+  say_go (target);
+  done = read_target_line (out);
+  g_assert_cmpstr (done, ==, "done");
+  attach_err = detach_then_end (attach, target);
+
+  base = g_path_get_basename (python);
+  expected = g_strdup_printf ("tidemark: attach: Python %s frames are not supported; native "
+                              "stacks only\n", base + strlen ("python"));
+  g_test_message ("%s", attach_err);
+  /* Said once, as the attach starts, then it goes on. */
+  g_assert_true (g_str_has_prefix (attach_err, expected));
+  g_assert_true (g_str_has_prefix (attach_err + strlen (expected),
+                                   "tidemark: attached to process "));
+  g_assert_null (strstr (attach_err + strlen (expected), "not supported"));
+
+  trace = tide_trace_open (f->trace, &error);
+  g_assert_no_error (error);
+  /* The 8 MiB it kept, sampled, on native stacks. */
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM allocations"), >=,
+                   8 * 256 / 16);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM frames WHERE kind = 2"),
+                   ==, 0);
+}
+
 /* Run as nobody: one clear line that says what is needed. */
 static void
 drop_to_nobody (gpointer data)
@@ -803,6 +1217,14 @@ main (int    argc,
               fixture_teardown);
   g_test_add ("/attach/dwarf-unwind", Fixture, NULL, fixture_setup, test_attach_dwarf_unwind,
               fixture_teardown);
+  g_test_add ("/attach/python-frames", Fixture, NULL, fixture_setup, test_attach_python_frames,
+              fixture_teardown);
+  g_test_add ("/attach/python-exec", Fixture, NULL, fixture_setup, test_attach_python_exec,
+              fixture_teardown);
+  g_test_add ("/attach/python-fork", Fixture, NULL, fixture_setup, test_attach_python_fork,
+              fixture_teardown);
+  g_test_add ("/attach/python-unsupported", Fixture, NULL, fixture_setup,
+              test_attach_python_unsupported, fixture_teardown);
   g_test_add ("/attach/unprivileged", Fixture, NULL, fixture_setup, test_attach_unprivileged,
               fixture_teardown);
   return g_test_run ();

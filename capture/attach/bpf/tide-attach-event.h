@@ -67,12 +67,59 @@ typedef enum
   TIDE_BPF_N_REGS
 } TideBpfReg;
 
+/* CPython's frames of the sampled thread, read in the kernel at the sample
+ * (the interpreter frames live in the thread's own data stack, so they are
+ * gone by the time the recorder could read them): innermost first, at most
+ * TIDE_BPF_PY_FRAMES.  The recorder names each code object by reading it
+ * from the process, once, and splices the frames in place of the
+ * evaluation loop's C frames. */
+#define TIDE_BPF_PY_FRAMES 32
+
+#define TIDE_BPF_PY_ENTRY  1u   /* the first frame of a C-level evaluation */
+
+typedef struct
+{
+  __u64 code;          /* the PyCodeObject */
+  __u64 first_local;   /* localsplus[0]: `self` of a method */
+  __s32 instr;         /* byte offset of the instruction it runs, -2: before its first */
+  __u32 flags;         /* TIDE_BPF_PY_* */
+} TideBpfPyFrame;
+
+/* What a stack's Python frames say of their walk (TideBpfUserStack.py_state). */
+#define TIDE_BPF_PY_NONE      0u   /* not a Python process, or a thread without Python */
+#define TIDE_BPF_PY_WHOLE     1u   /* every frame of the thread, to its first */
+#define TIDE_BPF_PY_TRUNCATED 2u   /* more frames than TIDE_BPF_PY_FRAMES, or a read failed */
+
+/* Where an interpreter keeps its thread states and frames in one process:
+ * the address of its _PyRuntime and the offsets of its version
+ * (capture/wire/tide-py311.h for 3.11), set by the loader per process in
+ * the `py_targets` map. */
+typedef struct
+{
+  __u64 runtime;              /* &_PyRuntime in the process */
+  __u16 runtime_interp_head;  /* _PyRuntimeState.interpreters.head */
+  __u16 interp_tstate_head;   /* PyInterpreterState.threads.head */
+  __u16 tstate_next;
+  __u16 tstate_native_tid;
+  __u16 tstate_cframe;
+  __u16 cframe_current;
+  __u16 frame_code;
+  __u16 frame_previous;
+  __u16 frame_prev_instr;
+  __u16 frame_is_entry;
+  __u16 frame_first_local;
+  __u16 code_adaptive;        /* where the instructions start in a code object */
+} TideBpfPyTarget;
+
 typedef struct
 {
   __u64 regs[TIDE_BPF_N_REGS];   /* the thread's user registers (TideBpfReg) */
   __u64 start;                   /* user address of data[0]: sp's page */
   __u32 n_bytes;                 /* bytes of data copied; 0: no stack */
   __u32 reserved;
+  __u32 n_py;                    /* Python frames in py */
+  __u32 py_state;                /* TIDE_BPF_PY_* */
+  TideBpfPyFrame py[TIDE_BPF_PY_FRAMES];
   __u8  data[TIDE_BPF_STACK_BYTES];
 } TideBpfUserStack;
 
@@ -174,7 +221,10 @@ typedef enum
 } TideBpfStat;
 
 _Static_assert (sizeof (TideBpfHeader) == 24, "TideBpfHeader layout");
-_Static_assert (sizeof (TideBpfUserStack) == 8 * TIDE_BPF_N_REGS + 16 + TIDE_BPF_STACK_BYTES,
+_Static_assert (sizeof (TideBpfPyFrame) == 24, "TideBpfPyFrame layout");
+_Static_assert (sizeof (TideBpfPyTarget) == 32, "TideBpfPyTarget layout");
+_Static_assert (sizeof (TideBpfUserStack) == 8 * TIDE_BPF_N_REGS + 24
+                + sizeof (TideBpfPyFrame) * TIDE_BPF_PY_FRAMES + TIDE_BPF_STACK_BYTES,
                 "TideBpfUserStack layout");
 _Static_assert (sizeof (TideBpfFault) == 40 + sizeof (TideBpfUserStack), "TideBpfFault layout");
 _Static_assert (sizeof (TideBpfFault) < 65536, "a record's length fits TideBpfHeader.len");

@@ -139,6 +139,26 @@ struct
   __type (value, __u32);   /* tid, 0: none */
 } copying SEC (".maps");
 
+/* The Python interpreter of a followed process, where it has one that the
+ * loader knows how to read (TideBpfPyTarget). */
+struct
+{
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, TIDE_BPF_MAX_TARGETS);
+  __type (key, __u32);     /* tgid */
+  __type (value, TideBpfPyTarget);
+} py_targets SEC (".maps");
+
+/* The PyThreadState of a thread, as the last walk of the thread list found
+ * it; checked at each use, since thread states come and go. */
+struct
+{
+  __uint (type, BPF_MAP_TYPE_LRU_HASH);
+  __uint (max_entries, 16384);
+  __type (key, __u32);     /* tid */
+  __type (value, __u64);   /* PyThreadState* */
+} py_tstates SEC (".maps");
+
 static __always_inline void
 count_stat (__u32 which)
 {
@@ -220,6 +240,111 @@ page_is_sampled (__u64 addr)
   return page % n == mix64 (page / n) % n;
 }
 
+/* ---- Python frames -------------------------------------------------------
+ *
+ * A thread's CPython frames are found from its thread state: the
+ * interpreter's list of thread states is walked (at most PY_MAX_THREADS)
+ * for the one whose native thread id is this thread, then the frame chain
+ * from tstate->cframe->current_frame (at most TIDE_BPF_PY_FRAMES frames).
+ * Each frame is read in one piece (PY_FRAME_WINDOW bytes); every read is a
+ * bpf_probe_read_user, so a chain that changes under us or memory that is
+ * gone ends the walk early, never worse. */
+
+#define PY_MAX_THREADS   64
+#define PY_FRAME_WINDOW  80    /* _PyInterpreterFrame up to localsplus[0], included */
+#define PY_WINDOW_WORDS  16
+
+static __always_inline __u64
+read_user_u64 (__u64 addr)
+{
+  __u64 value = 0;
+
+  if (bpf_probe_read_user (&value, sizeof value, (const void *) addr) != 0)
+    return 0;
+  return value;
+}
+
+static __always_inline __u64
+py_find_tstate (const TideBpfPyTarget *t,
+                __u32                  tid)
+{
+  __u64 *cached = bpf_map_lookup_elem (&py_tstates, &tid);
+  __u64 interp, tstate;
+
+  if (cached && *cached && read_user_u64 (*cached + t->tstate_native_tid) == tid)
+    return *cached;
+  interp = read_user_u64 (t->runtime + t->runtime_interp_head);
+  if (interp == 0)
+    return 0;
+  tstate = read_user_u64 (interp + t->interp_tstate_head);
+  for (int i = 0; i < PY_MAX_THREADS && tstate != 0; i++)
+    {
+      if (read_user_u64 (tstate + t->tstate_native_tid) == tid)
+        {
+          bpf_map_update_elem (&py_tstates, &tid, &tstate, BPF_ANY);
+          return tstate;
+        }
+      tstate = read_user_u64 (tstate + t->tstate_next);
+    }
+  return 0;
+}
+
+/* The word of a frame's window at byte @offset (8-aligned pointers). */
+static __always_inline __u64
+window_word (const __u64 *window,
+             __u16        offset)
+{
+  return window[(offset >> 3) & (PY_WINDOW_WORDS - 1)];
+}
+
+static __always_inline __u32
+window_byte (const __u64 *window,
+             __u16        offset)
+{
+  return (window_word (window, offset) >> ((offset & 7) * 8)) & 0xff;
+}
+
+static __always_inline void
+copy_python_stack (TideBpfUserStack *stack)
+{
+  __u64 pid_tgid = bpf_get_current_pid_tgid ();
+  __u32 tgid = pid_tgid >> 32;
+  const TideBpfPyTarget *t = bpf_map_lookup_elem (&py_targets, &tgid);
+  __u64 window[PY_WINDOW_WORDS] = { 0 };
+  __u64 tstate, frame;
+  __u32 n = 0;
+
+  stack->n_py = 0;
+  stack->py_state = TIDE_BPF_PY_NONE;
+  if (t == NULL || (tstate = py_find_tstate (t, (__u32) pid_tgid)) == 0)
+    return;
+  frame = read_user_u64 (read_user_u64 (tstate + t->tstate_cframe) + t->cframe_current);
+  stack->py_state = TIDE_BPF_PY_TRUNCATED;
+  for (int i = 0; i < TIDE_BPF_PY_FRAMES; i++)
+    {
+      TideBpfPyFrame *out = &stack->py[i];
+      __u64 code;
+      __s64 instr;
+
+      if (frame == 0)
+        {
+          stack->py_state = TIDE_BPF_PY_WHOLE;
+          break;
+        }
+      if (bpf_probe_read_user (window, PY_FRAME_WINDOW, (const void *) frame) != 0)
+        break;
+      code = window_word (window, t->frame_code);
+      instr = (__s64) (window_word (window, t->frame_prev_instr) - code - t->code_adaptive);
+      out->code = code;
+      out->first_local = window_word (window, t->frame_first_local);
+      out->instr = instr >= -2 && instr < (1 << 30) ? (__s32) instr : -1;
+      out->flags = window_byte (window, t->frame_is_entry) ? TIDE_BPF_PY_ENTRY : 0;
+      frame = window_word (window, t->frame_previous);
+      n++;
+    }
+  stack->n_py = n;
+}
+
 /* The user registers of @regs and the stack above their sp, page by page
  * from sp's page, up to the top of the main thread's stack or the first
  * page that cannot be read without a fault (past the top of another
@@ -238,6 +363,8 @@ copy_user_stack (TideBpfUserStack *stack,
   stack->n_bytes = 0;
   stack->reserved = 0;
   stack->start = 0;
+  stack->n_py = 0;
+  stack->py_state = TIDE_BPF_PY_NONE;
   if (bpf_probe_read_kernel (&r, sizeof r, regs) != 0)
     {
       __builtin_memset (stack->regs, 0, sizeof stack->regs);
@@ -283,6 +410,7 @@ copy_user_stack (TideBpfUserStack *stack,
         break;
       stack->n_bytes += TIDE_BPF_STACK_PAGE;
     }
+  copy_python_stack (stack);
   if (copier)
     *copier = 0;
 }
@@ -462,9 +590,16 @@ BPF_PROG (tide_fork, struct task_struct *parent, struct task_struct *child)
 
   if (!is_followed (parent_tgid))
     return 0;
-  /* Follow the child at once, before it can fault. */
+  /* Follow the child at once, before it can fault; a fork has its
+   * parent's interpreter where its parent had it. */
   if (child_tgid != parent_tgid)
-    bpf_map_update_elem (&targets, &child_tgid, &one, BPF_ANY);
+    {
+      const TideBpfPyTarget *py = bpf_map_lookup_elem (&py_targets, &parent_tgid);
+
+      bpf_map_update_elem (&targets, &child_tgid, &one, BPF_ANY);
+      if (py)
+        bpf_map_update_elem (&py_targets, &child_tgid, py, BPF_ANY);
+    }
   ev = reserve (sizeof *ev, TIDE_BPF_FORK);
   if (!ev)
     return 0;
@@ -484,10 +619,13 @@ SEC ("tp_btf/sched_process_exec")
 int
 BPF_PROG (tide_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
+  __u32 tgid = task->tgid;
   TideBpfHeader *ev;
 
-  if (!is_followed (task->tgid))
+  if (!is_followed (tgid))
     return 0;
+  /* The new image's interpreter, if any, is the loader's to find. */
+  bpf_map_delete_elem (&py_targets, &tgid);
   ev = reserve (sizeof *ev, TIDE_BPF_EXEC);
   if (ev)
     submit_now (ev);
@@ -508,6 +646,7 @@ BPF_PROG (tide_exit, struct task_struct *task)
     return 0;
   bpf_map_delete_elem (&targets, &tgid);
   bpf_map_delete_elem (&last_rss, &tgid);
+  bpf_map_delete_elem (&py_targets, &tgid);
   ev = reserve (sizeof *ev, TIDE_BPF_EXIT);
   if (!ev)
     return 0;
@@ -636,6 +775,8 @@ cuda_emit_free (__u64 addr,
   ev->size = 0;
   ev->duration_ns = 0;
   ev->stack.n_bytes = 0;
+  ev->stack.n_py = 0;
+  ev->stack.py_state = TIDE_BPF_PY_NONE;
   submit_lazy (ev);
 }
 

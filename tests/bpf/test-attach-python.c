@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * What `tidemark attach` makes of a CPython process from outside
+ * (capture/attach/tide-attach-python.c), without BPF: the lines that its
+ * reader of 3.11 location tables gives match CPython's own, instruction by
+ * instruction; a running python3 is found with its _PyRuntime; frames whose
+ * code objects cannot be read (a frame chain that changed under the BPF
+ * program) leave the native stack as it was; a process without Python has
+ * no message, a Python other than 3.11 one line.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <gio/gio.h>
+
+#include "tide-attach-python.h"
+#include "tide-stack-table.h"
+
+#define PYTHON "/usr/bin/python3"
+
+/* Prints, for every code object compiled from each file given: its first
+ * line, its location table in hex, and the line of each code unit as
+ * co_positions() says (0: none). */
+static const char dump_lines[] =
+  "import sys\n"
+  "def walk(co):\n"
+  "    yield co\n"
+  "    for c in co.co_consts:\n"
+  "        if hasattr(c, 'co_linetable'):\n"
+  "            yield from walk(c)\n"
+  "for path in sys.argv[1:]:\n"
+  "    for co in walk(compile(open(path).read(), path, 'exec')):\n"
+  "        lines = [p[0] or 0 for p in co.co_positions()]\n"
+  "        print(co.co_firstlineno, co.co_linetable.hex() or '-', ','.join(map(str, lines)))\n";
+
+static void
+check_code_lines (const char *line,
+                  guint      *n_units)
+{
+  g_auto(GStrv) fields = g_strsplit (line, " ", 3);
+  g_auto(GStrv) expected = NULL;
+  g_autofree guint8 *table = NULL;
+  gsize len;
+  gint first;
+
+  g_assert_cmpuint (g_strv_length (fields), ==, 3);
+  first = atoi (fields[0]);
+  len = strcmp (fields[1], "-") == 0 ? 0 : strlen (fields[1]) / 2;
+  table = g_malloc (len + 1);
+  for (gsize i = 0; i < len; i++)
+    table[i] = (guint8) g_ascii_strtoull ((char[]) { fields[1][2 * i], fields[1][2 * i + 1], 0 },
+                                          NULL, 16);
+  expected = g_strsplit (fields[2], ",", -1);
+  /* A frame that has not run its first instruction: the first line. */
+  g_assert_cmpint (tide_attach_python_line (table, len, first, -2), ==, first);
+  for (guint i = 0; expected[i] != NULL && expected[i][0] != '\0'; i++)
+    {
+      gint want = atoi (expected[i]);
+
+      if (tide_attach_python_line (table, len, first, (gint) i * 2) != want)
+        g_error ("code at line %d, unit %u: line %d, CPython says %d", first, i,
+                 tide_attach_python_line (table, len, first, (gint) i * 2), want);
+      ++*n_units;
+    }
+}
+
+static void
+test_line_table (void)
+{
+  /* Long functions (argparse), nested code and comprehensions: every
+   * kind of entry, negative line steps included. */
+  const char *files[] = {
+    "/usr/lib/python3.11/argparse.py", "/usr/lib/python3.11/json/decoder.py",
+    TIDE_BPF_TESTS_DIR "/attach-torch-leak.py",
+  };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) p = NULL;
+  g_autofree char *out = NULL;
+  g_auto(GStrv) lines = NULL;
+  guint n_units = 0, n_codes = 0;
+
+  if (!g_file_test (PYTHON, G_FILE_TEST_IS_EXECUTABLE) || !g_file_test (files[0],
+                                                                        G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("needs Debian's " PYTHON " (3.11)");
+      return;
+    }
+  p = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, PYTHON, "-c", dump_lines,
+                        files[0], files[1], files[2], NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (p, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_successful (p));
+  lines = g_strsplit (out, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (lines[i][0] != '\0')
+      {
+        check_code_lines (lines[i], &n_units);
+        n_codes++;
+      }
+  g_test_message ("%u code objects, %u code units", n_codes, n_units);
+  g_assert_cmpuint (n_codes, >, 100);
+}
+
+/* A damaged table: an entry without its first bit, or one cut short. */
+static void
+test_line_table_damaged (void)
+{
+  const guint8 not_entry[] = { 0x01, 0x02 };
+  const guint8 cut_short[] = { 0x80 | (14 << 3), 0x41 };   /* long form, varint unended */
+
+  g_assert_cmpint (tide_attach_python_line (not_entry, sizeof not_entry, 10, 0), ==, 0);
+  g_assert_cmpint (tide_attach_python_line (cut_short, sizeof cut_short, 10, 0), ==, 0);
+  g_assert_cmpint (tide_attach_python_line (NULL, 0, 10, 4), ==, 0);
+}
+
+static GSubprocess *
+start_waiting (const char *python)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autofree char *line = NULL;
+  GSubprocess *p;
+
+  p = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                        python, "-c",
+                        "import sys\nprint('ready', flush=True)\nsys.stdin.readline()\n", NULL);
+  g_assert_no_error (error);
+  out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (p));
+  line = g_data_input_stream_read_line (out, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (line, ==, "ready");
+  return p;
+}
+
+static void
+end_waiting (GSubprocess *p)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_output_stream_close (g_subprocess_get_stdin_pipe (p), NULL, &error);
+  g_assert_no_error (error);
+  g_subprocess_wait_check (p, NULL, &error);
+  g_assert_no_error (error);
+}
+
+/* Frames whose code objects are not there (unmapped) or are no code
+ * objects (the interpreter's runtime state): no Python frame, the native
+ * frames as they were, the evaluation loop's own included. */
+static void
+test_unreadable_frames (void)
+{
+  g_autoptr(GSubprocess) p = NULL;
+  g_autoptr(TideAttachPython) python = NULL;
+  g_autofree char *message = NULL;
+  g_autofree TideBpfUserStack *stack = g_new0 (TideBpfUserStack, 1);
+  TideBpfPyTarget target = { 0 };
+  const guint64 native[] = { 0x401000, 0x402000, 0x403000 };
+  guint64 out[8];
+  guint32 scope = 99;
+  guint n;
+
+  if (!g_file_test (PYTHON, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_skip ("needs Debian's " PYTHON " (3.11)");
+      return;
+    }
+  p = start_waiting (PYTHON);
+  python = tide_attach_python_new (atoi (g_subprocess_get_identifier (p)), &target, &message);
+  g_assert_null (message);
+  g_assert_nonnull (python);
+  g_assert_true (tide_attach_python_confirm (python, &message));
+  g_assert_null (message);
+  g_assert_nonnull (python);
+  g_assert_cmphex (target.runtime, !=, 0);
+  g_assert_cmpuint (target.tstate_native_tid, ==, 160);
+
+  stack->n_py = 3;
+  stack->py_state = TIDE_BPF_PY_WHOLE;
+  stack->py[0] = (TideBpfPyFrame) { .code = 0x10, .instr = 4 };
+  stack->py[1] = (TideBpfPyFrame) { .code = target.runtime, .instr = 4,
+                                    .flags = TIDE_BPF_PY_ENTRY };
+  stack->py[2] = (TideBpfPyFrame) { .code = ~(guint64) 0, .instr = -7 };
+  n = tide_attach_python_splice (python, NULL, stack, native, 3, TRUE, out, G_N_ELEMENTS (out),
+                                 &scope);
+  g_assert_cmpuint (n, ==, 3);
+  g_assert_cmpuint (scope, ==, 0);
+  g_assert_cmpmem (out, n * sizeof *out, native, sizeof native);
+  n = tide_attach_python_splice (python, NULL, stack, native, 3, FALSE, out, G_N_ELEMENTS (out),
+                                 &scope);
+  g_assert_cmpuint (n, ==, 4);
+  g_assert_cmpmem (out, 3 * sizeof *out, native, sizeof native);
+  g_assert_cmphex (out[3], ==, TIDE_STACK_FRAMES_MISSING);
+  /* No room: cut at @max, never past it. */
+  n = tide_attach_python_splice (python, NULL, stack, native, 3, FALSE, out, 2, &scope);
+  g_assert_cmpuint (n, ==, 2);
+  end_waiting (p);
+}
+
+/* This test program runs no Python: nothing to say. */
+static void
+test_not_python (void)
+{
+  g_autofree char *message = NULL;
+  TideBpfPyTarget target = { 0 };
+
+  g_assert_null (tide_attach_python_new (getpid (), &target, &message));
+  g_assert_null (message);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/attach-python/line-table", test_line_table);
+  g_test_add_func ("/attach-python/line-table-damaged", test_line_table_damaged);
+  g_test_add_func ("/attach-python/unreadable-frames", test_unreadable_frames);
+  g_test_add_func ("/attach-python/not-python", test_not_python);
+  return g_test_run ();
+}
