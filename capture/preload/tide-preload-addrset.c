@@ -32,35 +32,24 @@ home_of (const TideAddrShard *shard,
   return (uint32_t) (h >> TIDE_ADDRSET_SHARD_BITS) & shard->mask;
 }
 
-/* The caller holds the lock of addr's shard.  Readers do not lock, hence
- * atomic loads and stores; a filter word's bits all belong to one shard,
- * whose lock the writer holds, so its update needs no atomic
- * read-modify-write (a locked instruction, 16% of an insert's samples). */
+/* Sets or clears addr's filter bit.  The caller holds the lock of addr's
+ * shard.  Readers do not lock, hence atomic loads and stores; a filter
+ * word's bits all belong to one shard, whose lock the writer holds, so its
+ * update needs no atomic read-modify-write (a locked instruction would
+ * weigh on every insert and remove). */
 static void
-filter_set (TideAddrSet *set,
-            uint64_t     addr)
+filter_put (TideAddrSet *set,
+            uint64_t     addr,
+            bool         on)
 {
   uint32_t i = tide_addrset_filter_index (addr);
   _Atomic uint64_t *word = &set->filter[i / 64];
   uint64_t bit = UINT64_C (1) << (i % 64);
   uint64_t old = atomic_load_explicit (word, memory_order_relaxed);
+  uint64_t new_ = on ? old | bit : old & ~bit;
 
-  if ((old & bit) == 0)
-    atomic_store_explicit (word, old | bit, memory_order_relaxed);
-}
-
-/* As filter_set: the caller holds the lock of addr's shard. */
-static void
-filter_clear (TideAddrSet *set,
-              uint64_t     addr)
-{
-  uint32_t i = tide_addrset_filter_index (addr);
-  _Atomic uint64_t *word = &set->filter[i / 64];
-  uint64_t bit = UINT64_C (1) << (i % 64);
-  uint64_t old = atomic_load_explicit (word, memory_order_relaxed);
-
-  if ((old & bit) != 0)
-    atomic_store_explicit (word, old & ~bit, memory_order_relaxed);
+  if (new_ != old)
+    atomic_store_explicit (word, new_, memory_order_relaxed);
 }
 
 static bool
@@ -196,7 +185,7 @@ tide_addrset_insert_entry (TideAddrSet         *set,
   else
     {
       shard_put (shard, entry);
-      filter_set (set, addr);
+      filter_put (set, addr, true);
     }
   pthread_mutex_unlock (&shard->lock);
   return ok;
@@ -275,7 +264,7 @@ tide_addrset_remove (TideAddrSet   *set,
         *out = shard->slots[at];
       shard_delete_at (shard, (uint32_t) at);
       if (!shard_has_bit (shard, addr))
-        filter_clear (set, addr);
+        filter_put (set, addr, false);
       if (shard->mask + 1 > TIDE_ADDRSET_MIN_SLOTS && (uint64_t) shard->count * 8 < shard->mask + 1)
         (void) shard_resize (shard, (shard->mask + 1) / 2);  /* a failed shrink keeps the table */
       found = true;
