@@ -99,6 +99,7 @@ tide_capture_process_new (TideCaptureSession *session,
   self->written_mapped = -1;
   self->written_pinned = -1;
   self->written_py_arenas = -1;
+  self->written_py_arena_free = -1;
   for (guint i = 0; i < TIDE_CAPTURE_MAX_DEVICES; i++)
     self->written_device[i] = -1;
 
@@ -272,6 +273,7 @@ tide_capture_process_account (TideCaptureProcess  *self,
 
   tide_step_accumulator_apply (self->steps_acc, a->stack_id, a->scope_id, a->device, a->kind,
                                bytes, sign * a->weight, a->alloc_ns > self->last_step_end_ns);
+  tide_pymalloc_free_account (&self->pymalloc, a->kind, a->size, sign * a->weight);
   if (a->kind == TIDE_KIND_PINNED)
     self->pinned_live += bytes;
   else if (a->kind == TIDE_KIND_DEVICE && a->device >= 0 && a->device < TIDE_CAPTURE_MAX_DEVICES)
@@ -360,6 +362,35 @@ write_counter (TideCaptureProcess *self,
     return;
   *last = value;
   tide_trace_writer_add_counter (self->session->writer, self->id, counter, -1, ts, value);
+}
+
+/* pymalloc's free memory, once the process has an arena of it; @always:
+ * at a step end, whose value a poll with a later time may have written. */
+static void
+write_py_arena_free (TideCaptureProcess *self,
+                     gint64              ts_ns,
+                     gboolean            always)
+{
+  gint64 free_bytes;
+
+  if (!tide_pymalloc_free_get (&self->pymalloc, &free_bytes))
+    return;
+  if (always)
+    self->written_py_arena_free = -1;
+  write_counter (self, TIDE_COUNTER_PY_ARENA_FREE, ts_ns, free_bytes,
+                 &self->written_py_arena_free);
+}
+
+/* The bytes that pymalloc's blocks held when the preload hooked the
+ * allocators: used, though no object of theirs is ever recorded. */
+void
+tide_capture_process_add_py_unhooked (TideCaptureProcess *self,
+                                      gint64              ts_ns,
+                                      gint64              bytes)
+{
+  tide_pymalloc_free_add_unhooked (&self->pymalloc, bytes);
+  tide_trace_writer_add_counter (self->session->writer, self->id, TIDE_COUNTER_PY_UNHOOKED, -1,
+                                 ts_ns, bytes);
 }
 
 void
@@ -457,6 +488,7 @@ tide_capture_process_step (TideCaptureProcess *self,
   tide_trace_writer_add_step (self->session->writer, id, self->id, self->n_steps, label,
                               start_ns, ts_ns);
   close_step_summaries (self, id);
+  write_py_arena_free (self, ts_ns, TRUE);
   self->last_step_end_ns = ts_ns;
   /* The marker arrives within a millisecond or so of the step end: RSS read
    * now stands for RSS at the end, and keeps "unattributed" honest. */
@@ -515,6 +547,7 @@ tide_capture_process_poll (TideCaptureProcess *self,
   if (py_arenas > 0 || self->written_py_arenas > 0)
     write_counter (self, TIDE_COUNTER_PY_ARENAS, now_ns, (gint64) (py_arenas + 0.5),
                    &self->written_py_arenas);
+  write_py_arena_free (self, now_ns, FALSE);
   if (self->pinned_live > 0 || self->written_pinned > 0)
     write_counter (self, TIDE_COUNTER_PINNED, now_ns, (gint64) (self->pinned_live + 0.5),
                    &self->written_pinned);
