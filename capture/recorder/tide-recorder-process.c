@@ -184,6 +184,7 @@ on_transfer (TideRecProcess         *self,
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_ALLOC_FREE == TIDE_COUNTER_ALLOC_FREE);
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_JEMALLOC_FREE == TIDE_COUNTER_JEMALLOC_FREE);
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_TCMALLOC_FREE == TIDE_COUNTER_TCMALLOC_FREE);
+G_STATIC_ASSERT (TIDE_WIRE_COUNTER_PY_UNHOOKED == TIDE_COUNTER_PY_UNHOOKED);
 
 /* A process may speak twice: its environment's rank at start-up, then
  * torch.distributed's rank or its DataLoader worker index; -1 keeps what
@@ -209,6 +210,12 @@ static void
 on_counter (TideRecProcess        *self,
             const TideWireCounter *rec)
 {
+  /* Not only a value: pymalloc's free memory is counted from it. */
+  if (rec->counter == TIDE_COUNTER_PY_UNHOOKED)
+    {
+      tide_capture_process_add_py_unhooked (self->core, rec->h.time_ns, rec->value);
+      return;
+    }
   if (rec->counter != TIDE_COUNTER_TORCH_ALLOCATED && rec->counter != TIDE_COUNTER_TORCH_RESERVED &&
       rec->counter != TIDE_COUNTER_ALLOC_FREE && rec->counter != TIDE_COUNTER_JEMALLOC_FREE &&
       rec->counter != TIDE_COUNTER_TCMALLOC_FREE)
