@@ -364,21 +364,26 @@ write_counter (TideCaptureProcess *self,
   tide_trace_writer_add_counter (self->session->writer, self->id, counter, -1, ts, value);
 }
 
-/* pymalloc's free memory, once the process has an arena of it; @always:
- * at a step end, whose value a poll with a later time may have written. */
+/* CPython's arenas, and what pymalloc holds free in them, once the process
+ * has any; @always: at a step end, whose values a poll with a later time
+ * may have written. */
 static void
-write_py_arena_free (TideCaptureProcess *self,
-                     gint64              ts_ns,
-                     gboolean            always)
+write_py_arenas (TideCaptureProcess *self,
+                 gint64              ts_ns,
+                 gboolean            always)
 {
+  double py_arenas = tide_step_accumulator_get_py_arena_live (self->steps_acc);
+  gboolean had_arenas = self->written_py_arenas > 0;
   gint64 free_bytes;
 
-  if (!tide_pymalloc_free_get (&self->pymalloc, &free_bytes))
-    return;
   if (always)
-    self->written_py_arena_free = -1;
-  write_counter (self, TIDE_COUNTER_PY_ARENA_FREE, ts_ns, free_bytes,
-                 &self->written_py_arena_free);
+    self->written_py_arenas = self->written_py_arena_free = -1;
+  if (py_arenas > 0 || had_arenas)
+    write_counter (self, TIDE_COUNTER_PY_ARENAS, ts_ns, (gint64) (py_arenas + 0.5),
+                   &self->written_py_arenas);
+  if (tide_pymalloc_free_get (&self->pymalloc, &free_bytes))
+    write_counter (self, TIDE_COUNTER_PY_ARENA_FREE, ts_ns, free_bytes,
+                   &self->written_py_arena_free);
 }
 
 /* The bytes that pymalloc's blocks held when the preload hooked the
@@ -488,7 +493,7 @@ tide_capture_process_step (TideCaptureProcess *self,
   tide_trace_writer_add_step (self->session->writer, id, self->id, self->n_steps, label,
                               start_ns, ts_ns);
   close_step_summaries (self, id);
-  write_py_arena_free (self, ts_ns, TRUE);
+  write_py_arenas (self, ts_ns, TRUE);
   self->last_step_end_ns = ts_ns;
   /* The marker arrives within a millisecond or so of the step end: RSS read
    * now stands for RSS at the end, and keeps "unattributed" honest. */
@@ -537,17 +542,13 @@ tide_capture_process_poll (TideCaptureProcess *self,
 {
   double heap = tide_step_accumulator_get_heap_live (self->steps_acc);
   double mapped = tide_step_accumulator_get_mapped_live (self->steps_acc);
-  double py_arenas = tide_step_accumulator_get_py_arena_live (self->steps_acc);
 
   if (self->end_ns != 0)
     return;
   tide_capture_process_sample_rss (self, now_ns, FALSE);
   write_counter (self, TIDE_COUNTER_HEAP_LIVE, now_ns, (gint64) (heap + 0.5), &self->written_heap);
   write_counter (self, TIDE_COUNTER_MAPPED, now_ns, (gint64) (mapped + 0.5), &self->written_mapped);
-  if (py_arenas > 0 || self->written_py_arenas > 0)
-    write_counter (self, TIDE_COUNTER_PY_ARENAS, now_ns, (gint64) (py_arenas + 0.5),
-                   &self->written_py_arenas);
-  write_py_arena_free (self, now_ns, FALSE);
+  write_py_arenas (self, now_ns, FALSE);
   if (self->pinned_live > 0 || self->written_pinned > 0)
     write_counter (self, TIDE_COUNTER_PINNED, now_ns, (gint64) (self->pinned_live + 0.5),
                    &self->written_pinned);
