@@ -634,6 +634,27 @@ test_class_suspect_rows (void)
   /* Setting the stacks again keeps the classes after them. */
   tide_suspects_view_set_suspects (TIDE_SUSPECTS_VIEW (view), NULL);
   g_assert_cmpuint (tide_suspects_view_get_n_rows (TIDE_SUSPECTS_VIEW (view)), ==, 1);
+
+  /* Python's arenas kept mapped by a few objects: a row of the same shape. */
+  s = g_new0 (TideClassSuspect, 1);
+  s->kind = TIDE_CLASS_SUSPECT_PY_ARENA_FREE;
+  s->process_id = 1;
+  s->pid = 4241;
+  s->label = g_strdup ("python3 train.py");
+  s->growth_step = 2;
+  s->growth_bytes = 5 * 4194304;
+  s->bytes_per_step = 4194304;
+  s->end_bytes = 6 * 4194304;
+  s->name = g_strdup ("Python's allocator keeps 24.00 MiB free in its arenas");
+  s->hint = "an arena is returned only when every object in it is freed";
+  g_ptr_array_add (classes, s);
+  tide_suspects_view_set_class_suspects (TIDE_SUSPECTS_VIEW (view), classes);
+  g_assert_cmpuint (tide_suspects_view_get_n_rows (TIDE_SUSPECTS_VIEW (view)), ==, 2);
+  g_clear_pointer (&text, g_free);
+  text = tide_suspects_view_dup_row_text (TIDE_SUSPECTS_VIEW (view), 1);
+  g_assert_cmpstr (text, ==, "Python's allocator keeps 24.00 MiB free in its arenas, "
+                             "+4.00 MiB/step since step 2, in python3 train.py (pid 4241)\n"
+                             "an arena is returned only when every object in it is freed");
   g_object_unref (view);
 }
 
