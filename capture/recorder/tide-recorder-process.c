@@ -213,7 +213,10 @@ on_counter (TideRecProcess        *self,
   /* Not only a value: pymalloc's free memory is counted from it. */
   if (rec->counter == TIDE_COUNTER_PY_UNHOOKED)
     {
-      tide_capture_process_add_py_unhooked (self->core, rec->h.time_ns, rec->value);
+      if (rec->value < 0 || rec->device != -1)
+        self->protocol_errors++;
+      else
+        tide_capture_process_add_py_unhooked (self->core, rec->h.time_ns, rec->value);
       return;
     }
   if (rec->counter != TIDE_COUNTER_TORCH_ALLOCATED && rec->counter != TIDE_COUNTER_TORCH_RESERVED &&

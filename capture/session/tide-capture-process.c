@@ -273,7 +273,8 @@ tide_capture_process_account (TideCaptureProcess  *self,
 
   tide_step_accumulator_apply (self->steps_acc, a->stack_id, a->scope_id, a->device, a->kind,
                                bytes, sign * a->weight, a->alloc_ns > self->last_step_end_ns);
-  tide_pymalloc_free_account (&self->pymalloc, a->kind, a->size, sign * a->weight);
+  if (a->kind == TIDE_KIND_PYOBJECT || a->kind == TIDE_KIND_PYARENA)
+    tide_pymalloc_free_account (&self->pymalloc, a->kind, a->size, sign * a->weight);
   if (a->kind == TIDE_KIND_PINNED)
     self->pinned_live += bytes;
   else if (a->kind == TIDE_KIND_DEVICE && a->device >= 0 && a->device < TIDE_CAPTURE_MAX_DEVICES)
