@@ -375,14 +375,16 @@ write_py_arenas (TideCaptureProcess *self,
 {
   double py_arenas = tide_step_accumulator_get_py_arena_live (self->steps_acc);
   gboolean had_arenas = self->written_py_arenas > 0;
-  gint64 free_bytes;
+  gboolean had_free = self->written_py_arena_free > 0;
+  gint64 free_bytes = 0;
 
   if (always)
     self->written_py_arenas = self->written_py_arena_free = -1;
   if (py_arenas > 0 || had_arenas)
     write_counter (self, TIDE_COUNTER_PY_ARENAS, ts_ns, (gint64) (py_arenas + 0.5),
                    &self->written_py_arenas);
-  if (tide_pymalloc_free_get (&self->pymalloc, &free_bytes))
+  /* Every arena gone: nothing is held free any more. */
+  if (tide_pymalloc_free_get (&self->pymalloc, &free_bytes) || had_free)
     write_counter (self, TIDE_COUNTER_PY_ARENA_FREE, ts_ns, free_bytes,
                    &self->written_py_arena_free);
 }
