@@ -155,6 +155,17 @@ at_step (Fixture *f,
   return tide_test_query_int (f->trace, sql);
 }
 
+/* tidemark report TRACE @mode --format @format */
+static char *
+report (Fixture    *f,
+        const char *mode,
+        const char *format)
+{
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "report", f->path, mode, "--format", format, NULL };
+
+  return run (argv, (const char *[]) { NULL }, NULL);
+}
+
 static const TideClassSuspect *
 find_class_suspect (GPtrArray            *suspects,
                     TideClassSuspectKind  kind)
@@ -215,7 +226,8 @@ assert_within (gint64 value,
   g_assert_cmpint (value, <=, expected + slack);
 }
 
-/* The suspect of a fragmenting run, in the report and the summary. */
+/* The suspect of a fragmenting run, in the report (text, CSV, JSON) and
+ * the summary. */
 static const TideClassSuspect *
 assert_fragmentation_suspect (Fixture   *f,
                               GPtrArray *suspects)
@@ -223,6 +235,12 @@ assert_fragmentation_suspect (Fixture   *f,
   const TideClassSuspect *s = find_class_suspect (suspects, TIDE_CLASS_SUSPECT_PY_ARENA_FREE);
   g_autofree char *name = NULL;
   g_autofree char *end = NULL;
+  g_autofree char *text = report (f, "--suspects", "text");
+  g_autofree char *csv = report (f, "--suspects", "csv");
+  g_autofree char *json = report (f, "--suspects", "json");
+  g_autofree char *csv_cells = NULL;
+  g_autofree char *json_fields = NULL;
+  g_autofree char *text_line = NULL;
 
   g_assert_nonnull (s);
   g_assert_cmpint (s->process_id, ==, 1);
@@ -236,7 +254,42 @@ assert_fragmentation_suspect (Fixture   *f,
   g_assert_nonnull (strstr (s->hint, "fragmentation"));
   g_assert_nonnull (strstr (s->hint, "PYTHONMALLOC=malloc"));
   g_assert_nonnull (strstr (f->err, "\ntidemark: suspect: Python's allocator keeps "));
+  text_line = g_strdup_printf ("\nclass: %s, ", s->name);
+  g_assert_nonnull (strstr (text, text_line));
+  g_assert_nonnull (strstr (text, s->hint));
+  csv_cells = g_strdup_printf (",class,py_arena_free,%s,\"%s\"\n", s->name, s->hint);
+  g_assert_nonnull (strstr (csv, csv_cells));
+  json_fields = g_strdup_printf ("\"kind\":\"class\",\"class\":\"py_arena_free\",\"name\":\"%s\","
+                                 "\"hint\":\"%s\"", s->name, s->hint);
+  g_assert_nonnull (strstr (json, json_fields));
   return s;
+}
+
+/* `report --rss`: each step's term is the change of the free bytes, by
+ * its name in text and its column in CSV. */
+static void
+assert_rss_terms (Fixture      *f,
+                  const gint64  free_bytes[STEPS])
+{
+  g_autoptr(GPtrArray) rows = tide_report_job_steps (f->trace, NULL);
+  g_autoptr(GArray) explanations = NULL;
+  g_autofree char *csv = report (f, "--rss", "csv");
+  g_autofree char *text = report (f, "--rss", "text");
+
+  g_assert_nonnull (rows);
+  g_assert_cmpuint (rows->len, ==, STEPS);
+  explanations = tide_rss_explain_steps (rows);
+  for (gint k = 1; k < STEPS; k++)
+    {
+      const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, k);
+
+      g_assert_cmpint (e->terms[TIDE_RSS_PY_ARENA_FREE], ==, free_bytes[k] - free_bytes[k - 1]);
+    }
+  g_assert_true (g_str_has_prefix (csv, "pid,role,steps_pid,step,label,base,base_delta_bytes,"
+                                        "rss_delta_bytes,cow_bytes,heap_bytes,alloc_free_bytes,"
+                                        "file_bytes,shmem_bytes,sharing_bytes,py_arena_free_bytes,"
+                                        "unexplained_bytes\n"));
+  g_assert_nonnull (strstr (text, "Python arenas free +"));
 }
 
 /* --all: each step's free bytes are CPython's to within two arenas, the
@@ -280,6 +333,7 @@ test_fragment_all (Fixture       *f,
   g_assert_cmpint (s->growth_bytes, ==, e[STEPS - 1] - e[0]);
   g_assert_cmpfloat (s->bytes_per_step, ==, (double) (e[STEPS - 1] - e[0]) / (STEPS - 1));
   g_assert_cmpint (objects_line_bytes (f), ==, printed (f->out, -1, "kept"));
+  assert_rss_terms (f, e);
 }
 
 /* Sampled, over three seeds: within one arena and four standard
