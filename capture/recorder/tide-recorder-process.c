@@ -93,7 +93,10 @@ tide_rec_process_new (TideRecorder  *recorder,
   self->core = tide_capture_process_new (recorder->session, &row);
   g_ptr_array_add (recorder->connections, self);
   if ((hello->flags & TIDE_HELLO_FORKED) && parent != NULL && parent->pid != (pid_t) hello->pid)
-    tide_capture_process_start_cow (self->core, parent);
+    {
+      tide_capture_process_start_cow (self->core, parent);
+      tide_capture_process_inherit_arenas (self->core, parent);
+    }
   return self;
 }
 

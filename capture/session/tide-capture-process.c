@@ -389,6 +389,39 @@ write_py_arenas (TideCaptureProcess *self,
                    &self->written_py_arena_free);
 }
 
+static void
+inherit_arena (const TideLiveAlloc *alloc,
+               gint64               free_ns,
+               gpointer             user_data)
+{
+  TideCaptureProcess *self = user_data;
+  gint64 unused;
+
+  if (alloc->kind == TIDE_KIND_PYARENA && free_ns == 0 &&
+      !tide_live_table_alloc (self->live, alloc, &unused))
+    tide_capture_process_account (self, alloc, +1);
+}
+
+/**
+ * tide_capture_process_inherit_arenas:
+ *
+ * A fork's child maps its parent's CPython arenas, and its objects in
+ * them: the arenas become the child's live blocks (so that freeing one
+ * counts), and what the parent's pymalloc had in use counts as used.
+ * The parent's objects that the child frees are never its records, so
+ * its free memory in the arenas errs low, as the objects made before the
+ * hooks make it.
+ */
+void
+tide_capture_process_inherit_arenas (TideCaptureProcess *self,
+                                     TideCaptureProcess *parent)
+{
+  if (parent->pymalloc.arena_bytes < 0.5)
+    return;
+  tide_live_table_foreach (parent->live, inherit_arena, self);
+  tide_pymalloc_free_add_unhooked (&self->pymalloc, (gint64) (parent->pymalloc.used_bytes + 0.5));
+}
+
 /* The bytes that pymalloc's blocks held when the preload hooked the
  * allocators: used, though no object of theirs is ever recorded. */
 void

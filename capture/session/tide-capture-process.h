@@ -133,6 +133,8 @@ void                tide_capture_process_write_allocation (TideCaptureProcess  *
 gint64              tide_capture_process_step         (TideCaptureProcess  *self,
                                                        gint64               ts_ns,
                                                        const char          *label);
+void                tide_capture_process_inherit_arenas (TideCaptureProcess *self,
+                                                         TideCaptureProcess *parent);
 void                tide_capture_process_add_py_unhooked (TideCaptureProcess *self,
                                                           gint64              ts_ns,
                                                           gint64              bytes);
