@@ -8,8 +8,11 @@
 #             rest, so the step leaves 4 MiB more free in arenas that stay
 #             mapped; a class of its own per step, so that no later step
 #             fills the holes;
-#   control:  frees them all, so that their arenas go back.
-#   py-arenas.py fragment|control [stats]
+#   control:  frees them all, so that their arenas go back;
+#   fork:     as fragment, but forks after the first step: the child,
+#             which inherits the parent's arenas, makes the other steps
+#             while the parent waits.
+#   py-arenas.py fragment|control|fork [stats]
 # Prints, per step, "step K freed F" where F is the bytes (at their size
 # class) of the objects the step made and freed, and at the end "kept N
 # B": the objects kept and their bytes as requested.  With "stats" (a run
@@ -59,11 +62,14 @@ def main():
     kept = []
     kept_bytes = 0
     for k in range(STEPS):
+        if mode == "fork" and k == 1 and os.fork() != 0:
+            os.wait()
+            return
         size = BYTES_HEADER + 16 * k + 16
         size_class = (size + 15) & ~15
         n = STEP_BYTES // size_class
         made = [bytes(size - BYTES_HEADER) for _ in range(n)]
-        if mode == "fragment":
+        if mode != "control":
             kept.extend(made[::KEEP_ONE_IN])
             freed = n - len(made[::KEEP_ONE_IN])
             kept_bytes += (n - freed) * size

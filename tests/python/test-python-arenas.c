@@ -3,7 +3,8 @@
  *
  * What pymalloc's arenas hold free, with Debian's /usr/bin/python3 and no
  * torch: py-arenas.py keeps half of the small objects of each step (a size
- * class of its own per step) and frees the rest, or frees them all.
+ * class of its own per step) and frees the rest, in one process or in a
+ * fork's child, or frees them all.
  *
  * The truth is CPython's own statistics (sys._debugmallocstats(): the
  * arenas' bytes less the bytes of the blocks in use), printed by the same
@@ -230,7 +231,8 @@ assert_within (gint64 value,
  * the summary. */
 static const TideClassSuspect *
 assert_fragmentation_suspect (Fixture   *f,
-                              GPtrArray *suspects)
+                              GPtrArray *suspects,
+                              gint64     process_id)
 {
   const TideClassSuspect *s = find_class_suspect (suspects, TIDE_CLASS_SUSPECT_PY_ARENA_FREE);
   g_autofree char *name = NULL;
@@ -243,7 +245,7 @@ assert_fragmentation_suspect (Fixture   *f,
   g_autofree char *text_line = NULL;
 
   g_assert_nonnull (s);
-  g_assert_cmpint (s->process_id, ==, 1);
+  g_assert_cmpint (s->process_id, ==, process_id);
   /* The suspects' rule looks for growth from the second step on. */
   g_assert_cmpint (s->growth_step, ==, 2);
   g_assert_cmpstr (tide_class_suspect_class (s), ==, "py_arena_free");
@@ -328,7 +330,7 @@ test_fragment_all (Fixture       *f,
   g_assert_cmpint (tide_test_query_int (f->trace, "SELECT value FROM counters WHERE counter = 32"),
                    <, at_step (f, TIDE_COUNTER_PY_ARENAS, 0));
   suspects = class_suspects (f);
-  s = assert_fragmentation_suspect (f, suspects);
+  s = assert_fragmentation_suspect (f, suspects, 1);
   g_assert_cmpint (s->end_bytes, ==, e[STEPS - 1]);
   g_assert_cmpint (s->growth_bytes, ==, e[STEPS - 1] - e[0]);
   g_assert_cmpfloat (s->bytes_per_step, ==, (double) (e[STEPS - 1] - e[0]) / (STEPS - 1));
@@ -360,13 +362,40 @@ test_fragment_sampled (Fixture       *f,
       record (f, NULL, "fragment", env);
       slack = ARENA + (gint64) (4 * sqrt ((double) printed (f->out, -1, "kept") * SAMPLE_BYTES));
       suspects = class_suspects (f);
-      s = assert_fragmentation_suspect (f, suspects);
+      s = assert_fragmentation_suspect (f, suspects, 1);
       g_test_message ("seed %s: growth %" G_GINT64_FORMAT ", CPython's %" G_GINT64_FORMAT
                       ", slack %" G_GINT64_FORMAT, seeds[i], s->growth_bytes,
                       t[STEPS - 1] - t[0], slack);
       assert_within (s->growth_bytes, t[STEPS - 1] - t[0], slack);
       assert_within (s->end_bytes, t[STEPS - 1], slack + ARENA);
     }
+}
+
+/* A fork's child maps its parent's arenas with the objects in them: its
+ * free bytes are CPython's to within two arenas from its first step on,
+ * and grow into its own suspect. */
+static void
+test_fork (Fixture       *f,
+           gconstpointer  unused)
+{
+  g_autoptr(GPtrArray) suspects = NULL;
+  const TideClassSuspect *s;
+  gint64 t[STEPS];
+
+  truth ("fork", t);
+  record (f, "--all", "fork", (const char *[]) { NULL });
+  g_assert_cmpint (tide_test_query_int (f->trace, "SELECT count (*) FROM processes"), ==, 2);
+  for (gint k = 1; k < STEPS; k++)
+    {
+      gint64 e = at_step (f, TIDE_COUNTER_PY_ARENA_FREE, k);
+
+      g_test_message ("child's step %d: free %" G_GINT64_FORMAT ", CPython's %" G_GINT64_FORMAT,
+                      k, e, t[k]);
+      assert_within (e, t[k], 2 * ARENA);
+    }
+  suspects = class_suspects (f);
+  s = assert_fragmentation_suspect (f, suspects, 2);
+  assert_within (s->growth_bytes, t[STEPS - 1] - t[1], ARENA + POOLS_SLACK);
 }
 
 /* Everything freed: the arenas go back, nothing stays free in them, and
@@ -429,6 +458,7 @@ main (int    argc,
   g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
   ADD ("/python-arenas/fragment/all", test_fragment_all);
   ADD ("/python-arenas/fragment/sampled", test_fragment_sampled);
+  ADD ("/python-arenas/fork", test_fork);
   ADD ("/python-arenas/control", test_control);
   ADD ("/python-arenas/pythonmalloc-malloc", test_pythonmalloc_malloc);
 #undef ADD
