@@ -416,7 +416,7 @@ void
 tide_capture_process_inherit_arenas (TideCaptureProcess *self,
                                      TideCaptureProcess *parent)
 {
-  if (parent->pymalloc.arena_bytes < 0.5)
+  if (!parent->pymalloc.hooked || parent->pymalloc.arena_bytes < 0.5)
     return;
   tide_live_table_foreach (parent->live, inherit_arena, self);
   tide_pymalloc_free_add_unhooked (&self->pymalloc, (gint64) (parent->pymalloc.used_bytes + 0.5));

@@ -12,7 +12,9 @@
  * recorded it is exact but for the objects made before the hooks, which
  * the preload measures once (tide_pymalloc_free_add_unhooked): those of
  * them freed later are free memory this count does not see, so it errs
- * low, never high.
+ * low, never high.  Without that measure there is no figure: the objects
+ * are not recorded (an interpreter that tracemalloc traces), or not as
+ * pymalloc serves them (its debug hooks add bytes to each).
  */
 #include "config.h"
 
@@ -47,6 +49,7 @@ tide_pymalloc_free_add_unhooked (TidePymallocFree *self,
                                  gint64            bytes)
 {
   self->used_bytes += (double) bytes;
+  self->hooked = TRUE;
 }
 
 gboolean
@@ -54,7 +57,7 @@ tide_pymalloc_free_get (const TidePymallocFree *self,
                         gint64                 *free_bytes)
 {
   /* Sums of many doubles: a process without arenas may hold -0.5. */
-  if (self->arena_bytes < 0.5)
+  if (!self->hooked || self->arena_bytes < 0.5)
     return FALSE;
   *free_bytes = (gint64) MAX (self->arena_bytes - self->used_bytes + 0.5, 0.0);
   return TRUE;

@@ -24,8 +24,9 @@ G_BEGIN_DECLS
 
 typedef struct
 {
-  double arena_bytes;   /* live pymalloc arenas */
-  double used_bytes;    /* live objects that pymalloc serves, at their size class */
+  double   arena_bytes; /* live pymalloc arenas */
+  double   used_bytes;  /* live objects that pymalloc serves, at their size class */
+  gboolean hooked;      /* the objects are recorded: the preload wraps pymalloc itself */
 } TidePymallocFree;
 
 /* The size class that pymalloc serves @size from. */
@@ -38,11 +39,13 @@ void     tide_pymalloc_free_account      (TidePymallocFree       *self,
                                           guint64                 size,
                                           double                  weight);
 /* Bytes of pymalloc's blocks in use when the allocator hooks were set,
- * whose objects are never recorded. */
+ * whose objects are never recorded; the preload sends them only where
+ * its hooks wrap pymalloc itself. */
 void     tide_pymalloc_free_add_unhooked (TidePymallocFree       *self,
                                           gint64                  bytes);
 /* FALSE when the process has no pymalloc arena (PYTHONMALLOC=malloc, or
- * no Python). */
+ * no Python), or its objects are not recorded as pymalloc serves them
+ * (tracemalloc's interpreter, pymalloc's debug hooks). */
 gboolean tide_pymalloc_free_get          (const TidePymallocFree *self,
                                           gint64                 *free_bytes);
 

@@ -30,6 +30,7 @@ test_arena_less_objects (void)
   TidePymallocFree f = { 0 };
   gint64 free_bytes = -1;
 
+  tide_pymalloc_free_add_unhooked (&f, 0);
   tide_pymalloc_free_account (&f, TIDE_KIND_PYARENA, MIB, 1);
   tide_pymalloc_free_account (&f, TIDE_KIND_PYOBJECT, 33, 1000);
   for (guint i = 0; i < 10; i++)
@@ -51,6 +52,7 @@ test_what_is_not_pymalloc (void)
   TidePymallocFree f = { 0 };
   gint64 free_bytes = -1;
 
+  tide_pymalloc_free_add_unhooked (&f, 0);
   tide_pymalloc_free_account (&f, TIDE_KIND_PYARENA, 16 * 1024, 1);
   g_assert_false (tide_pymalloc_free_get (&f, &free_bytes));
   tide_pymalloc_free_account (&f, TIDE_KIND_PYARENA, 256 * 1024, 1);
@@ -84,6 +86,20 @@ test_unhooked_and_limits (void)
   g_assert_false (tide_pymalloc_free_get (&f, &free_bytes));
 }
 
+/* Arenas whose objects are not recorded (tracemalloc's interpreter, the
+ * debug hooks): the preload sent no bytes in use, and there is no figure. */
+static void
+test_not_hooked (void)
+{
+  TidePymallocFree f = { 0 };
+  gint64 free_bytes = -1;
+
+  tide_pymalloc_free_account (&f, TIDE_KIND_PYARENA, MIB, 4);
+  tide_pymalloc_free_account (&f, TIDE_KIND_PYOBJECT, 64, 100);
+  g_assert_false (tide_pymalloc_free_get (&f, &free_bytes));
+  g_assert_cmpint (free_bytes, ==, -1);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -93,5 +109,6 @@ main (int    argc,
   g_test_add_func ("/pymalloc-free/arena-less-objects", test_arena_less_objects);
   g_test_add_func ("/pymalloc-free/not-pymalloc", test_what_is_not_pymalloc);
   g_test_add_func ("/pymalloc-free/unhooked-and-limits", test_unhooked_and_limits);
+  g_test_add_func ("/pymalloc-free/not-hooked", test_not_hooked);
   return g_test_run ();
 }
