@@ -182,20 +182,25 @@ parse_allocated_bytes (const char *stats,
 }
 
 /* pymalloc's bytes in use, sent as TIDE_WIRE_COUNTER_PY_UNHOOKED; nothing
- * where pymalloc is not the allocator (PYTHONMALLOC=malloc).  The GIL is
- * held: the statistics walk the arenas. */
+ * where pymalloc is not the allocator (PYTHONMALLOC=malloc), or is not the
+ * one ours will chain to: pymalloc's own table has no context, and the
+ * debug hooks (-X dev, PYTHONMALLOC=pymalloc_debug), which add bytes to
+ * every block, have one.  The GIL is held: the statistics walk the
+ * arenas. */
 static void
-send_unhooked_bytes (void)
+send_unhooked_bytes (void (*get_allocator) (int, TidePyMemAllocator *))
 {
   int (*malloc_stats) (FILE *);
+  TidePyMemAllocator current;
   char *text = NULL;
   size_t len = 0;
   int64_t bytes = 0;
   bool parsed = false;
   FILE *out;
 
+  get_allocator (TIDE_PY_DOMAIN_OBJ, &current);
   *(void **) &malloc_stats = dlsym (RTLD_DEFAULT, "_PyObject_DebugMallocStats");
-  if (malloc_stats == NULL)
+  if (malloc_stats == NULL || current.ctx != NULL)
     return;
   tide_tls.guard++;
   if ((out = open_memstream (&text, &len)) != NULL)
@@ -233,7 +238,7 @@ tidemark_preload_python_hook_allocators (void)
   *(void **) &set_allocator = dlsym (RTLD_DEFAULT, "PyMem_SetAllocator");
   if (get_allocator == NULL || set_allocator == NULL)
     return 0;
-  send_unhooked_bytes ();
+  send_unhooked_bytes (get_allocator);
   for (size_t i = 0; i < sizeof domains / sizeof domains[0]; i++)
     {
       int d = domains[i];
