@@ -448,6 +448,38 @@ test_pythonmalloc_malloc (Fixture       *f,
                      ==, -1);
 }
 
+/* Where the objects are not recorded as pymalloc serves them, there is no
+ * figure and no such suspect, though the arenas grow as in the fragmenting
+ * run: an interpreter that tracemalloc traces from its start (its objects
+ * are not recorded) and pymalloc's debug hooks (-X dev: each block is
+ * larger than the object asked for). */
+static void
+test_not_pymalloc_itself (Fixture       *f,
+                          gconstpointer  unused)
+{
+  const char *options[] = { "tracemalloc", "dev" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (options); i++)
+    {
+      g_autofree char *out = NULL;
+      g_autofree char *err = NULL;
+      const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--all", "-o", f->path, "--", PYTHON,
+                             "-X", options[i], SCRIPT, "fragment", NULL };
+      g_autoptr(GPtrArray) suspects = NULL;
+
+      g_clear_object (&f->trace);
+      out = run (argv, (const char *[]) { NULL }, &err);
+      f->trace = tide_test_open_trace (f->path);
+      g_assert_cmpint (tide_test_query_int (f->trace, "SELECT count (*) FROM counters"
+                                                      " WHERE counter IN (31, 32)"), ==, 0);
+      g_assert_cmpint (at_step (f, TIDE_COUNTER_PY_ARENAS, STEPS - 1), >,
+                       at_step (f, TIDE_COUNTER_PY_ARENAS, 0) + 16 * MIB);
+      suspects = class_suspects (f);
+      g_assert_null (find_class_suspect (suspects, TIDE_CLASS_SUSPECT_PY_ARENA_FREE));
+      g_assert_null (strstr (err, "Python's allocator"));
+    }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -461,6 +493,7 @@ main (int    argc,
   ADD ("/python-arenas/fork", test_fork);
   ADD ("/python-arenas/control", test_control);
   ADD ("/python-arenas/pythonmalloc-malloc", test_pythonmalloc_malloc);
+  ADD ("/python-arenas/not-pymalloc-itself", test_not_pymalloc_itself);
 #undef ADD
   return g_test_run ();
 }
