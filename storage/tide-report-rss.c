@@ -165,6 +165,7 @@ static const gint step_class_counters[TIDE_STEP_N_CLASSES] = {
   [TIDE_STEP_JEMALLOC_FREE] = TIDE_COUNTER_JEMALLOC_FREE,
   [TIDE_STEP_TCMALLOC_FREE] = TIDE_COUNTER_TCMALLOC_FREE,
   [TIDE_STEP_MAPPED] = TIDE_COUNTER_MAPPED,
+  [TIDE_STEP_PY_ARENA_FREE] = TIDE_COUNTER_PY_ARENA_FREE,
 };
 
 typedef struct
@@ -301,6 +302,7 @@ static const char *const term_names[TIDE_RSS_N_TERMS] = {
   [TIDE_RSS_FILE] = "file-backed",
   [TIDE_RSS_SHMEM] = "shmem",
   [TIDE_RSS_SHARING] = "shared with other processes",
+  [TIDE_RSS_PY_ARENA_FREE] = "Python arenas free",
   [TIDE_RSS_UNEXPLAINED] = "unexplained",
 };
 
@@ -351,12 +353,14 @@ explain_since_fork (const TideStepRow  *r,
   e->terms[TIDE_RSS_COW] = r->class_end[TIDE_STEP_COW];
   e->terms[TIDE_RSS_HEAP] = heap_delta (r, prev);
   e->terms[TIDE_RSS_ALLOC_FREE] = class_delta (r, TIDE_STEP_ALLOC_FREE);
+  e->terms[TIDE_RSS_PY_ARENA_FREE] = class_delta (r, TIDE_STEP_PY_ARENA_FREE);
 }
 
 /* USS = RSS - shared pages, and RSS = anon + file + shmem: so the USS
  * moves by anon + file + shmem - shared, where copy-on-write is shared
- * pages gone private, and anon is the heap, the allocator's free memory
- * and the rest. */
+ * pages gone private, and anon is the heap, the allocators' free memory
+ * (malloc's, and what CPython's arenas hold that no object uses) and the
+ * rest. */
 static void
 explain_row (const TideStepRow  *r,
              const TideStepRow  *prev,
@@ -374,11 +378,13 @@ explain_row (const TideStepRow  *r,
     {
       e->base_delta = e->private_base ? class_delta (r, TIDE_STEP_USS) : e->rss_delta;
       e->terms[TIDE_RSS_ALLOC_FREE] = class_delta (r, TIDE_STEP_ALLOC_FREE);
+      e->terms[TIDE_RSS_PY_ARENA_FREE] = class_delta (r, TIDE_STEP_PY_ARENA_FREE);
       e->terms[TIDE_RSS_HEAP] = heap_delta (r, prev);
       if (r->has_classes && r->class_end[TIDE_STEP_ANON] >= 0)
         e->terms[TIDE_RSS_HEAP] = heap_within_anon (e->terms[TIDE_RSS_HEAP],
                                                     class_delta (r, TIDE_STEP_ANON) -
-                                                    e->terms[TIDE_RSS_ALLOC_FREE]);
+                                                    e->terms[TIDE_RSS_ALLOC_FREE] -
+                                                    e->terms[TIDE_RSS_PY_ARENA_FREE]);
       e->terms[TIDE_RSS_FILE] = class_delta (r, TIDE_STEP_FILE);
       e->terms[TIDE_RSS_SHMEM] = class_delta (r, TIDE_STEP_SHMEM);
       if (e->private_base)
@@ -492,6 +498,7 @@ static const char *const term_columns[TIDE_RSS_N_TERMS] = {
   [TIDE_RSS_FILE] = "file_bytes",
   [TIDE_RSS_SHMEM] = "shmem_bytes",
   [TIDE_RSS_SHARING] = "sharing_bytes",
+  [TIDE_RSS_PY_ARENA_FREE] = "py_arena_free_bytes",
   [TIDE_RSS_UNEXPLAINED] = "unexplained_bytes",
 };
 
@@ -611,6 +618,12 @@ static const struct
     "glibc keeps freed memory in per-thread arenas: set MALLOC_ARENA_MAX=2, call "
     "malloc_trim(0) after large frees, or run on jemalloc "
     "(LD_PRELOAD=libjemalloc.so.2)" },
+  { TIDE_CLASS_SUSPECT_PY_ARENA_FREE, TIDE_STEP_PY_ARENA_FREE,
+    "CPython returns an arena to the system only when every object in it is freed, so a few "
+    "long-lived objects made among many short-lived ones keep whole arenas mapped "
+    "(fragmentation): make what is kept apart from the churn (before the loop, or in bulk), "
+    "keep bulk data in numpy arrays or tensors rather than many small objects, or run with "
+    "PYTHONMALLOC=malloc so that glibc holds them and malloc_trim(0) can return its pages" },
 };
 
 /* The allocators other than glibc whose free memory the preload reads,
@@ -666,6 +679,8 @@ class_suspect_name (TideClassSuspectKind  kind,
 
   if (kind == TIDE_CLASS_SUSPECT_COW)
     return g_strdup_printf ("copy-on-write in %s", label);
+  if (kind == TIDE_CLASS_SUSPECT_PY_ARENA_FREE)
+    return g_strdup_printf ("Python's allocator keeps %s free in its arenas", bytes);
   if (other >= 0)
     return g_strdup_printf ("%s keeps %s free", other_allocators[other].name, bytes);
   return g_strdup_printf ("glibc arenas keep %s free", bytes);
@@ -773,5 +788,11 @@ tide_class_suspect_describe (const TideClassSuspect *s)
 const char *
 tide_class_suspect_class (const TideClassSuspect *s)
 {
-  return s->kind == TIDE_CLASS_SUSPECT_COW ? "cow" : "alloc_free";
+  static const char *const names[] = {
+    [TIDE_CLASS_SUSPECT_COW] = "cow",
+    [TIDE_CLASS_SUSPECT_ALLOC_FREE] = "alloc_free",
+    [TIDE_CLASS_SUSPECT_PY_ARENA_FREE] = "py_arena_free",
+  };
+
+  return names[s->kind];
 }

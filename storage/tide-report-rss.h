@@ -47,6 +47,7 @@ typedef enum
   TIDE_RSS_SHMEM,
   TIDE_RSS_SHARING,       /* pages that became shared with another process, or
                            * private again other than by copy-on-write */
+  TIDE_RSS_PY_ARENA_FREE, /* what CPython's arenas hold that no object uses */
   TIDE_RSS_UNEXPLAINED,
   TIDE_RSS_N_TERMS
 } TideRssTerm;
@@ -82,6 +83,7 @@ typedef enum
 {
   TIDE_CLASS_SUSPECT_COW,         /* copy-on-write of a fork's child */
   TIDE_CLASS_SUSPECT_ALLOC_FREE,  /* what the allocator holds free */
+  TIDE_CLASS_SUSPECT_PY_ARENA_FREE, /* what CPython's arenas hold free: fragmentation */
 } TideClassSuspectKind;
 
 typedef struct
@@ -95,7 +97,9 @@ typedef struct
   double      bytes_per_step;
   gint64      end_bytes;        /* at the last step */
   char       *name;             /* "copy-on-write in DataLoader worker 0",
-                                 * "glibc arenas keep 180.00 MiB free" */
+                                 * "glibc arenas keep 180.00 MiB free",
+                                 * "Python's allocator keeps 36.00 MiB free
+                                 * in its arenas" */
   const char *hint;             /* what to do about it */
 } TideClassSuspect;
 
@@ -107,7 +111,7 @@ GPtrArray *tide_report_class_suspects (TideTrace  *trace,
  * leaky (pid 42)" */
 char      *tide_class_suspect_describe (const TideClassSuspect *suspect);
 /* The class's name in CSV and JSON: "cow", "alloc_free" (the stems of the
- * steps report's columns). */
+ * steps report's columns), "py_arena_free" (of the RSS report's). */
 const char *tide_class_suspect_class   (const TideClassSuspect *suspect);
 /* Narrows to the processes of tide_report_process_ids(). */
 void       tide_report_keep_class_suspects (GPtrArray  *suspects,

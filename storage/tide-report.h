@@ -34,6 +34,7 @@ typedef enum
   TIDE_STEP_JEMALLOC_FREE,      /* the part of ALLOC_FREE that jemalloc holds */
   TIDE_STEP_TCMALLOC_FREE,      /* the part of ALLOC_FREE that tcmalloc holds */
   TIDE_STEP_MAPPED,
+  TIDE_STEP_PY_ARENA_FREE,      /* what CPython's arenas hold that no object uses */
   TIDE_STEP_N_CLASSES
 } TideStepClass;
 

@@ -59,6 +59,15 @@ typedef enum
   /* Live bytes of the arenas of CPython's object allocator: plumbing that
    * the Python objects in them already count in the heap, kept apart. */
   TIDE_COUNTER_PY_ARENAS   = 30,
+  /* What those arenas hold that no live object uses: freed blocks of
+   * pools that still hold an object, pools no object uses yet (an arena is
+   * returned only when all of its objects are freed), headers and rounding
+   * (capture/session/tide-pymalloc-free.h).  An estimate from the sampled
+   * objects; none without pymalloc (PYTHONMALLOC=malloc). */
+  TIDE_COUNTER_PY_ARENA_FREE = 31,
+  /* Bytes of pymalloc's blocks in use when the preload hooked CPython's
+   * allocators: objects that are never recorded, once per process. */
+  TIDE_COUNTER_PY_UNHOOKED = 32,
 } TideCounter;
 
 /* Frame kinds of the frames table. */

@@ -27,6 +27,13 @@
  * which would drop ours from under objects we sampled.  A later
  * tracemalloc.start() wraps ours, which is as CPython means hooks to chain.
  *
+ * Objects made before the hooks are never recorded: the bytes of pymalloc's
+ * blocks in use then are read once, from the allocator's own statistics
+ * (_PyObject_DebugMallocStats, the text of sys._debugmallocstats(), which
+ * CPython prints only while pymalloc is the allocator, so before ours is
+ * set), and sent, so that the recorder counts them as used when it tells
+ * what the arenas hold free (capture/session/tide-pymalloc-free.h).
+ *
  * The C API is looked up at run time: the preload never links libpython.
  * The structures below are those of CPython's cpython/pymem.h, unchanged
  * from 3.5 to 3.13.
@@ -37,6 +44,9 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* PyMemAllocatorDomain */
 enum
@@ -145,6 +155,67 @@ pyalloc_free (void *ctx,
   TIDE_REAL_CALL (prev->free (prev->ctx, ptr));
 }
 
+/* The number after "# bytes in allocated blocks ... =", its digits grouped
+ * by commas ("2,081,136"), as every CPython from 3.3 prints it. */
+static bool
+parse_allocated_bytes (const char *stats,
+                       int64_t    *bytes)
+{
+  const char *p = strstr (stats, "# bytes in allocated blocks");
+  int64_t value = 0;
+  bool digits = false;
+
+  if (p == NULL || (p = strchr (p, '=')) == NULL)
+    return false;
+  for (p++; *p != '\0' && *p != '\n'; p++)
+    {
+      if (*p >= '0' && *p <= '9')
+        {
+          value = value * 10 + (*p - '0');
+          digits = true;
+        }
+      else if (*p != ',' && *p != ' ')
+        return false;
+    }
+  *bytes = value;
+  return digits;
+}
+
+/* pymalloc's bytes in use, sent as TIDE_WIRE_COUNTER_PY_UNHOOKED; nothing
+ * where pymalloc is not the allocator (PYTHONMALLOC=malloc), or is not the
+ * one ours will chain to: pymalloc's own table has no context, and the
+ * debug hooks (-X dev, PYTHONMALLOC=pymalloc_debug), which add bytes to
+ * every block, have one.  The GIL is held: the statistics walk the
+ * arenas. */
+static void
+send_unhooked_bytes (void (*get_allocator) (int, TidePyMemAllocator *))
+{
+  int (*malloc_stats) (FILE *);
+  TidePyMemAllocator current;
+  char *text = NULL;
+  size_t len = 0;
+  int64_t bytes = 0;
+  bool parsed = false;
+  FILE *out;
+
+  get_allocator (TIDE_PY_DOMAIN_OBJ, &current);
+  *(void **) &malloc_stats = dlsym (RTLD_DEFAULT, "_PyObject_DebugMallocStats");
+  if (malloc_stats == NULL || current.ctx != NULL)
+    return;
+  tide_tls.guard++;
+  if ((out = open_memstream (&text, &len)) != NULL)
+    {
+      int printed = malloc_stats (out);
+
+      if (fclose (out) == 0 && printed && text != NULL)
+        parsed = parse_allocated_bytes (text, &bytes);
+    }
+  free (text);
+  tide_tls.guard--;
+  if (parsed)
+    tidemark_preload_counter (TIDE_WIRE_COUNTER_PY_UNHOOKED, -1, bytes);
+}
+
 /* Called by the tidemark package (ctypes.PyDLL: the GIL is held) once per
  * process, before the program's code runs.  Returns 1 when the domains are
  * wrapped now. */
@@ -167,6 +238,7 @@ tidemark_preload_python_hook_allocators (void)
   *(void **) &set_allocator = dlsym (RTLD_DEFAULT, "PyMem_SetAllocator");
   if (get_allocator == NULL || set_allocator == NULL)
     return 0;
+  send_unhooked_bytes (get_allocator);
   for (size_t i = 0; i < sizeof domains / sizeof domains[0]; i++)
     {
       int d = domains[i];

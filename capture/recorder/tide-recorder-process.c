@@ -93,7 +93,10 @@ tide_rec_process_new (TideRecorder  *recorder,
   self->core = tide_capture_process_new (recorder->session, &row);
   g_ptr_array_add (recorder->connections, self);
   if ((hello->flags & TIDE_HELLO_FORKED) && parent != NULL && parent->pid != (pid_t) hello->pid)
-    tide_capture_process_start_cow (self->core, parent);
+    {
+      tide_capture_process_start_cow (self->core, parent);
+      tide_capture_process_inherit_arenas (self->core, parent);
+    }
   return self;
 }
 
@@ -184,6 +187,7 @@ on_transfer (TideRecProcess         *self,
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_ALLOC_FREE == TIDE_COUNTER_ALLOC_FREE);
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_JEMALLOC_FREE == TIDE_COUNTER_JEMALLOC_FREE);
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_TCMALLOC_FREE == TIDE_COUNTER_TCMALLOC_FREE);
+G_STATIC_ASSERT (TIDE_WIRE_COUNTER_PY_UNHOOKED == TIDE_COUNTER_PY_UNHOOKED);
 
 /* A process may speak twice: its environment's rank at start-up, then
  * torch.distributed's rank or its DataLoader worker index; -1 keeps what
@@ -209,6 +213,15 @@ static void
 on_counter (TideRecProcess        *self,
             const TideWireCounter *rec)
 {
+  /* Not only a value: pymalloc's free memory is counted from it. */
+  if (rec->counter == TIDE_COUNTER_PY_UNHOOKED)
+    {
+      if (rec->value < 0 || rec->device != -1)
+        self->protocol_errors++;
+      else
+        tide_capture_process_add_py_unhooked (self->core, rec->h.time_ns, rec->value);
+      return;
+    }
   if (rec->counter != TIDE_COUNTER_TORCH_ALLOCATED && rec->counter != TIDE_COUNTER_TORCH_RESERVED &&
       rec->counter != TIDE_COUNTER_ALLOC_FREE && rec->counter != TIDE_COUNTER_JEMALLOC_FREE &&
       rec->counter != TIDE_COUNTER_TCMALLOC_FREE)

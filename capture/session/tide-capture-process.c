@@ -99,6 +99,7 @@ tide_capture_process_new (TideCaptureSession *session,
   self->written_mapped = -1;
   self->written_pinned = -1;
   self->written_py_arenas = -1;
+  self->written_py_arena_free = -1;
   for (guint i = 0; i < TIDE_CAPTURE_MAX_DEVICES; i++)
     self->written_device[i] = -1;
 
@@ -272,6 +273,8 @@ tide_capture_process_account (TideCaptureProcess  *self,
 
   tide_step_accumulator_apply (self->steps_acc, a->stack_id, a->scope_id, a->device, a->kind,
                                bytes, sign * a->weight, a->alloc_ns > self->last_step_end_ns);
+  if (a->kind == TIDE_KIND_PYOBJECT || a->kind == TIDE_KIND_PYARENA)
+    tide_pymalloc_free_account (&self->pymalloc, a->kind, a->size, sign * a->weight);
   if (a->kind == TIDE_KIND_PINNED)
     self->pinned_live += bytes;
   else if (a->kind == TIDE_KIND_DEVICE && a->device >= 0 && a->device < TIDE_CAPTURE_MAX_DEVICES)
@@ -360,6 +363,75 @@ write_counter (TideCaptureProcess *self,
     return;
   *last = value;
   tide_trace_writer_add_counter (self->session->writer, self->id, counter, -1, ts, value);
+}
+
+/* CPython's arenas, and what pymalloc holds free in them, once the process
+ * has any; @always: at a step end, whose values a poll with a later time
+ * may have written. */
+static void
+write_py_arenas (TideCaptureProcess *self,
+                 gint64              ts_ns,
+                 gboolean            always)
+{
+  double py_arenas = tide_step_accumulator_get_py_arena_live (self->steps_acc);
+  gboolean had_arenas = self->written_py_arenas > 0;
+  gboolean had_free = self->written_py_arena_free > 0;
+  gint64 free_bytes = 0;
+
+  if (always)
+    self->written_py_arenas = self->written_py_arena_free = -1;
+  if (py_arenas > 0 || had_arenas)
+    write_counter (self, TIDE_COUNTER_PY_ARENAS, ts_ns, (gint64) (py_arenas + 0.5),
+                   &self->written_py_arenas);
+  /* Every arena gone: nothing is held free any more. */
+  if (tide_pymalloc_free_get (&self->pymalloc, &free_bytes) || had_free)
+    write_counter (self, TIDE_COUNTER_PY_ARENA_FREE, ts_ns, free_bytes,
+                   &self->written_py_arena_free);
+}
+
+static void
+inherit_arena (const TideLiveAlloc *alloc,
+               gint64               free_ns,
+               gpointer             user_data)
+{
+  TideCaptureProcess *self = user_data;
+  gint64 unused;
+
+  if (alloc->kind == TIDE_KIND_PYARENA && free_ns == 0 &&
+      !tide_live_table_alloc (self->live, alloc, &unused))
+    tide_capture_process_account (self, alloc, +1);
+}
+
+/**
+ * tide_capture_process_inherit_arenas:
+ *
+ * A fork's child maps its parent's CPython arenas, and its objects in
+ * them: the arenas become the child's live blocks (so that freeing one
+ * counts), and what the parent's pymalloc had in use counts as used.
+ * The parent's objects that the child frees are never its records, so
+ * its free memory in the arenas errs low, as the objects made before the
+ * hooks make it.
+ */
+void
+tide_capture_process_inherit_arenas (TideCaptureProcess *self,
+                                     TideCaptureProcess *parent)
+{
+  if (!parent->pymalloc.hooked || parent->pymalloc.arena_bytes < 0.5)
+    return;
+  tide_live_table_foreach (parent->live, inherit_arena, self);
+  tide_pymalloc_free_add_unhooked (&self->pymalloc, (gint64) (parent->pymalloc.used_bytes + 0.5));
+}
+
+/* The bytes that pymalloc's blocks held when the preload hooked the
+ * allocators: used, though no object of theirs is ever recorded. */
+void
+tide_capture_process_add_py_unhooked (TideCaptureProcess *self,
+                                      gint64              ts_ns,
+                                      gint64              bytes)
+{
+  tide_pymalloc_free_add_unhooked (&self->pymalloc, bytes);
+  tide_trace_writer_add_counter (self->session->writer, self->id, TIDE_COUNTER_PY_UNHOOKED, -1,
+                                 ts_ns, bytes);
 }
 
 void
@@ -457,6 +529,7 @@ tide_capture_process_step (TideCaptureProcess *self,
   tide_trace_writer_add_step (self->session->writer, id, self->id, self->n_steps, label,
                               start_ns, ts_ns);
   close_step_summaries (self, id);
+  write_py_arenas (self, ts_ns, TRUE);
   self->last_step_end_ns = ts_ns;
   /* The marker arrives within a millisecond or so of the step end: RSS read
    * now stands for RSS at the end, and keeps "unattributed" honest. */
@@ -505,16 +578,13 @@ tide_capture_process_poll (TideCaptureProcess *self,
 {
   double heap = tide_step_accumulator_get_heap_live (self->steps_acc);
   double mapped = tide_step_accumulator_get_mapped_live (self->steps_acc);
-  double py_arenas = tide_step_accumulator_get_py_arena_live (self->steps_acc);
 
   if (self->end_ns != 0)
     return;
   tide_capture_process_sample_rss (self, now_ns, FALSE);
   write_counter (self, TIDE_COUNTER_HEAP_LIVE, now_ns, (gint64) (heap + 0.5), &self->written_heap);
   write_counter (self, TIDE_COUNTER_MAPPED, now_ns, (gint64) (mapped + 0.5), &self->written_mapped);
-  if (py_arenas > 0 || self->written_py_arenas > 0)
-    write_counter (self, TIDE_COUNTER_PY_ARENAS, now_ns, (gint64) (py_arenas + 0.5),
-                   &self->written_py_arenas);
+  write_py_arenas (self, now_ns, FALSE);
   if (self->pinned_live > 0 || self->written_pinned > 0)
     write_counter (self, TIDE_COUNTER_PINNED, now_ns, (gint64) (self->pinned_live + 0.5),
                    &self->written_pinned);

@@ -18,6 +18,7 @@
 #include "tide-cow.h"
 #include "tide-live-table.h"
 #include "tide-procfs.h"
+#include "tide-pymalloc-free.h"
 #include "tide-stack-cache.h"
 #include "tide-step-accumulator.h"
 
@@ -72,6 +73,8 @@ struct _TideCaptureProcess
   double               pinned_live;
   gint64               written_pinned;
   gint64               written_py_arenas;
+  TidePymallocFree     pymalloc;       /* its arenas and the objects it serves */
+  gint64               written_py_arena_free;
   gint64               device_allocated[TIDE_CAPTURE_MAX_DEVICES];  /* live recorded bytes */
   gint64               written_device[TIDE_CAPTURE_MAX_DEVICES];
 
@@ -130,6 +133,11 @@ void                tide_capture_process_write_allocation (TideCaptureProcess  *
 gint64              tide_capture_process_step         (TideCaptureProcess  *self,
                                                        gint64               ts_ns,
                                                        const char          *label);
+void                tide_capture_process_inherit_arenas (TideCaptureProcess *self,
+                                                         TideCaptureProcess *parent);
+void                tide_capture_process_add_py_unhooked (TideCaptureProcess *self,
+                                                          gint64              ts_ns,
+                                                          gint64              bytes);
 void                tide_capture_process_set_rss      (TideCaptureProcess  *self,
                                                        gint64               ts_ns,
                                                        gint64               rss);

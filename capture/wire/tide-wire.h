@@ -280,6 +280,9 @@ _Static_assert (sizeof (TideWireCounter) == 32, "counter is 32 bytes");
 #define TIDE_WIRE_COUNTER_ALLOC_FREE    18
 #define TIDE_WIRE_COUNTER_JEMALLOC_FREE 25
 #define TIDE_WIRE_COUNTER_TCMALLOC_FREE 26
+/* Sent once, when the allocator hooks are set: the bytes of pymalloc's
+ * blocks in use then (TIDE_COUNTER_PY_UNHOOKED), objects never recorded. */
+#define TIDE_WIRE_COUNTER_PY_UNHOOKED   32
 _Static_assert (sizeof (TideWireHeader) == 16, "wire header is 16 bytes");
 _Static_assert (sizeof (TideWireHello) == 40, "hello is 40 bytes plus exe");
 _Static_assert (sizeof (TideWireMapping) == 40, "mapping is 40 bytes plus path");

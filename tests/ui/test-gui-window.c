@@ -605,6 +605,19 @@ test_suspect_highlight (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* A copy of @fields that owns its label and name. */
+static TideClassSuspect *
+class_suspect_new (const TideClassSuspect *fields,
+                   const char             *label,
+                   const char             *name)
+{
+  TideClassSuspect *s = g_memdup2 (fields, sizeof *fields);
+
+  s->label = g_strdup (label);
+  s->name = g_strdup (name);
+  return s;
+}
+
 /* A class of resident memory that grows, after the stacks: its line and
  * its hint, in a row that cannot be chosen, as it has no stack to show. */
 static void
@@ -612,22 +625,15 @@ test_class_suspect_rows (void)
 {
   GtkWidget *view = g_object_ref_sink (tide_suspects_view_new ());
   g_autoptr(GPtrArray) classes = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_class_suspect_free);
-  TideClassSuspect *s = g_new0 (TideClassSuspect, 1);
   g_autofree char *text = NULL;
+  g_autofree char *python = NULL;
   gint selected = 0;
 
-  s->kind = TIDE_CLASS_SUSPECT_COW;
-  s->process_id = 2;
-  s->pid = 4242;
-  s->label = g_strdup ("DataLoader worker 0");
-  s->growth_step = 3;
-  s->growth_bytes = 4 * 8388608;
-  s->bytes_per_step = 8388608;
-  s->end_bytes = 4 * 8388608;
-  s->name = g_strdup ("copy-on-write in DataLoader worker 0");
-  s->hint = "keep the data in numpy arrays";
-  g_ptr_array_add (classes, s);
-
+  g_ptr_array_add (classes, class_suspect_new (&(TideClassSuspect) {
+                     .kind = TIDE_CLASS_SUSPECT_COW, .process_id = 2, .pid = 4242,
+                     .growth_step = 3, .growth_bytes = 4 * 8388608, .bytes_per_step = 8388608,
+                     .end_bytes = 4 * 8388608, .hint = "keep the data in numpy arrays" },
+                   "DataLoader worker 0", "copy-on-write in DataLoader worker 0"));
   tide_suspects_view_set_suspects (TIDE_SUSPECTS_VIEW (view), NULL);
   tide_suspects_view_set_class_suspects (TIDE_SUSPECTS_VIEW (view), classes);
   g_assert_cmpuint (tide_suspects_view_get_n_rows (TIDE_SUSPECTS_VIEW (view)), ==, 1);
@@ -641,6 +647,20 @@ test_class_suspect_rows (void)
   /* Setting the stacks again keeps the classes after them. */
   tide_suspects_view_set_suspects (TIDE_SUSPECTS_VIEW (view), NULL);
   g_assert_cmpuint (tide_suspects_view_get_n_rows (TIDE_SUSPECTS_VIEW (view)), ==, 1);
+
+  /* Python's arenas kept mapped by a few objects: a row of the same shape. */
+  g_ptr_array_add (classes, class_suspect_new (&(TideClassSuspect) {
+                     .kind = TIDE_CLASS_SUSPECT_PY_ARENA_FREE, .process_id = 1, .pid = 4241,
+                     .growth_step = 2, .growth_bytes = 5 * 4194304, .bytes_per_step = 4194304,
+                     .end_bytes = 6 * 4194304,
+                     .hint = "an arena is returned only when every object in it is freed" },
+                   "python3 train.py", "Python's allocator keeps 24.00 MiB free in its arenas"));
+  tide_suspects_view_set_class_suspects (TIDE_SUSPECTS_VIEW (view), classes);
+  g_assert_cmpuint (tide_suspects_view_get_n_rows (TIDE_SUSPECTS_VIEW (view)), ==, 2);
+  python = tide_suspects_view_dup_row_text (TIDE_SUSPECTS_VIEW (view), 1);
+  g_assert_cmpstr (python, ==, "Python's allocator keeps 24.00 MiB free in its arenas, "
+                               "+4.00 MiB/step since step 2, in python3 train.py (pid 4241)\n"
+                               "an arena is returned only when every object in it is freed");
   g_object_unref (view);
 }
 
