@@ -6,7 +6,8 @@
 # while it runs: it says "ready" once torch is imported and one step made,
 # waits for "go" on stdin, then trains until the file STOP exists, says
 # "steps N" (the steps of the first optimizer made since "go") and stays
-# until its stdin ends.
+# until its stdin ends.  A test that dies leaves no loop behind: it also
+# stops when its parent is gone.
 #   attach-torch-steps.py STOP
 import os
 import sys
@@ -39,7 +40,8 @@ def main():
     if sys.stdin.readline().strip() != "go":
         sys.exit(2)
     steps = 0
-    while not os.path.exists(stop):
+    parent = os.getppid()
+    while not os.path.exists(stop) and os.getppid() == parent:
         step()
         steps += 1
         if steps % 3 == 0:
