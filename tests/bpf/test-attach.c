@@ -786,6 +786,19 @@ python_imports (const char *python,
   return p != NULL && g_subprocess_wait_check (p, NULL, NULL);
 }
 
+static gboolean
+can_attach_torch (void)
+{
+  if (!can_attach ())
+    return FALSE;
+  if (!python_imports (PYTHON, "torch"))
+    {
+      g_test_skip (PYTHON " cannot import torch (install python3-torch)");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static char *
 read_target_line (GDataInputStream *out)
 {
@@ -906,13 +919,8 @@ test_attach_python_frames (Fixture       *f,
   TideGroup *top;
   gint at;
 
-  if (!can_attach ())
+  if (!can_attach_torch ())
     return;
-  if (!python_imports (PYTHON, "torch"))
-    {
-      g_test_skip (PYTHON " cannot import torch (install python3-torch)");
-      return;
-    }
   target = start_python (argv, &out);
   attach = start_attach (g_subprocess_get_identifier (target), f->trace, "--step-interval",
                          "200");
@@ -1180,13 +1188,8 @@ test_attach_optimizer_steps (Fixture       *f,
   g_autofree char *said = NULL, *attach_err = NULL;
   gint64 made = 0, found;
 
-  if (!can_attach ())
+  if (!can_attach_torch ())
     return;
-  if (!python_imports (PYTHON, "torch"))
-    {
-      g_test_skip (PYTHON " cannot import torch (install python3-torch)");
-      return;
-    }
   target = start_python (argv, &out);
   attach = start_attach (g_subprocess_get_identifier (target), f->trace, NULL, NULL);
   say_go (target);
