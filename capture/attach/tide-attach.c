@@ -46,6 +46,7 @@ typedef struct
   int                     pidfd;
   gint64                  deadline_ns;
   gint64                  next_interval_step_ns;
+  guint                   n_step_probes;  /* binaries with the step uprobe */
   guint                   n_grad_probes;  /* libc10s with the optimizer-step uprobe */
   gboolean                stop;
 } Loader;
@@ -159,6 +160,7 @@ attach_step_probes (Loader *self,
                          symbol ? symbol : TIDE_ATTACH_STEP_MARKER, FALSE))
         n++;
     }
+  self->n_step_probes += n;
   return n;
 }
 
@@ -781,8 +783,8 @@ announce (Loader *self)
     g_printerr ("tidemark: attached to process %d (1 page in %u sampled%s%s%s); "
                 "Ctrl+C detaches\n", o->pid, self->base.sample_pages,
                 o->uprobes_malloc ? ", malloc uprobes" : "",
-                g_hash_table_size (self->probed_paths) > self->n_grad_probes && self->links->len
-                ? ", step uprobe" : "", self->n_grad_probes ? ", optimizer steps" : "");
+                self->n_step_probes ? ", step uprobe" : "",
+                self->n_grad_probes ? ", optimizer steps" : "");
   if (o->ready_fd >= 0 && write (o->ready_fd, "attached\n", 9) < 0)
     return;
 }
