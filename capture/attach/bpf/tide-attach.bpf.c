@@ -710,7 +710,12 @@ BPF_KPROBE (tide_grad_mode, __u64 enabled)
   ev->enabled = (__u8) enabled;
   ev->reserved = 0;
   copy_python_frames (ev->py, &ev->n_py, &ev->py_state, TIDE_BPF_GRAD_MODE_FRAMES);
-  submit_now (ev);
+  /* Only a switch back on can end a step, whose RSS the loader reads at
+   * once; the others wait for its tick. */
+  if (ev->enabled)
+    submit_now (ev);
+  else
+    submit_lazy (ev);
   return 0;
 }
 
