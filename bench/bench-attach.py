@@ -11,8 +11,9 @@
 #   bench-attach.py TIDEMARK ALLOC_STORM [--runs N] [--iterations N] [--malloc-iterations N]
 #                   [--torch TRAIN_SCRIPT [--torch-steps N]]
 # --torch adds a PyTorch training loop (bench-torch-train.py --wait, run by
-# /usr/bin/python3), plain and attached: CPython's frames are walked at
-# each sampled fault there.
+# /usr/bin/python3), plain, attached (its steps are the optimizer's), and
+# attached with --step-interval (no optimizer-step uprobe): CPython's frames
+# are walked at each sampled fault there.
 # The default run is 10000000 iterations (about half a second here), so that
 # what an attach costs once (symbolizing the first stacks) weighs as it would
 # on a job; --uprobes malloc is measured on a shorter run (default 10000 iterations)
@@ -100,8 +101,12 @@ def main():
         steps = (sys.argv[sys.argv.index('--torch-steps') + 1]
                  if '--torch-steps' in sys.argv else '300')
         train = ['/usr/bin/python3', sys.argv[sys.argv.index('--torch') + 1], steps, '--wait']
+        # Steps by time leave out the optimizer-step uprobe: the pair
+        # says what that uprobe costs.
         modes += [('plain torch', train, None, 'plain torch'),
-                  ('attach torch', train, [], 'plain torch')]
+                  ('attach torch', train, [], 'plain torch'),
+                  ('attach torch, timed steps', train, ['--step-interval', '1000'],
+                   'plain torch')]
     times = {m[0]: [] for m in modes}
     cpu = {m[0]: [] for m in modes}
     unwinds = {m[0]: [0, 0] for m in modes}
@@ -129,14 +134,14 @@ def main():
     for label, command, _args, base in modes:
         median = statistics.median(times[label])
         cpu_median = statistics.median(cpu[label])
-        print('bench-attach: %-24s median %9.1f ms  %7.3fx plain  cpu %7.3fx  (%d runs, %s)'
+        print('bench-attach: %-26s median %9.1f ms  %7.3fx plain  cpu %7.3fx  (%d runs, %s)'
               % (label, median * 1000, median / statistics.median(times[base]),
                  cpu_median / statistics.median(cpu[base]), runs,
                  ' '.join(os.path.basename(a) for a in command[1:])))
     for label, _n, args, _base in modes:
         n_unwound, unwind_ns = unwinds[label]
         if args is not None and n_unwound > 0:
-            print('bench-attach: %-24s %d stacks unwound, %.1f us each in the recorder'
+            print('bench-attach: %-26s %d stacks unwound, %.1f us each in the recorder'
                   % (label, n_unwound, unwind_ns / n_unwound / 1000))
     return 0
 

@@ -40,6 +40,7 @@ struct _TideAttach
   gint64                   n_unwound;   /* stacks unwound from their copies */
   gint64                   unwind_ns;   /* the time that took, in all */
   gboolean                 py_said;     /* why Python frames are left out was said */
+  gboolean                 optimizer_steps; /* steps are torch.optim's (no other step source) */
 };
 
 /* tide-attach-process.c */

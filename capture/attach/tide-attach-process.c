@@ -512,6 +512,19 @@ tide_attach_process_step (TideAttachProcess *self,
   tide_capture_process_step (core, ts_ns, label ? label : "");
 }
 
+/* A switch of PyTorch's grad mode: a step ends where it is an optimizer's
+ * switch back after its step. */
+static void
+on_grad_mode (TideAttachProcess     *self,
+              const TideBpfGradMode *ev)
+{
+  guint n_py = MIN (ev->n_py, TIDE_BPF_GRAD_MODE_FRAMES);
+
+  if (self->python != NULL && self->attach->optimizer_steps &&
+      tide_attach_python_ends_step (self->python, self->core, ev->py, n_py))
+    tide_attach_process_step (self, ev->h.time_ns, NULL);
+}
+
 void
 tide_attach_process_event (TideAttachProcess   *self,
                            const TideBpfHeader *h)
@@ -545,6 +558,9 @@ tide_attach_process_event (TideAttachProcess   *self,
       break;
     case TIDE_BPF_CUDA:
       on_cuda (self, (const TideBpfCuda *) h);
+      break;
+    case TIDE_BPF_GRAD_MODE:
+      on_grad_mode (self, (const TideBpfGradMode *) h);
       break;
     default:
       break;

@@ -60,10 +60,20 @@ enum
 #define MAX_SCOPE_DEPTH    8
 #define MAX_CLASS_NAME     256
 
+/* What a code object is to the optimizer-step finder. */
+typedef enum
+{
+  PY_CODE_OTHER,
+  PY_CODE_GRAD_MODE,   /* torch.autograd.grad_mode: set_grad_enabled, no_grad ... */
+  PY_CODE_USE_GRAD,    /* the wrapper of torch.optim's Optimizer.step methods */
+} PyCodeRole;
+
 typedef struct
 {
   guint32  id;          /* the process's Python code id (TidePyCode) */
   gboolean is_forward;  /* Class.forward: its `self` names a module scope */
+  PyCodeRole role;
+  gint32   first_switch; /* PY_CODE_USE_GRAD: the lowest offset that switched grad mode */
   gint     first_line;
   gint64   n_units;     /* instructions, in code units */
   guint8  *linetable;
@@ -85,6 +95,7 @@ struct _TideAttachPython
   GHashTable *classes;      /* object address -> its class's name (tp_name), "": unreadable */
   GHashTable *scopes;       /* "parent scope id/class name" -> scope id */
   guint32     next_scope;
+  guint64     step_owner;   /* the optimizer whose steps are the steps; 0: none yet */
 };
 
 static void
@@ -509,6 +520,21 @@ tide_attach_python_line (const guint8 *table,
   return 0;
 }
 
+/* torch.optim's optimizers wrap each step() in `_use_grad`, a closure of
+ * _use_grad_for_differentiable (optimizer.py), which calls
+ * torch.set_grad_enabled before and after the step. */
+static PyCodeRole
+code_role (const char *file,
+           const char *name)
+{
+  if (g_str_has_suffix (file, "/torch/autograd/grad_mode.py"))
+    return PY_CODE_GRAD_MODE;
+  if (g_str_has_suffix (file, "/torch/optim/optimizer.py") &&
+      (strcmp (name, "_use_grad") == 0 || g_str_has_suffix (name, "._use_grad")))
+    return PY_CODE_USE_GRAD;
+  return PY_CODE_OTHER;
+}
+
 /* Reads the code object at @addr and defines it in @core; NULL when it
  * cannot be read or is not a code object. */
 static PyCodeEntry *
@@ -533,6 +559,8 @@ read_code (TideAttachPython   *self,
   entry = g_new0 (PyCodeEntry, 1);
   entry->id = self->next_id++;
   entry->is_forward = g_str_has_suffix (name, ".forward");
+  entry->role = code_role (file, name);
+  entry->first_switch = G_MAXINT32;
   entry->first_line = first_line;
   entry->n_units = (gint64) field_u64 (obj, TIDE_PY311_VAR_SIZE);
   entry->linetable = read_bytes_object (self->pid, field_u64 (obj, TIDE_PY311_CODE_LINETABLE),
@@ -546,6 +574,17 @@ read_code (TideAttachPython   *self,
   return entry;
 }
 
+/* The code object at @addr, read once; NULL: see read_code. */
+static PyCodeEntry *
+code_entry (TideAttachPython   *self,
+            TideCaptureProcess *core,
+            guint64             addr)
+{
+  PyCodeEntry *entry = g_hash_table_lookup (self->codes, &addr);
+
+  return entry != NULL ? entry : read_code (self, core, addr);
+}
+
 /* The tagged frame (tide-wire.h) of @frame, or 0 when its code cannot be
  * named. */
 static guint64
@@ -554,11 +593,10 @@ name_frame (TideAttachPython     *self,
             const TideBpfPyFrame *frame,
             gboolean             *is_forward)
 {
-  guint64 addr = frame->code;
-  PyCodeEntry *entry = g_hash_table_lookup (self->codes, &addr);
+  PyCodeEntry *entry = code_entry (self, core, frame->code);
   gint line = 0;
 
-  if (entry == NULL && (entry = read_code (self, core, addr)) == NULL)
+  if (entry == NULL)
     return 0;
   *is_forward = entry->is_forward;
   /* Past the code: the frame is not what the code object says. */
@@ -623,6 +661,39 @@ module_scope (TideAttachPython   *self,
       scope = GPOINTER_TO_UINT (id);
     }
   return scope;
+}
+
+gboolean
+tide_attach_python_ends_step (TideAttachPython     *self,
+                              TideCaptureProcess   *core,
+                              const TideBpfPyFrame *py,
+                              guint                 n_py)
+{
+  PyCodeEntry *entry = NULL;
+  guint i;
+
+  /* The caller of torch.set_grad_enabled or of torch.no_grad(). */
+  for (i = 0; i < n_py; i++)
+    {
+      entry = code_entry (self, core, py[i].code);
+      if (entry == NULL || entry->role != PY_CODE_GRAD_MODE)
+        break;
+    }
+  if (i == n_py || entry == NULL || entry->role != PY_CODE_USE_GRAD)
+    return FALSE;
+  /* Steps are those of the first optimizer seen, as record counts them. */
+  if (self->step_owner == 0)
+    self->step_owner = py[i].first_local;
+  if (py[i].first_local != self->step_owner)
+    return FALSE;
+  /* Of the two switches, the one after the step comes later in the code:
+   * a switch at the lowest offset seen so far is a step beginning. */
+  if (py[i].instr <= entry->first_switch)
+    {
+      entry->first_switch = py[i].instr;
+      return FALSE;
+    }
+  return TRUE;
 }
 
 static gboolean

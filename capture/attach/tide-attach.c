@@ -46,6 +46,8 @@ typedef struct
   int                     pidfd;
   gint64                  deadline_ns;
   gint64                  next_interval_step_ns;
+  guint                   n_step_probes;  /* binaries with the step uprobe */
+  guint                   n_grad_probes;  /* libc10s with the optimizer-step uprobe */
   gboolean                stop;
 } Loader;
 
@@ -158,11 +160,13 @@ attach_step_probes (Loader *self,
                          symbol ? symbol : TIDE_ATTACH_STEP_MARKER, FALSE))
         n++;
     }
+  self->n_step_probes += n;
   return n;
 }
 
 static char *
-find_libc (pid_t pid)
+find_mapped (pid_t       pid,
+             const char *prefix)
 {
   g_autoptr(GArray) maps = tide_proc_maps_read (pid, NULL);
 
@@ -171,7 +175,7 @@ find_libc (pid_t pid)
       const char *path = g_array_index (maps, TideProcMapping, i).path;
       g_autofree char *base = g_path_get_basename (path);
 
-      if (g_str_has_prefix (base, "libc.so") || g_str_has_prefix (base, "libc-"))
+      if (g_str_has_prefix (base, prefix))
         return g_strdup (path);
     }
   return NULL;
@@ -182,7 +186,7 @@ attach_malloc_probes (Loader  *self,
                       pid_t    pid,
                       GError **error)
 {
-  g_autofree char *libc = find_libc (pid);
+  g_autofree char *libc = find_mapped (pid, "libc.so");
 
   if (libc == NULL ||
       !attach_uprobe (self, self->skel->progs.tide_malloc_enter, pid, libc, "malloc", FALSE) ||
@@ -195,6 +199,58 @@ attach_malloc_probes (Loader  *self,
       return FALSE;
     }
   return TRUE;
+}
+
+/* ---- optimizer steps -------------------------------------------------------- */
+
+#define GRAD_MODE_SET_ENABLED "_ZN3c108GradMode11set_enabledEb"
+
+/* PyTorch's grad-mode switch (c10::GradMode::set_enabled) in the libc10 of
+ * @pid, once per library: torch.optim's optimizers call it before and
+ * after every step() (tide_attach_python_ends_step), and only a few times
+ * per step in all, so a uprobe there costs the job nothing measurable.
+ * FALSE when @pid has no libc10 or it lacks the function. */
+static gboolean
+attach_grad_mode_probe (Loader *self,
+                        pid_t   pid)
+{
+  g_autofree char *libc10 = NULL;
+  g_autofree char *key = NULL;
+
+  if (!self->base.optimizer_steps || (libc10 = find_mapped (pid, "libc10.so")) == NULL)
+    return FALSE;
+  key = g_strconcat ("grad-mode:", libc10, NULL);
+  if (g_hash_table_contains (self->probed_paths, key))
+    return TRUE;
+  if (!attach_uprobe (self, self->skel->progs.tide_grad_mode, pid, libc10,
+                      GRAD_MODE_SET_ENABLED, FALSE))
+    return FALSE;
+  g_hash_table_add (self->probed_paths, g_steal_pointer (&key));
+  self->n_grad_probes++;
+  return TRUE;
+}
+
+/* One line on why a Python target gets no optimizer steps; a native one
+ * has its step marker. */
+static void
+say_no_optimizer_steps (Loader *self,
+                        pid_t   pid)
+{
+  TideAttachProcess *p = tide_attach_find_process (&self->base, pid);
+  g_autofree char *libc10 = find_mapped (pid, "libc10.so");
+
+  if (self->base.options->quiet || p == NULL)
+    return;
+  if (libc10 == NULL && p->python != NULL)
+    g_printerr ("tidemark: attach: process %d has not loaded PyTorch (no libc10): no optimizer "
+                "steps; --step-interval MS marks steps by time\n", pid);
+  else if (libc10 != NULL && p->python == NULL)
+    g_printerr ("tidemark: attach: optimizer steps are told by the Python frames, which "
+                "process %d does not give: no steps; --step-interval MS marks steps by time\n",
+                pid);
+  else if (libc10 != NULL)
+    g_printerr ("tidemark: attach: %s has no c10::GradMode::set_enabled: no optimizer steps; "
+                "--step-interval MS marks steps by time\n", libc10);
 }
 
 /* ---- CUDA uprobes ------------------------------------------------------------ */
@@ -352,6 +408,7 @@ on_exec (Loader              *self,
     tide_attach_process_end (old, h->time_ns, -1);
   new_image (self, h->tgid, old, h->time_ns);
   attach_step_probes (self, h->tgid);
+  attach_grad_mode_probe (self, h->tgid);
   attach_cuda_probes (self, h->tgid);
 }
 
@@ -414,7 +471,10 @@ handle_event (void   *ctx,
     p = new_image (self, h->tgid, NULL, h->time_ns);
   tide_attach_process_event (p, h);
   if (maps_code (h))
-    attach_cuda_probes (self, h->tgid);
+    {
+      attach_grad_mode_probe (self, h->tgid);
+      attach_cuda_probes (self, h->tgid);
+    }
   return 0;
 }
 
@@ -476,6 +536,8 @@ attach_all (Loader  *self,
                    o->step_symbol);
       return FALSE;
     }
+  if (self->base.optimizer_steps && !attach_grad_mode_probe (self, o->pid))
+    say_no_optimizer_steps (self, o->pid);
   if (o->uprobes_malloc && !attach_malloc_probes (self, o->pid, error))
     return FALSE;
   attach_cuda_probes (self, o->pid);
@@ -718,10 +780,11 @@ announce (Loader *self)
   const TideAttachOptions *o = self->base.options;
 
   if (!o->quiet)
-    g_printerr ("tidemark: attached to process %d (1 page in %u sampled%s%s); "
+    g_printerr ("tidemark: attached to process %d (1 page in %u sampled%s%s%s); "
                 "Ctrl+C detaches\n", o->pid, self->base.sample_pages,
                 o->uprobes_malloc ? ", malloc uprobes" : "",
-                g_hash_table_size (self->probed_paths) && self->links->len ? ", step uprobe" : "");
+                self->n_step_probes ? ", step uprobe" : "",
+                self->n_grad_probes ? ", optimizer steps" : "");
   if (o->ready_fd >= 0 && write (o->ready_fd, "attached\n", 9) < 0)
     return;
 }
@@ -741,6 +804,8 @@ tide_attach_run (const TideAttachOptions  *options,
     .options = options,
     .sample_pages = options->sample_pages ? options->sample_pages
                                           : TIDE_ATTACH_DEFAULT_SAMPLE_PAGES,
+    /* Steps asked for otherwise are the only steps. */
+    .optimizer_steps = options->step_symbol == NULL && options->step_interval_ms <= 0,
   };
   self.base.images = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_attach_process_free);
   self.links = g_ptr_array_new ();

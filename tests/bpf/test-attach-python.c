@@ -197,6 +197,9 @@ test_unreadable_frames (void)
   /* No room: cut at @max, never past it. */
   n = tide_attach_python_splice (python, NULL, stack, native, 3, FALSE, out, 2, &scope);
   g_assert_cmpuint (n, ==, 2);
+  /* Nor is a grad-mode switch under such frames, or under none, a step. */
+  g_assert_false (tide_attach_python_ends_step (python, NULL, stack->py, 3));
+  g_assert_false (tide_attach_python_ends_step (python, NULL, stack->py, 0));
   end_waiting (p);
 }
 

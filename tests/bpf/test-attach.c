@@ -786,6 +786,19 @@ python_imports (const char *python,
   return p != NULL && g_subprocess_wait_check (p, NULL, NULL);
 }
 
+static gboolean
+can_attach_torch (void)
+{
+  if (!can_attach ())
+    return FALSE;
+  if (!python_imports (PYTHON, "torch"))
+    {
+      g_test_skip (PYTHON " cannot import torch (install python3-torch)");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static char *
 read_target_line (GDataInputStream *out)
 {
@@ -906,13 +919,8 @@ test_attach_python_frames (Fixture       *f,
   TideGroup *top;
   gint at;
 
-  if (!can_attach ())
+  if (!can_attach_torch ())
     return;
-  if (!python_imports (PYTHON, "torch"))
-    {
-      g_test_skip (PYTHON " cannot import torch (install python3-torch)");
-      return;
-    }
   target = start_python (argv, &out);
   attach = start_attach (g_subprocess_get_identifier (target), f->trace, "--step-interval",
                          "200");
@@ -1158,6 +1166,85 @@ test_attach_python_unsupported (Fixture       *f,
                    ==, 0);
 }
 
+#define TORCH_STEPS_PY TIDE_BPF_TESTS_DIR "/attach-torch-steps.py"
+
+/* Optimizer steps without --step-interval: attach-torch-steps.py, joined
+ * before it starts to train, steps two optimizers every iteration and
+ * evaluates under torch.no_grad() every third one; it trains until a file
+ * appears, made once the trace shows 20 steps.  The trace has a step for
+ * each step of its first optimizer, give or take the one under way at the
+ * detach: not the second optimizer's, not the evaluations', and each step
+ * once though gradients go off and back on around it. */
+static void
+test_attach_optimizer_steps (Fixture       *f,
+                             gconstpointer  data)
+{
+  g_autofree char *stop = g_build_filename (f->dir, "stop", NULL);
+  const char * const argv[] = { PYTHON, TORCH_STEPS_PY, stop, NULL };
+  g_autoptr(GSubprocess) target = NULL;
+  g_autoptr(GSubprocess) attach = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autofree char *said = NULL, *attach_err = NULL;
+  gint64 made = 0, found;
+
+  if (!can_attach_torch ())
+    return;
+  target = start_python (argv, &out);
+  attach = start_attach (g_subprocess_get_identifier (target), f->trace, NULL, NULL);
+  say_go (target);
+  wait_for_trace_steps (f->trace, 20);
+  g_assert_true (g_file_set_contents (stop, "", 0, NULL));
+  said = read_target_line (out);
+  g_assert_cmpint (sscanf (said, "steps %" G_GINT64_FORMAT, &made), ==, 1);
+  attach_err = detach_then_end (attach, target);
+
+  trace = tide_test_open_trace (f->trace);
+  found = tide_test_query_int (trace, "SELECT count (*) FROM steps");
+  g_test_message ("optimizer steps made while attached: %" G_GINT64_FORMAT
+                  ", steps in the trace: %" G_GINT64_FORMAT, made, found);
+  g_assert_cmpint (made, >=, 20);
+  g_assert_cmpint (found, >=, made - 1);
+  g_assert_cmpint (found, <=, made + 1);
+}
+
+/* A Python job without PyTorch gets no steps from the optimizer finder,
+ * and one line that says why; it runs on as it was. */
+static void
+test_attach_no_torch_steps (Fixture       *f,
+                            gconstpointer  data)
+{
+  const char * const argv[] = { PYTHON, "-c", GROW_CODE
+                                "for _ in range(16):\n"
+                                "    grow()\n"
+                                "print('done', len(kept), flush=True)\n"
+                                "sys.stdin.readline()\n", NULL };
+  g_autoptr(GSubprocess) target = NULL;
+  g_autoptr(GSubprocess) attach = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autofree char *done = NULL, *attach_err = NULL, *expected = NULL;
+  const char *pid;
+
+  if (!can_attach ())
+    return;
+  target = start_python (argv, &out);
+  pid = g_subprocess_get_identifier (target);
+  attach = start_attach_full (pid, f->trace, NULL, NULL, NULL, TRUE);
+  say_go (target);
+  done = read_target_line (out);
+  g_assert_cmpstr (done, ==, "done 16");
+  attach_err = detach_then_end (attach, target);
+  g_test_message ("%s", attach_err);
+  expected = g_strdup_printf ("tidemark: attach: process %s has not loaded PyTorch (no libc10): "
+                              "no optimizer steps; --step-interval MS marks steps by time\n"
+                              "tidemark: attached to process %s ", pid, pid);
+  g_assert_true (g_str_has_prefix (attach_err, expected));
+  check_grow_is_top (f->trace);
+  trace = tide_test_open_trace (f->trace);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM steps"), ==, 0);
+}
+
 /* Run as nobody: one clear line that says what is needed. */
 static void
 drop_to_nobody (gpointer data)
@@ -1225,6 +1312,10 @@ main (int    argc,
               fixture_teardown);
   g_test_add ("/attach/python-unsupported", Fixture, NULL, fixture_setup,
               test_attach_python_unsupported, fixture_teardown);
+  g_test_add ("/attach/optimizer-steps", Fixture, NULL, fixture_setup,
+              test_attach_optimizer_steps, fixture_teardown);
+  g_test_add ("/attach/no-torch-steps", Fixture, NULL, fixture_setup,
+              test_attach_no_torch_steps, fixture_teardown);
   g_test_add ("/attach/unprivileged", Fixture, NULL, fixture_setup, test_attach_unprivileged,
               fixture_teardown);
   return g_test_run ();

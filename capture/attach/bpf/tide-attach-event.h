@@ -27,6 +27,7 @@ typedef enum
   TIDE_BPF_MALLOC  = 8,   /* --uprobes malloc: a block was returned */
   TIDE_BPF_FREE    = 9,   /* --uprobes malloc: a block was freed */
   TIDE_BPF_CUDA    = 10,  /* a CUDA allocation, free or copy (TideBpfCuda) */
+  TIDE_BPF_GRAD_MODE = 11, /* PyTorch switched gradients on or off (TideBpfGradMode) */
 } TideBpfType;
 
 /* What a CUDA uprobe does, and which library level it sits in: the attach
@@ -211,6 +212,20 @@ typedef struct
   TideBpfUserStack stack;   /* n_bytes 0 for frees */
 } TideBpfCuda;
 
+/* The Python frames a TideBpfGradMode carries: the grad_mode.py frames
+ * that make the call, and the caller that tells what it is. */
+#define TIDE_BPF_GRAD_MODE_FRAMES 8
+
+typedef struct
+{
+  TideBpfHeader h;
+  __u32 enabled;       /* set_enabled's argument */
+  __u32 n_py;          /* Python frames in py, innermost first */
+  __u32 py_state;      /* TIDE_BPF_PY_* */
+  __u32 reserved;
+  TideBpfPyFrame py[TIDE_BPF_GRAD_MODE_FRAMES];
+} TideBpfGradMode;
+
 /* Counters the BPF side keeps in the `stats` array map. */
 typedef enum
 {
@@ -236,5 +251,7 @@ _Static_assert (sizeof (TideBpfStep) == 24 + TIDE_BPF_LABEL_LEN, "TideBpfStep la
 _Static_assert (sizeof (TideBpfMalloc) == 40 + sizeof (TideBpfUserStack), "TideBpfMalloc layout");
 _Static_assert (sizeof (TideBpfFree) == 32, "TideBpfFree layout");
 _Static_assert (sizeof (TideBpfCuda) == 64 + sizeof (TideBpfUserStack), "TideBpfCuda layout");
+_Static_assert (sizeof (TideBpfGradMode) == 40 + sizeof (TideBpfPyFrame) * TIDE_BPF_GRAD_MODE_FRAMES,
+                "TideBpfGradMode layout");
 _Static_assert (sizeof (TideBpfSyscall) % 8 == 0 && sizeof (TideBpfFork) % 8 == 0,
                 "records are 8-byte aligned");

@@ -304,8 +304,13 @@ window_byte (const __u64 *window,
   return (window_word (window, offset) >> ((offset & 7) * 8)) & 0xff;
 }
 
+/* The innermost @max_frames (a constant) Python frames of this thread into
+ * @py; *@n_py and *@py_state say how many and how the walk ended. */
 static __always_inline void
-copy_python_stack (TideBpfUserStack *stack)
+copy_python_frames (TideBpfPyFrame *py,
+                    __u32          *n_py,
+                    __u32          *py_state,
+                    const int       max_frames)
 {
   __u64 pid_tgid = bpf_get_current_pid_tgid ();
   __u32 tgid = pid_tgid >> 32;
@@ -314,21 +319,21 @@ copy_python_stack (TideBpfUserStack *stack)
   __u64 tstate, frame;
   __u32 n = 0;
 
-  stack->n_py = 0;
-  stack->py_state = TIDE_BPF_PY_NONE;
+  *n_py = 0;
+  *py_state = TIDE_BPF_PY_NONE;
   if (t == NULL || (tstate = py_find_tstate (t, (__u32) pid_tgid)) == 0)
     return;
   frame = read_user_u64 (read_user_u64 (tstate + t->tstate_cframe) + t->cframe_current);
-  stack->py_state = TIDE_BPF_PY_TRUNCATED;
-  for (int i = 0; i < TIDE_BPF_PY_FRAMES; i++)
+  *py_state = TIDE_BPF_PY_TRUNCATED;
+  for (int i = 0; i < max_frames; i++)
     {
-      TideBpfPyFrame *out = &stack->py[i];
+      TideBpfPyFrame *out = &py[i];
       __u64 code;
       __s64 instr;
 
       if (frame == 0)
         {
-          stack->py_state = TIDE_BPF_PY_WHOLE;
+          *py_state = TIDE_BPF_PY_WHOLE;
           break;
         }
       if (bpf_probe_read_user (window, PY_FRAME_WINDOW, (const void *) frame) != 0)
@@ -342,7 +347,13 @@ copy_python_stack (TideBpfUserStack *stack)
       frame = window_word (window, t->frame_previous);
       n++;
     }
-  stack->n_py = n;
+  *n_py = n;
+}
+
+static __always_inline void
+copy_python_stack (TideBpfUserStack *stack)
+{
+  copy_python_frames (stack->py, &stack->n_py, &stack->py_state, TIDE_BPF_PY_FRAMES);
 }
 
 /* The user registers of @regs and the stack above their sp, page by page
@@ -676,6 +687,35 @@ BPF_KPROBE (tide_step, const char *label)
   if (label)
     bpf_probe_read_user_str (ev->label, sizeof ev->label, label);
   submit_now (ev);
+  return 0;
+}
+
+/* Attached by the loader to c10::GradMode::set_enabled in PyTorch's libc10
+ * of the followed process: torch.optim's optimizers switch gradients off
+ * and back on around every step(), as `with torch.no_grad():` blocks do
+ * too.  The record carries the innermost Python frames, which tell the
+ * recorder which of them is an optimizer's step. */
+SEC ("uprobe")
+int
+BPF_KPROBE (tide_grad_mode, __u64 enabled)
+{
+  TideBpfGradMode *ev;
+
+  if (!is_followed (bpf_get_current_pid_tgid () >> 32))
+    return 0;
+  ev = reserve (sizeof *ev, TIDE_BPF_GRAD_MODE);
+  if (!ev)
+    return 0;
+  /* A C++ bool: only the low byte of its register is set. */
+  ev->enabled = (__u8) enabled;
+  ev->reserved = 0;
+  copy_python_frames (ev->py, &ev->n_py, &ev->py_state, TIDE_BPF_GRAD_MODE_FRAMES);
+  /* Only a switch back on can end a step, whose RSS the loader reads at
+   * once; the others wait for its tick. */
+  if (ev->enabled)
+    submit_now (ev);
+  else
+    submit_lazy (ev);
   return 0;
 }
 
