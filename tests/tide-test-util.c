@@ -8,7 +8,6 @@
 
 #include <glib/gstdio.h>
 #include <sqlite3.h>
-#include <string.h>
 
 #include "tide-test-util.h"
 
@@ -41,6 +40,29 @@ tide_test_remove_dir (const char *dir)
       g_unlink (path);
     }
   g_rmdir (dir);
+}
+
+/* A fresh folder named after @prefix, for one recording. */
+void
+tide_test_recording_init (TideTestRecording *recording,
+                          const char        *prefix)
+{
+  memset (recording, 0, sizeof *recording);
+  recording->dir = tide_test_make_dir (prefix);
+  recording->path = g_build_filename (recording->dir, "run.tide", NULL);
+}
+
+/* Closes the trace and removes the folder with what is in it. */
+void
+tide_test_recording_clear (TideTestRecording *recording)
+{
+  g_clear_object (&recording->trace);
+  if (recording->dir != NULL)
+    tide_test_remove_dir (recording->dir);
+  g_clear_pointer (&recording->dir, g_free);
+  g_clear_pointer (&recording->path, g_free);
+  g_clear_pointer (&recording->out, g_free);
+  g_clear_pointer (&recording->err, g_free);
 }
 
 TideTrace *

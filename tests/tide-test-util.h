@@ -11,6 +11,21 @@
 
 G_BEGIN_DECLS
 
+/* One recording of a test: its folder, its trace, what the target printed
+ * and the record summary. */
+typedef struct
+{
+  char      *dir;
+  char      *path;   /* run.tide in dir */
+  char      *out;    /* the target's stdout */
+  char      *err;    /* the record summary */
+  TideTrace *trace;
+} TideTestRecording;
+
+void        tide_test_recording_init  (TideTestRecording *recording,
+                                       const char        *prefix);
+void        tide_test_recording_clear (TideTestRecording *recording);
+
 char       *tide_test_make_dir       (const char *prefix);
 void        tide_test_remove_dir     (const char *dir);
 TideTrace  *tide_test_open_trace     (const char *path);

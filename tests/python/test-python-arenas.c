@@ -39,33 +39,20 @@
 /* record's default mean bytes between samples. */
 #define SAMPLE_BYTES 65536.0
 
-typedef struct
-{
-  char      *dir;
-  char      *path;
-  char      *out;   /* the target's stdout */
-  char      *err;   /* the record summary */
-  TideTrace *trace;
-} Fixture;
+typedef TideTestRecording Fixture;
 
 static void
 fixture_setup (Fixture       *f,
                gconstpointer  unused)
 {
-  f->dir = tide_test_make_dir ("tide-py-arenas");
-  f->path = g_build_filename (f->dir, "run.tide", NULL);
+  tide_test_recording_init (f, "tide-py-arenas");
 }
 
 static void
 fixture_teardown (Fixture       *f,
                   gconstpointer  unused)
 {
-  g_clear_object (&f->trace);
-  tide_test_remove_dir (f->dir);
-  g_free (f->dir);
-  g_free (f->path);
-  g_free (f->out);
-  g_free (f->err);
+  tide_test_recording_clear (f);
 }
 
 /* Runs @argv with a fixed hash seed and NAME=VALUE pairs of @extra_env;

@@ -19,33 +19,20 @@
 #define PYTHON   "/usr/bin/python3"
 #define MIB      G_GINT64_CONSTANT (1048576)
 
-typedef struct
-{
-  char      *dir;
-  char      *path;
-  char      *out;   /* the target's stdout */
-  char      *err;   /* the record summary */
-  TideTrace *trace;
-} Fixture;
+typedef TideTestRecording Fixture;
 
 static void
 fixture_setup (Fixture       *f,
                gconstpointer  unused)
 {
-  f->dir = tide_test_make_dir ("tide-rss-python");
-  f->path = g_build_filename (f->dir, "run.tide", NULL);
+  tide_test_recording_init (f, "tide-rss-python");
 }
 
 static void
 fixture_teardown (Fixture       *f,
                   gconstpointer  unused)
 {
-  g_clear_object (&f->trace);
-  tide_test_remove_dir (f->dir);
-  g_free (f->dir);
-  g_free (f->path);
-  g_free (f->out);
-  g_free (f->err);
+  tide_test_recording_clear (f);
 }
 
 /* tidemark record --sync-steps -o TRACE -- python3 SCRIPT ARG */
