@@ -18,27 +18,20 @@
 #include "named-steps.h"
 #include "tide-test-util.h"
 
-typedef struct
-{
-  char *dir;
-  char *trace;
-} Fixture;
+typedef TideTestRecording Fixture;
 
 static void
 fixture_setup (Fixture       *f,
                gconstpointer  data)
 {
-  f->dir = tide_test_make_dir ("tide-exported");
-  f->trace = g_build_filename (f->dir, "run.tide", NULL);
+  tide_test_recording_init (f, "tide-exported");
 }
 
 static void
 fixture_teardown (Fixture       *f,
                   gconstpointer  data)
 {
-  tide_test_remove_dir (f->dir);
-  g_free (f->trace);
-  g_free (f->dir);
+  tide_test_recording_clear (f);
 }
 
 /* tidemark record -q -o TRACE -- ARGV...; returns the program's stdout. */
@@ -56,7 +49,7 @@ record (Fixture            *f,
   g_ptr_array_add (argv, (char *) "record");
   g_ptr_array_add (argv, (char *) "-q");
   g_ptr_array_add (argv, (char *) "-o");
-  g_ptr_array_add (argv, f->trace);
+  g_ptr_array_add (argv, f->path);
   g_ptr_array_add (argv, (char *) "--");
   for (guint i = 0; program[i] != NULL; i++)
     g_ptr_array_add (argv, (char *) program[i]);
@@ -159,7 +152,7 @@ test_dlsym (Fixture       *f,
 {
   const char *program[] = { TIDE_NAMED_STEPS_EXE, NULL };
   g_autofree char *out = record (f, program);
-  g_autoptr(TideTrace) trace = tide_test_open_trace (f->trace);
+  g_autoptr(TideTrace) trace = tide_test_open_trace (f->path);
   g_autofree char *labels = step_labels (trace);
 
   g_assert_cmpstr (out, ==, "named-steps: 7 steps, first byte 7\n");
@@ -176,7 +169,7 @@ test_ctypes (Fixture       *f,
   g_autofree char *script = g_build_filename (TIDE_EXPORTED_TESTS_DIR, "named-steps.py", NULL);
   const char *program[] = { "/usr/bin/python3", script, NULL };
   g_autofree char *out = record (f, program);
-  g_autoptr(TideTrace) trace = tide_test_open_trace (f->trace);
+  g_autoptr(TideTrace) trace = tide_test_open_trace (f->path);
   g_autofree char *labels = step_labels (trace);
 
   g_assert_cmpstr (out, ==, "named-steps.py: 5 steps\n");

@@ -18,27 +18,20 @@
 #define PYTHON "/usr/bin/python3"
 #define SCRIPT TIDE_PYTHON_TESTS_DIR "/py-frames.py"
 
-typedef struct
-{
-  char *dir;
-  char *trace;
-} Fixture;
+typedef TideTestRecording Fixture;
 
 static void
 fixture_setup (Fixture       *f,
                gconstpointer  data)
 {
-  f->dir = tide_test_make_dir ("tide-pyframes");
-  f->trace = g_build_filename (f->dir, "run.tide", NULL);
+  tide_test_recording_init (f, "tide-pyframes");
 }
 
 static void
 fixture_teardown (Fixture       *f,
                   gconstpointer  data)
 {
-  tide_test_remove_dir (f->dir);
-  g_free (f->trace);
-  g_free (f->dir);
+  tide_test_recording_clear (f);
 }
 
 /* Records py-frames.py with --all, TIDEMARK_PYTHON_FRAMES=@frames (or
@@ -47,7 +40,7 @@ static char *
 record (Fixture    *f,
         const char *frames)
 {
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--all", "-o", f->trace, "--",
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--all", "-o", f->path, "--",
                          PYTHON, SCRIPT, NULL };
   g_auto(GStrv) env = g_environ_unsetenv (g_get_environ (), "TIDEMARK_PYTHON_FRAMES");
   g_autoptr(GError) error = NULL;
@@ -81,7 +74,7 @@ count_frames (TideTrace  *trace,
 static void
 assert_frames (Fixture *f)
 {
-  g_autoptr(TideTrace) trace = tide_test_open_trace (f->trace);
+  g_autoptr(TideTrace) trace = tide_test_open_trace (f->path);
 
   g_assert_cmpint (count_frames (trace, "größe.<locals>.<listcomp>", "# größe makes"), ==, 1);
   g_assert_cmpint (count_frames (trace, "Ωmega.make.<locals>.<listcomp>", "# make makes"), ==, 1);

@@ -35,11 +35,7 @@
 #define PY_ARENAS      30
 G_STATIC_ASSERT (TIDE_COUNTER_PY_ARENAS == PY_ARENAS);
 
-typedef struct
-{
-  char *dir;
-  char *trace;
-} Fixture;
+typedef TideTestRecording Fixture;
 
 typedef struct
 {
@@ -52,17 +48,14 @@ static void
 fixture_setup (Fixture       *f,
                gconstpointer  data)
 {
-  f->dir = tide_test_make_dir ("tide-pyobj");
-  f->trace = g_build_filename (f->dir, "run.tide", NULL);
+  tide_test_recording_init (f, "tide-pyobj");
 }
 
 static void
 fixture_teardown (Fixture       *f,
                   gconstpointer  data)
 {
-  tide_test_remove_dir (f->dir);
-  g_free (f->trace);
-  g_free (f->dir);
+  tide_test_recording_clear (f);
 }
 
 /* Runs @argv with NAME=VALUE pairs added to the environment (a fixed hash
@@ -131,7 +124,7 @@ record (Fixture            *f,
   if (mode != NULL)
     g_ptr_array_add (argv, (char *) mode);
   g_ptr_array_add (argv, (char *) "-o");
-  g_ptr_array_add (argv, f->trace);
+  g_ptr_array_add (argv, f->path);
   g_ptr_array_add (argv, (char *) "--");
   g_ptr_array_add (argv, (char *) PYTHON);
   for (guint i = 0; python_args[i] != NULL; i++)
@@ -180,7 +173,7 @@ suspects_in (GPtrArray  *suspects,
 static GPtrArray *
 load_suspects (Fixture *f)
 {
-  g_autoptr(TideTrace) trace = tide_test_open_trace (f->trace);
+  g_autoptr(TideTrace) trace = tide_test_open_trace (f->path);
   GPtrArray *suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
 
   g_assert_nonnull (suspects);
@@ -191,7 +184,7 @@ static gint64
 query (Fixture    *f,
        const char *sql)
 {
-  g_autoptr(TideTrace) trace = tide_test_open_trace (f->trace);
+  g_autoptr(TideTrace) trace = tide_test_open_trace (f->path);
 
   return tide_test_query_int (trace, sql);
 }
@@ -287,7 +280,7 @@ test_tracemalloc_owner (Fixture       *f,
                         gconstpointer  data)
 {
   g_autofree char *n = g_strdup_printf ("%u", STEPS);
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "-o", f->trace, "--",
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "-o", f->path, "--",
                          PYTHON, "-X", "tracemalloc", SCRIPT, n, "tracemalloc", NULL };
   g_autofree char *traced = run (argv, (const char *[]) { NULL });
   g_autoptr(GPtrArray) suspects = NULL;

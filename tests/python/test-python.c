@@ -31,27 +31,20 @@
 #define TIDE_FRAME_PYTHON_VALUE 2
 G_STATIC_ASSERT (TIDE_FRAME_PYTHON == TIDE_FRAME_PYTHON_VALUE);
 
-typedef struct
-{
-  char *dir;
-  char *trace;
-} Fixture;
+typedef TideTestRecording Fixture;
 
 static void
 fixture_setup (Fixture       *f,
                gconstpointer  data)
 {
-  f->dir = tide_test_make_dir ("tide-python");
-  f->trace = g_build_filename (f->dir, "run.tide", NULL);
+  tide_test_recording_init (f, "tide-python");
 }
 
 static void
 fixture_teardown (Fixture       *f,
                   gconstpointer  data)
 {
-  tide_test_remove_dir (f->dir);
-  g_free (f->trace);
-  g_free (f->dir);
+  tide_test_recording_clear (f);
 }
 
 /* @name: a script of this folder, or an absolute path */
@@ -86,7 +79,7 @@ record_env (Fixture            *f,
   for (guint i = 0; modes[i] != NULL; i++)
     g_ptr_array_add (argv, (char *) modes[i]);
   g_ptr_array_add (argv, (char *) "-o");
-  g_ptr_array_add (argv, f->trace);
+  g_ptr_array_add (argv, f->path);
   g_ptr_array_add (argv, (char *) "--");
   g_ptr_array_add (argv, (char *) PYTHON);
   g_ptr_array_add (argv, path);
@@ -122,7 +115,7 @@ static TideTrace *
 open_trace (Fixture *f)
 {
   g_autoptr(GError) error = NULL;
-  TideTrace *trace = tide_trace_open (f->trace, &error);
+  TideTrace *trace = tide_trace_open (f->path, &error);
 
   g_assert_no_error (error);
   g_assert_true (tide_trace_is_complete (trace));
@@ -414,7 +407,7 @@ report (Fixture            *f,
 
   g_ptr_array_add (argv, (char *) TIDE_TIDEMARK_EXE);
   g_ptr_array_add (argv, (char *) "report");
-  g_ptr_array_add (argv, f->trace);
+  g_ptr_array_add (argv, f->path);
   for (guint i = 0; args[i] != NULL; i++)
     g_ptr_array_add (argv, (char *) args[i]);
   g_ptr_array_add (argv, NULL);
@@ -431,7 +424,7 @@ record_with_summary (Fixture *f)
 {
   g_autofree char *script = script_path ("train-leaky.py");
   const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--torch", "--sample-bytes", "4096",
-                         "-o", f->trace, "--", PYTHON, script, "leak", G_STRINGIFY (STEPS),
+                         "-o", f->path, "--", PYTHON, script, "leak", G_STRINGIFY (STEPS),
                          NULL };
   g_autoptr(GError) error = NULL;
   char *err = NULL;
