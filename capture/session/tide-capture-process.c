@@ -78,6 +78,8 @@ tide_capture_process_new (TideCaptureSession *session,
   self->last_step_end_ns = self->start_ns;
   self->space = tide_address_space_new ();
   self->stack_cache = tide_stack_cache_new ();
+  self->last_frames = g_array_new (FALSE, FALSE, sizeof (guint64));
+  self->last_path = g_array_new (FALSE, FALSE, sizeof (gint64));
   self->steps_acc = tide_step_accumulator_new ();
   tide_address_space_set_miss_func (self->space, on_unknown_pc, self);
   self->unknown_pcs = g_hash_table_new (g_direct_hash, g_direct_equal);
@@ -205,6 +207,25 @@ stack_generation (TideCaptureProcess *self)
   return tide_address_space_get_generation (self->space) + self->pycode_defs;
 }
 
+/* How many outermost frames @frames shares with the last stack interned,
+ * whose nodes are then those of the last path: none once the mappings or
+ * the code definitions that name its frames have changed. */
+static guint
+shared_callers (TideCaptureProcess *self,
+                guint64             generation,
+                const guint64      *frames,
+                guint               n_frames)
+{
+  const guint64 *last = (const guint64 *) (gpointer) self->last_frames->data;
+  guint n_last = self->last_frames->len, n = 0;
+
+  if (generation != self->last_generation)
+    return 0;
+  while (n < n_frames && n < n_last && frames[n_frames - 1 - n] == last[n_last - 1 - n])
+    n++;
+  return n;
+}
+
 gint64
 tide_capture_process_intern_stack (TideCaptureProcess *self,
                                    const guint64      *frames,
@@ -215,11 +236,18 @@ tide_capture_process_intern_stack (TideCaptureProcess *self,
 
   if (id != 0 || n_frames == 0)
     return id;
-  id = tide_stack_table_intern_mixed (self->session->stacks, self->space, self->pycodes,
-                                      frames, n_frames);
-  /* Resolving may have read /proc/PID/maps and added mappings. */
-  if (stack_generation (self) == generation)
-    tide_stack_cache_insert (self->stack_cache, generation, frames, n_frames, id);
+  id = tide_stack_table_intern_path (self->session->stacks, self->space, self->pycodes,
+                                     frames, n_frames, shared_callers (self, generation, frames,
+                                                                       n_frames),
+                                     self->last_path);
+  g_array_set_size (self->last_frames, 0);
+  /* Resolving may have read /proc/PID/maps and added mappings: the frames
+   * resolved before and after may not be named alike again. */
+  if (stack_generation (self) != generation)
+    return id;
+  g_array_append_vals (self->last_frames, frames, n_frames);
+  self->last_generation = generation;
+  tide_stack_cache_insert (self->stack_cache, generation, frames, n_frames, id);
   return id;
 }
 
@@ -635,6 +663,8 @@ tide_capture_process_free (TideCaptureProcess *self)
     return;
   g_clear_pointer (&self->space, tide_address_space_free);
   g_clear_pointer (&self->stack_cache, tide_stack_cache_free);
+  g_clear_pointer (&self->last_frames, g_array_unref);
+  g_clear_pointer (&self->last_path, g_array_unref);
   g_clear_pointer (&self->unknown_pcs, g_hash_table_unref);
   g_clear_pointer (&self->steps_acc, tide_step_accumulator_free);
   g_clear_pointer (&self->live, tide_live_table_free);

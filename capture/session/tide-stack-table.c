@@ -53,7 +53,8 @@ struct _TideStackTable
   GArray          *pending;  /* PendingFrame */
 
   GThread         *symbolizer_thread;
-  GAsyncQueue     *jobs;     /* FrameJob*; a job with id 0 stops the thread */
+  GAsyncQueue     *jobs;     /* GArray* of FrameJob; a job with id 0 stops the thread */
+  GArray          *batch;    /* FrameJob: the new frames of the stack being interned */
   char            *symbol_cache_dir;
 
   /* The symbolizer thread says when its last frame is written: it saves
@@ -155,6 +156,25 @@ write_module_once (TideTraceWriter *writer,
     tide_trace_writer_add_module (writer, path, build_id);
 }
 
+static void
+symbolize_job (TideStackTable  *self,
+               const FrameJob  *job,
+               TideSymbolizer  *symbolizer,
+               TideSymbolCache *cache,
+               GHashTable      *modules,
+               gint64          *next_inline_id)
+{
+  TideSymbol symbol = { 0 };
+
+  /* A return address points after the call; the call is one byte back. */
+  if (job->path != NULL && job->offset > 0)
+    tide_symbol_cache_resolve (cache, symbolizer, job->path, job->offset - 1, &symbol);
+  write_module_once (self->writer, modules, job->path);
+  write_frame (self->writer, job, symbol.function != NULL ? &symbol : NULL);
+  write_inline_frames (self->writer, job, &symbol, next_inline_id);
+  tide_symbol_clear (&symbol);
+}
+
 static gpointer
 symbolizer_thread_main (gpointer data)
 {
@@ -165,20 +185,19 @@ symbolizer_thread_main (gpointer data)
   gint64 next_inline_id = TIDE_INLINE_FRAME_ID_BASE;
   g_autoptr(GHashTable) modules = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 
-  for (;;)
+  for (gboolean stop = FALSE; !stop;)
     {
-      g_autofree FrameJob *job = g_async_queue_pop (self->jobs);
-      TideSymbol symbol = { 0 };
+      g_autoptr(GArray) batch = g_async_queue_pop (self->jobs);
 
-      if (job->id == 0)
-        break;
-      /* A return address points after the call; the call is one byte back. */
-      if (job->path != NULL && job->offset > 0)
-        tide_symbol_cache_resolve (cache, symbolizer, job->path, job->offset - 1, &symbol);
-      write_module_once (self->writer, modules, job->path);
-      write_frame (self->writer, job, symbol.function != NULL ? &symbol : NULL);
-      write_inline_frames (self->writer, job, &symbol, &next_inline_id);
-      tide_symbol_clear (&symbol);
+      for (guint i = 0; i < batch->len && !stop; i++)
+        {
+          const FrameJob *job = &g_array_index (batch, FrameJob, i);
+
+          if (job->id == 0)
+            stop = TRUE;
+          else
+            symbolize_job (self, job, symbolizer, cache, modules, &next_inline_id);
+        }
     }
   g_mutex_lock (&self->frames_lock);
   self->frames_written = TRUE;
@@ -204,6 +223,7 @@ tide_stack_table_new (TideTraceWriter *writer,
   self->next_frame_id = 1;
   self->next_node_id = 1;
   self->jobs = g_async_queue_new ();
+  self->batch = g_array_new (FALSE, FALSE, sizeof (FrameJob));
   self->pending = g_array_new (FALSE, FALSE, sizeof (PendingFrame));
   g_mutex_init (&self->frames_lock);
   g_cond_init (&self->frames_cond);
@@ -217,10 +237,20 @@ push_job (TideStackTable *self,
           const char     *path,
           guint64         offset)
 {
-  FrameJob *job = g_new (FrameJob, 1);
+  FrameJob job = { id, path, offset };
 
-  *job = (FrameJob) { id, path, offset };
-  g_async_queue_push (self->jobs, job);
+  g_array_append_val (self->batch, job);
+}
+
+/* The new frames go to the symbolizer a stack at a time: a push wakes its
+ * thread, and most stacks bring several. */
+static void
+send_jobs (TideStackTable *self)
+{
+  if (self->batch->len == 0)
+    return;
+  g_async_queue_push (self->jobs, g_steal_pointer (&self->batch));
+  self->batch = g_array_new (FALSE, FALSE, sizeof (FrameJob));
 }
 
 /* Resolves the pending pcs of @space with the mappings it has now, and
@@ -244,6 +274,7 @@ tide_stack_table_resolve_pending (TideStackTable   *self,
         push_job (self, p->id, NULL, p->pc);
       g_array_remove_index_fast (self->pending, i);
     }
+  send_jobs (self);
 }
 
 /**
@@ -262,7 +293,8 @@ tide_stack_table_finish_frames (TideStackTable *self)
     return;
   tide_stack_table_resolve_pending (self, NULL);
   self->stop_sent = TRUE;
-  g_async_queue_push (self->jobs, g_new0 (FrameJob, 1));
+  push_job (self, 0, NULL, 0);
+  send_jobs (self);
   g_mutex_lock (&self->frames_lock);
   while (!self->frames_written)
     g_cond_wait (&self->frames_cond, &self->frames_lock);
@@ -282,6 +314,7 @@ tide_stack_table_free (TideStackTable *self)
   g_mutex_clear (&self->frames_lock);
   g_cond_clear (&self->frames_cond);
   g_async_queue_unref (self->jobs);
+  g_array_unref (self->batch);
   g_hash_table_unref (self->frames);
   g_hash_table_unref (self->nodes);
   g_hash_table_unref (self->pyframes);
@@ -377,6 +410,29 @@ tide_stack_table_intern (TideStackTable   *self,
   return tide_stack_table_intern_mixed (self, space, NULL, return_addresses, n_frames);
 }
 
+/* The node of @frame (a return address or a Python frame) under @parent. */
+static gint64
+intern_node (TideStackTable   *self,
+             TideAddressSpace *space,
+             GHashTable       *pycodes,
+             gint64            parent,
+             guint64           frame,
+             guint             depth)
+{
+  NodeKey key = { parent, tide_wire_is_pyframe (frame) ? intern_pyframe (self, pycodes, frame)
+                                                       : intern_frame (self, space, frame) };
+  gpointer id = g_hash_table_lookup (self->nodes, &key);
+
+  if (id == NULL)
+    {
+      id = GSIZE_TO_POINTER (self->next_node_id++);
+      g_hash_table_insert (self->nodes, g_memdup2 (&key, sizeof key), id);
+      tide_trace_writer_add_stack_node (self->writer, GPOINTER_TO_SIZE (id), parent,
+                                        key.frame_id, depth);
+    }
+  return GPOINTER_TO_SIZE (id);
+}
+
 gint64
 tide_stack_table_intern_mixed (TideStackTable   *self,
                                TideAddressSpace *space,
@@ -386,22 +442,34 @@ tide_stack_table_intern_mixed (TideStackTable   *self,
 {
   gint64 parent = 0;
 
-  for (guint i = n_frames; i-- > 0;)
-    {
-      guint64 pc = return_addresses[i];
-      NodeKey key = { parent, tide_wire_is_pyframe (pc) ? intern_pyframe (self, pycodes, pc)
-                                                        : intern_frame (self, space, pc) };
-      gpointer id = g_hash_table_lookup (self->nodes, &key);
+  for (guint depth = 0; depth < n_frames; depth++)
+    parent = intern_node (self, space, pycodes, parent,
+                          return_addresses[n_frames - 1 - depth], depth + 1);
+  send_jobs (self);
+  return parent;
+}
 
-      if (id == NULL)
-        {
-          id = GSIZE_TO_POINTER (self->next_node_id++);
-          g_hash_table_insert (self->nodes, g_memdup2 (&key, sizeof key), id);
-          tide_trace_writer_add_stack_node (self->writer, GPOINTER_TO_SIZE (id), parent,
-                                            key.frame_id, n_frames - i);
-        }
-      parent = GPOINTER_TO_SIZE (id);
+gint64
+tide_stack_table_intern_path (TideStackTable   *self,
+                              TideAddressSpace *space,
+                              GHashTable       *pycodes,
+                              const guint64    *frames,
+                              guint             n_frames,
+                              guint             n_known,
+                              GArray           *path)
+{
+  gint64 parent;
+
+  g_return_val_if_fail (n_known <= MIN (n_frames, path->len), 0);
+
+  g_array_set_size (path, n_known);
+  parent = n_known > 0 ? g_array_index (path, gint64, n_known - 1) : 0;
+  for (guint depth = n_known; depth < n_frames; depth++)
+    {
+      parent = intern_node (self, space, pycodes, parent, frames[n_frames - 1 - depth], depth + 1);
+      g_array_append_val (path, parent);
     }
+  send_jobs (self);
   return parent;
 }
 

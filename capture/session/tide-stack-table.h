@@ -51,6 +51,19 @@ gint64          tide_stack_table_intern_mixed (TideStackTable   *self,
                                                GHashTable       *pycodes,
                                                const guint64    *frames,
                                                guint             n_frames);
+/* Like tide_stack_table_intern_mixed, for a stack whose outermost
+ * @n_known frames are those of a stack interned before, in the same
+ * address space and with the same Python code definitions: @path holds
+ * that stack's node ids, outermost first, and is given this stack's.  The
+ * shared frames are not looked up again: consecutive stacks of a process
+ * share most of their callers. */
+gint64          tide_stack_table_intern_path (TideStackTable   *self,
+                                              TideAddressSpace *space,
+                                              GHashTable       *pycodes,
+                                              const guint64    *frames,
+                                              guint             n_frames,
+                                              guint             n_known,
+                                              GArray           *path);
 void            tide_py_code_free        (TidePyCode       *code);
 guint           tide_stack_table_get_n_frames (TideStackTable *self);
 void            tide_stack_table_resolve_pending (TideStackTable   *self,

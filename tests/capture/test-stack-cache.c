@@ -6,6 +6,10 @@
 #include "config.h"
 
 #include "tide-stack-cache.h"
+#include "tide-stack-table.h"
+#include "tide-wire.h"
+
+#include <glib/gstdio.h>
 
 static void
 test_hit_and_miss (void)
@@ -76,6 +80,56 @@ test_bounded (void)
   }
 }
 
+/* Stacks interned along the last one's path get the node ids that a walk
+ * from the root gives them: consecutive stacks of a process share their
+ * callers, which are then not looked up again. */
+static void
+test_path_reuses_callers (void)
+{
+  const guint64 main_pc = 0x401010, run = 0x402020, step = 0x403030, leaf = 0x404040;
+  const guint64 py = TIDE_WIRE_PYFRAME_BIT | 7;
+  const guint64 first[] = { leaf, step, run, main_pc };
+  const guint64 sibling[] = { leaf + 8, step, run, main_pc };
+  const guint64 deeper[] = { leaf, py, step, run, main_pc };
+  const guint64 *stacks[] = { first, sibling, deeper, first };
+  const guint n_frames[] = { 4, 4, 5, 4 }, shared[] = { 0, 3, 2, 2 };
+  g_autofree char *dir = g_dir_make_tmp ("tide-path-XXXXXX", NULL);
+  g_autofree char *walked_path = g_build_filename (dir, "walked.trace", NULL);
+  g_autofree char *along_path = g_build_filename (dir, "along.trace", NULL);
+  TideTraceWriter *walked_writer = tide_trace_writer_new (walked_path, NULL);
+  TideTraceWriter *along_writer = tide_trace_writer_new (along_path, NULL);
+  TideStackTable *walked = tide_stack_table_new (walked_writer, NULL);
+  TideStackTable *along = tide_stack_table_new (along_writer, NULL);
+  TideAddressSpace *space = tide_address_space_new ();
+  g_autoptr(GArray) path = g_array_new (FALSE, FALSE, sizeof (gint64));
+
+  tide_address_space_add (space, 0x400000, 0x410000, 0x400000, "/usr/bin/trainer");
+  for (guint i = 0; i < G_N_ELEMENTS (stacks); i++)
+    {
+      gint64 expected = tide_stack_table_intern_mixed (walked, space, NULL, stacks[i], n_frames[i]);
+      gint64 id = tide_stack_table_intern_path (along, space, NULL, stacks[i], n_frames[i],
+                                                shared[i], path);
+
+      g_assert_cmpint (id, ==, expected);
+      g_assert_cmpuint (path->len, ==, n_frames[i]);
+      g_assert_cmpint (g_array_index (path, gint64, n_frames[i] - 1), ==, id);
+    }
+  /* main, run, step, leaf; leaf + 8; the Python frame and leaf under it. */
+  g_assert_cmpint (g_array_index (path, gint64, 3), ==, 4);
+  g_assert_cmpuint (tide_stack_table_get_n_frames (along), ==, 5);
+
+  tide_stack_table_free (walked);
+  tide_stack_table_free (along);
+  tide_address_space_free (space);
+  g_assert_true (tide_trace_writer_finish (walked_writer, NULL));
+  g_assert_true (tide_trace_writer_finish (along_writer, NULL));
+  tide_trace_writer_free (walked_writer);
+  tide_trace_writer_free (along_writer);
+  g_unlink (walked_path);
+  g_unlink (along_path);
+  g_rmdir (dir);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -84,5 +138,6 @@ main (int   argc,
   g_test_add_func ("/stack-cache/hit-and-miss", test_hit_and_miss);
   g_test_add_func ("/stack-cache/new-generation-forgets", test_new_generation_forgets);
   g_test_add_func ("/stack-cache/bounded", test_bounded);
+  g_test_add_func ("/stack-cache/path-reuses-callers", test_path_reuses_callers);
   return g_test_run ();
 }
