@@ -68,23 +68,39 @@ tide_pylayout_code (const void *frame)
   return (void *) field_ptr (frame, TIDE_PY311_FRAME_CODE);
 }
 
-uint32_t
-tide_pylayout_line (const void *frame)
+int32_t
+tide_pylayout_offset (const void *frame)
 {
-  void *code = tide_pylayout_code (frame);
+  const void *code = tide_pylayout_code (frame);
   const char *instr = field_ptr (frame, TIDE_PY311_FRAME_PREV_INSTR);
   const char *start = (const char *) code + TIDE_PY311_CODE_ADAPTIVE;
   ptrdiff_t size, offset;
-  int line;
 
   memcpy (&size, (const char *) code + TIDE_PY311_VAR_SIZE, sizeof size);
   offset = instr - start;
   /* A frame that has not run its first instruction points one unit before
    * its code: its first line, as the interpreter itself reports. */
-  if (offset >= size * TIDE_PY311_CODE_UNIT)
+  if (offset >= size * TIDE_PY311_CODE_UNIT || offset > INT32_MAX)
+    return TIDE_PYLAYOUT_NO_OFFSET;
+  return offset < 0 ? -1 : (int32_t) offset;
+}
+
+uint32_t
+tide_pylayout_line_at (void    *code,
+                       int32_t  offset)
+{
+  int line;
+
+  if (offset == TIDE_PYLAYOUT_NO_OFFSET)
     return 0;
-  line = tide_pylayout_addr2line (code, offset < 0 ? -1 : (int) offset);
+  line = tide_pylayout_addr2line (code, offset);
   return line > 0 ? (uint32_t) line : 0;
+}
+
+uint32_t
+tide_pylayout_line (const void *frame)
+{
+  return tide_pylayout_line_at (tide_pylayout_code (frame), tide_pylayout_offset (frame));
 }
 
 void

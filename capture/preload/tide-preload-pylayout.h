@@ -54,6 +54,14 @@ void       *tide_pylayout_code       (const void *frame);
 /* The line that @frame runs, 0 where unknown. */
 uint32_t    tide_pylayout_line       (const void *frame);
 
+/* The same in two halves: the byte offset of the instruction that @frame
+ * runs in its code (-1 before the first; TIDE_PYLAYOUT_NO_OFFSET where it
+ * is past the code), and the line of @code at that offset. */
+#define TIDE_PYLAYOUT_NO_OFFSET INT32_MIN
+int32_t     tide_pylayout_offset     (const void *frame);
+uint32_t    tide_pylayout_line_at    (void       *code,
+                                      int32_t     offset);
+
 void        tide_pylayout_code_names (const void      *code,
                                       TidePyCodeNames *out);
 

@@ -123,12 +123,23 @@ typedef struct
   _Atomic int valid;
 } TidePySlot;
 
+/* A line of a pinned code object, at one instruction offset. */
+typedef struct
+{
+  const void *code;
+  int32_t     offset;
+  uint32_t    line;
+} TidePyLine;
+
+#define TIDE_PY_LINE_SLOTS 256
+
 typedef struct
 {
   TidePySlot *slot;     /* NULL: never attached */
   const void *tstate;   /* frames read in place: this thread's PyThreadState */
   uint32_t    depth;    /* may exceed TIDE_PY_MAX_DEPTH: counted only */
   TidePyEntry entries[TIDE_PY_MAX_DEPTH];
+  TidePyLine  lines[TIDE_PY_LINE_SLOTS];  /* frames read in place: see py_line */
 } TidePyThread;
 
 /* A named code object.  Read without a lock (a reader that sees `code`
@@ -577,23 +588,32 @@ out:
  * own fields, and is not pinned until a lookup with the GIL. */
 static uint32_t
 py_code_id (void *code,
-            bool  gil)
+            bool  gil,
+            bool *pinned)
 {
   TidePyCodeNames seen = { 0 };
   TidePyCode *entry;
+  uint32_t id;
 
+  *pinned = false;
   if (code == NULL)
     return 0;
   entry = py_code_find (atomic_load_explicit (&tide_py_table, memory_order_acquire), code);
   if (entry != NULL && atomic_load_explicit (&entry->pinned, memory_order_acquire))
-    return atomic_load_explicit (&entry->id, memory_order_relaxed);
+    {
+      *pinned = true;
+      return atomic_load_explicit (&entry->id, memory_order_relaxed);
+    }
   /* Only frames read in place make unpinned entries, or need names read
    * so. */
   if (atomic_load_explicit (&tide_py.in_place, memory_order_relaxed))
     tide_pylayout_code_names (code, &seen);
   if (entry != NULL && !gil && py_code_current (entry, &seen))
     return atomic_load_explicit (&entry->id, memory_order_relaxed);
-  return py_code_name (code, gil, &seen);
+  /* Named with the GIL: pinned. */
+  id = py_code_name (code, gil, &seen);
+  *pinned = gil && id != 0;
+  return id;
 }
 
 /* ---- the shadow stack --------------------------------------------------------- */
@@ -604,12 +624,14 @@ py_push (void     *frame,
 {
   TidePyThread *t = &tide_py_tls;
   uint32_t depth = t->depth;
+  bool pinned;
 
   t->depth = depth + 1;
   if (depth >= TIDE_PY_MAX_DEPTH)
     return;
   t->entries[depth] = (TidePyEntry) { .frame = frame, .sp = sp,
-                                      .code_id = py_code_id (py_frame_code (frame), true) };
+                                      .code_id = py_code_id (py_frame_code (frame), true,
+                                                             &pinned) };
 }
 
 /* A "return" of a frame we never saw called (it was running before the
@@ -859,6 +881,30 @@ py_group_start (const TidePyThread *t,
   return lo;
 }
 
+/* The line of @code at @offset.  Finding it walks the code's location
+ * table, long for a module's body, and the same frames are met sample after
+ * sample; so each thread keeps the lines it found in pinned code objects.
+ * We hold a reference to those: the object keeps its address and its
+ * table, and its line at an offset never changes. */
+static uint32_t
+py_line (void    *code,
+         int32_t  offset,
+         bool     pinned)
+{
+  TidePyLine *slot;
+  uint32_t line;
+
+  if (!pinned)
+    return tide_pylayout_line_at (code, offset);
+  slot = &tide_py_tls.lines[tide_hash_ids ((uintptr_t) code, (uint32_t) offset, 0)
+                            & (TIDE_PY_LINE_SLOTS - 1)];
+  if (slot->code == code && slot->offset == offset)
+    return slot->line;
+  line = tide_pylayout_line_at (code, offset);
+  *slot = (TidePyLine) { code, offset, line };
+  return line;
+}
+
 /* Frames read in place, from *frame outwards, innermost first: those of
  * one C-level evaluation (up to its entry frame), or all when @to_the_end. */
 static uint32_t
@@ -876,8 +922,11 @@ py_emit_in_place (const void **frame,
     {
       bool entry = tide_pylayout_is_entry (f);
 
-      out[n++] = tide_wire_pyframe_pack (py_code_id (tide_pylayout_code (f), gil),
-                                         tide_pylayout_line (f));
+      void *code = tide_pylayout_code (f);
+      bool pinned;
+      uint32_t id = py_code_id (code, gil, &pinned);
+
+      out[n++] = tide_wire_pyframe_pack (id, py_line (code, tide_pylayout_offset (f), pinned));
       f = tide_pylayout_previous (f);
       ++*walked;
       if (entry && !to_the_end)

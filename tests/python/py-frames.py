@@ -3,7 +3,8 @@
 #
 # Python frames of allocations on the main thread and on a second one, in
 # functions whose names are not ASCII (their str objects are stored one,
-# two and four bytes a character).  Prints what sys.getprofile() says on
+# two and four bytes a character), and from two lines of one function in
+# turn (each thread keeps the lines it has read).  Prints what sys.getprofile() says on
 # each thread: the frames must not cost the program a profile function.
 import sys
 import threading
@@ -24,6 +25,14 @@ def 𠀀(n):
     return [(i, i) for i in range(n)]  # 𠀀 makes
 
 
+def alternate(n):
+    out = []
+    for i in range(n):
+        out.append([i])  # alternate lists
+        out.append({i})  # alternate sets
+    return out
+
+
 def worker(seen):
     seen.append(sys.getprofile())
     keep.append(Ωmega().make(20000))  # worker calls
@@ -33,6 +42,7 @@ def main():
     seen = []
     keep.append(größe(20000))  # main calls größe
     keep.append(𠀀(20000))  # main calls 𠀀
+    keep.append(alternate(20000))  # main calls alternate
     t = threading.Thread(target=worker, args=(seen,))
     t.start()
     t.join()

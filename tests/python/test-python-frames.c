@@ -83,6 +83,9 @@ assert_frames (Fixture *f)
   g_assert_cmpint (count_frames (trace, "worker", "# worker calls"), ==, 1);
   g_assert_cmpint (count_frames (trace, "main", "# main calls größe"), ==, 1);
   g_assert_cmpint (count_frames (trace, "main", "# main calls 𠀀"), ==, 1);
+  g_assert_cmpint (count_frames (trace, "alternate", "# alternate lists"), ==, 1);
+  g_assert_cmpint (count_frames (trace, "alternate", "# alternate sets"), ==, 1);
+  g_assert_cmpint (count_frames (trace, "main", "# main calls alternate"), ==, 1);
 }
 
 /* No profile function on either thread: with one, 3.11 runs every
