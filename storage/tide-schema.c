@@ -255,11 +255,15 @@ static const struct
 } later_objects[] = {
   /* Kept up by a recording's writer as rows arrive (tide-trace-writer.c),
    * rather than sorted at finish, after the target has ended; a trace
-   * written by other means gets counters_by_time at finish.
+   * written by other means gets counters_by_time and residency_by_step at
+   * finish.  Rows come in the order of both (a step's residency comes at
+   * its end), so each insert appends to the index.
    * long_lived_allocations indexes the long-lived rows, and
    * allocation_ranges the rest (tide-alloc-ranges.h). */
   { "counters_by_time",
     "CREATE INDEX IF NOT EXISTS counters_by_time ON counters (process_id, counter, ts_ns);" },
+  { "residency_by_step",
+    "CREATE INDEX IF NOT EXISTS residency_by_step ON step_residency (step_id);" },
   { "long_lived_allocations",
     "CREATE TABLE IF NOT EXISTS long_lived_allocations ("
     "  process_id INTEGER NOT NULL,"
@@ -270,8 +274,6 @@ static const struct
 
   /* Built when the capture ends (tide-analysis.c). */
   { "series_by_step", "CREATE INDEX IF NOT EXISTS series_by_step ON step_series (step_id);" },
-  { "residency_by_step",
-    "CREATE INDEX IF NOT EXISTS residency_by_step ON step_residency (step_id);" },
   { "transfers_by_time",
     "CREATE INDEX IF NOT EXISTS transfers_by_time ON transfers (process_id, start_ns);" },
   /* For the retained-by-step queries in a trace whose writer kept no

@@ -737,6 +737,7 @@ writer_open_db (TideTraceWriter  *self,
                            error) &&
          tide_schema_create (self->db, error) &&
          tide_schema_ensure (self->db, "counters_by_time", error) &&
+         tide_schema_ensure (self->db, "residency_by_step", error) &&
          tide_schema_ensure (self->db, "long_lived_allocations", error) &&
          tide_sqlite_exec (self->db,
                            "INSERT INTO meta (key, value) VALUES ('complete', 0),"
