@@ -47,6 +47,8 @@ struct _TideStackTable
   GHashTable      *frames;   /* FrameKey* -> id */
   GHashTable      *nodes;    /* NodeKey* -> id */
   GHashTable      *pyframes; /* "file\nfunction\nline" -> id */
+  GPtrArray       *key_blocks; /* where the keys of frames and nodes live */
+  gsize            key_block_used;
   gint64           next_frame_id;
   gint64           next_node_id;
 
@@ -217,8 +219,9 @@ tide_stack_table_new (TideTraceWriter *writer,
 
   self->writer = writer;
   self->symbol_cache_dir = g_strdup (symbol_cache_dir);
-  self->frames = g_hash_table_new_full (frame_key_hash, frame_key_equal, g_free, NULL);
-  self->nodes = g_hash_table_new_full (node_key_hash, node_key_equal, g_free, NULL);
+  self->frames = g_hash_table_new (frame_key_hash, frame_key_equal);
+  self->nodes = g_hash_table_new (node_key_hash, node_key_equal);
+  self->key_blocks = g_ptr_array_new_with_free_func (g_free);
   self->pyframes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->next_frame_id = 1;
   self->next_node_id = 1;
@@ -317,9 +320,38 @@ tide_stack_table_free (TideStackTable *self)
   g_array_unref (self->batch);
   g_hash_table_unref (self->frames);
   g_hash_table_unref (self->nodes);
+  g_ptr_array_unref (self->key_blocks);
   g_hash_table_unref (self->pyframes);
   g_free (self->symbol_cache_dir);
   g_free (self);
+}
+
+#define KEY_BLOCK_BYTES 65536
+
+/* A copy of @key, kept until the table is freed.  Keys are kept in blocks
+ * freed whole: a long recording interns millions of nodes, and freeing
+ * them one by one was a fair part of the recorder's finish, after the
+ * program has ended. */
+static gpointer
+keep_key (TideStackTable *self,
+          gconstpointer   key,
+          gsize           size)
+{
+  guint8 *block = self->key_blocks->len > 0
+                  ? g_ptr_array_index (self->key_blocks, self->key_blocks->len - 1) : NULL;
+  gsize room = (size + 7) & ~(gsize) 7;  /* the next key stays aligned */
+  gpointer copy;
+
+  if (block == NULL || self->key_block_used + room > KEY_BLOCK_BYTES)
+    {
+      block = g_malloc (KEY_BLOCK_BYTES);
+      g_ptr_array_add (self->key_blocks, block);
+      self->key_block_used = 0;
+    }
+  copy = block + self->key_block_used;
+  memcpy (copy, key, size);
+  self->key_block_used += room;
+  return copy;
 }
 
 static gint64
@@ -344,7 +376,7 @@ intern_frame (TideStackTable   *self,
   if (id != NULL)
     return GPOINTER_TO_SIZE (id);
 
-  g_hash_table_insert (self->frames, g_memdup2 (&key, sizeof key),
+  g_hash_table_insert (self->frames, keep_key (self, &key, sizeof key),
                        GSIZE_TO_POINTER (self->next_frame_id));
   if (key.space != NULL)
     {
@@ -426,7 +458,7 @@ intern_node (TideStackTable   *self,
   if (id == NULL)
     {
       id = GSIZE_TO_POINTER (self->next_node_id++);
-      g_hash_table_insert (self->nodes, g_memdup2 (&key, sizeof key), id);
+      g_hash_table_insert (self->nodes, keep_key (self, &key, sizeof key), id);
       tide_trace_writer_add_stack_node (self->writer, GPOINTER_TO_SIZE (id), parent,
                                         key.frame_id, depth);
     }
