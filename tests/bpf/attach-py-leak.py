@@ -1,0 +1,37 @@
+# What tests/bpf/test-attach.c attaches to under each CPython of pyenv:
+# plain Python, no PyTorch.  A Block's forward calls step, which calls
+# Store.grow, which keeps bytearrays of 1 MiB (each written through as
+# it is made).  It waits for a line on stdin before it grows them, and
+# after, so that the attach sees all of it.
+import sys
+
+
+class Store:
+    def __init__(self):
+        self.kept = []
+
+    def grow(self, size):
+        self.kept.append(bytearray(b'x') * size)  # LEAK-LINE
+
+
+def step(store, size):
+    store.grow(size)  # CALLER-LINE
+
+
+class Block:
+    def forward(self, store, size):
+        step(store, size)  # FORWARD-LINE
+
+
+def main(blocks):
+    store = Store()
+    block = Block()
+    print('ready', flush=True)
+    sys.stdin.readline()
+    for _ in range(blocks):
+        block.forward(store, 1 << 20)
+    print('done', len(store.kept), flush=True)
+    sys.stdin.readline()
+
+
+main(int(sys.argv[1]))
