@@ -1,7 +1,8 @@
 # What tests/bpf/test-attach.c attaches to under each CPython of pyenv:
-# plain Python, no PyTorch.  A Block's forward calls step, which calls
-# Store.grow, which keeps bytearrays of 1 MiB (each written through as
-# it is made).  It waits for a line on stdin before it grows them, and
+# plain Python, no PyTorch.  A Block's forward calls step through map, a
+# C function (so the frames are two evaluations of the interpreter), and
+# step calls Store.grow, which keeps bytearrays of 1 MiB (each written
+# through as it is made).  It waits for a line on stdin before it grows them, and
 # after, so that the attach sees all of it.
 import sys
 
@@ -20,12 +21,16 @@ def step(store, size):
 
 class Block:
     def forward(self, store, size):
-        step(store, size)  # FORWARD-LINE
+        list(map(step, [store], [size]))  # FORWARD-LINE
 
 
 def main(blocks):
-    store = Store()
     block = Block()
+    # Past the interpreter's warm-up (3.11+ specializes a call after it
+    # has run a few times), every block is made on the same native path.
+    for _ in range(100):
+        block.forward(Store(), 1)
+    store = Store()
     print('ready', flush=True)
     sys.stdin.readline()
     for _ in range(blocks):

@@ -1138,7 +1138,8 @@ check_next_python_frame (const TideGroup *g,
 /* attach-py-leak.py under pyenv's CPython @data ("3.8" ... "3.13"): the
  * top retained stack is Store.grow at its line (grow before 3.11, where
  * code objects have no qualified name), under step and Block.forward at
- * theirs, then main and the module, down to the native start; its bytes
+ * theirs with map's C frames between them (two evaluations of the
+ * interpreter), then main and the module, down to the native start; its bytes
  * are the 16 MiB kept, in the scope Block (the class of forward's `self`).
  * Attach says nothing of the version. */
 static void
@@ -1198,6 +1199,10 @@ test_attach_python_version (Fixture       *f,
   at = check_next_python_frame (top, 0, qualified ? "Store.grow" : "grow", "# LEAK-LINE");
   g_assert_true (tide_group_get_headline (top) == g_ptr_array_index (top->frames, at));
   at = check_next_python_frame (top, at + 1, "step", "# CALLER-LINE");
+  /* map calls step from C: between the two evaluations. */
+  g_assert_cmpint (find_frame (top, (guint) at + 1, "map_next"), >, at);
+  g_assert_cmpint (find_frame (top, (guint) at + 1, "map_next"), <,
+                   find_frame (top, (guint) at + 1, qualified ? "Block.forward" : "forward"));
   at = check_next_python_frame (top, at + 1, qualified ? "Block.forward" : "forward",
                                 "# FORWARD-LINE");
   at = find_frame (top, (guint) at + 1, "main");
