@@ -29,7 +29,7 @@
 
 static const TidePyLayout layouts[] = {
   {
-    .minor = 8,
+    .minor = 8, .last_minor = 9,   /* 3.9 kept 3.8's layout */
     .layout = TIDE_BPF_PY_FRAME_OBJECTS | TIDE_BPF_PY_PTHREAD_ID,
     .runtime_interp_head = 32, .interp_tstate_head = 8,
     .tstate_next = 8, .tstate_interp = 16, .tstate_thread_id = 176, .tstate_frame = 24,
@@ -40,18 +40,7 @@ static const TidePyLayout layouts[] = {
     .lines = TIDE_PY_LINES_LNOTAB,
   },
   {
-    .minor = 9,
-    .layout = TIDE_BPF_PY_FRAME_OBJECTS | TIDE_BPF_PY_PTHREAD_ID,
-    .runtime_interp_head = 32, .interp_tstate_head = 8,
-    .tstate_next = 8, .tstate_interp = 16, .tstate_thread_id = 176, .tstate_frame = 24,
-    .frame_code = 32, .frame_previous = 24, .frame_instr = 104, .frame_first_local = 360,
-    .code_firstlineno = 40, .code_filename = 104, .code_name = 112, .code_linetable = 120,
-    .code_code = 48,
-    .str_ascii_data = 48, .str_compact_data = 72,
-    .lines = TIDE_PY_LINES_LNOTAB,
-  },
-  {
-    .minor = 10,
+    .minor = 10, .last_minor = 10,
     .layout = TIDE_BPF_PY_FRAME_OBJECTS | TIDE_BPF_PY_PTHREAD_ID | TIDE_BPF_PY_LASTI_UNITS,
     .runtime_interp_head = 32, .interp_tstate_head = 8,
     .tstate_next = 8, .tstate_interp = 16, .tstate_thread_id = 176, .tstate_frame = 24,
@@ -62,7 +51,7 @@ static const TidePyLayout layouts[] = {
     .lines = TIDE_PY_LINES_LINETABLE,
   },
   {
-    .minor = 11,
+    .minor = 11, .last_minor = 11,
     .layout = TIDE_BPF_PY_CFRAME,
     .runtime_interp_head = TIDE_PY311_RUNTIME_INTERP_HEAD,
     .interp_tstate_head = TIDE_PY311_INTERP_TSTATE_HEAD,
@@ -79,7 +68,7 @@ static const TidePyLayout layouts[] = {
     .lines = TIDE_PY_LINES_LOCATIONS,
   },
   {
-    .minor = 12,
+    .minor = 12, .last_minor = 12,
     .layout = TIDE_BPF_PY_CFRAME | TIDE_BPF_PY_OWNER,
     .runtime_interp_head = 40, .interp_tstate_head = 72,
     .tstate_next = 8, .tstate_interp = 16, .tstate_thread_id = 144, .tstate_frame = 56,
@@ -92,7 +81,7 @@ static const TidePyLayout layouts[] = {
     .lines = TIDE_PY_LINES_LOCATIONS,
   },
   {
-    .minor = 13,
+    .minor = 13, .last_minor = 13,
     .layout = TIDE_BPF_PY_OWNER,
     .runtime_interp_head = 632, .interp_tstate_head = 7344,
     .tstate_next = 8, .tstate_interp = 16, .tstate_thread_id = 160, .tstate_frame = 72,
@@ -110,7 +99,7 @@ tide_attach_pylayout_for (int major,
                           int minor)
 {
   for (guint i = 0; major == 3 && i < G_N_ELEMENTS (layouts); i++)
-    if (layouts[i].minor == minor)
+    if (minor >= layouts[i].minor && minor <= layouts[i].last_minor)
       return &layouts[i];
   return NULL;
 }
@@ -161,7 +150,7 @@ tide_attach_pylayout_from_debug (const TidePyLayout *row,
                                  TidePyLayout       *out)
 {
   const guint64 *w = words;
-  guint64 version = w[DEBUG_VERSION];
+  guint64 version = w[DEBUG_VERSION], minor = (version >> 16) & 0xff;
   guint64 state_fields[] = {
     w[DEBUG_INTERPRETERS_HEAD], w[DEBUG_THREADS_HEAD], w[DEBUG_TSTATE_NEXT],
     w[DEBUG_TSTATE_INTERP], w[DEBUG_TSTATE_FRAME], w[DEBUG_TSTATE_NATIVE_TID],
@@ -173,7 +162,7 @@ tide_attach_pylayout_from_debug (const TidePyLayout *row,
 
   *out = *row;
   if (memcmp (w, "xdebugpy", 8) != 0 || (version >> 24) != 3 ||
-      ((version >> 16) & 0xff) != (guint64) row->minor)
+      minor < (guint64) row->minor || minor > (guint64) row->last_minor)
     return TIDE_PY_DEBUG_OFFSETS_ABSENT;
   if (w[DEBUG_FREE_THREADED] != 0)
     return TIDE_PY_DEBUG_OFFSETS_UNFIT;

@@ -28,7 +28,8 @@ typedef enum
 
 typedef struct
 {
-  int     minor;                /* 3.minor */
+  int     minor;                /* the versions of the row: 3.minor ... */
+  int     last_minor;           /* ... to 3.last_minor */
   guint32 layout;               /* TIDE_BPF_PY_CFRAME ... (tide-attach-event.h) */
   guint16 runtime_interp_head;  /* _PyRuntimeState.interpreters.head */
   guint16 interp_tstate_head;   /* PyInterpreterState.threads.head (tstate_head) */
@@ -70,7 +71,7 @@ typedef enum
 
 /* @out (which starts as @row) with the offsets of the interpreter's own
  * _Py_DebugOffsets (@words, as read from the start of its _PyRuntime),
- * when they are 3.@row->minor's and fit what the readers assume: a frame
+ * when they are those of a version of @row and fit what the readers assume: a frame
  * within the BPF program's window, objects with the usual headers, no
  * free-threaded build. */
 TidePyDebugOffsets  tide_attach_pylayout_from_debug   (const TidePyLayout  *row,

@@ -323,6 +323,7 @@ choose_layout (TideAttachPython    *self,
   guint64 words[TIDE_PY_DEBUG_OFFSETS_WORDS];
 
   self->layout = *row;
+  /* _Py_DebugOffsets came with 3.13. */
   if (row->minor < 13 || !read_exact (self->pid, self->runtime, words, sizeof words))
     return TRUE;
   switch (tide_attach_pylayout_from_debug (row, words, &self->layout))

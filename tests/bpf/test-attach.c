@@ -855,6 +855,30 @@ detach_then_end (GSubprocess *attach,
   return attach_err;
 }
 
+/* The retained groups of @trace, which must have some; the top one's
+ * frames go to the test's log. */
+static GPtrArray *
+retained_groups (TideTrace   *trace,
+                 TideGroupBy  by)
+{
+  g_autoptr(GError) error = NULL;
+  GPtrArray *groups = tide_report_retained (trace, 0, by, &error);
+  const TideGroup *top;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (groups->len, >, 0);
+  top = g_ptr_array_index (groups, 0);
+  for (guint i = 0; i < top->frames->len; i++)
+    {
+      const TideFrame *frame = g_ptr_array_index (top->frames, i);
+
+      g_test_message ("top stack %u: %s %s %s:%d (%s)", i,
+                      frame->kind == TIDE_FRAME_PYTHON ? "python" : "native", frame->function,
+                      frame->file, frame->line, frame->module);
+    }
+  return groups;
+}
+
 static gint
 find_frame (const TideGroup *g,
             guint            from,
@@ -933,17 +957,8 @@ test_attach_python_frames (Fixture       *f,
 
   trace = tide_trace_open (f->trace, &error);
   g_assert_no_error (error);
-  groups = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, &error);
-  g_assert_no_error (error);
-  g_assert_cmpuint (groups->len, >, 0);
+  groups = retained_groups (trace, TIDE_GROUP_BY_STACK);
   top = g_ptr_array_index (groups, 0);
-  for (guint i = 0; i < top->frames->len; i++)
-    {
-      frame = g_ptr_array_index (top->frames, i);
-      g_test_message ("top stack %u: %s %s %s:%d (%s)", i,
-                      frame->kind == TIDE_FRAME_PYTHON ? "python" : "native", frame->function,
-                      frame->file, frame->line, frame->module);
-    }
   g_assert_cmpfloat (fabs ((double) top->bytes - TORCH_KEPT_BYTES), <=, 0.1 * TORCH_KEPT_BYTES);
 
   at = find_frame (top, 0, "DecoupledLinear.forward");
@@ -1183,17 +1198,8 @@ test_attach_python_version (Fixture       *f,
 
   trace = tide_trace_open (f->trace, &error);
   g_assert_no_error (error);
-  groups = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, &error);
-  g_assert_no_error (error);
-  g_assert_cmpuint (groups->len, >, 0);
+  groups = retained_groups (trace, TIDE_GROUP_BY_STACK);
   top = g_ptr_array_index (groups, 0);
-  for (guint i = 0; i < top->frames->len; i++)
-    {
-      frame = g_ptr_array_index (top->frames, i);
-      g_test_message ("top stack %u: %s %s %s:%d (%s)", i,
-                      frame->kind == TIDE_FRAME_PYTHON ? "python" : "native", frame->function,
-                      frame->file, frame->line, frame->module);
-    }
   g_assert_cmpfloat (fabs ((double) top->bytes - PY_LEAK_BLOCKS * 1048576.0), <=,
                      0.1 * PY_LEAK_BLOCKS * 1048576.0);
   at = check_next_python_frame (top, 0, qualified ? "Store.grow" : "grow", "# LEAK-LINE");
@@ -1213,9 +1219,7 @@ test_attach_python_version (Fixture       *f,
 
   /* Without steps no stack has a dominant scope: by scope, Block holds
    * what was kept. */
-  scopes = tide_report_retained (trace, 0, TIDE_GROUP_BY_SCOPE, &error);
-  g_assert_no_error (error);
-  g_assert_cmpuint (scopes->len, >, 0);
+  scopes = retained_groups (trace, TIDE_GROUP_BY_SCOPE);
   top = g_ptr_array_index (scopes, 0);
   g_assert_cmpstr (top->scope_path, ==, "Block");
   g_assert_cmpfloat (fabs ((double) top->bytes - PY_LEAK_BLOCKS * 1048576.0), <=,
