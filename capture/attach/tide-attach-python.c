@@ -5,10 +5,12 @@
  *
  * Finding it: the mapping of a file named python3.N or libpython3.N.so
  * whose ELF symbols have _PyRuntime (Debian's python3 links the
- * interpreter in statically and exports it).  Only 3.11's layout is known
- * (capture/wire/tide-py311.h); the process's own thread states must agree
- * with it: the first interpreter's first thread state must name that
- * interpreter back.  A python seen at its exec has none yet: its frames
+ * interpreter in statically and exports it).  The layouts of 3.8 to 3.13
+ * are known (tide-attach-pylayout.c); where the interpreter publishes its
+ * own offsets (3.13's _Py_DebugOffsets at the start of _PyRuntime), those
+ * are taken once checked.  The process's own thread states must agree
+ * with the layout: the first interpreter's first thread state must name
+ * that interpreter back.  A python seen at its exec has none yet: its frames
  * are read from the start (the BPF program finds no thread state until
  * there is one, and a code object is named only if it is one), and the
  * check is made again until it can be.
@@ -16,8 +18,9 @@
  * Naming a frame: the BPF program gives the address of the code object and
  * the byte offset of the instruction.  The code object is read once with
  * process_vm_readv, checked to be one (its type is PyCode_Type), and kept
- * with its name, file, first line and location table; the line comes from
- * the location table, as PyCode_Addr2Line reads it.  A code object that
+ * with its name (qualified from 3.11), file, first line and line table;
+ * the line comes from the table, as that version's PyCode_Addr2Line reads
+ * it.  A code object that
  * cannot be read, or is not one (the frame chain changed while the BPF
  * program read it), ends the Python frames of that sample: the stack keeps
  * the evaluation loop's own frames from there.
@@ -38,12 +41,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "tide-attach-pylayout.h"
 #include "tide-proc-maps.h"
 #include "tide-py311.h"
 #include "tide-stack-table.h"
 #include "tide-wire.h"
 
-#define CODE_HEADER_BYTES  (TIDE_PY311_CODE_ADAPTIVE)
+#define CODE_HEADER_BYTES  256   /* every field read of a code object, in any version */
 #define MAX_NAME_BYTES     4096
 #define MAX_LINETABLE      (1 << 20)
 
@@ -85,6 +89,7 @@ struct _TideAttachPython
   pid_t       pid;
   int         major;
   int         minor;
+  TidePyLayout layout;      /* where its version keeps what is read */
   guint64     runtime;      /* &_PyRuntime */
   gboolean    confirmed;    /* its thread states agree with the layout */
   guint64     eval_start;   /* _PyEval_EvalFrameDefault's code */
@@ -154,25 +159,22 @@ field_u64 (const guint8 *obj,
 
 /* A str object of the process as UTF-8, NULL when it cannot be read. */
 static char *
-read_str (pid_t   pid,
-          guint64 addr)
+read_str (pid_t               pid,
+          const TidePyLayout *layout,
+          guint64             addr)
 {
-  guint8 head[TIDE_PY311_STR_COMPACT_DATA];
   g_autofree guint8 *obj = NULL;
   gint64 length;
   gsize want, got;
   char out[1024];
 
-  if (!read_exact (pid, addr, head, sizeof head))
-    return NULL;
-  memcpy (&length, head + TIDE_PY311_STR_LENGTH, sizeof length);
-  if (length < 0)
+  if (!read_exact (pid, addr + TIDE_PY311_STR_LENGTH, &length, sizeof length) || length < 0)
     return NULL;
   /* At most 4 bytes a character, after the larger header. */
-  want = MIN ((gsize) TIDE_PY311_STR_COMPACT_DATA + 4 * (gsize) length, MAX_NAME_BYTES);
+  want = MIN ((gsize) layout->str_compact_data + 4 * (gsize) length, MAX_NAME_BYTES);
   obj = g_malloc (want);
   got = read_some (pid, addr, obj, want);
-  tide_py311_str_utf8 (obj, got, out, sizeof out);
+  tide_py_str_utf8 (obj, got, layout->str_ascii_data, layout->str_compact_data, out, sizeof out);
   return out[0] != '\0' ? g_strdup (out) : NULL;
 }
 
@@ -294,39 +296,48 @@ typedef enum
 } StatesCheck;
 
 /* Whether the process's first interpreter and its first thread state name
- * each other at the offsets of the table. */
+ * each other at the offsets of @layout. */
 static StatesCheck
-check_thread_states (pid_t   pid,
-                     guint64 runtime)
+check_thread_states (pid_t               pid,
+                     const TidePyLayout *layout,
+                     guint64             runtime)
 {
-  guint64 interp = read_u64 (pid, runtime + TIDE_PY311_RUNTIME_INTERP_HEAD);
-  guint64 tstate = interp ? read_u64 (pid, interp + TIDE_PY311_INTERP_TSTATE_HEAD) : 0;
+  guint64 interp = read_u64 (pid, runtime + layout->runtime_interp_head);
+  guint64 tstate = interp ? read_u64 (pid, interp + layout->interp_tstate_head) : 0;
 
   if (interp == 0 || tstate == 0)
     return STATES_NOT_YET;
-  return read_u64 (pid, tstate + TIDE_PY311_TSTATE_INTERP) == interp ? STATES_AGREE
-                                                                      : STATES_DISAGREE;
+  return read_u64 (pid, tstate + layout->tstate_interp) == interp ? STATES_AGREE
+                                                                  : STATES_DISAGREE;
 }
 
-static void
-fill_target_311 (TideBpfPyTarget *target,
-                 guint64          runtime)
+/* The layout of the interpreter whose _PyRuntime is at @runtime: its
+ * version's row, or the offsets it publishes itself where it does and they
+ * can be used.  FALSE with one line in *@message for a build whose
+ * published offsets cannot. */
+static gboolean
+choose_layout (TideAttachPython    *self,
+               const TidePyLayout  *row,
+               char               **message)
 {
-  *target = (TideBpfPyTarget) {
-    .runtime = runtime,
-    .runtime_interp_head = TIDE_PY311_RUNTIME_INTERP_HEAD,
-    .interp_tstate_head = TIDE_PY311_INTERP_TSTATE_HEAD,
-    .tstate_next = TIDE_PY311_TSTATE_NEXT,
-    .tstate_native_tid = TIDE_PY311_TSTATE_NATIVE_TID,
-    .tstate_cframe = TIDE_PY311_TSTATE_CFRAME,
-    .cframe_current = TIDE_PY311_CFRAME_CURRENT,
-    .frame_code = TIDE_PY311_FRAME_CODE,
-    .frame_previous = TIDE_PY311_FRAME_PREVIOUS,
-    .frame_prev_instr = TIDE_PY311_FRAME_PREV_INSTR,
-    .frame_is_entry = TIDE_PY311_FRAME_IS_ENTRY,
-    .frame_first_local = TIDE_PY311_FRAME_LOCALSPLUS,
-    .code_adaptive = TIDE_PY311_CODE_ADAPTIVE,
-  };
+  guint64 words[TIDE_PY_DEBUG_OFFSETS_WORDS];
+
+  self->layout = *row;
+  /* _Py_DebugOffsets came with 3.13. */
+  if (row->minor < 13 || !read_exact (self->pid, self->runtime, words, sizeof words))
+    return TRUE;
+  switch (tide_attach_pylayout_from_debug (row, words, &self->layout))
+    {
+    case TIDE_PY_DEBUG_OFFSETS_ABSENT:
+    case TIDE_PY_DEBUG_OFFSETS_TAKEN:
+      return TRUE;
+    case TIDE_PY_DEBUG_OFFSETS_UNFIT:
+    default:
+      *message = g_strdup_printf ("the debug offsets of Python %d.%d in process %d do not fit "
+                                  "this build (a free-threaded or unusual build); native stacks "
+                                  "only", self->major, self->minor, self->pid);
+      return FALSE;
+    }
 }
 
 /* The mapping of the interpreter, if the process maps one: the first file
@@ -371,6 +382,7 @@ tide_attach_python_new (pid_t             pid,
   g_autoptr(GArray) maps = tide_proc_maps_read (pid, NULL);
   const TideProcMapping *m;
   TideAttachPython *self;
+  const TidePyLayout *row;
   PySymbols sym;
   int major = 0, minor = 0;
 
@@ -378,10 +390,10 @@ tide_attach_python_new (pid_t             pid,
   if (maps == NULL || (m = find_interpreter (maps, &sym)) == NULL)
     return NULL;
   python_file_version (m->path, &major, &minor);
-  if (major != 3 || minor != 11)
+  if ((row = tide_attach_pylayout_for (major, minor)) == NULL)
     {
-      *message = g_strdup_printf ("Python %d.%d frames are not supported; native stacks only",
-                                  major, minor);
+      *message = g_strdup_printf ("Python %d.%d frames are not supported (only 3.8 to 3.13); "
+                                  "native stacks only", major, minor);
       return NULL;
     }
   if (sym.runtime == 0 || sym.eval == 0 || sym.code_type == 0)
@@ -404,12 +416,13 @@ tide_attach_python_new (pid_t             pid,
   self->classes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   self->scopes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->next_scope = 1;
-  if (!tide_attach_python_confirm (self, message) && *message != NULL)
+  if (!choose_layout (self, row, message) ||
+      (!tide_attach_python_confirm (self, message) && *message != NULL))
     {
       tide_attach_python_free (self);
       return NULL;
     }
-  fill_target_311 (target, self->runtime);
+  tide_attach_pylayout_fill_target (&self->layout, self->runtime, target);
   return self;
 }
 
@@ -418,7 +431,8 @@ tide_attach_python_confirm (TideAttachPython  *self,
                             char             **message)
 {
   StatesCheck states = self->confirmed ? STATES_AGREE
-                                       : check_thread_states (self->pid, self->runtime);
+                                       : check_thread_states (self->pid, &self->layout,
+                                                              self->runtime);
 
   *message = states == STATES_DISAGREE ? describe_disagreement (self) : NULL;
   self->confirmed = states == STATES_AGREE;
@@ -520,6 +534,76 @@ tide_attach_python_line (const guint8 *table,
   return 0;
 }
 
+/* 3.8 and 3.9: (byte step, signed line step) pairs from the first line,
+ * as PyCode_Addr2Line walks them: the line of the last pair whose address
+ * is not past the offset. */
+gint
+tide_attach_python_line_lnotab (const guint8 *table,
+                                gsize         len,
+                                gint          first_line,
+                                gint          offset)
+{
+  gint64 line = first_line, addr = 0;
+
+  if (offset < 0)
+    return first_line;
+  for (gsize i = 0; i + 1 < len; i += 2)
+    {
+      addr += table[i];
+      if (addr > offset)
+        break;
+      line += (gint8) table[i + 1];
+    }
+  return line <= 0 || line > G_MAXINT ? 0 : (gint) line;
+}
+
+/* 3.10 (PEP 626): each pair is a range of bytes after the last and its
+ * signed line step, -128 for a range without a line; the lines add up over
+ * the ranges that have one.  An offset past the table has no line. */
+gint
+tide_attach_python_line_310 (const guint8 *table,
+                             gsize         len,
+                             gint          first_line,
+                             gint          offset)
+{
+  gint64 line = first_line, end = 0;
+
+  if (offset < 0)
+    return first_line;
+  for (gsize i = 0; i + 1 < len; i += 2)
+    {
+      gint8 step = (gint8) table[i + 1];
+
+      end += table[i];
+      if (step != -128)
+        line += step;
+      if (offset < end)
+        return step == -128 || line <= 0 || line > G_MAXINT ? 0 : (gint) line;
+    }
+  return 0;
+}
+
+/* The line of byte offset @offset in @code, by its version's table. */
+static gint
+code_line (const TidePyLayout *layout,
+           const PyCodeEntry  *code,
+           gint                offset)
+{
+  switch (layout->lines)
+    {
+    case TIDE_PY_LINES_LNOTAB:
+      return tide_attach_python_line_lnotab (code->linetable, code->linetable_len,
+                                             code->first_line, offset);
+    case TIDE_PY_LINES_LINETABLE:
+      return tide_attach_python_line_310 (code->linetable, code->linetable_len, code->first_line,
+                                          offset);
+    case TIDE_PY_LINES_LOCATIONS:
+    default:
+      return tide_attach_python_line (code->linetable, code->linetable_len, code->first_line,
+                                      offset);
+    }
+}
+
 /* torch.optim's optimizers wrap each step() in `_use_grad`, a closure of
  * _use_grad_for_differentiable (optimizer.py), which calls
  * torch.set_grad_enabled before and after the step. */
@@ -535,6 +619,43 @@ code_role (const char *file,
   return PY_CODE_OTHER;
 }
 
+/* The code units of a code object: where its instructions are inline
+ * (3.11+), its size; before, that of its co_code bytes object. */
+static gint64
+code_units (TideAttachPython *self,
+            const guint8     *obj)
+{
+  const TidePyLayout *layout = &self->layout;
+
+  if (layout->code_code == 0)
+    return (gint64) field_u64 (obj, TIDE_PY311_VAR_SIZE);
+  return (gint64) read_u64 (self->pid, field_u64 (obj, layout->code_code) + TIDE_PY311_VAR_SIZE)
+         / TIDE_PY311_CODE_UNIT;
+}
+
+/* The bytes of a code object up to the last field read, at most
+ * CODE_HEADER_BYTES: no further, where the object may end its mapping. */
+static gsize
+code_header_bytes (const TidePyLayout *layout)
+{
+  gsize n = MAX ((gsize) layout->code_adaptive, (gsize) TIDE_PY311_VAR_SIZE + 8);
+
+  n = MAX (n, (gsize) layout->code_firstlineno + 4);
+  n = MAX (n, (gsize) MAX (layout->code_filename, layout->code_name) + 8);
+  n = MAX (n, (gsize) MAX (layout->code_linetable, layout->code_code) + 8);
+  return MIN (n, CODE_HEADER_BYTES);
+}
+
+/* A forward method: its `self` names a module scope.  Before 3.11 a code
+ * object has no qualified name to say it is a method. */
+static gboolean
+is_forward_name (const TidePyLayout *layout,
+                 const char         *name)
+{
+  return layout->code_adaptive != 0 ? g_str_has_suffix (name, ".forward")
+                                    : strcmp (name, "forward") == 0;
+}
+
 /* Reads the code object at @addr and defines it in @core; NULL when it
  * cannot be read or is not a code object. */
 static PyCodeEntry *
@@ -542,28 +663,30 @@ read_code (TideAttachPython   *self,
            TideCaptureProcess *core,
            guint64             addr)
 {
+  const TidePyLayout *layout = &self->layout;
   guint8 obj[CODE_HEADER_BYTES];
   g_autofree char *file = NULL, *name = NULL;
   PyCodeEntry *entry;
   TidePyCode *code;
   gint32 first_line;
 
-  if (!read_exact (self->pid, addr, obj, sizeof obj) ||
+  memset (obj, 0, sizeof obj);
+  if (!read_exact (self->pid, addr, obj, code_header_bytes (layout)) ||
       field_u64 (obj, TIDE_PY311_OBJECT_TYPE) != self->code_type)
     return NULL;
-  file = read_str (self->pid, field_u64 (obj, TIDE_PY311_CODE_FILENAME));
-  name = read_str (self->pid, field_u64 (obj, TIDE_PY311_CODE_QUALNAME));
+  file = read_str (self->pid, layout, field_u64 (obj, layout->code_filename));
+  name = read_str (self->pid, layout, field_u64 (obj, layout->code_name));
   if (file == NULL || name == NULL)
     return NULL;
-  memcpy (&first_line, obj + TIDE_PY311_CODE_FIRSTLINENO, sizeof first_line);
+  memcpy (&first_line, obj + layout->code_firstlineno, sizeof first_line);
   entry = g_new0 (PyCodeEntry, 1);
   entry->id = self->next_id++;
-  entry->is_forward = g_str_has_suffix (name, ".forward");
+  entry->is_forward = is_forward_name (layout, name);
   entry->role = code_role (file, name);
   entry->first_switch = G_MAXINT32;
   entry->first_line = first_line;
-  entry->n_units = (gint64) field_u64 (obj, TIDE_PY311_VAR_SIZE);
-  entry->linetable = read_bytes_object (self->pid, field_u64 (obj, TIDE_PY311_CODE_LINETABLE),
+  entry->n_units = code_units (self, obj);
+  entry->linetable = read_bytes_object (self->pid, field_u64 (obj, layout->code_linetable),
                                         &entry->linetable_len);
   code = g_new0 (TidePyCode, 1);
   code->file = g_steal_pointer (&file);
@@ -601,8 +724,7 @@ name_frame (TideAttachPython     *self,
   *is_forward = entry->is_forward;
   /* Past the code: the frame is not what the code object says. */
   if (frame->instr >= -2 && frame->instr < entry->n_units * TIDE_PY311_CODE_UNIT)
-    line = tide_attach_python_line (entry->linetable, entry->linetable_len, entry->first_line,
-                                    frame->instr);
+    line = code_line (&self->layout, entry, frame->instr);
   return tide_wire_pyframe_pack (entry->id, line > 0 ? (guint32) line : 0);
 }
 
@@ -675,6 +797,8 @@ tide_attach_python_ends_step (TideAttachPython     *self,
   /* The caller of torch.set_grad_enabled or of torch.no_grad(). */
   for (i = 0; i < n_py; i++)
     {
+      if (py[i].flags & TIDE_BPF_PY_SHIM)
+        continue;
       entry = code_entry (self, core, py[i].code);
       if (entry == NULL || entry->role != PY_CODE_GRAD_MODE)
         break;
@@ -719,11 +843,19 @@ tide_attach_python_splice (TideAttachPython       *self,
   gboolean entry[TIDE_BPF_PY_FRAMES];
   guint n_py = 0, next = 0, n = 0, n_selves = 0;
 
-  /* The frames that can be named, up to the first that cannot. */
+  /* The frames that can be named, up to the first that cannot.  A shim
+   * (3.12+) is no Python frame: it says that the frame above it is its
+   * evaluation's first. */
   for (guint i = 0; self != NULL && i < MIN (stack->n_py, TIDE_BPF_PY_FRAMES); i++)
     {
       gboolean is_forward = FALSE;
 
+      if (stack->py[i].flags & TIDE_BPF_PY_SHIM)
+        {
+          if (n_py > 0)
+            entry[n_py - 1] = TRUE;
+          continue;
+        }
       if ((py[n_py] = name_frame (self, core, &stack->py[i], &is_forward)) == 0)
         break;
       entry[n_py++] = (stack->py[i].flags & TIDE_BPF_PY_ENTRY) != 0;

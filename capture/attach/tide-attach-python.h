@@ -72,7 +72,7 @@ gboolean          tide_attach_python_ends_step (TideAttachPython     *self,
                                                 const TideBpfPyFrame *py,
                                                 guint                 n_py);
 
-/* The line that a 3.11 location table (co_linetable, @len bytes) gives for
+/* The line that a 3.11+ location table (co_linetable, @len bytes) gives for
  * the instruction at byte offset @offset of a code object that starts at
  * @first_line; @first_line for an offset below 0 (a frame that has not
  * started), 0 where the table says none or is damaged. */
@@ -80,6 +80,18 @@ gint              tide_attach_python_line   (const guint8           *table,
                                              gsize                   len,
                                              gint                    first_line,
                                              gint                    offset);
+
+/* The same from a 3.8 or 3.9 co_lnotab ... */
+gint              tide_attach_python_line_lnotab (const guint8      *table,
+                                                  gsize              len,
+                                                  gint               first_line,
+                                                  gint               offset);
+
+/* ... and from a 3.10 co_linetable. */
+gint              tide_attach_python_line_310 (const guint8         *table,
+                                               gsize                 len,
+                                               gint                  first_line,
+                                               gint                  offset);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideAttachPython, tide_attach_python_free)
 

@@ -82,13 +82,17 @@ tide_py311_put_utf8 (char     *out,
  * included), cut short where they do not fit or where the @readable bytes
  * of the object end; "?" for a str that is not compact (never a code
  * object's name).  A compact str keeps its characters after its header: 1,
- * 2 or 4 bytes each (its kind), after the ASCII header when all are
- * ASCII. */
+ * 2 or 4 bytes each (its kind), after the ASCII header (@ascii_data bytes)
+ * when all are ASCII, else after the compact one (@compact_data bytes).
+ * Length and state are where 3.11 has them in every 64-bit CPython from
+ * 3.8 to 3.13; only the header sizes differ (3.12 dropped wstr). */
 static inline void
-tide_py311_str_utf8 (const void *str,
-                     size_t      readable,
-                     char       *out,
-                     size_t      cap)
+tide_py_str_utf8 (const void *str,
+                  size_t      readable,
+                  size_t      ascii_data,
+                  size_t      compact_data,
+                  char       *out,
+                  size_t      cap)
 {
   uint32_t state, kind;
   ptrdiff_t length;
@@ -96,7 +100,7 @@ tide_py311_str_utf8 (const void *str,
   size_t header, n = 0;
 
   out[0] = '\0';
-  if (str == NULL || cap < 2 || readable < TIDE_PY311_STR_COMPACT_DATA)
+  if (str == NULL || cap < 2 || readable < compact_data)
     return;
   memcpy (&state, (const char *) str + TIDE_PY311_STR_STATE, sizeof state);
   memcpy (&length, (const char *) str + TIDE_PY311_STR_LENGTH, sizeof length);
@@ -106,8 +110,7 @@ tide_py311_str_utf8 (const void *str,
       memcpy (out, "?", 2);
       return;
     }
-  header = (state & TIDE_PY311_STR_ASCII) ? TIDE_PY311_STR_ASCII_DATA
-                                          : TIDE_PY311_STR_COMPACT_DATA;
+  header = (state & TIDE_PY311_STR_ASCII) ? ascii_data : compact_data;
   data = (const unsigned char *) str + header;
   for (ptrdiff_t i = 0; i < length && n + 1 < cap; i++)
     {
@@ -130,4 +133,14 @@ tide_py311_str_utf8 (const void *str,
         break;
     }
   out[n] = '\0';
+}
+
+static inline void
+tide_py311_str_utf8 (const void *str,
+                     size_t      readable,
+                     char       *out,
+                     size_t      cap)
+{
+  tide_py_str_utf8 (str, readable, TIDE_PY311_STR_ASCII_DATA, TIDE_PY311_STR_COMPACT_DATA, out,
+                    cap);
 }

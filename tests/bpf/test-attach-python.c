@@ -3,11 +3,12 @@
  *
  * What `tidemark attach` makes of a CPython process from outside
  * (capture/attach/tide-attach-python.c), without BPF: the lines that its
- * reader of 3.11 location tables gives match CPython's own, instruction by
- * instruction; a running python3 is found with its _PyRuntime; frames whose
- * code objects cannot be read (a frame chain that changed under the BPF
- * program) leave the native stack as it was; a process without Python has
- * no message, a Python other than 3.11 one line.
+ * readers of line tables give (3.8-3.9 lnotab, 3.10 linetable, 3.11+
+ * location tables) match CPython's own, instruction by instruction; 3.13's
+ * published offsets are taken once checked; a running python3 is found
+ * with its _PyRuntime; frames whose code objects cannot be read (a frame
+ * chain that changed under the BPF program) leave the native stack as it
+ * was; a process without Python has no message.
  */
 #include "config.h"
 
@@ -17,6 +18,7 @@
 #include <gio/gio.h>
 
 #include "tide-attach-python.h"
+#include "tide-attach-pylayout.h"
 #include "tide-stack-table.h"
 
 #define PYTHON "/usr/bin/python3"
@@ -36,33 +38,41 @@ static const char dump_lines[] =
   "        lines = [p[0] or 0 for p in co.co_positions()]\n"
   "        print(co.co_firstlineno, co.co_linetable.hex() or '-', ','.join(map(str, lines)))\n";
 
+typedef gint (*LineDecoder) (const guint8 *table,
+                             gsize         len,
+                             gint          first_line,
+                             gint          offset);
+
+/* One code object as a dump prints it: @decode gives, for each of its code
+ * units, the line that CPython gave. */
 static void
-check_code_lines (const char *line,
-                  guint      *n_units)
+check_code_lines (LineDecoder  decode,
+                  const char  *first_field,
+                  const char  *table_hex,
+                  const char  *lines_field,
+                  guint       *n_units)
 {
-  g_auto(GStrv) fields = g_strsplit (line, " ", 3);
   g_auto(GStrv) expected = NULL;
   g_autofree guint8 *table = NULL;
   gsize len;
   gint first;
 
-  g_assert_cmpuint (g_strv_length (fields), ==, 3);
-  first = atoi (fields[0]);
-  len = strcmp (fields[1], "-") == 0 ? 0 : strlen (fields[1]) / 2;
+  first = atoi (first_field);
+  len = strcmp (table_hex, "-") == 0 ? 0 : strlen (table_hex) / 2;
   table = g_malloc (len + 1);
   for (gsize i = 0; i < len; i++)
-    table[i] = (guint8) g_ascii_strtoull ((char[]) { fields[1][2 * i], fields[1][2 * i + 1], 0 },
+    table[i] = (guint8) g_ascii_strtoull ((char[]) { table_hex[2 * i], table_hex[2 * i + 1], 0 },
                                           NULL, 16);
-  expected = g_strsplit (fields[2], ",", -1);
+  expected = g_strsplit (lines_field, ",", -1);
   /* A frame that has not run its first instruction: the first line. */
-  g_assert_cmpint (tide_attach_python_line (table, len, first, -2), ==, first);
+  g_assert_cmpint (decode (table, len, first, -2), ==, first);
   for (guint i = 0; expected[i] != NULL && expected[i][0] != '\0'; i++)
     {
       gint want = atoi (expected[i]);
 
-      if (tide_attach_python_line (table, len, first, (gint) i * 2) != want)
+      if (decode (table, len, first, (gint) i * 2) != want)
         g_error ("code at line %d, unit %u: line %d, CPython says %d", first, i,
-                 tide_attach_python_line (table, len, first, (gint) i * 2), want);
+                 decode (table, len, first, (gint) i * 2), want);
       ++*n_units;
     }
 }
@@ -98,11 +108,148 @@ test_line_table (void)
   for (guint i = 0; lines[i] != NULL; i++)
     if (lines[i][0] != '\0')
       {
-        check_code_lines (lines[i], &n_units);
+        g_auto(GStrv) fields = g_strsplit (lines[i], " ", 3);
+
+        g_assert_cmpuint (g_strv_length (fields), ==, 3);
+        check_code_lines (tide_attach_python_line, fields[0], fields[1], fields[2], &n_units);
         n_codes++;
       }
   g_test_message ("%u code objects, %u code units", n_codes, n_units);
   g_assert_cmpuint (n_codes, >, 100);
+}
+
+/* The tables that CPython 3.8 to 3.13 made of the same sources
+ * (py-lines.txt, from py-lines-dump.py), each read by its version's
+ * reader: the lines match the interpreter's own, unit by unit. */
+static void
+test_line_tables_per_version (void)
+{
+  static const struct
+  {
+    const char  *version;
+    LineDecoder  decode;
+  } readers[] = {
+    { "3.8", tide_attach_python_line_lnotab }, { "3.9", tide_attach_python_line_lnotab },
+    { "3.10", tide_attach_python_line_310 }, { "3.11", tide_attach_python_line },
+    { "3.12", tide_attach_python_line }, { "3.13", tide_attach_python_line },
+  };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+  guint n_codes[G_N_ELEMENTS (readers)] = { 0 };
+  guint n_units = 0;
+
+  g_file_get_contents (TIDE_BPF_TESTS_DIR "/py-lines.txt", &text, NULL, &error);
+  g_assert_no_error (error);
+  lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_auto(GStrv) fields = g_strsplit (lines[i], " ", 4);
+      guint r;
+
+      if (lines[i][0] == '\0')
+        continue;
+      g_assert_cmpuint (g_strv_length (fields), ==, 4);
+      for (r = 0; r < G_N_ELEMENTS (readers) && strcmp (readers[r].version, fields[0]) != 0; r++)
+        ;
+      g_assert_cmpuint (r, <, G_N_ELEMENTS (readers));
+      check_code_lines (readers[r].decode, fields[1], fields[2], fields[3], &n_units);
+      n_codes[r]++;
+    }
+  g_test_message ("%u code units", n_units);
+  /* py-lines-gaps.py (4), attach-py-leak.py (7) and json/decoder.py (13). */
+  for (guint r = 0; r < G_N_ELEMENTS (readers); r++)
+    g_assert_cmpuint (n_codes[r], ==, 24);
+}
+
+/* The 3.8 and 3.9 pairs: a gap of more than 127 lines takes two pairs, a
+ * step back is negative; the 3.10 pairs: -128 is a range without a line,
+ * and an offset past the table has none. */
+static void
+test_line_pairs (void)
+{
+  const guint8 lnotab[] = { 0, 127, 0, 38, 8, 4, 6, 0xfe };
+  const guint8 linetable[] = { 8, 1, 4, 0x80, 6, 2, 0, 5, 2, 0xfd };
+
+  g_assert_cmpint (tide_attach_python_line_lnotab (lnotab, sizeof lnotab, 1, 0), ==, 166);
+  g_assert_cmpint (tide_attach_python_line_lnotab (lnotab, sizeof lnotab, 1, 6), ==, 166);
+  g_assert_cmpint (tide_attach_python_line_lnotab (lnotab, sizeof lnotab, 1, 8), ==, 170);
+  g_assert_cmpint (tide_attach_python_line_lnotab (lnotab, sizeof lnotab, 1, 14), ==, 168);
+  g_assert_cmpint (tide_attach_python_line_lnotab (lnotab, sizeof lnotab, 1, 400), ==, 168);
+  g_assert_cmpint (tide_attach_python_line_310 (linetable, sizeof linetable, 10, 6), ==, 11);
+  g_assert_cmpint (tide_attach_python_line_310 (linetable, sizeof linetable, 10, 8), ==, 0);
+  g_assert_cmpint (tide_attach_python_line_310 (linetable, sizeof linetable, 10, 12), ==, 13);
+  g_assert_cmpint (tide_attach_python_line_310 (linetable, sizeof linetable, 10, 18), ==, 15);
+  g_assert_cmpint (tide_attach_python_line_310 (linetable, sizeof linetable, 10, 20), ==, 0);
+  g_assert_cmpint (tide_attach_python_line_310 (NULL, 0, 10, -2), ==, 10);
+}
+
+/* The _Py_DebugOffsets at the start of pyenv's CPython 3.13.0's
+ * _PyRuntime, as it was read from a running one (the cookie is set by
+ * debug_offsets_313). */
+static const guint64 debug_offsets_3130[TIDE_PY_DEBUG_OFFSETS_WORDS] = {
+    0, 0x30d00f0, 0, 283320, 608, 632, 194968, 7272, 7264, 7344, 7400, 7656, 7640, 7648, 16,
+    7752, 0, 7768, 7760, 304, 0, 8, 16, 72, 152, 160, 232, 32, 80, 8, 0, 56, 72, 70, 208, 112,
+    120, 128, 136, 68, 52, 96, 104, 200, 16, 8, 416, 24, 88, 168, 32, 24, 16, 40, 24, 16, 48,
+    32, 40, 24, 16, 32, 16, 24, 40, 16, 32, 64, 32, 16, 40, 240, 200,
+};
+
+static void
+debug_offsets_313 (guint64 *words)
+{
+  memcpy (words, debug_offsets_3130, sizeof debug_offsets_3130);
+  memcpy (words, "xdebugpy", 8);
+}
+
+/* 3.13 publishes its offsets: they agree with the row, they are taken
+ * over the row where they differ (here the thread id's), and a build they
+ * do not fit (free-threaded, a frame field out of the BPF program's
+ * window, another str header), or another version's, is refused or left
+ * to the row. */
+static void
+test_debug_offsets (void)
+{
+  const TidePyLayout *row = tide_attach_pylayout_for (3, 13);
+  guint64 words[TIDE_PY_DEBUG_OFFSETS_WORDS];
+  TidePyLayout out;
+
+  g_assert_nonnull (row);
+  g_assert_null (tide_attach_pylayout_for (3, 7));
+  g_assert_null (tide_attach_pylayout_for (3, 14));
+  g_assert_null (tide_attach_pylayout_for (2, 7));
+  debug_offsets_313 (words);
+  g_assert_cmpint (tide_attach_pylayout_from_debug (row, words, &out), ==,
+                   TIDE_PY_DEBUG_OFFSETS_TAKEN);
+  g_assert_cmpmem (&out, sizeof out, row, sizeof *row);
+
+  words[25] = 168;   /* thread_state.native_thread_id */
+  g_assert_cmpint (tide_attach_pylayout_from_debug (row, words, &out), ==,
+                   TIDE_PY_DEBUG_OFFSETS_TAKEN);
+  g_assert_cmpuint (out.tstate_thread_id, ==, 168);
+  g_assert_cmpuint (out.frame_instr, ==, 56);
+
+  debug_offsets_313 (words);
+  words[2] = 1;      /* free_threaded */
+  g_assert_cmpint (tide_attach_pylayout_from_debug (row, words, &out), ==,
+                   TIDE_PY_DEBUG_OFFSETS_UNFIT);
+  debug_offsets_313 (words);
+  words[31] = 80;    /* interpreter_frame.instr_ptr */
+  g_assert_cmpint (tide_attach_pylayout_from_debug (row, words, &out), ==,
+                   TIDE_PY_DEBUG_OFFSETS_UNFIT);
+  debug_offsets_313 (words);
+  words[70] = 56;    /* unicode_object.asciiobject_size */
+  g_assert_cmpint (tide_attach_pylayout_from_debug (row, words, &out), ==,
+                   TIDE_PY_DEBUG_OFFSETS_UNFIT);
+
+  debug_offsets_313 (words);
+  words[1] = 0x30e00f0;   /* 3.14 */
+  g_assert_cmpint (tide_attach_pylayout_from_debug (row, words, &out), ==,
+                   TIDE_PY_DEBUG_OFFSETS_ABSENT);
+  debug_offsets_313 (words);
+  words[0] = 0;
+  g_assert_cmpint (tide_attach_pylayout_from_debug (row, words, &out), ==,
+                   TIDE_PY_DEBUG_OFFSETS_ABSENT);
+  g_assert_cmpmem (&out, sizeof out, row, sizeof *row);
 }
 
 /* A damaged table: an entry without its first bit, or one cut short. */
@@ -176,7 +323,7 @@ test_unreadable_frames (void)
   g_assert_null (message);
   g_assert_nonnull (python);
   g_assert_cmphex (target.runtime, !=, 0);
-  g_assert_cmpuint (target.tstate_native_tid, ==, 160);
+  g_assert_cmpuint (target.tstate_thread_id, ==, 160);
 
   stack->n_py = 3;
   stack->py_state = TIDE_BPF_PY_WHOLE;
@@ -221,6 +368,9 @@ main (int    argc,
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/attach-python/line-table", test_line_table);
   g_test_add_func ("/attach-python/line-table-damaged", test_line_table_damaged);
+  g_test_add_func ("/attach-python/line-tables-per-version", test_line_tables_per_version);
+  g_test_add_func ("/attach-python/line-pairs", test_line_pairs);
+  g_test_add_func ("/attach-python/debug-offsets", test_debug_offsets);
   g_test_add_func ("/attach-python/unreadable-frames", test_unreadable_frames);
   g_test_add_func ("/attach-python/not-python", test_not_python);
   return g_test_run ();

@@ -855,6 +855,30 @@ detach_then_end (GSubprocess *attach,
   return attach_err;
 }
 
+/* The retained groups of @trace, which must have some; the top one's
+ * frames go to the test's log. */
+static GPtrArray *
+retained_groups (TideTrace   *trace,
+                 TideGroupBy  by)
+{
+  g_autoptr(GError) error = NULL;
+  GPtrArray *groups = tide_report_retained (trace, 0, by, &error);
+  const TideGroup *top;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (groups->len, >, 0);
+  top = g_ptr_array_index (groups, 0);
+  for (guint i = 0; i < top->frames->len; i++)
+    {
+      const TideFrame *frame = g_ptr_array_index (top->frames, i);
+
+      g_test_message ("top stack %u: %s %s %s:%d (%s)", i,
+                      frame->kind == TIDE_FRAME_PYTHON ? "python" : "native", frame->function,
+                      frame->file, frame->line, frame->module);
+    }
+  return groups;
+}
+
 static gint
 find_frame (const TideGroup *g,
             guint            from,
@@ -933,17 +957,8 @@ test_attach_python_frames (Fixture       *f,
 
   trace = tide_trace_open (f->trace, &error);
   g_assert_no_error (error);
-  groups = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, &error);
-  g_assert_no_error (error);
-  g_assert_cmpuint (groups->len, >, 0);
+  groups = retained_groups (trace, TIDE_GROUP_BY_STACK);
   top = g_ptr_array_index (groups, 0);
-  for (guint i = 0; i < top->frames->len; i++)
-    {
-      frame = g_ptr_array_index (top->frames, i);
-      g_test_message ("top stack %u: %s %s %s:%d (%s)", i,
-                      frame->kind == TIDE_FRAME_PYTHON ? "python" : "native", frame->function,
-                      frame->file, frame->line, frame->module);
-    }
   g_assert_cmpfloat (fabs ((double) top->bytes - TORCH_KEPT_BYTES), <=, 0.1 * TORCH_KEPT_BYTES);
 
   at = find_frame (top, 0, "DecoupledLinear.forward");
@@ -1081,14 +1096,14 @@ test_attach_python_fork (Fixture       *f,
   g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes"), ==, 2);
 }
 
-/* A Python other than 3.11 (pyenv's, where there is one: Debian has only
- * 3.11): attach says in one line that its frames are not supported, and
- * records native stacks. */
+/* pyenv's CPython @version ("3.8"), where it has one: Debian has only
+ * 3.11.  NULL when there is none. */
 static char *
-find_other_python (void)
+find_pyenv_python (const char *version)
 {
   g_autofree char *root = g_strdup (g_getenv ("PYENV_ROOT"));
   g_autofree char *versions = NULL;
+  g_autofree char *prefix = g_strdup_printf ("%s.", version);
   g_autoptr(GDir) dir = NULL;
   const char *name;
 
@@ -1098,19 +1113,122 @@ find_other_python (void)
   dir = g_dir_open (versions, 0, NULL);
   while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
     {
-      g_auto(GStrv) parts = g_strsplit (name, ".", 3);
       g_autofree char *exe = NULL;
 
-      if (g_strv_length (parts) < 2 || strcmp (parts[0], "3") != 0 ||
-          strcmp (parts[1], "11") == 0 || atoi (parts[1]) < 8)
+      if (!g_str_has_prefix (name, prefix) || !g_ascii_isdigit (name[strlen (prefix)]))
         continue;
-      exe = g_strdup_printf ("%s/%s/bin/python%s.%s", versions, name, parts[0], parts[1]);
+      exe = g_strdup_printf ("%s/%s/bin/python%s", versions, name, version);
       if (g_file_test (exe, G_FILE_TEST_IS_EXECUTABLE))
         return g_steal_pointer (&exe);
     }
   return NULL;
 }
 
+#define PY_LEAK        TIDE_BPF_TESTS_DIR "/attach-py-leak.py"
+#define PY_LEAK_BLOCKS 16
+
+/* The next Python frame of @g from @from on: @function at @line of
+ * attach-py-leak.py.  Returns its index. */
+static gint
+check_next_python_frame (const TideGroup *g,
+                         gint             from,
+                         const char      *function,
+                         const char      *marker)
+{
+  gint at = find_frame (g, (guint) from, function);
+  const TideFrame *frame;
+
+  g_assert_cmpint (at, >=, from);
+  frame = g_ptr_array_index (g->frames, at);
+  g_assert_cmpint (frame->kind, ==, TIDE_FRAME_PYTHON);
+  g_assert_true (g_str_has_suffix (frame->file, "/tests/bpf/attach-py-leak.py"));
+  g_assert_cmpint (frame->line, ==, tide_test_source_line ("tests/bpf/attach-py-leak.py", marker));
+  /* Nothing Python between the two: the evaluation frames stand for them. */
+  for (gint i = from; i < at; i++)
+    g_assert_cmpint (((const TideFrame *) g_ptr_array_index (g->frames, i))->kind, !=,
+                     TIDE_FRAME_PYTHON);
+  return at;
+}
+
+/* attach-py-leak.py under pyenv's CPython @data ("3.8" ... "3.13"): the
+ * top retained stack is Store.grow at its line (grow before 3.11, where
+ * code objects have no qualified name), under step and Block.forward at
+ * theirs with map's C frames between them (two evaluations of the
+ * interpreter), then main and the module, down to the native start; its bytes
+ * are the 16 MiB kept, in the scope Block (the class of forward's `self`).
+ * Attach says nothing of the version. */
+static void
+test_attach_python_version (Fixture       *f,
+                            gconstpointer  data)
+{
+  const char *version = data;
+  gboolean qualified = atoi (version + 2) >= 11;
+  g_autofree char *python = find_pyenv_python (version);
+  const char * const argv[] = { python, PY_LEAK, G_STRINGIFY (PY_LEAK_BLOCKS), NULL };
+  g_autoptr(GSubprocess) target = NULL;
+  g_autoptr(GSubprocess) attach = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) groups = NULL;
+  g_autoptr(GPtrArray) scopes = NULL;
+  g_autofree char *done = NULL, *attach_err = NULL;
+  const TideFrame *frame;
+  TideGroup *top;
+  gint at;
+
+  if (!can_attach ())
+    return;
+  if (python == NULL)
+    {
+      g_autofree char *why = g_strdup_printf ("no CPython %s here (pyenv's versions)", version);
+
+      g_test_skip (why);
+      return;
+    }
+  target = start_python (argv, &out);
+  attach = start_attach_full (g_subprocess_get_identifier (target), f->trace, NULL, NULL, NULL,
+                              TRUE);
+  say_go (target);
+  done = read_target_line (out);
+  g_assert_cmpstr (done, ==, "done " G_STRINGIFY (PY_LEAK_BLOCKS));
+  attach_err = detach_then_end (attach, target);
+  g_test_message ("%s", attach_err);
+  g_assert_null (strstr (attach_err, "Python"));
+
+  trace = tide_trace_open (f->trace, &error);
+  g_assert_no_error (error);
+  groups = retained_groups (trace, TIDE_GROUP_BY_STACK);
+  top = g_ptr_array_index (groups, 0);
+  g_assert_cmpfloat (fabs ((double) top->bytes - PY_LEAK_BLOCKS * 1048576.0), <=,
+                     0.1 * PY_LEAK_BLOCKS * 1048576.0);
+  at = check_next_python_frame (top, 0, qualified ? "Store.grow" : "grow", "# LEAK-LINE");
+  g_assert_true (tide_group_get_headline (top) == g_ptr_array_index (top->frames, at));
+  at = check_next_python_frame (top, at + 1, "step", "# CALLER-LINE");
+  /* map calls step from C: between the two evaluations. */
+  g_assert_cmpint (find_frame (top, (guint) at + 1, "map_next"), >, at);
+  g_assert_cmpint (find_frame (top, (guint) at + 1, "map_next"), <,
+                   find_frame (top, (guint) at + 1, qualified ? "Block.forward" : "forward"));
+  at = check_next_python_frame (top, at + 1, qualified ? "Block.forward" : "forward",
+                                "# FORWARD-LINE");
+  at = find_frame (top, (guint) at + 1, "main");
+  g_assert_cmpint (at, >, 0);
+  g_assert_cmpint (find_frame (top, (guint) at + 1, "<module>"), >, at);
+  frame = g_ptr_array_index (top->frames, top->frames->len - 1);
+  g_assert_cmpstr (frame->function, ==, "_start");
+
+  /* Without steps no stack has a dominant scope: by scope, Block holds
+   * what was kept. */
+  scopes = retained_groups (trace, TIDE_GROUP_BY_SCOPE);
+  top = g_ptr_array_index (scopes, 0);
+  g_assert_cmpstr (top->scope_path, ==, "Block");
+  g_assert_cmpfloat (fabs ((double) top->bytes - PY_LEAK_BLOCKS * 1048576.0), <=,
+                     0.1 * PY_LEAK_BLOCKS * 1048576.0);
+}
+
+/* A Python older than 3.8 (pyenv's 3.7 or 3.6, where there is one):
+ * attach says in one line that its frames are not supported, and records
+ * native stacks. */
 static void
 test_attach_python_unsupported (Fixture       *f,
                                 gconstpointer  data)
@@ -1122,8 +1240,8 @@ test_attach_python_unsupported (Fixture       *f,
     "kept = [bytearray(b'x' * (1 << 20)) for _ in range(8)]\n"
     "print('done', flush=True)\n"
     "sys.stdin.readline()\n";
-  g_autofree char *python = find_other_python ();
-  const char * const argv[] = { python, "-c", code, NULL };
+  g_autofree char *python = NULL;
+  const char *argv[] = { NULL, "-c", code, NULL };
   g_autofree char *base = NULL, *expected = NULL;
   g_autoptr(GSubprocess) target = NULL;
   g_autoptr(GSubprocess) attach = NULL;
@@ -1134,11 +1252,12 @@ test_attach_python_unsupported (Fixture       *f,
 
   if (!can_attach ())
     return;
-  if (python == NULL)
+  if ((python = find_pyenv_python ("3.7")) == NULL && (python = find_pyenv_python ("3.6")) == NULL)
     {
-      g_test_skip ("no CPython other than 3.11 here (pyenv's versions)");
+      g_test_skip ("no CPython 3.7 or 3.6 here (pyenv's versions)");
       return;
     }
+  argv[0] = python;
   target = start_python (argv, &out);
   attach = start_attach_full (g_subprocess_get_identifier (target), f->trace, NULL, NULL, NULL,
                               TRUE);
@@ -1148,8 +1267,8 @@ test_attach_python_unsupported (Fixture       *f,
   attach_err = detach_then_end (attach, target);
 
   base = g_path_get_basename (python);
-  expected = g_strdup_printf ("tidemark: attach: Python %s frames are not supported; native "
-                              "stacks only\n", base + strlen ("python"));
+  expected = g_strdup_printf ("tidemark: attach: Python %s frames are not supported (only 3.8 "
+                              "to 3.13); native stacks only\n", base + strlen ("python"));
   g_test_message ("%s", attach_err);
   /* Said once, as the attach starts, then it goes on. */
   g_assert_true (g_str_has_prefix (attach_err, expected));
@@ -1286,6 +1405,9 @@ test_attach_unprivileged (Fixture       *f,
   g_assert_false (g_file_test (trace, G_FILE_TEST_EXISTS));
 }
 
+/* The versions whose frames attach reads, as pyenv names them. */
+static const char * const pyenv_versions[] = { "3.8", "3.9", "3.10", "3.11", "3.12", "3.13" };
+
 int
 main (int    argc,
       char **argv)
@@ -1312,6 +1434,13 @@ main (int    argc,
               fixture_teardown);
   g_test_add ("/attach/python-unsupported", Fixture, NULL, fixture_setup,
               test_attach_python_unsupported, fixture_teardown);
+  for (guint i = 0; i < G_N_ELEMENTS (pyenv_versions); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("/attach/python-version/%s", pyenv_versions[i]);
+
+      g_test_add (name, Fixture, pyenv_versions[i], fixture_setup, test_attach_python_version,
+                  fixture_teardown);
+    }
   g_test_add ("/attach/optimizer-steps", Fixture, NULL, fixture_setup,
               test_attach_optimizer_steps, fixture_teardown);
   g_test_add ("/attach/no-torch-steps", Fixture, NULL, fixture_setup,

@@ -77,6 +77,7 @@ typedef enum
 #define TIDE_BPF_PY_FRAMES 32
 
 #define TIDE_BPF_PY_ENTRY  1u   /* the first frame of a C-level evaluation */
+#define TIDE_BPF_PY_SHIM   2u   /* 3.12+: the C stack's own frame below an evaluation's first */
 
 typedef struct
 {
@@ -91,25 +92,36 @@ typedef struct
 #define TIDE_BPF_PY_WHOLE     1u   /* every frame of the thread, to its first */
 #define TIDE_BPF_PY_TRUNCATED 2u   /* more frames than TIDE_BPF_PY_FRAMES, or a read failed */
 
+/* How a version chains its frames (TideBpfPyTarget.layout). */
+#define TIDE_BPF_PY_CFRAME        1u    /* 3.11, 3.12: tstate_frame is a _PyCFrame*, the
+                                         * frame is at cframe_current in it */
+#define TIDE_BPF_PY_FRAME_OBJECTS 2u    /* 3.8-3.10: PyFrameObjects, each run by a C-level
+                                         * evaluation of its own; frame_instr is f_lasti */
+#define TIDE_BPF_PY_LASTI_UNITS   4u    /* 3.10: f_lasti counts code units, not bytes */
+#define TIDE_BPF_PY_OWNER         8u    /* 3.12+: frame_entry is `owner`, 3 for a shim */
+#define TIDE_BPF_PY_PTHREAD_ID    16u   /* 3.8-3.10: tstate_thread_id is pthread_self () */
+
 /* Where an interpreter keeps its thread states and frames in one process:
  * the address of its _PyRuntime and the offsets of its version
- * (capture/wire/tide-py311.h for 3.11), set by the loader per process in
- * the `py_targets` map. */
+ * (attach/tide-attach-pylayout.c), set by the loader per process in the
+ * `py_targets` map. */
 typedef struct
 {
   __u64 runtime;              /* &_PyRuntime in the process */
   __u16 runtime_interp_head;  /* _PyRuntimeState.interpreters.head */
-  __u16 interp_tstate_head;   /* PyInterpreterState.threads.head */
+  __u16 interp_tstate_head;   /* PyInterpreterState.threads.head (tstate_head) */
   __u16 tstate_next;
-  __u16 tstate_native_tid;
-  __u16 tstate_cframe;
+  __u16 tstate_thread_id;     /* native_thread_id, or thread_id with TIDE_BPF_PY_PTHREAD_ID */
+  __u16 tstate_frame;         /* frame, cframe or current_frame */
   __u16 cframe_current;
-  __u16 frame_code;
-  __u16 frame_previous;
-  __u16 frame_prev_instr;
-  __u16 frame_is_entry;
+  __u16 frame_code;           /* f_code, f_executable */
+  __u16 frame_previous;       /* previous, f_back */
+  __u16 frame_instr;          /* prev_instr, instr_ptr, f_lasti */
+  __u16 frame_entry;          /* is_entry, owner */
   __u16 frame_first_local;
   __u16 code_adaptive;        /* where the instructions start in a code object */
+  __u32 layout;               /* TIDE_BPF_PY_CFRAME ... */
+  __u32 reserved;
 } TideBpfPyTarget;
 
 typedef struct
@@ -237,7 +249,7 @@ typedef enum
 
 _Static_assert (sizeof (TideBpfHeader) == 24, "TideBpfHeader layout");
 _Static_assert (sizeof (TideBpfPyFrame) == 24, "TideBpfPyFrame layout");
-_Static_assert (sizeof (TideBpfPyTarget) == 32, "TideBpfPyTarget layout");
+_Static_assert (sizeof (TideBpfPyTarget) == 40, "TideBpfPyTarget layout");
 _Static_assert (sizeof (TideBpfUserStack) == 8 * TIDE_BPF_N_REGS + 24
                 + sizeof (TideBpfPyFrame) * TIDE_BPF_PY_FRAMES + TIDE_BPF_STACK_BYTES,
                 "TideBpfUserStack layout");

@@ -244,15 +244,19 @@ page_is_sampled (__u64 addr)
  *
  * A thread's CPython frames are found from its thread state: the
  * interpreter's list of thread states is walked (at most PY_MAX_THREADS)
- * for the one whose native thread id is this thread, then the frame chain
- * from tstate->cframe->current_frame (at most TIDE_BPF_PY_FRAMES frames).
- * Each frame is read in one piece (PY_FRAME_WINDOW bytes); every read is a
+ * for the one that names this thread, then the frame chain from the
+ * thread's current frame (at most TIDE_BPF_PY_FRAMES frames).  One walker
+ * serves every version; TideBpfPyTarget says where the fields are and how
+ * the frames chain (its layout flags).  Each frame is read in one piece
+ * (a window up to its last field that is read); every read is a
  * bpf_probe_read_user, so a chain that changes under us or memory that is
  * gone ends the walk early, never worse. */
 
-#define PY_MAX_THREADS   64
-#define PY_FRAME_WINDOW  80    /* _PyInterpreterFrame up to localsplus[0], included */
-#define PY_WINDOW_WORDS  16
+#define PY_MAX_THREADS    64
+#define PY_FRAME_WINDOW   80    /* _PyInterpreterFrame up to localsplus[0], included */
+#define PY_OBJECT_WINDOW  128   /* PyFrameObject up to f_lasti, included */
+#define PY_WINDOW_WORDS   16
+#define PY_OWNED_BY_CSTACK 3    /* _PyInterpreterFrame.owner of a shim frame */
 
 static __always_inline __u64
 read_user_u64 (__u64 addr)
@@ -264,14 +268,31 @@ read_user_u64 (__u64 addr)
   return value;
 }
 
+/* How a thread state names its thread: by the native thread id or,
+ * before 3.11, by pthread_self (), which glibc on x86_64 makes the
+ * thread's fs base. */
+static __always_inline __u64
+py_thread_id (const TideBpfPyTarget *t,
+              __u64                  pid_tgid)
+{
+  struct task_struct *task;
+
+  if (!(t->layout & TIDE_BPF_PY_PTHREAD_ID))
+    return (__u32) pid_tgid;
+  task = bpf_get_current_task_btf ();
+  return BPF_CORE_READ (task, thread.fsbase);
+}
+
 static __always_inline __u64
 py_find_tstate (const TideBpfPyTarget *t,
-                __u32                  tid)
+                __u64                  pid_tgid)
 {
+  __u32 tid = (__u32) pid_tgid;
   __u64 *cached = bpf_map_lookup_elem (&py_tstates, &tid);
+  __u64 want = py_thread_id (t, pid_tgid);
   __u64 interp, tstate;
 
-  if (cached && *cached && read_user_u64 (*cached + t->tstate_native_tid) == tid)
+  if (cached && *cached && read_user_u64 (*cached + t->tstate_thread_id) == want)
     return *cached;
   interp = read_user_u64 (t->runtime + t->runtime_interp_head);
   if (interp == 0)
@@ -279,7 +300,7 @@ py_find_tstate (const TideBpfPyTarget *t,
   tstate = read_user_u64 (interp + t->interp_tstate_head);
   for (int i = 0; i < PY_MAX_THREADS && tstate != 0; i++)
     {
-      if (read_user_u64 (tstate + t->tstate_native_tid) == tid)
+      if (read_user_u64 (tstate + t->tstate_thread_id) == want)
         {
           bpf_map_update_elem (&py_tstates, &tid, &tstate, BPF_ANY);
           return tstate;
@@ -287,6 +308,20 @@ py_find_tstate (const TideBpfPyTarget *t,
       tstate = read_user_u64 (tstate + t->tstate_next);
     }
   return 0;
+}
+
+/* The thread's innermost frame: tstate->frame (3.8-3.10),
+ * tstate->cframe->current_frame (3.11, 3.12), tstate->current_frame
+ * (3.13). */
+static __always_inline __u64
+py_current_frame (const TideBpfPyTarget *t,
+                  __u64                  tstate)
+{
+  __u64 frame = read_user_u64 (tstate + t->tstate_frame);
+
+  if ((t->layout & TIDE_BPF_PY_CFRAME) && frame != 0)
+    frame = read_user_u64 (frame + t->cframe_current);
+  return frame;
 }
 
 /* The word of a frame's window at byte @offset (8-aligned pointers). */
@@ -298,10 +333,47 @@ window_word (const __u64 *window,
 }
 
 static __always_inline __u32
+window_u32 (const __u64 *window,
+            __u16        offset)
+{
+  return (__u32) (window_word (window, offset) >> ((offset & 4) * 8));
+}
+
+static __always_inline __u32
 window_byte (const __u64 *window,
              __u16        offset)
 {
   return (window_word (window, offset) >> ((offset & 7) * 8)) & 0xff;
+}
+
+/* The byte offset in @code of the instruction a frame runs: from the
+ * instruction pointer (3.11+), or f_lasti (3.8-3.10: bytes, or code
+ * units in 3.10), -1 or -2 before the first. */
+static __always_inline __s64
+py_frame_instr (const TideBpfPyTarget *t,
+                const __u64           *window,
+                __u64                  code)
+{
+  __s64 lasti;
+
+  if (!(t->layout & TIDE_BPF_PY_FRAME_OBJECTS))
+    return (__s64) (window_word (window, t->frame_instr) - code - t->code_adaptive);
+  lasti = (__s32) window_u32 (window, t->frame_instr);
+  return (t->layout & TIDE_BPF_PY_LASTI_UNITS) ? lasti * 2 : lasti;
+}
+
+/* TIDE_BPF_PY_ENTRY for the first frame of a C-level evaluation (every
+ * frame object is one), TIDE_BPF_PY_SHIM for the frame that 3.12+ pushes
+ * below it. */
+static __always_inline __u32
+py_frame_flags (const TideBpfPyTarget *t,
+                const __u64           *window)
+{
+  if (t->layout & TIDE_BPF_PY_FRAME_OBJECTS)
+    return TIDE_BPF_PY_ENTRY;
+  if (t->layout & TIDE_BPF_PY_OWNER)
+    return window_byte (window, t->frame_entry) == PY_OWNED_BY_CSTACK ? TIDE_BPF_PY_SHIM : 0;
+  return window_byte (window, t->frame_entry) ? TIDE_BPF_PY_ENTRY : 0;
 }
 
 /* The innermost @max_frames (a constant) Python frames of this thread into
@@ -321,29 +393,37 @@ copy_python_frames (TideBpfPyFrame *py,
 
   *n_py = 0;
   *py_state = TIDE_BPF_PY_NONE;
-  if (t == NULL || (tstate = py_find_tstate (t, (__u32) pid_tgid)) == 0)
+  if (t == NULL || (tstate = py_find_tstate (t, pid_tgid)) == 0)
     return;
-  frame = read_user_u64 (read_user_u64 (tstate + t->tstate_cframe) + t->cframe_current);
+  frame = py_current_frame (t, tstate);
   *py_state = TIDE_BPF_PY_TRUNCATED;
   for (int i = 0; i < max_frames; i++)
     {
       TideBpfPyFrame *out = &py[i];
       __u64 code;
       __s64 instr;
+      long err;
 
       if (frame == 0)
         {
           *py_state = TIDE_BPF_PY_WHOLE;
           break;
         }
-      if (bpf_probe_read_user (window, PY_FRAME_WINDOW, (const void *) frame) != 0)
+      if (t->layout & TIDE_BPF_PY_FRAME_OBJECTS)
+        err = bpf_probe_read_user (window, PY_OBJECT_WINDOW, (const void *) frame);
+      else
+        err = bpf_probe_read_user (window, PY_FRAME_WINDOW, (const void *) frame);
+      if (err != 0)
         break;
       code = window_word (window, t->frame_code);
-      instr = (__s64) (window_word (window, t->frame_prev_instr) - code - t->code_adaptive);
+      instr = py_frame_instr (t, window, code);
       out->code = code;
-      out->first_local = window_word (window, t->frame_first_local);
+      /* Past the window in a frame object: one more read. */
+      out->first_local = (t->layout & TIDE_BPF_PY_FRAME_OBJECTS)
+                         ? read_user_u64 (frame + t->frame_first_local)
+                         : window_word (window, t->frame_first_local);
       out->instr = instr >= -2 && instr < (1 << 30) ? (__s32) instr : -1;
-      out->flags = window_byte (window, t->frame_is_entry) ? TIDE_BPF_PY_ENTRY : 0;
+      out->flags = py_frame_flags (t, window);
       frame = window_word (window, t->frame_previous);
       n++;
     }
