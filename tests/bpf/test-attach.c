@@ -855,6 +855,29 @@ detach_then_end (GSubprocess *attach,
   return attach_err;
 }
 
+/* Runs the Python program @argv attached (`attach [OPTION VALUE]`, loud
+ * or --quiet) from its "ready" to its last line, which must be @done, and
+ * lets it end; returns what attach said on stderr (NULL when quiet). */
+static char *
+attach_for_python_run (const char * const *argv,
+                       const char         *trace,
+                       const char         *option,
+                       const char         *value,
+                       gboolean            loud,
+                       const char         *done)
+{
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autoptr(GSubprocess) target = start_python (argv, &out);
+  g_autoptr(GSubprocess) attach = start_attach_full (g_subprocess_get_identifier (target), trace,
+                                                     option, value, NULL, loud);
+  g_autofree char *last = NULL;
+
+  say_go (target);
+  last = read_target_line (out);
+  g_assert_cmpstr (last, ==, done);
+  return detach_then_end (attach, target);
+}
+
 /* The retained groups of @trace, which must have some; the top one's
  * frames go to the test's log. */
 static GPtrArray *
@@ -932,27 +955,19 @@ test_attach_python_frames (Fixture       *f,
   };
   /* A pause of 50 ms a step: the leak spans some ten steps of 200 ms. */
   const char * const argv[] = { PYTHON, TORCH_LEAK, G_STRINGIFY (TORCH_STEPS), "50", NULL };
-  g_autoptr(GSubprocess) target = NULL;
-  g_autoptr(GSubprocess) attach = NULL;
-  g_autoptr(GDataInputStream) out = NULL;
   g_autoptr(TideTrace) trace = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) groups = NULL;
-  g_autofree char *done = NULL, *attach_err = NULL;
+  g_autofree char *attach_err = NULL;
   const TideFrame *frame, *headline;
   TideGroup *top;
   gint at;
 
   if (!can_attach_torch ())
     return;
-  target = start_python (argv, &out);
-  attach = start_attach (g_subprocess_get_identifier (target), f->trace, "--step-interval",
-                         "200");
-  say_go (target);
-  done = read_target_line (out);
   /* The first step ran before the attach. */
-  g_assert_cmpstr (done, ==, "done " G_STRINGIFY (TORCH_STEPS) " 41");
-  attach_err = detach_then_end (attach, target);
+  attach_err = attach_for_python_run (argv, f->trace, "--step-interval", "200", FALSE,
+                                      "done " G_STRINGIFY (TORCH_STEPS) " 41");
   g_assert_null (attach_err);   /* --quiet: no pipe */
 
   trace = tide_trace_open (f->trace, &error);
@@ -1077,20 +1092,12 @@ test_attach_python_fork (Fixture       *f,
     "    os._exit(0)\n"
     "os.waitpid(child, 0)\n";
   const char * const argv[] = { PYTHON, "-c", code, NULL };
-  g_autoptr(GSubprocess) target = NULL;
-  g_autoptr(GSubprocess) attach = NULL;
-  g_autoptr(GDataInputStream) out = NULL;
   g_autoptr(TideTrace) trace = NULL;
-  g_autofree char *done = NULL, *attach_err = NULL;
+  g_autofree char *attach_err = NULL;
 
   if (!can_attach ())
     return;
-  target = start_python (argv, &out);
-  attach = start_attach (g_subprocess_get_identifier (target), f->trace, NULL, NULL);
-  say_go (target);
-  done = read_target_line (out);
-  g_assert_cmpstr (done, ==, "done");
-  attach_err = detach_then_end (attach, target);
+  attach_err = attach_for_python_run (argv, f->trace, NULL, NULL, FALSE, "done");
   check_grow_is_top (f->trace);
   trace = tide_test_open_trace (f->trace);
   g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes"), ==, 2);
@@ -1165,14 +1172,11 @@ test_attach_python_version (Fixture       *f,
   gboolean qualified = atoi (version + 2) >= 11;
   g_autofree char *python = find_pyenv_python (version);
   const char * const argv[] = { python, PY_LEAK, G_STRINGIFY (PY_LEAK_BLOCKS), NULL };
-  g_autoptr(GSubprocess) target = NULL;
-  g_autoptr(GSubprocess) attach = NULL;
-  g_autoptr(GDataInputStream) out = NULL;
   g_autoptr(TideTrace) trace = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) groups = NULL;
   g_autoptr(GPtrArray) scopes = NULL;
-  g_autofree char *done = NULL, *attach_err = NULL;
+  g_autofree char *attach_err = NULL;
   const TideFrame *frame;
   TideGroup *top;
   gint at;
@@ -1186,13 +1190,8 @@ test_attach_python_version (Fixture       *f,
       g_test_skip (why);
       return;
     }
-  target = start_python (argv, &out);
-  attach = start_attach_full (g_subprocess_get_identifier (target), f->trace, NULL, NULL, NULL,
-                              TRUE);
-  say_go (target);
-  done = read_target_line (out);
-  g_assert_cmpstr (done, ==, "done " G_STRINGIFY (PY_LEAK_BLOCKS));
-  attach_err = detach_then_end (attach, target);
+  attach_err = attach_for_python_run (argv, f->trace, NULL, NULL, TRUE,
+                                      "done " G_STRINGIFY (PY_LEAK_BLOCKS));
   g_test_message ("%s", attach_err);
   g_assert_null (strstr (attach_err, "Python"));
 
@@ -1243,12 +1242,9 @@ test_attach_python_unsupported (Fixture       *f,
   g_autofree char *python = NULL;
   const char *argv[] = { NULL, "-c", code, NULL };
   g_autofree char *base = NULL, *expected = NULL;
-  g_autoptr(GSubprocess) target = NULL;
-  g_autoptr(GSubprocess) attach = NULL;
-  g_autoptr(GDataInputStream) out = NULL;
   g_autoptr(TideTrace) trace = NULL;
   g_autoptr(GError) error = NULL;
-  g_autofree char *done = NULL, *attach_err = NULL;
+  g_autofree char *attach_err = NULL;
 
   if (!can_attach ())
     return;
@@ -1258,13 +1254,7 @@ test_attach_python_unsupported (Fixture       *f,
       return;
     }
   argv[0] = python;
-  target = start_python (argv, &out);
-  attach = start_attach_full (g_subprocess_get_identifier (target), f->trace, NULL, NULL, NULL,
-                              TRUE);
-  say_go (target);
-  done = read_target_line (out);
-  g_assert_cmpstr (done, ==, "done");
-  attach_err = detach_then_end (attach, target);
+  attach_err = attach_for_python_run (argv, f->trace, NULL, NULL, TRUE, "done");
 
   base = g_path_get_basename (python);
   expected = g_strdup_printf ("tidemark: attach: Python %s frames are not supported (only 3.8 "
