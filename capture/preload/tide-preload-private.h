@@ -196,19 +196,32 @@ tide_should_sample (size_t size)
     }                                                              \
   while (0)
 
-/* The free of a block of @kind, before the real free: in sampled mode one
- * relaxed load of the free mode and one of the address filter. */
+/* Whether the free of @ptr may have to be recorded: in sampled mode one
+ * relaxed load of the free mode and one of the address filter, and no call,
+ * so that a hook can chain to the real free as a tail call otherwise. */
+static inline bool
+tide_free_may_record (void *ptr)
+{
+  int mode = atomic_load_explicit (&tide_state.free_mode, memory_order_relaxed);
+
+  if (TIDE_LIKELY (mode == TIDE_FREE_IGNORE))
+    return false;
+  return mode == TIDE_FREE_ALL
+         || TIDE_UNLIKELY (tide_addrset_maybe (&tide_state.addrset, (uintptr_t) ptr));
+}
+
+/* The free of a block of @kind, before the real free.  The guard (a free
+ * made by the profiler itself) is read only once the filter says maybe: a
+ * free is the most frequent call there is. */
 static inline void
 tide_maybe_record_free (void     *ptr,
                         uint16_t  kind)
 {
-  int mode = atomic_load_explicit (&tide_state.free_mode, memory_order_relaxed);
-
-  if (TIDE_LIKELY (mode == TIDE_FREE_IGNORE) || tide_tls.guard)
+  if (TIDE_LIKELY (!tide_free_may_record (ptr)) || tide_tls.guard)
     return;
-  if (mode == TIDE_FREE_ALL)
+  if (atomic_load_explicit (&tide_state.free_mode, memory_order_relaxed) == TIDE_FREE_ALL)
     tide_record_free (ptr, kind);
-  else if (TIDE_UNLIKELY (tide_addrset_maybe (&tide_state.addrset, (uintptr_t) ptr)))
+  else
     tide_record_free_if_sampled (ptr, kind, NULL);
 }
 

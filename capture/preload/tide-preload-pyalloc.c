@@ -72,31 +72,82 @@ typedef struct
   void  (*free)  (void *ctx, void *ptr, size_t size);
 } TidePyArenaAllocator;
 
-/* The allocators we chain to; each domain's wrapper gets its own as ctx. */
-static TidePyMemAllocator tide_pyalloc_prev[TIDE_PY_N_DOMAINS];
+/* pymalloc serves a request of 1 to PYMALLOC_SMALL_MAX bytes from its
+ * pools (SMALL_REQUEST_THRESHOLD of obmalloc.c, 3.8 to 3.13). */
+#define PYMALLOC_SMALL_MAX 512
+
+/* A domain's wrapper gets its own as ctx: the allocator it chains to, and
+ * whether that is pymalloc itself. */
+typedef struct
+{
+  TidePyMemAllocator prev;
+  bool               pymalloc;
+} TidePyDomain;
+
+static TidePyDomain tide_pyalloc_domains[TIDE_PY_N_DOMAINS];
 static TidePyArenaAllocator tide_pyarena_prev;
 static bool tide_pyalloc_domains_hooked;
 static bool tide_pyalloc_arenas_hooked;
 
 /* ---- the object and mem domains ------------------------------------------- */
 
+/* Whether a request that is not sampled may go to the chained allocator
+ * without the guard, as a tail call: when pymalloc serves it from a pool,
+ * no malloc is made for it that the malloc hook could count a second time
+ * (only pymalloc's rare bookkeeping calls malloc, for memory no object
+ * holds, and the malloc hook may record that as what it is; a new arena
+ * comes through the arena wrapper).  Most objects are made here, and the
+ * guard's two counters and the frame kept around the call cost more than
+ * the rest of the wrapper. */
+static inline bool
+pymalloc_serves_alone (const TidePyDomain *domain,
+                       size_t              size)
+{
+  return domain->pymalloc && size - 1 < PYMALLOC_SMALL_MAX;
+}
+
+/* A request that is sampled, or that pymalloc may hand on to malloc (the
+ * guard then keeps the malloc hook from counting it a second time): out of
+ * line, so that the common request keeps no frame. */
+static __attribute__ ((noinline)) void *
+pyalloc_malloc_guarded (const TidePyMemAllocator *prev,
+                        size_t                    size,
+                        bool                      sample)
+{
+  double weight = sample ? tide_sample_decide (size) : 0.0;
+  void *p;
+
+  TIDE_REAL_CALL (p = prev->malloc (prev->ctx, size));
+  if (weight > 0.0 && p != NULL)
+    tide_record_alloc (p, size, weight, TIDE_KIND_PYOBJECT);
+  return p;
+}
+
 static void *
 pyalloc_malloc (void   *ctx,
                 size_t  size)
 {
-  const TidePyMemAllocator *prev = ctx;
-  double weight;
+  const TidePyDomain *domain = ctx;
+  bool sample = tide_should_sample (size);
+
+  if (TIDE_LIKELY (!sample && pymalloc_serves_alone (domain, size)))
+    return domain->prev.malloc (domain->prev.ctx, size);
+  return pyalloc_malloc_guarded (&domain->prev, size, sample);
+}
+
+static __attribute__ ((noinline)) void *
+pyalloc_calloc_guarded (const TidePyMemAllocator *prev,
+                        size_t                    nelem,
+                        size_t                    elsize,
+                        size_t                    total,
+                        bool                      sample)
+{
+  double weight = sample ? tide_sample_decide (total) : 0.0;
   void *p;
 
-  if (TIDE_LIKELY (!tide_should_sample (size)))
-    {
-      TIDE_REAL_CALL (p = prev->malloc (prev->ctx, size));
-      return p;
-    }
-  weight = tide_sample_decide (size);
-  TIDE_REAL_CALL (p = prev->malloc (prev->ctx, size));
+  TIDE_REAL_CALL (p = prev->calloc (prev->ctx, nelem, elsize));
   if (weight > 0.0 && p != NULL)
-    tide_record_alloc (p, size, weight, TIDE_KIND_PYOBJECT);
+    tide_record_alloc (p, total, weight, TIDE_KIND_PYOBJECT);
   return p;
 }
 
@@ -105,21 +156,14 @@ pyalloc_calloc (void   *ctx,
                 size_t  nelem,
                 size_t  elsize)
 {
-  const TidePyMemAllocator *prev = ctx;
+  const TidePyDomain *domain = ctx;
   size_t total;
-  double weight;
-  void *p;
+  bool overflow = __builtin_mul_overflow (nelem, elsize, &total);
+  bool sample = !overflow && tide_should_sample (total);
 
-  if (__builtin_mul_overflow (nelem, elsize, &total) || TIDE_LIKELY (!tide_should_sample (total)))
-    {
-      TIDE_REAL_CALL (p = prev->calloc (prev->ctx, nelem, elsize));
-      return p;
-    }
-  weight = tide_sample_decide (total);
-  TIDE_REAL_CALL (p = prev->calloc (prev->ctx, nelem, elsize));
-  if (weight > 0.0 && p != NULL)
-    tide_record_alloc (p, total, weight, TIDE_KIND_PYOBJECT);
-  return p;
+  if (TIDE_LIKELY (!overflow && !sample && pymalloc_serves_alone (domain, total)))
+    return domain->prev.calloc (domain->prev.ctx, nelem, elsize);
+  return pyalloc_calloc_guarded (&domain->prev, nelem, elsize, total, sample);
 }
 
 static void *
@@ -128,7 +172,7 @@ call_chained_realloc (void   *ctx,
                       size_t  nmemb,
                       size_t  size)
 {
-  const TidePyMemAllocator *prev = ctx;
+  const TidePyMemAllocator *prev = &((const TidePyDomain *) ctx)->prev;
   void *p;
 
   TIDE_REAL_CALL (p = prev->realloc (prev->ctx, ptr, size));
@@ -143,16 +187,30 @@ pyalloc_realloc (void   *ctx,
   return tide_realloc_tracked (ptr, size, TIDE_KIND_PYOBJECT, call_chained_realloc, ctx, 1);
 }
 
-/* The common free: one load of the free mode and one of the filter. */
+/* The free of a block whose free may have to be recorded: out of line, so
+ * that the common free keeps no frame of its own. */
+static __attribute__ ((noinline)) void
+pyalloc_free_looked_up (const TidePyMemAllocator *prev,
+                        void                     *ptr)
+{
+  tide_maybe_record_free (ptr, TIDE_KIND_PYOBJECT);
+  prev->free (prev->ctx, ptr);
+}
+
+/* The common free: one load of the free mode and one of the filter, then
+ * a tail call.  The chained free needs no guard: a block it hands on to
+ * free() (one pymalloc did not serve) is no longer in the set once its
+ * free is recorded here, so the free hook finds nothing to record. */
 static void
 pyalloc_free (void *ctx,
               void *ptr)
 {
-  const TidePyMemAllocator *prev = ctx;
+  const TidePyMemAllocator *prev = &((const TidePyDomain *) ctx)->prev;
 
-  if (ptr != NULL)
-    tide_maybe_record_free (ptr, TIDE_KIND_PYOBJECT);
-  TIDE_REAL_CALL (prev->free (prev->ctx, ptr));
+  if (TIDE_UNLIKELY (ptr != NULL && tide_free_may_record (ptr)))
+    pyalloc_free_looked_up (prev, ptr);
+  else
+    prev->free (prev->ctx, ptr);
 }
 
 /* The number after "# bytes in allocated blocks ... =", its digits grouped
@@ -186,8 +244,9 @@ parse_allocated_bytes (const char *stats,
  * one ours will chain to: pymalloc's own table has no context, and the
  * debug hooks (-X dev, PYTHONMALLOC=pymalloc_debug), which add bytes to
  * every block, have one.  The GIL is held: the statistics walk the
- * arenas. */
-static void
+ * arenas.  Returns whether pymalloc is the object domain's allocator: its
+ * statistics are printed only then (3.13's mimalloc prints others). */
+static bool
 send_unhooked_bytes (void (*get_allocator) (int, TidePyMemAllocator *))
 {
   int (*malloc_stats) (FILE *);
@@ -201,7 +260,7 @@ send_unhooked_bytes (void (*get_allocator) (int, TidePyMemAllocator *))
   get_allocator (TIDE_PY_DOMAIN_OBJ, &current);
   *(void **) &malloc_stats = dlsym (RTLD_DEFAULT, "_PyObject_DebugMallocStats");
   if (malloc_stats == NULL || current.ctx != NULL)
-    return;
+    return false;
   tide_tls.guard++;
   if ((out = open_memstream (&text, &len)) != NULL)
     {
@@ -214,6 +273,7 @@ send_unhooked_bytes (void (*get_allocator) (int, TidePyMemAllocator *))
   tide_tls.guard--;
   if (parsed)
     tidemark_preload_counter (TIDE_WIRE_COUNTER_PY_UNHOOKED, -1, bytes);
+  return parsed;
 }
 
 /* Called by the tidemark package (ctypes.PyDLL: the GIL is held) once per
@@ -224,7 +284,9 @@ tidemark_preload_python_hook_allocators (void)
 {
   void (*get_allocator) (int, TidePyMemAllocator *);
   void (*set_allocator) (int, TidePyMemAllocator *);
-  static const int domains[] = { TIDE_PY_DOMAIN_MEM, TIDE_PY_DOMAIN_OBJ };
+  static const int domains[] = { TIDE_PY_DOMAIN_OBJ, TIDE_PY_DOMAIN_MEM };
+  TidePyDomain *object = &tide_pyalloc_domains[TIDE_PY_DOMAIN_OBJ];
+  bool pymalloc;
   int saved = errno;
 
   if (tide_pyalloc_domains_hooked)
@@ -238,17 +300,22 @@ tidemark_preload_python_hook_allocators (void)
   *(void **) &set_allocator = dlsym (RTLD_DEFAULT, "PyMem_SetAllocator");
   if (get_allocator == NULL || set_allocator == NULL)
     return 0;
-  send_unhooked_bytes (get_allocator);
+  pymalloc = send_unhooked_bytes (get_allocator);
   for (size_t i = 0; i < sizeof domains / sizeof domains[0]; i++)
     {
-      int d = domains[i];
+      TidePyDomain *domain = &tide_pyalloc_domains[domains[i]];
       TidePyMemAllocator ours = {
-        .ctx = &tide_pyalloc_prev[d], .malloc = pyalloc_malloc, .calloc = pyalloc_calloc,
+        .ctx = domain, .malloc = pyalloc_malloc, .calloc = pyalloc_calloc,
         .realloc = pyalloc_realloc, .free = pyalloc_free,
       };
 
-      get_allocator (d, &tide_pyalloc_prev[d]);
-      set_allocator (d, &ours);
+      get_allocator (domains[i], &domain->prev);
+      /* The mem domain is pymalloc too when it has the object domain's
+       * functions without a context (as it has by default). */
+      domain->pymalloc = pymalloc && domain->prev.ctx == NULL
+                         && domain->prev.malloc == object->prev.malloc
+                         && domain->prev.free == object->prev.free;
+      set_allocator (domains[i], &ours);
     }
   tide_pyalloc_domains_hooked = true;
   errno = saved;
