@@ -6,10 +6,12 @@
  * In sampled mode most frees are of blocks that were never recorded, and
  * they must cost a lookup, not a record.  Two layers:
  *
- *  - a filter: a bitmap of 2^20 bits (128 KiB).  An address's 64 MiB
- *    region picks one of 64 shards, each of which owns 32 lines of 512
- *    bits; the address's 64 KiB granule picks one of its shard's lines,
- *    the address itself the bit in that line (tide_addrset_filter_index).
+ *  - a filter: a bitmap of 2^23 bits (1 MiB of address space, of which
+ *    only the lines of shards in use are ever written).  An address's 64
+ *    MiB region picks one of 64 shards, each of which owns 256 lines of
+ *    512 bits; the address's 64 KiB granule picks one of its shard's
+ *    lines, the address itself the bit in that line
+ *    (tide_addrset_filter_index).
  *    A clear bit proves the address is not in the set, so the common free
  *    pays one relaxed load of a line that its own thread mostly keeps to
  *    itself.  The bits are exact: an insert sets its bit, and a remove
@@ -26,7 +28,10 @@
  *    next took a sampled block's address.  What is left are false
  *    positives where live sampled blocks share bits with other blocks,
  *    more as more of them live in one region; each costs a lookup in the
- *    exact set.
+ *    exact set.  A region is one shard, so one region's blocks have only
+ *    their shard's lines: CPython's arenas lie in one or two regions, and
+ *    their objects are freed by the million, so a shard has 256 lines
+ *    (test-preload-addrset's one-region test states the rate).
  *  - an exact set: 64 shards, each an open-addressing table (linear
  *    probing, backward-shift deletion, no tombstones) under its own
  *    mutex, grown by doubling into memory from the kernel and shrunk by
@@ -56,7 +61,7 @@
 
 #define TIDE_ADDRSET_SHARD_BITS      6
 #define TIDE_ADDRSET_SHARDS          (1u << TIDE_ADDRSET_SHARD_BITS)
-#define TIDE_ADDRSET_SHARD_LINE_BITS 5   /* 32 filter lines per shard */
+#define TIDE_ADDRSET_SHARD_LINE_BITS 8   /* 256 filter lines per shard */
 #define TIDE_ADDRSET_LINE_BITS       9   /* 512 bits: one 64-byte cache line */
 #define TIDE_ADDRSET_FILTER_BITS     (TIDE_ADDRSET_SHARD_BITS + TIDE_ADDRSET_SHARD_LINE_BITS \
                                       + TIDE_ADDRSET_LINE_BITS)
