@@ -4,10 +4,14 @@
 # Plain Python, no torch: log_metrics keeps 20,000 small dicts a step in a
 # history list, churn builds 60,000 dicts twice a step and keeps none.
 #   py-objects.py STEPS [tracemalloc]
+# With PY_OBJECTS_LARGE=1 in the environment, log_blobs keeps 4,000 bytes
+# objects of 633 bytes a step instead: larger than pymalloc serves, so
+# CPython's object allocator passes each on to malloc.
 # With "tracemalloc", the program measures itself: it prints how many
 # bytes the lines of log_metrics hold live after the first step and after
 # the last, as tracemalloc counts them (the most recent frame of each
 # trace); tracemalloc keeps its own tables outside what it traces.
+import os
 import sys
 
 try:
@@ -31,6 +35,11 @@ def churn(n):
         del tmp
 
 
+def log_blobs(n):
+    for i in range(4000):
+        history.append(bytes(600))  # KEEP-LARGE-LINE
+
+
 def live_in(function, tracemalloc):
     code = function.__code__
     lines = range(code.co_firstlineno, code.co_firstlineno + 10)
@@ -43,18 +52,19 @@ def live_in(function, tracemalloc):
 def main():
     steps = int(sys.argv[1])
     measure = len(sys.argv) > 2 and sys.argv[2] == "tracemalloc"
+    keep = log_blobs if os.environ.get("PY_OBJECTS_LARGE") == "1" else log_metrics
     if measure:
         import tracemalloc
         tracemalloc.start(1)
     first = 0
     for n in range(steps):
         churn(n)
-        log_metrics(n)
+        keep(n)
         step()
         if measure and n == 0:
-            first = live_in(log_metrics, tracemalloc)
+            first = live_in(keep, tracemalloc)
     if measure:
-        print("log_metrics", first, live_in(log_metrics, tracemalloc))
+        print(keep.__name__, first, live_in(keep, tracemalloc))
     print("done", steps)
 
 
