@@ -59,19 +59,54 @@ own_alloc (size_t size,
     }                                                              \
   while (0)
 
-TIDE_EXPORT void *
-malloc (size_t size)
+/* Whether a call of the malloc family is the program's, with the real
+ * functions known: then it goes to the real allocator, sampled or not. */
+static inline bool
+is_programs_call (void)
+{
+  return TIDE_LIKELY (tide_real.malloc != NULL && !tide_in_profiler ());
+}
+
+/* The rare paths of each function are out of line, so that the common call
+ * keeps no frame of its own and ends in a tail call of the real one. */
+static __attribute__ ((noinline)) void *
+malloc_sampled (size_t size)
 {
   void *p;
 
+  TIDE_ALLOC_SLOW (p, size, tide_real.malloc (size));
+  return p;
+}
+
+static __attribute__ ((noinline)) void *
+malloc_unusual (size_t size)
+{
   if (TIDE_UNLIKELY (tide_real.malloc == NULL))
     tide_real_resolve ();
   if (wants_own_heap ())
     return own_alloc (size, 16, false);
   if (TIDE_LIKELY (!tide_should_sample (size)))
     return tide_real.malloc (size);
-  TIDE_ALLOC_SLOW (p, size, tide_real.malloc (size));
-  return p;
+  return malloc_sampled (size);
+}
+
+TIDE_EXPORT void *
+malloc (size_t size)
+{
+  if (TIDE_UNLIKELY (!is_programs_call ()))
+    return malloc_unusual (size);
+  if (TIDE_LIKELY (!tide_should_sample (size)))
+    return tide_real.malloc (size);
+  return malloc_sampled (size);
+}
+
+static __attribute__ ((noinline)) void
+free_looked_up (void *ptr)
+{
+  tide_maybe_record_free (ptr, TIDE_KIND_MALLOC);
+  if (TIDE_UNLIKELY (tide_real.free == NULL))
+    tide_real_resolve ();
+  tide_real.free (ptr);
 }
 
 TIDE_EXPORT void
@@ -84,18 +119,30 @@ free (void *ptr)
       tide_heap_free (ptr);
       return;
     }
-  tide_maybe_record_free (ptr, TIDE_KIND_MALLOC);
-  if (TIDE_UNLIKELY (tide_real.free == NULL))
-    tide_real_resolve ();
+  if (TIDE_UNLIKELY (tide_free_may_record (ptr) || tide_real.free == NULL))
+    {
+      free_looked_up (ptr);
+      return;
+    }
   tide_real.free (ptr);
 }
 
-TIDE_EXPORT void *
-calloc (size_t nmemb,
-        size_t size)
+static __attribute__ ((noinline)) void *
+calloc_sampled (size_t nmemb,
+                size_t size,
+                size_t total)
+{
+  void *p;
+
+  TIDE_ALLOC_SLOW (p, total, tide_real.calloc (nmemb, size));
+  return p;
+}
+
+static __attribute__ ((noinline)) void *
+calloc_unusual (size_t nmemb,
+                size_t size)
 {
   size_t total;
-  void *p;
 
   if (TIDE_UNLIKELY (tide_real.calloc == NULL))
     tide_real_resolve ();
@@ -103,8 +150,20 @@ calloc (size_t nmemb,
     return __builtin_mul_overflow (nmemb, size, &total) ? NULL : own_alloc (total, 16, true);
   if (__builtin_mul_overflow (nmemb, size, &total) || !tide_should_sample (total))
     return tide_real.calloc (nmemb, size);
-  TIDE_ALLOC_SLOW (p, total, tide_real.calloc (nmemb, size));
-  return p;
+  return calloc_sampled (nmemb, size, total);
+}
+
+TIDE_EXPORT void *
+calloc (size_t nmemb,
+        size_t size)
+{
+  size_t total;
+
+  if (TIDE_UNLIKELY (!is_programs_call () || tide_real.calloc == NULL))
+    return calloc_unusual (nmemb, size);
+  if (__builtin_mul_overflow (nmemb, size, &total) || TIDE_LIKELY (!tide_should_sample (total)))
+    return tide_real.calloc (nmemb, size);
+  return calloc_sampled (nmemb, size, total);
 }
 
 /* realloc of a block of the profiler's heap: it stays there while the
