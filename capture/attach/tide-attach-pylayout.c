@@ -141,7 +141,7 @@ G_STATIC_ASSERT (DEBUG_STR_ASCII_SIZE < TIDE_PY_DEBUG_OFFSETS_WORDS);
 static gboolean
 fits_frame_window (guint64 offset)
 {
-  return offset % 8 == 0 && offset + 8 <= 80;
+  return offset % 8 == 0 && offset + 8 <= TIDE_BPF_PY_FRAME_WINDOW;
 }
 
 TidePyDebugOffsets
@@ -175,7 +175,8 @@ tide_attach_pylayout_from_debug (const TidePyLayout *row,
   if (!fits_frame_window (w[DEBUG_FRAME_PREVIOUS]) ||
       !fits_frame_window (w[DEBUG_FRAME_EXECUTABLE]) ||
       !fits_frame_window (w[DEBUG_FRAME_INSTR_PTR]) ||
-      !fits_frame_window (w[DEBUG_FRAME_LOCALSPLUS]) || w[DEBUG_FRAME_OWNER] >= 80)
+      !fits_frame_window (w[DEBUG_FRAME_LOCALSPLUS]) ||
+      w[DEBUG_FRAME_OWNER] >= TIDE_BPF_PY_FRAME_WINDOW)
     return TIDE_PY_DEBUG_OFFSETS_UNFIT;
   /* What every version has, and the readers take for granted. */
   if (w[DEBUG_OB_TYPE] != TIDE_PY311_OBJECT_TYPE || w[DEBUG_TP_NAME] != TIDE_PY311_TYPE_NAME ||

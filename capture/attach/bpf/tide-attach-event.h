@@ -76,6 +76,11 @@ typedef enum
  * evaluation loop's C frames. */
 #define TIDE_BPF_PY_FRAMES 32
 
+/* The bytes of a _PyInterpreterFrame (3.11+) that the program reads in one
+ * piece: up to localsplus[0], included.  Every field it reads of such a
+ * frame must lie inside. */
+#define TIDE_BPF_PY_FRAME_WINDOW 80
+
 #define TIDE_BPF_PY_ENTRY  1u   /* the first frame of a C-level evaluation */
 #define TIDE_BPF_PY_SHIM   2u   /* 3.12+: the C stack's own frame below an evaluation's first */
 

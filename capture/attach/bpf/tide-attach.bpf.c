@@ -253,7 +253,6 @@ page_is_sampled (__u64 addr)
  * gone ends the walk early, never worse. */
 
 #define PY_MAX_THREADS    64
-#define PY_FRAME_WINDOW   80    /* _PyInterpreterFrame up to localsplus[0], included */
 #define PY_OBJECT_WINDOW  128   /* PyFrameObject up to f_lasti, included */
 #define PY_WINDOW_WORDS   16
 #define PY_OWNED_BY_CSTACK 3    /* _PyInterpreterFrame.owner of a shim frame */
@@ -412,7 +411,7 @@ copy_python_frames (TideBpfPyFrame *py,
       if (t->layout & TIDE_BPF_PY_FRAME_OBJECTS)
         err = bpf_probe_read_user (window, PY_OBJECT_WINDOW, (const void *) frame);
       else
-        err = bpf_probe_read_user (window, PY_FRAME_WINDOW, (const void *) frame);
+        err = bpf_probe_read_user (window, TIDE_BPF_PY_FRAME_WINDOW, (const void *) frame);
       if (err != 0)
         break;
       code = window_word (window, t->frame_code);
