@@ -487,6 +487,16 @@ read_svarint (const guint8 *table,
   return (value & 1) ? -(gint64) (value >> 1) : (gint64) (value >> 1);
 }
 
+/* A line the tables add up, as a line number: 0 (none) where the table
+ * says the instruction has none, or where a damaged table ran it out of
+ * range. */
+static gint
+known_line (gint64   line,
+            gboolean has_line)
+{
+  return !has_line || line <= 0 || line > G_MAXINT ? 0 : (gint) line;
+}
+
 /* Each entry: a first byte with bit 7 set, its code in bits 3..6 and the
  * number of code units it covers, less one, in bits 0..2; then what its
  * code says (line delta, columns).  A damaged table (an entry without its
@@ -528,7 +538,7 @@ tide_attach_python_line (const guint8 *table,
       if (i > len)
         return 0;
       if (offset < end)
-        return code == LOCATION_NONE || line <= 0 || line > G_MAXINT ? 0 : (gint) line;
+        return known_line (line, code != LOCATION_NONE);
       addr = end;
     }
   return 0;
@@ -554,7 +564,7 @@ tide_attach_python_line_lnotab (const guint8 *table,
         break;
       line += (gint8) table[i + 1];
     }
-  return line <= 0 || line > G_MAXINT ? 0 : (gint) line;
+  return known_line (line, TRUE);
 }
 
 /* 3.10 (PEP 626): each pair is a range of bytes after the last and its
@@ -578,7 +588,7 @@ tide_attach_python_line_310 (const guint8 *table,
       if (step != -128)
         line += step;
       if (offset < end)
-        return step == -128 || line <= 0 || line > G_MAXINT ? 0 : (gint) line;
+        return known_line (line, step != -128);
     }
   return 0;
 }
