@@ -201,6 +201,33 @@ assert_every_suspect_has_python (GPtrArray *suspects)
     g_assert_cmpstr (headline_function (g_ptr_array_index (suspects, i)), !=, "");
 }
 
+/* Records py-objects.py sampled with @seed and @name=@value in its
+ * environment; the suspects of @function must keep @truth bytes a step,
+ * within 10%.  Returns the suspects. */
+static GPtrArray *
+record_sampled_leak (Fixture    *f,
+                     const char *seed,
+                     const char *name,
+                     const char *value,
+                     const char *function,
+                     double      truth)
+{
+  const char *env[] = { "TIDEMARK_SEED", seed, name, value, NULL };
+  GPtrArray *suspects;
+  Share leak;
+
+  record (f, NULL, SAMPLED_STEPS, (const char *[]) { NULL }, env);
+  suspects = load_suspects (f);
+  leak = suspects_in (suspects, function);
+  g_test_message ("seed %s: %s %.0f B/step in %u suspects, truth %.0f",
+                  seed, function, leak.per_step, leak.n, truth);
+  g_assert_cmpfloat (leak.per_step, >=, 0.9 * truth);
+  g_assert_cmpfloat (leak.per_step, <=, 1.1 * truth);
+  return suspects;
+}
+
+static const char *const seeds[] = { "1", "2", "3" };
+
 /* Sampled, over three seeds: the leak within 10% of tracemalloc's figure
  * per step, churn no suspect, the arenas a class and no stack's. */
 static void
@@ -208,25 +235,16 @@ test_sampled (Fixture       *f,
               gconstpointer  data)
 {
   const char *pymalloc = data;  /* "malloc": PYTHONMALLOC=malloc */
-  double truth = (double) truth_growth (SAMPLED_STEPS, (const char *[]) { NULL }) / (SAMPLED_STEPS - 1);
-  const char *seeds[] = { "1", "2", "3" };
+  double truth = (double) truth_growth (SAMPLED_STEPS, (const char *[]) { NULL })
+                 / (SAMPLED_STEPS - 1);
 
   for (guint s = 0; s < G_N_ELEMENTS (seeds); s++)
     {
-      const char *env[] = { "TIDEMARK_SEED", seeds[s], "PYTHONMALLOC",
-                            pymalloc != NULL ? pymalloc : "pymalloc", NULL };
-      g_autoptr(GPtrArray) suspects = NULL;
-      Share leak, churn;
+      g_autoptr(GPtrArray) suspects =
+        record_sampled_leak (f, seeds[s], "PYTHONMALLOC", pymalloc != NULL ? pymalloc : "pymalloc",
+                             "log_metrics", truth);
 
-      record (f, NULL, SAMPLED_STEPS, (const char *[]) { NULL }, env);
-      suspects = load_suspects (f);
-      leak = suspects_in (suspects, "log_metrics");
-      churn = suspects_in (suspects, "churn");
-      g_test_message ("seed %s: log_metrics %.0f B/step in %u suspects, truth %.0f",
-                      seeds[s], leak.per_step, leak.n, truth);
-      g_assert_cmpfloat (leak.per_step, >=, 0.9 * truth);
-      g_assert_cmpfloat (leak.per_step, <=, 1.1 * truth);
-      g_assert_cmpuint (churn.n, ==, 0);
+      g_assert_cmpuint (suspects_in (suspects, "churn").n, ==, 0);
       assert_every_suspect_has_python (suspects);
       g_assert_cmpint (query (f, "SELECT count (*) FROM allocations WHERE kind = "
                                  G_STRINGIFY (KIND_PYOBJECT)), >, 0);
@@ -254,21 +272,12 @@ test_sampled_large (Fixture       *f,
 {
   const char *large[] = { "PY_OBJECTS_LARGE", "1", NULL };
   double truth = (double) truth_growth (SAMPLED_STEPS, large) / (SAMPLED_STEPS - 1);
-  const char *seeds[] = { "1", "2", "3" };
 
   for (guint s = 0; s < G_N_ELEMENTS (seeds); s++)
     {
-      const char *env[] = { "TIDEMARK_SEED", seeds[s], "PY_OBJECTS_LARGE", "1", NULL };
-      g_autoptr(GPtrArray) suspects = NULL;
-      Share leak;
+      g_autoptr(GPtrArray) suspects =
+        record_sampled_leak (f, seeds[s], large[0], large[1], "log_blobs", truth);
 
-      record (f, NULL, SAMPLED_STEPS, (const char *[]) { NULL }, env);
-      suspects = load_suspects (f);
-      leak = suspects_in (suspects, "log_blobs");
-      g_test_message ("seed %s: log_blobs %.0f B/step in %u suspects, truth %.0f",
-                      seeds[s], leak.per_step, leak.n, truth);
-      g_assert_cmpfloat (leak.per_step, >=, 0.9 * truth);
-      g_assert_cmpfloat (leak.per_step, <=, 1.1 * truth);
       g_assert_cmpint (query (f, "SELECT count (*) FROM allocations WHERE kind = "
                                  G_STRINGIFY (KIND_MALLOC) " AND size = 633"), ==, 0);
     }
