@@ -7,6 +7,8 @@
 # With PY_OBJECTS_LARGE=1 in the environment, log_blobs keeps 4,000 bytes
 # objects of 633 bytes a step instead: larger than pymalloc serves, so
 # CPython's object allocator passes each on to malloc.
+# With PY_OBJECTS_GROWN=1, log_rows keeps 4,000 lists a step, each grown
+# by append (CPython reallocs its items), beside as many that it drops.
 # With "tracemalloc", the program measures itself: it prints how many
 # bytes the lines of log_metrics hold live after the first step and after
 # the last, as tracemalloc counts them (the most recent frame of each
@@ -40,6 +42,16 @@ def log_blobs(n):
         history.append(bytes(600))  # KEEP-LARGE-LINE
 
 
+def log_rows(n):
+    for i in range(4000):
+        row = []
+        scratch = []
+        for j in range(12):
+            row.append(j)  # KEEP-GROWN-LINE
+            scratch.append(j)
+        history.append(row)
+
+
 def live_in(function, tracemalloc):
     code = function.__code__
     lines = range(code.co_firstlineno, code.co_firstlineno + 10)
@@ -52,7 +64,11 @@ def live_in(function, tracemalloc):
 def main():
     steps = int(sys.argv[1])
     measure = len(sys.argv) > 2 and sys.argv[2] == "tracemalloc"
-    keep = log_blobs if os.environ.get("PY_OBJECTS_LARGE") == "1" else log_metrics
+    keep = log_metrics
+    if os.environ.get("PY_OBJECTS_LARGE") == "1":
+        keep = log_blobs
+    elif os.environ.get("PY_OBJECTS_GROWN") == "1":
+        keep = log_rows
     if measure:
         import tracemalloc
         tracemalloc.start(1)
