@@ -243,13 +243,14 @@ shard_has_bit (const TideAddrShard *shard,
   return false;
 }
 
-/* Removes addr if it is there with this kind (0: any kind), and its filter
- * bit with it unless another entry has that bit too.  A table that has
- * emptied to an eighth gives half its memory back. */
+/* Removes addr if it is there with one of these kinds (TIDE_ADDRSET_KIND
+ * bits; 0: any kind), and its filter bit with it unless another entry has
+ * that bit too.  A table that has emptied to an eighth gives half its
+ * memory back. */
 bool
 tide_addrset_remove (TideAddrSet   *set,
                      uint64_t       addr,
-                     uint32_t       kind,
+                     uint32_t       kinds,
                      TideAddrEntry *out)
 {
   TideAddrShard *shard = shard_of (set, addr);
@@ -258,7 +259,7 @@ tide_addrset_remove (TideAddrSet   *set,
 
   pthread_mutex_lock (&shard->lock);
   at = shard_find (shard, addr);
-  if (at >= 0 && (kind == 0 || shard->slots[at].kind == kind))
+  if (at >= 0 && tide_addrset_kind_in (shard->slots[at].kind, kinds))
     {
       if (out != NULL)
         *out = shard->slots[at];

@@ -108,12 +108,22 @@ bool     tide_addrset_insert_entry (TideAddrSet        *set,
                                    const TideAddrEntry *entry);
 bool     tide_addrset_remove      (TideAddrSet         *set,
                                    uint64_t             addr,
-                                   uint32_t             kind,
+                                   uint32_t             kinds,
                                    TideAddrEntry       *out);
 bool     tide_addrset_lookup      (TideAddrSet         *set,
                                    uint64_t             addr,
                                    TideAddrEntry       *out);
 uint64_t tide_addrset_count       (TideAddrSet         *set);
+
+/* The set of kinds that tide_addrset_remove() takes: 0 is any kind. */
+#define TIDE_ADDRSET_KIND(kind) (1u << (kind))
+
+static inline bool
+tide_addrset_kind_in (uint32_t kind,
+                      uint32_t kinds)
+{
+  return kinds == 0 || (kind < 32 && ((kinds >> kind) & 1));
+}
 
 static inline uint64_t
 tide_addrset_hash (uint64_t addr)

@@ -202,7 +202,7 @@ tide_realloc_tracked (void            *ptr,
 {
   int mode = atomic_load_explicit (&tide_state.free_mode, memory_order_relaxed);
   bool sample = tide_should_sample (size);
-  TideAddrEntry old;
+  TideAddrEntry old = { .kind = kind };  /* a recorded block keeps its kind */
   bool had = false;
   double weight = 0.0;
   void *p;
@@ -228,9 +228,9 @@ tide_realloc_tracked (void            *ptr,
   TIDE_REAL_CALL (p = call (ctx, ptr, nmemb, size));
   if (p == NULL && size > 0 && had && old.size > 0)
     tide_record_alloc (ptr, old.size, tide_sampler_weight (old.size, tide_state.sample_bytes),
-                       kind);  /* failed: the old block lives on */
+                       (uint16_t) old.kind);  /* failed: the old block lives on */
   else if (p != NULL && weight > 0.0)
-    tide_record_alloc (p, size, weight, kind);
+    tide_record_alloc (p, size, weight, (uint16_t) old.kind);
   return p;
 }
 

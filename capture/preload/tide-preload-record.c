@@ -134,8 +134,21 @@ tide_record_free (const void *addr,
   record_free (addr, kind, NULL);
 }
 
-/* Records the free when addr was recorded with this kind.  Called before
- * the real free: the address may be handed out again at once. */
+/* The kinds of block that a free of @kind ends.  free() and realloc() also
+ * end the sampled Python objects that pymalloc handed on to the raw
+ * allocator (tide-preload-pymalloc.c), whose frees no wrapper of
+ * CPython's sees. */
+static uint32_t
+kinds_ended_by (uint16_t kind)
+{
+  if (kind == TIDE_KIND_MALLOC)
+    return TIDE_ADDRSET_KIND (TIDE_KIND_MALLOC) | TIDE_ADDRSET_KIND (TIDE_KIND_PYOBJECT);
+  return TIDE_ADDRSET_KIND (kind);
+}
+
+/* Records the free when addr was recorded with a kind that a free of @kind
+ * ends, as that kind.  Called before the real free: the address may be
+ * handed out again at once. */
 bool
 tide_record_free_if_sampled (const void    *addr,
                              uint16_t       kind,
@@ -144,9 +157,9 @@ tide_record_free_if_sampled (const void    *addr,
   TideAddrEntry e;
 
   if (!tide_addrset_maybe (&tide_state.addrset, (uintptr_t) addr)
-      || !tide_addrset_remove (&tide_state.addrset, (uintptr_t) addr, kind, &e))
+      || !tide_addrset_remove (&tide_state.addrset, (uintptr_t) addr, kinds_ended_by (kind), &e))
     return false;
-  record_free (addr, kind, &e);
+  record_free (addr, (uint16_t) e.kind, &e);
   if (out != NULL)
     *out = e;
   return true;

@@ -35,11 +35,18 @@ test_basic (void)
   g_assert_cmpuint (e.size, ==, 64);
   g_assert_false (tide_addrset_lookup (set, 0x1010, NULL));
   /* Remove checks the kind. */
-  g_assert_false (tide_addrset_remove (set, 0x1000, TIDE_KIND_MMAP, NULL));
-  g_assert_true (tide_addrset_remove (set, 0x1000, TIDE_KIND_MALLOC, &e));
+  g_assert_false (tide_addrset_remove (set, 0x1000, TIDE_ADDRSET_KIND (TIDE_KIND_MMAP), NULL));
+  g_assert_true (tide_addrset_remove (set, 0x1000, TIDE_ADDRSET_KIND (TIDE_KIND_MALLOC), &e));
   g_assert_cmpuint (e.addr, ==, 0x1000);
   g_assert_false (tide_addrset_remove (set, 0x1000, 0, NULL));
   g_assert_false (tide_addrset_maybe (set, 0x1000));
+  /* ... or one of a set of kinds. */
+  g_assert_true (tide_addrset_insert (set, 0x1000, 64, TIDE_KIND_PYOBJECT));
+  g_assert_false (tide_addrset_remove (set, 0x1000, TIDE_ADDRSET_KIND (TIDE_KIND_MALLOC)
+                                       | TIDE_ADDRSET_KIND (TIDE_KIND_MMAP), NULL));
+  g_assert_true (tide_addrset_remove (set, 0x1000, TIDE_ADDRSET_KIND (TIDE_KIND_MALLOC)
+                                      | TIDE_ADDRSET_KIND (TIDE_KIND_PYOBJECT), &e));
+  g_assert_cmpuint (e.kind, ==, TIDE_KIND_PYOBJECT);
   /* Insert of a present address replaces it, counted once. */
   g_assert_true (tide_addrset_insert (set, 0x2000, 1, TIDE_KIND_MMAP));
   g_assert_true (tide_addrset_insert (set, 0x2000, 2, TIDE_KIND_MMAP));
@@ -121,7 +128,7 @@ worker_main (gpointer data)
           guint k = (i * 7919u) % PER_THREAD;
 
           g_assert_true (tide_addrset_maybe (w->set, worker_addr (w, k)));
-          g_assert_true (tide_addrset_remove (w->set, worker_addr (w, k), TIDE_KIND_MALLOC, NULL));
+          g_assert_true (tide_addrset_remove (w->set, worker_addr (w, k), TIDE_ADDRSET_KIND (TIDE_KIND_MALLOC), NULL));
         }
       for (guint i = 0; i < PER_THREAD; i += 97)
         g_assert_false (tide_addrset_lookup (w->set, worker_addr (w, i), NULL));
@@ -305,7 +312,7 @@ test_reused_address (void)
       g_assert_false (tide_addrset_maybe (set, hot));
       g_assert_true (tide_addrset_insert (set, hot, 64, TIDE_KIND_PYOBJECT));
       g_assert_true (tide_addrset_maybe (set, hot));
-      g_assert_true (tide_addrset_remove (set, hot, TIDE_KIND_PYOBJECT, NULL));
+      g_assert_true (tide_addrset_remove (set, hot, TIDE_ADDRSET_KIND (TIDE_KIND_PYOBJECT), NULL));
     }
   g_assert_false (tide_addrset_maybe (set, hot));
   for (guint i = 0; i < 10; i++)
