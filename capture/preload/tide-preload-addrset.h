@@ -78,8 +78,12 @@ typedef struct
   uint32_t kind;           /* TideAllocKind; the CUDA sets add a device */
   uint32_t record_serial;
   uint32_t record_offset;
-  uint32_t padding;        /* 32 bytes: two entries per cache line, none across two */
+  uint32_t flags;          /* TIDE_ADDR_*; 32 bytes: two entries per cache line */
 } TideAddrEntry;
+
+/* The block was recorded at another address, its place, which is held for
+ * it (a Python object: tide-preload-pymalloc.c). */
+#define TIDE_ADDR_PLACED 1u
 
 typedef struct
 {

@@ -234,6 +234,7 @@ tide_buffer_append_tracked (const void    *rec,
 
 bool
 tide_buffer_fold_free (const TideAddrEntry *entry,
+                       uint64_t             addr,
                        uint16_t             kind,
                        uint64_t             free_ns)
 {
@@ -245,7 +246,7 @@ tide_buffer_fold_free (const TideAddrEntry *entry,
   pthread_mutex_lock (&b->lock);
   if (b->serial == entry->record_serial && entry->record_offset < b->len &&
       b->len - entry->record_offset >= sizeof (TideWireAlloc))
-    folded = tide_encode_fold_free (b->data + entry->record_offset, entry->addr, kind, free_ns);
+    folded = tide_encode_fold_free (b->data + entry->record_offset, addr, kind, free_ns);
   pthread_mutex_unlock (&b->lock);
   return folded;
 }

@@ -47,9 +47,10 @@ bool tide_buffer_append_tracked (const void    *rec,
                                  uint32_t       len,
                                  TideAddrSet   *set,
                                  TideAddrEntry *entry);
-/* Writes the free of @entry's block into its ALLOC record if that is still
- * in this thread's buffer.  False: send a FREE. */
+/* Writes the free of @entry's block, recorded at @addr, into its ALLOC
+ * record if that is still in this thread's buffer.  False: send a FREE. */
 bool tide_buffer_fold_free    (const TideAddrEntry *entry,
+                               uint64_t             addr,
                                uint16_t             kind,
                                uint64_t             free_ns);
 void tide_buffer_flush_self   (void);

@@ -149,6 +149,11 @@ void     tide_record_alloc       (const void *addr,
                                   size_t      size,
                                   double      weight,
                                   uint16_t    kind);
+bool     tide_record_alloc_placed (const void *addr,
+                                   const void *place,
+                                   size_t      size,
+                                   double      weight,
+                                   uint16_t    kind);
 void     tide_record_free        (const void *addr,
                                   uint16_t    kind);
 bool     tide_record_free_if_sampled (const void *addr,
@@ -241,6 +246,11 @@ void    *tide_realloc_tracked    (void            *ptr,
 
 /* tide-preload-pyalloc.c: CPython's arena allocator, wrapped at start-up. */
 void     tide_pyalloc_hook_arenas (void);
+
+/* tide-preload-pymalloc.c: the place held for a placed Python object
+ * (TIDE_ADDR_PLACED), and letting it go. */
+void    *tide_pymalloc_place_of      (const void *block);
+void     tide_pymalloc_release_place (void       *place);
 
 /* tide-preload-scope.c */
 uint32_t tide_scope_current      (void);

@@ -13,6 +13,9 @@
  * TIDE_KIND_PYOBJECT.  The chained call is a real call (guard raised): a
  * large object that pymalloc passes on to malloc, or every object under
  * PYTHONMALLOC=malloc, is not counted a second time by the malloc hook.
+ * While pymalloc itself is the allocator, in sampled mode, the wrappers
+ * are those of tide-preload-pymalloc.c instead, which leave the free to
+ * pymalloc.
  *
  * The arena allocator (PyObject_SetArenaAllocator) is wrapped too, at
  * start-up, before the interpreter makes its first arena: arenas are sent
@@ -41,6 +44,7 @@
 #include "config.h"
 
 #include "tide-preload-private.h"
+#include "tide-preload-pyalloc.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -59,62 +63,27 @@ enum
 typedef struct
 {
   void  *ctx;
-  void *(*malloc)  (void *ctx, size_t size);
-  void *(*calloc)  (void *ctx, size_t nelem, size_t elsize);
-  void *(*realloc) (void *ctx, void *ptr, size_t new_size);
-  void  (*free)    (void *ctx, void *ptr);
-} TidePyMemAllocator;
-
-typedef struct
-{
-  void  *ctx;
   void *(*alloc) (void *ctx, size_t size);
   void  (*free)  (void *ctx, void *ptr, size_t size);
 } TidePyArenaAllocator;
 
-/* pymalloc serves a request of 1 to PYMALLOC_SMALL_MAX bytes from its
- * pools (SMALL_REQUEST_THRESHOLD of obmalloc.c, 3.8 to 3.13). */
-#define PYMALLOC_SMALL_MAX 512
-
-/* A domain's wrapper gets its own as ctx: the allocator it chains to, and
- * whether that is pymalloc itself. */
-typedef struct
-{
-  TidePyMemAllocator prev;
-  bool               pymalloc;
-} TidePyDomain;
-
-static TidePyDomain tide_pyalloc_domains[TIDE_PY_N_DOMAINS];
+/* A domain's wrapper gets the allocator it chains to as ctx. */
+static TidePyMemAllocator tide_pyalloc_domains[TIDE_PY_N_DOMAINS];
 static TidePyArenaAllocator tide_pyarena_prev;
 static bool tide_pyalloc_domains_hooked;
 static bool tide_pyalloc_arenas_hooked;
 
 /* ---- the object and mem domains ------------------------------------------- */
 
-/* Whether a request that is not sampled may go to the chained allocator
- * without the guard, as a tail call: when pymalloc serves it from a pool,
- * no malloc is made for it that the malloc hook could count a second time
- * (only pymalloc's rare bookkeeping calls malloc, for memory no object
- * holds, and the malloc hook may record that as what it is; a new arena
- * comes through the arena wrapper).  Most objects are made here, and the
- * guard's two counters and the frame kept around the call cost more than
- * the rest of the wrapper. */
-static inline bool
-pymalloc_serves_alone (const TidePyDomain *domain,
-                       size_t              size)
+/* Every call of the chained allocator is a real call: it may be malloc, or
+ * pass a request on to malloc, and the malloc hook must not count the same
+ * object a second time. */
+static void *
+pyalloc_malloc (void   *ctx,
+                size_t  size)
 {
-  return domain->pymalloc && size - 1 < PYMALLOC_SMALL_MAX;
-}
-
-/* A request that is sampled, or that pymalloc may hand on to malloc (the
- * guard then keeps the malloc hook from counting it a second time): out of
- * line, so that the common request keeps no frame. */
-static __attribute__ ((noinline)) void *
-pyalloc_malloc_guarded (const TidePyMemAllocator *prev,
-                        size_t                    size,
-                        bool                      sample)
-{
-  double weight = sample ? tide_sample_decide (size) : 0.0;
+  const TidePyMemAllocator *prev = ctx;
+  double weight = tide_should_sample (size) ? tide_sample_decide (size) : 0.0;
   void *p;
 
   TIDE_REAL_CALL (p = prev->malloc (prev->ctx, size));
@@ -124,25 +93,14 @@ pyalloc_malloc_guarded (const TidePyMemAllocator *prev,
 }
 
 static void *
-pyalloc_malloc (void   *ctx,
-                size_t  size)
+pyalloc_calloc (void   *ctx,
+                size_t  nelem,
+                size_t  elsize)
 {
-  const TidePyDomain *domain = ctx;
-  bool sample = tide_should_sample (size);
-
-  if (TIDE_LIKELY (!sample && pymalloc_serves_alone (domain, size)))
-    return domain->prev.malloc (domain->prev.ctx, size);
-  return pyalloc_malloc_guarded (&domain->prev, size, sample);
-}
-
-static __attribute__ ((noinline)) void *
-pyalloc_calloc_guarded (const TidePyMemAllocator *prev,
-                        size_t                    nelem,
-                        size_t                    elsize,
-                        size_t                    total,
-                        bool                      sample)
-{
-  double weight = sample ? tide_sample_decide (total) : 0.0;
+  const TidePyMemAllocator *prev = ctx;
+  size_t total;
+  bool overflow = __builtin_mul_overflow (nelem, elsize, &total);
+  double weight = !overflow && tide_should_sample (total) ? tide_sample_decide (total) : 0.0;
   void *p;
 
   TIDE_REAL_CALL (p = prev->calloc (prev->ctx, nelem, elsize));
@@ -152,27 +110,12 @@ pyalloc_calloc_guarded (const TidePyMemAllocator *prev,
 }
 
 static void *
-pyalloc_calloc (void   *ctx,
-                size_t  nelem,
-                size_t  elsize)
-{
-  const TidePyDomain *domain = ctx;
-  size_t total;
-  bool overflow = __builtin_mul_overflow (nelem, elsize, &total);
-  bool sample = !overflow && tide_should_sample (total);
-
-  if (TIDE_LIKELY (!overflow && !sample && pymalloc_serves_alone (domain, total)))
-    return domain->prev.calloc (domain->prev.ctx, nelem, elsize);
-  return pyalloc_calloc_guarded (&domain->prev, nelem, elsize, total, sample);
-}
-
-static void *
 call_chained_realloc (void   *ctx,
                       void   *ptr,
                       size_t  nmemb,
                       size_t  size)
 {
-  const TidePyMemAllocator *prev = &((const TidePyDomain *) ctx)->prev;
+  const TidePyMemAllocator *prev = ctx;
   void *p;
 
   TIDE_REAL_CALL (p = prev->realloc (prev->ctx, ptr, size));
@@ -205,7 +148,7 @@ static void
 pyalloc_free (void *ctx,
               void *ptr)
 {
-  const TidePyMemAllocator *prev = &((const TidePyDomain *) ctx)->prev;
+  const TidePyMemAllocator *prev = ctx;
 
   if (TIDE_UNLIKELY (ptr != NULL && tide_free_may_record (ptr)))
     pyalloc_free_looked_up (prev, ptr);
@@ -279,13 +222,28 @@ send_unhooked_bytes (void (*get_allocator) (int, TidePyMemAllocator *))
 /* Called by the tidemark package (ctypes.PyDLL: the GIL is held) once per
  * process, before the program's code runs.  Returns 1 when the domains are
  * wrapped now. */
+/* Whether @table is pymalloc's own, as that of the object domain is when
+ * @pymalloc says so: the same functions, and no context. */
+static bool
+is_pymalloc (const TidePyMemAllocator *table,
+             const TidePyMemAllocator *object,
+             bool                      pymalloc)
+{
+  return pymalloc && table->ctx == NULL && table->malloc == object->malloc
+         && table->calloc == object->calloc && table->realloc == object->realloc
+         && table->free == object->free;
+}
+
+/* Called by the tidemark package (ctypes.PyDLL: the GIL is held) once per
+ * process, before the program's code runs.  Returns 1 when the domains are
+ * wrapped now. */
 TIDE_EXPORT int
 tidemark_preload_python_hook_allocators (void)
 {
   void (*get_allocator) (int, TidePyMemAllocator *);
   void (*set_allocator) (int, TidePyMemAllocator *);
   static const int domains[] = { TIDE_PY_DOMAIN_OBJ, TIDE_PY_DOMAIN_MEM };
-  TidePyDomain *object = &tide_pyalloc_domains[TIDE_PY_DOMAIN_OBJ];
+  const TidePyMemAllocator *object = &tide_pyalloc_domains[TIDE_PY_DOMAIN_OBJ];
   bool pymalloc;
   int saved = errno;
 
@@ -303,18 +261,17 @@ tidemark_preload_python_hook_allocators (void)
   pymalloc = send_unhooked_bytes (get_allocator);
   for (size_t i = 0; i < sizeof domains / sizeof domains[0]; i++)
     {
-      TidePyDomain *domain = &tide_pyalloc_domains[domains[i]];
+      TidePyMemAllocator *prev = &tide_pyalloc_domains[domains[i]];
       TidePyMemAllocator ours = {
-        .ctx = domain, .malloc = pyalloc_malloc, .calloc = pyalloc_calloc,
+        .ctx = prev, .malloc = pyalloc_malloc, .calloc = pyalloc_calloc,
         .realloc = pyalloc_realloc, .free = pyalloc_free,
       };
 
-      get_allocator (domains[i], &domain->prev);
+      get_allocator (domains[i], prev);
       /* The mem domain is pymalloc too when it has the object domain's
-       * functions without a context (as it has by default). */
-      domain->pymalloc = pymalloc && domain->prev.ctx == NULL
-                         && domain->prev.malloc == object->prev.malloc
-                         && domain->prev.free == object->prev.free;
+       * table (as it has by default). */
+      if (is_pymalloc (prev, object, pymalloc) && !tide_state.all)
+        tide_pymalloc_wrappers (prev, &ours);
       set_allocator (domains[i], &ours);
     }
   tide_pyalloc_domains_hooked = true;

@@ -64,17 +64,22 @@ tide_sample_decide (size_t size)
   return tide_sampler_weight (size, mean);
 }
 
-void
-tide_record_alloc (const void *addr,
-                   size_t      size,
-                   double      weight,
-                   uint16_t    kind)
+/* Records the block at @addr under the address @place (the same, unless the
+ * block was placed: TIDE_ADDR_PLACED).  Returns whether its free will be
+ * found: false when nothing was recorded, or the set could not take it. */
+static bool
+record_alloc (const void *addr,
+              const void *place,
+              size_t      size,
+              double      weight,
+              uint16_t    kind)
 {
   _Alignas (8) unsigned char rec[TIDE_ENCODE_ALLOC_MAX];
   uint64_t frames[TIDE_WIRE_MAX_FRAMES];
   int saved = errno;
   bool track = kind == TIDE_KIND_MMAP || kind == TIDE_KIND_PYARENA
                || ((kind == TIDE_KIND_MALLOC || kind == TIDE_KIND_PYOBJECT) && !tide_state.all);
+  bool tracked = false;
   uint32_t n_frames = 0, len;
 
   tide_tls.guard++;
@@ -87,22 +92,43 @@ tide_record_alloc (const void *addr,
     n_frames = tide_unwind (frames, TIDE_WIRE_MAX_FRAMES);
   if (kind != TIDE_KIND_PYARENA && tide_python_depth () > 0)
     n_frames = tide_python_splice (frames, n_frames, TIDE_WIRE_MAX_FRAMES);
-  len = tide_encode_alloc (rec, sizeof rec, tide_stamp (), (uintptr_t) addr, size, weight,
+  len = tide_encode_alloc (rec, sizeof rec, tide_stamp (), (uintptr_t) place, size, weight,
                            tide_scope_current (), kind, frames, n_frames);
   if (track)
     {
       /* Sampled blocks (and every mapping) go into the set with their
        * record, before the pointer is returned: their frees must find them
        * from then on.  A block the set cannot take is not recorded. */
-      TideAddrEntry entry = { .addr = (uintptr_t) addr, .size = size, .kind = kind };
+      TideAddrEntry entry = { .addr = (uintptr_t) addr, .size = size, .kind = kind,
+                              .flags = place != addr ? TIDE_ADDR_PLACED : 0 };
 
-      (void) tide_buffer_append_tracked (rec, len, &tide_state.addrset, &entry);
+      tracked = tide_buffer_append_tracked (rec, len, &tide_state.addrset, &entry);
     }
   else
     tide_buffer_append (rec, len);
 out:
   tide_tls.guard--;
   errno = saved;
+  return tracked;
+}
+
+void
+tide_record_alloc (const void *addr,
+                   size_t      size,
+                   double      weight,
+                   uint16_t    kind)
+{
+  (void) record_alloc (addr, addr, size, weight, kind);
+}
+
+bool
+tide_record_alloc_placed (const void *addr,
+                          const void *place,
+                          size_t      size,
+                          double      weight,
+                          uint16_t    kind)
+{
+  return record_alloc (addr, place, size, weight, kind);
 }
 
 /* The free of the block at @addr, now: folded into its ALLOC record when
@@ -120,7 +146,7 @@ record_free (const void          *addr,
     {
       TideStamp stamp = tide_stamp ();
 
-      if (entry == NULL || !tide_buffer_fold_free (entry, kind, stamp.time_ns))
+      if (entry == NULL || !tide_buffer_fold_free (entry, (uintptr_t) addr, kind, stamp.time_ns))
         tide_buffer_append (rec, tide_encode_free (rec, sizeof rec, stamp, (uintptr_t) addr, kind));
     }
   tide_tls.guard--;
@@ -147,19 +173,28 @@ kinds_ended_by (uint16_t kind)
 }
 
 /* Records the free when addr was recorded with a kind that a free of @kind
- * ends, as that kind.  Called before the real free: the address may be
- * handed out again at once. */
+ * ends, as that kind, and at its place; a place held for the block is let
+ * go once the free is recorded.  Called before the real free: the address
+ * may be handed out again at once. */
 bool
 tide_record_free_if_sampled (const void    *addr,
                              uint16_t       kind,
                              TideAddrEntry *out)
 {
   TideAddrEntry e;
+  void *place;
 
   if (!tide_addrset_maybe (&tide_state.addrset, (uintptr_t) addr)
       || !tide_addrset_remove (&tide_state.addrset, (uintptr_t) addr, kinds_ended_by (kind), &e))
     return false;
-  record_free (addr, (uint16_t) e.kind, &e);
+  if (e.flags & TIDE_ADDR_PLACED)
+    {
+      place = tide_pymalloc_place_of (addr);
+      record_free (place, (uint16_t) e.kind, &e);
+      tide_pymalloc_release_place (place);
+    }
+  else
+    record_free (addr, (uint16_t) e.kind, &e);
   if (out != NULL)
     *out = e;
   return true;
