@@ -219,9 +219,6 @@ send_unhooked_bytes (void (*get_allocator) (int, TidePyMemAllocator *))
   return parsed;
 }
 
-/* Called by the tidemark package (ctypes.PyDLL: the GIL is held) once per
- * process, before the program's code runs.  Returns 1 when the domains are
- * wrapped now. */
 /* Whether @table is pymalloc's own, as that of the object domain is when
  * @pymalloc says so: the same functions, and no context. */
 static bool
