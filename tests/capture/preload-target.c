@@ -30,6 +30,8 @@
  *                          runs of one stack, each after a dlclose
  *   preload-target sampler a known stream of small blocks, each freed at
  *                          once, for the sampler's estimates
+ *   preload-target sampler-realloc
+ *                          the same stream of blocks grown by realloc
  */
 #include "config.h"
 
@@ -261,6 +263,31 @@ run_sampler (void)
         memset (sink, k, 8);
         free (sink);
       }
+  printf ("sampler ok\n");
+  return 0;
+}
+
+static int
+run_sampler_realloc (void)
+{
+  static const size_t sizes[SAMPLER_REALLOC_N_SIZES] = SAMPLER_REALLOC_SIZES;
+
+  for (int round = 0; round < SAMPLER_ROUNDS; round++)
+    {
+      unsigned char *p = NULL;
+
+      for (int k = 0; k < SAMPLER_REALLOC_N_SIZES; k++)
+        {
+          if ((p = realloc (p, sizes[k])) == NULL)
+            {
+              fprintf (stderr, "sampler-realloc: out of memory\n");
+              return 1;
+            }
+          memset (p, k, 8);
+        }
+      sink = p;
+      free (p);
+    }
   printf ("sampler ok\n");
   return 0;
 }
@@ -611,7 +638,9 @@ main (int   argc,
     return run_memo_unload ();
   if (argc == 2 && strcmp (argv[1], "sampler") == 0)
     return run_sampler ();
-  fprintf (stderr, "usage: %s basic|storm|chatty|hang|fold|family|memo|memo-unload|sampler\n",
-           argv[0]);
+  if (argc == 2 && strcmp (argv[1], "sampler-realloc") == 0)
+    return run_sampler_realloc ();
+  fprintf (stderr, "usage: %s basic|storm|chatty|hang|fold|family|memo|memo-unload|sampler|"
+           "sampler-realloc\n", argv[0]);
   return 2;
 }

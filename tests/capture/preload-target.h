@@ -50,3 +50,7 @@
 #define SAMPLER_ROUNDS   40000
 #define SAMPLER_N_SIZES  5
 #define SAMPLER_SIZES    { 17, 101, 1003, 3001, 5003 }
+/* sampler-realloc: the same, but each round is one block grown by realloc
+ * through the sizes below, then freed. */
+#define SAMPLER_REALLOC_N_SIZES 3
+#define SAMPLER_REALLOC_SIZES   { 24, 48, 96 }

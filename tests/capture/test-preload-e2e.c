@@ -1076,12 +1076,14 @@ typedef struct
 } SamplerRun;
 
 static void
-sampler_run (Fixture    *f,
-             const char *seed,
-             SamplerRun *out)
+sampler_run (Fixture       *f,
+             const char    *mode,
+             const guint64 *sizes,
+             guint          n_sizes,
+             const char    *seed,
+             SamplerRun    *out)
 {
-  static const guint64 sizes[SAMPLER_N_SIZES] = SAMPLER_SIZES;
-  RunOptions o = { .mode = "sampler", .preload = TRUE, .socket = TRUE, .kill_after = -1,
+  RunOptions o = { .mode = mode, .preload = TRUE, .socket = TRUE, .kill_after = -1,
                    .sample_bytes = SAMPLER_MEAN, .seed = seed };
   g_autoptr (Run) run = run_target (f, &o);
   const Conn *c = clean_single_conn (run);
@@ -1096,7 +1098,7 @@ sampler_run (Fixture    *f,
 
       if (h->type != TIDE_WIRE_ALLOC)
         continue;
-      for (guint k = 0; k < SAMPLER_N_SIZES; k++)
+      for (guint k = 0; k < n_sizes; k++)
         if (a->size == sizes[k])
           {
             out->n[k]++;
@@ -1104,6 +1106,31 @@ sampler_run (Fixture    *f,
             g_string_append_c (out->order, (char) ('a' + k));
           }
     }
+}
+
+/* Checks one run's sampled blocks of @size against the binomial of
+ * @rounds blocks of that size, each sampled with p = 1 - exp(-s/mean):
+ * their number, and the bytes their weights stand for, within 5 standard
+ * deviations.  Returns the variance of the bytes. */
+static double
+assert_binomial (const char *seed,
+                 guint64     size,
+                 guint       sampled,
+                 double      estimate,
+                 double      rounds)
+{
+  double s = (double) size;
+  double p = size >= SAMPLER_MEAN ? 1.0 : 1.0 - exp (-s / SAMPLER_MEAN);
+  double count_sd = sqrt (rounds * p * (1 - p));
+  /* Each block adds s/p with probability p, else 0. */
+  double bytes_var = rounds * s * s * (1 - p) / p;
+
+  g_test_message ("seed %s size %" G_GUINT64_FORMAT ": %u sampled, expected %.0f +- %.0f;"
+                  " %.0f bytes estimated of %.0f +- %.0f", seed, size, sampled, rounds * p,
+                  count_sd, estimate, rounds * s, sqrt (bytes_var));
+  g_assert_cmpfloat (fabs (sampled - rounds * p), <=, 5 * count_sd);
+  g_assert_cmpfloat (fabs (estimate - rounds * s), <=, 5 * sqrt (bytes_var));
+  return bytes_var;
 }
 
 /* The real hooks and the real countdown (tide-preload-record.c), over five
@@ -1128,25 +1155,13 @@ test_sampler_seeds (Fixture       *f,
     {
       double total = 0, estimate = 0, variance = 0;
 
-      sampler_run (f, seeds[r], &runs[r]);
+      sampler_run (f, "sampler", sizes, SAMPLER_N_SIZES, seeds[r], &runs[r]);
       for (guint k = 0; k < SAMPLER_N_SIZES; k++)
         {
-          double s = (double) sizes[k];
-          double p = sizes[k] >= SAMPLER_MEAN ? 1.0 : 1.0 - exp (-s / SAMPLER_MEAN);
-          double n = SAMPLER_ROUNDS;
-          double count_sd = sqrt (n * p * (1 - p));
-          /* Each block adds s/p with probability p, else 0. */
-          double bytes_var = n * s * s * (1 - p) / p;
-
-          g_test_message ("seed %s size %" G_GUINT64_FORMAT ": %u sampled, expected %.0f +- %.0f;"
-                          " %.0f bytes estimated of %.0f +- %.0f", seeds[r], sizes[k],
-                          runs[r].n[k], n * p, count_sd, runs[r].estimate[k], n * s,
-                          sqrt (bytes_var));
-          g_assert_cmpfloat (fabs (runs[r].n[k] - n * p), <=, 5 * count_sd);
-          g_assert_cmpfloat (fabs (runs[r].estimate[k] - n * s), <=, 5 * sqrt (bytes_var));
-          total += n * s;
+          variance += assert_binomial (seeds[r], sizes[k], runs[r].n[k], runs[r].estimate[k],
+                                       SAMPLER_ROUNDS);
+          total += (double) SAMPLER_ROUNDS * sizes[k];
           estimate += runs[r].estimate[k];
-          variance += bytes_var;
         }
       g_assert_cmpuint (runs[r].n[SAMPLER_N_SIZES - 1], ==, SAMPLER_ROUNDS);
       g_assert_cmpfloat (runs[r].estimate[SAMPLER_N_SIZES - 1], ==,
@@ -1157,11 +1172,35 @@ test_sampler_seeds (Fixture       *f,
       g_hash_table_add (orders, runs[r].order->str);
     }
 
-  sampler_run (f, seeds[0], &again);
+  sampler_run (f, "sampler", sizes, SAMPLER_N_SIZES, seeds[0], &again);
   g_assert_cmpstr (again.order->str, ==, runs[0].order->str);
   g_string_free (again.order, TRUE);
   for (guint r = 0; r < G_N_ELEMENTS (seeds); r++)
     g_string_free (runs[r].order, TRUE);
+}
+
+/* Blocks grown by realloc, 24 to 48 to 96 bytes: each realloc is an
+ * allocation of its new size to the sampler, so the records of each size
+ * follow the same binomial as blocks made at that size.  When a block
+ * stayed recorded once sampled, it was recorded at each size as often as
+ * the sizes up to it draw together: 1.5 times too often at 48 bytes, 1.75
+ * times at 96. */
+static void
+test_sampler_realloc (Fixture       *f,
+                      gconstpointer  data)
+{
+  static const guint64 sizes[SAMPLER_REALLOC_N_SIZES] = SAMPLER_REALLOC_SIZES;
+  static const char *const seeds[] = { "1", "2", "3" };
+
+  for (guint r = 0; r < G_N_ELEMENTS (seeds); r++)
+    {
+      SamplerRun run;
+
+      sampler_run (f, "sampler-realloc", sizes, SAMPLER_REALLOC_N_SIZES, seeds[r], &run);
+      for (guint k = 0; k < SAMPLER_REALLOC_N_SIZES; k++)
+        (void) assert_binomial (seeds[r], sizes[k], run.n[k], run.estimate[k], SAMPLER_ROUNDS);
+      g_string_free (run.order, TRUE);
+    }
 }
 
 int
@@ -1184,6 +1223,8 @@ main (int   argc,
               fixture_setup, test_sigkill, fixture_teardown);
   g_test_add ("/capture/preload/e2e/sampler-seeds", Fixture, NULL,
               fixture_setup, test_sampler_seeds, fixture_teardown);
+  g_test_add ("/capture/preload/e2e/sampler-realloc", Fixture, NULL,
+              fixture_setup, test_sampler_realloc, fixture_teardown);
   g_test_add ("/capture/preload/e2e/fold", Fixture, NULL,
               fixture_setup, test_fold, fixture_teardown);
   g_test_add ("/capture/preload/e2e/family/glibc", Fixture, "glibc",
