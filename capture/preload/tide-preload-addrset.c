@@ -98,6 +98,21 @@ tide_addrset_clear (TideAddrSet *set)
     }
 }
 
+/* Adds @flags to every entry. */
+void
+tide_addrset_mark_all (TideAddrSet *set,
+                       uint32_t     flags)
+{
+  for (uint32_t i = 0; i < TIDE_ADDRSET_SHARDS; i++)
+    {
+      TideAddrShard *shard = &set->shards[i];
+
+      for (uint32_t j = 0; j <= shard->mask; j++)
+        if (shard->slots[j].addr != 0)
+          shard->slots[j].flags |= flags;
+    }
+}
+
 void
 tide_addrset_lock_all (TideAddrSet *set)
 {

@@ -83,7 +83,10 @@ typedef struct
 
 /* The block was recorded at another address, its place, which is held for
  * it (a Python object: tide-preload-pymalloc.c). */
-#define TIDE_ADDR_PLACED 1u
+#define TIDE_ADDR_PLACED    1u
+/* The block was recorded by the parent of a fork: this process records
+ * nothing of it, but lets its place go. */
+#define TIDE_ADDR_INHERITED 2u
 
 typedef struct
 {
@@ -101,6 +104,8 @@ typedef struct
 
 bool     tide_addrset_init        (TideAddrSet         *set);
 void     tide_addrset_clear       (TideAddrSet         *set);
+void     tide_addrset_mark_all    (TideAddrSet         *set,
+                                   uint32_t             flags);
 void     tide_addrset_lock_all    (TideAddrSet         *set);
 void     tide_addrset_unlock_all  (TideAddrSet         *set);
 void     tide_addrset_reset_locks (TideAddrSet         *set);

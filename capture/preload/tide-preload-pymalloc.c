@@ -29,12 +29,11 @@
  *
  *    A sampled object of 16 bytes then holds 16 + 521 bytes and malloc's
  *    header: at the default mean of 64 KiB between samples, under 1% more
- *    memory.  A place is let go when its object's free is recorded, which
- *    two frees never are: in a fork's child, whose address set starts
- *    empty, the free of an object that the parent placed; and every free
- *    once the recorder is gone (tide_go_dormant).  Such an object's place
- *    stays taken: one block of its size for each object that was sampled
- *    and live then.
+ *    memory.  A place is let go when its object's free is looked up, in a
+ *    fork's child too (whose entries are marked TIDE_ADDR_INHERITED), but
+ *    no free is looked up once the recorder is gone (tide_go_dormant): an
+ *    object's place then stays taken, one block of its size for each
+ *    object that was sampled and live then.
  *  - A larger request pymalloc passes on to the raw allocator anyway, and
  *    it is recorded where it is.
  *  - A realloc that the sampler takes places its new block as a sampled

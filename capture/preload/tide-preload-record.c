@@ -174,27 +174,28 @@ kinds_ended_by (uint16_t kind)
 
 /* Records the free when addr was recorded with a kind that a free of @kind
  * ends, as that kind, and at its place; a place held for the block is let
- * go once the free is recorded.  Called before the real free: the address
- * may be handed out again at once. */
+ * go once the free is recorded.  A block inherited from the parent of a
+ * fork leaves the set unrecorded, as if it had never been in it.  Called
+ * before the real free: the address may be handed out again at once. */
 bool
 tide_record_free_if_sampled (const void    *addr,
                              uint16_t       kind,
                              TideAddrEntry *out)
 {
   TideAddrEntry e;
-  void *place;
+  void *place = NULL;
 
   if (!tide_addrset_maybe (&tide_state.addrset, (uintptr_t) addr)
       || !tide_addrset_remove (&tide_state.addrset, (uintptr_t) addr, kinds_ended_by (kind), &e))
     return false;
   if (e.flags & TIDE_ADDR_PLACED)
-    {
-      place = tide_pymalloc_place_of (addr);
-      record_free (place, (uint16_t) e.kind, &e);
-      tide_pymalloc_release_place (place);
-    }
-  else
-    record_free (addr, (uint16_t) e.kind, &e);
+    place = tide_pymalloc_place_of (addr);
+  if (!(e.flags & TIDE_ADDR_INHERITED))
+    record_free (place != NULL ? place : addr, (uint16_t) e.kind, &e);
+  if (place != NULL)
+    tide_pymalloc_release_place (place);
+  if (e.flags & TIDE_ADDR_INHERITED)
+    return false;
   if (out != NULL)
     *out = e;
   return true;

@@ -252,7 +252,9 @@ fork_child (void)
   tide_tls.seeded = false;
   tide_heap_reset_lock ();
   tide_addrset_reset_locks (&tide_state.addrset);
-  tide_addrset_clear (&tide_state.addrset);
+  /* The parent's blocks are not the child's to record; but a place held
+   * for one of them must still be let go when the child frees it. */
+  tide_addrset_mark_all (&tide_state.addrset, TIDE_ADDR_INHERITED);
   tide_objects_fork_child ();
   tide_scope_fork_child ();
   tide_buffer_fork_child ();

@@ -47,6 +47,15 @@ test_basic (void)
   g_assert_true (tide_addrset_remove (set, 0x1000, TIDE_ADDRSET_KIND (TIDE_KIND_MALLOC)
                                       | TIDE_ADDRSET_KIND (TIDE_KIND_PYOBJECT), &e));
   g_assert_cmpuint (e.kind, ==, TIDE_KIND_PYOBJECT);
+  /* Marking adds flags to every entry, and keeps them all. */
+  g_assert_true (tide_addrset_insert (set, 0x3000, 8, TIDE_KIND_MALLOC));
+  g_assert_true (tide_addrset_insert (set, 0x4000, 8, TIDE_KIND_MMAP));
+  tide_addrset_mark_all (set, TIDE_ADDR_INHERITED);
+  g_assert_true (tide_addrset_lookup (set, 0x3000, &e));
+  g_assert_cmpuint (e.flags, ==, TIDE_ADDR_INHERITED);
+  g_assert_true (tide_addrset_remove (set, 0x4000, 0, &e));
+  g_assert_cmpuint (e.flags, ==, TIDE_ADDR_INHERITED);
+  g_assert_true (tide_addrset_remove (set, 0x3000, 0, NULL));
   /* Insert of a present address replaces it, counted once. */
   g_assert_true (tide_addrset_insert (set, 0x2000, 1, TIDE_KIND_MMAP));
   g_assert_true (tide_addrset_insert (set, 0x2000, 2, TIDE_KIND_MMAP));

@@ -22,6 +22,7 @@
 
 #define PYTHON         "/usr/bin/python3"
 #define SCRIPT         TIDE_PYTHON_TESTS_DIR "/py-objects.py"
+#define FORK_SCRIPT    TIDE_PYTHON_TESTS_DIR "/py-fork-objects.py"
 #define STEPS          10
 #define SAMPLED_STEPS  20
 /* 3.11's dict free list: the dicts (and their keys) that churn frees last
@@ -310,6 +311,46 @@ test_sampled_grown (Fixture       *f,
     }
 }
 
+/* The blocks by which sys.getallocatedblocks() fell when the child of
+ * py-fork-objects.py deleted its parent's objects, as the parent printed. */
+static gint64
+freed_blocks (const char *out)
+{
+  gint64 freed = 0;
+
+  g_assert_cmpint (sscanf (out, "freed %" G_GINT64_FORMAT, &freed), ==, 1);
+  return freed;
+}
+
+/* A sampled object holds a place, a pool block where it would have been,
+ * which its free lets go: in a fork's child too, where the free of an
+ * object its parent made is not the child's to record.  So when the child
+ * deletes the parent's 20,000 bytes objects, pymalloc's count of blocks
+ * falls by one more for each of them that the parent sampled than it does
+ * without the profiler. */
+static void
+test_fork_places (Fixture       *f,
+                  gconstpointer  data)
+{
+  const char *plain_argv[] = { PYTHON, FORK_SCRIPT, NULL };
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "-o", f->path, "--",
+                         PYTHON, FORK_SCRIPT, NULL };
+  g_autofree char *plain = run (plain_argv, (const char *[]) { NULL });
+  g_autofree char *recorded = run (argv, (const char *[]) { "TIDEMARK_SEED", "1", NULL });
+  /* bytes(427): 460 bytes with its header, made between the two steps. */
+  gint64 sampled = query (f, "SELECT count (*) FROM allocations a"
+                             " JOIN steps b ON b.process_id = a.process_id AND b.label = 'before'"
+                             " JOIN steps m ON m.process_id = a.process_id AND m.label = 'made'"
+                             " WHERE a.kind = " G_STRINGIFY (KIND_PYOBJECT) " AND a.size = 460"
+                             " AND a.alloc_ns > b.end_ns AND a.alloc_ns <= m.end_ns");
+
+  g_test_message ("freed %" G_GINT64_FORMAT " blocks plain, %" G_GINT64_FORMAT
+                  " recorded; %" G_GINT64_FORMAT " sampled", freed_blocks (plain),
+                  freed_blocks (recorded), sampled);
+  g_assert_cmpint (sampled, >, 0);
+  g_assert_cmpint (freed_blocks (recorded), ==, freed_blocks (plain) + sampled);
+}
+
 /* --all: every object of log_metrics, to the byte.  tracemalloc gives an
  * object that a free list hands back the traceback of the line that took
  * it (CPython tells it so in _Py_NewReference); an allocator hook sees no
@@ -381,6 +422,7 @@ main (int    argc,
   ADD ("/python-objects/sampled/grown-by-realloc", NULL, test_sampled_grown);
   ADD ("/python-objects/sampled/grown-by-realloc/pythonmalloc-malloc", "malloc",
        test_sampled_grown);
+  ADD ("/python-objects/sampled/fork-lets-places-go", NULL, test_fork_places);
   ADD ("/python-objects/all", NULL, test_all);
   ADD ("/python-objects/all/pythonmalloc-malloc", "malloc", test_all);
   ADD ("/python-objects/tracemalloc-owner", NULL, test_tracemalloc_owner);
