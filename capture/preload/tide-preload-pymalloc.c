@@ -37,7 +37,9 @@
  *  - A larger request pymalloc passes on to the raw allocator anyway, and
  *    it is recorded where it is.
  *  - A realloc that the sampler takes places its new block as a sampled
- *    request would be, with the block pymalloc gave as its place.
+ *    request would be: the block that pymalloc gave becomes its place, or,
+ *    when the old block was a recorded one (and so the raw allocator's),
+ *    stays its block and takes a new place.
  *
  * The record is made at the wrapper, with the guard raised around the call
  * of pymalloc, so the malloc hook never counts the same object a second
