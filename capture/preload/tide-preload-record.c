@@ -67,12 +67,12 @@ tide_sample_decide (size_t size)
 /* Records the block at @addr under the address @place (the same, unless the
  * block was placed: TIDE_ADDR_PLACED).  Returns whether its free will be
  * found: false when nothing was recorded, or the set could not take it. */
-static bool
-record_alloc (const void *addr,
-              const void *place,
-              size_t      size,
-              double      weight,
-              uint16_t    kind)
+bool
+tide_record_alloc_placed (const void *addr,
+                          const void *place,
+                          size_t      size,
+                          double      weight,
+                          uint16_t    kind)
 {
   _Alignas (8) unsigned char rec[TIDE_ENCODE_ALLOC_MAX];
   uint64_t frames[TIDE_WIRE_MAX_FRAMES];
@@ -118,17 +118,7 @@ tide_record_alloc (const void *addr,
                    double      weight,
                    uint16_t    kind)
 {
-  (void) record_alloc (addr, addr, size, weight, kind);
-}
-
-bool
-tide_record_alloc_placed (const void *addr,
-                          const void *place,
-                          size_t      size,
-                          double      weight,
-                          uint16_t    kind)
-{
-  return record_alloc (addr, place, size, weight, kind);
+  (void) tide_record_alloc_placed (addr, addr, size, weight, kind);
 }
 
 /* The free of the block at @addr, now: folded into its ALLOC record when
