@@ -67,8 +67,8 @@ typedef struct
   void  (*free)  (void *ctx, void *ptr, size_t size);
 } TidePyArenaAllocator;
 
-/* A domain's wrapper gets the allocator it chains to as ctx. */
-static TidePyMemAllocator tide_pyalloc_domains[TIDE_PY_N_DOMAINS];
+/* The allocators we chain to; each domain's wrapper gets its own as ctx. */
+static TidePyMemAllocator tide_pyalloc_prev[TIDE_PY_N_DOMAINS];
 static TidePyArenaAllocator tide_pyarena_prev;
 static bool tide_pyalloc_domains_hooked;
 static bool tide_pyalloc_arenas_hooked;
@@ -240,7 +240,7 @@ tidemark_preload_python_hook_allocators (void)
   void (*get_allocator) (int, TidePyMemAllocator *);
   void (*set_allocator) (int, TidePyMemAllocator *);
   static const int domains[] = { TIDE_PY_DOMAIN_OBJ, TIDE_PY_DOMAIN_MEM };
-  const TidePyMemAllocator *object = &tide_pyalloc_domains[TIDE_PY_DOMAIN_OBJ];
+  const TidePyMemAllocator *object = &tide_pyalloc_prev[TIDE_PY_DOMAIN_OBJ];
   bool pymalloc;
   int saved = errno;
 
@@ -258,7 +258,7 @@ tidemark_preload_python_hook_allocators (void)
   pymalloc = send_unhooked_bytes (get_allocator);
   for (size_t i = 0; i < sizeof domains / sizeof domains[0]; i++)
     {
-      TidePyMemAllocator *prev = &tide_pyalloc_domains[domains[i]];
+      TidePyMemAllocator *prev = &tide_pyalloc_prev[domains[i]];
       TidePyMemAllocator ours = {
         .ctx = prev, .malloc = pyalloc_malloc, .calloc = pyalloc_calloc,
         .realloc = pyalloc_realloc, .free = pyalloc_free,
