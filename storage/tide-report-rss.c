@@ -603,6 +603,11 @@ tide_format_rss (GString    *out,
 /* Pages that a class holds are measured exactly, but library pages move
  * them a little: growth below this is noise. */
 #define CLASS_SUSPECT_MIN_BYTES (1024.0 * 1024.0)
+/* ... and they move them by a share of what the process holds, not by a
+ * fixed size: while a PyTorch rank warms up, glibc's free lists climb by a
+ * few MiB over a dozen steps and then stay.  Growth under 1/32 of the
+ * process's RSS at its last step says nothing about where its memory goes. */
+#define CLASS_SUSPECT_MIN_RSS_SHARE 32
 
 static const struct
 {
@@ -696,12 +701,23 @@ class_suspect_hint (TideClassSuspectKind  kind,
   return other >= 0 ? other_allocators[other].hint : class_suspects[c].hint;
 }
 
+/* The least growth of a class that makes it a suspect in the process
+ * whose last step is @last. */
+static double
+class_suspect_min_bytes (const TideStepRow *last)
+{
+  double share = last->has_rss ? (double) last->rss_end / CLASS_SUSPECT_MIN_RSS_SHARE : 0;
+
+  return MAX (CLASS_SUSPECT_MIN_BYTES, share);
+}
+
 /* @rows: one process's, by step. */
 static void
 add_process_class_suspects (GPtrArray *rows,
                             GPtrArray *out)
 {
   const TideStepRow *last = g_ptr_array_index (rows, rows->len - 1);
+  double min_bytes = class_suspect_min_bytes (last);
   g_autofree double *live = g_new0 (double, rows->len + 1);
 
   for (guint c = 0; c < G_N_ELEMENTS (class_suspects); c++)
@@ -716,7 +732,7 @@ add_process_class_suspects (GPtrArray *rows,
 
           live[k + 1] = r->has_classes ? MAX (r->class_end[class_suspects[c].cls], 0) : 0;
         }
-      if (!_tide_series_grows_steadily (live, rows->len, CLASS_SUSPECT_MIN_BYTES, &start, &net))
+      if (!_tide_series_grows_steadily (live, rows->len, min_bytes, &start, &net))
         continue;
       s = g_new0 (TideClassSuspect, 1);
       s->kind = class_suspects[c].kind;
