@@ -249,8 +249,10 @@ tide_drilldown_live_counts (const char      *path,
   *counts = (TideLiveCounts) { 0 };
   if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
     {
+      g_autofree char *message = tide_sqlite_dup_errmsg (db);
+
       g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_IO, "cannot open %s: %s", path,
-                   db ? sqlite3_errmsg (db) : "out of memory");
+                   message);
       sqlite3_close (db);
       return FALSE;
     }

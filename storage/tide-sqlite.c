@@ -33,14 +33,36 @@ tide_sqlite_error_kind (int code)
     }
 }
 
+/**
+ * tide_sqlite_dup_errmsg:
+ * @db: (nullable): NULL when opening it ran out of memory
+ *
+ * Returns: @db's last error message on one line. SQLite quotes names out
+ * of the file in it ("malformed database schema (NAME)"), and a hostile
+ * trace can name an index with a line break: each control character
+ * becomes a '?'.
+ */
+char *
+tide_sqlite_dup_errmsg (sqlite3 *db)
+{
+  char *message = g_strdup (db != NULL ? sqlite3_errmsg (db) : "out of memory");
+
+  for (char *c = message; *c != '\0'; c++)
+    if ((unsigned char) *c < 0x20 || *c == 0x7f)
+      *c = '?';
+  return message;
+}
+
 /* Sets @error to "@what: <SQLite's message>" from @db's last error. */
 void
 tide_sqlite_set_error (GError     **error,
                        sqlite3     *db,
                        const char  *what)
 {
+  g_autofree char *message = tide_sqlite_dup_errmsg (db);
+
   g_set_error (error, TIDE_STORAGE_ERROR, tide_sqlite_error_kind (sqlite3_errcode (db)),
-               "%s: %s", what, sqlite3_errmsg (db));
+               "%s: %s", what, message);
 }
 
 static sqlite3_stmt *

@@ -18,6 +18,7 @@
 G_BEGIN_DECLS
 
 TideStorageError tide_sqlite_error_kind (int          code);
+char         *tide_sqlite_dup_errmsg   (sqlite3     *db);
 void          tide_sqlite_set_error    (GError     **error,
                                         sqlite3     *db,
                                         const char  *what);

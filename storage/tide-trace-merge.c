@@ -169,7 +169,9 @@ read_input (const char  *path,
   in->complete = tide_trace_is_complete (trace) && tide_trace_describe_early_end (trace) == NULL;
   if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
     {
-      set_error (error, "%s: cannot open: %s", path, db ? sqlite3_errmsg (db) : "out of memory");
+      g_autofree char *message = tide_sqlite_dup_errmsg (db);
+
+      set_error (error, "%s: cannot open: %s", path, message);
       sqlite3_close (db);
       return NULL;
     }
@@ -309,8 +311,10 @@ open_output (Merge       *merge,
   if (sqlite3_open_v2 (path, &merge->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)
       != SQLITE_OK)
     {
+      g_autofree char *message = tide_sqlite_dup_errmsg (merge->db);
+
       g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_IO, "cannot create %s: %s",
-                   path, merge->db ? sqlite3_errmsg (merge->db) : "out of memory");
+                   path, message);
       return FALSE;
     }
   /* A merge that fails leaves no file (the caller removes it): no journal

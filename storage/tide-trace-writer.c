@@ -704,9 +704,10 @@ writer_open_db (TideTraceWriter  *self,
                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                        NULL) != SQLITE_OK)
     {
+      g_autofree char *message = tide_sqlite_dup_errmsg (self->db);
+
       g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_IO,
-                   "cannot create %s: %s", self->path,
-                   self->db ? sqlite3_errmsg (self->db) : "out of memory");
+                   "cannot create %s: %s", self->path, message);
       return FALSE;
     }
   sqlite3_extended_result_codes (self->db, 0);

@@ -198,8 +198,10 @@ open_untrusted (TideTrace  *self,
 
   if (rc != SQLITE_OK)
     {
+      g_autofree char *message = tide_sqlite_dup_errmsg (self->db);
+
       g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_IO, "cannot open %s: %s",
-                   self->path, self->db ? sqlite3_errmsg (self->db) : "out of memory");
+                   self->path, message);
       return FALSE;
     }
   sqlite3_extended_result_codes (self->db, 0);

@@ -453,6 +453,7 @@ test_corpus (void)
     int         status;        /* of export --png */
     const char *err;
     int         report_status; /* of report --retained --by scope */
+    gboolean    err_after_path; /* err is "tidemark: PATH" then this */
   } traces[] = {
     { "leaky-steps.tide", 0, "", 0 },
     { "rss-toucher.tide", 0, "", 0 },
@@ -481,6 +482,11 @@ test_corpus (void)
     /* From the fuzzer: a stack id that overflowed the reports' signed hash
      * (test_ids_near_int64_max); UBSan stopped the report. */
     { "stack-id-hash-overflow.tide", 0, "", 0 },
+    /* From the fuzzer: an index whose name holds line breaks, which
+     * SQLite's message quoted: an error of two lines. */
+    { "index-name-with-newline.tide", 2,
+      " is damaged or truncated (cannot read the trace: malformed database schema "
+      "(sqlite_autoindex_ns?\?\?)) - orphan index)\n", 2, TRUE },
   };
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("tide-corpus-XXXXXX", &error);
@@ -489,6 +495,9 @@ test_corpus (void)
   for (guint i = 0; i < G_N_ELEMENTS (traces); i++)
     {
       g_autofree char *path = corpus_path (traces[i].name);
+      g_autofree char *err = traces[i].err_after_path
+                             ? g_strconcat ("tidemark: ", path, traces[i].err, NULL)
+                             : g_strdup (traces[i].err);
       const char *argv[] = { TIDE_TIDEMARK_EXE, "export", path, "--png", png, NULL };
       g_auto(TideLimitedRun) run = { 0 };
 
@@ -497,7 +506,7 @@ test_corpus (void)
                       run.err);
       g_assert_false (run.timed_out);
       g_assert_cmpint (run.status, ==, traces[i].status);
-      g_assert_cmpstr (run.err, ==, traces[i].err);
+      g_assert_cmpstr (run.err, ==, err);
       g_assert_true (g_file_test (png, G_FILE_TEST_EXISTS) == (run.status == 0));
       g_unlink (png);
 
@@ -510,7 +519,7 @@ test_corpus (void)
         g_assert_false (reported.timed_out);
         g_assert_cmpint (reported.status, ==, traces[i].report_status);
         if (reported.status == 2)
-          g_assert_cmpstr (reported.err, ==, traces[i].err);
+          g_assert_cmpstr (reported.err, ==, err);
       }
     }
   g_rmdir (dir);
