@@ -11,7 +11,7 @@
  *   - it grew in at least 3 steps, and in at least half the steps since s;
  *   - it kept at least 3/4 of what it gained (net >= 0.75 * sum of rises);
  *   - the net growth is at least twice the largest fall since s, and at
- *     least min_bytes (one sampling interval, or 4 KiB with --all).
+ *     least min_bytes: 4 KiB with --all; sampled, four samples.
  *
  * Suspects are ranked by net growth per step since s.
  */
@@ -27,6 +27,10 @@
 #include "tide-saturate.h"
 
 #define SUSPECT_MIN_RISES 3
+/* A group whose blocks come and go holds a few sampled ones at each step
+ * end, and which few is chance: its level moves by a sample or two either
+ * way, and now and then climbs steadily for the last few steps. */
+#define SUSPECT_MIN_SAMPLES 4
 
 void
 tide_frame_free (TideFrame *frame)
@@ -282,9 +286,9 @@ load_processes (TideTrace  *trace,
         .process_id = sqlite3_column_int64 (stmt, 0),
         .pid = sqlite3_column_int64 (stmt, 1),
         .n_steps = sqlite3_column_int (stmt, 2),
-        /* One sampling interval is the smallest growth sampling can tell. */
-        .min_bytes = sqlite3_column_int (stmt, 3) ? 4096.0
-                                                  : MAX (4096.0, sqlite3_column_double (stmt, 4)),
+        .min_bytes = sqlite3_column_int (stmt, 3)
+                     ? 4096.0
+                     : SUSPECT_MIN_SAMPLES * MAX (4096.0, sqlite3_column_double (stmt, 4)),
       };
       g_array_append_val (procs, info);
     }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * When a class of RSS is a suspect, on a trace written here: three
- * processes of twelve 100 ms steps each, whose RSS and glibc free memory
- * are sampled at every step end.
+ * How much growth makes a suspect, on traces written here.
+ *
+ * A class of RSS: three processes of twelve 100 ms steps each, whose RSS
+ * and glibc free memory are sampled at every step end.
  *
  *   WARM   a PyTorch rank of 254 MiB whose free lists climb by 2,548 KiB in
  *          steps 2 to 7 and then stay, as a rank of a gloo DDP job does
@@ -14,10 +15,21 @@
  *
  * A climb of under 1/32 of the process's RSS is not a suspect: WARM has
  * none; SMALL and GROWS have one each.
+ *
+ * A sampled stack: a process sampled every 4 KiB, where each recorded
+ * block stands for one sample (64 bytes of weight 64).
+ *
+ *   NOISE  holds one sample at each step end, then two, three and four in
+ *          the last three steps, as a loss's scope did in test-python's
+ *          scope-split: which few of its blocks are sampled is chance;
+ *   LEAK   keeps one more sample in each step from step 2.
+ *
+ * Growth of fewer than four samples is not a suspect: LEAK is the only one.
  */
 #include "config.h"
 
 #include "tide-report-rss.h"
+#include "tide-report.h"
 #include "tide-schema.h"
 #include "tide-test-util.h"
 #include "tide-trace-writer.h"
@@ -96,7 +108,7 @@ assert_suspect (const TideClassSuspect *s,
 static void
 test_share_of_rss (void)
 {
-  g_autofree char *dir = tide_test_make_dir ("tide-class-suspects");
+  g_autofree char *dir = tide_test_make_dir ("tide-suspect-floor");
   g_autofree char *path = g_build_filename (dir, "job.tide", NULL);
   g_autoptr(TideTrace) trace = write_job (path);
   g_autoptr(GError) error = NULL;
@@ -112,11 +124,87 @@ test_share_of_rss (void)
   tide_test_remove_dir (dir);
 }
 
+enum { STACK_NOISE = 1, STACK_LEAK };
+
+#define SAMPLE          4096
+#define SAMPLED_SIZE    64
+
+/* A sampled block of @stack made in step @step, never freed. */
+static void
+add_sample (TideTraceWriter *w,
+            gint64           stack,
+            gint             step)
+{
+  static gint64 address = 0x10000;
+  TideAllocRow a = { .process_id = 1, .alloc_ns = (step - 1) * 100 * MS + MS,
+                     .address = address += 0x1000, .size = SAMPLED_SIZE,
+                     .weight = SAMPLE / SAMPLED_SIZE, .stack_id = stack, .device = -1,
+                     .kind = 1 };
+
+  tide_trace_writer_add_allocation (w, &a);
+}
+
+static TideTrace *
+write_sampled (const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTraceWriter) w = tide_trace_writer_new (path, &error);
+  TideProcessRow row = { .id = 1, .pid = 101, .ppid = 1, .start_ns = 0,
+                         .sample_bytes = SAMPLE, .all_mode = FALSE,
+                         .exe = "/usr/bin/python3.11", .cmdline = "/usr/bin/python3 train.py" };
+
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  for (gint64 stack = STACK_NOISE; stack <= STACK_LEAK; stack++)
+    {
+      TideFrameRow frame = { .id = stack, .kind = TIDE_FRAME_PYTHON,
+                             .function = stack == STACK_LEAK ? "leak" : "loss",
+                             .file = "/src/train.py", .line = 10 * (gint) stack };
+
+      tide_trace_writer_add_frame (w, &frame);
+      tide_trace_writer_add_stack_node (w, stack, 0, stack, 1);
+    }
+  tide_trace_writer_add_process (w, &row);
+  for (gint k = 1; k <= N_STEPS; k++)
+    {
+      tide_trace_writer_add_step (w, 100 + k, 1, k, "", (k - 1) * 100 * MS, k * 100 * MS);
+      if (k == 1 || k >= N_STEPS - 2)
+        add_sample (w, STACK_NOISE, k);
+      if (k >= 2)
+        add_sample (w, STACK_LEAK, k);
+    }
+  tide_trace_writer_end_process (w, 1, (N_STEPS + 1) * 100 * MS, 0, 0);
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  g_assert_no_error (error);
+  return tide_test_open_trace (path);
+}
+
+static void
+test_four_samples (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-suspect-floor");
+  g_autofree char *path = g_build_filename (dir, "sampled.tide", NULL);
+  g_autoptr(TideTrace) trace = write_sampled (path);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, &error);
+  TideGroup *leak;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (suspects->len, ==, 1);
+  leak = g_ptr_array_index (suspects, 0);
+  g_assert_cmpint (leak->stack_id, ==, STACK_LEAK);
+  g_assert_cmpint (leak->growth_step, ==, 2);
+  g_assert_cmpint (leak->growth_bytes, ==, (N_STEPS - 1) * SAMPLE);
+  g_clear_object (&trace);
+  tide_test_remove_dir (dir);
+}
+
 int
 main (int   argc,
       char *argv[])
 {
   g_test_init (&argc, &argv, NULL);
-  g_test_add_func ("/storage/class-suspects/share-of-rss", test_share_of_rss);
+  g_test_add_func ("/storage/suspect-floor/class-share-of-rss", test_share_of_rss);
+  g_test_add_func ("/storage/suspect-floor/four-samples", test_four_samples);
   return g_test_run ();
 }
