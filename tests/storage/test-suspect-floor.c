@@ -135,9 +135,8 @@ add_sample (TideTraceWriter *w,
             gint64           stack,
             gint             step)
 {
-  static gint64 address = 0x10000;
   TideAllocRow a = { .process_id = 1, .alloc_ns = (step - 1) * 100 * MS + MS,
-                     .address = address += 0x1000, .size = SAMPLED_SIZE,
+                     .address = (stack << 20) | (step << 12), .size = SAMPLED_SIZE,
                      .weight = SAMPLE / SAMPLED_SIZE, .stack_id = stack, .device = -1,
                      .kind = 1 };
 
