@@ -128,6 +128,17 @@ assert_damaged (const Fixture *f,
     }
 }
 
+/* A process whose id is 0, which views and reports take for "no
+ * process": from the fuzzer, once a critical warning when the job lane
+ * asked for its lane. */
+static void
+test_process_id_zero (Fixture       *f,
+                      gconstpointer  data)
+{
+  exec_sql (f->trace, "UPDATE processes SET id = 0 WHERE id = (SELECT min (id) FROM processes);");
+  assert_damaged (f, "processes.id holds 0, not a process id");
+}
+
 /* A few counter samples at the last nanosecond a gint64 holds. */
 static void
 test_counters_at_int64_max (Fixture       *f,
@@ -538,6 +549,7 @@ main (int    argc,
   ADD ("/hostile/unfinished-counters-at-int64-max", "leaky-steps-unfinished.tide",
        test_unfinished_counters_at_int64_max);
   ADD ("/hostile/meta-end-1e308", "leaky-steps.tide", test_meta_end_1e308);
+  ADD ("/hostile/process-id-zero", "leaky-steps.tide", test_process_id_zero);
   ADD ("/hostile/step-before-start", "leaky-steps.tide", test_step_before_start);
   ADD ("/hostile/meta-end-past-rows", "leaky-steps.tide", test_meta_end_past_rows);
   ADD ("/hostile/device-past-int", "leaky-steps.tide", test_device_past_int);
