@@ -7,9 +7,7 @@
 #include "config.h"
 
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <glib/gstdio.h>
-#include <gelf.h>
 #include <link.h>
 #include <string.h>
 #include <unistd.h>
@@ -320,89 +318,6 @@ test_bogus (void)
   assert_symbol (symbolizer, (const void *) symtest_alpha, "symtest_alpha", "alpha-entry");
 }
 
-static int
-find_libc_cb (struct dl_phdr_info *info,
-              size_t               size,
-              void                *data)
-{
-  if (strstr (info->dlpi_name, "/libc.so") == NULL)
-    return 0;
-  *(char **) data = g_strdup (info->dlpi_name);
-  return 1;
-}
-
-/* The vaddr range of the executable PT_LOAD segment of @path. */
-static gboolean
-text_segment (const char *path,
-              guint64    *start,
-              guint64    *size)
-{
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  Elf *elf;
-  size_t phnum = 0;
-  gboolean found = FALSE;
-
-  if (fd < 0)
-    return FALSE;
-  elf_version (EV_CURRENT);
-  elf = elf_begin (fd, ELF_C_READ, NULL);
-  if (elf != NULL && elf_getphdrnum (elf, &phnum) == 0)
-    {
-      for (size_t i = 0; i < phnum && !found; i++)
-        {
-          GElf_Phdr ph;
-
-          if (gelf_getphdr (elf, i, &ph) == NULL || ph.p_type != PT_LOAD
-              || !(ph.p_flags & PF_X))
-            continue;
-          *start = ph.p_vaddr;
-          *size = ph.p_memsz;
-          found = TRUE;
-        }
-    }
-  elf_end (elf);
-  close (fd);
-  return found;
-}
-
-/* Run with -m perf: 10k addresses spread over the text of libc, or of the
- * library named by $TIDE_PERF_LIBRARY (e.g. libpython3.11.so). */
-static void
-test_perf_lookups (void)
-{
-  g_autoptr (TideSymbolizer) symbolizer = tide_symbolizer_new ();
-  g_autofree char *library = g_strdup (g_getenv ("TIDE_PERF_LIBRARY"));
-  guint64 text_start, text_size;
-  guint found = 0, with_line = 0;
-  double first, total;
-  TideSymbol sym;
-
-  if (!g_test_perf ())
-    {
-      g_test_skip ("performance test: run with -m perf");
-      return;
-    }
-  if (library == NULL)
-    dl_iterate_phdr (find_libc_cb, &library);
-  g_assert_nonnull (library);
-  g_assert_true (text_segment (library, &text_start, &text_size));
-
-  g_test_timer_start ();
-  tide_symbolizer_lookup (symbolizer, library, text_start, &sym);
-  tide_symbol_clear (&sym);
-  first = g_test_timer_elapsed ();
-  for (guint i = 0; i < 10000; i++)
-    {
-      if (tide_symbolizer_lookup (symbolizer, library, text_start + text_size / 10000 * i, &sym))
-        found++;
-      with_line += sym.line > 0;
-      tide_symbol_clear (&sym);
-    }
-  total = g_test_timer_elapsed ();
-  g_test_minimized_result (total, "%s: open+first lookup %.3f s, 10000 lookups %.3f s total, "
-                           "%u named, %u with line", library, first, total, found, with_line);
-}
-
 /* A versioned library's .symtab names "__libc_start_main@@GLIBC_2.34";
  * people read __libc_start_main. */
 static void
@@ -437,7 +352,6 @@ main (int   argc,
   g_test_add_func ("/symbolizer/lru", test_lru);
   g_test_add_func ("/symbolizer/bogus", test_bogus);
   g_test_add_func ("/symbolizer/symbol-version", test_symbol_version_dropped);
-  g_test_add_func ("/symbolizer/perf/lookups", test_perf_lookups);
 
   return g_test_run ();
 }
