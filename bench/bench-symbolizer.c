@@ -234,7 +234,7 @@ main (int   argc,
       g_print ("  %-16s %9.1f ms %11.1f ms %8u %10u", ways[w].name, median (first[w]),
                lookups_ms, last[w].named, last[w].with_line);
       if (w > 0)
-        g_print ("   %.2fx libdw", lookups_ms / median (lookups[0]));
+        g_print ("   %.3gx libdw", lookups_ms / median (lookups[0]));
       g_print ("\n");
     }
   for (guint w = 0; w < G_N_ELEMENTS (ways); w++)
