@@ -184,6 +184,29 @@ column_span_check (sqlite3_stmt  *stmt,
 }
 
 static gboolean
+process_id_check (sqlite3_stmt  *stmt,
+                  gpointer       data,
+                  GError       **error)
+{
+  g_autofree char *shown = NULL;
+
+  if (stmt == NULL)
+    return TRUE;
+  shown = describe_value (stmt, 0);
+  set_damaged (error, "processes.id", shown, "not a process id");
+  return FALSE;
+}
+
+gboolean
+tide_trace_bounds_check_process_ids (sqlite3  *db,
+                                     GError  **error)
+{
+  return query_row (db,
+                    "SELECT id FROM processes WHERE typeof (id) != 'integer' OR id < 1 LIMIT 1",
+                    NULL, process_id_check, NULL, error);
+}
+
+static gboolean
 load_start (sqlite3  *db,
             gint64   *start_ns,
             GError  **error)

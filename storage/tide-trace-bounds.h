@@ -13,6 +13,10 @@
  *    TIDE_TRACE_END_SLACK_NS past the last row: past that, it claims time
  *    that no row covers.
  *
+ * Every process id is an integer of at least 1: views and reports take 0
+ * for "no process", and a table whose schema the file rewrote can hold
+ * any value in it.
+ *
  * A value that breaks these rules fails with TIDE_STORAGE_ERROR_DAMAGED and
  * one line, "the trace is damaged: <column> holds <value>, ...".
  */
@@ -31,6 +35,8 @@ G_BEGIN_DECLS
 /* The recorder stops a moment after its last poll. */
 #define TIDE_TRACE_END_SLACK_NS (10 * G_GINT64_CONSTANT (1000000000))
 
+gboolean tide_trace_bounds_check_process_ids (sqlite3  *db,
+                                              GError  **error);
 gboolean tide_trace_bounds_load (sqlite3  *db,
                                  gint64   *start_ns,
                                  gint64   *end_ns,

@@ -189,24 +189,6 @@ check_identity (TideTrace  *self,
   return TRUE;
 }
 
-/* Views and reports take process id 0 for "no process", and a writer's ids
- * start at 1. */
-static gboolean
-check_process_ids (TideTrace  *self,
-                   GError    **error)
-{
-  gint64 first;
-
-  if (!query_int (self->db, "SELECT coalesce (min (id), 1) FROM processes", &first, error))
-    return FALSE;
-  if (first >= 1)
-    return TRUE;
-  g_set_error (error, TIDE_STORAGE_ERROR, TIDE_STORAGE_ERROR_DAMAGED,
-               "the trace is damaged: processes.id holds %" G_GINT64_FORMAT ", not a process id",
-               first);
-  return FALSE;
-}
-
 static gboolean
 open_untrusted (TideTrace  *self,
                 GError    **error)
@@ -329,7 +311,7 @@ tide_trace_open (const char  *path,
 
   if (!open_untrusted (self, &local_error) ||
       !check_identity (self, &local_error) ||
-      !check_process_ids (self, &local_error) ||
+      !tide_trace_bounds_check_process_ids (self->db, &local_error) ||
       !load_bounds (self, &local_error) ||
       (!self->complete && !summarize_in_memory (self, &local_error)) ||
       !load_finish_summaries (self, &local_error))

@@ -33,7 +33,30 @@ make_paths (void)
   png_path = g_build_filename (dir, "input.png", NULL);
 }
 
+int LLVMFuzzerInitialize (int *argc, char ***argv);
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+
+/* A critical warning is a precondition that a value from the file broke.
+ * GLib's fatal-criticals end the process with SIGTRAP, which libFuzzer
+ * does not catch: it would die without writing the input that did it. */
+static void
+abort_on_critical (const char     *domain,
+                   GLogLevelFlags  level,
+                   const char     *message,
+                   gpointer        data)
+{
+  g_log_default_handler (domain, level, message, data);
+  if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL))
+    abort ();
+}
+
+int
+LLVMFuzzerInitialize (int    *argc,
+                      char ***argv)
+{
+  g_log_set_default_handler (abort_on_critical, NULL);
+  return 0;
+}
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data,

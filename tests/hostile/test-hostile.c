@@ -139,6 +139,20 @@ test_process_id_zero (Fixture       *f,
   assert_damaged (f, "processes.id holds 0, not a process id");
 }
 
+/* A processes table rebuilt without its INTEGER PRIMARY KEY, which then
+ * holds a process without an id: from the fuzzer, the same critical
+ * warning as test_process_id_zero(). */
+static void
+test_process_id_null (Fixture       *f,
+                      gconstpointer  data)
+{
+  exec_sql (f->trace, "ALTER TABLE processes RENAME TO old_processes;"
+                      "CREATE TABLE processes AS SELECT * FROM old_processes;"
+                      "DROP TABLE old_processes;"
+                      "UPDATE processes SET id = NULL;");
+  assert_damaged (f, "processes.id holds nothing, not a process id");
+}
+
 /* A few counter samples at the last nanosecond a gint64 holds. */
 static void
 test_counters_at_int64_max (Fixture       *f,
@@ -550,6 +564,7 @@ main (int    argc,
        test_unfinished_counters_at_int64_max);
   ADD ("/hostile/meta-end-1e308", "leaky-steps.tide", test_meta_end_1e308);
   ADD ("/hostile/process-id-zero", "leaky-steps.tide", test_process_id_zero);
+  ADD ("/hostile/process-id-null", "leaky-steps.tide", test_process_id_null);
   ADD ("/hostile/step-before-start", "leaky-steps.tide", test_step_before_start);
   ADD ("/hostile/meta-end-past-rows", "leaky-steps.tide", test_meta_end_past_rows);
   ADD ("/hostile/device-past-int", "leaky-steps.tide", test_device_past_int);
