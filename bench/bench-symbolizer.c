@@ -98,17 +98,19 @@ static const Dwfl_Callbacks offline_callbacks = {
   .section_address = dwfl_offline_section_address,
 };
 
-/* One libdw lookup: the function's name and, where there is one, its line. */
+/* One libdw lookup: the function's name and, where there is one, its line.
+ * A line is counted only with a name, as the symbolizer gives one. */
 static void
 libdw_lookup (Dwfl_Module *module,
               GElf_Addr    address,
               Run         *run)
 {
   Dwfl_Line *line = dwfl_module_getsrc (module, address);
+  gboolean named = dwfl_module_addrname (module, address) != NULL;
   int number = 0;
 
-  run->named += dwfl_module_addrname (module, address) != NULL;
-  if (line != NULL && dwfl_lineinfo (line, NULL, &number, NULL, NULL, NULL) != NULL)
+  run->named += named;
+  if (named && line != NULL && dwfl_lineinfo (line, NULL, &number, NULL, NULL, NULL) != NULL)
     run->with_line += number > 0;
 }
 
