@@ -98,7 +98,7 @@ tide_addrset_clear (TideAddrSet *set)
     }
 }
 
-/* Adds @flags to every entry. */
+/* Adds @flags to every entry.  Callers hold every shard lock or are alone. */
 void
 tide_addrset_mark_all (TideAddrSet *set,
                        uint32_t     flags)

@@ -174,19 +174,19 @@ tide_record_free_if_sampled (const void    *addr,
 {
   TideAddrEntry e;
   void *place = NULL;
+  bool recorded;
 
   if (!tide_addrset_maybe (&tide_state.addrset, (uintptr_t) addr)
       || !tide_addrset_remove (&tide_state.addrset, (uintptr_t) addr, kinds_ended_by (kind), &e))
     return false;
+  recorded = !(e.flags & TIDE_ADDR_INHERITED);
   if (e.flags & TIDE_ADDR_PLACED)
     place = tide_pymalloc_place_of (addr);
-  if (!(e.flags & TIDE_ADDR_INHERITED))
+  if (recorded)
     record_free (place != NULL ? place : addr, (uint16_t) e.kind, &e);
   if (place != NULL)
     tide_pymalloc_release_place (place);
-  if (e.flags & TIDE_ADDR_INHERITED)
-    return false;
-  if (out != NULL)
+  if (recorded && out != NULL)
     *out = e;
-  return true;
+  return recorded;
 }
