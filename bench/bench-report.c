@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <sys/resource.h>
 
+#include "tide-bench-median.h"
 #include "tide-report.h"
 #include "tide-trace.h"
 
@@ -63,14 +64,6 @@ cpu_ms (void)
          (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e3;
 }
 
-static int
-compare_double (gconstpointer a,
-                gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
 /* Opens @path and runs one report; returns its time, or -1, and its
  * CPU time in @cpu. */
 static double
@@ -113,14 +106,6 @@ run_case (const char *path,
 }
 
 /* The middle step of the first process that has steps. */
-static double
-median (double *v,
-        int     n)
-{
-  qsort (v, n, sizeof *v, (GCompareFunc) compare_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static gint
 middle_step (const char *path)
 {
@@ -171,10 +156,10 @@ main (int    argc,
       for (int r = 0; r < runs; r++)
         if ((times[r] = run_case (argv[1], &cases[i], step, &n_rows, &cpu[r])) < 0)
           return 1;
-      med = median (times, runs);
+      med = tide_bench_median (times, runs);
       all_met &= med <= TARGET_MS;
       g_print ("  %-32s %10.1f %10.1f %10.1f %8u %8s\n", cases[i].name, med, times[runs - 1],
-               median (cpu, runs), n_rows, med <= TARGET_MS ? "met" : "MISSED");
+               tide_bench_median (cpu, runs), n_rows, med <= TARGET_MS ? "met" : "MISSED");
     }
   g_print ("  target: each mode at most %.0f ms (median)\n", TARGET_MS);
   return all_met ? 0 : 1;

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tide-bench-median.h"
 #include "tide-symbolizer.h"
 
 #define LOOKUPS 10000
@@ -162,20 +163,10 @@ tide_run (const char *path,
   tide_symbolizer_free (symbolizer);
 }
 
-static gint
-compare_doubles (gconstpointer a,
-                 gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
 static double
 median (GArray *values)
 {
-  g_array_sort (values, compare_doubles);
-  return g_array_index (values, double, values->len / 2);
+  return tide_bench_median ((double *) (void *) values->data, values->len);
 }
 
 int

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tide-bench-median.h"
 #include "tide-drilldown.h"
 #include "tide-render.h"
 #include "tide-timeline-data.h"
@@ -51,22 +52,6 @@ static double
 now_ms (void)
 {
   return g_get_monotonic_time () / 1000.0;
-}
-
-static int
-compare_double (gconstpointer a,
-                gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
-static double
-median (double *v,
-        guint   n)
-{
-  qsort (v, n, sizeof *v, (GCompareFunc) compare_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static gboolean
@@ -259,7 +244,8 @@ run_once (const char *path,
 
       if (!pan_zoom (trace, cached ? cache : NULL, &scene, cr, width, height, n_frames, frames))
         goto out;
-      *(cached ? &out->cached_median_ms : &out->frame_median_ms) = median (frames, n_frames);
+      *(cached ? &out->cached_median_ms : &out->frame_median_ms) =
+        tide_bench_median (frames, n_frames);
       *(cached ? &out->cached_p95_ms : &out->frame_p95_ms) = frames[(n_frames * 95) / 100];
       *(cached ? &out->cached_max_ms : &out->frame_max_ms) = frames[n_frames - 1];
     }
@@ -269,13 +255,13 @@ run_once (const char *path,
 
       if (!pan_only (trace, cached ? cache : NULL, &scene, cr, width, height, n_frames, frames))
         goto out;
-      median (frames, n_frames);
+      tide_bench_median (frames, n_frames);
       out->pan_p95_ms[cached] = frames[(n_frames * 95) / 100];
       out->pan_max_ms[cached] = frames[n_frames - 1];
     }
   if (!drill_down (trace, steps, n_drill, drills))
     goto out;
-  out->drill_median_ms = median (drills, n_drill);
+  out->drill_median_ms = tide_bench_median (drills, n_drill);
   out->drill_max_ms = drills[n_drill - 1];
   out->raw_scan_ms = raw_scan (trace);
   ok = TRUE;
@@ -389,25 +375,30 @@ main (int    argc,
     }
   g_print ("timeline %dx%d, %d runs of %d pan/zoom frames (medians over runs)\n",
            width, height, runs, frames);
-  g_print ("  open to first frame   %8.1f ms   (target < 300)\n", median (first, runs));
+  g_print ("  open to first frame   %8.1f ms   (target < 300)\n", tide_bench_median (first, runs));
   g_print ("  pan/zoom, SQLite every frame (baseline):\n");
-  g_print ("    frame median        %8.2f ms\n", median (med, runs));
-  g_print ("    frame p95           %8.2f ms\n", median (p95, runs));
-  g_print ("    frame max           %8.2f ms\n", median (max, runs));
+  g_print ("    frame median        %8.2f ms\n", tide_bench_median (med, runs));
+  g_print ("    frame p95           %8.2f ms\n", tide_bench_median (p95, runs));
+  g_print ("    frame max           %8.2f ms\n", tide_bench_median (max, runs));
   g_print ("  pan/zoom, LOD rows cached (the view):\n");
-  g_print ("    frame median        %8.2f ms   (target: every frame < 16)\n", median (cmed, runs));
-  g_print ("    frame p95           %8.2f ms   (%.2fx the baseline's)\n", median (cp95, runs),
-           median (cp95, runs) / MAX (median (p95, runs), 0.001));
-  g_print ("    frame max           %8.2f ms\n", median (cmax, runs));
+  g_print ("    frame median        %8.2f ms   (target: every frame < 16)\n",
+           tide_bench_median (cmed, runs));
+  g_print ("    frame p95           %8.2f ms   (%.2fx the baseline's)\n",
+           tide_bench_median (cp95, runs),
+           tide_bench_median (cp95, runs) / MAX (tide_bench_median (p95, runs), 0.001));
+  g_print ("    frame max           %8.2f ms\n", tide_bench_median (cmax, runs));
   g_print ("  pan only (10 s view, back and forth): p95 %.2f / max %.2f ms baseline,"
-           " p95 %.2f / max %.2f ms cached\n", median (pan, runs), median (pan + 2 * runs, runs),
-           median (pan + runs, runs), median (pan + 3 * runs, runs));
+           " p95 %.2f / max %.2f ms cached\n", tide_bench_median (pan, runs),
+           tide_bench_median (pan + 2 * runs, runs), tide_bench_median (pan + runs, runs),
+           tide_bench_median (pan + 3 * runs, runs));
   g_print ("  drill-down of a step, %d steps a run:\n", drill);
-  g_print ("    median              %8.1f ms   (target < 50)\n", median (dmed, runs));
-  g_print ("    max                 %8.1f ms\n", median (dmax, runs));
+  g_print ("    median              %8.1f ms   (target < 50)\n", tide_bench_median (dmed, runs));
+  g_print ("    max                 %8.1f ms\n", tide_bench_median (dmax, runs));
   g_print ("  raw counter scan      %8.1f ms   (baseline: one lane, whole trace, no LOD;"
-           " %.0fx a frame)\n", median (raw, runs), median (raw, runs) / MAX (median (med, runs), 0.001));
+           " %.0fx a frame)\n", tide_bench_median (raw, runs),
+           tide_bench_median (raw, runs) / MAX (tide_bench_median (med, runs), 0.001));
   g_print ("  peak RSS              %8.1f MiB  (target < 300)\n", peak_rss_kib () / 1024.0);
-  return print_targets (median (first, runs), median (cmed, runs), median (cmax, runs),
-                        median (dmed, runs), peak_rss_kib () / 1024.0) ? 0 : 1;
+  return print_targets (tide_bench_median (first, runs), tide_bench_median (cmed, runs),
+                        tide_bench_median (cmax, runs), tide_bench_median (dmed, runs),
+                        peak_rss_kib () / 1024.0) ? 0 : 1;
 }
