@@ -4,7 +4,8 @@
  * Seeded mutations of small real traces (corpus/): bit flips, truncation,
  * zeroed pages and hostile column values.  Each mutant runs through every
  * report in every format, the window's queries and PNG export
- * (tide-exercise.h) in a child process with a time limit; it must end with
+ * (tide-exercise.h) in a process of its own (this program, started again
+ * with --exercise) with a time limit; it must end with
  * everything answered or with clean errors of one line, never with a
  * crash, a sanitizer report or a hang.  Every seventh mutant (all kinds) also goes
  * through the `tidemark` command, which must exit 0, or 2 with one line.
@@ -17,11 +18,7 @@
 
 #include <fcntl.h>
 #include <glib/gstdio.h>
-#include <poll.h>
-#include <signal.h>
 #include <sqlite3.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tide-exercise.h"
@@ -277,38 +274,38 @@ write_mutant (Run        *run,
   return kind;
 }
 
-/* Exercises @path in a child; the child's exit status is its
- * TideExerciseResult.  Returns the wait status, or -1 at the limit. */
-static int
-exercise_in_child (const char *path,
-                   const char *png)
+/* This program, to exercise a mutant in a process of its own. */
+static char *self_exe;
+
+/* Exercises @path in a fresh process: this program started again with
+ * --exercise, whose exit status is its TideExerciseResult.  Not a fork:
+ * once check_cli() has run a command, this process has GLib's worker
+ * thread, and a child forked while that thread held a lock (GLib's, or
+ * the sanitizer allocator's, which has no fork handler) waits on it
+ * forever. */
+static void
+exercise_in_child (const char     *path,
+                   const char     *png,
+                   TideLimitedRun *run)
 {
-  struct pollfd pfd = { .events = POLLIN };
-  int status = -1;
-  pid_t pid;
+  const char *argv[] = { self_exe, "--exercise", path, png, NULL };
 
-  pid = fork ();
-  g_assert_cmpint (pid, >=, 0);
-  if (pid == 0)
-    {
-      g_autofree char *first_error = NULL;
-      TideExerciseResult result = tide_exercise_trace (path, png, &first_error);
+  tide_run_limited (argv, LIMIT_S, run);
+  if (run->err[0] != '\0')
+    g_printerr ("%s", run->err);
+}
 
-      if (result == TIDE_EXERCISE_BAD_ERROR)
-        g_printerr ("# not one line: %s\n", first_error);
-      _exit (result);
-    }
-  pfd.fd = (int) syscall (SYS_pidfd_open, pid, 0);
-  g_assert_cmpint (pfd.fd, >=, 0);
-  if (poll (&pfd, 1, LIMIT_S * 1000) == 1)
-    g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
-  else
-    {
-      kill (pid, SIGKILL);
-      waitpid (pid, NULL, 0);
-    }
-  close (pfd.fd);
-  return status;
+/* The --exercise side of exercise_in_child(). */
+static int
+exercise_main (const char *path,
+               const char *png)
+{
+  g_autofree char *first_error = NULL;
+  TideExerciseResult result = tide_exercise_trace (path, png, &first_error);
+
+  if (result == TIDE_EXERCISE_BAD_ERROR)
+    g_printerr ("# not one line: %s\n", first_error);
+  return result;
 }
 
 /* `tidemark report` and `tidemark export` end with 0, or with 2 and one
@@ -351,21 +348,22 @@ run_mutant (Run      *run,
   g_autofree char *png = g_build_filename (run->dir, "mutant.png", NULL);
   g_autoptr(GString) what = g_string_new (NULL);
   Mutation kind = write_mutant (run, seed, index, path, what);
-  int status;
+  g_auto(TideLimitedRun) child = { 0 };
 
-  status = exercise_in_child (path, png);
-  g_test_message ("mutant %u (%s, %s): %s", index, seeds[index % G_N_ELEMENTS (seeds)],
-                  what->str, status == -1 ? "timed out" : WIFEXITED (status)
-                                                          ? (WEXITSTATUS (status) == 0 ? "ok"
-                                                             : "clean error")
-                                                          : "killed");
-  if (status == -1)
-    g_error ("mutant %u (%s) ran past %d s", index, what->str, LIMIT_S);
-  if (!WIFEXITED (status))
-    g_error ("mutant %u (%s) died of signal %d", index, what->str, WTERMSIG (status));
-  if (WEXITSTATUS (status) != TIDE_EXERCISE_OK && WEXITSTATUS (status) != TIDE_EXERCISE_CLEAN_ERROR)
-    g_error ("mutant %u (%s) ended with status %d", index, what->str, WEXITSTATUS (status));
-  run->outcomes[kind][WEXITSTATUS (status) == TIDE_EXERCISE_OK ? 0 : 1]++;
+  exercise_in_child (path, png, &child);
+  g_test_message ("mutant %u (%s, %s): %s in %.2f s", index,
+                  seeds[index % G_N_ELEMENTS (seeds)], what->str,
+                  child.timed_out ? "timed out" : child.status == TIDE_EXERCISE_OK ? "ok"
+                  : child.status == TIDE_EXERCISE_CLEAN_ERROR ? "clean error" : "failed",
+                  child.seconds);
+  if (child.timed_out)
+    g_error ("mutant %u (%s) ran past %d s: its reports, queries and PNG export did not end",
+             index, what->str, LIMIT_S);
+  if (child.status >= 128)
+    g_error ("mutant %u (%s) died of signal %d", index, what->str, child.status - 128);
+  if (child.status != TIDE_EXERCISE_OK && child.status != TIDE_EXERCISE_CLEAN_ERROR)
+    g_error ("mutant %u (%s) ended with status %d", index, what->str, child.status);
+  run->outcomes[kind][child.status == TIDE_EXERCISE_OK ? 0 : 1]++;
   if (index % 7 == 0)
     {
       check_cli (path, run->dir, what->str);
@@ -433,12 +431,61 @@ test_mutations (void)
   g_rand_free (run.rand);
 }
 
+/* A thread that keeps taking GLib's quark lock and the allocator's, as
+ * GLib's worker thread does when a command's exit wakes it: the seeds
+ * must still be exercised in bounded time beside it. */
+static gpointer
+take_locks_thread (gpointer user_data)
+{
+  volatile gint *stop = user_data;
+
+  while (!g_atomic_int_get (stop))
+    {
+      g_free (g_malloc (64));
+      (void) g_quark_try_string ("tide-mutations");
+    }
+  return NULL;
+}
+
+static void
+test_exercise_beside_threads (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("tide-threads-XXXXXX", &error);
+  g_autofree char *png = g_build_filename (dir, "seed.png", NULL);
+  volatile gint stop = 0;
+  GThread *thread = g_thread_new ("take-locks", take_locks_thread, (gpointer) &stop);
+
+  for (guint i = 0; i < 4 * G_N_ELEMENTS (seeds); i++)
+    {
+      g_autofree char *path = g_build_filename (TIDE_CORPUS_DIR, seeds[i % G_N_ELEMENTS (seeds)],
+                                                NULL);
+      g_auto(TideLimitedRun) child = { 0 };
+
+      exercise_in_child (path, png, &child);
+      if (child.timed_out)
+        g_error ("exercising %s beside a thread that takes locks ran past %d s: "
+                 "the child waits on a lock that the fork left taken", path, LIMIT_S);
+      g_assert_cmpint (child.status, ==, TIDE_EXERCISE_OK);
+    }
+  g_atomic_int_set (&stop, 1);
+  g_thread_join (thread);
+  g_unlink (png);
+  g_rmdir (dir);
+}
+
 int
 main (int    argc,
       char **argv)
 {
+  if (argc == 4 && strcmp (argv[1], "--exercise") == 0)
+    return exercise_main (argv[2], argv[3]);
+
+  self_exe = g_file_read_link ("/proc/self/exe", NULL);
+  g_assert_nonnull (self_exe);
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/hostile/seeds-answer", test_seeds_answer);
+  g_test_add_func ("/hostile/exercise-beside-threads", test_exercise_beside_threads);
   g_test_add_func ("/hostile/mutations", test_mutations);
   return g_test_run ();
 }
