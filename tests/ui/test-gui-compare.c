@@ -150,7 +150,7 @@ test_overlay (void)
   g_assert_nonnull (tide_session_get_comparison (window->session));
   g_assert_cmpstr (adw_window_title_get_subtitle (window->title), ==,
                    "timeline.tide compared with fixed.tide");
-  tide_test_iterate_until (timeline_drawn, window, 10);
+  tide_test_iterate_until (timeline_drawn, window, 30, "the timeline to draw");
   g_assert_true (timeline_drawn (window));
   g_assert_cmphex (tide_timeline_view_get_palette (window->timeline)->compare, ==, 0x3d3846);
   assert_overlay (window, 0x3d3846);
@@ -159,7 +159,7 @@ test_overlay (void)
    * dark style. */
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
                                       ADW_COLOR_SCHEME_FORCE_DARK);
-  tide_test_iterate_until (palette_has_compare, &wait, 10);
+  tide_test_iterate_until (palette_has_compare, &wait, 30, "the compare palette");
   g_assert_true (palette_has_compare (&wait));
   assert_overlay (window, 0xdeddda);
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
@@ -327,7 +327,7 @@ test_drilldown (void)
   compare_with (window, fixed_path);
   tide_session_set_process_id (window->session, 1);
   tide_session_set_step (window->session, 5);
-  tide_test_iterate_until (drilldown_loaded, window, 10);
+  tide_test_iterate_until (drilldown_loaded, window, 30, "the drill-down to load");
   g_assert_true (drilldown_loaded (window));
   leak = drilldown_node (window, "leak_feature_cache");
   g_assert_cmpint (tide_drilldown_node_get_bytes (leak), ==, LEAK_BYTES);

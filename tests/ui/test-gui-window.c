@@ -871,7 +871,7 @@ test_live_capture (void)
   TideWindow *window = window_new ();
   TideRecordDialog *dialog;
   g_autofree char *target = build_path ("tests", "targets", "sleeper-alloc", NULL);
-  g_autofree char *command = g_strdup_printf ("'%s' --max-seconds 60", target);
+  g_autofree char *command = g_strdup_printf ("'%s' --max-seconds 300", target);
   g_autofree char *live_dir = g_build_filename (tmp_dir, "live", NULL);
   LiveWait wait = { window, 2 };
   gint64 first_steps, later_steps, started;
@@ -894,12 +894,12 @@ test_live_capture (void)
   g_assert_false (action_enabled (window, "win.open"));
 
   /* The steps table grows while the program runs (a step every 100 ms). */
-  tide_test_iterate_until (live_has_steps, &wait, 30);
+  tide_test_iterate_until (live_has_steps, &wait, 60, "the live capture's next steps");
   first_steps = window->live_steps;
   first_refreshes = window->live_refreshes;
   g_assert_cmpint (first_steps, >=, 2);
   wait.steps_at_least = first_steps + 3;
-  tide_test_iterate_until (live_has_steps, &wait, 30);
+  tide_test_iterate_until (live_has_steps, &wait, 60, "the live capture's next steps");
   later_steps = window->live_steps;
   g_test_message ("live capture: %u refreshes in %.2f s", window->live_refreshes,
                   (g_get_monotonic_time () - started) / 1e6);
@@ -909,7 +909,7 @@ test_live_capture (void)
 
   /* Stop: the program ends, the final trace stays open and is complete. */
   gtk_widget_activate_action (GTK_WIDGET (window), "win.stop-recording", NULL);
-  tide_test_iterate_until (recording_ended, window, 30);
+  tide_test_iterate_until (recording_ended, window, 60, "the recording to end");
   g_assert_false (_tide_window_is_recording (window));
   g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_TRACE);
   g_assert_true (tide_trace_is_complete (_tide_window_get_trace (window)));
@@ -1090,7 +1090,7 @@ test_attach_capture (void)
   g_assert_null (dialog);    /* closed once the recorder started */
   g_assert_true (_tide_window_is_recording (window));
   g_assert_false (action_enabled (window, "win.record"));
-  tide_test_iterate_until (recording_ended, window, 60);
+  tide_test_iterate_until (recording_ended, window, 120, "the recording to end");
   g_assert_false (_tide_window_is_recording (window));
   g_assert_cmpint (window->recorder_status, ==, 0);
 
@@ -1254,7 +1254,7 @@ test_palette_follows_style_manager (void)
   adw_style_manager_set_color_scheme (manager, ADW_COLOR_SCHEME_FORCE_DARK);
   g_assert_true (adw_style_manager_get_dark (manager));
   wait.background = 0x1e1e1e;
-  tide_test_iterate_until (palette_has_background, &wait, 10);
+  tide_test_iterate_until (palette_has_background, &wait, 30, "the style's background in the palette");
   palette = tide_timeline_view_get_palette (wait.window->timeline);
   g_assert_cmphex (palette->background, ==, 0x1e1e1e);
   g_assert_cmphex (palette->text, ==, 0xffffff);
@@ -1268,7 +1268,7 @@ test_palette_follows_style_manager (void)
                                               GTK_STYLE_PROVIDER (provider),
                                               GTK_STYLE_PROVIDER_PRIORITY_USER);
   wait.background = 0x010203;
-  tide_test_iterate_until (palette_has_background, &wait, 10);
+  tide_test_iterate_until (palette_has_background, &wait, 30, "the style's background in the palette");
   g_assert_cmphex (tide_timeline_view_get_palette (wait.window->timeline)->background, ==, 0x010203);
   gtk_style_context_remove_provider_for_display (gdk_display_get_default (),
                                                  GTK_STYLE_PROVIDER (provider));
@@ -1276,7 +1276,7 @@ test_palette_follows_style_manager (void)
   /* Back to light: PNG export's colours, one by one. */
   adw_style_manager_set_color_scheme (manager, ADW_COLOR_SCHEME_FORCE_LIGHT);
   wait.background = 0xffffff;
-  tide_test_iterate_until (palette_has_background, &wait, 10);
+  tide_test_iterate_until (palette_has_background, &wait, 30, "the style's background in the palette");
   g_assert_cmpmem (tide_timeline_view_get_palette (wait.window->timeline), sizeof (TidePalette),
                    &tide_palette_light, sizeof (TidePalette));
   gtk_window_destroy (GTK_WINDOW (wait.window));

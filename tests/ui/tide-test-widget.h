@@ -41,17 +41,23 @@ tide_test_wake_cb (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
-/* A tick wakes the loop so that the deadline holds when nothing else
- * happens (a condition that never comes fails, rather than hangs). */
+/* Iterates until @done holds, at most @max_seconds: a tick wakes the
+ * loop so that the limit holds when nothing else happens.  A condition
+ * that never comes fails the test, naming @what it waited for. */
 static inline void
-tide_test_iterate_until (gboolean (*done) (gpointer),
-                         gpointer   data,
-                         guint      max_seconds)
+tide_test_iterate_until (gboolean   (*done) (gpointer),
+                         gpointer     data,
+                         guint        max_seconds,
+                         const char  *what)
 {
-  gint64 deadline = g_get_monotonic_time () + max_seconds * G_USEC_PER_SEC;
+  gint64 start = g_get_monotonic_time ();
+  gint64 deadline = start + max_seconds * G_USEC_PER_SEC;
   guint tick = g_timeout_add (100, tide_test_wake_cb, NULL);
 
   while (!done (data) && g_get_monotonic_time () < deadline)
     g_main_context_iteration (NULL, TRUE);
   g_source_remove (tick);
+  if (!done (data))
+    g_error ("waited %u s for %s", max_seconds, what);
+  g_test_message ("waited %.2f s for %s", (g_get_monotonic_time () - start) / 1e6, what);
 }
