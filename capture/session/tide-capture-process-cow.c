@@ -133,15 +133,6 @@ claim_pages (const TideLiveAlloc *block,
   return credited;
 }
 
-static gint
-compare_by_addr (gconstpointer a,
-                 gconstpointer b)
-{
-  const TideLiveAlloc *x = a, *y = b;
-
-  return (x->addr > y->addr) - (x->addr < y->addr);
-}
-
 /* An arena of CPython's allocator has no stack: its objects do, and only
  * the sampled ones are recorded, so most of its pages hold objects that
  * no recorded block covers.  Those pages go to the stacks of the objects
@@ -256,7 +247,7 @@ attribute (TideCaptureProcess *self,
   for (guint i = 0; i < blocks->len; i++)
     if (g_array_index (blocks, TideLiveAlloc, i).kind == TIDE_KIND_PYOBJECT)
       g_array_append_val (objects, g_array_index (blocks, TideLiveAlloc, i));
-  g_array_sort (objects, compare_by_addr);
+  tide_live_allocs_sort_by_addr (objects);
   g_array_sort (blocks, compare_by_size);
   for (guint i = 0; i < blocks->len; i++)
     {

@@ -42,15 +42,6 @@ collect_host_block (const TideLiveAlloc *alloc,
   g_array_append_val (c->blocks, *alloc);
 }
 
-static gint
-compare_by_addr (gconstpointer a,
-                 gconstpointer b)
-{
-  const TideLiveAlloc *x = a, *y = b;
-
-  return (x->addr > y->addr) - (x->addr < y->addr);
-}
-
 static guint
 residency_hash (gconstpointer p)
 {
@@ -107,7 +98,7 @@ tide_capture_process_measure_residency (TideCaptureProcess *self,
   tide_live_table_foreach (self->live, collect_host_block, &c);
   if (self->more_blocks != NULL)
     self->more_blocks (collect_host_block, &c, self->more_blocks_data);
-  g_array_sort (c.blocks, compare_by_addr);
+  tide_live_allocs_sort_by_addr (c.blocks);
 
   ranges = g_array_sized_new (FALSE, FALSE, sizeof (TideRange), c.blocks->len);
   for (guint i = 0; i < c.blocks->len; i++)

@@ -22,6 +22,8 @@
 
 #include "tide-live-table.h"
 
+#include <string.h>
+
 #include "tide-hash.h"
 
 #define MIN_SLOTS 64
@@ -421,4 +423,85 @@ guint
 tide_live_table_get_n_orphans (TideLiveTable *self)
 {
   return self->n_orphans;
+}
+
+typedef struct
+{
+  guint64 addr;
+  guint64 index;
+} AddrKey;
+
+#define RADIX_BITS 11
+#define RADIX_SIZE (1u << RADIX_BITS)
+
+/* One stable pass of the radix sort: @from into @to by the digit at @shift. */
+static void
+radix_pass (const AddrKey *from,
+            AddrKey       *to,
+            guint          n,
+            guint          shift,
+            guint         *counts)
+{
+  guint sum = 0;
+
+  memset (counts, 0, RADIX_SIZE * sizeof (guint));
+  for (guint i = 0; i < n; i++)
+    counts[(from[i].addr >> shift) & (RADIX_SIZE - 1)]++;
+  for (guint d = 0; d < RADIX_SIZE; d++)
+    {
+      guint c = counts[d];
+      counts[d] = sum;
+      sum += c;
+    }
+  for (guint i = 0; i < n; i++)
+    to[counts[(from[i].addr >> shift) & (RADIX_SIZE - 1)]++] = from[i];
+}
+
+/**
+ * tide_live_allocs_sort_by_addr:
+ * @allocs: an array of #TideLiveAlloc
+ *
+ * Sorts @allocs by address, keeping the order of equal addresses.  A step
+ * end reads the residency of every live block in address order: hundreds
+ * of thousands with --all, where a comparison sort that moved whole
+ * blocks was the larger part of the step's cost.  This is a radix sort of
+ * (address, index) keys, which skips the digits that every address shares,
+ * so it makes a few linear passes and moves each block once.
+ */
+void
+tide_live_allocs_sort_by_addr (GArray *allocs)
+{
+  guint n = allocs->len;
+  const TideLiveAlloc *blocks = (const TideLiveAlloc *) allocs->data;
+  g_autofree AddrKey *keys = NULL;
+  g_autofree AddrKey *spare = NULL;
+  g_autofree guint *counts = NULL;
+  g_autofree TideLiveAlloc *sorted = NULL;
+  guint64 differ = 0;
+
+  if (n < 2)
+    return;
+  keys = g_new (AddrKey, n);
+  spare = g_new (AddrKey, n);
+  counts = g_new (guint, RADIX_SIZE);
+  for (guint i = 0; i < n; i++)
+    {
+      keys[i] = (AddrKey) { blocks[i].addr, i };
+      differ |= blocks[i].addr ^ blocks[0].addr;
+    }
+  for (guint shift = 0; shift < 64; shift += RADIX_BITS)
+    {
+      AddrKey *swap;
+
+      if (((differ >> shift) & (RADIX_SIZE - 1)) == 0)
+        continue;
+      radix_pass (keys, spare, n, shift, counts);
+      swap = keys;
+      keys = spare;
+      spare = swap;
+    }
+  sorted = g_new (TideLiveAlloc, n);
+  for (guint i = 0; i < n; i++)
+    sorted[i] = blocks[keys[i].index];
+  memcpy (allocs->data, sorted, (gsize) n * sizeof (TideLiveAlloc));
 }

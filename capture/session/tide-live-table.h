@@ -57,6 +57,8 @@ void           tide_live_table_foreach        (TideLiveTable       *self,
 guint          tide_live_table_get_size       (TideLiveTable       *self);
 guint          tide_live_table_get_n_orphans  (TideLiveTable       *self);
 
+void           tide_live_allocs_sort_by_addr  (GArray              *allocs);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideLiveTable, tide_live_table_free)
 
 G_END_DECLS

@@ -486,6 +486,55 @@ test_against_model (void)
   g_assert_cmpuint (n_older, >, 100);
 }
 
+static gint
+compare_addr (gconstpointer a,
+              gconstpointer b)
+{
+  const TideLiveAlloc *x = a, *y = b;
+
+  return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/* Blocks in address order, as a stable comparison sort puts them: equal
+ * addresses (an allocation whose free is on its way beside the next one)
+ * keep their order.  Sizes from none to many; addresses that share their
+ * top bits, as a heap's do, or differ anywhere in 64 bits. */
+static void
+test_sort_by_addr (void)
+{
+  g_autoptr(GRand) rand = g_rand_new_with_seed (7);
+  const guint sizes[] = { 0, 1, 2, 3, 100, 2049, 100000 };
+
+  for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
+    for (guint spread = 0; spread < 3; spread++)
+      {
+        g_autoptr(GArray) sorted = g_array_new (FALSE, FALSE, sizeof (TideLiveAlloc));
+        g_autoptr(GArray) expected = NULL;
+
+        for (guint i = 0; i < sizes[s]; i++)
+          {
+            guint64 low = g_rand_int (rand);
+            guint64 addr = spread == 0 ? 0x7f0000000000ull + (low % 512) * 16
+                           : spread == 1 ? 0x550000000000ull + (low << 8)
+                           : ((guint64) g_rand_int (rand) << 32) | low;
+            TideLiveAlloc a = { .addr = addr, .size = 16, .thread_id = i };
+
+            g_array_append_val (sorted, a);
+          }
+        expected = g_array_copy (sorted);
+        g_array_sort (expected, compare_addr);
+        tide_live_allocs_sort_by_addr (sorted);
+        g_assert_cmpuint (sorted->len, ==, expected->len);
+        for (guint i = 0; i < sorted->len; i++)
+          {
+            g_assert_cmphex (g_array_index (sorted, TideLiveAlloc, i).addr, ==,
+                             g_array_index (expected, TideLiveAlloc, i).addr);
+            g_assert_cmpint (g_array_index (sorted, TideLiveAlloc, i).thread_id, ==,
+                             g_array_index (expected, TideLiveAlloc, i).thread_id);
+          }
+      }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -501,5 +550,6 @@ main (int    argc,
   g_test_add_func ("/live-table/address-zero", test_address_zero);
   g_test_add_func ("/live-table/growth", test_growth);
   g_test_add_func ("/live-table/against-model", test_against_model);
+  g_test_add_func ("/live-table/sort-by-addr", test_sort_by_addr);
   return g_test_run ();
 }
