@@ -199,6 +199,27 @@ assert_steps (TideTrace *trace,
 
 /* ---- a module that keeps a tensor per step --------------------------------- */
 
+/* The blocks of a stack still live at the last step's end, by kind, size
+ * and weight, with the steps that made them: what a rate off the truth
+ * was made of. */
+static void
+log_blocks_of_stack (TideTrace *trace,
+                     gint64     stack_id)
+{
+  g_autofree char *sql = g_strdup_printf (
+    "SELECT group_concat (line, '; ') FROM (SELECT format ('%%d x kind %%d, %%d B, weight %%.1f,"
+    " steps %%s', count (*), a.kind, a.size, a.weight, group_concat (("
+    "  SELECT min (s.number) FROM steps s WHERE s.process_id = a.process_id"
+    "  AND s.end_ns >= a.alloc_ns), ',')) AS line"
+    " FROM allocations a WHERE a.stack_id = %" G_GINT64_FORMAT
+    " AND (a.free_ns IS NULL OR a.free_ns > (SELECT max (end_ns) FROM steps s"
+    "  WHERE s.process_id = a.process_id))"
+    " GROUP BY a.kind, a.size, a.weight)", stack_id);
+  g_autofree char *blocks = tide_test_query_text (trace, sql);
+
+  g_test_message ("live blocks of stack %" G_GINT64_FORMAT ": %s", stack_id, blocks);
+}
+
 static void
 test_module_leak (Fixture       *f,
                   gconstpointer  data)
@@ -229,6 +250,7 @@ test_module_leak (Fixture       *f,
                       g->growth_step, g->growth_bytes);
     }
   top = g_ptr_array_index (by_stack, 0);
+  log_blocks_of_stack (trace, top->stack_id);
   assert_leak_rate (data, top->bytes_per_step, MODULE_LEAK);
   g_assert_cmpstr (top->scope_path, ==, "Net.encoder.layers.2");
   py = first_python_frame (top);
