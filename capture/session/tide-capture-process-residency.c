@@ -88,7 +88,10 @@ tide_capture_process_measure_residency (TideCaptureProcess *self,
 {
   g_autoptr(GArray) ranges = NULL;
   g_autoptr(GHashTable) by_group = NULL;
+  g_autofree TideBlockPlace *places = NULL;
+  g_autofree guint64 *resident_in_order = NULL;
   g_autofree guint64 *resident = NULL;
+  const TideLiveAlloc *blocks;
   Collect c = { .end_ns = step_end_ns };
 
   if (self->pagemap == NULL)
@@ -98,29 +101,32 @@ tide_capture_process_measure_residency (TideCaptureProcess *self,
   tide_live_table_foreach (self->live, collect_host_block, &c);
   if (self->more_blocks != NULL)
     self->more_blocks (collect_host_block, &c, self->more_blocks_data);
-  tide_live_allocs_sort_by_addr (c.blocks);
+  blocks = (const TideLiveAlloc *) c.blocks->data;
+  places = tide_live_allocs_places_by_addr (blocks, c.blocks->len);
 
   ranges = g_array_sized_new (FALSE, FALSE, sizeof (TideRange), c.blocks->len);
   for (guint i = 0; i < c.blocks->len; i++)
     {
-      const TideLiveAlloc *a = &g_array_index (c.blocks, TideLiveAlloc, i);
-      TideRange r = { a->addr, a->size };
+      TideRange r = { places[i].addr, places[i].size };
       g_array_append_val (ranges, r);
     }
-  resident = g_new0 (guint64, MAX (c.blocks->len, 1));
+  resident_in_order = g_new0 (guint64, MAX (c.blocks->len, 1));
   /* A process that exited right after its last step has no pages left to
    * read: say nothing rather than "nothing was resident". */
   if (!tide_pagemap_resident (self->pagemap, (const TideRange *) ranges->data, ranges->len,
-                              resident))
+                              resident_in_order))
     {
       g_array_unref (c.blocks);
       return;
     }
+  resident = g_new0 (guint64, MAX (c.blocks->len, 1));
+  for (guint i = 0; i < c.blocks->len; i++)
+    resident[places[i].index] = resident_in_order[i];
 
   by_group = g_hash_table_new_full (residency_hash, residency_equal, g_free, NULL);
   for (guint i = 0; i < c.blocks->len; i++)
     {
-      const TideLiveAlloc *a = &g_array_index (c.blocks, TideLiveAlloc, i);
+      const TideLiveAlloc *a = &blocks[i];
       Residency probe = { a->stack_id, a->scope_id, 0, 0 };
       Residency *r = g_hash_table_lookup (by_group, &probe);
 

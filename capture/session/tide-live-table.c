@@ -425,28 +425,28 @@ tide_live_table_get_n_orphans (TideLiveTable *self)
   return self->n_orphans;
 }
 
-typedef struct
+#define RADIX_BITS   16
+#define RADIX_SIZE   (1u << RADIX_BITS)
+#define RADIX_PASSES (64 / RADIX_BITS)
+
+static guint
+radix_digit (guint64 addr,
+             guint   pass)
 {
-  guint64 addr;
-  guint64 index;
-} AddrKey;
+  return (addr >> (pass * RADIX_BITS)) & (RADIX_SIZE - 1);
+}
 
-#define RADIX_BITS 11
-#define RADIX_SIZE (1u << RADIX_BITS)
-
-/* One stable pass of the radix sort: @from into @to by the digit at @shift. */
+/* One stable pass of the radix sort: @from into @to by digit @pass, whose
+ * @counts are turned into the digits' first places. */
 static void
-radix_pass (const AddrKey *from,
-            AddrKey       *to,
-            guint          n,
-            guint          shift,
-            guint         *counts)
+radix_pass (const TideBlockPlace *from,
+            TideBlockPlace       *to,
+            guint                 n,
+            guint                 pass,
+            guint                *counts)
 {
   guint sum = 0;
 
-  memset (counts, 0, RADIX_SIZE * sizeof (guint));
-  for (guint i = 0; i < n; i++)
-    counts[(from[i].addr >> shift) & (RADIX_SIZE - 1)]++;
   for (guint d = 0; d < RADIX_SIZE; d++)
     {
       guint c = counts[d];
@@ -454,54 +454,81 @@ radix_pass (const AddrKey *from,
       sum += c;
     }
   for (guint i = 0; i < n; i++)
-    to[counts[(from[i].addr >> shift) & (RADIX_SIZE - 1)]++] = from[i];
+    to[counts[radix_digit (from[i].addr, pass)]++] = from[i];
+}
+
+/**
+ * tide_live_allocs_places_by_addr:
+ * @allocs: (array length=n): blocks
+ * @n: how many
+ *
+ * The places of @allocs (address, size and index in @allocs) in address
+ * order; equal addresses keep their order.  A step end reads the
+ * residency of every live block in address order: hundreds of thousands
+ * with --all, where a comparison sort that moved whole blocks was the
+ * larger part of the step's cost.  This is a radix sort of the places:
+ * one pass counts every digit, then one pass for each digit that not
+ * every address shares (the top ones never differ in a 47-bit address
+ * space).  Whole blocks are never moved: fetching them in address order,
+ * which is no order of theirs, cost more than the sort.
+ *
+ * Returns: (transfer full) (array length=n): the places
+ */
+TideBlockPlace *
+tide_live_allocs_places_by_addr (const TideLiveAlloc *allocs,
+                                 guint                n)
+{
+  TideBlockPlace *places = g_new (TideBlockPlace, MAX (n, 1));
+  g_autofree TideBlockPlace *spare = NULL;
+  g_autofree guint *counts = NULL;
+  guint64 differ = 0;
+
+  if (n < 2)
+    {
+      if (n == 1)
+        places[0] = (TideBlockPlace) { allocs[0].addr, allocs[0].size, 0 };
+      return places;
+    }
+  spare = g_new (TideBlockPlace, n);
+  counts = g_new0 (guint, RADIX_PASSES * RADIX_SIZE);
+  for (guint i = 0; i < n; i++)
+    {
+      guint64 addr = allocs[i].addr;
+
+      places[i] = (TideBlockPlace) { addr, allocs[i].size, i };
+      differ |= addr ^ allocs[0].addr;
+      for (guint pass = 0; pass < RADIX_PASSES; pass++)
+        counts[pass * RADIX_SIZE + radix_digit (addr, pass)]++;
+    }
+  for (guint pass = 0; pass < RADIX_PASSES; pass++)
+    {
+      TideBlockPlace *swap;
+
+      if (radix_digit (differ, pass) == 0)
+        continue;
+      radix_pass (places, spare, n, pass, counts + pass * RADIX_SIZE);
+      swap = places;
+      places = spare;
+      spare = swap;
+    }
+  return places;
 }
 
 /**
  * tide_live_allocs_sort_by_addr:
  * @allocs: an array of #TideLiveAlloc
  *
- * Sorts @allocs by address, keeping the order of equal addresses.  A step
- * end reads the residency of every live block in address order: hundreds
- * of thousands with --all, where a comparison sort that moved whole
- * blocks was the larger part of the step's cost.  This is a radix sort of
- * (address, index) keys, which skips the digits that every address shares,
- * so it makes a few linear passes and moves each block once.
+ * Sorts @allocs by address, keeping the order of equal addresses.
  */
 void
 tide_live_allocs_sort_by_addr (GArray *allocs)
 {
-  guint n = allocs->len;
   const TideLiveAlloc *blocks = (const TideLiveAlloc *) allocs->data;
-  g_autofree AddrKey *keys = NULL;
-  g_autofree AddrKey *spare = NULL;
-  g_autofree guint *counts = NULL;
-  g_autofree TideLiveAlloc *sorted = NULL;
-  guint64 differ = 0;
+  g_autofree TideBlockPlace *places = tide_live_allocs_places_by_addr (blocks, allocs->len);
+  g_autofree TideLiveAlloc *sorted = g_new (TideLiveAlloc, MAX (allocs->len, 1));
 
-  if (n < 2)
-    return;
-  keys = g_new (AddrKey, n);
-  spare = g_new (AddrKey, n);
-  counts = g_new (guint, RADIX_SIZE);
-  for (guint i = 0; i < n; i++)
-    {
-      keys[i] = (AddrKey) { blocks[i].addr, i };
-      differ |= blocks[i].addr ^ blocks[0].addr;
-    }
-  for (guint shift = 0; shift < 64; shift += RADIX_BITS)
-    {
-      AddrKey *swap;
-
-      if (((differ >> shift) & (RADIX_SIZE - 1)) == 0)
-        continue;
-      radix_pass (keys, spare, n, shift, counts);
-      swap = keys;
-      keys = spare;
-      spare = swap;
-    }
-  sorted = g_new (TideLiveAlloc, n);
-  for (guint i = 0; i < n; i++)
-    sorted[i] = blocks[keys[i].index];
-  memcpy (allocs->data, sorted, (gsize) n * sizeof (TideLiveAlloc));
+  for (guint i = 0; i < allocs->len; i++)
+    sorted[i] = blocks[places[i].index];
+  if (allocs->len > 0)
+    memcpy (allocs->data, sorted, (gsize) allocs->len * sizeof (TideLiveAlloc));
 }

@@ -34,6 +34,14 @@ typedef struct
 
 typedef struct _TideLiveTable TideLiveTable;
 
+/* Where a block lies, and which of an array it is. */
+typedef struct
+{
+  guint64 addr;
+  guint64 size;
+  guint64 index;
+} TideBlockPlace;
+
 /* Called for every block still live; free_ns is 0, or the time by which it
  * must have been freed (a newer block took its address). */
 typedef void (*TideLiveFunc) (const TideLiveAlloc *alloc,
@@ -57,6 +65,8 @@ void           tide_live_table_foreach        (TideLiveTable       *self,
 guint          tide_live_table_get_size       (TideLiveTable       *self);
 guint          tide_live_table_get_n_orphans  (TideLiveTable       *self);
 
+TideBlockPlace *tide_live_allocs_places_by_addr (const TideLiveAlloc *allocs,
+                                                 guint                n);
 void           tide_live_allocs_sort_by_addr  (GArray              *allocs);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideLiveTable, tide_live_table_free)
