@@ -8,11 +8,11 @@
 #                         leaky PyTorch training example and open it in the app
 #   tools/setup.sh test   install what is missing, build, run every test, then
 #                         build again with ASan+UBSan and run every test again,
-#                         then build once more with the CUDA toolkit hidden and
-#                         run the device suite (tools/build-without-cuda.sh),
-#                         then run the trace fuzzer (clang, libFuzzer) for 60 s;
-#                         ends with one line "N passed, N failed, N skipped",
-#                         counted by sub-test
+#                         then run the trace fuzzer (clang, libFuzzer) for 60 s
+#                         beside a build with the CUDA toolkit hidden that runs
+#                         the device suite (tools/build-without-cuda.sh); says
+#                         how long each part took, and ends with one line
+#                         "N passed, N failed, N skipped", counted by sub-test
 #
 # Run as root (or with sudo) when packages are missing; it only installs what
 # is not there yet.
@@ -140,18 +140,49 @@ fuzz_dir () {
   meson test -C "$dir" --no-rebuild --print-errorlogs --suite fuzz || true
 }
 
+# phase NAME COMMAND...: runs a phase of the test command and notes how
+# long it took, for the timing line at the end.
+phase_times=()
+phase () {
+  local name=$1 start=$SECONDS status=0
+  shift
+  "$@" || status=$?
+  phase_times+=("$name $((SECONDS - start)) s")
+  return "$status"
+}
+
+# The fuzzer's minute uses one core and the build without CUDA the other,
+# so the two run side by side, each into a log that is shown once both
+# are done.  Returns the build without CUDA's status.
+fuzz_and_nocuda () {
+  local fuzz_log=_build-logs/fuzz.log nocuda_log=_build-logs/nocuda.log fuzz_pid status=0
+  mkdir -p _build-logs
+  fuzz_dir _build-fuzz >"$fuzz_log" 2>&1 &
+  fuzz_pid=$!
+  tools/build-without-cuda.sh _build-nocuda >"$nocuda_log" 2>&1 || status=$?
+  wait "$fuzz_pid" || true
+  cat "$fuzz_log" "$nocuda_log"
+  return "$status"
+}
+
 run_tests () {
+  local nocuda=0
   install_missing
-  build _build
-  build _build-asan -Db_sanitize=address,undefined -Db_lundef=false
-  test_dir _build
-  test_dir _build-asan
-  fuzz_dir _build-fuzz
+  phase "plain build" build _build
+  phase "ASan+UBSan build" build _build-asan -Db_sanitize=address,undefined -Db_lundef=false
+  phase "plain tests" test_dir _build
+  phase "ASan+UBSan tests" test_dir _build-asan
+  phase "fuzzer and build without CUDA" fuzz_and_nocuda || nocuda=1
   read -r p1 f1 s1 < <(count_results _build)
   read -r p2 f2 s2 < <(count_results _build-asan)
   read -r p3 f3 s3 < <(count_results _build-fuzz)
   # One more result: device capture built and tested without CUDA headers.
-  if tools/build-without-cuda.sh _build-nocuda; then p2=$((p2 + 1)); else f2=$((f2 + 1)); fi
+  if [ "$nocuda" -eq 0 ]; then p2=$((p2 + 1)); else
+    f2=$((f2 + 1))
+    echo "failed: _build-nocuda: tools/build-without-cuda.sh: $(tail -n 1 _build-logs/nocuda.log)" >&2
+  fi
+  local IFS=,
+  echo "time: ${phase_times[*]}" | sed 's/,/, /g'
   echo "plain build: $p1 passed, $f1 failed, $s1 skipped; ASan+UBSan build: $p2 passed, $f2 failed, $s2 skipped; fuzzer: $p3 passed, $f3 failed, $s3 skipped"
   echo "$((p1 + p2 + p3)) passed, $((f1 + f2 + f3)) failed, $((s1 + s2 + s3)) skipped"
   [ $((f1 + f2 + f3)) -eq 0 ]
