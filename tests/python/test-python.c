@@ -261,6 +261,17 @@ test_module_leak (Fixture       *f,
   g_assert_true (has_native_frame (top, "c10::alloc_cpu(unsigned long)"));
 
   g_assert_cmpuint (by_scope->len, >=, 1);
+  /* With every allocation recorded, the leak is the only suspect, by
+   * stack and by scope: nothing else that torch does in a training step
+   * (autograd's buffers, the optimizer's state, the allocator's caches)
+   * passes for one.  This recording is the control that a leak-free run
+   * of the loop once was, at half the cost: each suspect's rule looks at
+   * its own group only, so a false one would be listed beside the leak. */
+  if (g_strcmp0 (data, "--all") == 0)
+    {
+      g_assert_cmpuint (by_stack->len, ==, 1);
+      g_assert_cmpuint (by_scope->len, ==, 1);
+    }
   top = g_ptr_array_index (by_scope, 0);
   g_assert_cmpstr (top->scope_path, ==, "Net.encoder.layers.2");
   /* By scope, the tensor's data and what holds it: its TensorImpl, its
@@ -307,28 +318,6 @@ test_module_leak_long_path (Fixture       *f,
   g_assert_cmpstr (py->file, ==, script);
   g_assert_cmpstr (py->function, ==, "Block.forward");
   g_assert_cmpint (py->line, ==, marked_line ("train-leaky.py", "# LEAK-LINE"));
-}
-
-/* The same loop without the leak: no suspect at all, by stack or scope. */
-static void
-test_control (Fixture       *f,
-              gconstpointer  data)
-{
-  const char *modes[] = { "--torch", data, NULL };  /* data: "--all" or NULL */
-  const char *args[] = { "control", G_STRINGIFY (STEPS), NULL };
-  g_autofree char *out = record (f, modes, "train-leaky.py", args);
-  g_autoptr(TideTrace) trace = open_trace (f);
-  g_autoptr(GPtrArray) by_stack = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
-  g_autoptr(GPtrArray) by_scope = tide_report_suspects (trace, TIDE_GROUP_BY_SCOPE, NULL);
-
-  g_assert_cmpstr (out, ==, "done " G_STRINGIFY (STEPS) "\n");
-  assert_steps (trace, STEPS);
-  g_assert_cmpuint (by_stack->len, ==, 0);
-  g_assert_cmpuint (by_scope->len, ==, 0);
-  /* Python frames and module scopes were recorded all the same. */
-  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM frames WHERE kind = 2"), >, 0);
-  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM scopes"
-                                     " WHERE path = 'Net.encoder.layers.2'"), ==, 1);
 }
 
 /* ---- a native library called through ctypes ----------------------------------- */
@@ -864,7 +853,6 @@ main (int    argc,
   ADD ("/python/module-leak/all", "--all", test_module_leak);
   ADD ("/python/module-leak/sampled", NULL, test_module_leak);
   ADD ("/python/module-leak/long-path", NULL, test_module_leak_long_path);
-  ADD ("/python/control/all", "--all", test_control);
   ADD ("/python/native-leak/sampled", NULL, test_native_leak);
   ADD ("/python/dataloader", NULL, test_dataloader);
   ADD ("/python/example/leak", NULL, test_example);
