@@ -9,6 +9,7 @@
 # CPython's object allocator passes each on to malloc.
 # With PY_OBJECTS_GROWN=1, log_rows keeps 4,000 lists a step, each grown
 # by append (CPython reallocs its items), beside as many that it drops.
+# PY_OBJECTS_CHURN=N makes churn build N dicts at a time instead of 60,000.
 # With "tracemalloc", the program measures itself: it prints how many
 # bytes the lines of log_metrics hold live after the first step and after
 # the last, as tracemalloc counts them (the most recent frame of each
@@ -24,6 +25,7 @@ except ImportError:  # the measuring run, without the profiler
         pass
 
 history = []
+CHURN = int(os.environ.get("PY_OBJECTS_CHURN", "60000"))
 
 
 def log_metrics(n):
@@ -33,7 +35,7 @@ def log_metrics(n):
 
 def churn(n):
     for _ in range(2):
-        tmp = [{"step": n, "i": i} for i in range(60000)]  # CHURN-LINE
+        tmp = [{"step": n, "i": i} for i in range(CHURN)]  # CHURN-LINE
         del tmp
 
 
