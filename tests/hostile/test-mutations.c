@@ -279,9 +279,9 @@ static char *self_exe;
 
 /* Exercises @path in a fresh process: this program started again with
  * --exercise, whose exit status is its TideExerciseResult.  Not a fork:
- * once check_cli() has run a command, this process has GLib's worker
- * thread, and a child forked while that thread held a lock (GLib's, or
- * the sanitizer allocator's, which has no fork handler) waits on it
+ * once check_cli() has run a command, this process has GLib's threads
+ * (gmain, for the child watch, and a thread pool's), and a child forked
+ * while one of them held a lock (GLib's, or the allocator's) waits on it
  * forever. */
 static void
 exercise_in_child (const char     *path,
