@@ -22,6 +22,7 @@
 
 #include "tide-live-table.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "tide-hash.h"
@@ -457,6 +458,23 @@ radix_pass (const TideBlockPlace *from,
     to[counts[radix_digit (from[i].addr, pass)]++] = from[i];
 }
 
+/* Below this many blocks, the radix sort's counts (a megabyte, walked
+ * once a pass) cost more than comparing: a sampled recording's step end
+ * has a few thousand. */
+#define RADIX_MIN_BLOCKS 16384
+
+/* Address, then index: the order a stable sort by address gives. */
+static gint
+compare_places (gconstpointer a,
+                gconstpointer b)
+{
+  const TideBlockPlace *x = a, *y = b;
+
+  if (x->addr != y->addr)
+    return (x->addr > y->addr) - (x->addr < y->addr);
+  return (x->index > y->index) - (x->index < y->index);
+}
+
 /**
  * tide_live_allocs_places_by_addr:
  * @allocs: (array length=n): blocks
@@ -466,8 +484,9 @@ radix_pass (const TideBlockPlace *from,
  * order; equal addresses keep their order.  A step end reads the
  * residency of every live block in address order: hundreds of thousands
  * with --all, where a comparison sort that moved whole blocks was the
- * larger part of the step's cost.  This is a radix sort of the places:
- * one pass counts every digit, then one pass for each digit that not
+ * larger part of the step's cost.  This is a radix sort of the places
+ * (a comparison sort of them below RADIX_MIN_BLOCKS): one pass counts
+ * every digit, then one pass for each digit that not
  * every address shares (the top ones never differ in a 47-bit address
  * space).  Whole blocks are never moved: fetching them in address order,
  * which is no order of theirs, cost more than the sort.
@@ -483,10 +502,11 @@ tide_live_allocs_places_by_addr (const TideLiveAlloc *allocs,
   g_autofree guint *counts = NULL;
   guint64 differ = 0;
 
-  if (n < 2)
+  if (n < RADIX_MIN_BLOCKS)
     {
-      if (n == 1)
-        places[0] = (TideBlockPlace) { allocs[0].addr, allocs[0].size, 0 };
+      for (guint i = 0; i < n; i++)
+        places[i] = (TideBlockPlace) { allocs[i].addr, allocs[i].size, i };
+      qsort (places, n, sizeof (TideBlockPlace), compare_places);
       return places;
     }
   spare = g_new (TideBlockPlace, n);
