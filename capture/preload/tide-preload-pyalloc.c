@@ -131,19 +131,22 @@ pyalloc_realloc (void   *ctx,
 }
 
 /* The free of a block whose free may have to be recorded: out of line, so
- * that the common free keeps no frame of its own. */
+ * that the common free keeps no frame of its own.  The chained free runs
+ * under the guard: a block that it hands on to free() (one that pymalloc
+ * did not serve, or every object under PYTHONMALLOC=malloc) has had its
+ * free recorded here, and with every free recorded (--all) the free hook
+ * would record it again, as the free of a block that no longer exists. */
 static __attribute__ ((noinline)) void
 pyalloc_free_looked_up (const TidePyMemAllocator *prev,
                         void                     *ptr)
 {
   tide_maybe_record_free (ptr, TIDE_KIND_PYOBJECT);
-  prev->free (prev->ctx, ptr);
+  TIDE_REAL_CALL (prev->free (prev->ctx, ptr));
 }
 
 /* The common free: one load of the free mode and one of the filter, then
- * a tail call.  The chained free needs no guard: a block it hands on to
- * free() (one pymalloc did not serve) is no longer in the set once its
- * free is recorded here, so the free hook finds nothing to record. */
+ * a tail call.  A free that the filter passes needs no guard: the block is
+ * not in the set, and the free hook's own filter says so too. */
 static void
 pyalloc_free (void *ctx,
               void *ptr)

@@ -60,6 +60,9 @@ typedef struct
   gboolean    unwind_check;  /* TIDEMARK_UNWIND_CHECK=1 */
   const char *seed;        /* TIDEMARK_SEED, or NULL */
   gboolean    no_perturb;  /* without meson's MALLOC_PERTURB_ */
+  const char * const *argv;  /* what runs: NULL, preload-target @mode */
+  const char *pythonmalloc;  /* PYTHONMALLOC, or NULL */
+  gboolean    python;      /* with the tidemark package, as `record` runs Python */
 } RunOptions;
 
 static void
@@ -182,6 +185,18 @@ target_env (const Fixture    *f,
     env = g_environ_setenv (env, TIDE_ENV_ALL, "1", TRUE);
   if (o->unwind_check)
     env = g_environ_setenv (env, "TIDEMARK_UNWIND_CHECK", "1", TRUE);
+  env = g_environ_unsetenv (env, "PYTHONMALLOC");
+  if (o->pythonmalloc != NULL)
+    env = g_environ_setenv (env, "PYTHONMALLOC", o->pythonmalloc, TRUE);
+  if (o->python)
+    {
+      /* The bootstrap that `tidemark record` puts first: it has the
+       * preload wrap CPython's allocators. */
+      g_autofree char *dir = g_build_filename (g_getenv ("TIDEMARK_BUILD_ROOT"), "capture",
+                                               "python", NULL);
+
+      env = g_environ_setenv (env, "PYTHONPATH", dir, TRUE);
+    }
   return env;
 }
 
@@ -274,7 +289,8 @@ static Run *
 run_target (Fixture          *f,
             const RunOptions *o)
 {
-  const char *argv[] = { TIDE_TARGET_PATH, o->mode, NULL };
+  const char *target[] = { TIDE_TARGET_PATH, o->mode, NULL };
+  const char * const *argv = o->argv != NULL ? o->argv : target;
   g_auto (GStrv) env = target_env (f, o);
   g_autoptr (GError) error = NULL;
   Run *run = g_new0 (Run, 1);
@@ -1203,6 +1219,75 @@ test_sampler_realloc (Fixture       *f,
     }
 }
 
+/* ---- CPython's frees, each recorded once --------------------------------- */
+
+#define PYTHON "/usr/bin/python3"
+/* 2000 bytes objects of 1000 bytes, one in two kept until the end: larger
+ * than pymalloc serves, so pymalloc hands each to malloc, and with
+ * PYTHONMALLOC=malloc every object is a malloc block. */
+#define PY_OBJECTS_SCRIPT                                               \
+  "keep = []\n"                                                         \
+  "for i in range(2000):\n"                                             \
+  "    b = bytes(1000)\n"                                               \
+  "    if i % 2:\n"                                                     \
+  "        keep.append(b)\n"                                            \
+  "del keep\n"                                                          \
+  "print('done')\n"
+#define PY_OBJECT_SIZE 1033  /* sys.getsizeof (bytes (1000)) */
+
+/* With every allocation recorded, a Python object's free is one FREE: the
+ * wrapper of CPython's allocator records it, and the free() that the
+ * chained allocator makes is not recorded again.  That second FREE, of a
+ * block no longer live, reached the recorder as a free whose allocation
+ * never came: it kept such frees for two seconds and looked through them
+ * at every allocation at their address.  (A FREE of an object at an
+ * address whose last block was freed can still come: an object that the
+ * profiler's own code made, inside its guard, and the program freed.) */
+static void
+test_python_frees_once (Fixture       *f,
+                        gconstpointer  data)
+{
+  const char *argv[] = { PYTHON, "-c", PY_OBJECTS_SCRIPT, NULL };
+  RunOptions o = { .mode = "python", .preload = TRUE, .socket = TRUE, .all = TRUE,
+                   .kill_after = -1, .argv = argv, .pythonmalloc = data, .python = TRUE };
+  g_autoptr (Run) run = run_target (f, &o);
+  const Conn *c = clean_single_conn (run);
+  g_autoptr (GHashTable) live = g_hash_table_new (g_int64_hash, g_int64_equal);
+  g_autoptr (GHashTable) objects_freed = g_hash_table_new (g_int64_hash, g_int64_equal);
+  const TideWireHeader *h;
+  guint n_objects = 0, n_objects_freed = 0, n_freed_again = 0;
+
+  g_assert_cmpstr (run->out->str, ==, "done\n");
+  FOR_EACH_RECORD (c, h)
+    {
+      const TideWireAlloc *a = (const void *) h;
+      const TideWireFree *fr = (const void *) h;
+
+      if (h->type == TIDE_WIRE_ALLOC)
+        {
+          /* lifetime_ns: freed before the record left (never in --all). */
+          g_assert_cmpuint (a->lifetime_ns, ==, 0);
+          g_hash_table_add (live, (gpointer) &a->addr);
+          g_hash_table_remove (objects_freed, &a->addr);
+          n_objects += a->kind == TIDE_KIND_PYOBJECT && a->size == PY_OBJECT_SIZE;
+        }
+      else if (h->type == TIDE_WIRE_FREE && g_hash_table_remove (live, &fr->addr))
+        {
+          if (fr->kind == TIDE_KIND_PYOBJECT)
+            {
+              g_hash_table_add (objects_freed, (gpointer) &fr->addr);
+              n_objects_freed++;
+            }
+        }
+      else if (h->type == TIDE_WIRE_FREE && fr->kind == TIDE_KIND_MALLOC
+               && g_hash_table_contains (objects_freed, &fr->addr))
+        n_freed_again++;
+    }
+  g_assert_cmpuint (n_objects, >=, 2000);
+  g_assert_cmpuint (n_objects_freed, >=, 2000);
+  g_assert_cmpuint (n_freed_again, ==, 0);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -1231,5 +1316,9 @@ main (int   argc,
               fixture_setup, test_family, fixture_teardown);
   g_test_add ("/capture/preload/e2e/family/jemalloc", Fixture, "jemalloc",
               fixture_setup, test_family, fixture_teardown);
+  g_test_add ("/capture/preload/e2e/python-frees-once/pymalloc", Fixture, NULL,
+              fixture_setup, test_python_frees_once, fixture_teardown);
+  g_test_add ("/capture/preload/e2e/python-frees-once/malloc", Fixture, "malloc",
+              fixture_setup, test_python_frees_once, fixture_teardown);
   return g_test_run ();
 }
