@@ -1174,6 +1174,26 @@ count_files (const char *dir)
   return n;
 }
 
+/* Points the recordings that follow at @dir's symbol cache; returns the
+ * suite's own, for restore_symbol_cache(). */
+static char *
+use_symbol_cache (const char *dir)
+{
+  char *suite_cache = g_strdup (g_getenv ("TIDEMARK_SYMBOL_CACHE"));
+
+  g_setenv ("TIDEMARK_SYMBOL_CACHE", dir, TRUE);
+  return suite_cache;
+}
+
+static void
+restore_symbol_cache (const char *suite_cache)
+{
+  if (suite_cache != NULL)
+    g_setenv ("TIDEMARK_SYMBOL_CACHE", suite_cache, TRUE);
+  else
+    g_unsetenv ("TIDEMARK_SYMBOL_CACHE");
+}
+
 /* The second recording takes its frames from the symbol cache that the
  * first one left, and they are the frames the first one resolved. */
 static void
@@ -1184,8 +1204,8 @@ test_symbol_cache (Fixture       *f,
   g_autofree char *unused_dir = tide_test_make_dir ("tide-symbols-unused");
   g_autofree char *cold = NULL;
   g_autofree char *warm = NULL;
+  g_autofree char *suite_cache = use_symbol_cache (cache_dir);
 
-  g_setenv ("TIDEMARK_SYMBOL_CACHE", cache_dir, TRUE);
   for (guint i = 0; i < 2; i++)
     {
       g_auto(Run) run = { 0 };
@@ -1212,7 +1232,7 @@ test_symbol_cache (Fixture       *f,
     g_assert_cmpint (run.status, ==, 0);
     g_assert_cmpuint (count_files (unused_dir), ==, 0);
   }
-  g_setenv ("TIDEMARK_SYMBOL_CACHE", "", TRUE);
+  restore_symbol_cache (suite_cache);
   tide_test_remove_dir (cache_dir);
   tide_test_remove_dir (unused_dir);
 }
@@ -1291,7 +1311,8 @@ test_inline_leak (Fixture       *f,
 
   assert_keep_copy_inlined ();
   /* Twice: the second recording takes the inline levels from the cache. */
-  g_setenv ("TIDEMARK_SYMBOL_CACHE", cache_dir, TRUE);
+  g_autofree char *suite_cache = use_symbol_cache (cache_dir);
+
   for (guint i = 0; i < 2; i++)
     {
       g_auto(Run) run = { 0 };
@@ -1312,7 +1333,7 @@ test_inline_leak (Fixture       *f,
         g_assert_cmpstr (frames, ==, cold);
       g_assert_cmpint (g_unlink (f->trace), ==, 0);
     }
-  g_setenv ("TIDEMARK_SYMBOL_CACHE", "", TRUE);
+  restore_symbol_cache (suite_cache);
   tide_test_remove_dir (cache_dir);
 }
 
