@@ -711,6 +711,23 @@ class_suspect_min_bytes (const TideStepRow *last)
   return MAX (CLASS_SUSPECT_MIN_BYTES, share);
 }
 
+/* Whether a class that grew since step @start is still growing over the
+ * last third of the @n steps: by at least half of what its average rate
+ * since @start would add there.  A class fills up while a job warms up
+ * (glibc's free lists in a DDP rank's first steps, the arenas of its first
+ * batches) and then stays: that is its size, not a leak. */
+static gboolean
+class_still_grows (const double *live,
+                   gint          n,
+                   gint          start,
+                   double        net)
+{
+  gint span = n - start + 1;
+  gint third = MIN ((n + 2) / 3, span);
+
+  return live[n] - live[n - third] >= 0.5 * net * third / span;
+}
+
 /* @rows: one process's, by step. */
 static void
 add_process_class_suspects (GPtrArray *rows,
@@ -732,7 +749,8 @@ add_process_class_suspects (GPtrArray *rows,
 
           live[k + 1] = r->has_classes ? MAX (r->class_end[class_suspects[c].cls], 0) : 0;
         }
-      if (!_tide_series_grows_steadily (live, rows->len, min_bytes, &start, &net))
+      if (!_tide_series_grows_steadily (live, rows->len, min_bytes, &start, &net)
+          || !class_still_grows (live, (gint) rows->len, start, net))
         continue;
       s = g_new0 (TideClassSuspect, 1);
       s->kind = class_suspects[c].kind;

@@ -78,7 +78,9 @@ gint       tide_rss_find_largest_unexplained (GPtrArray *rows,
                                               gint64     threshold);
 
 /* A class of resident memory that grows by the suspects' rule (steady,
- * step over step; tide-report.c), in one process. */
+ * step over step; tide-report.c), in one process, and is still growing
+ * over the last third of its steps: one that filled up while the job
+ * warmed up and then stayed is not a suspect. */
 typedef enum
 {
   TIDE_CLASS_SUSPECT_COW,         /* copy-on-write of a fork's child */
