@@ -91,6 +91,7 @@ print_largest_growth (TideTrace *trace)
   g_autoptr(GArray) explanations = NULL;
   g_autofree char *line = NULL;
   const TideStepRow *r;
+  g_autofree char *step = NULL;
   gint i;
 
   if (rows == NULL)
@@ -100,9 +101,10 @@ print_largest_growth (TideTrace *trace)
   if (i < 0)
     return;
   r = g_ptr_array_index (rows, i);
+  step = tide_step_row_describe (r);
   line = tide_rss_explanation_describe (&g_array_index (explanations, TideRssExplanation, i));
-  g_printerr ("tidemark: largest growth beyond the heap: step %d %s, %s (pid %" G_GINT64_FORMAT
-              "): %s\n", r->number, r->label, r->role, r->pid, line);
+  g_printerr ("tidemark: largest growth beyond the heap: %s, %s (pid %" G_GINT64_FORMAT "): %s\n",
+              step, r->role, r->pid, line);
 }
 
 /* Classes of resident memory that grow step over step, each with what to
@@ -142,9 +144,11 @@ print_top_suspects (const char *path)
       g_autofree char *slope = tide_format_delta ((gint64) g->bytes_per_step);
       g_autofree char *where = g->frames->len ? tide_group_describe_headline (g)
                                               : g_strdup ("(no stack)");
+      g_autofree char *device = tide_format_device (g->device);
 
+      /* Host and device leaks of one stack differ only here. */
       g_printerr ("tidemark: suspect %u: %s/step since step %d in %s, %s (pid %" G_GINT64_FORMAT
-                  ")\n", i + 1, slope, g->growth_step, where, g->role, g->pid);
+                  ", %s)\n", i + 1, slope, g->growth_step, where, g->role, g->pid, device);
     }
   print_class_suspects (classes);
   g_printerr ("tidemark: see `tidemark report %s --suspects`\n", path);

@@ -38,8 +38,9 @@ format_duration (gint64 ns)
   return g_strdup_printf ("%.1f ms", ns / 1e6);
 }
 
-static char *
-device_name (gint device)
+/* Where a group's memory is: "host" or "cuda:N". */
+char *
+tide_format_device (gint device)
 {
   return device < 0 ? g_strdup ("host") : g_strdup_printf ("cuda:%d", device);
 }
@@ -664,7 +665,7 @@ groups_text (GString         *out,
   for (guint i = 0; i < groups->len && i < TEXT_MAX_GROUPS; i++)
     {
       TideGroup *g = g_ptr_array_index (groups, i);
-      g_autofree char *dev = device_name (g->device);
+      g_autofree char *dev = tide_format_device (g->device);
       g_autofree char *bytes = tide_format_bytes (g->bytes);
       g_autofree char *head = tide_group_describe_headline (g);
       const char *indent;
@@ -779,7 +780,7 @@ groups_csv (GString        *out,
     {
       TideGroup *g = g_ptr_array_index (groups, i);
       TideFrame *top = g->frames->len ? g_ptr_array_index (g->frames, 0) : NULL;
-      g_autofree char *dev = device_name (g->device);
+      g_autofree char *dev = tide_format_device (g->device);
       g_autofree char *stack = frames_joined (g->frames);
       const TideFrame *headline = tide_group_get_headline (g);
       g_autofree char *headline_text = tide_group_describe_headline (g);
@@ -912,7 +913,7 @@ groups_json (GString        *out,
   for (guint i = 0; i < groups->len; i++)
     {
       TideGroup *g = g_ptr_array_index (groups, i);
-      g_autofree char *dev = device_name (g->device);
+      g_autofree char *dev = tide_format_device (g->device);
 
       g_string_append_printf (out, "%s{\"position\":%u,\"pid\":%" G_GINT64_FORMAT ",\"role\":",
                               i ? "," : "", i + 1, g->pid);
@@ -1047,8 +1048,10 @@ processes_text (GString   *out,
                                                 : g_strdup ("-");
       g_autofree char *peak = s->has_rss ? tide_format_bytes (s->peak_rss) : g_strdup ("-");
       g_autofree char *growth = s->has_rss ? tide_format_delta (s->rss_growth) : g_strdup ("-");
-      /* A process without a role is named by its command already. */
-      const char *role = p->role == TIDE_ROLE_COMMAND ? "-" : p->label;
+      /* A process without a role of its own is named by its command
+       * already: the job's first process is its main one, others children. */
+      const char *role = p->role != TIDE_ROLE_COMMAND ? p->label
+                         : s->parent_pid == 0 ? "main" : "child";
 
       /* A merged trace's processes come grouped by host (tide-trace-merge.h). */
       if (hosts && (i == 0 || g_strcmp0 (host, p->host) != 0))

@@ -34,6 +34,7 @@ typedef enum
 gboolean tide_format_parse   (const char     *name,
                               TideFormat     *format);
 /* A CSV field, quoted where it must be; a JSON string, or null for NULL. */
+char    *tide_format_device    (gint            device);
 void     tide_format_csv_text  (GString        *out,
                                 const char     *text);
 void     tide_format_json_text (GString        *out,

@@ -21,6 +21,15 @@ tide_step_row_free (TideStepRow *row)
   g_free (row);
 }
 
+/* "step 3", or "step 3 LABEL" for a step that was given a label. */
+char *
+tide_step_row_describe (const TideStepRow *row)
+{
+  if (row->label == NULL || row->label[0] == '\0')
+    return g_strdup_printf ("step %d", row->number);
+  return g_strdup_printf ("step %d %s", row->number, row->label);
+}
+
 /* ---- steps: device columns -------------------------------------------------- */
 
 static gint64

@@ -136,6 +136,7 @@ typedef struct
 } TideProcessSummary;
 
 void       tide_step_row_free     (TideStepRow *row);
+char      *tide_step_row_describe (const TideStepRow *row);
 void       tide_process_summary_free (TideProcessSummary *summary);
 void       tide_frame_free        (TideFrame   *frame);
 void       tide_group_free        (TideGroup   *group);

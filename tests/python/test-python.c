@@ -472,7 +472,7 @@ test_headline_report (Fixture       *f,
   g_autofree char *first_text = g_strdup_printf ("\n  1. %s\n", where);
   g_autofree char *summary = g_strdup_printf (
     "\ntidemark: suspect 1: \\+[0-9.]+ KiB/step since step [0-9]+ in %s, python3 [^\n]*"
-    " \\(pid [0-9]+\\)\n", where);
+    " \\(pid [0-9]+, host\\)\n", where);
   g_autofree char *json_headline = g_strdup_printf (
     "\"headline\":{\"text\":\"%s\",\"frame\":[0-9]+,\"kind\":\"python\","
     "\"function\":\"Block.forward\",\"file\":\"[^\"]*/train-leaky.py\",\"line\":%d}", where, line);

@@ -446,6 +446,55 @@ test_picker_name_host (void)
   g_assert_cmpstr (alone_name, ==, "train --ddp");
 }
 
+/* In the text of `report --processes`, a process named by its command has
+ * a role still: the job's first one is its main one, a process that it
+ * forked (neither rank nor worker) a child. */
+static void
+test_processes_text_roles (void)
+{
+  TideProcess main_process = { .pid = 20, .role = TIDE_ROLE_COMMAND, .dist_rank = -1,
+                               .worker = -1, .command = "python3 train.py",
+                               .label = "python3 train.py" };
+  TideProcess child = { .pid = 21, .role = TIDE_ROLE_COMMAND, .dist_rank = -1, .worker = -1,
+                        .command = "python3 train.py", .label = "python3 train.py" };
+  TideProcess worker = { .pid = 22, .role = TIDE_ROLE_LOADER_WORKER, .dist_rank = -1,
+                         .worker = 0, .command = "python3 train.py",
+                         .label = "DataLoader worker 0" };
+  TideProcessSummary rows[] = {
+    { .process = &main_process, .n_steps = 3 },
+    { .process = &child, .parent_pid = 20 },
+    { .process = &worker, .parent_pid = 20 },
+  };
+  g_autoptr(GPtrArray) summaries = g_ptr_array_new ();
+  g_autoptr(GString) text = g_string_new (NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
+    g_ptr_array_add (summaries, &rows[i]);
+  tide_format_processes (text, summaries, TIDE_FORMAT_TEXT);
+  g_assert_cmpstr (text->str, ==,
+    "Processes of the job: 3\n"
+    "     PID   PARENT  ROLE                    RANK     PEAK RSS   RSS GROWTH  STEPS SUSPECTS  COMMAND\n"
+    "      20        -  main                       -            -            -      3        0  python3 train.py\n"
+    "      21       20  child                      -            -            -      0        0  python3 train.py\n"
+    "      22       20  DataLoader worker 0        -            -            -      0        0  python3 train.py\n");
+}
+
+/* An unlabelled step is "step 3", not "step 3 " before a comma. */
+static void
+test_step_row_describe (void)
+{
+  TideStepRow unlabelled = { .number = 3, .label = (char *) "" };
+  TideStepRow no_label = { .number = 4 };
+  TideStepRow labelled = { .number = 5, .label = (char *) "heap" };
+  g_autofree char *a = tide_step_row_describe (&unlabelled);
+  g_autofree char *b = tide_step_row_describe (&no_label);
+  g_autofree char *c = tide_step_row_describe (&labelled);
+
+  g_assert_cmpstr (a, ==, "step 3");
+  g_assert_cmpstr (b, ==, "step 4");
+  g_assert_cmpstr (c, ==, "step 5 heap");
+}
+
 int
 main (int    argc,
       char **argv)
@@ -463,5 +512,7 @@ main (int    argc,
   ADD ("/storage/processes/damaged-rows", test_damaged_rows);
 #undef ADD
   g_test_add_func ("/storage/processes/picker-name-host", test_picker_name_host);
+  g_test_add_func ("/storage/processes/text-roles", test_processes_text_roles);
+  g_test_add_func ("/storage/processes/step-row-describe", test_step_row_describe);
   return g_test_run ();
 }
