@@ -794,6 +794,25 @@ tide_report_frames (TideTrace  *trace,
   return load_frames (trace, stack_id, error);
 }
 
+/* The name a frame's source file goes by: its base name, with its
+ * folder where the base name says nothing of its own, as a package's
+ * "__init__.py" (torch/__init__.py) or "__main__.py". */
+char *
+tide_frame_file_name (const char *path)
+{
+  g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *dir = NULL;
+  g_autofree char *package = NULL;
+
+  if (strcmp (base, "__init__.py") != 0 && strcmp (base, "__main__.py") != 0)
+    return g_steal_pointer (&base);
+  dir = g_path_get_dirname (path);
+  package = g_path_get_basename (dir);
+  if (strcmp (package, ".") == 0 || strcmp (package, G_DIR_SEPARATOR_S) == 0)
+    return g_steal_pointer (&base);
+  return g_build_filename (package, base, NULL);
+}
+
 /* "function (file:line)", "function (module+0x1f0)" or "module+0x1f0". */
 char *
 tide_frame_describe (const TideFrame *frame)
@@ -807,7 +826,7 @@ tide_frame_describe (const TideFrame *frame)
 
   if (frame->function != NULL && frame->file != NULL && frame->line > 0)
     {
-      g_autofree char *file = g_path_get_basename (frame->file);
+      g_autofree char *file = tide_frame_file_name (frame->file);
       return g_strdup_printf ("%s (%s:%d)", frame->function, file, frame->line);
     }
   if (frame->function != NULL)
@@ -824,7 +843,7 @@ tide_frame_describe_source_first (const TideFrame *frame)
   if (frame->kind != TIDE_FRAME_MISSING && frame->function != NULL && frame->file != NULL &&
       frame->line > 0)
     {
-      g_autofree char *file = g_path_get_basename (frame->file);
+      g_autofree char *file = tide_frame_file_name (frame->file);
       return g_strdup_printf ("%s:%d %s", file, frame->line, frame->function);
     }
   return tide_frame_describe (frame);

@@ -169,6 +169,7 @@ GPtrArray *tide_report_retained   (TideTrace   *trace,
 GPtrArray *tide_report_frames     (TideTrace   *trace,
                                    gint64       stack_id,
                                    GError     **error);
+char      *tide_frame_file_name   (const char      *path);
 char      *tide_frame_describe    (const TideFrame *frame);
 char      *tide_frame_describe_source_first (const TideFrame *frame);
 const char *tide_frame_kind_name  (const TideFrame *frame);

@@ -499,11 +499,38 @@ test_json (Fixture       *f,
                                   "\"file\":\"/work/train.py\",\"line\":25},\"scopes\":"));
 }
 
+/* A package's __init__.py is named with its package: several packages
+ * have an __init__.py:277. */
+static void
+test_package_file (void)
+{
+  TideFrame init = { .kind = TIDE_FRAME_PYTHON, .function = "backward", .line = 197,
+                     .file = "/usr/lib/python3/dist-packages/torch/autograd/__init__.py" };
+  TideFrame main_py = { .kind = TIDE_FRAME_PYTHON, .function = "<module>", .line = 3,
+                        .file = "/src/tool/__main__.py" };
+  TideFrame plain = { .kind = TIDE_FRAME_PYTHON, .function = "Linear.forward", .line = 114,
+                      .file = "/usr/lib/python3/dist-packages/torch/nn/modules/linear.py" };
+  TideFrame bare = { .kind = TIDE_FRAME_PYTHON, .function = "f", .line = 1,
+                     .file = "__init__.py" };
+  g_autofree char *a = tide_frame_describe_source_first (&init);
+  g_autofree char *b = tide_frame_describe (&init);
+  g_autofree char *c = tide_frame_describe_source_first (&main_py);
+  g_autofree char *d = tide_frame_describe_source_first (&plain);
+  g_autofree char *e = tide_frame_describe_source_first (&bare);
+
+  g_assert_cmpstr (a, ==, "autograd/__init__.py:197 backward");
+  g_assert_cmpstr (b, ==, "backward (autograd/__init__.py:197)");
+  g_assert_cmpstr (c, ==, "tool/__main__.py:3 <module>");
+  g_assert_cmpstr (d, ==, "linear.py:114 Linear.forward");
+  g_assert_cmpstr (e, ==, "__init__.py:1 f");
+}
+
 int
 main (int    argc,
       char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/storage/headline/package-file", test_package_file);
 
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
   ADD ("/storage/headline/native-inline", test_native_inline);
