@@ -35,11 +35,14 @@ run_report (TideTrace           *trace,
   if (req->processes)
     {
       g_autoptr(GPtrArray) summaries = tide_report_processes (trace, error);
-      if (summaries == NULL)
+      TideJobPeak peak;
+
+      if (summaries == NULL || !tide_report_job_peak (trace, &peak, error))
         return FALSE;
       if (req->only != NULL)
         tide_report_keep_summaries (summaries, req->only);
-      tide_format_processes (out, summaries, req->format);
+      /* The job's, which --process does not narrow. */
+      tide_format_processes (out, summaries, req->only == NULL ? &peak : NULL, req->format);
     }
   if (req->steps)
     {

@@ -1097,9 +1097,13 @@ processes_csv (GString   *out,
     }
 }
 
+static void job_peak_json (GString           *out,
+                           const TideJobPeak *peak);
+
 static void
-processes_json (GString   *out,
-                GPtrArray *summaries)
+processes_json (GString           *out,
+                GPtrArray         *summaries,
+                const TideJobPeak *peak)
 {
   gboolean hosts = processes_have_hosts (summaries);
 
@@ -1125,18 +1129,64 @@ processes_json (GString   *out,
         }
       g_string_append_c (out, '}');
     }
-  g_string_append (out, "]}\n");
+  g_string_append_c (out, ']');
+  if (peak != NULL)
+    job_peak_json (out, peak);
+  g_string_append (out, "}\n");
 }
 
+/* The job's peak after the table: a line of text, or a member of the
+ * JSON object; CSV has a row per process only. */
+static void
+job_peak_text (GString           *out,
+               const TideJobPeak *peak)
+{
+  g_autofree char *size = NULL;
+
+  if (!peak->known)
+    {
+      g_string_append (out, "Job peak: no memory readings\n");
+      return;
+    }
+  size = tide_format_bytes (peak->bytes);
+  g_string_append_printf (out, "Job peak %s: %s", peak->by_pss ? "PSS" : "RSS summed over processes",
+                          size);
+  if (peak->step >= 0)
+    g_string_append_printf (out, ", in step %d", peak->step);
+  g_string_append_c (out, '\n');
+}
+
+static void
+job_peak_json (GString           *out,
+               const TideJobPeak *peak)
+{
+  if (!peak->known)
+    {
+      g_string_append (out, ",\"job_peak\":null");
+      return;
+    }
+  g_string_append_printf (out, ",\"job_peak\":{\"measure\":\"%s\",\"bytes\":%" G_GINT64_FORMAT
+                          ",\"ts_ns\":%" G_GINT64_FORMAT, peak->by_pss ? "pss" : "rss_sum",
+                          peak->bytes, peak->ts_ns);
+  json_optional (out, "step", peak->step >= 0, peak->step);
+  g_string_append_c (out, '}');
+}
+
+/* @peak: (nullable): the job's peak, said after the processes */
 void
-tide_format_processes (GString    *out,
-                       GPtrArray  *summaries,
-                       TideFormat  format)
+tide_format_processes (GString           *out,
+                       GPtrArray         *summaries,
+                       const TideJobPeak *peak,
+                       TideFormat         format)
 {
   if (format == TIDE_FORMAT_CSV)
     processes_csv (out, summaries);
   else if (format == TIDE_FORMAT_JSON)
-    processes_json (out, summaries);
+    processes_json (out, summaries, peak);
   else
-    processes_text (out, summaries);
+    {
+      processes_text (out, summaries);
+      if (peak != NULL)
+        job_peak_text (out, peak);
+    }
 }

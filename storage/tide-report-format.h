@@ -68,8 +68,9 @@ void     tide_format_suspects (GString         *out,
                                TideFormat       format,
                                TideFrameDetail  detail);
 
-void     tide_format_processes (GString    *out,
-                                GPtrArray  *summaries,
-                                TideFormat  format);
+void     tide_format_processes (GString           *out,
+                                GPtrArray         *summaries,
+                                const TideJobPeak *peak,
+                                TideFormat         format);
 
 G_END_DECLS

@@ -14,6 +14,8 @@
 
 #include "tide-report-private.h"
 #include "tide-report-rss.h"
+#include "tide-saturate.h"
+#include "tide-schema.h"
 
 void
 tide_process_summary_free (TideProcessSummary *summary)
@@ -273,6 +275,172 @@ tide_report_processes (TideTrace  *trace,
     return NULL;
   g_ptr_array_sort (summaries, compare_summaries_by_host);
   return g_steal_pointer (&summaries);
+}
+
+/* ---- the job's peak ------------------------------------------------------------ */
+
+/* Whether some process has readings of @counter. */
+static gboolean
+has_counter (sqlite3     *db,
+             gint         counter,
+             gboolean    *out,
+             GError     **error)
+{
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT EXISTS (SELECT 1 FROM counters"
+                                                " WHERE counter = ?1 AND device = -1)",
+                                            TIDE_REPORT_WHAT, error);
+  int rc;
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int (stmt, 1, counter);
+  rc = sqlite3_step (stmt);
+  *out = rc == SQLITE_ROW && sqlite3_column_int (stmt, 0) != 0;
+  return tide_sqlite_finish (db, stmt, rc == SQLITE_ROW ? SQLITE_DONE : rc, TIDE_REPORT_WHAT,
+                             error);
+}
+
+/* Whether every process that has RSS readings has PSS readings too. */
+static gboolean
+every_process_has_pss (sqlite3   *db,
+                       gboolean  *out,
+                       GError   **error)
+{
+  gboolean any_pss, rss_without_pss;
+  sqlite3_stmt *stmt;
+  int rc;
+
+  if (!has_counter (db, TIDE_COUNTER_PSS, &any_pss, error))
+    return FALSE;
+  stmt = tide_sqlite_prepare (db, "SELECT EXISTS (SELECT 1 FROM counters r WHERE r.counter = ?1"
+                                  " AND r.device = -1 AND NOT EXISTS (SELECT 1 FROM counters p"
+                                  " WHERE p.process_id = r.process_id AND p.counter = ?2"
+                                  " AND p.device = -1))",
+                              TIDE_REPORT_WHAT, error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int (stmt, 1, TIDE_COUNTER_RSS);
+  sqlite3_bind_int (stmt, 2, TIDE_COUNTER_PSS);
+  rc = sqlite3_step (stmt);
+  rss_without_pss = rc == SQLITE_ROW && sqlite3_column_int (stmt, 0) != 0;
+  *out = any_pss && !rss_without_pss;
+  return tide_sqlite_finish (db, stmt, rc == SQLITE_ROW ? SQLITE_DONE : rc, TIDE_REPORT_WHAT,
+                             error);
+}
+
+/* The sweep of tide_report_job_peak(): readings of @counter and the ends
+ * of processes, in time order; a reading is held until the process's next
+ * one or its end.  An end at the time of a reading comes after it. */
+static gboolean
+sweep_job_peak (sqlite3      *db,
+                gint          counter,
+                TideJobPeak  *peak,
+                GError      **error)
+{
+  g_autoptr(GHashTable) held = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  sqlite3_stmt *stmt;
+  gint64 total = 0;
+  int rc;
+
+  stmt = tide_sqlite_prepare (db, "SELECT process_id, ts_ns, value, 0 FROM counters"
+                                  " WHERE counter = ?1 AND device = -1"
+                                  " UNION ALL SELECT id, end_ns, 0, 1 FROM processes"
+                                  " WHERE end_ns IS NOT NULL"
+                                  " ORDER BY 2, 4",
+                              TIDE_REPORT_WHAT, error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int (stmt, 1, counter);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      gint64 process_id = sqlite3_column_int64 (stmt, 0);
+      gint64 ts_ns = sqlite3_column_int64 (stmt, 1);
+      /* Memory is never negative: a damaged trace's value counts as 0. */
+      gint64 value = MAX (sqlite3_column_int64 (stmt, 2), 0);
+      gboolean is_end = sqlite3_column_int (stmt, 3) != 0;
+      gint64 *last = g_hash_table_lookup (held, &process_id);
+
+      if (last == NULL && is_end)
+        continue;
+      if (last == NULL)
+        {
+          gint64 *key = g_new (gint64, 1);
+
+          *key = process_id;
+          last = g_new0 (gint64, 1);
+          g_hash_table_insert (held, key, last);
+        }
+      total = tide_sat_add (tide_sat_sub (total, *last), is_end ? 0 : value);
+      *last = is_end ? 0 : value;
+      if (!is_end && (total > peak->bytes || !peak->known))
+        {
+          peak->known = TRUE;
+          peak->bytes = total;
+          peak->ts_ns = ts_ns;
+        }
+    }
+  return tide_sqlite_finish (db, stmt, rc, TIDE_REPORT_WHAT, error);
+}
+
+/* The step that was under way at @ts_ns (the lowest number, of any
+ * process), or -1. */
+static gboolean
+step_at (sqlite3  *db,
+         gint64    ts_ns,
+         gint     *number,
+         GError  **error)
+{
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT min (number) FROM steps"
+                                                " WHERE start_ns <= ?1 AND end_ns >= ?1",
+                                            TIDE_REPORT_WHAT, error);
+  int rc;
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, ts_ns);
+  rc = sqlite3_step (stmt);
+  *number = rc == SQLITE_ROW && sqlite3_column_type (stmt, 0) != SQLITE_NULL
+            ? sqlite3_column_int (stmt, 0) : -1;
+  return tide_sqlite_finish (db, stmt, rc == SQLITE_ROW ? SQLITE_DONE : rc, TIDE_REPORT_WHAT,
+                             error);
+}
+
+/**
+ * tide_report_job_peak:
+ *
+ * The job's memory at its peak, the one figure that the record summary,
+ * `report --processes`, the job lane and its export give: at each reading,
+ * the sum over the processes then alive of their last reading.  PSS, so
+ * that pages that processes share count once, where every process that
+ * has an RSS reading has a PSS reading too; else RSS summed, and said so.
+ */
+gboolean
+tide_report_job_peak (TideTrace    *trace,
+                      TideJobPeak  *peak,
+                      GError      **error)
+{
+  sqlite3 *db = _tide_trace_get_db (trace);
+
+  g_return_val_if_fail (TIDE_IS_TRACE (trace), FALSE);
+  *peak = (TideJobPeak) { .step = -1 };
+  if (!every_process_has_pss (db, &peak->by_pss, error) ||
+      !sweep_job_peak (db, peak->by_pss ? TIDE_COUNTER_PSS : TIDE_COUNTER_RSS, peak, error))
+    return FALSE;
+  return !peak->known || step_at (db, peak->ts_ns, &peak->step, error);
+}
+
+/* "job peak PSS 236.49 MiB", "peak RSS summed over processes 12.00 MiB",
+ * or "no memory readings". */
+char *
+tide_job_peak_describe (const TideJobPeak *peak)
+{
+  g_autofree char *size = NULL;
+
+  if (!peak->known)
+    return g_strdup ("no memory readings");
+  size = tide_format_bytes (peak->bytes);
+  return g_strdup_printf ("%s %s", peak->by_pss ? "job peak PSS" : "peak RSS summed over processes",
+                          size);
 }
 
 /* ---- --process ------------------------------------------------------------------ */

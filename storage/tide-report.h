@@ -135,6 +135,21 @@ typedef struct
   guint        n_suspects;        /* leak suspects by stack */
 } TideProcessSummary;
 
+/* The job's memory at its peak (tide_report_job_peak()). */
+typedef struct
+{
+  gboolean known;     /* FALSE: no process has a reading */
+  gboolean by_pss;    /* PSS summed; else RSS summed */
+  gint64   bytes;
+  gint64   ts_ns;     /* when it was reached */
+  gint     step;      /* the step then under way, or -1 */
+} TideJobPeak;
+
+gboolean   tide_report_job_peak   (TideTrace    *trace,
+                                   TideJobPeak  *peak,
+                                   GError      **error);
+char      *tide_job_peak_describe (const TideJobPeak *peak);
+
 void       tide_step_row_free     (TideStepRow *row);
 char      *tide_step_row_describe (const TideStepRow *row);
 void       tide_process_summary_free (TideProcessSummary *summary);

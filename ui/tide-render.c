@@ -677,10 +677,13 @@ draw_job_lane (cairo_t                *cr,
                                                            : scene->palette->text_dim);
       x += 14 + text_width (text, label) + 12;
     }
-  if (x < width)
+  /* The job's peak over the whole trace, as the summary and `report
+   * --processes` give it, not the top of the columns in view. */
+  if (x < width && scene->job_peak != NULL && scene->job_peak->known)
     {
-      g_autofree char *peak = tide_format_bytes (job->peak);
-      g_autofree char *title = g_strdup_printf ("Job %s %s", job->by_pss ? "PSS" : "RSS", peak);
+      g_autofree char *peak = tide_format_bytes (scene->job_peak->bytes);
+      g_autofree char *title = g_strdup_printf ("Job peak %s %s",
+                                                scene->job_peak->by_pss ? "PSS" : "RSS", peak);
 
       draw_text (cr, text, title, width - 4 - text_width (text, title), l->job_y + 2,
                  scene->palette->text_dim);
@@ -1044,6 +1047,7 @@ render_png (TideTrace   *trace,
   g_autoptr(GArray) transfers = NULL;
   g_autoptr(GError) local_error = NULL;
   TideRenderScene scene = { 0 };
+  TideJobPeak job_peak;
 
   g_return_val_if_fail (TIDE_IS_TRACE (trace), FALSE);
   if (width < 64 || height < 64 || width > 16384 || height > 16384)
@@ -1061,7 +1065,8 @@ render_png (TideTrace   *trace,
       g_propagate_error (error, g_steal_pointer (&local_error));
       return FALSE;
     }
-  if ((job = tide_job_lane_query_job (trace, scene.begin_ns, scene.end_ns, width, error)) == NULL ||
+  if (!tide_report_job_peak (trace, &job_peak, error) ||
+      (job = tide_job_lane_query_job (trace, scene.begin_ns, scene.end_ns, width, error)) == NULL ||
       (data = tide_timeline_data_query (trace, process_id, scene.begin_ns, scene.end_ns, width,
                                         error)) == NULL ||
       (steps = tide_timeline_steps (trace, process_id, error)) == NULL ||
@@ -1081,6 +1086,7 @@ render_png (TideTrace   *trace,
   scene.data = data;
   scene.compare = compare;
   scene.job = job;
+  scene.job_peak = &job_peak;
   scene.chosen_process = process_id;
   scene.steps = (const TideStepSpan *) steps->data;
   scene.n_steps = steps->len;

@@ -56,6 +56,7 @@
 #include <cairo.h>
 
 #include "tide-job-lane.h"
+#include "tide-report.h"
 #include "tide-timeline-data.h"
 
 G_BEGIN_DECLS
@@ -113,6 +114,7 @@ typedef struct
   gboolean                show_labels;   /* off in pixel tests: glyphs vary */
   gboolean                show_legend;
   const TideJobLane      *job;           /* nullable; drawn with two processes or more */
+  const TideJobPeak      *job_peak;      /* nullable: the job lane's title, the job's peak */
   gint64                  chosen_process; /* whose lanes are drawn below the job lane */
   const TideTimelineData *compare;       /* nullable: a compared run's lanes, same columns */
 } TideRenderScene;

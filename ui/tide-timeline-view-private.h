@@ -18,6 +18,7 @@ struct _TideTimelineView
   TideTimelineData  *data;           /* for model's range and width */
   TideJobLane       *job;            /* every process's PSS, same columns as data */
   GPtrArray         *job_processes;  /* TideProcess: the job lane's, read once a trace */
+  TideJobPeak        job_peak;       /* the job lane's title, read once a trace */
   GArray            *highlight;      /* TideSeriesPoint of the chosen suspect */
   TideTimelineCache *cache;          /* LOD rows read so far, for panning */
   TideTrace         *compare_trace;  /* nullable: the run drawn over this one */

@@ -98,6 +98,8 @@ load_spans (TideTimelineView *self)
     self->transfers = tide_timeline_transfers (self->trace, self->process_id, &error);
   if (self->transfers != NULL)
     self->job_processes = tide_trace_list_processes (self->trace, &error);
+  if (self->job_processes != NULL)
+    tide_report_job_peak (self->trace, &self->job_peak, &error);
   if (error != NULL)
     set_error (self, error);
 }
@@ -153,6 +155,7 @@ fill_scene (TideTimelineView *self,
     .palette = self->palette,
     .show_labels = TRUE,
     .job = self->job,
+    .job_peak = &self->job_peak,
     .chosen_process = self->process_id,
     .compare = self->compare_data,
   };

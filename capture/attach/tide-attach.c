@@ -850,7 +850,7 @@ tide_attach_run (const TideAttachOptions  *options,
   early_end = tide_trace_writer_describe_early_end (self.base.session->writer);
   if (early_end != NULL)
     g_printerr ("tidemark: %s\n", early_end);
-  memory = tide_capture_session_describe_peak (self.base.session);
+  memory = tide_capture_session_describe_peak (self.base.session, options->output);
   if (!options->quiet)
     g_printerr ("tidemark: detached from process %d; trace %s: %u processes, %" G_GINT64_FORMAT
                 " steps, %s\n", options->pid, options->output,

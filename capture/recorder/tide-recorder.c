@@ -316,7 +316,7 @@ static void
 print_summary (TideRecorder *self,
                const char   *output)
 {
-  g_autofree char *memory = tide_capture_session_describe_peak (self->session);
+  g_autofree char *memory = tide_capture_session_describe_peak (self->session, output);
 
   g_printerr ("tidemark: trace %s: %u processes, %" G_GINT64_FORMAT " steps, %s%s\n", output,
               self->session->processes->len, self->session->total_steps, memory,

@@ -18,6 +18,7 @@
 #include "tide-capture-session.h"
 #include "tide-format-bytes.h"
 #include "tide-host-identity.h"
+#include "tide-report.h"
 #include "tide-wire.h"
 
 /* smaps_rollup walks every resident page of a process under its memory
@@ -224,17 +225,23 @@ tide_capture_session_snapshot_classes (TideCaptureSession *self,
   self->next_rollup_ns = ts_ns + MAX (ROLLUP_POLL_NS, cpu_ns * ROLLUP_COST_FACTOR);
 }
 
-/* The job's memory is its PSS summed; RSS summed over processes counts
- * every shared page once per process, so it is said as such, and only
- * when PSS could not be read. */
+/* The job's memory at its peak, as the trace at @path gives it
+ * (tide_report_job_peak()), so that the summary says what `report
+ * --processes` and the job lane say; what was read live where the trace
+ * cannot be read. */
 char *
-tide_capture_session_describe_peak (TideCaptureSession *self)
+tide_capture_session_describe_peak (TideCaptureSession *self,
+                                    const char         *path)
 {
-  g_autofree char *size = tide_format_bytes ((gint64) (self->peak_pss > 0 ? self->peak_pss
-                                                                       : self->peak_rss));
+  g_autoptr(TideTrace) trace = tide_trace_open (path, NULL);
+  TideJobPeak peak = { 0 };
 
-  return g_strdup_printf ("%s %s", self->peak_pss > 0 ? "job peak PSS"
-                                                       : "peak RSS summed over processes", size);
+  if (trace == NULL || !tide_report_job_peak (trace, &peak, NULL))
+    peak = (TideJobPeak) { .known = self->peak_pss > 0 || self->peak_rss > 0,
+                           .by_pss = self->peak_pss > 0,
+                           .bytes = (gint64) (self->peak_pss > 0 ? self->peak_pss
+                                                                 : self->peak_rss) };
+  return tide_job_peak_describe (&peak);
 }
 
 static gint64

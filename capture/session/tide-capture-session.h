@@ -74,7 +74,8 @@ void                tide_capture_session_poll           (TideCaptureSession *sel
 void                tide_capture_session_snapshot_classes (TideCaptureSession *self,
                                                            gint64              ts_ns,
                                                            TideCaptureProcess *stepping);
-char               *tide_capture_session_describe_peak  (TideCaptureSession *self);
+char               *tide_capture_session_describe_peak  (TideCaptureSession *self,
+                                                         const char         *path);
 gboolean            tide_capture_session_finish         (TideCaptureSession *self,
                                                          gint64              end_ns,
                                                          GError            **error);

@@ -335,6 +335,8 @@ test_rss_report (Fixture       *f,
   g_assert_true (g_str_has_prefix (child_lines[2], "step 5 copy-on-write, rss-classes (pid "));
 }
 
+static char *tidemark_out (const char * const *args);
+
 /* The summary gives the job's memory as its PSS summed, read for every
  * process at once (at each step end, as --sync-steps asks).  The job peaks
  * after step 5: the parent's 80 MiB (32 MiB mapped, 32 MiB of heap, 16 MiB
@@ -365,6 +367,27 @@ test_summary_pss (void)
   mib = g_match_info_fetch (match, 1);
   g_assert_cmpfloat (g_ascii_strtod (mib, NULL), >=, 96.0);
   g_assert_cmpfloat (g_ascii_strtod (mib, NULL), <, 100.0);
+  /* One job peak: `report --processes` gives the summary's figure, and
+   * when (tide_report_job_peak(), which the job lane's title and its
+   * export draw too). */
+  {
+    g_autofree char *text = tidemark_out ((const char *[]) { "report", path, "--processes", NULL });
+    g_autofree char *json = tidemark_out ((const char *[]) { "report", path, "--processes",
+                                                             "--format", "json", NULL });
+    g_autofree char *peak_line = g_strdup_printf ("\nJob peak PSS: %s MiB, in step ", mib);
+    g_autoptr(TideTrace) trace = tide_test_open_trace (path);
+    TideJobPeak peak;
+    g_autofree char *json_peak = NULL;
+
+    g_assert_nonnull (strstr (text, peak_line));
+    g_assert_true (tide_report_job_peak (trace, &peak, NULL));
+    g_assert_true (peak.known && peak.by_pss);
+    g_assert_cmpint (peak.step, ==, 5);
+    json_peak = g_strdup_printf (",\"job_peak\":{\"measure\":\"pss\",\"bytes\":%" G_GINT64_FORMAT
+                                 ",\"ts_ns\":%" G_GINT64_FORMAT ",\"step\":5}}\n", peak.bytes,
+                                 peak.ts_ns);
+    g_assert_true (g_str_has_suffix (json, json_peak));
+  }
   /* The child's copy-on-write, from the parent's mapping; and the largest
    * growth beyond the heap in words: step 2's heap that glibc keeps. */
   g_assert_true (g_regex_match_simple ("\ntidemark: rss-classes: \\+16\\.[0-9]{2} MiB copied on "

@@ -330,7 +330,7 @@ test_processes_report (Fixture       *f,
   g_autoptr(GString) json = g_string_new (NULL);
 
   g_assert_no_error (error);
-  tide_format_processes (csv, summaries, TIDE_FORMAT_CSV);
+  tide_format_processes (csv, summaries, NULL, TIDE_FORMAT_CSV);
   g_assert_cmpstr (csv->str, ==,
     "pid,parent_pid,role,dist_rank,peak_rss_bytes,rss_growth_bytes,steps,suspects,command\n"
     "10,,launcher,,26214400,5242880,0,0,python3 /src/train.py --epochs 3\n"
@@ -338,7 +338,7 @@ test_processes_report (Fixture       *f,
     "12,10,rank 0,0,37748736,5242880,6,0,python3 -B -c from multiprocessing.spawn import spawn_main\n"
     "13,10,rank 1,1,54525952,10485760,6,1,python3 -B -c from multiprocessing.spawn import spawn_main\n"
     "14,13,DataLoader worker 0,1,55574528,3145728,0,0,python3 /src/train.py --epochs 3\n");
-  tide_format_processes (json, summaries, TIDE_FORMAT_JSON);
+  tide_format_processes (json, summaries, NULL, TIDE_FORMAT_JSON);
   g_assert_true (g_str_has_prefix (json->str,
     "{\"processes\":[{\"pid\":10,\"parent_pid\":null,\"role\":\"launcher\",\"dist_rank\":null,"
     "\"peak_rss_bytes\":26214400,\"rss_growth_bytes\":5242880,\"steps\":0,\"suspects\":0,"
@@ -470,7 +470,7 @@ test_processes_text_roles (void)
 
   for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
     g_ptr_array_add (summaries, &rows[i]);
-  tide_format_processes (text, summaries, TIDE_FORMAT_TEXT);
+  tide_format_processes (text, summaries, NULL, TIDE_FORMAT_TEXT);
   g_assert_cmpstr (text->str, ==,
     "Processes of the job: 3\n"
     "     PID   PARENT  ROLE                    RANK     PEAK RSS   RSS GROWTH  STEPS SUSPECTS  COMMAND\n"

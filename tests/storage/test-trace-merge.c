@@ -163,8 +163,8 @@ test_two_nodes (void)
     g_autoptr(GString) csv = g_string_new (NULL);
     const char *a_at, *b_at;
 
-    tide_format_processes (text, summaries, TIDE_FORMAT_TEXT);
-    tide_format_processes (csv, summaries, TIDE_FORMAT_CSV);
+    tide_format_processes (text, summaries, NULL, TIDE_FORMAT_TEXT);
+    tide_format_processes (csv, summaries, NULL, TIDE_FORMAT_CSV);
     a_at = strstr (text->str, "\nhost node-a\n     500 ");
     b_at = strstr (text->str, "\nhost node-b\n     501 ");
     g_assert_nonnull (a_at);
