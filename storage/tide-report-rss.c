@@ -201,9 +201,9 @@ load_samples (TideTrace     *trace,
   return g_steal_pointer (&samples);
 }
 
-/* The last value sampled at or before @ts_ns, -1 when none was. */
-static gint64
-value_at (const GArray *samples,
+/* How many samples were taken at or before @ts_ns. */
+static guint
+count_at (const GArray *samples,
           gint64        ts_ns)
 {
   guint lo = 0, hi = samples->len;
@@ -217,7 +217,17 @@ value_at (const GArray *samples,
       else
         hi = mid;
     }
-  return lo > 0 ? g_array_index (samples, Sample, lo - 1).value : -1;
+  return lo;
+}
+
+/* The last value sampled at or before @ts_ns, -1 when none was. */
+static gint64
+value_at (const GArray *samples,
+          gint64        ts_ns)
+{
+  guint n = count_at (samples, ts_ns);
+
+  return n > 0 ? g_array_index (samples, Sample, n - 1).value : -1;
 }
 
 /* @rows: those of one process that need their classes. */
@@ -243,6 +253,11 @@ add_process_classes (TideTrace     *trace,
 
           r->class_start[c] = value_at (samples, origin + r->start_ns);
           r->class_end[c] = value_at (samples, origin + r->start_ns + r->duration_ns);
+          /* Read at the step's end: the recorder writes a reading that it
+           * takes at a step end at the step's time, to the nanosecond. */
+          if (c == TIDE_STEP_USS)
+            r->private_read = count_at (samples, origin + r->start_ns + r->duration_ns) >
+                              count_at (samples, origin + r->start_ns + r->duration_ns - 1);
         }
     }
   for (guint i = 0; i < rows->len; i++)
@@ -345,13 +360,13 @@ heap_within_anon (gint64 heap,
  * was nothing. */
 static void
 explain_since_fork (const TideStepRow  *r,
-                    const TideStepRow  *prev,
+                    gint64              heap,
                     TideRssExplanation *e)
 {
   e->since_fork = TRUE;
   e->base_delta = r->class_end[TIDE_STEP_USS];
   e->terms[TIDE_RSS_COW] = r->class_end[TIDE_STEP_COW];
-  e->terms[TIDE_RSS_HEAP] = heap_delta (r, prev);
+  e->terms[TIDE_RSS_HEAP] = heap;
   e->terms[TIDE_RSS_ALLOC_FREE] = class_delta (r, TIDE_STEP_ALLOC_FREE);
   e->terms[TIDE_RSS_PY_ARENA_FREE] = class_delta (r, TIDE_STEP_PY_ARENA_FREE);
 }
@@ -361,25 +376,34 @@ explain_since_fork (const TideStepRow  *r,
  * pages gone private, and anon is the heap, the allocators' free memory
  * (malloc's, and what CPython's arenas hold that no object uses) and the
  * rest. */
+static gboolean
+has_private_base (const TideStepRow *r)
+{
+  return r->has_classes && r->class_end[TIDE_STEP_USS] >= 0 &&
+         r->class_end[TIDE_STEP_SHARED] >= 0;
+}
+
+/* @r: a step's row, or one made of several (span_row()); @heap: the heap's
+ * change over it */
 static void
 explain_row (const TideStepRow  *r,
-             const TideStepRow  *prev,
+             gint64              heap,
              TideRssExplanation *e)
 {
   gint64 explained = 0;
 
   memset (e, 0, sizeof *e);
+  e->first_step = e->last_step = r->number;
   e->rss_delta = r->has_rss ? r->rss_delta : 0;
-  e->private_base = r->has_classes && r->class_end[TIDE_STEP_USS] >= 0 &&
-                    r->class_end[TIDE_STEP_SHARED] >= 0;
+  e->private_base = has_private_base (r);
   if (e->private_base && r->class_start[TIDE_STEP_USS] < 0 && r->class_end[TIDE_STEP_COW] >= 0)
-    explain_since_fork (r, prev, e);
+    explain_since_fork (r, heap, e);
   else
     {
       e->base_delta = e->private_base ? class_delta (r, TIDE_STEP_USS) : e->rss_delta;
       e->terms[TIDE_RSS_ALLOC_FREE] = class_delta (r, TIDE_STEP_ALLOC_FREE);
       e->terms[TIDE_RSS_PY_ARENA_FREE] = class_delta (r, TIDE_STEP_PY_ARENA_FREE);
-      e->terms[TIDE_RSS_HEAP] = heap_delta (r, prev);
+      e->terms[TIDE_RSS_HEAP] = heap;
       if (r->has_classes && r->class_end[TIDE_STEP_ANON] >= 0)
         e->terms[TIDE_RSS_HEAP] = heap_within_anon (e->terms[TIDE_RSS_HEAP],
                                                     class_delta (r, TIDE_STEP_ANON) -
@@ -399,20 +423,109 @@ explain_row (const TideStepRow  *r,
   e->terms[TIDE_RSS_UNEXPLAINED] = e->base_delta - explained;
 }
 
+/* A step whose private memory was read at its start but not again at its
+ * end: its change is not known on its own. */
+static gboolean
+is_pending (const TideStepRow *r)
+{
+  return has_private_base (r) && r->class_start[TIDE_STEP_USS] >= 0 && !r->private_read;
+}
+
+/* The steps of one process since its last reading of private memory. */
+typedef struct
+{
+  const TideStepRow *last;       /* its previous row, NULL before the first */
+  const TideStepRow *last_read;  /* its last row read at its end, or NULL */
+  GArray            *pending;    /* guint: indices of its pending rows */
+  gint64             heap;       /* the heap's change over them */
+  gint64             rss;        /* the RSS's change over them */
+} ProcessSpan;
+
+static void
+process_span_free (ProcessSpan *span)
+{
+  g_array_unref (span->pending);
+  g_free (span);
+}
+
+/* @r as the last step of a span that began after @read (the process's
+ * last step read at its end; NULL: none) with @first: the classes from
+ * that reading to @r's end, the RSS's change over them all.  Not from
+ * @first's start: a reading the poll took within a step lies there. */
+static TideStepRow
+span_row (const TideStepRow *read,
+          const TideStepRow *first,
+          const TideStepRow *r,
+          gint64             rss_before)
+{
+  TideStepRow span = *r;
+
+  memcpy (span.class_start, read != NULL ? read->class_end : first->class_start,
+          sizeof span.class_start);
+  span.rss_delta = rss_before + r->rss_delta;
+  return span;
+}
+
 GArray *
 tide_rss_explain_steps (GPtrArray *rows)
 {
-  g_autoptr(GHashTable) last = g_hash_table_new (g_int64_hash, g_int64_equal);
+  g_autoptr(GHashTable) spans = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL,
+                                                       (GDestroyNotify) process_span_free);
   GArray *out = g_array_sized_new (FALSE, TRUE, sizeof (TideRssExplanation), rows->len);
 
   g_array_set_size (out, rows->len);
   for (guint i = 0; i < rows->len; i++)
     {
       TideStepRow *r = g_ptr_array_index (rows, i);
+      TideRssExplanation *e = &g_array_index (out, TideRssExplanation, i);
+      ProcessSpan *span = g_hash_table_lookup (spans, &r->process_id);
+      gint64 heap;
 
-      explain_row (r, g_hash_table_lookup (last, &r->process_id),
-                   &g_array_index (out, TideRssExplanation, i));
-      g_hash_table_insert (last, &r->process_id, r);
+      if (span == NULL)
+        {
+          span = g_new0 (ProcessSpan, 1);
+          span->pending = g_array_new (FALSE, FALSE, sizeof (guint));
+          g_hash_table_insert (spans, &r->process_id, span);
+        }
+      heap = heap_delta (r, span->last);
+      span->last = r;
+      if (is_pending (r))
+        {
+          *e = (TideRssExplanation) { .first_step = r->number, .last_step = r->number,
+                                      .private_base = TRUE, .pending = TRUE, .spanned_by = -1 };
+          g_array_append_val (span->pending, i);
+          span->heap += heap;
+          span->rss += r->has_rss ? r->rss_delta : 0;
+          continue;
+        }
+      if (span->pending->len == 0 && (span->last_read == NULL || !has_private_base (r)))
+        explain_row (r, heap, e);
+      else if (span->pending->len == 0)
+        {
+          TideStepRow whole = span_row (span->last_read, r, r, 0);
+
+          explain_row (&whole, heap, e);
+        }
+      else
+        {
+          const TideStepRow *first = g_ptr_array_index (rows, g_array_index (span->pending, guint, 0));
+          TideStepRow whole = span_row (span->last_read, first, r, span->rss);
+
+          explain_row (&whole, span->heap + heap, e);
+          e->first_step = first->number;
+          for (guint k = 0; k < span->pending->len; k++)
+            {
+              TideRssExplanation *p = &g_array_index (out, TideRssExplanation,
+                                                      g_array_index (span->pending, guint, k));
+
+              p->first_step = first->number;
+              p->spanned_by = r->number;
+            }
+        }
+      if (r->private_read)
+        span->last_read = r;
+      g_array_set_size (span->pending, 0);
+      span->heap = span->rss = 0;
     }
   return out;
 }
@@ -443,8 +556,17 @@ tide_rss_explanation_describe (const TideRssExplanation *e)
     if (e->terms[t] != 0)
       order[n++] = t;
   g_qsort_with_data (order, n, sizeof order[0], compare_terms_by_size, (gpointer) e->terms);
+  if (e->pending)
+    {
+      if (e->spanned_by >= 0)
+        return g_strdup_printf ("private memory not read at this step's end: step %d gives "
+                                "steps %d-%d", e->spanned_by, e->first_step, e->spanned_by);
+      return g_strdup ("private memory not read at this step's end");
+    }
   g_string_append_printf (out, "%s %s%s", base, e->private_base ? "private" : "RSS",
                           e->since_fork ? " since fork" : "");
+  if (e->first_step != e->last_step)
+    g_string_append_printf (out, " over steps %d-%d", e->first_step, e->last_step);
   for (guint i = 0; i < n; i++)
     {
       g_autofree char *value = tide_format_delta (e->terms[order[i]]);
@@ -535,7 +657,7 @@ rss_csv (GString   *out,
   g_string_append (out, "pid,role,steps_pid,step,label,base,base_delta_bytes,rss_delta_bytes");
   for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
     g_string_append_printf (out, ",%s", term_columns[t]);
-  g_string_append_c (out, '\n');
+  g_string_append (out, ",first_step,pending\n");
   for (guint i = 0; i < rows->len; i++)
     {
       const TideStepRow *r = g_ptr_array_index (rows, i);
@@ -549,7 +671,7 @@ rss_csv (GString   *out,
                               e->private_base ? "uss" : "rss", e->base_delta, e->rss_delta);
       for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
         g_string_append_printf (out, ",%" G_GINT64_FORMAT, e->terms[t]);
-      g_string_append_c (out, '\n');
+      g_string_append_printf (out, ",%d,%d\n", e->first_step, e->pending);
     }
 }
 
@@ -576,6 +698,8 @@ rss_json (GString   *out,
                               e->private_base ? "uss" : "rss", e->base_delta, e->rss_delta);
       for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
         g_string_append_printf (out, ",\"%s\":%" G_GINT64_FORMAT, term_columns[t], e->terms[t]);
+      g_string_append_printf (out, ",\"first_step\":%d,\"pending\":%s", e->first_step,
+                              e->pending ? "true" : "false");
       g_string_append (out, ",\"text\":");
       tide_format_json_text (out, text);
       g_string_append_c (out, '}');

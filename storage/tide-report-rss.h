@@ -56,18 +56,31 @@ typedef struct
 {
   gboolean private_base;  /* the base is the USS, else the RSS */
   gboolean since_fork;    /* a fork's child's first step: the base is its USS */
+  gint     first_step;    /* the first step it covers: its row's, or, after
+                           * steps whose private memory was not read at their
+                           * end, the first of those */
+  gint     last_step;     /* its row's */
+  gboolean pending;       /* the private memory was not read at this step's
+                           * end: the explanation of step spanned_by covers it,
+                           * and this one says nothing (all zero) */
+  gint     spanned_by;    /* pending only: that step, or -1 when none came */
   gint64   base_delta;
   gint64   rss_delta;
   gint64   terms[TIDE_RSS_N_TERMS];
 } TideRssExplanation;
 
 /* Explains each row of tide_report_job_steps (rows by step, then
- * process): returns a TideRssExplanation per row, in the same order. */
+ * process): returns a TideRssExplanation per row, in the same order.  A
+ * step whose private memory was not read at its end is pending, and the
+ * next step of its process that was read explains them together: the
+ * change over the steps it spans, never one step's share of it. */
 GArray    *tide_rss_explain_steps (GPtrArray *rows);
 
 /* "+96.00 MiB private: copy-on-write +90.00 MiB, heap +2.00 MiB, allocator
  * free +4.00 MiB; RSS +1.00 MiB": the terms that moved, largest first,
- * then the unexplained rest when there is any. */
+ * then the unexplained rest when there is any; "+80.00 MiB private over
+ * steps 2-5: heap +80.00 MiB; RSS +80.00 MiB" for a span; for a pending
+ * step, where its change is told. */
 char      *tide_rss_explanation_describe (const TideRssExplanation *e);
 
 /* The row whose base grew most beyond what its recorded blocks explain

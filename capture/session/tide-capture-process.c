@@ -564,10 +564,7 @@ tide_capture_process_step (TideCaptureProcess *self,
   tide_capture_process_sample_rss (self, ts_ns, TRUE);
   /* The kernel's split costs a constant; with --sync-steps the step waits
    * for the recorder, and the whole job's PSS is read now too. */
-  if (self->session->sync_steps)
-    tide_capture_session_snapshot_classes (self->session, ts_ns, self);
-  else
-    tide_capture_process_sample_classes (self, ts_ns, FALSE, TRUE);
+  tide_capture_session_step_ended (self->session, self, ts_ns);
   tide_capture_process_measure_residency (self, id, start_ns, ts_ns);
   return id;
 }

@@ -71,6 +71,7 @@ struct _TideCaptureProcess
   gint64               last_rss_shared;
   gint64               last_classes[6]; /* TIDE_COUNTER_PSS ... RSS_SHARED_PAGES */
   gint64               classes_missed;  /* reads of status or smaps_rollup that failed */
+  gboolean             rolled_up_at_step; /* smaps_rollup was read at one of its step ends */
   GHashTable          *unknown_pcs;     /* pcs that /proc/PID/maps did not map either */
   guint                maps_reads;      /* fallback reads of /proc/PID/maps */
   double               pinned_live;

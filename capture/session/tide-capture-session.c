@@ -30,6 +30,11 @@
  * (bench/bench-rss-classes). */
 #define ROLLUP_POLL_NS (500 * G_GINT64_CONSTANT (1000000))
 #define ROLLUP_COST_FACTOR 100
+/* While the job steps, a snapshot that is due waits for the next step end,
+ * so that a step's private memory is read at its end, as its heap is, and
+ * the report compares the two over the same steps; past this the poll
+ * takes it (long steps, a job that stopped stepping). */
+#define ROLLUP_STEP_WAIT_NS (1000 * G_GINT64_CONSTANT (1000000))
 
 static gint64
 thread_cpu_ns (void)
@@ -188,7 +193,9 @@ tide_capture_session_poll (TideCaptureSession *self,
       if (p->end_ns == 0 && p->last_rss > 0)
         job_rss += p->last_rss;
     }
-  if (now >= self->next_rollup_ns)
+  if (now >= self->next_rollup_ns &&
+      (self->last_step_ns == 0 || now - MAX (self->last_step_ns, self->next_rollup_ns) >=
+                                  ROLLUP_STEP_WAIT_NS))
     tide_capture_session_snapshot_classes (self, now, NULL);
   if (self->nvml != NULL)
     tide_nvml_poll (self->nvml, self, now);
@@ -223,6 +230,32 @@ tide_capture_session_snapshot_classes (TideCaptureSession *self,
   self->peak_pss = MAX (self->peak_pss, job_pss);
   cpu_ns = thread_cpu_ns () - cpu_ns;
   self->next_rollup_ns = ts_ns + MAX (ROLLUP_POLL_NS, cpu_ns * ROLLUP_COST_FACTOR);
+}
+
+/**
+ * tide_capture_session_step_ended:
+ * @stepping: the process whose step ended at @ts_ns
+ *
+ * The RSS classes at a step end: the whole job's snapshot when one is due
+ * (or at every step end with --sync-steps), else what the kernel gives
+ * cheaply (/proc/PID/status) of @stepping alone.
+ */
+void
+tide_capture_session_step_ended (TideCaptureSession *self,
+                                 TideCaptureProcess *stepping,
+                                 gint64              ts_ns)
+{
+  self->last_step_ns = MAX (self->last_step_ns, ts_ns);
+  /* A process's first step end is read whatever is due: the report's
+   * first span of its steps starts there, not at a reading that the poll
+   * took while the interpreter started. */
+  if (self->sync_steps || ts_ns >= self->next_rollup_ns || !stepping->rolled_up_at_step)
+    {
+      tide_capture_session_snapshot_classes (self, ts_ns, stepping);
+      stepping->rolled_up_at_step = TRUE;
+    }
+  else
+    tide_capture_process_sample_classes (stepping, ts_ns, FALSE, TRUE);
 }
 
 /* The job's memory at its peak, as the trace at @path gives it

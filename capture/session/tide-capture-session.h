@@ -45,11 +45,15 @@ typedef struct _TideCaptureSession
   guint64          peak_rss;       /* of the job's RSS summed over its processes */
   guint64          peak_pss;       /* of its PSS summed: its real footprint */
   gint64           next_rollup_ns; /* the next snapshot of every process's classes */
+  gint64           last_step_ns;   /* the latest step end of any process, 0: none yet */
   gint64           total_steps;
   gint64           total_dropped;
 } TideCaptureSession;
 
 gint64              tide_capture_now_ns                 (void);
+void                tide_capture_session_step_ended     (TideCaptureSession *self,
+                                                         TideCaptureProcess *stepping,
+                                                         gint64              ts_ns);
 char               *tide_capture_read_cmdline           (pid_t               pid);
 void                tide_capture_remove_trace           (const char         *output);
 void                tide_capture_close_fd               (int                *fd);
