@@ -602,7 +602,9 @@ tide_rss_find_largest_unexplained (GPtrArray *rows,
       /* A process's first step holds its start: libraries, imports. */
       if (g_hash_table_add (seen, &r->process_id))
         continue;
-      if (growth > best_growth)
+      /* Beyond the heap by more than a tenth of the change: a few pages
+       * of the interpreter's beside 80 MiB of heap are not news. */
+      if (growth > best_growth && growth > ABS (e->base_delta) / 10)
         {
           best = (gint) i;
           best_growth = growth;
@@ -644,8 +646,10 @@ rss_text (GString   *out,
                                                                              TideRssExplanation,
                                                                              i));
 
-      g_string_append_printf (out, "step %d %s, %s (pid %" G_GINT64_FORMAT "): %s\n", r->number,
-                              r->label, r->role ? r->role : "?", r->pid, line);
+      g_autofree char *step = tide_step_row_describe (r);
+
+      g_string_append_printf (out, "%s, %s (pid %" G_GINT64_FORMAT "): %s\n", step,
+                              r->role ? r->role : "?", r->pid, line);
     }
 }
 

@@ -84,8 +84,9 @@ GArray    *tide_rss_explain_steps (GPtrArray *rows);
 char      *tide_rss_explanation_describe (const TideRssExplanation *e);
 
 /* The row whose base grew most beyond what its recorded blocks explain
- * (by more than @threshold bytes), or -1; a process's first step, which
- * holds its start, is not looked at. */
+ * (by more than @threshold bytes, and by more than a tenth of the base's
+ * change), or -1; a process's first step, which holds its start, is not
+ * looked at. */
 gint       tide_rss_find_largest_unexplained (GPtrArray *rows,
                                               GArray    *explanations,
                                               gint64     threshold);

@@ -35,6 +35,11 @@
  * the report compares the two over the same steps; past this the poll
  * takes it (long steps, a job that stopped stepping). */
 #define ROLLUP_STEP_WAIT_NS (1000 * G_GINT64_CONSTANT (1000000))
+/* A step does not wait for the recorder (without --sync-steps): a marker
+ * read this long after the step ended finds the process well into its next
+ * step, and a reading then is not the step end's.  It is left out, and the
+ * report explains the step with the next one that was read. */
+#define STEP_READ_FRESH_NS (20 * G_GINT64_CONSTANT (1000000))
 
 static gint64
 thread_cpu_ns (void)
@@ -245,11 +250,13 @@ tide_capture_session_step_ended (TideCaptureSession *self,
                                  TideCaptureProcess *stepping,
                                  gint64              ts_ns)
 {
+  gboolean fresh = self->sync_steps || tide_capture_now_ns () - ts_ns <= STEP_READ_FRESH_NS;
+
   self->last_step_ns = MAX (self->last_step_ns, ts_ns);
   /* A process's first step end is read whatever is due: the report's
    * first span of its steps starts there, not at a reading that the poll
    * took while the interpreter started. */
-  if (self->sync_steps || ts_ns >= self->next_rollup_ns || !stepping->rolled_up_at_step)
+  if (fresh && (self->sync_steps || ts_ns >= self->next_rollup_ns || !stepping->rolled_up_at_step))
     {
       tide_capture_session_snapshot_classes (self, ts_ns, stepping);
       stepping->rolled_up_at_step = TRUE;

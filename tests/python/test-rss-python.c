@@ -364,7 +364,7 @@ test_steady_heap (Fixture       *f,
       g_assert_cmpint (ABS (e->terms[TIDE_RSS_HEAP] - truth), <=, 2 * MIB);
       g_assert_cmpint (ABS (e->terms[TIDE_RSS_UNEXPLAINED]), <=, 2 * MIB);
     }
-  g_assert_cmpuint (n_read, >=, 2);
+  g_assert_cmpuint (n_read, >=, 1);
   g_assert_null (strstr (f->err, "growth beyond the heap"));
 }
 
