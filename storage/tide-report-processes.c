@@ -312,10 +312,12 @@ every_process_has_pss (sqlite3   *db,
 
   if (!has_counter (db, TIDE_COUNTER_PSS, &any_pss, error))
     return FALSE;
-  stmt = tide_sqlite_prepare (db, "SELECT EXISTS (SELECT 1 FROM counters r WHERE r.counter = ?1"
-                                  " AND r.device = -1 AND NOT EXISTS (SELECT 1 FROM counters p"
-                                  " WHERE p.process_id = r.process_id AND p.counter = ?2"
-                                  " AND p.device = -1))",
+  /* Per process, two probes of counters_by_time, not one per reading. */
+  stmt = tide_sqlite_prepare (db, "SELECT EXISTS (SELECT 1 FROM processes p WHERE EXISTS"
+                                  " (SELECT 1 FROM counters r WHERE r.process_id = p.id"
+                                  "  AND r.counter = ?1 AND r.device = -1) AND NOT EXISTS"
+                                  " (SELECT 1 FROM counters s WHERE s.process_id = p.id"
+                                  "  AND s.counter = ?2 AND s.device = -1))",
                               TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return FALSE;

@@ -371,11 +371,7 @@ explain_since_fork (const TideStepRow  *r,
   e->terms[TIDE_RSS_PY_ARENA_FREE] = class_delta (r, TIDE_STEP_PY_ARENA_FREE);
 }
 
-/* USS = RSS - shared pages, and RSS = anon + file + shmem: so the USS
- * moves by anon + file + shmem - shared, where copy-on-write is shared
- * pages gone private, and anon is the heap, the allocators' free memory
- * (malloc's, and what CPython's arenas hold that no object uses) and the
- * rest. */
+/* Whether the row's base is its private memory (USS), read by its end. */
 static gboolean
 has_private_base (const TideStepRow *r)
 {
@@ -383,8 +379,12 @@ has_private_base (const TideStepRow *r)
          r->class_end[TIDE_STEP_SHARED] >= 0;
 }
 
-/* @r: a step's row, or one made of several (span_row()); @heap: the heap's
- * change over it */
+/* USS = RSS - shared pages, and RSS = anon + file + shmem: so the USS
+ * moves by anon + file + shmem - shared, where copy-on-write is shared
+ * pages gone private, and anon is the heap, the allocators' free memory
+ * (malloc's, and what CPython's arenas hold that no object uses) and the
+ * rest.  @r: a step's row, or one made of several (span_row()); @heap: the
+ * heap's change over it. */
 static void
 explain_row (const TideStepRow  *r,
              gint64              heap,
