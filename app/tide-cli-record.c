@@ -68,7 +68,10 @@ default_output (const char *command)
 }
 
 /* Copy-on-write moves no RSS, so it is said in words: per process that
- * copied, how much and from which of its parent's blocks. */
+ * copied at least SUMMARY_GROWTH_BYTES, how much and from which of its
+ * parent's blocks.  A worker that only reads copies the pages of the
+ * reference counts it writes, a few pages of whatever objects it met:
+ * `report --rss` lists those. */
 static void
 print_copy_on_write (TideTrace *trace)
 {
@@ -76,7 +79,12 @@ print_copy_on_write (TideTrace *trace)
 
   for (guint i = 0; rows != NULL && i < rows->len; i++)
     {
-      g_autofree char *line = tide_cow_row_describe (g_ptr_array_index (rows, i));
+      const TideCowRow *row = g_ptr_array_index (rows, i);
+      g_autofree char *line = NULL;
+
+      if (row->copied_bytes < SUMMARY_GROWTH_BYTES)
+        continue;
+      line = tide_cow_row_describe (row);
 
       g_printerr ("tidemark: %s\n", line);
     }

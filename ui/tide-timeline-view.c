@@ -90,6 +90,7 @@ load_spans (TideTimelineView *self)
   g_clear_pointer (&self->steps, g_array_unref);
   g_clear_pointer (&self->transfers, g_array_unref);
   g_clear_pointer (&self->job_processes, g_ptr_array_unref);
+  self->job_peak = (TideJobPeak) { .step = -1 };
   set_error (self, NULL);
   if (self->trace == NULL)
     return;
@@ -98,7 +99,8 @@ load_spans (TideTimelineView *self)
     self->transfers = tide_timeline_transfers (self->trace, self->process_id, &error);
   if (self->transfers != NULL)
     self->job_processes = tide_trace_list_processes (self->trace, &error);
-  if (self->job_processes != NULL)
+  /* The job lane, which says it, is drawn with two processes or more. */
+  if (self->job_processes != NULL && self->job_processes->len >= 2)
     tide_report_job_peak (self->trace, &self->job_peak, &error);
   if (error != NULL)
     set_error (self, error);
