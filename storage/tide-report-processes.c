@@ -279,42 +279,20 @@ tide_report_processes (TideTrace  *trace,
 
 /* ---- the job's peak ------------------------------------------------------------ */
 
-/* Whether some process has readings of @counter. */
-static gboolean
-has_counter (sqlite3     *db,
-             gint         counter,
-             gboolean    *out,
-             GError     **error)
-{
-  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT EXISTS (SELECT 1 FROM counters"
-                                                " WHERE counter = ?1 AND device = -1)",
-                                            TIDE_REPORT_WHAT, error);
-  int rc;
-
-  if (stmt == NULL)
-    return FALSE;
-  sqlite3_bind_int (stmt, 1, counter);
-  rc = sqlite3_step (stmt);
-  *out = rc == SQLITE_ROW && sqlite3_column_int (stmt, 0) != 0;
-  return tide_sqlite_finish (db, stmt, rc == SQLITE_ROW ? SQLITE_DONE : rc, TIDE_REPORT_WHAT,
-                             error);
-}
-
-/* Whether every process that has RSS readings has PSS readings too. */
+/* Whether the job has PSS readings, and every process that has RSS
+ * readings has PSS readings too: per process, two probes of
+ * counters_by_time, not one per reading. */
 static gboolean
 every_process_has_pss (sqlite3   *db,
                        gboolean  *out,
                        GError   **error)
 {
-  gboolean any_pss, rss_without_pss;
   sqlite3_stmt *stmt;
   int rc;
 
-  if (!has_counter (db, TIDE_COUNTER_PSS, &any_pss, error))
-    return FALSE;
-  /* Per process, two probes of counters_by_time, not one per reading. */
-  stmt = tide_sqlite_prepare (db, "SELECT EXISTS (SELECT 1 FROM processes p WHERE EXISTS"
-                                  " (SELECT 1 FROM counters r WHERE r.process_id = p.id"
+  stmt = tide_sqlite_prepare (db, "SELECT EXISTS (SELECT 1 FROM counters WHERE counter = ?2"
+                                  " AND device = -1) AND NOT EXISTS (SELECT 1 FROM processes p"
+                                  " WHERE EXISTS (SELECT 1 FROM counters r WHERE r.process_id = p.id"
                                   "  AND r.counter = ?1 AND r.device = -1) AND NOT EXISTS"
                                   " (SELECT 1 FROM counters s WHERE s.process_id = p.id"
                                   "  AND s.counter = ?2 AND s.device = -1))",
@@ -324,8 +302,7 @@ every_process_has_pss (sqlite3   *db,
   sqlite3_bind_int (stmt, 1, TIDE_COUNTER_RSS);
   sqlite3_bind_int (stmt, 2, TIDE_COUNTER_PSS);
   rc = sqlite3_step (stmt);
-  rss_without_pss = rc == SQLITE_ROW && sqlite3_column_int (stmt, 0) != 0;
-  *out = any_pss && !rss_without_pss;
+  *out = rc == SQLITE_ROW && sqlite3_column_int (stmt, 0) != 0;
   return tide_sqlite_finish (db, stmt, rc == SQLITE_ROW ? SQLITE_DONE : rc, TIDE_REPORT_WHAT,
                              error);
 }

@@ -35,15 +35,13 @@ fixture_teardown (Fixture       *f,
   tide_test_recording_clear (f);
 }
 
-/* tidemark record --sync-steps -o TRACE -- python3 SCRIPT ARG */
+/* Runs `tidemark record` by @argv, which must succeed, and opens its
+ * trace; @what names the recording in the error. */
 static void
-record (Fixture    *f,
-        const char *script,
-        const char *arg)
+run_record (Fixture            *f,
+            const char * const *argv,
+            const char         *what)
 {
-  g_autofree char *path = g_build_filename (TIDE_PYTHON_TESTS_DIR, script, NULL);
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--sync-steps", "-o", f->path, "--",
-                         PYTHON, path, arg, NULL };
   g_autoptr(GError) error = NULL;
   int status = 0;
 
@@ -51,8 +49,22 @@ record (Fixture    *f,
                 &status, &error);
   g_assert_no_error (error);
   if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
-    g_error ("recording %s %s failed (%d): %s", script, arg, status, f->err);
+    g_error ("recording %s failed (%d): %s", what, status, f->err);
   f->trace = tide_test_open_trace (f->path);
+}
+
+/* tidemark record --sync-steps -o TRACE -- python3 SCRIPT ARG */
+static void
+record (Fixture    *f,
+        const char *script,
+        const char *arg)
+{
+  g_autofree char *path = g_build_filename (TIDE_PYTHON_TESTS_DIR, script, NULL);
+  g_autofree char *what = g_strdup_printf ("%s %s", script, arg);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--sync-steps", "-o", f->path, "--",
+                         PYTHON, path, arg, NULL };
+
+  run_record (f, argv, what);
 }
 
 /* tidemark record -o TRACE -- python3 SCRIPT: without --sync-steps, as a
@@ -64,15 +76,8 @@ record_unsynced (Fixture    *f,
 {
   g_autofree char *path = g_build_filename (TIDE_PYTHON_TESTS_DIR, script, NULL);
   const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-o", f->path, "--", PYTHON, path, NULL };
-  g_autoptr(GError) error = NULL;
-  int status = 0;
 
-  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &f->out, &f->err,
-                &status, &error);
-  g_assert_no_error (error);
-  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
-    g_error ("recording %s failed (%d): %s", script, status, f->err);
-  f->trace = tide_test_open_trace (f->path);
+  run_record (f, argv, script);
 }
 
 /* The last value of @counter that @process_id had by the end of the
