@@ -7,7 +7,8 @@
  *
  * --screenshot FILE saves a PNG of the main window once the trace is
  * drawn, then quits: data/screenshot.sh uses it for the README.  --step N
- * selects a step of the trace opened.
+ * selects a step of the trace opened, --view NAME the detail view shown
+ * (drilldown, flame or suspects).
  */
 #include "config.h"
 
@@ -28,6 +29,7 @@ struct _TideApplication
   char           *screenshot;
   guint           screenshot_tries;
   gint            step;
+  char           *view;
 };
 
 G_DEFINE_FINAL_TYPE (TideApplication, tide_application, ADW_TYPE_APPLICATION)
@@ -60,6 +62,9 @@ quit_action (GSimpleAction *action,
 {
   g_application_quit (G_APPLICATION (data));
 }
+
+/* The pages of the window's detail stack that --view may name. */
+static const char * const detail_views[] = { "drilldown", "flame", "suspects", NULL };
 
 static const GActionEntry app_actions[] = {
   { "about", about_action },
@@ -126,6 +131,8 @@ tide_application_open (GApplication  *app,
       tide_window_open_file (window, files[i]);
       if (self->step > 0 && _tide_window_get_state (window) == TIDE_WINDOW_TRACE)
         tide_session_set_step (window->session, self->step);
+      if (self->view != NULL)
+        gtk_stack_set_visible_child_name (window->detail_stack, self->view);
     }
 }
 
@@ -152,6 +159,12 @@ tide_application_handle_local_options (GApplication *app,
     }
   g_variant_dict_lookup (options, "screenshot", "^ay", &self->screenshot);
   g_variant_dict_lookup (options, "step", "i", &self->step);
+  g_variant_dict_lookup (options, "view", "s", &self->view);
+  if (self->view != NULL && !g_strv_contains (detail_views, self->view))
+    {
+      g_printerr ("tidemark-gui: no view named \"%s\" (drilldown, flame or suspects)\n", self->view);
+      return 2;
+    }
   return -1;
 }
 
@@ -159,6 +172,7 @@ static void
 tide_application_finalize (GObject *object)
 {
   g_free (TIDE_APPLICATION (object)->screenshot);
+  g_free (TIDE_APPLICATION (object)->view);
   G_OBJECT_CLASS (tide_application_parent_class)->finalize (object);
 }
 
@@ -180,6 +194,7 @@ tide_application_init (TideApplication *self)
   static const GOptionEntry entries[] = {
     { "version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version and exit", NULL },
     { "step", 0, 0, G_OPTION_ARG_INT, NULL, "Select this step of the trace", "N" },
+    { "view", 0, 0, G_OPTION_ARG_STRING, NULL, "Show this detail view: drilldown, flame or suspects", "NAME" },
     { "screenshot", 0, 0, G_OPTION_ARG_FILENAME, NULL, "Save a PNG of the window, then quit", "FILE" },
     { NULL }
   };

@@ -5,6 +5,10 @@
  * into a TideRecordRequest (tide-record-request.c turns that into the
  * command line); the window runs the recorder.  Sampling choices are
  * remembered in GSettings.
+ *
+ * "Hook PyTorch" follows the command until the user sets it: on when the
+ * command runs Python, as a training script without it records no steps
+ * and no modules, which a user who has not read the manual would miss.
  */
 #include "config.h"
 
@@ -29,6 +33,9 @@ struct _TideRecordDialog
   GtkListView    *process_view;
   GtkSpinButton  *duration_spin;
   GtkLabel       *privilege_label;
+
+  gboolean        torch_chosen;   /* the user set "Hook PyTorch" */
+  gboolean        torch_following; /* the command is setting it */
 
   /* Owned references */
   GSettings      *settings;     /* nullable */
@@ -61,7 +68,6 @@ save_settings (TideRecordDialog *self)
     return;
   g_settings_set_enum (self->settings, "sampling", gtk_drop_down_get_selected (self->sampling_dropdown));
   g_settings_set_int64 (self->settings, "sample-bytes", (gint64) gtk_spin_button_get_value (self->bytes_spin));
-  g_settings_set_boolean (self->settings, "torch", gtk_check_button_get_active (self->torch_check));
 }
 
 static void
@@ -71,7 +77,31 @@ load_settings (TideRecordDialog *self)
     return;
   tide_record_dialog_set_sampling (self, g_settings_get_enum (self->settings, "sampling"),
                                    g_settings_get_int64 (self->settings, "sample-bytes"));
-  tide_record_dialog_set_torch (self, g_settings_get_boolean (self->settings, "torch"));
+}
+
+static void
+tide_record_dialog_command_changed_cb (TideRecordDialog *self)
+{
+  g_autofree char *text = NULL;
+  g_auto(GStrv) argv = NULL;
+
+  g_assert (TIDE_IS_RECORD_DIALOG (self));
+  if (self->torch_chosen)
+    return;
+  text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->command_entry))));
+  if (*text != '\0' && !g_shell_parse_argv (text, NULL, &argv, NULL))
+    return;   /* an unfinished quote: wait for the rest */
+  self->torch_following = TRUE;
+  gtk_check_button_set_active (self->torch_check, tide_record_command_runs_python ((const char * const *) argv));
+  self->torch_following = FALSE;
+}
+
+static void
+tide_record_dialog_torch_toggled_cb (TideRecordDialog *self)
+{
+  g_assert (TIDE_IS_RECORD_DIALOG (self));
+  if (!self->torch_following)
+    self->torch_chosen = TRUE;
 }
 
 static void
@@ -284,6 +314,8 @@ tide_record_dialog_class_init (TideRecordDialogClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, tide_record_dialog_sampling_changed_cb);
   gtk_widget_class_bind_template_callback (widget_class, tide_record_dialog_search_changed_cb);
   gtk_widget_class_bind_template_callback (widget_class, tide_record_dialog_mode_changed_cb);
+  gtk_widget_class_bind_template_callback (widget_class, tide_record_dialog_command_changed_cb);
+  gtk_widget_class_bind_template_callback (widget_class, tide_record_dialog_torch_toggled_cb);
 
   gtk_widget_class_install_action (widget_class, "record.start", NULL, start_action);
   gtk_widget_class_install_action (widget_class, "record.choose-folder", NULL, choose_folder_action);
@@ -346,12 +378,21 @@ tide_record_dialog_set_sampling (TideRecordDialog *self,
     gtk_spin_button_set_value (self->bytes_spin, (double) sample_bytes);
 }
 
+/* As the user's own choice: the command no longer sets it. */
 void
 tide_record_dialog_set_torch (TideRecordDialog *self,
                               gboolean          torch)
 {
   g_return_if_fail (TIDE_IS_RECORD_DIALOG (self));
+  self->torch_chosen = TRUE;
   gtk_check_button_set_active (self->torch_check, torch);
+}
+
+gboolean
+tide_record_dialog_get_torch (TideRecordDialog *self)
+{
+  g_return_val_if_fail (TIDE_IS_RECORD_DIALOG (self), FALSE);
+  return gtk_check_button_get_active (self->torch_check);
 }
 
 void

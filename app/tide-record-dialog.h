@@ -26,6 +26,7 @@ void              tide_record_dialog_set_sampling (TideRecordDialog *self,
                                                    gint64            sample_bytes);
 void              tide_record_dialog_set_torch    (TideRecordDialog *self,
                                                    gboolean          torch);
+gboolean          tide_record_dialog_get_torch    (TideRecordDialog *self);
 void              tide_record_dialog_set_error    (TideRecordDialog *self,
                                                    const char       *message);
 const char       *tide_record_dialog_get_error    (TideRecordDialog *self);

@@ -41,6 +41,41 @@ tide_record_request_program_name (const TideRecordRequest *request)
   return g_path_get_basename (request->command[0]);
 }
 
+/**
+ * tide_record_command_runs_python:
+ * @command: (array zero-terminated=1) (nullable): a program and its arguments
+ *
+ * Whether @command starts a Python interpreter or script, past `env` and
+ * VAR=VALUE words: python, python3, python3.11, or a file ending in .py.
+ */
+gboolean
+tide_record_command_runs_python (const char * const *command)
+{
+  guint i = 0;
+  g_autofree char *name = NULL;
+
+  if (command == NULL)
+    return FALSE;
+  for (; command[i] != NULL; i++)
+    {
+      g_autofree char *base = g_path_get_basename (command[i]);
+
+      if (!g_str_equal (base, "env") && strchr (command[i], '=') == NULL)
+        break;
+    }
+  if (command[i] == NULL)
+    return FALSE;
+  name = g_path_get_basename (command[i]);
+  if (g_str_has_suffix (name, ".py"))
+    return TRUE;
+  if (!g_str_has_prefix (name, "python"))
+    return FALSE;
+  for (const char *c = name + strlen ("python"); *c != '\0'; c++)
+    if (!g_ascii_isdigit (*c) && *c != '.')
+      return FALSE;
+  return TRUE;
+}
+
 static void
 add_program_options (GStrvBuilder            *builder,
                      const TideRecordRequest *request)

@@ -47,6 +47,7 @@ void   tide_record_request_clear        (TideRecordRequest        *request);
 char  *tide_record_request_program_name (const TideRecordRequest  *request);
 char **tide_record_request_to_argv      (const TideRecordRequest  *request,
                                          GError                  **error);
+gboolean tide_record_command_runs_python (const char * const      *command);
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (TideRecordRequest, tide_record_request_clear)
 

@@ -665,6 +665,9 @@ bind_session (TideWindow *self)
   g_object_bind_property (self->session, "process-id", self->steps_view, "process-id",
                           G_BINDING_SYNC_CREATE);
   g_object_bind_property (self->session, "step", self->steps_view, "selected-step", both);
+  g_object_bind_property (self->session, "hide-plumbing", self->drilldown_view, "hide-plumbing", both);
+  g_object_bind_property (self->session, "hide-plumbing", self->flame_graph, "hide-plumbing",
+                          G_BINDING_SYNC_CREATE);
 
   connect_session (self, "notify::trace", G_CALLBACK (tide_window_session_window_cb));
   connect_session (self, "notify::visible-begin", G_CALLBACK (tide_window_session_window_cb));

@@ -27,5 +27,15 @@ gboolean         tide_flame_graph_activate_at        (TideFlameGraph *self,
 const char      *tide_flame_graph_get_zoom_label     (TideFlameGraph *self);
 const TideFrame *tide_flame_graph_get_selected_frame (TideFlameGraph *self);
 gint64           tide_flame_graph_get_selected_bytes (TideFlameGraph *self);
+gboolean         tide_flame_graph_get_hide_plumbing  (TideFlameGraph *self);
+void             tide_flame_graph_set_hide_plumbing  (TideFlameGraph *self,
+                                                      gboolean        hide);
+gboolean         tide_flame_graph_get_function_area  (TideFlameGraph  *self,
+                                                      const char      *function,
+                                                      graphene_rect_t *area);
+/* The fill of a frame (NULL: the root) whose label is @label, as 0xRRGGBB,
+ * before search highlighting and dimming. */
+guint32          tide_flame_graph_frame_rgb          (const TideFrame *frame,
+                                                      const char      *label);
 
 G_END_DECLS

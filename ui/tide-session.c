@@ -21,6 +21,11 @@
  * prints), made again whenever either trace or the process changes, so
  * that the views that bind to "comparison" never hold a stale one.
  * Another file shown ends the comparison; the same one reopened keeps it.
+ *
+ * Whether allocator and runtime plumbing frames are left out of the
+ * stack views ("hide-plumbing") is the session's too, on by default: the
+ * drill-down's check box and the flame graph follow it, so both show the
+ * same stacks.
  */
 #include "config.h"
 
@@ -51,6 +56,7 @@ struct _TideSession
   TideTrace         *compare_trace;  /* nullable: the trace compared with */
   TideTraceDiff     *comparison;     /* nullable: trace against compare_trace */
   char              *compare_error;  /* why there is no comparison */
+  gboolean           hide_plumbing;
 };
 
 G_DEFINE_FINAL_TYPE (TideSession, tide_session, G_TYPE_OBJECT)
@@ -67,6 +73,7 @@ enum {
   PROP_ZOOM_DEPTH,
   PROP_COMPARE_TRACE,
   PROP_COMPARISON,
+  PROP_HIDE_PLUMBING,
   N_PROPS
 };
 
@@ -177,6 +184,7 @@ tide_session_get_property (GObject    *object,
     case PROP_ZOOM_DEPTH: g_value_set_uint (value, self->zoom_history->len); break;
     case PROP_COMPARE_TRACE: g_value_set_object (value, self->compare_trace); break;
     case PROP_COMPARISON: g_value_set_pointer (value, self->comparison); break;
+    case PROP_HIDE_PLUMBING: g_value_set_boolean (value, self->hide_plumbing); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -196,6 +204,13 @@ tide_session_set_property (GObject      *object,
     case PROP_STEP: tide_session_set_step (self, g_value_get_int (value)); break;
     case PROP_COMPARE_TRACE:
       tide_session_set_compare_trace (self, g_value_get_object (value));
+      break;
+    case PROP_HIDE_PLUMBING:
+      if (self->hide_plumbing != g_value_get_boolean (value))
+        {
+          self->hide_plumbing = g_value_get_boolean (value);
+          notify (self, PROP_HIDE_PLUMBING);
+        }
       break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -232,6 +247,8 @@ tide_session_class_init (TideSessionClass *klass)
                                                         TIDE_TYPE_TRACE, rw);
   /* A TideTraceDiff owned by the session, or NULL: tide_session_get_comparison(). */
   properties[PROP_COMPARISON] = g_param_spec_pointer ("comparison", NULL, NULL, ro);
+  properties[PROP_HIDE_PLUMBING] = g_param_spec_boolean ("hide-plumbing", NULL, NULL, TRUE,
+                                                         rw | G_PARAM_CONSTRUCT);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 

@@ -6,7 +6,9 @@
  * tests/python/train-leaky.py (Debian's /usr/bin/python3 and
  * python3-torch; skipped without them): the suspect row, the drill-down's
  * stack row and the flame graph's first focus show the leaking Python line,
- * not c10::alloc_cpu; the frame list dims plumbing and can hide it.
+ * not c10::alloc_cpu; the frame list dims plumbing and can hide it.  The
+ * flame graph of those 40-odd frames opens with the headline in view, in
+ * the Python frames' colour.
  */
 #include "config.h"
 
@@ -16,6 +18,8 @@
 #include <string.h>
 
 #include "tide-plumbing.h"
+#include "tide-schema.h"
+#include "tide-test-widget.h"
 #include "tide-window-private.h"
 
 #define PYTHON "/usr/bin/python3"
@@ -253,7 +257,13 @@ test_drilldown_and_flame (void)
   g_assert_cmpint (position, >=, 0);
   g_assert_cmpint (find_stack_row (model, "c10::alloc_cpu(unsigned long) (libc10.so.1.13)"), ==, -1);
 
-  /* Its frames: plumbing marked, and left out on request. */
+  /* Its frames: plumbing marked, and left out on request (the default). */
+  g_assert_true (tide_drilldown_view_get_hide_plumbing (window->drilldown_view));
+  tide_drilldown_view_set_hide_plumbing (window->drilldown_view, FALSE);
+  g_assert_false (tide_flame_graph_get_hide_plumbing (window->flame_graph));
+  model = tide_drilldown_view_get_model (window->drilldown_view);
+  expand_scopes (model);
+  position = find_stack_row (model, label);
   all = count_frame_rows (model, position, &n_plumbing);
   g_assert_cmpuint (n_plumbing, >=, 5);  /* c10::alloc_cpu, 3 at::detail::empty_cpu, ... */
   tide_drilldown_view_set_hide_plumbing (window->drilldown_view, TRUE);
@@ -263,6 +273,7 @@ test_drilldown_and_flame (void)
   g_assert_cmpint (position, >=, 0);
   hidden = count_frame_rows (model, position, &n_plumbing_hidden);
   g_assert_cmpuint (n_plumbing_hidden, ==, 0);
+  g_assert_true (tide_flame_graph_get_hide_plumbing (window->flame_graph));
   g_assert_cmpuint (hidden, ==, all - n_plumbing);
 
   /* The flame graph opens on the largest stack's headline, never on
@@ -274,6 +285,49 @@ test_drilldown_and_flame (void)
     g_assert_false (focus->plumbing);
     g_assert_cmpstr (tide_flame_graph_get_zoom_label (window->flame_graph), !=, "all");
   }
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* PyTorch's stacks are far taller than the pane: the flame graph opens
+ * scrolled to the leaking line, drawn in the Python frames' colour with
+ * the selection outline, its caller below it; not on empty rows above
+ * the deepest frame (it drew a blank pane before). */
+static void
+test_flame_graph_draws (void)
+{
+  TideWindow *window = window_open ();
+  GtkWidget *view = GTK_WIDGET (window->flame_graph);
+  const TideFrame *focus;
+  g_autofree char *label = NULL;
+  g_autofree guint32 *pixels = NULL;
+  graphene_rect_t area, inside;
+  guint ink;
+  int width, height;
+
+  tide_session_set_step (window->session, atoi (STEPS));
+  wait_for_drilldown (window);
+  gtk_stack_set_visible_child_name (window->detail_stack, "flame");
+  gtk_test_widget_wait_for_draw (view);
+  focus = tide_flame_graph_get_selected_frame (window->flame_graph);
+  g_assert_nonnull (focus);
+  g_assert_cmpint (focus->kind, ==, TIDE_FRAME_PYTHON);
+  g_assert_cmpint (focus->line, ==, leak_line ());
+  label = tide_frame_describe (focus);
+  g_assert_true (tide_flame_graph_get_function_area (window->flame_graph, focus->function, &area));
+  pixels = tide_test_render_mapped (view, &width, &height);
+  g_assert_cmpfloat (area.origin.y, >=, 0);
+  g_assert_cmpfloat (area.origin.y + area.size.height, <=, height);
+  graphene_rect_inset_r (&area, 3, 3, &inside);
+  g_assert_cmphex (tide_test_area_mode (pixels, width, height, &inside, &ink), ==,
+                   0xff000000 | tide_flame_graph_frame_rgb (focus, label));
+  g_assert_cmpuint (ink, >=, 20);
+  g_assert_cmphex (pixels[(int) (area.origin.y + area.size.height / 2) * width] & 0xffffff, ==, 0x3584e4);
+  /* The row below: its caller, drawn too. */
+  area.origin.y += area.size.height + 1;
+  g_assert_cmpfloat (area.origin.y + area.size.height, <=, height);
+  graphene_rect_inset_r (&area, 3, 3, &inside);
+  tide_test_area_mode (pixels, width, height, &inside, &ink);
+  g_assert_cmpuint (ink, >=, 20);
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
@@ -298,6 +352,7 @@ main (int    argc,
   g_test_add_func ("/gui/headline/suspect-row", test_suspect_row);
   g_test_add_func ("/gui/headline/opens-on-answer", test_opens_on_answer);
   g_test_add_func ("/gui/headline/drilldown-and-flame", test_drilldown_and_flame);
+  g_test_add_func ("/gui/headline/flame-graph-draws", test_flame_graph_draws);
   g_test_add_func ("/gui/headline/settings-pattern", test_settings_pattern);
   status = g_test_run ();
 

@@ -404,32 +404,281 @@ test_newer_selection_wins (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* Scrolls @flame so that @function's frame is in view: the flame graph
+ * scrolls itself to a new selection on its next allocation. */
+static void
+flame_area (TideFlameGraph  *flame,
+            const char      *function,
+            graphene_rect_t *area)
+{
+  gtk_test_widget_wait_for_draw (GTK_WIDGET (flame));
+  g_assert_true (tide_flame_graph_get_function_area (flame, function, area));
+}
+
 static void
 test_flame_graph_zoom (void)
 {
   TideWindow *window = window_open (trace_path);
   TideFlameGraph *flame = window->flame_graph;
-  int height;
+  graphene_rect_t start, leak;
 
   tide_session_set_step (window->session, 5);
   wait_for_drilldown (window);
   gtk_widget_set_size_request (GTK_WIDGET (flame), 400, -1);
-  gtk_stack_set_visible_child_name (GTK_STACK (gtk_widget_get_ancestor (GTK_WIDGET (flame), GTK_TYPE_STACK)), "flame");
-  gtk_test_widget_wait_for_draw (GTK_WIDGET (flame));
-  height = gtk_widget_get_height (GTK_WIDGET (flame));
-  g_assert_cmpint (height, >, 0);
+  gtk_stack_set_visible_child_name (window->detail_stack, "flame");
 
-  /* Bottom row: everything (no frame); above it the outermost frame,
-   * _start, full width.  Clicking it zooms to it and selects it. */
-  g_assert_true (tide_flame_graph_activate_at (flame, 10, height - 5));
-  g_assert_null (tide_flame_graph_get_selected_frame (flame));
-  g_assert_true (tide_flame_graph_activate_at (flame, 10, height - 25));
+  /* It opens on the headline of the largest stack, with its callers
+   * below it down to the outermost frame, _start, above the root. */
+  g_assert_cmpstr (tide_flame_graph_get_selected_frame (flame)->function, ==, "leak_big_tensor");
+  flame_area (flame, "leak_big_tensor", &leak);
+  flame_area (flame, "_start", &start);
+  g_assert_cmpfloat (start.origin.y, >, leak.origin.y);
+  g_assert_cmpfloat (start.origin.y + start.size.height, <=, gtk_widget_get_height (GTK_WIDGET (flame)));
+
+  /* Clicking _start zooms to it and selects it. */
+  g_assert_true (tide_flame_graph_activate_at (flame, start.origin.x + 10, start.origin.y + 5));
   g_assert_cmpstr (tide_flame_graph_get_selected_frame (flame)->function, ==, "_start");
   g_assert_cmpstr (tide_flame_graph_get_zoom_label (flame), ==, "_start (leaky-steps)");
   g_assert_cmpint (tide_flame_graph_get_selected_bytes (flame), ==, BIG_TENSOR_BYTES + FEATURE_CACHE_BYTES);
-  /* Clicking the zoomed frame again goes back one level. */
-  g_assert_true (tide_flame_graph_activate_at (flame, 10, height - 25));
+  /* Clicking the zoomed frame again goes back one level, to the root on
+   * the bottom row: nothing selected. */
+  flame_area (flame, "_start", &start);
+  g_assert_true (tide_flame_graph_activate_at (flame, start.origin.x + 10, start.origin.y + 5));
   g_assert_cmpstr (tide_flame_graph_get_zoom_label (flame), ==, "all");
+  flame_area (flame, "_start", &start);
+  g_assert_true (tide_flame_graph_activate_at (flame, start.origin.x + 10, start.origin.y + 25));
+  g_assert_null (tide_flame_graph_get_selected_frame (flame));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* Mapped labels with text under @root, at least partly inside @view. */
+static void
+collect_labels (GtkWidget *view,
+                GtkWidget *root,
+                GPtrArray *labels)
+{
+  for (GtkWidget *child = gtk_widget_get_first_child (root); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      graphene_rect_t bounds;
+
+      if (!gtk_widget_get_mapped (child) || !gtk_widget_compute_bounds (child, view, &bounds))
+        continue;
+      /* Scrolled out of the view, or mostly: not drawn there. */
+      if (bounds.origin.y + bounds.size.height / 2 <= 0 ||
+          bounds.origin.y + bounds.size.height / 2 >= gtk_widget_get_height (view) ||
+          bounds.origin.x + bounds.size.width / 2 >= gtk_widget_get_width (view))
+        continue;
+      if (GTK_IS_LABEL (child) && *gtk_label_get_text (GTK_LABEL (child)) != '\0')
+        g_ptr_array_add (labels, child);
+      collect_labels (view, child, labels);
+    }
+}
+
+/* Renders @view and checks that every label in it shows ink where it is:
+ * a view that draws nothing, or blank rows, fails.  Returns the labels. */
+static GPtrArray *
+assert_labels_drawn (GtkWidget  *view,
+                     guint32   **pixels,
+                     int        *width,
+                     int        *height)
+{
+  GPtrArray *labels = g_ptr_array_new ();
+
+  gtk_test_widget_wait_for_draw (view);
+  collect_labels (view, view, labels);
+  g_assert_cmpuint (labels->len, >, 0);
+  *pixels = tide_test_render_mapped (view, width, height);
+  for (guint i = 0; i < labels->len; i++)
+    {
+      GtkWidget *label = g_ptr_array_index (labels, i);
+      graphene_rect_t bounds;
+      guint ink;
+
+      g_assert_true (gtk_widget_compute_bounds (label, view, &bounds));
+      tide_test_area_mode (*pixels, *width, *height, &bounds, &ink);
+      if (ink < 10)
+        g_error ("%s: the label \"%s\" at %.0f,%.0f is not drawn",
+                 G_OBJECT_TYPE_NAME (view), gtk_label_get_text (GTK_LABEL (label)),
+                 bounds.origin.x, bounds.origin.y);
+    }
+  return labels;
+}
+
+/* The first of @labels whose text starts with @prefix followed by a
+ * space, a new line or nothing. */
+static GtkWidget *
+find_label (GPtrArray  *labels,
+            const char *prefix)
+{
+  for (guint i = 0; i < labels->len; i++)
+    {
+      const char *text = gtk_label_get_text (g_ptr_array_index (labels, i));
+
+      if (g_str_has_prefix (text, prefix) && strchr (" \n", text[strlen (prefix)]))
+        return g_ptr_array_index (labels, i);
+    }
+  g_error ("no label drawn starts with \"%s\"", prefix);
+  return NULL;
+}
+
+/* The list row ("row" CSS node) that holds @widget. */
+static GtkWidget *
+row_of (GtkWidget *widget)
+{
+  while (widget != NULL && g_strcmp0 (gtk_widget_get_css_name (widget), "row") != 0)
+    widget = gtk_widget_get_parent (widget);
+  g_assert_nonnull (widget);
+  return widget;
+}
+
+/* The background of @row in @view's pixels. */
+static guint32
+row_color (GtkWidget     *view,
+           GtkWidget     *row,
+           const guint32 *pixels,
+           int            width,
+           int            height)
+{
+  graphene_rect_t bounds;
+
+  g_assert_true (gtk_widget_compute_bounds (row, view, &bounds));
+  return tide_test_area_mode (pixels, width, height, &bounds, NULL);
+}
+
+/* The steps table draws a row per step, its cells' text, and the chosen
+ * step's row in the selection's colour. */
+static void
+test_steps_table_draws (void)
+{
+  TideWindow *window = window_open (trace_path);
+  GtkWidget *view = GTK_WIDGET (window->steps_view);
+  g_autoptr(GPtrArray) labels = NULL;
+  g_autofree guint32 *pixels = NULL;
+  g_autoptr(GHashTable) rows = g_hash_table_new (NULL, NULL);
+  GtkWidget *chosen, *other;
+  int width, height;
+
+  tide_session_set_step (window->session, 5);
+  wait_for_drilldown (window);
+  labels = assert_labels_drawn (view, &pixels, &width, &height);
+  for (guint i = 0; i < labels->len; i++)
+    if (g_strcmp0 (gtk_widget_get_css_name (gtk_widget_get_parent (g_ptr_array_index (labels, i))), "cell") == 0)
+      g_hash_table_add (rows, row_of (g_ptr_array_index (labels, i)));
+  /* Ten steps; the table shows at least the first five whole. */
+  g_assert_cmpuint (g_hash_table_size (rows), >=, 5);
+  g_assert_cmpuint (g_hash_table_size (rows), <=, 10);
+  chosen = row_of (find_label (labels, "5"));
+  other = row_of (find_label (labels, "1"));
+  g_assert_true (gtk_widget_get_state_flags (chosen) & GTK_STATE_FLAG_SELECTED);
+  g_assert_cmphex (row_color (view, chosen, pixels, width, height), !=,
+                   row_color (view, other, pixels, width, height));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* The drill-down draws the step's two stacks, each with its bytes. */
+static void
+test_drilldown_draws (void)
+{
+  TideWindow *window = window_open (trace_path);
+  GtkWidget *view = GTK_WIDGET (window->drilldown_view);
+  g_autoptr(GPtrArray) labels = NULL;
+  g_autofree guint32 *pixels = NULL;
+  g_autofree char *big = g_strdup_printf ("leaky-steps.c:%d leak_big_tensor",
+                                          source_line ("leaky-steps.c", "malloc (BIG_TENSOR_SIZE)"));
+  g_autofree char *feature = NULL;
+  int width, height;
+
+  tide_session_set_step (window->session, 5);
+  wait_for_drilldown (window);
+  feature = g_strdup_printf ("leaky-steps.c:%d leak_feature_cache",
+                             tide_drilldown_node_get_frame (drilldown_row (window, 1))->line);
+  gtk_stack_set_visible_child_name (window->detail_stack, "drilldown");
+  labels = assert_labels_drawn (view, &pixels, &width, &height);
+  g_assert_true (row_of (find_label (labels, big)) == row_of (find_label (labels, "4.00 MiB")));
+  g_assert_true (row_of (find_label (labels, big)) != row_of (find_label (labels, "1.50 MiB")));
+  g_assert_true (row_of (find_label (labels, feature)) ==
+                 row_of (find_label (labels, "1.50 MiB")));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* The leak suspects list draws each suspect's headline, the first one
+ * chosen. */
+static void
+test_suspects_draw (void)
+{
+  TideWindow *window = window_open (trace_path);
+  GtkWidget *view = GTK_WIDGET (window->suspects_view);
+  g_autoptr(GPtrArray) labels = NULL;
+  g_autofree guint32 *pixels = NULL;
+  g_autofree char *first = g_strdup_printf ("leaky-steps.c:%d leak_big_tensor",
+                                            source_line ("leaky-steps.c", "malloc (BIG_TENSOR_SIZE)"));
+  g_autofree char *second_line = NULL;
+  GtkWidget *chosen, *second;
+  int width, height;
+
+  tide_session_set_step (window->session, 5);
+  wait_for_drilldown (window);
+  second_line = g_strdup_printf ("leaky-steps.c:%d leak_feature_cache",
+                                 tide_drilldown_node_get_frame (drilldown_row (window, 1))->line);
+  gtk_stack_set_visible_child_name (window->detail_stack, "suspects");
+  labels = assert_labels_drawn (view, &pixels, &width, &height);
+  chosen = row_of (find_label (labels, first));
+  second = row_of (find_label (labels, second_line));
+  g_assert_true (second != chosen);
+  g_assert_true (gtk_widget_get_state_flags (chosen) & GTK_STATE_FLAG_SELECTED);
+  g_assert_cmphex (row_color (view, chosen, pixels, width, height), !=,
+                   row_color (view, second, pixels, width, height));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* The flame graph draws: the leaking frame in its kind's colour where
+ * the model puts it, outlined as the selection, with its callers below
+ * it in another colour; not a blank pane. */
+static void
+test_flame_graph_draws (void)
+{
+  TideWindow *window = window_open (trace_path);
+  GtkWidget *view = GTK_WIDGET (window->flame_graph);
+  const TideFrame *frame;
+  g_autofree char *label = NULL;
+  g_autofree guint32 *pixels = NULL;
+  graphene_rect_t leak, caller, inside;
+  guint ink;
+  int width, height;
+
+  tide_session_set_step (window->session, 5);
+  wait_for_drilldown (window);
+  gtk_stack_set_visible_child_name (window->detail_stack, "flame");
+  flame_area (window->flame_graph, "leak_big_tensor", &leak);
+  flame_area (window->flame_graph, "main", &caller);
+  frame = tide_flame_graph_get_selected_frame (window->flame_graph);
+  g_assert_cmpstr (frame->function, ==, "leak_big_tensor");
+  label = tide_frame_describe (frame);
+  pixels = tide_test_render_mapped (view, &width, &height);
+
+  /* In view, the full width of the zoomed pane. */
+  g_assert_cmpfloat (leak.origin.y, >=, 0);
+  g_assert_cmpfloat (leak.origin.y + leak.size.height, <=, height);
+  g_assert_cmpfloat (leak.size.width, ==, width);
+  /* Inside the outline: the native frames' colour, with its name drawn. */
+  graphene_rect_inset_r (&leak, 3, 3, &inside);
+  g_assert_cmphex (tide_test_area_mode (pixels, width, height, &inside, &ink), ==,
+                   0xff000000 | tide_flame_graph_frame_rgb (frame, label));
+  g_assert_cmpuint (ink, >=, 20);
+  /* The selection outline, in the accent colour, on its left edge. */
+  g_assert_cmphex (pixels[(int) (leak.origin.y + leak.size.height / 2) * width] & 0xffffff, ==, 0x3584e4);
+  /* Its caller: below it (the root is at the bottom), drawn, dimmed. */
+  g_assert_cmpfloat (caller.origin.y, >, leak.origin.y);
+  graphene_rect_inset_r (&caller, 3, 3, &inside);
+  {
+    guint32 dimmed = tide_test_area_mode (pixels, width, height, &inside, &ink);
+
+    g_assert_cmphex (dimmed, !=, 0xff000000 | tide_flame_graph_frame_rgb (frame, label));
+    g_assert_cmphex (dimmed, !=, tide_test_area_mode (pixels, width, height,
+                                                      &GRAPHENE_RECT_INIT (0, 0, width, 3), NULL));
+    g_assert_cmpuint (ink, >=, 20);
+  }
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
@@ -942,9 +1191,20 @@ test_record_dialog_arguments (void)
   g_assert_null (argv);
   g_clear_error (&error);
 
+  /* "Hook PyTorch" follows the command until the user sets it: on for
+   * Python, off for other programs. */
+  g_assert_false (tide_record_dialog_get_torch (dialog));
+  tide_record_dialog_set_command (dialog, "env OMP_NUM_THREADS=1 /usr/bin/python3.11 -u x.py");
+  g_assert_true (tide_record_dialog_get_torch (dialog));
+  tide_record_dialog_set_command (dialog, "./leaky-steps --python3");
+  g_assert_false (tide_record_dialog_get_torch (dialog));
+  tide_record_dialog_set_command (dialog, "./train.py");
+  g_assert_true (tide_record_dialog_get_torch (dialog));
+  tide_record_dialog_set_command (dialog, "pythonista train.py");
+  g_assert_false (tide_record_dialog_get_torch (dialog));
   tide_record_dialog_set_command (dialog, "python3 'train it.py' --epochs 1");
+  g_assert_true (tide_record_dialog_get_torch (dialog));
   tide_record_dialog_set_sampling (dialog, TIDE_SAMPLING_ALL, 0);
-  tide_record_dialog_set_torch (dialog, TRUE);
   g_assert_true (tide_record_dialog_get_request (dialog, &request, &error));
   g_assert_no_error (error);
   g_assert_cmpint (request.mode, ==, TIDE_RECORD_MODE_PROGRAM);
@@ -955,6 +1215,10 @@ test_record_dialog_arguments (void)
   g_assert_cmpstr (joined, ==, "python3|train it.py|--epochs|1");
   name = tide_record_request_program_name (&request);
   g_assert_cmpstr (name, ==, "python3");
+  /* Once the user has set it, the command leaves it alone. */
+  tide_record_dialog_set_torch (dialog, FALSE);
+  tide_record_dialog_set_command (dialog, "python3 train.py");
+  g_assert_false (tide_record_dialog_get_torch (dialog));
 
   /* A folder that is not there is the dialog's error, before any argv. */
   tide_record_dialog_set_folder (dialog, "/nonexistent/tidemark");
@@ -1301,6 +1565,10 @@ main (int   argc,
   g_test_add_func ("/gui/newer-selection-wins", test_newer_selection_wins);
   g_test_add_func ("/gui/session-drives-views", test_session_drives_views);
   g_test_add_func ("/gui/flame-graph-zoom", test_flame_graph_zoom);
+  g_test_add_func ("/gui/draws/steps-table", test_steps_table_draws);
+  g_test_add_func ("/gui/draws/drilldown", test_drilldown_draws);
+  g_test_add_func ("/gui/draws/suspects", test_suspects_draw);
+  g_test_add_func ("/gui/draws/flame-graph", test_flame_graph_draws);
   g_test_add_func ("/gui/export-csv", test_export_csv);
   g_test_add_func ("/gui/export-png", test_export_png);
   g_test_add_func ("/gui/export-png-chosen-size", test_export_png_chosen_size);
