@@ -129,6 +129,61 @@ print_class_suspects (GPtrArray *classes)
     }
 }
 
+static gboolean
+any_killed (TideTrace *trace)
+{
+  g_autoptr(GPtrArray) processes = tide_trace_list_processes (trace, NULL);
+
+  for (guint i = 0; processes != NULL && i < processes->len; i++)
+    if (((TideProcess *) g_ptr_array_index (processes, i))->end.kind == TIDE_END_SIGNALED)
+      return TRUE;
+  return FALSE;
+}
+
+/* The suspect that grows fastest in @process_id, else in the job. */
+static const TideGroup *
+top_suspect_of (GPtrArray *suspects,
+                gint64     process_id)
+{
+  for (guint i = 0; i < suspects->len; i++)
+    if (((TideGroup *) g_ptr_array_index (suspects, i))->process_id == process_id)
+      return g_ptr_array_index (suspects, i);
+  return suspects->len > 0 ? g_ptr_array_index (suspects, 0) : NULL;
+}
+
+/* A line for each process that a signal killed, before anything else:
+ * a dead job is the first thing to say. */
+static void
+print_deaths (TideTrace *trace,
+              GPtrArray *suspects)
+{
+  g_autoptr(GPtrArray) summaries = NULL;
+
+  if (!any_killed (trace) || (summaries = tide_report_processes (trace, NULL)) == NULL)
+    return;
+  for (guint i = 0; i < summaries->len; i++)
+    {
+      const TideProcessSummary *s = g_ptr_array_index (summaries, i);
+      g_autofree char *line = tide_process_summary_describe_death (s);
+      const TideGroup *top = top_suspect_of (suspects, s->process->id);
+      g_autofree char *where = NULL;
+      g_autofree char *slope = NULL;
+      g_autofree char *device = NULL;
+
+      if (line == NULL)
+        continue;
+      if (top == NULL)
+        {
+          g_printerr ("tidemark: %s\n", line);
+          continue;
+        }
+      where = top->frames->len ? tide_group_describe_headline (top) : g_strdup ("(no stack)");
+      slope = tide_format_delta ((gint64) top->bytes_per_step);
+      device = tide_format_device (top->device);
+      g_printerr ("tidemark: %s; top suspect %s %s/step (%s)\n", line, where, slope, device);
+    }
+}
+
 static void
 print_top_suspects (const char *path)
 {
@@ -138,9 +193,11 @@ print_top_suspects (const char *path)
 
   if (trace == NULL)
     return;
+  suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
+  if (suspects != NULL)
+    print_deaths (trace, suspects);
   print_copy_on_write (trace);
   print_largest_growth (trace);
-  suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
   classes = tide_report_class_suspects (trace, NULL);
   if (suspects == NULL || classes == NULL)
     return;

@@ -231,6 +231,9 @@ read_process (sqlite3_stmt *stmt)
                               (const char *) sqlite3_column_text (stmt, 9));
   p->has_steps = sqlite3_column_int (stmt, 10) != 0;
   p->role = checked_role (sqlite3_column_int64 (stmt, 7), p);
+  /* No end recorded: it ran until the trace ended (or the recorder died). */
+  if (p->end_ns == 0)
+    p->end.kind = TIDE_END_RUNNING;
   return p;
 }
 
@@ -267,6 +270,60 @@ load_hosts (sqlite3    *db,
   return TRUE;
 }
 
+/* Fills @end from a process_ends row, every value checked: the trace is
+ * untrusted, and a value out of range reads as an unknown end. */
+static void
+read_end (sqlite3_stmt   *stmt,
+          TideProcessEnd *end)
+{
+  gint64 kind = sqlite3_column_int64 (stmt, 1);
+  gint64 code = sqlite3_column_int64 (stmt, 2);
+  gint64 signal = sqlite3_column_int64 (stmt, 3);
+  gint64 oom = sqlite3_column_int64 (stmt, 5);
+  gint64 limit = sqlite3_column_int64 (stmt, 6);
+
+  memset (end, 0, sizeof *end);
+  if ((kind == TIDE_END_EXITED && (code < 0 || code > 255)) ||
+      (kind == TIDE_END_SIGNALED && (signal < 1 || signal > 64)) ||
+      kind < TIDE_END_UNKNOWN || kind > TIDE_END_RUNNING)
+    return;
+  end->kind = kind;
+  if (kind == TIDE_END_EXITED)
+    end->exit_code = code;
+  if (kind != TIDE_END_SIGNALED)
+    return;
+  end->signal = signal;
+  end->core_dumped = sqlite3_column_int64 (stmt, 4) != 0;
+  end->oom = oom >= TIDE_OOM_NONE && oom <= TIDE_OOM_MACHINE ? oom : TIDE_OOM_NONE;
+  end->limit_bytes = end->oom != TIDE_OOM_NONE && limit > 0 ? limit : 0;
+}
+
+/* How each process ended, where the trace says (process_ends). */
+static gboolean
+load_ends (sqlite3    *db,
+           GPtrArray  *processes,
+           GError    **error)
+{
+  sqlite3_stmt *stmt;
+  int rc;
+
+  if (!tide_sqlite_has (db, "table", "process_ends"))
+    return TRUE;
+  stmt = tide_sqlite_prepare (db, "SELECT process_id, kind, exit_code, signal, core_dumped, oom,"
+                                  " limit_bytes FROM process_ends",
+                              "cannot read how the processes ended", error);
+  if (stmt == NULL)
+    return FALSE;
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      TideProcess *p = tide_processes_find (processes, sqlite3_column_int64 (stmt, 0));
+
+      if (p != NULL && p->end_ns != 0)
+        read_end (stmt, &p->end);
+    }
+  return tide_sqlite_finish (db, stmt, rc, "cannot read how the processes ended", error);
+}
+
 /* Every process with its role: the stored one, or derived when the trace
  * has none (schema 1 and 2, or a capture that did not finish) or when
  * @derive asks for it. */
@@ -297,7 +354,7 @@ load_processes (sqlite3  *db,
     return NULL;
   if (derive)
     derive_roles (processes);
-  if (!load_hosts (db, processes, error))
+  if (!load_hosts (db, processes, error) || !load_ends (db, processes, error))
     return NULL;
   for (guint i = 0; i < processes->len; i++)
     {

@@ -10,6 +10,7 @@
 
 #include <sqlite3.h>
 
+#include "tide-process-end.h"
 #include "tide-trace.h"
 
 G_BEGIN_DECLS
@@ -39,6 +40,9 @@ typedef struct
   char           *label;       /* "rank 1", "DataLoader worker 0", "launcher", "helper",
                                  * or the command; in a merged trace with " on HOST" */
   char           *host;         /* merged traces: the host it ran on; NULL otherwise */
+  TideProcessEnd  end;          /* how it ended: TIDE_END_RUNNING without end_ns,
+                                 * TIDE_END_UNKNOWN where the trace does not say
+                                 * (traces from before process_ends) */
 } TideProcess;
 
 /* A --process argument: a pid, or "rank:N". */

@@ -1028,6 +1028,64 @@ processes_have_hosts (GPtrArray *summaries)
   return FALSE;
 }
 
+static const char *
+end_kind_name (TideEndKind kind)
+{
+  static const char * const names[] = { "unknown", "exited", "signaled", "exec", "running" };
+
+  return kind <= TIDE_END_RUNNING ? names[kind] : "unknown";
+}
+
+/* The END column: "exit 0", "SIGKILL (OOM) step 29", "SIGSEGV core". */
+static char *
+end_cell (const TideProcessSummary *s)
+{
+  const TideProcessEnd *end = &s->process->end;
+  g_autoptr(GString) cell = g_string_new (NULL);
+  char name[16];
+
+  switch (end->kind)
+    {
+    case TIDE_END_EXITED:
+      g_string_append_printf (cell, "exit %d", end->exit_code);
+      break;
+    case TIDE_END_SIGNALED:
+      g_string_append (cell, tide_signal_name (end->signal, name));
+      if (end->oom != TIDE_OOM_NONE)
+        g_string_append (cell, " (OOM)");
+      else if (end->core_dumped)
+        g_string_append (cell, " core");
+      break;
+    case TIDE_END_EXEC:
+    case TIDE_END_RUNNING:
+      g_string_append (cell, end_kind_name (end->kind));
+      break;
+    case TIDE_END_UNKNOWN:
+    default:
+      g_string_append (cell, "unknown");
+      break;
+    }
+  if (s->end_step > 0)
+    g_string_append_printf (cell, " step %d", s->end_step);
+  return g_string_free (g_steal_pointer (&cell), FALSE);
+}
+
+/* After the table, a line for each process that a signal killed: by
+ * what, in which step, and what the job held then. */
+static void
+processes_deaths_text (GString   *out,
+                       GPtrArray *summaries)
+{
+  for (guint i = 0; i < summaries->len; i++)
+    {
+      const TideProcessSummary *s = g_ptr_array_index (summaries, i);
+      g_autofree char *line = tide_process_summary_describe_death (s);
+
+      if (line != NULL)
+        g_string_append_printf (out, "%s\n", line);
+    }
+}
+
 static void
 processes_text (GString   *out,
                 GPtrArray *summaries)
@@ -1035,9 +1093,9 @@ processes_text (GString   *out,
   gboolean hosts = processes_have_hosts (summaries);
   const char *host = NULL;
 
-  g_string_append_printf (out, "Processes of the job: %u\n%8s %8s  %-22s %5s %12s %12s %6s %8s  %s\n",
+  g_string_append_printf (out, "Processes of the job: %u\n%8s %8s  %-22s %5s %12s %12s %6s %8s  %-22s %s\n",
                           summaries->len, "PID", "PARENT", "ROLE", "RANK", "PEAK RSS",
-                          "RSS GROWTH", "STEPS", "SUSPECTS", "COMMAND");
+                          "RSS GROWTH", "STEPS", "SUSPECTS", "END", "COMMAND");
   for (guint i = 0; i < summaries->len; i++)
     {
       TideProcessSummary *s = g_ptr_array_index (summaries, i);
@@ -1048,6 +1106,7 @@ processes_text (GString   *out,
                                                 : g_strdup ("-");
       g_autofree char *peak = s->has_rss ? tide_format_bytes (s->peak_rss) : g_strdup ("-");
       g_autofree char *growth = s->has_rss ? tide_format_delta (s->rss_growth) : g_strdup ("-");
+      g_autofree char *end = end_cell (s);
       /* A process without a role of its own is named by its command
        * already: the job's first process is its main one, others children. */
       const char *role = p->role != TIDE_ROLE_COMMAND ? p->label
@@ -1060,10 +1119,56 @@ processes_text (GString   *out,
           g_string_append_printf (out, "host %s\n", host ? host : "(unknown)");
         }
 
-      g_string_append_printf (out, "%8" G_GINT64_FORMAT " %8s  %-22s %5s %12s %12s %6u %8u  %s\n",
+      g_string_append_printf (out, "%8" G_GINT64_FORMAT " %8s  %-22s %5s %12s %12s %6u %8u  %-22s %s\n",
                               p->pid, parent, role, rank, peak, growth, s->n_steps,
-                              s->n_suspects, p->command);
+                              s->n_suspects, end, p->command);
     }
+  processes_deaths_text (out, summaries);
+}
+
+static void
+processes_end_csv (GString                  *out,
+                   const TideProcessSummary *s)
+{
+  const TideProcessEnd *end = &s->process->end;
+  gboolean killed = end->kind == TIDE_END_SIGNALED;
+  char name[16];
+
+  g_string_append_printf (out, "%s,", end_kind_name (end->kind));
+  csv_optional (out, end->kind == TIDE_END_EXITED, end->exit_code);
+  csv_optional (out, killed, end->signal);
+  g_string_append_printf (out, "%s,%d,%d,%s,", killed ? tide_signal_name (end->signal, name) : "",
+                          killed && end->core_dumped, killed && end->oom != TIDE_OOM_NONE,
+                          killed && end->oom != TIDE_OOM_NONE ? tide_oom_scope_name (end->oom) : "");
+  csv_optional (out, killed && end->limit_bytes > 0, end->limit_bytes);
+  csv_optional (out, s->end_step > 0, s->end_step);
+}
+
+static void
+processes_end_json (GString                  *out,
+                    const TideProcessSummary *s)
+{
+  const TideProcessEnd *end = &s->process->end;
+  gboolean killed = end->kind == TIDE_END_SIGNALED;
+  gboolean oom = killed && end->oom != TIDE_OOM_NONE;
+  char name[16];
+
+  g_string_append_printf (out, ",\"end\":\"%s\"", end_kind_name (end->kind));
+  json_optional (out, "exit_code", end->kind == TIDE_END_EXITED, end->exit_code);
+  json_optional (out, "signal", killed, end->signal);
+  if (killed)
+    g_string_append_printf (out, ",\"signal_name\":\"%s\"", tide_signal_name (end->signal, name));
+  else
+    g_string_append (out, ",\"signal_name\":null");
+  g_string_append_printf (out, ",\"core_dumped\":%s,\"oom_killed\":%s",
+                          killed && end->core_dumped ? "true" : "false", oom ? "true" : "false");
+  if (oom)
+    g_string_append_printf (out, ",\"oom_scope\":\"%s\"", tide_oom_scope_name (end->oom));
+  else
+    g_string_append (out, ",\"oom_scope\":null");
+  json_optional (out, "oom_limit_bytes", oom && end->limit_bytes > 0, end->limit_bytes);
+  json_optional (out, "end_step", s->end_step > 0, s->end_step);
+  json_optional (out, "job_bytes_at_end", killed && s->job_bytes_at_end >= 0, s->job_bytes_at_end);
 }
 
 static void
@@ -1073,7 +1178,8 @@ processes_csv (GString   *out,
   gboolean hosts = processes_have_hosts (summaries);
 
   g_string_append (out, "pid,parent_pid,role,dist_rank,peak_rss_bytes,rss_growth_bytes,steps,"
-                        "suspects,command");
+                        "suspects,end,exit_code,signal,signal_name,core_dumped,oom_killed,"
+                        "oom_scope,oom_limit_bytes,end_step,command");
   g_string_append (out, hosts ? ",host\n" : "\n");
   for (guint i = 0; i < summaries->len; i++)
     {
@@ -1087,6 +1193,7 @@ processes_csv (GString   *out,
       csv_optional (out, s->has_rss, s->peak_rss);
       csv_optional (out, s->has_rss, s->rss_growth);
       g_string_append_printf (out, "%u,%u,", s->n_steps, s->n_suspects);
+      processes_end_csv (out, s);
       csv_field (out, s->process->command);
       if (hosts)
         {
@@ -1119,8 +1226,9 @@ processes_json (GString           *out,
       json_optional (out, "dist_rank", s->process->dist_rank >= 0, s->process->dist_rank);
       json_optional (out, "peak_rss_bytes", s->has_rss, s->peak_rss);
       json_optional (out, "rss_growth_bytes", s->has_rss, s->rss_growth);
-      g_string_append_printf (out, ",\"steps\":%u,\"suspects\":%u,\"command\":", s->n_steps,
-                              s->n_suspects);
+      g_string_append_printf (out, ",\"steps\":%u,\"suspects\":%u", s->n_steps, s->n_suspects);
+      processes_end_json (out, s);
+      g_string_append (out, ",\"command\":");
       json_string (out, s->process->command);
       if (hosts)
         {

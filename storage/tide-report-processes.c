@@ -232,6 +232,162 @@ add_rss_figures (TideTrace  *trace,
                              error);
 }
 
+/* Whether a process's end is a death worth a step and the job's memory:
+ * a signal, or an exit with an error status. */
+static gboolean
+died (const TideProcess *p)
+{
+  return p->end.kind == TIDE_END_SIGNALED || (p->end.kind == TIDE_END_EXITED && p->end.exit_code != 0);
+}
+
+/* The step of @source in progress at @ns: the one that spans it, else the
+ * one after the last that ended before it (a step that never ended). */
+static gboolean
+read_step_at (sqlite3   *db,
+              gint64     source_id,
+              gint64     ns,
+              gint      *out,
+              GError   **error)
+{
+  sqlite3_stmt *stmt;
+  int rc;
+
+  stmt = tide_sqlite_prepare (db, "SELECT coalesce ((SELECT number FROM steps WHERE process_id = ?1"
+                                  "  AND start_ns <= ?2 AND end_ns >= ?2 ORDER BY number LIMIT 1),"
+                                  " (SELECT max (number) + 1 FROM steps WHERE process_id = ?1"
+                                  "  AND end_ns < ?2), 0)", TIDE_REPORT_WHAT, error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, source_id);
+  sqlite3_bind_int64 (stmt, 2, ns);
+  rc = sqlite3_step (stmt);
+  *out = rc == SQLITE_ROW ? CLAMP (sqlite3_column_int64 (stmt, 0), 0, G_MAXINT) : 0;
+  return tide_sqlite_finish (db, stmt, rc == SQLITE_ROW ? SQLITE_DONE : rc, TIDE_REPORT_WHAT, error);
+}
+
+/* The sum at @ns of the last @counter reading at or before it of every
+ * process alive then, and how old the oldest of those readings was; -1
+ * without readings. */
+static gboolean
+read_job_sum_at (sqlite3   *db,
+                 gint64     ns,
+                 int        counter,
+                 gint64    *sum,
+                 gint64    *oldest_ns,
+                 GError   **error)
+{
+  sqlite3_stmt *stmt;
+  int rc;
+
+#define LAST_READING(column) \
+  "(SELECT c." column " FROM counters c WHERE c.process_id = p.id AND c.counter = ?2" \
+  "  AND c.device = -1 AND c.ts_ns <= ?1 ORDER BY c.ts_ns DESC LIMIT 1)"
+  stmt = tide_sqlite_prepare (db, "SELECT sum (v), min (t) FROM (SELECT " LAST_READING ("value") " AS v,"
+                                  "  " LAST_READING ("ts_ns") " AS t FROM processes p"
+                                  "  WHERE p.start_ns <= ?1 AND (p.end_ns IS NULL OR p.end_ns >= ?1))"
+                                  " WHERE v IS NOT NULL",
+                              TIDE_REPORT_WHAT, error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, ns);
+  sqlite3_bind_int (stmt, 2, counter);
+  rc = sqlite3_step (stmt);
+  *sum = rc == SQLITE_ROW && sqlite3_column_type (stmt, 0) != SQLITE_NULL
+         ? MAX (sqlite3_column_int64 (stmt, 0), 0) : -1;
+  *oldest_ns = rc == SQLITE_ROW ? sqlite3_column_int64 (stmt, 1) : 0;
+#undef LAST_READING
+  return tide_sqlite_finish (db, stmt, rc == SQLITE_ROW ? SQLITE_DONE : rc, TIDE_REPORT_WHAT, error);
+}
+
+/* The job's memory at @ns: PSS summed where every process's PSS was read
+ * within JOB_READING_FRESH_NS of it, else RSS summed (read at every poll,
+ * 50 times a second): a job that grows fast between the slower PSS
+ * readings held far more than the last of them says. */
+#define JOB_READING_FRESH_NS (50 * G_GINT64_CONSTANT (1000000))
+
+static gboolean
+read_job_bytes_at (sqlite3   *db,
+                   gint64     ns,
+                   gint64    *bytes,
+                   gboolean  *by_pss,
+                   GError   **error)
+{
+  gint64 oldest;
+
+  if (!read_job_sum_at (db, ns, TIDE_COUNTER_PSS, bytes, &oldest, error))
+    return FALSE;
+  *by_pss = *bytes >= 0 && oldest >= ns - JOB_READING_FRESH_NS;
+  if (*by_pss)
+    return TRUE;
+  return read_job_sum_at (db, ns, TIDE_COUNTER_RSS, bytes, &oldest, error);
+}
+
+/* For each process that died: the step it died in, and the job's memory
+ * then. */
+static gboolean
+add_end_figures (TideTrace  *trace,
+                 GPtrArray  *summaries,
+                 GError    **error)
+{
+  sqlite3 *db = _tide_trace_get_db (trace);
+  g_autoptr(GPtrArray) processes = g_ptr_array_new ();
+
+  for (guint i = 0; i < summaries->len; i++)
+    g_ptr_array_add (processes, ((TideProcessSummary *) g_ptr_array_index (summaries, i))->process);
+  for (guint i = 0; i < summaries->len; i++)
+    {
+      TideProcessSummary *s = g_ptr_array_index (summaries, i);
+      const TideProcess *p = s->process;
+      const TideProcess *source = p->has_steps ? p : steps_source (processes, p);
+
+      s->job_bytes_at_end = -1;
+      if (!died (p) || p->end_ns == 0)
+        continue;
+      if (source != NULL && !read_step_at (db, source->id, p->end_ns, &s->end_step, error))
+        return FALSE;
+      if (!read_job_bytes_at (db, p->end_ns, &s->job_bytes_at_end, &s->job_bytes_by_pss, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * tide_process_summary_describe_death:
+ *
+ * Returns: (nullable): a line for a process that a signal killed: "rank 1
+ *   (pid 4242) was killed by SIGKILL in step 17: the kernel's OOM killer,
+ *   at the cgroup's limit of 600.00 MiB; the job held 598.00 MiB (PSS)",
+ *   or NULL for any other end
+ */
+char *
+tide_process_summary_describe_death (const TideProcessSummary *s)
+{
+  const TideProcess *p = s->process;
+  g_autofree char *oom = tide_process_end_describe_oom (&p->end);
+  GString *line;
+  char name[16];
+
+  if (p->end.kind != TIDE_END_SIGNALED)
+    return NULL;
+  line = g_string_new (NULL);
+  g_string_append_printf (line, "%s (pid %" G_GINT64_FORMAT ") was killed by %s", p->label, p->pid,
+                          tide_signal_name (p->end.signal, name));
+  if (p->end.core_dumped)
+    g_string_append (line, " (core dumped)");
+  if (s->end_step > 0)
+    g_string_append_printf (line, " in step %d", s->end_step);
+  if (oom != NULL)
+    g_string_append_printf (line, ": %s", oom);
+  if (s->job_bytes_at_end >= 0)
+    {
+      g_autofree char *held = tide_format_bytes (s->job_bytes_at_end);
+
+      g_string_append_printf (line, "; the job held %s (%s)", held,
+                              s->job_bytes_by_pss ? "PSS" : "RSS summed over processes");
+    }
+  return g_string_free (line, FALSE);
+}
+
 static gint
 compare_summaries_by_host (gconstpointer a,
                            gconstpointer b)
@@ -271,7 +427,7 @@ tide_report_processes (TideTrace  *trace,
     }
   /* The summaries own the processes now. */
   g_ptr_array_set_free_func (processes, NULL);
-  if (!add_rss_figures (trace, summaries, error))
+  if (!add_rss_figures (trace, summaries, error) || !add_end_figures (trace, summaries, error))
     return NULL;
   g_ptr_array_sort (summaries, compare_summaries_by_host);
   return g_steal_pointer (&summaries);

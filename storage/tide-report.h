@@ -136,6 +136,10 @@ typedef struct
   gint64       peak_rss;          /* largest RSS sample */
   gint64       rss_growth;        /* last RSS sample less the first */
   guint        n_suspects;        /* leak suspects by stack */
+  gint         end_step;          /* the step (its own or its steps source's) it
+                                   * ended in; 0: none, or it did not die */
+  gint64       job_bytes_at_end;  /* killed: the job's memory at its death, -1 unknown */
+  gboolean     job_bytes_by_pss;  /* ... as PSS summed (else RSS summed) */
 } TideProcessSummary;
 
 /* The job's memory at its peak (tide_report_job_peak()). */
@@ -156,6 +160,7 @@ char      *tide_job_peak_describe (const TideJobPeak *peak);
 void       tide_step_row_free     (TideStepRow *row);
 char      *tide_step_row_describe (const TideStepRow *row);
 void       tide_process_summary_free (TideProcessSummary *summary);
+char      *tide_process_summary_describe_death (const TideProcessSummary *summary);
 void       tide_frame_free        (TideFrame   *frame);
 void       tide_group_free        (TideGroup   *group);
 

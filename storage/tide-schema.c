@@ -272,6 +272,21 @@ static const struct
     "  PRIMARY KEY (process_id, alloc_ns, id)"
     ") STRICT, WITHOUT ROWID;" },
 
+  /* How each process ended (tide-process-end.h), written by the recorder
+   * as each one ends.  A trace from before it has no such table: its
+   * processes end for no known cause.  exit_code is -1 unless it exited,
+   * signal 0 unless one killed it; limit_bytes is 0 when unknown. */
+  { "process_ends",
+    "CREATE TABLE IF NOT EXISTS process_ends ("
+    "  process_id INTEGER PRIMARY KEY,"
+    "  kind INTEGER NOT NULL,"
+    "  exit_code INTEGER NOT NULL,"
+    "  signal INTEGER NOT NULL,"
+    "  core_dumped INTEGER NOT NULL,"
+    "  oom INTEGER NOT NULL,"
+    "  limit_bytes INTEGER NOT NULL"
+    ") STRICT;" },
+
   /* Built when the capture ends (tide-analysis.c). */
   { "series_by_step", "CREATE INDEX IF NOT EXISTS series_by_step ON step_series (step_id);" },
   { "transfers_by_time",

@@ -328,6 +328,7 @@ open_output (Merge       *merge,
          tide_schema_ensure (merge->db, "long_lived_allocations", error) &&
          tide_schema_ensure (merge->db, "merge_sources", error) &&
          tide_schema_ensure (merge->db, "merge_processes", error) &&
+         tide_schema_ensure (merge->db, "process_ends", error) &&
          tide_sqlite_exec (merge->db, stack_map_sql, error);
 }
 
@@ -719,6 +720,11 @@ copy_input (Merge            *merge,
     ok = run_copy (merge->db, copy_sql[i], &o, error);
   for (guint i = 0; ok && merge->copy_ranges && i < G_N_ELEMENTS (copy_ranges_sql); i++)
     ok = run_copy (merge->db, copy_ranges_sql[i], &o, error);
+  /* How its processes ended, where the input says (traces before it do not). */
+  if (ok && max_id (merge->db, "SELECT count (*) FROM src.sqlite_schema WHERE name = 'process_ends'") > 0)
+    ok = run_copy (merge->db, "INSERT INTO process_ends (process_id, kind, exit_code, signal,"
+                              " core_dumped, oom, limit_bytes) SELECT process_id + :p, kind, exit_code,"
+                              " signal, core_dumped, oom, limit_bytes FROM src.process_ends", &o, error);
   ok = ok && tide_sqlite_exec (merge->db, "COMMIT", error);
   if (!ok)
     sqlite3_exec (merge->db, "ROLLBACK", NULL, NULL, NULL);

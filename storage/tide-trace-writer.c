@@ -55,6 +55,7 @@ typedef enum
   OP_META,
   OP_PROCESS,
   OP_PROCESS_END,
+  OP_PROCESS_END_CAUSE,
   OP_THREAD,
   OP_MAPPING,
   OP_FRAME,
@@ -105,6 +106,9 @@ static const OpShape op_shapes[N_OPS] = {
                    7, FALSE, 2, 1 << 3 },
   [OP_PROCESS_END] = { "UPDATE processes SET end_ns = ?2, exit_status = ?3, dropped = ?4"
                        " WHERE id = ?1", 4, FALSE, 0, 0 },
+  [OP_PROCESS_END_CAUSE] = { "INSERT OR REPLACE INTO process_ends (process_id, kind, exit_code,"
+                             " signal, core_dumped, oom, limit_bytes)"
+                             " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", 7, FALSE, 0, 0 },
   [OP_PROCESS_RANK] = { "UPDATE processes SET rank = ?2 WHERE id = ?1", 2, FALSE, 0, 0 },
   [OP_PROCESS_WORKER] = { "UPDATE processes SET worker = ?2 WHERE id = ?1", 2, FALSE, 0, 0 },
   [OP_MODULE] = { "INSERT OR IGNORE INTO modules (path, build_id) VALUES (?1, ?2)",
@@ -496,7 +500,8 @@ refused_write_errno (TideTraceWriter *self,
 static gboolean
 op_describes_end (const Op *op)
 {
-  return op->type == OP_META || op->type == OP_PROCESS_END || op->type == OP_PROCESS_RANK;
+  return op->type == OP_META || op->type == OP_PROCESS_END || op->type == OP_PROCESS_END_CAUSE ||
+         op->type == OP_PROCESS_RANK;
 }
 
 /* Moves the rows of @ops that describe the end to end_rows; the mutex is
@@ -740,6 +745,7 @@ writer_open_db (TideTraceWriter  *self,
          tide_schema_ensure (self->db, "counters_by_time", error) &&
          tide_schema_ensure (self->db, "residency_by_step", error) &&
          tide_schema_ensure (self->db, "long_lived_allocations", error) &&
+         tide_schema_ensure (self->db, "process_ends", error) &&
          tide_sqlite_exec (self->db,
                            "INSERT INTO meta (key, value) VALUES ('complete', 0),"
                            "  ('short_lived_ns', " G_STRINGIFY (TIDE_SHORT_LIVED_NS) ");",
@@ -865,16 +871,26 @@ tide_trace_writer_add_process (TideTraceWriter      *self,
   writer_push (self, &op);
 }
 
+/* @end: (nullable): how it ended (NULL: unknown); exit_status in
+ * processes is its shell status (tide_process_end_shell_status). */
 void
-tide_trace_writer_end_process (TideTraceWriter *self,
-                               gint64           process_id,
-                               gint64           end_ns,
-                               gint             exit_status,
-                               gint64           dropped)
+tide_trace_writer_end_process (TideTraceWriter      *self,
+                               gint64                process_id,
+                               gint64                end_ns,
+                               const TideProcessEnd *end,
+                               gint64                dropped)
 {
-  Op op = { .type = OP_PROCESS_END, .ints = { process_id, end_ns, exit_status, dropped } };
+  static const TideProcessEnd unknown = { .kind = TIDE_END_UNKNOWN };
+  const TideProcessEnd *e = end != NULL ? end : &unknown;
+  Op op = { .type = OP_PROCESS_END,
+            .ints = { process_id, end_ns, tide_process_end_shell_status (e), dropped } };
+  Op cause = { .type = OP_PROCESS_END_CAUSE,
+               .ints = { process_id, e->kind, e->kind == TIDE_END_EXITED ? e->exit_code : -1,
+                         e->kind == TIDE_END_SIGNALED ? e->signal : 0, e->core_dumped ? 1 : 0,
+                         e->oom, MAX (e->limit_bytes, 0) } };
 
   writer_push (self, &op);
+  writer_push (self, &cause);
 }
 
 /* torch.distributed rank of a process, once it says it. */

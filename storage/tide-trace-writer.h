@@ -5,6 +5,8 @@
 
 #include <glib.h>
 
+#include "tide-process-end.h"
+
 #include "tide-step-accumulator.h"
 
 G_BEGIN_DECLS
@@ -78,7 +80,7 @@ void             tide_trace_writer_add_process    (TideTraceWriter        *self,
 void             tide_trace_writer_end_process    (TideTraceWriter        *self,
                                                    gint64                  process_id,
                                                    gint64                  end_ns,
-                                                   gint                    exit_status,
+                                                   const TideProcessEnd   *end,
                                                    gint64                  dropped);
 void             tide_trace_writer_set_process_rank (TideTraceWriter      *self,
                                                      gint64                process_id,

@@ -171,7 +171,7 @@ tide_test_write_two_ranks (const char *path)
           if (rank == 1 && k >= 4)
             tide_trace_writer_add_allocation (w, &a);
         }
-      tide_trace_writer_end_process (w, id, 10 * G_GINT64_CONSTANT (1000000), 0, 0);
+      tide_trace_writer_end_process (w, id, 10 * G_GINT64_CONSTANT (1000000), &tide_test_exited_0, 0);
     }
   g_assert_true (tide_trace_writer_finish (w, &error));
   g_assert_no_error (error);

@@ -6,10 +6,14 @@
  */
 #pragma once
 
+#include "tide-process-end.h"
 #include "tide-report.h"
 #include "tide-trace.h"
 
 G_BEGIN_DECLS
+
+/* How the processes of the tests' hand-written traces end. */
+static const TideProcessEnd tide_test_exited_0 = { .kind = TIDE_END_EXITED };
 
 /* One recording of a test: its folder, its trace, what the target printed
  * and the record summary. */

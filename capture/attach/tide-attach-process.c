@@ -567,12 +567,29 @@ tide_attach_process_event (TideAttachProcess   *self,
     }
 }
 
+/* @wait_status: the task's exit_code, as the kernel's exit tracepoint
+ * gives it (waitpid()'s encoding). */
 void
 tide_attach_process_end (TideAttachProcess *self,
                          gint64             end_ns,
-                         int                exit_status)
+                         int                wait_status)
 {
-  tide_capture_process_end (self->core, end_ns, exit_status);
+  TideProcessEnd end;
+
+  tide_process_end_from_wait_status (&end, wait_status);
+  tide_oom_watch_explain (self->core->session->oom, self->core->pid, &end);
+  tide_capture_process_end (self->core, end_ns, &end);
+}
+
+/* Ends the image's recording for a reason other than its death. */
+void
+tide_attach_process_end_as (TideAttachProcess *self,
+                            gint64             end_ns,
+                            TideEndKind        kind)
+{
+  TideProcessEnd end = { .kind = kind };
+
+  tide_capture_process_end (self->core, end_ns, &end);
 }
 
 static gboolean

@@ -405,17 +405,11 @@ on_exec (Loader              *self,
   TideAttachProcess *old = tide_attach_find_process (&self->base, h->tgid);
 
   if (old != NULL)
-    tide_attach_process_end (old, h->time_ns, -1);
+    tide_attach_process_end_as (old, h->time_ns, TIDE_END_EXEC);
   new_image (self, h->tgid, old, h->time_ns);
   attach_step_probes (self, h->tgid);
   attach_grad_mode_probe (self, h->tgid);
   attach_cuda_probes (self, h->tgid);
-}
-
-static int
-wait_status_to_exit (int status)
-{
-  return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f);
 }
 
 static void
@@ -425,7 +419,7 @@ on_exit_event (Loader            *self,
   TideAttachProcess *p = tide_attach_find_process (&self->base, ev->h.tgid);
 
   if (p != NULL)
-    tide_attach_process_end (p, ev->h.time_ns, wait_status_to_exit (ev->exit_code));
+    tide_attach_process_end (p, ev->h.time_ns, ev->exit_code);
   if (ev->h.tgid == (guint32) self->base.options->pid)
     self->stop = TRUE;
 }
@@ -743,7 +737,7 @@ finish_trace (Loader  *self,
       if (p->core->end_ns == 0)
         {
           tide_capture_process_sample_rss (p->core, end_ns, FALSE);
-          tide_attach_process_end (p, end_ns, -1);
+          tide_attach_process_end_as (p, end_ns, TIDE_END_RUNNING);
         }
       tide_attach_process_flush (p);
     }

@@ -20,7 +20,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #define TIDE_EXPORT     __attribute__ ((visibility ("default")))
 #define TIDE_LIKELY(x)   __builtin_expect (!!(x), 1)
@@ -113,6 +115,9 @@ typedef struct
   void *(*dlopen)         (const char *, int);
   int   (*dlclose)        (void *);
   void  (*_exit)          (int);
+  pid_t (*waitpid)        (pid_t, int *, int);
+  pid_t (*wait4)          (pid_t, int *, int, struct rusage *);
+  int   (*waitid)         (idtype_t, id_t, siginfo_t *, int);
 } TideReal;
 
 extern TideReal tide_real;

@@ -46,6 +46,9 @@ resolve_all (void)
   RESOLVE (dlopen);
   RESOLVE (dlclose);
   RESOLVE (_exit);
+  RESOLVE (waitpid);
+  RESOLVE (wait4);
+  RESOLVE (waitid);
   atomic_store ((_Atomic (void *) *) &tide_dlopen_next, *(void **) &tide_real.dlopen);
 }
 

@@ -36,11 +36,15 @@ struct _TideRecorder
 
   GPtrArray               *connections;    /* TideRecProcess*, every image seen */
   GPtrArray               *pending;        /* accepted fds whose HELLO has not come */
+  GHashTable              *reaped;         /* pid -> wait status + 1 (CHILD_END) of an
+                                            * image whose connection is still open */
 
   pid_t                    child;
-  int                      child_status;
+  int                      child_status;    /* as a shell says it: 128 + signal */
+  int                      child_wait_status; /* as waitpid() said it */
   gint64                   child_exit_ns;
   gboolean                 child_exited;
+  gboolean                 finishing;       /* the connections still open are closed */
   gboolean                 restore_sigxfsz; /* the target gets SIGXFSZ's default back */
   guint8                  *rx_buffer;
 };

@@ -38,15 +38,69 @@ find_parent_image (TideRecorder *recorder,
   return p != NULL ? p : tide_capture_session_find_process (recorder->session, ppid);
 }
 
-/* The exit status is known for the target only, once it was reaped. */
+/* How it ended: from waitpid() for the recorder's own child once reaped,
+ * else from /proc while the process's parent has not reaped it, else from
+ * the parent's wait if that came first (CHILD_END). */
 static void
 end_image (TideRecorder       *recorder,
            TideCaptureProcess *core,
            gint64              end_ns)
 {
-  tide_capture_process_end (core, end_ns,
-                            core->pid == recorder->child && recorder->child_exited
-                            ? recorder->child_status : -1);
+  gpointer reaped = NULL;
+  TideProcessEnd end;
+
+  g_hash_table_steal_extended (recorder->reaped, GINT_TO_POINTER (core->pid), NULL, &reaped);
+  if (core->pid == recorder->child && recorder->child_exited)
+    {
+      tide_process_end_from_wait_status (&end, recorder->child_wait_status);
+      tide_oom_watch_explain (recorder->session->oom, core->pid, &end);
+    }
+  else
+    {
+      tide_capture_process_read_end (core, recorder->finishing, &end);
+      if (end.kind == TIDE_END_UNKNOWN && reaped != NULL)
+        {
+          tide_process_end_from_wait_status (&end, GPOINTER_TO_INT (reaped) - 1);
+          tide_oom_watch_explain (recorder->session->oom, core->pid, &end);
+        }
+    }
+  tide_capture_process_end (core, end_ns, &end);
+}
+
+/* A child's end as its parent's wait learned it: for the image that ended
+ * without a known end, or for the image still connected (its EOF not read
+ * yet), kept until it ends. */
+static void
+on_child_end (TideRecProcess         *self,
+              const TideWireChildEnd *rec)
+{
+  TideRecorder *recorder = self->recorder;
+  TideCaptureProcess *child = tide_capture_session_find_process (recorder->session, (pid_t) rec->pid);
+  TideProcessEnd end;
+
+  if (child == NULL || rec->wait_status < 0)
+    return;
+  if (child->end_ns == 0)
+    {
+      g_hash_table_insert (recorder->reaped, GINT_TO_POINTER (child->pid),
+                           GINT_TO_POINTER (rec->wait_status + 1));
+      return;
+    }
+  if (child->end.kind != TIDE_END_UNKNOWN)
+    return;
+  tide_process_end_from_wait_status (&end, rec->wait_status);
+  tide_oom_watch_explain (recorder->session->oom, child->pid, &end);
+  tide_capture_process_amend_end (child, &end);
+}
+
+/* An exec replaced the image: it did not die. */
+static void
+end_replaced_image (TideCaptureProcess *core,
+                    gint64              end_ns)
+{
+  TideProcessEnd end = { .kind = TIDE_END_EXEC };
+
+  tide_capture_process_end (core, end_ns, &end);
 }
 
 TideRecProcess *
@@ -78,7 +132,7 @@ tide_rec_process_new (TideRecorder  *recorder,
 
   /* An exec replaces the image: the old one ends where the new one starts. */
   if (parent != NULL && parent->pid == (pid_t) hello->pid && parent->end_ns == 0)
-    end_image (recorder, parent, hello->h.time_ns);
+    end_replaced_image (parent, hello->h.time_ns);
 
   row = (TideProcessRow) {
     .pid = hello->pid, .ppid = hello->ppid,
@@ -321,6 +375,11 @@ dispatch (TideRecProcess       *self,
       if (len < sizeof (TideWireProcessInfo))
         return FALSE;
       on_process_info (self, (const TideWireProcessInfo *) h);
+      break;
+    case TIDE_WIRE_CHILD_END:
+      if (len < sizeof (TideWireChildEnd))
+        return FALSE;
+      on_child_end (self, (const TideWireChildEnd *) h);
       break;
     case TIDE_WIRE_EXIT_BARRIER:
       /* Every record before it is handled, steps measured: it may go. */

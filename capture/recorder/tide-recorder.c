@@ -281,6 +281,7 @@ reap_children (TideRecorder *self)
         continue;
       self->child_exited = TRUE;
       self->child_exit_ns = tide_capture_now_ns ();
+      self->child_wait_status = status;
       self->child_status = WIFEXITED (status) ? WEXITSTATUS (status)
                                               : 128 + WTERMSIG (status);
     }
@@ -399,17 +400,22 @@ run_loop (TideRecorder *self)
     }
 }
 
+/* The child's end, where its connection closed before it was reaped and
+ * /proc could not tell. */
 static void
 record_child_status (TideRecorder *self)
 {
   TideCaptureProcess *p;
+  TideProcessEnd end;
 
   if (!self->child_exited)
     return;
   p = tide_capture_session_find_process (self->session, self->child);
-  if (p != NULL)
-    tide_trace_writer_end_process (self->session->writer, p->id, p->end_ns, self->child_status,
-                                   p->dropped);
+  if (p == NULL || p->end.kind != TIDE_END_UNKNOWN)
+    return;
+  tide_process_end_from_wait_status (&end, self->child_wait_status);
+  tide_oom_watch_explain (self->session->oom, p->pid, &end);
+  tide_capture_process_amend_end (p, &end);
 }
 
 
@@ -421,6 +427,7 @@ finish_trace (TideRecorder  *self,
 {
   gint64 end_ns = tide_capture_now_ns ();
 
+  self->finishing = TRUE;
   for (guint i = 0; i < self->connections->len; i++)
     {
       TideRecProcess *p = g_ptr_array_index (self->connections, i);
@@ -446,6 +453,7 @@ recorder_clear (TideRecorder *self)
       tide_rec_process_free (p);
     }
   g_clear_pointer (&self->connections, g_ptr_array_unref);
+  g_clear_pointer (&self->reaped, g_hash_table_unref);
   g_clear_pointer (&self->pending, g_ptr_array_unref);
   g_clear_pointer (&self->session, tide_capture_session_free);
   tide_capture_close_fd (&self->listen_fd);
@@ -485,6 +493,7 @@ tide_record_run (const TideRecordOptions  *options,
   int status = -1;
 
   self.connections = g_ptr_array_new ();
+  self.reaped = g_hash_table_new (NULL, NULL);
   self.pending = g_ptr_array_new ();
   self.rx_buffer = g_malloc (TIDE_WIRE_MAX_MESSAGE);
 

@@ -107,6 +107,8 @@ tide_capture_process_new (TideCaptureSession *session,
 
   tide_trace_writer_add_process (session->writer, row);
   g_ptr_array_add (session->processes, self);
+  tide_oom_watch_add_process (session->oom, self->pid);
+  tide_capture_session_write_memory_limit (session, self->pid);
   tide_capture_process_sample_rss (self, self->start_ns, TRUE);
   return self;
 }
@@ -620,17 +622,54 @@ tide_capture_process_poll (TideCaptureProcess *self,
   tide_live_table_expire_orphans (self->device_live, now_ns - ORPHAN_LIFETIME_NS);
 }
 
-/* @exit_status: -1 when unknown */
+/* How the image's recording ended, read from /proc while its parent has
+ * not reaped it: an exit or a signal (a SIGKILL checked against the
+ * kernel's OOM kill counters); a process that still runs was replaced by
+ * exec or, when @finishing, outlived the capture.  Unknown where the
+ * process is gone already. */
 void
-tide_capture_process_end (TideCaptureProcess *self,
-                          gint64              end_ns,
-                          int                 exit_status)
+tide_capture_process_read_end (TideCaptureProcess *self,
+                               gboolean            finishing,
+                               TideProcessEnd     *end)
+{
+  TideStatm statm;
+  int wait_status;
+
+  memset (end, 0, sizeof *end);
+  if (self->counters == NULL)
+    return;
+  if (tide_proc_counters_read_exit (self->counters, &wait_status))
+    {
+      tide_process_end_from_wait_status (end, wait_status);
+      tide_oom_watch_explain (self->session->oom, self->pid, end);
+    }
+  else if (tide_proc_counters_read_statm (self->counters, &statm))
+    end->kind = finishing ? TIDE_END_RUNNING : TIDE_END_EXEC;
+}
+
+/* Ends the image with @end (its kind TIDE_END_UNKNOWN where unknown). */
+void
+tide_capture_process_end (TideCaptureProcess   *self,
+                          gint64                end_ns,
+                          const TideProcessEnd *end)
 {
   if (self->end_ns != 0)
     return;
   self->end_ns = end_ns;
-  tide_trace_writer_end_process (self->session->writer, self->id, end_ns, exit_status,
-                                 self->dropped);
+  self->end = *end;
+  tide_trace_writer_end_process (self->session->writer, self->id, end_ns, end, self->dropped);
+}
+
+/* A better account of an image's end that came later: the recorder
+ * reaped its child only after the child's connection closed. */
+void
+tide_capture_process_amend_end (TideCaptureProcess   *self,
+                                const TideProcessEnd *end)
+{
+  if (self->end_ns == 0 || self->end.kind != TIDE_END_UNKNOWN)
+    return;
+  self->end = *end;
+  tide_trace_writer_end_process (self->session->writer, self->id, self->end_ns, end, self->dropped);
 }
 
 static void

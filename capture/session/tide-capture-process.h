@@ -44,6 +44,7 @@ struct _TideCaptureProcess
   gint64               last_step_end_ns;
   gint                 n_steps;
   gint64               dropped;
+  TideProcessEnd       end;            /* how it ended, once end_ns is set */
 
   TideAddressSpace    *space;
   TideStackCache      *stack_cache;    /* raw stacks -> ids, while space and pycodes hold */
@@ -158,9 +159,14 @@ void                tide_capture_process_measure_residency (TideCaptureProcess *
                                                             gint64              step_id,
                                                             gint64              step_start_ns,
                                                             gint64              step_end_ns);
+void                tide_capture_process_read_end     (TideCaptureProcess  *self,
+                                                       gboolean             finishing,
+                                                       TideProcessEnd      *end);
 void                tide_capture_process_end          (TideCaptureProcess  *self,
                                                        gint64               end_ns,
-                                                       int                  exit_status);
+                                                       const TideProcessEnd *end);
+void                tide_capture_process_amend_end    (TideCaptureProcess  *self,
+                                                       const TideProcessEnd *end);
 void                tide_capture_process_flush_live   (TideCaptureProcess  *self);
 
 void                tide_capture_process_start_cow    (TideCaptureProcess  *self,

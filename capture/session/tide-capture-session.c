@@ -35,6 +35,12 @@
  * the report compares the two over the same steps; past this the poll
  * takes it (long steps, a job that stopped stepping). */
 #define ROLLUP_STEP_WAIT_NS (1000 * G_GINT64_CONSTANT (1000000))
+/* A job whose RSS grew by an eighth (and at least 4 MiB) since the last
+ * snapshot gets one sooner, as soon as the last one's cost allows: a job
+ * that grows fast and dies within a second (an OOM kill) would otherwise
+ * show the PSS of its first step as its footprint. */
+#define ROLLUP_GROWTH_SHIFT 3
+#define ROLLUP_GROWTH_MIN   (G_GUINT64_CONSTANT (4) << 20)
 /* A step does not wait for the recorder (without --sync-steps): a marker
  * read this long after the step ended finds the process well into its next
  * step, and a reading then is not the step end's.  It is left out, and the
@@ -127,6 +133,7 @@ tide_capture_session_new (const char  *output,
   self->next_scope_id = 1;
   self->next_step_id = 1;
   self->start_ns = tide_capture_now_ns ();
+  self->oom = tide_oom_watch_new (NULL, NULL);
   return self;
 }
 
@@ -138,6 +145,7 @@ tide_capture_session_free (TideCaptureSession *self)
   g_clear_pointer (&self->processes, g_ptr_array_unref);
   g_clear_pointer (&self->stacks, tide_stack_table_free);
   g_clear_pointer (&self->nvml, tide_nvml_free);
+  g_clear_pointer (&self->oom, tide_oom_watch_free);
   g_clear_pointer (&self->writer, tide_trace_writer_free);
   g_free (self);
 }
@@ -157,6 +165,24 @@ tide_capture_session_write_run_meta (TideCaptureSession *self,
   tide_trace_writer_set_meta_int (self->writer, "start_ns", self->start_ns);
   tide_trace_writer_set_meta_int (self->writer, "sample_bytes", sample_bytes);
   tide_trace_writer_set_meta_int (self->writer, "all_mode", all_mode);
+}
+
+/* The memory limit the job runs under: the tightest that any of its
+ * processes started under, its memory cgroup's or the machine's memory.
+ * A job that a wrapper moves into a cgroup (`sh -c 'echo $$ > ...; exec
+ * train'`) gets the cgroup's at the exec.  The job lane draws it. */
+void
+tide_capture_session_write_memory_limit (TideCaptureSession *self,
+                                         pid_t               pid)
+{
+  TideOomScope scope = TIDE_OOM_NONE;
+  gint64 limit = tide_oom_watch_read_limit (self->oom, pid, &scope);
+
+  if (limit <= 0 || (self->memory_limit > 0 && limit >= self->memory_limit))
+    return;
+  self->memory_limit = limit;
+  tide_trace_writer_set_meta_int (self->writer, "memory_limit", limit);
+  tide_trace_writer_set_meta (self->writer, "memory_limit_kind", tide_oom_scope_name (scope));
 }
 
 /* NVML can take a while to start: a driver opens it once its target runs. */
@@ -182,8 +208,21 @@ tide_capture_session_find_process (TideCaptureSession *self,
   return NULL;
 }
 
+/* Whether the job outgrew its last snapshot (ROLLUP_GROWTH_SHIFT) and
+ * that snapshot's cost allows another at @now. */
+static gboolean
+snapshot_outgrown (TideCaptureSession *self,
+                   gint64              now)
+{
+  guint64 grown = MAX (self->snapshot_job_rss >> ROLLUP_GROWTH_SHIFT, ROLLUP_GROWTH_MIN);
+
+  return self->job_rss > self->snapshot_job_rss + grown &&
+         now >= self->snapshot_ns + self->snapshot_cost_ns * ROLLUP_COST_FACTOR;
+}
+
 /* One tick of the counter poll: each process's RSS and recorded bytes, the
- * RSS classes every ROLLUP_POLL_NS, and NVML. */
+ * RSS classes every ROLLUP_POLL_NS (sooner for a job that grows fast),
+ * and NVML. */
 void
 tide_capture_session_poll (TideCaptureSession *self,
                            gint64              now)
@@ -198,9 +237,11 @@ tide_capture_session_poll (TideCaptureSession *self,
       if (p->end_ns == 0 && p->last_rss > 0)
         job_rss += p->last_rss;
     }
-  if (now >= self->next_rollup_ns &&
-      (self->last_step_ns == 0 || now - MAX (self->last_step_ns, self->next_rollup_ns) >=
-                                  ROLLUP_STEP_WAIT_NS))
+  self->job_rss = job_rss;
+  if ((now >= self->next_rollup_ns &&
+       (self->last_step_ns == 0 || now - MAX (self->last_step_ns, self->next_rollup_ns) >=
+                                   ROLLUP_STEP_WAIT_NS)) ||
+      snapshot_outgrown (self, now))
     tide_capture_session_snapshot_classes (self, now, NULL);
   if (self->nvml != NULL)
     tide_nvml_poll (self->nvml, self, now);
@@ -235,6 +276,9 @@ tide_capture_session_snapshot_classes (TideCaptureSession *self,
   self->peak_pss = MAX (self->peak_pss, job_pss);
   cpu_ns = thread_cpu_ns () - cpu_ns;
   self->next_rollup_ns = ts_ns + MAX (ROLLUP_POLL_NS, cpu_ns * ROLLUP_COST_FACTOR);
+  self->snapshot_ns = ts_ns;
+  self->snapshot_cost_ns = cpu_ns;
+  self->snapshot_job_rss = self->job_rss;
 }
 
 /**

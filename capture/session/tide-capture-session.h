@@ -21,6 +21,7 @@
 #include <glib.h>
 
 #include "tide-nvml.h"
+#include "tide-oom-watch.h"
 #include "tide-stack-table.h"
 #include "tide-trace-writer.h"
 
@@ -33,6 +34,7 @@ typedef struct _TideCaptureSession
   TideTraceWriter *writer;
   TideStackTable  *stacks;         /* NULL once the session finished */
   TideNvml        *nvml;           /* NULL without NVML */
+  TideOomWatch    *oom;            /* the kernel's OOM kill counters */
   GPtrArray       *processes;      /* TideCaptureProcess*, every image seen */
 
   gint64           next_process_id;
@@ -45,9 +47,14 @@ typedef struct _TideCaptureSession
   guint64          peak_rss;       /* of the job's RSS summed over its processes */
   guint64          peak_pss;       /* of its PSS summed: its real footprint */
   gint64           next_rollup_ns; /* the next snapshot of every process's classes */
+  gint64           snapshot_ns;    /* the last snapshot: when, ... */
+  gint64           snapshot_cost_ns; /* ... its CPU time, ... */
+  guint64          snapshot_job_rss; /* ... and the job's RSS summed then */
+  guint64          job_rss;        /* the job's RSS summed, at the last poll */
   gint64           last_step_ns;   /* the latest step end of any process, 0: none yet */
   gint64           total_steps;
   gint64           total_dropped;
+  gint64           memory_limit;   /* the tightest limit a process started under, 0: none read */
 } TideCaptureSession;
 
 gint64              tide_capture_now_ns                 (void);
@@ -71,6 +78,8 @@ void                tide_capture_session_write_run_meta (TideCaptureSession *sel
                                                          gint64              sample_bytes,
                                                          gboolean            all_mode);
 void                tide_capture_session_open_nvml      (TideCaptureSession *self);
+void                tide_capture_session_write_memory_limit (TideCaptureSession *self,
+                                                             pid_t               pid);
 TideCaptureProcess *tide_capture_session_find_process   (TideCaptureSession *self,
                                                          pid_t               pid);
 void                tide_capture_session_poll           (TideCaptureSession *self,

@@ -44,6 +44,7 @@ struct _TideProcCounters
 {
   int     pid;
   int     statm_fd;
+  int     stat_fd;    /* -1 when it could not be opened */
   int     rollup_fd;  /* -1 until first used */
   int     status_fd;  /* -1 until first used */
   guint64 page_size;
@@ -150,6 +151,8 @@ tide_proc_counters_open (int      pid,
   self = g_new0 (TideProcCounters, 1);
   self->pid = pid;
   self->statm_fd = fd;
+  /* Opened now, while the pid is surely this process's: read at its end. */
+  self->stat_fd = tide_procfs_open_file (pid, "stat", NULL);
   self->rollup_fd = -1;
   self->status_fd = -1;
   self->page_size = sysconf (_SC_PAGESIZE);
@@ -162,11 +165,46 @@ tide_proc_counters_free (TideProcCounters *self)
   if (self == NULL)
     return;
   close (self->statm_fd);
+  if (self->stat_fd >= 0)
+    close (self->stat_fd);
   if (self->rollup_fd >= 0)
     close (self->rollup_fd);
   if (self->status_fd >= 0)
     close (self->status_fd);
   g_free (self);
+}
+
+/* The kernel's flag for a task in do_exit() (include/linux/sched.h). */
+#define TIDE_PF_EXITING 0x00000004
+
+gboolean
+tide_proc_counters_read_exit (TideProcCounters *self,
+                              int              *wait_status)
+{
+  char buf[1024];
+  const char *fields;
+  g_auto(GStrv) words = NULL;
+  guint64 flags;
+  char state;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+
+  if (self->stat_fd < 0 || tide_procfs_pread_all (self->stat_fd, buf, sizeof buf) <= 0)
+    return FALSE;  /* reaped already: ESRCH */
+  /* "pid (comm) state ppid ...": comm may hold spaces and parentheses. */
+  fields = strrchr (buf, ')');
+  if (fields == NULL || fields[1] != ' ')
+    return FALSE;
+  words = g_strsplit (fields + 2, " ", -1);
+  /* Field 3 is state, 9 flags, 52 exit_code (Linux 3.5 and later). */
+  if (g_strv_length (words) < 50)
+    return FALSE;
+  state = words[0][0];
+  flags = g_ascii_strtoull (words[6], NULL, 10);
+  if (state != 'Z' && state != 'X' && !(flags & TIDE_PF_EXITING))
+    return FALSE;  /* still running */
+  *wait_status = (int) g_ascii_strtoll (words[49], NULL, 10);
+  return TRUE;
 }
 
 gboolean

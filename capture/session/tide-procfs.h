@@ -67,6 +67,11 @@ TideProcCounters *tide_proc_counters_open        (int               pid,
                                                   GError          **error);
 void              tide_proc_counters_free        (TideProcCounters *self);
 
+/* How the process ended, as waitpid() would tell its parent: TRUE while it
+ * is exiting or a zombie, its parent not having reaped it; FALSE while it
+ * runs, once reaped, or where the kernel hides it. */
+gboolean          tide_proc_counters_read_exit   (TideProcCounters *self,
+                                                  int              *wait_status);
 /* FALSE once the process has exited (zombie or reaped). */
 gboolean          tide_proc_counters_read_statm  (TideProcCounters *self,
                                                   TideStatm        *out);

@@ -54,6 +54,8 @@ typedef enum
   TIDE_WIRE_COUNTER      = 20,
   /* 30..: records the recorder answers. */
   TIDE_WIRE_EXIT_BARRIER = 30,  /* a bare header; the recorder sends it back */
+  /* 40..: the process's children. */
+  TIDE_WIRE_CHILD_END    = 40,
 } TideWireType;
 
 /* What kind of memory an ALLOC/FREE record is about. */
@@ -256,7 +258,19 @@ typedef struct
   int32_t  loader_worker;
 } TideWireProcessInfo;
 
+/* A child's end, as a wait call of this process learned it (waitpid,
+ * wait4, wait, waitid; with WNOWAIT too): the recorder reads a dying
+ * process's end from /proc, but a parent that reaps at once may be
+ * faster, and then only it knows. */
+typedef struct
+{
+  TideWireHeader h;
+  uint32_t pid;
+  int32_t  wait_status;    /* as waitpid() gives it: exited or killed only */
+} TideWireChildEnd;
+
 _Static_assert (sizeof (TideWirePyFrameDef) == 32, "pyframe def is 32 bytes plus strings");
+_Static_assert (sizeof (TideWireChildEnd) == 24, "child end is 24 bytes");
 _Static_assert (sizeof (TideWireProcessInfo) == 32, "process info is 32 bytes");
 /* A value the process measured itself (tidemark_preload_counter): the
  * `--torch` hooks send torch.cuda.memory_allocated/memory_reserved per

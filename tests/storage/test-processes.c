@@ -17,6 +17,7 @@
 #include "tide-report.h"
 #include "tide-schema.h"
 #include "tide-storage-error.h"
+#include "tide-test-util.h"
 #include "tide-trace-writer.h"
 #include "tide-trace.h"
 
@@ -49,7 +50,7 @@ add_process (TideTraceWriter *w,
                          .exe = "/usr/bin/python3.11", .cmdline = cmdline };
 
   tide_trace_writer_add_process (w, &row);
-  tide_trace_writer_end_process (w, id, 10 * MS, 0, 0);
+  tide_trace_writer_end_process (w, id, 10 * MS, &tide_test_exited_0, 0);
 }
 
 /* Rank @id: steps k = 1..N_STEPS span ((k-1) ms, k ms], RSS (@base + k
@@ -332,17 +333,19 @@ test_processes_report (Fixture       *f,
   g_assert_no_error (error);
   tide_format_processes (csv, summaries, NULL, TIDE_FORMAT_CSV);
   g_assert_cmpstr (csv->str, ==,
-    "pid,parent_pid,role,dist_rank,peak_rss_bytes,rss_growth_bytes,steps,suspects,command\n"
-    "10,,launcher,,26214400,5242880,0,0,python3 /src/train.py --epochs 3\n"
-    "11,10,helper,,,,0,0,python3 -B -c from multiprocessing.resource_tracker import main;main(9)\n"
-    "12,10,rank 0,0,37748736,5242880,6,0,python3 -B -c from multiprocessing.spawn import spawn_main\n"
-    "13,10,rank 1,1,54525952,10485760,6,1,python3 -B -c from multiprocessing.spawn import spawn_main\n"
-    "14,13,DataLoader worker 0,1,55574528,3145728,0,0,python3 /src/train.py --epochs 3\n");
+    "pid,parent_pid,role,dist_rank,peak_rss_bytes,rss_growth_bytes,steps,suspects,end,exit_code,signal,signal_name,core_dumped,oom_killed,oom_scope,oom_limit_bytes,end_step,command\n"
+    "10,,launcher,,26214400,5242880,0,0,exited,0,,,0,0,,,,python3 /src/train.py --epochs 3\n"
+    "11,10,helper,,,,0,0,exited,0,,,0,0,,,,python3 -B -c from multiprocessing.resource_tracker import main;main(9)\n"
+    "12,10,rank 0,0,37748736,5242880,6,0,exited,0,,,0,0,,,,python3 -B -c from multiprocessing.spawn import spawn_main\n"
+    "13,10,rank 1,1,54525952,10485760,6,1,exited,0,,,0,0,,,,python3 -B -c from multiprocessing.spawn import spawn_main\n"
+    "14,13,DataLoader worker 0,1,55574528,3145728,0,0,exited,0,,,0,0,,,,python3 /src/train.py --epochs 3\n");
   tide_format_processes (json, summaries, NULL, TIDE_FORMAT_JSON);
   g_assert_true (g_str_has_prefix (json->str,
     "{\"processes\":[{\"pid\":10,\"parent_pid\":null,\"role\":\"launcher\",\"dist_rank\":null,"
     "\"peak_rss_bytes\":26214400,\"rss_growth_bytes\":5242880,\"steps\":0,\"suspects\":0,"
-    "\"command\":\"python3 /src/train.py --epochs 3\"},{\"pid\":11,"));
+    "\"end\":\"exited\",\"exit_code\":0,\"signal\":null,\"signal_name\":null,\"core_dumped\":false,"
+    "\"oom_killed\":false,\"oom_scope\":null,\"oom_limit_bytes\":null,\"end_step\":null,"
+    "\"job_bytes_at_end\":null,\"command\":\"python3 /src/train.py --epochs 3\"},{\"pid\":11,"));
 }
 
 /* The job as schema 2 stored it: no role or worker columns, and a worker
@@ -448,22 +451,28 @@ test_picker_name_host (void)
 
 /* In the text of `report --processes`, a process named by its command has
  * a role still: the job's first one is its main one, a process that it
- * forked (neither rank nor worker) a child. */
+ * forked (neither rank nor worker) a child.  Each row says how the
+ * process ended, and a line after the table says more of each death. */
 static void
 test_processes_text_roles (void)
 {
   TideProcess main_process = { .pid = 20, .role = TIDE_ROLE_COMMAND, .dist_rank = -1,
                                .worker = -1, .command = "python3 train.py",
-                               .label = "python3 train.py" };
+                               .label = "python3 train.py",
+                               .end = { .kind = TIDE_END_EXITED } };
   TideProcess child = { .pid = 21, .role = TIDE_ROLE_COMMAND, .dist_rank = -1, .worker = -1,
-                        .command = "python3 train.py", .label = "python3 train.py" };
+                        .command = "python3 train.py", .label = "python3 train.py",
+                        .end = { .kind = TIDE_END_SIGNALED, .signal = 11, .core_dumped = TRUE } };
   TideProcess worker = { .pid = 22, .role = TIDE_ROLE_LOADER_WORKER, .dist_rank = -1,
                          .worker = 0, .command = "python3 train.py",
-                         .label = "DataLoader worker 0" };
+                         .label = "DataLoader worker 0",
+                         .end = { .kind = TIDE_END_SIGNALED, .signal = 9, .oom = TIDE_OOM_CGROUP_V2,
+                                  .limit_bytes = 600 * MIB } };
   TideProcessSummary rows[] = {
-    { .process = &main_process, .n_steps = 3 },
-    { .process = &child, .parent_pid = 20 },
-    { .process = &worker, .parent_pid = 20 },
+    { .process = &main_process, .n_steps = 3, .job_bytes_at_end = -1 },
+    { .process = &child, .parent_pid = 20, .end_step = 2, .job_bytes_at_end = -1 },
+    { .process = &worker, .parent_pid = 20, .end_step = 3, .job_bytes_at_end = 598 * MIB,
+      .job_bytes_by_pss = TRUE },
   };
   g_autoptr(GPtrArray) summaries = g_ptr_array_new ();
   g_autoptr(GString) text = g_string_new (NULL);
@@ -473,10 +482,13 @@ test_processes_text_roles (void)
   tide_format_processes (text, summaries, NULL, TIDE_FORMAT_TEXT);
   g_assert_cmpstr (text->str, ==,
     "Processes of the job: 3\n"
-    "     PID   PARENT  ROLE                    RANK     PEAK RSS   RSS GROWTH  STEPS SUSPECTS  COMMAND\n"
-    "      20        -  main                       -            -            -      3        0  python3 train.py\n"
-    "      21       20  child                      -            -            -      0        0  python3 train.py\n"
-    "      22       20  DataLoader worker 0        -            -            -      0        0  python3 train.py\n");
+    "     PID   PARENT  ROLE                    RANK     PEAK RSS   RSS GROWTH  STEPS SUSPECTS  END                    COMMAND\n"
+    "      20        -  main                       -            -            -      3        0  exit 0                 python3 train.py\n"
+    "      21       20  child                      -            -            -      0        0  SIGSEGV core step 2    python3 train.py\n"
+    "      22       20  DataLoader worker 0        -            -            -      0        0  SIGKILL (OOM) step 3   python3 train.py\n"
+    "python3 train.py (pid 21) was killed by SIGSEGV (core dumped) in step 2\n"
+    "DataLoader worker 0 (pid 22) was killed by SIGKILL in step 3: the kernel's OOM killer, at the "
+    "cgroup's limit of 600.00 MiB; the job held 598.00 MiB (PSS)\n");
 }
 
 /* An unlabelled step is "step 3", not "step 3 " before a comma. */

@@ -150,7 +150,7 @@ write_trace (const char *dir,
     }
   for (gint64 t = STEP_NS / 2; t < end; t += STEP_NS)
     tide_trace_writer_add_transfer (w, 1, 1, 0, 1 << 20, t, 1000, 2, 1);
-  tide_trace_writer_end_process (w, 1, end, 0, 0);
+  tide_trace_writer_end_process (w, 1, end, &tide_test_exited_0, 0);
   g_assert_true (tide_trace_writer_finish (w, &error));
   g_assert_no_error (error);
   return g_steal_pointer (&path);

@@ -69,7 +69,7 @@ add_process (TideTraceWriter *w,
       tide_trace_writer_add_counter (w, id, TIDE_COUNTER_ALLOC_FREE, -1, end - 1,
                                      alloc_free[k - 1]);
     }
-  tide_trace_writer_end_process (w, id, (N_STEPS + 1) * 100 * MS, 0, 0);
+  tide_trace_writer_end_process (w, id, (N_STEPS + 1) * 100 * MS, &tide_test_exited_0, 0);
 }
 
 static TideTrace *
@@ -178,7 +178,7 @@ write_sampled (const char *path)
       if (k >= 2)
         add_sample (w, STACK_LEAK, k);
     }
-  tide_trace_writer_end_process (w, 1, (N_STEPS + 1) * 100 * MS, 0, 0);
+  tide_trace_writer_end_process (w, 1, (N_STEPS + 1) * 100 * MS, &tide_test_exited_0, 0);
   g_assert_true (tide_trace_writer_finish (w, &error));
   g_assert_no_error (error);
   return tide_test_open_trace (path);

@@ -72,7 +72,7 @@ write_trace (const char       *name,
       if (shape->leak_from > 0 && (gint) k >= shape->leak_from)
         tide_trace_writer_add_allocation (w, &a);
     }
-  tide_trace_writer_end_process (w, 1, n * G_GINT64_CONSTANT (1000000), 0, 0);
+  tide_trace_writer_end_process (w, 1, n * G_GINT64_CONSTANT (1000000), &tide_test_exited_0, 0);
   g_assert_true (tide_trace_writer_finish (w, &error));
   g_assert_no_error (error);
   return path;

@@ -84,7 +84,7 @@ write_node (const char      *name,
       if (shape->leaks && k >= 4)
         tide_trace_writer_add_allocation (w, &a);
     }
-  tide_trace_writer_end_process (w, 1, t0 + 10 * MS, 0, 0);
+  tide_trace_writer_end_process (w, 1, t0 + 10 * MS, &tide_test_exited_0, 0);
   g_assert_true (tide_trace_writer_finish (w, &error));
   g_assert_no_error (error);
   return path;
@@ -171,11 +171,13 @@ test_two_nodes (void)
     g_assert_nonnull (b_at);
     g_assert_true (a_at < b_at);
     g_assert_cmpstr (csv->str, ==, "pid,parent_pid,role,dist_rank,peak_rss_bytes,"
-                                   "rss_growth_bytes,steps,suspects,command,host\n"
+                                   "rss_growth_bytes,steps,suspects,end,exit_code,signal,signal_name,"
+                                   "core_dumped,oom_killed,oom_scope,oom_limit_bytes,end_step,"
+                                   "command,host\n"
                                    "500,,rank 0 on node-a,0,115343360,9437184,10,0,"
-                                   "train --ddp,node-a\n"
+                                   "exited,0,,,0,0,,,,train --ddp,node-a\n"
                                    "501,,rank 1 on node-b,1,115343360,9437184,10,1,"
-                                   "train --ddp,node-b\n");
+                                   "exited,0,,,0,0,,,,train --ddp,node-b\n");
   }
   g = g_ptr_array_index (suspects, 0);
   g_assert_cmpstr (g->role, ==, "rank 1 on node-b");
