@@ -374,6 +374,42 @@ load_processes (TideWindow *self,
   gtk_widget_set_visible (GTK_WIDGET (self->process_bar), self->process_ids->len > 1);
 }
 
+/* When processes of the job died (a signal, or an exit with an error),
+ * and a line that says so for the banner: a dead job is news, in a file
+ * opened and in a live capture as it happens. */
+static void
+load_deaths (TideWindow *self,
+             TideTrace  *trace)
+{
+  g_autoptr(GPtrArray) processes = tide_trace_list_processes (trace, NULL);
+  const TideProcess *last = NULL;
+
+  g_clear_pointer (&self->deaths, g_array_unref);
+  g_clear_pointer (&self->death_message, g_free);
+  self->deaths = g_array_new (FALSE, FALSE, sizeof (gint64));
+  for (guint i = 0; processes != NULL && i < processes->len; i++)
+    {
+      const TideProcess *p = g_ptr_array_index (processes, i);
+      gint64 ns = p->end_ns - tide_trace_get_start_ns (trace);
+
+      if (p->end.kind != TIDE_END_SIGNALED && !(p->end.kind == TIDE_END_EXITED && p->end.exit_code != 0))
+        continue;
+      g_array_append_val (self->deaths, ns);
+      if (last == NULL || p->end_ns >= last->end_ns)
+        last = p;
+    }
+  if (last != NULL)
+    {
+      g_autofree char *how = tide_process_end_describe_short (&last->end);
+
+      self->death_message = self->deaths->len == 1
+        ? g_strdup_printf ("A process of the job died: %s (pid %" G_GINT64_FORMAT ") %s.",
+                           last->label, last->pid, how)
+        : g_strdup_printf ("%u processes of the job died; the last, %s (pid %" G_GINT64_FORMAT "), %s.",
+                           self->deaths->len, last->label, last->pid, how);
+    }
+}
+
 static void
 load_tables (TideWindow *self)
 {
@@ -384,6 +420,8 @@ load_tables (TideWindow *self)
 
   g_clear_pointer (&self->steps, g_ptr_array_unref);
   g_clear_pointer (&self->transfers, g_array_unref);
+  g_clear_pointer (&self->deaths, g_array_unref);
+  g_clear_pointer (&self->death_message, g_free);
   self->steps = tide_report_steps (trace, &error);
   if (self->steps == NULL)
     {
@@ -392,7 +430,8 @@ load_tables (TideWindow *self)
     }
   self->transfers = tide_timeline_transfers (trace, 0, NULL);
   suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
-  tide_steps_view_set_steps (self->steps_view, self->steps, self->transfers);
+  load_deaths (self, trace);
+  tide_steps_view_set_steps (self->steps_view, self->steps, self->transfers, self->deaths);
   tide_suspects_view_set_suspects (self->suspects_view, suspects);
   classes = tide_report_class_suspects (trace, NULL);
   tide_suspects_view_set_class_suspects (self->suspects_view, classes);
@@ -463,6 +502,8 @@ _tide_window_set_trace (TideWindow *self,
   else if (!tide_trace_is_complete (trace) && self->recorder == NULL)
     set_banner (self, "This trace is incomplete: it is still being recorded, or its recording "
                       "stopped early. It shows what was written so far.");
+  else if (self->death_message != NULL)
+    set_banner (self, self->death_message);
   else if (self->recorder == NULL)
     set_banner (self, NULL);
   _tide_window_actions_update (self);
@@ -710,6 +751,8 @@ tide_window_dispose (GObject *object)
   g_clear_pointer (&self->export_chooser, g_object_unref);
   g_clear_pointer (&self->steps, g_ptr_array_unref);
   g_clear_pointer (&self->transfers, g_array_unref);
+  g_clear_pointer (&self->deaths, g_array_unref);
+  g_clear_pointer (&self->death_message, g_free);
   g_clear_pointer (&self->process_ids, g_array_unref);
   G_OBJECT_CLASS (tide_window_parent_class)->dispose (object);
 }

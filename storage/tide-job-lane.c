@@ -29,7 +29,8 @@ tide_job_lane_free (TideJobLane *lane)
 {
   if (lane == NULL)
     return;
-  g_ptr_array_unref (lane->bands);
+  g_clear_pointer (&lane->bands, g_ptr_array_unref);
+  g_clear_pointer (&lane->deaths, g_array_unref);
   g_free (lane);
 }
 
@@ -96,6 +97,18 @@ band_new (TideTrace          *trace,
   return band;
 }
 
+/* The trace's memory_limit, checked: the file is untrusted. */
+static gint64
+read_limit (TideTrace *trace)
+{
+  g_autofree char *text = tide_trace_dup_meta (trace, "memory_limit");
+  gint64 limit;
+
+  if (text == NULL || !g_ascii_string_to_signed (text, 10, 1, G_MAXINT64 / 4, &limit, NULL))
+    return 0;
+  return limit;
+}
+
 /**
  * tide_job_lane_query:
  * @cache: (nullable): LOD rows kept from earlier queries, as the view's
@@ -139,6 +152,22 @@ tide_job_lane_query (TideTrace          *trace,
     }
   for (guint c = 0; c < n_columns; c++)
     lane->peak = MAX (lane->peak, tide_job_lane_total_below (lane, lane->bands->len, c));
+  lane->limit = read_limit (trace);
+  lane->scale = lane->limit > 0 && lane->limit / 2 <= lane->peak ? MAX (lane->peak, lane->limit)
+                                                                  : lane->peak;
+  lane->deaths = g_array_new (FALSE, FALSE, sizeof (TideJobDeath));
+  for (guint i = 0; i < n_processes; i++)
+    {
+      const TideProcess *p = g_ptr_array_index (processes, i);
+      /* The lane's times count from the trace's start, as the columns do. */
+      TideJobDeath death = { .ns = p->end_ns - tide_trace_get_start_ns (trace), .band = i,
+                             .end = p->end };
+      gboolean died = p->end.kind == TIDE_END_SIGNALED ||
+                      (p->end.kind == TIDE_END_EXITED && p->end.exit_code != 0);
+
+      if (died && death.ns >= begin_ns && death.ns <= end_ns)
+        g_array_append_val (lane->deaths, death);
+    }
   return g_steal_pointer (&lane);
 }
 

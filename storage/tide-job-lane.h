@@ -6,11 +6,13 @@
  * process that grows is seen before any process is chosen.  A process's
  * memory is its PSS, so that pages that forked processes share are counted
  * once and the stack is the job's real footprint; a trace without PSS
- * samples falls back to RSS.  Each band costs one lane query
+ * samples falls back to RSS.  The lane also holds the memory limit the
+ * job ran under, and where processes of the job died.  Each band costs one lane query
  * (tide_timeline_data_query_lane): it follows the pixels, not the samples.
  */
 #pragma once
 
+#include "tide-process-end.h"
 #include "tide-timeline-lanes.h"
 
 G_BEGIN_DECLS
@@ -24,6 +26,15 @@ typedef struct
   gint64 *last;         /* per column: its PSS (or RSS), carried forward; 0 before its first sample */
 } TideJobBand;
 
+/* A process of the job that a signal killed, or that exited with an
+ * error: where the lane marks its end. */
+typedef struct
+{
+  gint64          ns;    /* from the trace's start, as the lane's range */
+  guint           band;  /* its band's index */
+  TideProcessEnd  end;
+} TideJobDeath;
+
 typedef struct
 {
   gint64     begin_ns;
@@ -32,6 +43,10 @@ typedef struct
   GPtrArray *bands;     /* TideJobBand*, stacked from the bottom up */
   gint64     peak;      /* max over the columns of the stacked total */
   gboolean   by_pss;    /* every band is PSS; else RSS (an older trace) */
+  gint64     limit;     /* the memory limit the job ran under (meta memory_limit), 0: unknown */
+  gint64     scale;     /* the lane's top: the peak, or the limit where it is
+                         * near enough (at most twice the peak) to draw */
+  GArray    *deaths;    /* TideJobDeath, in the visible range, by band */
 } TideJobLane;
 
 void         tide_job_lane_free        (TideJobLane        *lane);

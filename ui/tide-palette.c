@@ -35,6 +35,7 @@ static const NamedColor named_colors[] = {
   EIGHT (process),
   AT (rss_class, 0), AT (rss_class, 1), AT (rss_class, 2), AT (rss_class, 3),
   ONE (compare),
+  ONE (death), ONE (limit),
 };
 
 /* Every field is named: the table covers the struct, colour for colour. */

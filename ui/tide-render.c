@@ -43,6 +43,7 @@ const TidePalette tide_palette_light = {
   .process = { 0x3584e4, 0xe66100, 0x2ec27e, 0x9141ac, 0xc01c28, 0x865e3c, 0xe5a50a, 0x5e5c64 },
   .rss_class = { 0xdeddda, 0xb5e3e0, 0xc6dcf5, 0xf6e0b0 },
   .compare = 0x3d3846,
+  .death = 0xe01b24, .limit = 0x241f31,
 };
 
 static void
@@ -181,8 +182,8 @@ tide_render_job_process_at (const TideRenderScene *scene,
       gint64 below = tide_job_lane_total_below (scene->job, i, column);
       gint64 above = tide_job_lane_total_below (scene->job, i + 1, column);
 
-      if (y >= tide_render_job_value_to_y (&l, above, scene->job->peak) &&
-          y < tide_render_job_value_to_y (&l, below, scene->job->peak))
+      if (y >= tide_render_job_value_to_y (&l, above, scene->job->scale) &&
+          y < tide_render_job_value_to_y (&l, below, scene->job->scale))
         return ((const TideJobBand *) g_ptr_array_index (scene->job->bands, i))->process_id;
     }
   return 0;
@@ -592,6 +593,14 @@ draw_lane_labels (cairo_t                *cr,
     }
 }
 
+static void draw_deaths (cairo_t               *cr,
+                         const TideRenderScene *scene,
+                         double                 top,
+                         double                 height,
+                         int                    width,
+                         PangoLayout           *text,
+                         gint64                 process_id);
+
 static void
 draw_lanes (cairo_t                *cr,
             const TideRenderScene  *scene,
@@ -609,6 +618,8 @@ draw_lanes (cairo_t                *cr,
   for (guint i = 0; i < l->n_lanes; i++)
     draw_compare_curve (cr, scene, l, i);
   draw_highlight (cr, scene, l, width);
+  draw_deaths (cr, scene, l->lanes_y, l->lane_h * l->n_lanes, width, NULL,
+               scene->chosen_process != 0 ? scene->chosen_process : -1);
   /* Lane separators on the lane's first row. */
   set_rgb (cr, scene->palette->grid);
   for (guint i = 1; i < l->n_lanes; i++)
@@ -617,6 +628,68 @@ draw_lanes (cairo_t                *cr,
   cairo_restore (cr);
   if (text != NULL)
     draw_lane_labels (cr, scene, l, width, text);
+}
+
+/* The memory limit the job ran under, dashed across the lane where the
+ * lane's scale reaches it: how close each step came is then seen. */
+static void
+draw_job_limit (cairo_t                *cr,
+                const TideRenderScene  *scene,
+                const TideRenderLayout *l,
+                int                     width)
+{
+  const TideJobLane *job = scene->job;
+  double y;
+
+  if (job->limit <= 0 || job->limit > job->scale)
+    return;
+  y = floor (tide_render_job_value_to_y (l, job->limit, job->scale));
+  set_rgb (cr, scene->palette->limit);
+  for (int x = 0; x < width; x += 2 * TIDE_RENDER_LIMIT_DASH)
+    cairo_rectangle (cr, x, y, MIN (TIDE_RENDER_LIMIT_DASH, width - x), 1);
+  cairo_fill (cr);
+}
+
+/* Where processes of the job died, as a two-column mark from @top down
+ * @height, with the signal by the first death in view; @process_id
+ * non-zero keeps that process's deaths only. */
+static void
+draw_deaths (cairo_t               *cr,
+             const TideRenderScene *scene,
+             double                 top,
+             double                 height,
+             int                    width,
+             PangoLayout           *text,
+             gint64                 process_id)
+{
+  const TideJobLane *job = scene->job;
+  gboolean labelled = FALSE;
+
+  for (guint i = 0; job != NULL && i < job->deaths->len; i++)
+    {
+      const TideJobDeath *death = &g_array_index (job->deaths, TideJobDeath, i);
+      const TideJobBand *band = g_ptr_array_index (job->bands, death->band);
+      double x = floor (x_of (scene, width, death->ns));
+
+      if (process_id != 0 && band->process_id != process_id)
+        continue;
+      if (x < -1 || x > width)
+        continue;
+      /* A job that died ends the trace: its mark is the last columns. */
+      x = MIN (x, width - 1);
+      set_rgb (cr, scene->palette->death);
+      cairo_rectangle (cr, x - 1, top, 2, height);
+      cairo_fill (cr);
+      if (text != NULL && !labelled && height >= LABEL_PAD)
+        {
+          g_autofree char *cause = tide_process_end_describe_short (&death->end);
+
+          draw_text (cr, text, cause, x + 3 + text_width (text, cause) < width
+                                      ? x + 3 : x - 3 - text_width (text, cause),
+                     top + height - LABEL_PAD, scene->palette->death);
+          labelled = TRUE;
+        }
+    }
 }
 
 /* One column-wide box per band and column, from the total of the bands
@@ -647,8 +720,8 @@ draw_job_lane (cairo_t                *cr,
         {
           gint64 above = band->last[c] > G_MAXINT64 - below[c] ? G_MAXINT64
                                                                : below[c] + band->last[c];
-          double top = tide_render_job_value_to_y (l, above, job->peak);
-          double bottom = tide_render_job_value_to_y (l, below[c], job->peak);
+          double top = tide_render_job_value_to_y (l, above, job->scale);
+          double bottom = tide_render_job_value_to_y (l, below[c], job->scale);
 
           if (bottom > top)
             cairo_rectangle (cr, c, top, 1, bottom - top);
@@ -660,6 +733,8 @@ draw_job_lane (cairo_t                *cr,
   set_rgb (cr, scene->palette->grid);
   cairo_rectangle (cr, 0, l->job_y + l->job_h - 1, width, 1);
   cairo_fill (cr);
+  draw_job_limit (cr, scene, l, width);
+  draw_deaths (cr, scene, l->job_y, l->job_h, width, text, 0);
   if (text == NULL || l->job_h < LABEL_PAD)
     return;
   for (guint i = 0; i < job->bands->len && x < width; i++)
@@ -682,8 +757,11 @@ draw_job_lane (cairo_t                *cr,
   if (x < width && scene->job_peak != NULL && scene->job_peak->known)
     {
       g_autofree char *peak = tide_format_bytes (scene->job_peak->bytes);
-      g_autofree char *title = g_strdup_printf ("Job peak %s %s",
-                                                scene->job_peak->by_pss ? "PSS" : "RSS", peak);
+      g_autofree char *limit = job->limit > 0 ? tide_format_bytes (job->limit) : NULL;
+      g_autofree char *title = limit != NULL
+        ? g_strdup_printf ("Job peak %s %s of %s limit", scene->job_peak->by_pss ? "PSS" : "RSS",
+                           peak, limit)
+        : g_strdup_printf ("Job peak %s %s", scene->job_peak->by_pss ? "PSS" : "RSS", peak);
 
       draw_text (cr, text, title, width - 4 - text_width (text, title), l->job_y + 2,
                  scene->palette->text_dim);

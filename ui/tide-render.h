@@ -64,6 +64,7 @@ G_BEGIN_DECLS
 #define TIDE_RENDER_N_LANE_COLORS 8
 #define TIDE_RENDER_N_PROCESS_COLORS 8
 #define TIDE_RENDER_COMPARE_DASH 4     /* columns on, then off, of the compared curve */
+#define TIDE_RENDER_LIMIT_DASH   6     /* columns on, then off, of the job's memory limit */
 
 typedef struct
 {
@@ -90,6 +91,8 @@ typedef struct
   guint32 process[TIDE_RENDER_N_PROCESS_COLORS]; /* the job lane's bands */
   guint32 rss_class[TIDE_RSS_N_CLASSES]; /* the RSS lane's fill, by TideRssClass */
   guint32 compare;          /* a compared run's lanes, dashed over the shown ones */
+  guint32 death;            /* where a process of the job died */
+  guint32 limit;            /* the job's memory limit, dashed across the job lane */
 } TidePalette;
 
 extern const TidePalette tide_palette_light;

@@ -17,6 +17,7 @@ struct _TideStepsViewRow
   TideStepRow compared;
   gboolean    has_compared;
   guint       n_transfers;
+  guint       n_deaths;     /* processes of the job that died in the step */
 };
 
 G_DEFINE_FINAL_TYPE (TideStepsViewRow, tide_steps_view_row, G_TYPE_OBJECT)
@@ -69,6 +70,21 @@ tide_steps_view_row_get_transfers (TideStepsViewRow *self)
 {
   g_return_val_if_fail (TIDE_IS_STEPS_VIEW_ROW (self), 0);
   return self->n_transfers;
+}
+
+guint
+tide_steps_view_row_get_deaths (TideStepsViewRow *self)
+{
+  g_return_val_if_fail (TIDE_IS_STEPS_VIEW_ROW (self), 0);
+  return self->n_deaths;
+}
+
+void
+tide_steps_view_row_set_deaths (TideStepsViewRow *self,
+                                guint             n_deaths)
+{
+  g_return_if_fail (TIDE_IS_STEPS_VIEW_ROW (self));
+  self->n_deaths = n_deaths;
 }
 
 /* @compared: (nullable): the compared run's step aligned with this one;

@@ -17,6 +17,9 @@ TideStepsViewRow  *tide_steps_view_row_new           (const TideStepRow *row,
                                                       guint              n_transfers);
 const TideStepRow *tide_steps_view_row_get_step      (TideStepsViewRow  *self);
 guint              tide_steps_view_row_get_transfers (TideStepsViewRow  *self);
+guint              tide_steps_view_row_get_deaths    (TideStepsViewRow  *self);
+void               tide_steps_view_row_set_deaths    (TideStepsViewRow  *self,
+                                                      guint              n_deaths);
 void               tide_steps_view_row_set_compared  (TideStepsViewRow  *self,
                                                       const TideStepRow *compared);
 const TideStepRow *tide_steps_view_row_get_compared  (TideStepsViewRow  *self);

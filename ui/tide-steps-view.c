@@ -54,7 +54,8 @@ static GParamSpec *properties[N_PROPS];
 /* The template's column ids, by TideStepsColumn. */
 static const char *column_ids[TIDE_STEPS_N_COLUMNS] = {
   "step_column", "duration_column", "host_change_column", "device_change_column",
-  "retained_column", "transfers_column", "heap_diff_column", "retained_diff_column",
+  "retained_column", "transfers_column", "ended_column", "heap_diff_column",
+  "retained_diff_column",
 };
 
 /* The compared run's value less this run's (0 without a compared step,
@@ -87,6 +88,7 @@ tide_steps_view_column_value (TideStepsColumn column,
     case TIDE_STEPS_COLUMN_DEVICE_CHANGE: return row->device_delta;
     case TIDE_STEPS_COLUMN_RETAINED: return row->retained_bytes;
     case TIDE_STEPS_COLUMN_TRANSFERS: return tide_steps_view_row_get_transfers (item);
+    case TIDE_STEPS_COLUMN_ENDED: return tide_steps_view_row_get_deaths (item);
     case TIDE_STEPS_COLUMN_HEAP_DIFF:
     case TIDE_STEPS_COLUMN_RETAINED_DIFF:
       return compared_difference (column, item);
@@ -125,6 +127,9 @@ format_cell (TideStepsColumn  column,
       return tide_format_delta (value);
     case TIDE_STEPS_COLUMN_RETAINED:
       return tide_format_bytes (value);
+    case TIDE_STEPS_COLUMN_ENDED:
+      /* Blank in the steps where nothing died: the ones that matter stand out. */
+      return value > 0 ? g_strdup_printf ("%" G_GINT64_FORMAT " died", value) : g_strdup ("");
     case TIDE_STEPS_COLUMN_STEP:
     case TIDE_STEPS_COLUMN_TRANSFERS:
     case TIDE_STEPS_N_COLUMNS:
@@ -378,15 +383,36 @@ count_transfers (const TideStepRow *row,
   return n;
 }
 
+/* Deaths (end times, from the trace's start) within @row's step. */
+static guint
+count_deaths (const TideStepRow *row,
+              GArray            *deaths)
+{
+  guint n = 0;
+
+  for (guint i = 0; deaths != NULL && i < deaths->len; i++)
+    {
+      gint64 ns = g_array_index (deaths, gint64, i);
+
+      if (ns > row->start_ns && ns <= row->start_ns + row->duration_ns)
+        n++;
+    }
+  return n;
+}
+
 /**
  * tide_steps_view_set_steps:
  * @rows: (element-type TideStepRow) (nullable): from tide_report_steps(), copied
  * @transfers: (element-type TideTransferMark) (nullable): counted per step
+ * @deaths: (element-type gint64) (nullable): when processes of the job
+ *   died (by a signal or an error exit), from the trace's start; counted
+ *   in the step of each row they fall in
  */
 void
 tide_steps_view_set_steps (TideStepsView *self,
                            GPtrArray     *rows,
-                           GArray        *transfers)
+                           GArray        *transfers,
+                           GArray        *deaths)
 {
   g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
 
@@ -396,6 +422,8 @@ tide_steps_view_set_steps (TideStepsView *self,
     {
       const TideStepRow *row = g_ptr_array_index (rows, i);
       TideStepsViewRow *item = tide_steps_view_row_new (row, count_transfers (row, transfers));
+
+      tide_steps_view_row_set_deaths (item, count_deaths (row, deaths));
 
       tide_steps_view_row_set_compared (item, find_compared (self, row));
       g_ptr_array_add (items, item);

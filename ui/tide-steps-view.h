@@ -23,6 +23,7 @@ typedef enum
   TIDE_STEPS_COLUMN_DEVICE_CHANGE,
   TIDE_STEPS_COLUMN_RETAINED,
   TIDE_STEPS_COLUMN_TRANSFERS,
+  TIDE_STEPS_COLUMN_ENDED,          /* processes of the job that died in the step */
   TIDE_STEPS_COLUMN_HEAP_DIFF,      /* compared run less this one: heap change */
   TIDE_STEPS_COLUMN_RETAINED_DIFF,  /* ... and retained bytes */
   TIDE_STEPS_N_COLUMNS
@@ -31,7 +32,8 @@ typedef enum
 GtkWidget  *tide_steps_view_new               (void);
 void        tide_steps_view_set_steps         (TideStepsView   *self,
                                                GPtrArray       *rows,
-                                               GArray          *transfers);
+                                               GArray          *transfers,
+                                               GArray          *deaths);
 void        tide_steps_view_set_comparison    (TideStepsView   *self,
                                                const TideTraceDiff *diff);
 gboolean    tide_steps_view_column_known      (TideStepsColumn  column,

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "tide-application.h"
+#include "tide-job-lane.h"
 #include "tide-report-rss.h"
 #include "tide-steps-view-row.h"
 #include "tide-test-trace.h"
@@ -149,7 +150,7 @@ test_templates_parse (void)
     g_autofree char *steps = column_titles (gtk_widget_get_first_child (GTK_WIDGET (window->steps_view)));
     g_autofree char *drill = column_titles (gtk_widget_get_last_child (drill_box));
 
-    g_assert_cmpstr (steps, ==, "Step|Duration|Host change|Device change|Retained|Transfers|"
+    g_assert_cmpstr (steps, ==, "Step|Duration|Host change|Device change|Retained|Transfers|Ended|"
                                 "Δ heap vs compared|Δ retained vs compared");
     g_assert_cmpstr (drill, ==, "Scope, stack, frame|Retained|Allocations|Compared|"
                                 "Δ vs compared");
@@ -401,6 +402,48 @@ test_newer_selection_wins (void)
   g_assert_cmpuint (g_list_model_get_n_items (tide_drilldown_view_get_model (window->drilldown_view)), ==, 2);
   g_assert_true (g_str_has_prefix (gtk_label_get_text (window->drilldown_title),
                                    "Retained by step 5: "));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* A job whose child a SIGKILL ended in step 2: the banner says so, and
+ * the steps table's "Ended" column counts it in step 2 and nowhere else. */
+static void
+test_death (void)
+{
+  g_autofree char *target = build_path ("tests", "targets", "dying-steps", NULL);
+  g_autofree char *path = g_build_filename (tmp_dir, "dying.tide", NULL);
+  const char *args[] = { "record", "-q", "-o", path, "--", target, "--kill-child", NULL };
+  g_autofree char *out = run_cli (args);
+  TideWindow *window = window_open (path);
+  GListModel *rows = tide_steps_view_get_model (window->steps_view);
+  const char *banner = gtk_label_get_text (window->banner_label);
+
+  g_assert_true (g_str_has_prefix (banner, "A process of the job died: dying-steps --kill-child (pid "));
+  g_assert_true (g_str_has_suffix (banner, ") killed by SIGKILL."));
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, 3);
+  for (guint i = 0; i < 3; i++)
+    {
+      g_autoptr(GObject) item = g_list_model_get_item (rows, i);
+      gint number = tide_steps_view_row_get_step (TIDE_STEPS_VIEW_ROW (item))->number;
+
+      g_assert_cmpint (tide_steps_view_column_value (TIDE_STEPS_COLUMN_ENDED, item), ==, number == 2);
+    }
+  /* The job lane marks it where it died, in the lane's time (from the
+   * trace's start), not the clock's. */
+  {
+    TideTrace *trace = _tide_window_get_trace (window);
+    gint64 span = tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(TideJobLane) job = tide_job_lane_query_job (trace, 0, span, 100, &error);
+    const TideJobDeath *death;
+
+    g_assert_no_error (error);
+    g_assert_cmpuint (job->deaths->len, ==, 1);
+    death = &g_array_index (job->deaths, TideJobDeath, 0);
+    g_assert_cmpint (death->ns, >, 0);
+    g_assert_cmpint (death->ns, <, span);
+    g_assert_cmpint (death->end.signal, ==, SIGKILL);
+  }
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
@@ -1565,6 +1608,7 @@ main (int   argc,
   g_test_add_func ("/gui/newer-selection-wins", test_newer_selection_wins);
   g_test_add_func ("/gui/session-drives-views", test_session_drives_views);
   g_test_add_func ("/gui/flame-graph-zoom", test_flame_graph_zoom);
+  g_test_add_func ("/gui/death", test_death);
   g_test_add_func ("/gui/draws/steps-table", test_steps_table_draws);
   g_test_add_func ("/gui/draws/drilldown", test_drilldown_draws);
   g_test_add_func ("/gui/draws/suspects", test_suspects_draw);

@@ -7,6 +7,8 @@
 #include "config.h"
 
 #include <glib/gstdio.h>
+#include <math.h>
+#include <sqlite3.h>
 
 #include "tide-job-lane.h"
 #include "tide-render.h"
@@ -201,6 +203,79 @@ test_png_rss_classes (Fixture       *f,
   g_unlink (png);
 }
 
+static void
+exec_sql (const char *path,
+          const char *sql)
+{
+  sqlite3 *db = NULL;
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, sql, NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+}
+
+/* A job that ran into its memory limit: the exported PNG draws the limit
+ * dashed across the job lane where the lane's scale puts it, and a mark
+ * where rank 1 died, over the job lane and over its own lanes. */
+static void
+test_png_death (Fixture       *f,
+                gconstpointer  unused)
+{
+  const TidePalette *p = &tide_palette_light;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *png = g_build_filename (f->dir, "death.png", NULL);
+  g_autoptr(TideJobLane) job = NULL;
+  g_autoptr(TideTimelineData) data = NULL;
+  g_autofree char *sql = NULL;
+  gint64 peak = job_rank0_pss (JOB_N_STEPS) + job_rank1_pss (JOB_N_STEPS);
+  gint64 limit = peak / 4 * 5;
+  gint64 death_ns = JOB_STEP_NS / 2 + 7 * JOB_STEP_NS + JOB_STEP_NS / 2;
+  TideRenderScene scene;
+  cairo_surface_t *image;
+  TideRenderLayout l;
+  int x, y_limit, y_mid;
+
+  g_clear_object (&f->trace);
+  sql = g_strdup_printf ("UPDATE processes SET end_ns = %" G_GINT64_FORMAT " WHERE id = 2;"
+                         "INSERT OR REPLACE INTO process_ends VALUES (2, 2, -1, 9, 0, 2, %" G_GINT64_FORMAT ");"
+                         "INSERT INTO meta VALUES ('memory_limit', %" G_GINT64_FORMAT ");",
+                         death_ns, limit, limit);
+  exec_sql (f->path, sql);
+  f->trace = tide_trace_open (f->path, &error);
+  g_assert_no_error (error);
+
+  job = tide_job_lane_query_job (f->trace, 0, trace_span (f), WIDTH, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (job->limit, ==, limit);
+  g_assert_cmpint (job->scale, ==, limit);
+  g_assert_cmpuint (job->deaths->len, ==, 1);
+  data = tide_timeline_data_query (f->trace, 2, 0, trace_span (f), WIDTH, &error);
+  scene = (TideRenderScene) { .job = job, .data = data, .begin_ns = 0, .end_ns = trace_span (f),
+                              .show_legend = TRUE };
+  g_assert_true (tide_render_timeline_png (f->trace, png, WIDTH, HEIGHT, &error));
+  g_assert_no_error (error);
+  image = cairo_image_surface_create_from_png (png);
+  g_assert_cmpint (cairo_surface_status (image), ==, CAIRO_STATUS_SUCCESS);
+  tide_render_layout (&scene, WIDTH, HEIGHT, &l);
+
+  /* The limit: six columns on, six off, on the row of its value. */
+  y_limit = (int) tide_render_job_value_to_y (&l, limit, job->scale);
+  for (int c = 0; c < WIDTH / 2; c++)
+    if (c % (2 * TIDE_RENDER_LIMIT_DASH) < TIDE_RENDER_LIMIT_DASH)
+      g_assert_cmphex (tide_test_pixel (image, c, y_limit), ==, p->limit);
+    else
+      g_assert_cmphex (tide_test_pixel (image, c, y_limit), !=, p->limit);
+  /* The death: two columns at its time, down the job lane and rank 1's lanes. */
+  x = (int) floor ((double) death_ns * WIDTH / trace_span (f));
+  y_mid = (int) (l.job_y + l.job_h / 2);
+  g_assert_cmphex (tide_test_pixel (image, x - 1, y_mid), ==, p->death);
+  g_assert_cmphex (tide_test_pixel (image, x, y_mid), ==, p->death);
+  g_assert_cmphex (tide_test_pixel (image, x + 2, y_mid), !=, p->death);
+  g_assert_cmphex (tide_test_pixel (image, x, (int) (l.lanes_y + l.lane_h / 2)), ==, p->death);
+  cairo_surface_destroy (image);
+  g_unlink (png);
+}
+
 /* tide_render_job_process_at() maps a click to the band drawn there. */
 static void
 test_click (Fixture       *f,
@@ -235,6 +310,7 @@ main (int    argc,
   ADD ("/job-lane/png", test_png);
   ADD ("/job-lane/png-rss-classes", test_png_rss_classes);
   ADD ("/job-lane/click", test_click);
+  ADD ("/job-lane/png-death", test_png_death);
 #undef ADD
   return g_test_run ();
 }

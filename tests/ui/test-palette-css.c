@@ -55,7 +55,7 @@ test_light_is_png_palette (void)
   Stylesheet light;
 
   read_stylesheet ("style.css", &light);
-  g_assert_cmpuint (tide_palette_n_colors (), ==, 54);
+  g_assert_cmpuint (tide_palette_n_colors (), ==, 56);
   g_assert_cmpuint (light.n_defines, ==, tide_palette_n_colors ());
   for (guint i = 0; i < tide_palette_n_colors (); i++)
     {

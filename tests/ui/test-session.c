@@ -296,6 +296,34 @@ test_compare_trace (Fixture       *f,
   g_assert_cmpint (g_unlink (fixed_path), ==, 0);
 }
 
+static void
+count_notify_cb (GObject    *object,
+                 GParamSpec *pspec,
+                 gpointer    data)
+{
+  (*(guint *) data)++;
+}
+
+/* Plumbing frames are hidden from the start; a change notifies once, the
+ * same value not at all. */
+static void
+test_hide_plumbing (Fixture       *f,
+                    gconstpointer  unused)
+{
+  g_autoptr(TideSession) session = tide_session_new ();
+  gboolean hide = FALSE;
+  guint notified = 0;
+
+  g_object_get (session, "hide-plumbing", &hide, NULL);
+  g_assert_true (hide);
+  g_signal_connect (session, "notify::hide-plumbing", G_CALLBACK (count_notify_cb), &notified);
+  g_object_set (session, "hide-plumbing", FALSE, NULL);
+  g_object_set (session, "hide-plumbing", FALSE, NULL);
+  g_object_get (session, "hide-plumbing", &hide, NULL);
+  g_assert_false (hide);
+  g_assert_cmpuint (notified, ==, 1);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -309,6 +337,8 @@ main (int    argc,
               fixture_teardown);
   g_test_add ("/session/reopen-keeps-session", Fixture, NULL, fixture_setup,
               test_reopen_keeps_session, fixture_teardown);
+  g_test_add ("/session/hide-plumbing", Fixture, NULL, fixture_setup, test_hide_plumbing,
+              fixture_teardown);
   g_test_add ("/session/compare-trace", Fixture, NULL, fixture_setup, test_compare_trace,
               fixture_teardown);
   return g_test_run ();
