@@ -220,6 +220,20 @@ snapshot_outgrown (TideCaptureSession *self,
          now >= self->snapshot_ns + self->snapshot_cost_ns * ROLLUP_COST_FACTOR;
 }
 
+/* A snapshot before it is due, for a job that outgrew the last one: the
+ * schedule of the due ones stays as it was, so that those keep coming at
+ * step ends. */
+static void
+snapshot_early (TideCaptureSession *self,
+                gint64              ts_ns,
+                TideCaptureProcess *stepping)
+{
+  gint64 due = self->next_rollup_ns;
+
+  tide_capture_session_snapshot_classes (self, ts_ns, stepping);
+  self->next_rollup_ns = due;
+}
+
 /* One tick of the counter poll: each process's RSS and recorded bytes, the
  * RSS classes every ROLLUP_POLL_NS (sooner for a job that grows fast),
  * and NVML. */
@@ -238,11 +252,15 @@ tide_capture_session_poll (TideCaptureSession *self,
         job_rss += p->last_rss;
     }
   self->job_rss = job_rss;
-  if ((now >= self->next_rollup_ns &&
-       (self->last_step_ns == 0 || now - MAX (self->last_step_ns, self->next_rollup_ns) >=
-                                   ROLLUP_STEP_WAIT_NS)) ||
-      snapshot_outgrown (self, now))
+  if (now >= self->next_rollup_ns &&
+      (self->last_step_ns == 0 || now - MAX (self->last_step_ns, self->next_rollup_ns) >=
+                                  ROLLUP_STEP_WAIT_NS))
     tide_capture_session_snapshot_classes (self, now, NULL);
+  /* While the job steps, an early one waits for a step end, as a due one
+   * does. */
+  else if ((self->last_step_ns == 0 || now - self->last_step_ns >= ROLLUP_STEP_WAIT_NS) &&
+           snapshot_outgrown (self, now))
+    snapshot_early (self, now, NULL);
   if (self->nvml != NULL)
     tide_nvml_poll (self->nvml, self, now);
   self->peak_rss = MAX (self->peak_rss, job_rss);
@@ -305,6 +323,8 @@ tide_capture_session_step_ended (TideCaptureSession *self,
       tide_capture_session_snapshot_classes (self, ts_ns, stepping);
       stepping->rolled_up_at_step = TRUE;
     }
+  else if (fresh && snapshot_outgrown (self, ts_ns))
+    snapshot_early (self, ts_ns, stepping);
   else
     tide_capture_process_sample_classes (stepping, ts_ns, FALSE, TRUE);
 }
