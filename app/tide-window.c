@@ -402,11 +402,14 @@ load_deaths (TideWindow *self,
     {
       g_autofree char *how = tide_process_end_describe_short (&last->end);
 
+      /* A signal killed it, or it exited with an error. */
+      const char *what = last->end.kind == TIDE_END_SIGNALED ? "died" : "failed";
+
       self->death_message = self->deaths->len == 1
-        ? g_strdup_printf ("A process of the job died: %s (pid %" G_GINT64_FORMAT ") %s.",
-                           last->label, last->pid, how)
-        : g_strdup_printf ("%u processes of the job died; the last, %s (pid %" G_GINT64_FORMAT "), %s.",
-                           self->deaths->len, last->label, last->pid, how);
+        ? g_strdup_printf ("A process of the job %s: %s (pid %" G_GINT64_FORMAT ") %s.",
+                           what, last->label, last->pid, how)
+        : g_strdup_printf ("%u processes of the job died or failed; the last, %s (pid %"
+                           G_GINT64_FORMAT "), %s.", self->deaths->len, last->label, last->pid, how);
     }
 }
 
