@@ -1086,6 +1086,31 @@ processes_deaths_text (GString   *out,
     }
 }
 
+/* "main" for the job's first process and the images it exec'd into,
+ * "child" for the others.  An exec'd image's parent is the image it
+ * replaced, of the same pid: the walk goes back to the first. */
+static const char *
+command_role (GPtrArray                *summaries,
+              const TideProcessSummary *s)
+{
+  for (guint hops = 0; hops < summaries->len && s->parent_pid == s->process->pid; hops++)
+    {
+      const TideProcessSummary *replaced = NULL;
+
+      for (guint i = 0; i < summaries->len && replaced == NULL; i++)
+        {
+          const TideProcessSummary *t = g_ptr_array_index (summaries, i);
+
+          if (t->process->id == s->process->parent_id && t != s)
+            replaced = t;
+        }
+      if (replaced == NULL)
+        break;
+      s = replaced;
+    }
+  return s->parent_pid == 0 ? "main" : "child";
+}
+
 static void
 processes_text (GString   *out,
                 GPtrArray *summaries)
@@ -1109,8 +1134,7 @@ processes_text (GString   *out,
       g_autofree char *end = end_cell (s);
       /* A process without a role of its own is named by its command
        * already: the job's first process is its main one, others children. */
-      const char *role = p->role != TIDE_ROLE_COMMAND ? p->label
-                         : s->parent_pid == 0 ? "main" : "child";
+      const char *role = p->role != TIDE_ROLE_COMMAND ? p->label : command_role (summaries, s);
 
       /* A merged trace's processes come grouped by host (tide-trace-merge.h). */
       if (hosts && (i == 0 || g_strcmp0 (host, p->host) != 0))

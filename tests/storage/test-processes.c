@@ -450,20 +450,24 @@ test_picker_name_host (void)
 }
 
 /* In the text of `report --processes`, a process named by its command has
- * a role still: the job's first one is its main one, a process that it
- * forked (neither rank nor worker) a child.  Each row says how the
+ * a role still: the job's first one is its main one (and so is the image
+ * it exec'd into), a process that it forked (neither rank nor worker) a
+ * child.  Each row says how the
  * process ended, and a line after the table says more of each death. */
 static void
 test_processes_text_roles (void)
 {
-  TideProcess main_process = { .pid = 20, .role = TIDE_ROLE_COMMAND, .dist_rank = -1,
+  TideProcess main_process = { .id = 1, .pid = 20, .role = TIDE_ROLE_COMMAND, .dist_rank = -1,
                                .worker = -1, .command = "python3 train.py",
                                .label = "python3 train.py",
-                               .end = { .kind = TIDE_END_EXITED } };
-  TideProcess child = { .pid = 21, .role = TIDE_ROLE_COMMAND, .dist_rank = -1, .worker = -1,
+                               .end = { .kind = TIDE_END_EXEC } };
+  TideProcess execed = { .id = 4, .pid = 20, .parent_id = 1, .role = TIDE_ROLE_COMMAND,
+                         .dist_rank = -1, .worker = -1, .command = "python3 train.py",
+                         .label = "python3 train.py", .end = { .kind = TIDE_END_EXITED } };
+  TideProcess child = { .id = 2, .pid = 21, .role = TIDE_ROLE_COMMAND, .dist_rank = -1, .worker = -1,
                         .command = "python3 train.py", .label = "python3 train.py",
                         .end = { .kind = TIDE_END_SIGNALED, .signal = 11, .core_dumped = TRUE } };
-  TideProcess worker = { .pid = 22, .role = TIDE_ROLE_LOADER_WORKER, .dist_rank = -1,
+  TideProcess worker = { .id = 3, .pid = 22, .role = TIDE_ROLE_LOADER_WORKER, .dist_rank = -1,
                          .worker = 0, .command = "python3 train.py",
                          .label = "DataLoader worker 0",
                          .end = { .kind = TIDE_END_SIGNALED, .signal = 9, .oom = TIDE_OOM_CGROUP_V2,
@@ -473,6 +477,7 @@ test_processes_text_roles (void)
     { .process = &child, .parent_pid = 20, .end_step = 2, .job_bytes_at_end = -1 },
     { .process = &worker, .parent_pid = 20, .end_step = 3, .job_bytes_at_end = 598 * MIB,
       .job_bytes_by_pss = TRUE },
+    { .process = &execed, .parent_pid = 20, .n_steps = 3, .job_bytes_at_end = -1 },
   };
   g_autoptr(GPtrArray) summaries = g_ptr_array_new ();
   g_autoptr(GString) text = g_string_new (NULL);
@@ -481,11 +486,12 @@ test_processes_text_roles (void)
     g_ptr_array_add (summaries, &rows[i]);
   tide_format_processes (text, summaries, NULL, TIDE_FORMAT_TEXT);
   g_assert_cmpstr (text->str, ==,
-    "Processes of the job: 3\n"
+    "Processes of the job: 4\n"
     "     PID   PARENT  ROLE                    RANK     PEAK RSS   RSS GROWTH  STEPS SUSPECTS  END                    COMMAND\n"
-    "      20        -  main                       -            -            -      3        0  exit 0                 python3 train.py\n"
+    "      20        -  main                       -            -            -      3        0  exec                   python3 train.py\n"
     "      21       20  child                      -            -            -      0        0  SIGSEGV core step 2    python3 train.py\n"
     "      22       20  DataLoader worker 0        -            -            -      0        0  SIGKILL (OOM) step 3   python3 train.py\n"
+    "      20       20  main                       -            -            -      3        0  exit 0                 python3 train.py\n"
     "python3 train.py (pid 21) was killed by SIGSEGV (core dumped) in step 2\n"
     "DataLoader worker 0 (pid 22) was killed by SIGKILL in step 3: the kernel's OOM killer, at the "
     "cgroup's limit of 600.00 MiB; the job held 598.00 MiB (PSS)\n");
