@@ -538,6 +538,41 @@ tide_capture_process_sample_classes (TideCaptureProcess *self,
 }
 
 /**
+ * tide_capture_process_sample_classes_by:
+ * @deadline_ns: when the reading must be done by to stand for @ts_ns
+ *
+ * tide_capture_process_sample_classes() for a step end that does not wait
+ * for the recorder: a reading done after @deadline_ns (a loaded machine,
+ * smaps_rollup of a large process) finds the program well into its next
+ * step, so it is written when it was made, as any sample, and not as the
+ * step end's.
+ */
+gboolean
+tide_capture_process_sample_classes_by (TideCaptureProcess *self,
+                                        gint64              ts_ns,
+                                        gint64              deadline_ns,
+                                        gboolean            with_rollup,
+                                        gboolean            always)
+{
+  TideRssClasses c;
+  gint64 now;
+
+  if (self->counters == NULL || self->end_ns != 0)
+    return FALSE;
+  if (!tide_proc_counters_read_classes (self->counters, with_rollup, &c))
+    {
+      self->classes_missed++;
+      return FALSE;
+    }
+  now = tide_capture_now_ns ();
+  if (now > deadline_ns)
+    write_classes (self, now, FALSE, &c, with_rollup);
+  else
+    write_classes (self, ts_ns, always, &c, with_rollup);
+  return TRUE;
+}
+
+/**
  * tide_capture_process_step:
  * @ts_ns: the step's end, after the one before
  *

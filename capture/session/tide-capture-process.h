@@ -153,6 +153,11 @@ gboolean            tide_capture_process_sample_classes (TideCaptureProcess *sel
                                                          gint64              ts_ns,
                                                          gboolean            with_rollup,
                                                          gboolean            always);
+gboolean            tide_capture_process_sample_classes_by (TideCaptureProcess *self,
+                                                            gint64              ts_ns,
+                                                            gint64              deadline_ns,
+                                                            gboolean            with_rollup,
+                                                            gboolean            always);
 void                tide_capture_process_poll         (TideCaptureProcess  *self,
                                                        gint64               now_ns);
 void                tide_capture_process_measure_residency (TideCaptureProcess *self,

@@ -208,6 +208,15 @@ tide_capture_session_find_process (TideCaptureSession *self,
   return NULL;
 }
 
+/* When a reading of a step end that ended at @ts_ns must be done by to
+ * stand for it: with --sync-steps the step waits for the recorder. */
+static gint64
+step_deadline (TideCaptureSession *self,
+               gint64              ts_ns)
+{
+  return self->sync_steps ? G_MAXINT64 : ts_ns + STEP_READ_FRESH_NS;
+}
+
 /* Whether the job outgrew its last snapshot (ROLLUP_GROWTH_SHIFT) and
  * that snapshot's cost allows another at @now. */
 static gboolean
@@ -283,11 +292,16 @@ tide_capture_session_snapshot_classes (TideCaptureSession *self,
   guint64 job_pss = 0;
   gint64 cpu_ns = thread_cpu_ns ();
 
+  /* The stepping process first: its reading must be done while the step
+   * end still holds (step_deadline). */
+  if (stepping != NULL &&
+      tide_capture_process_sample_classes_by (stepping, ts_ns, step_deadline (self, ts_ns), TRUE, TRUE))
+    job_pss += MAX (stepping->last_classes[0], 0);
   for (guint i = 0; i < self->processes->len; i++)
     {
       TideCaptureProcess *p = g_ptr_array_index (self->processes, i);
 
-      if (tide_capture_process_sample_classes (p, ts_ns, TRUE, p == stepping))
+      if (p != stepping && tide_capture_process_sample_classes (p, ts_ns, TRUE, FALSE))
         job_pss += MAX (p->last_classes[0], 0);
       tide_capture_process_measure_cow (p, ts_ns);
     }
@@ -326,7 +340,7 @@ tide_capture_session_step_ended (TideCaptureSession *self,
   else if (fresh && snapshot_outgrown (self, ts_ns))
     snapshot_early (self, ts_ns, stepping);
   else
-    tide_capture_process_sample_classes (stepping, ts_ns, FALSE, TRUE);
+    tide_capture_process_sample_classes_by (stepping, ts_ns, step_deadline (self, ts_ns), FALSE, TRUE);
 }
 
 /* The job's memory at its peak, as the trace at @path gives it
