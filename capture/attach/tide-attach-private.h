@@ -56,9 +56,6 @@ void               tide_attach_process_step     (TideAttachProcess *self,
 void               tide_attach_process_end      (TideAttachProcess *self,
                                                  gint64             end_ns,
                                                  int                wait_status);
-void               tide_attach_process_end_as   (TideAttachProcess *self,
-                                                 gint64             end_ns,
-                                                 TideEndKind        kind);
 void               tide_attach_process_flush    (TideAttachProcess *self);
 void               tide_attach_process_free     (TideAttachProcess *self);
 TideAttachProcess *tide_attach_find_process     (TideAttach        *attach,

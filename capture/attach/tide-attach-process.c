@@ -576,19 +576,7 @@ tide_attach_process_end (TideAttachProcess *self,
 {
   TideProcessEnd end;
 
-  tide_process_end_from_wait_status (&end, wait_status);
-  tide_oom_watch_explain (self->core->session->oom, self->core->pid, &end);
-  tide_capture_process_end (self->core, end_ns, &end);
-}
-
-/* Ends the image's recording for a reason other than its death. */
-void
-tide_attach_process_end_as (TideAttachProcess *self,
-                            gint64             end_ns,
-                            TideEndKind        kind)
-{
-  TideProcessEnd end = { .kind = kind };
-
+  tide_capture_process_explain_wait (self->core, wait_status, &end);
   tide_capture_process_end (self->core, end_ns, &end);
 }
 

@@ -405,7 +405,7 @@ on_exec (Loader              *self,
   TideAttachProcess *old = tide_attach_find_process (&self->base, h->tgid);
 
   if (old != NULL)
-    tide_attach_process_end_as (old, h->time_ns, TIDE_END_EXEC);
+    tide_capture_process_end_as (old->core, h->time_ns, TIDE_END_EXEC);
   new_image (self, h->tgid, old, h->time_ns);
   attach_step_probes (self, h->tgid);
   attach_grad_mode_probe (self, h->tgid);
@@ -737,7 +737,7 @@ finish_trace (Loader  *self,
       if (p->core->end_ns == 0)
         {
           tide_capture_process_sample_rss (p->core, end_ns, FALSE);
-          tide_attach_process_end_as (p, end_ns, TIDE_END_RUNNING);
+          tide_capture_process_end_as (p->core, end_ns, TIDE_END_RUNNING);
         }
       tide_attach_process_flush (p);
     }

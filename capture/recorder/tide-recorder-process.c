@@ -51,18 +51,12 @@ end_image (TideRecorder       *recorder,
 
   g_hash_table_steal_extended (recorder->reaped, GINT_TO_POINTER (core->pid), NULL, &reaped);
   if (core->pid == recorder->child && recorder->child_exited)
-    {
-      tide_process_end_from_wait_status (&end, recorder->child_wait_status);
-      tide_oom_watch_explain (recorder->session->oom, core->pid, &end);
-    }
+    tide_capture_process_explain_wait (core, recorder->child_wait_status, &end);
   else
     {
       tide_capture_process_read_end (core, recorder->finishing, &end);
       if (end.kind == TIDE_END_UNKNOWN && reaped != NULL)
-        {
-          tide_process_end_from_wait_status (&end, GPOINTER_TO_INT (reaped) - 1);
-          tide_oom_watch_explain (recorder->session->oom, core->pid, &end);
-        }
+        tide_capture_process_explain_wait (core, GPOINTER_TO_INT (reaped) - 1, &end);
     }
   tide_capture_process_end (core, end_ns, &end);
 }
@@ -88,19 +82,8 @@ on_child_end (TideRecProcess         *self,
     }
   if (child->end.kind != TIDE_END_UNKNOWN)
     return;
-  tide_process_end_from_wait_status (&end, rec->wait_status);
-  tide_oom_watch_explain (recorder->session->oom, child->pid, &end);
+  tide_capture_process_explain_wait (child, rec->wait_status, &end);
   tide_capture_process_amend_end (child, &end);
-}
-
-/* An exec replaced the image: it did not die. */
-static void
-end_replaced_image (TideCaptureProcess *core,
-                    gint64              end_ns)
-{
-  TideProcessEnd end = { .kind = TIDE_END_EXEC };
-
-  tide_capture_process_end (core, end_ns, &end);
 }
 
 TideRecProcess *
@@ -132,7 +115,7 @@ tide_rec_process_new (TideRecorder  *recorder,
 
   /* An exec replaces the image: the old one ends where the new one starts. */
   if (parent != NULL && parent->pid == (pid_t) hello->pid && parent->end_ns == 0)
-    end_replaced_image (parent, hello->h.time_ns);
+    tide_capture_process_end_as (parent, hello->h.time_ns, TIDE_END_EXEC);
 
   row = (TideProcessRow) {
     .pid = hello->pid, .ppid = hello->ppid,

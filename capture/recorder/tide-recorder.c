@@ -413,8 +413,7 @@ record_child_status (TideRecorder *self)
   p = tide_capture_session_find_process (self->session, self->child);
   if (p == NULL || p->end.kind != TIDE_END_UNKNOWN)
     return;
-  tide_process_end_from_wait_status (&end, self->child_wait_status);
-  tide_oom_watch_explain (self->session->oom, p->pid, &end);
+  tide_capture_process_explain_wait (p, self->child_wait_status, &end);
   tide_capture_process_amend_end (p, &end);
 }
 

@@ -517,26 +517,6 @@ write_classes (TideCaptureProcess   *self,
  *
  * Returns: whether the process could be read
  */
-gboolean
-tide_capture_process_sample_classes (TideCaptureProcess *self,
-                                     gint64              ts_ns,
-                                     gboolean            with_rollup,
-                                     gboolean            always)
-{
-  TideRssClasses c;
-
-  if (self->counters == NULL || self->end_ns != 0)
-    return FALSE;
-  if (!tide_proc_counters_read_classes (self->counters, with_rollup, &c))
-    {
-      /* Gone, or a kernel without smaps_rollup: that sample is left out. */
-      self->classes_missed++;
-      return FALSE;
-    }
-  write_classes (self, ts_ns, always, &c, with_rollup);
-  return TRUE;
-}
-
 /**
  * tide_capture_process_sample_classes_by:
  * @deadline_ns: when the reading must be done by to stand for @ts_ns
@@ -561,6 +541,7 @@ tide_capture_process_sample_classes_by (TideCaptureProcess *self,
     return FALSE;
   if (!tide_proc_counters_read_classes (self->counters, with_rollup, &c))
     {
+      /* Gone, or a kernel without smaps_rollup: that sample is left out. */
       self->classes_missed++;
       return FALSE;
     }
@@ -570,6 +551,15 @@ tide_capture_process_sample_classes_by (TideCaptureProcess *self,
   else
     write_classes (self, ts_ns, always, &c, with_rollup);
   return TRUE;
+}
+
+gboolean
+tide_capture_process_sample_classes (TideCaptureProcess *self,
+                                     gint64              ts_ns,
+                                     gboolean            with_rollup,
+                                     gboolean            always)
+{
+  return tide_capture_process_sample_classes_by (self, ts_ns, G_MAXINT64, with_rollup, always);
 }
 
 /**
@@ -657,6 +647,17 @@ tide_capture_process_poll (TideCaptureProcess *self,
   tide_live_table_expire_orphans (self->device_live, now_ns - ORPHAN_LIFETIME_NS);
 }
 
+/* @end from a status as waitpid() gives it (negative: unknown), a
+ * SIGKILL checked against the kernel's OOM kill counters. */
+void
+tide_capture_process_explain_wait (TideCaptureProcess *self,
+                                   int                 wait_status,
+                                   TideProcessEnd     *end)
+{
+  tide_process_end_from_wait_status (end, wait_status);
+  tide_oom_watch_explain (self->session->oom, self->pid, end);
+}
+
 /* How the image's recording ended, read from /proc while its parent has
  * not reaped it: an exit or a signal (a SIGKILL checked against the
  * kernel's OOM kill counters); a process that still runs was replaced by
@@ -674,10 +675,7 @@ tide_capture_process_read_end (TideCaptureProcess *self,
   if (self->counters == NULL)
     return;
   if (tide_proc_counters_read_exit (self->counters, &wait_status))
-    {
-      tide_process_end_from_wait_status (end, wait_status);
-      tide_oom_watch_explain (self->session->oom, self->pid, end);
-    }
+    tide_capture_process_explain_wait (self, wait_status, end);
   else if (tide_proc_counters_read_statm (self->counters, &statm))
     end->kind = finishing ? TIDE_END_RUNNING : TIDE_END_EXEC;
 }
@@ -693,6 +691,18 @@ tide_capture_process_end (TideCaptureProcess   *self,
   self->end_ns = end_ns;
   self->end = *end;
   tide_trace_writer_end_process (self->session->writer, self->id, end_ns, end, self->dropped);
+}
+
+/* Ends the image's recording for a reason other than its death: an exec
+ * replaced it, or the capture ended while it ran. */
+void
+tide_capture_process_end_as (TideCaptureProcess *self,
+                             gint64              end_ns,
+                             TideEndKind         kind)
+{
+  TideProcessEnd end = { .kind = kind };
+
+  tide_capture_process_end (self, end_ns, &end);
 }
 
 /* A better account of an image's end that came later: the recorder

@@ -164,12 +164,18 @@ void                tide_capture_process_measure_residency (TideCaptureProcess *
                                                             gint64              step_id,
                                                             gint64              step_start_ns,
                                                             gint64              step_end_ns);
+void                tide_capture_process_explain_wait (TideCaptureProcess  *self,
+                                                       int                  wait_status,
+                                                       TideProcessEnd      *end);
 void                tide_capture_process_read_end     (TideCaptureProcess  *self,
                                                        gboolean             finishing,
                                                        TideProcessEnd      *end);
 void                tide_capture_process_end          (TideCaptureProcess  *self,
                                                        gint64               end_ns,
                                                        const TideProcessEnd *end);
+void                tide_capture_process_end_as       (TideCaptureProcess  *self,
+                                                       gint64               end_ns,
+                                                       TideEndKind          kind);
 void                tide_capture_process_amend_end    (TideCaptureProcess  *self,
                                                        const TideProcessEnd *end);
 void                tide_capture_process_flush_live   (TideCaptureProcess  *self);
