@@ -64,7 +64,6 @@ struct _TideFlameGraph
   guint          vscroll_policy;
   double         content_height;
   char          *search;
-  guint          max_depth;
   guint          n_matches;
   gboolean       hide_plumbing;
   gboolean       scroll_to_selected;
@@ -154,13 +153,11 @@ compare_nodes (gconstpointer a,
 }
 
 static void
-flame_node_sort (FlameNode *node,
-                 guint     *max_depth)
+flame_node_sort (FlameNode *node)
 {
-  *max_depth = MAX (*max_depth, node->depth);
   g_ptr_array_sort (node->children, compare_nodes);
   for (guint i = 0; i < node->children->len; i++)
-    flame_node_sort (g_ptr_array_index (node->children, i), max_depth);
+    flame_node_sort (g_ptr_array_index (node->children, i));
 }
 
 static gboolean
@@ -203,8 +200,7 @@ flame_tree_find_headline (FlameNode *root,
 
 static FlameNode *
 flame_tree_build (GPtrArray *groups,
-                  gboolean   hide_plumbing,
-                  guint     *max_depth)
+                  gboolean   hide_plumbing)
 {
   FlameNode *root = flame_node_new (NULL, "all", NULL);
 
@@ -225,8 +221,7 @@ flame_tree_build (GPtrArray *groups,
           node->bytes += group->bytes;
         }
     }
-  *max_depth = 0;
-  flame_node_sort (root, max_depth);
+  flame_node_sort (root);
   return root;
 }
 
@@ -484,17 +479,29 @@ render (TideFlameGraph *self)
   return gtk_snapshot_free_to_node (snapshot);
 }
 
-static gboolean
-outline_visit (FlameNode             *node,
-               const graphene_rect_t *rect,
-               gboolean               outside_zoom,
-               gpointer               data)
+/* The first visible frame that is @node, or else of @function, and where
+ * it is drawn, in content coordinates. */
+typedef struct
 {
-  gpointer *pair = data;
+  const FlameNode *node;
+  const char      *function;
+  graphene_rect_t  area;
+  gboolean         found;
+} FindArea;
 
-  if (node != pair[0])
+static gboolean
+find_area_visit (FlameNode             *node,
+                 const graphene_rect_t *rect,
+                 gboolean               outside_zoom,
+                 gpointer               data)
+{
+  FindArea *find = data;
+
+  if (find->node != NULL ? node != find->node
+                         : node->parent == NULL || g_strcmp0 (node->frame.function, find->function) != 0)
     return FALSE;
-  pair[1] = g_memdup2 (rect, sizeof *rect);
+  find->area = *rect;
+  find->found = TRUE;
   return TRUE;
 }
 
@@ -516,20 +523,19 @@ tide_flame_graph_snapshot (GtkWidget   *widget,
    * in the accent colour. */
   for (guint i = 0; i < G_N_ELEMENTS (marked); i++)
     {
-      gpointer pair[2] = { marked[i], NULL };
+      FindArea find = { .node = marked[i] };
       const GdkRGBA *color = i == 0 ? &self->text : &self->accent;
       float width = i == 0 ? 1 : 2;
       GskRoundedRect outline;
 
       if (marked[i] == NULL)
         continue;
-      foreach_visible (self, outline_visit, pair);
-      if (pair[1] == NULL)
+      foreach_visible (self, find_area_visit, &find);
+      if (!find.found)
         continue;
-      gsk_rounded_rect_init_from_rect (&outline, pair[1], 0);
+      gsk_rounded_rect_init_from_rect (&outline, &find.area, 0);
       gtk_snapshot_append_border (snapshot, &outline, (float[4]) { width, width, width, width },
                                   (GdkRGBA[4]) { *color, *color, *color, *color });
-      g_free (pair[1]);
     }
   gtk_snapshot_restore (snapshot);
 }
@@ -840,7 +846,7 @@ static void
 rebuild (TideFlameGraph *self)
 {
   g_clear_pointer (&self->root, flame_node_free);
-  self->root = flame_tree_build (self->groups, self->hide_plumbing, &self->max_depth);
+  self->root = flame_tree_build (self->groups, self->hide_plumbing);
   self->selected = flame_tree_find_headline (self->root, self->groups, self->hide_plumbing);
   self->zoom = self->selected ? self->selected : self->root;
   self->hover = NULL;
@@ -975,28 +981,6 @@ tide_flame_graph_set_hide_plumbing (TideFlameGraph *self,
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_HIDE_PLUMBING]);
 }
 
-typedef struct
-{
-  const char      *function;
-  graphene_rect_t  area;
-  gboolean         found;
-} FindFunction;
-
-static gboolean
-find_function_visit (FlameNode             *node,
-                     const graphene_rect_t *rect,
-                     gboolean               outside_zoom,
-                     gpointer               data)
-{
-  FindFunction *find = data;
-
-  if (node->parent == NULL || g_strcmp0 (node->frame.function, find->function) != 0)
-    return FALSE;
-  find->area = *rect;
-  find->found = TRUE;
-  return TRUE;
-}
-
 /**
  * tide_flame_graph_get_function_area:
  * @area: (out): where the frame is drawn, in widget coordinates; it may lie
@@ -1010,12 +994,12 @@ tide_flame_graph_get_function_area (TideFlameGraph  *self,
                                     const char      *function,
                                     graphene_rect_t *area)
 {
-  FindFunction find = { function };
+  FindArea find = { .function = function };
 
   g_return_val_if_fail (TIDE_IS_FLAME_GRAPH (self), FALSE);
   g_return_val_if_fail (function != NULL, FALSE);
 
-  foreach_visible (self, find_function_visit, &find);
+  foreach_visible (self, find_area_visit, &find);
   if (find.found && area != NULL)
     {
       *area = find.area;
