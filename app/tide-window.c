@@ -352,10 +352,10 @@ compare_by_host (gconstpointer a,
  * trace (each name says its host), as `report --processes` lists them. */
 static void
 load_processes (TideWindow *self,
+                GPtrArray  *processes,
                 GPtrArray  *suspects)
 {
   g_autoptr(GtkStringList) names = gtk_string_list_new (NULL);
-  g_autoptr(GPtrArray) processes = tide_trace_list_processes (_tide_window_get_trace (self), NULL);
 
   g_clear_pointer (&self->process_ids, g_array_unref);
   self->process_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
@@ -379,9 +379,9 @@ load_processes (TideWindow *self,
  * opened and in a live capture as it happens. */
 static void
 load_deaths (TideWindow *self,
-             TideTrace  *trace)
+             TideTrace  *trace,
+             GPtrArray  *processes)
 {
-  g_autoptr(GPtrArray) processes = tide_trace_list_processes (trace, NULL);
   const TideProcess *last = NULL;
 
   g_clear_pointer (&self->deaths, g_array_unref);
@@ -392,7 +392,7 @@ load_deaths (TideWindow *self,
       const TideProcess *p = g_ptr_array_index (processes, i);
       gint64 ns = p->end_ns - tide_trace_get_start_ns (trace);
 
-      if (p->end.kind != TIDE_END_SIGNALED && !(p->end.kind == TIDE_END_EXITED && p->end.exit_code != 0))
+      if (!tide_process_end_is_death (&p->end))
         continue;
       g_array_append_val (self->deaths, ns);
       if (last == NULL || p->end_ns >= last->end_ns)
@@ -420,11 +420,11 @@ load_tables (TideWindow *self)
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) suspects = NULL;
   g_autoptr(GPtrArray) classes = NULL;
+  /* Listed once, for the deaths and the process picker. */
+  g_autoptr(GPtrArray) processes = tide_trace_list_processes (trace, NULL);
 
   g_clear_pointer (&self->steps, g_ptr_array_unref);
   g_clear_pointer (&self->transfers, g_array_unref);
-  g_clear_pointer (&self->deaths, g_array_unref);
-  g_clear_pointer (&self->death_message, g_free);
   self->steps = tide_report_steps (trace, &error);
   if (self->steps == NULL)
     {
@@ -433,13 +433,13 @@ load_tables (TideWindow *self)
     }
   self->transfers = tide_timeline_transfers (trace, 0, NULL);
   suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
-  load_deaths (self, trace);
+  load_deaths (self, trace, processes);
   tide_steps_view_set_steps (self->steps_view, self->steps, self->transfers, self->deaths);
   tide_suspects_view_set_suspects (self->suspects_view, suspects);
   classes = tide_report_class_suspects (trace, NULL);
   tide_suspects_view_set_class_suspects (self->suspects_view, classes);
   tide_timeline_view_set_highlight (self->timeline, 0, 0, -1, NULL);
-  load_processes (self, suspects);
+  load_processes (self, processes, suspects);
 }
 
 static gboolean

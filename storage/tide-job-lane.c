@@ -162,10 +162,8 @@ tide_job_lane_query (TideTrace          *trace,
       /* The lane's times count from the trace's start, as the columns do. */
       TideJobDeath death = { .ns = p->end_ns - tide_trace_get_start_ns (trace), .band = i,
                              .end = p->end };
-      gboolean died = p->end.kind == TIDE_END_SIGNALED ||
-                      (p->end.kind == TIDE_END_EXITED && p->end.exit_code != 0);
 
-      if (died && death.ns >= begin_ns && death.ns <= end_ns)
+      if (tide_process_end_is_death (&p->end) && death.ns >= begin_ns && death.ns <= end_ns)
         g_array_append_val (lane->deaths, death);
     }
   return g_steal_pointer (&lane);

@@ -32,6 +32,12 @@ tide_process_end_from_wait_status (TideProcessEnd *end,
     }
 }
 
+gboolean
+tide_process_end_is_death (const TideProcessEnd *end)
+{
+  return end->kind == TIDE_END_SIGNALED || (end->kind == TIDE_END_EXITED && end->exit_code != 0);
+}
+
 gint
 tide_process_end_shell_status (const TideProcessEnd *end)
 {

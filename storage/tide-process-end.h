@@ -44,6 +44,9 @@ typedef struct
 /* @wait_status: as waitpid() gives it; negative: unknown. */
 void        tide_process_end_from_wait_status (TideProcessEnd       *end,
                                                int                   wait_status);
+/* Whether the process died: a signal killed it, or it exited with an
+ * error status.  What the reports give a step and the app marks. */
+gboolean    tide_process_end_is_death         (const TideProcessEnd *end);
 /* The status a shell reports: the exit code, or 128 + the signal; -1 unknown. */
 gint        tide_process_end_shell_status     (const TideProcessEnd *end);
 /* "SIGKILL", or "signal 42" for a number without a name: @buf holds it. */

@@ -232,14 +232,6 @@ add_rss_figures (TideTrace  *trace,
                              error);
 }
 
-/* Whether a process's end is a death worth a step and the job's memory:
- * a signal, or an exit with an error status. */
-static gboolean
-died (const TideProcess *p)
-{
-  return p->end.kind == TIDE_END_SIGNALED || (p->end.kind == TIDE_END_EXITED && p->end.exit_code != 0);
-}
-
 /* The step of @source in progress at @ns: the one that spans it, else the
  * one after the last that ended before it (a step that never ended). */
 static gboolean
@@ -341,7 +333,7 @@ add_end_figures (TideTrace  *trace,
       const TideProcess *source = p->has_steps ? p : steps_source (processes, p);
 
       s->job_bytes_at_end = -1;
-      if (!died (p) || p->end_ns == 0)
+      if (!tide_process_end_is_death (&p->end) || p->end_ns == 0)
         continue;
       if (source != NULL && !read_step_at (db, source->id, p->end_ns, &s->end_step, error))
         return FALSE;
