@@ -195,6 +195,35 @@ tide_test_spawn_ok (const char * const *argv)
   return out;
 }
 
+/* Runs @sql on the trace file at @path, as a test that damages or
+ * amends one does. */
+void
+tide_test_exec_sql (const char *path,
+                    const char *sql)
+{
+  sqlite3 *db = NULL;
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, sql, NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+}
+
+/* Whether @python can import @module: the suites that need torch or
+ * numpy skip without them. */
+gboolean
+tide_test_python_imports (const char *python,
+                          const char *module)
+{
+  g_autofree char *code = g_strdup_printf ("import %s", module);
+  const char *argv[] = { python, "-c", code, NULL };
+  int status = -1;
+
+  return g_spawn_sync (NULL, (char **) argv, NULL,
+                       G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                       NULL, NULL, &status, NULL) &&
+         g_spawn_check_wait_status (status, NULL);
+}
+
 /* The value of @column in CSV row @row (1: the first after the header);
  * the tests' fields hold no commas or quotes before the stack column. */
 char *

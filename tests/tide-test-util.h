@@ -45,5 +45,9 @@ char       *tide_test_csv_cell       (const char *csv,
                                       guint       row,
                                       const char *column);
 char       *tide_test_spawn_ok       (const char * const *argv);
+void        tide_test_exec_sql       (const char *path,
+                                      const char *sql);
+gboolean    tide_test_python_imports (const char *python,
+                                      const char *module);
 
 G_END_DECLS

@@ -231,6 +231,17 @@ death_of (TideTrace *trace,
                                       " FROM process_ends WHERE kind = 2");
 }
 
+/* death_of()'s answer for an OOM kill at @limit in @cgroup: SIGKILL, the
+ * cgroup version's TideOomScope, the limit. */
+static char *
+oom_kill_row (const MemoryCgroup *cgroup,
+              gint64              limit)
+{
+  return g_strdup_printf ("9 %d %" G_GINT64_FORMAT,
+                          g_str_equal (cgroup->version, "cgroup-v1") ? TIDE_OOM_CGROUP_V1
+                                                                      : TIDE_OOM_CGROUP_V2, limit);
+}
+
 /* The step the job was in when it died: one past the last it ended. */
 static gint64
 step_after_last (TideTrace *trace,
@@ -267,8 +278,7 @@ test_oom_cgroup (void)
 
   trace = tide_test_open_trace (run.trace);
   death = death_of (trace, &process_id);
-  expected = g_strdup_printf ("9 %d %" G_GINT64_FORMAT, g_str_equal (cgroup->version, "cgroup-v1") ? 1 : 2,
-                              JOB_LIMIT);
+  expected = oom_kill_row (cgroup, JOB_LIMIT);
   g_assert_cmpstr (death, ==, expected);
   /* The limit it ran under is the trace's too: the job lane draws it. */
   g_assert_cmpint (tide_test_query_int (trace, "SELECT value FROM meta WHERE key = 'memory_limit'"), ==,
@@ -353,18 +363,6 @@ test_plain_sigkill (void)
   g_assert_nonnull (strstr (json, "\"end\":\"exited\",\"exit_code\":0,\"signal\":null"));
 }
 
-static gboolean
-torch_available (void)
-{
-  const char *argv[] = { PYTHON, "-c", "import torch", NULL };
-  int status = -1;
-
-  return g_spawn_sync (NULL, (char **) argv, NULL,
-                       G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
-                       NULL, NULL, &status, NULL) &&
-         g_spawn_check_wait_status (status, NULL);
-}
-
 /* A DataLoader worker that moves itself into a small cgroup and outgrows
  * it: the OOM killer ends the worker, its parent lives on and exits 0. */
 static void
@@ -379,7 +377,7 @@ test_loader_worker_oom (void)
   g_autofree char *role = NULL;
   gint64 process_id;
 
-  if (!torch_available ())
+  if (!tide_test_python_imports (PYTHON, "torch"))
     {
       g_test_skip (PYTHON " cannot import torch");
       return;
@@ -397,8 +395,7 @@ test_loader_worker_oom (void)
   g_assert_cmpint (WEXITSTATUS (run.status), ==, 0);
   trace = tide_test_open_trace (run.trace);
   death = death_of (trace, &process_id);
-  expected = g_strdup_printf ("9 %d %" G_GINT64_FORMAT, g_str_equal (cgroup->version, "cgroup-v1") ? 1 : 2,
-                              WORKER_LIMIT);
+  expected = oom_kill_row (cgroup, WORKER_LIMIT);
   g_assert_cmpstr (death, ==, expected);
   {
     g_autofree char *sql = g_strdup_printf ("SELECT worker FROM processes WHERE id = %" G_GINT64_FORMAT,

@@ -775,23 +775,11 @@ test_attach_dwarf_unwind (Fixture       *f,
 #define TORCH_KEPT_BYTES (TORCH_STEPS * 512.0 * 1024.0 * 4.0)
 
 static gboolean
-python_imports (const char *python,
-                const char *module)
-{
-  g_autofree char *code = g_strdup_printf ("import %s", module);
-  g_autoptr(GSubprocess) p = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
-                                               G_SUBPROCESS_FLAGS_STDERR_SILENCE, NULL,
-                                               python, "-c", code, NULL);
-
-  return p != NULL && g_subprocess_wait_check (p, NULL, NULL);
-}
-
-static gboolean
 can_attach_torch (void)
 {
   if (!can_attach ())
     return FALSE;
-  if (!python_imports (PYTHON, "torch"))
+  if (!tide_test_python_imports (PYTHON, "torch"))
     {
       g_test_skip (PYTHON " cannot import torch (install python3-torch)");
       return FALSE;

@@ -843,24 +843,11 @@ test_package_without_profiler (void)
   g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
 }
 
-static gboolean
-python_has_torch (void)
-{
-  const char *argv[] = { PYTHON, "-c", "import torch", NULL };
-  int status = -1;
-
-  if (!g_spawn_sync (NULL, (char **) argv, NULL,
-                     G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
-                     NULL, NULL, NULL, NULL, &status, NULL))
-    return FALSE;
-  return WIFEXITED (status) && WEXITSTATUS (status) == 0;
-}
-
 int
 main (int    argc,
       char **argv)
 {
-  if (!python_has_torch ())
+  if (!tide_test_python_imports (PYTHON, "torch"))
     {
       g_print ("1..0 # SKIP " PYTHON " cannot import torch (install python3-torch)\n");
       return 77;

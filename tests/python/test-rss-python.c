@@ -318,20 +318,6 @@ test_shmem_and_file (Fixture       *f,
   g_assert_cmpint (file, <=, 32 * MIB + MIB);
 }
 
-static gboolean
-python_has (const char *module)
-{
-  g_autofree char *code = g_strdup_printf ("import %s", module);
-  const char *argv[] = { PYTHON, "-c", code, NULL };
-  int status = -1;
-
-  if (!g_spawn_sync (NULL, (char **) argv, NULL,
-                     G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
-                     NULL, NULL, NULL, NULL, &status, NULL))
-    return FALSE;
-  return WIFEXITED (status) && WEXITSTATUS (status) == 0;
-}
-
 /* rss-steady.py keeps 20 MiB of touched heap a step.  Each step's
  * explanation (or, after steps whose private memory was not read at their
  * end, the explanation of the steps it spans) gives 20 MiB of private
@@ -377,7 +363,7 @@ int
 main (int    argc,
       char **argv)
 {
-  if (!python_has ("torch") || !python_has ("numpy"))
+  if (!tide_test_python_imports (PYTHON, "torch") || !tide_test_python_imports (PYTHON, "numpy"))
     {
       g_print ("1..0 # SKIP " PYTHON " cannot import torch and numpy\n");
       return 77;

@@ -299,17 +299,6 @@ copy_file (const char *from,
 }
 
 static void
-sql_on (const char *path,
-        const char *sql)
-{
-  sqlite3 *db = NULL;
-
-  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_exec (db, sql, NULL, NULL, NULL), ==, SQLITE_OK);
-  sqlite3_close (db);
-}
-
-static void
 test_refusals (void)
 {
   g_autofree char *a = write_node ("r-a.tide", &node_a);
@@ -330,9 +319,9 @@ test_refusals (void)
   g_assert_true (g_file_get_contents (b, &bytes, &len, NULL));
   g_assert_true (g_file_set_contents (damaged, bytes, len / 2, NULL));
   copy_file (b, unfinished);
-  sql_on (unfinished, "UPDATE meta SET value = 0 WHERE key = 'complete'");
+  tide_test_exec_sql (unfinished, "UPDATE meta SET value = 0 WHERE key = 'complete'");
   copy_file (b, older);
-  sql_on (older, "PRAGMA user_version = 2");
+  tide_test_exec_sql (older, "PRAGMA user_version = 2");
 
   m = g_strdup_printf ("%s is given twice", a);
   assert_refused ((const char *[]) { a, b, a, NULL }, out, FALSE, m);

@@ -19,6 +19,7 @@
 
 #include "tide-plumbing.h"
 #include "tide-schema.h"
+#include "tide-test-util.h"
 #include "tide-test-widget.h"
 #include "tide-window-private.h"
 
@@ -27,18 +28,6 @@
 
 static char *tmp_dir;
 static char *trace_path;
-
-static gboolean
-torch_available (void)
-{
-  const char *argv[] = { PYTHON, "-c", "import torch", NULL };
-  int status = -1;
-
-  return g_spawn_sync (NULL, (char **) argv, NULL,
-                       G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
-                       NULL, NULL, &status, NULL) &&
-         g_spawn_check_wait_status (status, NULL);
-}
 
 static void
 record_trace (void)
@@ -339,7 +328,7 @@ main (int    argc,
 
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
-  if (!torch_available ())
+  if (!tide_test_python_imports (PYTHON, "torch"))
     {
       g_test_message ("%s cannot import torch", PYTHON);
       return 77;

@@ -201,6 +201,15 @@ source_line (const char *file,
   g_assert_not_reached ();
 }
 
+/* How every view names the 4 MiB leak: the line of leak_big_tensor that
+ * calls malloc. */
+static char *
+big_tensor_headline (void)
+{
+  return g_strdup_printf ("leaky-steps.c:%d leak_big_tensor",
+                          source_line ("leaky-steps.c", "malloc (BIG_TENSOR_SIZE)"));
+}
+
 static TideDrilldownNode *
 drilldown_row (TideWindow *window,
                guint       position)
@@ -270,9 +279,8 @@ test_leaking_step (void)
   g_assert_cmpuint (tide_suspects_view_get_n_rows (window->suspects_view), >=, 2);
   {
     g_autofree char *first = tide_suspects_view_dup_row_text (window->suspects_view, 0);
-    g_autofree char *expected = g_strdup_printf ("leaky-steps.c:%d leak_big_tensor\n",
-                                                 source_line ("leaky-steps.c",
-                                                              "malloc (BIG_TENSOR_SIZE)"));
+    g_autofree char *headline = big_tensor_headline ();
+    g_autofree char *expected = g_strconcat (headline, "\n", NULL);
     g_assert_true (g_str_has_prefix (first, expected));
   }
   gtk_window_destroy (GTK_WINDOW (window));
@@ -627,8 +635,7 @@ test_drilldown_draws (void)
   GtkWidget *view = GTK_WIDGET (window->drilldown_view);
   g_autoptr(GPtrArray) labels = NULL;
   g_autofree guint32 *pixels = NULL;
-  g_autofree char *big = g_strdup_printf ("leaky-steps.c:%d leak_big_tensor",
-                                          source_line ("leaky-steps.c", "malloc (BIG_TENSOR_SIZE)"));
+  g_autofree char *big = big_tensor_headline ();
   g_autofree char *feature = NULL;
   int width, height;
 
@@ -654,8 +661,7 @@ test_suspects_draw (void)
   GtkWidget *view = GTK_WIDGET (window->suspects_view);
   g_autoptr(GPtrArray) labels = NULL;
   g_autofree guint32 *pixels = NULL;
-  g_autofree char *first = g_strdup_printf ("leaky-steps.c:%d leak_big_tensor",
-                                            source_line ("leaky-steps.c", "malloc (BIG_TENSOR_SIZE)"));
+  g_autofree char *first = big_tensor_headline ();
   g_autofree char *second_line = NULL;
   GtkWidget *chosen, *second;
   int width, height;
@@ -971,17 +977,6 @@ copy_trace (const char *name)
 }
 
 static void
-exec_sql (const char *path,
-          const char *sql)
-{
-  sqlite3 *db = NULL;
-
-  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_exec (db, sql, NULL, NULL, NULL), ==, SQLITE_OK);
-  sqlite3_close (db);
-}
-
-static void
 assert_error_page (const char *path,
                    const char *title,
                    const char *message_part)
@@ -1031,7 +1026,7 @@ write_node (const char *name,
                                           " VALUES ('hostname', '%s')", host);
 
   tide_test_write_two_ranks (path);
-  exec_sql (path, sql);
+  tide_test_exec_sql (path, sql);
   return path;
 }
 
@@ -1076,13 +1071,13 @@ test_bad_files (void)
   g_autofree char *contents = NULL;
 
   g_assert_true (g_file_set_contents (text, "step,bytes\n1,100\n", -1, NULL));
-  exec_sql (foreign, "CREATE TABLE t (x); INSERT INTO t VALUES (1);");
+  tide_test_exec_sql (foreign, "CREATE TABLE t (x); INSERT INTO t VALUES (1);");
   g_assert_true (g_file_get_contents (truncated, &contents, &length, NULL));
   g_assert_true (g_file_set_contents (truncated, contents, length / 2, NULL));
-  exec_sql (newer, "PRAGMA user_version = 99;");
-  exec_sql (far_counter, "INSERT INTO counters SELECT process_id, counter, device,"
-                         " 9223372036854775807, value FROM counters LIMIT 1;");
-  exec_sql (far_end, "UPDATE meta SET value = 1e308 WHERE key = 'end_ns';");
+  tide_test_exec_sql (newer, "PRAGMA user_version = 99;");
+  tide_test_exec_sql (far_counter, "INSERT INTO counters SELECT process_id, counter, device,"
+                                   " 9223372036854775807, value FROM counters LIMIT 1;");
+  tide_test_exec_sql (far_end, "UPDATE meta SET value = 1e308 WHERE key = 'end_ns';");
 
   assert_error_page (text, "Not a Tidemark Trace", "not an SQLite database");
   assert_error_page (foreign, "Not a Tidemark Trace", "not a Tidemark trace");
@@ -1106,7 +1101,7 @@ test_incomplete_trace (void)
   g_autofree char *incomplete = copy_trace ("incomplete.tide");
   TideWindow *window;
 
-  exec_sql (incomplete, "UPDATE meta SET value = 0 WHERE key = 'complete';");
+  tide_test_exec_sql (incomplete, "UPDATE meta SET value = 0 WHERE key = 'complete';");
   window = window_open (incomplete);
   g_assert_cmpint (_tide_window_get_state (window), ==, TIDE_WINDOW_TRACE);
   g_assert_true (gtk_info_bar_get_revealed (window->banner));
@@ -1123,7 +1118,7 @@ test_early_end_trace (void)
   g_autofree char *early = copy_trace ("early.tide");
   TideWindow *window;
 
-  exec_sql (early, "UPDATE meta SET value = 0 WHERE key = 'complete';"
+  tide_test_exec_sql (early, "UPDATE meta SET value = 0 WHERE key = 'complete';"
                    "INSERT INTO meta (key, value) VALUES ('stopped_reason', 'disk full'),"
                    " ('stopped_ns', (SELECT value FROM meta WHERE key = 'start_ns')"
                    "  + 41200000000);");

@@ -8,7 +8,6 @@
 
 #include <glib/gstdio.h>
 #include <math.h>
-#include <sqlite3.h>
 
 #include "tide-job-lane.h"
 #include "tide-render.h"
@@ -203,17 +202,6 @@ test_png_rss_classes (Fixture       *f,
   g_unlink (png);
 }
 
-static void
-exec_sql (const char *path,
-          const char *sql)
-{
-  sqlite3 *db = NULL;
-
-  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_exec (db, sql, NULL, NULL, NULL), ==, SQLITE_OK);
-  sqlite3_close (db);
-}
-
 /* A job that ran into its memory limit: the exported PNG draws the limit
  * dashed across the job lane where the lane's scale puts it, and a mark
  * where rank 1 died, over the job lane and over its own lanes. */
@@ -240,7 +228,7 @@ test_png_death (Fixture       *f,
                          "INSERT OR REPLACE INTO process_ends VALUES (2, 2, -1, 9, 0, 2, %" G_GINT64_FORMAT ");"
                          "INSERT INTO meta VALUES ('memory_limit', %" G_GINT64_FORMAT ");",
                          death_ns, limit, limit);
-  exec_sql (f->path, sql);
+  tide_test_exec_sql (f->path, sql);
   f->trace = tide_trace_open (f->path, &error);
   g_assert_no_error (error);
 
