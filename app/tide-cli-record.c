@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "tide-cli.h"
+#include "tide-device-oom.h"
 #include "tide-output-name.h"
 #include "tide-recorder.h"
 #include "tide-report-format.h"
@@ -184,6 +185,22 @@ print_deaths (TideTrace *trace,
     }
 }
 
+/* Where a device ran out of memory, or ran short and the program went on:
+ * a dead job's cause comes before its suspects. */
+static void
+print_device_ooms (TideTrace *trace,
+                   GPtrArray *suspects)
+{
+  g_autoptr(GPtrArray) ooms = tide_report_device_ooms (trace, suspects, NULL);
+
+  for (guint i = 0; ooms != NULL && i < ooms->len; i++)
+    {
+      g_autofree char *line = tide_device_oom_describe (g_ptr_array_index (ooms, i));
+
+      g_printerr ("tidemark: %s\n", line);
+    }
+}
+
 static void
 print_top_suspects (const char *path)
 {
@@ -195,7 +212,10 @@ print_top_suspects (const char *path)
     return;
   suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
   if (suspects != NULL)
-    print_deaths (trace, suspects);
+    {
+      print_deaths (trace, suspects);
+      print_device_ooms (trace, suspects);
+    }
   print_copy_on_write (trace);
   print_largest_growth (trace);
   classes = tide_report_class_suspects (trace, NULL);

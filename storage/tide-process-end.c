@@ -92,8 +92,8 @@ tide_process_end_describe_oom (const TideProcessEnd *end)
                : g_strdup ("the kernel's OOM killer, at its cgroup's limit");
 }
 
-char *
-tide_process_end_describe_short (const TideProcessEnd *end)
+static char *
+describe_how (const TideProcessEnd *end)
 {
   char name[16];
 
@@ -114,4 +114,16 @@ tide_process_end_describe_short (const TideProcessEnd *end)
     default:
       return g_strdup ("unknown");
     }
+}
+
+char *
+tide_process_end_describe_short (const TideProcessEnd *end)
+{
+  g_autofree char *how = describe_how (end);
+
+  if (!end->device_oom || !tide_process_end_is_death (end))
+    return g_steal_pointer (&how);
+  if (end->oom_device < 0)
+    return g_strdup_printf ("%s (pinned memory ran out)", how);
+  return g_strdup_printf ("%s (cuda:%d out of memory)", how, end->oom_device);
 }

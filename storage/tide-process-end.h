@@ -39,6 +39,8 @@ typedef struct
   gboolean     core_dumped;
   TideOomScope oom;
   gint64       limit_bytes;  /* the limit it ran under (cgroup or machine); 0: unknown */
+  gboolean     device_oom;   /* it died after an allocation failed for want of memory ... */
+  gint         oom_device;   /* ... on this device; -1: pinned host memory */
 } TideProcessEnd;
 
 /* @wait_status: as waitpid() gives it; negative: unknown. */
@@ -53,7 +55,8 @@ gint        tide_process_end_shell_status     (const TideProcessEnd *end);
 const char *tide_signal_name                  (gint                  signal,
                                                char                  buf[16]);
 /* "exited 0", "exited 1", "killed by SIGSEGV (core dumped)", "killed by
- * SIGKILL (OOM killer)", "exec", "running", "unknown". */
+ * SIGKILL (OOM killer)", "exited 1 (cuda:0 out of memory)", "exec",
+ * "running", "unknown". */
 char       *tide_process_end_describe_short   (const TideProcessEnd *end);
 /* Why the OOM killer struck: "the kernel's OOM killer, at the cgroup's
  * limit of 600.00 MiB" or "... when the machine (15.52 GiB) ran out";

@@ -324,6 +324,36 @@ load_ends (sqlite3    *db,
   return tide_sqlite_finish (db, stmt, rc, "cannot read how the processes ended", error);
 }
 
+/* Which processes died after a device allocation failed, with no success
+ * after it on that device (tide-device-oom.h). */
+static gboolean
+load_device_ooms (sqlite3    *db,
+                  GPtrArray  *processes,
+                  GError    **error)
+{
+  sqlite3_stmt *stmt;
+  int rc;
+
+  if (!tide_sqlite_has (db, "table", "alloc_failures"))
+    return TRUE;
+  stmt = tide_sqlite_prepare (db, "SELECT process_id, device FROM alloc_failures WHERE recovered = 0"
+                                  " ORDER BY ts_ns",
+                              "cannot read the failed allocations", error);
+  if (stmt == NULL)
+    return FALSE;
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      TideProcess *p = tide_processes_find (processes, sqlite3_column_int64 (stmt, 0));
+      gint64 device = sqlite3_column_int64 (stmt, 1);
+
+      if (p == NULL || !tide_process_end_is_death (&p->end) || device < -1 || device > G_MAXINT16)
+        continue;
+      p->end.device_oom = TRUE;
+      p->end.oom_device = (gint) device;
+    }
+  return tide_sqlite_finish (db, stmt, rc, "cannot read the failed allocations", error);
+}
+
 /* Every process with its role: the stored one, or derived when the trace
  * has none (schema 1 and 2, or a capture that did not finish) or when
  * @derive asks for it. */
@@ -354,7 +384,8 @@ load_processes (sqlite3  *db,
     return NULL;
   if (derive)
     derive_roles (processes);
-  if (!load_hosts (db, processes, error) || !load_ends (db, processes, error))
+  if (!load_hosts (db, processes, error) || !load_ends (db, processes, error) ||
+      !load_device_ooms (db, processes, error))
     return NULL;
   for (guint i = 0; i < processes->len; i++)
     {

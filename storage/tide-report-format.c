@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tide-device-oom.h"
 #include "tide-plumbing.h"
 #include "tide-report-format.h"
 #include "tide-report-rss.h"
@@ -1065,13 +1066,18 @@ end_cell (const TideProcessSummary *s)
       g_string_append (cell, "unknown");
       break;
     }
+  if (end->device_oom && end->oom_device >= 0)
+    g_string_append_printf (cell, " (cuda:%d OOM)", end->oom_device);
+  else if (end->device_oom)
+    g_string_append (cell, " (pinned OOM)");
   if (s->end_step > 0)
     g_string_append_printf (cell, " step %d", s->end_step);
   return g_string_free (g_steal_pointer (&cell), FALSE);
 }
 
 /* After the table, a line for each process that a signal killed: by
- * what, in which step, and what the job held then. */
+ * what, in which step, and what the job held then; and one for each
+ * device where its allocations failed. */
 static void
 processes_deaths_text (GString   *out,
                        GPtrArray *summaries)
@@ -1083,6 +1089,12 @@ processes_deaths_text (GString   *out,
 
       if (line != NULL)
         g_string_append_printf (out, "%s\n", line);
+      for (guint k = 0; s->device_ooms != NULL && k < s->device_ooms->len; k++)
+        {
+          g_autofree char *oom = tide_device_oom_describe (g_ptr_array_index (s->device_ooms, k));
+
+          g_string_append_printf (out, "%s\n", oom);
+        }
     }
 }
 
@@ -1150,6 +1162,18 @@ processes_text (GString   *out,
   processes_deaths_text (out, summaries);
 }
 
+/* "cuda:0", "pinned" or "" for the CSV column device_oom. */
+static void
+device_oom_csv (GString              *out,
+                const TideProcessEnd *end)
+{
+  if (end->device_oom && end->oom_device >= 0)
+    g_string_append_printf (out, "cuda:%d", end->oom_device);
+  else if (end->device_oom)
+    g_string_append (out, "pinned");
+  g_string_append_c (out, ',');
+}
+
 static void
 processes_end_csv (GString                  *out,
                    const TideProcessSummary *s)
@@ -1166,6 +1190,44 @@ processes_end_csv (GString                  *out,
                           killed && end->oom != TIDE_OOM_NONE ? tide_oom_scope_name (end->oom) : "");
   csv_optional (out, killed && end->limit_bytes > 0, end->limit_bytes);
   csv_optional (out, s->end_step > 0, s->end_step);
+  device_oom_csv (out, end);
+}
+
+/* Where its allocations failed: "device_ooms":[{"device":"cuda:0",
+ * "failed":1,"fatal":true,"api":"cudaMalloc","bytes":..., the failure
+ * named (tide-device-oom.h) and its headline frame}]. */
+static void
+device_ooms_json (GString   *out,
+                  GPtrArray *ooms)
+{
+  g_string_append (out, ",\"device_ooms\":[");
+  for (guint i = 0; ooms != NULL && i < ooms->len; i++)
+    {
+      const TideDeviceOom *oom = g_ptr_array_index (ooms, i);
+      gint h = oom->frames != NULL ? tide_frames_find_headline (oom->frames) : -1;
+      const TideFrame *head = h >= 0 ? g_ptr_array_index (oom->frames, h) : NULL;
+      g_autofree char *device = oom->device >= 0 ? g_strdup_printf ("cuda:%d", oom->device)
+                                                 : g_strdup ("pinned");
+
+      g_string_append_printf (out, "%s{\"device\":\"%s\",\"failed\":%" G_GINT64_FORMAT
+                              ",\"fatal\":%s,\"api\":", i ? "," : "", device, oom->n_failed,
+                              oom->fatal ? "true" : "false");
+      json_string (out, oom->api);
+      g_string_append_printf (out, ",\"bytes\":%" G_GINT64_FORMAT ",\"allocated_bytes\":%"
+                              G_GINT64_FORMAT ",\"ts_ns\":%" G_GINT64_FORMAT, oom->bytes,
+                              oom->allocated_bytes, oom->ts_ns);
+      json_optional (out, "step", oom->step > 0, oom->step);
+      g_string_append (out, ",\"function\":");
+      json_string (out, head ? head->function : NULL);
+      g_string_append (out, ",\"file\":");
+      json_string (out, head ? head->file : NULL);
+      json_optional (out, "line", head != NULL && head->line > 0, head ? head->line : 0);
+      json_optional (out, "kept_bytes", oom->keeper != NULL, oom->keeper_bytes);
+      g_string_append (out, ",\"kept_by\":");
+      json_string (out, oom->keeper);
+      g_string_append_c (out, '}');
+    }
+  g_string_append_c (out, ']');
 }
 
 static void
@@ -1193,6 +1255,7 @@ processes_end_json (GString                  *out,
   json_optional (out, "oom_limit_bytes", oom && end->limit_bytes > 0, end->limit_bytes);
   json_optional (out, "end_step", s->end_step > 0, s->end_step);
   json_optional (out, "job_bytes_at_end", killed && s->job_bytes_at_end >= 0, s->job_bytes_at_end);
+  device_ooms_json (out, s->device_ooms);
 }
 
 static void
@@ -1203,7 +1266,7 @@ processes_csv (GString   *out,
 
   g_string_append (out, "pid,parent_pid,role,dist_rank,peak_rss_bytes,rss_growth_bytes,steps,"
                         "suspects,end,exit_code,signal,signal_name,core_dumped,oom_killed,"
-                        "oom_scope,oom_limit_bytes,end_step,command");
+                        "oom_scope,oom_limit_bytes,end_step,device_oom,command");
   g_string_append (out, hosts ? ",host\n" : "\n");
   for (guint i = 0; i < summaries->len; i++)
     {

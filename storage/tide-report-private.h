@@ -31,6 +31,15 @@ gboolean      _tide_series_grows_steadily (const double *live,
                                            gint         *start_out,
                                            double       *net_out);
 
+/* tide-report-processes.c */
+TideProcess  *_tide_report_steps_source (GPtrArray         *processes,
+                                         const TideProcess *p);
+gboolean      _tide_report_step_at      (sqlite3           *db,
+                                         gint64             source_id,
+                                         gint64             ns,
+                                         gint              *out,
+                                         GError           **error);
+
 /* tide-report-rss.c */
 gboolean      _tide_report_add_classes  (TideTrace    *trace,
                                          GPtrArray    *rows,

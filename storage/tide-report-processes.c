@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 
+#include "tide-device-oom.h"
 #include "tide-report-private.h"
 #include "tide-report-rss.h"
 #include "tide-saturate.h"
@@ -23,6 +24,7 @@ tide_process_summary_free (TideProcessSummary *summary)
   if (summary == NULL)
     return;
   tide_process_free (summary->process);
+  g_clear_pointer (&summary->device_ooms, g_ptr_array_unref);
   g_free (summary);
 }
 
@@ -71,12 +73,17 @@ _tide_report_label_steps (TideTrace  *trace,
 
 /* ---- the job's steps ---------------------------------------------------------- */
 
-static TideProcess *
-steps_source (GPtrArray         *processes,
-              const TideProcess *p)
+/* The process whose steps @p's time is counted in: its own when it has
+ * steps, else the nearest stepping ancestor, else rank 0 or the first
+ * process with steps; NULL without any. */
+TideProcess *
+_tide_report_steps_source (GPtrArray         *processes,
+                           const TideProcess *p)
 {
   TideProcess *first = NULL;
 
+  if (p->has_steps)
+    return (TideProcess *) p;
   /* Bounded walk: a damaged trace may hold a cycle of parents. */
   for (TideProcess *q = tide_processes_find (processes, p->parent_id);
        q != NULL && q != p && q->id != q->parent_id;
@@ -182,7 +189,7 @@ tide_report_job_steps (TideTrace  *trace,
   for (guint i = 0; i < processes->len; i++)
     {
       TideProcess *p = g_ptr_array_index (processes, i);
-      TideProcess *source = p->has_steps ? NULL : steps_source (processes, p);
+      TideProcess *source = p->has_steps ? NULL : _tide_report_steps_source (processes, p);
 
       if (source != NULL && !add_borrowed_steps (trace, p, source, rows, error))
         return NULL;
@@ -232,14 +239,15 @@ add_rss_figures (TideTrace  *trace,
                              error);
 }
 
-/* The step of @source in progress at @ns: the one that spans it, else the
- * one after the last that ended before it (a step that never ended). */
-static gboolean
-read_step_at (sqlite3   *db,
-              gint64     source_id,
-              gint64     ns,
-              gint      *out,
-              GError   **error)
+/* The step of @source_id in progress at @ns: the one that spans it, else
+ * the one after the last that ended before it (a step that never ended);
+ * 0 without steps. */
+gboolean
+_tide_report_step_at (sqlite3   *db,
+                      gint64     source_id,
+                      gint64     ns,
+                      gint      *out,
+                      GError   **error)
 {
   sqlite3_stmt *stmt;
   int rc;
@@ -330,12 +338,12 @@ add_end_figures (TideTrace  *trace,
     {
       TideProcessSummary *s = g_ptr_array_index (summaries, i);
       const TideProcess *p = s->process;
-      const TideProcess *source = p->has_steps ? p : steps_source (processes, p);
+      const TideProcess *source = p->has_steps ? p : _tide_report_steps_source (processes, p);
 
       s->job_bytes_at_end = -1;
       if (!tide_process_end_is_death (&p->end) || p->end_ns == 0)
         continue;
-      if (source != NULL && !read_step_at (db, source->id, p->end_ns, &s->end_step, error))
+      if (source != NULL && !_tide_report_step_at (db, source->id, p->end_ns, &s->end_step, error))
         return FALSE;
       if (!read_job_bytes_at (db, p->end_ns, &s->job_bytes_at_end, &s->job_bytes_by_pss, error))
         return FALSE;
@@ -401,9 +409,11 @@ tide_report_processes (TideTrace  *trace,
   g_autoptr(GPtrArray) summaries = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_process_summary_free);
   g_autoptr(GPtrArray) processes = tide_trace_list_processes (trace, error);
   g_autoptr(GPtrArray) suspects = NULL;
+  g_autoptr(GPtrArray) ooms = NULL;
 
   if (processes == NULL ||
-      (suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, error)) == NULL)
+      (suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, error)) == NULL ||
+      (ooms = tide_report_device_ooms (trace, suspects, error)) == NULL)
     return NULL;
   for (guint i = 0; i < processes->len; i++)
     {
@@ -411,6 +421,10 @@ tide_report_processes (TideTrace  *trace,
       TideProcess *parent;
 
       s->process = g_ptr_array_index (processes, i);
+      s->device_ooms = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_device_oom_free);
+      for (guint k = 0; k < ooms->len; k++)
+        if (((TideDeviceOom *) g_ptr_array_index (ooms, k))->process_id == s->process->id)
+          g_ptr_array_add (s->device_ooms, g_ptr_array_steal_index (ooms, k--));
       parent = tide_processes_find (processes, s->process->parent_id);
       s->parent_pid = parent != NULL ? parent->pid : 0;
       for (guint k = 0; k < suspects->len; k++)
@@ -461,6 +475,7 @@ every_process_has_pss (sqlite3   *db,
 static gboolean
 sweep_job_peak (sqlite3      *db,
                 gint          counter,
+                gint          device,
                 TideJobPeak  *peak,
                 GError      **error)
 {
@@ -470,7 +485,7 @@ sweep_job_peak (sqlite3      *db,
   int rc;
 
   stmt = tide_sqlite_prepare (db, "SELECT process_id, ts_ns, value, 0 FROM counters"
-                                  " WHERE counter = ?1 AND device = -1"
+                                  " WHERE counter = ?1 AND device = ?2"
                                   " UNION ALL SELECT id, end_ns, 0, 1 FROM processes"
                                   " WHERE end_ns IS NOT NULL"
                                   " ORDER BY 2, 4",
@@ -478,6 +493,7 @@ sweep_job_peak (sqlite3      *db,
   if (stmt == NULL)
     return FALSE;
   sqlite3_bind_int (stmt, 1, counter);
+  sqlite3_bind_int (stmt, 2, device);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       gint64 process_id = sqlite3_column_int64 (stmt, 0);
@@ -551,9 +567,53 @@ tide_report_job_peak (TideTrace    *trace,
   g_return_val_if_fail (TIDE_IS_TRACE (trace), FALSE);
   *peak = (TideJobPeak) { .step = -1 };
   if (!every_process_has_pss (db, &peak->by_pss, error) ||
-      !sweep_job_peak (db, peak->by_pss ? TIDE_COUNTER_PSS : TIDE_COUNTER_RSS, peak, error))
+      !sweep_job_peak (db, peak->by_pss ? TIDE_COUNTER_PSS : TIDE_COUNTER_RSS, -1, peak, error))
     return FALSE;
   return !peak->known || step_at (db, peak->ts_ns, &peak->step, error);
+}
+
+/**
+ * tide_report_device_peaks:
+ *
+ * Returns: (transfer full) (element-type TideDevicePeak): per device with
+ *   recorded blocks, in order, the most its processes' blocks held at
+ *   once, swept as the job's peak is
+ */
+GArray *
+tide_report_device_peaks (TideTrace  *trace,
+                          GError    **error)
+{
+  sqlite3 *db = _tide_trace_get_db (trace);
+  g_autoptr(GArray) peaks = g_array_new (FALSE, TRUE, sizeof (TideDevicePeak));
+  sqlite3_stmt *stmt;
+  int rc;
+
+  g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
+  stmt = tide_sqlite_prepare (db, "SELECT DISTINCT device FROM counters WHERE counter = ?1"
+                                  " AND device BETWEEN 0 AND 32767 ORDER BY device",
+                              TIDE_REPORT_WHAT, error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int (stmt, 1, TIDE_COUNTER_DEVICE_ALLOCATED);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      TideDevicePeak peak = { .device = sqlite3_column_int (stmt, 0) };
+
+      g_array_append_val (peaks, peak);
+    }
+  if (!tide_sqlite_finish (db, stmt, rc, TIDE_REPORT_WHAT, error))
+    return NULL;
+  for (guint i = 0; i < peaks->len; i++)
+    {
+      TideDevicePeak *peak = &g_array_index (peaks, TideDevicePeak, i);
+      TideJobPeak sweep = { .step = -1 };
+
+      if (!sweep_job_peak (db, TIDE_COUNTER_DEVICE_ALLOCATED, peak->device, &sweep, error))
+        return NULL;
+      peak->bytes = sweep.bytes;
+      peak->ts_ns = sweep.ts_ns;
+    }
+  return g_steal_pointer (&peaks);
 }
 
 /* "job peak PSS 236.49 MiB", "peak RSS summed over processes 12.00 MiB",

@@ -140,6 +140,7 @@ typedef struct
                                    * ended in; 0: none, or it did not die */
   gint64       job_bytes_at_end;  /* killed: the job's memory at its death, -1 unknown */
   gboolean     job_bytes_by_pss;  /* ... as PSS summed (else RSS summed) */
+  GPtrArray   *device_ooms;       /* its TideDeviceOom (tide-device-oom.h), fatal first */
 } TideProcessSummary;
 
 /* The job's memory at its peak (tide_report_job_peak()). */
@@ -156,6 +157,17 @@ gboolean   tide_report_job_peak   (TideTrace    *trace,
                                    TideJobPeak  *peak,
                                    GError      **error);
 char      *tide_job_peak_describe (const TideJobPeak *peak);
+
+/* A device's peak (tide_report_device_peaks()). */
+typedef struct
+{
+  gint     device;
+  gint64   bytes;     /* recorded blocks held at once, summed over processes */
+  gint64   ts_ns;
+} TideDevicePeak;
+
+GArray    *tide_report_device_peaks (TideTrace  *trace,
+                                     GError    **error);
 
 void       tide_step_row_free     (TideStepRow *row);
 char      *tide_step_row_describe (const TideStepRow *row);

@@ -287,6 +287,27 @@ static const struct
     "  limit_bytes INTEGER NOT NULL"
     ") STRICT;" },
 
+  /* Device and pinned allocations that failed for want of memory
+   * (tide-alloc-failures.h), written by the recorder as they happen.  api
+   * names the function ("cudaMalloc"), error is its own return code,
+   * device -1 is pinned host memory; allocated_bytes is what the process's
+   * recorded blocks held on that device then; recovered turns 1 when a
+   * later allocation on the device succeeds in the same process. */
+  { "alloc_failures",
+    "CREATE TABLE IF NOT EXISTS alloc_failures ("
+    "  id INTEGER PRIMARY KEY,"
+    "  process_id INTEGER NOT NULL,"
+    "  ts_ns INTEGER NOT NULL,"
+    "  api TEXT NOT NULL,"
+    "  error INTEGER NOT NULL,"
+    "  device INTEGER NOT NULL,"
+    "  bytes INTEGER NOT NULL,"
+    "  allocated_bytes INTEGER NOT NULL,"
+    "  stack_id INTEGER,"
+    "  scope_id INTEGER,"
+    "  recovered INTEGER NOT NULL DEFAULT 0"
+    ") STRICT;" },
+
   /* Built when the capture ends (tide-analysis.c). */
   { "series_by_step", "CREATE INDEX IF NOT EXISTS series_by_step ON step_series (step_id);" },
   { "transfers_by_time",

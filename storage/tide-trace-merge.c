@@ -329,6 +329,7 @@ open_output (Merge       *merge,
          tide_schema_ensure (merge->db, "merge_sources", error) &&
          tide_schema_ensure (merge->db, "merge_processes", error) &&
          tide_schema_ensure (merge->db, "process_ends", error) &&
+         tide_schema_ensure (merge->db, "alloc_failures", error) &&
          tide_sqlite_exec (merge->db, stack_map_sql, error);
 }
 
@@ -725,6 +726,12 @@ copy_input (Merge            *merge,
     ok = run_copy (merge->db, "INSERT INTO process_ends (process_id, kind, exit_code, signal,"
                               " core_dumped, oom, limit_bytes) SELECT process_id + :p, kind, exit_code,"
                               " signal, core_dumped, oom, limit_bytes FROM src.process_ends", &o, error);
+  if (ok && max_id (merge->db, "SELECT count (*) FROM src.sqlite_schema WHERE name = 'alloc_failures'") > 0)
+    ok = run_copy (merge->db, "INSERT INTO alloc_failures (process_id, ts_ns, api, error, device, bytes,"
+                              " allocated_bytes, stack_id, scope_id, recovered)"
+                              " SELECT process_id + :p, ts_ns + :x, api, error, device, bytes,"
+                              " allocated_bytes, " STACK ("stack_id") ", scope_id + :c, recovered"
+                              " FROM src.alloc_failures ORDER BY id", &o, error);
   ok = ok && tide_sqlite_exec (merge->db, "COMMIT", error);
   if (!ok)
     sqlite3_exec (merge->db, "ROLLBACK", NULL, NULL, NULL);

@@ -72,6 +72,8 @@ typedef enum
   OP_PROCESS_WORKER,
   OP_COW_SOURCE,
   OP_MODULE,
+  OP_ALLOC_FAILURE,
+  OP_FAILURES_RECOVERED,
   N_OPS
 } OpType;
 
@@ -142,6 +144,13 @@ static const OpShape op_shapes[N_OPS] = {
                   (1 << 1) | (1 << 2) },
   [OP_COW_SOURCE] = { "INSERT INTO cow_sources (process_id, ts_ns, parent_id, stack_id, bytes)"
                       " VALUES (?1, ?2, ?3, ?4, ?5)", 5, FALSE, 0, 1 << 3 },
+  [OP_ALLOC_FAILURE] = { "INSERT INTO alloc_failures (process_id, ts_ns, error, device, bytes,"
+                         " allocated_bytes, stack_id, scope_id, api)"
+                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", 8, FALSE, 1,
+                         (1 << 6) | (1 << 7) },
+  [OP_FAILURES_RECOVERED] = { "UPDATE alloc_failures SET recovered = 1"
+                              " WHERE process_id = ?1 AND device = ?2 AND recovered = 0",
+                              2, FALSE, 0, 0 },
   [OP_STEP_STATS] = { "INSERT INTO step_stats (step_id, heap_live_end, mapped_live_end,"
                       " device_live_end, retained_bytes, retained_count)"
                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6)", 6, FALSE, 0, 0 },
@@ -746,6 +755,7 @@ writer_open_db (TideTraceWriter  *self,
          tide_schema_ensure (self->db, "residency_by_step", error) &&
          tide_schema_ensure (self->db, "long_lived_allocations", error) &&
          tide_schema_ensure (self->db, "process_ends", error) &&
+         tide_schema_ensure (self->db, "alloc_failures", error) &&
          tide_sqlite_exec (self->db,
                            "INSERT INTO meta (key, value) VALUES ('complete', 0),"
                            "  ('short_lived_ns', " G_STRINGIFY (TIDE_SHORT_LIVED_NS) ");",
@@ -1050,6 +1060,30 @@ tide_trace_writer_add_transfer (TideTraceWriter *self,
   Op op = { .type = OP_TRANSFER,
             .ints = { process_id, direction, device, bytes, start_ns, duration_ns,
                       stack_id, scope_id } };
+
+  writer_push (self, &op);
+}
+
+void
+tide_trace_writer_add_alloc_failure (TideTraceWriter            *self,
+                                     const TideAllocFailureRow  *row)
+{
+  Op op = { .type = OP_ALLOC_FAILURE,
+            .ints = { row->process_id, row->ts_ns, row->error, row->device, row->bytes,
+                      row->allocated_bytes, row->stack_id, row->scope_id } };
+
+  op.texts[0] = g_strdup (row->api);
+  writer_push (self, &op);
+}
+
+/* A later allocation on @device succeeded: the failures before it were
+ * survived. */
+void
+tide_trace_writer_recover_failures (TideTraceWriter *self,
+                                    gint64           process_id,
+                                    gint             device)
+{
+  Op op = { .type = OP_FAILURES_RECOVERED, .ints = { process_id, device } };
 
   writer_push (self, &op);
 }

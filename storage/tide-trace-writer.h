@@ -65,6 +65,20 @@ typedef struct
   gint64 resident_born_bytes;
 } TideResidencyRow;
 
+/* A row of alloc_failures (tide-schema.c). */
+typedef struct
+{
+  gint64      process_id;
+  gint64      ts_ns;
+  const char *api;              /* "cudaMalloc" */
+  gint        error;            /* the API's own code */
+  gint        device;           /* -1: pinned host memory */
+  gint64      bytes;            /* asked for */
+  gint64      allocated_bytes;  /* the process's recorded blocks on the device */
+  gint64      stack_id;         /* 0: none */
+  gint64      scope_id;         /* 0: none */
+} TideAllocFailureRow;
+
 typedef struct _TideTraceWriter TideTraceWriter;
 
 TideTraceWriter *tide_trace_writer_new            (const char             *path,
@@ -140,6 +154,11 @@ void             tide_trace_writer_add_transfer   (TideTraceWriter        *self,
                                                    gint64                  duration_ns,
                                                    gint64                  stack_id,
                                                    gint64                  scope_id);
+void             tide_trace_writer_add_alloc_failure (TideTraceWriter           *self,
+                                                      const TideAllocFailureRow *row);
+void             tide_trace_writer_recover_failures  (TideTraceWriter           *self,
+                                                      gint64                     process_id,
+                                                      gint                       device);
 void             tide_trace_writer_add_residency  (TideTraceWriter        *self,
                                                    const TideResidencyRow *row);
 /* @stack_id 0: copied bytes that no recorded block covers. */

@@ -13,6 +13,9 @@
  * returns a different pointer for the same name (another stream mode) gets
  * the real pointer, unwrapped: one slot per name.
  *
+ * An allocation that fails with CUDA_ERROR_OUT_OF_MEMORY is recorded as a
+ * failure; cuMemCreate's, where physical memory runs out, is one too.
+ *
  * Virtual memory (cuMemCreate/cuMemMap, PyTorch's expandable segments): the
  * bytes are recorded where they become usable, at cuMemMap (address, size,
  * the handle's device), and end at cuMemUnmap of the same address.
@@ -73,6 +76,9 @@ mem_alloc (AllocFn          real,
   PASS (real (dptr, size));
   if (rec && r == TIDE_CU_SUCCESS && dptr != NULL)
     tide_cuda_record_alloc (*dptr, size, TIDE_KIND_DEVICE, tide_cuda_driver_device ());
+  else if (rec && r == TIDE_CU_ERROR_OUT_OF_MEMORY)
+    tide_cuda_record_failure (TIDE_WIRE_API_CU_MEM_ALLOC, r, size, TIDE_KIND_DEVICE,
+                              tide_cuda_driver_device ());
   return r;
 }
 
@@ -90,6 +96,9 @@ mem_alloc_async (AllocAsyncFn     real,
   PASS (real (dptr, size, stream));
   if (rec && r == TIDE_CU_SUCCESS && dptr != NULL)
     tide_cuda_record_alloc (*dptr, size, TIDE_KIND_DEVICE, tide_cuda_driver_device ());
+  else if (rec && r == TIDE_CU_ERROR_OUT_OF_MEMORY)
+    tide_cuda_record_failure (TIDE_WIRE_API_CU_MEM_ALLOC_ASYNC, r, size, TIDE_KIND_DEVICE,
+                              tide_cuda_driver_device ());
   return r;
 }
 
@@ -136,6 +145,8 @@ host_alloc (HostAllocFn    real,
   PASS (real (pp, size, flags));
   if (rec && r == TIDE_CU_SUCCESS && pp != NULL)
     tide_cuda_record_alloc ((uintptr_t) *pp, size, TIDE_KIND_PINNED, -1);
+  else if (rec && r == TIDE_CU_ERROR_OUT_OF_MEMORY)
+    tide_cuda_record_failure (TIDE_WIRE_API_CU_MEM_HOST_ALLOC, r, size, TIDE_KIND_PINNED, -1);
   return r;
 }
 
@@ -162,14 +173,17 @@ mem_create (CreateFn                       real,
 {
   bool rec = tide_cuda_recording ();
   TideCuResult r;
+  int device;
 
   if (real == NULL)
     return TIDE_CU_ERROR_NOT_INITIALIZED;
   PASS (real (handle, size, prop, flags));
+  device = prop != NULL && prop->location.type == TIDE_CU_MEM_LOCATION_TYPE_DEVICE
+           ? prop->location.id : tide_cuda_driver_device ();
   if (rec && r == TIDE_CU_SUCCESS && handle != NULL && prop != NULL)
-    tide_cuda_handle_add (*handle, size,
-                          prop->location.type == TIDE_CU_MEM_LOCATION_TYPE_DEVICE
-                          ? prop->location.id : tide_cuda_driver_device ());
+    tide_cuda_handle_add (*handle, size, device);
+  else if (rec && r == TIDE_CU_ERROR_OUT_OF_MEMORY)
+    tide_cuda_record_failure (TIDE_WIRE_API_CU_MEM_CREATE, r, size, TIDE_KIND_DEVICE, device);
   return r;
 }
 

@@ -4,7 +4,8 @@
  * tide-preload-cuda-runtime.c: hooks on the CUDA runtime (libcudart).
  *
  * Allocations are recorded after the real call succeeds, frees before the
- * real call.  A synchronous copy records the call's duration; an
+ * real call; an allocation that fails for want of memory is recorded as a
+ * failure, with its size and stack.  A synchronous copy records the call's duration; an
  * asynchronous one (cudaMemcpyAsync) records the time to enqueue it, which
  * is what the host thread spent, not the copy itself.  Copies between two
  * buffers of one device are not transfers and are not recorded; copies
@@ -36,8 +37,9 @@ typedef TideCudaError (*EntryFn)       (const char *, void **, unsigned long lon
 typedef TideCudaError (*EntryVersionFn) (const char *, void **, unsigned int, unsigned long long,
                                          TideCudaEntryPointStatus *);
 
-/* Runs the real allocation one level deeper, then records it. */
-#define TIDE_CUDA_ALLOC(call, ptr, size, kind, device)                  \
+/* Runs the real allocation one level deeper, then records it, or its
+ * failure for want of memory when @api (a TideWireApi) is not 0. */
+#define TIDE_CUDA_ALLOC(call, ptr, size, kind, device, api)             \
   do                                                                    \
     {                                                                   \
       bool rec_ = tide_cuda_recording ();                               \
@@ -47,6 +49,8 @@ typedef TideCudaError (*EntryVersionFn) (const char *, void **, unsigned int, un
       tide_cuda_depth--;                                                \
       if (rec_ && err == TIDE_CUDA_SUCCESS && (ptr) != NULL)            \
         tide_cuda_record_alloc ((uintptr_t) (ptr), (size), (kind), (device)); \
+      else if (rec_ && (api) != 0 && err == TIDE_CUDA_ERROR_MEMORY_ALLOCATION) \
+        tide_cuda_record_failure ((api), err, (size), (kind), (device)); \
     }                                                                   \
   while (0)
 
@@ -59,27 +63,18 @@ typedef TideCudaError (*EntryVersionFn) (const char *, void **, unsigned int, un
     }                                                                   \
   while (0)
 
-static TideCudaError
-device_alloc (MallocFn   real,
-              void     **ptr,
-              size_t     size)
-{
-  TideCudaError err;
-
-  if (real == NULL)
-    return TIDE_CUDA_ERROR_INITIALIZATION;
-  TIDE_CUDA_ALLOC (real (ptr, size), ptr ? *ptr : NULL, size, TIDE_KIND_DEVICE,
-                   tide_cuda_runtime_device ());
-  return err;
-}
-
 TIDE_EXPORT TideCudaError
 cudaMalloc (void   **ptr,
             size_t   size)
 {
   TIDE_CUDA_REAL (MallocFn, cudaMalloc);
+  TideCudaError err;
 
-  return device_alloc (real, ptr, size);
+  if (real == NULL)
+    return TIDE_CUDA_ERROR_INITIALIZATION;
+  TIDE_CUDA_ALLOC (real (ptr, size), ptr ? *ptr : NULL, size, TIDE_KIND_DEVICE,
+                   tide_cuda_runtime_device (), TIDE_WIRE_API_CUDA_MALLOC);
+  return err;
 }
 
 TIDE_EXPORT TideCudaError
@@ -93,7 +88,7 @@ cudaMallocManaged (void         **ptr,
   if (real == NULL)
     return TIDE_CUDA_ERROR_INITIALIZATION;
   TIDE_CUDA_ALLOC (real (ptr, size, flags), ptr ? *ptr : NULL, size, TIDE_KIND_DEVICE,
-                   tide_cuda_runtime_device ());
+                   tide_cuda_runtime_device (), TIDE_WIRE_API_CUDA_MALLOC_MANAGED);
   return err;
 }
 
@@ -109,7 +104,9 @@ cudaMallocPitch (void   **ptr,
   if (real == NULL)
     return TIDE_CUDA_ERROR_INITIALIZATION;
   TIDE_CUDA_ALLOC (real (ptr, pitch, width, height), ptr ? *ptr : NULL,
-                   pitch ? *pitch * height : 0, TIDE_KIND_DEVICE, tide_cuda_runtime_device ());
+                   err == TIDE_CUDA_SUCCESS && pitch ? *pitch * height : width * height,
+                   TIDE_KIND_DEVICE,
+                   tide_cuda_runtime_device (), TIDE_WIRE_API_CUDA_MALLOC_PITCH);
   return err;
 }
 
@@ -124,7 +121,7 @@ cudaMallocAsync (void           **ptr,
   if (real == NULL)
     return TIDE_CUDA_ERROR_INITIALIZATION;
   TIDE_CUDA_ALLOC (real (ptr, size, stream), ptr ? *ptr : NULL, size, TIDE_KIND_DEVICE,
-                   tide_cuda_runtime_device ());
+                   tide_cuda_runtime_device (), TIDE_WIRE_API_CUDA_MALLOC_ASYNC);
   return err;
 }
 
@@ -166,7 +163,8 @@ cudaMallocHost (void   **ptr,
 
   if (real == NULL)
     return TIDE_CUDA_ERROR_INITIALIZATION;
-  TIDE_CUDA_ALLOC (real (ptr, size), ptr ? *ptr : NULL, size, TIDE_KIND_PINNED, -1);
+  TIDE_CUDA_ALLOC (real (ptr, size), ptr ? *ptr : NULL, size, TIDE_KIND_PINNED, -1,
+                   TIDE_WIRE_API_CUDA_MALLOC_HOST);
   return err;
 }
 
@@ -180,7 +178,8 @@ cudaHostAlloc (void         **ptr,
 
   if (real == NULL)
     return TIDE_CUDA_ERROR_INITIALIZATION;
-  TIDE_CUDA_ALLOC (real (ptr, size, flags), ptr ? *ptr : NULL, size, TIDE_KIND_PINNED, -1);
+  TIDE_CUDA_ALLOC (real (ptr, size, flags), ptr ? *ptr : NULL, size, TIDE_KIND_PINNED, -1,
+                   TIDE_WIRE_API_CUDA_HOST_ALLOC);
   return err;
 }
 
@@ -210,7 +209,8 @@ cudaHostRegister (void         *ptr,
 
   if (real == NULL)
     return TIDE_CUDA_ERROR_INITIALIZATION;
-  TIDE_CUDA_ALLOC (real (ptr, size, flags), ptr, size, TIDE_KIND_PINNED, -1);
+  /* Registering memory allocates none: its failure is no out-of-memory. */
+  TIDE_CUDA_ALLOC (real (ptr, size, flags), ptr, size, TIDE_KIND_PINNED, -1, 0);
   return err;
 }
 

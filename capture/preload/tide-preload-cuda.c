@@ -262,6 +262,47 @@ out:
   errno = saved;
 }
 
+/* Failures are rare, and may be the last thing the process does: sent
+ * at once, stack and all, like a copy. */
+void
+tide_cuda_record_failure (uint16_t api,
+                          uint32_t error,
+                          uint64_t bytes,
+                          uint16_t kind,
+                          int      device)
+{
+  _Alignas (8) unsigned char rec[sizeof (TideWireAllocFailed) + 8u * TIDE_WIRE_MAX_FRAMES];
+  TideWireAllocFailed *f = (TideWireAllocFailed *) rec;
+  int saved = errno;
+  uint32_t n_frames;
+
+  tide_tls.guard++;
+  if (!tide_active ())
+    goto out;
+  if (TIDE_UNLIKELY (atomic_load_explicit (&tide_objects_dirty, memory_order_relaxed) != 0))
+    tide_objects_announce ();
+  n_frames = tide_unwind (f->frames, TIDE_WIRE_MAX_FRAMES);
+  if (tide_python_depth () > 0)
+    n_frames = tide_python_splice (f->frames, n_frames, TIDE_WIRE_MAX_FRAMES);
+  f->h.type = TIDE_WIRE_ALLOC_FAILED;
+  f->h.len = (uint16_t) (sizeof *f + 8u * n_frames);
+  f->h.tid = tide_thread_tid ();
+  f->h.time_ns = tide_now_ns ();
+  f->bytes = bytes;
+  f->error = error;
+  f->api = api;
+  f->kind = kind;
+  f->device = (int16_t) device;
+  f->reserved = 0;
+  f->scope_id = tide_scope_current ();
+  f->n_frames = n_frames;
+  f->reserved2 = 0;
+  tide_buffer_append (rec, f->h.len);
+out:
+  tide_tls.guard--;
+  errno = saved;
+}
+
 void
 tide_cuda_handle_add (uint64_t handle,
                       uint64_t size,

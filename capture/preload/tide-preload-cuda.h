@@ -69,6 +69,12 @@ void     tide_cuda_record_transfer (uint32_t  direction,
                                     uint64_t  bytes,
                                     int       device,
                                     uint64_t  start_ns);
+/* A call of @api that failed with its out-of-memory @error. */
+void     tide_cuda_record_failure  (uint16_t  api,
+                                    uint32_t  error,
+                                    uint64_t  bytes,
+                                    uint16_t  kind,
+                                    int       device);
 void     tide_cuda_handle_add      (uint64_t  handle,
                                     uint64_t  size,
                                     int       device);

@@ -221,6 +221,56 @@ on_transfer (TideRecProcess         *self,
                                                                            rec->scope_id));
 }
 
+/* The name the trace gives an API of TideWireApi; NULL for one we do
+ * not know. */
+static const char *
+api_name (guint api)
+{
+  static const char *const names[] = {
+    [TIDE_WIRE_API_CUDA_MALLOC] = "cudaMalloc",
+    [TIDE_WIRE_API_CUDA_MALLOC_ASYNC] = "cudaMallocAsync",
+    [TIDE_WIRE_API_CUDA_MALLOC_MANAGED] = "cudaMallocManaged",
+    [TIDE_WIRE_API_CUDA_MALLOC_PITCH] = "cudaMallocPitch",
+    [TIDE_WIRE_API_CUDA_MALLOC_HOST] = "cudaMallocHost",
+    [TIDE_WIRE_API_CUDA_HOST_ALLOC] = "cudaHostAlloc",
+    [TIDE_WIRE_API_CU_MEM_ALLOC] = "cuMemAlloc",
+    [TIDE_WIRE_API_CU_MEM_ALLOC_ASYNC] = "cuMemAllocAsync",
+    [TIDE_WIRE_API_CU_MEM_HOST_ALLOC] = "cuMemHostAlloc",
+    [TIDE_WIRE_API_CU_MEM_CREATE] = "cuMemCreate",
+  };
+
+  return api < G_N_ELEMENTS (names) ? names[api] : NULL;
+}
+
+static void
+on_alloc_failed (TideRecProcess            *self,
+                 const TideWireAllocFailed *rec,
+                 gsize                      len)
+{
+  TideCaptureProcess *core = self->core;
+  const char *api = api_name (rec->api);
+  TideAllocFailureRow row;
+
+  if (sizeof *rec + (gsize) rec->n_frames * sizeof (guint64) > len ||
+      rec->n_frames > TIDE_WIRE_MAX_FRAMES || api == NULL ||
+      (rec->kind == TIDE_KIND_DEVICE ? rec->device < 0 : rec->kind != TIDE_KIND_PINNED ||
+                                                         rec->device != -1))
+    {
+      self->protocol_errors++;
+      return;
+    }
+  row = (TideAllocFailureRow) {
+    .ts_ns = rec->h.time_ns,
+    .api = api,
+    .error = rec->error,
+    .device = rec->device,
+    .bytes = (gint64) MIN (rec->bytes, (guint64) G_MAXINT64),
+    .stack_id = tide_capture_process_intern_stack (core, rec->frames, rec->n_frames),
+    .scope_id = tide_capture_process_scope_id (core, rec->scope_id),
+  };
+  tide_capture_process_alloc_failed (core, &row);
+}
+
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_ALLOC_FREE == TIDE_COUNTER_ALLOC_FREE);
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_JEMALLOC_FREE == TIDE_COUNTER_JEMALLOC_FREE);
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_TCMALLOC_FREE == TIDE_COUNTER_TCMALLOC_FREE);
@@ -348,6 +398,11 @@ dispatch (TideRecProcess       *self,
       if (len < sizeof (TideWireCounter))
         return FALSE;
       on_counter (self, (const TideWireCounter *) h);
+      break;
+    case TIDE_WIRE_ALLOC_FAILED:
+      if (len < sizeof (TideWireAllocFailed))
+        return FALSE;
+      on_alloc_failed (self, (const TideWireAllocFailed *) h, len);
       break;
     case TIDE_WIRE_PYFRAME_DEF:
       if (len < sizeof (TideWirePyFrameDef))

@@ -321,6 +321,55 @@ live_table_for (TideCaptureProcess *self,
   return kind == TIDE_KIND_DEVICE || kind == TIDE_KIND_PINNED ? self->device_live : self->live;
 }
 
+static void write_device_counters (TideCaptureProcess *self,
+                                   gint64              now_ns);
+
+/* Bit of failed_devices for @device: pinned host memory (-1) is bit 0;
+ * 0 for a device beyond what the counters keep. */
+static guint64
+failure_bit (gint device)
+{
+  return device >= -1 && device < TIDE_CAPTURE_MAX_DEVICES - 1 ? G_GUINT64_CONSTANT (1) << (device + 1)
+                                                               : 0;
+}
+
+/* An allocation on a device where one failed: the program survived those
+ * failures (PyTorch's caching allocator frees its cache and retries). */
+static void
+recover_failures (TideCaptureProcess  *self,
+                  const TideLiveAlloc *alloc)
+{
+  gint device = alloc->kind == TIDE_KIND_PINNED ? -1 : alloc->device;
+  guint64 bit = failure_bit (device);
+
+  if ((alloc->kind != TIDE_KIND_DEVICE && alloc->kind != TIDE_KIND_PINNED) ||
+      (self->failed_devices & bit) == 0)
+    return;
+  self->failed_devices &= ~bit;
+  tide_trace_writer_recover_failures (self->session->writer, self->id, device);
+}
+
+/**
+ * tide_capture_process_alloc_failed:
+ * @row: its process_id and allocated_bytes are filled in here
+ *
+ * A device or pinned allocation that failed for want of memory.
+ */
+void
+tide_capture_process_alloc_failed (TideCaptureProcess  *self,
+                                   TideAllocFailureRow *row)
+{
+  row->process_id = self->id;
+  if (row->device == -1)
+    row->allocated_bytes = (gint64) (self->pinned_live + 0.5);
+  else if (row->device >= 0 && row->device < TIDE_CAPTURE_MAX_DEVICES)
+    row->allocated_bytes = self->device_allocated[row->device];
+  self->failed_devices |= failure_bit (row->device);
+  tide_trace_writer_add_alloc_failure (self->session->writer, row);
+  /* What the device held when it ran out. */
+  write_device_counters (self, row->ts_ns);
+}
+
 /**
  * tide_capture_process_alloc:
  * @lifetime_ns: > 0 when the block was freed before it was reported
@@ -335,6 +384,8 @@ tide_capture_process_alloc (TideCaptureProcess  *self,
 {
   gint64 free_ns;
 
+  if (G_UNLIKELY (self->failed_devices != 0))
+    recover_failures (self, alloc);
   /* Freed before it was sent (tide-preload-buffer.h): the row is complete
    * and the step's totals stay as they were, so neither the live table nor
    * the accumulator need to hear of it. */
@@ -585,6 +636,7 @@ tide_capture_process_step (TideCaptureProcess *self,
                               start_ns, ts_ns);
   close_step_summaries (self, id);
   write_py_arenas (self, ts_ns, TRUE);
+  write_device_counters (self, ts_ns);
   self->last_step_end_ns = ts_ns;
   /* The marker arrives within a millisecond or so of the step end: RSS read
    * now stands for RSS at the end, and keeps "unattributed" honest. */
@@ -688,6 +740,9 @@ tide_capture_process_end (TideCaptureProcess   *self,
 {
   if (self->end_ns != 0)
     return;
+  /* Device blocks are exact: the peak of a job that dies between polls is
+   * still its peak. */
+  write_device_counters (self, end_ns);
   self->end_ns = end_ns;
   self->end = *end;
   tide_trace_writer_end_process (self->session->writer, self->id, end_ns, end, self->dropped);

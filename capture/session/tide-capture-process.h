@@ -82,6 +82,8 @@ struct _TideCaptureProcess
   gint64               written_py_arena_free;
   gint64               device_allocated[TIDE_CAPTURE_MAX_DEVICES];  /* live recorded bytes */
   gint64               written_device[TIDE_CAPTURE_MAX_DEVICES];
+  guint64              failed_devices;  /* bit device + 1 (pinned: bit 0): an allocation
+                                         * there failed and none has succeeded since */
 
   TideCaptureBlocksFunc more_blocks;    /* NULL, or the driver's own host blocks */
   gpointer             more_blocks_data;
@@ -124,6 +126,8 @@ void                tide_capture_process_add_mapping  (TideCaptureProcess  *self
 void                tide_capture_process_alloc        (TideCaptureProcess  *self,
                                                        const TideLiveAlloc *alloc,
                                                        gint64               lifetime_ns);
+void                tide_capture_process_alloc_failed (TideCaptureProcess  *self,
+                                                       TideAllocFailureRow *row);
 void                tide_capture_process_release      (TideCaptureProcess  *self,
                                                        guint                kind,
                                                        guint64              addr,

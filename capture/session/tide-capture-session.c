@@ -354,12 +354,29 @@ tide_capture_session_describe_peak (TideCaptureSession *self,
   g_autoptr(TideTrace) trace = tide_trace_open (path, NULL);
   TideJobPeak peak = { 0 };
 
+  g_autoptr(GArray) devices = NULL;
+  g_autofree char *host = NULL;
+  GString *line;
+
   if (trace == NULL || !tide_report_job_peak (trace, &peak, NULL))
     peak = (TideJobPeak) { .known = self->peak_pss > 0 || self->peak_rss > 0,
                            .by_pss = self->peak_pss > 0,
                            .bytes = (gint64) (self->peak_pss > 0 ? self->peak_pss
                                                                  : self->peak_rss) };
-  return tide_job_peak_describe (&peak);
+  host = tide_job_peak_describe (&peak);
+  line = g_string_new (host);
+  /* Each figure says where the memory is. */
+  if (peak.known)
+    g_string_append (line, " on the host");
+  devices = trace != NULL ? tide_report_device_peaks (trace, NULL) : NULL;
+  for (guint i = 0; devices != NULL && i < devices->len; i++)
+    {
+      const TideDevicePeak *d = &g_array_index (devices, TideDevicePeak, i);
+      g_autofree char *bytes = tide_format_bytes (d->bytes);
+
+      g_string_append_printf (line, ", cuda:%d peak %s", d->device, bytes);
+    }
+  return g_string_free (line, FALSE);
 }
 
 static gint64

@@ -52,6 +52,7 @@ typedef enum
   TIDE_WIRE_PROCESS_INFO = 12,
   /* 20..: device memory (tide-preload-cuda*.c). */
   TIDE_WIRE_COUNTER      = 20,
+  TIDE_WIRE_ALLOC_FAILED = 21,
   /* 30..: records the recorder answers. */
   TIDE_WIRE_EXIT_BARRIER = 30,  /* a bare header; the recorder sends it back */
   /* 40..: the process's children. */
@@ -286,6 +287,41 @@ typedef struct
 } TideWireCounter;
 
 _Static_assert (sizeof (TideWireCounter) == 32, "counter is 32 bytes");
+
+/* The functions whose out-of-memory failures ALLOC_FAILED reports. */
+typedef enum
+{
+  TIDE_WIRE_API_CUDA_MALLOC         = 1,
+  TIDE_WIRE_API_CUDA_MALLOC_ASYNC   = 2,
+  TIDE_WIRE_API_CUDA_MALLOC_MANAGED = 3,
+  TIDE_WIRE_API_CUDA_MALLOC_PITCH   = 4,
+  TIDE_WIRE_API_CUDA_MALLOC_HOST    = 5,
+  TIDE_WIRE_API_CUDA_HOST_ALLOC     = 6,
+  TIDE_WIRE_API_CU_MEM_ALLOC        = 7,
+  TIDE_WIRE_API_CU_MEM_ALLOC_ASYNC  = 8,
+  TIDE_WIRE_API_CU_MEM_HOST_ALLOC   = 9,
+  TIDE_WIRE_API_CU_MEM_CREATE       = 10,
+} TideWireApi;
+
+/* A device or pinned allocation that failed for want of memory (the API's
+ * out-of-memory code, nothing else): what was asked, where, and the code.
+ * kind is TIDE_KIND_DEVICE or TIDE_KIND_PINNED (device -1). */
+typedef struct
+{
+  TideWireHeader h;
+  uint64_t bytes;
+  uint32_t error;          /* the API's own return code */
+  uint16_t api;            /* TideWireApi */
+  uint16_t kind;
+  int16_t  device;
+  uint16_t reserved;
+  uint32_t scope_id;
+  uint32_t n_frames;
+  uint32_t reserved2;
+  uint64_t frames[];
+} TideWireAllocFailed;
+
+_Static_assert (sizeof (TideWireAllocFailed) == 48, "alloc failed is 48 bytes plus frames");
 
 /* The counters the preload itself sends at each step end: the free bytes
  * its allocators hold (TIDE_COUNTER_ALLOC_FREE), and of them jemalloc's or

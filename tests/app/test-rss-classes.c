@@ -355,7 +355,7 @@ test_summary_pss (void)
   g_autoptr(GError) error = NULL;
   g_autoptr(GMatchInfo) match = NULL;
   g_autoptr(GRegex) line = g_regex_new ("^tidemark: trace .*: 2 processes, 5 steps, job peak PSS "
-                                        "([0-9.]+) MiB\n", G_REGEX_MULTILINE, 0, NULL);
+                                        "([0-9.]+) MiB on the host\n", G_REGEX_MULTILINE, 0, NULL);
   g_autofree char *mib = NULL;
   int status = 0;
 

@@ -19,3 +19,10 @@
 #define LEAK_BYTES         (300 * KiB)
 #define PINNED_LEAK_BYTES  (96 * KiB)
 #define STEPS              6
+
+/* cuda-oom, on a device of OOM_DEVICE_MIB. */
+#define OOM_DEVICE_MIB     100
+#define OOM_WEIGHT_BYTES   (24 * 1024 * KiB)
+#define OOM_BUCKET_BYTES   (8 * 1024 * KiB)
+#define OOM_ACT_BYTES      (16 * 1024 * KiB)
+#define OOM_FAIL_STEP      8

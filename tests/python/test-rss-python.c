@@ -128,7 +128,7 @@ static double
 summary_peak_pss (Fixture *f)
 {
   g_autoptr(GRegex) regex = g_regex_new ("^tidemark: trace .*: [0-9]+ processes, [0-9]+ steps, "
-                                         "job peak PSS ([0-9.]+) MiB\n", G_REGEX_MULTILINE, 0,
+                                         "job peak PSS ([0-9.]+) MiB on the host\n", G_REGEX_MULTILINE, 0,
                                          NULL);
   g_autoptr(GMatchInfo) match = NULL;
   g_autofree char *mib = NULL;

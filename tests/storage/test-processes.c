@@ -333,19 +333,19 @@ test_processes_report (Fixture       *f,
   g_assert_no_error (error);
   tide_format_processes (csv, summaries, NULL, TIDE_FORMAT_CSV);
   g_assert_cmpstr (csv->str, ==,
-    "pid,parent_pid,role,dist_rank,peak_rss_bytes,rss_growth_bytes,steps,suspects,end,exit_code,signal,signal_name,core_dumped,oom_killed,oom_scope,oom_limit_bytes,end_step,command\n"
-    "10,,launcher,,26214400,5242880,0,0,exited,0,,,0,0,,,,python3 /src/train.py --epochs 3\n"
-    "11,10,helper,,,,0,0,exited,0,,,0,0,,,,python3 -B -c from multiprocessing.resource_tracker import main;main(9)\n"
-    "12,10,rank 0,0,37748736,5242880,6,0,exited,0,,,0,0,,,,python3 -B -c from multiprocessing.spawn import spawn_main\n"
-    "13,10,rank 1,1,54525952,10485760,6,1,exited,0,,,0,0,,,,python3 -B -c from multiprocessing.spawn import spawn_main\n"
-    "14,13,DataLoader worker 0,1,55574528,3145728,0,0,exited,0,,,0,0,,,,python3 /src/train.py --epochs 3\n");
+    "pid,parent_pid,role,dist_rank,peak_rss_bytes,rss_growth_bytes,steps,suspects,end,exit_code,signal,signal_name,core_dumped,oom_killed,oom_scope,oom_limit_bytes,end_step,device_oom,command\n"
+    "10,,launcher,,26214400,5242880,0,0,exited,0,,,0,0,,,,,python3 /src/train.py --epochs 3\n"
+    "11,10,helper,,,,0,0,exited,0,,,0,0,,,,,python3 -B -c from multiprocessing.resource_tracker import main;main(9)\n"
+    "12,10,rank 0,0,37748736,5242880,6,0,exited,0,,,0,0,,,,,python3 -B -c from multiprocessing.spawn import spawn_main\n"
+    "13,10,rank 1,1,54525952,10485760,6,1,exited,0,,,0,0,,,,,python3 -B -c from multiprocessing.spawn import spawn_main\n"
+    "14,13,DataLoader worker 0,1,55574528,3145728,0,0,exited,0,,,0,0,,,,,python3 /src/train.py --epochs 3\n");
   tide_format_processes (json, summaries, NULL, TIDE_FORMAT_JSON);
   g_assert_true (g_str_has_prefix (json->str,
     "{\"processes\":[{\"pid\":10,\"parent_pid\":null,\"role\":\"launcher\",\"dist_rank\":null,"
     "\"peak_rss_bytes\":26214400,\"rss_growth_bytes\":5242880,\"steps\":0,\"suspects\":0,"
     "\"end\":\"exited\",\"exit_code\":0,\"signal\":null,\"signal_name\":null,\"core_dumped\":false,"
     "\"oom_killed\":false,\"oom_scope\":null,\"oom_limit_bytes\":null,\"end_step\":null,"
-    "\"job_bytes_at_end\":null,\"command\":\"python3 /src/train.py --epochs 3\"},{\"pid\":11,"));
+    "\"job_bytes_at_end\":null,\"device_ooms\":[],\"command\":\"python3 /src/train.py --epochs 3\"},{\"pid\":11,"));
 }
 
 /* The job as schema 2 stored it: no role or worker columns, and a worker

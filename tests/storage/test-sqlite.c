@@ -217,7 +217,7 @@ test_schema_recording (void)
   /* The writer keeps counters_by_time and residency_by_step up as rows
    * arrive: made before the rows, not sorted at the end. */
   g_assert_cmpstr (names, ==, CORE_NAMES " counters_by_time residency_by_step"
-                              " long_lived_allocations process_ends series_by_step transfers_by_time"
+                              " long_lived_allocations process_ends alloc_failures series_by_step transfers_by_time"
                               " allocation_ranges_by_max live_at_end live_at_end_by_process");
   sqlite3_close (db);
   tide_test_remove_dir (dir);

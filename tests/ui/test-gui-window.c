@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tide-application.h"
@@ -451,6 +452,45 @@ test_death (void)
     g_assert_cmpint (death->ns, >, 0);
     g_assert_cmpint (death->ns, <, span);
     g_assert_cmpint (death->end.signal, ==, SIGKILL);
+  }
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* A job whose device ran out of memory: the banner says so, and the job
+ * lane's mark says why. */
+static void
+test_device_oom (void)
+{
+  g_autofree char *target = build_path ("tests", "cuda", "cuda-oom", NULL);
+  g_autofree char *tidemark = build_path ("app", "tidemark", NULL);
+  g_autofree char *path = g_build_filename (tmp_dir, "device-oom.tide", NULL);
+  const char *argv[] = { tidemark, "record", "-q", "-o", path, "--", target, "die", NULL };
+  g_auto(GStrv) env = g_environ_setenv (g_get_environ (), "TIDE_STANDIN_DEVICE_MIB", "100", TRUE);
+  g_autoptr(GError) error = NULL;
+  TideWindow *window;
+  TideTrace *trace;
+  const char *banner;
+  int status = 0;
+
+  g_spawn_sync (tmp_dir, (char **) argv, env, G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
+                NULL, NULL, NULL, NULL, &status, &error);
+  g_assert_no_error (error);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 1);
+  window = window_open (path);
+  banner = gtk_label_get_text (window->banner_label);
+  g_assert_true (g_str_has_prefix (banner, "A process of the job failed: cuda-oom die (pid "));
+  g_assert_true (g_str_has_suffix (banner, ") exited 1 (cuda:0 out of memory)."));
+  trace = _tide_window_get_trace (window);
+  {
+    gint64 span = tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace);
+    g_autoptr(TideJobLane) job = tide_job_lane_query_job (trace, 0, span, 100, &error);
+    const TideJobDeath *death;
+
+    g_assert_no_error (error);
+    g_assert_cmpuint (job->deaths->len, ==, 1);
+    death = &g_array_index (job->deaths, TideJobDeath, 0);
+    g_assert_true (death->end.device_oom);
+    g_assert_cmpint (death->end.oom_device, ==, 0);
   }
   gtk_window_destroy (GTK_WINDOW (window));
 }
@@ -1604,6 +1644,7 @@ main (int   argc,
   g_test_add_func ("/gui/session-drives-views", test_session_drives_views);
   g_test_add_func ("/gui/flame-graph-zoom", test_flame_graph_zoom);
   g_test_add_func ("/gui/death", test_death);
+  g_test_add_func ("/gui/device-oom", test_device_oom);
   g_test_add_func ("/gui/draws/steps-table", test_steps_table_draws);
   g_test_add_func ("/gui/draws/drilldown", test_drilldown_draws);
   g_test_add_func ("/gui/draws/suspects", test_suspects_draw);

@@ -7,8 +7,9 @@
  * in anonymous mappings made with the raw syscall, so that copies really
  * copy and the profiler's own mmap hook never sees them.
  *
- * Devices: $TIDE_STANDIN_DEVICES (default 2), each of TIDE_STANDIN_TOTAL
- * bytes.  Device pointers are unique across devices, as with UVA.
+ * Devices: $TIDE_STANDIN_DEVICES (default 2), each of
+ * $TIDE_STANDIN_DEVICE_MIB MiB (default TIDE_STANDIN_TOTAL bytes): an
+ * allocation past it fails as a real device's would.  Device pointers are unique across devices, as with UVA.
  */
 #include "tide-cuda-abi.h"
 
@@ -58,6 +59,16 @@ tide_standin_device_count (void)
   int n = s != NULL ? atoi (s) : 2;
 
   return n > 0 && n <= 16 ? n : 2;
+}
+
+/* Bytes per device. */
+size_t
+tide_standin_device_total (void)
+{
+  const char *s = getenv ("TIDE_STANDIN_DEVICE_MIB");
+  long mib = s != NULL ? atol (s) : 0;
+
+  return mib > 0 ? (size_t) mib << 20 : TIDE_STANDIN_TOTAL;
 }
 
 static int
@@ -190,7 +201,7 @@ device_alloc (TideCuDeviceptr *dptr,
     return TIDE_CU_ERROR_INVALID_VALUE;
   if (size == 0)
     size = 1;
-  if (tide_standin_device_used (current_device) + size > TIDE_STANDIN_TOTAL)
+  if (tide_standin_device_used (current_device) + size > tide_standin_device_total ())
     return TIDE_CU_ERROR_OUT_OF_MEMORY;
   p = no_backing () ? fake_address (size) : raw_map (size, PROT_READ | PROT_WRITE);
   if (p == NULL)
@@ -285,8 +296,8 @@ cuMemGetInfo_v2 (size_t *free_bytes,
 {
   size_t used = tide_standin_device_used (current_device);
 
-  *total = TIDE_STANDIN_TOTAL;
-  *free_bytes = TIDE_STANDIN_TOTAL - used;
+  *total = tide_standin_device_total ();
+  *free_bytes = *total - used;
   return TIDE_CU_SUCCESS;
 }
 
@@ -455,7 +466,7 @@ cuMemCreate (TideCuMemHandle               *handle,
   (void) flags;
   if (handle == NULL || prop == NULL || size == 0)
     return TIDE_CU_ERROR_INVALID_VALUE;
-  if (tide_standin_device_used (prop->location.id) + size > TIDE_STANDIN_TOTAL)
+  if (tide_standin_device_used (prop->location.id) + size > tide_standin_device_total ())
     return TIDE_CU_ERROR_OUT_OF_MEMORY;
   pthread_mutex_lock (&lock);
   h = next_handle++;

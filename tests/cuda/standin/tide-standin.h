@@ -16,6 +16,7 @@
 #define TIDE_STANDIN_TOTAL ((size_t) 16 << 30)   /* bytes per device */
 
 int    tide_standin_device_count       (void);
+size_t tide_standin_device_total       (void);
 size_t tide_standin_device_used        (int device);
 int    tide_standin_current_device     (void);
 void   tide_standin_set_current_device (int device);
