@@ -13,13 +13,16 @@
 #include "tide-output-name.h"
 #include "tide-symbol-cache.h"
 
+/* attach-PID-YYYYMMDD-HHMMSS.tide, or with -2, -3 ... where that is taken. */
 static char *
-default_output (int pid)
+default_output (int      pid,
+                GError **error)
 {
   g_autoptr(GDateTime) now = g_date_time_new_now_local ();
   g_autofree char *stamp = g_date_time_format (now, "%Y%m%d-%H%M%S");
+  g_autofree char *stem = g_strdup_printf ("attach-%d-%s", pid, stamp);
 
-  return g_strdup_printf ("attach-%d-%s.tide", pid, stamp);
+  return tide_output_name_unique (stem, error);
 }
 
 static gboolean
@@ -59,8 +62,7 @@ tide_cli_attach (int    argc,
     { "pid", 'p', 0, G_OPTION_ARG_INT, &pid, "Process to attach to", "PID" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output_name, "Trace file to write; %h host, "
       "%p pid, %r rank (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK)", "TRACE" },
-    { "force", 0, 0, G_OPTION_ARG_NONE, &force, "Replace the file that an -o template names",
-      NULL },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &force, "Replace the trace that -o names", NULL },
     { "duration", 0, 0, G_OPTION_ARG_DOUBLE, &duration,
       "Detach after S seconds (default: when the process exits or on Ctrl+C)", "S" },
     { "sample-pages", 0, 0, G_OPTION_ARG_INT, &sample_pages,
@@ -96,9 +98,9 @@ tide_cli_attach (int    argc,
   if (step_symbol != NULL && step_interval > 0)
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "--step-symbol and --step-interval exclude "
                                                "each other");
-  if (output_name == NULL)
-    output = default_output (pid);
-  else if ((output = tide_output_name_resolve (output_name, force, &error)) == NULL)
+  output = output_name == NULL ? default_output (pid, &error)
+                                : tide_output_name_resolve (output_name, force, &error);
+  if (output == NULL)
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
   if (!no_symbol_cache)
     symbol_cache_dir = tide_symbol_cache_default_dir ();
@@ -110,6 +112,10 @@ tide_cli_attach (int    argc,
     .symbol_cache_dir = symbol_cache_dir,
   };
   if (tide_attach_run (&options, &error) < 0)
-    return tide_cli_fail (TIDE_EXIT_FAILURE, "%s", error->message);
+    {
+      /* It may have failed before it wrote anything. */
+      tide_output_name_release (output);
+      return tide_cli_fail (TIDE_EXIT_FAILURE, "%s", error->message);
+    }
   return TIDE_EXIT_OK;
 }

@@ -58,14 +58,17 @@ python_environment (gboolean torch)
   return env;
 }
 
+/* CMD-YYYYMMDD-HHMMSS.tide, or with -2, -3 ... where that is taken. */
 static char *
-default_output (const char *command)
+default_output (const char  *command,
+                GError     **error)
 {
   g_autofree char *base = g_path_get_basename (command);
   g_autoptr(GDateTime) now = g_date_time_new_now_local ();
   g_autofree char *stamp = g_date_time_format (now, "%Y%m%d-%H%M%S");
+  g_autofree char *stem = g_strdup_printf ("%s-%s", base, stamp);
 
-  return g_strdup_printf ("%s-%s.tide", base, stamp);
+  return tide_output_name_unique (stem, error);
 }
 
 /* Copy-on-write moves no RSS, so it is said in words: per process that
@@ -260,8 +263,7 @@ tide_cli_record (int    argc,
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output_name, "Trace file to write; %h host, "
       "%p pid, %r rank (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK)", "TRACE" },
-    { "force", 0, 0, G_OPTION_ARG_NONE, &force, "Replace the file that an -o template names",
-      NULL },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &force, "Replace the trace that -o names", NULL },
     { "sample-bytes", 0, 0, G_OPTION_ARG_INT64, &sample_bytes,
       "Mean bytes between sampled allocations (default 65536)", "N" },
     { "all", 0, 0, G_OPTION_ARG_NONE, &all, "Record every allocation exactly", NULL },
@@ -292,9 +294,9 @@ tide_cli_record (int    argc,
   preload = find_preload_library ();
   if (!g_file_test (preload, G_FILE_TEST_EXISTS))
     return tide_cli_fail (TIDE_EXIT_FAILURE, "cannot find %s (set TIDEMARK_PRELOAD)", preload);
-  if (output_name == NULL)
-    output = default_output (command[0]);
-  else if ((output = tide_output_name_resolve (output_name, force, &error)) == NULL)
+  output = output_name == NULL ? default_output (command[0], &error)
+                                : tide_output_name_resolve (output_name, force, &error);
+  if (output == NULL)
     return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "%s", error->message);
   extra_env = python_environment (torch);
   if (!no_symbol_cache)
@@ -309,9 +311,12 @@ tide_cli_record (int    argc,
   };
   status = tide_record_run (&options, &error);
   if (status < 0)
-    return tide_cli_fail (error->domain == G_IO_ERROR &&
-                          error->code == G_IO_ERROR_NOT_FOUND ? 127 : TIDE_EXIT_FAILURE,
-                          "%s", error->message);
+    {
+      tide_output_name_release (output);
+      return tide_cli_fail (error->domain == G_IO_ERROR &&
+                            error->code == G_IO_ERROR_NOT_FOUND ? 127 : TIDE_EXIT_FAILURE,
+                            "%s", error->message);
+    }
   if (!quiet)
     print_top_suspects (output);
   return status;

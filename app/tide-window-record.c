@@ -172,6 +172,18 @@ recorder_exited_cb (GObject      *source,
   _tide_window_actions_update (self);
 }
 
+/* Whether a trace, or the WAL of one being written, holds @path. */
+static gboolean
+trace_exists (const char *path)
+{
+  g_autofree char *wal = g_strconcat (path, "-wal", NULL);
+
+  return g_file_test (path, G_FILE_TEST_EXISTS) || g_file_test (wal, G_FILE_TEST_EXISTS);
+}
+
+/* A name no trace holds: the recorder refuses one that is taken by the
+ * time it starts (`record -o` without --force), so the trace the window
+ * has open is never written over. */
 static char *
 new_trace_path (const char *folder,
                 const char *program)
@@ -181,7 +193,7 @@ new_trace_path (const char *folder,
   g_autofree char *name = g_strdup_printf ("%s-%s.tide", program, stamp);
   char *path = g_build_filename (folder, name, NULL);
 
-  for (guint i = 2; g_file_test (path, G_FILE_TEST_EXISTS); i++)
+  for (guint i = 2; trace_exists (path); i++)
     {
       g_free (path);
       g_free (name);

@@ -152,8 +152,8 @@ run_once (const char *self,
           double     *ns)
 {
   const char *plain[] = { self, "--child", NULL };
-  const char *recorded[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--all", "-o", trace, "--",
-                             self, "--child", NULL };
+  const char *recorded[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--force", "--all", "-o", trace,
+                             "--", self, "--child", NULL };
   g_auto(GStrv) env = g_get_environ ();
   g_autofree char *out = NULL;
   g_auto(GStrv) lines = NULL;

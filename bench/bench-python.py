@@ -57,7 +57,7 @@ def main():
             names = names[i % len(names):] + names[:i % len(names)]
             for name in names:
                 exe = modes[name]
-                argv = workload if exe is None else [exe, "record", "-q", "-o", trace,
+                argv = workload if exe is None else [exe, "record", "-q", "--force", "-o", trace,
                                                      "--"] + workload
                 times[name].append(timed(argv, tmp))
                 if os.path.exists(trace):

@@ -168,15 +168,15 @@ def main():
 
     modes = {
         "plain": lambda: run(program),
-        "record": lambda: run([tidemark, "record", "-q", "-o", trace, "--"] + program, env),
-        "record --no-symbol-cache": lambda: run([tidemark, "record", "-q", "--no-symbol-cache",
+        "record": lambda: run([tidemark, "record", "-q", "--force", "-o", trace, "--"] + program, env),
+        "record --no-symbol-cache": lambda: run([tidemark, "record", "-q", "--force", "--no-symbol-cache",
                                                  "-o", trace, "--"] + program, env),
-        "record --all": lambda: run([tidemark, "record", "-q", "--all", "-o", trace, "--"] + program,
+        "record --all": lambda: run([tidemark, "record", "-q", "--force", "--all", "-o", trace, "--"] + program,
                                     env),
     }
     for interval in filter(None, args.intervals.split(",")):
         modes["record -s %s" % interval] = (
-            lambda n=interval: run([tidemark, "record", "-q", "--sample-bytes", n, "-o", trace, "--"]
+            lambda n=interval: run([tidemark, "record", "-q", "--force", "--sample-bytes", n, "-o", trace, "--"]
                                    + program, env))
     if args.breakdown:
         stand_in = os.path.join(work, "stand-in.sock")
@@ -188,7 +188,7 @@ def main():
         modes["preload, hooks only"] = lambda: run(program, hooks)
         modes["preload, stand-in recorder"] = lambda: run(program, preload)
         no_memo = dict(env, TIDEMARK_UNWIND_MEMO="0")
-        modes["record, no stack memo"] = lambda: run([tidemark, "record", "-q", "-o", trace, "--"]
+        modes["record, no stack memo"] = lambda: run([tidemark, "record", "-q", "--force", "-o", trace, "--"]
                                                      + program, no_memo)
     if heaptrack:
         modes["heaptrack"] = lambda: run([heaptrack, "-o", os.path.join(work, "ht")] + program)

@@ -83,7 +83,7 @@ def main():
             if name == "plain":
                 runs[name].append(timed(workload, tmp))
                 return
-            runs[name].append(timed([builds[name], "record", "-q", "--torch", "-o", trace,
+            runs[name].append(timed([builds[name], "record", "-q", "--force", "--torch", "-o", trace,
                                      "--"] + workload, tmp))
             os.unlink(trace)
 

@@ -705,10 +705,16 @@ static gboolean
 writer_open_db (TideTraceWriter  *self,
                 GError          **error)
 {
-  /* A new trace replaces an old one, including its WAL. */
-  for (guint i = 0; i < 4; i++)
+  struct stat st;
+
+  /* A new trace replaces an old one, including its WAL.  An empty file is
+   * a name claimed for this trace (tide-output-name.h): kept, so that
+   * nobody else takes the name meanwhile. */
+  if (lstat (self->path, &st) != 0 || !S_ISREG (st.st_mode) || st.st_size != 0)
+    unlink (self->path);
+  for (guint i = 0; i < 3; i++)
     {
-      static const char *suffixes[] = { "", "-wal", "-shm", "-reserve" };
+      static const char *suffixes[] = { "-wal", "-shm", "-reserve" };
       g_autofree char *name = g_strconcat (self->path, suffixes[i], NULL);
       unlink (name);
     }

@@ -121,7 +121,8 @@ demo () {
   install_missing
   build _build
   local trace="$top/leaky-training.tide"
-  _build/app/tidemark record --torch -o "$trace" -- /usr/bin/python3 examples/leaky-training.py
+  # The demo's own trace: a second run replaces the first.
+  _build/app/tidemark record --torch --force -o "$trace" -- /usr/bin/python3 examples/leaky-training.py
   _build/app/tidemark report "$trace" --suspects
   if [ -x _build/app/tidemark-gui ] && [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
     exec _build/app/tidemark-gui "$trace"

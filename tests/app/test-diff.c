@@ -368,6 +368,7 @@ record (const char *name,
 
   g_ptr_array_add (argv, (char *) TIDE_TIDEMARK_EXE);
   g_ptr_array_add (argv, (char *) "record");
+  g_ptr_array_add (argv, (char *) "--force");
   g_ptr_array_add (argv, (char *) "-q");
   if (mode != NULL)
     g_ptr_array_add (argv, (char *) mode);

@@ -208,7 +208,7 @@ record_filler (const char *dir,
                Run        *run)
 {
   g_autofree char *fifo = g_build_filename (dir, "go", NULL);
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--all", "-o", trace, "--",
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "--all", "-o", trace, "--",
                          TIDE_DISK_FILLER, fifo, NULL };
   g_autoptr(GError) error = NULL;
   int out_fd = -1, err_fd = -1, wait_status = 0;

@@ -3,7 +3,8 @@
  *
  * `tidemark record -o run-%h-%r.tide` as a launcher runs it: the name from
  * the host and the launcher's rank, a second run refused rather than
- * overwriting, --force, and what the trace records of its machine (host,
+ * overwriting (a plain -o name too, and a trace still being written),
+ * --force, default names that never collide, and what the trace records of its machine (host,
  * boot id, the real-time offset of its monotonic clock, the rank).
  */
 #include "config.h"
@@ -123,8 +124,8 @@ test_existing_refused (void)
   g_assert_cmpint (g_stat (path, &before), ==, 0);
   first_start = start_ns (path);
   g_assert_cmpint (record (template, "1", FALSE, &err2), ==, 2);
-  expected = g_strdup_printf ("tidemark: %s exists already (from %s); --force replaces it\n",
-                              path, template);
+  expected = g_strdup_printf ("tidemark: %s exists already; --force replaces it, or -o with %%p "
+                              "names each trace apart\n", path);
   g_assert_cmpstr (err2, ==, expected);
   g_assert_cmpint (g_stat (path, &after), ==, 0);
   g_assert_cmpint (after.st_ino, ==, before.st_ino);
@@ -133,6 +134,132 @@ test_existing_refused (void)
   /* Forced: a new recording, which started later. */
   g_assert_cmpint (record (template, "1", TRUE, &err3), ==, 0);
   g_assert_cmpint (start_ns (path), >, first_start);
+}
+
+/* A shell command that leaves @marker behind if it ever runs. */
+static int
+record_marker (const char  *output,
+               const char  *marker,
+               gboolean     force,
+               char       **err)
+{
+  g_autofree char *script = g_strdup_printf ("echo ran > '%s'", marker);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "-o", output, "--", "/bin/sh", "-c",
+                         script, NULL, NULL };
+  g_autoptr(GError) error = NULL;
+  int status = 0;
+
+  if (force)
+    {
+      memmove (&argv[4], &argv[3], sizeof argv[0] * 7);
+      argv[3] = "--force";
+    }
+  g_spawn_sync (dir, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, err,
+                &status, &error);
+  g_assert_no_error (error);
+  g_assert_true (WIFEXITED (status));
+  return WEXITSTATUS (status);
+}
+
+/* `-o run.tide` over an earlier trace: refused in one line, before the
+ * program starts, the old file as it was; --force replaces it. */
+static void
+test_plain_existing_refused (void)
+{
+  g_autofree char *path = g_build_filename (dir, "plain.tide", NULL);
+  g_autofree char *marker = g_build_filename (dir, "plain-ran", NULL);
+  g_autofree char *err = NULL;
+  g_autofree char *expected = NULL;
+  g_autofree char *before = NULL;
+  g_autofree char *after = NULL;
+  gsize before_len = 0, after_len = 0;
+
+  g_assert_cmpint (record_marker (path, marker, FALSE, &err), ==, 0);
+  g_assert_true (g_file_get_contents (path, &before, &before_len, NULL));
+  g_assert_cmpint (g_unlink (marker), ==, 0);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (record_marker (path, marker, FALSE, &err), ==, 2);
+  expected = g_strdup_printf ("tidemark: %s exists already; --force replaces it, or -o with %%p "
+                              "names each trace apart\n", path);
+  g_assert_cmpstr (err, ==, expected);
+  g_assert_false (g_file_test (marker, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_get_contents (path, &after, &after_len, NULL));
+  g_assert_cmpuint (after_len, ==, before_len);
+  g_assert_cmpint (memcmp (before, after, before_len), ==, 0);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (record_marker (path, marker, TRUE, &err), ==, 0);
+  g_assert_true (g_file_test (marker, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&after, g_free);
+  g_assert_true (g_file_get_contents (path, &after, &after_len, NULL));
+  g_assert_false (after_len == before_len && memcmp (before, after, before_len) == 0);
+}
+
+/* A trace still being written has a WAL before its file says much: the
+ * WAL alone is enough to refuse. */
+static void
+test_wal_refused (void)
+{
+  g_autofree char *path = g_build_filename (dir, "busy.tide", NULL);
+  g_autofree char *wal = g_build_filename (dir, "busy.tide-wal", NULL);
+  g_autofree char *marker = g_build_filename (dir, "busy-ran", NULL);
+  g_autofree char *err = NULL;
+
+  g_assert_true (g_file_set_contents (wal, "wal", -1, NULL));
+  g_assert_cmpint (record_marker (path, marker, FALSE, &err), ==, 2);
+  g_assert_true (g_str_has_suffix (err, " exists already; --force replaces it, or -o with %p "
+                                        "names each trace apart\n"));
+  g_assert_false (g_file_test (marker, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+/* Without -o, a name another recording took in the same second gets a
+ * suffix: the files a recording started now would be named, made first
+ * for the next seconds too, stay as they were. */
+static void
+test_default_names_unique (void)
+{
+  g_autofree char *sub = g_build_filename (dir, "default", NULL);
+  g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "leaky-steps", NULL);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--", target, "--steps", "2", NULL };
+  g_autoptr(GDateTime) now = g_date_time_new_now_local ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDir) listing = NULL;
+  const char *name;
+  guint n_traces = 0, n_taken = 0;
+  int status = 0;
+
+  g_assert_cmpint (g_mkdir (sub, 0755), ==, 0);
+  for (gint s = 0; s < 30; s++)
+    {
+      g_autoptr(GDateTime) t = g_date_time_add_seconds (now, s);
+      g_autofree char *stamp = g_date_time_format (t, "%Y%m%d-%H%M%S");
+      g_autofree char *taken = g_strdup_printf ("%s/leaky-steps-%s.tide", sub, stamp);
+
+      g_assert_true (g_file_set_contents (taken, "taken", -1, NULL));
+    }
+  g_spawn_sync (sub, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
+                NULL, NULL, NULL, NULL, &status, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  listing = g_dir_open (sub, 0, &error);
+  g_assert_no_error (error);
+  while ((name = g_dir_read_name (listing)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (sub, name, NULL);
+      g_autofree char *contents = NULL;
+
+      g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
+      if (g_str_equal (contents, "taken"))
+        n_taken++;
+      else if (g_str_has_suffix (name, "-2.tide"))
+        n_traces++;
+      else
+        g_error ("unexpected file %s", name);
+    }
+  g_assert_cmpuint (n_taken, ==, 30);
+  g_assert_cmpuint (n_traces, ==, 1);
 }
 
 static void
@@ -159,6 +286,9 @@ main (int    argc,
   g_test_add_func ("/output-names/template-and-meta", test_template_and_meta);
   g_test_add_func ("/output-names/existing-refused", test_existing_refused);
   g_test_add_func ("/output-names/no-rank", test_no_rank);
+  g_test_add_func ("/output-names/plain-existing-refused", test_plain_existing_refused);
+  g_test_add_func ("/output-names/wal-refused", test_wal_refused);
+  g_test_add_func ("/output-names/default-names-unique", test_default_names_unique);
   result = g_test_run ();
   tide_test_remove_dir (dir);
   g_free (dir);

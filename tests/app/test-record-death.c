@@ -194,6 +194,7 @@ record (Run                *run,
 
     g_ptr_array_add (argv, (gpointer) TIDE_TIDEMARK_EXE);
     g_ptr_array_add (argv, (gpointer) "record");
+    g_ptr_array_add (argv, (gpointer) "--force");
     g_ptr_array_add (argv, (gpointer) "-o");
     g_ptr_array_add (argv, run->trace);
     if (torch)

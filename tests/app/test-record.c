@@ -89,6 +89,7 @@ record_args (Fixture           *f,
 
   argv[n++] = TIDE_TIDEMARK_EXE;
   argv[n++] = "record";
+  argv[n++] = "--force";
   argv[n++] = "-q";
   if (mode != NULL)
     argv[n++] = mode;
@@ -416,8 +417,8 @@ test_recorder_cpu (Fixture       *f,
                    gconstpointer  data)
 {
   g_autofree char *exe = target_path ("alloc-storm");
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--all", "-o", f->trace, "--", exe,
-                         "--iterations", "40000", "--hold", NULL };
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "--all", "-o", f->trace,
+                         "--", exe, "--iterations", "40000", "--hold", NULL };
   g_autoptr(GError) error = NULL;
   g_autoptr(TideTrace) trace = NULL;
   char line[64] = "";
@@ -641,13 +642,13 @@ check_rss_toucher (Fixture           *f,
                    const char *const *args)
 {
   g_autofree char *exe = target_path ("rss-toucher");
-  const char *argv[16] = { TIDE_TIDEMARK_EXE, "record", "-q", "--all", "-o", f->trace, "--", exe,
-                           "--pause-each-step" };
+  const char *argv[16] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "--all", "-o", f->trace,
+                           "--", exe, "--pause-each-step" };
   g_autoptr(GError) error = NULL;
   g_autoptr(TideTrace) trace = NULL;
   g_autoptr(GPtrArray) steps = NULL;
   char out[64] = "";
-  guint n = 9;
+  guint n = 10;
   int in_fd, out_fd, wait_status;
   GPid recorder;
   FILE *out_file;
@@ -741,8 +742,8 @@ start_sleeper (Fixture     *f,
                FILE       **out)
 {
   g_autofree char *exe = target_path ("sleeper-alloc");
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "-o", f->trace, "--", exe, arg1,
-                         arg2, NULL };
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "-o", f->trace, "--", exe,
+                         arg1, arg2, NULL };
   g_autoptr(GError) error = NULL;
   char line[64] = "";
   int out_fd;
@@ -917,8 +918,8 @@ test_recorder_killed (Fixture       *f,
                       gconstpointer  data)
 {
   g_autofree char *exe = target_path ("rss-toucher");
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--all", "-o", f->trace, "--", exe,
-                         NULL };
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "--all", "-o", f->trace,
+                         "--", exe, NULL };
   g_autoptr(GError) error = NULL;
   g_autoptr(GString) out = g_string_new (NULL);
   g_autoptr(TideTrace) trace = NULL;

@@ -272,8 +272,8 @@ main (int    argc,
   trace_dir = tide_test_make_dir ("tide-report-modes");
   trace_path = g_build_filename (trace_dir, "leaky-steps.tide", NULL);
   {
-    const char *record[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--all", "-o", trace_path, "--",
-                             target, NULL };
+    const char *record[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "--all", "-o",
+                             trace_path, "--", target, NULL };
 
     g_spawn_sync (NULL, (char **) record, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL, &status,
                   &error);

@@ -41,8 +41,8 @@ fixture_setup (Fixture       *f,
   f->dir = tide_test_make_dir ("tide-rss-classes");
   path = g_build_filename (f->dir, "classes.tide", NULL);
   {
-    const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--sync-steps", "-o", path, "--",
-                           target, NULL };
+    const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "--sync-steps", "-o",
+                           path, "--", target, NULL };
 
     g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
                   &error);
@@ -349,8 +349,8 @@ test_summary_pss (void)
   g_autofree char *dir = tide_test_make_dir ("tide-rss-summary");
   g_autofree char *path = g_build_filename (dir, "summary.tide", NULL);
   g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "rss-classes", NULL);
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--sync-steps", "-o", path, "--", target,
-                         NULL };
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "--sync-steps", "-o", path, "--",
+                         target, NULL };
   g_autofree char *err = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GMatchInfo) match = NULL;
@@ -422,8 +422,8 @@ assert_allocator_keeps_free (const char *library,
   /* Preloaded into the target alone, through env: the recorder of a
    * sanitizer build cannot run with it. */
   g_autofree char *preload = g_strdup_printf ("LD_PRELOAD=%s:%s", TIDE_PRELOAD_LIB, library);
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--sync-steps", "-o", path, "--",
-                         "/usr/bin/env", preload, keep_setting, target, NULL };
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "--sync-steps", "-o", path,
+                         "--", "/usr/bin/env", preload, keep_setting, target, NULL };
   g_autofree char *out = tide_test_spawn_ok (argv);
   g_autoptr(TideTrace) trace = NULL;
   Fixture f = { 0 };
@@ -489,8 +489,8 @@ assert_allocator_suspect (const char *library,
   g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "allocator-free", NULL);
   g_autofree char *preload = g_strdup_printf ("LD_PRELOAD=%s%s%s", TIDE_PRELOAD_LIB,
                                               library ? ":" : "", library ? library : "");
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--sync-steps", "-o", path, "--",
-                         "/usr/bin/env", preload, target, "grow", NULL };
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "--sync-steps", "-o", path,
+                         "--", "/usr/bin/env", preload, target, "grow", NULL };
   g_autofree char *out = tide_test_spawn_ok (argv);
   g_autoptr(TideTrace) trace = tide_test_open_trace (path);
   g_autoptr(GPtrArray) suspects = NULL;
@@ -542,8 +542,8 @@ record_cow_steps (const char *dir)
 {
   g_autofree char *path = g_build_filename (dir, "cow-steps.tide", NULL);
   g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "cow-steps", NULL);
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--sync-steps", "-o", path, "--",
-                         target, NULL };
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "--sync-steps", "-o", path,
+                         "--", target, NULL };
   g_autofree char *out = tide_test_spawn_ok (argv);
 
   g_assert_cmpstr (out, ==, "done\n");

@@ -108,8 +108,8 @@ test_resolve (void)
   g_assert_null (again);
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_EXISTS);
   {
-    g_autofree char *message = g_strdup_printf ("%s exists already (from %s); --force replaces "
-                                                "it", expected, template);
+    g_autofree char *message = g_strdup_printf ("%s exists already; --force replaces it, or -o "
+                                                "with %%p names each trace apart", expected);
     g_assert_cmpstr (error->message, ==, message);
   }
   g_clear_error (&error);
@@ -118,15 +118,49 @@ test_resolve (void)
   g_assert_no_error (error);
   g_assert_cmpstr (forced, ==, expected);
 
+  /* A plain name is no different: the earlier trace stays, unless forced. */
   g_assert_true (g_file_set_contents (plain, "x", 1, NULL));
   plain_again = tide_output_name_resolve (plain, FALSE, &error);
+  g_assert_null (plain_again);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_EXISTS);
+  g_clear_error (&error);
+  plain_again = tide_output_name_resolve (plain, TRUE, &error);
   g_assert_no_error (error);
   g_assert_cmpstr (plain_again, ==, plain);
+  /* Claimed: there, and empty, until the writer fills it. */
+  g_assert_true (g_file_test (plain, G_FILE_TEST_IS_REGULAR));
+  tide_output_name_release (plain);
+  g_assert_false (g_file_test (plain, G_FILE_TEST_EXISTS));
 
   g_unsetenv ("SLURM_PROCID");
   g_unlink (first);
-  g_unlink (plain);
   g_rmdir (dir);
+}
+
+/* Names without -o: the stem's, then -2, -3 ... each claimed at once. */
+static void
+test_unique (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("tide-output-name-XXXXXX", &error);
+  g_autofree char *stem = g_build_filename (dir, "train-20261205-101500", NULL);
+  g_autofree char *a = tide_output_name_unique (stem, &error);
+  g_autofree char *b = tide_output_name_unique (stem, NULL);
+  g_autofree char *c = NULL;
+  g_autofree char *wal = g_strconcat (stem, "-3.tide-wal", NULL);
+
+  g_assert_no_error (error);
+  g_assert_true (g_str_has_suffix (a, "/train-20261205-101500.tide"));
+  g_assert_true (g_str_has_suffix (b, "/train-20261205-101500-2.tide"));
+  /* A trace being written, of which only the WAL is there yet. */
+  g_assert_true (g_file_set_contents (wal, "", 0, NULL));
+  c = tide_output_name_unique (stem, NULL);
+  g_assert_true (g_str_has_suffix (c, "/train-20261205-101500-4.tide"));
+  tide_output_name_release (a);
+  tide_output_name_release (b);
+  tide_output_name_release (c);
+  g_unlink (wal);
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
 }
 
 int
@@ -138,5 +172,6 @@ main (int    argc,
   g_test_add_func ("/output-name/expand-errors", test_expand_errors);
   g_test_add_func ("/output-name/rank-from-env", test_rank_from_env);
   g_test_add_func ("/output-name/resolve", test_resolve);
+  g_test_add_func ("/output-name/unique", test_unique);
   return g_test_run ();
 }

@@ -36,7 +36,7 @@ record (Fixture     *f,
         const char  *program,
         const char  *arg)
 {
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--all", "-o", f->path, "--",
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "--all", "-o", f->path, "--",
                          program, arg, NULL };
   g_autoptr(GError) error = NULL;
   g_autofree char *out = NULL;

@@ -47,6 +47,7 @@ record (Fixture            *f,
 
   g_ptr_array_add (argv, (char *) TIDE_TIDEMARK_EXE);
   g_ptr_array_add (argv, (char *) "record");
+  g_ptr_array_add (argv, (char *) "--force");
   g_ptr_array_add (argv, (char *) "-q");
   g_ptr_array_add (argv, (char *) "-o");
   g_ptr_array_add (argv, f->path);

@@ -131,7 +131,7 @@ record (Fixture            *f,
   g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
   g_auto(GStrv) argv = NULL;
 
-  g_strv_builder_add_many (builder, TIDE_TIDEMARK_EXE, "record", "-o", f->path, NULL);
+  g_strv_builder_add_many (builder, TIDE_TIDEMARK_EXE, "record", "--force", "-o", f->path, NULL);
   if (flag != NULL)
     g_strv_builder_add (builder, flag);
   g_strv_builder_add_many (builder, "--", PYTHON, SCRIPT, mode, NULL);
@@ -466,8 +466,8 @@ test_not_pymalloc_itself (Fixture       *f,
     {
       g_autofree char *out = NULL;
       g_autofree char *err = NULL;
-      const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--all", "-o", f->path, "--", PYTHON,
-                             "-X", options[i], SCRIPT, "fragment", NULL };
+      const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "--all", "-o", f->path, "--",
+                             PYTHON, "-X", options[i], SCRIPT, "fragment", NULL };
       g_autoptr(GPtrArray) suspects = NULL;
 
       g_clear_object (&f->trace);

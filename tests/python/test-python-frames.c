@@ -40,7 +40,7 @@ static char *
 record (Fixture    *f,
         const char *frames)
 {
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "--all", "-o", f->path, "--",
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "--all", "-o", f->path, "--",
                          PYTHON, SCRIPT, NULL };
   g_auto(GStrv) env = g_environ_unsetenv (g_get_environ (), "TIDEMARK_PYTHON_FRAMES");
   g_autoptr(GError) error = NULL;

@@ -138,6 +138,7 @@ record (Fixture            *f,
 
   g_ptr_array_add (argv, (char *) TIDE_TIDEMARK_EXE);
   g_ptr_array_add (argv, (char *) "record");
+  g_ptr_array_add (argv, (char *) "--force");
   g_ptr_array_add (argv, (char *) "-q");
   if (mode != NULL)
     g_ptr_array_add (argv, (char *) mode);
@@ -347,7 +348,7 @@ test_fork_places (Fixture       *f,
                   gconstpointer  data)
 {
   const char *plain_argv[] = { PYTHON, FORK_SCRIPT, NULL };
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "-o", f->path, "--",
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "-o", f->path, "--",
                          PYTHON, FORK_SCRIPT, NULL };
   g_autofree char *plain = run (plain_argv, (const char *[]) { NULL });
   g_autofree char *recorded = run (argv, (const char *[]) { "TIDEMARK_SEED", "1", NULL });
@@ -412,7 +413,7 @@ test_tracemalloc_owner (Fixture       *f,
                         gconstpointer  data)
 {
   g_autofree char *n = g_strdup_printf ("%u", STEPS);
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "-o", f->path, "--",
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "-o", f->path, "--",
                          PYTHON, "-X", "tracemalloc", SCRIPT, n, "tracemalloc", NULL };
   g_autofree char *traced = run (argv, ALL_CHURN_ENV);
   g_autoptr(GPtrArray) suspects = NULL;

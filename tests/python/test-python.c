@@ -75,6 +75,7 @@ record_env (Fixture            *f,
 
   g_ptr_array_add (argv, (char *) TIDE_TIDEMARK_EXE);
   g_ptr_array_add (argv, (char *) "record");
+  g_ptr_array_add (argv, (char *) "--force");
   g_ptr_array_add (argv, (char *) "-q");
   for (guint i = 0; modes[i] != NULL; i++)
     g_ptr_array_add (argv, (char *) modes[i]);
@@ -464,8 +465,8 @@ static char *
 record_with_summary (Fixture *f)
 {
   g_autofree char *script = script_path ("train-leaky.py");
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--torch", "--sample-bytes", "4096",
-                         "-o", f->path, "--", PYTHON, script, "leak", G_STRINGIFY (STEPS),
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "--torch", "--sample-bytes",
+                         "4096", "-o", f->path, "--", PYTHON, script, "leak", G_STRINGIFY (STEPS),
                          NULL };
   g_autoptr(GError) error = NULL;
   char *err = NULL;

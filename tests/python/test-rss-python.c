@@ -61,8 +61,8 @@ record (Fixture    *f,
 {
   g_autofree char *path = g_build_filename (TIDE_PYTHON_TESTS_DIR, script, NULL);
   g_autofree char *what = g_strdup_printf ("%s %s", script, arg);
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--sync-steps", "-o", f->path, "--",
-                         PYTHON, path, arg, NULL };
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "--sync-steps", "-o", f->path,
+                         "--", PYTHON, path, arg, NULL };
 
   run_record (f, argv, what);
 }
@@ -75,7 +75,8 @@ record_unsynced (Fixture    *f,
                  const char *script)
 {
   g_autofree char *path = g_build_filename (TIDE_PYTHON_TESTS_DIR, script, NULL);
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-o", f->path, "--", PYTHON, path, NULL };
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-o", f->path, "--", PYTHON,
+                         path, NULL };
 
   run_record (f, argv, script);
 }

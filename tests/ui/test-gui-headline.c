@@ -36,8 +36,8 @@ record_trace (void)
   g_autofree char *tidemark = g_build_filename (root ? root : TIDE_BUILD_ROOT, "app", "tidemark",
                                                 NULL);
   g_autofree char *script = g_build_filename (TIDE_PYTHON_TESTS_DIR, "train-leaky.py", NULL);
-  const char *argv[] = { tidemark, "record", "-q", "--torch", "--sample-bytes", "4096", "-o", trace_path, "--",
-                         PYTHON, script, "leak", STEPS, NULL };
+  const char *argv[] = { tidemark, "record", "--force", "-q", "--torch", "--sample-bytes", "4096",
+                         "-o", trace_path, "--", PYTHON, script, "leak", STEPS, NULL };
   g_autoptr(GError) error = NULL;
   int status = -1;
 

@@ -73,7 +73,7 @@ static void
 record_trace (void)
 {
   g_autofree char *target = build_path ("tests", "targets", "leaky-steps", NULL);
-  const char *args[] = { "record", "-q", "--all", "-o", trace_path, "--", target, NULL };
+  const char *args[] = { "record", "--force", "-q", "--all", "-o", trace_path, "--", target, NULL };
   g_autofree char *out = NULL;
 
   out = run_cli (args);
@@ -421,7 +421,8 @@ test_death (void)
 {
   g_autofree char *target = build_path ("tests", "targets", "dying-steps", NULL);
   g_autofree char *path = g_build_filename (tmp_dir, "dying.tide", NULL);
-  const char *args[] = { "record", "-q", "-o", path, "--", target, "--kill-child", NULL };
+  const char *args[] = { "record", "--force", "-q", "-o", path, "--", target, "--kill-child",
+                         NULL };
   g_autofree char *out = run_cli (args);
   TideWindow *window = window_open (path);
   GListModel *rows = tide_steps_view_get_model (window->steps_view);
@@ -464,7 +465,8 @@ test_device_oom (void)
   g_autofree char *target = build_path ("tests", "cuda", "cuda-oom", NULL);
   g_autofree char *tidemark = build_path ("app", "tidemark", NULL);
   g_autofree char *path = g_build_filename (tmp_dir, "device-oom.tide", NULL);
-  const char *argv[] = { tidemark, "record", "-q", "-o", path, "--", target, "die", NULL };
+  const char *argv[] = { tidemark, "record", "--force", "-q", "-o", path, "--", target, "die",
+                         NULL };
   g_auto(GStrv) env = g_environ_setenv (g_get_environ (), "TIDE_STANDIN_DEVICE_MIB", "100", TRUE);
   g_autoptr(GError) error = NULL;
   TideWindow *window;
@@ -1246,6 +1248,59 @@ test_live_capture (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* The Record button while a trace named as its recording would be is
+ * open, and the next name is a trace still being written: the recording
+ * gets a name of its own, and the open trace stays as it was, byte for
+ * byte. */
+static void
+test_record_beside_open_trace (void)
+{
+  g_autofree char *target = build_path ("tests", "targets", "sleeper-alloc", NULL);
+  g_autofree char *command = g_strdup_printf ("'%s' --max-seconds 300", target);
+  g_autofree char *folder = g_build_filename (tmp_dir, "beside", NULL);
+  g_autoptr(GDateTime) now = g_date_time_new_now_local ();
+  g_autofree char *open_path = NULL;
+  g_autofree char *before = NULL;
+  g_autofree char *after = NULL;
+  gsize before_len = 0, after_len = 0;
+  TideWindow *window;
+  TideRecordDialog *dialog;
+
+  g_assert_cmpint (g_mkdir (folder, 0755), ==, 0);
+  g_assert_true (g_file_get_contents (trace_path, &before, &before_len, NULL));
+  /* The names of this second and the next ones, all taken by the trace. */
+  for (gint s = 0; s < 30; s++)
+    {
+      g_autoptr(GDateTime) t = g_date_time_add_seconds (now, s);
+      g_autofree char *stamp = g_date_time_format (t, "%Y%m%d-%H%M%S");
+      g_autofree char *name = g_strdup_printf ("sleeper-alloc-%s.tide", stamp);
+      g_autofree char *path = g_build_filename (folder, name, NULL);
+
+      g_autofree char *wal = g_strdup_printf ("%s/sleeper-alloc-%s-2.tide-wal", folder, stamp);
+
+      g_assert_true (g_file_set_contents (path, before, before_len, NULL));
+      /* A trace still being written shows by its WAL first. */
+      g_assert_true (g_file_set_contents (wal, "wal", -1, NULL));
+      if (s == 0)
+        open_path = g_steal_pointer (&path);
+    }
+  window = window_open (open_path);
+  dialog = _tide_window_present_record_dialog (window);
+  tide_record_dialog_set_command (dialog, command);
+  tide_record_dialog_set_folder (dialog, folder);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record.start", NULL));
+  g_assert_true (_tide_window_is_recording (window));
+  g_assert_true (g_str_has_suffix (window->live_path, "-3.tide"));
+  g_assert_true (g_str_has_prefix (window->live_path, folder));
+
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.stop-recording", NULL);
+  tide_test_iterate_until (recording_ended, window, 60, "the recording to end");
+  g_assert_true (g_file_get_contents (open_path, &after, &after_len, NULL));
+  g_assert_cmpuint (after_len, ==, before_len);
+  g_assert_cmpint (memcmp (before, after, before_len), ==, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 /* What the dialog asks for, as a request; the command lines that requests
  * become are tests/app/test-record-request.c's. */
 static void
@@ -1645,6 +1700,7 @@ main (int   argc,
   g_test_add_func ("/gui/flame-graph-zoom", test_flame_graph_zoom);
   g_test_add_func ("/gui/death", test_death);
   g_test_add_func ("/gui/device-oom", test_device_oom);
+  g_test_add_func ("/gui/record-beside-open-trace", test_record_beside_open_trace);
   g_test_add_func ("/gui/draws/steps-table", test_steps_table_draws);
   g_test_add_func ("/gui/draws/drilldown", test_drilldown_draws);
   g_test_add_func ("/gui/draws/suspects", test_suspects_draw);
