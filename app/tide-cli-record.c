@@ -181,7 +181,7 @@ print_deaths (TideTrace *trace,
           g_printerr ("tidemark: %s\n", line);
           continue;
         }
-      where = top->frames->len ? tide_group_describe_headline (top) : g_strdup ("(no stack)");
+      where = top->frames->len ? tide_group_describe_headline_via (top) : g_strdup ("(no stack)");
       slope = tide_format_delta ((gint64) top->bytes_per_step);
       device = tide_format_device (top->device);
       g_printerr ("tidemark: %s; top suspect %s %s/step (%s)\n", line, where, slope, device);
@@ -230,7 +230,7 @@ print_top_suspects (const char *path)
     {
       TideGroup *g = g_ptr_array_index (suspects, i);
       g_autofree char *slope = tide_format_delta ((gint64) g->bytes_per_step);
-      g_autofree char *where = g->frames->len ? tide_group_describe_headline (g)
+      g_autofree char *where = g->frames->len ? tide_group_describe_headline_via (g)
                                               : g_strdup ("(no stack)");
       g_autofree char *device = tide_format_device (g->device);
 

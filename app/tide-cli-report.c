@@ -118,6 +118,8 @@ tide_cli_report (int    argc,
   g_autoptr(GHashTable) only = NULL;
   TideProcessSpec spec;
   g_auto(GStrv) plumbing = NULL;
+  g_auto(GStrv) library = NULL;
+  g_auto(GStrv) own_code = NULL;
   ReportRequest req = { .by = TIDE_GROUP_BY_STACK };
   GOptionEntry entries[] = {
     { "steps", 0, 0, G_OPTION_ARG_NONE, &req.steps, "One row per step", NULL },
@@ -139,6 +141,11 @@ tide_cli_report (int    argc,
       "native ones included", NULL },
     { "plumbing", 0, 0, G_OPTION_ARG_STRING_ARRAY, &plumbing, "One more frame pattern that never "
       "names a stack (GLOB, module:GLOB or file:GLOB; repeatable)", "PATTERN" },
+    { "library", 0, 0, G_OPTION_ARG_STRING_ARRAY, &library, "Python files that are library code, "
+      "beside installed packages and the standard library (GLOB on the path; repeatable)",
+      "GLOB" },
+    { "own-code", 0, 0, G_OPTION_ARG_STRING_ARRAY, &own_code, "Python files that are your own "
+      "code even where installed, as a torch checkout (GLOB on the path; repeatable)", "GLOB" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, "TRACE" },
     { NULL }
   };
@@ -172,6 +179,10 @@ tide_cli_report (int    argc,
   for (guint i = 0; plumbing != NULL && plumbing[i] != NULL; i++)
     if (!tide_trace_add_plumbing (trace, plumbing[i], &error))
       return tide_cli_fail (TIDE_EXIT_BAD_INPUT, "--plumbing: %s", error->message);
+  for (guint i = 0; library != NULL && library[i] != NULL; i++)
+    tide_trace_add_library (trace, library[i]);
+  for (guint i = 0; own_code != NULL && own_code[i] != NULL; i++)
+    tide_trace_add_own_code (trace, own_code[i]);
   if (process != NULL && (req.only = only = tide_report_process_ids (trace, &spec, &error)) == NULL)
     return tide_cli_storage_failure (error);
   /* The note only with a report: a failure says one line. */

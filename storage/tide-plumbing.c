@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tide-plumbing.h"
+#include "tide-report-private.h"
 #include "tide-schema.h"
 #include "tide-storage-resources.h"
 
@@ -27,7 +28,9 @@ typedef struct
 
 struct _TidePlumbing
 {
-  GArray *patterns;  /* Pattern */
+  GArray    *patterns;  /* Pattern */
+  GPtrArray *library;   /* GPatternSpec: more library files */
+  GPtrArray *own;       /* GPatternSpec: files that are the user's own */
 };
 
 static void
@@ -43,6 +46,8 @@ tide_plumbing_new_empty (void)
 
   self->patterns = g_array_new (FALSE, FALSE, sizeof (Pattern));
   g_array_set_clear_func (self->patterns, (GDestroyNotify) pattern_clear);
+  self->library = g_ptr_array_new_with_free_func ((GDestroyNotify) g_pattern_spec_free);
+  self->own = g_ptr_array_new_with_free_func ((GDestroyNotify) g_pattern_spec_free);
   return self;
 }
 
@@ -52,6 +57,8 @@ tide_plumbing_free (TidePlumbing *self)
   if (self == NULL)
     return;
   g_array_unref (self->patterns);
+  g_ptr_array_unref (self->library);
+  g_ptr_array_unref (self->own);
   g_free (self);
 }
 
@@ -119,26 +126,59 @@ tide_plumbing_new_default (void)
   return self;
 }
 
+void
+tide_plumbing_add_library (TidePlumbing *self,
+                           const char   *glob)
+{
+  if (glob != NULL && *glob != '\0')
+    g_ptr_array_add (self->library, g_pattern_spec_new (glob));
+}
+
+void
+tide_plumbing_add_own (TidePlumbing *self,
+                       const char   *glob)
+{
+  if (glob != NULL && *glob != '\0')
+    g_ptr_array_add (self->own, g_pattern_spec_new (glob));
+}
+
 #define PLUMBING_SCHEMA_ID "dev.tidemark.Tidemark"
-#define PLUMBING_KEY       "plumbing-patterns"
+
+/* The strings of @key, or NULL where an older installed schema lacks it. */
+static GStrv
+settings_strv (GSettingsSchema *schema,
+               const char      *key)
+{
+  g_autoptr(GSettings) settings = NULL;
+
+  if (!g_settings_schema_has_key (schema, key))
+    return NULL;
+  settings = g_settings_new_full (schema, NULL, NULL);
+  return g_settings_get_strv (settings, key);
+}
 
 void
 tide_plumbing_add_from_settings (TidePlumbing *self)
 {
   GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
   g_autoptr(GSettingsSchema) schema = NULL;
-  g_autoptr(GSettings) settings = NULL;
-  g_auto(GStrv) patterns = NULL;
+  g_auto(GStrv) plumbing = NULL;
+  g_auto(GStrv) library = NULL;
+  g_auto(GStrv) own = NULL;
 
   if (source != NULL)
     schema = g_settings_schema_source_lookup (source, PLUMBING_SCHEMA_ID, TRUE);
-  /* An older installed schema may lack the key. */
-  if (schema == NULL || !g_settings_schema_has_key (schema, PLUMBING_KEY))
+  if (schema == NULL)
     return;
-  settings = g_settings_new_full (schema, NULL, NULL);
-  patterns = g_settings_get_strv (settings, PLUMBING_KEY);
-  for (guint i = 0; patterns[i] != NULL; i++)
-    tide_plumbing_add (self, patterns[i], NULL);  /* an empty one is skipped */
+  plumbing = settings_strv (schema, "plumbing-patterns");
+  library = settings_strv (schema, "library-patterns");
+  own = settings_strv (schema, "own-code-patterns");
+  for (guint i = 0; plumbing != NULL && plumbing[i] != NULL; i++)
+    tide_plumbing_add (self, plumbing[i], NULL);  /* an empty one is skipped */
+  for (guint i = 0; library != NULL && library[i] != NULL; i++)
+    tide_plumbing_add_library (self, library[i]);
+  for (guint i = 0; own != NULL && own[i] != NULL; i++)
+    tide_plumbing_add_own (self, own[i]);
 }
 
 static gboolean
@@ -166,8 +206,69 @@ tide_plumbing_matches (const TidePlumbing *self,
   return FALSE;
 }
 
+static gboolean
+any_glob_matches (GPtrArray  *globs,
+                  const char *text)
+{
+  for (guint i = 0; i < globs->len; i++)
+    if (g_pattern_spec_match_string (g_ptr_array_index (globs, i), text))
+      return TRUE;
+  return FALSE;
+}
+
+/* The path of an installed Python file below the folder it was installed
+ * in: "torch/nn/modules/linear.py" of
+ * ".../dist-packages/torch/nn/modules/linear.py", "json/decoder.py" of
+ * "/usr/lib/python3.11/json/decoder.py"; NULL for other files. */
+const char *
+_tide_python_installed_name (const char *path)
+{
+  static const char *const roots[] = { "/site-packages/", "/dist-packages/" };
+  const char *best = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (roots); i++)
+    {
+      const char *at = g_strrstr (path, roots[i]);
+
+      if (at != NULL && (best == NULL || at + strlen (roots[i]) > best))
+        best = at + strlen (roots[i]);
+    }
+  if (best != NULL)
+    return best;
+  for (const char *lib = strstr (path, "/lib/python"); lib != NULL; lib = strstr (lib + 1, "/lib/python"))
+    {
+      const char *p = lib + strlen ("/lib/python");
+
+      while (g_ascii_isdigit (*p) || *p == '.')
+        p++;
+      if (p > lib + strlen ("/lib/python") && *p == '/')
+        best = p + 1;
+    }
+  return best;
+}
+
+/* Where an installation keeps code that is not the user's: a package
+ * folder, the standard library's lib/pythonX.Y, or a module frozen into
+ * the interpreter ("<frozen importlib._bootstrap>"). */
+static gboolean
+python_file_is_installed (const char *file)
+{
+  return g_str_has_prefix (file, "<frozen ") || _tide_python_installed_name (file) != NULL;
+}
+
+gboolean
+tide_plumbing_is_library (const TidePlumbing *self,
+                          const TideFrame    *frame)
+{
+  if (frame->kind != TIDE_FRAME_PYTHON || frame->file == NULL ||
+      any_glob_matches (self->own, frame->file))
+    return FALSE;
+  return python_file_is_installed (frame->file) || any_glob_matches (self->library, frame->file);
+}
+
 typedef enum
 {
+  PASS_OWN_PYTHON,
   PASS_PYTHON,
   PASS_NAMED_NATIVE,
   PASS_ANY_NATIVE,
@@ -180,6 +281,8 @@ frame_fits_pass (const TideFrame *frame,
 {
   if (frame->plumbing)
     return FALSE;
+  if (pass == PASS_OWN_PYTHON)
+    return frame->kind == TIDE_FRAME_PYTHON && !frame->library;
   if (pass == PASS_PYTHON)
     return frame->kind == TIDE_FRAME_PYTHON;
   if (frame->kind != TIDE_FRAME_NATIVE && frame->kind != TIDE_FRAME_INLINE)
@@ -192,9 +295,25 @@ tide_frames_find_headline (GPtrArray *frames)
 {
   if (frames == NULL || frames->len == 0)
     return -1;
-  for (HeadlinePass pass = PASS_PYTHON; pass < N_PASSES; pass++)
+  for (HeadlinePass pass = PASS_OWN_PYTHON; pass < N_PASSES; pass++)
     for (guint i = 0; i < frames->len; i++)
       if (frame_fits_pass (g_ptr_array_index (frames, i), pass))
         return (gint) i;
   return 0;
+}
+
+gint
+tide_frames_find_via (GPtrArray *frames,
+                      gint       headline)
+{
+  if (frames == NULL || headline <= 0 || (guint) headline >= frames->len)
+    return -1;
+  for (gint i = 0; i < headline; i++)
+    {
+      const TideFrame *frame = g_ptr_array_index (frames, i);
+
+      if (frame_fits_pass (frame, PASS_PYTHON))
+        return frame->library ? i : -1;
+    }
+  return -1;
 }

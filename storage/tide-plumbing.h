@@ -26,17 +26,36 @@ void          tide_plumbing_free        (TidePlumbing    *self);
 gboolean      tide_plumbing_add         (TidePlumbing    *self,
                                          const char      *pattern,
                                          GError         **error);
-/* Adds the patterns of the plumbing-patterns key of the app's settings,
- * when its schema is installed, so that the CLI and the GUI agree. */
+/* Library code: Python frames whose source file is under a site-packages
+ * or dist-packages folder, or the interpreter's lib/pythonX.Y (or frozen
+ * in it), and those matching a pattern added here (GLOB on the source
+ * file's path); but never a file that matches an own-code pattern, for
+ * people who work on the library itself. */
+void          tide_plumbing_add_library (TidePlumbing    *self,
+                                         const char      *glob);
+void          tide_plumbing_add_own     (TidePlumbing    *self,
+                                         const char      *glob);
+/* Adds the patterns of the plumbing-patterns, library-patterns and
+ * own-code-patterns keys of the app's settings, when its schema is
+ * installed, so that the CLI and the GUI agree. */
 void          tide_plumbing_add_from_settings (TidePlumbing *self);
 gboolean      tide_plumbing_matches     (const TidePlumbing *self,
                                          const TideFrame    *frame);
+gboolean      tide_plumbing_is_library  (const TidePlumbing *self,
+                                         const TideFrame    *frame);
 
 /* The index of the headline in @frames (TideFrame*, innermost first, their
- * plumbing flags set): the innermost Python frame that is not plumbing;
- * else the innermost named native or inline frame that is not; else the
- * innermost unnamed one that is not; else frame 0.  -1 when empty. */
+ * plumbing and library flags set): the innermost Python frame of the
+ * user's code that is not plumbing; else the innermost Python frame that
+ * is not; else the innermost named native or inline frame that is not;
+ * else the innermost unnamed one that is not; else frame 0.  -1 when
+ * empty. */
 gint          tide_frames_find_headline (GPtrArray       *frames);
+/* The library frame that the user's headline @headline reached the
+ * allocation through: the innermost Python frame that is not plumbing,
+ * when it is library code and not the headline; else -1. */
+gint          tide_frames_find_via      (GPtrArray       *frames,
+                                         gint             headline);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TidePlumbing, tide_plumbing_free)
 

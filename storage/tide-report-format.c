@@ -668,7 +668,8 @@ groups_text (GString         *out,
       TideGroup *g = g_ptr_array_index (groups, i);
       g_autofree char *dev = tide_format_device (g->device);
       g_autofree char *bytes = tide_format_bytes (g->bytes);
-      g_autofree char *head = tide_group_describe_headline (g);
+      g_autofree char *head = kind == TIDE_GROUPS_SUSPECTS ? tide_group_describe_headline_via (g)
+                                                           : tide_group_describe_headline (g);
       const char *indent;
 
       if (kind == TIDE_GROUPS_SUSPECTS)
@@ -843,7 +844,10 @@ json_headline (GString   *out,
   json_string (out, headline->function);
   g_string_append (out, ",\"file\":");
   json_string (out, headline->file);
-  g_string_append_printf (out, ",\"line\":%d}", headline->line);
+  g_string_append_printf (out, ",\"line\":%d", headline->line);
+  json_optional (out, "via_frame", tide_frames_find_via (g->frames, h) >= 0,
+                 tide_frames_find_via (g->frames, h));
+  g_string_append_c (out, '}');
 }
 
 /* "scopes": each scope's share of a stack group; null when grouped by
@@ -942,8 +946,9 @@ groups_json (GString        *out,
           g_string_append_printf (out, ",\"line\":%d,\"module\":", fr->line);
           json_string (out, fr->module);
           g_string_append_printf (out, ",\"offset\":%" G_GINT64_FORMAT ",\"kind\":\"%s\""
-                                  ",\"plumbing\":%s}", fr->module_offset, tide_frame_kind_name (fr),
-                                  fr->plumbing ? "true" : "false");
+                                  ",\"plumbing\":%s,\"library\":%s}", fr->module_offset,
+                                  tide_frame_kind_name (fr), fr->plumbing ? "true" : "false",
+                                  fr->library ? "true" : "false");
         }
       g_string_append_c (out, ']');
       json_headline (out, g);

@@ -31,6 +31,11 @@ gboolean      _tide_series_grows_steadily (const double *live,
                                            gint         *start_out,
                                            double       *net_out);
 
+/* tide-plumbing.c: the path of an installed Python file (a package's, the
+ * standard library's) below the folder it was installed in; NULL for the
+ * user's own files. */
+const char   *_tide_python_installed_name (const char *path);
+
 /* tide-report-processes.c */
 TideProcess  *_tide_report_steps_source (GPtrArray         *processes,
                                          const TideProcess *p);

@@ -364,6 +364,7 @@ load_frames (TideTrace  *trace,
       frame->module = _tide_report_column_dup (stmt, 4);
       frame->module_offset = sqlite3_column_int64 (stmt, 5);
       frame->plumbing = tide_plumbing_matches (plumbing, frame);
+      frame->library = tide_plumbing_is_library (plumbing, frame);
       g_ptr_array_add (frames, frame);
     }
   if (!tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error))
@@ -794,15 +795,21 @@ tide_report_frames (TideTrace  *trace,
   return load_frames (trace, stack_id, error);
 }
 
-/* The name a frame's source file goes by: its base name, with its
- * folder where the base name says nothing of its own, as a package's
- * "__init__.py" (torch/__init__.py) or "__main__.py". */
+/* The name a frame's source file goes by: an installed package's file by
+ * its path in the package (torch/nn/modules/linear.py: several packages
+ * have a module.py); another by its base name, with its folder where the
+ * base name says nothing of its own, as "__init__.py" or "__main__.py". */
 char *
 tide_frame_file_name (const char *path)
 {
-  g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *base = NULL;
   g_autofree char *dir = NULL;
   g_autofree char *package = NULL;
+  const char *installed = _tide_python_installed_name (path);
+
+  if (installed != NULL && *installed != '\0')
+    return g_strdup (installed);
+  base = g_path_get_basename (path);
 
   if (strcmp (base, "__init__.py") != 0 && strcmp (base, "__main__.py") != 0)
     return g_steal_pointer (&base);
@@ -896,6 +903,23 @@ tide_group_describe_headline (const TideGroup *group)
   if (group->stack_id != 0)
     return g_strdup ("(a stack without frames)");
   return g_strdup (group->scope_path ? group->scope_path : "(no scope)");
+}
+
+/* The headline, and the library frame it reached the allocation through:
+ * "xfmr.py:19 LM.forward (via torch/nn/modules/linear.py:114
+ * Linear.forward)". */
+char *
+tide_group_describe_headline_via (const TideGroup *group)
+{
+  gint h = tide_frames_find_headline (group->frames);
+  gint via = tide_frames_find_via (group->frames, h);
+  g_autofree char *headline = tide_group_describe_headline (group);
+  g_autofree char *through = NULL;
+
+  if (via < 0)
+    return g_steal_pointer (&headline);
+  through = tide_frame_describe_source_first (g_ptr_array_index (group->frames, via));
+  return g_strdup_printf ("%s (via %s)", headline, through);
 }
 
 /**

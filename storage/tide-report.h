@@ -93,6 +93,8 @@ typedef struct
   char    *module;
   gint64   module_offset;
   gboolean plumbing;            /* allocator or runtime plumbing (tide-plumbing.h) */
+  gboolean library;             /* Python code of the interpreter's standard library or of
+                                 * an installed package, not the user's (tide-plumbing.h) */
 } TideFrame;
 
 /* What one scope holds of a stack group (tide-report-scopes.c). */
@@ -210,5 +212,6 @@ char      *tide_frame_describe_source_first (const TideFrame *frame);
 const char *tide_frame_kind_name  (const TideFrame *frame);
 const TideFrame *tide_group_get_headline (const TideGroup *group);
 char      *tide_group_describe_headline    (const TideGroup *group);
+char      *tide_group_describe_headline_via (const TideGroup *group);
 
 G_END_DECLS

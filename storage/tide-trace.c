@@ -519,6 +519,24 @@ tide_trace_add_plumbing (TideTrace   *self,
   return tide_plumbing_add (self->plumbing, pattern, error);
 }
 
+void
+tide_trace_add_library (TideTrace  *self,
+                        const char *glob)
+{
+  g_return_if_fail (TIDE_IS_TRACE (self));
+  _tide_trace_get_plumbing (self);
+  tide_plumbing_add_library (self->plumbing, glob);
+}
+
+void
+tide_trace_add_own_code (TideTrace  *self,
+                         const char *glob)
+{
+  g_return_if_fail (TIDE_IS_TRACE (self));
+  _tide_trace_get_plumbing (self);
+  tide_plumbing_add_own (self->plumbing, glob);
+}
+
 gboolean
 _tide_trace_has_inline_frames (TideTrace *self)
 {

@@ -25,5 +25,12 @@ char       *tide_trace_dup_meta     (TideTrace   *self,
 gboolean    tide_trace_add_plumbing (TideTrace   *self,
                                      const char  *pattern,
                                      GError     **error);
+/* A glob on Python source paths that are library code, or the user's own
+ * code even where installed (tide-plumbing.h), for every report on this
+ * trace. */
+void        tide_trace_add_library  (TideTrace   *self,
+                                     const char  *glob);
+void        tide_trace_add_own_code (TideTrace   *self,
+                                     const char  *glob);
 
 G_END_DECLS

@@ -495,7 +495,8 @@ test_headline_report (Fixture       *f,
     " \\(pid [0-9]+, host\\)\n", where);
   g_autofree char *json_headline = g_strdup_printf (
     "\"headline\":{\"text\":\"%s\",\"frame\":[0-9]+,\"kind\":\"python\","
-    "\"function\":\"Block.forward\",\"file\":\"[^\"]*/train-leaky.py\",\"line\":%d}", where, line);
+    "\"function\":\"Block.forward\",\"file\":\"[^\"]*/train-leaky.py\",\"line\":%d,"
+    "\"via_frame\":null}", where, line);
   g_autofree char *csv_end = g_strdup_printf (",%s,%s/train-leaky.py,%d,Net.encoder.layers.2=",
                                               where, TIDE_PYTHON_TESTS_DIR, line);
   g_auto(GStrv) csv_lines = g_strsplit (csv, "\n", -1);
@@ -507,14 +508,17 @@ test_headline_report (Fixture       *f,
   g_assert_true (g_str_has_suffix (csv_lines[0], ",headline,headline_file,headline_line,scopes,"
                                                  "kind,class,name,hint"));
   g_assert_nonnull (strstr (csv_lines[1], csv_end));
-  /* JSON keeps every frame, with its kind and plumbing flag. */
+  /* JSON keeps every frame, with its kind, plumbing and library flags. */
   g_assert_nonnull (strstr (json, "{\"function\":\"c10::alloc_cpu(unsigned long)\",\"file\":null,"));
   g_assert_true (g_regex_match_simple ("\\{\"function\":\"c10::alloc_cpu\\(unsigned long\\)\"[^}]*"
-                                       "\"kind\":\"native\",\"plumbing\":true\\}", json, 0, 0));
+                                       "\"kind\":\"native\",\"plumbing\":true,"
+                                       "\"library\":false\\}", json, 0, 0));
   g_assert_true (g_regex_match_simple ("\\{\"function\":\"at::TensorIteratorBase::build\\([^}]*"
-                                       "\"kind\":\"native\",\"plumbing\":true\\}", json, 0, 0));
+                                       "\"kind\":\"native\",\"plumbing\":true,"
+                                       "\"library\":false\\}", json, 0, 0));
   g_assert_true (g_regex_match_simple ("\\{\"function\":\"Block.forward\"[^}]*"
-                                       "\"kind\":\"python\",\"plumbing\":false\\}", json, 0, 0));
+                                       "\"kind\":\"python\",\"plumbing\":false,"
+                                       "\"library\":false\\}", json, 0, 0));
   /* The text shows the Python frames, not seven allocator frames. */
   g_assert_null (strstr (text, "c10::alloc_cpu"));
   {

@@ -484,19 +484,22 @@ test_json (Fixture       *f,
 
   g_assert_nonnull (strstr (json, "{\"function\":\"push_entry\",\"file\":\"/src/cache.c\","
                                   "\"line\":12,\"module\":\"/usr/bin/trainer\",\"offset\":4097,"
-                                  "\"kind\":\"inline\",\"plumbing\":false}"));
+                                  "\"kind\":\"inline\",\"plumbing\":false,\"library\":false}"));
   g_assert_nonnull (strstr (json, "{\"function\":\"malloc\",\"file\":null,\"line\":0,"
                                   "\"module\":\"/usr/lib/x86_64-linux-gnu/libc.so.6\","
-                                  "\"offset\":4100,\"kind\":\"native\",\"plumbing\":true}"));
+                                  "\"offset\":4100,\"kind\":\"native\",\"plumbing\":true,"
+                                  "\"library\":false}"));
   g_assert_nonnull (strstr (json, "{\"function\":\"Block.forward\",\"file\":\"/work/train.py\","
                                   "\"line\":25,\"module\":null,\"offset\":0,\"kind\":\"python\","
-                                  "\"plumbing\":false}"));
+                                  "\"plumbing\":false,\"library\":false}"));
   g_assert_nonnull (strstr (json, "],\"headline\":{\"text\":\"cache.c:12 push_entry\","
                                   "\"frame\":3,\"kind\":\"inline\",\"function\":\"push_entry\","
-                                  "\"file\":\"/src/cache.c\",\"line\":12},\"scopes\":"));
+                                  "\"file\":\"/src/cache.c\",\"line\":12,\"via_frame\":null},"
+                                  "\"scopes\":"));
   g_assert_nonnull (strstr (json, "],\"headline\":{\"text\":\"train.py:25 Block.forward\","
                                   "\"frame\":5,\"kind\":\"python\",\"function\":\"Block.forward\","
-                                  "\"file\":\"/work/train.py\",\"line\":25},\"scopes\":"));
+                                  "\"file\":\"/work/train.py\",\"line\":25,\"via_frame\":null},"
+                                  "\"scopes\":"));
 }
 
 /* A package's __init__.py is named with its package: several packages
@@ -518,11 +521,136 @@ test_package_file (void)
   g_autofree char *d = tide_frame_describe_source_first (&plain);
   g_autofree char *e = tide_frame_describe_source_first (&bare);
 
-  g_assert_cmpstr (a, ==, "autograd/__init__.py:197 backward");
-  g_assert_cmpstr (b, ==, "backward (autograd/__init__.py:197)");
+  g_assert_cmpstr (a, ==, "torch/autograd/__init__.py:197 backward");
+  g_assert_cmpstr (b, ==, "backward (torch/autograd/__init__.py:197)");
   g_assert_cmpstr (c, ==, "tool/__main__.py:3 <module>");
-  g_assert_cmpstr (d, ==, "linear.py:114 Linear.forward");
+  g_assert_cmpstr (d, ==, "torch/nn/modules/linear.py:114 Linear.forward");
   g_assert_cmpstr (e, ==, "__init__.py:1 f");
+}
+
+static TideFrame *
+python_frame (const char *function,
+              const char *file,
+              int         line)
+{
+  TideFrame *frame = g_new0 (TideFrame, 1);
+
+  frame->kind = TIDE_FRAME_PYTHON;
+  frame->function = g_strdup (function);
+  frame->file = g_strdup (file);
+  frame->line = line;
+  return frame;
+}
+
+/* The stack of logits that a stock nn.Linear made for a model, innermost
+ * first, its flags set by @plumbing. */
+static TideGroup *
+linear_group (const TidePlumbing *plumbing)
+{
+  TideGroup *g = g_new0 (TideGroup, 1);
+  TideFrame *alloc = g_new0 (TideFrame, 1);
+
+  alloc->kind = TIDE_FRAME_NATIVE;
+  alloc->function = g_strdup ("c10::alloc_cpu(unsigned long)");
+  alloc->module = g_strdup ("/usr/lib/libc10.so");
+  g->frames = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_frame_free);
+  g_ptr_array_add (g->frames, alloc);
+  g_ptr_array_add (g->frames, python_frame ("Linear.forward", "/usr/lib/python3/dist-packages/"
+                                            "torch/nn/modules/linear.py", 114));
+  g_ptr_array_add (g->frames, python_frame ("Module._call_impl", "/usr/lib/python3/dist-packages/"
+                                            "torch/nn/modules/module.py", 1194));
+  g_ptr_array_add (g->frames, python_frame ("LM.forward", "/home/me/xfmr.py", 19));
+  g_ptr_array_add (g->frames, python_frame ("<module>", "/home/me/xfmr.py", 26));
+  for (guint i = 0; i < g->frames->len; i++)
+    {
+      TideFrame *frame = g_ptr_array_index (g->frames, i);
+
+      frame->plumbing = tide_plumbing_matches (plumbing, frame);
+      frame->library = tide_plumbing_is_library (plumbing, frame);
+    }
+  g->stack_id = 1;
+  return g;
+}
+
+/* Library code: the standard library, installed packages, frozen modules;
+ * the user's own files are not, wherever they are. */
+static void
+test_library_paths (void)
+{
+  g_autoptr(TidePlumbing) plumbing = tide_plumbing_new_default ();
+  static const struct { const char *file; gboolean library; const char *name; } cases[] = {
+    { "/usr/lib/python3/dist-packages/torch/nn/modules/linear.py", TRUE,
+      "torch/nn/modules/linear.py" },
+    { "/home/me/venv/lib/python3.11/site-packages/transformers/modeling_utils.py", TRUE,
+      "transformers/modeling_utils.py" },
+    { "/usr/lib/python3.11/threading.py", TRUE, "threading.py" },
+    { "/usr/lib/python3.11/json/decoder.py", TRUE, "json/decoder.py" },
+    { "<frozen importlib._bootstrap>", TRUE, "<frozen importlib._bootstrap>" },
+    { "/home/me/xfmr.py", FALSE, "xfmr.py" },
+    { "/home/me/libpython/model.py", FALSE, "model.py" },
+    { "/home/me/lib/python-tools/model.py", FALSE, "model.py" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      TideFrame frame = { .kind = TIDE_FRAME_PYTHON, .function = "f",
+                          .file = (char *) cases[i].file, .line = 1 };
+      TideFrame native = { .kind = TIDE_FRAME_NATIVE, .function = "f",
+                           .file = (char *) cases[i].file, .line = 1 };
+      g_autofree char *name = tide_frame_file_name (cases[i].file);
+
+      g_assert_cmpint (tide_plumbing_is_library (plumbing, &frame), ==, cases[i].library);
+      g_assert_false (tide_plumbing_is_library (plumbing, &native));
+      g_assert_cmpstr (name, ==, cases[i].name);
+    }
+}
+
+/* A stack through a stock layer is named by the user's line, via the
+ * layer's; claimed as one's own, the layer's line names it again. */
+static void
+test_library_headline (void)
+{
+  g_autoptr(TidePlumbing) plumbing = tide_plumbing_new_default ();
+  g_autoptr(TidePlumbing) torch_dev = tide_plumbing_new_default ();
+  g_autoptr(TidePlumbing) vendored = tide_plumbing_new_default ();
+  TideGroup *g = linear_group (plumbing);
+  TideGroup *own = NULL;
+  TideGroup *more = NULL;
+  g_autofree char *headline = NULL;
+  g_autofree char *via = NULL;
+  g_autofree char *own_via = NULL;
+  g_autofree char *more_via = NULL;
+
+  g_assert_cmpint (tide_frames_find_headline (g->frames), ==, 3);
+  g_assert_cmpint (tide_frames_find_via (g->frames, 3), ==, 1);
+  headline = tide_group_describe_headline (g);
+  via = tide_group_describe_headline_via (g);
+  g_assert_cmpstr (headline, ==, "xfmr.py:19 LM.forward");
+  g_assert_cmpstr (via, ==, "xfmr.py:19 LM.forward (via torch/nn/modules/linear.py:114 "
+                            "Linear.forward)");
+
+  tide_plumbing_add_own (torch_dev, "*/torch/nn/*");
+  own = linear_group (torch_dev);
+  g_assert_cmpint (tide_frames_find_headline (own->frames), ==, 1);
+  g_assert_cmpint (tide_frames_find_via (own->frames, 1), ==, -1);
+  own_via = tide_group_describe_headline_via (own);
+  g_assert_cmpstr (own_via, ==, "torch/nn/modules/linear.py:114 Linear.forward");
+
+  /* Only library frames: the innermost one, named with its package. */
+  g_ptr_array_set_size (g->frames, 3);
+  g_assert_cmpint (tide_frames_find_headline (g->frames), ==, 1);
+  g_assert_cmpint (tide_frames_find_via (g->frames, 1), ==, -1);
+
+  /* A vendored copy of a library, marked as one. */
+  tide_plumbing_add_library (vendored, "/home/me/*");
+  more = linear_group (vendored);
+  g_assert_cmpint (tide_frames_find_headline (more->frames), ==, 1);
+  more_via = tide_group_describe_headline_via (more);
+  g_assert_cmpstr (more_via, ==, "torch/nn/modules/linear.py:114 Linear.forward");
+
+  tide_group_free (g);
+  tide_group_free (own);
+  tide_group_free (more);
 }
 
 int
@@ -531,6 +659,8 @@ main (int    argc,
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/storage/headline/package-file", test_package_file);
+  g_test_add_func ("/storage/headline/library-paths", test_library_paths);
+  g_test_add_func ("/storage/headline/library", test_library_headline);
 
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
   ADD ("/storage/headline/native-inline", test_native_inline);
