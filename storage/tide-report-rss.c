@@ -43,7 +43,7 @@ describe_source (TideTrace  *trace,
   f = g_ptr_array_index (frames, i);
   if (f->kind != TIDE_FRAME_MISSING && f->function != NULL && f->file != NULL && f->line > 0)
     {
-      g_autofree char *file = tide_frame_file_name (f->file);
+      g_autofree char *file = tide_frame_dup_file_name (f);
 
       return g_strdup_printf ("%s:%d (%s)", file, f->line, f->function);
     }

@@ -32,14 +32,43 @@
  * way, and now and then climbs steadily for the last few steps. */
 #define SUSPECT_MIN_SAMPLES 4
 
+/* A deep copy of @frame into @copy. */
+void
+tide_frame_copy_into (TideFrame       *copy,
+                      const TideFrame *frame)
+{
+  *copy = *frame;
+  copy->function = g_strdup (frame->function);
+  copy->file = g_strdup (frame->file);
+  copy->file_name = g_strdup (frame->file_name);
+  copy->module = g_strdup (frame->module);
+}
+
+/* Frees what tide_frame_copy_into() copied, not @frame itself. */
+void
+tide_frame_clear (TideFrame *frame)
+{
+  g_clear_pointer (&frame->function, g_free);
+  g_clear_pointer (&frame->file, g_free);
+  g_clear_pointer (&frame->file_name, g_free);
+  g_clear_pointer (&frame->module, g_free);
+}
+
+TideFrame *
+tide_frame_copy (const TideFrame *frame)
+{
+  TideFrame *copy = g_new (TideFrame, 1);
+
+  tide_frame_copy_into (copy, frame);
+  return copy;
+}
+
 void
 tide_frame_free (TideFrame *frame)
 {
   if (frame == NULL)
     return;
-  g_free (frame->function);
-  g_free (frame->file);
-  g_free (frame->module);
+  tide_frame_clear (frame);
   g_free (frame);
 }
 
@@ -343,6 +372,7 @@ load_frames (TideTrace  *trace,
 {
   g_autoptr(GPtrArray) frames = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_frame_free);
   const TidePlumbing *plumbing = _tide_trace_get_plumbing (trace);
+  GHashTable *file_names = _tide_trace_get_file_names (trace);
   g_autofree char *sql = g_strconcat (frames_sql,
                                       _tide_trace_has_inline_frames (trace) ? inline_frames_sql : "",
                                       " ORDER BY 7 DESC, 8", NULL);
@@ -365,6 +395,8 @@ load_frames (TideTrace  *trace,
       frame->module_offset = sqlite3_column_int64 (stmt, 5);
       frame->plumbing = tide_plumbing_matches (plumbing, frame);
       frame->library = tide_plumbing_is_library (plumbing, frame);
+      if (frame->file != NULL)
+        frame->file_name = g_strdup (g_hash_table_lookup (file_names, frame->file));
       g_ptr_array_add (frames, frame);
     }
   if (!tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error))
@@ -820,6 +852,14 @@ tide_frame_file_name (const char *path)
   return g_build_filename (package, base, NULL);
 }
 
+/* The name of @frame's file: the trace's, unique in it, else
+ * tide_frame_file_name()'s. */
+char *
+tide_frame_dup_file_name (const TideFrame *frame)
+{
+  return frame->file_name != NULL ? g_strdup (frame->file_name) : tide_frame_file_name (frame->file);
+}
+
 /* "function (file:line)", "function (module+0x1f0)" or "module+0x1f0". */
 char *
 tide_frame_describe (const TideFrame *frame)
@@ -833,7 +873,7 @@ tide_frame_describe (const TideFrame *frame)
 
   if (frame->function != NULL && frame->file != NULL && frame->line > 0)
     {
-      g_autofree char *file = tide_frame_file_name (frame->file);
+      g_autofree char *file = tide_frame_dup_file_name (frame);
       return g_strdup_printf ("%s (%s:%d)", frame->function, file, frame->line);
     }
   if (frame->function != NULL)
@@ -850,7 +890,7 @@ tide_frame_describe_source_first (const TideFrame *frame)
   if (frame->kind != TIDE_FRAME_MISSING && frame->function != NULL && frame->file != NULL &&
       frame->line > 0)
     {
-      g_autofree char *file = tide_frame_file_name (frame->file);
+      g_autofree char *file = tide_frame_dup_file_name (frame);
       return g_strdup_printf ("%s:%d %s", file, frame->line, frame->function);
     }
   return tide_frame_describe (frame);

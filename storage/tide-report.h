@@ -89,6 +89,8 @@ typedef struct
   int      kind;                /* TideFrameKind */
   char    *function;
   char    *file;
+  char    *file_name;           /* how reports name file, unique in its trace
+                                 * (tide-file-names.h); NULL: tide_frame_file_name() */
   int      line;
   char    *module;
   gint64   module_offset;
@@ -175,6 +177,10 @@ void       tide_step_row_free     (TideStepRow *row);
 char      *tide_step_row_describe (const TideStepRow *row);
 void       tide_process_summary_free (TideProcessSummary *summary);
 char      *tide_process_summary_describe_death (const TideProcessSummary *summary);
+TideFrame *tide_frame_copy        (const TideFrame *frame);
+void       tide_frame_copy_into   (TideFrame       *copy,
+                                   const TideFrame *frame);
+void       tide_frame_clear       (TideFrame       *frame);
 void       tide_frame_free        (TideFrame   *frame);
 void       tide_group_free        (TideGroup   *group);
 
@@ -207,6 +213,7 @@ GPtrArray *tide_report_frames     (TideTrace   *trace,
                                    gint64       stack_id,
                                    GError     **error);
 char      *tide_frame_file_name   (const char      *path);
+char      *tide_frame_dup_file_name (const TideFrame *frame);
 char      *tide_frame_describe    (const TideFrame *frame);
 char      *tide_frame_describe_source_first (const TideFrame *frame);
 const char *tide_frame_kind_name  (const TideFrame *frame);

@@ -20,6 +20,7 @@
 
 #include "tide-alloc-ranges.h"
 #include "tide-analysis.h"
+#include "tide-file-names.h"
 #include "tide-schema.h"
 #include "tide-storage-error.h"
 #include "tide-trace-bounds.h"
@@ -40,6 +41,7 @@ struct _TideTrace
   guint    has_live_at_end : 1;
   TideRetainedPlan retained_plan;
   TidePlumbing *plumbing;   /* created at first use */
+  GHashTable *file_names;   /* tide-file-names.h; loaded at first use */
   gint     has_inline;      /* -1: not looked up yet */
   guint    complete : 1;
 
@@ -332,6 +334,7 @@ tide_trace_finalize (GObject *object)
   g_mutex_clear (&self->reader_lock);
   sqlite3_close (self->db);
   g_clear_pointer (&self->plumbing, tide_plumbing_free);
+  g_clear_pointer (&self->file_names, g_hash_table_unref);
   g_free (self->path);
   G_OBJECT_CLASS (tide_trace_parent_class)->finalize (object);
 }
@@ -507,6 +510,27 @@ _tide_trace_get_plumbing (TideTrace *self)
       tide_plumbing_add_from_settings (self->plumbing);
     }
   return self->plumbing;
+}
+
+/* The names of the trace's source files that must be longer than their
+ * base names to tell them apart (tide-file-names.h); empty where the
+ * frames cannot be read, which the query of the frames will then say. */
+GHashTable *
+_tide_trace_get_file_names (TideTrace *self)
+{
+  g_autoptr(GPtrArray) paths = NULL;
+  sqlite3_stmt *stmt;
+
+  if (self->file_names != NULL)
+    return self->file_names;
+  paths = g_ptr_array_new_with_free_func (g_free);
+  stmt = tide_sqlite_prepare (self->db, "SELECT DISTINCT file FROM frames WHERE file IS NOT NULL",
+                              "", NULL);
+  while (stmt != NULL && sqlite3_step (stmt) == SQLITE_ROW)
+    g_ptr_array_add (paths, g_strdup ((const char *) sqlite3_column_text (stmt, 0)));
+  sqlite3_finalize (stmt);
+  self->file_names = tide_file_names_new (paths);
+  return self->file_names;
 }
 
 gboolean

@@ -32,18 +32,6 @@ struct _TideDrilldownNode
 
 G_DEFINE_FINAL_TYPE (TideDrilldownNode, tide_drilldown_node, G_TYPE_OBJECT)
 
-static TideFrame *
-frame_copy (const TideFrame *frame)
-{
-  TideFrame *copy = g_new0 (TideFrame, 1);
-
-  *copy = *frame;
-  copy->function = g_strdup (frame->function);
-  copy->file = g_strdup (frame->file);
-  copy->module = g_strdup (frame->module);
-  return copy;
-}
-
 static void
 tide_drilldown_node_finalize (GObject *object)
 {
@@ -96,7 +84,7 @@ stack_node_new (const TideGroup *group)
   node->bytes = group->bytes;
   node->count = group->count;
   if (headline != NULL)
-    node->frame = frame_copy (headline);
+    node->frame = tide_frame_copy (headline);
 
   /* The frames, innermost first, each carrying the stack's totals. */
   for (guint i = 0; i < group->frames->len; i++)
@@ -107,7 +95,7 @@ stack_node_new (const TideGroup *group)
 
       child->bytes = group->bytes;
       child->count = group->count;
-      child->frame = frame_copy (frame);
+      child->frame = tide_frame_copy (frame);
       child->key = g_strdup (node->key);
       g_list_store_append (node->children, child);
     }

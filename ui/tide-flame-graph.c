@@ -96,9 +96,7 @@ flame_node_free (FlameNode *node)
 {
   g_clear_pointer (&node->children, g_ptr_array_unref);
   g_free (node->label);
-  g_free (node->frame.function);
-  g_free (node->frame.file);
-  g_free (node->frame.module);
+  tide_frame_clear (&node->frame);
   g_free (node);
 }
 
@@ -114,12 +112,7 @@ flame_node_new (FlameNode       *parent,
   node->children = g_ptr_array_new_with_free_func ((GDestroyNotify) flame_node_free);
   node->depth = parent ? parent->depth + 1 : 0;
   if (frame != NULL)
-    {
-      node->frame = *frame;
-      node->frame.function = g_strdup (frame->function);
-      node->frame.file = g_strdup (frame->file);
-      node->frame.module = g_strdup (frame->module);
-    }
+    tide_frame_copy_into (&node->frame, frame);
   return node;
 }
 

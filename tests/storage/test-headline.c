@@ -19,6 +19,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "tide-file-names.h"
 #include "tide-plumbing.h"
 #include "tide-report-format.h"
 #include "tide-report.h"
@@ -653,6 +654,80 @@ test_library_headline (void)
   tide_group_free (more);
 }
 
+/* Two folders' model.py, a package's module.py installed twice, and a
+ * name no other file shares. */
+static void
+test_file_names_unique (void)
+{
+  g_autoptr(GPtrArray) paths = g_ptr_array_new ();
+  g_autoptr(GHashTable) names = NULL;
+
+  g_ptr_array_add (paths, "/a/x/model.py");
+  g_ptr_array_add (paths, "/b/y/model.py");
+  g_ptr_array_add (paths, "/c/train.py");
+  g_ptr_array_add (paths, "/usr/lib/python3/dist-packages/torch/nn/modules/module.py");
+  g_ptr_array_add (paths, "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py");
+  g_ptr_array_add (paths, "/a/p/__init__.py");
+  g_ptr_array_add (paths, "/b/p/__init__.py");
+  g_ptr_array_add (paths, "/x/model.py");
+  names = tide_file_names_new (paths);
+  g_assert_cmpstr (g_hash_table_lookup (names, "/a/x/model.py"), ==, "a/x/model.py");
+  g_assert_cmpstr (g_hash_table_lookup (names, "/x/model.py"), ==, "/x/model.py");
+  g_assert_cmpstr (g_hash_table_lookup (names, "/b/y/model.py"), ==, "y/model.py");
+  g_assert_null (g_hash_table_lookup (names, "/c/train.py"));
+  g_assert_cmpstr (g_hash_table_lookup (names, "/usr/lib/python3/dist-packages/torch/nn/modules/"
+                                               "module.py"),
+                   ==, "dist-packages/torch/nn/modules/module.py");
+  g_assert_cmpstr (g_hash_table_lookup (names, "/venv/lib/python3.11/site-packages/torch/nn/"
+                                               "modules/module.py"),
+                   ==, "site-packages/torch/nn/modules/module.py");
+  g_assert_cmpstr (g_hash_table_lookup (names, "/a/p/__init__.py"), ==, "a/p/__init__.py");
+  g_assert_cmpstr (g_hash_table_lookup (names, "/b/p/__init__.py"), ==, "b/p/__init__.py");
+}
+
+/* A trace whose two model.py files are told apart wherever a frame is
+ * named. */
+static void
+test_file_names_in_trace (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("tide-headline-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "two-models.tide", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTraceWriter) w = tide_trace_writer_new (path, &error);
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GPtrArray) first = NULL;
+  g_autoptr(GPtrArray) second = NULL;
+  g_autofree char *a = NULL;
+  g_autofree char *b = NULL;
+  TideProcessRow proc = { .id = 1, .pid = 100, .all_mode = TRUE, .exe = "/usr/bin/python3" };
+  TideFrameRow fa = { .id = 1, .kind = TIDE_FRAME_PYTHON, .function = "A.forward",
+                      .file = "/work/vision/model.py", .line = 3 };
+  TideFrameRow fb = { .id = 2, .kind = TIDE_FRAME_PYTHON, .function = "B.forward",
+                      .file = "/work/text/model.py", .line = 4 };
+
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  tide_trace_writer_add_process (w, &proc);
+  tide_trace_writer_add_frame (w, &fa);
+  tide_trace_writer_add_frame (w, &fb);
+  tide_trace_writer_add_stack_node (w, 1, 0, 1, 1);
+  tide_trace_writer_add_stack_node (w, 2, 0, 2, 1);
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  trace = tide_trace_open (path, &error);
+  g_assert_no_error (error);
+  first = tide_report_frames (trace, 1, &error);
+  g_assert_no_error (error);
+  second = tide_report_frames (trace, 2, &error);
+  g_assert_no_error (error);
+  a = tide_frame_describe_source_first (g_ptr_array_index (first, 0));
+  b = tide_frame_describe (g_ptr_array_index (second, 0));
+  g_assert_cmpstr (a, ==, "vision/model.py:3 A.forward");
+  g_assert_cmpstr (b, ==, "B.forward (text/model.py:4)");
+  g_clear_object (&trace);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -661,6 +736,8 @@ main (int    argc,
   g_test_add_func ("/storage/headline/package-file", test_package_file);
   g_test_add_func ("/storage/headline/library-paths", test_library_paths);
   g_test_add_func ("/storage/headline/library", test_library_headline);
+  g_test_add_func ("/storage/headline/file-names-unique", test_file_names_unique);
+  g_test_add_func ("/storage/headline/file-names-in-trace", test_file_names_in_trace);
 
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
   ADD ("/storage/headline/native-inline", test_native_inline);

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "tide-file-names.h"
+#include "tide-report.h"
+
+/* The last @n components of @path, or all of it when it has fewer. */
+static const char *
+path_suffix (const char *path,
+             guint       n)
+{
+  const char *p = path + strlen (path);
+
+  while (p > path)
+    {
+      p--;
+      if (*p == '/' && --n == 0)
+        return p + 1;
+    }
+  return path;
+}
+
+static guint
+count_components (const char *name)
+{
+  guint n = 1;
+
+  for (const char *p = name; *p != '\0'; p++)
+    n += *p == '/';
+  return n;
+}
+
+/* Gives each path of @clash (paths that share one name) the shortest
+ * suffix, at least @start components long, that no other of them has. */
+static void
+disambiguate (GPtrArray  *clash,
+              guint       start,
+              GHashTable *names)
+{
+  for (guint i = 0; i < clash->len; i++)
+    {
+      const char *path = g_ptr_array_index (clash, i);
+      guint n = start;
+
+      for (;; n++)
+        {
+          const char *mine = path_suffix (path, n);
+          gboolean unique = TRUE;
+
+          for (guint k = 0; k < clash->len && unique; k++)
+            unique = k == i || strcmp (path_suffix (g_ptr_array_index (clash, k), n), mine) != 0;
+          /* Or the whole path, which no other has: the paths are distinct. */
+          if (unique || mine == path)
+            break;
+        }
+      g_hash_table_insert (names, g_strdup (path), g_strdup (path_suffix (path, n)));
+    }
+}
+
+GHashTable *
+tide_file_names_new (GPtrArray *paths)
+{
+  g_autoptr(GHashTable) by_name = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                         (GDestroyNotify) g_ptr_array_unref);
+  GHashTable *names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  GHashTableIter iter;
+  gpointer key, value;
+
+  for (guint i = 0; i < paths->len; i++)
+    {
+      const char *path = g_ptr_array_index (paths, i);
+      char *name = tide_frame_file_name (path);
+      GPtrArray *same = g_hash_table_lookup (by_name, name);
+
+      if (same == NULL)
+        {
+          same = g_ptr_array_new ();
+          g_hash_table_insert (by_name, name, same);
+        }
+      else
+        g_free (name);
+      g_ptr_array_add (same, (gpointer) path);
+    }
+  g_hash_table_iter_init (&iter, by_name);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    if (((GPtrArray *) value)->len > 1)
+      disambiguate (value, count_components (key) + 1, names);
+  return names;
+}
