@@ -55,7 +55,8 @@ void               tide_attach_process_step     (TideAttachProcess *self,
                                                  const char        *label);
 void               tide_attach_process_end      (TideAttachProcess *self,
                                                  gint64             end_ns,
-                                                 int                wait_status);
+                                                 int                wait_status,
+                                                 int                oom_victim);
 void               tide_attach_process_flush    (TideAttachProcess *self);
 void               tide_attach_process_free     (TideAttachProcess *self);
 TideAttachProcess *tide_attach_find_process     (TideAttach        *attach,

@@ -568,15 +568,20 @@ tide_attach_process_event (TideAttachProcess   *self,
 }
 
 /* @wait_status: the task's exit_code, as the kernel's exit tracepoint
- * gives it (waitpid()'s encoding). */
+ * gives it (waitpid()'s encoding); @oom_victim: whether the OOM killer
+ * chose the process (oom:mark_victim), -1 where the kernel cannot say. */
 void
 tide_attach_process_end (TideAttachProcess *self,
                          gint64             end_ns,
-                         int                wait_status)
+                         int                wait_status,
+                         int                oom_victim)
 {
   TideProcessEnd end;
 
-  tide_capture_process_explain_wait (self->core, wait_status, &end);
+  if (oom_victim < 0)
+    tide_capture_process_explain_wait (self->core, wait_status, &end);
+  else
+    tide_capture_process_explain_victim (self->core, wait_status, oom_victim != 0, &end);
   tide_capture_process_end (self->core, end_ns, &end);
 }
 

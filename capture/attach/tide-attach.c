@@ -26,6 +26,7 @@
 
 #include <linux/capability.h>
 
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <gio/gio.h>
 
@@ -33,6 +34,13 @@
 #include "tide-attach.skel.h"
 
 #define TICK_NS (G_GINT64_CONSTANT (100000000))
+
+typedef enum
+{
+  MARK_VICTIM_NONE,   /* no oom:mark_victim tracepoint in this kernel */
+  MARK_VICTIM_PID,    /* TP_PROTO (int pid), as in Linux 6.1 */
+  MARK_VICTIM_TASK,   /* TP_PROTO (struct task_struct *task, uid_t uid) */
+} MarkVictim;
 
 typedef struct
 {
@@ -48,6 +56,7 @@ typedef struct
   gint64                  next_interval_step_ns;
   guint                   n_step_probes;  /* binaries with the step uprobe */
   guint                   n_grad_probes;  /* libc10s with the optimizer-step uprobe */
+  MarkVictim              mark_victim;    /* what oom:mark_victim passes, if any */
   gboolean                stop;
 } Loader;
 
@@ -418,8 +427,10 @@ on_exit_event (Loader            *self,
 {
   TideAttachProcess *p = tide_attach_find_process (&self->base, ev->h.tgid);
 
+  /* Without the tracepoint, a victim is not known: -1. */
   if (p != NULL)
-    tide_attach_process_end (p, ev->h.time_ns, ev->exit_code);
+    tide_attach_process_end (p, ev->h.time_ns, ev->exit_code,
+                             self->mark_victim == MARK_VICTIM_NONE ? -1 : (int) ev->oom_victim);
   if (ev->h.tgid == (guint32) self->base.options->pid)
     self->stop = TRUE;
 }
@@ -487,6 +498,33 @@ set_errno_error (GError     **error,
   return FALSE;
 }
 
+/* What the kernel's oom:mark_victim passes, read from its BTF: the
+ * prototype of btf_trace_mark_victim, whose first parameter is the
+ * tracepoint's context. */
+static MarkVictim
+find_mark_victim (void)
+{
+  struct btf *btf = btf__load_vmlinux_btf ();
+  const struct btf_type *t;
+  MarkVictim found = MARK_VICTIM_NONE;
+  int id;
+
+  if (btf == NULL)
+    return MARK_VICTIM_NONE;
+  id = btf__find_by_name_kind (btf, "btf_trace_mark_victim", BTF_KIND_TYPEDEF);
+  t = id > 0 ? btf__type_by_id (btf, id) : NULL;
+  t = t != NULL ? btf__type_by_id (btf, t->type) : NULL;
+  t = t != NULL && btf_is_ptr (t) ? btf__type_by_id (btf, t->type) : NULL;
+  if (t != NULL && btf_is_func_proto (t) && btf_vlen (t) >= 2)
+    {
+      const struct btf_type *arg = btf__type_by_id (btf, btf_params (t)[1].type);
+
+      found = arg != NULL && btf_is_ptr (arg) ? MARK_VICTIM_TASK : MARK_VICTIM_PID;
+    }
+  btf__free (btf);
+  return found;
+}
+
 static gboolean
 open_and_load (Loader  *self,
                GError **error)
@@ -498,6 +536,12 @@ open_and_load (Loader  *self,
   if (self->skel == NULL)
     return set_errno_error (error, errno, "cannot open the BPF programs");
   self->skel->rodata->sample_pages = self->base.sample_pages;
+  /* Which process the OOM killer chose, where the kernel says: else the
+   * OOM kill counters alone tell (tide-oom-watch.h). */
+  self->mark_victim = find_mark_victim ();
+  self->skel->rodata->mark_victim_task = self->mark_victim == MARK_VICTIM_TASK;
+  bpf_program__set_autoload (self->skel->progs.tide_oom_victim,
+                             self->mark_victim != MARK_VICTIM_NONE);
   bpf_program__set_autoload (self->skel->progs.tide_malloc_enter, o->uprobes_malloc);
   bpf_program__set_autoload (self->skel->progs.tide_malloc_exit, o->uprobes_malloc);
   bpf_program__set_autoload (self->skel->progs.tide_free_enter, o->uprobes_malloc);

@@ -710,6 +710,19 @@ tide_capture_process_explain_wait (TideCaptureProcess *self,
   tide_oom_watch_explain (self->session->oom, self->pid, end);
 }
 
+/* As tide_capture_process_explain_wait(), where the kernel said whether
+ * the OOM killer chose the process (oom:mark_victim): the counters only
+ * say which limit. */
+void
+tide_capture_process_explain_victim (TideCaptureProcess *self,
+                                     int                 wait_status,
+                                     gboolean            oom_victim,
+                                     TideProcessEnd     *end)
+{
+  tide_process_end_from_wait_status (end, wait_status);
+  tide_oom_watch_explain_victim (self->session->oom, self->pid, oom_victim, end);
+}
+
 /* How the image's recording ended, read from /proc while its parent has
  * not reaped it: an exit or a signal (a SIGKILL checked against the
  * kernel's OOM kill counters); a process that still runs was replaced by

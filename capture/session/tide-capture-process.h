@@ -171,6 +171,10 @@ void                tide_capture_process_measure_residency (TideCaptureProcess *
 void                tide_capture_process_explain_wait (TideCaptureProcess  *self,
                                                        int                  wait_status,
                                                        TideProcessEnd      *end);
+void                tide_capture_process_explain_victim (TideCaptureProcess *self,
+                                                         int                 wait_status,
+                                                         gboolean            oom_victim,
+                                                         TideProcessEnd     *end);
 void                tide_capture_process_read_end     (TideCaptureProcess  *self,
                                                        gboolean             finishing,
                                                        TideProcessEnd      *end);

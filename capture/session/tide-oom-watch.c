@@ -427,3 +427,41 @@ tide_oom_watch_explain (TideOomWatch   *self,
   if (end->oom == TIDE_OOM_MACHINE)
     end->limit_bytes = read_machine_memory (self);
 }
+
+/* Where the kernel named the OOM killer's victim (oom:mark_victim): a
+ * victim killed by SIGKILL is an OOM kill whatever the counters say, at
+ * its cgroup's limit where one applies, else the machine's; a SIGKILL of
+ * a process that was not the victim is none, even when another process's
+ * OOM kill moved the same counters. */
+void
+tide_oom_watch_explain_victim (TideOomWatch   *self,
+                               int             pid,
+                               gboolean        victim,
+                               TideProcessEnd *end)
+{
+  g_autoptr(GPtrArray) candidates = NULL;
+
+  if (end->kind != TIDE_END_SIGNALED || end->signal != SIGKILL || !victim)
+    return;
+  tide_oom_watch_explain (self, pid, end);
+  if (end->oom != TIDE_OOM_NONE && end->oom != TIDE_OOM_MACHINE)
+    return;
+  /* The counters missed it, or found no cgroup that counted it: the
+   * first limit of the cgroups it started in says which (a dead
+   * process's /proc/PID/cgroup names the root). */
+  candidates = find_candidates (self, pid);
+  for (guint i = 0; i < candidates->len; i++)
+    {
+      const Cgroup *cgroup = g_ptr_array_index (candidates, i);
+      gint64 limit = read_cgroup_limit (self, cgroup);
+
+      if (limit > 0)
+        {
+          end->oom = cgroup->scope;
+          end->limit_bytes = limit;
+          return;
+        }
+    }
+  end->oom = TIDE_OOM_MACHINE;
+  end->limit_bytes = read_machine_memory (self);
+}

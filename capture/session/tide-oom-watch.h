@@ -46,6 +46,12 @@ gint64        tide_oom_watch_read_limit   (TideOomWatch   *self,
 void          tide_oom_watch_explain      (TideOomWatch   *self,
                                            int             pid,
                                            TideProcessEnd *end);
+/* As tide_oom_watch_explain(), where the kernel said whether the OOM
+ * killer chose @pid (oom:mark_victim). */
+void          tide_oom_watch_explain_victim (TideOomWatch   *self,
+                                             int             pid,
+                                             gboolean        victim,
+                                             TideProcessEnd *end);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideOomWatch, tide_oom_watch_free)
 

@@ -14,6 +14,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <gio/gio.h>
+#include <gio/gunixinputstream.h>
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <string.h>
@@ -411,6 +413,194 @@ test_loader_worker_oom (void)
   g_assert_nonnull (strstr (run.err, "loader-oom: the worker died"));
 }
 
+/* ---- attach: the OOM killer's victim, as the kernel names it ------------------- */
+
+/* `sh -c SCRIPT` started in the background, its stdin a pipe (@in). */
+static GPid
+start_shell (const char *script,
+             int        *in)
+{
+  const char *argv[] = { "/bin/sh", "-c", script, NULL };
+  g_autoptr(GError) error = NULL;
+  GPid pid = 0;
+
+  g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+                            &pid, in, NULL, NULL, &error);
+  g_assert_no_error (error);
+  return pid;
+}
+
+/* Waits until @pid runs @comm (its exec done), at most 30 s. */
+static void
+wait_for_comm (GPid        pid,
+               const char *comm)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/comm", pid);
+
+  for (guint i = 0; i < 3000; i++)
+    {
+      g_autofree char *text = NULL;
+
+      if (g_file_get_contents (path, &text, NULL, NULL) && g_str_equal (g_strstrip (text), comm))
+        return;
+      g_usleep (10000);
+    }
+  g_error ("pid %d never ran %s", pid, comm);
+}
+
+/* `tidemark attach -p PID -o TRACE`, once it says it is attached; NULL,
+ * with the test skipped, where this kernel or user cannot attach. */
+static GSubprocess *
+start_attach (GPid        pid,
+              const char *trace)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autofree char *pid_text = g_strdup_printf ("%d", pid);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "attach", "-q", "-p", pid_text, "-o", trace,
+                         "--ready-fd", "3", NULL };
+  g_autoptr(GDataInputStream) ready = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *line = NULL;
+  GSubprocess *attach;
+  int fds[2];
+
+  g_assert_cmpint (pipe (fds), ==, 0);
+  g_subprocess_launcher_take_fd (launcher, fds[1], 3);
+  attach = g_subprocess_launcher_spawnv (launcher, argv, &error);
+  g_assert_no_error (error);
+  ready = g_data_input_stream_new (g_unix_input_stream_new (fds[0], TRUE));
+  line = g_data_input_stream_read_line (ready, NULL, NULL, NULL);
+  if (g_strcmp0 (line, "attached") != 0)
+    {
+      g_autofree char *err = NULL;
+
+      g_subprocess_communicate_utf8 (attach, NULL, NULL, NULL, &err, NULL);
+      g_test_skip_printf ("tidemark attach cannot run here: %s", err ? err : "?");
+      g_object_unref (attach);
+      return NULL;
+    }
+  return attach;
+}
+
+static void
+wait_attach (GSubprocess *attach)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *err = NULL;
+
+  g_subprocess_communicate_utf8 (attach, NULL, NULL, NULL, &err, &error);
+  g_assert_no_error (error);
+  if (!g_subprocess_get_successful (attach))
+    g_error ("tidemark attach failed: %s", err);
+}
+
+static gint64
+process_end_of (TideTrace  *trace,
+                GPid        pid,
+                const char *what)
+{
+  g_autofree char *sql = g_strdup_printf ("SELECT %s FROM process_ends e JOIN processes p"
+                                          " ON p.id = e.process_id WHERE p.pid = %d"
+                                          " ORDER BY p.id DESC LIMIT 1", what, pid);
+
+  return tide_test_query_int (trace, sql);
+}
+
+/* Attached to a process that the OOM killer ends: an OOM kill at the
+ * cgroup's limit. */
+static void
+test_attach_victim (void)
+{
+  g_autoptr(MemoryCgroup) cgroup = make_memory_cgroup (JOB_LIMIT);
+  g_autofree char *dir = tide_test_make_dir ("tide-death-attach");
+  g_autofree char *trace_path = g_build_filename (dir, "attach.tide", NULL);
+  g_autofree char *script = NULL;
+  g_autoptr(GSubprocess) attach = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  int in = -1, status = 0;
+  GPid pid;
+
+  if (cgroup == NULL)
+    return;
+  /* It waits for a line before it becomes the job, so that nothing of
+   * the job happens before the attach. */
+  script = g_strdup_printf ("echo $$ > '%s' && read go && exec '%s' --keep-mib 8", cgroup->procs,
+                            TIDE_TARGETS_DIR "/dying-steps");
+  pid = start_shell (script, &in);
+  attach = start_attach (pid, trace_path);
+  if (attach == NULL)
+    {
+      kill (pid, SIGKILL);
+      waitpid (pid, NULL, 0);
+      tide_test_remove_dir (dir);
+      return;
+    }
+  g_assert_cmpint (write (in, "go\n", 3), ==, 3);
+  close (in);
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  g_assert_true (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL);
+  wait_attach (attach);
+  trace = tide_test_open_trace (trace_path);
+  g_assert_cmpint (process_end_of (trace, pid, "signal"), ==, SIGKILL);
+  g_assert_cmpint (process_end_of (trace, pid, "oom"), ==,
+                   g_str_equal (cgroup->version, "cgroup-v1") ? TIDE_OOM_CGROUP_V1 : TIDE_OOM_CGROUP_V2);
+  g_assert_cmpint (process_end_of (trace, pid, "limit_bytes"), ==, JOB_LIMIT);
+  g_clear_object (&trace);
+  tide_test_remove_dir (dir);
+}
+
+/* Attached to a process killed by a plain SIGKILL just after the OOM
+ * killer ended another process of its cgroup: the cgroup's and the
+ * machine's OOM kill counts moved, but the kernel named the other one as
+ * the victim, so this is no OOM kill. */
+static void
+test_attach_bystander (void)
+{
+  g_autoptr(MemoryCgroup) cgroup = make_memory_cgroup (JOB_LIMIT);
+  g_autofree char *dir = tide_test_make_dir ("tide-death-attach");
+  g_autofree char *trace_path = g_build_filename (dir, "attach.tide", NULL);
+  g_autofree char *sleeper = NULL;
+  g_autofree char *hog = NULL;
+  g_autoptr(GSubprocess) attach = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  const char *argv[] = { "/bin/sh", "-c", NULL, NULL };
+  g_autoptr(GError) error = NULL;
+  int in = -1, status = 0;
+  GPid pid;
+
+  if (cgroup == NULL)
+    return;
+  sleeper = g_strdup_printf ("echo $$ > '%s' && exec sleep 300", cgroup->procs);
+  pid = start_shell (sleeper, &in);
+  wait_for_comm (pid, "sleep");
+  attach = start_attach (pid, trace_path);
+  if (attach == NULL)
+    {
+      kill (pid, SIGKILL);
+      waitpid (pid, NULL, 0);
+      tide_test_remove_dir (dir);
+      return;
+    }
+  /* Another process of the cgroup outgrows it and is the OOM killer's. */
+  hog = g_strdup_printf ("echo $$ > '%s' && exec '%s' --keep-mib 8", cgroup->procs,
+                         TIDE_TARGETS_DIR "/dying-steps");
+  argv[2] = hog;
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, NULL,
+                &status, &error);
+  g_assert_no_error (error);
+  g_assert_true (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL);
+  /* Then the followed one, by hand. */
+  g_assert_cmpint (kill (pid, SIGKILL), ==, 0);
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  close (in);
+  wait_attach (attach);
+  trace = tide_test_open_trace (trace_path);
+  g_assert_cmpint (process_end_of (trace, pid, "signal"), ==, SIGKILL);
+  g_assert_cmpint (process_end_of (trace, pid, "oom"), ==, TIDE_OOM_NONE);
+  g_clear_object (&trace);
+  tide_test_remove_dir (dir);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -419,5 +609,7 @@ main (int    argc,
   g_test_add_func ("/death/oom-cgroup", test_oom_cgroup);
   g_test_add_func ("/death/plain-sigkill", test_plain_sigkill);
   g_test_add_func ("/death/loader-worker-oom", test_loader_worker_oom);
+  g_test_add_func ("/death/attach-victim", test_attach_victim);
+  g_test_add_func ("/death/attach-bystander", test_attach_bystander);
   return g_test_run ();
 }

@@ -192,7 +192,7 @@ typedef struct
 {
   TideBpfHeader h;
   __s32 exit_code;   /* wait status: (code << 8) | signal */
-  __u32 reserved;
+  __u32 oom_victim;  /* 1: the OOM killer chose one of its threads (oom:mark_victim) */
 } TideBpfExit;
 
 typedef struct

@@ -722,15 +722,58 @@ BPF_PROG (tide_exec, struct task_struct *task, pid_t old_pid, struct linux_binpr
   return 0;
 }
 
+/* oom:mark_victim: the OOM killer chose this thread's process.  Linux
+ * 6.1's tracepoint passes the thread's pid, later ones its task; the
+ * loader says which (mark_victim_task).  Kept by thread id, any process's
+ * (a rare event; the LRU map forgets the ones nobody follows), until the
+ * thread exits. */
+const volatile bool mark_victim_task = true;
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_LRU_HASH);
+  __uint (max_entries, 256);
+  __type (key, __u32);     /* tid the OOM killer chose */
+  __type (value, __u32);   /* 1 */
+} oom_victims SEC (".maps");
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_LRU_HASH);
+  __uint (max_entries, TIDE_BPF_MAX_TARGETS);
+  __type (key, __u32);     /* tgid of a followed process whose thread was chosen */
+  __type (value, __u32);   /* 1 */
+} oom_groups SEC (".maps");
+
+SEC ("tp_btf/mark_victim")
+int
+tide_oom_victim (__u64 *ctx)
+{
+  __u32 tid, one = 1;
+
+  if (mark_victim_task)
+    tid = BPF_CORE_READ ((struct task_struct *) ctx[0], pid);
+  else
+    tid = (__u32) ctx[0];
+  bpf_map_update_elem (&oom_victims, &tid, &one, BPF_ANY);
+  return 0;
+}
+
 SEC ("tp_btf/sched_process_exit")
 int
 BPF_PROG (tide_exit, struct task_struct *task)
 {
-  __u32 tgid = task->tgid;
+  __u32 tgid = task->tgid, tid = task->pid, one = 1;
   TideBpfExit *ev;
 
   if (!is_followed (tgid))
     return 0;
+  /* Each thread's exit, the victim's too, comes before the group's last. */
+  if (bpf_map_lookup_elem (&oom_victims, &tid) != NULL)
+    {
+      bpf_map_delete_elem (&oom_victims, &tid);
+      bpf_map_update_elem (&oom_groups, &tgid, &one, BPF_ANY);
+    }
   /* signal->live drops to 0 before this tracepoint when the group dies. */
   if (BPF_CORE_READ (task, signal, live.counter) != 0)
     return 0;
@@ -743,7 +786,8 @@ BPF_PROG (tide_exit, struct task_struct *task)
   ev->exit_code = BPF_CORE_READ (task, signal, group_exit_code);
   if (ev->exit_code == 0)
     ev->exit_code = task->exit_code;
-  ev->reserved = 0;
+  ev->oom_victim = bpf_map_lookup_elem (&oom_groups, &tgid) != NULL;
+  bpf_map_delete_elem (&oom_groups, &tgid);
   submit_now (ev);
   return 0;
 }
