@@ -290,7 +290,7 @@ tide_device_oom_describe (const TideDeviceOom *oom)
       append_request (line, oom, TRUE);
       return g_string_free (line, FALSE);
     }
-  g_string_append_printf (line, "%s ran out of memory", device);
+  g_string_append_printf (line, oom->device < 0 ? "%s ran out" : "%s ran out of memory", device);
   if (oom->step > 0)
     g_string_append_printf (line, " at step %d", oom->step);
   g_string_append_printf (line, " in %s (pid %" G_GINT64_FORMAT "): ", oom->role, oom->pid);

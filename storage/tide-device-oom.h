@@ -53,7 +53,8 @@ GPtrArray *tide_report_device_ooms   (TideTrace      *trace,
  * cudaMalloc at cuda-oom.c:27 forward_activations, with 88.00 MiB
  * allocated, 64.00 MiB of it kept by cuda-oom.c:40 keep_bucket (+8.00
  * MiB/step)", or for failures survived "cuda:0 ran short of memory 2
- * times in main (pid 4242), and the program went on: the largest, ...". */
+ * times in main (pid 4242), and the program went on: the largest, ...";
+ * "pinned host memory ran out at step 6 in ..." for page-locked memory. */
 char      *tide_device_oom_describe  (const TideDeviceOom *oom);
 /* "cuda:0 out of memory", "pinned memory out of memory". */
 char      *tide_device_oom_describe_short (gint device);

@@ -5,7 +5,7 @@
  * stand-in CUDA libraries with TIDE_STANDIN_DEVICE_MIB=100 (test-cuda-oom.c
  * checks what the trace says of it).
  *
- *   cuda-oom die|retry [STEPS]
+ *   cuda-oom die|retry|pinned [STEPS]
  *
  * init_weights keeps OOM_WEIGHT_BYTES on cuda:0.  Each step, keep_bucket
  * keeps OOM_BUCKET_BYTES more, then the forward pass asks for
@@ -14,7 +14,10 @@
  *   die:   forward_activations (cudaMalloc) fails, and the program exits 1;
  *   retry: forward_driver (cuMemAlloc) fails, the program frees its
  *          buckets as a caching allocator frees its cache, asks again, and
- *          goes on to STEPS (default 12) and exits 0.
+ *          goes on to STEPS (default 12) and exits 0;
+ *   pinned: keep_pinned keeps OOM_BUCKET_BYTES of page-locked host memory
+ *          a step (cudaMallocHost), with TIDE_STANDIN_PINNED_MIB=40: the
+ *          request of step 6 fails, and the program exits 1.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,11 +80,28 @@ forward_driver (void)
   cuMemFree_v2 (act);
 }
 
+static void *pinned[64];
+static int n_pinned;
+
+__attribute__ ((noinline)) static void
+keep_pinned (void)
+{
+  TideCudaError err = cudaMallocHost (&pinned[n_pinned], OOM_BUCKET_BYTES);
+
+  if (err != TIDE_CUDA_SUCCESS)
+    {
+      fprintf (stderr, "cuda-oom: no pinned memory (%u)\n", err);
+      exit (1);
+    }
+  n_pinned++;
+}
+
 int
 main (int    argc,
       char **argv)
 {
   int retry = argc > 1 && strcmp (argv[1], "retry") == 0;
+  int pin = argc > 1 && strcmp (argv[1], "pinned") == 0;
   int steps = argc > 2 ? atoi (argv[2]) : 12;
 
   if (argc < 2 || steps < 1 || steps > 64)
@@ -89,6 +109,12 @@ main (int    argc,
   init_weights ();
   for (int step = 1; step <= steps; step++)
     {
+      if (pin)
+        {
+          keep_pinned ();
+          tidemark_step (NULL);
+          continue;
+        }
       keep_bucket ();
       if (retry)
         forward_driver ();

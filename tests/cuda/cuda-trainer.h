@@ -26,3 +26,4 @@
 #define OOM_BUCKET_BYTES   (8 * 1024 * KiB)
 #define OOM_ACT_BYTES      (16 * 1024 * KiB)
 #define OOM_FAIL_STEP      8
+#define OOM_PINNED_MIB     40   /* cuda-oom pinned: fails in step 6 */

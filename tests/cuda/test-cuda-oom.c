@@ -5,7 +5,7 @@
  * cuda-oom on a stand-in device of OOM_DEVICE_MIB.  In `die` mode the
  * program's cudaMalloc fails in step 8 and it exits 1; in `retry` mode its
  * cuMemAlloc fails in step 8, it frees its buckets, asks again and goes
- * on.  Each mode is recorded once, and its sub-tests read that recording.
+ * on; in `pinned` mode its page-locked memory runs out in step 6.  Each mode is recorded once, and its sub-tests read that recording.
  */
 #include "config.h"
 
@@ -28,6 +28,7 @@ typedef struct
 
 static OomRecording die_run;
 static OomRecording retry_run;
+static OomRecording pinned_run;
 
 static void
 record (OomRecording *run,
@@ -37,6 +38,7 @@ record (OomRecording *run,
                          NULL };
   g_auto(GStrv) env = g_environ_setenv (g_get_environ (), "TIDE_STANDIN_DEVICE_MIB",
                                         G_STRINGIFY (OOM_DEVICE_MIB), TRUE);
+  env = g_environ_setenv (env, "TIDE_STANDIN_PINNED_MIB", G_STRINGIFY (OOM_PINNED_MIB), TRUE);
   g_autoptr(GError) error = NULL;
   int status = 0;
 
@@ -177,6 +179,27 @@ test_retry (void)
   g_assert_null (strstr (text, "OOM"));
 }
 
+/* Page-locked host memory that runs out: named as such, with no device. */
+static void
+test_pinned (void)
+{
+  g_autofree char *expected = NULL;
+
+  record (&pinned_run, "pinned");
+  g_assert_cmpint (pinned_run.exit_code, ==, 1);
+  g_assert_cmpint (tide_test_query_int (pinned_run.rec.trace,
+                                        "SELECT count (*) FROM alloc_failures WHERE api = 'cudaMallocHost'"
+                                        " AND device = -1 AND recovered = 0"),
+                   ==, 1);
+  expected = g_strdup_printf ("tidemark: pinned host memory ran out at step %d in cuda-oom pinned (pid %"
+                              G_GINT64_FORMAT "): a 8.00 MiB cudaMallocHost at cuda-oom.c:%d "
+                              "keep_pinned, with 40.00 MiB allocated\n",
+                              OOM_PINNED_MIB / 8 + 1, main_pid (&pinned_run),
+                              source_line ("cudaMallocHost (&pinned[n_pinned]"));
+  if (strstr (pinned_run.rec.err, expected) == NULL)
+    g_error ("no line\n%sin the summary:\n%s", expected, pinned_run.rec.err);
+}
+
 /* A merged trace keeps each input's failures, on its own processes. */
 static void
 test_merge (void)
@@ -257,10 +280,12 @@ main (int    argc,
   g_test_add_func ("/device/oom/die/summary", test_die_summary);
   g_test_add_func ("/device/oom/die/processes", test_die_processes);
   g_test_add_func ("/device/oom/retry", test_retry);
+  g_test_add_func ("/device/oom/pinned", test_pinned);
   g_test_add_func ("/device/oom/merge", test_merge);
   g_test_add_func ("/device/oom/hostile-rows", test_hostile_rows);
   status = g_test_run ();
   tide_test_recording_clear (&die_run.rec);
   tide_test_recording_clear (&retry_run.rec);
+  tide_test_recording_clear (&pinned_run.rec);
   return status;
 }

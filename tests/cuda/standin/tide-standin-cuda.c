@@ -9,7 +9,8 @@
  *
  * Devices: $TIDE_STANDIN_DEVICES (default 2), each of
  * $TIDE_STANDIN_DEVICE_MIB MiB (default TIDE_STANDIN_TOTAL bytes): an
- * allocation past it fails as a real device's would.  Device pointers are unique across devices, as with UVA.
+ * allocation past it fails as a real device's would; page-locked host
+ * memory past $TIDE_STANDIN_PINNED_MIB fails too (no limit by default).  Device pointers are unique across devices, as with UVA.
  */
 #include "tide-cuda-abi.h"
 
@@ -40,6 +41,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static Block blocks[MAX_BLOCKS];
 static uint64_t next_handle = 1;
 static size_t used_bytes[17];   /* device and handle bytes, per device */
+static size_t pinned_bytes;     /* BLOCK_HOST bytes */
 static __thread int current_device;
 static __thread int current_set;
 
@@ -86,6 +88,8 @@ block_add (uintptr_t addr,
         blocks[i] = (Block) { addr, size, device, kind };
         if ((kind == BLOCK_DEVICE || kind == BLOCK_HANDLE) && device >= 0 && device < 17)
           used_bytes[device] += size;
+        if (kind == BLOCK_HOST)
+          pinned_bytes += size;
         ok = 1;
         break;
       }
@@ -109,6 +113,8 @@ block_take (uintptr_t  addr,
         blocks[i].kind = BLOCK_FREE;
         if ((kind == BLOCK_DEVICE || kind == BLOCK_HANDLE) && out->device >= 0 && out->device < 17)
           used_bytes[out->device] -= out->size;
+        if (out->kind == BLOCK_HOST)
+          pinned_bytes -= out->size;
         ok = 1;
         break;
       }
@@ -331,14 +337,34 @@ cuMemFreeAsync (TideCuDeviceptr dptr,
   return device_free (dptr);
 }
 
+/* Whether @size more bytes of page-locked memory stay within
+ * $TIDE_STANDIN_PINNED_MIB, as RLIMIT_MEMLOCK bounds the real ones. */
+static int
+pinned_fits (size_t size)
+{
+  const char *s = getenv ("TIDE_STANDIN_PINNED_MIB");
+  long mib = s != NULL ? atol (s) : 0;
+  size_t used;
+
+  if (mib <= 0)
+    return 1;
+  pthread_mutex_lock (&lock);
+  used = pinned_bytes;
+  pthread_mutex_unlock (&lock);
+  return used + size <= (size_t) mib << 20;
+}
+
 EXPORT TideCuResult
 cuMemHostAlloc (void         **pp,
                 size_t         size,
                 unsigned int   flags)
 {
-  void *p = raw_map (size ? size : 1, PROT_READ | PROT_WRITE);
+  void *p;
 
   (void) flags;
+  if (!pinned_fits (size))
+    return TIDE_CU_ERROR_OUT_OF_MEMORY;
+  p = raw_map (size ? size : 1, PROT_READ | PROT_WRITE);
   if (p == NULL || !block_add ((uintptr_t) p, size, -1, BLOCK_HOST))
     return TIDE_CU_ERROR_OUT_OF_MEMORY;
   *pp = p;
