@@ -237,13 +237,6 @@ tide_report_device_ooms (TideTrace  *trace,
   return g_steal_pointer (&ooms);
 }
 
-char *
-tide_device_oom_describe_short (gint device)
-{
-  return device < 0 ? g_strdup ("pinned memory out of memory")
-                    : g_strdup_printf ("cuda:%d out of memory", device);
-}
-
 /* "cuda:0", or "pinned host memory". */
 static char *
 device_name (gint device)

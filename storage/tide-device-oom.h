@@ -56,8 +56,6 @@ GPtrArray *tide_report_device_ooms   (TideTrace      *trace,
  * times in main (pid 4242), and the program went on: the largest, ...";
  * "pinned host memory ran out at step 6 in ..." for page-locked memory. */
 char      *tide_device_oom_describe  (const TideDeviceOom *oom);
-/* "cuda:0 out of memory", "pinned memory out of memory". */
-char      *tide_device_oom_describe_short (gint device);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideDeviceOom, tide_device_oom_free)
 

@@ -1167,15 +1167,25 @@ processes_text (GString   *out,
   processes_deaths_text (out, summaries);
 }
 
-/* "cuda:0", "pinned" or "" for the CSV column device_oom. */
+/* How CSV and JSON name the memory that ran out: "cuda:0", or "pinned"
+ * for page-locked host memory (-1). */
+static char *
+oom_device_label (gint device)
+{
+  return device >= 0 ? g_strdup_printf ("cuda:%d", device) : g_strdup ("pinned");
+}
+
+/* oom_device_label() or "" for the CSV column device_oom. */
 static void
 device_oom_csv (GString              *out,
                 const TideProcessEnd *end)
 {
-  if (end->device_oom && end->oom_device >= 0)
-    g_string_append_printf (out, "cuda:%d", end->oom_device);
-  else if (end->device_oom)
-    g_string_append (out, "pinned");
+  if (end->device_oom)
+    {
+      g_autofree char *label = oom_device_label (end->oom_device);
+
+      g_string_append (out, label);
+    }
   g_string_append_c (out, ',');
 }
 
@@ -1211,8 +1221,7 @@ device_ooms_json (GString   *out,
       const TideDeviceOom *oom = g_ptr_array_index (ooms, i);
       gint h = oom->frames != NULL ? tide_frames_find_headline (oom->frames) : -1;
       const TideFrame *head = h >= 0 ? g_ptr_array_index (oom->frames, h) : NULL;
-      g_autofree char *device = oom->device >= 0 ? g_strdup_printf ("cuda:%d", oom->device)
-                                                 : g_strdup ("pinned");
+      g_autofree char *device = oom_device_label (oom->device);
 
       g_string_append_printf (out, "%s{\"device\":\"%s\",\"failed\":%" G_GINT64_FORMAT
                               ",\"fatal\":%s,\"api\":", i ? "," : "", device, oom->n_failed,

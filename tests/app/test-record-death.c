@@ -449,7 +449,8 @@ wait_for_comm (GPid        pid,
 }
 
 /* `tidemark attach -p PID -o TRACE`, once it says it is attached; NULL,
- * with the test skipped, where this kernel or user cannot attach. */
+ * with the test skipped and @pid killed and reaped, where this kernel or
+ * user cannot attach. */
 static GSubprocess *
 start_attach (GPid        pid,
               const char *trace)
@@ -477,6 +478,8 @@ start_attach (GPid        pid,
       g_subprocess_communicate_utf8 (attach, NULL, NULL, NULL, &err, NULL);
       g_test_skip_printf ("tidemark attach cannot run here: %s", err ? err : "?");
       g_object_unref (attach);
+      kill (pid, SIGKILL);
+      waitpid (pid, NULL, 0);
       return NULL;
     }
   return attach;
@@ -530,8 +533,6 @@ test_attach_victim (void)
   attach = start_attach (pid, trace_path);
   if (attach == NULL)
     {
-      kill (pid, SIGKILL);
-      waitpid (pid, NULL, 0);
       tide_test_remove_dir (dir);
       return;
     }
@@ -576,8 +577,6 @@ test_attach_bystander (void)
   attach = start_attach (pid, trace_path);
   if (attach == NULL)
     {
-      kill (pid, SIGKILL);
-      waitpid (pid, NULL, 0);
       tide_test_remove_dir (dir);
       return;
     }

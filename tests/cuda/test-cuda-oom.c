@@ -70,6 +70,15 @@ source_line (const char *text)
   return tide_test_source_line (OOM_SOURCE, text);
 }
 
+/* The record summary of @run holds @line whole. */
+static void
+assert_summary_has (OomRecording *run,
+                    const char   *line)
+{
+  if (strstr (run->rec.err, line) == NULL)
+    g_error ("no line\n%sin the summary:\n%s", line, run->rec.err);
+}
+
 static gint64
 main_pid (OomRecording *run)
 {
@@ -111,12 +120,10 @@ test_die_summary (void)
                               OOM_FAIL_STEP, main_pid (&die_run),
                               source_line ("cudaMalloc (&act, OOM_ACT_BYTES)"),
                               source_line ("cudaMalloc (&buckets[n_buckets++]"));
-  if (strstr (die_run.rec.err, expected) == NULL)
-    g_error ("no line\n%sin the summary:\n%s", expected, die_run.rec.err);
+  assert_summary_has (&die_run, expected);
   /* Each figure says where the memory is: the device's peak is what it
    * held when it ran out, though the job died between two polls. */
-  if (strstr (die_run.rec.err, " on the host, cuda:0 peak 88.00 MiB\n") == NULL)
-    g_error ("no device peak in the summary:\n%s", die_run.rec.err);
+  assert_summary_has (&die_run, " on the host, cuda:0 peak 88.00 MiB\n");
   /* Its suspect says which memory it is. */
   g_assert_nonnull (strstr (die_run.rec.err, "keep_bucket, cuda-oom die (pid"));
   g_assert_nonnull (strstr (die_run.rec.err, ", cuda:0)\n"));
@@ -171,8 +178,7 @@ test_retry (void)
                               "step %d at cuda-oom.c:%d forward_driver, with 88.00 MiB allocated\n",
                               main_pid (&retry_run), OOM_FAIL_STEP,
                               source_line ("if (cuMemAlloc_v2 (&act, OOM_ACT_BYTES) =="));
-  if (strstr (retry_run.rec.err, expected) == NULL)
-    g_error ("no line\n%sin the summary:\n%s", expected, retry_run.rec.err);
+  assert_summary_has (&retry_run, expected);
   g_assert_null (strstr (retry_run.rec.err, "ran out of memory"));
   text = report (&retry_run, "--processes", "--format=text");
   g_assert_nonnull (strstr (text, " exit 0 "));
@@ -196,8 +202,7 @@ test_pinned (void)
                               "keep_pinned, with 40.00 MiB allocated\n",
                               OOM_PINNED_MIB / 8 + 1, main_pid (&pinned_run),
                               source_line ("cudaMallocHost (&pinned[n_pinned]"));
-  if (strstr (pinned_run.rec.err, expected) == NULL)
-    g_error ("no line\n%sin the summary:\n%s", expected, pinned_run.rec.err);
+  assert_summary_has (&pinned_run, expected);
 }
 
 /* A merged trace keeps each input's failures, on its own processes. */
