@@ -7,6 +7,7 @@
 # of every batch it loads; the OOM killer ends it.  The parent sees
 # DataLoader's error, says so on stderr, and exits 0.
 import os
+import signal
 import sys
 
 import torch
@@ -38,7 +39,13 @@ def main():
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     loader = DataLoader(Batches(), batch_size=1, num_workers=1, worker_init_fn=enter_cgroup)
     try:
-        for batch in loader:
+        batches = iter(loader)
+        # DataLoader's SIGCHLD handler raises the worker's death at whatever
+        # line the parent is on when the signal lands, this except block
+        # included; without it the death is raised by the next batch's
+        # fetch, inside this try.
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for batch in batches:
             optimizer.zero_grad()
             model(batch).sum().backward()
             optimizer.step()
