@@ -3,6 +3,7 @@
 # Copyright 2026 The Tidemark authors
 #
 # tools/build-without-cuda.sh [BUILD_DIR]   (default _build-nocuda)
+# TIDE_BUILD_JOBS=N in the environment builds with ninja -j N.
 #
 # Builds Tidemark from scratch as on a machine without the CUDA toolkit,
 # and runs the device suite there: device capture must not depend on
@@ -46,7 +47,8 @@ files = {t["id"]: t["filename"] for t in info["targets"]}
 needed = {d for t in info["tests"] if "tidemark:device" in t["suite"] for d in t["depends"]}
 print(" ".join(os.path.relpath(f, sys.argv[1]) for d in sorted(needed) for f in files[d]))
 ' "$dir")
-ninja -C "$dir" $targets >/dev/null
+# TIDE_BUILD_JOBS: ninja's -j, where the build runs beside other work.
+ninja -C "$dir" ${TIDE_BUILD_JOBS:+-j "$TIDE_BUILD_JOBS"} $targets >/dev/null
 for hook in cudaMalloc cuMemAlloc_v2 cuGetProcAddress_v2 InitializeInjectionNvtx2; do
   if ! nm -D --defined-only "$dir/capture/preload/libtidemark-preload.so" | grep -qw "$hook"; then
     echo "build-without-cuda: the preload has no $hook" >&2

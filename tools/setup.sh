@@ -7,11 +7,12 @@
 #   tools/setup.sh demo   install what is missing, build, record the bundled
 #                         leaky PyTorch training example and open it in the app
 #   tools/setup.sh test   install what is missing, build, run every test, then
-#                         build again with ASan+UBSan and run every test again,
-#                         then run the trace fuzzer (clang, libFuzzer) for 60 s
-#                         beside a build with the CUDA toolkit hidden that runs
-#                         the device suite (tools/build-without-cuda.sh); says
-#                         how long each part took, and ends with one line
+#                         build again with ASan+UBSan and run every test again;
+#                         beside the plain tests, run the trace fuzzer (clang,
+#                         libFuzzer) for 60 s, and beside the ASan+UBSan tests,
+#                         a build with the CUDA toolkit hidden that runs the
+#                         device suite (tools/build-without-cuda.sh); says how
+#                         long each part took, and ends with one line
 #                         "N passed, N failed, N skipped", counted by sub-test
 #
 # Run as root (or with sudo) when packages are missing; it only installs what
@@ -131,13 +132,14 @@ demo () {
 }
 
 # fuzz_dir DIR: builds the libFuzzer target with clang (and only it: the
-# rest of the project is tested above) and runs it for its bounded time.
+# rest of the project is tested above), on one core, and runs it for its
+# bounded time.
 fuzz_dir () {
   local dir=$1
   if [ ! -f "$dir/build.ninja" ]; then
     CC=clang meson setup "$dir" -Dfuzzer=true -Db_sanitize=address,undefined -Db_lundef=false
   fi
-  ninja -C "$dir" tests/hostile/fuzz-trace
+  ninja -C "$dir" -j 1 tests/hostile/fuzz-trace
   meson test -C "$dir" --no-rebuild --print-errorlogs --suite fuzz || true
 }
 
@@ -152,18 +154,39 @@ phase () {
   return "$status"
 }
 
-# The fuzzer's minute uses one core and the build without CUDA the other,
-# so the two run side by side, each into a log that is shown once both
-# are done.  Returns the build without CUDA's status.
-fuzz_and_nocuda () {
-  local fuzz_log=_build-logs/fuzz.log nocuda_log=_build-logs/nocuda.log fuzz_pid status=0
+# beside NAME COMMAND...: runs a part of the test command in the
+# background, into _build-logs/NAME.log, for wait_beside.  Each test phase
+# opens with the bpf suites, which run alone and leave the other core
+# idle; a part beside it takes that core.
+declare -A beside_pids
+beside () {
+  local name=$1
+  shift
   mkdir -p _build-logs
-  fuzz_dir _build-fuzz >"$fuzz_log" 2>&1 &
-  fuzz_pid=$!
-  tools/build-without-cuda.sh _build-nocuda >"$nocuda_log" 2>&1 || status=$?
-  wait "$fuzz_pid" || true
-  cat "$fuzz_log" "$nocuda_log"
+  (
+    start=$SECONDS status=0
+    "$@" >"_build-logs/$name.log" 2>&1 || status=$?
+    echo "$((SECONDS - start))" >"_build-logs/$name.time"
+    exit "$status"
+  ) &
+  beside_pids[$name]=$!
+}
+
+# wait_beside NAME: waits for it, shows its log, notes how long it took
+# and returns its status.
+wait_beside () {
+  local name=$1 status=0
+  wait "${beside_pids[$name]}" || status=$?
+  cat "_build-logs/$name.log"
+  phase_times+=("$name $(cat "_build-logs/$name.time") s beside")
   return "$status"
+}
+
+# The fuzzer's result is counted from its build's test log; the build
+# without CUDA's from its status, which this returns.
+wait_besides () {
+  wait_beside fuzzer || true
+  wait_beside nocuda
 }
 
 run_tests () {
@@ -171,9 +194,11 @@ run_tests () {
   install_missing
   phase "plain build" build _build
   phase "ASan+UBSan build" build _build-asan -Db_sanitize=address,undefined -Db_lundef=false
+  beside fuzzer fuzz_dir _build-fuzz
   phase "plain tests" test_dir _build
+  beside nocuda env TIDE_BUILD_JOBS=1 tools/build-without-cuda.sh _build-nocuda
   phase "ASan+UBSan tests" test_dir _build-asan
-  phase "fuzzer and build without CUDA" fuzz_and_nocuda || nocuda=1
+  phase "waiting for what ran beside" wait_besides || nocuda=1
   read -r p1 f1 s1 < <(count_results _build)
   read -r p2 f2 s2 < <(count_results _build-asan)
   read -r p3 f3 s3 < <(count_results _build-fuzz)
