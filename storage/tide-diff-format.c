@@ -167,7 +167,8 @@ retained_text (GString             *out,
       g_autofree char *d = tide_format_delta (tide_sat_sub (r->after_bytes,
                                                                    r->before_bytes));
 
-      g_string_append_printf (out, "%14s %14s %14s  %s\n", b, a, d, r->name);
+      g_string_append_printf (out, "%14s %14s %14s  %s%s\n", b, a, d, r->name,
+                              r->beyond_noise ? "" : "  (within noise)");
     }
   if (diff->retained->len > TEXT_MAX_RETAINED)
     g_string_append_printf (out, "  ... %u more (csv or json list them all)\n",
@@ -302,7 +303,7 @@ retained_csv (GString             *out,
               const TideTraceDiff *diff)
 {
   g_string_append_printf (out, "%s,bytes_before,bytes_after,bytes_diff,count_before,"
-                               "count_after\n",
+                               "count_after,beyond_noise\n",
                           diff->by == TIDE_GROUP_BY_SCOPE ? "scope" : "stack");
   for (guint i = 0; i < diff->retained->len; i++)
     {
@@ -310,10 +311,10 @@ retained_csv (GString             *out,
 
       tide_format_csv_text (out, r->name);
       g_string_append_printf (out, ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-                              ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "\n",
+                              ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%d\n",
                               r->before_bytes, r->after_bytes,
                               tide_sat_sub (r->after_bytes, r->before_bytes),
-                              r->before_count, r->after_count);
+                              r->before_count, r->after_count, r->beyond_noise ? 1 : 0);
     }
 }
 
@@ -453,9 +454,10 @@ retained_json (GString             *out,
       g_string_append_printf (out, ",\"bytes_before\":%" G_GINT64_FORMAT ",\"bytes_after\":%"
                               G_GINT64_FORMAT ",\"bytes_diff\":%" G_GINT64_FORMAT
                               ",\"count_before\":%" G_GINT64_FORMAT ",\"count_after\":%"
-                              G_GINT64_FORMAT "}", r->before_bytes, r->after_bytes,
-                              tide_sat_sub (r->after_bytes, r->before_bytes),
-                              r->before_count, r->after_count);
+                              G_GINT64_FORMAT ",\"beyond_noise\":%s}", r->before_bytes,
+                              r->after_bytes, tide_sat_sub (r->after_bytes, r->before_bytes),
+                              r->before_count, r->after_count,
+                              r->beyond_noise ? "true" : "false");
     }
   g_string_append_c (out, ']');
 }

@@ -125,7 +125,7 @@ tide_trace_diff_count_differences (const TideTraceDiff *diff)
     {
       TideDiffRetained *r = g_ptr_array_index (diff->retained, i);
 
-      n += tide_trace_diff_beyond_noise (diff, r->before_bytes, r->after_bytes);
+      n += r->beyond_noise;
     }
   return n;
 }
@@ -705,6 +705,8 @@ compare_retained (gconstpointer a,
   double dx = fabs ((double) x->after_bytes - (double) x->before_bytes);
   double dy = fabs ((double) y->after_bytes - (double) y->before_bytes);
 
+  if (x->beyond_noise != y->beyond_noise)
+    return x->beyond_noise ? -1 : 1;
   if (dx != dy)
     return dx > dy ? -1 : 1;
   if (x->before_bytes != y->before_bytes)
@@ -726,6 +728,14 @@ diff_retained (TideTraceDiff  *diff,
       !add_retained (by_key, diff->retained, after, diff->after_process->id, diff->by, TRUE,
                      error))
     return FALSE;
+  /* What differs beyond sampling noise leads; a hundred rows of noise
+   * must not push it out of sight. */
+  for (guint i = 0; i < diff->retained->len; i++)
+    {
+      TideDiffRetained *r = g_ptr_array_index (diff->retained, i);
+
+      r->beyond_noise = tide_trace_diff_beyond_noise (diff, r->before_bytes, r->after_bytes);
+    }
   g_ptr_array_sort (diff->retained, compare_retained);
   return TRUE;
 }

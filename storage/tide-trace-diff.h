@@ -69,6 +69,7 @@ typedef struct
   gint64  after_bytes;
   gint64  before_count;
   gint64  after_count;
+  gboolean beyond_noise;        /* the bytes differ by more than sampling explains */
 } TideDiffRetained;
 
 typedef struct
@@ -90,7 +91,8 @@ typedef struct
   GPtrArray     *before_suspects;  /* TideGroup*, owned */
   GPtrArray     *after_suspects;
   GPtrArray     *suspects;      /* TideDiffSuspect*: gone, new, changed, unchanged */
-  GPtrArray     *retained;      /* TideDiffRetained*, largest difference first */
+  GPtrArray     *retained;      /* TideDiffRetained*: those beyond noise first, each
+                                 * part largest difference first */
 } TideTraceDiff;
 
 TideTraceDiff *tide_trace_diff_new  (TideTrace              *before,

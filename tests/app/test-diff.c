@@ -190,16 +190,19 @@ test_fixed_retained (void)
   g_autofree char *big = g_strdup_printf ("{\"name\":\"leaky-steps.c:%d leak_big_tensor\","
                                           "\"bytes_before\":25165824,\"bytes_after\":0,"
                                           "\"bytes_diff\":-25165824,\"count_before\":6,"
-                                          "\"count_after\":0}", big_line);
+                                          "\"count_after\":0,\"beyond_noise\":true}", big_line);
 
   g_assert_true (g_str_has_prefix (csv, "stack,bytes_before,bytes_after,bytes_diff,count_before,"
-                                        "count_after\n"));
-  assert_contains (csv, ",25165824,0,-25165824,6,0\n");
-  assert_contains (csv, ",11010048,0,-11010048,672,0\n");
-  assert_contains (csv, ",4096,4096,0,1,1\n");
+                                        "count_after,beyond_noise\n"));
+  assert_contains (csv, ",25165824,0,-25165824,6,0,1\n");
+  assert_contains (csv, ",11010048,0,-11010048,672,0,1\n");
+  /* Every allocation recorded: no noise, and what did not change is
+   * marked as within it. */
+  assert_contains (csv, ",4096,4096,0,1,1,0\n");
   assert_contains (json, big);
   assert_contains (text, "\n     24.00 MiB            0 B     -24.00 MiB  leaky-steps.c:");
   assert_contains (text, "\n      4.00 KiB       4.00 KiB            0 B  ");
+  assert_contains (text, "  (within noise)\n");
 }
 
 /* leaky-steps opens no scope: by scope, one row holds all. */
@@ -209,8 +212,9 @@ test_fixed_retained_by_scope (void)
   g_autofree char *csv = diff_ok ((const char *[]) { leaky, fixed, "--retained", "--by", "scope",
                                                      "--format", "csv", NULL });
 
-  g_assert_cmpstr (csv, ==, "scope,bytes_before,bytes_after,bytes_diff,count_before,count_after\n"
-                            "(no scope),36179968,4096,-36175872,679,1\n");
+  g_assert_cmpstr (csv, ==, "scope,bytes_before,bytes_after,bytes_diff,count_before,count_after,"
+                            "beyond_noise\n"
+                            "(no scope),36179968,4096,-36175872,679,1,1\n");
 }
 
 /* ---- CI gates on new suspects ------------------------------------------------------ */

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "tide-schema.h"
 #include "tide-test-util.h"
@@ -237,6 +238,69 @@ test_noise (void)
   g_assert_cmpuint (tide_trace_diff_count_differences (exact), ==, 0);
 }
 
+/* A sampled one-process trace of two steps whose blocks live at its end:
+ * @wide bytes from one stack, @narrow from another (0: none). */
+static char *
+write_two_stacks (const char *name,
+                  gint64      wide,
+                  gint64      narrow)
+{
+  g_autoptr(GError) error = NULL;
+  char *path = g_build_filename (dir, name, NULL);
+  g_autoptr(TideTraceWriter) w = tide_trace_writer_new (path, &error);
+  TideProcessRow proc = { .id = 1, .pid = 700, .ppid = 1, .start_ns = 0, .sample_bytes = 65536,
+                          .exe = "/usr/bin/train", .cmdline = "/usr/bin/train" };
+  const char *functions[] = { "keep_wide", "keep_narrow" };
+  const gint64 bytes[] = { wide, narrow };
+
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  tide_trace_writer_set_meta_int (w, "all_mode", 0);
+  tide_trace_writer_set_meta_int (w, "sample_bytes", 65536);
+  tide_trace_writer_add_process (w, &proc);
+  for (gint k = 0; k < 2; k++)
+    {
+      TideFrameRow frame = { .id = k + 1, .kind = TIDE_FRAME_NATIVE, .function = functions[k],
+                             .file = "/src/train.c", .line = 10 + k, .module = "/usr/bin/train",
+                             .module_offset = 0x100 + k };
+      TideAllocRow a = { .process_id = 1, .alloc_ns = 500000, .address = 0x100000 * (k + 1),
+                         .size = bytes[k], .weight = 1, .stack_id = k + 1, .device = -1,
+                         .kind = 1 };
+
+      tide_trace_writer_add_frame (w, &frame);
+      tide_trace_writer_add_stack_node (w, k + 1, 0, k + 1, 1);
+      if (bytes[k] > 0)
+        tide_trace_writer_add_allocation (w, &a);
+    }
+  tide_trace_writer_add_step (w, 1, 1, 1, "", 0, 1000000);
+  tide_trace_writer_add_step (w, 2, 1, 2, "", 1000000, 2000000);
+  tide_trace_writer_end_process (w, 1, 2000000, &tide_test_exited_0, 0);
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  g_assert_no_error (error);
+  return path;
+}
+
+/* Live at the end, what differs beyond noise comes first: keep_narrow's
+ * 1.5 MiB, new, before keep_wide's 2 MiB more of 40, which sampling
+ * explains (4 sigma of 40 and 42 MiB at 64 KiB is some 9 MB). */
+static void
+test_retained_beyond_noise_first (void)
+{
+  g_autofree char *bp = write_two_stacks ("retained-before.tide", 40 * MiB, 0);
+  g_autofree char *ap = write_two_stacks ("retained-after.tide", 42 * MiB, 3 * MiB / 2);
+  g_autoptr(TideTraceDiff) diff = diff_paths (bp, ap);
+  TideDiffRetained *first, *second;
+
+  g_assert_cmpuint (diff->retained->len, ==, 2);
+  first = g_ptr_array_index (diff->retained, 0);
+  second = g_ptr_array_index (diff->retained, 1);
+  g_assert_nonnull (strstr (first->name, "keep_narrow"));
+  g_assert_true (first->beyond_noise);
+  g_assert_nonnull (strstr (second->name, "keep_wide"));
+  g_assert_false (second->beyond_noise);
+  g_assert_cmpuint (tide_trace_diff_count_differences (diff), ==, 1);
+}
+
 /* A time of BEFORE stands at the same fraction of AFTER's aligned step;
  * between and around aligned steps, as far from the nearest edge. */
 static void
@@ -278,6 +342,7 @@ main (int    argc,
   g_test_add_func ("/trace-diff/match-by-headline", test_match_by_headline);
   g_test_add_func ("/trace-diff/changed", test_changed);
   g_test_add_func ("/trace-diff/noise", test_noise);
+  g_test_add_func ("/trace-diff/retained-beyond-noise-first", test_retained_beyond_noise_first);
   g_test_add_func ("/trace-diff/step-pairs-map", test_step_pairs_map);
   result = g_test_run ();
   tide_test_remove_dir (dir);
