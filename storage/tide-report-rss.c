@@ -195,7 +195,7 @@ load_samples (TideTrace     *trace,
     }
   if (rc != SQLITE_DONE)
     {
-      tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error);
+      tide_sqlite_set_error (error, _tide_trace_get_db (trace), TIDE_REPORT_WHAT);
       return NULL;
     }
   return g_steal_pointer (&samples);
@@ -230,23 +230,85 @@ value_at (const GArray *samples,
   return n > 0 ? g_array_index (samples, Sample, n - 1).value : -1;
 }
 
+/* The row of @rows with the highest step number. */
+static TideStepRow *
+last_row (GPtrArray *rows)
+{
+  TideStepRow *last = g_ptr_array_index (rows, 0);
+
+  for (guint i = 1; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+
+      if (r->number > last->number)
+        last = r;
+    }
+  return last;
+}
+
+/* When the private memory (USS) was last read, where that was after
+ * @after_ns; else -1.  The recorder takes a process's last reading as it
+ * exits, and reads its classes no more after it. */
+static gint64
+exit_read_after (const GArray *uss,
+                 gint64        after_ns)
+{
+  gint64 ts_ns = uss->len > 0 ? g_array_index (uss, Sample, uss->len - 1).ts_ns : -1;
+
+  return ts_ns > after_ns ? ts_ns : -1;
+}
+
+/* The last value of @counter that @process_id had at @ts_ns, -1 when none;
+ * FALSE on an error.  One look-up in counters_by_time: the heap's counter
+ * is written at every poll, too many samples to load for one value. */
+static gboolean
+counter_at (TideTrace     *trace,
+            sqlite3_stmt  *at,
+            gint64         process_id,
+            gint           counter,
+            gint64         ts_ns,
+            gint64        *value,
+            GError       **error)
+{
+  int rc;
+
+  sqlite3_reset (at);
+  sqlite3_bind_int64 (at, 1, process_id);
+  sqlite3_bind_int (at, 2, counter);
+  sqlite3_bind_int64 (at, 3, ts_ns);
+  rc = sqlite3_step (at);
+  *value = rc == SQLITE_ROW ? sqlite3_column_int64 (at, 0) : -1;
+  if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+    return TRUE;
+  tide_sqlite_set_error (error, _tide_trace_get_db (trace), TIDE_REPORT_WHAT);
+  return FALSE;
+}
+
 /* @rows: those of one process that need their classes. */
 static gboolean
 add_process_classes (TideTrace     *trace,
                      sqlite3_stmt  *stmt,
+                     sqlite3_stmt  *at,
                      GPtrArray     *rows,
                      GError       **error)
 {
   gint64 origin = tide_trace_get_start_ns (trace);
   gint64 process_id = ((TideStepRow *) g_ptr_array_index (rows, 0))->process_id;
+  TideStepRow *last = last_row (rows);
+  gint64 exit_read_ns = -1;
 
-  for (gint c = 0; c < TIDE_STEP_N_CLASSES; c++)
+  /* The USS first: its last reading's time picks every class's last value. */
+  for (gint k = 0; k < TIDE_STEP_N_CLASSES; k++)
     {
+      gint c = (k + TIDE_STEP_USS) % TIDE_STEP_N_CLASSES;
       g_autoptr(GArray) samples = load_samples (trace, stmt, process_id, step_class_counters[c],
                                                 error);
 
       if (samples == NULL)
         return FALSE;
+      if (c == TIDE_STEP_USS)
+        exit_read_ns = exit_read_after (samples, origin + last->start_ns + last->duration_ns);
+      last->class_exit[c] = exit_read_ns >= 0 ? value_at (samples, exit_read_ns) : -1;
       for (guint i = 0; i < rows->len; i++)
         {
           TideStepRow *r = g_ptr_array_index (rows, i);
@@ -260,6 +322,11 @@ add_process_classes (TideTrace     *trace,
                               count_at (samples, origin + r->start_ns + r->duration_ns - 1);
         }
     }
+  last->exit_read = exit_read_ns >= 0;
+  last->heap_exit = -1;
+  if (last->exit_read && !counter_at (trace, at, process_id, TIDE_COUNTER_HEAP_LIVE, exit_read_ns,
+                                      &last->heap_exit, error))
+    return FALSE;
   for (guint i = 0; i < rows->len; i++)
     ((TideStepRow *) g_ptr_array_index (rows, i))->has_classes = TRUE;
   return TRUE;
@@ -280,9 +347,11 @@ _tide_report_add_classes (TideTrace  *trace,
   /* process_id -> its rows that need classes */
   g_autoptr(GHashTable) todo = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL,
                                                       (GDestroyNotify) g_ptr_array_unref);
-  sqlite3_stmt *stmt;
+  sqlite3 *db = _tide_trace_get_db (trace);
+  sqlite3_stmt *stmt, *at;
   GHashTableIter iter;
   GPtrArray *mine;
+  gboolean ok = TRUE;
 
   for (guint i = 0; i < rows->len; i++)
     {
@@ -296,16 +365,25 @@ _tide_report_add_classes (TideTrace  *trace,
     }
   if (g_hash_table_size (todo) == 0)
     return TRUE;
-  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
+  stmt = tide_sqlite_prepare (db,
       "SELECT ts_ns, value FROM counters WHERE process_id = ?1 AND counter = ?2"
       " AND device = -1 ORDER BY ts_ns", TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return FALSE;
-  g_hash_table_iter_init (&iter, todo);
-  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &mine))
-    if (!add_process_classes (trace, stmt, mine, error))
+  at = tide_sqlite_prepare (db,
+      "SELECT value FROM counters WHERE process_id = ?1 AND counter = ?2 AND device = -1"
+      " AND ts_ns <= ?3 ORDER BY ts_ns DESC LIMIT 1", TIDE_REPORT_WHAT, error);
+  if (at == NULL)
+    {
+      sqlite3_finalize (stmt);
       return FALSE;
-  return tide_sqlite_finish (_tide_trace_get_db (trace), stmt, SQLITE_DONE, TIDE_REPORT_WHAT, error);
+    }
+  g_hash_table_iter_init (&iter, todo);
+  while (ok && g_hash_table_iter_next (&iter, NULL, (gpointer *) &mine))
+    ok = add_process_classes (trace, stmt, at, mine, error);
+  sqlite3_finalize (at);
+  sqlite3_finalize (stmt);
+  return ok;
 }
 
 /* ---- a step's change in words ----------------------------------------------- */
@@ -466,6 +544,66 @@ span_row (const TideStepRow *read,
   return span;
 }
 
+/* What the heap (recorded blocks, and recorded mappings) did after @last's
+ * end, up to the process's last reading. */
+static gint64
+heap_after_last_step (const TideStepRow *last)
+{
+  gint64 heap = 0;
+
+  if (last->heap_exit >= 0)
+    heap += last->heap_exit - last->heap_end;
+  if (last->class_exit[TIDE_STEP_MAPPED] >= 0)
+    heap += last->class_exit[TIDE_STEP_MAPPED] - MAX (last->class_end[TIDE_STEP_MAPPED], 0);
+  return heap;
+}
+
+/* What the RSS (anon + file + shmem) did after @last's end, up to the
+ * process's last reading; 0 where a class is missing at either. */
+static gint64
+rss_after_last_step (const TideStepRow *last)
+{
+  static const TideStepClass parts[] = { TIDE_STEP_ANON, TIDE_STEP_FILE, TIDE_STEP_SHMEM };
+  gint64 change = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (parts); i++)
+    {
+      if (last->class_exit[parts[i]] < 0 || last->class_end[parts[i]] < 0)
+        return 0;
+      change += last->class_exit[parts[i]] - last->class_end[parts[i]];
+    }
+  return change;
+}
+
+/* A process whose last steps no step end read: its last reading, which the
+ * recorder takes as the process exits, explains them, with what the
+ * process did between its last step's end and that reading. */
+static void
+explain_to_exit_read (GPtrArray   *rows,
+                      GArray      *out,
+                      ProcessSpan *span)
+{
+  guint last_i = g_array_index (span->pending, guint, span->pending->len - 1);
+  const TideStepRow *first = g_ptr_array_index (rows, g_array_index (span->pending, guint, 0));
+  const TideStepRow *last = g_ptr_array_index (rows, last_i);
+  TideStepRow whole = span_row (span->last_read, first, last, span->rss - last->rss_delta);
+  TideRssExplanation *e = &g_array_index (out, TideRssExplanation, last_i);
+
+  memcpy (whole.class_end, last->class_exit, sizeof whole.class_end);
+  whole.rss_delta += rss_after_last_step (last);
+  explain_row (&whole, span->heap + heap_after_last_step (last), e);
+  e->first_step = first->number;
+  e->to_exit_read = TRUE;
+  for (guint k = 0; k + 1 < span->pending->len; k++)
+    {
+      TideRssExplanation *p = &g_array_index (out, TideRssExplanation,
+                                              g_array_index (span->pending, guint, k));
+
+      p->first_step = first->number;
+      p->spanned_by = last->number;
+    }
+}
+
 GArray *
 tide_rss_explain_steps (GPtrArray *rows)
 {
@@ -527,6 +665,15 @@ tide_rss_explain_steps (GPtrArray *rows)
       g_array_set_size (span->pending, 0);
       span->heap = span->rss = 0;
     }
+  {
+    GHashTableIter iter;
+    ProcessSpan *span;
+
+    g_hash_table_iter_init (&iter, spans);
+    while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &span))
+      if (span->pending->len > 0 && span->last->exit_read)
+        explain_to_exit_read (rows, out, span);
+  }
   return out;
 }
 
@@ -567,6 +714,9 @@ tide_rss_explanation_describe (const TideRssExplanation *e)
                           e->since_fork ? " since fork" : "");
   if (e->first_step != e->last_step)
     g_string_append_printf (out, " over steps %d-%d", e->first_step, e->last_step);
+  if (e->to_exit_read)
+    g_string_append (out, e->first_step != e->last_step ? " and up to the process's last reading"
+                                                        : " up to the process's last reading");
   for (guint i = 0; i < n; i++)
     {
       g_autofree char *value = tide_format_delta (e->terms[order[i]]);
@@ -661,7 +811,7 @@ rss_csv (GString   *out,
   g_string_append (out, "pid,role,steps_pid,step,label,base,base_delta_bytes,rss_delta_bytes");
   for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
     g_string_append_printf (out, ",%s", term_columns[t]);
-  g_string_append (out, ",first_step,pending\n");
+  g_string_append (out, ",first_step,pending,to_last_reading\n");
   for (guint i = 0; i < rows->len; i++)
     {
       const TideStepRow *r = g_ptr_array_index (rows, i);
@@ -675,7 +825,7 @@ rss_csv (GString   *out,
                               e->private_base ? "uss" : "rss", e->base_delta, e->rss_delta);
       for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
         g_string_append_printf (out, ",%" G_GINT64_FORMAT, e->terms[t]);
-      g_string_append_printf (out, ",%d,%d\n", e->first_step, e->pending);
+      g_string_append_printf (out, ",%d,%d,%d\n", e->first_step, e->pending, e->to_exit_read);
     }
 }
 
@@ -702,8 +852,9 @@ rss_json (GString   *out,
                               e->private_base ? "uss" : "rss", e->base_delta, e->rss_delta);
       for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
         g_string_append_printf (out, ",\"%s\":%" G_GINT64_FORMAT, term_columns[t], e->terms[t]);
-      g_string_append_printf (out, ",\"first_step\":%d,\"pending\":%s", e->first_step,
-                              e->pending ? "true" : "false");
+      g_string_append_printf (out, ",\"first_step\":%d,\"pending\":%s,\"to_last_reading\":%s",
+                              e->first_step, e->pending ? "true" : "false",
+                              e->to_exit_read ? "true" : "false");
       g_string_append (out, ",\"text\":");
       tide_format_json_text (out, text);
       g_string_append_c (out, '}');

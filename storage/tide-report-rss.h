@@ -64,6 +64,8 @@ typedef struct
                            * end: the explanation of step spanned_by covers it,
                            * and this one says nothing (all zero) */
   gint     spanned_by;    /* pending only: that step, or -1 when none came */
+  gboolean to_exit_read;  /* a process's last steps, up to its last reading,
+                           * taken as it exited: the span ends there */
   gint64   base_delta;
   gint64   rss_delta;
   gint64   terms[TIDE_RSS_N_TERMS];
@@ -73,7 +75,9 @@ typedef struct
  * process): returns a TideRssExplanation per row, in the same order.  A
  * step whose private memory was not read at its end is pending, and the
  * next step of its process that was read explains them together: the
- * change over the steps it spans, never one step's share of it. */
+ * change over the steps it spans, never one step's share of it.  A
+ * process's last steps that no step end read are explained up to its last
+ * reading, which the recorder takes as it exits. */
 GArray    *tide_rss_explain_steps (GPtrArray *rows);
 
 /* "+96.00 MiB private: copy-on-write +90.00 MiB, heap +2.00 MiB, allocator

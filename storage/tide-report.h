@@ -82,6 +82,11 @@ typedef struct
   gboolean private_read;        /* the private memory (USS) was read during the
                                  * step, at its end: not the reading of an
                                  * earlier step carried over */
+  gboolean exit_read;           /* on a process's last step only: its private
+                                 * memory was read again after the step's end,
+                                 * last as it exited (class_exit) */
+  gint64   class_exit[TIDE_STEP_N_CLASSES];   /* the classes at that reading */
+  gint64   heap_exit;           /* the recorded blocks' live bytes then, -1: unknown */
 } TideStepRow;
 
 typedef struct

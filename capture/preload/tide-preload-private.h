@@ -78,7 +78,6 @@ typedef struct
   _Atomic size_t   threshold;    /* sizes below go through the countdown */
   _Atomic int      fd;           /* connection to the recorder, or -1 */
   _Atomic int      final;        /* process exit flush done: send directly */
-  _Atomic int      marked_steps; /* this process sent a STEP: wait at exit */
   _Atomic uint32_t seeded_threads; /* threads that seeded their sampler */
   _Atomic uint64_t dropped;      /* records not yet reported in DROPPED */
   pid_t            pid;          /* getpid() of the connected process */
@@ -261,7 +260,7 @@ void     tide_pymalloc_release_place (void       *place);
 uint32_t tide_scope_current      (void);
 void     tide_scope_resend_all   (void);
 void     tide_preload_send_allocator_free (void);
-void     tide_wait_for_recorder  (void);
+void     tide_wait_for_recorder  (TideBarrierReason reason);
 void     tidemark_preload_counter (uint32_t counter,
                                    int      device,
                                    int64_t  value);

@@ -184,10 +184,8 @@ tidemark_preload_step (const char *label)
   tide_buffer_flush_all ();
   len = tide_encode_text (rec, sizeof rec, tide_stamp (), TIDE_WIRE_STEP,
                           label != NULL ? label : "");
-  if (tide_conn_send (rec, len))
-    atomic_store (&tide_state.marked_steps, 1);
-  if (tide_state.sync_steps)
-    tide_wait_for_recorder ();
+  if (tide_conn_send (rec, len) && tide_state.sync_steps)
+    tide_wait_for_recorder (TIDE_BARRIER_STEP);
   tide_tls.guard--;
   errno = saved;
 }

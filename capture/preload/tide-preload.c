@@ -218,7 +218,7 @@ start_recording (uint32_t hello_flags)
   tide_flusher_start ();
 }
 
-static void wait_for_answer (uint64_t patience_ms);
+static void wait_for_answer (uint64_t patience_ms, TideBarrierReason reason);
 
 static void
 fork_prepare (void)
@@ -258,7 +258,6 @@ fork_child (void)
   tide_objects_fork_child ();
   tide_scope_fork_child ();
   tide_buffer_fork_child ();
-  atomic_store (&tide_state.marked_steps, 0);
   atomic_store (&tide_state.active, 0);
   atomic_store (&tide_state.fd, -1);
   if (was_active && old_fd >= 0)
@@ -273,7 +272,7 @@ fork_child (void)
           start_recording (TIDE_HELLO_FORKED);
           /* Before the child writes a page: the recorder notes what it
            * shares with its parent, to tell copy-on-write apart later. */
-          wait_for_answer (TIDE_FORK_WAIT_MS);
+          wait_for_answer (TIDE_FORK_WAIT_MS, TIDE_BARRIER_FORK);
         }
       else
         tide_go_dormant ();
@@ -325,25 +324,28 @@ tide_preload_init (void)
 
 /* The recorder measures each step's resident bytes from /proc/PID/pagemap
  * when the step's marker reaches it, and a process that has exited takes
- * its pages along.  A process that marked steps therefore sends a barrier
- * after everything else and waits, at most TIDE_EXIT_BARRIER_MS, for the
- * recorder to send it back: then every step it marked is measured.  A dead
- * recorder closes the socket, which ends the wait at once.  With
- * TIDEMARK_SYNC_STEPS, every step marker waits so. */
+ * its pages along.  So every process sends a barrier after everything else
+ * as it exits and waits, at most TIDE_EXIT_BARRIER_MS, for the recorder to
+ * send it back: then every step it marked is measured, and the recorder
+ * has taken its last reading (RSS by class, copy-on-write) before its pages
+ * go.  A dead recorder closes the socket, which ends the wait at once.
+ * With TIDEMARK_SYNC_STEPS, every step marker waits so. */
 /* Sends an EXIT_BARRIER and waits at most @patience_ms for the recorder to
- * send it back, which it does once every record before it is handled. */
+ * answer, which it does once every record before it is handled. */
 static void
-wait_for_answer (uint64_t patience_ms)
+wait_for_answer (uint64_t          patience_ms,
+                 TideBarrierReason reason)
 {
-  TideWireHeader barrier = { .type = TIDE_WIRE_EXIT_BARRIER, .len = sizeof barrier };
+  TideWireBarrier barrier = { .h = { .type = TIDE_WIRE_EXIT_BARRIER, .len = sizeof barrier },
+                              .reason = reason };
   int fd = atomic_load (&tide_state.fd);
   struct pollfd pfd = { .fd = fd, .events = POLLIN };
   uint64_t deadline = tide_now_ns () + patience_ms * 1000000;
   TideStamp st = tide_stamp ();
   TideWireHeader answer;
 
-  barrier.tid = st.tid;
-  barrier.time_ns = st.time_ns;
+  barrier.h.tid = st.tid;
+  barrier.h.time_ns = st.time_ns;
   if (fd < 0 || !tide_conn_send (&barrier, sizeof barrier))
     return;
   for (;;)
@@ -366,10 +368,39 @@ wait_for_answer (uint64_t patience_ms)
 }
 
 void
-tide_wait_for_recorder (void)
+tide_wait_for_recorder (TideBarrierReason reason)
 {
-  if (atomic_load (&tide_state.marked_steps))
-    wait_for_answer (TIDE_EXIT_BARRIER_MS);
+  wait_for_answer (TIDE_EXIT_BARRIER_MS, reason);
+}
+
+/* Everything this process has to say, sent, and the recorder's answer
+ * awaited: the end of its records. */
+static void
+flush_and_wait (void)
+{
+  /* A library loaded since the flusher's last look is announced now, so
+   * the recorder can still name its code. */
+  tide_objects_poll ();
+  tide_buffer_flush_all ();
+  tide_send_dropped ();
+  tide_wait_for_recorder (TIDE_BARRIER_EXIT);
+}
+
+/* The exit barrier, earlier in exit than the destructor below: Python's
+ * atexit (tidemark/_boot.py) calls it before the interpreter frees what
+ * the program kept, so that its last step and its last reading see that
+ * memory as the program held it. */
+TIDE_EXPORT void
+tidemark_preload_exit_barrier (void)
+{
+  int saved = errno;
+
+  if (!tide_active () || getpid () != tide_state.pid)
+    return;
+  tide_tls.guard++;
+  flush_and_wait ();
+  tide_tls.guard--;
+  errno = saved;
 }
 
 /* Runs late in exit(): a preloaded object is finalized after the program
@@ -383,12 +414,7 @@ tide_preload_fini (void)
   if (!tide_active () || getpid () != tide_state.pid)
     return;
   tide_tls.guard++;
-  /* A library loaded since the flusher's last look is announced now, so
-   * the recorder can still name its code. */
-  tide_objects_poll ();
-  tide_buffer_flush_all ();
-  tide_send_dropped ();
-  tide_wait_for_recorder ();
+  flush_and_wait ();
   atomic_store (&tide_state.final, 1);
   tide_tls.guard--;
   errno = saved;

@@ -420,7 +420,12 @@ dispatch (TideRecProcess       *self,
       on_child_end (self, (const TideWireChildEnd *) h);
       break;
     case TIDE_WIRE_EXIT_BARRIER:
-      /* Every record before it is handled, steps measured: it may go. */
+      /* Every record before it is handled, steps measured; the process
+       * waits for this answer as it exits, so its last reading is taken
+       * now, while its pages are still its own.  Then it may go. */
+      if (len < sizeof (TideWireBarrier)
+          || ((const TideWireBarrier *) h)->reason == TIDE_BARRIER_EXIT)
+        tide_capture_process_read_at_exit (self->core, h->time_ns);
       if (self->fd >= 0)
         send (self->fd, h, sizeof *h, MSG_NOSIGNAL | MSG_DONTWAIT);
       break;

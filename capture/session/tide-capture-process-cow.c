@@ -278,7 +278,7 @@ tide_capture_process_measure_cow (TideCaptureProcess *self,
   g_autoptr(GArray) copied = NULL;
   guint64 bytes;
 
-  if (self->cow == NULL || self->end_ns != 0)
+  if (self->cow == NULL || self->end_ns != 0 || self->read_at_exit)
     return;
   copied = g_array_new (FALSE, FALSE, sizeof (TideRange));
   if (!tide_cow_measure (self->cow, &bytes, copied))

@@ -531,12 +531,17 @@ tide_capture_process_sample_rss (TideCaptureProcess *self,
                  &self->last_rss_shared);
 }
 
+/* @with_pss: FALSE for a reading of this process alone, not in a
+ * snapshot of the job (tide_capture_session_snapshot_classes()): the job's
+ * PSS sums each process's last reading, which only a snapshot takes at
+ * one moment for all. */
 static void
 write_classes (TideCaptureProcess   *self,
                gint64                ts_ns,
                gboolean              always,
                const TideRssClasses *c,
-               gboolean              with_rollup)
+               gboolean              with_rollup,
+               gboolean              with_pss)
 {
   const gint64 values[G_N_ELEMENTS (self->last_classes)] = {
     (gint64) c->pss_bytes, (gint64) c->anon_bytes, (gint64) c->file_bytes,
@@ -549,7 +554,7 @@ write_classes (TideCaptureProcess   *self,
       gboolean from_rollup = counter == TIDE_COUNTER_PSS || counter == TIDE_COUNTER_USS ||
                              counter == TIDE_COUNTER_RSS_SHARED_PAGES;
 
-      if (from_rollup && !with_rollup)
+      if ((from_rollup && !with_rollup) || (counter == TIDE_COUNTER_PSS && !with_pss))
         continue;
       if (always)
         self->last_classes[i] = -1;
@@ -588,7 +593,7 @@ tide_capture_process_sample_classes_by (TideCaptureProcess *self,
   TideRssClasses c;
   gint64 now;
 
-  if (self->counters == NULL || self->end_ns != 0)
+  if (self->counters == NULL || self->end_ns != 0 || self->read_at_exit)
     return FALSE;
   if (!tide_proc_counters_read_classes (self->counters, with_rollup, &c))
     {
@@ -598,9 +603,9 @@ tide_capture_process_sample_classes_by (TideCaptureProcess *self,
     }
   now = tide_capture_now_ns ();
   if (now > deadline_ns)
-    write_classes (self, now, FALSE, &c, with_rollup);
+    write_classes (self, now, FALSE, &c, with_rollup, with_rollup);
   else
-    write_classes (self, ts_ns, always, &c, with_rollup);
+    write_classes (self, ts_ns, always, &c, with_rollup, with_rollup);
   return TRUE;
 }
 
@@ -646,6 +651,42 @@ tide_capture_process_step (TideCaptureProcess *self,
   tide_capture_session_step_ended (self->session, self, ts_ns);
   tide_capture_process_measure_residency (self, id, start_ns, ts_ns);
   return id;
+}
+
+/**
+ * tide_capture_process_read_at_exit:
+ * @ts_ns: when the process asked for it; it waits, unchanged, until this
+ *   returns
+ *
+ * The process's last reading, taken while it waits in its exit path: RSS,
+ * the recorded blocks' bytes, its classes with smaps_rollup (USS, shared
+ * pages) and a fork's child's copy-on-write, at their last values, before
+ * its pages go.  A worker that lived between two of the poll's readings
+ * gets one all the same.
+ */
+void
+tide_capture_process_read_at_exit (TideCaptureProcess *self,
+                                   gint64              ts_ns)
+{
+  TideRssClasses c;
+
+  /* A Python process asks twice: at its atexit, then from the preload's
+   * destructor, once the interpreter has freed what the program kept. */
+  if (self->read_at_exit)
+    return;
+  tide_capture_process_poll (self, ts_ns);
+  /* Its private memory and its kernel classes, but not its PSS, which the
+   * job's sums with the other processes' last readings: a process reads
+   * alone here, as its parent that has just reaped a worker does, and a
+   * page that it holds alone now would be counted again in the worker's
+   * last share of it. */
+  if (self->counters != NULL && self->end_ns == 0 &&
+      tide_proc_counters_read_classes (self->counters, TRUE, &c))
+    write_classes (self, ts_ns, TRUE, &c, TRUE, FALSE);
+  tide_capture_process_measure_cow (self, ts_ns);
+  /* Its classes' last values are this reading's (the report takes them as
+   * the process's memory at its end): later ones would be of its teardown. */
+  self->read_at_exit = TRUE;
 }
 
 /* A resident set size that the kernel reported (attach's rss_stat). */

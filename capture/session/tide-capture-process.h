@@ -73,6 +73,8 @@ struct _TideCaptureProcess
   gint64               last_classes[6]; /* TIDE_COUNTER_PSS ... RSS_SHARED_PAGES */
   gint64               classes_missed;  /* reads of status or smaps_rollup that failed */
   gboolean             rolled_up_at_step; /* smaps_rollup was read at one of its step ends */
+  gboolean             read_at_exit;    /* its last reading is taken: what follows is
+                                         * the interpreter's or libc's teardown */
   GHashTable          *unknown_pcs;     /* pcs that /proc/PID/maps did not map either */
   guint                maps_reads;      /* fallback reads of /proc/PID/maps */
   double               pinned_live;
@@ -164,6 +166,8 @@ gboolean            tide_capture_process_sample_classes_by (TideCaptureProcess *
                                                             gboolean            always);
 void                tide_capture_process_poll         (TideCaptureProcess  *self,
                                                        gint64               now_ns);
+void                tide_capture_process_read_at_exit (TideCaptureProcess  *self,
+                                                       gint64               ts_ns);
 void                tide_capture_process_measure_residency (TideCaptureProcess *self,
                                                             gint64              step_id,
                                                             gint64              step_start_ns,

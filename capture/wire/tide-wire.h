@@ -54,7 +54,7 @@ typedef enum
   TIDE_WIRE_COUNTER      = 20,
   TIDE_WIRE_ALLOC_FAILED = 21,
   /* 30..: records the recorder answers. */
-  TIDE_WIRE_EXIT_BARRIER = 30,  /* a bare header; the recorder sends it back */
+  TIDE_WIRE_EXIT_BARRIER = 30,  /* TideWireBarrier; the recorder sends its header back */
   /* 40..: the process's children. */
   TIDE_WIRE_CHILD_END    = 40,
 } TideWireType;
@@ -270,6 +270,25 @@ typedef struct
   int32_t  wait_status;    /* as waitpid() gives it: exited or killed only */
 } TideWireChildEnd;
 
+/* What a process waits for the recorder at (EXIT_BARRIER): once every
+ * record before it is handled, the recorder answers; at exit it first
+ * takes the process's last reading.  A bare header, as an older preload
+ * sends, is an exit. */
+typedef enum
+{
+  TIDE_BARRIER_EXIT = 0,   /* the process is exiting */
+  TIDE_BARRIER_FORK = 1,   /* a fork's child, before it writes a page */
+  TIDE_BARRIER_STEP = 2,   /* a step end, with TIDEMARK_SYNC_STEPS */
+} TideBarrierReason;
+
+typedef struct
+{
+  TideWireHeader h;
+  uint32_t reason;         /* TideBarrierReason */
+  uint32_t reserved;
+} TideWireBarrier;
+
+_Static_assert (sizeof (TideWireBarrier) == 24, "barrier is 24 bytes");
 _Static_assert (sizeof (TideWirePyFrameDef) == 32, "pyframe def is 32 bytes plus strings");
 _Static_assert (sizeof (TideWireChildEnd) == 24, "child end is 24 bytes");
 _Static_assert (sizeof (TideWireProcessInfo) == 32, "process info is 32 bytes");

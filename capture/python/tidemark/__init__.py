@@ -28,7 +28,7 @@ class _Native:
 
     def __init__(self):
         self.step = self.push = self.pop = self.attach = self.info = None
-        self.hook_allocators = None
+        self.hook_allocators = self.exit_barrier = None
         self.active = False
         try:
             with_gil = ctypes.PyDLL(None)       # cheap calls, GIL kept
@@ -58,6 +58,9 @@ class _Native:
         self.hook_allocators = with_gil.tidemark_preload_python_hook_allocators
         self.hook_allocators.argtypes = []
         self.hook_allocators.restype = ctypes.c_int
+        self.exit_barrier = without_gil.tidemark_preload_exit_barrier
+        self.exit_barrier.argtypes = []
+        self.exit_barrier.restype = None
         self.active = True
 
 

@@ -4,6 +4,7 @@
 bootstrap sitecustomize): Python frames on every thread, the process's
 rank, and with --torch the PyTorch hooks once torch is imported."""
 
+import atexit
 import os
 import sys
 import threading
@@ -55,9 +56,21 @@ def _send_rank():
         _native.info(rank, local, world, -1)
 
 
+def _exit_barrier():
+    try:
+        _native.exit_barrier()
+    except Exception:  # never let the profiler break the program
+        pass
+
+
 def start():
     if not _native.active:
         return
+    # Registered first, so run last of the program's exit handlers, but
+    # before the interpreter frees what the program kept: the recorder
+    # measures the last step and takes its last reading while that memory
+    # is still the program's.
+    atexit.register(_exit_barrier)
     _hook_allocators()
     _attach(0)
     threading.setprofile(_thread_start)
