@@ -374,16 +374,27 @@ tide_wait_for_recorder (TideBarrierReason reason)
 }
 
 /* Everything this process has to say, sent, and the recorder's answer
- * awaited: the end of its records. */
+ * awaited: the end of its records.  @last: from the destructor, after
+ * which records are sent one by one. */
 static void
-flush_and_wait (void)
+flush_at_exit (bool last)
 {
+  int saved = errno;
+
+  /* Not in a vfork child, which shares the parent's memory and buffers. */
+  if (!tide_active () || getpid () != tide_state.pid)
+    return;
+  tide_tls.guard++;
   /* A library loaded since the flusher's last look is announced now, so
    * the recorder can still name its code. */
   tide_objects_poll ();
   tide_buffer_flush_all ();
   tide_send_dropped ();
   tide_wait_for_recorder (TIDE_BARRIER_EXIT);
+  if (last)
+    atomic_store (&tide_state.final, 1);
+  tide_tls.guard--;
+  errno = saved;
 }
 
 /* The exit barrier, earlier in exit than the destructor below: Python's
@@ -393,14 +404,7 @@ flush_and_wait (void)
 TIDE_EXPORT void
 tidemark_preload_exit_barrier (void)
 {
-  int saved = errno;
-
-  if (!tide_active () || getpid () != tide_state.pid)
-    return;
-  tide_tls.guard++;
-  flush_and_wait ();
-  tide_tls.guard--;
-  errno = saved;
+  flush_at_exit (false);
 }
 
 /* Runs late in exit(): a preloaded object is finalized after the program
@@ -408,16 +412,7 @@ tidemark_preload_exit_barrier (void)
 __attribute__ ((destructor)) static void
 tide_preload_fini (void)
 {
-  int saved = errno;
-
-  /* Not in a vfork child, which shares the parent's memory and buffers. */
-  if (!tide_active () || getpid () != tide_state.pid)
-    return;
-  tide_tls.guard++;
-  flush_and_wait ();
-  atomic_store (&tide_state.final, 1);
-  tide_tls.guard--;
-  errno = saved;
+  flush_at_exit (true);
 }
 
 /* _exit skips destructors; Python's worker processes end with os._exit. */
