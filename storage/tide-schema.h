@@ -54,7 +54,8 @@ typedef enum
    * when it is the process's allocator. */
   TIDE_COUNTER_JEMALLOC_FREE = 25,
   /* The part of alloc_free that tcmalloc holds (free and resident in its
-   * page heap and caches), when it is the process's allocator. */
+   * page heap and caches, and its metadata), when it is the process's
+   * allocator. */
   TIDE_COUNTER_TCMALLOC_FREE = 26,
   /* Live bytes of the arenas of CPython's object allocator: plumbing that
    * the Python objects in them already count in the heap, kept apart. */

@@ -17,8 +17,9 @@
  * included), sent on their own too (TIDE_COUNTER_JEMALLOC_FREE) so that a
  * report can say which allocator keeps them.  tcmalloc (gperftools, its
  * MallocExtension_GetNumericProperty found) is read the same way: the
- * free bytes of its page heap that it has not returned to the system, and
- * of its central, transfer and thread caches (TIDE_COUNTER_TCMALLOC_FREE).
+ * free bytes of its page heap that it has not returned to the system, of
+ * its central, transfer and thread caches, and its metadata
+ * (TIDE_COUNTER_TCMALLOC_FREE).
  */
 #include "config.h"
 
@@ -114,30 +115,23 @@ read_jemalloc_free (MallctlFunc mallctl_fn,
   return true;
 }
 
-/* What tcmalloc holds free and resident: the page heap's free pages (its
- * unmapped ones are back with the system) and the free objects of its
- * caches. */
+/* What tcmalloc holds that no live block uses: its physical bytes (the
+ * page heap's mapped pages and its metadata) less the application's.
+ * That is the page heap's free pages (its unmapped ones are back with the
+ * system), the free objects of its caches, and its metadata, as jemalloc's
+ * stats.resident counts jemalloc's: the page map's leaves are zeroed when
+ * made, each covering 2 GiB of address space, so a heap that grows across
+ * such a boundary touches one more. */
 static bool
 read_tcmalloc_free (NumericPropertyFunc property_fn,
                     int64_t            *free_out)
 {
-  static const char *const parts[] = {
-    "tcmalloc.pageheap_free_bytes",
-    "tcmalloc.central_cache_free_bytes",
-    "tcmalloc.transfer_cache_free_bytes",
-    "tcmalloc.thread_cache_free_bytes",
-  };
-  int64_t total = 0;
+  size_t physical = 0, allocated = 0;
 
-  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-    {
-      size_t value = 0;
-
-      if (!property_fn (parts[i], &value))
-        return false;
-      total += (int64_t) value;
-    }
-  *free_out = total;
+  if (!property_fn ("generic.total_physical_bytes", &physical) ||
+      !property_fn ("generic.current_allocated_bytes", &allocated))
+    return false;
+  *free_out = physical > allocated ? (int64_t) (physical - allocated) : 0;
   return true;
 }
 
