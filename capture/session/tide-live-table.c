@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "tide-hash.h"
+#include "tide-table-memory.h"
 
 #define MIN_SLOTS 64
 
@@ -100,7 +101,7 @@ tide_live_table_free (TideLiveTable *self)
     for (gsize i = 0; i <= self->mask; i++)
       older_free_all (self->slots[i].older);
   older_free_all (self->zero.older);
-  g_free (self->slots);
+  tide_table_memory_free (self->slots, self->slots != NULL ? (self->mask + 1) * sizeof (Slot) : 0);
   g_hash_table_unref (self->orphans);
   g_queue_clear_full (&self->arrivals, g_free);
   g_free (self);
@@ -128,12 +129,12 @@ resize (TideLiveTable *self,
   Slot *old = self->slots;
   gsize old_n = old != NULL ? self->mask + 1 : 0;
 
-  self->slots = g_new0 (Slot, n_slots);
+  self->slots = tide_table_memory_new (n_slots * sizeof (Slot));
   self->mask = n_slots - 1;
   for (gsize i = 0; i < old_n; i++)
     if (old[i].newest.addr != 0)
       *probe (self, old[i].newest.addr) = old[i];
-  g_free (old);
+  tide_table_memory_free (old, old_n * sizeof (Slot));
 }
 
 /* The slot of @addr, or an empty one where its first block goes (its

@@ -5,6 +5,7 @@
 
 #include "tide-debuginfo.h"
 #include "tide-hash.h"
+#include "tide-node-index.h"
 #include "tide-schema.h"
 #include "tide-stack-table.h"
 #include "tide-symbol-cache.h"
@@ -30,12 +31,6 @@ typedef struct
 
 typedef struct
 {
-  gint64 parent_id;
-  gint64 frame_id;
-} NodeKey;
-
-typedef struct
-{
   gint64      id;
   const char *path;
   guint64     offset;
@@ -45,9 +40,9 @@ struct _TideStackTable
 {
   TideTraceWriter *writer;
   GHashTable      *frames;   /* FrameKey* -> id */
-  GHashTable      *nodes;    /* NodeKey* -> id */
+  TideNodeIndex   *nodes;
   GHashTable      *pyframes; /* "file\nfunction\nline" -> id */
-  GPtrArray       *key_blocks; /* where the keys of frames and nodes live */
+  GPtrArray       *key_blocks; /* where the keys of frames live */
   gsize            key_block_used;
   gint64           next_frame_id;
   gint64           next_node_id;
@@ -80,21 +75,6 @@ frame_key_equal (gconstpointer a,
 {
   const FrameKey *x = a, *y = b;
   return x->path == y->path && x->offset == y->offset && x->space == y->space;
-}
-
-static guint
-node_key_hash (gconstpointer p)
-{
-  const NodeKey *k = p;
-  return (guint) tide_hash_ids ((guint64) k->parent_id, (guint64) k->frame_id, 0);
-}
-
-static gboolean
-node_key_equal (gconstpointer a,
-                gconstpointer b)
-{
-  const NodeKey *x = a, *y = b;
-  return x->parent_id == y->parent_id && x->frame_id == y->frame_id;
 }
 
 static void
@@ -220,7 +200,7 @@ tide_stack_table_new (TideTraceWriter *writer,
   self->writer = writer;
   self->symbol_cache_dir = g_strdup (symbol_cache_dir);
   self->frames = g_hash_table_new (frame_key_hash, frame_key_equal);
-  self->nodes = g_hash_table_new (node_key_hash, node_key_equal);
+  self->nodes = tide_node_index_new ();
   self->key_blocks = g_ptr_array_new_with_free_func (g_free);
   self->pyframes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->next_frame_id = 1;
@@ -319,7 +299,7 @@ tide_stack_table_free (TideStackTable *self)
   g_async_queue_unref (self->jobs);
   g_array_unref (self->batch);
   g_hash_table_unref (self->frames);
-  g_hash_table_unref (self->nodes);
+  tide_node_index_free (self->nodes);
   g_ptr_array_unref (self->key_blocks);
   g_hash_table_unref (self->pyframes);
   g_free (self->symbol_cache_dir);
@@ -395,23 +375,21 @@ tide_py_code_free (TidePyCode *code)
     return;
   g_free (code->file);
   g_free (code->function);
+  g_clear_pointer (&code->frame_ids, g_hash_table_unref);
   g_free (code);
 }
 
-/* Python frames are complete when they arrive: written at once, shared by
- * every process that runs the same file, function and line. */
+/* The frame id of @file, @function and @line: Python frames are complete
+ * when they arrive, written at once, shared by every process that runs the
+ * same file, function and line. */
 static gint64
-intern_pyframe (TideStackTable *self,
-                GHashTable     *pycodes,
-                guint64         tagged)
+intern_pyframe_named (TideStackTable *self,
+                      const char     *file,
+                      const char     *function,
+                      gint            line)
 {
-  const TidePyCode *code = pycodes ? g_hash_table_lookup (pycodes,
-                                                          GUINT_TO_POINTER (tide_wire_pyframe_id (tagged)))
-                                   : NULL;
-  const char *file = code ? code->file : "?", *function = code ? code->function : "?";
-  gint line = (gint) tide_wire_pyframe_line (tagged);
-  /* Most keys fit on the stack: a lookup that finds its frame, as nearly
-   * all do, then allocates nothing. */
+  /* Most keys fit on the stack: a lookup that finds its frame then
+   * allocates nothing. */
   char small[256];
   g_autofree char *large = NULL;
   char *key = small;
@@ -429,6 +407,33 @@ intern_pyframe (TideStackTable *self,
                          .function = function, .file = file, .line = line };
   tide_trace_writer_add_frame (self->writer, &row);
   return self->next_frame_id++;
+}
+
+/* A process's Python frame: its code's lines remember their frame ids, so
+ * that the frames seen again, nearly all of them, cost two integer
+ * lookups rather than a formatted key. */
+static gint64
+intern_pyframe (TideStackTable *self,
+                GHashTable     *pycodes,
+                guint64         tagged)
+{
+  TidePyCode *code = pycodes ? g_hash_table_lookup (pycodes,
+                                                    GUINT_TO_POINTER (tide_wire_pyframe_id (tagged)))
+                             : NULL;
+  gint line = (gint) tide_wire_pyframe_line (tagged);
+  gpointer id;
+
+  if (code == NULL)
+    return intern_pyframe_named (self, "?", "?", line);
+  if (code->frame_ids == NULL)
+    code->frame_ids = g_hash_table_new (g_direct_hash, g_direct_equal);
+  id = g_hash_table_lookup (code->frame_ids, GINT_TO_POINTER (line));
+  if (id == NULL)
+    {
+      id = GSIZE_TO_POINTER (intern_pyframe_named (self, code->file, code->function, line));
+      g_hash_table_insert (code->frame_ids, GINT_TO_POINTER (line), id);
+    }
+  return GPOINTER_TO_SIZE (id);
 }
 
 /* @return_addresses are innermost first; the tree is built from the
@@ -451,18 +456,17 @@ intern_node (TideStackTable   *self,
              guint64           frame,
              guint             depth)
 {
-  NodeKey key = { parent, tide_wire_is_pyframe (frame) ? intern_pyframe (self, pycodes, frame)
-                                                       : intern_frame (self, space, frame) };
-  gpointer id = g_hash_table_lookup (self->nodes, &key);
+  gint64 frame_id = tide_wire_is_pyframe (frame) ? intern_pyframe (self, pycodes, frame)
+                                                 : intern_frame (self, space, frame);
+  gint64 id = tide_node_index_lookup (self->nodes, parent, frame_id);
 
-  if (id == NULL)
+  if (id == 0)
     {
-      id = GSIZE_TO_POINTER (self->next_node_id++);
-      g_hash_table_insert (self->nodes, keep_key (self, &key, sizeof key), id);
-      tide_trace_writer_add_stack_node (self->writer, GPOINTER_TO_SIZE (id), parent,
-                                        key.frame_id, depth);
+      id = self->next_node_id++;
+      tide_node_index_insert (self->nodes, parent, frame_id, id);
+      tide_trace_writer_add_stack_node (self->writer, id, parent, frame_id, depth);
     }
-  return GPOINTER_TO_SIZE (id);
+  return id;
 }
 
 gint64

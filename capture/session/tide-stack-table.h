@@ -41,9 +41,10 @@ gint64          tide_stack_table_intern  (TideStackTable   *self,
  * PYFRAME_DEF ids to TidePyCode*. */
 typedef struct
 {
-  char *file;
-  char *function;
-  gint  first_line;
+  char       *file;
+  char       *function;
+  gint        first_line;
+  GHashTable *frame_ids;   /* line -> frame id: the stack table's, made on first use */
 } TidePyCode;
 
 gint64          tide_stack_table_intern_mixed (TideStackTable   *self,
