@@ -5,7 +5,6 @@
 
 #include "tide-debuginfo.h"
 #include "tide-hash.h"
-#include "tide-node-index.h"
 #include "tide-schema.h"
 #include "tide-stack-table.h"
 #include "tide-symbol-cache.h"
@@ -31,6 +30,12 @@ typedef struct
 
 typedef struct
 {
+  gint64 parent_id;
+  gint64 frame_id;
+} NodeKey;
+
+typedef struct
+{
   gint64      id;
   const char *path;
   guint64     offset;
@@ -40,9 +45,9 @@ struct _TideStackTable
 {
   TideTraceWriter *writer;
   GHashTable      *frames;   /* FrameKey* -> id */
-  TideNodeIndex   *nodes;
+  GHashTable      *nodes;    /* NodeKey* -> id */
   GHashTable      *pyframes; /* "file\nfunction\nline" -> id */
-  GPtrArray       *key_blocks; /* where the keys of frames live */
+  GPtrArray       *key_blocks; /* where the keys of frames and nodes live */
   gsize            key_block_used;
   gint64           next_frame_id;
   gint64           next_node_id;
@@ -75,6 +80,21 @@ frame_key_equal (gconstpointer a,
 {
   const FrameKey *x = a, *y = b;
   return x->path == y->path && x->offset == y->offset && x->space == y->space;
+}
+
+static guint
+node_key_hash (gconstpointer p)
+{
+  const NodeKey *k = p;
+  return (guint) tide_hash_ids ((guint64) k->parent_id, (guint64) k->frame_id, 0);
+}
+
+static gboolean
+node_key_equal (gconstpointer a,
+                gconstpointer b)
+{
+  const NodeKey *x = a, *y = b;
+  return x->parent_id == y->parent_id && x->frame_id == y->frame_id;
 }
 
 static void
@@ -200,7 +220,7 @@ tide_stack_table_new (TideTraceWriter *writer,
   self->writer = writer;
   self->symbol_cache_dir = g_strdup (symbol_cache_dir);
   self->frames = g_hash_table_new (frame_key_hash, frame_key_equal);
-  self->nodes = tide_node_index_new ();
+  self->nodes = g_hash_table_new (node_key_hash, node_key_equal);
   self->key_blocks = g_ptr_array_new_with_free_func (g_free);
   self->pyframes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->next_frame_id = 1;
@@ -299,7 +319,7 @@ tide_stack_table_free (TideStackTable *self)
   g_async_queue_unref (self->jobs);
   g_array_unref (self->batch);
   g_hash_table_unref (self->frames);
-  tide_node_index_free (self->nodes);
+  g_hash_table_unref (self->nodes);
   g_ptr_array_unref (self->key_blocks);
   g_hash_table_unref (self->pyframes);
   g_free (self->symbol_cache_dir);
@@ -456,17 +476,18 @@ intern_node (TideStackTable   *self,
              guint64           frame,
              guint             depth)
 {
-  gint64 frame_id = tide_wire_is_pyframe (frame) ? intern_pyframe (self, pycodes, frame)
-                                                 : intern_frame (self, space, frame);
-  gint64 id = tide_node_index_lookup (self->nodes, parent, frame_id);
+  NodeKey key = { parent, tide_wire_is_pyframe (frame) ? intern_pyframe (self, pycodes, frame)
+                                                       : intern_frame (self, space, frame) };
+  gpointer id = g_hash_table_lookup (self->nodes, &key);
 
-  if (id == 0)
+  if (id == NULL)
     {
-      id = self->next_node_id++;
-      tide_node_index_insert (self->nodes, parent, frame_id, id);
-      tide_trace_writer_add_stack_node (self->writer, id, parent, frame_id, depth);
+      id = GSIZE_TO_POINTER (self->next_node_id++);
+      g_hash_table_insert (self->nodes, keep_key (self, &key, sizeof key), id);
+      tide_trace_writer_add_stack_node (self->writer, GPOINTER_TO_SIZE (id), parent,
+                                        key.frame_id, depth);
     }
-  return id;
+  return GPOINTER_TO_SIZE (id);
 }
 
 gint64

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * tide-table-memory.c: zeroed arrays for the recorder's large hash tables.
- * Their lookups land anywhere in them, so with small pages nearly each one
+ * tide-table-memory.c: zeroed arrays for the recorder's large hash tables
+ * (the live table's).  Their lookups land anywhere in them, so with small pages nearly each one
  * also misses the TLB, which in a virtual machine costs a walk of two page
  * tables: a large array is mapped on its own and asks for huge pages
  * (granted where transparent huge pages are "always" or "madvise").  It is

@@ -2,7 +2,7 @@
  * Copyright 2026 The Tidemark authors
  *
  * tide-table-memory.h: zeroed arrays for the recorder's large hash tables
- * (the live blocks, the stack tree's nodes).
+ * (the live blocks').
  */
 #pragma once
 
