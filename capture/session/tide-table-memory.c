@@ -2,13 +2,14 @@
  * Copyright 2026 The Tidemark authors
  *
  * tide-table-memory.c: zeroed arrays for the recorder's large hash tables
- * (the live table's).  Their lookups land anywhere in them, so with small pages nearly each one
- * also misses the TLB, which in a virtual machine costs a walk of two page
- * tables: a large array is mapped on its own and asks for huge pages
- * (granted where transparent huge pages are "always" or "madvise").  It is
- * zeroed by writing, not left to fresh pages: a table's probes read it
- * first, which maps the shared zero page, and each first write then copies
- * that page and flushes the TLB of every recorder thread.
+ * (the live table's).  Their lookups land anywhere in them, so with small
+ * pages nearly each one also misses the TLB, which in a virtual machine
+ * costs a walk of two page tables: a large array is mapped on its own and
+ * asks for huge pages (granted where transparent huge pages are "always"
+ * or "madvise").  It is zeroed by writing, not left to fresh pages: a
+ * table's probes read it first, which maps the shared zero page, and each
+ * first write then copies that page and flushes the TLB of every recorder
+ * thread.
  */
 #include "config.h"
 
