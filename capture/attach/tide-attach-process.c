@@ -521,7 +521,8 @@ on_grad_mode (TideAttachProcess     *self,
   guint n_py = MIN (ev->n_py, TIDE_BPF_GRAD_MODE_FRAMES);
 
   if (self->python != NULL && self->attach->optimizer_steps &&
-      tide_attach_python_ends_step (self->python, self->core, ev->py, n_py))
+      tide_attach_python_ends_step (self->python, self->core, ev->py, ev->first_arg,
+                                    n_py))
     tide_attach_process_step (self, ev->h.time_ns, NULL);
 }
 

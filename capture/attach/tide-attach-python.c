@@ -69,7 +69,8 @@ typedef enum
 {
   PY_CODE_OTHER,
   PY_CODE_GRAD_MODE,   /* torch.autograd.grad_mode: set_grad_enabled, no_grad ... */
-  PY_CODE_USE_GRAD,    /* the wrapper of torch.optim's Optimizer.step methods */
+  PY_CODE_USE_GRAD,    /* torch.optim's _use_grad: switches grad mode around a step */
+  PY_CODE_STEP_WRAPPER, /* torch.optim's profiler wrapper around every step() */
 } PyCodeRole;
 
 typedef struct
@@ -77,7 +78,7 @@ typedef struct
   guint32  id;          /* the process's Python code id (TidePyCode) */
   gboolean is_forward;  /* Class.forward: its `self` names a module scope */
   PyCodeRole role;
-  gint32   first_switch; /* PY_CODE_USE_GRAD: the lowest offset that switched grad mode */
+  gint32   first_switch; /* a step's frame: the lowest offset that switched grad mode */
   gint     first_line;
   gint64   n_units;     /* instructions, in code units */
   guint8  *linetable;
@@ -614,18 +615,38 @@ code_line (const TidePyLayout *layout,
     }
 }
 
-/* torch.optim's optimizers wrap each step() in `_use_grad`, a closure of
- * _use_grad_for_differentiable (optimizer.py), which calls
- * torch.set_grad_enabled before and after the step. */
+/* A function named @name, by its qualified name (3.11+) or its name. */
+static gboolean
+is_named (const char *name,
+          const char *want)
+{
+  gsize n = strlen (name), w = strlen (want);
+
+  return strcmp (name, want) == 0 ||
+         (n > w && name[n - w - 1] == '.' && strcmp (name + n - w, want) == 0);
+}
+
+/* torch.optim's optimizers switch grad mode off and back on around each
+ * step() in one of two places (optimizer.py, torch 1.13 and 2.x):
+ * `_use_grad`, the closure of _use_grad_for_differentiable (SGD, Adam,
+ * RMSprop in 1.13), calls torch.set_grad_enabled itself; a step() under
+ * `@torch.no_grad()` (AdamW, Adagrad, LBFGS ... in 1.13) has the
+ * decorator switch it (grad_mode.py, whose decorator 2.x moved to
+ * utils/_contextlib.py), called from `wrapper`, which Optimizer puts
+ * around every subclass's step() for the profiler. */
 static PyCodeRole
 code_role (const char *file,
            const char *name)
 {
-  if (g_str_has_suffix (file, "/torch/autograd/grad_mode.py"))
+  if (g_str_has_suffix (file, "/torch/autograd/grad_mode.py") ||
+      g_str_has_suffix (file, "/torch/utils/_contextlib.py"))
     return PY_CODE_GRAD_MODE;
-  if (g_str_has_suffix (file, "/torch/optim/optimizer.py") &&
-      (strcmp (name, "_use_grad") == 0 || g_str_has_suffix (name, "._use_grad")))
+  if (!g_str_has_suffix (file, "/torch/optim/optimizer.py"))
+    return PY_CODE_OTHER;
+  if (is_named (name, "_use_grad"))
     return PY_CODE_USE_GRAD;
+  if (is_named (name, "wrapper"))
+    return PY_CODE_STEP_WRAPPER;
   return PY_CODE_OTHER;
 }
 
@@ -799,12 +820,15 @@ gboolean
 tide_attach_python_ends_step (TideAttachPython     *self,
                               TideCaptureProcess   *core,
                               const TideBpfPyFrame *py,
+                              const __u64          *first_arg,
                               guint                 n_py)
 {
   PyCodeEntry *entry = NULL;
-  guint i;
+  guint i, site = n_py;
+  guint64 owner;
 
-  /* The caller of torch.set_grad_enabled or of torch.no_grad(). */
+  /* The caller of torch.set_grad_enabled or of torch.no_grad(), and the
+   * outermost grad_mode.py frame it called. */
   for (i = 0; i < n_py; i++)
     {
       if (py[i].flags & TIDE_BPF_PY_SHIM)
@@ -812,19 +836,32 @@ tide_attach_python_ends_step (TideAttachPython     *self,
       entry = code_entry (self, core, py[i].code);
       if (entry == NULL || entry->role != PY_CODE_GRAD_MODE)
         break;
+      site = i;
     }
-  if (i == n_py || entry == NULL || entry->role != PY_CODE_USE_GRAD)
+  if (i == n_py || entry == NULL)
+    return FALSE;
+  /* The frame whose offset tells the two switches apart, and the
+   * optimizer: `_use_grad` switches and has it as `self`; `wrapper` calls
+   * no_grad's decorate_context, which switches, and has it as args[0]. */
+  if (entry->role == PY_CODE_USE_GRAD)
+    {
+      site = i;
+      owner = py[i].first_local;
+    }
+  else if (entry->role == PY_CODE_STEP_WRAPPER && site < n_py)
+    owner = first_arg[i];
+  else
     return FALSE;
   /* Steps are those of the first optimizer seen, as record counts them. */
   if (self->step_owner == 0)
-    self->step_owner = py[i].first_local;
-  if (py[i].first_local != self->step_owner)
+    self->step_owner = owner;
+  if (owner != self->step_owner)
     return FALSE;
   /* Of the two switches, the one after the step comes later in the code:
    * a switch at the lowest offset seen so far is a step beginning. */
-  if (py[i].instr <= entry->first_switch)
+  if (py[site].instr <= entry->first_switch)
     {
-      entry->first_switch = py[i].instr;
+      entry->first_switch = py[site].instr;
       return FALSE;
     }
   return TRUE;

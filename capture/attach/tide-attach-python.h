@@ -63,13 +63,16 @@ guint             tide_attach_python_splice (TideAttachPython       *self,
                                              guint32                *scope);
 
 /* TRUE when a switch of PyTorch's grad mode made under the Python frames
- * @py (@n_py of them, innermost first, as a TideBpfGradMode has them)
- * ends a step of a torch.optim optimizer: the switch back that
- * Optimizer.step makes once its work is done, of the first optimizer that
- * steps.  `with torch.no_grad():` blocks and anything else are not. */
+ * @py (@n_py of them, innermost first, with the first items of their
+ * first locals @first_arg, as a TideBpfGradMode has them) ends a step of
+ * a torch.optim optimizer: the switch back that its step() makes once its
+ * work is done, of the first optimizer that steps.  `with
+ * torch.no_grad():` blocks, a user's own `@torch.no_grad()` functions
+ * and anything else are not. */
 gboolean          tide_attach_python_ends_step (TideAttachPython     *self,
                                                 TideCaptureProcess   *core,
                                                 const TideBpfPyFrame *py,
+                                                const __u64          *first_arg,
                                                 guint                 n_py);
 
 /* The line that a 3.11+ location table (co_linetable, @len bytes) gives for

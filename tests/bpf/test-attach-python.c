@@ -306,6 +306,7 @@ test_unreadable_frames (void)
   g_autofree TideBpfUserStack *stack = g_new0 (TideBpfUserStack, 1);
   TideBpfPyTarget target = { 0 };
   const guint64 native[] = { 0x401000, 0x402000, 0x403000 };
+  const __u64 first_arg[3] = { 0x10, 0x20, 0x30 };
   guint64 out[8];
   guint32 scope = 99;
   guint n;
@@ -345,8 +346,8 @@ test_unreadable_frames (void)
   n = tide_attach_python_splice (python, NULL, stack, native, 3, FALSE, out, 2, &scope);
   g_assert_cmpuint (n, ==, 2);
   /* Nor is a grad-mode switch under such frames, or under none, a step. */
-  g_assert_false (tide_attach_python_ends_step (python, NULL, stack->py, 3));
-  g_assert_false (tide_attach_python_ends_step (python, NULL, stack->py, 0));
+  g_assert_false (tide_attach_python_ends_step (python, NULL, stack->py, first_arg, 3));
+  g_assert_false (tide_attach_python_ends_step (python, NULL, stack->py, first_arg, 0));
   end_waiting (p);
 }
 

@@ -1265,19 +1265,37 @@ test_attach_python_unsupported (Fixture       *f,
 
 #define TORCH_STEPS_PY TIDE_BPF_TESTS_DIR "/attach-torch-steps.py"
 
+/* The two optimizers of attach-torch-steps.py, as it names them: they
+ * switch grad mode in each of the places torch.optim does (_use_grad, and
+ * @torch.no_grad() under the profiler's wrapper), and one runs its
+ * closure with gradients on inside its step. */
+typedef struct
+{
+  const char *name;
+  const char *first;
+  const char *second;
+} OptimizerPair;
+
+static const OptimizerPair optimizer_pairs[] = {
+  { "sgd-adam", "SGD", "Adam" },
+  { "adamw", "AdamW", "AdamW" },
+  { "lbfgs-adagrad", "LBFGS", "Adagrad+foreach" },
+};
+
 /* Optimizer steps without --step-interval: attach-torch-steps.py, joined
  * before it starts to train, steps two optimizers every iteration and
  * evaluates under torch.no_grad() every third one; it trains until a file
  * appears, made once the trace shows 20 steps.  The trace has a step for
  * each step of its first optimizer, give or take the one under way at the
  * detach: not the second optimizer's, not the evaluations', and each step
- * once though gradients go off and back on around it. */
+ * once though gradients go off and back on around it and in it. */
 static void
 test_attach_optimizer_steps (Fixture       *f,
                              gconstpointer  data)
 {
+  const OptimizerPair *pair = data;
   g_autofree char *stop = g_build_filename (f->dir, "stop", NULL);
-  const char * const argv[] = { PYTHON, TORCH_STEPS_PY, stop, NULL };
+  const char * const argv[] = { PYTHON, TORCH_STEPS_PY, stop, pair->first, pair->second, NULL };
   g_autoptr(GSubprocess) target = NULL;
   g_autoptr(GSubprocess) attach = NULL;
   g_autoptr(GDataInputStream) out = NULL;
@@ -1419,8 +1437,14 @@ main (int    argc,
       g_test_add (name, Fixture, pyenv_versions[i], fixture_setup, test_attach_python_version,
                   fixture_teardown);
     }
-  g_test_add ("/attach/optimizer-steps", Fixture, NULL, fixture_setup,
-              test_attach_optimizer_steps, fixture_teardown);
+  for (guint i = 0; i < G_N_ELEMENTS (optimizer_pairs); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("/attach/optimizer-steps/%s",
+                                               optimizer_pairs[i].name);
+
+      g_test_add (name, Fixture, &optimizer_pairs[i], fixture_setup,
+                  test_attach_optimizer_steps, fixture_teardown);
+    }
   g_test_add ("/attach/no-torch-steps", Fixture, NULL, fixture_setup,
               test_attach_no_torch_steps, fixture_teardown);
   g_test_add ("/attach/unprivileged", Fixture, NULL, fixture_setup, test_attach_unprivileged,

@@ -233,6 +233,10 @@ typedef struct
  * that make the call, and the caller that tells what it is. */
 #define TIDE_BPF_GRAD_MODE_FRAMES 8
 
+/* Where a tuple's first item is, in CPython 3.8 to 3.13 (PyTupleObject's
+ * ob_item, after PyObject_VAR_HEAD). */
+#define TIDE_BPF_PY_TUPLE_ITEMS 24
+
 typedef struct
 {
   TideBpfHeader h;
@@ -241,6 +245,11 @@ typedef struct
   __u32 py_state;      /* TIDE_BPF_PY_* */
   __u32 reserved;
   TideBpfPyFrame py[TIDE_BPF_GRAD_MODE_FRAMES];
+  /* Of each frame, the first item of its first local where that local is
+   * a tuple: a wrapper's `*args`, whose first is the method's `self`.
+   * Read at the switch, since the tuple is gone when the loader reads the
+   * record; meaningless for a frame whose first local is no tuple. */
+  __u64 first_arg[TIDE_BPF_GRAD_MODE_FRAMES];
 } TideBpfGradMode;
 
 /* Counters the BPF side keeps in the `stats` array map. */
@@ -268,7 +277,7 @@ _Static_assert (sizeof (TideBpfStep) == 24 + TIDE_BPF_LABEL_LEN, "TideBpfStep la
 _Static_assert (sizeof (TideBpfMalloc) == 40 + sizeof (TideBpfUserStack), "TideBpfMalloc layout");
 _Static_assert (sizeof (TideBpfFree) == 32, "TideBpfFree layout");
 _Static_assert (sizeof (TideBpfCuda) == 64 + sizeof (TideBpfUserStack), "TideBpfCuda layout");
-_Static_assert (sizeof (TideBpfGradMode) == 40 + sizeof (TideBpfPyFrame) * TIDE_BPF_GRAD_MODE_FRAMES,
+_Static_assert (sizeof (TideBpfGradMode) == 40 + (sizeof (TideBpfPyFrame) + 8) * TIDE_BPF_GRAD_MODE_FRAMES,
                 "TideBpfGradMode layout");
 _Static_assert (sizeof (TideBpfSyscall) % 8 == 0 && sizeof (TideBpfFork) % 8 == 0,
                 "records are 8-byte aligned");

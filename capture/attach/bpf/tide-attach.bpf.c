@@ -817,7 +817,7 @@ BPF_KPROBE (tide_step, const char *label)
  * of the followed process: torch.optim's optimizers switch gradients off
  * and back on around every step(), as `with torch.no_grad():` blocks do
  * too.  The record carries the innermost Python frames, which tell the
- * recorder which of them is an optimizer's step. */
+ * recorder which of them is an optimizer's step, and whose optimizer. */
 SEC ("uprobe")
 int
 BPF_KPROBE (tide_grad_mode, __u64 enabled)
@@ -833,6 +833,10 @@ BPF_KPROBE (tide_grad_mode, __u64 enabled)
   ev->enabled = (__u8) enabled;
   ev->reserved = 0;
   copy_python_frames (ev->py, &ev->n_py, &ev->py_state, TIDE_BPF_GRAD_MODE_FRAMES);
+  for (int i = 0; i < TIDE_BPF_GRAD_MODE_FRAMES; i++)
+    ev->first_arg[i] = i < ev->n_py && ev->py[i].first_local != 0
+                       ? read_user_u64 (ev->py[i].first_local + TIDE_BPF_PY_TUPLE_ITEMS)
+                       : 0;
   /* Only a switch back on can end a step, whose RSS the loader reads at
    * once; the others wait for its tick. */
   if (ev->enabled)
