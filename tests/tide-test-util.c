@@ -3,8 +3,12 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 #include <sqlite3.h>
@@ -244,4 +248,20 @@ tide_test_csv_cell (const char *csv,
         return g_strdup (cells[i]);
       }
   g_error ("no column %s in %s", column, lines[0]);
+}
+
+/* A TCP port on the loopback that nothing listens on now, for a
+ * distributed job's rendezvous. */
+int
+tide_test_free_tcp_port (void)
+{
+  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  socklen_t len = sizeof addr;
+  int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (bind (fd, (struct sockaddr *) &addr, sizeof addr), ==, 0);
+  g_assert_cmpint (getsockname (fd, (struct sockaddr *) &addr, &len), ==, 0);
+  close (fd);
+  return ntohs (addr.sin_port);
 }

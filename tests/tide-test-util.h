@@ -49,5 +49,6 @@ void        tide_test_exec_sql       (const char *path,
                                       const char *sql);
 gboolean    tide_test_python_imports (const char *python,
                                       const char *module);
+int         tide_test_free_tcp_port  (void);
 
 G_END_DECLS

@@ -12,9 +12,7 @@
  */
 #include "config.h"
 
-#include <netinet/in.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,23 +24,6 @@
 #define ALIGNED_NS    (50 * G_GINT64_CONSTANT (1000000))
 
 static char *dir;
-
-/* A TCP port that nothing listens on now. */
-static int
-free_port (void)
-{
-  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
-  socklen_t len = sizeof addr;
-  int fd = socket (AF_INET, SOCK_STREAM, 0);
-  int port;
-
-  g_assert_cmpint (fd, >=, 0);
-  g_assert_cmpint (bind (fd, (struct sockaddr *) &addr, sizeof addr), ==, 0);
-  g_assert_cmpint (getsockname (fd, (struct sockaddr *) &addr, &len), ==, 0);
-  port = ntohs (addr.sin_port);
-  close (fd);
-  return port;
-}
 
 /* One node: `unshare -u` names its UTS namespace @host, then runs the
  * recorder on rank @rank. */
@@ -159,7 +140,7 @@ test_two_node_job (void)
   g_autofree char *suspects = NULL;
   g_autoptr(TideTrace) trace = NULL;
   g_autoptr(GArray) gaps = NULL;
-  int port = free_port ();
+  int port = tide_test_free_tcp_port ();
   GPid node_a, node_b;
 
   if (getuid () != 0 || g_find_program_in_path ("unshare") == NULL)

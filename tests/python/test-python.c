@@ -8,11 +8,8 @@
  */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <glib/gstdio.h>
-#include <netinet/in.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -769,27 +766,13 @@ test_example (Fixture       *f,
 
 /* ---- a two-rank DistributedDataParallel job ------------------------------------------ */
 
-static int
-free_tcp_port (void)
-{
-  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
-  socklen_t len = sizeof addr;
-  int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-  g_assert_cmpint (fd, >=, 0);
-  g_assert_cmpint (bind (fd, (struct sockaddr *) &addr, sizeof addr), ==, 0);
-  g_assert_cmpint (getsockname (fd, (struct sockaddr *) &addr, &len), ==, 0);
-  close (fd);
-  return ntohs (addr.sin_port);
-}
-
 /* torch.multiprocessing.spawn, no RANK anywhere: the ranks come from
  * torch.distributed, and rank 1 alone keeps its outputs with their graphs. */
 static void
 test_ddp_spawn (Fixture       *f,
                 gconstpointer  data)
 {
-  g_autofree char *port = g_strdup_printf ("%d", free_tcp_port ());
+  g_autofree char *port = g_strdup_printf ("%d", tide_test_free_tcp_port ());
   const char *args[] = { port, "1", G_STRINGIFY (STEPS), NULL };
   g_autofree char *out = NULL;
   g_autoptr(TideTrace) trace = NULL;
