@@ -66,6 +66,13 @@ run_report (TideTrace           *trace,
         g_string_append_c (out, '\n');
       tide_format_rss (out, rows, req->format);
     }
+  if ((req->suspects || req->retained) && req->format == TIDE_FORMAT_TEXT)
+    {
+      g_autofree char *measured = tide_report_describe_attach (trace);
+
+      if (measured != NULL)
+        g_string_append_printf (out, "%s%s\n", out->len > 0 ? "\n" : "", measured);
+    }
   if (req->suspects)
     {
       g_autoptr(GPtrArray) groups = tide_report_suspects (trace, req->by, error);

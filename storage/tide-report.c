@@ -774,6 +774,48 @@ add_process_retained (TideTrace         *trace,
          add_retained_shares (trace, proc, step, &span, out, first, error);
 }
 
+/* A meta value of @trace that must be a count of at least 1; 0 when it
+ * is missing or is not one (every value read from a trace is untrusted). */
+static gint64
+meta_count (TideTrace  *trace,
+            const char *key)
+{
+  g_autofree char *text = tide_trace_dup_meta (trace, key);
+  gint64 value = 0;
+
+  if (text == NULL || !g_ascii_string_to_signed (text, 10, 1, G_MAXINT64, &value, NULL))
+    return 0;
+  return value;
+}
+
+/**
+ * tide_report_describe_attach:
+ *
+ * Which mechanism of `attach` measured which host memory, in one line.
+ * Recorded traces measure every block by its allocation.
+ *
+ * Returns: (transfer full) (nullable): the line, or %NULL for a trace
+ *   `attach` did not make
+ */
+char *
+tide_report_describe_attach (TideTrace *trace)
+{
+  g_autofree char *mode = tide_trace_dup_meta (trace, "mode");
+  gint64 sample_pages = meta_count (trace, "sample_pages");
+  g_autofree char *pages = sample_pages > 1
+                           ? g_strdup_printf ("1 page in %" G_GINT64_FORMAT, sample_pages)
+                           : g_strdup ("every page");
+
+  if (g_strcmp0 (mode, "attach") != 0)
+    return NULL;
+  if (meta_count (trace, "c10_probes") > 0)
+    return g_strdup_printf ("Measured by attach: PyTorch's CPU tensors by the line that "
+                            "allocated them (c10::alloc_cpu, sampled by bytes), other host "
+                            "memory by the stack that first touched it (%s)", pages);
+  return g_strdup_printf ("Measured by attach: host memory by the stack that first touched it "
+                          "(%s)", pages);
+}
+
 /**
  * tide_report_retained:
  * @step: a step number, or 0 for what is still live when the trace ends

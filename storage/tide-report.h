@@ -214,6 +214,7 @@ GPtrArray *tide_report_retained   (TideTrace   *trace,
                                    gint         step,
                                    TideGroupBy  by,
                                    GError     **error);
+char      *tide_report_describe_attach (TideTrace *trace);
 GPtrArray *tide_report_frames     (TideTrace   *trace,
                                    gint64       stack_id,
                                    GError     **error);

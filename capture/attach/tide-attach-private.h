@@ -25,6 +25,8 @@ typedef struct
   TideCaptureProcess *core;          /* owned by the session */
   gboolean            maps_dirty;    /* an executable mapping changed */
   GTree              *pages;         /* page address -> PageRecord*, sampled pages */
+  GTree              *tensors;       /* address -> size | TENSOR_SAMPLED: PyTorch's live
+                                      * CPU blocks (c10::alloc_cpu) */
   TideUnwinder       *unwinder;      /* walks the stack copies of its samples */
   TideAttachPython   *python;        /* its CPython interpreter, if it can be read */
   TideBpfPyTarget     py_target;     /* ... and where the BPF program finds its frames */

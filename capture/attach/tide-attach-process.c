@@ -14,6 +14,14 @@
  * what the process held.  The session's step accumulator hears of every
  * sampled page as of a block, and its residency reads them with the live
  * blocks, so steps keep and measure pages as they do malloc blocks.
+ *
+ * Where PyTorch's CPU allocator is probed, its blocks win over pages: the
+ * allocator hands freed memory back out, so the stack that first touched a
+ * page is seldom the one whose tensor holds it now.  A page wholly inside
+ * a live tensor block is not kept as a first touch (it is released when
+ * the block is made, and not taken when it is touched later); the block's
+ * bytes are the sampled allocation's, weighted as `record` weighs its
+ * samples.
  */
 #include "config.h"
 
@@ -22,11 +30,16 @@
 #include <sys/mman.h>
 
 #include "tide-attach-private.h"
+#include "tide-preload-sampler.h"
 #include "tide-schema.h"
 #include "tide-wire.h"
 
 #define PAGE_SIZE_BYTES 4096u
 #define PAGE_MASK_BITS  (~(guint64) (PAGE_SIZE_BYTES - 1))
+
+/* In a TideAttachProcess.tensors value: the block carries a stack and is
+ * one of the session's live blocks. */
+#define TENSOR_SAMPLED  (G_GUINT64_CONSTANT (1) << 63)
 
 /* x86_64 syscall numbers, as in tide-attach.bpf.c */
 #define NR_MMAP     9
@@ -49,6 +62,16 @@ compare_addr (gconstpointer a,
               gpointer      user_data)
 {
   guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
+
+  return (x > y) - (x < y);
+}
+
+static gint
+compare_key (gconstpointer a,
+             gconstpointer b,
+             gpointer      user_data)
+{
+  guintptr x = (guintptr) a, y = (guintptr) b;
 
   return (x > y) - (x < y);
 }
@@ -215,6 +238,7 @@ tide_attach_process_new (TideAttach        *attach,
 
   self->attach = attach;
   self->pages = g_tree_new_full (compare_addr, NULL, g_free, g_free);
+  self->tensors = g_tree_new_full (compare_key, NULL, NULL, NULL);
   self->core = tide_capture_process_new (attach->session, &row);
   self->unwinder = tide_unwinder_new (self->core->space);
   /* The address space follows the process's mmaps (refresh_maps): a pc
@@ -279,6 +303,23 @@ intern_stack (TideAttachProcess      *self,
   return tide_capture_process_intern_stack (self->core, frames, n);
 }
 
+/* Whether @page lies wholly inside a live block of PyTorch's CPU
+ * allocator. */
+static gboolean
+in_tensor (TideAttachProcess *self,
+           guint64            page)
+{
+  GTreeNode *node = g_tree_upper_bound (self->tensors, (gconstpointer) (guintptr) page);
+  guint64 start, size;
+
+  node = node != NULL ? g_tree_node_previous (node) : g_tree_node_last (self->tensors);
+  if (node == NULL)
+    return FALSE;
+  start = (guintptr) g_tree_node_key (node);
+  size = (guintptr) g_tree_node_value (node) & ~TENSOR_SAMPLED;
+  return page + PAGE_SIZE_BYTES <= start + size;
+}
+
 static void
 on_fault (TideAttachProcess  *self,
           const TideBpfFault *ev)
@@ -287,7 +328,7 @@ on_fault (TideAttachProcess  *self,
   PageRecord *record;
   TideLiveAlloc a;
 
-  if (g_tree_lookup (self->pages, &page) != NULL)
+  if (g_tree_lookup (self->pages, &page) != NULL || in_tensor (self, page))
     return;
   record = g_new (PageRecord, 1);
   record->alloc_ns = ev->h.time_ns;
@@ -466,6 +507,51 @@ on_malloc (TideAttachProcess   *self,
   tide_capture_process_alloc (self->core, &a, 0);
 }
 
+/* A block of PyTorch's CPU allocator: the pages wholly inside it are its
+ * now; a sampled one is a live block of the session, with its stack. */
+static void
+on_tensor (TideAttachProcess *self,
+           const TideBpfHeader *h,
+           guint64            addr,
+           guint64            size)
+{
+  guint64 first = (addr + PAGE_SIZE_BYTES - 1) & PAGE_MASK_BITS;
+  guint64 end = (addr + size) & PAGE_MASK_BITS;
+  gboolean sampled = h->type == TIDE_BPF_C10_SAMPLE;
+
+  if (size == 0 || addr + size < addr || size >= TENSOR_SAMPLED)
+    return;
+  if (end > first)
+    release_range (self, first, end - first, h->time_ns);
+  g_tree_replace (self->tensors, (gpointer) (guintptr) addr,
+                  (gpointer) (guintptr) (size | (sampled ? TENSOR_SAMPLED : 0)));
+  if (sampled)
+    {
+      const TideBpfMalloc *ev = (const TideBpfMalloc *) h;
+      TideLiveAlloc a = {
+        .addr = addr, .size = size, .alloc_ns = h->time_ns, .device = -1,
+        .kind = TIDE_KIND_MALLOC, .weight = tide_sampler_weight (size, TIDE_DEFAULT_SAMPLE_BYTES),
+      };
+
+      a.stack_id = intern_stack (self, h->tid, &ev->stack, &a.scope_id);
+      a.thread_id = tide_capture_process_thread_id (self->core, h->tid, NULL);
+      tide_capture_process_alloc (self->core, &a, 0);
+    }
+}
+
+static void
+on_tensor_free (TideAttachProcess *self,
+                const TideBpfFree *ev)
+{
+  gpointer key = (gpointer) (guintptr) ev->addr, value;
+
+  if (!g_tree_lookup_extended (self->tensors, key, NULL, &value))
+    return;
+  g_tree_remove (self->tensors, key);
+  if ((guintptr) value & TENSOR_SAMPLED)
+    tide_capture_process_release (self->core, TIDE_KIND_MALLOC, ev->addr, ev->h.time_ns);
+}
+
 /* Device memory and copies, exact (never sampled), as the preload records
  * them. */
 static void
@@ -563,6 +649,15 @@ tide_attach_process_event (TideAttachProcess   *self,
     case TIDE_BPF_GRAD_MODE:
       on_grad_mode (self, (const TideBpfGradMode *) h);
       break;
+    case TIDE_BPF_C10_SAMPLE:
+      on_tensor (self, h, ((const TideBpfMalloc *) h)->addr, ((const TideBpfMalloc *) h)->size);
+      break;
+    case TIDE_BPF_C10_BLOCK:
+      on_tensor (self, h, ((const TideBpfBlock *) h)->addr, ((const TideBpfBlock *) h)->size);
+      break;
+    case TIDE_BPF_C10_FREE:
+      on_tensor_free (self, (const TideBpfFree *) h);
+      break;
     default:
       break;
     }
@@ -613,6 +708,7 @@ tide_attach_process_free (TideAttachProcess *self)
   if (self == NULL)
     return;
   g_clear_pointer (&self->pages, g_tree_destroy);
+  g_clear_pointer (&self->tensors, g_tree_destroy);
   g_clear_pointer (&self->unwinder, tide_unwinder_free);
   g_clear_pointer (&self->python, tide_attach_python_free);
   g_free (self);

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <dirent.h>
+#include <math.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -32,6 +33,7 @@
 
 #include "tide-attach-private.h"
 #include "tide-attach.skel.h"
+#include "tide-wire.h"
 
 #define TICK_NS (G_GINT64_CONSTANT (100000000))
 
@@ -56,6 +58,7 @@ typedef struct
   gint64                  next_interval_step_ns;
   guint                   n_step_probes;  /* binaries with the step uprobe */
   guint                   n_grad_probes;  /* libc10s with the optimizer-step uprobe */
+  guint                   n_c10_probes;   /* libc10s with the CPU allocator's uprobes */
   MarkVictim              mark_victim;    /* what oom:mark_victim passes, if any */
   gboolean                stop;
 } Loader;
@@ -239,6 +242,50 @@ attach_grad_mode_probe (Loader *self,
   return TRUE;
 }
 
+#define C10_ALLOC_CPU "_ZN3c109alloc_cpuEm"
+#define C10_FREE_CPU  "_ZN3c108free_cpuEPv"
+
+/* PyTorch's CPU allocator (c10::alloc_cpu, c10::free_cpu) in the libc10
+ * of @pid, once per library: every CPU tensor's memory, so that a tensor
+ * is blamed on the line that made it, not on whichever stack first
+ * touched its pages (which the allocator hands out again and again).
+ * Without them, one line says that page faults alone blame. */
+static void
+attach_c10_alloc_probes (Loader *self,
+                         pid_t   pid)
+{
+  g_autofree char *libc10 = find_mapped (pid, "libc10.so");
+  g_autofree char *key = NULL;
+  if (libc10 == NULL)
+    return;
+  key = g_strconcat ("c10-alloc:", libc10, NULL);
+  if (g_hash_table_contains (self->probed_paths, key))
+    return;
+  g_hash_table_add (self->probed_paths, g_steal_pointer (&key));
+  if (attach_uprobe (self, self->skel->progs.tide_c10_alloc_enter, pid, libc10, C10_ALLOC_CPU,
+                     FALSE) &&
+      attach_uprobe (self, self->skel->progs.tide_c10_alloc_exit, pid, libc10, C10_ALLOC_CPU,
+                     TRUE) &&
+      attach_uprobe (self, self->skel->progs.tide_c10_free_enter, pid, libc10, C10_FREE_CPU,
+                     FALSE))
+    {
+      self->n_c10_probes++;
+      return;
+    }
+  if (!self->base.options->quiet)
+    g_printerr ("tidemark: attach: %s has no c10::alloc_cpu and c10::free_cpu: PyTorch's "
+                "tensors are blamed on the stack that first touched their pages\n", libc10);
+}
+
+/* PyTorch's probes, once @pid maps its libc10. */
+static void
+attach_torch_probes (Loader *self,
+                     pid_t   pid)
+{
+  attach_grad_mode_probe (self, pid);
+  attach_c10_alloc_probes (self, pid);
+}
+
 /* One line on why a Python target gets no optimizer steps; a native one
  * has its step marker. */
 static void
@@ -417,7 +464,7 @@ on_exec (Loader              *self,
     tide_capture_process_end_as (old->core, h->time_ns, TIDE_END_EXEC);
   new_image (self, h->tgid, old, h->time_ns);
   attach_step_probes (self, h->tgid);
-  attach_grad_mode_probe (self, h->tgid);
+  attach_torch_probes (self, h->tgid);
   attach_cuda_probes (self, h->tgid);
 }
 
@@ -477,7 +524,7 @@ handle_event (void   *ctx,
   tide_attach_process_event (p, h);
   if (maps_code (h))
     {
-      attach_grad_mode_probe (self, h->tgid);
+      attach_torch_probes (self, h->tgid);
       attach_cuda_probes (self, h->tgid);
     }
   return 0;
@@ -525,6 +572,26 @@ find_mark_victim (void)
   return found;
 }
 
+/* Quantiles of the exponential of mean TIDE_DEFAULT_SAMPLE_BYTES, at the
+ * middle of TIDE_BPF_EXP_DRAWS equal slices of probability: a pick at
+ * random is an exponential draw, to a slice's width, as the BPF side has
+ * no logarithm. */
+static gboolean
+fill_exp_draws (Loader  *self,
+                GError **error)
+{
+  for (guint32 i = 0; i < TIDE_BPF_EXP_DRAWS; i++)
+    {
+      gint64 draw = (gint64) (-log ((i + 0.5) / TIDE_BPF_EXP_DRAWS) * TIDE_DEFAULT_SAMPLE_BYTES);
+
+      draw = MAX (draw, 1);
+      if (bpf_map__update_elem (self->skel->maps.exp_draws, &i, sizeof i, &draw, sizeof draw,
+                                BPF_ANY) != 0)
+        return set_errno_error (error, errno, "cannot fill the BPF sampler's draws");
+    }
+  return TRUE;
+}
+
 static gboolean
 open_and_load (Loader  *self,
                GError **error)
@@ -536,6 +603,7 @@ open_and_load (Loader  *self,
   if (self->skel == NULL)
     return set_errno_error (error, errno, "cannot open the BPF programs");
   self->skel->rodata->sample_pages = self->base.sample_pages;
+  self->skel->rodata->c10_sample_bytes = TIDE_DEFAULT_SAMPLE_BYTES;
   /* Which process the OOM killer chose, where the kernel says: else the
    * OOM kill counters alone tell (tide-oom-watch.h). */
   self->mark_victim = find_mark_victim ();
@@ -549,7 +617,7 @@ open_and_load (Loader  *self,
   if (err != 0)
     return set_errno_error (error, -err, "cannot load the BPF programs (is this kernel built "
                             "with BTF, CONFIG_DEBUG_INFO_BTF?)");
-  return TRUE;
+  return fill_exp_draws (self, error);
 }
 
 static gboolean
@@ -576,6 +644,7 @@ attach_all (Loader  *self,
     }
   if (self->base.optimizer_steps && !attach_grad_mode_probe (self, o->pid))
     say_no_optimizer_steps (self, o->pid);
+  attach_c10_alloc_probes (self, o->pid);
   if (o->uprobes_malloc && !attach_malloc_probes (self, o->pid, error))
     return FALSE;
   attach_cuda_probes (self, o->pid);
@@ -790,6 +859,8 @@ finish_trace (Loader  *self,
                                   (gint64) read_stat (self, TIDE_BPF_STAT_FAULTS));
   tide_trace_writer_set_meta_int (session->writer, "unwound_stacks", self->base.n_unwound);
   tide_trace_writer_set_meta_int (session->writer, "unwind_ns", self->base.unwind_ns);
+  /* Which host memory PyTorch's allocator measured (report --suspects). */
+  tide_trace_writer_set_meta_int (session->writer, "c10_probes", self->n_c10_probes);
   if (dropped > 0 && !self->base.options->quiet)
     g_printerr ("tidemark: %" G_GUINT64_FORMAT " records were dropped because the ring buffer "
                 "was full; sizes are low by that much\n", dropped);
@@ -818,8 +889,9 @@ announce (Loader *self)
   const TideAttachOptions *o = self->base.options;
 
   if (!o->quiet)
-    g_printerr ("tidemark: attached to process %d (1 page in %u sampled%s%s%s); "
+    g_printerr ("tidemark: attached to process %d (1 page in %u sampled%s%s%s%s); "
                 "Ctrl+C detaches\n", o->pid, self->base.sample_pages,
+                self->n_c10_probes ? ", PyTorch's CPU allocator" : "",
                 o->uprobes_malloc ? ", malloc uprobes" : "",
                 self->n_step_probes ? ", step uprobe" : "",
                 self->n_grad_probes ? ", optimizer steps" : "");

@@ -825,8 +825,7 @@ start_python (const char * const  *argv,
 /* Detaches (SIGINT), then lets the target end: it holds what it kept until
  * its stdin closes. */
 static char *
-detach_then_end (GSubprocess *attach,
-                 GSubprocess *target)
+detach (GSubprocess *attach)
 {
   g_autoptr(GError) error = NULL;
   char *attach_err = NULL;
@@ -836,6 +835,16 @@ detach_then_end (GSubprocess *attach,
   g_assert_no_error (error);
   g_assert_true (g_subprocess_get_if_exited (attach));
   g_assert_cmpint (g_subprocess_get_exit_status (attach), ==, 0);
+  return attach_err;
+}
+
+static char *
+detach_then_end (GSubprocess *attach,
+                 GSubprocess *target)
+{
+  g_autoptr(GError) error = NULL;
+  char *attach_err = detach (attach);
+
   g_output_stream_close (g_subprocess_get_stdin_pipe (target), NULL, &error);
   g_assert_no_error (error);
   g_subprocess_wait_check (target, NULL, &error);
@@ -925,12 +934,14 @@ check_python_scope_and_suspect (TideTrace *trace,
 
 /* A CPU PyTorch training loop (attach-torch-leak.py), joined while it
  * runs (steps every 200 ms), leaks through the torch.cat of
- * DecoupledLinear.forward.  The top retained stack is that leak: the bytes
- * the cat touched first, within 10% of what the steps kept (the first page
- * of each block is malloc's); its Python frames stand where the evaluation
- * loop's C frames were: forward at the marked line is the innermost Python
- * frame and the headline, the nn.Module call and Net.forward, train, main
- * and <module> follow in order, and the native frames go on to _start.
+ * DecoupledLinear.forward.  The top retained stack is that leak, within
+ * 10% of what the steps kept (PyTorch's CPU allocator gives the cat's
+ * blocks; where it is not probed, the pages the cat touched first, less
+ * the first page of each block, malloc's); its Python frames stand where
+ * the evaluation loop's C frames were: forward at the marked line is the
+ * innermost Python frame and the headline, the nn.Module call and
+ * Net.forward, train, main and <module> follow in order, and the native
+ * frames go on to _start.
  * Its module scope is the classes of the forward frames' `self`,
  * "Net/DecoupledLinear", which is also the top scope; the first leak
  * suspect is the same stack. */
@@ -991,6 +1002,179 @@ test_attach_python_frames (Fixture       *f,
   g_assert_cmpstr (top->scope_path, ==, "Net/DecoupledLinear");
 
   check_python_scope_and_suspect (trace, top->stack_id);
+}
+
+#define TORCH_KEEP_PY    TIDE_BPF_TESTS_DIR "/attach-torch-keep.py"
+#define TORCH_KEEP_STEPS 60
+/* keep_activation keeps a 256 x 256 float32 tensor a step. */
+#define TORCH_KEEP_BYTES (256.0 * 256.0 * 4.0)
+
+/* The first suspect of @trace by stack: its headline is keep_activation at
+ * the KEEP-LINE of @script; its growth a step goes to *@per_step. */
+static void
+check_keep_activation_suspect (TideTrace  *trace,
+                               const char *what,
+                               const char *script,
+                               double     *per_step)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, &error);
+  const TideGroup *g;
+  const TideFrame *headline;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (suspects->len, >, 0);
+  for (guint i = 0; i < MIN (suspects->len, 3); i++)
+    {
+      g = g_ptr_array_index (suspects, i);
+      headline = tide_group_get_headline (g);
+      g_test_message ("%s: suspect %u: %s:%d, %.0f B/step from step %d", what, i,
+                      headline ? headline->function : "?", headline ? headline->line : 0,
+                      g->bytes_per_step, g->growth_step);
+    }
+  g = g_ptr_array_index (suspects, 0);
+  headline = tide_group_get_headline (g);
+  g_assert_nonnull (headline);
+  g_assert_cmpstr (headline->function, ==, "keep_activation");
+  g_assert_cmpint (headline->kind, ==, TIDE_FRAME_PYTHON);
+  g_assert_cmpstr (headline->file, ==, script);
+  g_assert_cmpint (headline->line, ==, tide_test_source_line (script, "# KEEP-LINE"));
+  *per_step = g->bytes_per_step;
+}
+
+/* A CPU training loop under AdamW keeps a 256 KiB tensor a step in
+ * keep_activation() (attach-torch-keep.py), on pages that an earlier
+ * backward touched first.  Attached without --step-interval, the steps
+ * are AdamW's, and the tensors are blamed on the line that made them, by
+ * PyTorch's CPU allocator: the first suspect is keep_activation's line, as
+ * `record --torch` names it, and both grow 256 KiB a step, within 15%. */
+static void
+test_attach_torch_tensors (Fixture       *f,
+                           gconstpointer  data)
+{
+  const char * const argv[] = { PYTHON, TORCH_KEEP_PY, G_STRINGIFY (TORCH_KEEP_STEPS), "40",
+                                "--wait", NULL };
+  g_autofree char *recorded = g_build_filename (f->dir, "recorded.tide", NULL);
+  g_autofree char *attach_err = NULL, *done = NULL, *measured = NULL;
+  g_autoptr(GSubprocess) target = NULL, attach = NULL, record = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autoptr(TideTrace) trace = NULL, record_trace = NULL;
+  g_autoptr(GError) error = NULL;
+  double attached_per_step, recorded_per_step;
+
+  if (!can_attach_torch ())
+    return;
+  target = start_python (argv, &out);
+  attach = start_attach_full (g_subprocess_get_identifier (target), f->trace, NULL, NULL, NULL,
+                              TRUE);
+  say_go (target);
+  done = read_target_line (out);
+  g_assert_cmpstr (done, ==, "done " G_STRINGIFY (TORCH_KEEP_STEPS) " "
+                   G_STRINGIFY (TORCH_KEEP_STEPS));
+  attach_err = detach_then_end (attach, target);
+  g_test_message ("attach said: %s", attach_err);
+  trace = tide_test_open_trace (f->trace);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM steps"), >=,
+                   TORCH_KEEP_STEPS - 2);
+  check_keep_activation_suspect (trace, "attach", TORCH_KEEP_PY, &attached_per_step);
+  g_assert_cmpfloat (fabs (attached_per_step - TORCH_KEEP_BYTES), <=, 0.15 * TORCH_KEEP_BYTES);
+  g_assert_nonnull (strstr (attach_err, "PyTorch's CPU allocator"));
+  measured = tide_report_describe_attach (trace);
+  g_assert_cmpstr (measured, ==, "Measured by attach: PyTorch's CPU tensors by the line that "
+                   "allocated them (c10::alloc_cpu, sampled by bytes), other host memory by the "
+                   "stack that first touched it (1 page in 16)");
+
+  record = g_subprocess_new (G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                             build_path ("app/tidemark"), "record", "--torch", "-o", recorded,
+                             "--", PYTHON, TORCH_KEEP_PY, G_STRINGIFY (TORCH_KEEP_STEPS), "40",
+                             NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_wait_check (record, NULL, &error));
+  g_assert_no_error (error);
+  record_trace = tide_test_open_trace (recorded);
+  check_keep_activation_suspect (record_trace, "record", TORCH_KEEP_PY, &recorded_per_step);
+  g_assert_null (tide_report_describe_attach (record_trace));
+  g_assert_cmpfloat (fabs (attached_per_step - recorded_per_step), <=, 0.15 * recorded_per_step);
+}
+
+#define DDP_KEEP_PY TIDE_BPF_TESTS_DIR "/attach-ddp-keep.py"
+
+/* Records attach-ddp-keep.py (@steps steps, a pause of @pause_ms after
+ * each) with `record --torch` into @path. */
+static void
+record_ddp_keep (const char *path,
+                 const char *steps,
+                 const char *pause_ms)
+{
+  g_autofree char *port = g_strdup_printf ("%d", tide_test_free_tcp_port ());
+  g_autoptr(GSubprocess) record = NULL;
+  g_autoptr(GError) error = NULL;
+
+  record = g_subprocess_new (G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                             build_path ("app/tidemark"), "record", "--torch", "-o", path, "--",
+                             PYTHON, DDP_KEEP_PY, port, steps, pause_ms, NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_wait_check (record, NULL, &error));
+  g_assert_no_error (error);
+}
+
+/* The same leak in rank 1 of a two-rank DistributedDataParallel job over
+ * gloo, started with torch.multiprocessing.spawn (attach-ddp-keep.py):
+ * attached to rank 1 alone while the job runs, the first suspect is
+ * keep_activation's line, as `record --torch` of the whole job names it,
+ * both at 256 KiB a step within 15%. */
+static void
+test_attach_ddp_rank (Fixture       *f,
+                      gconstpointer  data)
+{
+  g_autofree char *go = g_build_filename (f->dir, "go", NULL);
+  g_autofree char *recorded = g_build_filename (f->dir, "recorded.tide", NULL);
+  g_autofree char *port = g_strdup_printf ("%d", tide_test_free_tcp_port ());
+  const char * const argv[] = { PYTHON, DDP_KEEP_PY, port, G_STRINGIFY (TORCH_KEEP_STEPS), "40",
+                                go, NULL };
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) job = NULL, attach = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autoptr(TideTrace) trace = NULL, record_trace = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *said = NULL, *done = NULL, *attach_err = NULL;
+  char rank_pid[16];
+  double attached_per_step, recorded_per_step;
+
+  if (!can_attach_torch ())
+    return;
+  g_unsetenv ("RANK");
+  g_unsetenv ("LOCAL_RANK");
+  g_unsetenv ("WORLD_SIZE");
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                        G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_subprocess_launcher_unsetenv (launcher, "MALLOC_PERTURB_");
+  job = g_subprocess_launcher_spawnv (launcher, argv, &error);
+  g_assert_no_error (error);
+  out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (job));
+  said = read_target_line (out);
+  g_assert_cmpint (sscanf (said, "rank 1 pid %15s", rank_pid), ==, 1);
+  attach = start_attach_full (rank_pid, f->trace, NULL, NULL, NULL, TRUE);
+  g_assert_true (g_file_set_contents (go, "", 0, NULL));
+  done = read_target_line (out);
+  g_assert_cmpstr (done, ==, "done " G_STRINGIFY (TORCH_KEEP_STEPS) " "
+                   G_STRINGIFY (TORCH_KEEP_STEPS));
+  attach_err = detach (attach);
+  g_test_message ("attach said: %s", attach_err);
+  g_assert_cmpint (g_unlink (go), ==, 0);
+  g_assert_true (g_subprocess_wait_check (job, NULL, &error));
+  g_assert_no_error (error);
+
+  trace = tide_test_open_trace (f->trace);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM steps"), >=,
+                   TORCH_KEEP_STEPS - 2);
+  check_keep_activation_suspect (trace, "attach", DDP_KEEP_PY, &attached_per_step);
+  g_assert_cmpfloat (fabs (attached_per_step - TORCH_KEEP_BYTES), <=, 0.15 * TORCH_KEEP_BYTES);
+
+  record_ddp_keep (recorded, G_STRINGIFY (TORCH_KEEP_STEPS), "40");
+  record_trace = tide_test_open_trace (recorded);
+  check_keep_activation_suspect (record_trace, "record", DDP_KEEP_PY, &recorded_per_step);
+  g_assert_cmpfloat (fabs (attached_per_step - recorded_per_step), <=, 0.15 * recorded_per_step);
 }
 
 /* The top retained stack of a trace where grow() (below) kept 16 blocks
@@ -1445,6 +1629,10 @@ main (int    argc,
       g_test_add (name, Fixture, &optimizer_pairs[i], fixture_setup,
                   test_attach_optimizer_steps, fixture_teardown);
     }
+  g_test_add ("/attach/torch-tensors", Fixture, NULL, fixture_setup, test_attach_torch_tensors,
+              fixture_teardown);
+  g_test_add ("/attach/ddp-rank", Fixture, NULL, fixture_setup, test_attach_ddp_rank,
+              fixture_teardown);
   g_test_add ("/attach/no-torch-steps", Fixture, NULL, fixture_setup,
               test_attach_no_torch_steps, fixture_teardown);
   g_test_add ("/attach/unprivileged", Fixture, NULL, fixture_setup, test_attach_unprivileged,

@@ -24,11 +24,19 @@ typedef enum
   TIDE_BPF_EXIT    = 5,   /* a followed process's last thread exited */
   TIDE_BPF_EXEC    = 6,   /* a followed process exec'd */
   TIDE_BPF_STEP    = 7,   /* the step uprobe fired */
-  TIDE_BPF_MALLOC  = 8,   /* --uprobes malloc: a block was returned */
+  TIDE_BPF_MALLOC  = 8,   /* --uprobes malloc: a block was returned (TideBpfMalloc) */
   TIDE_BPF_FREE    = 9,   /* --uprobes malloc: a block was freed */
   TIDE_BPF_CUDA    = 10,  /* a CUDA allocation, free or copy (TideBpfCuda) */
   TIDE_BPF_GRAD_MODE = 11, /* PyTorch switched gradients on or off (TideBpfGradMode) */
+  TIDE_BPF_C10_SAMPLE = 12, /* c10::alloc_cpu returned a sampled block (TideBpfMalloc) */
+  TIDE_BPF_C10_BLOCK  = 13, /* c10::alloc_cpu returned a block not sampled (TideBpfBlock) */
+  TIDE_BPF_C10_FREE   = 14, /* c10::free_cpu was called (TideBpfFree) */
 } TideBpfType;
+
+/* The exponential draws that space PyTorch's sampled tensors: the loader
+ * fills the `exp_draws` map with this many quantiles of the exponential
+ * of mean c10_sample_bytes, and the BPF side picks one at random. */
+#define TIDE_BPF_EXP_DRAWS 4096
 
 /* What a CUDA uprobe does, and which library level it sits in: the attach
  * cookie of each uprobe (TIDE_BPF_CUDA_OP | TIDE_BPF_CUDA_* flags). */
@@ -209,12 +217,20 @@ typedef struct
   TideBpfUserStack stack;
 } TideBpfMalloc;
 
-/* TIDE_BPF_FREE: which block. */
+/* TIDE_BPF_FREE, TIDE_BPF_C10_FREE: which block. */
 typedef struct
 {
   TideBpfHeader h;
   __u64 addr;
 } TideBpfFree;
+
+/* TIDE_BPF_C10_BLOCK: a block without a stack. */
+typedef struct
+{
+  TideBpfHeader h;
+  __u64 addr;
+  __u64 size;
+} TideBpfBlock;
 
 typedef struct
 {
@@ -276,6 +292,7 @@ _Static_assert (sizeof (TideBpfExit) == 32, "TideBpfExit layout");
 _Static_assert (sizeof (TideBpfStep) == 24 + TIDE_BPF_LABEL_LEN, "TideBpfStep layout");
 _Static_assert (sizeof (TideBpfMalloc) == 40 + sizeof (TideBpfUserStack), "TideBpfMalloc layout");
 _Static_assert (sizeof (TideBpfFree) == 32, "TideBpfFree layout");
+_Static_assert (sizeof (TideBpfBlock) == 40, "TideBpfBlock layout");
 _Static_assert (sizeof (TideBpfCuda) == 64 + sizeof (TideBpfUserStack), "TideBpfCuda layout");
 _Static_assert (sizeof (TideBpfGradMode) == 40 + (sizeof (TideBpfPyFrame) + 8) * TIDE_BPF_GRAD_MODE_FRAMES,
                 "TideBpfGradMode layout");

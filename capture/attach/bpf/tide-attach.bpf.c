@@ -29,6 +29,7 @@ char LICENSE[] SEC ("license") = "GPL";
 const volatile __u32 sample_pages = 16;        /* 1 in N pages carries a stack */
 const volatile __u64 rss_granularity = 1 << 20; /* report RSS moves of at least this */
 const volatile __u64 rss_interval_ns = 20000000;
+const volatile __u64 c10_sample_bytes = 65536;  /* mean spacing of PyTorch's sampled bytes */
 
 /* x86_64 syscall numbers */
 #define NR_MMAP     9
@@ -94,6 +95,32 @@ struct
 } malloc_size SEC (".maps");
 
 /* A CUDA call under way on a thread: what its return probe needs. */
+struct
+{
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, 16384);
+  __type (key, __u32);     /* tid */
+  __type (value, __u64);   /* size passed to c10::alloc_cpu */
+} c10_size SEC (".maps");
+
+/* Bytes to the next sample point of PyTorch's CPU allocations, per CPU:
+ * the points of any share of a Poisson process's stream are one too. */
+struct
+{
+  __uint (type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint (max_entries, 1);
+  __type (key, __u32);
+  __type (value, __s64);
+} c10_countdown SEC (".maps");
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_ARRAY);
+  __uint (max_entries, TIDE_BPF_EXP_DRAWS);
+  __type (key, __u32);
+  __type (value, __s64);
+} exp_draws SEC (".maps");
+
 typedef struct
 {
   __u64 out;        /* allocations: where the pointer is returned */
@@ -889,6 +916,113 @@ BPF_KPROBE (tide_free_enter, void *ptr)
   if (!ptr || !is_followed (bpf_get_current_pid_tgid () >> 32))
     return 0;
   ev = reserve (sizeof *ev, TIDE_BPF_FREE);
+  if (!ev)
+    return 0;
+  ev->addr = (__u64) ptr;
+  submit_lazy (ev);
+  return 0;
+}
+
+/* ---- PyTorch's CPU allocator ---------------------------------------------------
+ *
+ * Attached by the loader to c10::alloc_cpu and c10::free_cpu in the
+ * followed process's libc10: every CPU tensor's memory, once per tensor.
+ * Sampled by bytes as `record` samples allocations (tide-preload-sampler.h):
+ * a block of at least c10_sample_bytes always, a smaller one when it covers
+ * a sample point.  Only a sampled block carries a stack; every block and
+ * every free is sent, so that the recorder knows which pages the allocator
+ * holds for tensors, whoever touched them first. */
+
+/* The next spacing of sample points: one of the loader's quantiles of the
+ * exponential, at random. */
+static __always_inline __s64
+c10_draw (void)
+{
+  __u32 i = bpf_get_prandom_u32 () % TIDE_BPF_EXP_DRAWS;
+  __s64 *d = bpf_map_lookup_elem (&exp_draws, &i);
+
+  return d && *d > 0 ? *d : (__s64) c10_sample_bytes;
+}
+
+static __always_inline int
+c10_sampled (__u64 size)
+{
+  __u32 zero = 0;
+  __s64 *countdown;
+
+  if (size >= c10_sample_bytes)
+    return 1;
+  countdown = bpf_map_lookup_elem (&c10_countdown, &zero);
+  if (!countdown)
+    return 0;
+  if (*countdown == 0)
+    *countdown = c10_draw ();
+  *countdown -= (__s64) size;
+  if (*countdown > 0)
+    return 0;
+  *countdown = c10_draw ();
+  return 1;
+}
+
+SEC ("uprobe")
+int
+BPF_KPROBE (tide_c10_alloc_enter, __u64 size)
+{
+  __u64 pid_tgid = bpf_get_current_pid_tgid ();
+  __u32 tid = (__u32) pid_tgid;
+
+  if (is_followed (pid_tgid >> 32))
+    bpf_map_update_elem (&c10_size, &tid, &size, BPF_ANY);
+  return 0;
+}
+
+SEC ("uretprobe")
+int
+BPF_KRETPROBE (tide_c10_alloc_exit, void *ret)
+{
+  __u32 tid = (__u32) bpf_get_current_pid_tgid ();
+  __u64 *found = bpf_map_lookup_elem (&c10_size, &tid);
+  __u64 size;
+
+  if (!found)
+    return 0;
+  size = *found;
+  bpf_map_delete_elem (&c10_size, &tid);
+  if (!ret)
+    return 0;
+  if (c10_sampled (size))
+    {
+      TideBpfMalloc *ev = reserve (sizeof *ev, TIDE_BPF_C10_SAMPLE);
+
+      if (!ev)
+        return 0;
+      ev->addr = (__u64) ret;
+      ev->size = size;
+      copy_user_stack (&ev->stack, ctx);
+      submit_lazy (ev);
+    }
+  else
+    {
+      TideBpfBlock *ev = reserve (sizeof *ev, TIDE_BPF_C10_BLOCK);
+
+      if (!ev)
+        return 0;
+      ev->addr = (__u64) ret;
+      ev->size = size;
+      submit_lazy (ev);
+    }
+  return 0;
+}
+
+SEC ("uprobe")
+int
+BPF_KPROBE (tide_c10_free_enter, void *ptr)
+{
+  TideBpfFree *ev;
+
+  if (!ptr || !is_followed (bpf_get_current_pid_tgid () >> 32))
+    return 0;
+  ev = reserve (sizeof *ev, TIDE_BPF_C10_FREE);
   if (!ev)
     return 0;
   ev->addr = (__u64) ptr;
