@@ -256,6 +256,7 @@ attach_c10_alloc_probes (Loader *self,
 {
   g_autofree char *libc10 = find_mapped (pid, "libc10.so");
   g_autofree char *key = NULL;
+
   if (libc10 == NULL)
     return;
   key = g_strconcat ("c10-alloc:", libc10, NULL);
