@@ -40,7 +40,7 @@ def run_once(tidemark, command, attach_args, outdir):
         r, w = os.pipe()
         trace = os.path.join(outdir, 'bench.tide')
         attach = subprocess.Popen(
-            [tidemark, 'attach', '-p', str(target.pid), '-o', trace, '--quiet',
+            [tidemark, 'attach', '-p', str(target.pid), '-o', trace, '--force', '--quiet',
              '--ready-fd', str(w)] + attach_args, pass_fds=(w,))
         os.close(w)
         with os.fdopen(r) as ready:
