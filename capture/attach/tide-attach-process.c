@@ -100,11 +100,15 @@ read_ppid (pid_t pid)
   return ppid;
 }
 
+/* The executable mappings made since the last look: munmap takes what it
+ * unmaps out of the address space (on_syscall), so a mapping whose start
+ * still resolves is the one already there, and only new files are opened
+ * for their load bias. */
 static void
 refresh_maps (TideAttachProcess *self,
               gint64             ts_ns)
 {
-  g_autoptr(GArray) maps = tide_proc_maps_read (self->core->pid, NULL);
+  g_autoptr(GArray) maps = tide_proc_maps_read (self->core->pid, self->core->space);
 
   self->maps_dirty = FALSE;
   if (maps == NULL)
@@ -112,13 +116,7 @@ refresh_maps (TideAttachProcess *self,
   for (guint i = 0; i < maps->len; i++)
     {
       const TideProcMapping *m = &g_array_index (maps, TideProcMapping, i);
-      const char *known;
-      guint64 bias;
 
-      /* Only what changed is written again. */
-      if (tide_address_space_resolve (self->core->space, m->start, &known, &bias) &&
-          strcmp (known, m->path) == 0 && bias == m->load_bias)
-        continue;
       tide_capture_process_add_mapping (self->core, m->start, m->end, m->load_bias, m->path,
                                         ts_ns);
     }
@@ -460,7 +458,11 @@ on_syscall (TideAttachProcess    *self,
     case NR_MMAP:
       /* MAP_FIXED replaces whatever was there. */
       if (ev->args[3] & MAP_FIXED)
-        release_range (self, (guint64) ev->ret, ev->args[1], ts);
+        {
+          release_range (self, (guint64) ev->ret, ev->args[1], ts);
+          tide_address_space_remove (self->core->space, (guint64) ev->ret,
+                                     (guint64) ev->ret + ev->args[1]);
+        }
       if ((ev->args[2] & PROT_EXEC) && (gint32) ev->args[4] >= 0)
         self->maps_dirty = TRUE;
       break;

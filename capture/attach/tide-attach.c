@@ -156,7 +156,7 @@ attach_step_probes (Loader *self,
                     pid_t   pid)
 {
   const char *symbol = self->base.options->step_symbol;
-  g_autoptr(GArray) maps = tide_proc_maps_read (pid, NULL);
+  g_autoptr(GArray) maps = tide_proc_maps_read_paths (pid);
   guint n = 0;
 
   if (maps == NULL || self->base.options->step_interval_ms > 0)
@@ -180,7 +180,7 @@ static char *
 find_mapped (pid_t       pid,
              const char *prefix)
 {
-  g_autoptr(GArray) maps = tide_proc_maps_read (pid, NULL);
+  g_autoptr(GArray) maps = tide_proc_maps_read_paths (pid);
 
   for (guint i = 0; maps != NULL && i < maps->len; i++)
     {
@@ -391,7 +391,7 @@ static guint
 attach_cuda_probes (Loader *self,
                     pid_t   pid)
 {
-  g_autoptr(GArray) maps = tide_proc_maps_read (pid, NULL);
+  g_autoptr(GArray) maps = tide_proc_maps_read_paths (pid);
   guint n = 0;
 
   for (guint i = 0; maps != NULL && i < maps->len; i++)

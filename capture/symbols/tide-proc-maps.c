@@ -82,9 +82,10 @@ parse_line (const char      *line,
   return TRUE;
 }
 
-GArray *
-tide_proc_maps_read (pid_t             pid,
-                     TideAddressSpace *known)
+static GArray *
+read_maps (pid_t             pid,
+           TideAddressSpace *known,
+           gboolean          with_bias)
 {
   g_autofree char *path = g_strdup_printf ("/proc/%d/maps", pid);
   g_autofree char *contents = NULL;
@@ -106,10 +107,24 @@ tide_proc_maps_read (pid_t             pid,
           (known != NULL && tide_address_space_resolve (known, m.start, NULL, NULL)))
         continue;
       m.path = g_strdup (lines[i] + path_at);
-      m.load_bias = m.start - offset - (guint64) segment_delta (m.path, offset);
+      if (with_bias)
+        m.load_bias = m.start - offset - (guint64) segment_delta (m.path, offset);
       g_array_append_val (out, m);
     }
   return out;
+}
+
+GArray *
+tide_proc_maps_read (pid_t             pid,
+                     TideAddressSpace *known)
+{
+  return read_maps (pid, known, TRUE);
+}
+
+GArray *
+tide_proc_maps_read_paths (pid_t pid)
+{
+  return read_maps (pid, NULL, FALSE);
 }
 
 guint

@@ -31,6 +31,10 @@ typedef struct
 GArray *tide_proc_maps_read (pid_t             pid,
                              TideAddressSpace *known);
 
+/* The same without their load bias (0), which costs a look into each
+ * mapped file: for finding a library by its path. */
+GArray *tide_proc_maps_read_paths (pid_t pid);
+
 /* Adds to @space the executable file mappings of @pid that it does not
  * hold yet.  Returns the number of entries added. */
 guint   tide_proc_maps_load (TideAddressSpace *space,

@@ -106,6 +106,31 @@ find_libc (struct dl_phdr_info *info,
   return 0;
 }
 
+/* The paths alone: the same mappings, in the same order, with no bias
+ * worked out. */
+static void
+test_proc_maps_paths (void)
+{
+  g_autoptr(GArray) full = tide_proc_maps_read (getpid (), NULL);
+  g_autoptr(GArray) paths = tide_proc_maps_read_paths (getpid ());
+
+  g_assert_nonnull (full);
+  g_assert_nonnull (paths);
+  g_assert_cmpuint (paths->len, ==, full->len);
+  g_assert_cmpuint (paths->len, >=, 2);
+  for (guint i = 0; i < paths->len; i++)
+    {
+      const TideProcMapping *p = &g_array_index (paths, TideProcMapping, i);
+      const TideProcMapping *f = &g_array_index (full, TideProcMapping, i);
+
+      g_assert_cmpstr (p->path, ==, f->path);
+      g_assert_cmphex (p->start, ==, f->start);
+      g_assert_cmphex (p->end, ==, f->end);
+      g_assert_cmphex (p->load_bias, ==, 0);
+    }
+  g_assert_null (tide_proc_maps_read_paths (-1));
+}
+
 static void
 test_proc_maps_split_mapping (void)
 {
@@ -157,5 +182,6 @@ main (int    argc,
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/proc-maps/loaded-objects", test_proc_maps_loaded_objects);
   g_test_add_func ("/proc-maps/split-mapping", test_proc_maps_split_mapping);
+  g_test_add_func ("/proc-maps/paths", test_proc_maps_paths);
   return g_test_run ();
 }
