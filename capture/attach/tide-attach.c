@@ -299,8 +299,8 @@ say_no_optimizer_steps (Loader *self,
   if (self->base.options->quiet || p == NULL)
     return;
   if (libc10 == NULL && p->python != NULL)
-    g_printerr ("tidemark: attach: process %d has not loaded PyTorch (no libc10): no optimizer "
-                "steps; --step-interval MS marks steps by time\n", pid);
+    g_printerr ("tidemark: attach: process %d has not loaded PyTorch (no libc10): optimizer "
+                "steps count once it does; --step-interval MS marks steps by time\n", pid);
   else if (libc10 != NULL && p->python == NULL)
     g_printerr ("tidemark: attach: optimizer steps are told by the Python frames, which "
                 "process %d does not give: no steps; --step-interval MS marks steps by time\n",
@@ -884,18 +884,26 @@ loader_clear (Loader *self)
   tide_capture_close_fd (&self->pidfd);
 }
 
+/* What measures the job, as far as it is known: a library loaded later
+ * (torch) adds its probes. */
+static char *
+describe_mechanisms (Loader *self)
+{
+  return g_strdup_printf ("1 page in %u sampled%s%s%s%s", self->base.sample_pages,
+                          self->n_c10_probes ? ", PyTorch's CPU allocator" : "",
+                          self->base.options->uprobes_malloc ? ", malloc uprobes" : "",
+                          self->n_step_probes ? ", step uprobe" : "",
+                          self->n_grad_probes ? ", optimizer steps" : "");
+}
+
 static void
 announce (Loader *self)
 {
   const TideAttachOptions *o = self->base.options;
+  g_autofree char *mechanisms = describe_mechanisms (self);
 
   if (!o->quiet)
-    g_printerr ("tidemark: attached to process %d (1 page in %u sampled%s%s%s%s); "
-                "Ctrl+C detaches\n", o->pid, self->base.sample_pages,
-                self->n_c10_probes ? ", PyTorch's CPU allocator" : "",
-                o->uprobes_malloc ? ", malloc uprobes" : "",
-                self->n_step_probes ? ", step uprobe" : "",
-                self->n_grad_probes ? ", optimizer steps" : "");
+    g_printerr ("tidemark: attached to process %d (%s); Ctrl+C detaches\n", o->pid, mechanisms);
   if (o->ready_fd >= 0 && write (o->ready_fd, "attached\n", 9) < 0)
     return;
 }
@@ -908,6 +916,7 @@ tide_attach_run (const TideAttachOptions  *options,
   gboolean created = FALSE;
   g_autofree char *early_end = NULL;
   g_autofree char *memory = NULL;
+  g_autofree char *mechanisms = NULL;
   gint64 start_ns;
   int status = -1;
 
@@ -962,9 +971,10 @@ tide_attach_run (const TideAttachOptions  *options,
   if (early_end != NULL)
     g_printerr ("tidemark: %s\n", early_end);
   memory = tide_capture_session_describe_peak (self.base.session, options->output);
+  mechanisms = describe_mechanisms (&self);
   if (!options->quiet)
-    g_printerr ("tidemark: detached from process %d; trace %s: %u processes, %" G_GINT64_FORMAT
-                " steps, %s\n", options->pid, options->output,
+    g_printerr ("tidemark: detached from process %d (%s); trace %s: %u processes, %"
+                G_GINT64_FORMAT " steps, %s\n", options->pid, mechanisms, options->output,
                 self.base.session->processes->len, self.base.session->total_steps, memory);
 
 out:

@@ -8,39 +8,38 @@
 # names the line.  The optimizer is AdamW, whose step() runs under
 # @torch.no_grad() in torch 1.13.
 #   attach-torch-keep.py STEPS PAUSE_MS [--wait]
-# With --wait it says "ready" once torch is imported and one step made,
-# waits for "go" on stdin, trains STEPS steps, says "done STEPS KEPT" and
-# stays until its stdin ends, holding what it kept; without it, it trains
-# STEPS steps and exits, for `tidemark record`.
+# With --wait it says "ready" before it imports torch, so that an attach
+# made then sees PyTorch's libraries mapped later; it waits for "go" on
+# stdin, imports torch, makes one step, trains STEPS steps, says "done
+# STEPS KEPT" and stays until its stdin ends, holding what it kept.
+# Without it, it trains STEPS steps and exits, for `tidemark record`.
 import sys
 import time
-
-import torch
-from torch import nn
-
-BATCH, WIDTH = 256, 256
 
 
 def keep_activation(kept, h):
     kept.append(h.detach().clone())  # KEEP-LINE
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.body = nn.Sequential(nn.Linear(WIDTH, WIDTH), nn.ReLU(), nn.Linear(WIDTH, WIDTH))
-        self.head = nn.Linear(WIDTH, 10)
+def make_net(nn, width):
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, width))
+            self.head = nn.Linear(width, 10)
 
-    def forward(self, x, kept):
-        h = self.body(x)
-        keep_activation(kept, h)
-        return self.head(h)
+        def forward(self, x, kept):
+            h = self.body(x)
+            keep_activation(kept, h)
+            return self.head(h)
+
+    return Net()
 
 
-def train(model, opt, kept, steps, pause_s):
-    loss_fn = nn.CrossEntropyLoss()
-    x = torch.randn(BATCH, WIDTH)
-    target = torch.randint(0, 10, (BATCH,))
+def train(torch, model, opt, kept, steps, pause_s):
+    loss_fn = torch.nn.CrossEntropyLoss()
+    x = torch.randn(256, 256)
+    target = torch.randint(0, 10, (256,))
     for _ in range(steps):
         opt.zero_grad()
         loss_fn(model(x, kept), target).backward()
@@ -51,18 +50,20 @@ def train(model, opt, kept, steps, pause_s):
 def main():
     steps, pause_s = int(sys.argv[1]), int(sys.argv[2]) / 1000.0
     wait = "--wait" in sys.argv[3:]
-    torch.manual_seed(0)
-    # One thread: the allocations run on the thread whose Python frames they have.
-    torch.set_num_threads(1)
-    model = Net()
-    opt = torch.optim.AdamW(model.parameters(), lr=0.001)
-    kept = []
-    train(model, opt, [], 1, 0.0)
     if wait:
         print("ready", flush=True)
         if sys.stdin.readline().strip() != "go":
             sys.exit(2)
-    train(model, opt, kept, steps, pause_s)
+    import torch
+
+    torch.manual_seed(0)
+    # One thread: the allocations run on the thread whose Python frames they have.
+    torch.set_num_threads(1)
+    model = make_net(torch.nn, 256)
+    opt = torch.optim.AdamW(model.parameters(), lr=0.001)
+    kept = []
+    train(torch, model, opt, [], 1, 0.0)
+    train(torch, model, opt, kept, steps, pause_s)
     if wait:
         print("done", steps, len(kept), flush=True)
         # Alive until told: at exit the kept tensors would be freed.
