@@ -43,10 +43,12 @@ const volatile __u64 c10_sample_bytes = 65536;  /* mean spacing of PyTorch's sam
 #define USER_ADDR_LIMIT 0x0000800000000000ULL
 
 /* Room for about 1500 stack samples (TideBpfUserStack) between two drains. */
+#define RING_BYTES (32 << 20)
+
 struct
 {
   __uint (type, BPF_MAP_TYPE_RINGBUF);
-  __uint (max_entries, 32 << 20);
+  __uint (max_entries, RING_BYTES);
 } events SEC (".maps");
 
 struct
@@ -555,6 +557,16 @@ handle_fault (void   *ctx,
   if (addr >= USER_ADDR_LIMIT || !page_is_sampled (addr))
     return 0;
   count_stat (TIDE_BPF_STAT_SAMPLED);
+  /* Sampled faults give way to the records that keep the trace whole
+   * (steps, frees, unmaps, PyTorch's blocks): when the recorder falls
+   * behind (a job importing torch touches a lot of pages at once) they
+   * are dropped first, with a quarter of the buffer still free for the
+   * others. */
+  if (bpf_ringbuf_query (&events, BPF_RB_AVAIL_DATA) > RING_BYTES / 4 * 3)
+    {
+      count_stat (TIDE_BPF_STAT_DROPPED);
+      return 0;
+    }
   ev = reserve (sizeof *ev, TIDE_BPF_FAULT);
   if (!ev)
     return 0;
