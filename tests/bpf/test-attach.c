@@ -1673,15 +1673,15 @@ main (int    argc,
     }
   for (guint i = 0; i < G_N_ELEMENTS (optimizer_pairs); i++)
     {
-      g_autofree char *name = g_strdup_printf ("/attach/optimizer-steps/%s",
+      g_autofree char *name = g_strdup_printf ("/attach/torch/optimizer-steps-%s",
                                                optimizer_pairs[i].name);
 
       g_test_add (name, Fixture, &optimizer_pairs[i], fixture_setup,
                   test_attach_optimizer_steps, fixture_teardown);
     }
-  g_test_add ("/attach/torch-tensors", Fixture, NULL, fixture_setup, test_attach_torch_tensors,
+  g_test_add ("/attach/torch/tensors", Fixture, NULL, fixture_setup, test_attach_torch_tensors,
               fixture_teardown);
-  g_test_add ("/attach/ddp-rank", Fixture, NULL, fixture_setup, test_attach_ddp_rank,
+  g_test_add ("/attach/torch/ddp-rank", Fixture, NULL, fixture_setup, test_attach_ddp_rank,
               fixture_teardown);
   g_test_add ("/attach/no-torch-steps", Fixture, NULL, fixture_setup,
               test_attach_no_torch_steps, fixture_teardown);
