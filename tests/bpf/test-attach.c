@@ -1638,10 +1638,36 @@ test_attach_unprivileged (Fixture       *f,
 /* The versions whose frames attach reads, as pyenv names them. */
 static const char * const pyenv_versions[] = { "3.8", "3.9", "3.10", "3.11", "3.12", "3.13" };
 
+/* The PyTorch jobs attached (and recorded): the slowest tests, which need
+ * no machine to themselves, run as a suite of their own (--torch-jobs). */
+static void
+add_torch_job_tests (void)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (optimizer_pairs); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("/attach/torch/optimizer-steps-%s",
+                                               optimizer_pairs[i].name);
+
+      g_test_add (name, Fixture, &optimizer_pairs[i], fixture_setup,
+                  test_attach_optimizer_steps, fixture_teardown);
+    }
+  g_test_add ("/attach/torch/tensors", Fixture, NULL, fixture_setup, test_attach_torch_tensors,
+              fixture_teardown);
+  g_test_add ("/attach/torch/ddp-rank", Fixture, NULL, fixture_setup, test_attach_ddp_rank,
+              fixture_teardown);
+}
+
 int
 main (int    argc,
       char **argv)
 {
+  if (argc > 1 && strcmp (argv[argc - 1], "--torch-jobs") == 0)
+    {
+      argv[--argc] = NULL;
+      g_test_init (&argc, &argv, NULL);
+      add_torch_job_tests ();
+      return g_test_run ();
+    }
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/attach/resident-pages", Fixture, NULL, fixture_setup,
               test_attach_resident_pages, fixture_teardown);
@@ -1671,18 +1697,6 @@ main (int    argc,
       g_test_add (name, Fixture, pyenv_versions[i], fixture_setup, test_attach_python_version,
                   fixture_teardown);
     }
-  for (guint i = 0; i < G_N_ELEMENTS (optimizer_pairs); i++)
-    {
-      g_autofree char *name = g_strdup_printf ("/attach/torch/optimizer-steps-%s",
-                                               optimizer_pairs[i].name);
-
-      g_test_add (name, Fixture, &optimizer_pairs[i], fixture_setup,
-                  test_attach_optimizer_steps, fixture_teardown);
-    }
-  g_test_add ("/attach/torch/tensors", Fixture, NULL, fixture_setup, test_attach_torch_tensors,
-              fixture_teardown);
-  g_test_add ("/attach/torch/ddp-rank", Fixture, NULL, fixture_setup, test_attach_ddp_rank,
-              fixture_teardown);
   g_test_add ("/attach/no-torch-steps", Fixture, NULL, fixture_setup,
               test_attach_no_torch_steps, fixture_teardown);
   g_test_add ("/attach/c10-without-symbols", Fixture, NULL, fixture_setup,
