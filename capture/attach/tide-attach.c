@@ -221,15 +221,15 @@ attach_malloc_probes (Loader  *self,
  * @pid, once per library: torch.optim's optimizers call it before and
  * after every step() (tide_attach_python_ends_step), and only a few times
  * per step in all, so a uprobe there costs the job nothing measurable.
- * FALSE when @pid has no libc10 or it lacks the function. */
+ * FALSE when @pid has no libc10 (@libc10 NULL) or it lacks the function. */
 static gboolean
-attach_grad_mode_probe (Loader *self,
-                        pid_t   pid)
+attach_grad_mode_probe (Loader     *self,
+                        pid_t       pid,
+                        const char *libc10)
 {
-  g_autofree char *libc10 = NULL;
   g_autofree char *key = NULL;
 
-  if (!self->base.optimizer_steps || (libc10 = find_mapped (pid, "libc10.so")) == NULL)
+  if (!self->base.optimizer_steps || libc10 == NULL)
     return FALSE;
   key = g_strconcat ("grad-mode:", libc10, NULL);
   if (g_hash_table_contains (self->probed_paths, key))
@@ -251,10 +251,10 @@ attach_grad_mode_probe (Loader *self,
  * touched its pages (which the allocator hands out again and again).
  * Without them, one line says that page faults alone blame. */
 static void
-attach_c10_alloc_probes (Loader *self,
-                         pid_t   pid)
+attach_c10_alloc_probes (Loader     *self,
+                         pid_t       pid,
+                         const char *libc10)
 {
-  g_autofree char *libc10 = find_mapped (pid, "libc10.so");
   g_autofree char *key = NULL;
 
   if (libc10 == NULL)
@@ -278,23 +278,26 @@ attach_c10_alloc_probes (Loader *self,
                 "tensors are blamed on the stack that first touched their pages\n", libc10);
 }
 
-/* PyTorch's probes, once @pid maps its libc10. */
+/* PyTorch's probes, once @pid maps its libc10: looked for once, for
+ * both. */
 static void
 attach_torch_probes (Loader *self,
                      pid_t   pid)
 {
-  attach_grad_mode_probe (self, pid);
-  attach_c10_alloc_probes (self, pid);
+  g_autofree char *libc10 = find_mapped (pid, "libc10.so");
+
+  attach_grad_mode_probe (self, pid, libc10);
+  attach_c10_alloc_probes (self, pid, libc10);
 }
 
 /* One line on why a Python target gets no optimizer steps; a native one
  * has its step marker. */
 static void
-say_no_optimizer_steps (Loader *self,
-                        pid_t   pid)
+say_no_optimizer_steps (Loader     *self,
+                        pid_t       pid,
+                        const char *libc10)
 {
   TideAttachProcess *p = tide_attach_find_process (&self->base, pid);
-  g_autofree char *libc10 = find_mapped (pid, "libc10.so");
 
   if (self->base.options->quiet || p == NULL)
     return;
@@ -626,6 +629,7 @@ attach_all (Loader  *self,
             GError **error)
 {
   const TideAttachOptions *o = self->base.options;
+  g_autofree char *libc10 = NULL;
   guint32 tgid = o->pid, one = 1;
   int err;
 
@@ -643,9 +647,10 @@ attach_all (Loader  *self,
                    o->step_symbol);
       return FALSE;
     }
-  if (self->base.optimizer_steps && !attach_grad_mode_probe (self, o->pid))
-    say_no_optimizer_steps (self, o->pid);
-  attach_c10_alloc_probes (self, o->pid);
+  libc10 = find_mapped (o->pid, "libc10.so");
+  if (self->base.optimizer_steps && !attach_grad_mode_probe (self, o->pid, libc10))
+    say_no_optimizer_steps (self, o->pid, libc10);
+  attach_c10_alloc_probes (self, o->pid, libc10);
   if (o->uprobes_malloc && !attach_malloc_probes (self, o->pid, error))
     return FALSE;
   attach_cuda_probes (self, o->pid);
