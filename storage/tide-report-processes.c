@@ -169,6 +169,74 @@ compare_step_then_process (gconstpointer a,
   return x->process_id < y->process_id ? -1 : x->process_id > y->process_id;
 }
 
+/* How a step's row names a process of its family: by its role where it
+ * has one that tells it apart, else by its command and pid. */
+static char *
+describe_kin (const TideProcess *q)
+{
+  if (q->role == TIDE_ROLE_RANK || q->role == TIDE_ROLE_LOADER_WORKER)
+    return g_strdup (q->label);
+  return g_strdup_printf ("%s (pid %" G_GINT64_FORMAT ")", q->label, q->pid);
+}
+
+/* Whether @ns falls in the step of @r: after its start, up to its end. */
+static gboolean
+in_step (TideTrace         *trace,
+         const TideStepRow *r,
+         gint64             ns)
+{
+  gint64 start = tide_trace_get_start_ns (trace) + r->start_ns;
+
+  return ns > start && ns <= start + r->duration_ns;
+}
+
+/* The processes that share pages with @p by fork, its parent and its
+ * children (siblings share what their parent does, so one's exit moves
+ * little), that started or ended during each of its steps: their pages
+ * became shared, or stopped being shared, then. */
+static void
+add_kin_changes (TideTrace *trace,
+                 GPtrArray *processes,
+                 GPtrArray *rows)
+{
+  g_autoptr(GHashTable) kin = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL,
+                                                     (GDestroyNotify) g_ptr_array_unref);
+
+  for (guint i = 0; i < processes->len; i++)
+    {
+      TideProcess *q = g_ptr_array_index (processes, i);
+      TideProcess *parent = tide_processes_find (processes, q->parent_id);
+      GPtrArray *of_parent;
+
+      if (parent == NULL || parent == q)
+        continue;
+      if ((of_parent = g_hash_table_lookup (kin, &parent->id)) == NULL)
+        g_hash_table_insert (kin, &parent->id, of_parent = g_ptr_array_new ());
+      g_ptr_array_add (of_parent, q);
+    }
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+      TideProcess *p = tide_processes_find (processes, r->process_id);
+      TideProcess *parent = p != NULL ? tide_processes_find (processes, p->parent_id) : NULL;
+      GPtrArray *children = p != NULL ? g_hash_table_lookup (kin, &p->id) : NULL;
+
+      r->kin_started = g_ptr_array_new_with_free_func (g_free);
+      r->kin_ended = g_ptr_array_new_with_free_func (g_free);
+      for (guint k = 0; k <= (children != NULL ? children->len : 0); k++)
+        {
+          TideProcess *q = k == 0 ? parent : g_ptr_array_index (children, k - 1);
+
+          if (q == NULL || q == p)
+            continue;
+          if (in_step (trace, r, q->start_ns))
+            g_ptr_array_add (r->kin_started, describe_kin (q));
+          if (q->end_ns != 0 && in_step (trace, r, q->end_ns))
+            g_ptr_array_add (r->kin_ended, describe_kin (q));
+        }
+    }
+}
+
 /**
  * tide_report_job_steps:
  *
@@ -196,6 +264,7 @@ tide_report_job_steps (TideTrace  *trace,
     }
   if (!_tide_report_add_classes (trace, rows, error))
     return NULL;
+  add_kin_changes (trace, processes, rows);
   g_ptr_array_sort (rows, compare_step_then_process);
   return g_steal_pointer (&rows);
 }

@@ -248,7 +248,9 @@ last_row (GPtrArray *rows)
 
 /* When the private memory (USS) was last read, where that was after
  * @after_ns; else -1.  The recorder takes a process's last reading as it
- * exits, and reads its classes no more after it. */
+ * exits, and reads its classes no more after it: after its last step's
+ * end, or within it where the process ended before its step did (a
+ * worker measured at its parent's steps). */
 static gint64
 exit_read_after (const GArray *uss,
                  gint64        after_ns)
@@ -307,7 +309,7 @@ add_process_classes (TideTrace     *trace,
       if (samples == NULL)
         return FALSE;
       if (c == TIDE_STEP_USS)
-        exit_read_ns = exit_read_after (samples, origin + last->start_ns + last->duration_ns);
+        exit_read_ns = exit_read_after (samples, origin + last->start_ns);
       last->class_exit[c] = exit_read_ns >= 0 ? value_at (samples, exit_read_ns) : -1;
       for (guint i = 0; i < rows->len; i++)
         {
@@ -394,7 +396,7 @@ static const char *const term_names[TIDE_RSS_N_TERMS] = {
   [TIDE_RSS_ALLOC_FREE] = "allocator free",
   [TIDE_RSS_FILE] = "file-backed",
   [TIDE_RSS_SHMEM] = "shmem",
-  [TIDE_RSS_SHARING] = "shared with other processes",
+  [TIDE_RSS_SHARING] = "no longer shared",
   [TIDE_RSS_PY_ARENA_FREE] = "Python arenas free",
   [TIDE_RSS_UNEXPLAINED] = "unexplained",
 };
@@ -526,6 +528,98 @@ process_span_free (ProcessSpan *span)
   g_free (span);
 }
 
+/* "DataLoader workers 0 and 1" for names that differ only by a final
+ * number; NULL for any others. */
+static char *
+join_numbered (GPtrArray *names)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+  const char *first = g_ptr_array_index (names, 0);
+  const char *space = strrchr (first, ' ');
+  gsize prefix = space != NULL ? (gsize) (space - first) + 1 : 0;
+
+  if (prefix == 0 || names->len < 2)
+    return NULL;
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *name = g_ptr_array_index (names, i);
+
+      if (strncmp (name, first, prefix) != 0 || name[prefix] == '\0' ||
+          strspn (name + prefix, "0123456789") != strlen (name + prefix))
+        return NULL;
+    }
+  g_string_append_len (out, first, (gssize) prefix - 1);
+  g_string_append (out, "s ");
+  for (guint i = 0; i < names->len; i++)
+    g_string_append_printf (out, "%s%s", i == 0 ? "" : i + 1 == names->len ? " and " : ", ",
+                            (const char *) g_ptr_array_index (names, i) + prefix);
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+/* At most this many processes are named in a cause; the rest are counted. */
+#define CAUSE_MAX_NAMES 4
+
+/* "a", "a and b", "a, b and c", "a, b, c and 2 more". */
+static char *
+join_names (GPtrArray *names)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+  char *numbered = join_numbered (names);
+  guint shown = names->len <= CAUSE_MAX_NAMES ? names->len : CAUSE_MAX_NAMES - 1;
+
+  if (numbered != NULL)
+    return numbered;
+  for (guint i = 0; i < shown; i++)
+    g_string_append_printf (out, "%s%s", i == 0 ? "" : i + 1 == names->len ? " and " : ", ",
+                            (const char *) g_ptr_array_index (names, i));
+  if (shown < names->len)
+    g_string_append_printf (out, " and %u more", names->len - shown);
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static void
+add_names (GPtrArray *names,
+           GPtrArray *more)
+{
+  for (guint i = 0; more != NULL && i < more->len; i++)
+    if (!g_ptr_array_find_with_equal_func (names, g_ptr_array_index (more, i), g_str_equal, NULL))
+      g_ptr_array_add (names, g_ptr_array_index (more, i));
+}
+
+/* Names what moved @e's sharing term: the processes of the family of the
+ * rows @pending (indices) and @i that ended in them, for pages no longer
+ * shared, or started in them, for pages newly shared. */
+static void
+name_sharing_cause (GPtrArray          *rows,
+                    GArray             *pending,
+                    guint               i,
+                    TideRssExplanation *e)
+{
+  g_autoptr(GPtrArray) names = g_ptr_array_new ();
+  gboolean ended = e->terms[TIDE_RSS_SHARING] > 0;
+  g_autofree char *joined = NULL;
+
+  if (e->terms[TIDE_RSS_SHARING] == 0)
+    return;
+  for (guint k = 0; k <= pending->len; k++)
+    {
+      const TideStepRow *r = g_ptr_array_index (rows, k < pending->len
+                                                      ? g_array_index (pending, guint, k) : i);
+
+      add_names (names, ended ? r->kin_ended : r->kin_started);
+    }
+  if (names->len == 0)
+    return;
+  joined = join_names (names);
+  e->sharing_cause = g_strdup_printf ("%s %s", joined, ended ? "exited" : "started");
+}
+
+static void
+explanation_clear (TideRssExplanation *e)
+{
+  g_clear_pointer (&e->sharing_cause, g_free);
+}
+
 /* @r as the last step of a span that began after @read (the process's
  * last step read at its end; NULL: none) with @first: the classes from
  * that reading to @r's end, the RSS's change over them all.  Not from
@@ -592,6 +686,7 @@ explain_to_exit_read (GPtrArray   *rows,
   memcpy (whole.class_end, last->class_exit, sizeof whole.class_end);
   whole.rss_delta += rss_after_last_step (last);
   explain_row (&whole, span->heap + heap_after_last_step (last), e);
+  name_sharing_cause (rows, span->pending, last_i, e);
   e->first_step = first->number;
   e->to_exit_read = TRUE;
   for (guint k = 0; k + 1 < span->pending->len; k++)
@@ -611,6 +706,7 @@ tide_rss_explain_steps (GPtrArray *rows)
                                                        (GDestroyNotify) process_span_free);
   GArray *out = g_array_sized_new (FALSE, TRUE, sizeof (TideRssExplanation), rows->len);
 
+  g_array_set_clear_func (out, (GDestroyNotify) explanation_clear);
   g_array_set_size (out, rows->len);
   for (guint i = 0; i < rows->len; i++)
     {
@@ -660,6 +756,7 @@ tide_rss_explain_steps (GPtrArray *rows)
               p->spanned_by = r->number;
             }
         }
+      name_sharing_cause (rows, span->pending, i, e);
       if (r->private_read)
         span->last_read = r;
       g_array_set_size (span->pending, 0);
@@ -720,8 +817,13 @@ tide_rss_explanation_describe (const TideRssExplanation *e)
   for (guint i = 0; i < n; i++)
     {
       g_autofree char *value = tide_format_delta (e->terms[order[i]]);
+      const char *name = term_names[order[i]];
 
-      g_string_append_printf (out, "%s %s %s", i ? "," : ":", term_names[order[i]], value);
+      if (order[i] == TIDE_RSS_SHARING && e->terms[order[i]] < 0)
+        name = "newly shared";
+      g_string_append_printf (out, "%s %s %s", i ? "," : ":", name, value);
+      if (order[i] == TIDE_RSS_SHARING && e->sharing_cause != NULL)
+        g_string_append_printf (out, " (%s)", e->sharing_cause);
     }
   if (e->terms[TIDE_RSS_UNEXPLAINED] != 0)
     {
@@ -746,7 +848,10 @@ tide_rss_find_largest_unexplained (GPtrArray *rows,
   for (guint i = 0; i < rows->len; i++)
     {
       const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, i);
-      gint64 growth = e->base_delta - MAX (e->terms[TIDE_RSS_HEAP], 0);
+      /* Pages no longer shared were there before, in another process's
+       * account: the job did not grow by them. */
+      gint64 growth = e->base_delta - MAX (e->terms[TIDE_RSS_HEAP], 0) -
+                      MAX (e->terms[TIDE_RSS_SHARING], 0);
       TideStepRow *r = g_ptr_array_index (rows, i);
 
       /* A process's first step holds its start: libraries, imports. */

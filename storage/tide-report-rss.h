@@ -45,8 +45,9 @@ typedef enum
   TIDE_RSS_ALLOC_FREE,    /* what the allocator holds free */
   TIDE_RSS_FILE,
   TIDE_RSS_SHMEM,
-  TIDE_RSS_SHARING,       /* pages that became shared with another process, or
-                           * private again other than by copy-on-write */
+  TIDE_RSS_SHARING,       /* pages that became shared with another process
+                           * (negative: "newly shared"), or private again other
+                           * than by copy-on-write ("no longer shared") */
   TIDE_RSS_PY_ARENA_FREE, /* what CPython's arenas hold that no object uses */
   TIDE_RSS_UNEXPLAINED,
   TIDE_RSS_N_TERMS
@@ -69,10 +70,15 @@ typedef struct
   gint64   base_delta;
   gint64   rss_delta;
   gint64   terms[TIDE_RSS_N_TERMS];
+  char    *sharing_cause; /* what moved TIDE_RSS_SHARING, when the processes it
+                           * shares pages with by fork started or ended in the
+                           * steps it covers: "DataLoader workers 0 and 1 exited";
+                           * NULL otherwise */
 } TideRssExplanation;
 
 /* Explains each row of tide_report_job_steps (rows by step, then
- * process): returns a TideRssExplanation per row, in the same order.  A
+ * process): returns a TideRssExplanation per row, in the same order (the
+ * array frees what they hold).  A
  * step whose private memory was not read at its end is pending, and the
  * next step of its process that was read explains them together: the
  * change over the steps it spans, never one step's share of it.  A
@@ -81,16 +87,18 @@ typedef struct
 GArray    *tide_rss_explain_steps (GPtrArray *rows);
 
 /* "+96.00 MiB private: copy-on-write +90.00 MiB, heap +2.00 MiB, allocator
- * free +4.00 MiB; RSS +1.00 MiB": the terms that moved, largest first,
+ * free +4.00 MiB; RSS +1.00 MiB", "+21.00 MiB private: no longer shared
+ * +21.00 MiB (DataLoader workers 0 and 1 exited); RSS +4.00 KiB": the
+ * terms that moved, largest first,
  * then the unexplained rest when there is any; "+80.00 MiB private over
  * steps 2-5: heap +80.00 MiB; RSS +80.00 MiB" for a span; for a pending
  * step, where its change is told. */
 char      *tide_rss_explanation_describe (const TideRssExplanation *e);
 
-/* The row whose base grew most beyond what its recorded blocks explain
- * (by more than @threshold bytes, and by more than a tenth of the base's
- * change), or -1; a process's first step, which holds its start, is not
- * looked at. */
+/* The row whose base grew most beyond what its recorded blocks and the
+ * pages no longer shared explain (by more than @threshold bytes, and by
+ * more than a tenth of the base's change), or -1; a process's first step,
+ * which holds its start, is not looked at. */
 gint       tide_rss_find_largest_unexplained (GPtrArray *rows,
                                               GArray    *explanations,
                                               gint64     threshold);

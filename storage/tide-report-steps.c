@@ -18,6 +18,8 @@ tide_step_row_free (TideStepRow *row)
   g_free (row->label);
   g_free (row->role);
   g_clear_pointer (&row->devices, g_array_unref);
+  g_clear_pointer (&row->kin_started, g_ptr_array_unref);
+  g_clear_pointer (&row->kin_ended, g_ptr_array_unref);
   g_free (row);
 }
 

@@ -83,10 +83,15 @@ typedef struct
                                  * step, at its end: not the reading of an
                                  * earlier step carried over */
   gboolean exit_read;           /* on a process's last step only: its private
-                                 * memory was read again after the step's end,
-                                 * last as it exited (class_exit) */
+                                 * memory was read last after the step's start
+                                 * (as it exited: after the step's end, or within
+                                 * the step where it ended first) (class_exit) */
   gint64   class_exit[TIDE_STEP_N_CLASSES];   /* the classes at that reading */
   gint64   heap_exit;           /* the recorded blocks' live bytes then, -1: unknown */
+  GPtrArray *kin_started;       /* char *: its parent and children that started
+                                 * during the step ("DataLoader worker 0",
+                                 * "python3 (pid 42)"); tide_report_job_steps only */
+  GPtrArray *kin_ended;         /* char *: those that ended during it */
 } TideStepRow;
 
 typedef struct

@@ -23,6 +23,14 @@ typedef struct
   gint64              protocol_errors;
 } TideRecProcess;
 
+/* A child that its parent reaped (CHILD_END) before the recorder saw its
+ * connection close. */
+typedef struct
+{
+  int    wait_status;
+  gint64 ns;                          /* when the parent's wait returned */
+} TideReaped;
+
 struct _TideRecorder
 {
   const TideRecordOptions *options;
@@ -36,8 +44,8 @@ struct _TideRecorder
 
   GPtrArray               *connections;    /* TideRecProcess*, every image seen */
   GPtrArray               *pending;        /* accepted fds whose HELLO has not come */
-  GHashTable              *reaped;         /* pid -> wait status + 1 (CHILD_END) of an
-                                            * image whose connection is still open */
+  GHashTable              *reaped;         /* pid -> TideReaped (CHILD_END) of an image
+                                            * whose connection is still open */
 
   pid_t                    child;
   int                      child_status;    /* as a shell says it: 128 + signal */

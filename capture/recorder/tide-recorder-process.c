@@ -40,23 +40,29 @@ find_parent_image (TideRecorder *recorder,
 
 /* How it ended: from waitpid() for the recorder's own child once reaped,
  * else from /proc while the process's parent has not reaped it, else from
- * the parent's wait if that came first (CHILD_END). */
+ * the parent's wait if that came first (CHILD_END).  When: as the
+ * connection closed, or when the parent's wait returned if that was
+ * earlier (the recorder may read the parent's next records, a step's end,
+ * before it sees the close). */
 static void
 end_image (TideRecorder       *recorder,
            TideCaptureProcess *core,
            gint64              end_ns)
 {
-  gpointer reaped = NULL;
+  g_autofree TideReaped *reaped = NULL;
   TideProcessEnd end;
 
-  g_hash_table_steal_extended (recorder->reaped, GINT_TO_POINTER (core->pid), NULL, &reaped);
+  g_hash_table_steal_extended (recorder->reaped, GINT_TO_POINTER (core->pid), NULL,
+                               (gpointer *) &reaped);
+  if (reaped != NULL && reaped->ns > core->start_ns && reaped->ns < end_ns)
+    end_ns = reaped->ns;
   if (core->pid == recorder->child && recorder->child_exited)
     tide_capture_process_explain_wait (core, recorder->child_wait_status, &end);
   else
     {
       tide_capture_process_read_end (core, recorder->finishing, &end);
       if (end.kind == TIDE_END_UNKNOWN && reaped != NULL)
-        tide_capture_process_explain_wait (core, GPOINTER_TO_INT (reaped) - 1, &end);
+        tide_capture_process_explain_wait (core, reaped->wait_status, &end);
     }
   tide_capture_process_end (core, end_ns, &end);
 }
@@ -71,19 +77,19 @@ on_child_end (TideRecProcess         *self,
   TideRecorder *recorder = self->recorder;
   TideCaptureProcess *child = tide_capture_session_find_process (recorder->session, (pid_t) rec->pid);
   TideProcessEnd end;
+  TideReaped *reaped;
 
   if (child == NULL || rec->wait_status < 0)
     return;
   if (child->end_ns == 0)
     {
-      g_hash_table_insert (recorder->reaped, GINT_TO_POINTER (child->pid),
-                           GINT_TO_POINTER (rec->wait_status + 1));
+      reaped = g_new (TideReaped, 1);
+      *reaped = (TideReaped) { rec->wait_status, rec->h.time_ns };
+      g_hash_table_insert (recorder->reaped, GINT_TO_POINTER (child->pid), reaped);
       return;
     }
-  if (child->end.kind != TIDE_END_UNKNOWN)
-    return;
   tide_capture_process_explain_wait (child, rec->wait_status, &end);
-  tide_capture_process_amend_end (child, &end);
+  tide_capture_process_amend_end (child, rec->h.time_ns, &end);
 }
 
 TideRecProcess *

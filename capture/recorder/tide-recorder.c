@@ -414,7 +414,7 @@ record_child_status (TideRecorder *self)
   if (p == NULL || p->end.kind != TIDE_END_UNKNOWN)
     return;
   tide_capture_process_explain_wait (p, self->child_wait_status, &end);
-  tide_capture_process_amend_end (p, &end);
+  tide_capture_process_amend_end (p, 0, &end);
 }
 
 
@@ -492,7 +492,7 @@ tide_record_run (const TideRecordOptions  *options,
   int status = -1;
 
   self.connections = g_ptr_array_new ();
-  self.reaped = g_hash_table_new (NULL, NULL);
+  self.reaped = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   self.pending = g_ptr_array_new ();
   self.rx_buffer = g_malloc (TIDE_WIRE_MAX_MESSAGE);
 

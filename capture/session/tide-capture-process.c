@@ -815,15 +815,31 @@ tide_capture_process_end_as (TideCaptureProcess *self,
 }
 
 /* A better account of an image's end that came later: the recorder
- * reaped its child only after the child's connection closed. */
+ * reaped its child only after the child's connection closed (@end; NULL:
+ * no news), or the parent reaped it at @reaped_ns (0: not known), before
+ * the recorder saw the connection close. */
 void
 tide_capture_process_amend_end (TideCaptureProcess   *self,
+                                gint64                reaped_ns,
                                 const TideProcessEnd *end)
 {
-  if (self->end_ns == 0 || self->end.kind != TIDE_END_UNKNOWN)
+  gboolean changed = FALSE;
+
+  if (self->end_ns == 0)
     return;
-  self->end = *end;
-  tide_trace_writer_end_process (self->session->writer, self->id, self->end_ns, end, self->dropped);
+  if (reaped_ns > self->start_ns && reaped_ns < self->end_ns)
+    {
+      self->end_ns = reaped_ns;
+      changed = TRUE;
+    }
+  if (end != NULL && self->end.kind == TIDE_END_UNKNOWN)
+    {
+      self->end = *end;
+      changed = TRUE;
+    }
+  if (changed)
+    tide_trace_writer_end_process (self->session->writer, self->id, self->end_ns, &self->end,
+                                   self->dropped);
 }
 
 static void

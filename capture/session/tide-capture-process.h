@@ -189,6 +189,7 @@ void                tide_capture_process_end_as       (TideCaptureProcess  *self
                                                        gint64               end_ns,
                                                        TideEndKind          kind);
 void                tide_capture_process_amend_end    (TideCaptureProcess  *self,
+                                                       gint64               reaped_ns,
                                                        const TideProcessEnd *end);
 void                tide_capture_process_flush_live   (TideCaptureProcess  *self);
 

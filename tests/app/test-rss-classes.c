@@ -238,7 +238,7 @@ test_steps_columns (Fixture       *f,
    * nothing: its cell is empty), then of the child. */
   expected_child = g_strdup_printf (",%" G_GINT64_FORMAT,
                                     child_by_step_end (f, TIDE_COUNTER_COW_BYTES, 5));
-  g_assert_cmpuint (g_strv_length (lines), ==, 1 + 5 + 2 + 1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 1 + 6 + 3 + 1);
   g_assert_true (g_str_has_suffix (lines[6], ","));
   g_assert_false (g_str_has_suffix (lines[6], ",,"));
   g_assert_true (g_str_has_suffix (lines[7], expected_child));
@@ -298,9 +298,9 @@ test_rss_report (Fixture       *f,
   g_autofree char *child_line = NULL;
   g_auto(GStrv) child_lines = NULL;
 
-  /* Rows by step, then process: steps 1-3 of the parent, 4 and 5 of both. */
-  g_assert_cmpuint (g_strv_length (lines), ==, 1 + 7 + 1);
-  for (guint row = 1; row <= 7; row++)
+  /* Rows by step, then process: steps 1-3 of the parent, 4-6 of both. */
+  g_assert_cmpuint (g_strv_length (lines), ==, 1 + 9 + 1);
+  for (guint row = 1; row <= 9; row++)
     {
       gint64 sum = 0;
 
@@ -330,9 +330,47 @@ test_rss_report (Fixture       *f,
   /* --process: the child's steps alone. */
   child_only = report_lines (f, "--rss", "text", child_pid);
   child_lines = g_strsplit (child_only, "\n", -1);
-  g_assert_cmpuint (g_strv_length (child_lines), ==, 1 + 2 + 1);
+  g_assert_cmpuint (g_strv_length (child_lines), ==, 1 + 3 + 1);
   g_assert_true (g_str_has_prefix (child_lines[1], "step 4 fork, rss-classes (pid "));
   g_assert_true (g_str_has_prefix (child_lines[2], "step 5 copy-on-write, rss-classes (pid "));
+  g_assert_true (g_str_has_prefix (child_lines[3], "step 6 child exited, rss-classes (pid "));
+}
+
+/* The parent's pages that its child shared: they became shared in step 4,
+ * as the child started, and the parent's alone again in step 6, as it
+ * exited, less the 16 MiB that the child copied in step 5.  `report --rss`
+ * names both moves and the process that made them, and the summary does
+ * not take pages no longer shared for growth. */
+static void
+test_sharing (Fixture       *f,
+              gconstpointer  unused)
+{
+  g_autofree char *csv = report_lines (f, "--rss", "csv", NULL);
+  g_autofree char *text = report_lines (f, "--rss", "text", NULL);
+  g_auto(GStrv) lines = g_strsplit (csv, "\n", -1);
+  g_autofree char *child_pid = tide_test_query_text (f->trace,
+                                                     "SELECT pid FROM processes WHERE id = 2");
+  g_autofree char *parent_pid = tide_test_query_text (f->trace,
+                                                      "SELECT pid FROM processes WHERE id = 1");
+  g_autofree char *started = NULL, *ended = NULL;
+  gint64 at_fork = at_step_end (f, TIDE_COUNTER_USS, 3) - at_step_end (f, TIDE_COUNTER_USS, 4);
+
+  /* Rows 4 and 8: the parent's steps 4 and 6. */
+  assert_near (csv_number (lines, 4, "sharing_bytes"), -at_fork);
+  assert_near (csv_number (lines, 8, "sharing_bytes"), at_fork - 16 * MIB);
+  assert_near (csv_number (lines, 8, "base_delta_bytes"), at_fork - 16 * MIB);
+  assert_near (csv_number (lines, 8, "unexplained_bytes"), 0);
+  assert_near (csv_number (lines, 8, "rss_delta_bytes"), 0);
+  g_assert_cmpint (at_fork, >=, 64 * MIB - CLASS_SLACK);
+
+  started = g_strdup_printf ("\nstep 4 fork, rss-classes \\(pid %s\\): -[0-9.]+ MiB private: "
+                             "newly shared -[0-9.]+ MiB \\(rss-classes \\(pid %s\\) started\\)"
+                             "[,;]", parent_pid, child_pid);
+  ended = g_strdup_printf ("\nstep 6 child exited, rss-classes \\(pid %s\\): \\+[0-9.]+ MiB "
+                           "private: no longer shared \\+[0-9.]+ MiB \\(rss-classes \\(pid %s\\) "
+                           "exited\\)[,;]", parent_pid, child_pid);
+  g_assert_true (g_regex_match_simple (started, text, 0, 0));
+  g_assert_true (g_regex_match_simple (ended, text, 0, 0));
 }
 
 static char *tidemark_out (const char * const *args);
@@ -354,7 +392,7 @@ test_summary_pss (void)
   g_autofree char *err = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GMatchInfo) match = NULL;
-  g_autoptr(GRegex) line = g_regex_new ("^tidemark: trace .*: 2 processes, 5 steps, job peak PSS "
+  g_autoptr(GRegex) line = g_regex_new ("^tidemark: trace .*: 2 processes, 6 steps, job peak PSS "
                                         "([0-9.]+) MiB on the host\n", G_REGEX_MULTILINE, 0, NULL);
   g_autofree char *mib = NULL;
   int status = 0;
@@ -683,6 +721,7 @@ main (int    argc,
   ADD ("/rss-classes/cow", test_cow);
   ADD ("/rss-classes/steps-columns", test_steps_columns);
   ADD ("/rss-classes/rss-report", test_rss_report);
+  ADD ("/rss-classes/sharing", test_sharing);
 #undef ADD
   g_test_add_func ("/rss-classes/summary-pss", test_summary_pss);
   g_test_add_func ("/rss-classes/jemalloc", test_jemalloc);

@@ -11,9 +11,11 @@
  *   step 3  shmem: a 16 MiB memfd mapped shared and written;
  *   step 4  a forked child that waits: the 32 MiB of private pages written
  *           before the fork are now shared, so the parent's PSS drops;
- *   step 5  the child writes half of them: 16 MiB copied on write.
+ *   step 5  the child writes half of them: 16 MiB copied on write;
+ *   step 6  the child exits, and the parent waits for it: what the two
+ *           still shared is the parent's alone again.
  *
- * The child ends after step 5; the parent waits for it and exits 0.
+ * Then the parent exits 0.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +107,8 @@ main (void)
 
   if (write (go[1], "e", 1) != 1 || waitpid (child, &status, 0) != child)
     return 2;
+  tidemark_step ("child exited");
+
   printf ("done\n");
   return WIFEXITED (status) && WEXITSTATUS (status) == 0 ? 0 : 1;
 }
