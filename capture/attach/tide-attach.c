@@ -60,6 +60,7 @@ typedef struct
   guint                   n_grad_probes;  /* libc10s with the optimizer-step uprobe */
   guint                   n_c10_probes;   /* libc10s with the CPU allocator's uprobes */
   MarkVictim              mark_victim;    /* what oom:mark_victim passes, if any */
+  gboolean                announced;      /* "attached" said on the ready fd */
   gboolean                stop;
 } Loader;
 
@@ -422,17 +423,39 @@ attach_cuda_probes (Loader *self,
 
 /* ---- events ---------------------------------------------------------------- */
 
+/* A line on the ready fd, for whoever started the attach and waits on it.
+ * A reader that has gone away is no error (SIGPIPE is ignored when there
+ * is a ready fd). */
+static void
+tell_ready (Loader     *self,
+            const char *line)
+{
+  int fd = self->base.options->ready_fd;
+
+  if (fd >= 0 && write (fd, line, strlen (line)) < 0)
+    return;
+}
+
 /* Where the BPF program finds the Python frames of @p's threads (a fork's
- * child has its parent's entry already, from the BPF program). */
+ * child has its parent's entry already, from the BPF program).  An image
+ * found after the attach (a fork, an exec) is told on the ready fd: until
+ * then, its samples have no Python frames. */
 static void
 follow_python (Loader            *self,
                TideAttachProcess *p)
 {
   guint32 tgid = (guint32) p->core->pid;
+  g_autofree char *line = NULL;
 
-  if (p->python != NULL)
-    bpf_map__update_elem (self->skel->maps.py_targets, &tgid, sizeof tgid, &p->py_target,
-                          sizeof p->py_target, BPF_ANY);
+  if (p->python == NULL)
+    return;
+  bpf_map__update_elem (self->skel->maps.py_targets, &tgid, sizeof tgid, &p->py_target,
+                        sizeof p->py_target, BPF_ANY);
+  if (self->announced)
+    {
+      line = g_strdup_printf ("python %d\n", p->core->pid);
+      tell_ready (self, line);
+    }
 }
 
 static TideAttachProcess *
@@ -909,8 +932,8 @@ announce (Loader *self)
 
   if (!o->quiet)
     g_printerr ("tidemark: attached to process %d (%s); Ctrl+C detaches\n", o->pid, mechanisms);
-  if (o->ready_fd >= 0 && write (o->ready_fd, "attached\n", 9) < 0)
-    return;
+  tell_ready (self, "attached\n");
+  self->announced = TRUE;
 }
 
 int
@@ -946,6 +969,8 @@ tide_attach_run (const TideAttachOptions  *options,
 
   if (!block_stop_signals (error))
     goto out;
+  if (options->ready_fd >= 0)
+    signal (SIGPIPE, SIG_IGN);
   self.base.session = tide_capture_session_new (options->output, options->symbol_cache_dir,
                                                 error);
   if (self.base.session == NULL)

@@ -44,7 +44,9 @@ typedef struct
   gboolean     uprobes_malloc;   /* uprobes on malloc and free (costly) */
   gboolean     verbose;          /* libbpf's own messages */
   gboolean     quiet;            /* no summary on stderr */
-  int          ready_fd;         /* >= 0: a line is written here once attached */
+  int          ready_fd;         /* >= 0: "attached" is written here once attached,
+                                  * then "python PID" for each image found later
+                                  * whose Python frames are read from then on */
   const char  *symbol_cache_dir; /* NULL: no symbol cache (tide-symbol-cache.h) */
 } TideAttachOptions;
 

@@ -129,14 +129,16 @@ start_toucher (const char *rss_log,
 
 /* Starts `tidemark attach [OPTION VALUE]` with @env (NULL, or NAME=VALUE
  * pairs), --quiet unless @loud (then its stderr is a pipe), and waits for
- * its "attached" line. */
+ * its "attached" line.  @told: NULL, or where the ready fd's stream goes,
+ * for the lines the attach says later. */
 static GSubprocess *
-start_attach_full (const char         *pid,
-                   const char         *trace,
-                   const char         *option,
-                   const char         *value,
-                   const char * const *env,
-                   gboolean            loud)
+start_attach_telling (const char         *pid,
+                      const char         *trace,
+                      const char         *option,
+                      const char         *value,
+                      const char * const *env,
+                      gboolean            loud,
+                      GDataInputStream  **told)
 {
   g_autoptr(GSubprocessLauncher) launcher =
     g_subprocess_launcher_new (loud ? G_SUBPROCESS_FLAGS_STDERR_PIPE : G_SUBPROCESS_FLAGS_NONE);
@@ -165,7 +167,42 @@ start_attach_full (const char         *pid,
   line = g_data_input_stream_read_line (ready, NULL, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpstr (line, ==, "attached");
+  if (told != NULL)
+    *told = g_steal_pointer (&ready);
   return p;
+}
+
+static GSubprocess *
+start_attach_full (const char         *pid,
+                   const char         *trace,
+                   const char         *option,
+                   const char         *value,
+                   const char * const *env,
+                   gboolean            loud)
+{
+  return start_attach_telling (pid, trace, option, value, env, loud, NULL);
+}
+
+/* Waits until the attach says, on its ready fd, that it reads the Python
+ * frames of @pid, an image it found after the attach: the samples taken
+ * before have none, however far behind the loader is. */
+static void
+wait_for_python_followed (GDataInputStream *told,
+                          const char       *pid)
+{
+  g_autofree char *want = g_strdup_printf ("python %s", pid);
+  g_autoptr(GError) error = NULL;
+
+  for (;;)
+    {
+      g_autofree char *line = g_data_input_stream_read_line (told, NULL, NULL, &error);
+
+      g_assert_no_error (error);
+      if (line == NULL)
+        g_error ("the attach ended without reading the Python frames of process %s", pid);
+      if (g_strcmp0 (line, want) == 0)
+        return;
+    }
 }
 
 static GSubprocess *
@@ -1248,15 +1285,18 @@ test_attach_python_exec (Fixture       *f,
   g_autoptr(GSubprocess) target = NULL;
   g_autoptr(GSubprocess) attach = NULL;
   g_autoptr(GDataInputStream) out = NULL;
+  g_autoptr(GDataInputStream) told = NULL;
   g_autofree char *ready = NULL, *done = NULL, *attach_err = NULL;
 
   if (!can_attach ())
     return;
   target = start_python (argv, &out);
-  attach = start_attach (g_subprocess_get_identifier (target), f->trace, NULL, NULL);
+  attach = start_attach_telling (g_subprocess_get_identifier (target), f->trace, NULL, NULL,
+                                 NULL, FALSE, &told);
   say_go (target);
   ready = read_target_line (out);
   g_assert_cmpstr (ready, ==, "ready");
+  wait_for_python_followed (told, g_subprocess_get_identifier (target));
   say_go (target);
   done = read_target_line (out);
   g_assert_cmpstr (done, ==, "done");
