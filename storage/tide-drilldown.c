@@ -9,6 +9,7 @@
 #include "tide-drilldown.h"
 
 #include "tide-alloc-ranges.h"
+#include "tide-report-private.h"
 #include "tide-saturate.h"
 #include "tide-schema.h"
 #include "tide-storage-error.h"
@@ -41,23 +42,6 @@ group_from_row (sqlite3_stmt *stmt)
     group->scope_path = g_strdup ((const char *) sqlite3_column_text (stmt, 7));
   group->resident_bytes = -1;
   return group;
-}
-
-static gboolean
-load_frames (TideTrace  *trace,
-             GPtrArray  *groups,
-             GError    **error)
-{
-  for (guint i = 0; i < groups->len; i++)
-    {
-      TideGroup *group = g_ptr_array_index (groups, i);
-
-      if (group->stack_id == 0)
-        group->frames = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_frame_free);
-      else if ((group->frames = tide_report_frames (trace, group->stack_id, error)) == NULL)
-        return FALSE;
-    }
-  return TRUE;
 }
 
 /**
@@ -109,7 +93,7 @@ tide_drilldown_retained (TideTrace  *trace,
     g_ptr_array_add (out, group_from_row (stmt));
   if (!tide_sqlite_finish (db, stmt, rc, "cannot query the trace", error))
     return NULL;
-  if (!load_frames (trace, out, error))
+  if (!_tide_report_load_group_frames (trace, out, error))
     return NULL;
   g_ptr_array_sort (out, compare_by_bytes);
   return g_steal_pointer (&out);

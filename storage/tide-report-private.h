@@ -45,6 +45,11 @@ gboolean      _tide_report_step_at      (sqlite3           *db,
                                          gint              *out,
                                          GError           **error);
 
+/* tide-report.c */
+gboolean      _tide_report_load_group_frames (TideTrace *trace,
+                                              GPtrArray *groups,
+                                              GError   **error);
+
 /* tide-report-rss.c */
 gboolean      _tide_report_add_classes  (TideTrace    *trace,
                                          GPtrArray    *rows,

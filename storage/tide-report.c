@@ -365,23 +365,32 @@ inline_frames_inherit_plumbing (GPtrArray *frames)
     }
 }
 
+/* The statement that reads a stack's frames (?1: its id), prepared once
+ * for as many stacks as a report shows. */
+static sqlite3_stmt *
+prepare_frames (TideTrace  *trace,
+                GError    **error)
+{
+  g_autofree char *sql = g_strconcat (frames_sql,
+                                      _tide_trace_has_inline_frames (trace) ? inline_frames_sql : "",
+                                      " ORDER BY 7 DESC, 8", NULL);
+
+  return tide_sqlite_prepare (_tide_trace_get_db (trace), sql, TIDE_REPORT_WHAT, error);
+}
+
+/* @stmt: from prepare_frames(), finalized here on an error only. */
 static GPtrArray *
-load_frames (TideTrace  *trace,
-             gint64      stack_id,
-             GError    **error)
+load_frames_with (TideTrace     *trace,
+                  sqlite3_stmt  *stmt,
+                  gint64         stack_id,
+                  GError       **error)
 {
   g_autoptr(GPtrArray) frames = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_frame_free);
   const TidePlumbing *plumbing = _tide_trace_get_plumbing (trace);
   GHashTable *file_names = _tide_trace_get_file_names (trace);
-  g_autofree char *sql = g_strconcat (frames_sql,
-                                      _tide_trace_has_inline_frames (trace) ? inline_frames_sql : "",
-                                      " ORDER BY 7 DESC, 8", NULL);
-  sqlite3_stmt *stmt;
   int rc;
 
-  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace), sql, TIDE_REPORT_WHAT, error);
-  if (stmt == NULL)
-    return NULL;
+  sqlite3_reset (stmt);
   sqlite3_bind_int64 (stmt, 1, stack_id);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
@@ -399,10 +408,27 @@ load_frames (TideTrace  *trace,
         frame->file_name = g_strdup (g_hash_table_lookup (file_names, frame->file));
       g_ptr_array_add (frames, frame);
     }
-  if (!tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error))
-    return NULL;
+  if (rc != SQLITE_DONE)
+    {
+      tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error);
+      return NULL;
+    }
   inline_frames_inherit_plumbing (frames);
   return g_steal_pointer (&frames);
+}
+
+static GPtrArray *
+load_frames (TideTrace  *trace,
+             gint64      stack_id,
+             GError    **error)
+{
+  sqlite3_stmt *stmt = prepare_frames (trace, error);
+  GPtrArray *frames;
+
+  if (stmt == NULL || (frames = load_frames_with (trace, stmt, stack_id, error)) == NULL)
+    return NULL;
+  sqlite3_finalize (stmt);
+  return frames;
 }
 
 static char *
@@ -423,44 +449,98 @@ load_scope_path (TideTrace *trace,
   return path;
 }
 
-/* The scope that holds most of a stack's live bytes at any step end:
- * shown beside a stack (the module that was running). */
-static gint64
-load_dominant_scope (TideTrace *trace,
-                     gint64     process_id,
-                     gint64     stack_id)
+/* The scope that holds most of a stack's live bytes at any step end
+ * (the lowest scope id of those that hold as much). */
+typedef struct
 {
+  gint64 stack_id;   /* the key */
+  gint64 scope_id;
+  gint64 bytes;
+} DominantScope;
+
+/* The dominant scope of every stack of @process_id that has one, shown
+ * beside a stack (the module that was running): one read of the
+ * process's step series, however many groups ask (a query per group read
+ * them all once each).  NULL on an error. */
+static GHashTable *
+load_dominant_scopes (TideTrace  *trace,
+                      gint64      process_id,
+                      GError    **error)
+{
+  g_autoptr(GHashTable) scopes = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, g_free);
   sqlite3_stmt *stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
-                                "SELECT ss.scope_id FROM step_series ss"
-                                " JOIN steps s ON s.id = ss.step_id"
-                                " WHERE s.process_id = ?1 AND ss.stack_id = ?2"
-                                "  AND ss.scope_id > 0"
-                                " GROUP BY ss.scope_id ORDER BY max (ss.live_bytes) DESC LIMIT 1",
-                                TIDE_REPORT_WHAT, NULL);
-  gint64 scope_id = 0;
+                                "SELECT ss.stack_id, ss.scope_id, max (ss.live_bytes)"
+                                " FROM step_series ss JOIN steps s ON s.id = ss.step_id"
+                                " WHERE s.process_id = ?1 AND ss.stack_id IS NOT NULL"
+                                "  AND ss.scope_id > 0 GROUP BY 1, 2",
+                                TIDE_REPORT_WHAT, error);
+  int rc;
 
   if (stmt == NULL)
-    return 0;
+    return NULL;
   sqlite3_bind_int64 (stmt, 1, process_id);
-  sqlite3_bind_int64 (stmt, 2, stack_id);
-  if (sqlite3_step (stmt) == SQLITE_ROW)
-    scope_id = sqlite3_column_int64 (stmt, 0);
-  sqlite3_finalize (stmt);
-  return scope_id;
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      DominantScope row = { sqlite3_column_int64 (stmt, 0), sqlite3_column_int64 (stmt, 1),
+                            sqlite3_column_int64 (stmt, 2) };
+      DominantScope *best = g_hash_table_lookup (scopes, &row.stack_id);
+
+      if (best == NULL)
+        {
+          best = g_memdup2 (&row, sizeof row);
+          g_hash_table_insert (scopes, &best->stack_id, best);
+        }
+      else if (row.bytes > best->bytes || (row.bytes == best->bytes && row.scope_id < best->scope_id))
+        *best = row;
+    }
+  if (!tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error))
+    return NULL;
+  return g_steal_pointer (&scopes);
 }
 
+/* What the groups of one process load once for all of them. */
+typedef struct
+{
+  GHashTable   *dominant_scopes;   /* NULL until a group needs them */
+  sqlite3_stmt *frames;            /* prepare_frames(), NULL until then */
+} GroupDetails;
+
+static void
+group_details_clear (GroupDetails *details)
+{
+  g_clear_pointer (&details->dominant_scopes, g_hash_table_unref);
+  g_clear_pointer (&details->frames, sqlite3_finalize);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (GroupDetails, group_details_clear)
+
 static gboolean
-group_load_details (TideTrace   *trace,
-                    TideGroup   *group,
-                    GError     **error)
+group_load_details (TideTrace     *trace,
+                    TideGroup     *group,
+                    GroupDetails  *details,
+                    GError       **error)
 {
   if (group->stack_id != 0 && group->scope_id == 0)
-    group->scope_id = load_dominant_scope (trace, group->process_id, group->stack_id);
+    {
+      DominantScope *dominant;
+
+      if (details->dominant_scopes == NULL &&
+          (details->dominant_scopes = load_dominant_scopes (trace, group->process_id,
+                                                            error)) == NULL)
+        return FALSE;
+      dominant = g_hash_table_lookup (details->dominant_scopes, &group->stack_id);
+      group->scope_id = dominant != NULL ? dominant->scope_id : 0;
+    }
   if (group->stack_id != 0)
     {
-      group->frames = load_frames (trace, group->stack_id, error);
-      if (group->frames == NULL)
+      if (details->frames == NULL && (details->frames = prepare_frames (trace, error)) == NULL)
         return FALSE;
+      group->frames = load_frames_with (trace, details->frames, group->stack_id, error);
+      if (group->frames == NULL)
+        {
+          details->frames = NULL;   /* finalized */
+          return FALSE;
+        }
     }
   else
     group->frames = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_frame_free);
@@ -528,6 +608,7 @@ add_process_suspects (TideTrace         *trace,
                       GError           **error)
 {
   g_autoptr(GHashTable) groups = NULL;
+  g_auto(GroupDetails) details = { NULL };
   GHashTableIter iter;
   GroupSeries *series;
 
@@ -549,7 +630,7 @@ add_process_suspects (TideTrace         *trace,
       group->count = -1;
       group_set_growth (group, &growth, proc->n_steps);
       g_ptr_array_add (out, group);
-      if (!group_load_details (trace, group, error))
+      if (!group_load_details (trace, group, &details, error))
         return FALSE;
       if (by == TIDE_GROUP_BY_STACK &&
           !_tide_group_load_growth_shares (trace, group, proc->n_steps, error))
@@ -688,6 +769,7 @@ add_process_retained (TideTrace         *trace,
   const char *key_column = by == TIDE_GROUP_BY_STACK ? "stack_id" : "scope_id";
   g_autoptr(GHashTable) by_key = g_hash_table_new_full (group_hash, group_equal, g_free, NULL);
   g_autoptr(GHashTable) series = NULL;
+  g_auto(GroupDetails) details = { NULL };
   g_autofree char *sql = NULL;
   StepSpan span = { 0 };
   guint first = out->len;
@@ -767,7 +849,7 @@ add_process_retained (TideTrace         *trace,
           growth_measure (s->deltas, proc->n_steps, &growth);
           group_set_growth (group, &growth, proc->n_steps);
         }
-      if (!group_load_details (trace, group, error))
+      if (!group_load_details (trace, group, &details, error))
         return FALSE;
     }
   return by != TIDE_GROUP_BY_STACK ||
@@ -867,6 +949,33 @@ tide_report_frames (TideTrace  *trace,
 {
   g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
   return load_frames (trace, stack_id, error);
+}
+
+/* The frames of every group of @groups that has a stack; an empty array
+ * for one without.  One statement for them all. */
+gboolean
+_tide_report_load_group_frames (TideTrace  *trace,
+                                GPtrArray  *groups,
+                                GError    **error)
+{
+  sqlite3_stmt *stmt = NULL;
+
+  for (guint i = 0; i < groups->len; i++)
+    {
+      TideGroup *group = g_ptr_array_index (groups, i);
+
+      if (group->stack_id == 0)
+        {
+          group->frames = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_frame_free);
+          continue;
+        }
+      if (stmt == NULL && (stmt = prepare_frames (trace, error)) == NULL)
+        return FALSE;
+      if ((group->frames = load_frames_with (trace, stmt, group->stack_id, error)) == NULL)
+        return FALSE;
+    }
+  g_clear_pointer (&stmt, sqlite3_finalize);
+  return TRUE;
 }
 
 /* The name a frame's source file goes by: an installed package's file by

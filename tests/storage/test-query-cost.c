@@ -479,6 +479,68 @@ test_old_trace_falls_back (void)
   tide_test_remove_dir (dir);
 }
 
+/* A trace of N_STEPS steps where each of @n_stacks stacks keeps one
+ * block from the first step on, in one of two scopes. */
+static char *
+write_live_stacks (const char *dir,
+                   const char *name,
+                   gint        n_stacks)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autoptr(TideTraceWriter) w = NULL;
+  g_autoptr(GError) error = NULL;
+  TideProcessRow proc = { .id = 1, .pid = 4242, .all_mode = TRUE, .exe = "/usr/bin/train" };
+
+  w = tide_trace_writer_new (path, &error);
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  tide_trace_writer_add_process (w, &proc);
+  tide_trace_writer_add_scope (w, 1, 1, 0, "encoder", "encoder");
+  tide_trace_writer_add_scope (w, 2, 1, 0, "decoder", "decoder");
+  for (gint k = 1; k <= N_STEPS; k++)
+    tide_trace_writer_add_step (w, k, 1, k, "", (k - 1) * STEP_NS, k * STEP_NS);
+  for (gint s = 1; s <= n_stacks; s++)
+    {
+      g_autofree char *function = g_strdup_printf ("site_%d", s);
+      TideFrameRow frame = { .id = s, .kind = 1, .function = function, .file = "train.c",
+                             .line = s, .module = "train" };
+      TideAllocRow row = { .process_id = 1, .alloc_ns = STEP_NS / 2 + s, .address = 0x10000 + 64 * s,
+                           .size = 64, .weight = 1, .stack_id = s, .scope_id = 1 + s % 2,
+                           .device = -1, .kind = KIND_MALLOC };
+
+      tide_trace_writer_add_frame (w, &frame);
+      tide_trace_writer_add_stack_node (w, s, 0, s, 1);
+      tide_trace_writer_add_allocation (w, &row);
+    }
+  tide_trace_writer_end_process (w, 1, N_STEPS * STEP_NS, &tide_test_exited_0, 0);
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  g_assert_no_error (error);
+  return g_steal_pointer (&path);
+}
+
+/* The work of `report --retained` (and of diff, which reads every group)
+ * grows with the groups it returns, not with their square: each group's
+ * scope was one query that read the step series of every stack. */
+static void
+test_many_stacks (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-query-cost");
+  g_autofree char *few = write_live_stacks (dir, "few.tide", 40);
+  g_autofree char *many = write_live_stacks (dir, "many.tide", 400);
+  Measure f[N_QUERIES], m[N_QUERIES];
+
+  measure_all (few, f);
+  measure_all (many, m);
+  g_assert_cmpuint (f[Q_RETAINED_STACK].n_rows, ==, 40);
+  g_assert_cmpuint (m[Q_RETAINED_STACK].n_rows, ==, 400);
+  g_test_message ("report --retained: vm steps %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT,
+                  f[Q_RETAINED_STACK].work.vm_steps, m[Q_RETAINED_STACK].work.vm_steps);
+  /* Ten times the groups: ten times the work, and some. */
+  g_assert_cmpuint (m[Q_RETAINED_STACK].work.vm_steps, <=,
+                    15 * f[Q_RETAINED_STACK].work.vm_steps);
+  tide_test_remove_dir (dir);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -487,5 +549,6 @@ main (int   argc,
   g_test_add_func ("/query-cost/recorded", test_recorded);
   g_test_add_func ("/query-cost/bare", test_bare);
   g_test_add_func ("/query-cost/old-trace-falls-back", test_old_trace_falls_back);
+  g_test_add_func ("/query-cost/many-stacks", test_many_stacks);
   return g_test_run ();
 }
