@@ -166,6 +166,8 @@ static const gint step_class_counters[TIDE_STEP_N_CLASSES] = {
   [TIDE_STEP_TCMALLOC_FREE] = TIDE_COUNTER_TCMALLOC_FREE,
   [TIDE_STEP_MAPPED] = TIDE_COUNTER_MAPPED,
   [TIDE_STEP_PY_ARENA_FREE] = TIDE_COUNTER_PY_ARENA_FREE,
+  [TIDE_STEP_THREAD_STACKS] = TIDE_COUNTER_THREAD_STACKS,
+  [TIDE_STEP_LIB_DATA] = TIDE_COUNTER_LIB_DATA,
 };
 
 typedef struct
@@ -398,6 +400,8 @@ static const char *const term_names[TIDE_RSS_N_TERMS] = {
   [TIDE_RSS_SHMEM] = "shmem",
   [TIDE_RSS_SHARING] = "no longer shared",
   [TIDE_RSS_PY_ARENA_FREE] = "Python arenas free",
+  [TIDE_RSS_THREAD_STACKS] = "thread stacks",
+  [TIDE_RSS_LIB_DATA] = "library data",
   [TIDE_RSS_UNEXPLAINED] = "unexplained",
 };
 
@@ -483,12 +487,16 @@ explain_row (const TideStepRow  *r,
       e->base_delta = e->private_base ? class_delta (r, TIDE_STEP_USS) : e->rss_delta;
       e->terms[TIDE_RSS_ALLOC_FREE] = class_delta (r, TIDE_STEP_ALLOC_FREE);
       e->terms[TIDE_RSS_PY_ARENA_FREE] = class_delta (r, TIDE_STEP_PY_ARENA_FREE);
+      e->terms[TIDE_RSS_THREAD_STACKS] = class_delta (r, TIDE_STEP_THREAD_STACKS);
+      e->terms[TIDE_RSS_LIB_DATA] = class_delta (r, TIDE_STEP_LIB_DATA);
       e->terms[TIDE_RSS_HEAP] = heap;
       if (r->has_classes && r->class_end[TIDE_STEP_ANON] >= 0)
         e->terms[TIDE_RSS_HEAP] = heap_within_anon (e->terms[TIDE_RSS_HEAP],
                                                     class_delta (r, TIDE_STEP_ANON) -
                                                     e->terms[TIDE_RSS_ALLOC_FREE] -
-                                                    e->terms[TIDE_RSS_PY_ARENA_FREE]);
+                                                    e->terms[TIDE_RSS_PY_ARENA_FREE] -
+                                                    e->terms[TIDE_RSS_THREAD_STACKS] -
+                                                    e->terms[TIDE_RSS_LIB_DATA]);
       e->terms[TIDE_RSS_FILE] = class_delta (r, TIDE_STEP_FILE);
       e->terms[TIDE_RSS_SHMEM] = class_delta (r, TIDE_STEP_SHMEM);
       if (e->private_base)
@@ -503,12 +511,12 @@ explain_row (const TideStepRow  *r,
   e->terms[TIDE_RSS_UNEXPLAINED] = e->base_delta - explained;
 }
 
-/* A step whose private memory was read at its start but not again at its
- * end: its change is not known on its own. */
+/* A step whose private memory was not read at its end: its change is not
+ * known on its own. */
 static gboolean
 is_pending (const TideStepRow *r)
 {
-  return has_private_base (r) && r->class_start[TIDE_STEP_USS] >= 0 && !r->private_read;
+  return has_private_base (r) && !r->private_read;
 }
 
 /* The steps of one process since its last reading of private memory. */
@@ -621,19 +629,21 @@ explanation_clear (TideRssExplanation *e)
 }
 
 /* @r as the last step of a span that began after @read (the process's
- * last step read at its end; NULL: none) with @first: the classes from
- * that reading to @r's end, the RSS's change over them all.  Not from
- * @first's start: a reading the poll took within a step lies there. */
+ * last step read at its end): the classes from that reading to @r's end,
+ * @rss_before plus @r's change of RSS.  Without @read, the span starts
+ * with the process, at nothing (since fork, for a fork's child): not at
+ * its first step's start, where the last reading may be one that the poll
+ * took long before, while the heap's change counts from that step's
+ * start. */
 static TideStepRow
 span_row (const TideStepRow *read,
-          const TideStepRow *first,
           const TideStepRow *r,
           gint64             rss_before)
 {
   TideStepRow span = *r;
 
-  memcpy (span.class_start, read != NULL ? read->class_end : first->class_start,
-          sizeof span.class_start);
+  for (gint c = 0; c < TIDE_STEP_N_CLASSES; c++)
+    span.class_start[c] = read != NULL ? read->class_end[c] : -1;
   span.rss_delta = rss_before + r->rss_delta;
   return span;
 }
@@ -680,7 +690,7 @@ explain_to_exit_read (GPtrArray   *rows,
   guint last_i = g_array_index (span->pending, guint, span->pending->len - 1);
   const TideStepRow *first = g_ptr_array_index (rows, g_array_index (span->pending, guint, 0));
   const TideStepRow *last = g_ptr_array_index (rows, last_i);
-  TideStepRow whole = span_row (span->last_read, first, last, span->rss - last->rss_delta);
+  TideStepRow whole = span_row (span->last_read, last, span->rss - last->rss_delta);
   TideRssExplanation *e = &g_array_index (out, TideRssExplanation, last_i);
 
   memcpy (whole.class_end, last->class_exit, sizeof whole.class_end);
@@ -732,18 +742,18 @@ tide_rss_explain_steps (GPtrArray *rows)
           span->rss += r->has_rss ? r->rss_delta : 0;
           continue;
         }
-      if (span->pending->len == 0 && (span->last_read == NULL || !has_private_base (r)))
+      if (span->pending->len == 0 && !has_private_base (r))
         explain_row (r, heap, e);
       else if (span->pending->len == 0)
         {
-          TideStepRow whole = span_row (span->last_read, r, r, 0);
+          TideStepRow whole = span_row (span->last_read, r, 0);
 
           explain_row (&whole, heap, e);
         }
       else
         {
           const TideStepRow *first = g_ptr_array_index (rows, g_array_index (span->pending, guint, 0));
-          TideStepRow whole = span_row (span->last_read, first, r, span->rss);
+          TideStepRow whole = span_row (span->last_read, r, span->rss);
 
           explain_row (&whole, span->heap + heap, e);
           e->first_step = first->number;
@@ -841,7 +851,7 @@ tide_rss_find_largest_unexplained (GPtrArray *rows,
                                    GArray    *explanations,
                                    gint64     threshold)
 {
-  g_autoptr(GHashTable) seen = g_hash_table_new (g_int64_hash, g_int64_equal);
+  g_autoptr(GHashTable) first_steps = g_hash_table_new (g_int64_hash, g_int64_equal);
   gint best = -1;
   gint64 best_growth = threshold;
 
@@ -854,8 +864,11 @@ tide_rss_find_largest_unexplained (GPtrArray *rows,
                       MAX (e->terms[TIDE_RSS_SHARING], 0);
       TideStepRow *r = g_ptr_array_index (rows, i);
 
-      /* A process's first step holds its start: libraries, imports. */
-      if (g_hash_table_add (seen, &r->process_id))
+      /* A process's first step holds its start: libraries, imports; and
+       * so does a span from it. */
+      if (!g_hash_table_contains (first_steps, &r->process_id))
+        g_hash_table_insert (first_steps, &r->process_id, GINT_TO_POINTER (r->number));
+      if (e->first_step <= GPOINTER_TO_INT (g_hash_table_lookup (first_steps, &r->process_id)))
         continue;
       /* Beyond the heap by more than a tenth of the change: a few pages
        * of the interpreter's beside 80 MiB of heap are not news. */
@@ -878,7 +891,17 @@ static const char *const term_columns[TIDE_RSS_N_TERMS] = {
   [TIDE_RSS_SHMEM] = "shmem_bytes",
   [TIDE_RSS_SHARING] = "sharing_bytes",
   [TIDE_RSS_PY_ARENA_FREE] = "py_arena_free_bytes",
+  [TIDE_RSS_THREAD_STACKS] = "thread_stacks_bytes",
+  [TIDE_RSS_LIB_DATA] = "lib_data_bytes",
   [TIDE_RSS_UNEXPLAINED] = "unexplained_bytes",
+};
+
+/* The terms' columns in CSV and JSON: those added later come after the
+ * ones that were there before, which keep their places. */
+static const TideRssTerm column_order[TIDE_RSS_N_TERMS] = {
+  TIDE_RSS_COW, TIDE_RSS_HEAP, TIDE_RSS_ALLOC_FREE, TIDE_RSS_FILE, TIDE_RSS_SHMEM,
+  TIDE_RSS_SHARING, TIDE_RSS_PY_ARENA_FREE, TIDE_RSS_UNEXPLAINED, TIDE_RSS_THREAD_STACKS,
+  TIDE_RSS_LIB_DATA,
 };
 
 static void
@@ -915,7 +938,7 @@ rss_csv (GString   *out,
 {
   g_string_append (out, "pid,role,steps_pid,step,label,base,base_delta_bytes,rss_delta_bytes");
   for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
-    g_string_append_printf (out, ",%s", term_columns[t]);
+    g_string_append_printf (out, ",%s", term_columns[column_order[t]]);
   g_string_append (out, ",first_step,pending,to_last_reading\n");
   for (guint i = 0; i < rows->len; i++)
     {
@@ -929,7 +952,7 @@ rss_csv (GString   *out,
       g_string_append_printf (out, ",%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT,
                               e->private_base ? "uss" : "rss", e->base_delta, e->rss_delta);
       for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
-        g_string_append_printf (out, ",%" G_GINT64_FORMAT, e->terms[t]);
+        g_string_append_printf (out, ",%" G_GINT64_FORMAT, e->terms[column_order[t]]);
       g_string_append_printf (out, ",%d,%d,%d\n", e->first_step, e->pending, e->to_exit_read);
     }
 }
@@ -956,7 +979,8 @@ rss_json (GString   *out,
                               ",\"rss_delta_bytes\":%" G_GINT64_FORMAT,
                               e->private_base ? "uss" : "rss", e->base_delta, e->rss_delta);
       for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
-        g_string_append_printf (out, ",\"%s\":%" G_GINT64_FORMAT, term_columns[t], e->terms[t]);
+        g_string_append_printf (out, ",\"%s\":%" G_GINT64_FORMAT, term_columns[column_order[t]],
+                                e->terms[column_order[t]]);
       g_string_append_printf (out, ",\"first_step\":%d,\"pending\":%s,\"to_last_reading\":%s",
                               e->first_step, e->pending ? "true" : "false",
                               e->to_exit_read ? "true" : "false");

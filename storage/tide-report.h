@@ -35,6 +35,8 @@ typedef enum
   TIDE_STEP_TCMALLOC_FREE,      /* the part of ALLOC_FREE that tcmalloc holds */
   TIDE_STEP_MAPPED,
   TIDE_STEP_PY_ARENA_FREE,      /* what CPython's arenas hold that no object uses */
+  TIDE_STEP_THREAD_STACKS,      /* resident pages of the threads' stacks */
+  TIDE_STEP_LIB_DATA,           /* resident pages of the libraries' bss */
   TIDE_STEP_N_CLASSES
 } TideStepClass;
 

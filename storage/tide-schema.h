@@ -69,6 +69,11 @@ typedef enum
   /* Bytes of pymalloc's blocks in use when the preload hooked CPython's
    * allocators: objects that are never recorded, once per process. */
   TIDE_COUNTER_PY_UNHOOKED = 32,
+  /* Resident bytes of the threads' stacks, and of the libraries' bss
+   * (capture/session/tide-anon-split.h): anonymous memory that no hook
+   * sees, read with smaps_rollup. */
+  TIDE_COUNTER_THREAD_STACKS = 33,
+  TIDE_COUNTER_LIB_DATA    = 34,
 } TideCounter;
 
 /* Frame kinds of the frames table. */

@@ -97,6 +97,8 @@ tide_capture_process_new (TideCaptureSession *session,
   self->last_rss_shared = -1;
   for (guint i = 0; i < G_N_ELEMENTS (self->last_classes); i++)
     self->last_classes[i] = -1;
+  self->last_thread_stacks = -1;
+  self->last_lib_data = -1;
   self->written_heap = -1;
   self->written_mapped = -1;
   self->written_pinned = -1;
@@ -562,6 +564,26 @@ write_classes (TideCaptureProcess   *self,
     }
 }
 
+/* The threads' stacks and the libraries' bss, resident (tide-anon-split.h):
+ * read with smaps_rollup, whose walk of every mapping costs as much. */
+static void
+write_anon_split (TideCaptureProcess *self,
+                  gint64              ts_ns,
+                  gboolean            always)
+{
+  TideAnonSplit split;
+
+  if (self->session->anon_splitter == NULL ||
+      !tide_anon_splitter_read (self->session->anon_splitter, self->pid, self->pagemap, &split))
+    return;
+  if (always)
+    self->last_thread_stacks = self->last_lib_data = -1;
+  write_counter (self, TIDE_COUNTER_THREAD_STACKS, ts_ns, (gint64) split.thread_stacks_bytes,
+                 &self->last_thread_stacks);
+  write_counter (self, TIDE_COUNTER_LIB_DATA, ts_ns, (gint64) split.lib_data_bytes,
+                 &self->last_lib_data);
+}
+
 /**
  * tide_capture_process_sample_classes:
  * @with_rollup: also read smaps_rollup (PSS, USS, shared pages), which
@@ -603,9 +625,10 @@ tide_capture_process_sample_classes_by (TideCaptureProcess *self,
     }
   now = tide_capture_now_ns ();
   if (now > deadline_ns)
-    write_classes (self, now, FALSE, &c, with_rollup, with_rollup);
-  else
-    write_classes (self, ts_ns, always, &c, with_rollup, with_rollup);
+    ts_ns = now, always = FALSE;
+  write_classes (self, ts_ns, always, &c, with_rollup, with_rollup);
+  if (with_rollup)
+    write_anon_split (self, ts_ns, always);
   return TRUE;
 }
 
@@ -682,7 +705,10 @@ tide_capture_process_read_at_exit (TideCaptureProcess *self,
    * last share of it. */
   if (self->counters != NULL && self->end_ns == 0 &&
       tide_proc_counters_read_classes (self->counters, TRUE, &c))
-    write_classes (self, ts_ns, TRUE, &c, TRUE, FALSE);
+    {
+      write_classes (self, ts_ns, TRUE, &c, TRUE, FALSE);
+      write_anon_split (self, ts_ns, TRUE);
+    }
   tide_capture_process_measure_cow (self, ts_ns);
   /* Its classes' last values are this reading's (the report takes them as
    * the process's memory at its end): later ones would be of its teardown. */

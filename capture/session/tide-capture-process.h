@@ -71,6 +71,8 @@ struct _TideCaptureProcess
   gint64               last_rss;
   gint64               last_rss_shared;
   gint64               last_classes[6]; /* TIDE_COUNTER_PSS ... RSS_SHARED_PAGES */
+  gint64               last_thread_stacks;
+  gint64               last_lib_data;
   gint64               classes_missed;  /* reads of status or smaps_rollup that failed */
   gboolean             rolled_up_at_step; /* smaps_rollup was read at one of its step ends */
   gboolean             read_at_exit;    /* its last reading is taken: what follows is

@@ -134,6 +134,7 @@ tide_capture_session_new (const char  *output,
   self->next_step_id = 1;
   self->start_ns = tide_capture_now_ns ();
   self->oom = tide_oom_watch_new (NULL, NULL);
+  self->anon_splitter = tide_anon_splitter_new ();
   return self;
 }
 
@@ -146,6 +147,7 @@ tide_capture_session_free (TideCaptureSession *self)
   g_clear_pointer (&self->stacks, tide_stack_table_free);
   g_clear_pointer (&self->nvml, tide_nvml_free);
   g_clear_pointer (&self->oom, tide_oom_watch_free);
+  g_clear_pointer (&self->anon_splitter, tide_anon_splitter_free);
   g_clear_pointer (&self->writer, tide_trace_writer_free);
   g_free (self);
 }

@@ -20,6 +20,7 @@
 
 #include <glib.h>
 
+#include "tide-anon-split.h"
 #include "tide-nvml.h"
 #include "tide-oom-watch.h"
 #include "tide-stack-table.h"
@@ -35,6 +36,7 @@ typedef struct _TideCaptureSession
   TideStackTable  *stacks;         /* NULL once the session finished */
   TideNvml        *nvml;           /* NULL without NVML */
   TideOomWatch    *oom;            /* the kernel's OOM kill counters */
+  TideAnonSplitter *anon_splitter; /* thread stacks and libraries' bss, by mapping */
   GPtrArray       *processes;      /* TideCaptureProcess*, every image seen */
 
   gint64           next_process_id;

@@ -7,9 +7,11 @@
 #include "config.h"
 
 #include "tide-procfs.h"
+#include "tide-anon-split.h"
 
 #include <gio/gio.h>
 #include <glib/gstdio.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <stdio.h>
@@ -17,6 +19,9 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* Keeps a function that must write its own stack frame out of line. */
+#define TARGET_NOINLINE_TEST __attribute__ ((noinline))
 
 static gsize page_size;
 
@@ -473,12 +478,168 @@ test_open_missing (void)
   g_assert_nonnull (error);
 }
 
+/* ---- anonymous memory by mapping ---------------------------------------------- */
+
+#define SPLIT_TOUCH (256 * 1024)
+
+/* In this program's bss: one that the test writes while it measures. */
+static char split_bss[4 * 1024 * 1024];
+
+typedef struct
+{
+  int                 go[2];
+  int                 done[2];
+  volatile const char *frame;   /* a local of the thread's, once it runs */
+  volatile gboolean    touched;
+} SplitThread;
+
+static TARGET_NOINLINE_TEST void
+touch_thread_stack (SplitThread *t)
+{
+  volatile char frame[SPLIT_TOUCH];
+
+  /* Through the volatile array, so that no write is left out. */
+  for (gsize i = 0; i < sizeof frame; i += 512)
+    frame[i] = 1;
+  t->touched = TRUE;
+}
+
+/* Waits, writes SPLIT_TOUCH bytes of its stack when told, and waits. */
+static void *
+split_thread_main (gpointer data)
+{
+  SplitThread *t = data;
+  volatile char here = 0;
+  char c;
+
+  t->frame = &here;
+  g_assert_cmpint (write (t->done[1], "r", 1), ==, 1);
+  g_assert_cmpint (read (t->go[0], &c, 1), ==, 1);
+  touch_thread_stack (t);
+  g_assert_cmpint (write (t->done[1], "t", 1), ==, 1);
+  g_assert_cmpint (read (t->go[0], &c, 1), ==, 1);
+  return NULL;
+}
+
+static gboolean
+ranges_hold (GArray        *ranges,
+             gconstpointer  address)
+{
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      const TideRange *r = &g_array_index (ranges, TideRange, i);
+
+      if ((guint64) (guintptr) address >= r->addr &&
+          (guint64) (guintptr) address < r->addr + r->size)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+split_self (TideAnonSplitter *splitter,
+            GArray           *stacks,
+            GArray           *data,
+            TideAnonSplit    *out)
+{
+  g_autofree char *maps = NULL;
+
+  g_assert_true (g_file_get_contents ("/proc/self/maps", &maps, NULL, NULL));
+  g_array_set_size (stacks, 0);
+  g_array_set_size (data, 0);
+  g_assert_true (_tide_anon_splitter_split (splitter, maps, NULL, stacks, data, out));
+}
+
+/* This process's own mappings: a pthread's stack (above its guard) and
+ * the main thread's, and the bss that holds split_bss; then what a
+ * thread writes of its stack, and the test of its bss, counted exactly
+ * in resident bytes, less what the test's own calls touch on the way. */
+static void
+test_anon_split (void)
+{
+  g_autoptr(TideAnonSplitter) splitter = tide_anon_splitter_new ();
+  g_autoptr(TidePagemap) pagemap = tide_pagemap_open (getpid (), NULL);
+  g_autoptr(GArray) stacks = g_array_new (FALSE, FALSE, sizeof (TideRange));
+  g_autoptr(GArray) data = g_array_new (FALSE, FALSE, sizeof (TideRange));
+  SplitThread t = { 0 };
+  volatile char here = 0;
+  TideAnonSplit before, after, whole;
+  pthread_attr_t attr;
+  pthread_t thread;
+  char c;
+
+  /* Pages of 4 KiB, whatever the machine's transparent huge pages. */
+  madvise ((char *) (((guintptr) split_bss + page_size - 1) & ~(guintptr) (page_size - 1)),
+           sizeof split_bss - page_size, MADV_NOHUGEPAGE);
+  g_assert_cmpint (pipe (t.go), ==, 0);
+  g_assert_cmpint (pipe (t.done), ==, 0);
+  pthread_attr_init (&attr);
+  pthread_attr_setstacksize (&attr, 2 * 1024 * 1024);
+  g_assert_cmpint (pthread_create (&thread, &attr, split_thread_main, &t), ==, 0);
+  pthread_attr_destroy (&attr);
+  g_assert_cmpint (read (t.done[0], &c, 1), ==, 1);
+
+  split_self (splitter, stacks, data, &whole);
+  g_assert_true (ranges_hold (stacks, (gconstpointer) t.frame));
+  g_assert_true (ranges_hold (stacks, (gconstpointer) &here));
+  g_assert_true (ranges_hold (data, &split_bss[page_size]));
+  g_assert_true (ranges_hold (data, &split_bss[sizeof split_bss - 1]));
+  g_assert_false (ranges_hold (data, (gconstpointer) &here));
+  g_assert_false (ranges_hold (stacks, split_bss));
+  g_assert_cmpuint (whole.lib_data_bytes, >=, sizeof split_bss - page_size);
+
+  g_assert_true (tide_anon_splitter_read (splitter, getpid (), pagemap, &before));
+  memset (split_bss + page_size, 2, SPLIT_TOUCH);
+  g_assert_cmpint (write (t.go[1], "g", 1), ==, 1);
+  g_assert_cmpint (read (t.done[0], &c, 1), ==, 1);
+  g_assert_true (tide_anon_splitter_read (splitter, getpid (), pagemap, &after));
+  g_assert_cmpuint (after.lib_data_bytes - before.lib_data_bytes, >=, SPLIT_TOUCH);
+  g_assert_cmpuint (after.lib_data_bytes - before.lib_data_bytes, <=, SPLIT_TOUCH + 16 * page_size);
+  g_test_message ("stacks %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT ", data %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT, before.thread_stacks_bytes, after.thread_stacks_bytes, before.lib_data_bytes, after.lib_data_bytes);
+  g_assert_cmpuint (after.thread_stacks_bytes - before.thread_stacks_bytes, >=, SPLIT_TOUCH);
+  g_assert_cmpuint (after.thread_stacks_bytes - before.thread_stacks_bytes, <=,
+                    SPLIT_TOUCH + 16 * page_size);
+
+  g_assert_true (t.touched);
+  g_assert_cmpint (write (t.go[1], "e", 1), ==, 1);
+  g_assert_cmpint (pthread_join (thread, NULL), ==, 0);
+  close (t.go[0]);
+  close (t.go[1]);
+  close (t.done[0]);
+  close (t.done[1]);
+}
+
+/* A maps text as the kernel writes it: a guard bigger than a guard is an
+ * allocator's reserved tail, and what lies above it is not a stack. */
+static void
+test_anon_split_text (void)
+{
+  g_autoptr(TideAnonSplitter) splitter = tide_anon_splitter_new ();
+  g_autoptr(GArray) stacks = g_array_new (FALSE, FALSE, sizeof (TideRange));
+  g_autoptr(GArray) data = g_array_new (FALSE, FALSE, sizeof (TideRange));
+  const char *maps =
+    "7f0000000000-7f0000001000 ---p 00000000 00:00 0 \n"
+    "7f0000001000-7f0000801000 rw-p 00000000 00:00 0 \n"
+    "7f1000000000-7f1000100000 ---p 00000000 00:00 0 \n"
+    "7f1000100000-7f1000200000 rw-p 00000000 00:00 0 \n"
+    "7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0                          [stack]\n";
+  TideAnonSplit out;
+
+  g_assert_true (_tide_anon_splitter_split (splitter, maps, NULL, stacks, data, &out));
+  g_assert_cmpuint (stacks->len, ==, 2);
+  g_assert_cmpuint (g_array_index (stacks, TideRange, 0).addr, ==, 0x7f0000001000);
+  g_assert_cmpuint (out.thread_stacks_bytes, ==, 0x800000 + 0x21000);
+  g_assert_cmpuint (out.lib_data_bytes, ==, 0);
+}
+
 int
 main (int   argc,
       char *argv[])
 {
   g_test_init (&argc, &argv, NULL);
   page_size = sysconf (_SC_PAGESIZE);
+  g_test_add_func ("/procfs/anon-split/self", test_anon_split);
+  g_test_add_func ("/procfs/anon-split/text", test_anon_split_text);
 
   g_test_add_data_func ("/procfs/pagemap/touched", GINT_TO_POINTER (TRUE), test_pagemap_touched);
   g_test_add_data_func ("/procfs/pagemap/unmapped", GINT_TO_POINTER (TRUE),

@@ -368,6 +368,10 @@ test_steady_heap (Fixture       *f,
           g_assert_cmpint (e->spanned_by, >, e->last_step);
           continue;
         }
+      /* A span from the process's first step holds its start (the
+       * interpreter): the first step never read at its end, under load. */
+      if (e->first_step == 1)
+        continue;
       n_read++;
       /* Up to the process's last reading, taken at its exit: main() has
        * returned by then, and its 25 blocks are freed. */

@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 
 #include "tide-report-format.h"
+#include "tide-report-rss.h"
 #include "tide-report.h"
 #include "tide-schema.h"
 #include "tide-trace-writer.h"
@@ -322,11 +323,71 @@ test_suspects_json (Fixture       *f,
   g_assert_cmpstr (head, ==, expected);
 }
 
+#define MIB G_GINT64_CONSTANT (1048576)
+
+/* A step row of process 1 whose private memory (USS) was last read, by
+ * its end, at @uss_end; @read: at its end itself.  @start: the reading
+ * by its start, -1 for none. */
+static TideStepRow *
+span_test_row (gint     number,
+               gint64   uss_start,
+               gint64   uss_end,
+               gboolean read,
+               gint64   resident)
+{
+  TideStepRow *r = g_new0 (TideStepRow, 1);
+
+  r->process_id = 1;
+  r->number = number;
+  r->has_classes = TRUE;
+  r->has_resident = TRUE;
+  r->resident_explained = resident;
+  for (gint c = 0; c < TIDE_STEP_N_CLASSES; c++)
+    r->class_start[c] = r->class_end[c] = r->class_exit[c] = -1;
+  r->class_start[TIDE_STEP_USS] = uss_start;
+  r->class_end[TIDE_STEP_USS] = uss_end;
+  r->class_start[TIDE_STEP_SHARED] = uss_start >= 0 ? 0 : -1;
+  r->class_end[TIDE_STEP_SHARED] = 0;
+  r->private_read = read;
+  r->heap_exit = -1;
+  return r;
+}
+
+/* A job that steps 20 MiB of heap a step, whose first two step ends the
+ * recorder read late (a loaded machine): the last reading by then was one
+ * the poll took early in step 1, at 3 MiB.  Step 3's reading explains
+ * steps 1-3 from the process's start, with the heap's whole change; it
+ * explained steps 2-3 from that early reading, against the heap's change
+ * since step 1's end, and left 20 MiB of heap unexplained. */
+static void
+test_span_from_start (void)
+{
+  g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_step_row_free);
+  g_autoptr(GArray) explanations = NULL;
+  const TideRssExplanation *e;
+
+  g_ptr_array_add (rows, span_test_row (1, -1, 3 * MIB, FALSE, 20 * MIB));
+  g_ptr_array_add (rows, span_test_row (2, 3 * MIB, 3 * MIB, FALSE, 40 * MIB));
+  g_ptr_array_add (rows, span_test_row (3, 3 * MIB, 63 * MIB, TRUE, 60 * MIB));
+  explanations = tide_rss_explain_steps (rows);
+  g_assert_true (g_array_index (explanations, TideRssExplanation, 0).pending);
+  g_assert_true (g_array_index (explanations, TideRssExplanation, 1).pending);
+  e = &g_array_index (explanations, TideRssExplanation, 2);
+  g_assert_false (e->pending);
+  g_assert_cmpint (e->first_step, ==, 1);
+  g_assert_cmpint (e->base_delta, ==, 63 * MIB);
+  g_assert_cmpint (e->terms[TIDE_RSS_HEAP], ==, 60 * MIB);
+  g_assert_cmpint (e->terms[TIDE_RSS_UNEXPLAINED], ==, 3 * MIB);
+  /* A span from a process's first step holds its start: no headline. */
+  g_assert_cmpint (tide_rss_find_largest_unexplained (rows, explanations, MIB), ==, -1);
+}
+
 int
 main (int    argc,
       char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/storage/report/span-from-start", test_span_from_start);
 
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
   ADD ("/storage/report/steps", test_steps);

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * Anonymous memory by mapping (tide-anon-split.h).
+ */
+#include "config.h"
+
+#include "tide-anon-split.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* glibc's guard is a page by default; a thread made with a larger
+ * guardsize has a larger one.  Beyond this, an inaccessible mapping is
+ * something else (an allocator's reserved tail). */
+#define MAX_GUARD_BYTES (64 * 1024)
+
+/* A writable PT_LOAD segment with a bss: what the loader maps anonymous. */
+typedef struct
+{
+  guint64 offset;   /* p_offset */
+  guint64 vaddr;    /* p_vaddr */
+  guint64 filesz;
+  guint64 memsz;
+} BssSegment;
+
+struct _TideAnonSplitter
+{
+  GHashTable *segments;   /* path -> GArray of BssSegment (empty: none, or unreadable) */
+  guint64     page;
+};
+
+/* One line of /proc/PID/maps. */
+typedef struct
+{
+  guint64     start;
+  guint64     end;
+  guint64     offset;
+  guint64     inode;
+  char        perms[8];
+  const char *path;       /* into the line; "" for an anonymous mapping */
+} MapsLine;
+
+TideAnonSplitter *
+tide_anon_splitter_new (void)
+{
+  TideAnonSplitter *self = g_new0 (TideAnonSplitter, 1);
+
+  self->segments = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                          (GDestroyNotify) g_array_unref);
+  self->page = (guint64) sysconf (_SC_PAGESIZE);
+  return self;
+}
+
+void
+tide_anon_splitter_free (TideAnonSplitter *self)
+{
+  if (self == NULL)
+    return;
+  g_hash_table_unref (self->segments);
+  g_free (self);
+}
+
+static gboolean
+parse_line (char     *line,
+            MapsLine *out)
+{
+  int path_at = 0;
+
+  if (sscanf (line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %" SCNu64 " %n",
+              &out->start, &out->end, out->perms, &out->offset, &out->inode, &path_at) < 5 ||
+      path_at == 0 || out->end <= out->start)
+    return FALSE;
+  out->path = line + path_at;
+  return TRUE;
+}
+
+static gboolean
+is_anonymous (const MapsLine *m)
+{
+  return m->inode == 0 && m->path[0] == '\0';
+}
+
+/* The writable segments with a bss of the ELF file at @path. */
+static GArray *
+read_bss_segments (const char *path)
+{
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (BssSegment));
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  Elf *elf = NULL;
+  size_t n = 0;
+
+  if (fd < 0)
+    return out;
+  elf_version (EV_CURRENT);
+  elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  if (elf != NULL && elf_getphdrnum (elf, &n) == 0)
+    for (size_t i = 0; i < n; i++)
+      {
+        GElf_Phdr phdr;
+        BssSegment s;
+
+        if (gelf_getphdr (elf, (int) i, &phdr) == NULL || phdr.p_type != PT_LOAD ||
+            !(phdr.p_flags & PF_W) || phdr.p_memsz <= phdr.p_filesz)
+          continue;
+        s = (BssSegment) { phdr.p_offset, phdr.p_vaddr, phdr.p_filesz, phdr.p_memsz };
+        g_array_append_val (out, s);
+      }
+  if (elf != NULL)
+    elf_end (elf);
+  close (fd);
+  return out;
+}
+
+static GArray *
+bss_segments (TideAnonSplitter *self,
+              const char       *path)
+{
+  GArray *segments = g_hash_table_lookup (self->segments, path);
+
+  if (segments == NULL)
+    {
+      segments = read_bss_segments (path);
+      g_hash_table_insert (self->segments, g_strdup (path), segments);
+    }
+  return segments;
+}
+
+static guint64
+round_up (guint64 value,
+          guint64 page)
+{
+  return (value + page - 1) & ~(page - 1);
+}
+
+/* The bss of the segment that file mapping @m maps, if it has one: from
+ * the end of the file's bytes, rounded up to a page (the page it ends in
+ * is the file mapping's), to the end of the segment in memory. */
+static void
+add_bss (TideAnonSplitter *self,
+         const MapsLine   *m,
+         GHashTable       *seen,
+         GArray           *data)
+{
+  GArray *segments;
+
+  if (m->path[0] != '/' || strchr (m->perms, 'w') == NULL ||
+      g_str_has_suffix (m->path, " (deleted)"))
+    return;
+  segments = bss_segments (self, m->path);
+  for (guint i = 0; i < segments->len; i++)
+    {
+      const BssSegment *s = &g_array_index (segments, BssSegment, i);
+      guint64 bias, from, to;
+      TideRange range;
+
+      if (m->offset < (s->offset & ~(self->page - 1)) || m->offset >= s->offset + s->filesz)
+        continue;
+      bias = m->start - m->offset - (s->vaddr - s->offset);
+      from = round_up (bias + s->vaddr + s->filesz, self->page);
+      to = round_up (bias + s->vaddr + s->memsz, self->page);
+      if (to <= from || !g_hash_table_add (seen, g_memdup2 (&from, sizeof from)))
+        continue;
+      range = (TideRange) { from, to - from };
+      g_array_append_val (data, range);
+    }
+}
+
+/* A pthread's stack: anonymous, read-write, right above its guard. */
+static gboolean
+is_thread_stack (const MapsLine *m,
+                 const MapsLine *below)
+{
+  if (g_str_equal (m->path, "[stack]"))
+    return TRUE;
+  return below != NULL && is_anonymous (m) && is_anonymous (below) &&
+         g_str_has_prefix (m->perms, "rw") && g_str_has_prefix (below->perms, "---") &&
+         below->end == m->start && below->end - below->start <= MAX_GUARD_BYTES;
+}
+
+static gint
+compare_ranges (gconstpointer a,
+                gconstpointer b)
+{
+  const TideRange *x = a, *y = b;
+
+  return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The resident bytes of @ranges, sorted here. */
+static gboolean
+resident (TidePagemap *pagemap,
+          GArray      *ranges,
+          guint64     *out)
+{
+  g_autofree guint64 *each = NULL;
+
+  *out = 0;
+  if (ranges->len == 0)
+    return TRUE;
+  g_array_sort (ranges, compare_ranges);
+  if (pagemap == NULL)
+    {
+      for (guint i = 0; i < ranges->len; i++)
+        *out += g_array_index (ranges, TideRange, i).size;
+      return TRUE;
+    }
+  each = g_new0 (guint64, ranges->len);
+  if (!tide_pagemap_resident (pagemap, (const TideRange *) (gpointer) ranges->data, ranges->len,
+                              each))
+    return FALSE;
+  for (guint i = 0; i < ranges->len; i++)
+    *out += each[i];
+  return TRUE;
+}
+
+gboolean
+_tide_anon_splitter_split (TideAnonSplitter *self,
+                           const char       *maps,
+                           TidePagemap      *pagemap,
+                           GArray           *stacks,
+                           GArray           *data,
+                           TideAnonSplit    *out)
+{
+  g_autoptr(GArray) own_stacks = stacks ? NULL : g_array_new (FALSE, FALSE, sizeof (TideRange));
+  g_autoptr(GArray) own_data = data ? NULL : g_array_new (FALSE, FALSE, sizeof (TideRange));
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  g_auto(GStrv) lines = g_strsplit (maps, "\n", -1);
+  MapsLine below = { 0 };
+  gboolean have_below = FALSE;
+
+  stacks = stacks ? stacks : own_stacks;
+  data = data ? data : own_data;
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      MapsLine m;
+
+      if (!parse_line (lines[i], &m))
+        continue;
+      if (is_thread_stack (&m, have_below ? &below : NULL))
+        {
+          TideRange range = { m.start, m.end - m.start };
+
+          g_array_append_val (stacks, range);
+        }
+      add_bss (self, &m, seen, data);
+      below = m;
+      have_below = TRUE;
+    }
+  *out = (TideAnonSplit) { 0 };
+  return resident (pagemap, stacks, &out->thread_stacks_bytes) &&
+         resident (pagemap, data, &out->lib_data_bytes);
+}
+
+gboolean
+tide_anon_splitter_read (TideAnonSplitter *self,
+                         int               pid,
+                         TidePagemap      *pagemap,
+                         TideAnonSplit    *out)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/maps", pid);
+  g_autofree char *maps = NULL;
+
+  if (pagemap == NULL || !g_file_get_contents (path, &maps, NULL, NULL))
+    return FALSE;
+  return _tide_anon_splitter_split (self, maps, pagemap, NULL, NULL, out);
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-anon-split.h: what a process's anonymous memory is, mapping by
+ * mapping, where /proc/PID/maps and the mapped files tell:
+ *
+ *   thread stacks   the main thread's [stack], and each anonymous
+ *                   read-write mapping that starts where an anonymous
+ *                   inaccessible guard of at most 64 KiB ends (glibc puts
+ *                   a pthread's guard below its stack, in one mmap);
+ *   library data    the bss of every mapped ELF object: the part of a
+ *                   writable PT_LOAD segment beyond the file
+ *                   (p_memsz > p_filesz), which the loader maps anonymous
+ *                   after the file's pages.
+ *
+ * Each is counted in resident bytes, from pagemap.  The segments of a file
+ * are read once per path and kept (an object loaded again at another
+ * address has the same segments).
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "tide-procfs.h"
+
+G_BEGIN_DECLS
+
+typedef struct
+{
+  guint64 thread_stacks_bytes;
+  guint64 lib_data_bytes;
+} TideAnonSplit;
+
+typedef struct _TideAnonSplitter TideAnonSplitter;
+
+TideAnonSplitter *tide_anon_splitter_new   (void);
+void              tide_anon_splitter_free  (TideAnonSplitter *self);
+
+/* FALSE when @pid's maps or pagemap could not be read (it is gone). */
+gboolean          tide_anon_splitter_read  (TideAnonSplitter *self,
+                                            int               pid,
+                                            TidePagemap      *pagemap,
+                                            TideAnonSplit    *out);
+
+/* For tests: the same from the text of a maps file, with the resident
+ * bytes of each range counted by @pagemap (NULL: each range counts
+ * whole); the ranges of each kind are appended to @stacks and @data
+ * (TideRange, may be NULL). */
+gboolean          _tide_anon_splitter_split (TideAnonSplitter *self,
+                                             const char       *maps,
+                                             TidePagemap      *pagemap,
+                                             GArray           *stacks,
+                                             GArray           *data,
+                                             TideAnonSplit    *out);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideAnonSplitter, tide_anon_splitter_free)
+
+G_END_DECLS
