@@ -10,7 +10,10 @@
  *   smaps_rollup  the page walk read twice a second (and at step ends
  *                 under --sync-steps);
  *   cow open      the child's inherited pages noted at fork;
- *   cow measure   its copied pages counted, twice a second.
+ *   cow measure   its copied pages counted, twice a second;
+ *   anon split    its maps read again, and the resident pages of its
+ *                 thread stacks and libraries' bss counted, with each
+ *                 smaps_rollup.
  *
  * The recorder reads smaps_rollup and the copy-on-write count of every
  * process twice a second, or less often where a snapshot would take more
@@ -27,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tide-anon-split.h"
 #include "tide-cow.h"
 #include "tide-procfs.h"
 
@@ -110,7 +114,10 @@ main (int    argc,
   g_autoptr(GArray) rollup_ms = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) open_ms = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) measure_ms = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) split_ms = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(TideProcCounters) counters = NULL;
+  g_autoptr(TidePagemap) pagemap = NULL;
+  g_autoptr(TideAnonSplitter) splitter = tide_anon_splitter_new ();
   TideRssClasses classes;
   guint64 inherited = 0;
   double snapshot_ms, interval_s;
@@ -123,11 +130,14 @@ main (int    argc,
   child = fork_sleeper ();
   counters = tide_proc_counters_open (child, &error);
   g_assert_no_error (error);
+  pagemap = tide_pagemap_open (child, &error);
+  g_assert_no_error (error);
 
   for (gint r = 0; r < runs; r++)
     {
-      gint64 t0 = g_get_monotonic_time (), t1, t2, t3, t4;
+      gint64 t0 = g_get_monotonic_time (), t1, t2, t3, t4, t5;
       g_autoptr(TideCow) cow = NULL;
+      TideAnonSplit split;
       guint64 copied;
       double v;
 
@@ -140,14 +150,17 @@ main (int    argc,
       t3 = g_get_monotonic_time ();
       tide_cow_measure (cow, &copied, NULL);
       t4 = g_get_monotonic_time ();
+      tide_anon_splitter_read (splitter, child, pagemap, &split);
+      t5 = g_get_monotonic_time ();
       inherited = tide_cow_get_inherited (cow);
       v = (t1 - t0) / 1e3; g_array_append_val (status_ms, v);
       v = (t2 - t1) / 1e3; g_array_append_val (rollup_ms, v);
       v = (t3 - t2) / 1e3; g_array_append_val (open_ms, v);
       v = (t4 - t3) / 1e3; g_array_append_val (measure_ms, v);
+      v = (t5 - t4) / 1e3; g_array_append_val (split_ms, v);
     }
 
-  snapshot_ms = median (rollup_ms) + median (measure_ms);
+  snapshot_ms = median (rollup_ms) + median (measure_ms) + median (split_ms);
   interval_s = MAX (POLL_S, snapshot_ms / 1000.0 / BUDGET_CORE_SHARE);
   g_print ("process with %d mappings (%s inherited pages: %.1f MiB), medians of %d:\n",
            count_mappings (child), "copy-on-write", inherited / 1048576.0, runs);
@@ -155,6 +168,7 @@ main (int    argc,
   g_print ("  smaps_rollup  %8.3f ms\n", median (rollup_ms));
   g_print ("  cow open      %8.3f ms (once, at fork)\n", median (open_ms));
   g_print ("  cow measure   %8.3f ms\n", median (measure_ms));
+  g_print ("  anon split    %8.3f ms (maps, thread stacks and bss)\n", median (split_ms));
   g_print ("a snapshot of it: %.3f ms; twice a second that would be %.2f%% of one core; "
            "at the budget of %.0f%% the recorder reads it every %.2f s\n", snapshot_ms,
            100 * snapshot_ms * 2 / 1000.0, 100 * BUDGET_CORE_SHARE, interval_s);

@@ -871,6 +871,7 @@ finish_trace (Loader  *self,
   TideCaptureSession *session = self->base.session;
   gint64 end_ns = tide_capture_now_ns ();
   guint64 dropped = read_stat (self, TIDE_BPF_STAT_DROPPED);
+  guint64 shed = read_stat (self, TIDE_BPF_STAT_SHED);
 
   for (guint i = 0; i < self->base.images->len; i++)
     {
@@ -883,7 +884,8 @@ finish_trace (Loader  *self,
         }
       tide_attach_process_flush (p);
     }
-  session->total_dropped = (gint64) dropped;
+  session->total_dropped = (gint64) (dropped + shed);
+  tide_trace_writer_set_meta_int (session->writer, "faults_shed", (gint64) shed);
   tide_trace_writer_set_meta_int (session->writer, "page_faults",
                                   (gint64) read_stat (self, TIDE_BPF_STAT_FAULTS));
   tide_trace_writer_set_meta_int (session->writer, "unwound_stacks", self->base.n_unwound);
@@ -893,6 +895,9 @@ finish_trace (Loader  *self,
   if (dropped > 0 && !self->base.options->quiet)
     g_printerr ("tidemark: %" G_GUINT64_FORMAT " records were dropped because the ring buffer "
                 "was full; sizes are low by that much\n", dropped);
+  if (shed > 0 && !self->base.options->quiet)
+    g_printerr ("tidemark: %" G_GUINT64_FORMAT " sampled page faults were left out while the ring "
+                "buffer was half full; sizes are low by that much\n", shed);
   return tide_capture_session_finish (session, end_ns, error);
 }
 

@@ -274,7 +274,8 @@ typedef enum
   TIDE_BPF_STAT_DROPPED = 0,   /* ring buffer full: records lost */
   TIDE_BPF_STAT_FAULTS  = 1,   /* page faults of followed processes */
   TIDE_BPF_STAT_SAMPLED = 2,   /* of which sampled */
-  TIDE_BPF_N_STATS      = 3,
+  TIDE_BPF_STAT_SHED    = 3,   /* of which left out: the ring buffer was half full */
+  TIDE_BPF_N_STATS      = 4,
 } TideBpfStat;
 
 _Static_assert (sizeof (TideBpfHeader) == 24, "TideBpfHeader layout");

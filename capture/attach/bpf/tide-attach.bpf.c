@@ -560,11 +560,11 @@ handle_fault (void   *ctx,
   /* Sampled faults give way to the records that keep the trace whole
    * (steps, frees, unmaps, PyTorch's blocks): when the recorder falls
    * behind (a job importing torch touches a lot of pages at once) they
-   * are dropped first, with a quarter of the buffer still free for the
-   * others. */
-  if (bpf_ringbuf_query (&events, BPF_RB_AVAIL_DATA) > RING_BYTES / 4 * 3)
+   * are left out first, with half of the buffer still free for the
+   * others, which a slow loader under load may take seconds to reach. */
+  if (bpf_ringbuf_query (&events, BPF_RB_AVAIL_DATA) > RING_BYTES / 2)
     {
-      count_stat (TIDE_BPF_STAT_DROPPED);
+      count_stat (TIDE_BPF_STAT_SHED);
       return 0;
     }
   ev = reserve (sizeof *ev, TIDE_BPF_FAULT);
