@@ -190,10 +190,23 @@ in_step (TideTrace         *trace,
   return ns > start && ns <= start + r->duration_ns;
 }
 
+/* Whether @q ended after the step of @r, and no later than @p (its
+ * last reading, at its exit, comes after @q's end). */
+static gboolean
+ended_after_step (TideTrace         *trace,
+                  const TideStepRow *r,
+                  const TideProcess *p,
+                  const TideProcess *q)
+{
+  gint64 end = tide_trace_get_start_ns (trace) + r->start_ns + r->duration_ns;
+
+  return q->end_ns > end && (p->end_ns == 0 || q->end_ns <= p->end_ns);
+}
+
 /* The processes that share pages with @p by fork, its parent and its
  * children (siblings share what their parent does, so one's exit moves
- * little), that started or ended during each of its steps: their pages
- * became shared, or stopped being shared, then. */
+ * little), that started or ended during each of its steps, or after its
+ * last: their pages became shared, or stopped being shared, then. */
 static void
 add_kin_changes (TideTrace *trace,
                  GPtrArray *processes,
@@ -201,6 +214,7 @@ add_kin_changes (TideTrace *trace,
 {
   g_autoptr(GHashTable) kin = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL,
                                                      (GDestroyNotify) g_ptr_array_unref);
+  g_autoptr(GHashTable) last_rows = g_hash_table_new (g_int64_hash, g_int64_equal);
 
   for (guint i = 0; i < processes->len; i++)
     {
@@ -217,12 +231,22 @@ add_kin_changes (TideTrace *trace,
   for (guint i = 0; i < rows->len; i++)
     {
       TideStepRow *r = g_ptr_array_index (rows, i);
+      TideStepRow *last = g_hash_table_lookup (last_rows, &r->process_id);
+
+      if (last == NULL || r->number > last->number)
+        g_hash_table_insert (last_rows, &r->process_id, r);
+    }
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+      gboolean is_last = g_hash_table_lookup (last_rows, &r->process_id) == r;
       TideProcess *p = tide_processes_find (processes, r->process_id);
       TideProcess *parent = p != NULL ? tide_processes_find (processes, p->parent_id) : NULL;
       GPtrArray *children = p != NULL ? g_hash_table_lookup (kin, &p->id) : NULL;
 
       r->kin_started = g_ptr_array_new_with_free_func (g_free);
       r->kin_ended = g_ptr_array_new_with_free_func (g_free);
+      r->kin_ended_after = g_ptr_array_new_with_free_func (g_free);
       for (guint k = 0; k <= (children != NULL ? children->len : 0); k++)
         {
           TideProcess *q = k == 0 ? parent : g_ptr_array_index (children, k - 1);
@@ -233,6 +257,8 @@ add_kin_changes (TideTrace *trace,
             g_ptr_array_add (r->kin_started, describe_kin (q));
           if (q->end_ns != 0 && in_step (trace, r, q->end_ns))
             g_ptr_array_add (r->kin_ended, describe_kin (q));
+          else if (is_last && q->end_ns != 0 && ended_after_step (trace, r, p, q))
+            g_ptr_array_add (r->kin_ended_after, describe_kin (q));
         }
     }
 }

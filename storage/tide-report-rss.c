@@ -595,7 +595,8 @@ add_names (GPtrArray *names,
 }
 
 /* Names what moved @e's sharing term: the processes of the family of the
- * rows @pending (indices) and @i that ended in them, for pages no longer
+ * rows @pending (indices) and @i that ended in them (or after the last,
+ * for a span up to the process's last reading), for pages no longer
  * shared, or started in them, for pages newly shared. */
 static void
 name_sharing_cause (GPtrArray          *rows,
@@ -615,6 +616,8 @@ name_sharing_cause (GPtrArray          *rows,
                                                       ? g_array_index (pending, guint, k) : i);
 
       add_names (names, ended ? r->kin_ended : r->kin_started);
+      if (ended && e->to_exit_read)
+        add_names (names, r->kin_ended_after);
     }
   if (names->len == 0)
     return;
@@ -696,9 +699,9 @@ explain_to_exit_read (GPtrArray   *rows,
   memcpy (whole.class_end, last->class_exit, sizeof whole.class_end);
   whole.rss_delta += rss_after_last_step (last);
   explain_row (&whole, span->heap + heap_after_last_step (last), e);
-  name_sharing_cause (rows, span->pending, last_i, e);
   e->first_step = first->number;
   e->to_exit_read = TRUE;
+  name_sharing_cause (rows, span->pending, last_i, e);
   for (guint k = 0; k + 1 < span->pending->len; k++)
     {
       TideRssExplanation *p = &g_array_index (out, TideRssExplanation,

@@ -20,6 +20,7 @@ tide_step_row_free (TideStepRow *row)
   g_clear_pointer (&row->devices, g_array_unref);
   g_clear_pointer (&row->kin_started, g_ptr_array_unref);
   g_clear_pointer (&row->kin_ended, g_ptr_array_unref);
+  g_clear_pointer (&row->kin_ended_after, g_ptr_array_unref);
   g_free (row);
 }
 

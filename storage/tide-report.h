@@ -94,6 +94,8 @@ typedef struct
                                  * during the step ("DataLoader worker 0",
                                  * "python3 (pid 42)"); tide_report_job_steps only */
   GPtrArray *kin_ended;         /* char *: those that ended during it */
+  GPtrArray *kin_ended_after;   /* char *: on a process's last step only, those that
+                                 * ended after it, before the process did */
 } TideStepRow;
 
 typedef struct

@@ -15,6 +15,7 @@
 
 #include "tide-processes.h"
 #include "tide-report-format.h"
+#include "tide-report-rss.h"
 #include "tide-report.h"
 #include "tide-schema.h"
 #include "tide-test-util.h"
@@ -725,6 +726,37 @@ test_dataloader (Fixture       *f,
  * bigger than the sampling interval, so it is recorded exactly).  The one
  * suspect is the parent's Probe at its LEAK-LINE, exactly one tensor a step
  * from step 2 on; the DataLoader's two workers are in the trace. */
+/* The main process's pages that its two DataLoader workers shared: newly
+ * shared as the workers started, no longer shared as they exited, with
+ * them named; what comes back is at least half of what went (the rest the
+ * parent wrote, and so copied, in between). */
+static void
+check_workers_sharing (TideTrace *trace)
+{
+  g_autoptr(GPtrArray) rows = tide_report_job_steps (trace, NULL);
+  g_autoptr(GArray) explanations = NULL;
+  gint64 newly = 0, no_longer = 0;
+
+  g_assert_nonnull (rows);
+  explanations = tide_rss_explain_steps (rows);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const TideStepRow *r = g_ptr_array_index (rows, i);
+      const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, i);
+
+      if (r->process_id != 1)
+        continue;
+      if (g_strcmp0 (e->sharing_cause, "DataLoader workers 0 and 1 started") == 0)
+        newly -= e->terms[TIDE_RSS_SHARING];
+      if (g_strcmp0 (e->sharing_cause, "DataLoader workers 0 and 1 exited") == 0)
+        no_longer += e->terms[TIDE_RSS_SHARING];
+    }
+  g_test_message ("newly shared %" G_GINT64_FORMAT ", no longer shared %" G_GINT64_FORMAT,
+                  newly, no_longer);
+  g_assert_cmpint (newly, >, 0);
+  g_assert_cmpint (no_longer, >=, newly / 2);
+}
+
 static void
 test_example (Fixture       *f,
               gconstpointer  data)
@@ -745,6 +777,7 @@ test_example (Fixture       *f,
   g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes"), ==, 3);
   g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes"
                                      " WHERE parent_id = (SELECT min (id) FROM processes)"), ==, 2);
+  check_workers_sharing (trace);
   if (control)
     {
       g_assert_cmpuint (suspects->len, ==, 0);
