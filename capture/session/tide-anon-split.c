@@ -10,8 +10,6 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -66,18 +64,46 @@ tide_anon_splitter_free (TideAnonSplitter *self)
   g_free (self);
 }
 
+/* The next field of a maps line at *@at, as a number in @base, and the
+ * spaces after it skipped; FALSE when it is not one. */
 static gboolean
-parse_line (char     *line,
-            MapsLine *out)
+next_number (const char **at,
+             int          base,
+             char         end,
+             guint64     *out)
 {
-  int path_at = 0;
+  char *after;
 
-  if (sscanf (line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %" SCNu64 " %n",
-              &out->start, &out->end, out->perms, &out->offset, &out->inode, &path_at) < 5 ||
-      path_at == 0 || out->end <= out->start)
+  *out = g_ascii_strtoull (*at, &after, base);
+  if (after == *at || *after != end)
     return FALSE;
-  out->path = line + path_at;
+  for (*at = after + 1; **at == ' '; (*at)++)
+    ;
   return TRUE;
+}
+
+/* "start-end perms offset dev inode path": by hand, since a process may
+ * have tens of thousands of mappings, read with every smaps_rollup
+ * (sscanf took most of the time). */
+static gboolean
+parse_line (const char *line,
+            MapsLine   *out)
+{
+  const char *at = line, *space;
+
+  if (!next_number (&at, 16, '-', &out->start) || !next_number (&at, 16, ' ', &out->end) ||
+      (space = strchr (at, ' ')) == NULL || space - at >= (ptrdiff_t) sizeof out->perms)
+    return FALSE;
+  memcpy (out->perms, at, (gsize) (space - at));
+  out->perms[space - at] = '\0';
+  at = space + 1;
+  if (!next_number (&at, 16, ' ', &out->offset) || (space = strchr (at, ' ')) == NULL)
+    return FALSE;
+  at = space + 1;
+  if (!next_number (&at, 10, ' ', &out->inode) && !next_number (&at, 10, '\0', &out->inode))
+    return FALSE;
+  out->path = at;
+  return out->end > out->start;
 }
 
 static gboolean
@@ -230,17 +256,20 @@ _tide_anon_splitter_split (TideAnonSplitter *self,
   g_autoptr(GArray) own_stacks = stacks ? NULL : g_array_new (FALSE, FALSE, sizeof (TideRange));
   g_autoptr(GArray) own_data = data ? NULL : g_array_new (FALSE, FALSE, sizeof (TideRange));
   g_autoptr(GHashTable) seen = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
-  g_auto(GStrv) lines = g_strsplit (maps, "\n", -1);
+  g_autofree char *text = g_strdup (maps);
   MapsLine below = { 0 };
   gboolean have_below = FALSE;
+  char *next = NULL;
 
   stacks = stacks ? stacks : own_stacks;
   data = data ? data : own_data;
-  for (guint i = 0; lines[i] != NULL; i++)
+  for (char *line = text; line != NULL && *line != '\0'; line = next)
     {
       MapsLine m;
 
-      if (!parse_line (lines[i], &m))
+      if ((next = strchr (line, '\n')) != NULL)
+        *next++ = '\0';
+      if (!parse_line (line, &m))
         continue;
       if (is_thread_stack (&m, have_below ? &below : NULL))
         {
