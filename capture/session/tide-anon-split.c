@@ -77,7 +77,8 @@ next_number (const char **at,
   *out = g_ascii_strtoull (*at, &after, base);
   if (after == *at || *after != end)
     return FALSE;
-  for (*at = after + 1; **at == ' '; (*at)++)
+  /* A line's last field ends it: stay on its terminator. */
+  for (*at = end != '\0' ? after + 1 : after; **at == ' '; (*at)++)
     ;
   return TRUE;
 }

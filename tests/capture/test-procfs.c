@@ -622,13 +622,18 @@ test_anon_split_text (void)
     "7f0000001000-7f0000801000 rw-p 00000000 00:00 0 \n"
     "7f1000000000-7f1000100000 ---p 00000000 00:00 0 \n"
     "7f1000100000-7f1000200000 rw-p 00000000 00:00 0 \n"
-    "7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0                          [stack]\n";
+    "7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0                          [stack]\n"
+    /* The kernel ends an unnamed mapping's line after its inode: the line
+     * after it is not its path. */
+    "7ffd00000000-7ffd00001000 ---p 00000000 00:00 0\n"
+    "7ffd00001000-7ffd00101000 rw-p 00000000 00:00 0";
   TideAnonSplit out;
 
   g_assert_true (_tide_anon_splitter_split (splitter, maps, NULL, stacks, data, &out));
-  g_assert_cmpuint (stacks->len, ==, 2);
+  g_assert_cmpuint (stacks->len, ==, 3);
   g_assert_cmpuint (g_array_index (stacks, TideRange, 0).addr, ==, 0x7f0000001000);
-  g_assert_cmpuint (out.thread_stacks_bytes, ==, 0x800000 + 0x21000);
+  g_assert_cmpuint (g_array_index (stacks, TideRange, 2).addr, ==, 0x7ffd00001000);
+  g_assert_cmpuint (out.thread_stacks_bytes, ==, 0x800000 + 0x21000 + 0x100000);
   g_assert_cmpuint (out.lib_data_bytes, ==, 0);
 }
 
