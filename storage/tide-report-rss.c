@@ -536,12 +536,22 @@ process_span_free (ProcessSpan *span)
   g_free (span);
 }
 
-/* "DataLoader workers 0 and 1" for names that differ only by a final
- * number; NULL for any others. */
+static gint
+compare_numbers (gconstpointer a,
+                 gconstpointer b)
+{
+  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
+
+  return x < y ? -1 : x > y;
+}
+
+/* "DataLoader workers 0 and 1", in the numbers' order, for names that
+ * differ only by a final number; NULL for any others. */
 static char *
 join_numbered (GPtrArray *names)
 {
   g_autoptr(GString) out = g_string_new (NULL);
+  g_autoptr(GArray) numbers = g_array_new (FALSE, FALSE, sizeof (guint64));
   const char *first = g_ptr_array_index (names, 0);
   const char *space = strrchr (first, ' ');
   gsize prefix = space != NULL ? (gsize) (space - first) + 1 : 0;
@@ -551,16 +561,20 @@ join_numbered (GPtrArray *names)
   for (guint i = 0; i < names->len; i++)
     {
       const char *name = g_ptr_array_index (names, i);
+      guint64 number;
 
-      if (strncmp (name, first, prefix) != 0 || name[prefix] == '\0' ||
-          strspn (name + prefix, "0123456789") != strlen (name + prefix))
+      if (strncmp (name, first, prefix) != 0 ||
+          !g_ascii_string_to_unsigned (name + prefix, 10, 0, G_MAXUINT64, &number, NULL))
         return NULL;
+      g_array_append_val (numbers, number);
     }
+  g_array_sort (numbers, compare_numbers);
   g_string_append_len (out, first, (gssize) prefix - 1);
   g_string_append (out, "s ");
-  for (guint i = 0; i < names->len; i++)
-    g_string_append_printf (out, "%s%s", i == 0 ? "" : i + 1 == names->len ? " and " : ", ",
-                            (const char *) g_ptr_array_index (names, i) + prefix);
+  for (guint i = 0; i < numbers->len; i++)
+    g_string_append_printf (out, "%s%" G_GUINT64_FORMAT,
+                            i == 0 ? "" : i + 1 == numbers->len ? " and " : ", ",
+                            g_array_index (numbers, guint64, i));
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 

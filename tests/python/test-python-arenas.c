@@ -284,15 +284,16 @@ assert_rss_terms (Fixture      *f,
     {
       const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, k);
       /* A step whose private memory was not read at its end is told by
-       * the next step that was, over both. */
-      gint first = MAX (k - (e->last_step - e->first_step), 1);
+       * the next step that was, over both; over the first step too, from
+       * the process's start, where nothing was free. */
+      gint first = k - (e->last_step - e->first_step);
 
       /* The last steps, when told up to the process's last reading, run
        * past what the program printed at its last step. */
       if (e->to_exit_read)
         continue;
       g_assert_cmpint (e->terms[TIDE_RSS_PY_ARENA_FREE], ==,
-                       e->pending ? 0 : free_bytes[k] - free_bytes[first - 1]);
+                       e->pending ? 0 : free_bytes[k] - (first > 0 ? free_bytes[first - 1] : 0));
     }
   g_assert_true (g_str_has_prefix (csv, "pid,role,steps_pid,step,label,base,base_delta_bytes,"
                                         "rss_delta_bytes,cow_bytes,heap_bytes,alloc_free_bytes,"

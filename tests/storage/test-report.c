@@ -382,12 +382,48 @@ test_span_from_start (void)
   g_assert_cmpint (tide_rss_find_largest_unexplained (rows, explanations, MIB), ==, -1);
 }
 
+/* Pages newly shared as two workers started, named in their numbers'
+ * order whichever said hello first, and no longer shared as they and a
+ * helper exited. */
+static void
+test_sharing_cause (void)
+{
+  g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_step_row_free);
+  g_autoptr(GArray) explanations = NULL;
+  TideStepRow *forked = span_test_row (1, -1, 10 * MIB, TRUE, 0);
+  TideStepRow *exited = span_test_row (2, 10 * MIB, 50 * MIB, TRUE, 0);
+  g_autofree char *text = NULL;
+
+  forked->class_end[TIDE_STEP_SHARED] = 40 * MIB;
+  forked->kin_started = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (forked->kin_started, g_strdup ("DataLoader worker 1"));
+  g_ptr_array_add (forked->kin_started, g_strdup ("DataLoader worker 0"));
+  exited->class_start[TIDE_STEP_SHARED] = 40 * MIB;
+  exited->class_end[TIDE_STEP_SHARED] = 0;
+  exited->kin_ended = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (exited->kin_ended, g_strdup ("DataLoader worker 0"));
+  g_ptr_array_add (exited->kin_ended, g_strdup ("python3 helper.py (pid 42)"));
+  g_ptr_array_add (rows, forked);
+  g_ptr_array_add (rows, exited);
+  explanations = tide_rss_explain_steps (rows);
+  g_assert_cmpstr (g_array_index (explanations, TideRssExplanation, 0).sharing_cause, ==,
+                   "DataLoader workers 0 and 1 started");
+  g_assert_cmpint (g_array_index (explanations, TideRssExplanation, 0).terms[TIDE_RSS_SHARING],
+                   ==, -40 * MIB);
+  g_assert_cmpstr (g_array_index (explanations, TideRssExplanation, 1).sharing_cause, ==,
+                   "DataLoader worker 0 and python3 helper.py (pid 42) exited");
+  text = tide_rss_explanation_describe (&g_array_index (explanations, TideRssExplanation, 1));
+  g_assert_cmpstr (text, ==, "+40.00 MiB private: no longer shared +40.00 MiB (DataLoader worker 0 "
+                             "and python3 helper.py (pid 42) exited); RSS 0 B");
+}
+
 int
 main (int    argc,
       char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/storage/report/span-from-start", test_span_from_start);
+  g_test_add_func ("/storage/report/sharing-cause", test_sharing_cause);
 
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
   ADD ("/storage/report/steps", test_steps);
