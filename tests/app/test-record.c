@@ -503,21 +503,31 @@ stat_nice (const char  *line,
 }
 
 /* The recorder's writer asks for nice -10 where it may (writer_raise_priority
- * in tide-trace-writer.c); the program keeps the priority it was given. */
+ * in tide-trace-writer.c); the program keeps the priority it was given.
+ * The program waits (10 s at most) until the writer thread has run, named
+ * itself and set its priority: on a loaded machine the program may start
+ * first. */
 static void
 test_priority (Fixture       *f,
                gconstpointer  data)
 {
-  const char *args[] = { "-c", "cat /proc/$PPID/task/*/stat; echo target; cat /proc/$$/stat", NULL };
   g_auto(Run) run = { 0 };
   g_auto(GStrv) lines = NULL;
+  g_autofree char *script = NULL;
   struct rlimit nice_limit;
   gboolean target = FALSE, writer_seen = FALSE;
   int want_writer;
+  const char *args[] = { "-c", NULL, NULL };
 
   g_assert_cmpint (getrlimit (RLIMIT_NICE, &nice_limit), ==, 0);
   /* RLIMIT_NICE allows nice down to 20 - rlim_cur. */
   want_writer = geteuid () == 0 || nice_limit.rlim_cur >= 30 ? -10 : 0;
+  script = g_strdup_printf ("for i in $(seq 200); do"
+                            " awk '$2 == \"(tide-writer)\" && $19 == %d { f = 1 } END { exit !f }'"
+                            " /proc/$PPID/task/*/stat && break; sleep 0.05; done;"
+                            " cat /proc/$PPID/task/*/stat; echo target; cat /proc/$$/stat",
+                            want_writer);
+  args[1] = script;
   record_args (f, NULL, "/bin/sh", args, &run);
   g_assert_cmpint (run.status, ==, 0);
   lines = g_strsplit (run.out, "\n", -1);
