@@ -210,16 +210,8 @@ is_thread_stack (const MapsLine *m,
          below->end == m->start && below->end - below->start <= MAX_GUARD_BYTES;
 }
 
-static gint
-compare_ranges (gconstpointer a,
-                gconstpointer b)
-{
-  const TideRange *x = a, *y = b;
-
-  return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* The resident bytes of @ranges, sorted here. */
+/* The resident bytes of @ranges, which come by address as the maps list
+ * them (tide_pagemap_resident() reads sorted ranges fastest). */
 static gboolean
 resident (TidePagemap *pagemap,
           GArray      *ranges,
@@ -230,7 +222,6 @@ resident (TidePagemap *pagemap,
   *out = 0;
   if (ranges->len == 0)
     return TRUE;
-  g_array_sort (ranges, compare_ranges);
   if (pagemap == NULL)
     {
       for (guint i = 0; i < ranges->len; i++)
@@ -248,7 +239,7 @@ resident (TidePagemap *pagemap,
 
 gboolean
 _tide_anon_splitter_split (TideAnonSplitter *self,
-                           const char       *maps,
+                           char             *maps,
                            TidePagemap      *pagemap,
                            GArray           *stacks,
                            GArray           *data,
@@ -257,14 +248,13 @@ _tide_anon_splitter_split (TideAnonSplitter *self,
   g_autoptr(GArray) own_stacks = stacks ? NULL : g_array_new (FALSE, FALSE, sizeof (TideRange));
   g_autoptr(GArray) own_data = data ? NULL : g_array_new (FALSE, FALSE, sizeof (TideRange));
   g_autoptr(GHashTable) seen = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
-  g_autofree char *text = g_strdup (maps);
   MapsLine below = { 0 };
   gboolean have_below = FALSE;
   char *next = NULL;
 
   stacks = stacks ? stacks : own_stacks;
   data = data ? data : own_data;
-  for (char *line = text; line != NULL && *line != '\0'; line = next)
+  for (char *line = maps; line != NULL && *line != '\0'; line = next)
     {
       MapsLine m;
 

@@ -42,12 +42,13 @@ gboolean          tide_anon_splitter_read  (TideAnonSplitter *self,
                                             TidePagemap      *pagemap,
                                             TideAnonSplit    *out);
 
-/* For tests: the same from the text of a maps file, with the resident
+/* For tests: the same from the text of a maps file (split into lines in
+ * place), with the resident
  * bytes of each range counted by @pagemap (NULL: each range counts
  * whole); the ranges of each kind are appended to @stacks and @data
  * (TideRange, may be NULL). */
 gboolean          _tide_anon_splitter_split (TideAnonSplitter *self,
-                                             const char       *maps,
+                                             char             *maps,
                                              TidePagemap      *pagemap,
                                              GArray           *stacks,
                                              GArray           *data,

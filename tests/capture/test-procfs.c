@@ -617,7 +617,7 @@ test_anon_split_text (void)
   g_autoptr(TideAnonSplitter) splitter = tide_anon_splitter_new ();
   g_autoptr(GArray) stacks = g_array_new (FALSE, FALSE, sizeof (TideRange));
   g_autoptr(GArray) data = g_array_new (FALSE, FALSE, sizeof (TideRange));
-  const char *maps =
+  g_autofree char *maps = g_strdup (
     "7f0000000000-7f0000001000 ---p 00000000 00:00 0 \n"
     "7f0000001000-7f0000801000 rw-p 00000000 00:00 0 \n"
     "7f1000000000-7f1000100000 ---p 00000000 00:00 0 \n"
@@ -626,7 +626,7 @@ test_anon_split_text (void)
     /* The kernel ends an unnamed mapping's line after its inode: the line
      * after it is not its path. */
     "7ffd00000000-7ffd00001000 ---p 00000000 00:00 0\n"
-    "7ffd00001000-7ffd00101000 rw-p 00000000 00:00 0";
+    "7ffd00001000-7ffd00101000 rw-p 00000000 00:00 0");
   TideAnonSplit out;
 
   g_assert_true (_tide_anon_splitter_split (splitter, maps, NULL, stacks, data, &out));
