@@ -8,28 +8,20 @@
 #include "tide-anon-split.h"
 
 #include <elf.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "tide-proc-maps.h"
 
 /* glibc's guard is a page by default; a thread made with a larger
  * guardsize has a larger one.  Beyond this, an inaccessible mapping is
  * something else (an allocator's reserved tail). */
 #define MAX_GUARD_BYTES (64 * 1024)
 
-/* A writable PT_LOAD segment with a bss: what the loader maps anonymous. */
-typedef struct
-{
-  guint64 offset;   /* p_offset */
-  guint64 vaddr;    /* p_vaddr */
-  guint64 filesz;
-  guint64 memsz;
-} BssSegment;
-
 struct _TideAnonSplitter
 {
-  GHashTable *segments;   /* path -> GArray of BssSegment (empty: none, or unreadable) */
+  GHashTable *segments;   /* path -> GArray of TideLoadSegment, the writable ones
+                           * with a bss (empty: none, or unreadable) */
   guint64     page;
 };
 
@@ -117,31 +109,16 @@ is_anonymous (const MapsLine *m)
 static GArray *
 read_bss_segments (const char *path)
 {
-  GArray *out = g_array_new (FALSE, FALSE, sizeof (BssSegment));
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  Elf *elf = NULL;
-  size_t n = 0;
+  GArray *segments = tide_elf_load_segments (path);
 
-  if (fd < 0)
-    return out;
-  elf_version (EV_CURRENT);
-  elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
-  if (elf != NULL && elf_getphdrnum (elf, &n) == 0)
-    for (size_t i = 0; i < n; i++)
-      {
-        GElf_Phdr phdr;
-        BssSegment s;
+  for (guint i = segments->len; i-- > 0;)
+    {
+      const TideLoadSegment *s = &g_array_index (segments, TideLoadSegment, i);
 
-        if (gelf_getphdr (elf, (int) i, &phdr) == NULL || phdr.p_type != PT_LOAD ||
-            !(phdr.p_flags & PF_W) || phdr.p_memsz <= phdr.p_filesz)
-          continue;
-        s = (BssSegment) { phdr.p_offset, phdr.p_vaddr, phdr.p_filesz, phdr.p_memsz };
-        g_array_append_val (out, s);
-      }
-  if (elf != NULL)
-    elf_end (elf);
-  close (fd);
-  return out;
+      if (!(s->flags & PF_W) || s->memsz <= s->filesz)
+        g_array_remove_index (segments, i);
+    }
+  return segments;
 }
 
 static GArray *
@@ -182,7 +159,7 @@ add_bss (TideAnonSplitter *self,
   segments = bss_segments (self, m->path);
   for (guint i = 0; i < segments->len; i++)
     {
-      const BssSegment *s = &g_array_index (segments, BssSegment, i);
+      const TideLoadSegment *s = &g_array_index (segments, TideLoadSegment, i);
       guint64 bias, from, to;
       TideRange range;
 

@@ -23,6 +23,36 @@ mapping_clear (gpointer data)
   g_free (((TideProcMapping *) data)->path);
 }
 
+GArray *
+tide_elf_load_segments (const char *path)
+{
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (TideLoadSegment));
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  Elf *elf;
+  size_t n = 0;
+
+  if (fd < 0)
+    return out;
+  elf_version (EV_CURRENT);
+  elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  if (elf != NULL && elf_getphdrnum (elf, &n) == 0)
+    for (size_t i = 0; i < n; i++)
+      {
+        GElf_Phdr phdr;
+        TideLoadSegment s;
+
+        if (gelf_getphdr (elf, (int) i, &phdr) == NULL || phdr.p_type != PT_LOAD)
+          continue;
+        s = (TideLoadSegment) { phdr.p_offset, phdr.p_vaddr, phdr.p_filesz, phdr.p_memsz,
+                                phdr.p_flags };
+        g_array_append_val (out, s);
+      }
+  if (elf != NULL)
+    elf_end (elf);
+  close (fd);
+  return out;
+}
+
 /* p_vaddr - p_offset of the PT_LOAD segment that holds @offset; 0 when the
  * file cannot be read, is not ELF or no segment holds it (then start -
  * offset is right for every common layout). */
@@ -31,32 +61,16 @@ segment_delta (const char *path,
                guint64     offset)
 {
   guint64 page = (guint64) sysconf (_SC_PAGESIZE);
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  Elf *elf;
-  size_t n = 0;
-  gint64 delta = 0;
+  g_autoptr(GArray) segments = tide_elf_load_segments (path);
 
-  if (fd < 0)
-    return 0;
-  elf_version (EV_CURRENT);
-  elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
-  if (elf != NULL && elf_getphdrnum (elf, &n) == 0)
-    for (size_t i = 0; i < n; i++)
-      {
-        GElf_Phdr phdr;
+  for (guint i = 0; i < segments->len; i++)
+    {
+      const TideLoadSegment *s = &g_array_index (segments, TideLoadSegment, i);
 
-        if (gelf_getphdr (elf, (int) i, &phdr) == NULL || phdr.p_type != PT_LOAD)
-          continue;
-        if (offset >= (phdr.p_offset & ~(page - 1)) && offset < phdr.p_offset + phdr.p_filesz)
-          {
-            delta = (gint64) phdr.p_vaddr - (gint64) phdr.p_offset;
-            break;
-          }
-      }
-  if (elf != NULL)
-    elf_end (elf);
-  close (fd);
-  return delta;
+      if (offset >= (s->offset & ~(page - 1)) && offset < s->offset + s->filesz)
+        return (gint64) s->vaddr - (gint64) s->offset;
+    }
+  return 0;
 }
 
 /* The start, end, offset and path of an executable file mapping. */

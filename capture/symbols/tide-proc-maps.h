@@ -6,7 +6,9 @@
  * preload learns the bias from dl_iterate_phdr inside the target; from
  * outside (attach, and the recorder's pcs that the target's own MAPPING
  * records did not cover: an object still being loaded by dlopen when it
- * allocated, or mapped by hand) it comes from here.
+ * allocated, or mapped by hand) it comes from here.  Also the PT_LOAD
+ * segments of an ELF file, which the load bias comes from, and a
+ * mapping's bss (capture/session/tide-anon-split.c).
  */
 #pragma once
 
@@ -24,6 +26,20 @@ typedef struct
   guint64  load_bias;   /* runtime address minus ELF vaddr */
   char    *path;
 } TideProcMapping;
+
+/* A PT_LOAD segment of an ELF file's program headers. */
+typedef struct
+{
+  guint64  offset;      /* p_offset */
+  guint64  vaddr;       /* p_vaddr */
+  guint64  filesz;
+  guint64  memsz;       /* beyond filesz: the bss, mapped anonymous */
+  guint32  flags;       /* PF_R, PF_W, PF_X */
+} TideLoadSegment;
+
+/* The PT_LOAD segments of the ELF file at @path (TideLoadSegment), empty
+ * when it cannot be read or is not ELF. */
+GArray *tide_elf_load_segments (const char *path);
 
 /* The executable file mappings of @pid (TideProcMapping), leaving out
  * those whose start @known already resolves (NULL: none), or NULL when its
