@@ -17,11 +17,13 @@
  *
  * The recorder reads smaps_rollup and the copy-on-write count of every
  * process twice a second, or less often where a snapshot would take more
- * than 2% of the time to the next (ROLLUP_BUDGET of
- * capture/recorder/tide-recorder.c): the bench says at which interval that
- * puts one such process, and what twice a second would cost.
+ * than 1% of the time to the next (ROLLUP_COST_FACTOR of
+ * capture/session/tide-capture-session.c): the bench says at which
+ * interval that puts one such process, and what twice a second would
+ * cost.  With --pid it times the same readers (but the copy-on-write
+ * count, which needs a fork) on a running process, a PyTorch job's say.
  *
- *   bench/bench-rss-classes [--mappings N] [--runs N]
+ *   bench/bench-rss-classes [--mappings N] [--runs N] [--pid PID]
  */
 #include "config.h"
 
@@ -34,7 +36,7 @@
 #include "tide-cow.h"
 #include "tide-procfs.h"
 
-#define BUDGET_CORE_SHARE 0.02  /* of the recorder's thread: ROLLUP_BUDGET */
+#define BUDGET_CORE_SHARE 0.01  /* of the recorder's thread: ROLLUP_COST_FACTOR */
 #define POLL_S            0.5     /* ROLLUP_POLL_NS */
 
 static gint
@@ -102,9 +104,10 @@ int
 main (int    argc,
       char **argv)
 {
-  gint mappings = 10000, runs = 21;
+  gint mappings = 10000, runs = 21, pid = 0;
   GOptionEntry entries[] = {
     { "mappings", 0, 0, G_OPTION_ARG_INT, &mappings, "Mappings to make (default 10000)", "N" },
+    { "pid", 0, 0, G_OPTION_ARG_INT, &pid, "Time the readers on this process instead", "PID" },
     { "runs", 0, 0, G_OPTION_ARG_INT, &runs, "Readings of each kind (default 21)", "N" },
     { NULL }
   };
@@ -126,8 +129,13 @@ main (int    argc,
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error) || mappings < 1 || runs < 1)
     g_error ("%s", error ? error->message : "--mappings and --runs must be positive");
-  make_mappings ((guint) mappings);
-  child = fork_sleeper ();
+  if (pid > 0)
+    child = pid;
+  else
+    {
+      make_mappings ((guint) mappings);
+      child = fork_sleeper ();
+    }
   counters = tide_proc_counters_open (child, &error);
   g_assert_no_error (error);
   pagemap = tide_pagemap_open (child, &error);
@@ -145,14 +153,18 @@ main (int    argc,
       t1 = g_get_monotonic_time ();
       tide_proc_counters_read_classes (counters, TRUE, &classes);
       t2 = g_get_monotonic_time ();
-      cow = tide_cow_open (child, &error);
-      g_assert_no_error (error);
+      if (pid == 0)
+        {
+          cow = tide_cow_open (child, &error);
+          g_assert_no_error (error);
+        }
       t3 = g_get_monotonic_time ();
-      tide_cow_measure (cow, &copied, NULL);
+      if (cow != NULL)
+        tide_cow_measure (cow, &copied, NULL);
       t4 = g_get_monotonic_time ();
       tide_anon_splitter_read (splitter, child, pagemap, &split);
       t5 = g_get_monotonic_time ();
-      inherited = tide_cow_get_inherited (cow);
+      inherited = cow != NULL ? tide_cow_get_inherited (cow) : 0;
       v = (t1 - t0) / 1e3; g_array_append_val (status_ms, v);
       v = (t2 - t1) / 1e3; g_array_append_val (rollup_ms, v);
       v = (t3 - t2) / 1e3; g_array_append_val (open_ms, v);
@@ -162,8 +174,9 @@ main (int    argc,
 
   snapshot_ms = median (rollup_ms) + median (measure_ms) + median (split_ms);
   interval_s = MAX (POLL_S, snapshot_ms / 1000.0 / BUDGET_CORE_SHARE);
-  g_print ("process with %d mappings (%s inherited pages: %.1f MiB), medians of %d:\n",
-           count_mappings (child), "copy-on-write", inherited / 1048576.0, runs);
+  g_print ("process with %d mappings, RSS %.1f MiB (copy-on-write inherited pages: %.1f MiB), "
+           "medians of %d:\n", count_mappings (child), classes.rss_bytes / 1048576.0,
+           inherited / 1048576.0, runs);
   g_print ("  status        %8.3f ms\n", median (status_ms));
   g_print ("  smaps_rollup  %8.3f ms\n", median (rollup_ms));
   g_print ("  cow open      %8.3f ms (once, at fork)\n", median (open_ms));
@@ -172,7 +185,10 @@ main (int    argc,
   g_print ("a snapshot of it: %.3f ms; twice a second that would be %.2f%% of one core; "
            "at the budget of %.0f%% the recorder reads it every %.2f s\n", snapshot_ms,
            100 * snapshot_ms * 2 / 1000.0, 100 * BUDGET_CORE_SHARE, interval_s);
-  kill (child, SIGKILL);
-  waitpid (child, NULL, 0);
+  if (pid == 0)
+    {
+      kill (child, SIGKILL);
+      waitpid (child, NULL, 0);
+    }
   return 0;
 }
