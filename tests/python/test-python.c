@@ -728,17 +728,21 @@ test_dataloader (Fixture       *f,
  * from step 2 on; the DataLoader's two workers are in the trace. */
 /* The main process's pages that its two DataLoader workers shared: newly
  * shared as the workers started, no longer shared as they exited, with
- * them named; what comes back is at least half of what went (the rest the
- * parent wrote, and so copied, in between).  On a machine so loaded that
- * the recorder read no step end in time, one explanation spans the whole
- * process, up to its last reading, and only the balance is known.  The
- * workers go by their roles once they said which they are. */
+ * them named.  How much is not asserted here: the term counts every page
+ * that another process maps too, and the other suites' PyTorch processes,
+ * which run beside this one in CI, map the same libraries' pages and come
+ * and go as they please (rss-classes /sharing measures the term on a job
+ * that shares with no one else).  A span from the process's start holds
+ * all it shares with the machine since it started.  On a machine so loaded
+ * that the recorder read no step end in time, one explanation spans the
+ * whole process, up to its last reading, and only the balance is known.
+ * The workers go by their roles once they said which they are. */
 static void
 check_workers_sharing (TideTrace *trace)
 {
   g_autoptr(GPtrArray) rows = tide_report_job_steps (trace, NULL);
   g_autoptr(GArray) explanations = NULL;
-  gint64 newly = 0, no_longer = 0;
+  guint started = 0, exited = 0;
   gboolean whole_life = FALSE;
   gboolean by_role = tide_test_query_int (trace, "SELECT count (*) FROM processes"
                                                  " WHERE role = 2") == 2;
@@ -759,19 +763,20 @@ check_workers_sharing (TideTrace *trace)
       if (e->sharing_cause == NULL)
         continue;
       if (g_str_has_suffix (e->sharing_cause, " started"))
-        newly -= e->terms[TIDE_RSS_SHARING];
+        started++;
       else
-        no_longer += e->terms[TIDE_RSS_SHARING];
+        exited++;
       if (by_role)
         g_assert_true (g_str_equal (e->sharing_cause, "DataLoader workers 0 and 1 started") ||
                        g_str_equal (e->sharing_cause, "DataLoader workers 0 and 1 exited"));
     }
-  g_test_message ("newly shared %" G_GINT64_FORMAT ", no longer shared %" G_GINT64_FORMAT
-                  "%s", newly, no_longer, whole_life ? ", one span for the whole process" : "");
   if (whole_life)
     return;
-  g_assert_cmpint (newly, >, 0);
-  g_assert_cmpint (no_longer, >=, newly / 2);
+  /* The span with the workers' start holds more sharing that began than
+   * ended; the one with their exit names them only when more ended there
+   * than began with the processes beside it. */
+  g_assert_cmpuint (started, ==, 1);
+  g_assert_cmpuint (exited, <=, 1);
 }
 
 static void
