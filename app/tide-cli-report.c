@@ -65,6 +65,13 @@ run_report (TideTrace           *trace,
       if (out->len > 0)
         g_string_append_c (out, '\n');
       tide_format_rss (out, rows, req->format);
+      if (req->format == TIDE_FORMAT_TEXT)
+        {
+          g_autofree char *reads = tide_report_describe_rss_reads (trace);
+
+          if (reads != NULL)
+            g_string_append_printf (out, "\n%s\n", reads);
+        }
     }
   if ((req->suspects || req->retained) && req->format == TIDE_FORMAT_TEXT)
     {

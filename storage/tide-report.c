@@ -899,6 +899,39 @@ tide_report_describe_attach (TideTrace *trace)
 }
 
 /**
+ * tide_report_describe_rss_reads:
+ *
+ * How the recorder read the RSS classes that `report --rss` explains, in
+ * one line, and the readings it lost; NULL for a trace that does not say
+ * (older ones).
+ */
+char *
+tide_report_describe_rss_reads (TideTrace *trace)
+{
+  g_autofree char *when = tide_trace_dup_meta (trace, "private_reads");
+  g_autofree char *pagemap = tide_trace_dup_meta (trace, "pagemap_reads");
+  gint64 missed = meta_count (trace, "rss_class_reads_missed");
+  g_autoptr(GString) out = g_string_new ("Measured by: the kernel's split (/proc/PID/status) "
+                                         "at every step end; private memory (smaps_rollup) "
+                                         "and copy-on-write (pagemap, ");
+
+  if ((g_strcmp0 (when, "every step end") != 0 && g_strcmp0 (when, "budget") != 0) ||
+      (g_strcmp0 (pagemap, "scan") != 0 && g_strcmp0 (pagemap, "entries") != 0))
+    return NULL;
+  g_string_append (out, g_str_equal (pagemap, "scan")
+                        ? "through PAGEMAP_SCAN) "
+                        : "read page by page: this kernel has no PAGEMAP_SCAN) ");
+  g_string_append (out, g_str_equal (when, "every step end")
+                        ? "at every step end (--sync-steps)"
+                        : "at the step ends that 1% of the recorder's CPU allows, the steps "
+                          "between explained together");
+  if (missed > 0)
+    g_string_append_printf (out, "; %" G_GINT64_FORMAT " %s lost to processes that ended "
+                            "during them", missed, missed == 1 ? "reading" : "readings");
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+/**
  * tide_report_retained:
  * @step: a step number, or 0 for what is still live when the trace ends
  *

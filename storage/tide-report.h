@@ -224,6 +224,7 @@ GPtrArray *tide_report_retained   (TideTrace   *trace,
                                    TideGroupBy  by,
                                    GError     **error);
 char      *tide_report_describe_attach (TideTrace *trace);
+char      *tide_report_describe_rss_reads (TideTrace *trace);
 GPtrArray *tide_report_frames     (TideTrace   *trace,
                                    gint64       stack_id,
                                    GError     **error);

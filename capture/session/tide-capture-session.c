@@ -436,6 +436,11 @@ tide_capture_session_finish (TideCaptureSession  *self,
   /* Processes that ended between two reads, or a kernel without
    * smaps_rollup: those samples of the RSS classes are missing. */
   tide_trace_writer_set_meta_int (self->writer, "rss_class_reads_missed", classes_missed);
+  /* How the private memory was read, which the report tells. */
+  tide_trace_writer_set_meta (self->writer, "private_reads",
+                              self->sync_steps ? "every step end" : "budget");
+  tide_trace_writer_set_meta (self->writer, "pagemap_reads",
+                              tide_pagemap_kernel_has_scan () ? "scan" : "entries");
   write_recorder_cost (self);
   /* The symbolizer saves the symbol cache while the writer builds the
    * summaries: both are on the wall time of every recording's end. */

@@ -496,6 +496,19 @@ tide_pagemap_scan (TidePagemap *self,
   return TRUE;
 }
 
+gboolean
+tide_pagemap_kernel_has_scan (void)
+{
+  g_autoptr(TidePagemap) self = tide_pagemap_open (getpid (), NULL);
+  guint64 page;
+
+  if (self == NULL)
+    return FALSE;
+  /* A page of this very stack, which is present. */
+  page = (guint64) (guintptr) &page >> self->page_shift;
+  return tide_pagemap_scan (self, page, page + 1);
+}
+
 /* Loads entries of pages [first, end); unread entries read as absent. */
 static gboolean
 tide_pagemap_read_entries (TidePagemap *self,

@@ -103,6 +103,11 @@ gboolean          tide_pagemap_resident          (TidePagemap      *self,
                                                   guint             n,
                                                   guint64          *resident_out);
 
+/* Whether this kernel has the PAGEMAP_SCAN ioctl (Linux 6.7), through which
+ * tide_pagemap_resident() reads runs of present pages; without it, it
+ * reads every page's entry. */
+gboolean          tide_pagemap_kernel_has_scan   (void);
+
 /* For tests: with @scan FALSE, reads pagemap entries as on a kernel
  * without the PAGEMAP_SCAN ioctl. */
 void              _tide_pagemap_set_scan         (TidePagemap      *self,

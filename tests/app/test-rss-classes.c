@@ -9,7 +9,9 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include "tide-report-rss.h"
@@ -330,7 +332,10 @@ test_rss_report (Fixture       *f,
   /* --process: the child's steps alone. */
   child_only = report_lines (f, "--rss", "text", child_pid);
   child_lines = g_strsplit (child_only, "\n", -1);
-  g_assert_cmpuint (g_strv_length (child_lines), ==, 1 + 3 + 1);
+  /* A header, its three steps, a blank line, how the classes were read. */
+  g_assert_cmpuint (g_strv_length (child_lines), ==, 1 + 3 + 2 + 1);
+  g_assert_cmpstr (child_lines[4], ==, "");
+  g_assert_true (g_str_has_prefix (child_lines[5], "Measured by: "));
   g_assert_true (g_str_has_prefix (child_lines[1], "step 4 fork, rss-classes (pid "));
   g_assert_true (g_str_has_prefix (child_lines[2], "step 5 copy-on-write, rss-classes (pid "));
   g_assert_true (g_str_has_prefix (child_lines[3], "step 6 child exited, rss-classes (pid "));
@@ -375,6 +380,18 @@ test_sharing (Fixture       *f,
 
 static char *tidemark_out (const char * const *args);
 
+/* PAGEMAP_SCAN came with Linux 6.7. */
+static gboolean
+kernel_has_pagemap_scan (void)
+{
+  struct utsname uts;
+  guint major = 0, minor = 0;
+
+  g_assert_cmpint (uname (&uts), ==, 0);
+  g_assert_cmpint (sscanf (uts.release, "%u.%u", &major, &minor), ==, 2);
+  return major > 6 || (major == 6 && minor >= 7);
+}
+
 /* tests/targets/anon-split under `record --sync-steps`: anonymous memory
  * that no hook sees is named by its mapping.  Step 2's four threads wrote
  * 512 KiB of their stacks each, step 3 wrote 8 MiB of the program's bss;
@@ -409,6 +426,15 @@ test_anon_split (void)
   g_assert_true (g_regex_match_simple ("\nstep 3 bss, anon-split \\(pid [0-9]+\\): "
                                        "\\+8\\.[0-9]{2} MiB private: library data "
                                        "\\+8\\.[0-9]{2} MiB[,;]", text, 0, 0));
+  /* It ends saying how the classes were read. */
+  g_assert_true (g_str_has_suffix (text, "\n\nMeasured by: the kernel's split (/proc/PID/status) "
+                                         "at every step end; private memory (smaps_rollup) and "
+                                         "copy-on-write (pagemap, through PAGEMAP_SCAN) at every "
+                                         "step end (--sync-steps)\n") ||
+                 !kernel_has_pagemap_scan ());
+  g_assert_true (g_str_has_suffix (text, "(pagemap, read page by page: this kernel has no "
+                                         "PAGEMAP_SCAN) at every step end (--sync-steps)\n") ||
+                 kernel_has_pagemap_scan ());
   tide_test_remove_dir (dir);
 }
 

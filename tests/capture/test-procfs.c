@@ -209,6 +209,7 @@ test_pagemap_scan_used (void)
   base[page_size] = 1;
   g_assert_cmpuint (resident_one (pagemap, base, 4 * page_size), ==, page_size);
   g_assert_cmpint (_tide_pagemap_get_scan (pagemap), ==, major > 6 || (major == 6 && minor >= 7));
+  g_assert_cmpint (tide_pagemap_kernel_has_scan (), ==, major > 6 || (major == 6 && minor >= 7));
   munmap (base, 4 * page_size);
 }
 

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <glib/gstdio.h>
+#include <string.h>
 
 #include "tide-report-format.h"
 #include "tide-report-rss.h"
@@ -16,6 +17,7 @@
 #include "tide-schema.h"
 #include "tide-trace-writer.h"
 #include "tide-trace.h"
+#include "tide-test-util.h"
 
 #define STEP_NS        1000000
 #define N_STEPS        10
@@ -417,11 +419,75 @@ test_sharing_cause (void)
                              "and python3 helper.py (pid 42) exited); RSS 0 B");
 }
 
+/* A trace whose meta says how its RSS classes were read: NULL values are
+ * left out. */
+static char *
+describe_rss_reads (const char *private_reads,
+                    const char *pagemap_reads,
+                    const char *missed)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-report-rss-reads");
+  g_autofree char *path = g_build_filename (dir, "reads.tide", NULL);
+  g_autoptr(TideTraceWriter) w = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GError) error = NULL;
+  char *line;
+
+  w = tide_trace_writer_new (path, &error);
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  if (private_reads != NULL)
+    tide_trace_writer_set_meta (w, "private_reads", private_reads);
+  if (pagemap_reads != NULL)
+    tide_trace_writer_set_meta (w, "pagemap_reads", pagemap_reads);
+  if (missed != NULL)
+    tide_trace_writer_set_meta (w, "rss_class_reads_missed", missed);
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  trace = tide_trace_open (path, &error);
+  g_assert_no_error (error);
+  line = tide_report_describe_rss_reads (trace);
+  g_clear_object (&trace);
+  tide_test_remove_dir (dir);
+  return line;
+}
+
+/* `report --rss` says how the classes were read, and the readings lost;
+ * nothing for a trace that does not say, or says what no recorder
+ * writes. */
+static void
+test_rss_reads (void)
+{
+  char *line;
+
+  line = describe_rss_reads ("budget", "entries", "3");
+  g_assert_cmpstr (line, ==, "Measured by: the kernel's split (/proc/PID/status) at every step "
+                             "end; private memory (smaps_rollup) and copy-on-write (pagemap, "
+                             "read page by page: this kernel has no PAGEMAP_SCAN) at the step "
+                             "ends that 1% of the recorder's CPU allows, the steps between "
+                             "explained together; 3 readings lost to processes that ended "
+                             "during them");
+  g_free (line);
+  line = describe_rss_reads ("every step end", "scan", "0");
+  g_assert_cmpstr (line, ==, "Measured by: the kernel's split (/proc/PID/status) at every step "
+                             "end; private memory (smaps_rollup) and copy-on-write (pagemap, "
+                             "through PAGEMAP_SCAN) at every step end (--sync-steps)");
+  g_free (line);
+  line = describe_rss_reads ("budget", "scan", "-1");
+  g_assert_nonnull (line);
+  g_assert_null (strstr (line, "lost"));
+  g_free (line);
+  g_assert_null (describe_rss_reads (NULL, NULL, NULL));
+  g_assert_null (describe_rss_reads ("budget", NULL, "1"));
+  g_assert_null (describe_rss_reads ("sometimes", "scan", NULL));
+  g_assert_null (describe_rss_reads ("budget", "soft-dirty", NULL));
+}
+
 int
 main (int    argc,
       char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/storage/report/rss-reads", test_rss_reads);
   g_test_add_func ("/storage/report/span-from-start", test_span_from_start);
   g_test_add_func ("/storage/report/sharing-cause", test_sharing_cause);
 
