@@ -37,6 +37,7 @@
 #define USER_SPACE_FLOOR (G_GUINT64_CONSTANT (1) << 47)
 
 #define TIDE_PAGEMAP_PRESENT     (G_GUINT64_CONSTANT (1) << 63)
+#define TIDE_PAGEMAP_FILE        (G_GUINT64_CONSTANT (1) << 61)  /* a page cache or shared page */
 #define TIDE_PAGEMAP_MAX_WINDOW  65536u  /* pages: 512 KiB of entries */
 #define TIDE_PAGEMAP_MAX_GAP     1024u   /* pages: reading 8 KiB beats a syscall */
 
@@ -79,6 +80,7 @@ G_STATIC_ASSERT (sizeof (TidePmScanArg) == 96);
 G_STATIC_ASSERT (sizeof (TidePageRegion) == 24);
 
 #define TIDE_PAGEMAP_SCAN        _IOWR ('f', 16, TidePmScanArg)
+#define TIDE_PAGE_IS_FILE        (1u << 2)
 #define TIDE_PAGE_IS_PRESENT     (1u << 3)
 #define TIDE_PAGEMAP_SCAN_VEC    512u    /* regions a call returns at most */
 
@@ -87,6 +89,8 @@ struct _TidePagemap
   int      fd;
   guint    page_shift;
   gboolean no_scan;      /* the kernel has no PAGEMAP_SCAN: read entries */
+  gboolean anon_only;    /* count the present anonymous pages only (written
+                          * copies of file pages), not the file's own */
   gboolean window_is_runs; /* the window is in @runs, not in @window */
   guint64 *window;       /* pagemap entries of pages [first, first + n_pages) */
   guint64  window_first;
@@ -475,7 +479,9 @@ tide_pagemap_scan (TidePagemap *self,
         .end = to,
         .vec = (guintptr) self->vec,
         .vec_len = TIDE_PAGEMAP_SCAN_VEC,
-        .category_mask = TIDE_PAGE_IS_PRESENT,
+        /* Present, and with anon_only not of the page cache. */
+        .category_mask = TIDE_PAGE_IS_PRESENT | (self->anon_only ? TIDE_PAGE_IS_FILE : 0),
+        .category_inverted = self->anon_only ? TIDE_PAGE_IS_FILE : 0,
         .return_mask = TIDE_PAGE_IS_PRESENT,
       };
       int n = ioctl (self->fd, TIDE_PAGEMAP_SCAN, &arg);
@@ -573,13 +579,14 @@ tide_pagemap_entries_resident (TidePagemap *self,
 {
   guint shift = self->page_shift;
   guint64 last_page = (hi - 1) >> shift;
+  guint64 mask = TIDE_PAGEMAP_PRESENT | (self->anon_only ? TIDE_PAGEMAP_FILE : 0);
   guint64 total = 0;
 
   for (guint64 page = lo >> shift; page <= last_page; page++)
     {
       guint64 start, end;
 
-      if (!(self->window[page - self->window_first] & TIDE_PAGEMAP_PRESENT))
+      if ((self->window[page - self->window_first] & mask) != TIDE_PAGEMAP_PRESENT)
         continue;
       /* Only the bytes of a partial first or last page count. */
       start = MAX (lo, page << shift);
@@ -670,5 +677,23 @@ tide_pagemap_resident (TidePagemap     *self,
   for (guint i = 0; i < n && ok; i++)
     if (ranges[i].size > 0)
       resident_out[i] = tide_pagemap_range_resident (self, ranges, n, i, &ok);
+  return ok;
+}
+
+gboolean
+tide_pagemap_anonymous (TidePagemap     *self,
+                        const TideRange *ranges,
+                        guint            n,
+                        guint64         *anonymous_out)
+{
+  gboolean ok;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+
+  self->anon_only = TRUE;
+  ok = tide_pagemap_resident (self, ranges, n, anonymous_out);
+  self->anon_only = FALSE;
+  /* Its windows hold the anonymous pages only: no later read may use them. */
+  self->window_n = 0;
   return ok;
 }

@@ -103,6 +103,15 @@ gboolean          tide_pagemap_resident          (TidePagemap      *self,
                                                   guint             n,
                                                   guint64          *resident_out);
 
+/* tide_pagemap_resident() for the anonymous pages alone: in a private file
+ * mapping, the copies that the process wrote (relocations, initialized
+ * data), which the kernel counts as anonymous memory, not the file's own
+ * pages. */
+gboolean          tide_pagemap_anonymous         (TidePagemap      *self,
+                                                  const TideRange  *ranges,
+                                                  guint             n,
+                                                  guint64          *anonymous_out);
+
 /* Whether this kernel has the PAGEMAP_SCAN ioctl (Linux 6.7), through which
  * tide_pagemap_resident() reads runs of present pages; without it, it
  * reads every page's entry. */

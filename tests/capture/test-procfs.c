@@ -8,8 +8,10 @@
 
 #include "tide-procfs.h"
 #include "tide-anon-split.h"
+#include "tide-test-util.h"
 
 #include <gio/gio.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <pthread.h>
 #include <signal.h>
@@ -59,6 +61,57 @@ resident_one (TidePagemap *pagemap,
 
   g_assert_true (tide_pagemap_resident (pagemap, &range, 1, &resident));
   return resident;
+}
+
+/* A private mapping of a file of 16 pages: of 4 pages read (the file's
+ * own, resident, with the neighbours that the kernel maps around a read
+ * fault) and 3 others written (the kernel's anonymous copies), 3 are
+ * anonymous; a window over both ranges, then over the whole, and the
+ * resident pages read as before after each. */
+static void
+test_pagemap_anonymous (gconstpointer data)
+{
+  static const guint read_pages[] = { 0, 1, 9, 15 };
+  static const guint written_pages[] = { 2, 5, 14 };
+  g_autoptr (TidePagemap) pagemap = open_pagemap (data);
+  g_autofree char *dir = tide_test_make_dir ("tide-procfs-anon");
+  g_autofree char *path = g_build_filename (dir, "file", NULL);
+  g_autofree char *contents = g_malloc (16 * page_size);
+  volatile char sink = 0;
+  TideRange ranges[2];
+  guint64 anonymous[2] = { 0 };
+  guint64 resident;
+  char *base;
+  int fd;
+
+  memset (contents, 7, 16 * page_size);
+  g_assert_true (g_file_set_contents (path, contents, 16 * page_size, NULL));
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  base = mmap (NULL, 16 * page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  g_assert_true (base != MAP_FAILED);
+  close (fd);
+  /* No read-ahead of neighbours: each page is there only once touched. */
+  madvise (base, 16 * page_size, MADV_RANDOM);
+  for (guint i = 0; i < G_N_ELEMENTS (read_pages); i++)
+    sink += base[read_pages[i] * page_size];
+  for (guint i = 0; i < G_N_ELEMENTS (written_pages); i++)
+    base[written_pages[i] * page_size + 1] = 1;
+
+  resident = resident_one (pagemap, base, 16 * page_size);
+  g_assert_cmpuint (resident, >=, 7 * page_size);
+  ranges[0] = (TideRange) { (guintptr) base, 8 * page_size };
+  ranges[1] = (TideRange) { (guintptr) base + 8 * page_size, 8 * page_size };
+  g_assert_true (tide_pagemap_anonymous (pagemap, ranges, 2, anonymous));
+  g_assert_cmpuint (anonymous[0], ==, 2 * page_size);
+  g_assert_cmpuint (anonymous[1], ==, page_size);
+  g_assert_cmpuint (resident_one (pagemap, base, 16 * page_size), ==, resident);
+  ranges[0].size = 16 * page_size;
+  g_assert_true (tide_pagemap_anonymous (pagemap, ranges, 1, anonymous));
+  g_assert_cmpuint (anonymous[0], ==, 3 * page_size);
+  g_assert_cmpuint (resident_one (pagemap, base, 16 * page_size), ==, resident);
+  munmap (base, 16 * page_size);
+  tide_test_remove_dir (dir);
 }
 
 static void
@@ -548,7 +601,7 @@ split_self (TideAnonSplitter *splitter,
   g_assert_true (g_file_get_contents ("/proc/self/maps", &maps, NULL, NULL));
   g_array_set_size (stacks, 0);
   g_array_set_size (data, 0);
-  g_assert_true (_tide_anon_splitter_split (splitter, maps, NULL, stacks, data, out));
+  g_assert_true (_tide_anon_splitter_split (splitter, maps, NULL, stacks, data, NULL, out));
 }
 
 /* This process's own mappings: a pthread's stack (above its guard) and
@@ -630,7 +683,7 @@ test_anon_split_text (void)
     "7ffd00001000-7ffd00101000 rw-p 00000000 00:00 0");
   TideAnonSplit out;
 
-  g_assert_true (_tide_anon_splitter_split (splitter, maps, NULL, stacks, data, &out));
+  g_assert_true (_tide_anon_splitter_split (splitter, maps, NULL, stacks, data, NULL, &out));
   g_assert_cmpuint (stacks->len, ==, 3);
   g_assert_cmpuint (g_array_index (stacks, TideRange, 0).addr, ==, 0x7f0000001000);
   g_assert_cmpuint (g_array_index (stacks, TideRange, 2).addr, ==, 0x7ffd00001000);
@@ -648,6 +701,10 @@ main (int   argc,
   g_test_add_func ("/procfs/anon-split/text", test_anon_split_text);
 
   g_test_add_data_func ("/procfs/pagemap/touched", GINT_TO_POINTER (TRUE), test_pagemap_touched);
+  g_test_add_data_func ("/procfs/pagemap/anonymous", GINT_TO_POINTER (TRUE),
+                        test_pagemap_anonymous);
+  g_test_add_data_func ("/procfs/pagemap/entries/anonymous", GINT_TO_POINTER (FALSE),
+                        test_pagemap_anonymous);
   g_test_add_data_func ("/procfs/pagemap/unmapped", GINT_TO_POINTER (TRUE),
                         test_pagemap_unmapped);
   g_test_add_data_func ("/procfs/pagemap/many", GINT_TO_POINTER (TRUE), test_pagemap_many);
