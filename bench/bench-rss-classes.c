@@ -122,6 +122,7 @@ main (int    argc,
   g_autoptr(TidePagemap) pagemap = NULL;
   g_autoptr(TideAnonSplitter) splitter = tide_anon_splitter_new ();
   TideRssClasses classes;
+  TideAnonSplit split = { 0 };
   guint64 inherited = 0;
   double snapshot_ms, interval_s;
   pid_t child;
@@ -145,7 +146,6 @@ main (int    argc,
     {
       gint64 t0 = g_get_monotonic_time (), t1, t2, t3, t4, t5;
       g_autoptr(TideCow) cow = NULL;
-      TideAnonSplit split;
       guint64 copied;
       double v;
 
@@ -181,7 +181,10 @@ main (int    argc,
   g_print ("  smaps_rollup  %8.3f ms\n", median (rollup_ms));
   g_print ("  cow open      %8.3f ms (once, at fork)\n", median (open_ms));
   g_print ("  cow measure   %8.3f ms\n", median (measure_ms));
-  g_print ("  anon split    %8.3f ms (maps, thread stacks and bss)\n", median (split_ms));
+  g_print ("  anon split    %8.3f ms (maps, thread stacks and library data: %.1f MiB and %.1f "
+           "MiB, of which %.1f MiB written file pages)\n", median (split_ms),
+           split.thread_stacks_bytes / 1048576.0, split.lib_data_bytes / 1048576.0,
+           split.lib_written_bytes / 1048576.0);
   g_print ("a snapshot of it: %.3f ms; twice a second that would be %.2f%% of one core; "
            "at the budget of %.0f%% the recorder reads it every %.2f s\n", snapshot_ms,
            100 * snapshot_ms * 2 / 1000.0, 100 * BUDGET_CORE_SHARE, interval_s);

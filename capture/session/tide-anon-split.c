@@ -21,7 +21,7 @@
 struct _TideAnonSplitter
 {
   GHashTable *segments;   /* path -> GArray of TideLoadSegment, the writable ones
-                           * with a bss (empty: none, or unreadable) */
+                           * (empty: none, or unreadable) */
   guint64     page;
 };
 
@@ -105,34 +105,50 @@ is_anonymous (const MapsLine *m)
   return m->inode == 0 && m->path[0] == '\0';
 }
 
-/* The writable segments with a bss of the ELF file at @path. */
+/* The writable segments of the ELF file at @path. */
 static GArray *
-read_bss_segments (const char *path)
+read_writable_segments (const char *path)
 {
   GArray *segments = tide_elf_load_segments (path);
 
   for (guint i = segments->len; i-- > 0;)
-    {
-      const TideLoadSegment *s = &g_array_index (segments, TideLoadSegment, i);
+    if (!(g_array_index (segments, TideLoadSegment, i).flags & PF_W))
+      g_array_remove_index (segments, i);
+  return segments;
+}
 
-      if (!(s->flags & PF_W) || s->memsz <= s->filesz)
-        g_array_remove_index (segments, i);
+/* The writable segments of the object that file mapping @m maps: none for
+ * an anonymous mapping, a shared one, or a file gone from its path. */
+static GArray *
+writable_segments (TideAnonSplitter *self,
+                   const MapsLine   *m)
+{
+  GArray *segments;
+
+  if (m->path[0] != '/' || strlen (m->perms) < 4 || m->perms[3] != 'p' ||
+      g_str_has_suffix (m->path, " (deleted)"))
+    return NULL;
+  segments = g_hash_table_lookup (self->segments, m->path);
+  if (segments == NULL)
+    {
+      segments = read_writable_segments (m->path);
+      g_hash_table_insert (self->segments, g_strdup (m->path), segments);
     }
   return segments;
 }
 
-static GArray *
-bss_segments (TideAnonSplitter *self,
-              const char       *path)
+/* The load bias of segment @s in mapping @m, when @m maps part of its
+ * file bytes (from the page they start in). */
+static gboolean
+segment_bias (TideAnonSplitter      *self,
+              const MapsLine        *m,
+              const TideLoadSegment *s,
+              guint64               *bias)
 {
-  GArray *segments = g_hash_table_lookup (self->segments, path);
-
-  if (segments == NULL)
-    {
-      segments = read_bss_segments (path);
-      g_hash_table_insert (self->segments, g_strdup (path), segments);
-    }
-  return segments;
+  if (m->offset < (s->offset & ~(self->page - 1)) || m->offset >= s->offset + s->filesz)
+    return FALSE;
+  *bias = m->start - m->offset - (s->vaddr - s->offset);
+  return TRUE;
 }
 
 static guint64
@@ -148,30 +164,52 @@ round_up (guint64 value,
 static void
 add_bss (TideAnonSplitter *self,
          const MapsLine   *m,
+         GArray           *segments,
          GHashTable       *seen,
          GArray           *data)
 {
-  GArray *segments;
-
-  if (m->path[0] != '/' || strchr (m->perms, 'w') == NULL ||
-      g_str_has_suffix (m->path, " (deleted)"))
+  if (strchr (m->perms, 'w') == NULL)
     return;
-  segments = bss_segments (self, m->path);
   for (guint i = 0; i < segments->len; i++)
     {
       const TideLoadSegment *s = &g_array_index (segments, TideLoadSegment, i);
       guint64 bias, from, to;
       TideRange range;
 
-      if (m->offset < (s->offset & ~(self->page - 1)) || m->offset >= s->offset + s->filesz)
+      if (s->memsz <= s->filesz || !segment_bias (self, m, s, &bias))
         continue;
-      bias = m->start - m->offset - (s->vaddr - s->offset);
       from = round_up (bias + s->vaddr + s->filesz, self->page);
       to = round_up (bias + s->vaddr + s->memsz, self->page);
       if (to <= from || !g_hash_table_add (seen, g_memdup2 (&from, sizeof from)))
         continue;
       range = (TideRange) { from, to - from };
       g_array_append_val (data, range);
+    }
+}
+
+/* The part of file mapping @m that maps the file bytes of a writable
+ * segment, whatever its protection now: the loader makes the relocated
+ * part read-only again (RELRO), in a mapping of its own. */
+static void
+add_written (TideAnonSplitter *self,
+             const MapsLine   *m,
+             GArray           *segments,
+             GArray           *written)
+{
+  for (guint i = 0; i < segments->len; i++)
+    {
+      const TideLoadSegment *s = &g_array_index (segments, TideLoadSegment, i);
+      guint64 bias, from, to;
+      TideRange range;
+
+      if (!segment_bias (self, m, s, &bias))
+        continue;
+      from = MAX (m->start, (bias + s->vaddr) & ~(self->page - 1));
+      to = MIN (m->end, round_up (bias + s->vaddr + s->filesz, self->page));
+      if (to <= from)
+        continue;
+      range = (TideRange) { from, to - from };
+      g_array_append_val (written, range);
     }
 }
 
@@ -187,13 +225,16 @@ is_thread_stack (const MapsLine *m,
          below->end == m->start && below->end - below->start <= MAX_GUARD_BYTES;
 }
 
-/* The resident bytes of @ranges, which come by address as the maps list
- * them (tide_pagemap_resident() reads sorted ranges fastest). */
+/* The resident bytes of @ranges (@anonymous: of their anonymous pages
+ * alone), which come by address as the maps list them
+ * (tide_pagemap_resident() reads sorted ranges fastest). */
 static gboolean
 resident (TidePagemap *pagemap,
           GArray      *ranges,
+          gboolean     anonymous,
           guint64     *out)
 {
+  const TideRange *each_range = (const TideRange *) (gpointer) ranges->data;
   g_autofree guint64 *each = NULL;
 
   *out = 0;
@@ -201,13 +242,13 @@ resident (TidePagemap *pagemap,
     return TRUE;
   if (pagemap == NULL)
     {
-      for (guint i = 0; i < ranges->len; i++)
+      for (guint i = 0; i < ranges->len && !anonymous; i++)
         *out += g_array_index (ranges, TideRange, i).size;
       return TRUE;
     }
   each = g_new0 (guint64, ranges->len);
-  if (!tide_pagemap_resident (pagemap, (const TideRange *) (gpointer) ranges->data, ranges->len,
-                              each))
+  if (!(anonymous ? tide_pagemap_anonymous (pagemap, each_range, ranges->len, each)
+                  : tide_pagemap_resident (pagemap, each_range, ranges->len, each)))
     return FALSE;
   for (guint i = 0; i < ranges->len; i++)
     *out += each[i];
@@ -220,10 +261,12 @@ _tide_anon_splitter_split (TideAnonSplitter *self,
                            TidePagemap      *pagemap,
                            GArray           *stacks,
                            GArray           *data,
+                           GArray           *written,
                            TideAnonSplit    *out)
 {
   g_autoptr(GArray) own_stacks = stacks ? NULL : g_array_new (FALSE, FALSE, sizeof (TideRange));
   g_autoptr(GArray) own_data = data ? NULL : g_array_new (FALSE, FALSE, sizeof (TideRange));
+  g_autoptr(GArray) own_written = written ? NULL : g_array_new (FALSE, FALSE, sizeof (TideRange));
   g_autoptr(GHashTable) seen = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   MapsLine below = { 0 };
   gboolean have_below = FALSE;
@@ -231,8 +274,10 @@ _tide_anon_splitter_split (TideAnonSplitter *self,
 
   stacks = stacks ? stacks : own_stacks;
   data = data ? data : own_data;
+  written = written ? written : own_written;
   for (char *line = maps; line != NULL && *line != '\0'; line = next)
     {
+      GArray *segments;
       MapsLine m;
 
       if ((next = strchr (line, '\n')) != NULL)
@@ -245,13 +290,21 @@ _tide_anon_splitter_split (TideAnonSplitter *self,
 
           g_array_append_val (stacks, range);
         }
-      add_bss (self, &m, seen, data);
+      if ((segments = writable_segments (self, &m)) != NULL)
+        {
+          add_bss (self, &m, segments, seen, data);
+          add_written (self, &m, segments, written);
+        }
       below = m;
       have_below = TRUE;
     }
   *out = (TideAnonSplit) { 0 };
-  return resident (pagemap, stacks, &out->thread_stacks_bytes) &&
-         resident (pagemap, data, &out->lib_data_bytes);
+  if (!resident (pagemap, stacks, FALSE, &out->thread_stacks_bytes) ||
+      !resident (pagemap, data, FALSE, &out->lib_data_bytes) ||
+      !resident (pagemap, written, TRUE, &out->lib_written_bytes))
+    return FALSE;
+  out->lib_data_bytes += out->lib_written_bytes;
+  return TRUE;
 }
 
 gboolean
@@ -265,5 +318,5 @@ tide_anon_splitter_read (TideAnonSplitter *self,
 
   if (pagemap == NULL || !g_file_get_contents (path, &maps, NULL, NULL))
     return FALSE;
-  return _tide_anon_splitter_split (self, maps, pagemap, NULL, NULL, out);
+  return _tide_anon_splitter_split (self, maps, pagemap, NULL, NULL, NULL, out);
 }

@@ -11,11 +11,16 @@
  *   library data    the bss of every mapped ELF object: the part of a
  *                   writable PT_LOAD segment beyond the file
  *                   (p_memsz > p_filesz), which the loader maps anonymous
- *                   after the file's pages.
+ *                   after the file's pages; and the pages of the file part
+ *                   of that segment (initialized data, and what the loader
+ *                   relocates: the GOT, vtables, .data.rel.ro, read-only
+ *                   again once relocated) that the process wrote, which
+ *                   the kernel copied into anonymous pages.
  *
- * Each is counted in resident bytes, from pagemap.  The segments of a file
- * are read once per path and kept (an object loaded again at another
- * address has the same segments).
+ * Each is counted in resident bytes, from pagemap (the written file pages:
+ * the anonymous ones alone).  The segments of a file are read once per
+ * path and kept (an object loaded again at another address has the same
+ * segments).
  */
 #pragma once
 
@@ -28,7 +33,8 @@ G_BEGIN_DECLS
 typedef struct
 {
   guint64 thread_stacks_bytes;
-  guint64 lib_data_bytes;
+  guint64 lib_data_bytes;     /* the bss and the written data pages */
+  guint64 lib_written_bytes;  /* of which the written data pages */
 } TideAnonSplit;
 
 typedef struct _TideAnonSplitter TideAnonSplitter;
@@ -44,14 +50,16 @@ gboolean          tide_anon_splitter_read  (TideAnonSplitter *self,
 
 /* For tests: the same from the text of a maps file (split into lines in
  * place), with the resident
- * bytes of each range counted by @pagemap (NULL: each range counts
- * whole); the ranges of each kind are appended to @stacks and @data
- * (TideRange, may be NULL). */
+ * bytes of each range counted by @pagemap (NULL: each range of stacks and
+ * bss counts whole, the written data pages none); the ranges of each kind
+ * are appended to @stacks, @data (bss) and @written (the file part of
+ * writable segments) (TideRange, each may be NULL). */
 gboolean          _tide_anon_splitter_split (TideAnonSplitter *self,
                                              char             *maps,
                                              TidePagemap      *pagemap,
                                              GArray           *stacks,
                                              GArray           *data,
+                                             GArray           *written,
                                              TideAnonSplit    *out);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TideAnonSplitter, tide_anon_splitter_free)

@@ -394,9 +394,11 @@ kernel_has_pagemap_scan (void)
 
 /* tests/targets/anon-split under `record --sync-steps`: anonymous memory
  * that no hook sees is named by its mapping.  Step 2's four threads wrote
- * 512 KiB of their stacks each, step 3 wrote 8 MiB of the program's bss;
- * each term within CLASS_SLACK (the threads' descriptors and TLS, and
- * what libc touches on the way), with nothing left unexplained. */
+ * 512 KiB of their stacks each, step 3 wrote 8 MiB of the program's bss,
+ * step 4 4 MiB of its initialized data (copies of the file's pages, which
+ * were unexplained before); each term within CLASS_SLACK (the threads'
+ * descriptors and TLS, and what libc touches on the way), with nothing
+ * left unexplained. */
 static void
 test_anon_split (void)
 {
@@ -413,19 +415,26 @@ test_anon_split (void)
 
   g_assert_cmpstr (out, ==, "done\n");
   /* A row a step, one process. */
-  g_assert_cmpuint (g_strv_length (lines), ==, 1 + 3 + 1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 1 + 4 + 1);
   assert_near (csv_number (lines, 2, "thread_stacks_bytes"), 2 * MIB);
   assert_near (csv_number (lines, 2, "lib_data_bytes"), 0);
   assert_near (csv_number (lines, 2, "unexplained_bytes"), 0);
   assert_near (csv_number (lines, 3, "lib_data_bytes"), 8 * MIB);
   assert_near (csv_number (lines, 3, "thread_stacks_bytes"), 0);
   assert_near (csv_number (lines, 3, "unexplained_bytes"), 0);
+  assert_near (csv_number (lines, 4, "lib_data_bytes"), 4 * MIB);
+  assert_near (csv_number (lines, 4, "file_bytes"), 0);
+  assert_near (csv_number (lines, 4, "unexplained_bytes"), 0);
   g_assert_true (g_regex_match_simple ("\nstep 2 threads, anon-split \\(pid [0-9]+\\): "
                                        "\\+2\\.[0-9]{2} MiB private: thread stacks "
                                        "\\+2\\.[0-9]{2} MiB[,;]", text, 0, 0));
   g_assert_true (g_regex_match_simple ("\nstep 3 bss, anon-split \\(pid [0-9]+\\): "
                                        "\\+8\\.[0-9]{2} MiB private: library data "
                                        "\\+8\\.[0-9]{2} MiB[,;]", text, 0, 0));
+  /* Less a few pages of the data that were the file's before (file-backed). */
+  g_assert_true (g_regex_match_simple ("\nstep 4 data, anon-split \\(pid [0-9]+\\): "
+                                       "\\+(3\\.[89]|4\\.0)[0-9] MiB private: library data "
+                                       "\\+4\\.0[0-9] MiB[,;]", text, 0, 0));
   /* It ends saying how the classes were read. */
   g_assert_true (g_str_has_suffix (text, "\n\nMeasured by: the kernel's split (/proc/PID/status) "
                                          "at every step end; private memory (smaps_rollup) and "

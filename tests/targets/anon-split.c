@@ -7,7 +7,9 @@
  *   step 1  nothing: the baseline;
  *   step 2  four threads, each of which writes 512 KiB of its own stack
  *           and waits: 2 MiB of thread stacks;
- *   step 3  8 MiB of the program's bss written: library data.
+ *   step 3  8 MiB of the program's bss written: library data;
+ *   step 4  4 MiB of its initialized data written, never read before:
+ *           library data too, the kernel's copies of the file's pages.
  *
  * Then the threads end, and it exits 0.
  */
@@ -26,8 +28,11 @@
 #define STACK_TOUCH  (512 * KIB)
 #define STACK_SIZE   (2 * MIB)
 #define BSS_TOUCH    (8 * MIB)
+#define DATA_TOUCH   (4 * MIB)
 
 static char bss[16 * MIB];
+/* In .data, from the file: one byte that is not zero puts it there. */
+static char data[DATA_TOUCH + 4 * KIB] = { 1 };
 static int ready[2], go[2];
 
 /* Writes @STACK_TOUCH bytes of this thread's stack, which stay resident
@@ -79,6 +84,11 @@ main (void)
 
   memset (bss, 2, BSS_TOUCH);
   tidemark_step ("bss");
+
+  /* From its second page on: the first may share one with what comes
+   * before it, which the loader wrote. */
+  memset ((char *) (((uintptr_t) data + 4095) & ~(uintptr_t) 4095), 3, DATA_TOUCH);
+  tidemark_step ("data");
 
   /* Any thread may read any "g": all are told before one is joined. */
   for (int i = 0; i < N_THREADS; i++)
