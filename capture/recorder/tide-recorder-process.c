@@ -119,9 +119,13 @@ tide_rec_process_new (TideRecorder  *recorder,
   cmdline = tide_capture_read_cmdline (hello->pid);
   parent = find_parent_image (recorder, hello->pid, hello->ppid);
 
-  /* An exec replaces the image: the old one ends where the new one starts. */
+  /* An exec replaces the image: the old one ends where the new one starts,
+   * also when the recorder read the old one's end of connection first,
+   * later than the exec. */
   if (parent != NULL && parent->pid == (pid_t) hello->pid && parent->end_ns == 0)
     tide_capture_process_end_as (parent, hello->h.time_ns, TIDE_END_EXEC);
+  else if (parent != NULL && parent->pid == (pid_t) hello->pid)
+    tide_capture_process_amend_end (parent, hello->h.time_ns, &(TideProcessEnd) { .kind = TIDE_END_EXEC });
 
   row = (TideProcessRow) {
     .pid = hello->pid, .ppid = hello->ppid,

@@ -209,8 +209,10 @@ accept_connections (TideRecorder *self)
     g_ptr_array_add (self->pending, GINT_TO_POINTER (fd));
 }
 
-/* The first message of a connection must start with HELLO. */
-static void
+/* The first message of a connection must start with HELLO.  Returns
+ * whether the connection left the pending ones (its HELLO read, or
+ * closed). */
+static gboolean
 receive_pending (TideRecorder *self,
                  guint         index)
 {
@@ -221,21 +223,23 @@ receive_pending (TideRecorder *self,
   ssize_t n = recv (fd, self->rx_buffer, TIDE_WIRE_MAX_MESSAGE, 0);
 
   if (n < 0 && (errno == EAGAIN || errno == EINTR))
-    return;
-  g_ptr_array_remove_index_fast (self->pending, index);
+    return FALSE;
+  /* The others keep their order (see run_loop()). */
+  g_ptr_array_remove_index (self->pending, index);
   if (n < (ssize_t) sizeof *h || h->len > n)
     {
       close (fd);
-      return;
+      return TRUE;
     }
   process = tide_rec_process_new (self, fd, self->rx_buffer, h->len, &error);
   if (process == NULL)
     {
       g_printerr ("tidemark: %s\n", error->message);
       close (fd);
-      return;
+      return TRUE;
     }
   tide_rec_process_receive (process, self->rx_buffer + h->len, n - h->len);
+  return TRUE;
 }
 
 static void
@@ -391,9 +395,14 @@ run_loop (TideRecorder *self)
         for (guint i = 0; i < owners->len; i++)
           if (pfd[3 + n_pending + i].revents)
             receive_process (self, g_ptr_array_index (owners, i));
-        for (guint i = n_pending; i-- > 0;)
-          if (pfd[3 + i].revents)
-            receive_pending (self, i);
+        /* In the order they were accepted, which is the order they
+         * connected: the images of one pid (an exec, or several in a
+         * row) must be met in the order they started, and a recorder that
+         * was slow to accept takes them in together.  @k: where pending
+         * connection @i is now, after those before it that left. */
+        for (guint i = 0, k = 0; i < n_pending; i++)
+          if (!pfd[3 + i].revents || !receive_pending (self, k))
+            k++;
         if (pfd[0].revents)
           accept_connections (self);
       }

@@ -842,20 +842,21 @@ tide_capture_process_end_as (TideCaptureProcess *self,
 
 /* A better account of an image's end that came later: the recorder
  * reaped its child only after the child's connection closed (@end; NULL:
- * no news), or the parent reaped it at @reaped_ns (0: not known), before
- * the recorder saw the connection close. */
+ * no news), or the image ended at @ended_ns (0: not known) before the
+ * recorder saw its connection close: its parent reaped it then, or the
+ * image that replaced it by exec started then. */
 void
 tide_capture_process_amend_end (TideCaptureProcess   *self,
-                                gint64                reaped_ns,
+                                gint64                ended_ns,
                                 const TideProcessEnd *end)
 {
   gboolean changed = FALSE;
 
   if (self->end_ns == 0)
     return;
-  if (reaped_ns > self->start_ns && reaped_ns < self->end_ns)
+  if (ended_ns > self->start_ns && ended_ns < self->end_ns)
     {
-      self->end_ns = reaped_ns;
+      self->end_ns = ended_ns;
       changed = TRUE;
     }
   if (end != NULL && self->end.kind == TIDE_END_UNKNOWN)

@@ -191,7 +191,7 @@ void                tide_capture_process_end_as       (TideCaptureProcess  *self
                                                        gint64               end_ns,
                                                        TideEndKind          kind);
 void                tide_capture_process_amend_end    (TideCaptureProcess  *self,
-                                                       gint64               reaped_ns,
+                                                       gint64               ended_ns,
                                                        const TideProcessEnd *end);
 void                tide_capture_process_flush_live   (TideCaptureProcess  *self);
 

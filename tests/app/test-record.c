@@ -22,6 +22,7 @@
 #include "preload-target.h"
 #include "tide-plumbing.h"
 #include "tide-report.h"
+#include "tide-process-end.h"
 #include "tide-schema.h"
 #include "tide-test-util.h"
 #include "tide-trace.h"
@@ -589,6 +590,43 @@ test_fork_exec (Fixture       *f,
   sum_function (live, "grandchild_leak", &bytes, &count);
   g_assert_cmpint (bytes, ==, 2 * 50000);
   g_assert_cmpint (count, ==, 2);
+}
+
+/* exec-while-stopped: three images of one pid, the last two of which
+ * connected while the recorder was stopped, so that it accepted them
+ * together.  They are met in the order they started: each of the first
+ * two ends by exec where the next starts, and is the next one's parent;
+ * the last ends by its exit, after its step, whose end has its private
+ * memory read (--sync-steps).  The recorder used to read the newest HELLO
+ * first, and end that image, the one running, by the older one's exec. */
+static void
+test_exec_while_stopped (Fixture       *f,
+                         gconstpointer  data)
+{
+  g_auto(Run) run = { 0 };
+  g_autoptr(TideTrace) trace = NULL;
+  g_autofree char *replaced = g_strdup_printf (
+    "SELECT count (*) FROM processes p JOIN processes n ON n.parent_id = p.id"
+    " JOIN process_ends e ON e.process_id = p.id"
+    " WHERE e.kind = %d AND p.end_ns = n.start_ns AND p.start_ns < n.start_ns", TIDE_END_EXEC);
+  g_autofree char *last = g_strdup_printf (
+    "SELECT count (*) FROM processes p JOIN process_ends e ON e.process_id = p.id"
+    " JOIN steps s ON s.process_id = p.id"
+    " WHERE p.start_ns = (SELECT max (start_ns) FROM processes)"
+    " AND e.kind = %d AND e.exit_code = 0 AND p.end_ns > s.end_ns", TIDE_END_EXITED);
+  g_autofree char *read = g_strdup_printf (
+    "SELECT count (*) FROM counters c JOIN steps s"
+    " ON s.process_id = c.process_id AND c.ts_ns = s.end_ns WHERE c.counter = %d",
+    TIDE_COUNTER_USS);
+
+  record (f, "--sync-steps", "exec-while-stopped", NULL, NULL, &run);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_cmpstr (run.out, ==, "done\n");
+  trace = tide_test_open_trace (f->trace);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes"), ==, 3);
+  g_assert_cmpint (tide_test_query_int (trace, replaced), ==, 2);
+  g_assert_cmpint (tide_test_query_int (trace, last), ==, 1);
+  g_assert_cmpint (tide_test_query_int (trace, read), ==, 1);
 }
 
 static void
@@ -1369,6 +1407,7 @@ main (int    argc,
   ADD ("/record/heap-layout/all", "--all", test_heap_layout);
   ADD ("/record/priority", NULL, test_priority);
   ADD ("/record/fork-exec", NULL, test_fork_exec);
+  ADD ("/record/exec-while-stopped", NULL, test_exec_while_stopped);
   ADD ("/record/dlopen", NULL, test_dlopen);
   ADD ("/record/leaky/sampled-repeatable", NULL, test_sampled_repeatable);
   ADD ("/record/residency", NULL, test_residency);
