@@ -34,25 +34,16 @@
 
 #include "tide-anon-split.h"
 #include "tide-cow.h"
+#include "tide-bench-median.h"
 #include "tide-procfs.h"
 
 #define BUDGET_CORE_SHARE 0.01  /* of the recorder's thread: ROLLUP_COST_FACTOR */
 #define POLL_S            0.5     /* ROLLUP_POLL_NS */
 
-static gint
-compare_doubles (gconstpointer a,
-                 gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
 static double
 median (GArray *ms)
 {
-  g_array_sort (ms, compare_doubles);
-  return g_array_index (ms, double, ms->len / 2);
+  return tide_bench_median ((double *) (gpointer) ms->data, ms->len);
 }
 
 static void

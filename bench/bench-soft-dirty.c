@@ -24,24 +24,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "tide-bench-median.h"
 #include "tide-procfs.h"
 
 #define SOFT_DIRTY_BIT (G_GUINT64_CONSTANT (1) << 55)
 
-static gint
-compare_doubles (gconstpointer a,
-                 gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
 static double
 median (GArray *ms)
 {
-  g_array_sort (ms, compare_doubles);
-  return g_array_index (ms, double, ms->len / 2);
+  return tide_bench_median ((double *) (gpointer) ms->data, ms->len);
 }
 
 static void
