@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "tide-cli.h"
+#include "tide-plumbing.h"
 #include "tide-report-format.h"
 #include "tide-report-rss.h"
 #include "tide-report.h"

@@ -9,7 +9,7 @@
  * From Python (ctypes, the preload is already loaded):
  *   lib = ctypes.CDLL(None)
  *   lib.tidemark_preload_counter(10, device, torch.cuda.memory_allocated(device))
- * with 10 = torch_allocated and 11 = torch_reserved (storage/tide-schema.h),
+ * with 10 = torch_allocated and 11 = torch_reserved (storage/common/tide-kinds.h),
  * argtypes (c_uint32, c_int, c_int64); call it before tidemark.step() so
  * the value lands in the step it ends.
  */

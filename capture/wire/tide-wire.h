@@ -20,6 +20,8 @@
 
 #include <stdint.h>
 
+#include "tide-kinds.h"
+
 #define TIDE_WIRE_VERSION      2u
 #define TIDE_WIRE_MAX_MESSAGE  65536u
 #define TIDE_WIRE_MAX_FRAMES   128u
@@ -58,20 +60,6 @@ typedef enum
   /* 40..: the process's children. */
   TIDE_WIRE_CHILD_END    = 40,
 } TideWireType;
-
-/* What kind of memory an ALLOC/FREE record is about. */
-typedef enum
-{
-  TIDE_KIND_MALLOC = 1,  /* malloc family, C++ new */
-  TIDE_KIND_MMAP   = 2,  /* anonymous or file mmap made by the program */
-  TIDE_KIND_BRK    = 3,  /* brk/sbrk growth */
-  TIDE_KIND_DEVICE = 4,  /* accelerator memory (device issue) */
-  TIDE_KIND_PINNED = 5,  /* page-locked host memory (device issue) */
-  TIDE_KIND_PAGE   = 6,  /* `attach`: a resident page, by the stack that first touched it */
-  /* 10..: a language runtime's own allocator (tide-preload-pyalloc.c). */
-  TIDE_KIND_PYOBJECT = 10, /* CPython's object and mem domains: objects, their buffers */
-  TIDE_KIND_PYARENA  = 11, /* an arena of CPython's allocator: plumbing, never in a stack */
-} TideAllocKind;
 
 typedef struct
 {
@@ -193,7 +181,7 @@ typedef struct
   TideWireHeader h;
   uint64_t bytes;
   uint64_t duration_ns;
-  uint32_t direction;      /* 1 host→device, 2 device→host, 3 device→device */
+  uint32_t direction;      /* TideTransferDirection */
   int16_t  device;
   uint16_t reserved;
   uint32_t scope_id;
@@ -294,7 +282,7 @@ _Static_assert (sizeof (TideWireChildEnd) == 24, "child end is 24 bytes");
 _Static_assert (sizeof (TideWireProcessInfo) == 32, "process info is 32 bytes");
 /* A value the process measured itself (tidemark_preload_counter): the
  * `--torch` hooks send torch.cuda.memory_allocated/memory_reserved per
- * device at each step end.  counter is a TideCounter of storage/tide-schema.h;
+ * device at each step end.  counter is a TideCounter of storage/common/tide-kinds.h;
  * the recorder takes only the ones a process may report. */
 typedef struct
 {

@@ -81,9 +81,9 @@ add_transfers (TideTrace  *trace,
       TideStepRow *row = g_hash_table_lookup (index, &key);
       int direction = sqlite3_column_int (stmt, 2);
 
-      if (row != NULL && direction == 1)
+      if (row != NULL && direction == TIDE_TRANSFER_TO_DEVICE)
         row->h2d_bytes = sqlite3_column_int64 (stmt, 3);
-      else if (row != NULL && direction == 2)
+      else if (row != NULL && direction == TIDE_TRANSFER_TO_HOST)
         row->d2h_bytes = sqlite3_column_int64 (stmt, 3);
     }
   return tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error);

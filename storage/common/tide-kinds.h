@@ -1,25 +1,29 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-kinds.h: the kinds of memory and of counters, numbered once for
+ * everything that writes or reads them: the preload's and the eBPF
+ * programs' records, the recorder, and the trace's allocations.kind and
+ * counters.counter columns.  The numbers are in every trace written, so
+ * they never change.  Header only, no dependencies: the preload includes
+ * it too.
  */
 #pragma once
 
-#include <glib.h>
-#include <sqlite3.h>
-
-#include "tide-sqlite.h"
-
-G_BEGIN_DECLS
-
-/* PRAGMA application_id: "TIDE" in ASCII, so `file` and our opener can tell
- * a trace from any other SQLite file. */
-#define TIDE_APPLICATION_ID 0x54494445
-/* 2: allocation_ranges, and the writer's allocations_long_lived index in
- * place of allocations_by_alloc.  3: processes.worker and processes.role
- * (tide-processes.h).  Version 1 and 2 traces are still read.  Tables
- * added since without a new version, which readers must do without:
- * modules (build-ids), and in merged traces merge_sources and
- * merge_processes (tide-trace-merge.h). */
-#define TIDE_SCHEMA_VERSION 3
+/* What kind of memory an allocation is: the kind of an ALLOC/FREE record,
+ * and allocations.kind. */
+typedef enum
+{
+  TIDE_KIND_MALLOC = 1,  /* malloc family, C++ new */
+  TIDE_KIND_MMAP   = 2,  /* anonymous or file mmap made by the program */
+  TIDE_KIND_BRK    = 3,  /* brk/sbrk growth */
+  TIDE_KIND_DEVICE = 4,  /* accelerator memory (device issue) */
+  TIDE_KIND_PINNED = 5,  /* page-locked host memory (device issue) */
+  TIDE_KIND_PAGE   = 6,  /* `attach`: a resident page, by the stack that first touched it */
+  /* 10..: a language runtime's own allocator (tide-preload-pyalloc.c). */
+  TIDE_KIND_PYOBJECT = 10, /* CPython's object and mem domains: objects, their buffers */
+  TIDE_KIND_PYARENA  = 11, /* an arena of CPython's allocator: plumbing, never in a stack */
+} TideAllocKind;
 
 /* Counter ids of the counters table (counter_kinds holds their names). */
 typedef enum
@@ -76,29 +80,11 @@ typedef enum
   TIDE_COUNTER_LIB_DATA    = 34,
 } TideCounter;
 
-/* Frame kinds of the frames table. */
+/* Which way a copy went: the direction of a TRANSFER record, and
+ * transfers.direction. */
 typedef enum
 {
-  TIDE_FRAME_NATIVE  = 1,
-  TIDE_FRAME_PYTHON  = 2,
-  TIDE_FRAME_KERNEL  = 3,
-  TIDE_FRAME_MISSING = 4,  /* frames the unwinder could not recover */
-  /* A call the compiler inlined at a native frame's address: a row of
-   * its own, never in stack_nodes, with the native frame's module and
-   * module_offset; a native frame's inline rows go innermost first by id. */
-  TIDE_FRAME_INLINE  = 5,
-} TideFrameKind;
-
-/* Frame ids at and above this are inline frames (TIDE_FRAME_INLINE), which
- * the symbolizer thread numbers on its own: below it, ids belong to the
- * recorder's interning of stack frames. */
-#define TIDE_INLINE_FRAME_ID_BASE (G_GINT64_CONSTANT (1) << 40)
-
-gboolean tide_schema_create   (sqlite3     *db,
-                               GError     **error);
-gboolean tide_schema_ensure   (sqlite3     *db,
-                               const char  *name,
-                               GError     **error);
-gboolean tide_schema_declares (const char  *name);
-
-G_END_DECLS
+  TIDE_TRANSFER_TO_DEVICE   = 1,
+  TIDE_TRANSFER_TO_HOST     = 2,
+  TIDE_TRANSFER_ON_DEVICE   = 3,
+} TideTransferDirection;

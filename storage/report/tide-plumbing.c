@@ -317,3 +317,62 @@ tide_frames_find_via (GPtrArray *frames,
     }
   return -1;
 }
+
+/* Each trace's list, kept on the trace so that every report on it (and
+ * what tide_trace_add_plumbing() added) uses the same one. */
+static GQuark
+plumbing_quark (void)
+{
+  static GQuark quark;
+
+  if (quark == 0)
+    quark = g_quark_from_static_string ("tide-plumbing");
+  return quark;
+}
+
+static TidePlumbing *
+plumbing_for_trace (TideTrace *trace)
+{
+  TidePlumbing *self = g_object_get_qdata (G_OBJECT (trace), plumbing_quark ());
+
+  if (self == NULL)
+    {
+      self = tide_plumbing_new_default ();
+      tide_plumbing_add_from_settings (self);
+      g_object_set_qdata_full (G_OBJECT (trace), plumbing_quark (), self,
+                               (GDestroyNotify) tide_plumbing_free);
+    }
+  return self;
+}
+
+const TidePlumbing *
+tide_plumbing_for_trace (TideTrace *trace)
+{
+  g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
+  return plumbing_for_trace (trace);
+}
+
+gboolean
+tide_trace_add_plumbing (TideTrace   *trace,
+                         const char  *pattern,
+                         GError     **error)
+{
+  g_return_val_if_fail (TIDE_IS_TRACE (trace), FALSE);
+  return tide_plumbing_add (plumbing_for_trace (trace), pattern, error);
+}
+
+void
+tide_trace_add_library (TideTrace  *trace,
+                        const char *glob)
+{
+  g_return_if_fail (TIDE_IS_TRACE (trace));
+  tide_plumbing_add_library (plumbing_for_trace (trace), glob);
+}
+
+void
+tide_trace_add_own_code (TideTrace  *trace,
+                         const char *glob)
+{
+  g_return_if_fail (TIDE_IS_TRACE (trace));
+  tide_plumbing_add_own (plumbing_for_trace (trace), glob);
+}

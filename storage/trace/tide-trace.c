@@ -20,7 +20,6 @@
 
 #include "tide-alloc-ranges.h"
 #include "tide-analysis.h"
-#include "tide-file-names.h"
 #include "tide-schema.h"
 #include "tide-storage-error.h"
 #include "tide-trace-bounds.h"
@@ -40,8 +39,6 @@ struct _TideTrace
   gint64   range_span_ns;   /* tide-alloc-ranges.h; -1: not indexed at finish */
   guint    has_live_at_end : 1;
   TideRetainedPlan retained_plan;
-  TidePlumbing *plumbing;   /* created at first use */
-  GHashTable *file_names;   /* tide-file-names.h; loaded at first use */
   gint     has_inline;      /* -1: not looked up yet */
   guint    complete : 1;
 
@@ -333,8 +330,6 @@ tide_trace_finalize (GObject *object)
   g_clear_object (&self->reader);
   g_mutex_clear (&self->reader_lock);
   sqlite3_close (self->db);
-  g_clear_pointer (&self->plumbing, tide_plumbing_free);
-  g_clear_pointer (&self->file_names, g_hash_table_unref);
   g_free (self->path);
   G_OBJECT_CLASS (tide_trace_parent_class)->finalize (object);
 }
@@ -499,66 +494,6 @@ tide_trace_describe_early_end (TideTrace *self)
 {
   g_return_val_if_fail (TIDE_IS_TRACE (self), NULL);
   return _tide_trace_describe_early_end_db (self->db);
-}
-
-const TidePlumbing *
-_tide_trace_get_plumbing (TideTrace *self)
-{
-  if (self->plumbing == NULL)
-    {
-      self->plumbing = tide_plumbing_new_default ();
-      tide_plumbing_add_from_settings (self->plumbing);
-    }
-  return self->plumbing;
-}
-
-/* The names of the trace's source files that must be longer than their
- * base names to tell them apart (tide-file-names.h); empty where the
- * frames cannot be read, which the query of the frames will then say. */
-GHashTable *
-_tide_trace_get_file_names (TideTrace *self)
-{
-  g_autoptr(GPtrArray) paths = NULL;
-  sqlite3_stmt *stmt;
-
-  if (self->file_names != NULL)
-    return self->file_names;
-  paths = g_ptr_array_new_with_free_func (g_free);
-  stmt = tide_sqlite_prepare (self->db, "SELECT DISTINCT file FROM frames WHERE file IS NOT NULL",
-                              "", NULL);
-  while (stmt != NULL && sqlite3_step (stmt) == SQLITE_ROW)
-    g_ptr_array_add (paths, g_strdup ((const char *) sqlite3_column_text (stmt, 0)));
-  sqlite3_finalize (stmt);
-  self->file_names = tide_file_names_new (paths);
-  return self->file_names;
-}
-
-gboolean
-tide_trace_add_plumbing (TideTrace   *self,
-                         const char  *pattern,
-                         GError     **error)
-{
-  g_return_val_if_fail (TIDE_IS_TRACE (self), FALSE);
-  _tide_trace_get_plumbing (self);
-  return tide_plumbing_add (self->plumbing, pattern, error);
-}
-
-void
-tide_trace_add_library (TideTrace  *self,
-                        const char *glob)
-{
-  g_return_if_fail (TIDE_IS_TRACE (self));
-  _tide_trace_get_plumbing (self);
-  tide_plumbing_add_library (self->plumbing, glob);
-}
-
-void
-tide_trace_add_own_code (TideTrace  *self,
-                         const char *glob)
-{
-  g_return_if_fail (TIDE_IS_TRACE (self));
-  _tide_trace_get_plumbing (self);
-  tide_plumbing_add_own (self->plumbing, glob);
 }
 
 gboolean

@@ -24,7 +24,7 @@ typedef struct
 typedef struct
 {
   gint64 process_id;
-  gint   direction;      /* as capture/wire/tide-wire.h: 1 host to device, 2 device to host */
+  gint   direction;      /* TideTransferDirection (tide-kinds.h) */
   gint   device;
   gint64 bytes;
   gint64 start_ns;

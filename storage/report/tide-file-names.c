@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "tide-file-names.h"
-#include "tide-report.h"
+#include "tide-frame.h"
+#include "tide-sqlite.h"
+#include "tide-trace-private.h"
 
 /* The last @n components of @path, or all of it when it has fewer. */
 static const char *
@@ -89,5 +91,38 @@ tide_file_names_new (GPtrArray *paths)
   while (g_hash_table_iter_next (&iter, &key, &value))
     if (((GPtrArray *) value)->len > 1)
       disambiguate (value, count_components (key) + 1, names);
+  return names;
+}
+
+static GQuark
+file_names_quark (void)
+{
+  static GQuark quark;
+
+  if (quark == 0)
+    quark = g_quark_from_static_string ("tide-file-names");
+  return quark;
+}
+
+/* Empty where the frames cannot be read, which the query of the frames
+ * will then say. */
+GHashTable *
+tide_file_names_for_trace (TideTrace *trace)
+{
+  GHashTable *names = g_object_get_qdata (G_OBJECT (trace), file_names_quark ());
+  g_autoptr(GPtrArray) paths = NULL;
+  sqlite3_stmt *stmt;
+
+  if (names != NULL)
+    return names;
+  paths = g_ptr_array_new_with_free_func (g_free);
+  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
+                              "SELECT DISTINCT file FROM frames WHERE file IS NOT NULL", "", NULL);
+  while (stmt != NULL && sqlite3_step (stmt) == SQLITE_ROW)
+    g_ptr_array_add (paths, g_strdup ((const char *) sqlite3_column_text (stmt, 0)));
+  sqlite3_finalize (stmt);
+  names = tide_file_names_new (paths);
+  g_object_set_qdata_full (G_OBJECT (trace), file_names_quark (), names,
+                           (GDestroyNotify) g_hash_table_unref);
   return names;
 }

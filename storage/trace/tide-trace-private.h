@@ -6,7 +6,6 @@
 #include <gio/gio.h>
 #include <sqlite3.h>
 
-#include "tide-plumbing.h"
 #include "tide-trace.h"
 
 G_BEGIN_DECLS
@@ -24,11 +23,6 @@ TideTrace *_tide_trace_lock_reader   (TideTrace     *self,
                                       GError       **error);
 void       _tide_trace_unlock_reader (TideTrace     *self);
 
-/* The trace's plumbing list: the shipped one plus what was added. */
-const TidePlumbing *_tide_trace_get_plumbing (TideTrace *self);
-/* path -> the name reports give it, for the source files whose base name
- * another file of the trace shares (tide-file-names.h). */
-GHashTable *_tide_trace_get_file_names (TideTrace *self);
 /* Whether the trace holds inline frames (TIDE_FRAME_INLINE), and their
  * index, which older traces lack. */
 gboolean _tide_trace_has_inline_frames (TideTrace *self);

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "tide-report-format.h"
+#include "tide-format-bytes.h"
 
 /* Fills @end from a status as waitpid() and /proc/PID/stat's exit_code
  * give it. */

@@ -5,6 +5,7 @@
 
 #include <sqlite3.h>
 
+#include "tide-plumbing.h"
 #include "tide-report.h"
 #include "tide-schema.h"
 #include "tide-storage-error.h"
@@ -30,11 +31,6 @@ gboolean      _tide_series_grows_steadily (const double *live,
                                            double        min_bytes,
                                            gint         *start_out,
                                            double       *net_out);
-
-/* tide-plumbing.c: the path of an installed Python file (a package's, the
- * standard library's) below the folder it was installed in; NULL for the
- * user's own files. */
-const char   *_tide_python_installed_name (const char *path);
 
 /* tide-report-processes.c */
 TideProcess  *_tide_report_steps_source (GPtrArray         *processes,

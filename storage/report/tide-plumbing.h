@@ -11,7 +11,8 @@
  */
 #pragma once
 
-#include "tide-report.h"
+#include "tide-frame.h"
+#include "tide-trace.h"
 
 G_BEGIN_DECLS
 
@@ -56,6 +57,25 @@ gint          tide_frames_find_headline (GPtrArray       *frames);
  * when it is library code and not the headline; else -1. */
 gint          tide_frames_find_via      (GPtrArray       *frames,
                                          gint             headline);
+
+/* The list every report on @trace uses: the shipped one and the settings'
+ * patterns, created at first use, plus what was added to it below. */
+const TidePlumbing *tide_plumbing_for_trace (TideTrace *trace);
+/* Adds a plumbing pattern to the list of every report on @trace. */
+gboolean      tide_trace_add_plumbing   (TideTrace       *trace,
+                                         const char      *pattern,
+                                         GError         **error);
+/* A glob on Python source paths that are library code, or the user's own
+ * code even where installed, for every report on @trace. */
+void          tide_trace_add_library    (TideTrace       *trace,
+                                         const char      *glob);
+void          tide_trace_add_own_code   (TideTrace       *trace,
+                                         const char      *glob);
+
+/* The path of an installed Python file (a package's, the standard
+ * library's) below the folder it was installed in; NULL for the user's own
+ * files. */
+const char   *_tide_python_installed_name (const char *path);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TidePlumbing, tide_plumbing_free)
 

@@ -9,7 +9,7 @@
  */
 #pragma once
 
-#include <glib.h>
+#include "tide-trace.h"
 
 G_BEGIN_DECLS
 
@@ -17,5 +17,8 @@ G_BEGIN_DECLS
  * Returns: (transfer full): path -> name, for every path whose name is
  *   not tide_frame_file_name()'s own */
 GHashTable *tide_file_names_new (GPtrArray *paths);
+/* The names of @trace's source files, found at first use and kept on it.
+ * Returns: (transfer none) */
+GHashTable *tide_file_names_for_trace (TideTrace *trace);
 
 G_END_DECLS

@@ -11,8 +11,8 @@
 
 #include "tide-lod-cache-private.h"
 
+#include "tide-hash.h"
 #include "tide-sqlite.h"
-#include "capture/wire/tide-hash.h"
 
 #define WHAT "cannot query the timeline"
 

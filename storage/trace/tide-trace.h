@@ -20,17 +20,5 @@ gint64      tide_trace_get_start_ns (TideTrace   *self);
 gint64      tide_trace_get_end_ns   (TideTrace   *self);
 char       *tide_trace_dup_meta     (TideTrace   *self,
                                      const char  *key);
-/* Adds a plumbing pattern (tide-plumbing.h) to the shipped list for every
- * report on this trace. */
-gboolean    tide_trace_add_plumbing (TideTrace   *self,
-                                     const char  *pattern,
-                                     GError     **error);
-/* A glob on Python source paths that are library code, or the user's own
- * code even where installed (tide-plumbing.h), for every report on this
- * trace. */
-void        tide_trace_add_library  (TideTrace   *self,
-                                     const char  *glob);
-void        tide_trace_add_own_code (TideTrace   *self,
-                                     const char  *glob);
 
 G_END_DECLS

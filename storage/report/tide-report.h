@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include "tide-frame.h"
 #include "tide-processes.h"
 #include "tide-trace.h"
 
@@ -98,21 +99,6 @@ typedef struct
                                  * ended after it, before the process did */
 } TideStepRow;
 
-typedef struct
-{
-  int      kind;                /* TideFrameKind */
-  char    *function;
-  char    *file;
-  char    *file_name;           /* how reports name file, unique in its trace
-                                 * (tide-file-names.h); NULL: tide_frame_file_name() */
-  int      line;
-  char    *module;
-  gint64   module_offset;
-  gboolean plumbing;            /* allocator or runtime plumbing (tide-plumbing.h) */
-  gboolean library;             /* Python code of the interpreter's standard library or of
-                                 * an installed package, not the user's (tide-plumbing.h) */
-} TideFrame;
-
 /* What one scope holds of a stack group (tide-report-scopes.c). */
 typedef struct
 {
@@ -191,11 +177,6 @@ void       tide_step_row_free     (TideStepRow *row);
 char      *tide_step_row_describe (const TideStepRow *row);
 void       tide_process_summary_free (TideProcessSummary *summary);
 char      *tide_process_summary_describe_death (const TideProcessSummary *summary);
-TideFrame *tide_frame_copy        (const TideFrame *frame);
-void       tide_frame_copy_into   (TideFrame       *copy,
-                                   const TideFrame *frame);
-void       tide_frame_clear       (TideFrame       *frame);
-void       tide_frame_free        (TideFrame   *frame);
 void       tide_group_free        (TideGroup   *group);
 
 GPtrArray *tide_report_steps      (TideTrace   *trace,
@@ -228,11 +209,6 @@ char      *tide_report_describe_rss_reads (TideTrace *trace);
 GPtrArray *tide_report_frames     (TideTrace   *trace,
                                    gint64       stack_id,
                                    GError     **error);
-char      *tide_frame_file_name   (const char      *path);
-char      *tide_frame_dup_file_name (const TideFrame *frame);
-char      *tide_frame_describe    (const TideFrame *frame);
-char      *tide_frame_describe_source_first (const TideFrame *frame);
-const char *tide_frame_kind_name  (const TideFrame *frame);
 const TideFrame *tide_group_get_headline (const TideGroup *group);
 char      *tide_group_describe_headline    (const TideGroup *group);
 char      *tide_group_describe_headline_via (const TideGroup *group);

@@ -5,13 +5,9 @@
 
 #include "tide-step-accumulator.h"
 
-#include "capture/wire/tide-hash.h"
-
+#include "tide-hash.h"
+#include "tide-kinds.h"
 #include "tide-saturate.h"
-
-/* Same numbering as TideAllocKind in capture/wire/tide-wire.h. */
-enum { KIND_MALLOC = 1, KIND_MMAP = 2, KIND_BRK = 3, KIND_DEVICE = 4, KIND_PINNED = 5, KIND_PAGE = 6,
-       KIND_PYOBJECT = 10, KIND_PYARENA = 11 };
 
 typedef struct
 {
@@ -98,7 +94,7 @@ tide_step_accumulator_apply (TideStepAccumulator *self,
   /* An arena of CPython's allocator is plumbing: the objects in it are
    * counted by their own stacks, and it is counted as a class of its own,
    * never as a stack's bytes nor as what a step kept. */
-  if (kind == KIND_PYARENA)
+  if (kind == TIDE_KIND_PYARENA)
     {
       self->py_arena_live += bytes;
       return;
@@ -121,11 +117,11 @@ tide_step_accumulator_apply (TideStepAccumulator *self,
     }
 
   /* Pinned host memory is neither heap nor a mapping of the program's. */
-  if (kind == KIND_DEVICE)
+  if (kind == TIDE_KIND_DEVICE)
     self->device_live += bytes;
-  else if (kind == KIND_MMAP || kind == KIND_BRK || kind == KIND_PAGE)
+  else if (kind == TIDE_KIND_MMAP || kind == TIDE_KIND_BRK || kind == TIDE_KIND_PAGE)
     self->mapped_live += bytes;
-  else if (kind == KIND_MALLOC || kind == KIND_PYOBJECT)
+  else if (kind == TIDE_KIND_MALLOC || kind == TIDE_KIND_PYOBJECT)
     self->heap_live += bytes;
 
   if (born_in_step)

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ */
+#pragma once
+
+#include <glib.h>
+#include <sqlite3.h>
+
+#include "tide-kinds.h"
+#include "tide-sqlite.h"
+
+G_BEGIN_DECLS
+
+/* PRAGMA application_id: "TIDE" in ASCII, so `file` and our opener can tell
+ * a trace from any other SQLite file. */
+#define TIDE_APPLICATION_ID 0x54494445
+/* 2: allocation_ranges, and the writer's allocations_long_lived index in
+ * place of allocations_by_alloc.  3: processes.worker and processes.role
+ * (tide-processes.h).  Version 1 and 2 traces are still read.  Tables
+ * added since without a new version, which readers must do without:
+ * modules (build-ids), and in merged traces merge_sources and
+ * merge_processes (tide-trace-merge.h). */
+#define TIDE_SCHEMA_VERSION 3
+
+/* Frame kinds of the frames table. */
+typedef enum
+{
+  TIDE_FRAME_NATIVE  = 1,
+  TIDE_FRAME_PYTHON  = 2,
+  TIDE_FRAME_KERNEL  = 3,
+  TIDE_FRAME_MISSING = 4,  /* frames the unwinder could not recover */
+  /* A call the compiler inlined at a native frame's address: a row of
+   * its own, never in stack_nodes, with the native frame's module and
+   * module_offset; a native frame's inline rows go innermost first by id. */
+  TIDE_FRAME_INLINE  = 5,
+} TideFrameKind;
+
+/* Frame ids at and above this are inline frames (TIDE_FRAME_INLINE), which
+ * the symbolizer thread numbers on its own: below it, ids belong to the
+ * recorder's interning of stack frames. */
+#define TIDE_INLINE_FRAME_ID_BASE (G_GINT64_CONSTANT (1) << 40)
+
+gboolean tide_schema_create   (sqlite3     *db,
+                               GError     **error);
+gboolean tide_schema_ensure   (sqlite3     *db,
+                               const char  *name,
+                               GError     **error);
+gboolean tide_schema_declares (const char  *name);
+
+G_END_DECLS
