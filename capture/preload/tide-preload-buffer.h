@@ -18,17 +18,18 @@
  * flusher walks it without a lock.
  *
  * Folded frees.  Most sampled blocks die young, freed by the thread that
- * made them while their ALLOC record still waits in its buffer (alloc-bench:
- * blocks live about 0.35 ms, a buffer fills in about 6 ms).  The free then
- * writes the block's lifetime into that record (tide_encode_fold_free)
- * instead of sending a FREE: fewer bytes to send, and the recorder writes
- * the row at once, without keeping the block in its live table.  To find
- * the record, a sampled block's addrset entry holds the serial of its
- * buffer's bytes and the record's offset in them; every emptying of a
- * buffer gives it a new serial, so an entry whose record has left matches
- * no buffer.  A free by another thread, or after a flush, sends a FREE.
- * The flush before every STEP (tide_buffer_flush_all) keeps a folded
- * allocation and its free in one step.
+ * made them while their ALLOC record still waits in its buffer (in
+ * alloc-bench, a block lives a small part of the time a buffer takes to
+ * fill).  The free then writes the block's lifetime into that record
+ * (tide_encode_fold_free) instead of sending a FREE: fewer bytes to send,
+ * and the recorder writes the row at once, without keeping the block in
+ * its live table.  To find the record, a sampled block's addrset entry
+ * holds the serial of its buffer's bytes and the record's offset in them;
+ * every emptying of a buffer gives it a new serial, so an entry whose
+ * record has left matches no buffer.  A free by another thread, or after
+ * a flush, sends a FREE.  The flush before every STEP
+ * (tide_buffer_flush_all) keeps a folded allocation and its free in one
+ * step.
  */
 #pragma once
 

@@ -9,15 +9,15 @@
  * malloc in each thread, at that thread's first sampled allocation.  That
  * long-lived block landed in the middle of the thread's glibc arena and
  * changed where the program's next blocks went and when glibc trimmed the
- * arena: alloc-bench made 20% more madvise(MADV_DONTNEED) calls and 30%
- * more page faults when recorded, and ran about 15% slower for it.  The
+ * arena: alloc-bench made more madvise(MADV_DONTNEED) calls and more page
+ * faults when recorded, and ran slower for it (bench/README.md).  The
  * same heap serves dlsym's calloc before the real functions are known.
  *
  * One reservation of address space (MAP_NORESERVE: only what is touched
  * is committed), 16 MiB, or 1 MiB where RLIMIT_AS does not allow that: a
- * recorded alloc-bench or torch import uses about 10 KiB of it, and a
- * larger reservation (256 MiB was tried) can leave a program running
- * under a tight RLIMIT_AS no room for glibc's 64 MiB arena reservations,
+ * recorded alloc-bench or torch import uses a small part of it, and a
+ * much larger reservation can leave a program running under a tight
+ * RLIMIT_AS no room for glibc's 64 MiB arena reservations,
  * which changes its heap as surely as allocating from it would.  It is
  * carved by a bump pointer into power-of-two blocks, each class with a
  * free list, all under one mutex: the profiler allocates a few dozen

@@ -15,8 +15,8 @@
  * the innermost run inside libtidemark-preload.so.
  *
  * The memo.  A program allocates in loops, from the same stack again and
- * again, and unw_backtrace walks it again every time (about 275 ns a sample
- * inside alloc-bench).  So each thread keeps its last walk with everything
+ * again, and unw_backtrace walks it again every time, the larger part of
+ * what a sample costs.  So each thread keeps its last walk with everything
  * that walk read.  The walk starts at the program's frame that called the
  * hook, found through our own frame pointers, and runs in libunwind's
  * generic unwinder over an address space of ours, whose accessors hand it

@@ -18,7 +18,8 @@
 #include "tide-wire.h"
 
 /* How many times an image's unknown pcs may send us to /proc/PID/maps
- * (about 0.1 ms each); JIT code would otherwise send us there forever. */
+ * (a read and parse of the whole file each); JIT code would otherwise send
+ * us there forever. */
 #define MAPS_MAX_READS 256
 
 /* A free may arrive before its allocation; past this it never will. */

@@ -5,8 +5,8 @@
  * recording.
  *
  * Resolving a frame can cost more than everything else a short recording
- * does with it: libc's separate debug file is compressed, and inflating its
- * DWARF took 1.4% of the CPU time of a recorded alloc-bench, every time.
+ * does with it: libc's separate debug file is compressed, and its DWARF
+ * was inflated again at every recording (bench/README.md).
  * What an address resolves to depends only on the ELF file's build-id and
  * on whether a separate debug file exists (tide-debuginfo.h), so results
  * are kept per build-id in DIR/<build-id>.sym and reused.  A file without a

@@ -7,7 +7,8 @@
  *
  * Function names come from our own sorted copy of the module's function
  * symbols, searched by bisection: dwfl_module_addrinfo() scans the whole
- * symbol table on every call, about 1 ms per lookup in libtorch_cpu.so.
+ * symbol table on every call, which in a library of libtorch_cpu.so's size
+ * costs more than all else a stack's symbolization does.
  * Source lines come from dwfl_module_getsrc(), which bisects the aranges and
  * the CU's line table itself.
  *

@@ -17,9 +17,8 @@
  *    their (process_id, alloc_ns, id) that the writer fills as it inserts
  *    them.  It replaced a partial index on (process_id, alloc_ns) WHERE
  *    TIDE_LONG_LIVED_WHERE, whose condition SQLite evaluated for every
- *    row: 8% of the time per row of a stand-alone insert benchmark of
- *    this table, where the writer now decides with one comparison that
- *    it already made.  Traces written before keep that index;
+ *    row, where the writer now decides with one comparison that it
+ *    already made.  Traces written before keep that index;
  *  - short-lived rows through allocation_ranges: runs of consecutive
  *    rowids with the smallest and largest alloc_ns of the short-lived rows
  *    among them, a block-range summary the writer keeps as it goes.

@@ -9,9 +9,8 @@
  * the trace writer.  Each sqlite3_bind_*() releases the old value and
  * checks the statement, and each row of a multi-row VALUES then copies
  * its parameters into registers.  A column of a virtual table is set once,
- * in place.  A stand-alone insert benchmark of the allocations table (11
- * columns, 1.5M rows, 5 paired runs) took 550 ns of CPU per row this way
- * against 740 ns with 64-row VALUES statements.
+ * in place, and a stand-alone insert benchmark of the allocations table
+ * found it the cheaper per row (bench/README.md).
  *
  * The feed is registered on one connection and read on that connection's
  * thread only.  It has no xCreate, so no schema can name it: a trace never

@@ -114,8 +114,7 @@ static const char schema_sql[] =
    * one is not STRICT and its integer columns have no declared type: it
    * takes a row per sample, hundreds of thousands a second, and SQLite
    * checks the types of a STRICT row, or applies the affinity of typed
-   * columns, one column at a time.  Without both, a recording of
-   * alloc-bench ran 7.6% fewer instructions in the recorder (callgrind).
+   * columns, one column at a time, for every row.
    * The writer binds every value with its type, which the writer test
    * checks.  weight keeps REAL affinity, under which SQLite stores the
    * weight 1.0 of most rows in one byte instead of eight. */

@@ -9,9 +9,10 @@
  * commits every 16k rows and at least every 100 ms.
  *
  * Taking small batches keeps few rows waiting when the recording ends, and
- * those are written while nothing else runs: with 16k-row batches they
- * added 7 ms to an average recording.  Committing seldom keeps the WAL
- * small, as every commit writes the last, half-full page once more.
+ * those are written while nothing else runs, after the program ended:
+ * 16k-row batches made every recording's end later.  Committing seldom
+ * keeps the WAL small, as every commit writes the last, half-full page
+ * once more.
  *
  * Nothing a caller does waits for SQLite, except when the writer falls far
  * behind (pending_limit): then callers wait, so memory stays bounded and
@@ -163,9 +164,8 @@ static const OpShape op_shapes[N_OPS] = {
 /* A run of allocation rows goes to SQLite in one statement, which reads
  * them from a feed (tide-row-feed.h).  The columns that the run's rows
  * share are bound once, as ?1..?4: SQLite then copies each per row, where
- * a column of the feed costs it a call of the feed's xColumn (a recording
- * of alloc-bench, 300k ops, ran 5% fewer instructions in the recorder).
- * Runs end where one of them changes: in most traces they never do. */
+ * a column of the feed costs it a call of the feed's xColumn, for every
+ * row.  Runs end where one of them changes: in most traces they never do. */
 static const guint alloc_shared_ints[] = { 0, 2, 3, 9 };  /* ints[] of an OP_ALLOC */
 #define ALLOC_SHARED_COLUMNS "process_id, kind, device, scope_id"
 static const guint alloc_feed_ints[] = { 1, 4, 5, 6, 7, 8 };
@@ -593,12 +593,11 @@ writer_should_commit (TideTraceWriter *self,
 
 /* The writer is the one serial stage between the program and the trace:
  * when it falls behind, the program waits for it (pending_limit).  At the
- * default priority the scheduler gave it a sixth of the two cores of our
- * CI machine while the program's four threads and the recorder's main
- * thread also ran, then nothing ran but the writer while they waited: a
- * recorded alloc-bench --all kept 1.55 of 2 cores busy.  So it asks for
- * nice -10, for itself only (Linux applies a thread id's priority to that
- * thread).  Only a process that may raise priorities gets it (root, or
+ * default priority the scheduler gave it an equal share of the cores while
+ * the program's threads and the recorder's main thread also ran, then
+ * nothing ran but the writer while they waited, and the cores idled.  So
+ * it asks for nice -10, for itself only (Linux applies a thread id's
+ * priority to that thread).  Only a process that may raise priorities gets it (root, or
  * RLIMIT_NICE); for others the call fails and nothing changes.  The
  * program's own priority is never touched. */
 static void

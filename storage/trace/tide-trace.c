@@ -440,7 +440,8 @@ _tide_trace_lock_reader (TideTrace     *self,
       g_mutex_unlock (&self->reader_lock);
       return NULL;
     }
-  /* Every 1000 VM steps: about 10 us, against queries of milliseconds. */
+  /* Every 1000 VM steps: often enough for a person, seldom enough to cost
+   * nothing against a query. */
   if (cancellable != NULL)
     sqlite3_progress_handler (self->reader->db, 1000, reader_cancelled_cb, cancellable);
   return self->reader;
