@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-report-private.h: what the report files share: labels, frames,
+ * the RSS classes of step rows, scope shares.
  */
 #pragma once
 

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-analysis.h: the summaries built once when a capture ends (step
+ * statistics, the timeline's level-of-detail buckets, what is live at the
+ * end, the indexes of the queries), so that no query scans the
+ * allocations table again.
  */
 #pragma once
 

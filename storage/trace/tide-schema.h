@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-schema.h: the trace's tables and indexes, its version and
+ * application id, and the frame kinds of its frames table.
  */
 #pragma once
 

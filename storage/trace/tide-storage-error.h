@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-storage-error.h: the one error domain of storage/: what went wrong
+ * with a trace, as one sentence.
  */
 #pragma once
 

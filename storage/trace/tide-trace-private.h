@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-trace-private.h: what the layers of storage/ reach in a TideTrace:
+ * its connection, its reader for other threads, its early end.
  */
 #pragma once
 

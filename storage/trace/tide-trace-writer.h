@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-trace-writer.h: the recording's one writer of a trace: rows handed
+ * over from any thread, written by its own thread in batches.
  */
 #pragma once
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-trace.h: a trace opened for reading (TideTrace): the checked file,
+ * its time bounds and meta; every report and query takes one.
  */
 #pragma once
 
