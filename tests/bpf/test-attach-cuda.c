@@ -33,22 +33,6 @@ typedef struct
   TideTrace *trace;
 } Fixture;
 
-static gboolean
-can_attach (void)
-{
-  if (geteuid () != 0)
-    {
-      g_test_skip ("attaching needs root: run the bpf suite as root");
-      return FALSE;
-    }
-  if (!g_file_test ("/sys/kernel/btf/vmlinux", G_FILE_TEST_EXISTS))
-    {
-      g_test_skip ("this kernel has no BTF (/sys/kernel/btf/vmlinux)");
-      return FALSE;
-    }
-  return TRUE;
-}
-
 static void
 fixture_setup (Fixture       *f,
                gconstpointer  data)
@@ -191,7 +175,7 @@ test_attach_cuda_trainer (Fixture       *f,
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) stacks = NULL;
 
-  if (!can_attach ())
+  if (!tide_test_can_attach ())
     return;
   attach_and_train (f, "leak");
   stacks = tide_report_retained (f->trace, 0, TIDE_GROUP_BY_STACK, &error);
@@ -235,7 +219,7 @@ static void
 test_attach_cuda_control (Fixture       *f,
                           gconstpointer  data)
 {
-  if (!can_attach ())
+  if (!tide_test_can_attach ())
     return;
   attach_and_train (f, "control");
   g_assert_cmpint (query (f, "SELECT sum (size) FROM allocations WHERE kind = 4"

@@ -53,27 +53,11 @@ build_path (const char *relative)
   return path;
 }
 
-static gboolean
-can_attach (void)
-{
-  if (geteuid () != 0)
-    {
-      g_test_skip ("attaching needs root: run the bpf suite as root");
-      return FALSE;
-    }
-  if (!g_file_test ("/sys/kernel/btf/vmlinux", G_FILE_TEST_EXISTS))
-    {
-      g_test_skip ("this kernel has no BTF (/sys/kernel/btf/vmlinux)");
-      return FALSE;
-    }
-  return TRUE;
-}
-
 static void
 fixture_setup (Fixture       *f,
                gconstpointer  data)
 {
-  f->dir = g_dir_make_tmp ("tide-attach-XXXXXX", NULL);
+  f->dir = tide_test_make_dir ("tide-attach");
   g_assert_nonnull (f->dir);
   f->trace = g_build_filename (f->dir, "trace.tide", NULL);
   f->rss_log = g_build_filename (f->dir, "rss.log", NULL);
@@ -378,7 +362,7 @@ test_attach_resident_pages (Fixture       *f,
   g_autofree char *attach_out = NULL;
   g_autofree char *mode = NULL;
 
-  if (!can_attach ())
+  if (!tide_test_can_attach ())
     return;
   toucher = start_toucher (f->rss_log, "0", TRUE, "--leak", LEAK_SIZE_ARG, "--pause-each-step",
                            NULL);
@@ -451,7 +435,7 @@ test_attach_step_summaries (Fixture       *f,
   g_autofree char *out = NULL;
   g_autofree char *attach_out = NULL;
 
-  if (!can_attach ())
+  if (!tide_test_can_attach ())
     return;
   toucher = start_toucher (f->rss_log, "0", TRUE, "--pause-each-step", NULL, NULL, NULL);
   attach = start_attach (g_subprocess_get_identifier (toucher), f->trace, NULL, NULL);
@@ -514,7 +498,7 @@ test_attach_nvml (Fixture       *f,
     NULL,
   };
 
-  if (!can_attach ())
+  if (!tide_test_can_attach ())
     return;
   toucher = start_toucher (f->rss_log, "0", TRUE, "--pause-after", "1", NULL, NULL);
   process = g_strdup_printf ("%s:1610612736", g_subprocess_get_identifier (toucher));
@@ -582,7 +566,7 @@ test_attach_detach (Fixture       *f,
   g_autofree char *attach_out = NULL;
   g_autofree char *mode = NULL;
 
-  if (!can_attach ())
+  if (!tide_test_can_attach ())
     return;
   plain = start_toucher (plain_log, "1", FALSE, NULL, NULL, NULL, NULL);
   plain_out = finish (plain);
@@ -633,7 +617,7 @@ test_attach_step_interval (Fixture       *f,
   g_autofree char *out = NULL;
   g_autofree char *attach_out = NULL;
 
-  if (!can_attach ())
+  if (!tide_test_can_attach ())
     return;
   toucher = start_toucher (f->rss_log, "1", TRUE, "--pause-after", "2", NULL, NULL);
   attach = start_attach (g_subprocess_get_identifier (toucher), f->trace, "--step-interval",
@@ -685,7 +669,7 @@ test_attach_uprobes_malloc (Fixture       *f,
   double leaked = 0;
   guint n_leaked = 0;
 
-  if (!can_attach ())
+  if (!tide_test_can_attach ())
     return;
   toucher = start_toucher (f->rss_log, "1", TRUE, "--leak", LEAK_SIZE_ARG, NULL, NULL);
   attach = start_attach (g_subprocess_get_identifier (toucher), f->trace, "--uprobes",
@@ -743,7 +727,7 @@ test_attach_dwarf_unwind (Fixture       *f,
   TideGroup *top;
   TideFrame *frame;
 
-  if (!can_attach ())
+  if (!tide_test_can_attach ())
     return;
   launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE |
                                         G_SUBPROCESS_FLAGS_STDOUT_PIPE |
@@ -814,7 +798,7 @@ test_attach_dwarf_unwind (Fixture       *f,
 static gboolean
 can_attach_torch (void)
 {
-  if (!can_attach ())
+  if (!tide_test_can_attach ())
     return FALSE;
   if (!tide_test_python_imports (PYTHON, "torch"))
     {
@@ -1288,7 +1272,7 @@ test_attach_python_exec (Fixture       *f,
   g_autoptr(GDataInputStream) told = NULL;
   g_autofree char *ready = NULL, *done = NULL, *attach_err = NULL;
 
-  if (!can_attach ())
+  if (!tide_test_can_attach ())
     return;
   target = start_python (argv, &out);
   attach = start_attach_telling (g_subprocess_get_identifier (target), f->trace, NULL, NULL,
@@ -1324,7 +1308,7 @@ test_attach_python_fork (Fixture       *f,
   g_autoptr(TideTrace) trace = NULL;
   g_autofree char *attach_err = NULL;
 
-  if (!can_attach ())
+  if (!tide_test_can_attach ())
     return;
   attach_err = attach_for_python_run (argv, f->trace, NULL, NULL, FALSE, "done");
   check_grow_is_top (f->trace);
@@ -1410,7 +1394,7 @@ test_attach_python_version (Fixture       *f,
   TideGroup *top;
   gint at;
 
-  if (!can_attach ())
+  if (!tide_test_can_attach ())
     return;
   if (python == NULL)
     {
@@ -1475,7 +1459,7 @@ test_attach_python_unsupported (Fixture       *f,
   g_autoptr(GError) error = NULL;
   g_autofree char *attach_err = NULL;
 
-  if (!can_attach ())
+  if (!tide_test_can_attach ())
     return;
   if ((python = find_pyenv_python ("3.7")) == NULL && (python = find_pyenv_python ("3.6")) == NULL)
     {
@@ -1582,7 +1566,7 @@ test_attach_no_torch_steps (Fixture       *f,
   g_autofree char *done = NULL, *attach_err = NULL, *expected = NULL;
   const char *pid;
 
-  if (!can_attach ())
+  if (!tide_test_can_attach ())
     return;
   target = start_python (argv, &out);
   pid = g_subprocess_get_identifier (target);
@@ -1617,7 +1601,7 @@ test_attach_c10_without_symbols (Fixture       *f,
   g_autofree char *attach_err = NULL, *expected = NULL, *probes = NULL;
   g_autoptr(TideTrace) trace = NULL;
 
-  if (!can_attach ())
+  if (!tide_test_can_attach ())
     return;
   attach_err = attach_for_python_run (argv, f->trace, NULL, NULL, TRUE, "done");
   g_test_message ("%s", attach_err);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "tide-output-name.h"
+#include "tide-test-util.h"
 
 static void
 test_expand (void)
@@ -84,7 +85,7 @@ static void
 test_resolve (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("tide-output-name-XXXXXX", &error);
+  g_autofree char *dir = tide_test_make_dir ("tide-output-name");
   g_autofree char *template = g_build_filename (dir, "run-%h-%r.tide", NULL);
   g_autofree char *expected = NULL;
   g_autofree char *first = NULL;
@@ -142,7 +143,7 @@ static void
 test_unique (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("tide-output-name-XXXXXX", &error);
+  g_autofree char *dir = tide_test_make_dir ("tide-output-name");
   g_autofree char *stem = g_build_filename (dir, "train-20261205-101500", NULL);
   g_autofree char *a = tide_output_name_unique (stem, &error);
   g_autofree char *b = tide_output_name_unique (stem, NULL);

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "preload-target.h"
+#include "tide-test-util.h"
 #include "tide-wire.h"
 
 #include <errno.h>
@@ -94,7 +95,7 @@ fixture_setup (Fixture       *f,
 {
   g_autoptr (GError) error = NULL;
 
-  f->dir = g_dir_make_tmp ("tide-preload-XXXXXX", &error);
+  f->dir = tide_test_make_dir ("tide-preload");
   g_assert_no_error (error);
   f->sock_path = g_build_filename (f->dir, "rec.sock", NULL);
 }

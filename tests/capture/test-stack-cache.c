@@ -7,6 +7,7 @@
 
 #include "tide-stack-cache.h"
 #include "tide-stack-table.h"
+#include "tide-test-util.h"
 #include "tide-wire.h"
 
 #include <glib/gstdio.h>
@@ -93,7 +94,7 @@ test_path_reuses_callers (void)
   const guint64 deeper[] = { leaf, py, step, run, main_pc };
   const guint64 *stacks[] = { first, sibling, deeper, first };
   const guint n_frames[] = { 4, 4, 5, 4 }, shared[] = { 0, 3, 2, 2 };
-  g_autofree char *dir = g_dir_make_tmp ("tide-path-XXXXXX", NULL);
+  g_autofree char *dir = tide_test_make_dir ("tide-path");
   g_autofree char *walked_path = g_build_filename (dir, "walked.trace", NULL);
   g_autofree char *along_path = g_build_filename (dir, "along.trace", NULL);
   TideTraceWriter *walked_writer = tide_trace_writer_new (walked_path, NULL);

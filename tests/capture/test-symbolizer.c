@@ -14,6 +14,7 @@
 
 #include "tide-debuginfo.h"
 #include "tide-symbolizer.h"
+#include "tide-test-util.h"
 #include "symbolizer-target.h"
 
 typedef struct
@@ -208,7 +209,7 @@ lookup_alpha (void       *lib,
 static void
 test_build_id (void)
 {
-  g_autofree char *root = g_dir_make_tmp ("tide-debug-root-XXXXXX", NULL);
+  g_autofree char *root = tide_test_make_dir ("tide-debug-root");
   void *lib = dlopen (SYMTEST_BUILD_ID_LIB, RTLD_NOW | RTLD_LOCAL);
   g_autofree char *hex = NULL;
   g_autofree char *dir = NULL;

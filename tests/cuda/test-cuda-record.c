@@ -58,7 +58,7 @@ fixture_set_up (Fixture       *f,
 {
   g_autoptr(GError) error = NULL;
 
-  f->dir = g_dir_make_tmp ("tide-cuda-XXXXXX", &error);
+  f->dir = tide_test_make_dir ("tide-cuda");
   g_assert_no_error (error);
   f->path = g_build_filename (f->dir, "trace.tide", NULL);
 }

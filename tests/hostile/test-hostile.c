@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "tide-run-limited.h"
+#include "tide-test-util.h"
 #include "tide-timeline-data.h"
 #include "tide-trace.h"
 
@@ -45,7 +46,7 @@ fixture_setup (Fixture       *f,
   g_autofree char *contents = NULL;
   gsize length;
 
-  f->dir = g_dir_make_tmp ("tide-hostile-XXXXXX", &error);
+  f->dir = tide_test_make_dir ("tide-hostile");
   g_assert_no_error (error);
   f->trace = g_build_filename (f->dir, "hostile.tide", NULL);
   f->png = g_build_filename (f->dir, "out.png", NULL);
@@ -514,7 +515,7 @@ test_corpus (void)
       "(sqlite_autoindex_ns?\?\?)) - orphan index)\n", 2, TRUE },
   };
   g_autoptr(GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("tide-corpus-XXXXXX", &error);
+  g_autofree char *dir = tide_test_make_dir ("tide-corpus");
   g_autofree char *png = g_build_filename (dir, "out.png", NULL);
 
   for (guint i = 0; i < G_N_ELEMENTS (traces); i++)

@@ -23,6 +23,7 @@
 
 #include "tide-exercise.h"
 #include "tide-run-limited.h"
+#include "tide-test-util.h"
 
 #define N_MUTANTS 120
 /* A mutant takes about 0.1 s here (0.3 s under ASan); the limit only has
@@ -379,7 +380,7 @@ static void
 test_seeds_answer (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("tide-seeds-XXXXXX", &error);
+  g_autofree char *dir = tide_test_make_dir ("tide-seeds");
   g_autofree char *png = g_build_filename (dir, "seed.png", NULL);
 
   for (guint i = 0; i < G_N_ELEMENTS (seeds); i++)
@@ -404,7 +405,7 @@ test_mutations (void)
   GBytes *seed_bytes[G_N_ELEMENTS (seeds)];
   Run run = { g_rand_new_with_seed (seed) };
 
-  run.dir = keep_dir != NULL ? g_strdup (keep_dir) : g_dir_make_tmp ("tide-mutants-XXXXXX", &error);
+  run.dir = keep_dir != NULL ? g_strdup (keep_dir) : tide_test_make_dir ("tide-mutants");
   g_assert_no_error (error);
   g_test_message ("seed %u, mutants in %s", seed, run.dir);
   for (guint i = 0; i < G_N_ELEMENTS (seeds); i++)
@@ -451,7 +452,7 @@ static void
 test_exercise_beside_threads (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("tide-threads-XXXXXX", &error);
+  g_autofree char *dir = tide_test_make_dir ("tide-threads");
   g_autofree char *png = g_build_filename (dir, "seed.png", NULL);
   volatile gint stop = 0;
   GThread *thread = g_thread_new ("take-locks", take_locks_thread, (gpointer) &stop);

@@ -222,7 +222,7 @@ make_old_layout (const char *path)
 static void
 test_retained_matches_scan (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("tide-ranges-XXXXXX", NULL);
+  g_autofree char *dir = tide_test_make_dir ("tide-ranges");
   g_autoptr(GRand) rand = g_rand_new_with_seed (7);
   g_autofree char *path = write_trace (dir, rand);
   g_autoptr(GError) error = NULL;

@@ -24,6 +24,7 @@
 #include "tide-report-format.h"
 #include "tide-report.h"
 #include "tide-schema.h"
+#include "tide-test-util.h"
 #include "tide-trace-writer.h"
 #include "tide-trace.h"
 
@@ -138,7 +139,7 @@ fixture_setup (Fixture       *f,
   TideProcessRow proc = { .id = 1, .pid = 100, .sample_bytes = 0, .all_mode = TRUE,
                           .exe = "/usr/bin/trainer" };
 
-  f->dir = g_dir_make_tmp ("tide-headline-XXXXXX", NULL);
+  f->dir = tide_test_make_dir ("tide-headline");
   f->path = g_build_filename (f->dir, "headline.tide", NULL);
   w = tide_trace_writer_new (f->path, &error);
   g_assert_no_error (error);
@@ -171,7 +172,7 @@ split_fixture_setup (Fixture       *f,
                           .exe = "/usr/bin/trainer" };
   gint64 address = 0x100000;
 
-  f->dir = g_dir_make_tmp ("tide-headline-XXXXXX", NULL);
+  f->dir = tide_test_make_dir ("tide-headline");
   f->path = g_build_filename (f->dir, "split.tide", NULL);
   w = tide_trace_writer_new (f->path, &error);
   g_assert_no_error (error);
@@ -690,7 +691,7 @@ test_file_names_unique (void)
 static void
 test_file_names_in_trace (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("tide-headline-XXXXXX", NULL);
+  g_autofree char *dir = tide_test_make_dir ("tide-headline");
   g_autofree char *path = g_build_filename (dir, "two-models.tide", NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(TideTraceWriter) w = tide_trace_writer_new (path, &error);

@@ -118,7 +118,7 @@ fixture_setup (Fixture       *f,
 {
   g_autoptr(GError) error = NULL;
 
-  f->dir = g_dir_make_tmp ("tide-processes-XXXXXX", NULL);
+  f->dir = tide_test_make_dir ("tide-processes");
   f->path = g_build_filename (f->dir, "job.tide", NULL);
   write_job (f->path);
   f->trace = tide_trace_open (f->path, &error);

@@ -121,7 +121,7 @@ fixture_setup (Fixture       *f,
   g_autoptr(GError) error = NULL;
   g_autoptr(TideTraceWriter) w = NULL;
 
-  f->dir = g_dir_make_tmp ("tide-report-XXXXXX", NULL);
+  f->dir = tide_test_make_dir ("tide-report");
   f->path = g_build_filename (f->dir, "synthetic.tide", NULL);
   w = tide_trace_writer_new (f->path, &error);
   g_assert_no_error (error);

@@ -12,6 +12,7 @@
 
 #include "tide-schema.h"
 #include "tide-storage-error.h"
+#include "tide-test-util.h"
 #include "tide-trace-writer.h"
 #include "tide-trace.h"
 
@@ -24,7 +25,7 @@ static void
 fixture_setup (Fixture       *f,
                gconstpointer  data)
 {
-  f->dir = g_dir_make_tmp ("tide-open-XXXXXX", NULL);
+  f->dir = tide_test_make_dir ("tide-open");
   g_assert_nonnull (f->dir);
 }
 

@@ -112,7 +112,7 @@ assert_counters (TideTrace *trace,
 static void
 test_allocation_columns (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("tide-writer-XXXXXX", NULL);
+  g_autofree char *dir = tide_test_make_dir ("tide-writer");
   g_autofree char *path = g_build_filename (dir, "rows.tide", NULL);
   g_autoptr(GArray) rows = make_rows ();
   g_autoptr(GError) error = NULL;
@@ -182,7 +182,7 @@ close_later (gpointer db)
 static void
 test_finish_waits_for_reader (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("tide-writer-XXXXXX", NULL);
+  g_autofree char *dir = tide_test_make_dir ("tide-writer");
   g_autofree char *path = g_build_filename (dir, "live.tide", NULL);
   g_autofree char *wal = g_strconcat (path, "-wal", NULL);
   g_autoptr(GError) error = NULL;

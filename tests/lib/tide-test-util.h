@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * Helpers that the end-to-end suites share: a private temporary folder per
- * test, and small reads of a recorded trace.
+ * tide-test-util.h: the helpers every suite shares: a private temporary
+ * folder per test, the line of a source file that holds a text, spawning
+ * and attaching, and small reads and writes of a trace.
  */
 #pragma once
 
@@ -50,5 +51,6 @@ void        tide_test_exec_sql       (const char *path,
 gboolean    tide_test_python_imports (const char *python,
                                       const char *module);
 int         tide_test_free_tcp_port  (void);
+gboolean    tide_test_can_attach     (void);
 
 G_END_DECLS

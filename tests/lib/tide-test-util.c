@@ -265,3 +265,21 @@ tide_test_free_tcp_port (void)
   close (fd);
   return ntohs (addr.sin_port);
 }
+
+/* Whether `tidemark attach` can run here: as root, on a kernel with BTF.
+ * Skips the test, saying why, where it cannot. */
+gboolean
+tide_test_can_attach (void)
+{
+  if (geteuid () != 0)
+    {
+      g_test_skip ("attaching needs root: run the bpf suite as root");
+      return FALSE;
+    }
+  if (!g_file_test ("/sys/kernel/btf/vmlinux", G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("this kernel has no BTF (/sys/kernel/btf/vmlinux)");
+      return FALSE;
+    }
+  return TRUE;
+}
