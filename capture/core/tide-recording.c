@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * One recording, whichever front end feeds it (tide-capture-session.h):
+ * One recording, whichever front end feeds it (tide-recording.h):
  * the trace, the processes, the polls of the counters that no event
  * carries, and the end of the trace.
  */
@@ -15,7 +15,7 @@
 #include <gio/gio.h>
 
 #include "tide-capture-process.h"
-#include "tide-capture-session.h"
+#include "tide-recording.h"
 #include "tide-format-bytes.h"
 #include "tide-host-identity.h"
 #include "tide-report.h"
@@ -114,17 +114,17 @@ tide_capture_remove_trace (const char *output)
     }
 }
 
-TideCaptureSession *
-tide_capture_session_new (const char  *output,
-                          const char  *symbol_cache_dir,
-                          GError     **error)
+TideRecording *
+tide_recording_new (const char  *output,
+                    const char  *symbol_cache_dir,
+                    GError     **error)
 {
-  TideCaptureSession *self;
+  TideRecording *self;
   TideTraceWriter *writer = tide_trace_writer_new (output, error);
 
   if (writer == NULL)
     return NULL;
-  self = g_new0 (TideCaptureSession, 1);
+  self = g_new0 (TideRecording, 1);
   self->writer = writer;
   self->stacks = tide_stack_table_new (writer, symbol_cache_dir);
   self->processes = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_capture_process_free);
@@ -139,7 +139,7 @@ tide_capture_session_new (const char  *output,
 }
 
 void
-tide_capture_session_free (TideCaptureSession *self)
+tide_recording_free (TideRecording *self)
 {
   if (self == NULL)
     return;
@@ -154,11 +154,11 @@ tide_capture_session_free (TideCaptureSession *self)
 
 /* What every trace says of how it was made. */
 void
-tide_capture_session_write_run_meta (TideCaptureSession *self,
-                                     const char         *mode,
-                                     const char         *command,
-                                     gint64              sample_bytes,
-                                     gboolean            all_mode)
+tide_recording_write_run_meta (TideRecording *self,
+                               const char    *mode,
+                               const char    *command,
+                               gint64         sample_bytes,
+                               gboolean       all_mode)
 {
   tide_trace_writer_set_meta (self->writer, "tidemark_version", PACKAGE_VERSION);
   tide_trace_writer_set_meta (self->writer, "mode", mode);
@@ -174,8 +174,8 @@ tide_capture_session_write_run_meta (TideCaptureSession *self,
  * A job that a wrapper moves into a cgroup (`sh -c 'echo $$ > ...; exec
  * train'`) gets the cgroup's at the exec.  The job lane draws it. */
 void
-tide_capture_session_write_memory_limit (TideCaptureSession *self,
-                                         pid_t               pid)
+tide_recording_write_memory_limit (TideRecording *self,
+                                   pid_t          pid)
 {
   TideOomScope scope = TIDE_OOM_NONE;
   gint64 limit = tide_oom_watch_read_limit (self->oom, pid, &scope);
@@ -189,7 +189,7 @@ tide_capture_session_write_memory_limit (TideCaptureSession *self,
 
 /* NVML can take a while to start: a driver opens it once its target runs. */
 void
-tide_capture_session_open_nvml (TideCaptureSession *self)
+tide_recording_open_nvml (TideRecording *self)
 {
   if (self->nvml == NULL)
     self->nvml = tide_nvml_open ();
@@ -197,8 +197,8 @@ tide_capture_session_open_nvml (TideCaptureSession *self)
 
 /* The newest image of @pid, or NULL. */
 TideCaptureProcess *
-tide_capture_session_find_process (TideCaptureSession *self,
-                                   pid_t               pid)
+tide_recording_find_process (TideRecording *self,
+                             pid_t          pid)
 {
   for (guint i = self->processes->len; i-- > 0;)
     {
@@ -213,8 +213,8 @@ tide_capture_session_find_process (TideCaptureSession *self,
 /* When a reading of a step end that ended at @ts_ns must be done by to
  * stand for it: with --sync-steps the step waits for the recorder. */
 static gint64
-step_deadline (TideCaptureSession *self,
-               gint64              ts_ns)
+step_deadline (TideRecording *self,
+               gint64         ts_ns)
 {
   return self->sync_steps ? G_MAXINT64 : ts_ns + STEP_READ_FRESH_NS;
 }
@@ -222,8 +222,8 @@ step_deadline (TideCaptureSession *self,
 /* Whether the job outgrew its last snapshot (ROLLUP_GROWTH_SHIFT) and
  * that snapshot's cost allows another at @now. */
 static gboolean
-snapshot_outgrown (TideCaptureSession *self,
-                   gint64              now)
+snapshot_outgrown (TideRecording *self,
+                   gint64         now)
 {
   guint64 grown = MAX (self->snapshot_job_rss >> ROLLUP_GROWTH_SHIFT, ROLLUP_GROWTH_MIN);
 
@@ -235,13 +235,13 @@ snapshot_outgrown (TideCaptureSession *self,
  * schedule of the due ones stays as it was, so that those keep coming at
  * step ends. */
 static void
-snapshot_early (TideCaptureSession *self,
+snapshot_early (TideRecording      *self,
                 gint64              ts_ns,
                 TideCaptureProcess *stepping)
 {
   gint64 due = self->next_rollup_ns;
 
-  tide_capture_session_snapshot_classes (self, ts_ns, stepping);
+  tide_recording_snapshot_classes (self, ts_ns, stepping);
   self->next_rollup_ns = due;
 }
 
@@ -249,8 +249,8 @@ snapshot_early (TideCaptureSession *self,
  * RSS classes every ROLLUP_POLL_NS (sooner for a job that grows fast),
  * and NVML. */
 void
-tide_capture_session_poll (TideCaptureSession *self,
-                           gint64              now)
+tide_recording_poll (TideRecording *self,
+                     gint64         now)
 {
   guint64 job_rss = 0;
 
@@ -266,7 +266,7 @@ tide_capture_session_poll (TideCaptureSession *self,
   if (now >= self->next_rollup_ns &&
       (self->last_step_ns == 0 || now - MAX (self->last_step_ns, self->next_rollup_ns) >=
                                   ROLLUP_STEP_WAIT_NS))
-    tide_capture_session_snapshot_classes (self, now, NULL);
+    tide_recording_snapshot_classes (self, now, NULL);
   /* While the job steps, an early one waits for a step end, as a due one
    * does. */
   else if ((self->last_step_ns == 0 || now - self->last_step_ns >= ROLLUP_STEP_WAIT_NS) &&
@@ -278,7 +278,7 @@ tide_capture_session_poll (TideCaptureSession *self,
 }
 
 /**
- * tide_capture_session_snapshot_classes:
+ * tide_recording_snapshot_classes:
  * @stepping: (nullable): a process at its step end, whose every value is
  *   written at @ts_ns
  *
@@ -287,9 +287,9 @@ tide_capture_session_poll (TideCaptureSession *self,
  * processes share once over them all.
  */
 void
-tide_capture_session_snapshot_classes (TideCaptureSession *self,
-                                       gint64              ts_ns,
-                                       TideCaptureProcess *stepping)
+tide_recording_snapshot_classes (TideRecording      *self,
+                                 gint64              ts_ns,
+                                 TideCaptureProcess *stepping)
 {
   guint64 job_pss = 0;
   gint64 cpu_ns = thread_cpu_ns ();
@@ -316,7 +316,7 @@ tide_capture_session_snapshot_classes (TideCaptureSession *self,
 }
 
 /**
- * tide_capture_session_step_ended:
+ * tide_recording_step_ended:
  * @stepping: the process whose step ended at @ts_ns
  *
  * The RSS classes at a step end: the whole job's snapshot when one is due
@@ -324,9 +324,9 @@ tide_capture_session_snapshot_classes (TideCaptureSession *self,
  * cheaply (/proc/PID/status) of @stepping alone.
  */
 void
-tide_capture_session_step_ended (TideCaptureSession *self,
-                                 TideCaptureProcess *stepping,
-                                 gint64              ts_ns)
+tide_recording_step_ended (TideRecording      *self,
+                           TideCaptureProcess *stepping,
+                           gint64              ts_ns)
 {
   gboolean fresh = self->sync_steps || tide_capture_now_ns () - ts_ns <= STEP_READ_FRESH_NS;
 
@@ -336,7 +336,7 @@ tide_capture_session_step_ended (TideCaptureSession *self,
    * took while the interpreter started. */
   if (fresh && (self->sync_steps || ts_ns >= self->next_rollup_ns || !stepping->rolled_up_at_step))
     {
-      tide_capture_session_snapshot_classes (self, ts_ns, stepping);
+      tide_recording_snapshot_classes (self, ts_ns, stepping);
       stepping->rolled_up_at_step = TRUE;
     }
   else if (fresh && snapshot_outgrown (self, ts_ns))
@@ -350,8 +350,8 @@ tide_capture_session_step_ended (TideCaptureSession *self,
  * --processes` and the job lane say; what was read live where the trace
  * cannot be read. */
 char *
-tide_capture_session_describe_peak (TideCaptureSession *self,
-                                    const char         *path)
+tide_recording_describe_peak (TideRecording *self,
+                              const char    *path)
 {
   g_autoptr(TideTrace) trace = tide_trace_open (path, NULL);
   TideJobPeak peak = { 0 };
@@ -391,7 +391,7 @@ timeval_ns (struct timeval tv)
  * mark, and the CPU time of its every thread so far, which it took from a
  * machine that the program kept busy.  Both 0 if nobody can tell. */
 static void
-write_recorder_cost (TideCaptureSession *self)
+write_recorder_cost (TideRecording *self)
 {
   struct rusage usage;
 
@@ -404,16 +404,16 @@ write_recorder_cost (TideCaptureSession *self)
 }
 
 /**
- * tide_capture_session_finish:
+ * tide_recording_finish:
  * @end_ns: when the capture ended; the driver has ended its processes
  *
  * Writes the blocks nobody freed, resolves the frames that waited for
  * their mappings, the final meta and the summaries.
  */
 gboolean
-tide_capture_session_finish (TideCaptureSession  *self,
-                             gint64               end_ns,
-                             GError             **error)
+tide_recording_finish (TideRecording  *self,
+                       gint64          end_ns,
+                       GError        **error)
 {
   gint64 classes_missed = 0;
   gboolean finished;

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * tide-capture-session.h: one recording, whichever front end feeds it.
+ * tide-recording.h: one recording, whichever front end feeds it.
  *
  * `tidemark record` (preload records on sockets) and `tidemark attach`
  * (eBPF records on a ring buffer) are drivers: they decode their events and
- * call the session and its processes (tide-capture-process.h).  The session
+ * call the recording and its processes (tide-capture-process.h).  The recording
  * owns what a trace needs from both: the trace writer, the stack table, the
  * id counters of processes, threads, scopes and steps, every process image
  * seen, the RSS, RSS-class and NVML polls, and the end of the trace.
@@ -30,10 +30,10 @@ G_BEGIN_DECLS
 
 typedef struct _TideCaptureProcess TideCaptureProcess;
 
-typedef struct _TideCaptureSession
+typedef struct _TideRecording
 {
   TideTraceWriter *writer;
-  TideStackTable  *stacks;         /* NULL once the session finished */
+  TideStackTable  *stacks;         /* NULL once the recording finished */
   TideNvml        *nvml;           /* NULL without NVML */
   TideOomWatch    *oom;            /* the kernel's OOM kill counters */
   TideAnonSplitter *anon_splitter; /* thread stacks and libraries' bss, by mapping */
@@ -57,10 +57,10 @@ typedef struct _TideCaptureSession
   gint64           total_steps;
   gint64           total_dropped;
   gint64           memory_limit;   /* the tightest limit a process started under, 0: none read */
-} TideCaptureSession;
+} TideRecording;
 
 gint64              tide_capture_now_ns                 (void);
-void                tide_capture_session_step_ended     (TideCaptureSession *self,
+void                tide_recording_step_ended           (TideRecording      *self,
                                                          TideCaptureProcess *stepping,
                                                          gint64              ts_ns);
 char               *tide_capture_read_cmdline           (pid_t               pid);
@@ -70,28 +70,28 @@ gboolean            tide_capture_set_errno_error        (GError            **err
                                                          int                 err,
                                                          const char         *what);
 
-TideCaptureSession *tide_capture_session_new            (const char         *output,
+TideRecording      *tide_recording_new                  (const char         *output,
                                                          const char         *symbol_cache_dir,
                                                          GError            **error);
-void                tide_capture_session_free           (TideCaptureSession *self);
-void                tide_capture_session_write_run_meta (TideCaptureSession *self,
+void                tide_recording_free                 (TideRecording      *self);
+void                tide_recording_write_run_meta       (TideRecording      *self,
                                                          const char         *mode,
                                                          const char         *command,
                                                          gint64              sample_bytes,
                                                          gboolean            all_mode);
-void                tide_capture_session_open_nvml      (TideCaptureSession *self);
-void                tide_capture_session_write_memory_limit (TideCaptureSession *self,
-                                                             pid_t               pid);
-TideCaptureProcess *tide_capture_session_find_process   (TideCaptureSession *self,
+void                tide_recording_open_nvml            (TideRecording      *self);
+void                tide_recording_write_memory_limit   (TideRecording      *self,
                                                          pid_t               pid);
-void                tide_capture_session_poll           (TideCaptureSession *self,
+TideCaptureProcess *tide_recording_find_process         (TideRecording      *self,
+                                                         pid_t               pid);
+void                tide_recording_poll                 (TideRecording      *self,
                                                          gint64              now_ns);
-void                tide_capture_session_snapshot_classes (TideCaptureSession *self,
-                                                           gint64              ts_ns,
-                                                           TideCaptureProcess *stepping);
-char               *tide_capture_session_describe_peak  (TideCaptureSession *self,
+void                tide_recording_snapshot_classes     (TideRecording      *self,
+                                                         gint64              ts_ns,
+                                                         TideCaptureProcess *stepping);
+char               *tide_recording_describe_peak        (TideRecording      *self,
                                                          const char         *path);
-gboolean            tide_capture_session_finish         (TideCaptureSession *self,
+gboolean            tide_recording_finish               (TideRecording      *self,
                                                          gint64              end_ns,
                                                          GError            **error);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * tide-capture-process.h: one process image of a capture session (a fork or
+ * tide-capture-process.h: one process image of a recording (a fork or
  * an exec makes a new one): its threads, scopes, interned stacks, live
  * blocks, step summaries, counters and residency.  The drivers
  * (capture/recorder, capture/attach) turn their events into these calls.
@@ -14,7 +14,7 @@
 #include <sys/types.h>
 
 #include "tide-address-space.h"
-#include "tide-capture-session.h"
+#include "tide-recording.h"
 #include "tide-cow.h"
 #include "tide-live-table.h"
 #include "tide-procfs.h"
@@ -35,7 +35,7 @@ typedef void (*TideCaptureBlocksFunc) (TideLiveFunc  func,
 
 struct _TideCaptureProcess
 {
-  TideCaptureSession  *session;
+  TideRecording       *recording;
   gint64               id;             /* processes.id */
   pid_t                pid;
   pid_t                ppid;
@@ -99,9 +99,9 @@ struct _TideCaptureProcess
   guint64              cow_attributed; /* the copied bytes last attributed */
 };
 
-/* Adds the image that @row describes (its id is filled in) to @session and
+/* Adds the image that @row describes (its id is filled in) to @recording and
  * writes its row. */
-TideCaptureProcess *tide_capture_process_new          (TideCaptureSession  *session,
+TideCaptureProcess *tide_capture_process_new          (TideRecording       *recording,
                                                        TideProcessRow      *row);
 void                tide_capture_process_free         (TideCaptureProcess  *self);
 
