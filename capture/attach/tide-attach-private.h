@@ -9,8 +9,8 @@
 #include "tide-attach-python.h"
 #include "tide-attach.h"
 #include "tide-capture-process.h"
-#include "tide-recording.h"
 #include "tide-proc-maps.h"
+#include "tide-recording.h"
 #include "tide-unwinder.h"
 
 G_BEGIN_DECLS

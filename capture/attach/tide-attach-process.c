@@ -577,11 +577,10 @@ on_cuda (TideAttachProcess *self,
       break;
     case TIDE_BPF_CUDA_COPY:
       a.stack_id = intern_stack (self, ev->h.tid, &ev->stack, &a.scope_id);
-      tide_trace_writer_add_transfer (self->core->recording->writer, self->core->id,
-                                      (gint) ev->kind,
-                                      ev->device, (gint64) ev->size,
-                                      (gint64) ev->h.time_ns - (gint64) ev->duration_ns,
-                                      (gint64) ev->duration_ns, a.stack_id, a.scope_id);
+      tide_capture_process_add_transfer (self->core, (gint) ev->kind, ev->device,
+                                         (gint64) ev->size,
+                                         (gint64) ev->h.time_ns - (gint64) ev->duration_ns,
+                                         (gint64) ev->duration_ns, a.stack_id, a.scope_id);
       break;
     default:
       break;

@@ -853,15 +853,14 @@ detach (Loader *self)
 static void
 write_meta (Loader *self)
 {
-  TideTraceWriter *writer = self->base.recording->writer;
   g_autofree char *cmdline = tide_capture_read_cmdline (self->base.options->pid);
   guint sample_pages = self->base.sample_pages;
 
   tide_recording_write_run_meta (self->base.recording, "attach", cmdline,
                                  sample_pages == 1 ? 0 : sample_pages * 4096,
                                  sample_pages == 1);
-  tide_trace_writer_set_meta_int (writer, "attach_pid", self->base.options->pid);
-  tide_trace_writer_set_meta_int (writer, "sample_pages", sample_pages);
+  tide_recording_write_meta_int (self->base.recording, "attach_pid", self->base.options->pid);
+  tide_recording_write_meta_int (self->base.recording, "sample_pages", sample_pages);
 }
 
 static gboolean
@@ -884,14 +883,14 @@ finish_trace (Loader  *self,
         }
       tide_attach_process_flush (p);
     }
-  recording->total_dropped = (gint64) (dropped + shed);
-  tide_trace_writer_set_meta_int (recording->writer, "faults_shed", (gint64) shed);
-  tide_trace_writer_set_meta_int (recording->writer, "page_faults",
-                                  (gint64) read_stat (self, TIDE_BPF_STAT_FAULTS));
-  tide_trace_writer_set_meta_int (recording->writer, "unwound_stacks", self->base.n_unwound);
-  tide_trace_writer_set_meta_int (recording->writer, "unwind_ns", self->base.unwind_ns);
+  tide_recording_set_total_dropped (recording, (gint64) (dropped + shed));
+  tide_recording_write_meta_int (recording, "faults_shed", (gint64) shed);
+  tide_recording_write_meta_int (recording, "page_faults",
+                                 (gint64) read_stat (self, TIDE_BPF_STAT_FAULTS));
+  tide_recording_write_meta_int (recording, "unwound_stacks", self->base.n_unwound);
+  tide_recording_write_meta_int (recording, "unwind_ns", self->base.unwind_ns);
   /* Which host memory PyTorch's allocator measured (report --suspects). */
-  tide_trace_writer_set_meta_int (recording->writer, "c10_probes", self->n_c10_probes);
+  tide_recording_write_meta_int (recording, "c10_probes", self->n_c10_probes);
   if (dropped > 0 && !self->base.options->quiet)
     g_printerr ("tidemark: %" G_GUINT64_FORMAT " records were dropped because the ring buffer "
                 "was full; sizes are low by that much\n", dropped);
@@ -984,7 +983,9 @@ tide_attach_run (const TideAttachOptions  *options,
   if (!open_fds (&self, error) || !open_and_load (&self, error))
     goto out;
 
-  start_ns = self.base.recording->start_ns = tide_capture_now_ns ();
+  /* Loading the programs took a while: the trace starts here. */
+  start_ns = tide_capture_now_ns ();
+  tide_recording_set_start_ns (self.base.recording, start_ns);
   write_meta (&self);
   new_image (&self, options->pid, NULL, start_ns);
   if (!attach_all (&self, error))
@@ -1002,7 +1003,7 @@ tide_attach_run (const TideAttachOptions  *options,
   if (!finish_trace (&self, error))
     goto out;
   status = 0;
-  early_end = tide_trace_writer_describe_early_end (self.base.recording->writer);
+  early_end = tide_recording_describe_early_end (self.base.recording);
   if (early_end != NULL)
     g_printerr ("tidemark: %s\n", early_end);
   memory = tide_recording_describe_peak (self.base.recording, options->output);
@@ -1010,7 +1011,8 @@ tide_attach_run (const TideAttachOptions  *options,
   if (!options->quiet)
     g_printerr ("tidemark: detached from process %d (%s); trace %s: %u processes, %"
                 G_GINT64_FORMAT " steps, %s\n", options->pid, mechanisms, options->output,
-                self.base.recording->processes->len, self.base.recording->total_steps, memory);
+                tide_recording_get_n_processes (self.base.recording),
+                tide_recording_get_total_steps (self.base.recording), memory);
 
 out:
   loader_clear (&self);

@@ -20,6 +20,7 @@
 
 #include "tide-cow.h"
 #include "tide-capture-process.h"
+#include "tide-recording-private.h"
 #include "tide-schema.h"
 #include "tide-wire.h"
 

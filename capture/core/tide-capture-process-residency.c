@@ -11,6 +11,7 @@
 
 #include "tide-capture-process.h"
 #include "tide-hash.h"
+#include "tide-recording-private.h"
 #include "tide-schema.h"
 #include "tide-wire.h"
 

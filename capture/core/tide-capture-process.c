@@ -14,6 +14,7 @@
 
 #include "tide-capture-process.h"
 #include "tide-proc-maps.h"
+#include "tide-recording-private.h"
 #include "tide-schema.h"
 #include "tide-wire.h"
 
@@ -110,7 +111,7 @@ tide_capture_process_new (TideRecording  *recording,
   tide_trace_writer_add_process (recording->writer, row);
   g_ptr_array_add (recording->processes, self);
   tide_oom_watch_add_process (recording->oom, self->pid);
-  tide_recording_write_memory_limit (recording, self->pid);
+  _tide_recording_write_memory_limit (recording, self->pid);
   tide_capture_process_sample_rss (self, self->start_ns, TRUE);
   return self;
 }
@@ -517,6 +518,60 @@ tide_capture_process_add_py_unhooked (TideCaptureProcess *self,
                                  ts_ns, bytes);
 }
 
+/* A counter that the process measured itself (its allocator's free bytes,
+ * PyTorch's caching allocator), written as the driver received it. */
+void
+tide_capture_process_add_counter (TideCaptureProcess *self,
+                                  gint                counter,
+                                  gint                device,
+                                  gint64              ts_ns,
+                                  gint64              value)
+{
+  tide_trace_writer_add_counter (self->recording->writer, self->id, counter, device, ts_ns, value);
+}
+
+/* A copy between host and device memory of @bytes, from @start_ns on. */
+void
+tide_capture_process_add_transfer (TideCaptureProcess *self,
+                                   gint                direction,
+                                   gint                device,
+                                   gint64              bytes,
+                                   gint64              start_ns,
+                                   gint64              duration_ns,
+                                   gint64              stack_id,
+                                   gint64              scope_id)
+{
+  tide_trace_writer_add_transfer (self->recording->writer, self->id, direction, device, bytes,
+                                  start_ns, duration_ns, stack_id, scope_id);
+}
+
+/* torch.distributed's rank of the process, which the job lane names it by. */
+void
+tide_capture_process_set_rank (TideCaptureProcess *self,
+                               gint                rank)
+{
+  self->rank = rank;
+  tide_trace_writer_set_process_rank (self->recording->writer, self->id, rank);
+}
+
+/* The index of the process among its DataLoader's workers. */
+void
+tide_capture_process_set_loader_worker (TideCaptureProcess *self,
+                                        gint                worker)
+{
+  tide_trace_writer_set_process_worker (self->recording->writer, self->id, worker);
+}
+
+/* Events that the process could not send: its row says so, and the
+ * recording's total, at the end of the trace. */
+void
+tide_capture_process_add_dropped (TideCaptureProcess *self,
+                                  gint64              count)
+{
+  self->dropped += count;
+  self->recording->total_dropped += count;
+}
+
 void
 tide_capture_process_sample_rss (TideCaptureProcess *self,
                                  gint64              ts_ns,
@@ -534,7 +589,7 @@ tide_capture_process_sample_rss (TideCaptureProcess *self,
 }
 
 /* @with_pss: FALSE for a reading of this process alone, not in a
- * snapshot of the job (tide_recording_snapshot_classes()): the job's
+ * snapshot of the job (the recording's, tide-recording.c): the job's
  * PSS sums each process's last reading, which only a snapshot takes at
  * one moment for all. */
 static void
@@ -671,7 +726,7 @@ tide_capture_process_step (TideCaptureProcess *self,
   tide_capture_process_sample_rss (self, ts_ns, TRUE);
   /* The kernel's split costs a constant; with --sync-steps the step waits
    * for the recorder, and the whole job's PSS is read now too. */
-  tide_recording_step_ended (self->recording, self, ts_ns);
+  _tide_recording_step_ended (self->recording, self, ts_ns);
   tide_capture_process_measure_residency (self, id, start_ns, ts_ns);
   return id;
 }

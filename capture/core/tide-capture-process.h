@@ -14,13 +14,15 @@
 #include <sys/types.h>
 
 #include "tide-address-space.h"
-#include "tide-recording.h"
 #include "tide-cow.h"
 #include "tide-live-table.h"
 #include "tide-procfs.h"
 #include "tide-pymalloc-free.h"
+#include "tide-recording.h"
 #include "tide-stack-cache.h"
+#include "tide-stack-table.h"
 #include "tide-step-accumulator.h"
+#include "tide-trace-writer.h"
 
 G_BEGIN_DECLS
 
@@ -151,6 +153,25 @@ void                tide_capture_process_inherit_arenas (TideCaptureProcess *sel
 void                tide_capture_process_add_py_unhooked (TideCaptureProcess *self,
                                                           gint64              ts_ns,
                                                           gint64              bytes);
+void                tide_capture_process_add_counter  (TideCaptureProcess  *self,
+                                                       gint                 counter,
+                                                       gint                 device,
+                                                       gint64               ts_ns,
+                                                       gint64               value);
+void                tide_capture_process_add_transfer (TideCaptureProcess  *self,
+                                                       gint                 direction,
+                                                       gint                 device,
+                                                       gint64               bytes,
+                                                       gint64               start_ns,
+                                                       gint64               duration_ns,
+                                                       gint64               stack_id,
+                                                       gint64               scope_id);
+void                tide_capture_process_set_rank     (TideCaptureProcess  *self,
+                                                       gint                 rank);
+void                tide_capture_process_set_loader_worker (TideCaptureProcess *self,
+                                                            gint                worker);
+void                tide_capture_process_add_dropped  (TideCaptureProcess  *self,
+                                                       gint64               count);
 void                tide_capture_process_set_rss      (TideCaptureProcess  *self,
                                                        gint64               ts_ns,
                                                        gint64               rss);

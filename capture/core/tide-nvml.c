@@ -24,6 +24,7 @@
 
 #include "tide-cuda-abi.h"
 #include "tide-capture-process.h"
+#include "tide-recording-private.h"
 #include "tide-schema.h"
 
 #define NVML_MAX_PROCESSES        256

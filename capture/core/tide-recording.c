@@ -14,8 +14,9 @@
 
 #include <gio/gio.h>
 
+#include "tide-recording-private.h"
+
 #include "tide-capture-process.h"
-#include "tide-recording.h"
 #include "tide-format-bytes.h"
 #include "tide-host-identity.h"
 #include "tide-report.h"
@@ -152,6 +153,28 @@ tide_recording_free (TideRecording *self)
   g_free (self);
 }
 
+/* With @sync_steps, every step end reads the whole job's RSS classes and
+ * the step waits for it (record --sync-steps). */
+void
+tide_recording_set_sync_steps (TideRecording *self,
+                               gboolean       sync_steps)
+{
+  g_return_if_fail (self != NULL);
+
+  self->sync_steps = sync_steps;
+}
+
+/* A driver that takes a while to set up before its target is watched
+ * (attach loads its eBPF programs) starts the trace's clock there. */
+void
+tide_recording_set_start_ns (TideRecording *self,
+                             gint64         start_ns)
+{
+  g_return_if_fail (self != NULL);
+
+  self->start_ns = start_ns;
+}
+
 /* What every trace says of how it was made. */
 void
 tide_recording_write_run_meta (TideRecording *self,
@@ -169,13 +192,26 @@ tide_recording_write_run_meta (TideRecording *self,
   tide_trace_writer_set_meta_int (self->writer, "all_mode", all_mode);
 }
 
+/* What only a driver knows of the run (its target's exit status, what its
+ * probes counted), as an integer of the trace's meta. */
+void
+tide_recording_write_meta_int (TideRecording *self,
+                               const char    *key,
+                               gint64         value)
+{
+  g_return_if_fail (self != NULL);
+  g_return_if_fail (key != NULL);
+
+  tide_trace_writer_set_meta_int (self->writer, key, value);
+}
+
 /* The memory limit the job runs under: the tightest that any of its
  * processes started under, its memory cgroup's or the machine's memory.
  * A job that a wrapper moves into a cgroup (`sh -c 'echo $$ > ...; exec
  * train'`) gets the cgroup's at the exec.  The job lane draws it. */
 void
-tide_recording_write_memory_limit (TideRecording *self,
-                                   pid_t          pid)
+_tide_recording_write_memory_limit (TideRecording *self,
+                                    pid_t          pid)
 {
   TideOomScope scope = TIDE_OOM_NONE;
   gint64 limit = tide_oom_watch_read_limit (self->oom, pid, &scope);
@@ -210,6 +246,43 @@ tide_recording_find_process (TideRecording *self,
   return NULL;
 }
 
+/* Every process image seen, ended ones too. */
+guint
+tide_recording_get_n_processes (TideRecording *self)
+{
+  g_return_val_if_fail (self != NULL, 0);
+
+  return self->processes->len;
+}
+
+gint64
+tide_recording_get_total_steps (TideRecording *self)
+{
+  g_return_val_if_fail (self != NULL, 0);
+
+  return self->total_steps;
+}
+
+/* The events that never reached the recording, of every process. */
+gint64
+tide_recording_get_total_dropped (TideRecording *self)
+{
+  g_return_val_if_fail (self != NULL, 0);
+
+  return self->total_dropped;
+}
+
+/* For a driver that counts its dropped events in one place rather than
+ * per process (attach's ring buffer); the trace's meta says it at the end. */
+void
+tide_recording_set_total_dropped (TideRecording *self,
+                                  gint64         dropped)
+{
+  g_return_if_fail (self != NULL);
+
+  self->total_dropped = dropped;
+}
+
 /* When a reading of a step end that ended at @ts_ns must be done by to
  * stand for it: with --sync-steps the step waits for the recorder. */
 static gint64
@@ -231,65 +304,14 @@ snapshot_outgrown (TideRecording *self,
          now >= self->snapshot_ns + self->snapshot_cost_ns * ROLLUP_COST_FACTOR;
 }
 
-/* A snapshot before it is due, for a job that outgrew the last one: the
- * schedule of the due ones stays as it was, so that those keep coming at
- * step ends. */
-static void
-snapshot_early (TideRecording      *self,
-                gint64              ts_ns,
-                TideCaptureProcess *stepping)
-{
-  gint64 due = self->next_rollup_ns;
-
-  tide_recording_snapshot_classes (self, ts_ns, stepping);
-  self->next_rollup_ns = due;
-}
-
-/* One tick of the counter poll: each process's RSS and recorded bytes, the
- * RSS classes every ROLLUP_POLL_NS (sooner for a job that grows fast),
- * and NVML. */
-void
-tide_recording_poll (TideRecording *self,
-                     gint64         now)
-{
-  guint64 job_rss = 0;
-
-  for (guint i = 0; i < self->processes->len; i++)
-    {
-      TideCaptureProcess *p = g_ptr_array_index (self->processes, i);
-
-      tide_capture_process_poll (p, now);
-      if (p->end_ns == 0 && p->last_rss > 0)
-        job_rss += p->last_rss;
-    }
-  self->job_rss = job_rss;
-  if (now >= self->next_rollup_ns &&
-      (self->last_step_ns == 0 || now - MAX (self->last_step_ns, self->next_rollup_ns) >=
-                                  ROLLUP_STEP_WAIT_NS))
-    tide_recording_snapshot_classes (self, now, NULL);
-  /* While the job steps, an early one waits for a step end, as a due one
-   * does. */
-  else if ((self->last_step_ns == 0 || now - self->last_step_ns >= ROLLUP_STEP_WAIT_NS) &&
-           snapshot_outgrown (self, now))
-    snapshot_early (self, now, NULL);
-  if (self->nvml != NULL)
-    tide_nvml_poll (self->nvml, self, now);
-  self->peak_rss = MAX (self->peak_rss, job_rss);
-}
-
-/**
- * tide_recording_snapshot_classes:
- * @stepping: (nullable): a process at its step end, whose every value is
- *   written at @ts_ns
- *
- * Reads the RSS by class of every live process at once, so that their PSS
+/* Reads the RSS by class of every live process at once, so that their PSS
  * add up to the job's footprint at one moment: PSS counts a page that
- * processes share once over them all.
- */
-void
-tide_recording_snapshot_classes (TideRecording      *self,
-                                 gint64              ts_ns,
-                                 TideCaptureProcess *stepping)
+ * processes share once over them all.  @stepping (or NULL) is a process at
+ * its step end, whose every value is written at @ts_ns. */
+static void
+snapshot_classes (TideRecording      *self,
+                  gint64              ts_ns,
+                  TideCaptureProcess *stepping)
 {
   guint64 job_pss = 0;
   gint64 cpu_ns = thread_cpu_ns ();
@@ -315,8 +337,54 @@ tide_recording_snapshot_classes (TideRecording      *self,
   self->snapshot_job_rss = self->job_rss;
 }
 
+/* A snapshot before it is due, for a job that outgrew the last one: the
+ * schedule of the due ones stays as it was, so that those keep coming at
+ * step ends. */
+static void
+snapshot_early (TideRecording      *self,
+                gint64              ts_ns,
+                TideCaptureProcess *stepping)
+{
+  gint64 due = self->next_rollup_ns;
+
+  snapshot_classes (self, ts_ns, stepping);
+  self->next_rollup_ns = due;
+}
+
+/* One tick of the counter poll: each process's RSS and recorded bytes, the
+ * RSS classes every ROLLUP_POLL_NS (sooner for a job that grows fast),
+ * and NVML. */
+void
+tide_recording_poll (TideRecording *self,
+                     gint64         now)
+{
+  guint64 job_rss = 0;
+
+  for (guint i = 0; i < self->processes->len; i++)
+    {
+      TideCaptureProcess *p = g_ptr_array_index (self->processes, i);
+
+      tide_capture_process_poll (p, now);
+      if (p->end_ns == 0 && p->last_rss > 0)
+        job_rss += p->last_rss;
+    }
+  self->job_rss = job_rss;
+  if (now >= self->next_rollup_ns &&
+      (self->last_step_ns == 0 || now - MAX (self->last_step_ns, self->next_rollup_ns) >=
+                                  ROLLUP_STEP_WAIT_NS))
+    snapshot_classes (self, now, NULL);
+  /* While the job steps, an early one waits for a step end, as a due one
+   * does. */
+  else if ((self->last_step_ns == 0 || now - self->last_step_ns >= ROLLUP_STEP_WAIT_NS) &&
+           snapshot_outgrown (self, now))
+    snapshot_early (self, now, NULL);
+  if (self->nvml != NULL)
+    tide_nvml_poll (self->nvml, self, now);
+  self->peak_rss = MAX (self->peak_rss, job_rss);
+}
+
 /**
- * tide_recording_step_ended:
+ * _tide_recording_step_ended:
  * @stepping: the process whose step ended at @ts_ns
  *
  * The RSS classes at a step end: the whole job's snapshot when one is due
@@ -324,9 +392,9 @@ tide_recording_snapshot_classes (TideRecording      *self,
  * cheaply (/proc/PID/status) of @stepping alone.
  */
 void
-tide_recording_step_ended (TideRecording      *self,
-                           TideCaptureProcess *stepping,
-                           gint64              ts_ns)
+_tide_recording_step_ended (TideRecording      *self,
+                            TideCaptureProcess *stepping,
+                            gint64              ts_ns)
 {
   gboolean fresh = self->sync_steps || tide_capture_now_ns () - ts_ns <= STEP_READ_FRESH_NS;
 
@@ -336,13 +404,23 @@ tide_recording_step_ended (TideRecording      *self,
    * took while the interpreter started. */
   if (fresh && (self->sync_steps || ts_ns >= self->next_rollup_ns || !stepping->rolled_up_at_step))
     {
-      tide_recording_snapshot_classes (self, ts_ns, stepping);
+      snapshot_classes (self, ts_ns, stepping);
       stepping->rolled_up_at_step = TRUE;
     }
   else if (fresh && snapshot_outgrown (self, ts_ns))
     snapshot_early (self, ts_ns, stepping);
   else
     tide_capture_process_sample_classes_by (stepping, ts_ns, step_deadline (self, ts_ns), FALSE, TRUE);
+}
+
+/* Why the trace ended before its target did (a full disk) and which steps
+ * it holds, or NULL for a trace written to its end. */
+char *
+tide_recording_describe_early_end (TideRecording *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  return tide_trace_writer_describe_early_end (self->writer);
 }
 
 /* The job's memory at its peak, as the trace at @path gives it

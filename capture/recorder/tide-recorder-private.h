@@ -6,8 +6,8 @@
 #include <sys/types.h>
 
 #include "tide-capture-process.h"
-#include "tide-recording.h"
 #include "tide-recorder.h"
+#include "tide-recording.h"
 
 G_BEGIN_DECLS
 

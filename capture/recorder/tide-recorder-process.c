@@ -225,10 +225,9 @@ on_transfer (TideRecProcess         *self,
       return;
     }
   stack_id = tide_capture_process_intern_stack (self->core, rec->frames, rec->n_frames);
-  tide_trace_writer_add_transfer (self->core->recording->writer, self->core->id, rec->direction,
-                                  rec->device, rec->bytes, rec->h.time_ns, rec->duration_ns,
-                                  stack_id, tide_capture_process_scope_id (self->core,
-                                                                           rec->scope_id));
+  tide_capture_process_add_transfer (self->core, rec->direction, rec->device, rec->bytes,
+                                     rec->h.time_ns, rec->duration_ns, stack_id,
+                                     tide_capture_process_scope_id (self->core, rec->scope_id));
 }
 
 /* The name the trace gives an API of TideWireApi; NULL for one we do
@@ -293,16 +292,10 @@ static void
 on_process_info (TideRecProcess            *self,
                  const TideWireProcessInfo *info)
 {
-  TideCaptureProcess *core = self->core;
-
   if (info->rank >= 0)
-    {
-      core->rank = info->rank;
-      tide_trace_writer_set_process_rank (core->recording->writer, core->id, core->rank);
-    }
+    tide_capture_process_set_rank (self->core, info->rank);
   if (info->loader_worker >= 0)
-    tide_trace_writer_set_process_worker (core->recording->writer, core->id,
-                                          info->loader_worker);
+    tide_capture_process_set_loader_worker (self->core, info->loader_worker);
 }
 
 /* Only what a process can know better than the recorder. */
@@ -326,8 +319,8 @@ on_counter (TideRecProcess        *self,
       self->protocol_errors++;
       return;
     }
-  tide_trace_writer_add_counter (self->core->recording->writer, self->core->id,
-                                 (gint) rec->counter, rec->device, rec->h.time_ns, rec->value);
+  tide_capture_process_add_counter (self->core, (gint) rec->counter, rec->device, rec->h.time_ns,
+                                    rec->value);
 }
 
 /* A Python code object: "file NUL function NUL" after the fixed part. */
@@ -396,8 +389,7 @@ dispatch (TideRecProcess       *self,
     case TIDE_WIRE_DROPPED:
       if (len < sizeof (TideWireDropped))
         return FALSE;
-      self->core->dropped += ((const TideWireDropped *) h)->count;
-      self->core->recording->total_dropped += ((const TideWireDropped *) h)->count;
+      tide_capture_process_add_dropped (self->core, ((const TideWireDropped *) h)->count);
       break;
     case TIDE_WIRE_TRANSFER:
       if (len < sizeof (TideWireTransfer))

@@ -324,8 +324,9 @@ print_summary (TideRecorder *self,
   g_autofree char *memory = tide_recording_describe_peak (self->recording, output);
 
   g_printerr ("tidemark: trace %s: %u processes, %" G_GINT64_FORMAT " steps, %s%s\n", output,
-              self->recording->processes->len, self->recording->total_steps, memory,
-              self->recording->total_dropped ? ", SOME EVENTS DROPPED" : "");
+              tide_recording_get_n_processes (self->recording),
+              tide_recording_get_total_steps (self->recording), memory,
+              tide_recording_get_total_dropped (self->recording) ? ", SOME EVENTS DROPPED" : "");
 }
 
 static gboolean
@@ -444,7 +445,7 @@ finish_trace (TideRecorder  *self,
         close_process (self, p);
     }
   record_child_status (self);
-  tide_trace_writer_set_meta_int (self->recording->writer, "exit_status", self->child_status);
+  tide_recording_write_meta_int (self->recording, "exit_status", self->child_status);
   return tide_recording_finish (self->recording, end_ns, error);
 }
 
@@ -514,7 +515,7 @@ tide_record_run (const TideRecordOptions  *options,
   self.recording = tide_recording_new (options->output, options->symbol_cache_dir, error);
   if (self.recording == NULL)
     goto out;
-  self.recording->sync_steps = options->sync_steps;
+  tide_recording_set_sync_steps (self.recording, options->sync_steps);
   write_run_meta (&self);
 
   if (!open_socket (&self, error) ||
@@ -527,17 +528,17 @@ tide_record_run (const TideRecordOptions  *options,
   if (!finish_trace (&self, error))
     goto out;
   status = self.child_status;
-  early_end = tide_trace_writer_describe_early_end (self.recording->writer);
+  early_end = tide_recording_describe_early_end (self.recording);
   /* Said even with --quiet: the trace is not all the user asked for. */
   if (early_end != NULL)
     g_printerr ("tidemark: %s\n", early_end);
 
   if (!options->quiet)
     print_summary (&self, options->output);
-  if (self.recording->total_dropped)
+  if (tide_recording_get_total_dropped (self.recording))
     g_printerr ("tidemark: %" G_GINT64_FORMAT " records were dropped because the recorder "
                 "fell behind; sizes and counts are low by that much\n",
-                self.recording->total_dropped);
+                tide_recording_get_total_dropped (self.recording));
 
 out:
   recorder_clear (&self);
