@@ -18,7 +18,7 @@
  * The recorder reads smaps_rollup and the copy-on-write count of every
  * process twice a second, or less often where a snapshot would take more
  * than 1% of the time to the next (ROLLUP_COST_FACTOR of
- * capture/session/tide-capture-session.c): the bench says at which
+ * capture/core/tide-recording.c): the bench says at which
  * interval that puts one such process, and what twice a second would
  * cost.  With --pid it times the same readers (but the copy-on-write
  * count, which needs a fork) on a running process, a PyTorch job's say.

@@ -9,8 +9,8 @@
 #include "tide-attach-python.h"
 #include "tide-attach.h"
 #include "tide-capture-process.h"
-#include "tide-capture-session.h"
 #include "tide-proc-maps.h"
+#include "tide-recording.h"
 #include "tide-unwinder.h"
 
 G_BEGIN_DECLS
@@ -18,11 +18,11 @@ G_BEGIN_DECLS
 typedef struct _TideAttach TideAttach;
 
 /* One followed process image (a fork or an exec makes a new one): the
- * image the session keeps for it, and what only attach knows of it. */
+ * image the recording keeps for it, and what only attach knows of it. */
 typedef struct
 {
   TideAttach         *attach;
-  TideCaptureProcess *core;          /* owned by the session */
+  TideCaptureProcess *core;          /* owned by the recording */
   gboolean            maps_dirty;    /* an executable mapping changed */
   GTree              *pages;         /* page address -> PageRecord*, sampled pages */
   GTree              *tensors;       /* address -> size | TENSOR_SAMPLED: PyTorch's live
@@ -36,7 +36,7 @@ typedef struct
 struct _TideAttach
 {
   const TideAttachOptions *options;
-  TideCaptureSession      *session;
+  TideRecording           *recording;
   GPtrArray               *images;      /* TideAttachProcess*, every image seen */
   guint                    sample_pages;
   gint64                   n_unwound;   /* stacks unwound from their copies */

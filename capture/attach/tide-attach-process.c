@@ -2,7 +2,7 @@
  * Copyright 2026 The Tidemark authors
  *
  * One process image followed by `tidemark attach`: turns the records of
- * tide-attach.bpf.c into calls on the image that the capture session keeps
+ * tide-attach.bpf.c into calls on the image that the recording keeps
  * for it (tide-capture-process.h).
  *
  * Sampled pages are kept in a tree by address, with the stack and time of
@@ -11,7 +11,7 @@
  * their range, and only then is a page's row written (with free_ns), so the
  * allocations table stays insert-only; what is left when the capture ends
  * is written still live.  Exit does not free: pages resident at exit are
- * what the process held.  The session's step accumulator hears of every
+ * what the process held.  The recording's step accumulator hears of every
  * sampled page as of a block, and its residency reads them with the live
  * blocks, so steps keep and measure pages as they do malloc blocks.
  *
@@ -38,7 +38,7 @@
 #define PAGE_MASK_BITS  (~(guint64) (PAGE_SIZE_BYTES - 1))
 
 /* In a TideAttachProcess.tensors value: the block carries a stack and is
- * one of the session's live blocks. */
+ * one of the recording's live blocks. */
 #define TENSOR_SAMPLED  (G_GUINT64_CONSTANT (1) << 63)
 
 /* x86_64 syscall numbers, as in tide-attach.bpf.c */
@@ -159,7 +159,7 @@ visit_page (gpointer key,
   return FALSE;
 }
 
-/* The sampled pages, for the session's residency at step ends. */
+/* The sampled pages, for the recording's residency at step ends. */
 static void
 foreach_page (TideLiveFunc func,
               gpointer     func_data,
@@ -237,7 +237,7 @@ tide_attach_process_new (TideAttach        *attach,
   self->attach = attach;
   self->pages = g_tree_new_full (compare_addr, NULL, g_free, g_free);
   self->tensors = g_tree_new_full (compare_key, NULL, NULL, NULL);
-  self->core = tide_capture_process_new (attach->session, &row);
+  self->core = tide_capture_process_new (attach->recording, &row);
   self->unwinder = tide_unwinder_new (self->core->space);
   /* The address space follows the process's mmaps (refresh_maps): a pc
    * outside it is no code, and needs no look in /proc/PID/maps. */
@@ -510,7 +510,7 @@ on_malloc (TideAttachProcess   *self,
 }
 
 /* A block of PyTorch's CPU allocator: the pages wholly inside it are its
- * now; a sampled one is a live block of the session, with its stack. */
+ * now; a sampled one is a live block of the recording, with its stack. */
 static void
 on_tensor (TideAttachProcess *self,
            const TideBpfHeader *h,
@@ -577,11 +577,10 @@ on_cuda (TideAttachProcess *self,
       break;
     case TIDE_BPF_CUDA_COPY:
       a.stack_id = intern_stack (self, ev->h.tid, &ev->stack, &a.scope_id);
-      tide_trace_writer_add_transfer (self->core->session->writer, self->core->id,
-                                      (gint) ev->kind,
-                                      ev->device, (gint64) ev->size,
-                                      (gint64) ev->h.time_ns - (gint64) ev->duration_ns,
-                                      (gint64) ev->duration_ns, a.stack_id, a.scope_id);
+      tide_capture_process_add_transfer (self->core, (gint) ev->kind, ev->device,
+                                         (gint64) ev->size,
+                                         (gint64) ev->h.time_ns - (gint64) ev->duration_ns,
+                                         (gint64) ev->duration_ns, a.stack_id, a.scope_id);
       break;
     default:
       break;
@@ -695,7 +694,7 @@ write_live_page (gpointer key,
   return FALSE;
 }
 
-/* Writes the pages still held; their free_ns stays NULL.  The session
+/* Writes the pages still held; their free_ns stays NULL.  The recording
  * writes the blocks still live. */
 void
 tide_attach_process_flush (TideAttachProcess *self)

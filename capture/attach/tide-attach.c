@@ -767,7 +767,7 @@ on_tick (Loader *self)
   ring_buffer__consume (self->rb);
   if (self->deadline_ns > 0 && now >= self->deadline_ns)
     self->stop = TRUE;
-  tide_capture_session_poll (self->base.session, now);
+  tide_recording_poll (self->base.recording, now);
   for (guint i = 0; i < self->base.images->len; i++)
     {
       TideAttachProcess *p = g_ptr_array_index (self->base.images, i);
@@ -853,22 +853,21 @@ detach (Loader *self)
 static void
 write_meta (Loader *self)
 {
-  TideTraceWriter *writer = self->base.session->writer;
   g_autofree char *cmdline = tide_capture_read_cmdline (self->base.options->pid);
   guint sample_pages = self->base.sample_pages;
 
-  tide_capture_session_write_run_meta (self->base.session, "attach", cmdline,
-                                       sample_pages == 1 ? 0 : sample_pages * 4096,
-                                       sample_pages == 1);
-  tide_trace_writer_set_meta_int (writer, "attach_pid", self->base.options->pid);
-  tide_trace_writer_set_meta_int (writer, "sample_pages", sample_pages);
+  tide_recording_write_run_meta (self->base.recording, "attach", cmdline,
+                                 sample_pages == 1 ? 0 : sample_pages * 4096,
+                                 sample_pages == 1);
+  tide_recording_write_meta_int (self->base.recording, "attach_pid", self->base.options->pid);
+  tide_recording_write_meta_int (self->base.recording, "sample_pages", sample_pages);
 }
 
 static gboolean
 finish_trace (Loader  *self,
               GError **error)
 {
-  TideCaptureSession *session = self->base.session;
+  TideRecording *recording = self->base.recording;
   gint64 end_ns = tide_capture_now_ns ();
   guint64 dropped = read_stat (self, TIDE_BPF_STAT_DROPPED);
   guint64 shed = read_stat (self, TIDE_BPF_STAT_SHED);
@@ -884,21 +883,21 @@ finish_trace (Loader  *self,
         }
       tide_attach_process_flush (p);
     }
-  session->total_dropped = (gint64) (dropped + shed);
-  tide_trace_writer_set_meta_int (session->writer, "faults_shed", (gint64) shed);
-  tide_trace_writer_set_meta_int (session->writer, "page_faults",
-                                  (gint64) read_stat (self, TIDE_BPF_STAT_FAULTS));
-  tide_trace_writer_set_meta_int (session->writer, "unwound_stacks", self->base.n_unwound);
-  tide_trace_writer_set_meta_int (session->writer, "unwind_ns", self->base.unwind_ns);
+  tide_recording_set_total_dropped (recording, (gint64) (dropped + shed));
+  tide_recording_write_meta_int (recording, "faults_shed", (gint64) shed);
+  tide_recording_write_meta_int (recording, "page_faults",
+                                 (gint64) read_stat (self, TIDE_BPF_STAT_FAULTS));
+  tide_recording_write_meta_int (recording, "unwound_stacks", self->base.n_unwound);
+  tide_recording_write_meta_int (recording, "unwind_ns", self->base.unwind_ns);
   /* Which host memory PyTorch's allocator measured (report --suspects). */
-  tide_trace_writer_set_meta_int (session->writer, "c10_probes", self->n_c10_probes);
+  tide_recording_write_meta_int (recording, "c10_probes", self->n_c10_probes);
   if (dropped > 0 && !self->base.options->quiet)
     g_printerr ("tidemark: %" G_GUINT64_FORMAT " records were dropped because the ring buffer "
                 "was full; sizes are low by that much\n", dropped);
   if (shed > 0 && !self->base.options->quiet)
     g_printerr ("tidemark: %" G_GUINT64_FORMAT " sampled page faults were left out while the ring "
                 "buffer was half full; sizes are low by that much\n", shed);
-  return tide_capture_session_finish (session, end_ns, error);
+  return tide_recording_finish (recording, end_ns, error);
 }
 
 static void
@@ -911,7 +910,7 @@ loader_clear (Loader *self)
   g_clear_pointer (&self->links, g_ptr_array_unref);
   g_clear_pointer (&self->probed_paths, g_hash_table_unref);
   g_clear_pointer (&self->base.images, g_ptr_array_unref);
-  g_clear_pointer (&self->base.session, tide_capture_session_free);
+  g_clear_pointer (&self->base.recording, tide_recording_free);
   tide_capture_close_fd (&self->signal_fd);
   tide_capture_close_fd (&self->timer_fd);
   tide_capture_close_fd (&self->pidfd);
@@ -976,20 +975,22 @@ tide_attach_run (const TideAttachOptions  *options,
     goto out;
   if (options->ready_fd >= 0)
     signal (SIGPIPE, SIG_IGN);
-  self.base.session = tide_capture_session_new (options->output, options->symbol_cache_dir,
-                                                error);
-  if (self.base.session == NULL)
+  self.base.recording = tide_recording_new (options->output, options->symbol_cache_dir,
+                                            error);
+  if (self.base.recording == NULL)
     goto out;
   created = TRUE;
   if (!open_fds (&self, error) || !open_and_load (&self, error))
     goto out;
 
-  start_ns = self.base.session->start_ns = tide_capture_now_ns ();
+  /* Loading the programs took a while: the trace starts here. */
+  start_ns = tide_capture_now_ns ();
+  tide_recording_set_start_ns (self.base.recording, start_ns);
   write_meta (&self);
   new_image (&self, options->pid, NULL, start_ns);
   if (!attach_all (&self, error))
     goto out;
-  tide_capture_session_open_nvml (self.base.session);
+  tide_recording_open_nvml (self.base.recording);
   self.deadline_ns = options->duration_s > 0
                      ? start_ns + (gint64) (options->duration_s * 1e9) : 0;
   self.next_interval_step_ns = start_ns + (gint64) options->step_interval_ms * 1000000;
@@ -1002,15 +1003,16 @@ tide_attach_run (const TideAttachOptions  *options,
   if (!finish_trace (&self, error))
     goto out;
   status = 0;
-  early_end = tide_trace_writer_describe_early_end (self.base.session->writer);
+  early_end = tide_recording_describe_early_end (self.base.recording);
   if (early_end != NULL)
     g_printerr ("tidemark: %s\n", early_end);
-  memory = tide_capture_session_describe_peak (self.base.session, options->output);
+  memory = tide_recording_describe_peak (self.base.recording, options->output);
   mechanisms = describe_mechanisms (&self);
   if (!options->quiet)
     g_printerr ("tidemark: detached from process %d (%s); trace %s: %u processes, %"
                 G_GINT64_FORMAT " steps, %s\n", options->pid, mechanisms, options->output,
-                self.base.session->processes->len, self.base.session->total_steps, memory);
+                tide_recording_get_n_processes (self.base.recording),
+                tide_recording_get_total_steps (self.base.recording), memory);
 
 out:
   loader_clear (&self);

@@ -35,7 +35,7 @@
  * (_PyObject_DebugMallocStats, the text of sys._debugmallocstats(), which
  * CPython prints only while pymalloc is the allocator, so before ours is
  * set), and sent, so that the recorder counts them as used when it tells
- * what the arenas hold free (capture/session/tide-pymalloc-free.h).
+ * what the arenas hold free (capture/core/tide-pymalloc-free.h).
  *
  * The C API is looked up at run time: the preload never links libpython.
  * The structures below are those of CPython's cpython/pymem.h, unchanged

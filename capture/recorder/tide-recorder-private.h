@@ -6,19 +6,19 @@
 #include <sys/types.h>
 
 #include "tide-capture-process.h"
-#include "tide-capture-session.h"
 #include "tide-recorder.h"
+#include "tide-recording.h"
 
 G_BEGIN_DECLS
 
 typedef struct _TideRecorder TideRecorder;
 
 /* One connected process image (a fork or an exec makes a new one): the
- * connection, and the image the session keeps for it. */
+ * connection, and the image the recording keeps for it. */
 typedef struct
 {
   TideRecorder       *recorder;
-  TideCaptureProcess *core;           /* owned by the session */
+  TideCaptureProcess *core;           /* owned by the recording */
   int                 fd;             /* -1 once the connection closed */
   gint64              protocol_errors;
 } TideRecProcess;
@@ -34,7 +34,7 @@ typedef struct
 struct _TideRecorder
 {
   const TideRecordOptions *options;
-  TideCaptureSession      *session;
+  TideRecording           *recording;
 
   char                    *socket_dir;
   char                    *socket_path;

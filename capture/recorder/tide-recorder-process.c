@@ -2,7 +2,7 @@
  * Copyright 2026 The Tidemark authors
  *
  * One process image seen by the recorder: decodes its records (tide-wire.h)
- * into calls on the image that the capture session keeps for it
+ * into calls on the image that the recording keeps for it
  * (tide-capture-process.h).
  */
 #include "config.h"
@@ -33,9 +33,9 @@ find_parent_image (TideRecorder *recorder,
                    pid_t         pid,
                    pid_t         ppid)
 {
-  TideCaptureProcess *p = tide_capture_session_find_process (recorder->session, pid);
+  TideCaptureProcess *p = tide_recording_find_process (recorder->recording, pid);
 
-  return p != NULL ? p : tide_capture_session_find_process (recorder->session, ppid);
+  return p != NULL ? p : tide_recording_find_process (recorder->recording, ppid);
 }
 
 /* How it ended: from waitpid() for the recorder's own child once reaped,
@@ -75,7 +75,7 @@ on_child_end (TideRecProcess         *self,
               const TideWireChildEnd *rec)
 {
   TideRecorder *recorder = self->recorder;
-  TideCaptureProcess *child = tide_capture_session_find_process (recorder->session, (pid_t) rec->pid);
+  TideCaptureProcess *child = tide_recording_find_process (recorder->recording, (pid_t) rec->pid);
   TideProcessEnd end;
   TideReaped *reaped;
 
@@ -137,7 +137,7 @@ tide_rec_process_new (TideRecorder  *recorder,
   self = g_new0 (TideRecProcess, 1);
   self->recorder = recorder;
   self->fd = fd;
-  self->core = tide_capture_process_new (recorder->session, &row);
+  self->core = tide_capture_process_new (recorder->recording, &row);
   g_ptr_array_add (recorder->connections, self);
   if ((hello->flags & TIDE_HELLO_FORKED) && parent != NULL && parent->pid != (pid_t) hello->pid)
     {
@@ -225,10 +225,9 @@ on_transfer (TideRecProcess         *self,
       return;
     }
   stack_id = tide_capture_process_intern_stack (self->core, rec->frames, rec->n_frames);
-  tide_trace_writer_add_transfer (self->core->session->writer, self->core->id, rec->direction,
-                                  rec->device, rec->bytes, rec->h.time_ns, rec->duration_ns,
-                                  stack_id, tide_capture_process_scope_id (self->core,
-                                                                           rec->scope_id));
+  tide_capture_process_add_transfer (self->core, rec->direction, rec->device, rec->bytes,
+                                     rec->h.time_ns, rec->duration_ns, stack_id,
+                                     tide_capture_process_scope_id (self->core, rec->scope_id));
 }
 
 /* The name the trace gives an API of TideWireApi; NULL for one we do
@@ -293,16 +292,10 @@ static void
 on_process_info (TideRecProcess            *self,
                  const TideWireProcessInfo *info)
 {
-  TideCaptureProcess *core = self->core;
-
   if (info->rank >= 0)
-    {
-      core->rank = info->rank;
-      tide_trace_writer_set_process_rank (core->session->writer, core->id, core->rank);
-    }
+    tide_capture_process_set_rank (self->core, info->rank);
   if (info->loader_worker >= 0)
-    tide_trace_writer_set_process_worker (core->session->writer, core->id,
-                                          info->loader_worker);
+    tide_capture_process_set_loader_worker (self->core, info->loader_worker);
 }
 
 /* Only what a process can know better than the recorder. */
@@ -326,8 +319,8 @@ on_counter (TideRecProcess        *self,
       self->protocol_errors++;
       return;
     }
-  tide_trace_writer_add_counter (self->core->session->writer, self->core->id,
-                                 (gint) rec->counter, rec->device, rec->h.time_ns, rec->value);
+  tide_capture_process_add_counter (self->core, (gint) rec->counter, rec->device, rec->h.time_ns,
+                                    rec->value);
 }
 
 /* A Python code object: "file NUL function NUL" after the fixed part. */
@@ -396,8 +389,7 @@ dispatch (TideRecProcess       *self,
     case TIDE_WIRE_DROPPED:
       if (len < sizeof (TideWireDropped))
         return FALSE;
-      self->core->dropped += ((const TideWireDropped *) h)->count;
-      self->core->session->total_dropped += ((const TideWireDropped *) h)->count;
+      tide_capture_process_add_dropped (self->core, ((const TideWireDropped *) h)->count);
       break;
     case TIDE_WIRE_TRANSFER:
       if (len < sizeof (TideWireTransfer))

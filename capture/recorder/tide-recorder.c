@@ -3,7 +3,7 @@
  *
  * The recorder behind `tidemark record`: starts the target with the preload
  * library, accepts one SOCK_SEQPACKET connection per process image, polls
- * /proc on a timer and feeds the capture session (tide-capture-session.h).
+ * /proc on a timer and feeds the recording (tide-recording.h).
  * Everything happens on one poll loop; symbolization and SQLite each have
  * their own thread.
  *
@@ -314,18 +314,19 @@ poll_counters (TideRecorder *self)
 
   if (read (self->timer_fd, &expirations, sizeof expirations) < 0)
     return;
-  tide_capture_session_poll (self->session, tide_capture_now_ns ());
+  tide_recording_poll (self->recording, tide_capture_now_ns ());
 }
 
 static void
 print_summary (TideRecorder *self,
                const char   *output)
 {
-  g_autofree char *memory = tide_capture_session_describe_peak (self->session, output);
+  g_autofree char *memory = tide_recording_describe_peak (self->recording, output);
 
   g_printerr ("tidemark: trace %s: %u processes, %" G_GINT64_FORMAT " steps, %s%s\n", output,
-              self->session->processes->len, self->session->total_steps, memory,
-              self->session->total_dropped ? ", SOME EVENTS DROPPED" : "");
+              tide_recording_get_n_processes (self->recording),
+              tide_recording_get_total_steps (self->recording), memory,
+              tide_recording_get_total_dropped (self->recording) ? ", SOME EVENTS DROPPED" : "");
 }
 
 static gboolean
@@ -419,7 +420,7 @@ record_child_status (TideRecorder *self)
 
   if (!self->child_exited)
     return;
-  p = tide_capture_session_find_process (self->session, self->child);
+  p = tide_recording_find_process (self->recording, self->child);
   if (p == NULL || p->end.kind != TIDE_END_UNKNOWN)
     return;
   tide_capture_process_explain_wait (p, self->child_wait_status, &end);
@@ -427,7 +428,7 @@ record_child_status (TideRecorder *self)
 }
 
 
-/* Ends every image; the session writes the blocks nobody freed, and the
+/* Ends every image; the recording writes the blocks nobody freed, and the
  * summaries. */
 static gboolean
 finish_trace (TideRecorder  *self,
@@ -444,8 +445,8 @@ finish_trace (TideRecorder  *self,
         close_process (self, p);
     }
   record_child_status (self);
-  tide_trace_writer_set_meta_int (self->session->writer, "exit_status", self->child_status);
-  return tide_capture_session_finish (self->session, end_ns, error);
+  tide_recording_write_meta_int (self->recording, "exit_status", self->child_status);
+  return tide_recording_finish (self->recording, end_ns, error);
 }
 
 static void
@@ -463,7 +464,7 @@ recorder_clear (TideRecorder *self)
   g_clear_pointer (&self->connections, g_ptr_array_unref);
   g_clear_pointer (&self->reaped, g_hash_table_unref);
   g_clear_pointer (&self->pending, g_ptr_array_unref);
-  g_clear_pointer (&self->session, tide_capture_session_free);
+  g_clear_pointer (&self->recording, tide_recording_free);
   tide_capture_close_fd (&self->listen_fd);
   tide_capture_close_fd (&self->signal_fd);
   tide_capture_close_fd (&self->timer_fd);
@@ -482,11 +483,11 @@ write_run_meta (TideRecorder *self)
   const TideRecordOptions *o = self->options;
   g_autofree char *command = g_strjoinv (" ", o->argv);
 
-  tide_capture_session_write_run_meta (self->session, "preload", command,
-                                       o->all ? 0
-                                       : o->sample_bytes ? (gint64) o->sample_bytes
-                                       : TIDE_DEFAULT_SAMPLE_BYTES,
-                                       o->all);
+  tide_recording_write_run_meta (self->recording, "preload", command,
+                                 o->all ? 0
+                                 : o->sample_bytes ? (gint64) o->sample_bytes
+                                 : TIDE_DEFAULT_SAMPLE_BYTES,
+                                 o->all);
 }
 
 int
@@ -511,33 +512,33 @@ tide_record_run (const TideRecordOptions  *options,
   if (!open_signal_and_timer (&self, error))
     goto out;
   ignore_file_size_signal (&self);
-  self.session = tide_capture_session_new (options->output, options->symbol_cache_dir, error);
-  if (self.session == NULL)
+  self.recording = tide_recording_new (options->output, options->symbol_cache_dir, error);
+  if (self.recording == NULL)
     goto out;
-  self.session->sync_steps = options->sync_steps;
+  tide_recording_set_sync_steps (self.recording, options->sync_steps);
   write_run_meta (&self);
 
   if (!open_socket (&self, error) ||
       !spawn_target (&self, error))
     goto out;
   /* After the spawn: NVML can take a while to start, the target need not. */
-  tide_capture_session_open_nvml (self.session);
+  tide_recording_open_nvml (self.recording);
 
   run_loop (&self);
   if (!finish_trace (&self, error))
     goto out;
   status = self.child_status;
-  early_end = tide_trace_writer_describe_early_end (self.session->writer);
+  early_end = tide_recording_describe_early_end (self.recording);
   /* Said even with --quiet: the trace is not all the user asked for. */
   if (early_end != NULL)
     g_printerr ("tidemark: %s\n", early_end);
 
   if (!options->quiet)
     print_summary (&self, options->output);
-  if (self.session->total_dropped)
+  if (tide_recording_get_total_dropped (self.recording))
     g_printerr ("tidemark: %" G_GINT64_FORMAT " records were dropped because the recorder "
                 "fell behind; sizes and counts are low by that much\n",
-                self.session->total_dropped);
+                tide_recording_get_total_dropped (self.recording));
 
 out:
   recorder_clear (&self);

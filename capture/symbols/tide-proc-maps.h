@@ -8,7 +8,7 @@
  * records did not cover: an object still being loaded by dlopen when it
  * allocated, or mapped by hand) it comes from here.  Also the PT_LOAD
  * segments of an ELF file, which the load bias comes from, and a
- * mapping's bss (capture/session/tide-anon-split.c).
+ * mapping's bss (capture/core/tide-anon-split.c).
  */
 #pragma once
 

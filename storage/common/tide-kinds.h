@@ -39,7 +39,7 @@ typedef enum
   TIDE_COUNTER_DEVICE_ALLOCATED = 9,  /* live bytes of recorded device blocks, per device */
   TIDE_COUNTER_TORCH_ALLOCATED = 10,  /* torch.cuda.memory_allocated at step ends (--torch) */
   TIDE_COUNTER_TORCH_RESERVED = 11,   /* torch.cuda.memory_reserved at step ends (--torch) */
-  /* The RSS by class (capture/session/tide-procfs.h), at step ends and a few times
+  /* The RSS by class (capture/core/tide-procfs.h), at step ends and a few times
    * a second: anon + file + shmem is the RSS; alloc_free is the part of
    * anon that the allocator holds free (glibc's mallinfo2, sent by the
    * process at each step end). */
@@ -51,7 +51,7 @@ typedef enum
   TIDE_COUNTER_RSS_SHARED_PAGES = 17, /* pages another process maps too */
   TIDE_COUNTER_ALLOC_FREE  = 18,
   /* Bytes of the pages a fork's child inherited that it alone maps now:
-   * copied on write (capture/session/tide-cow.c); its sources are in
+   * copied on write (capture/core/tide-cow.c); its sources are in
    * cow_sources. */
   TIDE_COUNTER_COW_BYTES   = 24,
   /* The part of alloc_free that jemalloc holds (resident, not allocated),
@@ -67,14 +67,14 @@ typedef enum
   /* What those arenas hold that no live object uses: freed blocks of
    * pools that still hold an object, pools no object uses yet (an arena is
    * returned only when all of its objects are freed), headers and rounding
-   * (capture/session/tide-pymalloc-free.h).  An estimate from the sampled
+   * (capture/core/tide-pymalloc-free.h).  An estimate from the sampled
    * objects; none without pymalloc (PYTHONMALLOC=malloc). */
   TIDE_COUNTER_PY_ARENA_FREE = 31,
   /* Bytes of pymalloc's blocks in use when the preload hooked CPython's
    * allocators: objects that are never recorded, once per process. */
   TIDE_COUNTER_PY_UNHOOKED = 32,
   /* Resident bytes of the threads' stacks, and of the libraries' bss
-   * (capture/session/tide-anon-split.h): anonymous memory that no hook
+   * (capture/core/tide-anon-split.h): anonymous memory that no hook
    * sees, read with smaps_rollup. */
   TIDE_COUNTER_THREAD_STACKS = 33,
   TIDE_COUNTER_LIB_DATA    = 34,

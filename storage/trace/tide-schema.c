@@ -180,7 +180,7 @@ static const char schema_sql[] =
   "  resident_born_bytes INTEGER NOT NULL"
   ") STRICT;"
 
-  /* Copy-on-write in a fork's child (capture/session/tide-cow.c): the
+  /* Copy-on-write in a fork's child (capture/core/tide-cow.c): the
    * bytes of the pages it copied that each of its parent's recorded blocks
    * cover, summed per stack, the largest few at each measurement; a NULL
    * stack_id holds the copied bytes that no recorded block covers.  Traces

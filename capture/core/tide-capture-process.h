@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * tide-capture-process.h: one process image of a capture session (a fork or
+ * tide-capture-process.h: one process image of a recording (a fork or
  * an exec makes a new one): its threads, scopes, interned stacks, live
  * blocks, step summaries, counters and residency.  The drivers
  * (capture/recorder, capture/attach) turn their events into these calls.
@@ -14,13 +14,15 @@
 #include <sys/types.h>
 
 #include "tide-address-space.h"
-#include "tide-capture-session.h"
 #include "tide-cow.h"
 #include "tide-live-table.h"
 #include "tide-procfs.h"
 #include "tide-pymalloc-free.h"
+#include "tide-recording.h"
 #include "tide-stack-cache.h"
+#include "tide-stack-table.h"
 #include "tide-step-accumulator.h"
+#include "tide-trace-writer.h"
 
 G_BEGIN_DECLS
 
@@ -35,7 +37,7 @@ typedef void (*TideCaptureBlocksFunc) (TideLiveFunc  func,
 
 struct _TideCaptureProcess
 {
-  TideCaptureSession  *session;
+  TideRecording       *recording;
   gint64               id;             /* processes.id */
   pid_t                pid;
   pid_t                ppid;
@@ -99,9 +101,9 @@ struct _TideCaptureProcess
   guint64              cow_attributed; /* the copied bytes last attributed */
 };
 
-/* Adds the image that @row describes (its id is filled in) to @session and
+/* Adds the image that @row describes (its id is filled in) to @recording and
  * writes its row. */
-TideCaptureProcess *tide_capture_process_new          (TideCaptureSession  *session,
+TideCaptureProcess *tide_capture_process_new          (TideRecording       *recording,
                                                        TideProcessRow      *row);
 void                tide_capture_process_free         (TideCaptureProcess  *self);
 
@@ -151,6 +153,25 @@ void                tide_capture_process_inherit_arenas (TideCaptureProcess *sel
 void                tide_capture_process_add_py_unhooked (TideCaptureProcess *self,
                                                           gint64              ts_ns,
                                                           gint64              bytes);
+void                tide_capture_process_add_counter  (TideCaptureProcess  *self,
+                                                       gint                 counter,
+                                                       gint                 device,
+                                                       gint64               ts_ns,
+                                                       gint64               value);
+void                tide_capture_process_add_transfer (TideCaptureProcess  *self,
+                                                       gint                 direction,
+                                                       gint                 device,
+                                                       gint64               bytes,
+                                                       gint64               start_ns,
+                                                       gint64               duration_ns,
+                                                       gint64               stack_id,
+                                                       gint64               scope_id);
+void                tide_capture_process_set_rank     (TideCaptureProcess  *self,
+                                                       gint                 rank);
+void                tide_capture_process_set_loader_worker (TideCaptureProcess *self,
+                                                            gint                worker);
+void                tide_capture_process_add_dropped  (TideCaptureProcess  *self,
+                                                       gint64               count);
 void                tide_capture_process_set_rss      (TideCaptureProcess  *self,
                                                        gint64               ts_ns,
                                                        gint64               rss);

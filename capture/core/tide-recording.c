@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * One recording, whichever front end feeds it (tide-capture-session.h):
+ * One recording, whichever front end feeds it (tide-recording.h):
  * the trace, the processes, the polls of the counters that no event
  * carries, and the end of the trace.
  */
@@ -14,8 +14,9 @@
 
 #include <gio/gio.h>
 
+#include "tide-recording-private.h"
+
 #include "tide-capture-process.h"
-#include "tide-capture-session.h"
 #include "tide-format-bytes.h"
 #include "tide-host-identity.h"
 #include "tide-report.h"
@@ -114,17 +115,17 @@ tide_capture_remove_trace (const char *output)
     }
 }
 
-TideCaptureSession *
-tide_capture_session_new (const char  *output,
-                          const char  *symbol_cache_dir,
-                          GError     **error)
+TideRecording *
+tide_recording_new (const char  *output,
+                    const char  *symbol_cache_dir,
+                    GError     **error)
 {
-  TideCaptureSession *self;
+  TideRecording *self;
   TideTraceWriter *writer = tide_trace_writer_new (output, error);
 
   if (writer == NULL)
     return NULL;
-  self = g_new0 (TideCaptureSession, 1);
+  self = g_new0 (TideRecording, 1);
   self->writer = writer;
   self->stacks = tide_stack_table_new (writer, symbol_cache_dir);
   self->processes = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_capture_process_free);
@@ -139,7 +140,7 @@ tide_capture_session_new (const char  *output,
 }
 
 void
-tide_capture_session_free (TideCaptureSession *self)
+tide_recording_free (TideRecording *self)
 {
   if (self == NULL)
     return;
@@ -152,13 +153,35 @@ tide_capture_session_free (TideCaptureSession *self)
   g_free (self);
 }
 
+/* With @sync_steps, every step end reads the whole job's RSS classes and
+ * the step waits for it (record --sync-steps). */
+void
+tide_recording_set_sync_steps (TideRecording *self,
+                               gboolean       sync_steps)
+{
+  g_return_if_fail (self != NULL);
+
+  self->sync_steps = sync_steps;
+}
+
+/* A driver that takes a while to set up before its target is watched
+ * (attach loads its eBPF programs) starts the trace's clock there. */
+void
+tide_recording_set_start_ns (TideRecording *self,
+                             gint64         start_ns)
+{
+  g_return_if_fail (self != NULL);
+
+  self->start_ns = start_ns;
+}
+
 /* What every trace says of how it was made. */
 void
-tide_capture_session_write_run_meta (TideCaptureSession *self,
-                                     const char         *mode,
-                                     const char         *command,
-                                     gint64              sample_bytes,
-                                     gboolean            all_mode)
+tide_recording_write_run_meta (TideRecording *self,
+                               const char    *mode,
+                               const char    *command,
+                               gint64         sample_bytes,
+                               gboolean       all_mode)
 {
   tide_trace_writer_set_meta (self->writer, "tidemark_version", PACKAGE_VERSION);
   tide_trace_writer_set_meta (self->writer, "mode", mode);
@@ -169,13 +192,26 @@ tide_capture_session_write_run_meta (TideCaptureSession *self,
   tide_trace_writer_set_meta_int (self->writer, "all_mode", all_mode);
 }
 
+/* What only a driver knows of the run (its target's exit status, what its
+ * probes counted), as an integer of the trace's meta. */
+void
+tide_recording_write_meta_int (TideRecording *self,
+                               const char    *key,
+                               gint64         value)
+{
+  g_return_if_fail (self != NULL);
+  g_return_if_fail (key != NULL);
+
+  tide_trace_writer_set_meta_int (self->writer, key, value);
+}
+
 /* The memory limit the job runs under: the tightest that any of its
  * processes started under, its memory cgroup's or the machine's memory.
  * A job that a wrapper moves into a cgroup (`sh -c 'echo $$ > ...; exec
  * train'`) gets the cgroup's at the exec.  The job lane draws it. */
 void
-tide_capture_session_write_memory_limit (TideCaptureSession *self,
-                                         pid_t               pid)
+_tide_recording_write_memory_limit (TideRecording *self,
+                                    pid_t          pid)
 {
   TideOomScope scope = TIDE_OOM_NONE;
   gint64 limit = tide_oom_watch_read_limit (self->oom, pid, &scope);
@@ -189,7 +225,7 @@ tide_capture_session_write_memory_limit (TideCaptureSession *self,
 
 /* NVML can take a while to start: a driver opens it once its target runs. */
 void
-tide_capture_session_open_nvml (TideCaptureSession *self)
+tide_recording_open_nvml (TideRecording *self)
 {
   if (self->nvml == NULL)
     self->nvml = tide_nvml_open ();
@@ -197,8 +233,8 @@ tide_capture_session_open_nvml (TideCaptureSession *self)
 
 /* The newest image of @pid, or NULL. */
 TideCaptureProcess *
-tide_capture_session_find_process (TideCaptureSession *self,
-                                   pid_t               pid)
+tide_recording_find_process (TideRecording *self,
+                             pid_t          pid)
 {
   for (guint i = self->processes->len; i-- > 0;)
     {
@@ -210,11 +246,48 @@ tide_capture_session_find_process (TideCaptureSession *self,
   return NULL;
 }
 
+/* Every process image seen, ended ones too. */
+guint
+tide_recording_get_n_processes (TideRecording *self)
+{
+  g_return_val_if_fail (self != NULL, 0);
+
+  return self->processes->len;
+}
+
+gint64
+tide_recording_get_total_steps (TideRecording *self)
+{
+  g_return_val_if_fail (self != NULL, 0);
+
+  return self->total_steps;
+}
+
+/* The events that never reached the recording, of every process. */
+gint64
+tide_recording_get_total_dropped (TideRecording *self)
+{
+  g_return_val_if_fail (self != NULL, 0);
+
+  return self->total_dropped;
+}
+
+/* For a driver that counts its dropped events in one place rather than
+ * per process (attach's ring buffer); the trace's meta says it at the end. */
+void
+tide_recording_set_total_dropped (TideRecording *self,
+                                  gint64         dropped)
+{
+  g_return_if_fail (self != NULL);
+
+  self->total_dropped = dropped;
+}
+
 /* When a reading of a step end that ended at @ts_ns must be done by to
  * stand for it: with --sync-steps the step waits for the recorder. */
 static gint64
-step_deadline (TideCaptureSession *self,
-               gint64              ts_ns)
+step_deadline (TideRecording *self,
+               gint64         ts_ns)
 {
   return self->sync_steps ? G_MAXINT64 : ts_ns + STEP_READ_FRESH_NS;
 }
@@ -222,8 +295,8 @@ step_deadline (TideCaptureSession *self,
 /* Whether the job outgrew its last snapshot (ROLLUP_GROWTH_SHIFT) and
  * that snapshot's cost allows another at @now. */
 static gboolean
-snapshot_outgrown (TideCaptureSession *self,
-                   gint64              now)
+snapshot_outgrown (TideRecording *self,
+                   gint64         now)
 {
   guint64 grown = MAX (self->snapshot_job_rss >> ROLLUP_GROWTH_SHIFT, ROLLUP_GROWTH_MIN);
 
@@ -231,65 +304,14 @@ snapshot_outgrown (TideCaptureSession *self,
          now >= self->snapshot_ns + self->snapshot_cost_ns * ROLLUP_COST_FACTOR;
 }
 
-/* A snapshot before it is due, for a job that outgrew the last one: the
- * schedule of the due ones stays as it was, so that those keep coming at
- * step ends. */
-static void
-snapshot_early (TideCaptureSession *self,
-                gint64              ts_ns,
-                TideCaptureProcess *stepping)
-{
-  gint64 due = self->next_rollup_ns;
-
-  tide_capture_session_snapshot_classes (self, ts_ns, stepping);
-  self->next_rollup_ns = due;
-}
-
-/* One tick of the counter poll: each process's RSS and recorded bytes, the
- * RSS classes every ROLLUP_POLL_NS (sooner for a job that grows fast),
- * and NVML. */
-void
-tide_capture_session_poll (TideCaptureSession *self,
-                           gint64              now)
-{
-  guint64 job_rss = 0;
-
-  for (guint i = 0; i < self->processes->len; i++)
-    {
-      TideCaptureProcess *p = g_ptr_array_index (self->processes, i);
-
-      tide_capture_process_poll (p, now);
-      if (p->end_ns == 0 && p->last_rss > 0)
-        job_rss += p->last_rss;
-    }
-  self->job_rss = job_rss;
-  if (now >= self->next_rollup_ns &&
-      (self->last_step_ns == 0 || now - MAX (self->last_step_ns, self->next_rollup_ns) >=
-                                  ROLLUP_STEP_WAIT_NS))
-    tide_capture_session_snapshot_classes (self, now, NULL);
-  /* While the job steps, an early one waits for a step end, as a due one
-   * does. */
-  else if ((self->last_step_ns == 0 || now - self->last_step_ns >= ROLLUP_STEP_WAIT_NS) &&
-           snapshot_outgrown (self, now))
-    snapshot_early (self, now, NULL);
-  if (self->nvml != NULL)
-    tide_nvml_poll (self->nvml, self, now);
-  self->peak_rss = MAX (self->peak_rss, job_rss);
-}
-
-/**
- * tide_capture_session_snapshot_classes:
- * @stepping: (nullable): a process at its step end, whose every value is
- *   written at @ts_ns
- *
- * Reads the RSS by class of every live process at once, so that their PSS
+/* Reads the RSS by class of every live process at once, so that their PSS
  * add up to the job's footprint at one moment: PSS counts a page that
- * processes share once over them all.
- */
-void
-tide_capture_session_snapshot_classes (TideCaptureSession *self,
-                                       gint64              ts_ns,
-                                       TideCaptureProcess *stepping)
+ * processes share once over them all.  @stepping (or NULL) is a process at
+ * its step end, whose every value is written at @ts_ns. */
+static void
+snapshot_classes (TideRecording      *self,
+                  gint64              ts_ns,
+                  TideCaptureProcess *stepping)
 {
   guint64 job_pss = 0;
   gint64 cpu_ns = thread_cpu_ns ();
@@ -315,8 +337,54 @@ tide_capture_session_snapshot_classes (TideCaptureSession *self,
   self->snapshot_job_rss = self->job_rss;
 }
 
+/* A snapshot before it is due, for a job that outgrew the last one: the
+ * schedule of the due ones stays as it was, so that those keep coming at
+ * step ends. */
+static void
+snapshot_early (TideRecording      *self,
+                gint64              ts_ns,
+                TideCaptureProcess *stepping)
+{
+  gint64 due = self->next_rollup_ns;
+
+  snapshot_classes (self, ts_ns, stepping);
+  self->next_rollup_ns = due;
+}
+
+/* One tick of the counter poll: each process's RSS and recorded bytes, the
+ * RSS classes every ROLLUP_POLL_NS (sooner for a job that grows fast),
+ * and NVML. */
+void
+tide_recording_poll (TideRecording *self,
+                     gint64         now)
+{
+  guint64 job_rss = 0;
+
+  for (guint i = 0; i < self->processes->len; i++)
+    {
+      TideCaptureProcess *p = g_ptr_array_index (self->processes, i);
+
+      tide_capture_process_poll (p, now);
+      if (p->end_ns == 0 && p->last_rss > 0)
+        job_rss += p->last_rss;
+    }
+  self->job_rss = job_rss;
+  if (now >= self->next_rollup_ns &&
+      (self->last_step_ns == 0 || now - MAX (self->last_step_ns, self->next_rollup_ns) >=
+                                  ROLLUP_STEP_WAIT_NS))
+    snapshot_classes (self, now, NULL);
+  /* While the job steps, an early one waits for a step end, as a due one
+   * does. */
+  else if ((self->last_step_ns == 0 || now - self->last_step_ns >= ROLLUP_STEP_WAIT_NS) &&
+           snapshot_outgrown (self, now))
+    snapshot_early (self, now, NULL);
+  if (self->nvml != NULL)
+    tide_nvml_poll (self->nvml, self, now);
+  self->peak_rss = MAX (self->peak_rss, job_rss);
+}
+
 /**
- * tide_capture_session_step_ended:
+ * _tide_recording_step_ended:
  * @stepping: the process whose step ended at @ts_ns
  *
  * The RSS classes at a step end: the whole job's snapshot when one is due
@@ -324,9 +392,9 @@ tide_capture_session_snapshot_classes (TideCaptureSession *self,
  * cheaply (/proc/PID/status) of @stepping alone.
  */
 void
-tide_capture_session_step_ended (TideCaptureSession *self,
-                                 TideCaptureProcess *stepping,
-                                 gint64              ts_ns)
+_tide_recording_step_ended (TideRecording      *self,
+                            TideCaptureProcess *stepping,
+                            gint64              ts_ns)
 {
   gboolean fresh = self->sync_steps || tide_capture_now_ns () - ts_ns <= STEP_READ_FRESH_NS;
 
@@ -336,7 +404,7 @@ tide_capture_session_step_ended (TideCaptureSession *self,
    * took while the interpreter started. */
   if (fresh && (self->sync_steps || ts_ns >= self->next_rollup_ns || !stepping->rolled_up_at_step))
     {
-      tide_capture_session_snapshot_classes (self, ts_ns, stepping);
+      snapshot_classes (self, ts_ns, stepping);
       stepping->rolled_up_at_step = TRUE;
     }
   else if (fresh && snapshot_outgrown (self, ts_ns))
@@ -345,13 +413,23 @@ tide_capture_session_step_ended (TideCaptureSession *self,
     tide_capture_process_sample_classes_by (stepping, ts_ns, step_deadline (self, ts_ns), FALSE, TRUE);
 }
 
+/* Why the trace ended before its target did (a full disk) and which steps
+ * it holds, or NULL for a trace written to its end. */
+char *
+tide_recording_describe_early_end (TideRecording *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  return tide_trace_writer_describe_early_end (self->writer);
+}
+
 /* The job's memory at its peak, as the trace at @path gives it
  * (tide_report_job_peak()), so that the summary says what `report
  * --processes` and the job lane say; what was read live where the trace
  * cannot be read. */
 char *
-tide_capture_session_describe_peak (TideCaptureSession *self,
-                                    const char         *path)
+tide_recording_describe_peak (TideRecording *self,
+                              const char    *path)
 {
   g_autoptr(TideTrace) trace = tide_trace_open (path, NULL);
   TideJobPeak peak = { 0 };
@@ -391,7 +469,7 @@ timeval_ns (struct timeval tv)
  * mark, and the CPU time of its every thread so far, which it took from a
  * machine that the program kept busy.  Both 0 if nobody can tell. */
 static void
-write_recorder_cost (TideCaptureSession *self)
+write_recorder_cost (TideRecording *self)
 {
   struct rusage usage;
 
@@ -404,16 +482,16 @@ write_recorder_cost (TideCaptureSession *self)
 }
 
 /**
- * tide_capture_session_finish:
+ * tide_recording_finish:
  * @end_ns: when the capture ended; the driver has ended its processes
  *
  * Writes the blocks nobody freed, resolves the frames that waited for
  * their mappings, the final meta and the summaries.
  */
 gboolean
-tide_capture_session_finish (TideCaptureSession  *self,
-                             gint64               end_ns,
-                             GError             **error)
+tide_recording_finish (TideRecording  *self,
+                       gint64          end_ns,
+                       GError        **error)
 {
   gint64 classes_missed = 0;
   gboolean finished;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * Heap bytes are not RSS.  At every step end the session asks
+ * Heap bytes are not RSS.  At every step end the recording asks
  * /proc/PID/pagemap which pages of each recorded live host block are
  * present, outside the target's hot path, and stores the resident bytes per
  * (stack, scope): all live blocks, and those born in the step.  A sampled
@@ -11,6 +11,7 @@
 
 #include "tide-capture-process.h"
 #include "tide-hash.h"
+#include "tide-recording-private.h"
 #include "tide-schema.h"
 #include "tide-wire.h"
 
@@ -142,6 +143,6 @@ tide_capture_process_measure_residency (TideCaptureProcess *self,
   /* An empty row says "measured, nothing resident", unlike no row at all. */
   if (g_hash_table_size (by_group) == 0)
     g_hash_table_add (by_group, g_new0 (Residency, 1));
-  write_residency (self->session->writer, step_id, by_group);
+  write_residency (self->recording->writer, step_id, by_group);
   g_array_unref (c.blocks);
 }

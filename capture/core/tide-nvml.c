@@ -24,6 +24,7 @@
 
 #include "tide-cuda-abi.h"
 #include "tide-capture-process.h"
+#include "tide-recording-private.h"
 #include "tide-schema.h"
 
 #define NVML_MAX_PROCESSES        256
@@ -185,13 +186,13 @@ tide_nvml_process_memory (TideNvml *self,
 }
 
 static void
-write_changed (TideNvml           *self,
-               TideCaptureSession *session,
-               gint64              process_id,
-               gint                counter,
-               guint               device,
-               gint64              now_ns,
-               gint64              value)
+write_changed (TideNvml      *self,
+               TideRecording *recording,
+               gint64         process_id,
+               gint           counter,
+               guint          device,
+               gint64         now_ns,
+               gint64         value)
 {
   char *key = g_strdup_printf ("%" G_GINT64_FORMAT ":%d:%u", process_id, counter, device);
   gint64 *last = g_hash_table_lookup (self->written, key);
@@ -209,55 +210,55 @@ write_changed (TideNvml           *self,
   else
     g_free (key);
   *last = value;
-  tide_trace_writer_add_counter (session->writer, process_id, counter, (gint) device, now_ns,
+  tide_trace_writer_add_counter (recording->writer, process_id, counter, (gint) device, now_ns,
                                  value);
 }
 
 /* device_process for each live process of the job that uses device d. */
 static void
-poll_processes (TideNvml           *self,
-                TideCaptureSession *session,
-                guint               device,
-                gint64              now_ns)
+poll_processes (TideNvml      *self,
+                TideRecording *recording,
+                guint          device,
+                gint64         now_ns)
 {
   TideNvmlProcessInfo infos[NVML_MAX_PROCESSES];
   unsigned int n = device_processes (self, device, infos);
 
-  for (guint i = 0; i < session->processes->len; i++)
+  for (guint i = 0; i < recording->processes->len; i++)
     {
-      TideCaptureProcess *p = g_ptr_array_index (session->processes, i);
+      TideCaptureProcess *p = g_ptr_array_index (recording->processes, i);
 
       if (p->end_ns != 0)
         continue;
       for (unsigned int k = 0; k < n; k++)
         if (infos[k].pid == (unsigned int) p->pid)
-          write_changed (self, session, p->id, TIDE_COUNTER_DEVICE_PROCESS, device, now_ns,
+          write_changed (self, recording, p->id, TIDE_COUNTER_DEVICE_PROCESS, device, now_ns,
                          (gint64) infos[k].used_gpu_memory);
     }
 }
 
 void
-tide_nvml_poll (TideNvml           *self,
-                TideCaptureSession *session,
-                gint64              now_ns)
+tide_nvml_poll (TideNvml      *self,
+                TideRecording *recording,
+                gint64         now_ns)
 {
   TideCaptureProcess *first;
 
-  if (now_ns < self->next_poll_ns || session->processes->len == 0)
+  if (now_ns < self->next_poll_ns || recording->processes->len == 0)
     return;
   self->next_poll_ns = now_ns + TIDE_NVML_PERIOD_NS;
-  first = g_ptr_array_index (session->processes, 0);
+  first = g_ptr_array_index (recording->processes, 0);
   for (guint d = 0; d < self->devices->len; d++)
     {
       guint64 used, total;
 
       if (tide_nvml_device_memory (self, d, &used, &total))
         {
-          write_changed (self, session, first->id, TIDE_COUNTER_DEVICE_USED, d, now_ns,
+          write_changed (self, recording, first->id, TIDE_COUNTER_DEVICE_USED, d, now_ns,
                          (gint64) used);
-          write_changed (self, session, first->id, TIDE_COUNTER_DEVICE_TOTAL, d, now_ns,
+          write_changed (self, recording, first->id, TIDE_COUNTER_DEVICE_TOTAL, d, now_ns,
                          (gint64) total);
         }
-      poll_processes (self, session, d, now_ns);
+      poll_processes (self, recording, d, now_ns);
     }
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * One process image of a capture session: keeps its live blocks, address
+ * One process image of a recording: keeps its live blocks, address
  * space, threads, scopes and step summaries, and turns them into trace rows
  * (tide-capture-process.h).  The drivers decode their events into these
  * calls; nothing here knows the preload's wire or the eBPF records.
@@ -14,6 +14,7 @@
 
 #include "tide-capture-process.h"
 #include "tide-proc-maps.h"
+#include "tide-recording-private.h"
 #include "tide-schema.h"
 #include "tide-wire.h"
 
@@ -66,13 +67,13 @@ on_unknown_pc (TideAddressSpace *space,
 
 
 TideCaptureProcess *
-tide_capture_process_new (TideCaptureSession *session,
-                          TideProcessRow     *row)
+tide_capture_process_new (TideRecording  *recording,
+                          TideProcessRow *row)
 {
   TideCaptureProcess *self = g_new0 (TideCaptureProcess, 1);
 
-  self->session = session;
-  self->id = row->id = session->next_process_id++;
+  self->recording = recording;
+  self->id = row->id = recording->next_process_id++;
   self->pid = row->pid;
   self->ppid = row->ppid;
   self->start_ns = row->start_ns;
@@ -108,10 +109,10 @@ tide_capture_process_new (TideCaptureSession *session,
   for (guint i = 0; i < TIDE_CAPTURE_MAX_DEVICES; i++)
     self->written_device[i] = -1;
 
-  tide_trace_writer_add_process (session->writer, row);
-  g_ptr_array_add (session->processes, self);
-  tide_oom_watch_add_process (session->oom, self->pid);
-  tide_capture_session_write_memory_limit (session, self->pid);
+  tide_trace_writer_add_process (recording->writer, row);
+  g_ptr_array_add (recording->processes, self);
+  tide_oom_watch_add_process (recording->oom, self->pid);
+  _tide_recording_write_memory_limit (recording, self->pid);
   tide_capture_process_sample_rss (self, self->start_ns, TRUE);
   return self;
 }
@@ -141,9 +142,9 @@ tide_capture_process_thread_id (TideCaptureProcess *self,
         g_strchomp (comm);
       name = comm;
     }
-  id = GSIZE_TO_POINTER (self->session->next_thread_id++);
+  id = GSIZE_TO_POINTER (self->recording->next_thread_id++);
   g_hash_table_insert (self->threads, GUINT_TO_POINTER (tid), id);
-  tide_trace_writer_add_thread (self->session->writer, GPOINTER_TO_SIZE (id), self->id, tid,
+  tide_trace_writer_add_thread (self->recording->writer, GPOINTER_TO_SIZE (id), self->id, tid,
                                 name);
   return GPOINTER_TO_SIZE (id);
 }
@@ -159,7 +160,7 @@ scope_lookup (TideCaptureProcess *self,
   if (scope == NULL)
     {
       scope = g_new0 (Scope, 1);
-      scope->id = self->session->next_scope_id++;
+      scope->id = self->recording->next_scope_id++;
       g_hash_table_insert (self->scopes, GUINT_TO_POINTER (local_id), scope);
     }
   return scope;
@@ -190,7 +191,7 @@ tide_capture_process_define_scope (TideCaptureProcess *self,
     scope->path = g_strdup (name);
   else
     scope->path = g_strconcat (parent->path, "/", name, NULL);
-  tide_trace_writer_add_scope (self->session->writer, scope->id, self->id,
+  tide_trace_writer_add_scope (self->recording->writer, scope->id, self->id,
                                parent ? parent->id : 0, name, scope->path);
 }
 
@@ -241,7 +242,7 @@ tide_capture_process_intern_stack (TideCaptureProcess *self,
 
   if (id != 0 || n_frames == 0)
     return id;
-  id = tide_stack_table_intern_path (self->session->stacks, self->space, self->pycodes,
+  id = tide_stack_table_intern_path (self->recording->stacks, self->space, self->pycodes,
                                      frames, n_frames, shared_callers (self, generation, frames,
                                                                        n_frames),
                                      self->last_path);
@@ -265,7 +266,7 @@ tide_capture_process_add_mapping (TideCaptureProcess *self,
                                   gint64              ts_ns)
 {
   tide_address_space_add (self->space, start, end, load_bias, path);
-  tide_trace_writer_add_mapping (self->session->writer, self->id, start, end, load_bias, path,
+  tide_trace_writer_add_mapping (self->recording->writer, self->id, start, end, load_bias, path,
                                  ts_ns);
 }
 
@@ -294,7 +295,7 @@ tide_capture_process_write_allocation (TideCaptureProcess  *self,
     .kind = a->kind,
   };
 
-  tide_trace_writer_add_allocation (self->session->writer, &row);
+  tide_trace_writer_add_allocation (self->recording->writer, &row);
 }
 
 void
@@ -349,7 +350,7 @@ recover_failures (TideCaptureProcess  *self,
       (self->failed_devices & bit) == 0)
     return;
   self->failed_devices &= ~bit;
-  tide_trace_writer_recover_failures (self->session->writer, self->id, device);
+  tide_trace_writer_recover_failures (self->recording->writer, self->id, device);
 }
 
 /**
@@ -368,7 +369,7 @@ tide_capture_process_alloc_failed (TideCaptureProcess  *self,
   else if (row->device >= 0 && row->device < TIDE_CAPTURE_MAX_DEVICES)
     row->allocated_bytes = self->device_allocated[row->device];
   self->failed_devices |= failure_bit (row->device);
-  tide_trace_writer_add_alloc_failure (self->session->writer, row);
+  tide_trace_writer_add_alloc_failure (self->recording->writer, row);
   /* What the device held when it ran out. */
   write_device_counters (self, row->ts_ns);
 }
@@ -431,8 +432,8 @@ close_step_summaries (TideCaptureProcess *self,
   TideStepTotals totals;
 
   tide_step_accumulator_close_step (self->steps_acc, step_id, write_series,
-                                    self->session->writer, &totals);
-  tide_trace_writer_add_step_totals (self->session->writer, &totals);
+                                    self->recording->writer, &totals);
+  tide_trace_writer_add_step_totals (self->recording->writer, &totals);
 }
 
 
@@ -446,7 +447,7 @@ write_counter (TideCaptureProcess *self,
   if (value == *last)
     return;
   *last = value;
-  tide_trace_writer_add_counter (self->session->writer, self->id, counter, -1, ts, value);
+  tide_trace_writer_add_counter (self->recording->writer, self->id, counter, -1, ts, value);
 }
 
 /* CPython's arenas, and what pymalloc holds free in them, once the process
@@ -514,8 +515,62 @@ tide_capture_process_add_py_unhooked (TideCaptureProcess *self,
                                       gint64              bytes)
 {
   tide_pymalloc_free_add_unhooked (&self->pymalloc, bytes);
-  tide_trace_writer_add_counter (self->session->writer, self->id, TIDE_COUNTER_PY_UNHOOKED, -1,
+  tide_trace_writer_add_counter (self->recording->writer, self->id, TIDE_COUNTER_PY_UNHOOKED, -1,
                                  ts_ns, bytes);
+}
+
+/* A counter that the process measured itself (its allocator's free bytes,
+ * PyTorch's caching allocator), written as the driver received it. */
+void
+tide_capture_process_add_counter (TideCaptureProcess *self,
+                                  gint                counter,
+                                  gint                device,
+                                  gint64              ts_ns,
+                                  gint64              value)
+{
+  tide_trace_writer_add_counter (self->recording->writer, self->id, counter, device, ts_ns, value);
+}
+
+/* A copy between host and device memory of @bytes, from @start_ns on. */
+void
+tide_capture_process_add_transfer (TideCaptureProcess *self,
+                                   gint                direction,
+                                   gint                device,
+                                   gint64              bytes,
+                                   gint64              start_ns,
+                                   gint64              duration_ns,
+                                   gint64              stack_id,
+                                   gint64              scope_id)
+{
+  tide_trace_writer_add_transfer (self->recording->writer, self->id, direction, device, bytes,
+                                  start_ns, duration_ns, stack_id, scope_id);
+}
+
+/* torch.distributed's rank of the process, which the job lane names it by. */
+void
+tide_capture_process_set_rank (TideCaptureProcess *self,
+                               gint                rank)
+{
+  self->rank = rank;
+  tide_trace_writer_set_process_rank (self->recording->writer, self->id, rank);
+}
+
+/* The index of the process among its DataLoader's workers. */
+void
+tide_capture_process_set_loader_worker (TideCaptureProcess *self,
+                                        gint                worker)
+{
+  tide_trace_writer_set_process_worker (self->recording->writer, self->id, worker);
+}
+
+/* Events that the process could not send: its row says so, and the
+ * recording's total, at the end of the trace. */
+void
+tide_capture_process_add_dropped (TideCaptureProcess *self,
+                                  gint64              count)
+{
+  self->dropped += count;
+  self->recording->total_dropped += count;
 }
 
 void
@@ -535,7 +590,7 @@ tide_capture_process_sample_rss (TideCaptureProcess *self,
 }
 
 /* @with_pss: FALSE for a reading of this process alone, not in a
- * snapshot of the job (tide_capture_session_snapshot_classes()): the job's
+ * snapshot of the job (the recording's, tide-recording.c): the job's
  * PSS sums each process's last reading, which only a snapshot takes at
  * one moment for all. */
 static void
@@ -574,8 +629,8 @@ write_anon_split (TideCaptureProcess *self,
 {
   TideAnonSplit split;
 
-  if (self->session->anon_splitter == NULL ||
-      !tide_anon_splitter_read (self->session->anon_splitter, self->pid, self->pagemap, &split))
+  if (self->recording->anon_splitter == NULL ||
+      !tide_anon_splitter_read (self->recording->anon_splitter, self->pid, self->pagemap, &split))
     return;
   if (always)
     self->last_thread_stacks = self->last_lib_data = -1;
@@ -589,7 +644,7 @@ write_anon_split (TideCaptureProcess *self,
  * tide_capture_process_sample_classes:
  * @with_rollup: also read smaps_rollup (PSS, USS, shared pages), which
  *   walks every resident page: the recorder asks for it a few times a
- *   second, for every process at once (tide-capture-session.c)
+ *   second, for every process at once (tide-recording.c)
  * @always: write every value at @ts_ns, changed or not (a step end)
  *
  * Reads and writes the RSS by class.
@@ -656,12 +711,12 @@ tide_capture_process_step (TideCaptureProcess *self,
                            gint64              ts_ns,
                            const char         *label)
 {
-  gint64 id = self->session->next_step_id++;
+  gint64 id = self->recording->next_step_id++;
   gint64 start_ns = self->last_step_end_ns;
 
   self->n_steps++;
-  self->session->total_steps++;
-  tide_trace_writer_add_step (self->session->writer, id, self->id, self->n_steps, label,
+  self->recording->total_steps++;
+  tide_trace_writer_add_step (self->recording->writer, id, self->id, self->n_steps, label,
                               start_ns, ts_ns);
   close_step_summaries (self, id);
   write_py_arenas (self, ts_ns, TRUE);
@@ -672,7 +727,7 @@ tide_capture_process_step (TideCaptureProcess *self,
   tide_capture_process_sample_rss (self, ts_ns, TRUE);
   /* The kernel's split costs a constant; with --sync-steps the step waits
    * for the recorder, and the whole job's PSS is read now too. */
-  tide_capture_session_step_ended (self->session, self, ts_ns);
+  _tide_recording_step_ended (self->recording, self, ts_ns);
   tide_capture_process_measure_residency (self, id, start_ns, ts_ns);
   return id;
 }
@@ -736,7 +791,7 @@ write_device_counters (TideCaptureProcess *self,
           || (self->written_device[d] < 0 && self->device_allocated[d] == 0))
         continue;
       self->written_device[d] = self->device_allocated[d];
-      tide_trace_writer_add_counter (self->session->writer, self->id,
+      tide_trace_writer_add_counter (self->recording->writer, self->id,
                                      TIDE_COUNTER_DEVICE_ALLOCATED, d, now_ns,
                                      self->device_allocated[d]);
     }
@@ -775,7 +830,7 @@ tide_capture_process_explain_wait (TideCaptureProcess *self,
                                    TideProcessEnd     *end)
 {
   tide_process_end_from_wait_status (end, wait_status);
-  tide_oom_watch_explain (self->session->oom, self->pid, end);
+  tide_oom_watch_explain (self->recording->oom, self->pid, end);
 }
 
 /* As tide_capture_process_explain_wait(), where the kernel said whether
@@ -788,7 +843,7 @@ tide_capture_process_explain_victim (TideCaptureProcess *self,
                                      TideProcessEnd     *end)
 {
   tide_process_end_from_wait_status (end, wait_status);
-  tide_oom_watch_explain_victim (self->session->oom, self->pid, oom_victim, end);
+  tide_oom_watch_explain_victim (self->recording->oom, self->pid, oom_victim, end);
 }
 
 /* How the image's recording ended, read from /proc while its parent has
@@ -826,7 +881,7 @@ tide_capture_process_end (TideCaptureProcess   *self,
   write_device_counters (self, end_ns);
   self->end_ns = end_ns;
   self->end = *end;
-  tide_trace_writer_end_process (self->session->writer, self->id, end_ns, end, self->dropped);
+  tide_trace_writer_end_process (self->recording->writer, self->id, end_ns, end, self->dropped);
 }
 
 /* Ends the image's recording for a reason other than its death: an exec
@@ -866,7 +921,7 @@ tide_capture_process_amend_end (TideCaptureProcess   *self,
       changed = TRUE;
     }
   if (changed)
-    tide_trace_writer_end_process (self->session->writer, self->id, self->end_ns, &self->end,
+    tide_trace_writer_end_process (self->recording->writer, self->id, self->end_ns, &self->end,
                                    self->dropped);
 }
 

@@ -20,6 +20,7 @@
 
 #include "tide-cow.h"
 #include "tide-capture-process.h"
+#include "tide-recording-private.h"
 #include "tide-schema.h"
 #include "tide-wire.h"
 
@@ -212,11 +213,11 @@ write_sources (TideCaptureProcess *self,
     {
       const Source *s = &g_array_index (sources, Source, i);
 
-      tide_trace_writer_add_cow_source (self->session->writer, self->id, ts_ns,
+      tide_trace_writer_add_cow_source (self->recording->writer, self->id, ts_ns,
                                         self->fork_parent->id, s->stack_id, (gint64) s->bytes);
     }
   if (copied_bytes > covered)
-    tide_trace_writer_add_cow_source (self->session->writer, self->id, ts_ns,
+    tide_trace_writer_add_cow_source (self->recording->writer, self->id, ts_ns,
                                       self->fork_parent->id, 0,
                                       (gint64) (copied_bytes - covered));
 }
@@ -289,7 +290,7 @@ tide_capture_process_measure_cow (TideCaptureProcess *self,
   if ((gint64) bytes != self->last_cow)
     {
       self->last_cow = (gint64) bytes;
-      tide_trace_writer_add_counter (self->session->writer, self->id, TIDE_COUNTER_COW_BYTES,
+      tide_trace_writer_add_counter (self->recording->writer, self->id, TIDE_COUNTER_COW_BYTES,
                                      -1, ts_ns, (gint64) bytes);
     }
   if (bytes >= self->cow_attributed + MAX (COW_ATTRIBUTE_BYTES, self->cow_attributed / 8))
