@@ -67,7 +67,7 @@ start_toucher (const char *rss_log,
 {
   g_autoptr(GError) error = NULL;
   const char *argv[16] = {
-    build_path ("tests/bpf/attach-toucher"), "--steps", G_STRINGIFY (TOUCH_STEPS),
+    build_path ("tests/capture/attach/attach-toucher"), "--steps", G_STRINGIFY (TOUCH_STEPS),
     "--mib", G_STRINGIFY (TOUCH_MIB), "--sleep-ms", sleep_ms, "--rss-log", rss_log,
   };
   const char *more[] = { wait ? "--wait" : NULL, arg1, arg2, arg3, arg4 };

@@ -240,9 +240,9 @@ test_attach_python_frames (Fixture       *f,
   g_assert_cmpint (at, >, 0);
   frame = g_ptr_array_index (top->frames, at);
   g_assert_cmpint (frame->kind, ==, TIDE_FRAME_PYTHON);
-  g_assert_true (g_str_has_suffix (frame->file, "/tests/bpf/attach-torch-leak.py"));
+  g_assert_true (g_str_has_suffix (frame->file, "/tests/capture/attach/attach-torch-leak.py"));
   g_assert_cmpint (frame->line, ==,
-                   tide_test_source_line ("tests/bpf/attach-torch-leak.py", "# LEAK-LINE"));
+                   tide_test_source_line ("tests/capture/attach/attach-torch-leak.py", "# LEAK-LINE"));
   for (gint i = 0; i < at; i++)
     g_assert_cmpint (((const TideFrame *) g_ptr_array_index (top->frames, i))->kind, !=,
                      TIDE_FRAME_PYTHON);
@@ -601,8 +601,8 @@ check_next_python_frame (const TideGroup *g,
   g_assert_cmpint (at, >=, from);
   frame = g_ptr_array_index (g->frames, at);
   g_assert_cmpint (frame->kind, ==, TIDE_FRAME_PYTHON);
-  g_assert_true (g_str_has_suffix (frame->file, "/tests/bpf/attach-py-leak.py"));
-  g_assert_cmpint (frame->line, ==, tide_test_source_line ("tests/bpf/attach-py-leak.py", marker));
+  g_assert_true (g_str_has_suffix (frame->file, "/tests/capture/attach/attach-py-leak.py"));
+  g_assert_cmpint (frame->line, ==, tide_test_source_line ("tests/capture/attach/attach-py-leak.py", marker));
   /* Nothing Python between the two: the evaluation frames stand for them. */
   for (gint i = from; i < at; i++)
     g_assert_cmpint (((const TideFrame *) g_ptr_array_index (g->frames, i))->kind, !=,
@@ -831,7 +831,7 @@ static void
 test_attach_c10_without_symbols (Fixture       *f,
                                  gconstpointer  data)
 {
-  g_autofree char *libc10 = g_strdup (build_path ("tests/bpf/libc10.so"));
+  g_autofree char *libc10 = g_strdup (build_path ("tests/capture/attach/libc10.so"));
   const char * const argv[] = { PYTHON, "-c", "import ctypes, sys\n"
                                 "ctypes.CDLL(sys.argv[1])\n"
                                 "print('ready', flush=True)\n"

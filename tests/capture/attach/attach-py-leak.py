@@ -1,4 +1,4 @@
-# What tests/bpf/test-attach.c attaches to under each CPython of pyenv:
+# What tests/capture/attach/test-attach.c attaches to under each CPython of pyenv:
 # plain Python, no PyTorch.  A Block's forward calls step through map, a
 # C function (so the frames are two evaluations of the interpreter), and
 # step calls Store.grow, which keeps bytearrays of 1 MiB (each written

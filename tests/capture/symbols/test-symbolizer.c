@@ -64,24 +64,15 @@ locate (const void *addr,
   return find.path;
 }
 
+#define TARGET_SOURCE "tests/capture/symbols/symbolizer-target.c"
+
 /* The line of symbolizer-target.c that carries "MARK:@name". */
 static int
 marker_line (const char *name)
 {
-  g_autofree char *source = g_test_build_filename (G_TEST_DIST, "capture",
-                                                   "symbolizer-target.c", NULL);
-  g_autofree char *contents = NULL;
   g_autofree char *marker = g_strdup_printf ("MARK:%s ", name);
-  g_auto (GStrv) lines = NULL;
 
-  g_assert_true (g_file_get_contents (source, &contents, NULL, NULL));
-  lines = g_strsplit (contents, "\n", -1);
-  for (int i = 0; lines[i] != NULL; i++)
-    {
-      if (strstr (lines[i], marker) != NULL)
-        return i + 1;
-    }
-  g_assert_not_reached ();
+  return tide_test_source_line (TARGET_SOURCE, marker);
 }
 
 static void
@@ -296,8 +287,7 @@ static void
 test_bogus (void)
 {
   g_autoptr (TideSymbolizer) symbolizer = tide_symbolizer_new ();
-  g_autofree char *source = g_test_build_filename (G_TEST_DIST, "capture",
-                                                   "symbolizer-target.c", NULL);
+  g_autofree char *source = g_build_filename (TIDE_SOURCE_ROOT, TARGET_SOURCE, NULL);
   g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
   TideSymbol sym;
 
