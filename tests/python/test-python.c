@@ -184,15 +184,8 @@ marked_line (const char *script,
              const char *mark)
 {
   g_autofree char *path = script_path (script);
-  g_autofree char *text = NULL;
-  g_auto(GStrv) lines = NULL;
 
-  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
-  lines = g_strsplit (text, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
-    if (strstr (lines[i], mark) != NULL)
-      return (int) i + 1;
-  g_assert_not_reached ();
+  return tide_test_source_line (path, mark);
 }
 
 /* The innermost Python frame of a group's stack, or NULL. */
