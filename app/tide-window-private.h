@@ -31,6 +31,8 @@ struct _TideWindow
   AdwApplicationWindow  parent_instance;
 
   /* Template widgets */
+  TideSession          *session;        /* the trace, process, selection and window,
+                                         * which every view reads */
   AdwWindowTitle       *title;
   GtkStack             *stack;
   GtkStack             *detail_stack;
@@ -53,7 +55,6 @@ struct _TideWindow
   TideSuspectsView     *suspects_view;
 
   /* Owned references */
-  TideSession          *session;        /* the trace, process, selection and window */
   GBinding             *process_binding; /* session <-> process_dropdown, per list */
   GPtrArray            *steps;          /* TideStepRow* */
   GArray               *transfers;      /* TideTransferMark */

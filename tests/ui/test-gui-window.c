@@ -920,6 +920,7 @@ test_suspect_highlight (void)
 {
   TideWindow *window = window_open (trace_path);
   const TideGroup *suspect;
+  gint64 range_begin;
 
   g_assert_cmpuint (tide_suspects_view_get_n_rows (window->suspects_view), >, 0);
   g_assert_cmpstr (gtk_stack_get_visible_child_name (window->detail_stack), ==, "suspects");
@@ -939,7 +940,8 @@ test_suspect_highlight (void)
   g_assert_cmpint (g_array_index (window->timeline->highlight, TideSeriesPoint,
                                   window->timeline->highlight->len - 1).live_bytes, ==,
                    suspect->bytes);
-  g_assert_cmpint (window->timeline->selection_begin, ==, -1);
+  tide_timeline_view_get_selection_range (window->timeline, &range_begin, NULL);
+  g_assert_cmpint (range_begin, ==, -1);
   tide_suspects_view_select (window->suspects_view, -1);
   g_assert_cmpint (tide_timeline_view_get_highlight_step (window->timeline), ==, 0);
   gtk_window_destroy (GTK_WINDOW (window));
