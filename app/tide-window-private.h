@@ -8,6 +8,7 @@
 #pragma once
 
 #include "tide-drilldown-view.h"
+#include "tide-export-size-dialog.h"
 #include "tide-flame-graph.h"
 #include "tide-record-dialog.h"
 #include "tide-session.h"

@@ -875,8 +875,12 @@ test_export_png_chosen_size (void)
   g_assert_cmpint (g_settings_get_int (window->settings, "export-width"), ==, 1600);
   g_assert_cmpint (g_settings_get_int (window->settings, "export-height"), ==, 900);
   dialog = _tide_window_present_export_size_dialog (window);
-  width_spin = g_object_get_data (G_OBJECT (dialog), "tide-export-width");
-  height_spin = g_object_get_data (G_OBJECT (dialog), "tide-export-height");
+  width_spin = GTK_SPIN_BUTTON (gtk_widget_get_template_child (GTK_WIDGET (dialog),
+                                                              TIDE_TYPE_EXPORT_SIZE_DIALOG,
+                                                              "width_spin"));
+  height_spin = GTK_SPIN_BUTTON (gtk_widget_get_template_child (GTK_WIDGET (dialog),
+                                                               TIDE_TYPE_EXPORT_SIZE_DIALOG,
+                                                               "height_spin"));
   g_assert_cmpint (gtk_spin_button_get_value_as_int (width_spin), ==, 1600);
   g_assert_cmpint (gtk_spin_button_get_value_as_int (height_spin), ==, 900);
   gtk_spin_button_set_value (width_spin, 640);
