@@ -598,16 +598,15 @@ _tide_window_get_state (TideWindow *self)
   return self->state;
 }
 
-/* The views follow the session's comparison: the timeline, which reads
- * it from the session, draws the compared run over the shown one; the
- * steps table adds its differences. */
+/* The views follow the session's comparison by themselves: the timeline
+ * draws the compared run over the shown one, the steps table adds its
+ * differences.  The drill-down's differences come with its query, and
+ * the banner and title are the window's. */
 static void
 tide_window_session_comparison_cb (TideWindow *self)
 {
-  const TideTraceDiff *diff = tide_session_get_comparison (self->session);
   const char *error = tide_session_get_compare_error (self->session);
 
-  tide_steps_view_set_comparison (self->steps_view, diff);
   update_drilldown_compared (self);
   if (error != NULL)
     {
