@@ -7,6 +7,10 @@
 
 G_BEGIN_DECLS
 
+/* LOD rows kept per trace: enough for every level of a few lanes of a
+ * large trace. */
+#define TIDE_TIMELINE_VIEW_CACHE_BYTES (64 * 1024 * 1024)
+
 struct _TideTimelineView
 {
   GtkWidget          parent_instance;
@@ -46,8 +50,17 @@ struct _TideTimelineView
   guint              panning : 1;
 };
 
+/* tide-timeline-view.c */
+void _tide_timeline_view_invalidate_frame (TideTimelineView  *self);
+void _tide_timeline_view_invalidate_data  (TideTimelineView  *self);
+void _tide_timeline_view_load_spans       (TideTimelineView  *self);
+
+/* tide-timeline-view-input.c */
 void _tide_timeline_view_class_input_init (GtkWidgetClass    *widget_class);
 void _tide_timeline_view_input_init       (TideTimelineView  *self);
+
+/* tide-timeline-view-session.c */
+void _tide_timeline_view_session_init     (TideTimelineView  *self);
 void _tide_timeline_view_get_model        (TideTimelineView  *self,
                                            TideTimelineModel *model);
 

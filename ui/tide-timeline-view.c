@@ -45,25 +45,23 @@ enum {
   N_SIGNALS
 };
 
-#define CACHE_BYTES (64 * 1024 * 1024)
-
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
 
-static void
-invalidate_frame (TideTimelineView *self)
+void
+_tide_timeline_view_invalidate_frame (TideTimelineView *self)
 {
   g_clear_pointer (&self->frame, gsk_render_node_unref);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
-static void
-invalidate_data (TideTimelineView *self)
+void
+_tide_timeline_view_invalidate_data (TideTimelineView *self)
 {
   g_clear_pointer (&self->data, tide_timeline_data_free);
   g_clear_pointer (&self->compare_data, tide_timeline_data_free);
   g_clear_pointer (&self->job, tide_job_lane_free);
-  invalidate_frame (self);
+  _tide_timeline_view_invalidate_frame (self);
 }
 
 static TideTrace *
@@ -82,21 +80,6 @@ get_compare_trace (TideTimelineView *self)
   return tide_session_get_compare_trace (self->session);
 }
 
-/* The session's window mapped onto the widget's width; a view not yet
- * allocated maps it onto one pixel, as the session does. */
-void
-_tide_timeline_view_get_model (TideTimelineView  *self,
-                               TideTimelineModel *model)
-{
-  TideTrace *trace = get_trace (self);
-
-  tide_timeline_model_init (model, 0,
-                            trace ? tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace)
-                                  : 0,
-                            gtk_widget_get_width (GTK_WIDGET (self)));
-  tide_session_get_visible (self->session, &model->begin, &model->end);
-}
-
 static void
 set_error (TideTimelineView *self,
            GError           *error)
@@ -106,8 +89,8 @@ set_error (TideTimelineView *self,
 }
 
 /* Steps and transfers are read once per trace and process. */
-static void
-load_spans (TideTimelineView *self)
+void
+_tide_timeline_view_load_spans (TideTimelineView *self)
 {
   TideTrace *trace = get_trace (self);
   gint64 process_id = tide_session_get_process_id (self->session);
@@ -143,7 +126,7 @@ query_compare (TideTimelineView        *self,
   const TideTraceDiff *diff = tide_session_get_comparison (self->session);
 
   if (self->compare_cache == NULL)
-    self->compare_cache = tide_timeline_cache_new (CACHE_BYTES);
+    self->compare_cache = tide_timeline_cache_new (TIDE_TIMELINE_VIEW_CACHE_BYTES);
   return tide_timeline_compare_query (compared, self->compare_cache, diff->after_process->id,
                                       (const TideStepPair *) self->compare_pairs->data,
                                       self->compare_pairs->len, model->begin, model->end,
@@ -298,7 +281,7 @@ tide_timeline_view_size_allocate (GtkWidget *widget,
                                   int        height,
                                   int        baseline)
 {
-  invalidate_frame (TIDE_TIMELINE_VIEW (widget));
+  _tide_timeline_view_invalidate_frame (TIDE_TIMELINE_VIEW (widget));
 }
 
 static void
@@ -345,84 +328,8 @@ tide_timeline_view_css_changed (GtkWidget         *widget,
   if (memcmp (&palette, &self->palette_value, sizeof palette) != 0)
     {
       self->palette_value = palette;
-      invalidate_frame (self);
+      _tide_timeline_view_invalidate_frame (self);
     }
-}
-
-
-/* ---- the session ----------------------------------------------------------- */
-
-/* Another trace, or another process of it: its steps, transfers and
- * lanes are read again.  Another trace also drops the rows of the one
- * shown before, and the reference the cache holds to it. */
-static void
-tide_timeline_view_session_trace_cb (TideTimelineView *self)
-{
-  g_assert (TIDE_IS_TIMELINE_VIEW (self));
-
-  g_clear_pointer (&self->cache, tide_timeline_cache_free);
-  self->cache = tide_timeline_cache_new (CACHE_BYTES);
-  load_spans (self);
-  invalidate_data (self);
-}
-
-static void
-tide_timeline_view_session_process_cb (TideTimelineView *self)
-{
-  g_assert (TIDE_IS_TIMELINE_VIEW (self));
-
-  load_spans (self);
-  invalidate_data (self);
-}
-
-/* The step or the range chosen: only the frame changes, not the rows. */
-static void
-tide_timeline_view_session_selection_cb (TideTimelineView *self)
-{
-  g_assert (TIDE_IS_TIMELINE_VIEW (self));
-  invalidate_frame (self);
-}
-
-static void
-tide_timeline_view_session_visible_cb (TideTimelineView *self)
-{
-  g_assert (TIDE_IS_TIMELINE_VIEW (self));
-  invalidate_data (self);
-}
-
-/* The compared trace's rows are of no use to another one. */
-static void
-tide_timeline_view_session_compare_trace_cb (TideTimelineView *self)
-{
-  g_assert (TIDE_IS_TIMELINE_VIEW (self));
-  g_clear_pointer (&self->compare_cache, tide_timeline_cache_free);
-}
-
-/* The comparison aligns the compared run's steps with ours; it is made
- * again when either trace or the process changes. */
-static void
-tide_timeline_view_session_comparison_cb (TideTimelineView *self)
-{
-  const TideTraceDiff *diff = tide_session_get_comparison (self->session);
-
-  g_assert (TIDE_IS_TIMELINE_VIEW (self));
-
-  g_clear_pointer (&self->compare_pairs, g_array_unref);
-  if (diff != NULL)
-    self->compare_pairs = tide_trace_diff_step_pairs (diff);
-  else
-    g_clear_pointer (&self->compare_cache, tide_timeline_cache_free);
-  /* Reloaded, so that an error of the comparison before does not stay. */
-  load_spans (self);
-  invalidate_data (self);
-}
-
-static void
-connect_session (TideTimelineView *self,
-                 const char       *signal,
-                 GCallback         callback)
-{
-  g_signal_connect_object (self->session, signal, callback, self, G_CONNECT_SWAPPED);
 }
 
 /* A range the user dragged out is the session's; handlers of the signal
@@ -448,21 +355,7 @@ tide_timeline_view_constructed (GObject *object)
    * read and write, its own. */
   if (self->session == NULL)
     self->session = tide_session_new ();
-  connect_session (self, "notify::trace", G_CALLBACK (tide_timeline_view_session_trace_cb));
-  connect_session (self, "notify::process-id", G_CALLBACK (tide_timeline_view_session_process_cb));
-  connect_session (self, "notify::step", G_CALLBACK (tide_timeline_view_session_selection_cb));
-  connect_session (self, "notify::range-begin",
-                   G_CALLBACK (tide_timeline_view_session_selection_cb));
-  connect_session (self, "notify::range-end", G_CALLBACK (tide_timeline_view_session_selection_cb));
-  connect_session (self, "notify::visible-begin",
-                   G_CALLBACK (tide_timeline_view_session_visible_cb));
-  connect_session (self, "notify::visible-end", G_CALLBACK (tide_timeline_view_session_visible_cb));
-  connect_session (self, "notify::compare-trace",
-                   G_CALLBACK (tide_timeline_view_session_compare_trace_cb));
-  connect_session (self, "notify::comparison",
-                   G_CALLBACK (tide_timeline_view_session_comparison_cb));
-  /* A session that shows a trace already is drawn as it is. */
-  tide_timeline_view_session_comparison_cb (self);
+  _tide_timeline_view_session_init (self);
 }
 
 static void
@@ -470,6 +363,9 @@ tide_timeline_view_dispose (GObject *object)
 {
   TideTimelineView *self = TIDE_TIMELINE_VIEW (object);
 
+  /* Others may hold the session on: it no longer reaches this view. */
+  if (self->session != NULL)
+    g_signal_handlers_disconnect_by_data (self->session, self);
   g_clear_object (&self->session);
   g_clear_pointer (&self->steps, g_array_unref);
   g_clear_pointer (&self->transfers, g_array_unref);
@@ -570,8 +466,7 @@ tide_timeline_view_init (TideTimelineView *self)
   self->palette_value = tide_palette_light;
   self->palette = &self->palette_value;
   self->hover_x = -1;
-  /* About 500 chunks: every level of a few lanes of a large trace. */
-  self->cache = tide_timeline_cache_new (CACHE_BYTES);
+  self->cache = tide_timeline_cache_new (TIDE_TIMELINE_VIEW_CACHE_BYTES);
   gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
   _tide_timeline_view_input_init (self);
 }
@@ -602,59 +497,8 @@ void
 tide_timeline_view_reload (TideTimelineView *self)
 {
   g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  load_spans (self);
-  invalidate_data (self);
-}
-
-gint64
-tide_timeline_view_get_process_id (TideTimelineView *self)
-{
-  g_return_val_if_fail (TIDE_IS_TIMELINE_VIEW (self), 0);
-  return tide_session_get_process_id (self->session);
-}
-
-void
-tide_timeline_view_set_process_id (TideTimelineView *self,
-                                   gint64            process_id)
-{
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  tide_session_set_process_id (self->session, process_id);
-}
-
-gint
-tide_timeline_view_get_selected_step (TideTimelineView *self)
-{
-  g_return_val_if_fail (TIDE_IS_TIMELINE_VIEW (self), 0);
-  return tide_session_get_step (self->session);
-}
-
-/* A step and a range are two kinds of selection: choosing one clears the
- * other (the session's rule), so the drill-down follows what the user
- * did last. */
-void
-tide_timeline_view_set_selected_step (TideTimelineView *self,
-                                      gint              number)
-{
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  tide_session_set_step (self->session, number);
-}
-
-void
-tide_timeline_view_get_selection_range (TideTimelineView *self,
-                                        gint64           *begin,
-                                        gint64           *end)
-{
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  tide_session_get_range (self->session, begin, end);
-}
-
-void
-tide_timeline_view_set_selection_range (TideTimelineView *self,
-                                        gint64            begin,
-                                        gint64            end)
-{
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  tide_session_set_range (self->session, begin, end);
+  _tide_timeline_view_load_spans (self);
+  _tide_timeline_view_invalidate_data (self);
 }
 
 /**
@@ -683,7 +527,7 @@ tide_timeline_view_set_highlight (TideTimelineView *self,
   self->highlight_process_id = process_id;
   self->highlight_step = self->highlight != NULL ? growth_step : 0;
   self->highlight_device = device;
-  invalidate_frame (self);
+  _tide_timeline_view_invalidate_frame (self);
 }
 
 gint
@@ -691,99 +535,6 @@ tide_timeline_view_get_highlight_step (TideTimelineView *self)
 {
   g_return_val_if_fail (TIDE_IS_TIMELINE_VIEW (self), 0);
   return self->highlight_step;
-}
-
-void
-tide_timeline_view_get_visible_range (TideTimelineView *self,
-                                      gint64           *begin,
-                                      gint64           *end)
-{
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  tide_session_get_visible (self->session, begin, end);
-}
-
-/* Scrolling, pinching and panning move the session's window; only the
- * window's zoom actions enter its history. */
-void
-tide_timeline_view_set_visible_range (TideTimelineView *self,
-                                      gint64            begin,
-                                      gint64            end)
-{
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  tide_session_set_visible (self->session, begin, end);
-}
-
-static void
-set_visible_model (TideTimelineView        *self,
-                   const TideTimelineModel *model)
-{
-  tide_session_set_visible (self->session, model->begin, model->end);
-}
-
-void
-tide_timeline_view_zoom_at (TideTimelineView *self,
-                            double            x,
-                            double            factor)
-{
-  TideTimelineModel model;
-
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  g_return_if_fail (factor > 0);
-  _tide_timeline_view_get_model (self, &model);
-  if (tide_timeline_model_zoom_around (&model, x, factor))
-    set_visible_model (self, &model);
-}
-
-void
-tide_timeline_view_pan_by (TideTimelineView *self,
-                           double            dx)
-{
-  TideTimelineModel model;
-
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  _tide_timeline_view_get_model (self, &model);
-  if (tide_timeline_model_pan_by (&model, dx))
-    set_visible_model (self, &model);
-}
-
-void
-tide_timeline_view_zoom_fit (TideTimelineView *self)
-{
-  TideTimelineModel model;
-
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  _tide_timeline_view_get_model (self, &model);
-  if (tide_timeline_model_fit (&model))
-    set_visible_model (self, &model);
-}
-
-/* Moves the selection to the next or previous step and scrolls it into
- * view when it is outside. */
-void
-tide_timeline_view_move_step (TideTimelineView *self,
-                              gint              direction)
-{
-  const TideStepSpan *steps;
-  gint64 begin, end;
-  guint n;
-  gint number;
-
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  steps = tide_timeline_view_get_steps (self, &n);
-  number = tide_timeline_step_neighbor (steps, n, tide_session_get_step (self->session),
-                                        direction);
-  if (number == 0)
-    return;
-  tide_session_set_step (self->session, number);
-  tide_session_get_visible (self->session, &begin, &end);
-  for (guint i = 0; i < n; i++)
-    if (steps[i].number == number && (steps[i].end_ns <= begin || steps[i].start_ns >= end))
-      {
-        gint64 span = end - begin;
-        gint64 mid = (steps[i].start_ns + steps[i].end_ns) / 2;
-        tide_session_set_visible (self->session, mid - span / 2, mid - span / 2 + span);
-        break;
-      }
 }
 
 /**
