@@ -31,7 +31,7 @@ struct _TideWindow
 {
   AdwApplicationWindow  parent_instance;
 
-  /* Template widgets */
+  /* Template children */
   TideSession          *session;        /* the trace, process, selection and window,
                                          * which every view reads */
   AdwWindowTitle       *title;
