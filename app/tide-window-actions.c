@@ -295,17 +295,14 @@ choose_export_file (TideWindow *self,
 
 /* The size asked for is remembered for the next export. */
 static void
-export_size_response_cb (AdwMessageDialog *dialog,
-                         const char       *response,
-                         TideWindow       *self)
+export_size_response_cb (TideExportSizeDialog *dialog,
+                         const char           *response,
+                         TideWindow           *self)
 {
-  GtkSpinButton *width = g_object_get_data (G_OBJECT (dialog), "tide-export-width");
-  GtkSpinButton *height = g_object_get_data (G_OBJECT (dialog), "tide-export-height");
-
   if (!g_str_equal (response, "export") || _tide_window_get_trace (self) == NULL)
     return;
-  self->export_width = gtk_spin_button_get_value_as_int (width);
-  self->export_height = gtk_spin_button_get_value_as_int (height);
+  self->export_width = tide_export_size_dialog_get_image_width (dialog);
+  self->export_height = tide_export_size_dialog_get_image_height (dialog);
   if (self->settings != NULL)
     {
       g_settings_set_int (self->settings, "export-width", self->export_width);
@@ -314,55 +311,19 @@ export_size_response_cb (AdwMessageDialog *dialog,
   choose_export_file (self, EXPORT_PNG);
 }
 
-static GtkWidget *
-size_spin (GtkGrid    *grid,
-           int         row,
-           const char *label,
-           int         value)
-{
-  GtkWidget *title = gtk_label_new_with_mnemonic (label);
-  GtkWidget *spin = gtk_spin_button_new_with_range (64, 16384, 1);
-
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), value);
-  gtk_spin_button_set_numeric (GTK_SPIN_BUTTON (spin), TRUE);
-  gtk_label_set_mnemonic_widget (GTK_LABEL (title), spin);
-  gtk_widget_set_halign (title, GTK_ALIGN_END);
-  gtk_grid_attach (grid, title, 0, row, 1, 1);
-  gtk_grid_attach (grid, spin, 1, row, 1, 1);
-  return spin;
-}
-
 /* Export → Timeline as PNG asks for the image size first, then the file. */
 AdwMessageDialog *
 _tide_window_present_export_size_dialog (TideWindow *self)
 {
-  GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self), "Export Timeline",
-                                              "The image shows the whole trace of the process "
-                                              "on screen, with its legend and axis.");
-  GtkGrid *grid = GTK_GRID (gtk_grid_new ());
+  TideExportSizeDialog *dialog;
   int width = EXPORT_WIDTH, height = EXPORT_HEIGHT;
-  GtkWidget *spin;
 
   if (self->settings != NULL)
     {
       width = g_settings_get_int (self->settings, "export-width");
       height = g_settings_get_int (self->settings, "export-height");
     }
-
-  gtk_grid_set_row_spacing (grid, 6);
-  gtk_grid_set_column_spacing (grid, 12);
-  gtk_widget_set_halign (GTK_WIDGET (grid), GTK_ALIGN_CENTER);
-  spin = size_spin (grid, 0, "_Width", width);
-  g_object_set_data (G_OBJECT (dialog), "tide-export-width", spin);
-  spin = size_spin (grid, 1, "_Height", height);
-  g_object_set_data (G_OBJECT (dialog), "tide-export-height", spin);
-  adw_message_dialog_set_extra_child (ADW_MESSAGE_DIALOG (dialog), GTK_WIDGET (grid));
-  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", "_Cancel",
-                                    "export", "_Choose File…", NULL);
-  adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "export",
-                                              ADW_RESPONSE_SUGGESTED);
-  adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "export");
-  adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+  dialog = tide_export_size_dialog_new (GTK_WINDOW (self), width, height);
   g_signal_connect_object (dialog, "response", G_CALLBACK (export_size_response_cb), self, 0);
   gtk_window_present (GTK_WINDOW (dialog));
   return ADW_MESSAGE_DIALOG (dialog);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "tide-drilldown-view.h"
+#include "tide-export-size-dialog.h"
 #include "tide-flame-graph.h"
 #include "tide-record-dialog.h"
 #include "tide-session.h"
@@ -30,7 +31,9 @@ struct _TideWindow
 {
   AdwApplicationWindow  parent_instance;
 
-  /* Template widgets */
+  /* Template children */
+  TideSession          *session;        /* the trace, process, selection and window,
+                                         * which every view reads */
   AdwWindowTitle       *title;
   GtkStack             *stack;
   GtkStack             *detail_stack;
@@ -53,7 +56,6 @@ struct _TideWindow
   TideSuspectsView     *suspects_view;
 
   /* Owned references */
-  TideSession          *session;        /* the trace, process, selection and window */
   GBinding             *process_binding; /* session <-> process_dropdown, per list */
   GPtrArray            *steps;          /* TideStepRow* */
   GArray               *transfers;      /* TideTransferMark */

@@ -598,17 +598,15 @@ _tide_window_get_state (TideWindow *self)
   return self->state;
 }
 
-/* The views follow the session's comparison: the timeline draws the
- * compared run over the shown one, the steps table adds its differences. */
+/* The views follow the session's comparison by themselves: the timeline
+ * draws the compared run over the shown one, the steps table adds its
+ * differences.  The drill-down's differences come with its query, and
+ * the banner and title are the window's. */
 static void
 tide_window_session_comparison_cb (TideWindow *self)
 {
-  const TideTraceDiff *diff = tide_session_get_comparison (self->session);
   const char *error = tide_session_get_compare_error (self->session);
 
-  tide_timeline_view_set_comparison (self->timeline, tide_session_get_compare_trace (self->session),
-                                     diff);
-  tide_steps_view_set_comparison (self->steps_view, diff);
   update_drilldown_compared (self);
   if (error != NULL)
     {
@@ -649,46 +647,6 @@ _tide_window_compare_file (TideWindow  *self,
   return TRUE;
 }
 
-/* The timeline's trace and window follow the session's; the trace first,
- * as the window is clamped to it. */
-static void
-tide_window_session_window_cb (TideWindow *self)
-{
-  gint64 begin, end;
-
-  tide_timeline_view_set_trace (self->timeline, tide_session_get_trace (self->session));
-  tide_session_get_visible (self->session, &begin, &end);
-  tide_timeline_view_set_visible_range (self->timeline, begin, end);
-}
-
-static void
-tide_window_session_range_cb (TideWindow *self)
-{
-  gint64 begin, end;
-
-  tide_session_get_range (self->session, &begin, &end);
-  tide_timeline_view_set_selection_range (self->timeline, begin, end);
-}
-
-/* Scrolling, pinching and panning on the timeline move the session's
- * window; only zoom actions enter its history. */
-static void
-tide_window_timeline_window_cb (TideWindow *self)
-{
-  gint64 begin, end;
-
-  tide_timeline_view_get_visible_range (self->timeline, &begin, &end);
-  tide_session_set_visible (self->session, begin, end);
-}
-
-static void
-tide_window_timeline_range_cb (TideWindow *self,
-                               gint64      begin,
-                               gint64      end)
-{
-  tide_session_set_range (self->session, begin, end);
-}
-
 static void
 connect_session (TideWindow *self,
                  const char *signal,
@@ -697,27 +655,14 @@ connect_session (TideWindow *self,
   g_signal_connect_object (self->session, signal, callback, self, G_CONNECT_SWAPPED);
 }
 
-/* Every view binds to the session, none to another. */
+/* Every view binds to the session, none to another: the timeline reads
+ * it and writes to it, the tables bind to it in the template.  What is
+ * left here is what the window itself does when the session changes:
+ * the drill-down's query, the zoom actions' state, the comparison's
+ * banner and title. */
 static void
 bind_session (TideWindow *self)
 {
-  GBindingFlags both = G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE;
-
-  self->session = tide_session_new ();
-  g_object_bind_property (self->session, "process-id", self->timeline, "process-id", both);
-  g_object_bind_property (self->session, "step", self->timeline, "selected-step", both);
-  g_object_bind_property (self->session, "process-id", self->steps_view, "process-id",
-                          G_BINDING_SYNC_CREATE);
-  g_object_bind_property (self->session, "step", self->steps_view, "selected-step", both);
-  g_object_bind_property (self->session, "hide-plumbing", self->drilldown_view, "hide-plumbing", both);
-  g_object_bind_property (self->session, "hide-plumbing", self->flame_graph, "hide-plumbing",
-                          G_BINDING_SYNC_CREATE);
-
-  connect_session (self, "notify::trace", G_CALLBACK (tide_window_session_window_cb));
-  connect_session (self, "notify::visible-begin", G_CALLBACK (tide_window_session_window_cb));
-  connect_session (self, "notify::visible-end", G_CALLBACK (tide_window_session_window_cb));
-  connect_session (self, "notify::range-begin", G_CALLBACK (tide_window_session_range_cb));
-  connect_session (self, "notify::range-end", G_CALLBACK (tide_window_session_range_cb));
   connect_session (self, "notify::trace", G_CALLBACK (tide_window_session_selection_cb));
   connect_session (self, "notify::process-id", G_CALLBACK (tide_window_session_selection_cb));
   connect_session (self, "notify::step", G_CALLBACK (tide_window_session_selection_cb));
@@ -747,9 +692,12 @@ tide_window_dispose (GObject *object)
 
   _tide_window_record_dispose (self);
   cancel_drilldown (self);
+  /* The views, which hold the session, may outlive the template's
+   * reference to it: nothing they do to it reaches the window now. */
+  if (self->session != NULL)
+    g_signal_handlers_disconnect_by_data (self->session, self);
   gtk_widget_dispose_template (GTK_WIDGET (self), TIDE_TYPE_WINDOW);
   self->process_binding = NULL;
-  g_clear_object (&self->session);
   g_clear_object (&self->settings);
   g_clear_pointer (&self->export_chooser, g_object_unref);
   g_clear_pointer (&self->steps, g_ptr_array_unref);
@@ -781,6 +729,7 @@ tide_window_class_init (TideWindowClass *klass)
   object_class->dispose = tide_window_dispose;
   object_class->finalize = tide_window_finalize;
 
+  g_type_ensure (TIDE_TYPE_SESSION);
   g_type_ensure (TIDE_TYPE_STEPS_VIEW);
   g_type_ensure (TIDE_TYPE_DRILLDOWN_VIEW);
   g_type_ensure (TIDE_TYPE_FLAME_GRAPH);
@@ -788,6 +737,7 @@ tide_window_class_init (TideWindowClass *klass)
   g_type_ensure (TIDE_TYPE_TIMELINE_VIEW);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/dev/tidemark/Tidemark/tide-window.ui");
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, session);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, title);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, stack);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, detail_stack);
@@ -809,8 +759,6 @@ tide_window_class_init (TideWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TideWindow, drilldown_title);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, suspects_view);
   gtk_widget_class_bind_template_callback (widget_class, tide_window_banner_response_cb);
-  gtk_widget_class_bind_template_callback (widget_class, tide_window_timeline_range_cb);
-  gtk_widget_class_bind_template_callback (widget_class, tide_window_timeline_window_cb);
   gtk_widget_class_bind_template_callback (widget_class, tide_window_flame_search_cb);
   gtk_widget_class_bind_template_callback (widget_class, tide_window_flame_selected_cb);
   gtk_widget_class_bind_template_callback (widget_class, tide_window_suspect_selected_cb);

@@ -289,8 +289,7 @@ same_file (TideTrace *a,
 /* The same capture reopened as it grows keeps the process, the selection
  * and the zoom history; another file starts without them.  Either keeps
  * the window unless the whole trace was shown, in which case the whole
- * new one is: the rule the timeline applies to its own window
- * (tide_timeline_view_set_trace), so that both reach the same one. */
+ * new one is, so that a growing capture watched whole stays whole. */
 void
 tide_session_set_trace (TideSession *self,
                         TideTrace   *trace)

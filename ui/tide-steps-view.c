@@ -5,10 +5,10 @@
  * chosen process, every column sortable.  Its selection is a step number,
  * shared with the timeline through the "selected-step" property.
  *
- * With another run compared (tide_steps_view_set_comparison), two more
- * columns show the compared run's heap change and retained bytes less
- * this run's, step by aligned step: the DIFF columns of `tidemark diff
- * --steps`, from the same TideTraceDiff.
+ * With another run compared (the "comparison" property, which the window
+ * binds to its session's), two more columns show the compared run's heap
+ * change and retained bytes less this run's, step by aligned step: the
+ * DIFF columns of `tidemark diff --steps`, from the same TideTraceDiff.
  */
 #include "config.h"
 
@@ -46,6 +46,7 @@ enum {
   PROP_0,
   PROP_PROCESS_ID,
   PROP_SELECTED_STEP,
+  PROP_COMPARISON,
   N_PROPS
 };
 
@@ -302,6 +303,7 @@ tide_steps_view_set_property (GObject      *object,
     {
     case PROP_PROCESS_ID: tide_steps_view_set_process_id (self, g_value_get_int64 (value)); break;
     case PROP_SELECTED_STEP: tide_steps_view_set_selected_step (self, g_value_get_int (value)); break;
+    case PROP_COMPARISON: tide_steps_view_set_comparison (self, g_value_get_pointer (value)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -319,6 +321,10 @@ tide_steps_view_class_init (TideStepsViewClass *klass)
 
   properties[PROP_PROCESS_ID] = g_param_spec_int64 ("process-id", NULL, NULL, 0, G_MAXINT64, 0, rw);
   properties[PROP_SELECTED_STEP] = g_param_spec_int ("selected-step", NULL, NULL, 0, G_MAXINT, 0, rw);
+  /* A TideTraceDiff, or NULL: read when set, not kept, so it cannot be read
+   * back (tide_steps_view_set_comparison()). */
+  properties[PROP_COMPARISON] = g_param_spec_pointer ("comparison", NULL, NULL,
+                                                      G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);

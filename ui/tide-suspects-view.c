@@ -19,11 +19,14 @@ struct _TideSuspectsView
 {
   GtkWidget  parent_instance;
 
-  GPtrArray *suspects;     /* TideGroup*, owned reference */
-  GPtrArray *classes;      /* TideClassSuspect*, owned reference */
+  /* Template widgets */
   GtkWidget *scroller;
   GtkWidget *list;
-  GtkWidget *placeholder;
+
+  /* Owned references */
+  GPtrArray *suspects;     /* TideGroup* */
+  GPtrArray *classes;      /* TideClassSuspect* */
+
   gint       selected;
 };
 
@@ -127,7 +130,7 @@ tide_suspects_view_dispose (GObject *object)
 {
   TideSuspectsView *self = TIDE_SUSPECTS_VIEW (object);
 
-  g_clear_pointer (&self->scroller, gtk_widget_unparent);
+  gtk_widget_dispose_template (GTK_WIDGET (self), TIDE_TYPE_SUSPECTS_VIEW);
   g_clear_pointer (&self->suspects, g_ptr_array_unref);
   g_clear_pointer (&self->classes, g_ptr_array_unref);
   G_OBJECT_CLASS (tide_suspects_view_parent_class)->dispose (object);
@@ -178,24 +181,18 @@ tide_suspects_view_class_init (TideSuspectsViewClass *klass)
 
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "suspects");
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/dev/tidemark/Tidemark/ui/tide-suspects-view.ui");
+  gtk_widget_class_bind_template_child (widget_class, TideSuspectsView, scroller);
+  gtk_widget_class_bind_template_child (widget_class, TideSuspectsView, list);
+  gtk_widget_class_bind_template_callback (widget_class, tide_suspects_view_row_selected_cb);
 }
 
 static void
 tide_suspects_view_init (TideSuspectsView *self)
 {
   self->selected = -1;
-  self->list = gtk_list_box_new ();
-  gtk_list_box_set_selection_mode (GTK_LIST_BOX (self->list), GTK_SELECTION_SINGLE);
-  gtk_widget_add_css_class (self->list, "rich-list");
-  self->placeholder = gtk_label_new ("No leak suspects: nothing grew steadily step over step.");
-  gtk_widget_add_css_class (self->placeholder, "dim-label");
-  gtk_widget_set_margin_top (self->placeholder, 24);
-  gtk_list_box_set_placeholder (GTK_LIST_BOX (self->list), self->placeholder);
-  g_signal_connect_object (self->list, "row-selected",
-                           G_CALLBACK (tide_suspects_view_row_selected_cb), self, G_CONNECT_SWAPPED);
-  self->scroller = gtk_scrolled_window_new ();
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scroller), self->list);
-  gtk_widget_set_parent (self->scroller, GTK_WIDGET (self));
+  gtk_widget_init_template (GTK_WIDGET (self));
 }
 
 GtkWidget *

@@ -3,7 +3,8 @@
  *
  * TideTimelineView input: every handler reads the event and calls one of
  * the view's public functions (zoom_at, pan_by, set_selected_step, ...),
- * which is what keyboard actions and tests call too.  Zoom keys are the
+ * which is what keyboard actions and tests call too; they write to the
+ * view's session, whose changes the view then draws.  Zoom keys are the
  * window's (win.zoom-in and the rest, through TideSession), so that they
  * zoom alike wherever the focus is; the view has only gestures.
  *
@@ -83,8 +84,7 @@ tide_timeline_view_zoom_begin_cb (TideTimelineView *self,
 {
   double x, y;
 
-  self->gesture_begin = self->model.begin;
-  self->gesture_end = self->model.end;
+  tide_timeline_view_get_visible_range (self, &self->gesture_begin, &self->gesture_end);
   if (!gtk_gesture_get_bounding_box_center (GTK_GESTURE (gesture), &x, &y))
     x = anchor_x (self);
   self->gesture_x = x;
@@ -95,9 +95,10 @@ tide_timeline_view_zoom_scale_changed_cb (TideTimelineView *self,
                                           double            scale,
                                           GtkGestureZoom   *gesture)
 {
-  TideTimelineModel model = self->model;
+  TideTimelineModel model;
 
   /* Pinch scale is relative to the start of the gesture. */
+  _tide_timeline_view_get_model (self, &model);
   model.begin = self->gesture_begin;
   model.end = self->gesture_end;
   if (scale > 0)
@@ -150,17 +151,18 @@ tide_timeline_view_drag_end_cb (TideTimelineView *self,
 {
   double x0 = MIN (self->drag_start_x, self->drag_start_x + dx);
   double x1 = MAX (self->drag_start_x, self->drag_start_x + dx);
+  TideTimelineModel model;
   gint64 picked;
 
+  _tide_timeline_view_get_model (self, &model);
   if (self->panning)
     self->panning = FALSE;
   else if (self->dragging_range)
     {
-      gint64 begin = tide_timeline_model_x_to_time (&self->model, MAX (x0, 0));
-      gint64 end = tide_timeline_model_x_to_time (&self->model, x1);
+      gint64 begin = tide_timeline_model_x_to_time (&model, MAX (x0, 0));
+      gint64 end = tide_timeline_model_x_to_time (&model, x1);
 
       self->dragging_range = FALSE;
-      tide_timeline_view_set_selection_range (self, begin, end);
       g_signal_emit_by_name (self, "selection-range", begin, end);
     }
   else if ((picked = tide_timeline_view_process_at (self, self->drag_start_x,
@@ -171,8 +173,7 @@ tide_timeline_view_drag_end_cb (TideTimelineView *self,
       guint n;
       const TideStepSpan *steps = tide_timeline_view_get_steps (self, &n);
       gint i = tide_timeline_step_at (steps, n,
-                                      tide_timeline_model_x_to_time (&self->model,
-                                                                     self->drag_start_x));
+                                      tide_timeline_model_x_to_time (&model, self->drag_start_x));
       tide_timeline_view_set_selected_step (self, i >= 0 ? steps[i].number : 0);
     }
   gtk_widget_queue_draw (GTK_WIDGET (self));

@@ -7,35 +7,32 @@
 
 G_BEGIN_DECLS
 
+/* LOD rows kept per trace: enough for every level of a few lanes of a
+ * large trace. */
+#define TIDE_TIMELINE_VIEW_CACHE_BYTES (64 * 1024 * 1024)
+
 struct _TideTimelineView
 {
   GtkWidget          parent_instance;
 
   /* Owned references */
-  TideTrace         *trace;
+  TideSession       *session;        /* what is shown: trace, process, selection, window */
   GArray            *steps;          /* TideStepSpan */
   GArray            *transfers;      /* TideTransferMark */
-  TideTimelineData  *data;           /* for model's range and width */
+  TideTimelineData  *data;           /* for the session's window and the width */
   TideJobLane       *job;            /* every process's PSS, same columns as data */
   GPtrArray         *job_processes;  /* TideProcess: the job lane's, read once a trace */
   TideJobPeak        job_peak;       /* the job lane's title, read once a trace */
   GArray            *highlight;      /* TideSeriesPoint of the chosen suspect */
   TideTimelineCache *cache;          /* LOD rows read so far, for panning */
-  TideTrace         *compare_trace;  /* nullable: the run drawn over this one */
-  GArray            *compare_pairs;  /* TideStepPair: its steps aligned with ours */
-  TideTimelineCache *compare_cache;  /* its LOD rows read so far */
+  GArray            *compare_pairs;  /* TideStepPair: the compared steps aligned with ours */
+  TideTimelineCache *compare_cache;  /* the compared trace's LOD rows read so far */
   TideTimelineData  *compare_data;   /* its lanes in data's columns */
-  gint64             compare_process_id;
   GskRenderNode     *frame;          /* cached drawing of the current state */
   char              *error;
 
-  TideTimelineModel  model;
   const TidePalette *palette;        /* &palette_value */
   TidePalette        palette_value;  /* the stylesheet's colours */
-  gint64             process_id;
-  gint               selected_step;
-  gint64             selection_begin;
-  gint64             selection_end;
   gint64             highlight_process_id;
   gint               highlight_step;
   gint               highlight_device;
@@ -53,7 +50,18 @@ struct _TideTimelineView
   guint              panning : 1;
 };
 
-void _tide_timeline_view_class_input_init (GtkWidgetClass   *widget_class);
-void _tide_timeline_view_input_init       (TideTimelineView *self);
+/* tide-timeline-view.c */
+void _tide_timeline_view_invalidate_frame (TideTimelineView  *self);
+void _tide_timeline_view_invalidate_data  (TideTimelineView  *self);
+void _tide_timeline_view_load_spans       (TideTimelineView  *self);
+
+/* tide-timeline-view-input.c */
+void _tide_timeline_view_class_input_init (GtkWidgetClass    *widget_class);
+void _tide_timeline_view_input_init       (TideTimelineView  *self);
+
+/* tide-timeline-view-session.c */
+void _tide_timeline_view_session_init     (TideTimelineView  *self);
+void _tide_timeline_view_get_model        (TideTimelineView  *self,
+                                           TideTimelineModel *model);
 
 G_END_DECLS

@@ -6,6 +6,13 @@
  * render node keyed on everything it shows; pointer motion only redraws
  * the hover line on top of it.
  *
+ * What it shows is its TideSession's: the trace, the process, the step
+ * or range chosen, the visible window and the compared trace are read
+ * from the session when drawing, never copied here, and what the user
+ * does on the view (a click, a drag, a zoom) is written to the session,
+ * which every other view follows.  The view keeps only what it derives
+ * from them: the rows read for the window, and their caches.
+ *
  * Data is read on the main thread on purpose: the trace's SQLite
  * connection is single-threaded (the steps table and drill-down use it
  * too), and a view query reads O(width) summary rows, a few milliseconds
@@ -29,13 +36,7 @@ G_DEFINE_FINAL_TYPE (TideTimelineView, tide_timeline_view, GTK_TYPE_WIDGET)
 
 enum {
   PROP_0,
-  PROP_TRACE,
-  PROP_PROCESS_ID,
-  PROP_SELECTED_STEP,
-  PROP_SELECTION_BEGIN,
-  PROP_SELECTION_END,
-  PROP_VISIBLE_BEGIN,
-  PROP_VISIBLE_END,
+  PROP_SESSION,
   N_PROPS
 };
 
@@ -44,33 +45,39 @@ enum {
   N_SIGNALS
 };
 
-#define CACHE_BYTES (64 * 1024 * 1024)
-
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
 
-static void
-invalidate_frame (TideTimelineView *self)
+void
+_tide_timeline_view_invalidate_frame (TideTimelineView *self)
 {
   g_clear_pointer (&self->frame, gsk_render_node_unref);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
-static void
-invalidate_data (TideTimelineView *self)
+void
+_tide_timeline_view_invalidate_data (TideTimelineView *self)
 {
   g_clear_pointer (&self->data, tide_timeline_data_free);
   g_clear_pointer (&self->compare_data, tide_timeline_data_free);
   g_clear_pointer (&self->job, tide_job_lane_free);
-  invalidate_frame (self);
+  _tide_timeline_view_invalidate_frame (self);
 }
 
-static void
-notify_visible (TideTimelineView *self)
+static TideTrace *
+get_trace (TideTimelineView *self)
 {
-  invalidate_data (self);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VISIBLE_BEGIN]);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VISIBLE_END]);
+  return tide_session_get_trace (self->session);
+}
+
+/* The compared run is drawn only with a comparison, which aligns its
+ * steps with ours. */
+static TideTrace *
+get_compare_trace (TideTimelineView *self)
+{
+  if (tide_session_get_comparison (self->session) == NULL)
+    return NULL;
+  return tide_session_get_compare_trace (self->session);
 }
 
 static void
@@ -82,9 +89,11 @@ set_error (TideTimelineView *self,
 }
 
 /* Steps and transfers are read once per trace and process. */
-static void
-load_spans (TideTimelineView *self)
+void
+_tide_timeline_view_load_spans (TideTimelineView *self)
 {
+  TideTrace *trace = get_trace (self);
+  gint64 process_id = tide_session_get_process_id (self->session);
   g_autoptr(GError) error = NULL;
 
   g_clear_pointer (&self->steps, g_array_unref);
@@ -92,49 +101,66 @@ load_spans (TideTimelineView *self)
   g_clear_pointer (&self->job_processes, g_ptr_array_unref);
   self->job_peak = (TideJobPeak) { .step = -1 };
   set_error (self, NULL);
-  if (self->trace == NULL)
+  if (trace == NULL)
     return;
-  self->steps = tide_timeline_steps (self->trace, self->process_id, &error);
+  self->steps = tide_timeline_steps (trace, process_id, &error);
   if (self->steps != NULL)
-    self->transfers = tide_timeline_transfers (self->trace, self->process_id, &error);
+    self->transfers = tide_timeline_transfers (trace, process_id, &error);
   if (self->transfers != NULL)
-    self->job_processes = tide_trace_list_processes (self->trace, &error);
+    self->job_processes = tide_trace_list_processes (trace, &error);
   /* The job lane, which says it, is drawn with two processes or more. */
   if (self->job_processes != NULL && self->job_processes->len >= 2)
-    tide_report_job_peak (self->trace, &self->job_peak, &error);
+    tide_report_job_peak (trace, &self->job_peak, &error);
   if (error != NULL)
     set_error (self, error);
+}
+
+/* The compared run's lanes in the columns of ours, through its own cache. */
+static TideTimelineData *
+query_compare (TideTimelineView        *self,
+               TideTrace               *compared,
+               const TideTimelineModel *model,
+               int                      width,
+               GError                 **error)
+{
+  const TideTraceDiff *diff = tide_session_get_comparison (self->session);
+
+  if (self->compare_cache == NULL)
+    self->compare_cache = tide_timeline_cache_new (TIDE_TIMELINE_VIEW_CACHE_BYTES);
+  return tide_timeline_compare_query (compared, self->compare_cache, diff->after_process->id,
+                                      (const TideStepPair *) self->compare_pairs->data,
+                                      self->compare_pairs->len, model->begin, model->end,
+                                      width, error);
 }
 
 static gboolean
 ensure_data (TideTimelineView *self,
              int               width)
 {
+  TideTrace *trace = get_trace (self);
+  TideTrace *compared = get_compare_trace (self);
   g_autoptr(GError) error = NULL;
+  TideTimelineModel model;
 
-  if (self->trace == NULL || self->error != NULL)
+  if (trace == NULL || self->error != NULL)
     return FALSE;
+  _tide_timeline_view_get_model (self, &model);
   if (self->data != NULL && self->data->n_columns == (guint) width &&
-      self->data->begin_ns == self->model.begin && self->data->end_ns == self->model.end)
+      self->data->begin_ns == model.begin && self->data->end_ns == model.end)
     return TRUE;
   g_clear_pointer (&self->data, tide_timeline_data_free);
   g_clear_pointer (&self->compare_data, tide_timeline_data_free);
   g_clear_pointer (&self->job, tide_job_lane_free);
-  self->data = tide_timeline_data_query_cached (self->trace, self->cache, self->process_id,
-                                                self->model.begin, self->model.end, width,
-                                                &error);
+  self->data = tide_timeline_data_query_cached (trace, self->cache,
+                                                tide_session_get_process_id (self->session),
+                                                model.begin, model.end, width, &error);
   /* Through the same cache as the lanes: a pan reads only new columns. */
   if (self->data != NULL && self->job_processes != NULL)
-    self->job = tide_job_lane_query (self->trace, self->cache, self->job_processes,
-                                     self->model.begin, self->model.end, width, &error);
-  if (self->data != NULL && self->job != NULL && self->compare_trace != NULL)
-    self->compare_data = tide_timeline_compare_query (self->compare_trace, self->compare_cache,
-                                                      self->compare_process_id,
-                                                      (const TideStepPair *) self->compare_pairs->data,
-                                                      self->compare_pairs->len, self->model.begin,
-                                                      self->model.end, width, &error);
-  if (self->data == NULL || self->job == NULL ||
-      (self->compare_trace != NULL && self->compare_data == NULL))
+    self->job = tide_job_lane_query (trace, self->cache, self->job_processes,
+                                     model.begin, model.end, width, &error);
+  if (self->data != NULL && self->job != NULL && compared != NULL)
+    self->compare_data = query_compare (self, compared, &model, width, &error);
+  if (self->data == NULL || self->job == NULL || (compared != NULL && self->compare_data == NULL))
     set_error (self, error);
   return self->data != NULL && self->job != NULL && self->error == NULL;
 }
@@ -143,25 +169,25 @@ static void
 fill_scene (TideTimelineView *self,
             TideRenderScene  *scene)
 {
+  gint64 process_id = tide_session_get_process_id (self->session);
+
   *scene = (TideRenderScene) {
     .data = self->data,
     .steps = self->steps ? (const TideStepSpan *) self->steps->data : NULL,
     .n_steps = self->steps ? self->steps->len : 0,
     .transfers = self->transfers ? (const TideTransferMark *) self->transfers->data : NULL,
     .n_transfers = self->transfers ? self->transfers->len : 0,
-    .begin_ns = self->model.begin,
-    .end_ns = self->model.end,
-    .selected_step = self->selected_step,
-    .selection_begin = self->selection_begin,
-    .selection_end = self->selection_end,
+    .selected_step = tide_session_get_step (self->session),
     .palette = self->palette,
     .show_labels = TRUE,
     .job = self->job,
     .job_peak = &self->job_peak,
-    .chosen_process = self->process_id,
+    .chosen_process = process_id,
     .compare = self->compare_data,
   };
-  if (self->highlight != NULL && self->highlight_process_id == self->process_id)
+  tide_session_get_visible (self->session, &scene->begin_ns, &scene->end_ns);
+  tide_session_get_range (self->session, &scene->selection_begin, &scene->selection_end);
+  if (self->highlight != NULL && self->highlight_process_id == process_id)
     {
       scene->highlight_step = self->highlight_step;
       scene->highlight_device = self->highlight_device;
@@ -169,7 +195,6 @@ fill_scene (TideTimelineView *self,
       scene->n_highlight = self->highlight->len;
     }
 }
-
 static void
 snapshot_error (TideTimelineView *self,
                 GtkSnapshot      *snapshot)
@@ -237,9 +262,8 @@ tide_timeline_view_snapshot (GtkWidget   *widget,
   int width = gtk_widget_get_width (widget);
   int height = gtk_widget_get_height (widget);
 
-  if (width <= 0 || height <= 0 || self->trace == NULL)
+  if (width <= 0 || height <= 0 || get_trace (self) == NULL)
     return;
-  tide_timeline_model_set_width (&self->model, width);
   if (!ensure_data (self, width))
     {
       snapshot_error (self, snapshot);
@@ -257,10 +281,7 @@ tide_timeline_view_size_allocate (GtkWidget *widget,
                                   int        height,
                                   int        baseline)
 {
-  TideTimelineView *self = TIDE_TIMELINE_VIEW (widget);
-
-  tide_timeline_model_set_width (&self->model, MAX (width, 1));
-  invalidate_frame (self);
+  _tide_timeline_view_invalidate_frame (TIDE_TIMELINE_VIEW (widget));
 }
 
 static void
@@ -307,8 +328,34 @@ tide_timeline_view_css_changed (GtkWidget         *widget,
   if (memcmp (&palette, &self->palette_value, sizeof palette) != 0)
     {
       self->palette_value = palette;
-      invalidate_frame (self);
+      _tide_timeline_view_invalidate_frame (self);
     }
+}
+
+/* A range the user dragged out is the session's; handlers of the signal
+ * find it there already. */
+static void
+tide_timeline_view_real_selection_range (TideTimelineView *self,
+                                         gint64            begin,
+                                         gint64            end)
+{
+  tide_session_set_range (self->session, begin, end);
+}
+
+/* ---- GObject --------------------------------------------------------------- */
+
+static void
+tide_timeline_view_constructed (GObject *object)
+{
+  TideTimelineView *self = TIDE_TIMELINE_VIEW (object);
+
+  G_OBJECT_CLASS (tide_timeline_view_parent_class)->constructed (object);
+
+  /* A view made without one (a bare g_object_new) still has a session to
+   * read and write, its own. */
+  if (self->session == NULL)
+    self->session = tide_session_new ();
+  _tide_timeline_view_session_init (self);
 }
 
 static void
@@ -316,7 +363,10 @@ tide_timeline_view_dispose (GObject *object)
 {
   TideTimelineView *self = TIDE_TIMELINE_VIEW (object);
 
-  g_clear_object (&self->trace);
+  /* Others may hold the session on: it no longer reaches this view. */
+  if (self->session != NULL)
+    g_signal_handlers_disconnect_by_data (self->session, self);
+  g_clear_object (&self->session);
   g_clear_pointer (&self->steps, g_array_unref);
   g_clear_pointer (&self->transfers, g_array_unref);
   g_clear_pointer (&self->highlight, g_array_unref);
@@ -324,7 +374,6 @@ tide_timeline_view_dispose (GObject *object)
   g_clear_pointer (&self->data, tide_timeline_data_free);
   g_clear_pointer (&self->job, tide_job_lane_free);
   g_clear_pointer (&self->job_processes, g_ptr_array_unref);
-  g_clear_object (&self->compare_trace);
   g_clear_pointer (&self->compare_pairs, g_array_unref);
   g_clear_pointer (&self->compare_cache, tide_timeline_cache_free);
   g_clear_pointer (&self->compare_data, tide_timeline_data_free);
@@ -351,13 +400,7 @@ tide_timeline_view_get_property (GObject    *object,
 
   switch (prop_id)
     {
-    case PROP_TRACE: g_value_set_object (value, self->trace); break;
-    case PROP_PROCESS_ID: g_value_set_int64 (value, self->process_id); break;
-    case PROP_SELECTED_STEP: g_value_set_int (value, self->selected_step); break;
-    case PROP_SELECTION_BEGIN: g_value_set_int64 (value, self->selection_begin); break;
-    case PROP_SELECTION_END: g_value_set_int64 (value, self->selection_end); break;
-    case PROP_VISIBLE_BEGIN: g_value_set_int64 (value, self->model.begin); break;
-    case PROP_VISIBLE_END: g_value_set_int64 (value, self->model.end); break;
+    case PROP_SESSION: g_value_set_object (value, self->session); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -372,13 +415,7 @@ tide_timeline_view_set_property (GObject      *object,
 
   switch (prop_id)
     {
-    case PROP_TRACE: tide_timeline_view_set_trace (self, g_value_get_object (value)); break;
-    case PROP_PROCESS_ID:
-      tide_timeline_view_set_process_id (self, g_value_get_int64 (value));
-      break;
-    case PROP_SELECTED_STEP:
-      tide_timeline_view_set_selected_step (self, g_value_get_int (value));
-      break;
+    case PROP_SESSION: self->session = g_value_dup_object (value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -388,9 +425,8 @@ tide_timeline_view_class_init (TideTimelineViewClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
-  GParamFlags rw = G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
-  GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
 
+  object_class->constructed = tide_timeline_view_constructed;
   object_class->dispose = tide_timeline_view_dispose;
   object_class->finalize = tide_timeline_view_finalize;
   object_class->get_property = tide_timeline_view_get_property;
@@ -400,20 +436,10 @@ tide_timeline_view_class_init (TideTimelineViewClass *klass)
   widget_class->measure = tide_timeline_view_measure;
   widget_class->css_changed = tide_timeline_view_css_changed;
 
-  properties[PROP_TRACE] = g_param_spec_object ("trace", NULL, NULL, TIDE_TYPE_TRACE, rw);
-  properties[PROP_PROCESS_ID] = g_param_spec_int64 ("process-id", NULL, NULL,
-                                                    0, G_MAXINT64, 0, rw);
-  properties[PROP_SELECTED_STEP] = g_param_spec_int ("selected-step", NULL, NULL,
-                                                     0, G_MAXINT, 0, rw);
-  /* Set both ends at once with tide_timeline_view_set_selection_range(). */
-  properties[PROP_SELECTION_BEGIN] = g_param_spec_int64 ("selection-begin", NULL, NULL,
-                                                         -1, G_MAXINT64, -1, ro);
-  properties[PROP_SELECTION_END] = g_param_spec_int64 ("selection-end", NULL, NULL,
-                                                       -1, G_MAXINT64, -1, ro);
-  properties[PROP_VISIBLE_BEGIN] = g_param_spec_int64 ("visible-begin", NULL, NULL,
-                                                       G_MININT64, G_MAXINT64, 0, ro);
-  properties[PROP_VISIBLE_END] = g_param_spec_int64 ("visible-end", NULL, NULL,
-                                                     G_MININT64, G_MAXINT64, 0, ro);
+  /* One for the view's life: every view of a window shares it. */
+  properties[PROP_SESSION] = g_param_spec_object ("session", NULL, NULL, TIDE_TYPE_SESSION,
+                                                  G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY |
+                                                  G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
@@ -421,11 +447,13 @@ tide_timeline_view_class_init (TideTimelineViewClass *klass)
    * @begin: nanoseconds from the trace start
    * @end: exclusive end
    *
-   * The user dragged out a range.
+   * The user dragged out a range; the default handler makes it the
+   * session's.
    */
-  signals[SELECTION_RANGE] = g_signal_new ("selection-range", G_TYPE_FROM_CLASS (klass),
-                                           G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
-                                           G_TYPE_NONE, 2, G_TYPE_INT64, G_TYPE_INT64);
+  signals[SELECTION_RANGE] =
+    g_signal_new_class_handler ("selection-range", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_FIRST,
+                                G_CALLBACK (tide_timeline_view_real_selection_range),
+                                NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT64, G_TYPE_INT64);
 
   gtk_widget_class_set_css_name (widget_class, "timeline");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);
@@ -437,12 +465,8 @@ tide_timeline_view_init (TideTimelineView *self)
 {
   self->palette_value = tide_palette_light;
   self->palette = &self->palette_value;
-  self->selection_begin = -1;
-  self->selection_end = -1;
   self->hover_x = -1;
-  /* About 500 chunks: every level of a few lanes of a large trace. */
-  self->cache = tide_timeline_cache_new (CACHE_BYTES);
-  tide_timeline_model_init (&self->model, 0, 0, 1);
+  self->cache = tide_timeline_cache_new (TIDE_TIMELINE_VIEW_CACHE_BYTES);
   gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
   _tide_timeline_view_input_init (self);
 }
@@ -450,133 +474,31 @@ tide_timeline_view_init (TideTimelineView *self)
 /* ---- public API ------------------------------------------------------------ */
 
 GtkWidget *
-tide_timeline_view_new (void)
+tide_timeline_view_new (TideSession *session)
 {
-  return g_object_new (TIDE_TYPE_TIMELINE_VIEW, NULL);
+  g_return_val_if_fail (TIDE_IS_SESSION (session), NULL);
+  return g_object_new (TIDE_TYPE_TIMELINE_VIEW, "session", session, NULL);
 }
 
 /**
- * tide_timeline_view_get_trace:
+ * tide_timeline_view_get_session:
  *
- * Returns: (transfer none) (nullable): the trace shown
+ * Returns: (transfer none): what the view shows, and where what the user
+ *   does on it goes
  */
-TideTrace *
-tide_timeline_view_get_trace (TideTimelineView *self)
+TideSession *
+tide_timeline_view_get_session (TideTimelineView *self)
 {
   g_return_val_if_fail (TIDE_IS_TIMELINE_VIEW (self), NULL);
-  return self->trace;
-}
-
-/* A new trace (or the same capture reopened as it grows) keeps the zoom
- * unless the whole trace was shown, in which case it still is. */
-void
-tide_timeline_view_set_trace (TideTimelineView *self,
-                              TideTrace        *trace)
-{
-  gboolean was_fit;
-  gint64 begin = self->model.begin, end = self->model.end;
-
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  g_return_if_fail (trace == NULL || TIDE_IS_TRACE (trace));
-
-  was_fit = self->trace == NULL ||
-            (begin == self->model.doc_begin && end == self->model.doc_end);
-  if (!g_set_object (&self->trace, trace))
-    return;
-  /* The rows of the trace shown before, and the reference it holds, go. */
-  g_clear_pointer (&self->cache, tide_timeline_cache_free);
-  self->cache = tide_timeline_cache_new (CACHE_BYTES);
-  tide_timeline_model_init (&self->model, 0,
-                            trace ? tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace)
-                                  : 0,
-                            self->model.width);
-  if (!was_fit)
-    tide_timeline_model_set_range (&self->model, begin, end);
-  load_spans (self);
-  notify_visible (self);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TRACE]);
+  return self->session;
 }
 
 void
 tide_timeline_view_reload (TideTimelineView *self)
 {
   g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  load_spans (self);
-  invalidate_data (self);
-}
-
-gint64
-tide_timeline_view_get_process_id (TideTimelineView *self)
-{
-  g_return_val_if_fail (TIDE_IS_TIMELINE_VIEW (self), 0);
-  return self->process_id;
-}
-
-void
-tide_timeline_view_set_process_id (TideTimelineView *self,
-                                   gint64            process_id)
-{
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  if (self->process_id == process_id)
-    return;
-  self->process_id = process_id;
-  load_spans (self);
-  invalidate_data (self);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PROCESS_ID]);
-}
-
-gint
-tide_timeline_view_get_selected_step (TideTimelineView *self)
-{
-  g_return_val_if_fail (TIDE_IS_TIMELINE_VIEW (self), 0);
-  return self->selected_step;
-}
-
-/* A step and a range are two kinds of selection: choosing one clears the
- * other, so the drill-down follows what the user did last. */
-void
-tide_timeline_view_set_selected_step (TideTimelineView *self,
-                                      gint              number)
-{
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  if (self->selected_step == number)
-    return;
-  self->selected_step = MAX (number, 0);
-  if (number > 0)
-    tide_timeline_view_set_selection_range (self, -1, -1);
-  invalidate_frame (self);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTED_STEP]);
-}
-
-void
-tide_timeline_view_get_selection_range (TideTimelineView *self,
-                                        gint64           *begin,
-                                        gint64           *end)
-{
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  if (begin != NULL)
-    *begin = self->selection_begin;
-  if (end != NULL)
-    *end = self->selection_end;
-}
-
-void
-tide_timeline_view_set_selection_range (TideTimelineView *self,
-                                        gint64            begin,
-                                        gint64            end)
-{
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  if (begin < 0 || end <= begin)
-    begin = end = -1;
-  if (self->selection_begin == begin && self->selection_end == end)
-    return;
-  self->selection_begin = begin;
-  self->selection_end = end;
-  if (begin >= 0)
-    tide_timeline_view_set_selected_step (self, 0);
-  invalidate_frame (self);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTION_BEGIN]);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTION_END]);
+  _tide_timeline_view_load_spans (self);
+  _tide_timeline_view_invalidate_data (self);
 }
 
 /**
@@ -605,7 +527,7 @@ tide_timeline_view_set_highlight (TideTimelineView *self,
   self->highlight_process_id = process_id;
   self->highlight_step = self->highlight != NULL ? growth_step : 0;
   self->highlight_device = device;
-  invalidate_frame (self);
+  _tide_timeline_view_invalidate_frame (self);
 }
 
 gint
@@ -613,83 +535,6 @@ tide_timeline_view_get_highlight_step (TideTimelineView *self)
 {
   g_return_val_if_fail (TIDE_IS_TIMELINE_VIEW (self), 0);
   return self->highlight_step;
-}
-
-void
-tide_timeline_view_get_visible_range (TideTimelineView *self,
-                                      gint64           *begin,
-                                      gint64           *end)
-{
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  if (begin != NULL)
-    *begin = self->model.begin;
-  if (end != NULL)
-    *end = self->model.end;
-}
-
-void
-tide_timeline_view_set_visible_range (TideTimelineView *self,
-                                      gint64            begin,
-                                      gint64            end)
-{
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  if (tide_timeline_model_set_range (&self->model, begin, end))
-    notify_visible (self);
-}
-
-void
-tide_timeline_view_zoom_at (TideTimelineView *self,
-                            double            x,
-                            double            factor)
-{
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  g_return_if_fail (factor > 0);
-  if (tide_timeline_model_zoom_around (&self->model, x, factor))
-    notify_visible (self);
-}
-
-void
-tide_timeline_view_pan_by (TideTimelineView *self,
-                           double            dx)
-{
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  if (tide_timeline_model_pan_by (&self->model, dx))
-    notify_visible (self);
-}
-
-void
-tide_timeline_view_zoom_fit (TideTimelineView *self)
-{
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  if (tide_timeline_model_fit (&self->model))
-    notify_visible (self);
-}
-
-/* Moves the selection to the next or previous step and scrolls it into
- * view when it is outside. */
-void
-tide_timeline_view_move_step (TideTimelineView *self,
-                              gint              direction)
-{
-  const TideStepSpan *steps;
-  guint n;
-  gint number;
-
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  steps = tide_timeline_view_get_steps (self, &n);
-  number = tide_timeline_step_neighbor (steps, n, self->selected_step, direction);
-  if (number == 0)
-    return;
-  tide_timeline_view_set_selected_step (self, number);
-  for (guint i = 0; i < n; i++)
-    if (steps[i].number == number &&
-        (steps[i].end_ns <= self->model.begin || steps[i].start_ns >= self->model.end))
-      {
-        gint64 span = self->model.end - self->model.begin;
-        gint64 mid = (steps[i].start_ns + steps[i].end_ns) / 2;
-        tide_timeline_view_set_visible_range (self, mid - span / 2, mid - span / 2 + span);
-        break;
-      }
 }
 
 /**
@@ -706,7 +551,6 @@ tide_timeline_view_get_steps (TideTimelineView *self,
   return self->steps ? (const TideStepSpan *) self->steps->data : NULL;
 }
 
-/* Returns: (transfer none) (nullable): the lanes of the last frame drawn */
 /* The process whose band of the job lane is drawn at (@x, @y), or 0. */
 gint64
 tide_timeline_view_process_at (TideTimelineView *self,
@@ -723,6 +567,7 @@ tide_timeline_view_process_at (TideTimelineView *self,
                                      gtk_widget_get_height (GTK_WIDGET (self)), x, y);
 }
 
+/* Returns: (transfer none) (nullable): the lanes of the last frame drawn */
 const TideTimelineData *
 tide_timeline_view_get_data (TideTimelineView *self)
 {
@@ -746,37 +591,16 @@ tide_timeline_view_get_error (TideTimelineView *self)
 }
 
 /**
- * tide_timeline_view_set_comparison:
- * @compared: (nullable): the run drawn over this one; %NULL: none
- * @diff: (nullable): this trace's process against @compared's, which
- *   aligns their steps; read here, not kept
+ * tide_timeline_view_get_compare_trace:
  *
- * Draws @compared's lanes dashed over the lanes, its step N over step N.
+ * Returns: (transfer none) (nullable): the run drawn dashed over this one:
+ *   the session's compared trace, while it has a comparison
  */
-void
-tide_timeline_view_set_comparison (TideTimelineView    *self,
-                                   TideTrace           *compared,
-                                   const TideTraceDiff *diff)
+TideTrace *
+tide_timeline_view_get_compare_trace (TideTimelineView *self)
 {
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
-  g_return_if_fail (compared == NULL || TIDE_IS_TRACE (compared));
-
-  if (diff == NULL)
-    compared = NULL;
-  if (compared != self->compare_trace)
-    {
-      g_clear_pointer (&self->compare_cache, tide_timeline_cache_free);
-      if (compared != NULL)
-        self->compare_cache = tide_timeline_cache_new (CACHE_BYTES);
-    }
-  g_set_object (&self->compare_trace, compared);
-  g_clear_pointer (&self->compare_pairs, g_array_unref);
-  self->compare_process_id = diff != NULL ? diff->after_process->id : 0;
-  if (diff != NULL)
-    self->compare_pairs = tide_trace_diff_step_pairs (diff);
-  /* Reloaded, so that an error of the comparison before does not stay. */
-  load_spans (self);
-  invalidate_data (self);
+  g_return_val_if_fail (TIDE_IS_TIMELINE_VIEW (self), NULL);
+  return get_compare_trace (self);
 }
 
 /* Returns: (transfer none) (nullable): the compared run's lanes of the last frame */

@@ -6,6 +6,7 @@
 #include <gtk/gtk.h>
 
 #include "tide-render.h"
+#include "tide-session.h"
 #include "tide-timeline-model.h"
 #include "tide-trace-diff.h"
 #include "tide-trace.h"
@@ -16,10 +17,8 @@ G_BEGIN_DECLS
 
 G_DECLARE_FINAL_TYPE (TideTimelineView, tide_timeline_view, TIDE, TIMELINE_VIEW, GtkWidget)
 
-GtkWidget               *tide_timeline_view_new                 (void);
-TideTrace               *tide_timeline_view_get_trace           (TideTimelineView *self);
-void                     tide_timeline_view_set_trace           (TideTimelineView *self,
-                                                                 TideTrace        *trace);
+GtkWidget               *tide_timeline_view_new                 (TideSession      *session);
+TideSession             *tide_timeline_view_get_session         (TideTimelineView *self);
 gint64                   tide_timeline_view_get_process_id      (TideTimelineView *self);
 void                     tide_timeline_view_set_process_id      (TideTimelineView *self,
                                                                  gint64            process_id);
@@ -53,9 +52,7 @@ void                     tide_timeline_view_zoom_fit            (TideTimelineVie
 void                     tide_timeline_view_move_step           (TideTimelineView *self,
                                                                  gint              direction);
 void                     tide_timeline_view_reload              (TideTimelineView *self);
-void                     tide_timeline_view_set_comparison      (TideTimelineView *self,
-                                                                 TideTrace        *compared,
-                                                                 const TideTraceDiff *diff);
+TideTrace               *tide_timeline_view_get_compare_trace   (TideTimelineView *self);
 const TideTimelineData  *tide_timeline_view_get_compare_data    (TideTimelineView *self);
 const TideStepSpan      *tide_timeline_view_get_steps           (TideTimelineView *self,
                                                                  guint            *n_steps);

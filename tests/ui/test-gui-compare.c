@@ -168,7 +168,7 @@ test_overlay (void)
   /* Ending the comparison takes the overlay away. */
   gtk_widget_activate_action (GTK_WIDGET (window), "win.end-compare", NULL);
   g_assert_null (tide_session_get_comparison (window->session));
-  g_assert_null (window->timeline->compare_trace);
+  g_assert_null (tide_timeline_view_get_compare_trace (window->timeline));
   gtk_window_destroy (GTK_WINDOW (window));
 }
 

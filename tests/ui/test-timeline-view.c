@@ -19,6 +19,7 @@ typedef struct
   char      *dir;
   char      *path;
   TideTrace *trace;
+  TideSession *session;
   GtkWidget *view;
 } Fixture;
 
@@ -34,8 +35,9 @@ fixture_setup (Fixture       *f,
   f->path = tide_test_trace_write (f->dir, TRUE, NULL);
   f->trace = tide_trace_open (f->path, &error);
   g_assert_no_error (error);
-  f->view = g_object_ref_sink (tide_timeline_view_new ());
-  tide_timeline_view_set_trace (TIDE_TIMELINE_VIEW (f->view), f->trace);
+  f->session = tide_session_new ();
+  f->view = g_object_ref_sink (tide_timeline_view_new (f->session));
+  tide_session_set_trace (f->session, f->trace);
   gtk_widget_measure (f->view, GTK_ORIENTATION_HORIZONTAL, -1, &min, &nat, NULL, NULL);
   gtk_widget_measure (f->view, GTK_ORIENTATION_VERTICAL, WIDTH, &min, &nat, NULL, NULL);
   gtk_widget_size_allocate (f->view, &(GtkAllocation) { 0, 0, WIDTH, HEIGHT }, -1);
@@ -46,6 +48,7 @@ fixture_teardown (Fixture       *f,
                   gconstpointer  data)
 {
   g_clear_object (&f->view);
+  g_clear_object (&f->session);
   g_clear_object (&f->trace);
   tide_test_trace_remove (f->dir, f->path);
   g_free (f->path);
@@ -193,7 +196,8 @@ assert_same_as_fresh (TideTimelineView *view)
   g_autoptr(TideTimelineData) fresh = NULL;
 
   g_assert_nonnull (cached);
-  fresh = tide_timeline_data_query (view->trace, view->process_id, cached->begin_ns,
+  fresh = tide_timeline_data_query (tide_session_get_trace (view->session),
+                                    tide_timeline_view_get_process_id (view), cached->begin_ns,
                                     cached->end_ns, cached->n_columns, &error);
   g_assert_no_error (error);
   g_assert_cmpint (fresh->level, ==, cached->level);
@@ -279,9 +283,9 @@ strip_color (GtkWidget *view,
   return pixels[11 * WIDTH + (k - 1) * 100 + 5] & 0xffffff;
 }
 
-/* What the properties do, not only what they hold: "selected-step" set
- * through GObject marks the step in the strip and notifies once per
- * change; a range selected afterwards clears it. */
+/* What the properties do, not only what they hold: the session's "step"
+ * set through GObject marks the step in the view's strip and notifies
+ * once per change; a range selected on the view afterwards clears it. */
 static void
 test_properties (Fixture       *f,
                  gconstpointer  unused)
@@ -290,18 +294,17 @@ test_properties (Fixture       *f,
   guint n_step_notifies = 0;
   gint64 begin = 0;
 
-  g_signal_connect (f->view, "notify::selected-step", G_CALLBACK (count_notify),
-                    &n_step_notifies);
+  g_signal_connect (f->session, "notify::step", G_CALLBACK (count_notify), &n_step_notifies);
   g_assert_cmphex (strip_color (f->view, 2), ==, p->strip_even);
-  g_object_set (f->view, "selected-step", 2, NULL);
+  g_object_set (f->session, "step", 2, NULL);
   g_assert_cmpuint (n_step_notifies, ==, 1);
   g_assert_cmphex (strip_color (f->view, 2), ==, p->accent);
   g_assert_cmphex (strip_color (f->view, 3), ==, p->strip_odd);
-  g_object_set (f->view, "selected-step", 2, NULL);
+  g_object_set (f->session, "step", 2, NULL);
   g_assert_cmpuint (n_step_notifies, ==, 1);
 
   tide_timeline_view_set_selection_range (TIDE_TIMELINE_VIEW (f->view), 100, 900);
-  g_object_get (f->view, "selection-begin", &begin, NULL);
+  g_object_get (f->session, "range-begin", &begin, NULL);
   g_assert_cmpint (begin, ==, 100);
   g_assert_cmpint (tide_timeline_view_get_selected_step (TIDE_TIMELINE_VIEW (f->view)), ==, 0);
   g_assert_cmpuint (n_step_notifies, ==, 2);
