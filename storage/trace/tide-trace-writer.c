@@ -188,6 +188,7 @@ struct _TideTraceWriter
 {
   char         *path;
   int           reserve_fd;        /* -1 when no reserve could be made */
+  gboolean      file_size_reserved; /* holds a share of the lowered RLIMIT_FSIZE */
   sqlite3      *db;
   sqlite3_stmt *stmts[N_OPS];
   TideRowFeed  *alloc_feed;        /* a run of OP_ALLOC, as a table */
@@ -692,12 +693,63 @@ writer_make_reserve (TideTraceWriter *self)
   self->reserve_fd = fd;
 }
 
+/* The same reserve under a file size limit (RLIMIT_FSIZE), where free
+ * disk space does not help: the process's soft limit is lowered by a
+ * reserve, so that the trace and its WAL stop short of the real limit,
+ * and raised back for finish, which then has room for the rows that say
+ * why the trace ends.  The limit is the process's, so the writers that
+ * are open at once share one lowering: the first lowers it, the last to
+ * release it raises it back. */
+static GMutex file_size_lock;
+static guint file_size_holders;
+static rlim_t file_size_limit;  /* the soft limit before the first lowering */
+
+static void
+writer_reserve_file_size (TideTraceWriter *self)
+{
+  struct rlimit limit;
+
+  g_mutex_lock (&file_size_lock);
+  if (file_size_holders == 0 && getrlimit (RLIMIT_FSIZE, &limit) == 0 &&
+      limit.rlim_cur != RLIM_INFINITY)
+    {
+      file_size_limit = limit.rlim_cur;
+      limit.rlim_cur -= MIN ((rlim_t) RESERVE_BYTES, limit.rlim_cur / 4);
+      if (setrlimit (RLIMIT_FSIZE, &limit) != 0)
+        file_size_limit = RLIM_INFINITY;
+    }
+  else if (file_size_holders == 0)
+    file_size_limit = RLIM_INFINITY;
+  file_size_holders++;
+  self->file_size_reserved = TRUE;
+  g_mutex_unlock (&file_size_lock);
+}
+
+static void
+writer_release_file_size (TideTraceWriter *self)
+{
+  struct rlimit limit;
+
+  if (!self->file_size_reserved)
+    return;
+  g_mutex_lock (&file_size_lock);
+  self->file_size_reserved = FALSE;
+  if (--file_size_holders == 0 && file_size_limit != RLIM_INFINITY &&
+      getrlimit (RLIMIT_FSIZE, &limit) == 0)
+    {
+      limit.rlim_cur = MIN (file_size_limit, limit.rlim_max);
+      setrlimit (RLIMIT_FSIZE, &limit);
+    }
+  g_mutex_unlock (&file_size_lock);
+}
+
 static void
 writer_release_reserve (TideTraceWriter *self)
 {
   if (self->reserve_fd >= 0)
     close (self->reserve_fd);
   self->reserve_fd = -1;
+  writer_release_file_size (self);
 }
 
 static gboolean
@@ -718,6 +770,7 @@ writer_open_db (TideTraceWriter  *self,
       unlink (name);
     }
   writer_make_reserve (self);
+  writer_reserve_file_size (self);
 
   if (sqlite3_open_v2 (self->path, &self->db,
                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,

@@ -5,11 +5,16 @@
  * in runs of every length between other rows (the writer hands each run
  * to SQLite through a row feed, tide-row-feed.h), and across changes of
  * the columns that a run's rows share (process, kind, device, scope).
+ * And a trace that reaches its file size limit still says why it ends.
  */
 #include "config.h"
 
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tide-test-util.h"
 #include "tide-trace-private.h"
@@ -215,6 +220,63 @@ test_finish_waits_for_reader (void)
   g_rmdir (dir);
 }
 
+/* Writes rows until the file system refuses them, under a 2 MiB
+ * RLIMIT_FSIZE and SIGXFSZ ignored, as the recorder runs, in small
+ * commits, as a recording of a slow program makes them: the checkpoints
+ * grow the database to the limit, then the WAL grows to it too. */
+static void
+write_past_file_size_limit (const char *path)
+{
+  struct rlimit limit = { 2 * 1024 * 1024, 2 * 1024 * 1024 };
+  g_autoptr(GError) error = NULL;
+  TideTraceWriter *w;
+
+  signal (SIGXFSZ, SIG_IGN);
+  if (setrlimit (RLIMIT_FSIZE, &limit) != 0 || (w = tide_trace_writer_new (path, &error)) == NULL)
+    _exit (2);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  for (guint i = 0; i < 200000; i++)
+    {
+      TideAllocRow row = { .process_id = 1, .alloc_ns = i, .address = 0x10000 + 16 * (guint64) i,
+                           .size = 16 + i % 4096, .weight = 1, .stack_id = 1 + i % 97,
+                           .device = -1, .kind = 1 };
+
+      tide_trace_writer_add_allocation (w, &row);
+      if (i % 200 == 199)
+        tide_trace_writer_flush (w);
+    }
+  _exit (tide_trace_writer_finish (w, NULL) && tide_trace_writer_describe_early_end (w) != NULL
+         ? 0 : 3);
+}
+
+/* Wherever the limit struck, the database or its WAL, the trace says why
+ * it ended: the writer keeps room below the limit for the rows that
+ * describe the end, as it keeps a reserve of disk space. */
+static void
+test_file_size_limit (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-writer");
+  g_autofree char *path = g_build_filename (dir, "limited.tide", NULL);
+  g_autoptr(TideTrace) trace = NULL;
+  g_autofree char *reason = NULL;
+  int status = 0;
+  pid_t pid = fork ();
+
+  g_assert_cmpint (pid, >=, 0);
+  if (pid == 0)
+    write_past_file_size_limit (path);
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  g_assert_true (WIFEXITED (status));
+  g_assert_cmpint (WEXITSTATUS (status), ==, 0);
+
+  trace = tide_test_open_trace (path);
+  reason = tide_test_query_text (trace, "SELECT value FROM meta WHERE key = 'stopped_reason'");
+  g_assert_cmpstr (reason, ==, "file size limit reached");
+  g_assert_false (tide_trace_is_complete (trace));
+  g_clear_object (&trace);
+  tide_test_remove_dir (dir);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -222,5 +284,6 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/storage/writer/allocation-columns", test_allocation_columns);
   g_test_add_func ("/storage/writer/finish-waits-for-reader", test_finish_waits_for_reader);
+  g_test_add_func ("/storage/writer/file-size-limit", test_file_size_limit);
   return g_test_run ();
 }
