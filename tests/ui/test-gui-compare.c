@@ -18,6 +18,7 @@
 #include "tide-schema.h"
 #include "tide-steps-view-row.h"
 #include "tide-test-trace.h"
+#include "tide-test-util.h"
 #include "tide-test-widget.h"
 #include "tide-timeline-view-private.h"
 #include "tide-window-private.h"
@@ -356,7 +357,7 @@ main (int   argc,
 
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
-  tmp_dir = g_dir_make_tmp ("tide-compare-XXXXXX", NULL);
+  tmp_dir = tide_test_make_dir ("tide-compare");
   g_assert_nonnull (tmp_dir);
   shown_path = tide_test_trace_write (tmp_dir, TRUE, NULL);
   fixed_path = tide_test_fixed_trace_write (tmp_dir);

@@ -52,15 +52,8 @@ static int
 leak_line (void)
 {
   g_autofree char *path = g_build_filename (TIDE_PYTHON_TESTS_DIR, "train-leaky.py", NULL);
-  g_autofree char *text = NULL;
-  g_auto(GStrv) lines = NULL;
 
-  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
-  lines = g_strsplit (text, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
-    if (strstr (lines[i], "# LEAK-LINE") != NULL)
-      return (int) i + 1;
-  g_assert_not_reached ();
+  return tide_test_source_line (path, "# LEAK-LINE");
 }
 
 static TideWindow *
@@ -334,7 +327,7 @@ main (int    argc,
       g_test_message ("%s cannot import torch", PYTHON);
       return 77;
     }
-  tmp_dir = g_dir_make_tmp ("tide-gui-headline-XXXXXX", NULL);
+  tmp_dir = tide_test_make_dir ("tide-gui-headline");
   g_assert_nonnull (tmp_dir);
   trace_path = g_build_filename (tmp_dir, "train-leaky.tide", NULL);
   record_trace ();

@@ -109,15 +109,8 @@ source_line (const char *file,
              const char *text)
 {
   g_autofree char *path = g_build_filename (TIDE_TARGETS_SRC_DIR, file, NULL);
-  g_autofree char *contents = NULL;
-  g_auto(GStrv) lines = NULL;
 
-  g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
-  lines = g_strsplit (contents, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
-    if (strstr (lines[i], text) != NULL)
-      return (int) i + 1;
-  g_assert_not_reached ();
+  return tide_test_source_line (path, text);
 }
 
 /* How every view names the 4 MiB leak: the line of leak_big_tensor that

@@ -11,6 +11,7 @@
 
 #include "tide-session.h"
 #include "tide-test-trace.h"
+#include "tide-test-util.h"
 
 #define SECOND (TEST_N_STEPS * TEST_STEP_NS)
 
@@ -27,7 +28,7 @@ fixture_setup (Fixture       *f,
 {
   g_autoptr(GError) error = NULL;
 
-  f->dir = g_dir_make_tmp ("tide-session-XXXXXX", &error);
+  f->dir = tide_test_make_dir ("tide-session");
   g_assert_no_error (error);
   f->path = tide_test_trace_write (f->dir, TRUE, NULL);
   f->trace = tide_trace_open (f->path, &error);

@@ -20,6 +20,7 @@
 #include "tide-schema.h"
 #include "tide-test-png.h"
 #include "tide-test-trace.h"
+#include "tide-test-util.h"
 #include "tide-timeline-data.h"
 #include "tide-trace-private.h"
 #include "tide-trace-writer.h"
@@ -40,7 +41,7 @@ fixture_setup (Fixture       *f,
 {
   g_autoptr(GError) error = NULL;
 
-  f->dir = g_dir_make_tmp ("tide-timeline-XXXXXX", &error);
+  f->dir = tide_test_make_dir ("tide-timeline");
   g_assert_no_error (error);
   f->path = tide_test_trace_write (f->dir, TRUE, NULL);
   f->trace = tide_trace_open (f->path, &error);
@@ -639,7 +640,7 @@ static void
 test_live_trace (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("tide-timeline-XXXXXX", NULL);
+  g_autofree char *dir = tide_test_make_dir ("tide-timeline");
   gpointer writer = NULL;
   g_autofree char *path = tide_test_trace_write (dir, FALSE, &writer);
   g_autoptr(TideTrace) trace = tide_trace_open (path, &error);

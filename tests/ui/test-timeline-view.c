@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "tide-test-trace.h"
+#include "tide-test-util.h"
 #include "tide-test-widget.h"
 #include "tide-timeline-view-private.h"
 
@@ -30,7 +31,7 @@ fixture_setup (Fixture       *f,
   g_autoptr(GError) error = NULL;
   int min, nat;
 
-  f->dir = g_dir_make_tmp ("tide-view-XXXXXX", &error);
+  f->dir = tide_test_make_dir ("tide-view");
   g_assert_no_error (error);
   f->path = tide_test_trace_write (f->dir, TRUE, NULL);
   f->trace = tide_trace_open (f->path, &error);

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "tide-test-gui.h"
+#include "tide-test-util.h"
 
 #include <adwaita.h>
 #include <glib/gstdio.h>
@@ -83,7 +84,7 @@ tide_test_gui_init (int    *argc,
 {
   gtk_test_init (argc, argv, NULL);
   adw_init ();
-  tide_test_gui_dir = g_dir_make_tmp ("tide-gui-XXXXXX", NULL);
+  tide_test_gui_dir = tide_test_make_dir ("tide-gui");
   g_assert_nonnull (tide_test_gui_dir);
   tide_test_gui_trace = g_build_filename (tide_test_gui_dir, "leaky-steps.tide", NULL);
   record_trace ();
