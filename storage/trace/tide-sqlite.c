@@ -144,6 +144,19 @@ tide_sqlite_step_done (sqlite3       *db,
   return rc == SQLITE_DONE;
 }
 
+/* tide_sqlite_step_done() of a statement run once: @stmt is finalized. */
+gboolean
+tide_sqlite_run_once (sqlite3       *db,
+                      sqlite3_stmt  *stmt,
+                      const char    *what,
+                      GError       **error)
+{
+  gboolean ok = tide_sqlite_step_done (db, stmt, what, error);
+
+  sqlite3_finalize (stmt);
+  return ok;
+}
+
 /* Runs @sql, which returns one integer (a count, a pragma), into @out: 0
  * when it returns no row, or when it fails. */
 gboolean
