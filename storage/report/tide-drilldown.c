@@ -235,9 +235,9 @@ tide_drilldown_live_counts (const char      *path,
                               error) &&
        tide_sqlite_query_int (db, "SELECT coalesce (max (id), 0) FROM allocations", READ_WHAT,
                               &counts->n_allocations, error) &&
-       tide_sqlite_query_int (db, "SELECT coalesce ((SELECT value FROM meta WHERE key = 'start_ns'),"
-                                  " (SELECT min (start_ns) FROM processes), 0)", READ_WHAT, &t0,
-                              error) &&
+       tide_sqlite_query_int (db, "SELECT coalesce ((SELECT value FROM meta"
+                                  " WHERE key = 'start_ns'), (SELECT min (start_ns)"
+                                  " FROM processes), 0)", READ_WHAT, &t0, error) &&
        tide_sqlite_query_int (db, "SELECT coalesce (max (ts_ns), 0) FROM counters", READ_WHAT, &t1,
                               error);
   counts->last_ns = t1 > t0 ? t1 - t0 : 0;
