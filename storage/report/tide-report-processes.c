@@ -141,12 +141,7 @@ add_borrowed_steps (TideTrace         *trace,
       row->dist_rank = p->dist_rank;
       row->steps_pid = source->pid;
       row->borrowed = TRUE;
-      row->number = sqlite3_column_int (stmt, 0);
-      row->label = _tide_report_column_dup (stmt, 1);
-      row->start_ns = sqlite3_column_int64 (stmt, 2) - tide_trace_get_start_ns (trace);
-      row->duration_ns = sqlite3_column_int64 (stmt, 3) - sqlite3_column_int64 (stmt, 2);
-      row->has_rss = sqlite3_column_type (stmt, 4) != SQLITE_NULL;
-      row->rss_end = sqlite3_column_int64 (stmt, 4);
+      _tide_step_row_read_span (row, trace, stmt, 0);
       row->rss_delta = row->rss_end - sqlite3_column_int64 (stmt, 5);
       row->heap_end = sqlite3_column_int64 (stmt, 6);
       row->heap_delta = row->heap_end - sqlite3_column_int64 (stmt, 7);
