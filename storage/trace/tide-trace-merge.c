@@ -333,16 +333,14 @@ open_output (Merge       *merge,
          tide_sqlite_exec (merge->db, stack_map_sql, error);
 }
 
+/* The largest id of a table, 0 when it has none or cannot be read. */
 static gint64
 max_id (sqlite3    *db,
         const char *sql)
 {
-  sqlite3_stmt *stmt = tide_sqlite_prepare (db, sql, "", NULL);
-  gint64 value = 0;
+  gint64 value;
 
-  if (stmt != NULL && sqlite3_step (stmt) == SQLITE_ROW)
-    value = sqlite3_column_int64 (stmt, 0);
-  sqlite3_finalize (stmt);
+  tide_sqlite_query_int (db, sql, "", &value, NULL);
   return value;
 }
 
