@@ -321,18 +321,6 @@ retained_csv (GString             *out,
 /* ---- JSON ----------------------------------------------------------------------- */
 
 static void
-json_int (GString    *out,
-          const char *key,
-          gboolean    known,
-          gint64      value)
-{
-  if (known)
-    g_string_append_printf (out, "\"%s\":%" G_GINT64_FORMAT, key, value);
-  else
-    g_string_append_printf (out, "\"%s\":null", key);
-}
-
-static void
 json_side (GString             *out,
            const TideTraceDiff *diff,
            gboolean             after)
@@ -344,7 +332,7 @@ json_side (GString             *out,
   g_string_append_printf (out, ",\"pid\":%" G_GINT64_FORMAT ",\"role\":", p->pid);
   tide_format_json_text (out, p->label);
   g_string_append (out, ",");
-  json_int (out, "dist_rank", p->dist_rank >= 0, p->dist_rank);
+  tide_format_json_int (out, "dist_rank", p->dist_rank >= 0, p->dist_rank);
   g_string_append_printf (out, ",\"steps\":%u,\"sample_bytes\":%" G_GINT64_FORMAT "}",
                           (after ? diff->after_steps : diff->before_steps)->len,
                           after ? diff->after_sample_bytes : diff->before_sample_bytes);
@@ -359,11 +347,11 @@ json_change (GString    *out,
              gint64      after)
 {
   g_string_append_printf (out, ",\"%s\":{", name);
-  json_int (out, "before", has_before, before);
+  tide_format_json_int (out, "before", has_before, before);
   g_string_append (out, ",");
-  json_int (out, "after", has_after, after);
+  tide_format_json_int (out, "after", has_after, after);
   g_string_append (out, ",");
-  json_int (out, "diff", has_before && has_after, tide_sat_sub (after, before));
+  tide_format_json_int (out, "diff", has_before && has_after, tide_sat_sub (after, before));
   g_string_append_c (out, '}');
 }
 
@@ -378,9 +366,9 @@ steps_json (GString             *out,
       TideStepRow *b = s->before, *a = s->after;
 
       g_string_append (out, i ? ",{" : "{");
-      json_int (out, "step_before", b != NULL, b ? b->number : 0);
+      tide_format_json_int (out, "step_before", b != NULL, b ? b->number : 0);
       g_string_append (out, ",");
-      json_int (out, "step_after", a != NULL, a ? a->number : 0);
+      tide_format_json_int (out, "step_after", a != NULL, a ? a->number : 0);
       g_string_append (out, ",\"label\":");
       tide_format_json_text (out, step_label (s));
       json_change (out, "rss_change", b && b->has_rss, b ? b->rss_delta : 0, a && a->has_rss,

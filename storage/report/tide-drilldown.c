@@ -15,6 +15,8 @@
 #include "tide-storage-error.h"
 #include "tide-trace-private.h"
 
+#define READ_WHAT "cannot read the trace"
+
 static gint
 compare_by_bytes (gconstpointer a,
                   gconstpointer b)
@@ -194,22 +196,6 @@ tide_drilldown_retained_finish (TideTrace     *trace,
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
-static gboolean
-count_rows (sqlite3     *db,
-            const char  *sql,
-            gint64      *out,
-            GError     **error)
-{
-  sqlite3_stmt *stmt = tide_sqlite_prepare (db, sql, "cannot read the trace", error);
-  int rc;
-
-  if (stmt == NULL)
-    return FALSE;
-  rc = sqlite3_step (stmt);
-  *out = rc == SQLITE_ROW ? sqlite3_column_int64 (stmt, 0) : 0;
-  return tide_sqlite_finish (db, stmt, rc, "cannot read the trace", error);
-}
-
 /**
  * tide_drilldown_live_counts:
  * @path: a trace that a recorder may still be writing
@@ -243,13 +229,17 @@ tide_drilldown_live_counts (const char      *path,
   sqlite3_db_config (db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
   sqlite3_db_config (db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
   sqlite3_busy_timeout (db, 50);
-  ok = count_rows (db, "SELECT count (*) FROM processes", &counts->n_processes, error) &&
-       count_rows (db, "SELECT count (*) FROM steps", &counts->n_steps, error) &&
-       count_rows (db, "SELECT coalesce (max (id), 0) FROM allocations", &counts->n_allocations,
-                   error) &&
-       count_rows (db, "SELECT coalesce ((SELECT value FROM meta WHERE key = 'start_ns'),"
-                       " (SELECT min (start_ns) FROM processes), 0)", &t0, error) &&
-       count_rows (db, "SELECT coalesce (max (ts_ns), 0) FROM counters", &t1, error);
+  ok = tide_sqlite_query_int (db, "SELECT count (*) FROM processes", READ_WHAT,
+                              &counts->n_processes, error) &&
+       tide_sqlite_query_int (db, "SELECT count (*) FROM steps", READ_WHAT, &counts->n_steps,
+                              error) &&
+       tide_sqlite_query_int (db, "SELECT coalesce (max (id), 0) FROM allocations", READ_WHAT,
+                              &counts->n_allocations, error) &&
+       tide_sqlite_query_int (db, "SELECT coalesce ((SELECT value FROM meta"
+                                  " WHERE key = 'start_ns'), (SELECT min (start_ns)"
+                                  " FROM processes), 0)", READ_WHAT, &t0, error) &&
+       tide_sqlite_query_int (db, "SELECT coalesce (max (ts_ns), 0) FROM counters", READ_WHAT, &t1,
+                              error);
   counts->last_ns = t1 > t0 ? t1 - t0 : 0;
   sqlite3_close (db);
   return ok;

@@ -94,15 +94,7 @@ tide_file_names_new (GPtrArray *paths)
   return names;
 }
 
-static GQuark
-file_names_quark (void)
-{
-  static GQuark quark;
-
-  if (quark == 0)
-    quark = g_quark_from_static_string ("tide-file-names");
-  return quark;
-}
+static G_DEFINE_QUARK (tide-file-names, file_names)
 
 /* Empty where the frames cannot be read, which the query of the frames
  * will then say. */

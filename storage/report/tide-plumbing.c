@@ -320,15 +320,7 @@ tide_frames_find_via (GPtrArray *frames,
 
 /* Each trace's list, kept on the trace so that every report on it (and
  * what tide_trace_add_plumbing() added) uses the same one. */
-static GQuark
-plumbing_quark (void)
-{
-  static GQuark quark;
-
-  if (quark == 0)
-    quark = g_quark_from_static_string ("tide-plumbing");
-  return quark;
-}
+static G_DEFINE_QUARK (tide-plumbing, plumbing)
 
 static TidePlumbing *
 plumbing_for_trace (TideTrace *trace)

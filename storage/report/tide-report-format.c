@@ -106,6 +106,18 @@ tide_format_json_text (GString    *out,
   json_string (out, text);
 }
 
+void
+tide_format_json_int (GString    *out,
+                      const char *key,
+                      gboolean    known,
+                      gint64      value)
+{
+  if (known)
+    g_string_append_printf (out, "\"%s\":%" G_GINT64_FORMAT, key, value);
+  else
+    g_string_append_printf (out, "\"%s\":null", key);
+}
+
 /* ---- steps ------------------------------------------------------------------ */
 
 /* Device columns of the text table, only for traces with device activity:
@@ -392,16 +404,15 @@ steps_csv (GString   *out,
     }
 }
 
+/* A member after others. */
 static void
 json_optional (GString    *out,
                const char *name,
                gboolean    known,
                gint64      value)
 {
-  if (known)
-    g_string_append_printf (out, ",\"%s\":%" G_GINT64_FORMAT, name, value);
-  else
-    g_string_append_printf (out, ",\"%s\":null", name);
+  g_string_append_c (out, ',');
+  tide_format_json_int (out, name, known, value);
 }
 
 static void

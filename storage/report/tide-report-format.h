@@ -39,6 +39,12 @@ void     tide_format_csv_text  (GString        *out,
                                 const char     *text);
 void     tide_format_json_text (GString        *out,
                                 const char     *text);
+/* A JSON member, "@key":@value, or "@key":null when @value is not @known;
+ * the caller writes the comma before it. */
+void     tide_format_json_int  (GString        *out,
+                                const char     *key,
+                                gboolean        known,
+                                gint64          value);
 void     tide_format_steps   (GString        *out,
                               GPtrArray      *rows,
                               TideFormat      format);

@@ -54,6 +54,12 @@ gboolean      _tide_report_add_classes  (TideTrace    *trace,
                                          GPtrArray    *rows,
                                          GError      **error);
 
+/* tide-report-steps.c */
+void          _tide_step_row_read_span  (TideStepRow  *row,
+                                         TideTrace    *trace,
+                                         sqlite3_stmt *stmt,
+                                         int           col);
+
 /* tide-report-scopes.c */
 GArray       *_tide_scope_shares_new   (void);
 gboolean      _tide_group_load_growth_shares    (TideTrace   *trace,

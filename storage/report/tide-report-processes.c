@@ -30,6 +30,20 @@ tide_process_summary_free (TideProcessSummary *summary)
 
 /* ---- labels ----------------------------------------------------------------- */
 
+/* The label and rank of process @process_id: "?" and none for a process
+ * that the trace does not list. */
+static void
+label_process (GPtrArray  *processes,
+               gint64      process_id,
+               char      **role,
+               gint       *dist_rank)
+{
+  TideProcess *p = tide_processes_find (processes, process_id);
+
+  *role = g_strdup (p != NULL ? p->label : "?");
+  *dist_rank = p != NULL ? p->dist_rank : -1;
+}
+
 gboolean
 _tide_report_label_groups (TideTrace  *trace,
                            GPtrArray  *groups,
@@ -42,10 +56,8 @@ _tide_report_label_groups (TideTrace  *trace,
   for (guint i = 0; i < groups->len; i++)
     {
       TideGroup *g = g_ptr_array_index (groups, i);
-      TideProcess *p = tide_processes_find (processes, g->process_id);
 
-      g->role = g_strdup (p != NULL ? p->label : "?");
-      g->dist_rank = p != NULL ? p->dist_rank : -1;
+      label_process (processes, g->process_id, &g->role, &g->dist_rank);
     }
   return TRUE;
 }
@@ -62,10 +74,8 @@ _tide_report_label_steps (TideTrace  *trace,
   for (guint i = 0; i < rows->len; i++)
     {
       TideStepRow *r = g_ptr_array_index (rows, i);
-      TideProcess *p = tide_processes_find (processes, r->process_id);
 
-      r->role = g_strdup (p != NULL ? p->label : "?");
-      r->dist_rank = p != NULL ? p->dist_rank : -1;
+      label_process (processes, r->process_id, &r->role, &r->dist_rank);
       r->steps_pid = r->pid;
     }
   return TRUE;
@@ -141,12 +151,7 @@ add_borrowed_steps (TideTrace         *trace,
       row->dist_rank = p->dist_rank;
       row->steps_pid = source->pid;
       row->borrowed = TRUE;
-      row->number = sqlite3_column_int (stmt, 0);
-      row->label = _tide_report_column_dup (stmt, 1);
-      row->start_ns = sqlite3_column_int64 (stmt, 2) - tide_trace_get_start_ns (trace);
-      row->duration_ns = sqlite3_column_int64 (stmt, 3) - sqlite3_column_int64 (stmt, 2);
-      row->has_rss = sqlite3_column_type (stmt, 4) != SQLITE_NULL;
-      row->rss_end = sqlite3_column_int64 (stmt, 4);
+      _tide_step_row_read_span (row, trace, stmt, 0);
       row->rss_delta = row->rss_end - sqlite3_column_int64 (stmt, 5);
       row->heap_end = sqlite3_column_int64 (stmt, 6);
       row->heap_delta = row->heap_end - sqlite3_column_int64 (stmt, 7);

@@ -392,17 +392,22 @@ _tide_report_add_classes (TideTrace  *trace,
 
 /* ---- a step's change in words ----------------------------------------------- */
 
-static const char *const term_names[TIDE_RSS_N_TERMS] = {
-  [TIDE_RSS_COW] = "copy-on-write",
-  [TIDE_RSS_HEAP] = "heap",
-  [TIDE_RSS_ALLOC_FREE] = "allocator free",
-  [TIDE_RSS_FILE] = "file-backed",
-  [TIDE_RSS_SHMEM] = "shmem",
-  [TIDE_RSS_SHARING] = "no longer shared",
-  [TIDE_RSS_PY_ARENA_FREE] = "Python arenas free",
-  [TIDE_RSS_THREAD_STACKS] = "thread stacks",
-  [TIDE_RSS_LIB_DATA] = "library data",
-  [TIDE_RSS_UNEXPLAINED] = "unexplained",
+/* Each term's words in a step's change, and its column in CSV and JSON. */
+static const struct
+{
+  const char *name;
+  const char *column;
+} rss_terms[TIDE_RSS_N_TERMS] = {
+  [TIDE_RSS_COW] = { "copy-on-write", "cow_bytes" },
+  [TIDE_RSS_HEAP] = { "heap", "heap_bytes" },
+  [TIDE_RSS_ALLOC_FREE] = { "allocator free", "alloc_free_bytes" },
+  [TIDE_RSS_FILE] = { "file-backed", "file_bytes" },
+  [TIDE_RSS_SHMEM] = { "shmem", "shmem_bytes" },
+  [TIDE_RSS_SHARING] = { "no longer shared", "sharing_bytes" },
+  [TIDE_RSS_PY_ARENA_FREE] = { "Python arenas free", "py_arena_free_bytes" },
+  [TIDE_RSS_THREAD_STACKS] = { "thread stacks", "thread_stacks_bytes" },
+  [TIDE_RSS_LIB_DATA] = { "library data", "lib_data_bytes" },
+  [TIDE_RSS_UNEXPLAINED] = { "unexplained", "unexplained_bytes" },
 };
 
 /* A class's change over the row's step; a class not sampled by the step
@@ -844,7 +849,7 @@ tide_rss_explanation_describe (const TideRssExplanation *e)
   for (guint i = 0; i < n; i++)
     {
       g_autofree char *value = tide_format_delta (e->terms[order[i]]);
-      const char *name = term_names[order[i]];
+      const char *name = rss_terms[order[i]].name;
 
       if (order[i] == TIDE_RSS_SHARING && e->terms[order[i]] < 0)
         name = "newly shared";
@@ -900,19 +905,6 @@ tide_rss_find_largest_unexplained (GPtrArray *rows,
 
 /* ---- report --rss ------------------------------------------------------------ */
 
-static const char *const term_columns[TIDE_RSS_N_TERMS] = {
-  [TIDE_RSS_COW] = "cow_bytes",
-  [TIDE_RSS_HEAP] = "heap_bytes",
-  [TIDE_RSS_ALLOC_FREE] = "alloc_free_bytes",
-  [TIDE_RSS_FILE] = "file_bytes",
-  [TIDE_RSS_SHMEM] = "shmem_bytes",
-  [TIDE_RSS_SHARING] = "sharing_bytes",
-  [TIDE_RSS_PY_ARENA_FREE] = "py_arena_free_bytes",
-  [TIDE_RSS_THREAD_STACKS] = "thread_stacks_bytes",
-  [TIDE_RSS_LIB_DATA] = "lib_data_bytes",
-  [TIDE_RSS_UNEXPLAINED] = "unexplained_bytes",
-};
-
 /* The terms' columns in CSV and JSON: those added later come after the
  * ones that were there before, which keep their places. */
 static const TideRssTerm column_order[TIDE_RSS_N_TERMS] = {
@@ -955,7 +947,7 @@ rss_csv (GString   *out,
 {
   g_string_append (out, "pid,role,steps_pid,step,label,base,base_delta_bytes,rss_delta_bytes");
   for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
-    g_string_append_printf (out, ",%s", term_columns[column_order[t]]);
+    g_string_append_printf (out, ",%s", rss_terms[column_order[t]].column);
   g_string_append (out, ",first_step,pending,to_last_reading\n");
   for (guint i = 0; i < rows->len; i++)
     {
@@ -996,7 +988,7 @@ rss_json (GString   *out,
                               ",\"rss_delta_bytes\":%" G_GINT64_FORMAT,
                               e->private_base ? "uss" : "rss", e->base_delta, e->rss_delta);
       for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
-        g_string_append_printf (out, ",\"%s\":%" G_GINT64_FORMAT, term_columns[column_order[t]],
+        g_string_append_printf (out, ",\"%s\":%" G_GINT64_FORMAT, rss_terms[column_order[t]].column,
                                 e->terms[column_order[t]]);
       g_string_append_printf (out, ",\"first_step\":%d,\"pending\":%s,\"to_last_reading\":%s",
                               e->first_step, e->pending ? "true" : "false",

@@ -212,6 +212,23 @@ add_device_ends (TideTrace  *trace,
   return TRUE;
 }
 
+/* A step's number, label, start, duration and RSS at its end, from five
+ * columns at @col on: s.number, s.label, s.start_ns, s.end_ns, the RSS.
+ * A process's own steps and the steps it borrows read them alike. */
+void
+_tide_step_row_read_span (TideStepRow  *row,
+                          TideTrace    *trace,
+                          sqlite3_stmt *stmt,
+                          int           col)
+{
+  row->number = sqlite3_column_int (stmt, col);
+  row->label = _tide_report_column_dup (stmt, col + 1);
+  row->start_ns = sqlite3_column_int64 (stmt, col + 2) - tide_trace_get_start_ns (trace);
+  row->duration_ns = sqlite3_column_int64 (stmt, col + 3) - sqlite3_column_int64 (stmt, col + 2);
+  row->has_rss = sqlite3_column_type (stmt, col + 4) != SQLITE_NULL;
+  row->rss_end = sqlite3_column_int64 (stmt, col + 4);
+}
+
 GPtrArray *
 tide_report_steps (TideTrace  *trace,
                    GError    **error)
@@ -240,12 +257,7 @@ tide_report_steps (TideTrace  *trace,
 
       row->process_id = sqlite3_column_int64 (stmt, 0);
       row->pid = sqlite3_column_int64 (stmt, 1);
-      row->number = sqlite3_column_int (stmt, 2);
-      row->label = _tide_report_column_dup (stmt, 3);
-      row->start_ns = sqlite3_column_int64 (stmt, 4) - tide_trace_get_start_ns (trace);
-      row->duration_ns = sqlite3_column_int64 (stmt, 5) - sqlite3_column_int64 (stmt, 4);
-      row->has_rss = sqlite3_column_type (stmt, 6) != SQLITE_NULL;
-      row->rss_end = sqlite3_column_int64 (stmt, 6);
+      _tide_step_row_read_span (row, trace, stmt, 2);
       row->heap_end = sqlite3_column_int64 (stmt, 7);
       row->mapped_end = sqlite3_column_int64 (stmt, 8);
       row->device_end = sqlite3_column_int64 (stmt, 9);

@@ -26,6 +26,7 @@
 #include "tide-hash.h"
 #include "tide-report-private.h"
 #include "tide-saturate.h"
+#include "tide-step-accumulator.h"
 
 #define SUSPECT_MIN_RISES 3
 /* A group whose blocks come and go holds a few sampled ones at each step
@@ -143,28 +144,13 @@ group_series_free (GroupSeries *s)
   g_free (s);
 }
 
+/* The last value of a (stack, scope, device); hashed by its key, which
+ * comes first. */
 typedef struct
 {
-  gint64 stack_id;
-  gint64 scope_id;
-  gint   device;
-  double value;
+  TideSeriesKey key;
+  double        value;
 } SeriesValue;
-
-static guint
-series_value_hash (gconstpointer p)
-{
-  const SeriesValue *v = p;
-  return (guint) tide_hash_ids ((guint64) v->stack_id, (guint64) v->scope_id, (guint) v->device);
-}
-
-static gboolean
-series_value_equal (gconstpointer a,
-                    gconstpointer b)
-{
-  const SeriesValue *x = a, *y = b;
-  return x->stack_id == y->stack_id && x->scope_id == y->scope_id && x->device == y->device;
-}
 
 static GroupSeries *
 group_lookup (GHashTable *groups,
@@ -196,8 +182,8 @@ load_group_series (TideTrace   *trace,
 {
   g_autoptr(GHashTable) groups = g_hash_table_new_full (group_hash, group_equal, NULL,
                                                         (GDestroyNotify) group_series_free);
-  g_autoptr(GHashTable) last = g_hash_table_new_full (series_value_hash, series_value_equal,
-                                                      g_free, NULL);
+  g_autoptr(GHashTable) last = g_hash_table_new_full (tide_series_key_hash,
+                                                      tide_series_key_equal, g_free, NULL);
   sqlite3_stmt *stmt;
   int rc;
 
@@ -212,8 +198,8 @@ load_group_series (TideTrace   *trace,
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       gint number = sqlite3_column_int (stmt, 0);
-      SeriesValue probe = { sqlite3_column_int64 (stmt, 1), sqlite3_column_int64 (stmt, 2),
-                            sqlite3_column_int (stmt, 3), 0 };
+      SeriesValue probe = { { sqlite3_column_int64 (stmt, 1), sqlite3_column_int64 (stmt, 2),
+                              sqlite3_column_int (stmt, 3) }, 0 };
       double value = (double) sqlite3_column_int64 (stmt, 4);
       SeriesValue *previous = g_hash_table_lookup (last, &probe);
       GroupSeries *group;
@@ -224,8 +210,8 @@ load_group_series (TideTrace   *trace,
           g_hash_table_add (last, previous);
         }
       group = group_lookup (groups,
-                            by == TIDE_GROUP_BY_STACK ? probe.stack_id : probe.scope_id,
-                            probe.device, n_steps);
+                            by == TIDE_GROUP_BY_STACK ? probe.key.stack_id : probe.key.scope_id,
+                            probe.key.device, n_steps);
       if (number >= 1 && number <= n_steps)
         group->deltas[number] += value - previous->value;
       previous->value = value;

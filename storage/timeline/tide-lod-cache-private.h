@@ -38,15 +38,8 @@ typedef void (*TideLodVisit) (gint64        bucket,
                               const gint64  v[3],
                               gpointer      user_data);
 
-gboolean _tide_lod_read        (sqlite3            *db,
-                                const TideLodLane  *lane,
-                                gint64              lo,
-                                gint64              hi,
-                                TideLodVisit        visit,
-                                gpointer            user_data,
-                                TideLodEdges       *edges,
-                                GError            **error);
-gboolean _tide_lod_cache_read  (TideTimelineCache  *cache,
+/* Through @cache when there is one (nullable), else straight from @db. */
+gboolean _tide_lod_read        (TideTimelineCache  *cache,
                                 sqlite3            *db,
                                 const TideLodLane  *lane,
                                 gint64              lo,

@@ -133,22 +133,6 @@ read_rows (sqlite3            *db,
   return tide_sqlite_finish (db, stmt, rc, WHAT, error);
 }
 
-/* Buckets [lo, hi] of @lane, each handed to @visit, and their edges: two
- * primary-key range reads. */
-gboolean
-_tide_lod_read (sqlite3            *db,
-                const TideLodLane  *lane,
-                gint64              lo,
-                gint64              hi,
-                TideLodVisit        visit,
-                gpointer            user_data,
-                TideLodEdges       *edges,
-                GError            **error)
-{
-  return read_edges (db, lane, lo, hi, edges, error) &&
-         read_rows (db, lane, lo, hi, visit, user_data, error);
-}
-
 static guint
 chunk_key_hash (gconstpointer p)
 {
@@ -332,11 +316,11 @@ chunk_read (TideTimelineCache  *cache,
             GError            **error)
 {
   Chunk *chunk = g_new0 (Chunk, 1);
+  gint64 lo = key->index * CHUNK_BUCKETS, hi = (key->index + 1) * CHUNK_BUCKETS - 1;
 
   chunk->key = *key;
-  if (!_tide_lod_read (db, &key->lane, key->index * CHUNK_BUCKETS,
-                       (key->index + 1) * CHUNK_BUCKETS - 1, chunk_append, chunk, &chunk->edges,
-                       error))
+  if (!read_edges (db, &key->lane, lo, hi, &chunk->edges, error) ||
+      !read_rows (db, &key->lane, lo, hi, chunk_append, chunk, error))
     {
       chunk_free (chunk);
       return NULL;
@@ -385,22 +369,27 @@ chunk_search (const Chunk *chunk,
   return lo;
 }
 
-/* _tide_lod_read() from the cached chunks of buckets [lo, hi]. */
+/* Buckets [lo, hi] of @lane, each handed to @visit, and their edges.
+ * Without a cache, two primary-key range reads; with one, from the cached
+ * chunks that hold those buckets. */
 gboolean
-_tide_lod_cache_read (TideTimelineCache  *cache,
-                      sqlite3            *db,
-                      const TideLodLane  *lane,
-                      gint64              lo,
-                      gint64              hi,
-                      TideLodVisit        visit,
-                      gpointer            user_data,
-                      TideLodEdges       *edges,
-                      GError            **error)
+_tide_lod_read (TideTimelineCache  *cache,
+                sqlite3            *db,
+                const TideLodLane  *lane,
+                gint64              lo,
+                gint64              hi,
+                TideLodVisit        visit,
+                gpointer            user_data,
+                TideLodEdges       *edges,
+                GError            **error)
 {
   gint64 first = MAX (lo, 0) / CHUNK_BUCKETS, last = MAX (hi, 0) / CHUNK_BUCKETS;
   const Chunk *chunk;
   guint i;
 
+  if (cache == NULL)
+    return read_edges (db, lane, lo, hi, edges, error) &&
+           read_rows (db, lane, lo, hi, visit, user_data, error);
   if ((chunk = chunk_get (cache, db, lane, first, error)) == NULL)
     return FALSE;
   i = chunk_search (chunk, lo);

@@ -223,15 +223,10 @@ lane_read (const Query   *q,
   gint64 hi = (q->end_ns - q->offset_ns) / q->bucket_ns;
   Merge merge = { q, lane };
   TideLodEdges edges = { 0 };
-  gboolean ok;
 
   if (q->begin_ns - q->offset_ns < 0)
     lo = -1;
-  if (q->cache != NULL)
-    ok = _tide_lod_cache_read (q->cache, q->db, &key, lo, hi, merge_bucket, &merge, &edges, error);
-  else
-    ok = _tide_lod_read (q->db, &key, lo, hi, merge_bucket, &merge, &edges, error);
-  if (!ok)
+  if (!_tide_lod_read (q->cache, q->db, &key, lo, hi, merge_bucket, &merge, &edges, error))
     return NULL;
   lane->has_before = edges.has_before;
   lane->before = edges.before;

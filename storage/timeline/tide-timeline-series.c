@@ -18,6 +18,34 @@
 
 #define WHAT "cannot query the timeline"
 
+/* Each query here reads the rows of process ?1, or of every process when
+ * it is 0 (the transfers, the steps). */
+static sqlite3_stmt *
+prepare_for_process (TideTrace   *trace,
+                     const char  *sql,
+                     gint64       process_id,
+                     GError     **error)
+{
+  sqlite3_stmt *stmt = tide_sqlite_prepare (_tide_trace_get_db (trace), sql, WHAT, error);
+
+  if (stmt != NULL)
+    sqlite3_bind_int64 (stmt, 1, process_id);
+  return stmt;
+}
+
+/* @rows once @stmt ended well, after its last step returned @rc. */
+static GArray *
+finish_rows (TideTrace     *trace,
+             sqlite3_stmt  *stmt,
+             int            rc,
+             GArray       **rows,
+             GError       **error)
+{
+  if (!tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, WHAT, error))
+    return NULL;
+  return g_steal_pointer (rows);
+}
+
 /* A step is a leak step when some leak suspect of its process has started
  * growing by then and the step kept bytes: the bands of the steps that
  * grow the leak stand out, the steps before it do not. */
@@ -58,25 +86,22 @@ tide_timeline_steps (TideTrace  *trace,
 {
   g_autoptr(GArray) spans = g_array_new (FALSE, FALSE, sizeof (TideStepSpan));
   g_autoptr(GHashTable) starts = NULL;
-  sqlite3 *db;
   sqlite3_stmt *stmt;
   gint64 t0;
   int rc;
 
   g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
-  db = _tide_trace_get_db (trace);
   t0 = tide_trace_get_start_ns (trace);
   if ((starts = load_growth_starts (trace, error)) == NULL)
     return NULL;
-  stmt = tide_sqlite_prepare (db,
-                  "SELECT s.process_id, s.number, s.start_ns, s.end_ns,"
-                  "  coalesce (st.retained_bytes, 0)"
-                  " FROM steps s LEFT JOIN step_stats st ON st.step_id = s.id"
-                  " WHERE ?1 = 0 OR s.process_id = ?1 ORDER BY s.start_ns, s.process_id",
-                  WHAT, error);
+  stmt = prepare_for_process (trace,
+                              "SELECT s.process_id, s.number, s.start_ns, s.end_ns,"
+                              "  coalesce (st.retained_bytes, 0)"
+                              " FROM steps s LEFT JOIN step_stats st ON st.step_id = s.id"
+                              " WHERE ?1 = 0 OR s.process_id = ?1"
+                              " ORDER BY s.start_ns, s.process_id", process_id, error);
   if (stmt == NULL)
     return NULL;
-  sqlite3_bind_int64 (stmt, 1, process_id);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       TideStepSpan span = {
@@ -91,9 +116,7 @@ tide_timeline_steps (TideTrace  *trace,
       span.leak = start > 0 && span.number >= start && span.retained_bytes > 0;
       g_array_append_val (spans, span);
     }
-  if (!tide_sqlite_finish (db, stmt, rc, WHAT, error))
-    return NULL;
-  return g_steal_pointer (&spans);
+  return finish_rows (trace, stmt, rc, &spans, error);
 }
 
 /* step_series holds a (stack, scope, device) value only in the steps where
@@ -135,24 +158,21 @@ tide_timeline_group_series (TideTrace  *trace,
   g_autoptr(GArray) points = g_array_new (FALSE, FALSE, sizeof (TideSeriesPoint));
   g_autoptr(GHashTable) last = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   TideSeriesPoint point = { 0 };
-  sqlite3 *db;
   sqlite3_stmt *stmt;
   gint64 t0, sum = 0;
   int rc;
 
   g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
-  db = _tide_trace_get_db (trace);
   t0 = tide_trace_get_start_ns (trace);
-  stmt = tide_sqlite_prepare (db,
-                  "SELECT s.number, s.end_ns, coalesce (ss.scope_id, 0), ss.live_bytes, s.start_ns"
-                  " FROM steps s LEFT JOIN step_series ss ON ss.step_id = s.id"
-                  "  AND ss.device = ?4 AND (CASE WHEN ?2 != 0 THEN ss.stack_id = ?2"
-                  "   ELSE coalesce (ss.scope_id, 0) = ?3 END)"
-                  " WHERE s.process_id = ?1 ORDER BY s.number",
-                  WHAT, error);
+  stmt = prepare_for_process (trace,
+                              "SELECT s.number, s.end_ns, coalesce (ss.scope_id, 0),"
+                              "  ss.live_bytes, s.start_ns"
+                              " FROM steps s LEFT JOIN step_series ss ON ss.step_id = s.id"
+                              "  AND ss.device = ?4 AND (CASE WHEN ?2 != 0 THEN ss.stack_id = ?2"
+                              "   ELSE coalesce (ss.scope_id, 0) = ?3 END)"
+                              " WHERE s.process_id = ?1 ORDER BY s.number", process_id, error);
   if (stmt == NULL)
     return NULL;
-  sqlite3_bind_int64 (stmt, 1, process_id);
   sqlite3_bind_int64 (stmt, 2, stack_id);
   sqlite3_bind_int64 (stmt, 3, scope_id);
   sqlite3_bind_int (stmt, 4, device);
@@ -174,9 +194,7 @@ tide_timeline_group_series (TideTrace  *trace,
         series_apply (last, stmt, &sum);
       g_array_index (points, TideSeriesPoint, points->len - 1).live_bytes = sum;
     }
-  if (!tide_sqlite_finish (db, stmt, rc, WHAT, error))
-    return NULL;
-  return g_steal_pointer (&points);
+  return finish_rows (trace, stmt, rc, &points, error);
 }
 
 /**
@@ -190,21 +208,18 @@ tide_timeline_transfers (TideTrace  *trace,
                          GError    **error)
 {
   g_autoptr(GArray) marks = g_array_new (FALSE, FALSE, sizeof (TideTransferMark));
-  sqlite3 *db;
   sqlite3_stmt *stmt;
   gint64 t0;
   int rc;
 
   g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
-  db = _tide_trace_get_db (trace);
   t0 = tide_trace_get_start_ns (trace);
-  stmt = tide_sqlite_prepare (db,
-                  "SELECT process_id, direction, device, bytes, start_ns, duration_ns"
-                  " FROM transfers WHERE ?1 = 0 OR process_id = ?1 ORDER BY start_ns",
-                  WHAT, error);
+  stmt = prepare_for_process (trace,
+                              "SELECT process_id, direction, device, bytes, start_ns, duration_ns"
+                              " FROM transfers WHERE ?1 = 0 OR process_id = ?1 ORDER BY start_ns",
+                              process_id, error);
   if (stmt == NULL)
     return NULL;
-  sqlite3_bind_int64 (stmt, 1, process_id);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       TideTransferMark mark = {
@@ -217,7 +232,5 @@ tide_timeline_transfers (TideTrace  *trace,
       };
       g_array_append_val (marks, mark);
     }
-  if (!tide_sqlite_finish (db, stmt, rc, WHAT, error))
-    return NULL;
-  return g_steal_pointer (&marks);
+  return finish_rows (trace, stmt, rc, &marks, error);
 }

@@ -237,51 +237,66 @@ read_process (sqlite3_stmt *stmt)
   return p;
 }
 
-/* In a merged trace (tide-trace-merge.h), the host each process ran on. */
+typedef void (*ProcessRowFunc) (TideProcess  *p,
+                                sqlite3_stmt *stmt);
+
+/* Hands each row of @sql to @apply with the process that its first column
+ * names, skipping rows of no process.  @table holds the rows: newer than
+ * the processes table, so a trace without it reads as having none. */
 static gboolean
-load_hosts (sqlite3    *db,
-            GPtrArray  *processes,
-            GError    **error)
+apply_process_rows (sqlite3         *db,
+                    GPtrArray       *processes,
+                    const char      *table,
+                    const char      *sql,
+                    const char      *what,
+                    ProcessRowFunc   apply,
+                    GError         **error)
 {
   sqlite3_stmt *stmt;
   int rc;
 
-  if (!tide_sqlite_has (db, "table", "merge_processes"))
+  if (!tide_sqlite_has (db, "table", table))
     return TRUE;
-  stmt = tide_sqlite_prepare (db, "SELECT m.process_id, coalesce (s.host, s.path)"
-                                  " FROM merge_processes m JOIN merge_sources s"
-                                  " ON s.id = m.source_id", "cannot read the hosts", error);
+  stmt = tide_sqlite_prepare (db, sql, what, error);
   if (stmt == NULL)
     return FALSE;
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       TideProcess *p = tide_processes_find (processes, sqlite3_column_int64 (stmt, 0));
-      const char *host = (const char *) sqlite3_column_text (stmt, 1);
 
-      if (p != NULL && host != NULL && p->host == NULL)
-        p->host = g_utf8_make_valid (host, -1);
+      if (p != NULL)
+        apply (p, stmt);
     }
-  sqlite3_finalize (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      tide_sqlite_set_error (error, db, "cannot read the hosts");
-      return FALSE;
-    }
-  return TRUE;
+  return tide_sqlite_finish (db, stmt, rc, what, error);
 }
 
-/* Fills @end from a process_ends row, every value checked: the trace is
- * untrusted, and a value out of range reads as an unknown end. */
+/* In a merged trace (tide-trace-merge.h), the host each process ran on. */
 static void
-read_end (sqlite3_stmt   *stmt,
-          TideProcessEnd *end)
+read_host (TideProcess  *p,
+           sqlite3_stmt *stmt)
 {
+  const char *host = (const char *) sqlite3_column_text (stmt, 1);
+
+  if (host != NULL && p->host == NULL)
+    p->host = g_utf8_make_valid (host, -1);
+}
+
+/* How a process ended, from a process_ends row, every value checked: the
+ * trace is untrusted, and a value out of range reads as an unknown end. */
+static void
+read_end (TideProcess  *p,
+          sqlite3_stmt *stmt)
+{
+  TideProcessEnd *end = &p->end;
   gint64 kind = sqlite3_column_int64 (stmt, 1);
   gint64 code = sqlite3_column_int64 (stmt, 2);
   gint64 signal = sqlite3_column_int64 (stmt, 3);
   gint64 oom = sqlite3_column_int64 (stmt, 5);
   gint64 limit = sqlite3_column_int64 (stmt, 6);
 
+  /* A process still running has no end yet, whatever the row says. */
+  if (p->end_ns == 0)
+    return;
   memset (end, 0, sizeof *end);
   if ((kind == TIDE_END_EXITED && (code < 0 || code > 255)) ||
       (kind == TIDE_END_SIGNALED && (signal < 1 || signal > 64)) ||
@@ -298,60 +313,39 @@ read_end (sqlite3_stmt   *stmt,
   end->limit_bytes = end->oom != TIDE_OOM_NONE && limit > 0 ? limit : 0;
 }
 
-/* How each process ended, where the trace says (process_ends). */
-static gboolean
-load_ends (sqlite3    *db,
-           GPtrArray  *processes,
-           GError    **error)
+/* Whether a process died after a device allocation failed, with no
+ * success after it on that device (tide-device-oom.h). */
+static void
+read_device_oom (TideProcess  *p,
+                 sqlite3_stmt *stmt)
 {
-  sqlite3_stmt *stmt;
-  int rc;
+  gint64 device = sqlite3_column_int64 (stmt, 1);
 
-  if (!tide_sqlite_has (db, "table", "process_ends"))
-    return TRUE;
-  stmt = tide_sqlite_prepare (db, "SELECT process_id, kind, exit_code, signal, core_dumped, oom,"
-                                  " limit_bytes FROM process_ends",
-                              "cannot read how the processes ended", error);
-  if (stmt == NULL)
-    return FALSE;
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      TideProcess *p = tide_processes_find (processes, sqlite3_column_int64 (stmt, 0));
-
-      if (p != NULL && p->end_ns != 0)
-        read_end (stmt, &p->end);
-    }
-  return tide_sqlite_finish (db, stmt, rc, "cannot read how the processes ended", error);
+  if (!tide_process_end_is_death (&p->end) || device < -1 || device > G_MAXINT16)
+    return;
+  p->end.device_oom = TRUE;
+  p->end.oom_device = (gint) device;
 }
 
-/* Which processes died after a device allocation failed, with no success
- * after it on that device (tide-device-oom.h). */
+/* The hosts, the ends, then the device failures, which need the ends. */
 static gboolean
-load_device_ooms (sqlite3    *db,
-                  GPtrArray  *processes,
-                  GError    **error)
+load_process_details (sqlite3    *db,
+                      GPtrArray  *processes,
+                      GError    **error)
 {
-  sqlite3_stmt *stmt;
-  int rc;
-
-  if (!tide_sqlite_has (db, "table", "alloc_failures"))
-    return TRUE;
-  stmt = tide_sqlite_prepare (db, "SELECT process_id, device FROM alloc_failures WHERE recovered = 0"
-                                  " ORDER BY ts_ns",
-                              "cannot read the failed allocations", error);
-  if (stmt == NULL)
-    return FALSE;
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      TideProcess *p = tide_processes_find (processes, sqlite3_column_int64 (stmt, 0));
-      gint64 device = sqlite3_column_int64 (stmt, 1);
-
-      if (p == NULL || !tide_process_end_is_death (&p->end) || device < -1 || device > G_MAXINT16)
-        continue;
-      p->end.device_oom = TRUE;
-      p->end.oom_device = (gint) device;
-    }
-  return tide_sqlite_finish (db, stmt, rc, "cannot read the failed allocations", error);
+  return apply_process_rows (db, processes, "merge_processes",
+                             "SELECT m.process_id, coalesce (s.host, s.path)"
+                             " FROM merge_processes m JOIN merge_sources s"
+                             " ON s.id = m.source_id", "cannot read the hosts",
+                             read_host, error) &&
+         apply_process_rows (db, processes, "process_ends",
+                             "SELECT process_id, kind, exit_code, signal, core_dumped, oom,"
+                             " limit_bytes FROM process_ends",
+                             "cannot read how the processes ended", read_end, error) &&
+         apply_process_rows (db, processes, "alloc_failures",
+                             "SELECT process_id, device FROM alloc_failures WHERE recovered = 0"
+                             " ORDER BY ts_ns", "cannot read the failed allocations",
+                             read_device_oom, error);
 }
 
 /* Every process with its role: the stored one, or derived when the trace
@@ -384,8 +378,7 @@ load_processes (sqlite3  *db,
     return NULL;
   if (derive)
     derive_roles (processes);
-  if (!load_hosts (db, processes, error) || !load_ends (db, processes, error) ||
-      !load_device_ooms (db, processes, error))
+  if (!load_process_details (db, processes, error))
     return NULL;
   for (guint i = 0; i < processes->len; i++)
     {

@@ -144,6 +144,40 @@ tide_sqlite_step_done (sqlite3       *db,
   return rc == SQLITE_DONE;
 }
 
+/* tide_sqlite_step_done() of a statement run once: @stmt is finalized. */
+gboolean
+tide_sqlite_run_once (sqlite3       *db,
+                      sqlite3_stmt  *stmt,
+                      const char    *what,
+                      GError       **error)
+{
+  gboolean ok = tide_sqlite_step_done (db, stmt, what, error);
+
+  sqlite3_finalize (stmt);
+  return ok;
+}
+
+/* Runs @sql, which returns one integer (a count, a pragma), into @out: 0
+ * when it returns no row, or when it fails. */
+gboolean
+tide_sqlite_query_int (sqlite3     *db,
+                       const char  *sql,
+                       const char  *what,
+                       gint64      *out,
+                       GError     **error)
+{
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, sql, what, error);
+  int rc;
+
+  *out = 0;
+  if (stmt == NULL)
+    return FALSE;
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    *out = sqlite3_column_int64 (stmt, 0);
+  return tide_sqlite_finish (db, stmt, rc, what, error);
+}
+
 gboolean
 tide_sqlite_exec (sqlite3     *db,
                   const char  *sql,

@@ -39,6 +39,15 @@ gboolean      tide_sqlite_step_done    (sqlite3       *db,
                                         sqlite3_stmt  *stmt,
                                         const char    *what,
                                         GError       **error);
+gboolean      tide_sqlite_run_once     (sqlite3       *db,
+                                        sqlite3_stmt  *stmt,
+                                        const char    *what,
+                                        GError       **error);
+gboolean      tide_sqlite_query_int    (sqlite3     *db,
+                                        const char  *sql,
+                                        const char  *what,
+                                        gint64      *out,
+                                        GError     **error);
 gboolean      tide_sqlite_exec         (sqlite3     *db,
                                         const char  *sql,
                                         GError     **error);

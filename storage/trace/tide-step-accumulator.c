@@ -11,14 +11,7 @@
 
 typedef struct
 {
-  gint64 stack_id;
-  gint64 scope_id;
-  gint   device;
-} SeriesKey;
-
-typedef struct
-{
-  SeriesKey key;
+  TideSeriesKey key;
   double    live_bytes;
   double    live_count;
   gint64    written_bytes;
@@ -28,7 +21,7 @@ typedef struct
 
 struct _TideStepAccumulator
 {
-  GHashTable *series;      /* SeriesKey* -> Series* */
+  GHashTable *series;      /* TideSeriesKey* -> Series* */
   Series     *last;        /* of the last apply: runs of one stack are common */
   GPtrArray  *dirty;       /* Series* changed since the last step end */
   double      heap_live;
@@ -39,19 +32,19 @@ struct _TideStepAccumulator
   double      born_count;
 };
 
-static guint
-series_key_hash (gconstpointer p)
+guint
+tide_series_key_hash (gconstpointer key)
 {
-  const SeriesKey *k = p;
+  const TideSeriesKey *k = key;
 
   return (guint) tide_hash_ids ((guint64) k->stack_id, (guint64) k->scope_id, (guint) k->device);
 }
 
-static gboolean
-series_key_equal (gconstpointer a,
-                  gconstpointer b)
+gboolean
+tide_series_key_equal (gconstpointer a,
+                       gconstpointer b)
 {
-  const SeriesKey *x = a, *y = b;
+  const TideSeriesKey *x = a, *y = b;
 
   return x->stack_id == y->stack_id && x->scope_id == y->scope_id && x->device == y->device;
 }
@@ -61,7 +54,7 @@ tide_step_accumulator_new (void)
 {
   TideStepAccumulator *self = g_new0 (TideStepAccumulator, 1);
 
-  self->series = g_hash_table_new_full (series_key_hash, series_key_equal, NULL, g_free);
+  self->series = g_hash_table_new_full (tide_series_key_hash, tide_series_key_equal, NULL, g_free);
   self->dirty = g_ptr_array_new ();
   return self;
 }
@@ -88,7 +81,7 @@ tide_step_accumulator_apply (TideStepAccumulator *self,
                              double               count,
                              gboolean             born_in_step)
 {
-  SeriesKey key = { stack_id, scope_id, device };
+  TideSeriesKey key = { stack_id, scope_id, device };
   Series *s = self->last;
 
   /* An arena of CPython's allocator is plumbing: the objects in it are
@@ -99,7 +92,7 @@ tide_step_accumulator_apply (TideStepAccumulator *self,
       self->py_arena_live += bytes;
       return;
     }
-  if (s == NULL || !series_key_equal (&s->key, &key))
+  if (s == NULL || !tide_series_key_equal (&s->key, &key))
     s = g_hash_table_lookup (self->series, &key);
   if (s == NULL)
     {

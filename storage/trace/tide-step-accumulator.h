@@ -16,6 +16,19 @@
 
 G_BEGIN_DECLS
 
+/* What a step_series row is of; the key of the tables that gather or
+ * read those rows. */
+typedef struct
+{
+  gint64 stack_id;
+  gint64 scope_id;
+  gint   device;
+} TideSeriesKey;
+
+guint    tide_series_key_hash  (gconstpointer key);
+gboolean tide_series_key_equal (gconstpointer a,
+                                gconstpointer b);
+
 typedef struct
 {
   gint64 step_id;

@@ -333,16 +333,14 @@ open_output (Merge       *merge,
          tide_sqlite_exec (merge->db, stack_map_sql, error);
 }
 
+/* The largest id of a table, 0 when it has none or cannot be read. */
 static gint64
 max_id (sqlite3    *db,
         const char *sql)
 {
-  sqlite3_stmt *stmt = tide_sqlite_prepare (db, sql, "", NULL);
-  gint64 value = 0;
+  gint64 value;
 
-  if (stmt != NULL && sqlite3_step (stmt) == SQLITE_ROW)
-    value = sqlite3_column_int64 (stmt, 0);
-  sqlite3_finalize (stmt);
+  tide_sqlite_query_int (db, sql, "", &value, NULL);
   return value;
 }
 
@@ -611,7 +609,6 @@ run_copy (sqlite3        *db,
     { ":p", o->process }, { ":t", o->thread }, { ":c", o->scope }, { ":s", o->step },
     { ":a", o->alloc }, { ":x", o->shift }, { ":src", o->source },
   };
-  int rc;
 
   if (stmt == NULL)
     return FALSE;
@@ -622,14 +619,7 @@ run_copy (sqlite3        *db,
       if (index > 0)
         sqlite3_bind_int64 (stmt, index, params[i].value);
     }
-  rc = sqlite3_step (stmt);
-  sqlite3_finalize (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      tide_sqlite_set_error (error, db, "cannot copy the trace");
-      return FALSE;
-    }
-  return TRUE;
+  return tide_sqlite_run_once (db, stmt, "cannot copy the trace", error);
 }
 
 static gboolean
@@ -642,7 +632,6 @@ add_source_row (Merge            *merge,
     "INSERT INTO merge_sources (id, path, host, boot_id, launcher_rank, realtime_offset_ns,"
     " shift_ns, complete) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", "cannot write sources",
     error);
-  int rc;
 
   if (stmt == NULL)
     return FALSE;
@@ -656,14 +645,7 @@ add_source_row (Merge            *merge,
     sqlite3_bind_int64 (stmt, 6, in->realtime_offset_ns);
   sqlite3_bind_int64 (stmt, 7, in->shift_ns);
   sqlite3_bind_int (stmt, 8, in->complete);
-  rc = sqlite3_step (stmt);
-  sqlite3_finalize (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      tide_sqlite_set_error (error, merge->db, "cannot write sources");
-      return FALSE;
-    }
-  return TRUE;
+  return tide_sqlite_run_once (merge->db, stmt, "cannot write sources", error);
 }
 
 static gboolean
@@ -673,18 +655,12 @@ attach_input (Merge       *merge,
 {
   sqlite3_stmt *stmt = tide_sqlite_prepare (merge->db, "ATTACH DATABASE ?1 AS src",
                                             "cannot read the trace", error);
-  int rc;
 
   if (stmt == NULL)
     return FALSE;
   sqlite3_bind_text (stmt, 1, path, -1, SQLITE_STATIC);
-  rc = sqlite3_step (stmt);
-  sqlite3_finalize (stmt);
-  if (rc != SQLITE_DONE)
-    {
-      tide_sqlite_set_error (error, merge->db, path);
-      return FALSE;
-    }
+  if (!tide_sqlite_run_once (merge->db, stmt, path, error))
+    return FALSE;
   /* A small cache for the input: it is read once, front to back. */
   return tide_sqlite_exec (merge->db, "PRAGMA src.cache_size = -2048;",
                            error);
@@ -816,7 +792,6 @@ write_meta (Merge   *merge,
   gint64 start = G_MAXINT64, end = G_MININT64, sample = 0;
   gboolean all = TRUE;
   sqlite3_stmt *stmt;
-  gboolean ok;
   g_autoptr(GString) joined = g_string_new (NULL);
 
   for (guint i = 0; i < merge->inputs->len; i++)
@@ -845,11 +820,7 @@ write_meta (Merge   *merge,
   sqlite3_bind_int (stmt, 6, all);
   sqlite3_bind_int64 (stmt, 7, merge->copy_ranges ? first->short_lived_ns : 0);
   sqlite3_bind_int (stmt, 8, merge->inputs->len);
-  ok = sqlite3_step (stmt) == SQLITE_DONE;
-  if (!ok)
-    tide_sqlite_set_error (error, merge->db, "cannot write meta");
-  sqlite3_finalize (stmt);
-  return ok;
+  return tide_sqlite_run_once (merge->db, stmt, "cannot write meta", error);
 }
 
 static gboolean

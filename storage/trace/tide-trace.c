@@ -26,6 +26,7 @@
 #include "tide-trace-private.h"
 
 #define SQLITE_HEADER_SIZE 100
+#define READ_WHAT "cannot read the trace"
 
 struct _TideTrace
 {
@@ -116,24 +117,6 @@ check_file_header (const char  *path,
   return TRUE;
 }
 
-static gboolean
-query_int (sqlite3     *db,
-           const char  *sql,
-           gint64      *out,
-           GError     **error)
-{
-  sqlite3_stmt *stmt = tide_sqlite_prepare (db, sql, "cannot read the trace", error);
-  int rc;
-
-  *out = 0;
-  if (stmt == NULL)
-    return FALSE;
-  rc = sqlite3_step (stmt);
-  if (rc == SQLITE_ROW)
-    *out = sqlite3_column_int64 (stmt, 0);
-  return tide_sqlite_finish (db, stmt, rc, "cannot read the trace", error);
-}
-
 /* Rewrites an SQLite error into the sentence a user should see. */
 static void
 explain_error (const char *path,
@@ -160,9 +143,10 @@ check_identity (TideTrace  *self,
 {
   gint64 app_id, version, n_tables;
 
-  if (!query_int (self->db, "PRAGMA application_id", &app_id, error) ||
-      !query_int (self->db, "PRAGMA user_version", &version, error) ||
-      !query_int (self->db, "SELECT count(*) FROM sqlite_schema", &n_tables, error))
+  if (!tide_sqlite_query_int (self->db, "PRAGMA application_id", READ_WHAT, &app_id, error) ||
+      !tide_sqlite_query_int (self->db, "PRAGMA user_version", READ_WHAT, &version, error) ||
+      !tide_sqlite_query_int (self->db, "SELECT count(*) FROM sqlite_schema", READ_WHAT,
+                              &n_tables, error))
     return FALSE;
 
   if (app_id != TIDE_APPLICATION_ID)
@@ -231,7 +215,7 @@ summarize_in_memory (TideTrace  *self,
   sqlite3_backup_finish (backup);
   if (rc != SQLITE_DONE)
     {
-      tide_sqlite_set_error (error, self->db, "cannot read the trace");
+      tide_sqlite_set_error (error, self->db, READ_WHAT);
       sqlite3_close (mem);
       return FALSE;
     }
@@ -250,16 +234,18 @@ load_finish_summaries (TideTrace  *self,
 {
   gint64 has_live, has_span_index;
 
-  if (!query_int (self->db,
-                  "SELECT EXISTS (SELECT 1 FROM sqlite_schema"
-                  " WHERE type = 'table' AND name = 'live_at_end')", &has_live, error) ||
-      !query_int (self->db,
-                  "SELECT EXISTS (SELECT 1 FROM sqlite_schema"
-                  " WHERE type = 'index' AND name = 'allocation_ranges_by_max')",
-                  &has_span_index, error) ||
-      !query_int (self->db,
-                  "SELECT coalesce ((SELECT value FROM meta WHERE key = 'range_span_ns'), -1)",
-                  &self->range_span_ns, error))
+  if (!tide_sqlite_query_int (self->db,
+                              "SELECT EXISTS (SELECT 1 FROM sqlite_schema"
+                              " WHERE type = 'table' AND name = 'live_at_end')",
+                              READ_WHAT, &has_live, error) ||
+      !tide_sqlite_query_int (self->db,
+                              "SELECT EXISTS (SELECT 1 FROM sqlite_schema"
+                              " WHERE type = 'index' AND name = 'allocation_ranges_by_max')",
+                              READ_WHAT, &has_span_index, error) ||
+      !tide_sqlite_query_int (self->db,
+                              "SELECT coalesce ((SELECT value FROM meta"
+                              " WHERE key = 'range_span_ns'), -1)",
+                              READ_WHAT, &self->range_span_ns, error))
     return FALSE;
   self->has_live_at_end = has_live != 0;
   if (!has_span_index)
@@ -273,16 +259,18 @@ load_bounds (TideTrace  *self,
 {
   gint64 complete, has_ranges, has_long_lived;
 
-  return query_int (self->db, "SELECT value FROM meta WHERE key = 'complete'", &complete, error) &&
+  return tide_sqlite_query_int (self->db, "SELECT value FROM meta WHERE key = 'complete'",
+                                READ_WHAT, &complete, error) &&
          (self->complete = complete == 1, TRUE) &&
          tide_trace_bounds_load (self->db, &self->start_ns, &self->end_ns, error) &&
-         query_int (self->db,
-                    "SELECT EXISTS (SELECT 1 FROM sqlite_schema"
-                    " WHERE type = 'table' AND name = 'allocation_ranges')", &has_ranges, error) &&
-         query_int (self->db,
-                    "SELECT EXISTS (SELECT 1 FROM sqlite_schema"
-                    " WHERE type = 'table' AND name = 'long_lived_allocations')",
-                    &has_long_lived, error) &&
+         tide_sqlite_query_int (self->db,
+                                "SELECT EXISTS (SELECT 1 FROM sqlite_schema"
+                                " WHERE type = 'table' AND name = 'allocation_ranges')",
+                                READ_WHAT, &has_ranges, error) &&
+         tide_sqlite_query_int (self->db,
+                                "SELECT EXISTS (SELECT 1 FROM sqlite_schema"
+                                " WHERE type = 'table' AND name = 'long_lived_allocations')",
+                                READ_WHAT, &has_long_lived, error) &&
          (self->short_lived_ns = has_ranges ? tide_analysis_get_short_lived_ns (self->db) : 0,
           self->retained_plan = self->short_lived_ns == 0 ? TIDE_RETAINED_BY_INDEX
                                 : has_long_lived ? TIDE_RETAINED_BY_RANGES_LONG
@@ -508,7 +496,7 @@ _tide_trace_has_inline_frames (TideTrace *self)
       sqlite3_stmt *stmt = tide_sqlite_prepare (self->db, "SELECT 1 FROM sqlite_master"
                                                 " WHERE type = 'index' AND name = 'frames_inline'"
                                                 " AND EXISTS (SELECT 1 FROM frames WHERE kind = 5)",
-                                                "cannot read the trace", NULL);
+                                                READ_WHAT, NULL);
 
       self->has_inline = stmt != NULL && sqlite3_step (stmt) == SQLITE_ROW;
       sqlite3_finalize (stmt);
