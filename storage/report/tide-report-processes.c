@@ -18,6 +18,12 @@
 #include "tide-saturate.h"
 #include "tide-schema.h"
 
+/* Statements below name these by their numbers (tide-kinds.h,
+ * tide-schema.h), as SQL text must: the compiler holds them to the enums. */
+G_STATIC_ASSERT (TIDE_COUNTER_RSS == 1);
+G_STATIC_ASSERT (TIDE_COUNTER_HEAP_LIVE == 3);
+G_STATIC_ASSERT (TIDE_COUNTER_MAPPED == 4);
+
 void
 tide_process_summary_free (TideProcessSummary *summary)
 {

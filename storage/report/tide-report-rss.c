@@ -15,6 +15,10 @@
 #include "tide-report-private.h"
 #include "tide-report-rss.h"
 
+/* Statements below name these by their numbers (tide-kinds.h,
+ * tide-schema.h), as SQL text must: the compiler holds them to the enums. */
+G_STATIC_ASSERT (TIDE_COUNTER_COW_BYTES == 24);
+
 void
 tide_cow_row_free (TideCowRow *row)
 {

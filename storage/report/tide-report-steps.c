@@ -10,6 +10,10 @@
 #include "tide-report-private.h"
 #include "tide-saturate.h"
 
+/* Statements below name these by their numbers (tide-kinds.h,
+ * tide-schema.h), as SQL text must: the compiler holds them to the enums. */
+G_STATIC_ASSERT (TIDE_COUNTER_RSS == 1);
+
 void
 tide_step_row_free (TideStepRow *row)
 {

@@ -28,6 +28,11 @@
 #include "tide-saturate.h"
 #include "tide-step-accumulator.h"
 
+/* Statements below name these by their numbers (tide-kinds.h,
+ * tide-schema.h), as SQL text must: the compiler holds them to the enums. */
+G_STATIC_ASSERT (TIDE_FRAME_NATIVE == 1);
+G_STATIC_ASSERT (TIDE_FRAME_INLINE == 5);
+
 #define SUSPECT_MIN_RISES 3
 /* A group whose blocks come and go holds a few sampled ones at each step
  * end, and which few is chance: its level moves by a sample or two either

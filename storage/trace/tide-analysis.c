@@ -31,6 +31,10 @@
 #include "tide-step-accumulator.h"
 #include "tide-storage-error.h"
 
+/* Statements below name these by their numbers (tide-kinds.h,
+ * tide-schema.h), as SQL text must: the compiler holds them to the enums. */
+G_STATIC_ASSERT (TIDE_COUNTER_RSS == 1);
+
 typedef struct
 {
   gint64 id;

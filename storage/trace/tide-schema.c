@@ -11,6 +11,10 @@
 
 #include <string.h>
 
+/* Statements below name these by their numbers (tide-kinds.h,
+ * tide-schema.h), as SQL text must: the compiler holds them to the enums. */
+G_STATIC_ASSERT (TIDE_FRAME_INLINE == 5);
+
 static const char schema_sql[] =
   "CREATE TABLE meta ("
   "  key TEXT PRIMARY KEY,"

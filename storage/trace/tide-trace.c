@@ -25,6 +25,10 @@
 #include "tide-trace-bounds.h"
 #include "tide-trace-private.h"
 
+/* Statements below name these by their numbers (tide-kinds.h,
+ * tide-schema.h), as SQL text must: the compiler holds them to the enums. */
+G_STATIC_ASSERT (TIDE_FRAME_INLINE == 5);
+
 #define SQLITE_HEADER_SIZE 100
 #define READ_WHAT "cannot read the trace"
 
