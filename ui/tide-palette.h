@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
  *
- * The timeline palette's colours by name: the names that app/style.css
- * (light) and app/style-dark.css define with @define-color, so that the
+ * The timeline palette's colours by name: the names that app/gui/style.css
+ * (light) and app/gui/style-dark.css define with @define-color, so that the
  * app's colours are the stylesheet's and follow its dark style.
  */
 #pragma once

@@ -20,8 +20,8 @@
  * on whole pixels, so those colours appear exactly in the image.
  *
  * PNG export always uses tide_palette_light, whose values are fixed (0xRRGGBB);
- * the app takes its colours from its stylesheet (app/style.css, the same
- * light values, and app/style-dark.css):
+ * the app takes its colours from its stylesheet (app/gui/style.css, the same
+ * light values, and app/gui/style-dark.css):
  *   background 0xffffff, band_even 0xffffff, band_odd 0xf6f5f4, band_leak 0xfbe0e1,
  *   strip_even 0xdeddda, strip_odd 0xc0bfbc, strip_leak 0xe01b24, accent 0x3584e4,
  *   lane i by tide_render_lane_color_index(): RSS 0, live heap 1, mapped 2,

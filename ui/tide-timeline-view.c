@@ -305,7 +305,7 @@ rgba_to_rgb (const GdkRGBA *color)
          (guint32) lround (CLAMP (color->blue, 0, 1) * 255);
 }
 
-/* The palette is the stylesheet's named colours (app/style.css, and
+/* The palette is the stylesheet's named colours (app/gui/style.css, and
  * style-dark.css, which AdwStyleManager adds in the dark style), read here
  * and never in snapshot; a colour no stylesheet names keeps the light
  * palette's value, as PNG export draws it. */
