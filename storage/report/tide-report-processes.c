@@ -18,11 +18,6 @@
 #include "tide-saturate.h"
 #include "tide-schema.h"
 
-/* Statements below name these by their numbers (tide-kinds.h,
- * tide-schema.h), as SQL text must: the compiler holds them to the enums. */
-G_STATIC_ASSERT (TIDE_COUNTER_RSS == 1);
-G_STATIC_ASSERT (TIDE_COUNTER_HEAP_LIVE == 3);
-G_STATIC_ASSERT (TIDE_COUNTER_MAPPED == 4);
 
 void
 tide_process_summary_free (TideProcessSummary *summary)
@@ -136,9 +131,10 @@ add_borrowed_steps (TideTrace         *trace,
 
   stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                   "SELECT s.number, s.label, s.start_ns, s.end_ns,"
-                  COUNTER_AT ("1", "end_ns") "," COUNTER_AT ("1", "start_ns") ","
-                  COUNTER_AT ("3", "end_ns") "," COUNTER_AT ("3", "start_ns") ","
-                  COUNTER_AT ("4", "end_ns")
+                  COUNTER_AT (TIDE_SQL_COUNTER_RSS, "end_ns") "," COUNTER_AT (TIDE_SQL_COUNTER_RSS, "start_ns") ","
+                  COUNTER_AT (TIDE_SQL_COUNTER_HEAP_LIVE, "end_ns") ","
+                  COUNTER_AT (TIDE_SQL_COUNTER_HEAP_LIVE, "start_ns") ","
+                  COUNTER_AT (TIDE_SQL_COUNTER_MAPPED, "end_ns")
                   " FROM steps s WHERE s.process_id = ?2 AND s.end_ns > ?3"
                   "  AND (?4 = 0 OR s.start_ns < ?4) ORDER BY s.number", TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
@@ -318,12 +314,12 @@ add_rss_figures (TideTrace  *trace,
 
   stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                   "SELECT max (c.value),"
-                  "  (SELECT l.value FROM counters l WHERE l.process_id = ?1 AND l.counter = 1"
+                  "  (SELECT l.value FROM counters l WHERE l.process_id = ?1 AND l.counter = " TIDE_SQL_COUNTER_RSS
                   "     ORDER BY l.ts_ns DESC LIMIT 1) -"
-                  "  (SELECT f.value FROM counters f WHERE f.process_id = ?1 AND f.counter = 1"
+                  "  (SELECT f.value FROM counters f WHERE f.process_id = ?1 AND f.counter = " TIDE_SQL_COUNTER_RSS
                   "     ORDER BY f.ts_ns LIMIT 1),"
                   "  (SELECT count (*) FROM steps s WHERE s.process_id = ?1)"
-                  " FROM counters c WHERE c.process_id = ?1 AND c.counter = 1",
+                  " FROM counters c WHERE c.process_id = ?1 AND c.counter = " TIDE_SQL_COUNTER_RSS,
                   TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return FALSE;

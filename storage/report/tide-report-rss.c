@@ -15,9 +15,6 @@
 #include "tide-report-private.h"
 #include "tide-report-rss.h"
 
-/* Statements below name these by their numbers (tide-kinds.h,
- * tide-schema.h), as SQL text must: the compiler holds them to the enums. */
-G_STATIC_ASSERT (TIDE_COUNTER_COW_BYTES == 24);
 
 void
 tide_cow_row_free (TideCowRow *row)
@@ -93,7 +90,7 @@ load_copied (TideTrace  *trace,
 {
   sqlite3_stmt *stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
       "SELECT p.id, p.pid, (SELECT c.value FROM counters c WHERE c.process_id = p.id"
-      "                     AND c.counter = 24 ORDER BY c.ts_ns DESC LIMIT 1) AS copied"
+      "                     AND c.counter = " TIDE_SQL_COUNTER_COW_BYTES " ORDER BY c.ts_ns DESC LIMIT 1) AS copied"
       " FROM processes p WHERE copied > 0 ORDER BY p.id", TIDE_REPORT_WHAT, error);
   int rc;
 

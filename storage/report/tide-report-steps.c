@@ -10,9 +10,6 @@
 #include "tide-report-private.h"
 #include "tide-saturate.h"
 
-/* Statements below name these by their numbers (tide-kinds.h,
- * tide-schema.h), as SQL text must: the compiler holds them to the enums. */
-G_STATIC_ASSERT (TIDE_COUNTER_RSS == 1);
 
 void
 tide_step_row_free (TideStepRow *row)
@@ -247,7 +244,7 @@ tide_report_steps (TideTrace  *trace,
                   "  st.rss_end, st.heap_live_end, st.mapped_live_end, st.device_live_end,"
                   "  st.retained_bytes, st.retained_count, st.resident_explained,"
                   "  (SELECT c.value FROM counters c WHERE c.process_id = s.process_id"
-                  "     AND c.counter = 1 AND c.ts_ns <= s.start_ns ORDER BY c.ts_ns DESC LIMIT 1)"
+                  "     AND c.counter = " TIDE_SQL_COUNTER_RSS " AND c.ts_ns <= s.start_ns ORDER BY c.ts_ns DESC LIMIT 1)"
                   " FROM steps s JOIN processes p ON p.id = s.process_id"
                   " JOIN step_stats st ON st.step_id = s.id"
                   " ORDER BY s.process_id, s.number", TIDE_REPORT_WHAT, error);

@@ -28,10 +28,6 @@
 #include "tide-saturate.h"
 #include "tide-step-accumulator.h"
 
-/* Statements below name these by their numbers (tide-kinds.h,
- * tide-schema.h), as SQL text must: the compiler holds them to the enums. */
-G_STATIC_ASSERT (TIDE_FRAME_NATIVE == 1);
-G_STATIC_ASSERT (TIDE_FRAME_INLINE == 5);
 
 #define SUSPECT_MIN_RISES 3
 /* A group whose blocks come and go holds a few sampled ones at each step
@@ -296,8 +292,8 @@ static const char inline_frames_sql[] =
   " UNION ALL"
   " SELECT i.kind, i.function, i.file, i.line, i.module, i.module_offset, chain.depth, i.id"
   " FROM chain JOIN frames f ON f.id = chain.frame_id"
-  " JOIN frames i ON i.kind = 5 AND i.module_offset = f.module_offset AND i.module = f.module"
-  " WHERE f.kind = 1";
+  " JOIN frames i ON i.kind = " TIDE_SQL_FRAME_INLINE " AND i.module_offset = f.module_offset AND i.module = f.module"
+  " WHERE f.kind = " TIDE_SQL_FRAME_NATIVE;
 
 /* Code inlined into plumbing is plumbing: an inline level takes the flag
  * of the native frame that holds it, which follows its levels. */

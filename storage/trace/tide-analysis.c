@@ -31,9 +31,6 @@
 #include "tide-step-accumulator.h"
 #include "tide-storage-error.h"
 
-/* Statements below name these by their numbers (tide-kinds.h,
- * tide-schema.h), as SQL text must: the compiler holds them to the enums. */
-G_STATIC_ASSERT (TIDE_COUNTER_RSS == 1);
 
 typedef struct
 {
@@ -266,7 +263,7 @@ build_series_and_stats (sqlite3  *db,
     "UPDATE step_stats SET"
     "  rss_end = (SELECT c.value FROM counters c, steps s"
     "             WHERE s.id = step_stats.step_id AND c.process_id = s.process_id"
-    "               AND c.counter = 1 AND c.ts_ns <= s.end_ns"
+    "               AND c.counter = " TIDE_SQL_COUNTER_RSS " AND c.ts_ns <= s.end_ns"
     "             ORDER BY c.ts_ns DESC LIMIT 1),"
     "  resident_explained = (SELECT sum (r.resident_bytes) FROM step_residency r"
     "                        WHERE r.step_id = step_stats.step_id);",

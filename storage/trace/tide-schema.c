@@ -11,9 +11,6 @@
 
 #include <string.h>
 
-/* Statements below name these by their numbers (tide-kinds.h,
- * tide-schema.h), as SQL text must: the compiler holds them to the enums. */
-G_STATIC_ASSERT (TIDE_FRAME_INLINE == 5);
 
 static const char schema_sql[] =
   "CREATE TABLE meta ("
@@ -72,7 +69,7 @@ static const char schema_sql[] =
   ") STRICT;"
   /* A native frame's inline levels, found by its module and offset; only
    * inline rows are indexed, so the recorder's inserts stay cheap. */
-  "CREATE INDEX frames_inline ON frames (module_offset, module) WHERE kind = 5;"
+  "CREATE INDEX frames_inline ON frames (module_offset, module) WHERE kind = " TIDE_SQL_FRAME_INLINE ";"
 
   /* The GNU build-id of each module that frames name, where it has one:
    * what `tidemark merge` recognises the same code by when nodes install

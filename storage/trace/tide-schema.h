@@ -43,6 +43,22 @@ typedef enum
  * recorder's interning of stack frames. */
 #define TIDE_INLINE_FRAME_ID_BASE (G_GINT64_CONSTANT (1) << 40)
 
+/* The counters and frame kinds that statements name, as SQL text: SQL
+ * cannot name an enum, so each number is written here once, beside the
+ * check that holds it to its enum. */
+#define TIDE_SQL_COUNTER_RSS       "1"
+#define TIDE_SQL_COUNTER_HEAP_LIVE "3"
+#define TIDE_SQL_COUNTER_MAPPED    "4"
+#define TIDE_SQL_COUNTER_COW_BYTES "24"
+#define TIDE_SQL_FRAME_NATIVE      "1"
+#define TIDE_SQL_FRAME_INLINE      "5"
+G_STATIC_ASSERT (TIDE_COUNTER_RSS == 1);
+G_STATIC_ASSERT (TIDE_COUNTER_HEAP_LIVE == 3);
+G_STATIC_ASSERT (TIDE_COUNTER_MAPPED == 4);
+G_STATIC_ASSERT (TIDE_COUNTER_COW_BYTES == 24);
+G_STATIC_ASSERT (TIDE_FRAME_NATIVE == 1);
+G_STATIC_ASSERT (TIDE_FRAME_INLINE == 5);
+
 gboolean tide_schema_create   (sqlite3     *db,
                                GError     **error);
 gboolean tide_schema_ensure   (sqlite3     *db,

@@ -25,9 +25,6 @@
 #include "tide-trace-bounds.h"
 #include "tide-trace-private.h"
 
-/* Statements below name these by their numbers (tide-kinds.h,
- * tide-schema.h), as SQL text must: the compiler holds them to the enums. */
-G_STATIC_ASSERT (TIDE_FRAME_INLINE == 5);
 
 #define SQLITE_HEADER_SIZE 100
 #define READ_WHAT "cannot read the trace"
@@ -499,7 +496,7 @@ _tide_trace_has_inline_frames (TideTrace *self)
        * for the inline part of the frames query. */
       sqlite3_stmt *stmt = tide_sqlite_prepare (self->db, "SELECT 1 FROM sqlite_master"
                                                 " WHERE type = 'index' AND name = 'frames_inline'"
-                                                " AND EXISTS (SELECT 1 FROM frames WHERE kind = 5)",
+                                                " AND EXISTS (SELECT 1 FROM frames WHERE kind = " TIDE_SQL_FRAME_INLINE ")",
                                                 READ_WHAT, NULL);
 
       self->has_inline = stmt != NULL && sqlite3_step (stmt) == SQLITE_ROW;
