@@ -41,7 +41,15 @@ user's second recording of a program finds it; `record --no-symbol-cache`
 runs beside them and shows what a first recording pays.
 
   bench/bench-record.py BUILD_DIR [--runs 9] [--ops N] [--intervals 262144,1048576]
-                        [--breakdown]
+                        [--breakdown] [--program storm-bench]
+
+--program storm-bench records an allocation storm instead (storm-bench.c:
+4 threads of small blocks and little work each, about three times as many
+allocations a second as alloc-bench makes, so that the hooks on the common
+malloc and free cost what they cost in a real storm).  --ops is then each thread's
+number of allocations (default 4500000).  The storm runs plain and under
+`record` only (with --intervals and --breakdown when asked): --all would
+write tens of millions of rows, and heaptrack takes minutes.
 
 --intervals adds `record --sample-bytes N` for each N, to show what the
 sampling interval trades: fewer samples cost less, and estimates of leaks
@@ -152,7 +160,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("build_dir")
     parser.add_argument("--runs", type=int, default=9)
-    parser.add_argument("--ops", type=int, default=1500000)
+    parser.add_argument("--ops", type=int, default=None,
+                        help="the program's work: 1500000 for alloc-bench, 4500000 for storm-bench")
+    parser.add_argument("--program", choices=["alloc-bench", "storm-bench"], default="alloc-bench")
     parser.add_argument("--intervals", default="",
                         help="comma-separated sampling intervals to run besides the default")
     parser.add_argument("--breakdown", action="store_true",
@@ -160,7 +170,9 @@ def main():
     args = parser.parse_args()
 
     tidemark = os.path.join(args.build_dir, "app", "tidemark")
-    program = [os.path.join(args.build_dir, "bench", "alloc-bench"), str(args.ops)]
+    if args.ops is None:
+        args.ops = 4500000 if args.program == "storm-bench" else 1500000
+    program = [os.path.join(args.build_dir, "bench", args.program), str(args.ops)]
     heaptrack = shutil.which("heaptrack")
     work = tempfile.mkdtemp(prefix="tide-bench-")
     trace = os.path.join(work, "bench.tide")
@@ -190,6 +202,9 @@ def main():
         no_memo = dict(env, TIDEMARK_UNWIND_MEMO="0")
         modes["record, no stack memo"] = lambda: run([tidemark, "record", "-q", "--force", "-o", trace, "--"]
                                                      + program, no_memo)
+    if args.program == "storm-bench":
+        del modes["record --no-symbol-cache"], modes["record --all"]
+        heaptrack = None
     if heaptrack:
         modes["heaptrack"] = lambda: run([heaptrack, "-o", os.path.join(work, "ht")] + program)
 
@@ -236,8 +251,8 @@ def main():
             if leftover.startswith("ht"):
                 os.unlink(os.path.join(work, leftover))
 
-    print("alloc-bench, %d ops x 4 threads, %d rounds; each ratio is the median of a mode's runs"
-          " over the plain runs on either side" % (args.ops, args.runs))
+    print("%s, %d ops x 4 threads, %d rounds; each ratio is the median of a mode's runs"
+          " over the plain runs on either side" % (args.program, args.ops, args.runs))
     for name, samples in times.items():
         median = statistics.median(samples)
         if name == "plain":
