@@ -319,7 +319,8 @@ snapshot_classes (TideRecording      *self,
   /* The stepping process first: its reading must be done while the step
    * end still holds (step_deadline). */
   if (stepping != NULL &&
-      tide_capture_process_sample_classes_by (stepping, ts_ns, step_deadline (self, ts_ns), TRUE, TRUE))
+      tide_capture_process_sample_classes_by (stepping, ts_ns, step_deadline (self, ts_ns),
+                                              TRUE, TRUE))
     job_pss += MAX (stepping->last_classes[0], 0);
   for (guint i = 0; i < self->processes->len; i++)
     {

@@ -4,7 +4,8 @@
  * tide-preload-mallinfo.c: what glibc's allocator holds free, sent at each
  * step end.  Freed blocks stay in the arenas (and the top chunk), so RSS
  * can climb while the heap of live blocks does not: this counter
- * (TIDE_COUNTER_ALLOC_FREE of storage/common/tide-kinds.h) is how a report tells that apart from a leak.
+ * (TIDE_COUNTER_ALLOC_FREE of storage/common/tide-kinds.h) is how a report
+ * tells that apart from a leak.
  * Only the program can ask its allocator, so the preload does, on the
  * thread that marks the step, which is about to wait for the recorder's
  * flush anyway.

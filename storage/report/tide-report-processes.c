@@ -131,7 +131,8 @@ add_borrowed_steps (TideTrace         *trace,
 
   stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                   "SELECT s.number, s.label, s.start_ns, s.end_ns,"
-                  COUNTER_AT (TIDE_SQL_COUNTER_RSS, "end_ns") "," COUNTER_AT (TIDE_SQL_COUNTER_RSS, "start_ns") ","
+                  COUNTER_AT (TIDE_SQL_COUNTER_RSS, "end_ns") ","
+                  COUNTER_AT (TIDE_SQL_COUNTER_RSS, "start_ns") ","
                   COUNTER_AT (TIDE_SQL_COUNTER_HEAP_LIVE, "end_ns") ","
                   COUNTER_AT (TIDE_SQL_COUNTER_HEAP_LIVE, "start_ns") ","
                   COUNTER_AT (TIDE_SQL_COUNTER_MAPPED, "end_ns")
@@ -314,9 +315,11 @@ add_rss_figures (TideTrace  *trace,
 
   stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                   "SELECT max (c.value),"
-                  "  (SELECT l.value FROM counters l WHERE l.process_id = ?1 AND l.counter = " TIDE_SQL_COUNTER_RSS
+                  "  (SELECT l.value FROM counters l"
+                  "     WHERE l.process_id = ?1 AND l.counter = " TIDE_SQL_COUNTER_RSS
                   "     ORDER BY l.ts_ns DESC LIMIT 1) -"
-                  "  (SELECT f.value FROM counters f WHERE f.process_id = ?1 AND f.counter = " TIDE_SQL_COUNTER_RSS
+                  "  (SELECT f.value FROM counters f"
+                  "     WHERE f.process_id = ?1 AND f.counter = " TIDE_SQL_COUNTER_RSS
                   "     ORDER BY f.ts_ns LIMIT 1),"
                   "  (SELECT count (*) FROM steps s WHERE s.process_id = ?1)"
                   " FROM counters c WHERE c.process_id = ?1 AND c.counter = " TIDE_SQL_COUNTER_RSS,

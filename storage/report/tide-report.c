@@ -292,7 +292,8 @@ static const char inline_frames_sql[] =
   " UNION ALL"
   " SELECT i.kind, i.function, i.file, i.line, i.module, i.module_offset, chain.depth, i.id"
   " FROM chain JOIN frames f ON f.id = chain.frame_id"
-  " JOIN frames i ON i.kind = " TIDE_SQL_FRAME_INLINE " AND i.module_offset = f.module_offset AND i.module = f.module"
+  " JOIN frames i ON i.kind = " TIDE_SQL_FRAME_INLINE
+  "   AND i.module_offset = f.module_offset AND i.module = f.module"
   " WHERE f.kind = " TIDE_SQL_FRAME_NATIVE;
 
 /* Code inlined into plumbing is plumbing: an inline level takes the flag

@@ -496,7 +496,8 @@ _tide_trace_has_inline_frames (TideTrace *self)
        * for the inline part of the frames query. */
       sqlite3_stmt *stmt = tide_sqlite_prepare (self->db, "SELECT 1 FROM sqlite_master"
                                                 " WHERE type = 'index' AND name = 'frames_inline'"
-                                                " AND EXISTS (SELECT 1 FROM frames WHERE kind = " TIDE_SQL_FRAME_INLINE ")",
+                                                " AND EXISTS (SELECT 1 FROM frames"
+                                                "             WHERE kind = " TIDE_SQL_FRAME_INLINE ")",
                                                 READ_WHAT, NULL);
 
       self->has_inline = stmt != NULL && sqlite3_step (stmt) == SQLITE_ROW;
