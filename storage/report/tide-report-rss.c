@@ -914,6 +914,81 @@ static const TideRssTerm column_order[TIDE_RSS_N_TERMS] = {
   TIDE_RSS_LIB_DATA,
 };
 
+/* Whether row @i and row @j, a later row of the same process, are pending
+ * in one run: spanned by the same later reading, or by none. */
+static gboolean
+same_pending_run (GArray *explanations,
+                  guint   i,
+                  guint   j)
+{
+  const TideRssExplanation *a = &g_array_index (explanations, TideRssExplanation, i);
+  const TideRssExplanation *b = &g_array_index (explanations, TideRssExplanation, j);
+
+  return a->pending && b->pending && a->spanned_by == b->spanned_by;
+}
+
+/* The row before @i of @i's process, or -1. */
+static gint
+previous_of_process (GPtrArray *rows,
+                     guint      i)
+{
+  gint64 process_id = ((TideStepRow *) g_ptr_array_index (rows, i))->process_id;
+
+  for (gint k = (gint) i - 1; k >= 0; k--)
+    if (((TideStepRow *) g_ptr_array_index (rows, k))->process_id == process_id)
+      return k;
+  return -1;
+}
+
+/* The last step of the run of pending rows that row @i starts. */
+static gint
+pending_run_last_step (GPtrArray *rows,
+                       GArray    *explanations,
+                       guint      i)
+{
+  const TideStepRow *first = g_ptr_array_index (rows, i);
+  gint last = first->number;
+
+  for (guint k = i + 1; k < rows->len; k++)
+    {
+      const TideStepRow *r = g_ptr_array_index (rows, k);
+
+      if (r->process_id != first->process_id)
+        continue;
+      if (!same_pending_run (explanations, i, k))
+        break;
+      last = r->number;
+    }
+  return last;
+}
+
+/* A run of steps whose private memory was not read at their ends, in one
+ * line: "steps 2-39, ...: private memory not read at their ends: step 40
+ * gives steps 2-40". */
+static void
+pending_run_text (GString                  *out,
+                  const TideStepRow        *r,
+                  const TideRssExplanation *e,
+                  gint                      last_step)
+{
+  g_autofree char *step = tide_step_row_describe (r);
+  g_autofree char *line = tide_rss_explanation_describe (e);
+
+  if (last_step == r->number)
+    {
+      g_string_append_printf (out, "%s, %s (pid %" G_GINT64_FORMAT "): %s\n", step,
+                              r->role ? r->role : "?", r->pid, line);
+      return;
+    }
+  g_string_append_printf (out, "steps %d-%d, %s (pid %" G_GINT64_FORMAT "): private memory not"
+                          " read at their ends", r->number, last_step, r->role ? r->role : "?",
+                          r->pid);
+  if (e->spanned_by >= 0)
+    g_string_append_printf (out, ": step %d gives steps %d-%d", e->spanned_by, r->number,
+                            e->spanned_by);
+  g_string_append_c (out, '\n');
+}
+
 static void
 rss_text (GString   *out,
           GPtrArray *rows,
@@ -930,12 +1005,20 @@ rss_text (GString   *out,
   for (guint i = 0; i < rows->len; i++)
     {
       const TideStepRow *r = g_ptr_array_index (rows, i);
-      g_autofree char *line = tide_rss_explanation_describe (&g_array_index (explanations,
-                                                                             TideRssExplanation,
-                                                                             i));
+      const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, i);
+      g_autofree char *line = NULL;
+      g_autofree char *step = NULL;
+      gint previous;
 
-      g_autofree char *step = tide_step_row_describe (r);
-
+      if (e->pending)
+        {
+          previous = previous_of_process (rows, i);
+          if (previous < 0 || !same_pending_run (explanations, previous, i))
+            pending_run_text (out, r, e, pending_run_last_step (rows, explanations, i));
+          continue;
+        }
+      line = tide_rss_explanation_describe (e);
+      step = tide_step_row_describe (r);
       g_string_append_printf (out, "%s, %s (pid %" G_GINT64_FORMAT "): %s\n", step,
                               r->role ? r->role : "?", r->pid, line);
     }

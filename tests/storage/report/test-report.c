@@ -384,6 +384,49 @@ test_span_from_start (void)
   g_assert_cmpint (tide_rss_find_largest_unexplained (rows, explanations, MIB), ==, -1);
 }
 
+/* Runs of steps whose private memory was not read at their ends are one
+ * line each in text, per process: process 1's steps 2-4, which step 5's
+ * reading explains, and process 2's steps 2-3, which no reading came to
+ * explain; a run of one step keeps its own line. */
+static void
+test_pending_runs_text (void)
+{
+  g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_step_row_free);
+  g_autoptr(GString) out = g_string_new (NULL);
+  static const gboolean read_1[] = { TRUE, FALSE, FALSE, FALSE, TRUE, FALSE, TRUE };
+  static const gboolean read_2[] = { TRUE, FALSE, FALSE };
+
+  for (guint k = 0; k < G_N_ELEMENTS (read_1); k++)
+    {
+      TideStepRow *r = span_test_row ((gint) k + 1, k == 0 ? -1 : 10 * MIB, 10 * MIB, read_1[k], 0);
+
+      r->pid = 100;
+      r->role = g_strdup ("main");
+      g_ptr_array_add (rows, r);
+      if (k < G_N_ELEMENTS (read_2))
+        {
+          r = span_test_row ((gint) k + 1, k == 0 ? -1 : 4 * MIB, 4 * MIB, read_2[k], 0);
+          r->process_id = 2;
+          r->pid = 101;
+          r->role = g_strdup ("worker");
+          g_ptr_array_add (rows, r);
+        }
+    }
+  tide_format_rss (out, rows, TIDE_FORMAT_TEXT);
+  g_assert_cmpstr (out->str, ==,
+                   "Memory by step: the change of each process's private memory (USS), or of its"
+                   " RSS where only that was read, and what moved it\n"
+                   "step 1, main (pid 100): +10.00 MiB private: unexplained +10.00 MiB; RSS 0 B\n"
+                   "step 1, worker (pid 101): +4.00 MiB private: unexplained +4.00 MiB; RSS 0 B\n"
+                   "steps 2-4, main (pid 100): private memory not read at their ends:"
+                   " step 5 gives steps 2-5\n"
+                   "steps 2-3, worker (pid 101): private memory not read at their ends\n"
+                   "step 5, main (pid 100): 0 B private over steps 2-5; RSS 0 B\n"
+                   "step 6, main (pid 100): private memory not read at this step's end:"
+                   " step 7 gives steps 6-7\n"
+                   "step 7, main (pid 100): 0 B private over steps 6-7; RSS 0 B\n");
+}
+
 /* Pages newly shared as two workers started, named in their numbers'
  * order whichever said hello first, and no longer shared as they and a
  * helper exited. */
@@ -489,6 +532,7 @@ main (int    argc,
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/storage/report/rss-reads", test_rss_reads);
   g_test_add_func ("/storage/report/span-from-start", test_span_from_start);
+  g_test_add_func ("/storage/report/pending-runs-text", test_pending_runs_text);
   g_test_add_func ("/storage/report/sharing-cause", test_sharing_cause);
 
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
