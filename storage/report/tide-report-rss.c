@@ -971,15 +971,6 @@ pending_run_text (GString                  *out,
                   const TideRssExplanation *e,
                   gint                      last_step)
 {
-  g_autofree char *step = tide_step_row_describe (r);
-  g_autofree char *line = tide_rss_explanation_describe (e);
-
-  if (last_step == r->number)
-    {
-      g_string_append_printf (out, "%s, %s (pid %" G_GINT64_FORMAT "): %s\n", step,
-                              r->role ? r->role : "?", r->pid, line);
-      return;
-    }
   g_string_append_printf (out, "steps %d-%d, %s (pid %" G_GINT64_FORMAT "): private memory not"
                           " read at their ends", r->number, last_step, r->role ? r->role : "?",
                           r->pid);
@@ -1008,14 +999,21 @@ rss_text (GString   *out,
       const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, i);
       g_autofree char *line = NULL;
       g_autofree char *step = NULL;
-      gint previous;
 
       if (e->pending)
         {
-          previous = previous_of_process (rows, i);
-          if (previous < 0 || !same_pending_run (explanations, previous, i))
-            pending_run_text (out, r, e, pending_run_last_step (rows, explanations, i));
-          continue;
+          gint previous = previous_of_process (rows, i);
+          gint last_step;
+
+          if (previous >= 0 && same_pending_run (explanations, previous, i))
+            continue;
+          /* A run of one step keeps its own line, below. */
+          last_step = pending_run_last_step (rows, explanations, i);
+          if (last_step != r->number)
+            {
+              pending_run_text (out, r, e, last_step);
+              continue;
+            }
         }
       line = tide_rss_explanation_describe (e);
       step = tide_step_row_describe (r);
