@@ -425,11 +425,15 @@ test_anon_split (void)
   assert_near (csv_number (lines, 4, "lib_data_bytes"), 4 * MIB);
   assert_near (csv_number (lines, 4, "file_bytes"), 0);
   assert_near (csv_number (lines, 4, "unexplained_bytes"), 0);
+  /* The private change may differ from the term by a few pages that
+   * another process came to share or stopped sharing meanwhile (another
+   * program starting or ending on a loaded machine): a term of its own,
+   * "newly shared", which the CSV's unexplained above holds to nothing. */
   g_assert_true (g_regex_match_simple ("\nstep 2 threads, anon-split \\(pid [0-9]+\\): "
-                                       "\\+2\\.[0-9]{2} MiB private: thread stacks "
+                                       "\\+(1\\.9[0-9]|2\\.[0-9]{2}) MiB private: thread stacks "
                                        "\\+2\\.[0-9]{2} MiB[,;]", text, 0, 0));
   g_assert_true (g_regex_match_simple ("\nstep 3 bss, anon-split \\(pid [0-9]+\\): "
-                                       "\\+8\\.[0-9]{2} MiB private: library data "
+                                       "\\+(7\\.9[0-9]|8\\.[0-9]{2}) MiB private: library data "
                                        "\\+8\\.[0-9]{2} MiB[,;]", text, 0, 0));
   /* Less a few pages of the data that were the file's before (file-backed). */
   g_assert_true (g_regex_match_simple ("\nstep 4 data, anon-split \\(pid [0-9]+\\): "
