@@ -75,10 +75,9 @@ write_frames_and_stacks (sqlite3 *db)
   for (int i = 0; i < N_STACKS; i++)
     g_string_append_printf (sql, ", (%d, 1, 'site_%d', 'train.c', %d, 'train')", i + 2, i,
                             100 + i);
-  g_string_append (sql, "; INSERT INTO stack_nodes (id, parent_id, frame_id, depth)"
-                        " VALUES (1, NULL, 1, 1)");
+  g_string_append (sql, "; INSERT INTO stacks (id, frames) VALUES (1, '[1]')");
   for (int i = 0; i < N_STACKS; i++)
-    g_string_append_printf (sql, ", (%d, 1, %d, 2)", i + 2, i + 2);
+    g_string_append_printf (sql, ", (%d, '[1,%d]')", i + 2, i + 2);
   return exec_sql (db, sql->str);
 }
 

@@ -34,6 +34,15 @@ typedef struct
   gint64 frame_id;
 } NodeKey;
 
+/* A node of the tree kept in memory, by id: how a stack's frames are
+ * found again when it is first written. */
+typedef struct
+{
+  gint64   parent_id;
+  gint64   frame_id;
+  gboolean written;   /* as a stack of its own */
+} NodeLink;
+
 typedef struct
 {
   gint64      id;
@@ -46,6 +55,8 @@ struct _TideStackTable
   TideTraceWriter *writer;
   GHashTable      *frames;   /* FrameKey* -> id */
   GHashTable      *nodes;    /* NodeKey* -> id */
+  GArray          *links;    /* NodeLink, by node id - 1 */
+  GArray          *stack_frames; /* gint64: the frame ids of a stack being written */
   GHashTable      *pyframes; /* "file\nfunction\nline" -> id */
   GPtrArray       *key_blocks; /* where the keys of frames and nodes live */
   gsize            key_block_used;
@@ -221,6 +232,8 @@ tide_stack_table_new (TideTraceWriter *writer,
   self->symbol_cache_dir = g_strdup (symbol_cache_dir);
   self->frames = g_hash_table_new (frame_key_hash, frame_key_equal);
   self->nodes = g_hash_table_new (node_key_hash, node_key_equal);
+  self->links = g_array_new (FALSE, FALSE, sizeof (NodeLink));
+  self->stack_frames = g_array_new (FALSE, FALSE, sizeof (gint64));
   self->key_blocks = g_ptr_array_new_with_free_func (g_free);
   self->pyframes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->next_frame_id = 1;
@@ -320,6 +333,8 @@ tide_stack_table_free (TideStackTable *self)
   g_array_unref (self->batch);
   g_hash_table_unref (self->frames);
   g_hash_table_unref (self->nodes);
+  g_array_unref (self->links);
+  g_array_unref (self->stack_frames);
   g_ptr_array_unref (self->key_blocks);
   g_hash_table_unref (self->pyframes);
   g_free (self->symbol_cache_dir);
@@ -473,8 +488,7 @@ intern_node (TideStackTable   *self,
              TideAddressSpace *space,
              GHashTable       *pycodes,
              gint64            parent,
-             guint64           frame,
-             guint             depth)
+             guint64           frame)
 {
   NodeKey key = { parent, tide_wire_is_pyframe (frame) ? intern_pyframe (self, pycodes, frame)
                                                        : intern_frame (self, space, frame) };
@@ -482,12 +496,41 @@ intern_node (TideStackTable   *self,
 
   if (id == NULL)
     {
+      NodeLink link = { parent, key.frame_id, FALSE };
+
       id = GSIZE_TO_POINTER (self->next_node_id++);
       g_hash_table_insert (self->nodes, keep_key (self, &key, sizeof key), id);
-      tide_trace_writer_add_stack_node (self->writer, GPOINTER_TO_SIZE (id), parent,
-                                        key.frame_id, depth);
+      g_array_append_val (self->links, link);
     }
   return GPOINTER_TO_SIZE (id);
+}
+
+/* Writes the stack that ends at node @id, the first time it is one: the
+ * nodes between it and the outermost frame are only ever written as part
+ * of the stacks that pass through them. */
+static void
+write_stack (TideStackTable *self,
+             gint64          id)
+{
+  NodeLink *link = &g_array_index (self->links, NodeLink, id - 1);
+  GArray *frames = self->stack_frames;
+
+  if (link->written)
+    return;
+  link->written = TRUE;
+  g_array_set_size (frames, 0);
+  for (gint64 node = id; node != 0;
+       node = g_array_index (self->links, NodeLink, node - 1).parent_id)
+    g_array_append_val (frames, g_array_index (self->links, NodeLink, node - 1).frame_id);
+  for (guint i = 0, j = frames->len - 1; i < j; i++, j--)
+    {
+      gint64 outer = g_array_index (frames, gint64, j);
+
+      g_array_index (frames, gint64, j) = g_array_index (frames, gint64, i);
+      g_array_index (frames, gint64, i) = outer;
+    }
+  tide_trace_writer_add_stack (self->writer, id, (const gint64 *) (gpointer) frames->data,
+                               frames->len);
 }
 
 gint64
@@ -500,9 +543,10 @@ tide_stack_table_intern_mixed (TideStackTable   *self,
   gint64 parent = 0;
 
   for (guint depth = 0; depth < n_frames; depth++)
-    parent = intern_node (self, space, pycodes, parent,
-                          return_addresses[n_frames - 1 - depth], depth + 1);
+    parent = intern_node (self, space, pycodes, parent, return_addresses[n_frames - 1 - depth]);
   send_jobs (self);
+  if (parent != 0)
+    write_stack (self, parent);
   return parent;
 }
 
@@ -523,10 +567,12 @@ tide_stack_table_intern_path (TideStackTable   *self,
   parent = n_known > 0 ? g_array_index (path, gint64, n_known - 1) : 0;
   for (guint depth = n_known; depth < n_frames; depth++)
     {
-      parent = intern_node (self, space, pycodes, parent, frames[n_frames - 1 - depth], depth + 1);
+      parent = intern_node (self, space, pycodes, parent, frames[n_frames - 1 - depth]);
       g_array_append_val (path, parent);
     }
   send_jobs (self);
+  if (parent != 0)
+    write_stack (self, parent);
   return parent;
 }
 

@@ -2,11 +2,13 @@
  * Copyright 2026 The Tidemark authors
  *
  * tide-stack-table.h: turns the raw return addresses of a record into a
- * stack id of the trace's deduplicated stack tree.
+ * stack id of the trace: identical stacks share one.
  *
  * A frame is (ELF file, offset in it), shared by every process that maps the
  * file; a stack node is (caller node, frame).  Both are interned here, on the
- * recorder's event thread, and written at once with the module and offset.
+ * recorder's event thread.  A frame is written at once with its module and
+ * offset; the nodes stay in memory, and a stack is written as one row of
+ * frame ids when it is first returned.
  * Function, file and line come from a symbolizer thread, so a large library
  * being indexed by libdw never stalls the sockets; it asks the symbol cache
  * (tide-symbol-cache.h) first and saves what it resolved once every frame

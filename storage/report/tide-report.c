@@ -282,12 +282,18 @@ load_processes (TideTrace  *trace,
 static const char frames_sql[] =
   "WITH RECURSIVE chain (parent_id, frame_id, depth) AS ("
   "  SELECT parent_id, frame_id, depth FROM stack_nodes WHERE id = ?1"
+  "%s"
   "  UNION ALL"
   "  SELECT n.parent_id, n.frame_id, n.depth FROM stack_nodes n"
   "  JOIN chain c ON n.id = c.parent_id LIMIT 4096)"
   " SELECT f.kind, f.function, f.file, f.line, f.module, f.module_offset, chain.depth,"
   "  4611686018427387904"
   " FROM chain JOIN frames f ON f.id = chain.frame_id";
+/* A stack of schema 4 is a row: its frames' depths are their places in
+ * its array.  A merge of older traces may hold stack_nodes beside it. */
+static const char stacks_sql[] =
+  "  UNION ALL"
+  "  SELECT NULL, j.value, j.key + 1 FROM stacks s, json_each (s.frames) j WHERE s.id = ?1";
 static const char inline_frames_sql[] =
   " UNION ALL"
   " SELECT i.kind, i.function, i.file, i.line, i.module, i.module_offset, chain.depth, i.id"
@@ -320,7 +326,9 @@ static sqlite3_stmt *
 prepare_frames (TideTrace  *trace,
                 GError    **error)
 {
-  g_autofree char *sql = g_strconcat (frames_sql,
+  g_autofree char *chain = g_strdup_printf (frames_sql,
+                                            _tide_trace_has_stacks (trace) ? stacks_sql : "");
+  g_autofree char *sql = g_strconcat (chain,
                                       _tide_trace_has_inline_frames (trace) ? inline_frames_sql : "",
                                       " ORDER BY 7 DESC, 8", NULL);
 

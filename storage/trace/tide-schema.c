@@ -79,8 +79,19 @@ static const char schema_sql[] =
   "  build_id TEXT NOT NULL"
   ") STRICT;"
 
-  /* The stack tree: a node's parent is its caller, so a stack is the node of
-   * its innermost frame and identical stacks share one node. */
+  /* The stacks: each a row, its frames' ids a JSON array, outermost first.
+   * A recording writes a stack once, when a block or a transfer first names
+   * it: a row per stack, where the tree below took a row per frame that no
+   * stack before had under the same callers, most of a deep stack. */
+  "CREATE TABLE stacks ("
+  "  id INTEGER PRIMARY KEY,"
+  "  frames TEXT NOT NULL"
+  ") STRICT;"
+
+  /* The stack tree of traces before schema 4, and of merges of them: a
+   * node's parent is its caller, so a stack is the node of its innermost
+   * frame and identical stacks share one node.  Its ids and those of
+   * stacks never meet. */
   "CREATE TABLE stack_nodes ("
   "  id INTEGER PRIMARY KEY,"
   "  parent_id INTEGER REFERENCES stack_nodes (id),"
@@ -130,7 +141,7 @@ static const char schema_sql[] =
   "  weight REAL NOT NULL,"
   "  alloc_ns NOT NULL,"
   "  free_ns,"
-  "  stack_id REFERENCES stack_nodes (id),"
+  "  stack_id,"
   "  scope_id REFERENCES scopes (id)"
   ");"
 
@@ -166,7 +177,7 @@ static const char schema_sql[] =
   "  bytes INTEGER NOT NULL,"
   "  start_ns INTEGER NOT NULL,"
   "  duration_ns INTEGER NOT NULL,"
-  "  stack_id INTEGER REFERENCES stack_nodes (id),"
+  "  stack_id INTEGER,"
   "  scope_id INTEGER REFERENCES scopes (id)"
   ") STRICT;"
 
@@ -190,7 +201,7 @@ static const char schema_sql[] =
   "  process_id INTEGER NOT NULL REFERENCES processes (id),"
   "  ts_ns INTEGER NOT NULL,"
   "  parent_id INTEGER NOT NULL REFERENCES processes (id),"
-  "  stack_id INTEGER REFERENCES stack_nodes (id),"
+  "  stack_id INTEGER,"
   "  bytes INTEGER NOT NULL"
   ") STRICT;"
 
@@ -409,4 +420,23 @@ tide_schema_create (sqlite3  *db,
       return FALSE;
     }
   return tide_sqlite_exec (db, "COMMIT", error);
+}
+
+/**
+ * tide_schema_stack_frames:
+ * @frame_ids: (array length=n_frames): a stack's frames, outermost first
+ *
+ * Returns: (transfer full): the text of its stacks.frames column
+ */
+char *
+tide_schema_stack_frames (const gint64 *frame_ids,
+                          guint         n_frames)
+{
+  GString *text = g_string_sized_new (8 * n_frames + 2);
+
+  g_string_append_c (text, '[');
+  for (guint i = 0; i < n_frames; i++)
+    g_string_append_printf (text, i ? ",%" G_GINT64_FORMAT : "%" G_GINT64_FORMAT, frame_ids[i]);
+  g_string_append_c (text, ']');
+  return g_string_free (text, FALSE);
 }

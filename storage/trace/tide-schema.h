@@ -19,11 +19,12 @@ G_BEGIN_DECLS
 #define TIDE_APPLICATION_ID 0x54494445
 /* 2: allocation_ranges, and the writer's allocations_long_lived index in
  * place of allocations_by_alloc.  3: processes.worker and processes.role
- * (tide-processes.h).  Version 1 and 2 traces are still read.  Tables
+ * (tide-processes.h).  4: stacks, a row per stack, in place of
+ * stack_nodes' row per frame.  Versions 1 to 3 are still read.  Tables
  * added since without a new version, which readers must do without:
  * modules (build-ids), and in merged traces merge_sources and
  * merge_processes (tide-trace-merge.h). */
-#define TIDE_SCHEMA_VERSION 3
+#define TIDE_SCHEMA_VERSION 4
 
 /* Frame kinds of the frames table. */
 typedef enum
@@ -33,7 +34,7 @@ typedef enum
   TIDE_FRAME_KERNEL  = 3,
   TIDE_FRAME_MISSING = 4,  /* frames the unwinder could not recover */
   /* A call the compiler inlined at a native frame's address: a row of
-   * its own, never in stack_nodes, with the native frame's module and
+   * its own, never in a stack, with the native frame's module and
    * module_offset; a native frame's inline rows go innermost first by id. */
   TIDE_FRAME_INLINE  = 5,
 } TideFrameKind;
@@ -65,5 +66,7 @@ gboolean tide_schema_ensure   (sqlite3     *db,
                                const char  *name,
                                GError     **error);
 gboolean tide_schema_declares (const char  *name);
+char    *tide_schema_stack_frames (const gint64 *frame_ids,
+                                   guint         n_frames);
 
 G_END_DECLS

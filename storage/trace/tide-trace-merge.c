@@ -11,7 +11,8 @@
  * Frames and stack nodes are deduplicated across inputs: a native frame by
  * its module's build-id and offset (the same code, whatever path each node
  * installed it under), any other frame by everything it says; a stack node
- * by its deduplicated parent and frame.  What the writer derives at the end
+ * by its deduplicated parent and frame, a stack of schema 4 by its
+ * deduplicated frames.  What the writer derives at the end
  * of a capture (timeline summaries, live-at-end, roles) is derived again
  * over the whole job by tide_analysis_build().
  */
@@ -55,10 +56,11 @@ typedef struct
   GPtrArray  *inputs;          /* MergeInput* */
   GHashTable *frames;          /* dedup key -> new frame id */
   GHashTable *nodes;           /* NodeKey -> new node id */
+  GHashTable *stacks;          /* stacks.frames text -> new stack id */
   GHashTable *inline_done;     /* "module\x1foffset" of inline rows copied */
   gint64      next_frame_id;
   gint64      next_inline_id;
-  gint64      next_node_id;
+  gint64      next_node_id;    /* of stacks and stack nodes alike */
   gboolean    copy_ranges;     /* every input has the same short_lived_ns */
 } Merge;
 
@@ -532,6 +534,83 @@ copy_stacks (Merge       *merge,
   return ok;
 }
 
+/* The stack @old of the input, whose frames (the output's ids) are in
+ * @frames: the output's stack of the same frames, written if it is new. */
+static gboolean
+map_stack (Merge        *merge,
+           sqlite3_stmt *ins,
+           sqlite3_stmt *map,
+           gint64        old,
+           GArray       *frames)
+{
+  char *text = tide_schema_stack_frames ((const gint64 *) (gpointer) frames->data, frames->len);
+  gint64 *id = g_hash_table_lookup (merge->stacks, text);
+
+  if (id == NULL)
+    {
+      gint64 new_id = merge->next_node_id++;
+
+      id = g_memdup2 (&new_id, sizeof new_id);
+      g_hash_table_insert (merge->stacks, text, id);
+      sqlite3_bind_int64 (ins, 1, new_id);
+      sqlite3_bind_text (ins, 2, text, -1, SQLITE_STATIC);
+      if (sqlite3_step (ins) != SQLITE_DONE || sqlite3_reset (ins) != SQLITE_OK)
+        return FALSE;
+    }
+  else
+    g_free (text);
+  sqlite3_bind_int64 (map, 1, old);
+  sqlite3_bind_int64 (map, 2, *id);
+  return sqlite3_step (map) == SQLITE_DONE && sqlite3_reset (map) == SQLITE_OK;
+}
+
+/* The stacks of an input of schema 4, read a frame a row, in order. */
+static gboolean
+copy_frame_lists (Merge       *merge,
+                  GHashTable  *frame_map,
+                  GError     **error)
+{
+  g_autoptr(GArray) frames = g_array_new (FALSE, FALSE, sizeof (gint64));
+  sqlite3_stmt *row = NULL, *ins = NULL, *map = NULL;
+  gint64 stack = 0;
+  gboolean ok;
+  int rc = SQLITE_DONE;
+
+  ok = (row = tide_sqlite_prepare (merge->db, "SELECT s.id, j.value, j.type FROM src.stacks s,"
+                                   " json_each (s.frames) j ORDER BY s.id, j.key",
+                                   "cannot read stacks", error)) != NULL &&
+       (ins = tide_sqlite_prepare (merge->db, "INSERT INTO stacks (id, frames) VALUES (?1, ?2)",
+                                   "cannot write stacks", error)) != NULL &&
+       (map = tide_sqlite_prepare (merge->db, "INSERT INTO temp.stack_map (old, new)"
+                                   " VALUES (?1, ?2)", "cannot write stacks", error)) != NULL;
+  while (ok && (rc = sqlite3_step (row)) == SQLITE_ROW)
+    {
+      gint64 id = sqlite3_column_int64 (row, 0), old_frame = sqlite3_column_int64 (row, 1);
+      gint64 *frame = g_hash_table_lookup (frame_map, &old_frame);
+
+      if (id != stack && frames->len > 0)
+        ok = map_stack (merge, ins, map, stack, frames);
+      if (id != stack)
+        g_array_set_size (frames, 0);
+      stack = id;
+      /* A frame that is not an integer, or names no frame, is damage. */
+      if (frame == NULL || g_strcmp0 ((const char *) sqlite3_column_text (row, 2), "integer"))
+        ok = FALSE;
+      else
+        g_array_append_val (frames, *frame);
+    }
+  if (ok && rc == SQLITE_DONE && frames->len > 0)
+    ok = map_stack (merge, ins, map, stack, frames);
+  if (ok && rc != SQLITE_DONE)
+    ok = FALSE;
+  if (!ok && (error == NULL || *error == NULL))
+    set_error (error, "the trace is damaged: a stack that names no frame of its own");
+  sqlite3_finalize (row);
+  sqlite3_finalize (ins);
+  sqlite3_finalize (map);
+  return ok;
+}
+
 /* ---- the rows -------------------------------------------------------------------- */
 
 typedef struct
@@ -692,7 +771,10 @@ copy_input (Merge            *merge,
        copy_frames (merge, frame_map, tide_sqlite_has (merge->db, "table", "modules") &&
                     max_id (merge->db, "SELECT count (*) FROM src.sqlite_schema"
                                        " WHERE name = 'modules'") > 0, error) &&
-       copy_stacks (merge, frame_map, error);
+       copy_stacks (merge, frame_map, error) &&
+       (max_id (merge->db, "SELECT count (*) FROM src.sqlite_schema WHERE type = 'table'"
+                           " AND name = 'stacks'") == 0 ||
+        copy_frame_lists (merge, frame_map, error));
   for (guint i = 0; ok && i < G_N_ELEMENTS (copy_sql); i++)
     ok = run_copy (merge->db, copy_sql[i], &o, error);
   for (guint i = 0; ok && merge->copy_ranges && i < G_N_ELEMENTS (copy_ranges_sql); i++)
@@ -923,6 +1005,7 @@ tide_trace_merge (const char * const      *inputs,
     .inputs = read,
     .frames = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free),
     .nodes = g_hash_table_new_full (node_key_hash, node_key_equal, g_free, g_free),
+    .stacks = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free),
     .inline_done = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL),
     .next_frame_id = 1,
     .next_inline_id = TIDE_INLINE_FRAME_ID_BASE,
@@ -936,6 +1019,7 @@ tide_trace_merge (const char * const      *inputs,
     }
   g_hash_table_unref (merge.frames);
   g_hash_table_unref (merge.nodes);
+  g_hash_table_unref (merge.stacks);
   g_hash_table_unref (merge.inline_done);
   if (ok && g_rename (partial, output) != 0)
     {

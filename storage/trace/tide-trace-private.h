@@ -29,5 +29,6 @@ void       _tide_trace_unlock_reader (TideTrace     *self);
 /* Whether the trace holds inline frames (TIDE_FRAME_INLINE), and their
  * index, which older traces lack. */
 gboolean _tide_trace_has_inline_frames (TideTrace *self);
+gboolean _tide_trace_has_stacks        (TideTrace *self);
 
 G_END_DECLS

@@ -60,6 +60,7 @@ typedef enum
   OP_THREAD,
   OP_MAPPING,
   OP_FRAME,
+  OP_STACK,
   OP_STACK_NODE,
   OP_SCOPE,
   OP_STEP,
@@ -122,6 +123,7 @@ static const OpShape op_shapes[N_OPS] = {
                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6)", 5, FALSE, 1, 0 },
   [OP_FRAME] = { "INSERT INTO frames (id, kind, line, module_offset, function, file, module)"
                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", 4, FALSE, 3, 0 },
+  [OP_STACK] = { "INSERT INTO stacks (id, frames) VALUES (?1, ?2)", 1, FALSE, 1, 0 },
   [OP_STACK_NODE] = { "INSERT INTO stack_nodes (id, parent_id, frame_id, depth)"
                       " VALUES (?1, ?2, ?3, ?4)", 4, FALSE, 0, 1 << 1 },
   [OP_SCOPE] = { "INSERT INTO scopes (id, process_id, parent_id, name, path)"
@@ -1033,6 +1035,25 @@ tide_trace_writer_add_module (TideTraceWriter *self,
 
   op.texts[0] = g_strdup (path);
   op.texts[1] = g_strdup (build_id);
+  writer_push (self, &op);
+}
+
+/**
+ * tide_trace_writer_add_stack:
+ * @id: the stack's id, which no other stack and no stack node has
+ * @frame_ids: (array length=n_frames): its frames, outermost first
+ *
+ * Adds a stack, one row whatever its depth.
+ */
+void
+tide_trace_writer_add_stack (TideTraceWriter *self,
+                             gint64           id,
+                             const gint64    *frame_ids,
+                             guint            n_frames)
+{
+  Op op = { .type = OP_STACK, .ints = { id } };
+
+  op.texts[0] = tide_schema_stack_frames (frame_ids, n_frames);
   writer_push (self, &op);
 }
 

@@ -122,6 +122,10 @@ void             tide_trace_writer_add_frame      (TideTraceWriter        *self,
 void             tide_trace_writer_add_module     (TideTraceWriter        *self,
                                                    const char             *path,
                                                    const char             *build_id);
+void             tide_trace_writer_add_stack      (TideTraceWriter        *self,
+                                                   gint64                  id,
+                                                   const gint64           *frame_ids,
+                                                   guint                   n_frames);
 void             tide_trace_writer_add_stack_node (TideTraceWriter        *self,
                                                    gint64                  id,
                                                    gint64                  parent_id,

@@ -42,6 +42,7 @@ struct _TideTrace
   guint    has_live_at_end : 1;
   TideRetainedPlan retained_plan;
   gint     has_inline;      /* -1: not looked up yet */
+  gint     has_stacks;      /* -1: not looked up yet */
   guint    complete : 1;
 
   /* A second connection to the same file for queries off the main thread
@@ -334,6 +335,7 @@ tide_trace_init (TideTrace *self)
 {
   g_mutex_init (&self->reader_lock);
   self->has_inline = -1;
+  self->has_stacks = -1;
 }
 
 const char *
@@ -504,4 +506,21 @@ _tide_trace_has_inline_frames (TideTrace *self)
       sqlite3_finalize (stmt);
     }
   return self->has_inline;
+}
+
+/* Whether the trace has the stacks table of schema 4: older ones keep
+ * their stacks in stack_nodes alone. */
+gboolean
+_tide_trace_has_stacks (TideTrace *self)
+{
+  if (self->has_stacks < 0)
+    {
+      gint64 found = 0;
+
+      self->has_stacks = tide_sqlite_query_int (self->db, "SELECT EXISTS (SELECT 1 FROM"
+                                                " sqlite_schema WHERE type = 'table'"
+                                                " AND name = 'stacks')", READ_WHAT, &found,
+                                                NULL) && found;
+    }
+  return self->has_stacks;
 }

@@ -47,6 +47,11 @@ test_leaky_all (Fixture       *f,
   g_assert_true (tide_trace_is_complete (trace));
   steps = tide_report_steps (trace, NULL);
   g_assert_cmpuint (steps->len, ==, 10);
+  /* A row per stack that a block names, and no tree of nodes. */
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM stack_nodes"), ==, 0);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM stacks"), ==,
+                   tide_test_query_int (trace, "SELECT count (DISTINCT stack_id)"
+                                               " FROM allocations"));
 
   /* Exactly the two leaks: not the churn, not the step-6 spike. */
   suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);

@@ -436,6 +436,42 @@ test_meta_end_past_rows (Fixture       *f,
   g_assert_true (g_file_test (f->png, G_FILE_TEST_IS_REGULAR));
 }
 
+/* Stacks kept as rows (schema 4) whose frames are not what the recorder
+ * writes: text that is not JSON fails the report in one line; values that
+ * are not frame ids, and an array far deeper than any stack, name what
+ * they can. */
+static void
+test_stack_rows (Fixture       *f,
+                 gconstpointer  data)
+{
+  static const struct
+  {
+    const char *frames;  /* SQL */
+    int         status;
+    const char *err;
+  } cases[] = {
+    { "'[1,'", 2, "tidemark: cannot query the trace: malformed JSON\n" },
+    { "'[1,\"x\",{\"a\":[2]},-5,9223372036854775807,1e308,null,[]]'", 0, "" },
+    { "'[' || replace (hex (zeroblob (100000)), '00', '1,') || '1]'", 0, "" },
+  };
+
+  exec_sql (f->trace, "PRAGMA user_version = 4;"
+                      " CREATE TABLE stacks (id INTEGER PRIMARY KEY, frames TEXT NOT NULL) STRICT;"
+                      " INSERT INTO stacks (id, frames) SELECT id, '[]' FROM stack_nodes;"
+                      " DELETE FROM stack_nodes");
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *sql = g_strdup_printf ("UPDATE stacks SET frames = %s", cases[i].frames);
+      g_auto(TideLimitedRun) run = { 0 };
+
+      exec_sql (f->trace, sql);
+      run_tidemark ("report", f, &run);
+      g_assert_false (run.timed_out);
+      g_assert_cmpstr (run.err, ==, cases[i].err);
+      g_assert_cmpint (run.status, ==, cases[i].status);
+    }
+}
+
 /* The seed itself opens with the bounds its rows and meta give. */
 static void
 test_seed_bounds (Fixture       *f,
@@ -574,6 +610,7 @@ main (int    argc,
   ADD ("/hostile/ids-near-int64-max", "leaky-steps.tide", test_ids_near_int64_max);
   ADD ("/hostile/lane-sum-saturates", "leaky-steps.tide", test_lane_sum_saturates);
   ADD ("/hostile/size-1e308", "leaky-steps.tide", test_size_1e308);
+  ADD ("/hostile/stack-rows", "leaky-steps.tide", test_stack_rows);
 #undef ADD
   g_test_add_func ("/hostile/unfinished-failure-one-line", test_unfinished_failure_one_line);
   g_test_add_func ("/hostile/corpus", test_corpus);

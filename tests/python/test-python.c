@@ -697,15 +697,11 @@ test_dataloader (Fixture       *f,
    * frame of the worker's loop, as a Python frame (kind 2), not a native
    * one of the interpreter. */
   g_assert_cmpint (tide_test_query_int (trace,
-                     "WITH RECURSIVE walk (process_id, node) AS ("
-                     "  SELECT DISTINCT a.process_id, a.stack_id FROM allocations a"
-                     "  JOIN processes p ON p.id = a.process_id"
-                     "  WHERE p.parent_id IS NOT NULL AND a.stack_id IS NOT NULL"
-                     "  UNION SELECT w.process_id, n.parent_id FROM walk w"
-                     "  JOIN stack_nodes n ON n.id = w.node WHERE n.parent_id IS NOT NULL)"
-                     " SELECT count (DISTINCT w.process_id) FROM walk w"
-                     " JOIN stack_nodes n ON n.id = w.node JOIN frames fr ON fr.id = n.frame_id"
-                     " WHERE fr.kind = " G_STRINGIFY (TIDE_FRAME_PYTHON_VALUE)
+                     "SELECT count (DISTINCT a.process_id) FROM allocations a"
+                     " JOIN processes p ON p.id = a.process_id"
+                     " JOIN stacks s ON s.id = a.stack_id, json_each (s.frames) j"
+                     " JOIN frames fr ON fr.id = j.value"
+                     " WHERE p.parent_id IS NOT NULL AND fr.kind = " G_STRINGIFY (TIDE_FRAME_PYTHON_VALUE)
                      " AND fr.function = '_worker_loop'"
                      " AND fr.file LIKE '%/torch/utils/data/_utils/worker.py'"), ==, 2);
 }

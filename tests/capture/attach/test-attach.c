@@ -141,9 +141,9 @@ touched_at_step (TideTrace  *trace,
 {
   g_autofree char *sql = g_strdup_printf (
     "SELECT coalesce (sum (t.%s), 0) FROM %s t JOIN steps s ON s.id = t.step_id"
-    " JOIN stack_nodes n ON n.id = t.stack_id JOIN frames f ON f.id = n.frame_id"
-    " JOIN stack_nodes caller ON caller.id = n.parent_id"
-    " JOIN frames cf ON cf.id = caller.frame_id"
+    " JOIN stacks n ON n.id = t.stack_id"
+    " JOIN frames f ON f.id = json_extract (n.frames, '$[#-1]')"
+    " JOIN frames cf ON cf.id = json_extract (n.frames, '$[#-2]')"
     " WHERE f.function = 'attach_touch_pages' AND cf.function = 'main'"
     " AND s.number = (SELECT max (s2.number) FROM %s t2 JOIN steps s2 ON s2.id = t2.step_id"
     "                 WHERE t2.stack_id = t.stack_id AND s2.number <= %u)",
@@ -205,9 +205,9 @@ test_attach_step_summaries (Fixture       *f,
   /* The scratch pages, touched and unmapped in every step, are kept by
    * none. */
   g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM step_series t"
-                                               " JOIN stack_nodes n ON n.id = t.stack_id"
-                                               " JOIN stack_nodes c ON c.id = n.parent_id"
-                                               " JOIN frames cf ON cf.id = c.frame_id"
+                                               " JOIN stacks n ON n.id = t.stack_id"
+                                               " JOIN frames cf ON cf.id ="
+                                               "   json_extract (n.frames, '$[#-2]')"
                                                " WHERE cf.function = 'attach_touch_scratch'"
                                                " AND t.live_bytes <> 0"), ==, 0);
 }

@@ -39,8 +39,25 @@ typedef struct
 
 static gint64 next_alloc_id = 1;
 
+/* How the fixture keeps its stacks: as a recording does since schema 4,
+ * a row each, or as a tree of nodes, as older traces do. */
+typedef enum { STACKS_AS_ROWS, STACKS_AS_NODES } StackForm;
+
 static void
-add_frames (TideTraceWriter *w)
+add_stack_rows (TideTraceWriter *w)
+{
+  static const struct { gint64 id; gint64 frames[3]; guint n; } stacks[] = {
+    { STACK_MAIN, { 1 }, 1 }, { STACK_RUN_STEP, { 1, 2 }, 2 }, { STACK_LEAK, { 1, 2, 3 }, 3 },
+    { STACK_CHURN, { 1, 2, 4 }, 3 }, { STACK_SPIKE, { 1, 2, 5 }, 3 }, { STACK_INIT, { 1, 6 }, 2 },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (stacks); i++)
+    tide_trace_writer_add_stack (w, stacks[i].id, stacks[i].frames, stacks[i].n);
+}
+
+static void
+add_frames (TideTraceWriter *w,
+            StackForm        form)
 {
   static const struct { const char *fn; int line; } frames[] = {
     { "main", 30 }, { "run_step", 20 }, { "leak_feature_cache", 10 },
@@ -54,7 +71,12 @@ add_frames (TideTraceWriter *w)
                            .module = "/usr/bin/trainer", .module_offset = 0x1000 + i };
       tide_trace_writer_add_frame (w, &row);
     }
-  /* main <- run_step <- {leak, churn, spike, init} */
+  /* main <- run_step <- {leak, churn, spike}, main <- init */
+  if (form == STACKS_AS_ROWS)
+    {
+      add_stack_rows (w);
+      return;
+    }
   tide_trace_writer_add_stack_node (w, STACK_MAIN, 0, 1, 1);
   tide_trace_writer_add_stack_node (w, STACK_RUN_STEP, STACK_MAIN, 2, 2);
   tide_trace_writer_add_stack_node (w, STACK_LEAK, STACK_RUN_STEP, 3, 3);
@@ -126,7 +148,7 @@ fixture_setup (Fixture       *f,
   w = tide_trace_writer_new (f->path, &error);
   g_assert_no_error (error);
   tide_trace_writer_set_meta_int (w, "start_ns", 0);
-  add_frames (w);
+  add_frames (w, GPOINTER_TO_INT (data));
   add_process (w, 1, 100, TRUE);
   add_process (w, 2, 200, FALSE);
   g_assert_true (tide_trace_writer_finish (w, &error));
@@ -535,15 +557,21 @@ main (int    argc,
   g_test_add_func ("/storage/report/pending-runs-text", test_pending_runs_text);
   g_test_add_func ("/storage/report/sharing-cause", test_sharing_cause);
 
-#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
-  ADD ("/storage/report/steps", test_steps);
-  ADD ("/storage/report/suspects-by-stack", test_suspects_by_stack);
-  ADD ("/storage/report/suspects-by-scope", test_suspects_by_scope);
-  ADD ("/storage/report/retained-step", test_retained_step);
-  ADD ("/storage/report/retained-end", test_retained_end);
-  ADD ("/storage/report/retained-missing-step", test_retained_missing_step);
-  ADD ("/storage/report/steps-csv", test_steps_csv);
-  ADD ("/storage/report/suspects-json", test_suspects_json);
+  /* Every case twice: the stacks as rows, and as nodes (the trees of
+   * traces before schema 4), which must read alike. */
+#define ADD(path, fn) \
+  g_test_add ("/storage/report/" path, Fixture, GINT_TO_POINTER (STACKS_AS_ROWS), fixture_setup, \
+              fn, fixture_teardown); \
+  g_test_add ("/storage/report/stack-nodes/" path, Fixture, GINT_TO_POINTER (STACKS_AS_NODES), \
+              fixture_setup, fn, fixture_teardown)
+  ADD ("steps", test_steps);
+  ADD ("suspects-by-stack", test_suspects_by_stack);
+  ADD ("suspects-by-scope", test_suspects_by_scope);
+  ADD ("retained-step", test_retained_step);
+  ADD ("retained-end", test_retained_end);
+  ADD ("retained-missing-step", test_retained_missing_step);
+  ADD ("steps-csv", test_steps_csv);
+  ADD ("suspects-json", test_suspects_json);
 #undef ADD
   return g_test_run ();
 }

@@ -197,7 +197,7 @@ schema_names (sqlite3 *db)
   return g_string_free (names, FALSE);
 }
 
-#define CORE_NAMES "meta processes threads mappings frames frames_inline modules stack_nodes scopes steps " \
+#define CORE_NAMES "meta processes threads mappings frames frames_inline modules stacks stack_nodes scopes steps " \
                    "allocations allocation_ranges counter_kinds counters transfers step_residency cow_sources " \
                    "step_stats step_series counter_lod"
 

@@ -35,6 +35,7 @@ typedef struct
   gboolean    leaks;
   const char *module;           /* where the frames' code lies on this node */
   const char *build_id;         /* NULL: no modules table row */
+  gboolean    stack_rows;       /* its stack a row of stacks, not stack nodes */
 } NodeShape;
 
 /* One rank of a job: 10 steps of 1 ms from @shape->step_delay_ns; a leaking
@@ -69,8 +70,13 @@ write_node (const char      *name,
     tide_trace_writer_add_module (w, shape->module, shape->build_id);
   tide_trace_writer_add_frame (w, &caller);
   tide_trace_writer_add_frame (w, &leak);
-  tide_trace_writer_add_stack_node (w, 1, 0, 1, 1);
-  tide_trace_writer_add_stack_node (w, 2, 1, 2, 2);
+  if (shape->stack_rows)
+    tide_trace_writer_add_stack (w, 2, (const gint64[]) { 1, 2 }, 2);
+  else
+    {
+      tide_trace_writer_add_stack_node (w, 1, 0, 1, 1);
+      tide_trace_writer_add_stack_node (w, 2, 1, 2, 2);
+    }
   tide_trace_writer_add_process (w, &proc);
   tide_trace_writer_set_process_rank (w, 1, shape->rank);
   for (gint k = 1; k <= 10; k++)
@@ -299,6 +305,70 @@ copy_file (const char *from,
 }
 
 static void
+assert_leak_frames (TideGroup *g)
+{
+  g_assert_cmpuint (g->frames->len, ==, 2);
+  g_assert_cmpstr (((TideFrame *) g_ptr_array_index (g->frames, 0))->function, ==,
+                   "keep_outputs");
+  g_assert_cmpstr (((TideFrame *) g_ptr_array_index (g->frames, 1))->function, ==, "main");
+}
+
+/* Stacks kept as rows (schema 4) are shared across inputs by their frames,
+ * and stand beside the stack nodes of another input; both read alike.  A
+ * row that names something other than a frame id refuses the merge. */
+static void
+test_stack_rows (void)
+{
+  NodeShape rows_a = node_a, rows_b = node_b, rows_leaking_a = node_a;
+  g_autofree char *a = NULL, *b = NULL, *la = NULL, *nb = NULL, *job = NULL, *mixed = NULL;
+  g_autofree char *bad = g_build_filename (dir, "rows-bad.tide", NULL);
+  g_autofree char *out = g_build_filename (dir, "rows-bad-job.tide", NULL);
+  g_autofree char *message = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(TideTrace) mixed_trace = NULL;
+  g_autoptr(GPtrArray) suspects = NULL;
+  g_autoptr(GError) error = NULL;
+
+  rows_a.stack_rows = rows_b.stack_rows = rows_leaking_a.stack_rows = TRUE;
+  rows_leaking_a.leaks = TRUE;
+  a = write_node ("rows-a.tide", &rows_a);
+  b = write_node ("rows-b.tide", &rows_b);
+  la = write_node ("rows-leaking-a.tide", &rows_leaking_a);
+
+  job = merge_ok ((const char *[]) { la, b, NULL }, "rows-job.tide");
+  trace = tide_test_open_trace (job);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM stacks"), ==, 1);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM stack_nodes"), ==, 0);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM allocations a"
+                                               " JOIN stacks s ON s.id = a.stack_id"
+                                               " WHERE s.frames = '[1,2]'"), ==, 14);
+  suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (suspects->len, ==, 2);
+  assert_leak_frames (g_ptr_array_index (suspects, 0));
+  assert_leak_frames (g_ptr_array_index (suspects, 1));
+  g_clear_pointer (&suspects, g_ptr_array_unref);
+
+  nb = write_node ("nodes-b.tide", &node_b);
+  mixed = merge_ok ((const char *[]) { la, nb, NULL }, "mixed-job.tide");
+  mixed_trace = tide_test_open_trace (mixed);
+  g_assert_cmpint (tide_test_query_int (mixed_trace, "SELECT count (*) FROM stacks"), ==, 1);
+  g_assert_cmpint (tide_test_query_int (mixed_trace, "SELECT count (*) FROM stack_nodes"), ==, 2);
+  suspects = tide_report_suspects (mixed_trace, TIDE_GROUP_BY_STACK, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (suspects->len, ==, 2);
+  assert_leak_frames (g_ptr_array_index (suspects, 0));
+  assert_leak_frames (g_ptr_array_index (suspects, 1));
+
+  copy_file (b, bad);
+  tide_test_exec_sql (bad, "UPDATE stacks SET frames = '[1,\"main\"]'");
+  g_unlink (out);
+  message = g_strdup_printf ("%s: the trace is damaged: a stack that names no frame of its own",
+                             bad);
+  assert_refused ((const char *[]) { a, bad, NULL }, out, FALSE, message);
+}
+
+static void
 test_refusals (void)
 {
   g_autofree char *a = write_node ("r-a.tide", &node_a);
@@ -399,6 +469,7 @@ main (int    argc,
   g_test_add_func ("/trace-merge/other-build-not-shared", test_other_build_not_shared);
   g_test_add_func ("/trace-merge/older-traces", test_older_traces);
   g_test_add_func ("/trace-merge/refusals", test_refusals);
+  g_test_add_func ("/trace-merge/stack-rows", test_stack_rows);
   result = g_test_run ();
   tide_test_remove_dir (dir);
   g_free (dir);
