@@ -6,6 +6,8 @@
  * present, outside the target's hot path, and stores the resident bytes per
  * (stack, scope): all live blocks, and those born in the step.  A sampled
  * block stands for `weight` blocks, so its resident bytes are scaled alike.
+ * A group's row is written only where it changed since the last step end
+ * measured (tide-schema.c), beside the step's total.
  */
 #include "config.h"
 
@@ -28,6 +30,16 @@ typedef struct
   double resident;
   double resident_born;
 } Residency;
+
+/* A group's resident bytes as last written, and the step that last
+ * measured it. */
+typedef struct
+{
+  gint64 stack_id;
+  gint64 scope_id;
+  gint64 resident;
+  gint64 step_id;
+} WrittenResidency;
 
 static void
 collect_host_block (const TideLiveAlloc *alloc,
@@ -58,27 +70,73 @@ residency_equal (gconstpointer a,
   return x->stack_id == y->stack_id && x->scope_id == y->scope_id;
 }
 
+/* Both keys start alike, so one hash and one equality serve both tables. */
+G_STATIC_ASSERT (G_STRUCT_OFFSET (Residency, scope_id) ==
+                 G_STRUCT_OFFSET (WrittenResidency, scope_id));
+
+/* The group's row, unless its resident bytes are those last written and
+ * none of its blocks born in the step is resident. */
 static void
-write_residency (TideTraceWriter *writer,
-                 gint64           step_id,
-                 GHashTable      *by_group)
+write_group_change (TideCaptureProcess *self,
+                    gint64              step_id,
+                    const Residency    *r,
+                    gint64             *total,
+                    gint64             *total_born)
+{
+  TideResidencyRow row = {
+    .step_id = step_id,
+    .stack_id = r->stack_id,
+    .scope_id = r->scope_id,
+    .device = -1,
+    .resident_bytes = (gint64) (r->resident + 0.5),
+    .resident_born_bytes = (gint64) (r->resident_born + 0.5),
+  };
+  WrittenResidency *last = g_hash_table_lookup (self->residency_written, r);
+
+  *total += row.resident_bytes;
+  *total_born += row.resident_born_bytes;
+  if (last == NULL)
+    {
+      last = g_new0 (WrittenResidency, 1);
+      *last = (WrittenResidency) { r->stack_id, r->scope_id, 0, 0 };
+      g_hash_table_add (self->residency_written, last);
+    }
+  last->step_id = step_id;
+  if (last->resident == row.resident_bytes && row.resident_born_bytes == 0)
+    return;
+  last->resident = row.resident_bytes;
+  tide_trace_writer_add_residency (self->recording->writer, &row);
+}
+
+static void
+write_residency (TideCaptureProcess *self,
+                 gint64              step_id,
+                 GHashTable         *by_group)
 {
   GHashTableIter iter;
   Residency *r;
+  WrittenResidency *gone;
+  gint64 total = 0, total_born = 0;
 
+  if (self->residency_written == NULL)
+    self->residency_written = g_hash_table_new_full (residency_hash, residency_equal, g_free,
+                                                     NULL);
   g_hash_table_iter_init (&iter, by_group);
   while (g_hash_table_iter_next (&iter, (gpointer *) &r, NULL))
-    {
-      TideResidencyRow row = {
-        .step_id = step_id,
-        .stack_id = r->stack_id,
-        .scope_id = r->scope_id,
-        .device = -1,
-        .resident_bytes = (gint64) (r->resident + 0.5),
-        .resident_born_bytes = (gint64) (r->resident_born + 0.5),
-      };
-      tide_trace_writer_add_residency (writer, &row);
-    }
+    write_group_change (self, step_id, r, &total, &total_born);
+  /* A group whose last block went holds nothing from this step on. */
+  g_hash_table_iter_init (&iter, self->residency_written);
+  while (g_hash_table_iter_next (&iter, (gpointer *) &gone, NULL))
+    if (gone->step_id != step_id)
+      {
+        TideResidencyRow row = { .step_id = step_id, .stack_id = gone->stack_id,
+                                 .scope_id = gone->scope_id, .device = -1 };
+
+        if (gone->resident != 0)
+          tide_trace_writer_add_residency (self->recording->writer, &row);
+        g_hash_table_iter_remove (&iter);
+      }
+  tide_trace_writer_add_residency_total (self->recording->writer, step_id, total, total_born);
 }
 
 void
@@ -140,9 +198,6 @@ tide_capture_process_measure_residency (TideCaptureProcess *self,
       if (a->alloc_ns > step_start_ns)
         r->resident_born += resident[i] * a->weight;
     }
-  /* An empty row says "measured, nothing resident", unlike no row at all. */
-  if (g_hash_table_size (by_group) == 0)
-    g_hash_table_add (by_group, g_new0 (Residency, 1));
-  write_residency (self->recording->writer, step_id, by_group);
+  write_residency (self, step_id, by_group);
   g_array_unref (c.blocks);
 }

@@ -960,6 +960,7 @@ tide_capture_process_free (TideCaptureProcess *self)
   g_clear_pointer (&self->device_live, tide_live_table_free);
   g_clear_pointer (&self->counters, tide_proc_counters_free);
   g_clear_pointer (&self->pagemap, tide_pagemap_free);
+  g_clear_pointer (&self->residency_written, g_hash_table_unref);
   g_clear_pointer (&self->cow, tide_cow_free);
   g_clear_pointer (&self->threads, g_hash_table_unref);
   g_clear_pointer (&self->scopes, g_hash_table_unref);

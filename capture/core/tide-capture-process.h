@@ -59,6 +59,7 @@ struct _TideCaptureProcess
                                         * may repeat host ones (registered memory) */
   TideProcCounters    *counters;
   TidePagemap         *pagemap;
+  GHashTable          *residency_written; /* WrittenResidency, the groups' last rows */
   GHashTable          *threads;        /* tid -> threads.id */
   guint32              last_tid;       /* the last tid looked up, 0: none ... */
   gint64               last_thread_id; /* ... and its threads.id: a message holds

@@ -654,6 +654,34 @@ lookup_step (TideTrace *trace,
   return found;
 }
 
+/* A group's resident bytes at a step with a total (tide-schema.c): those
+ * of its latest row at or before the step, in the step's process. */
+static const char residency_changes_sql[] =
+  "SELECT %s, device, sum (resident_bytes) FROM ("
+  "  SELECT r.stack_id, r.scope_id, r.device, r.resident_bytes, max (s.number)"
+  "  FROM steps s JOIN step_residency r ON r.step_id = s.id"
+  "  WHERE s.process_id = (SELECT process_id FROM steps WHERE id = ?1)"
+  "    AND s.number <= (SELECT number FROM steps WHERE id = ?1)"
+  "  GROUP BY r.stack_id, r.scope_id, r.device)"
+  " GROUP BY 1, 2";
+
+/* Whether step_id's rows of step_residency are the changes since the
+ * process's last measured step, not every group. */
+static gboolean
+residency_is_changes (TideTrace *trace,
+                      gint64     step_id)
+{
+  g_autofree char *sql = NULL;
+  gint64 found = 0;
+
+  if (!_tide_trace_has_residency_totals (trace))
+    return FALSE;
+  sql = g_strdup_printf ("SELECT EXISTS (SELECT 1 FROM step_residency_totals"
+                         " WHERE step_id = %" G_GINT64_FORMAT ")", step_id);
+  return tide_sqlite_query_int (_tide_trace_get_db (trace), sql, TIDE_REPORT_WHAT, &found,
+                                NULL) && found;
+}
+
 /* Fills resident_bytes of the groups from what the recorder measured at the
  * end of step_id: blocks born in that step, or every live block. */
 static gboolean
@@ -664,9 +692,11 @@ add_residency (TideTrace   *trace,
                gboolean     born_only,
                GError     **error)
 {
-  g_autofree char *sql = g_strdup_printf (
-    "SELECT %s, device, sum (%s) FROM step_residency WHERE step_id = ?1 GROUP BY 1, 2",
-    key_column, born_only ? "resident_born_bytes" : "resident_bytes");
+  g_autofree char *sql = !born_only && residency_is_changes (trace, step_id)
+    ? g_strdup_printf (residency_changes_sql, key_column)
+    : g_strdup_printf ("SELECT %s, device, sum (%s) FROM step_residency WHERE step_id = ?1"
+                       " GROUP BY 1, 2", key_column,
+                       born_only ? "resident_born_bytes" : "resident_bytes");
   sqlite3_stmt *stmt = tide_sqlite_prepare (_tide_trace_get_db (trace), sql, TIDE_REPORT_WHAT,
                                             error);
   int rc;

@@ -258,16 +258,25 @@ build_series_and_stats (sqlite3  *db,
     }
 
   /* RSS at each step end is the last sample at or before it; the part of
-   * it that recorded blocks explain was measured by the recorder. */
+   * it that recorded blocks explain was measured by the recorder: its total
+   * where it wrote one, else the sum of the step's rows. */
   ok = tide_sqlite_exec (db,
     "UPDATE step_stats SET"
     "  rss_end = (SELECT c.value FROM counters c, steps s"
     "             WHERE s.id = step_stats.step_id AND c.process_id = s.process_id"
     "               AND c.counter = " TIDE_SQL_COUNTER_RSS " AND c.ts_ns <= s.end_ns"
-    "             ORDER BY c.ts_ns DESC LIMIT 1),"
-    "  resident_explained = (SELECT sum (r.resident_bytes) FROM step_residency r"
-    "                        WHERE r.step_id = step_stats.step_id);",
-    error);
+    "             ORDER BY c.ts_ns DESC LIMIT 1);",
+    error) &&
+    tide_sqlite_exec (db, tide_sqlite_has (db, "table", "step_residency_totals")
+                          ? "UPDATE step_stats SET resident_explained = coalesce ("
+                            " (SELECT t.resident_bytes FROM step_residency_totals t"
+                            "  WHERE t.step_id = step_stats.step_id),"
+                            " (SELECT sum (r.resident_bytes) FROM step_residency r"
+                            "  WHERE r.step_id = step_stats.step_id));"
+                          : "UPDATE step_stats SET resident_explained ="
+                            " (SELECT sum (r.resident_bytes) FROM step_residency r"
+                            "  WHERE r.step_id = step_stats.step_id);",
+                      error);
 
 out:
   sqlite3_finalize (sweep.insert_series);

@@ -182,12 +182,26 @@ static const char schema_sql[] =
   ") STRICT;"
 
   /* Resident bytes of recorded live blocks at each step end, measured by the
-   * recorder from /proc/PID/pagemap, per stack and scope. */
+   * recorder from /proc/PID/pagemap, per stack and scope.  At a step that
+   * has a row of step_residency_totals (schema 4), a group has a row only
+   * where its resident bytes changed since the process's last measured
+   * step (0 when its last block went) or where blocks born in the step are
+   * resident: most groups keep their pages step after step, and a row for
+   * each at every step end was most of a recording's rows.  Its resident
+   * bytes at a step are then those of its latest row at or before it.  A
+   * step without a total holds a row for every group. */
   "CREATE TABLE step_residency ("
   "  step_id INTEGER NOT NULL REFERENCES steps (id),"
   "  stack_id INTEGER,"
   "  scope_id INTEGER,"
   "  device INTEGER NOT NULL DEFAULT -1,"
+  "  resident_bytes INTEGER NOT NULL,"
+  "  resident_born_bytes INTEGER NOT NULL"
+  ") STRICT;"
+
+  /* What step_residency's groups held in all at a measured step end. */
+  "CREATE TABLE step_residency_totals ("
+  "  step_id INTEGER PRIMARY KEY REFERENCES steps (id),"
   "  resident_bytes INTEGER NOT NULL,"
   "  resident_born_bytes INTEGER NOT NULL"
   ") STRICT;"

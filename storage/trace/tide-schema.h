@@ -20,7 +20,8 @@ G_BEGIN_DECLS
 /* 2: allocation_ranges, and the writer's allocations_long_lived index in
  * place of allocations_by_alloc.  3: processes.worker and processes.role
  * (tide-processes.h).  4: stacks, a row per stack, in place of
- * stack_nodes' row per frame.  Versions 1 to 3 are still read.  Tables
+ * stack_nodes' row per frame; step_residency_totals, and step_residency's
+ * rows only where they change.  Versions 1 to 3 are still read.  Tables
  * added since without a new version, which readers must do without:
  * modules (build-ids), and in merged traces merge_sources and
  * merge_processes (tide-trace-merge.h). */

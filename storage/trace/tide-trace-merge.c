@@ -659,6 +659,8 @@ static const char * const copy_sql[] = {
   " resident_born_bytes)"
   " SELECT step_id + :s, " STACK ("stack_id") ", scope_id + :c, device, resident_bytes,"
   " resident_born_bytes FROM src.step_residency",
+  "INSERT INTO step_residency_totals (step_id, resident_bytes, resident_born_bytes)"
+  " SELECT step_id + :s, resident_bytes, resident_born_bytes FROM src.step_residency_totals",
   "INSERT INTO step_series (step_id, stack_id, scope_id, device, live_bytes, live_count)"
   " SELECT step_id + :s, " STACK ("stack_id") ", scope_id + :c, device, live_bytes, live_count"
   " FROM src.step_series",

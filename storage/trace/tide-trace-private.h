@@ -30,5 +30,6 @@ void       _tide_trace_unlock_reader (TideTrace     *self);
  * index, which older traces lack. */
 gboolean _tide_trace_has_inline_frames (TideTrace *self);
 gboolean _tide_trace_has_stacks        (TideTrace *self);
+gboolean _tide_trace_has_residency_totals (TideTrace *self);
 
 G_END_DECLS

@@ -68,6 +68,7 @@ typedef enum
   OP_COUNTER,
   OP_TRANSFER,
   OP_RESIDENCY,
+  OP_RESIDENCY_TOTAL,
   OP_SERIES,
   OP_STEP_STATS,
   OP_PROCESS_RANK,
@@ -142,6 +143,8 @@ static const OpShape op_shapes[N_OPS] = {
   [OP_RESIDENCY] = { "INSERT INTO step_residency (step_id, stack_id, scope_id, device,"
                      " resident_bytes, resident_born_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                      6, FALSE, 0, (1 << 1) | (1 << 2) },
+  [OP_RESIDENCY_TOTAL] = { "INSERT INTO step_residency_totals (step_id, resident_bytes,"
+                           " resident_born_bytes) VALUES (?1, ?2, ?3)", 3, FALSE, 0, 0 },
   [OP_SERIES] = { "INSERT INTO step_series (step_id, stack_id, scope_id, device, live_bytes,"
                   " live_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", 6, FALSE, 0,
                   (1 << 1) | (1 << 2) },
@@ -1174,6 +1177,20 @@ tide_trace_writer_add_residency (TideTraceWriter        *self,
   Op op = { .type = OP_RESIDENCY,
             .ints = { row->step_id, row->stack_id, row->scope_id, row->device,
                       row->resident_bytes, row->resident_born_bytes } };
+
+  writer_push (self, &op);
+}
+
+/* What the step's groups held in all: the step's rows of step_residency
+ * are then only those that changed (tide-schema.c). */
+void
+tide_trace_writer_add_residency_total (TideTraceWriter *self,
+                                       gint64           step_id,
+                                       gint64           resident_bytes,
+                                       gint64           resident_born_bytes)
+{
+  Op op = { .type = OP_RESIDENCY_TOTAL,
+            .ints = { step_id, resident_bytes, resident_born_bytes } };
 
   writer_push (self, &op);
 }

@@ -168,6 +168,10 @@ void             tide_trace_writer_recover_failures  (TideTraceWriter           
                                                       gint                       device);
 void             tide_trace_writer_add_residency  (TideTraceWriter        *self,
                                                    const TideResidencyRow *row);
+void             tide_trace_writer_add_residency_total (TideTraceWriter   *self,
+                                                        gint64             step_id,
+                                                        gint64             resident_bytes,
+                                                        gint64             resident_born_bytes);
 /* @stack_id 0: copied bytes that no recorded block covers. */
 void             tide_trace_writer_add_cow_source (TideTraceWriter        *self,
                                                    gint64                  process_id,

@@ -43,6 +43,7 @@ struct _TideTrace
   TideRetainedPlan retained_plan;
   gint     has_inline;      /* -1: not looked up yet */
   gint     has_stacks;      /* -1: not looked up yet */
+  gint     has_residency_totals; /* -1: not looked up yet */
   guint    complete : 1;
 
   /* A second connection to the same file for queries off the main thread
@@ -336,6 +337,7 @@ tide_trace_init (TideTrace *self)
   g_mutex_init (&self->reader_lock);
   self->has_inline = -1;
   self->has_stacks = -1;
+  self->has_residency_totals = -1;
 }
 
 const char *
@@ -508,19 +510,37 @@ _tide_trace_has_inline_frames (TideTrace *self)
   return self->has_inline;
 }
 
+/* Whether the trace has the table @name, looked up once: @cached is -1
+ * until then.  A statement that names it compiles from the schema that
+ * SQLite has read already, where a query of sqlite_schema would scan it. */
+static gboolean
+has_table (TideTrace  *self,
+           gint       *cached,
+           const char *name)
+{
+  if (*cached < 0)
+    {
+      g_autofree char *sql = g_strdup_printf ("SELECT 1 FROM main.\"%s\"", name);
+      sqlite3_stmt *stmt = NULL;
+
+      *cached = sqlite3_prepare_v2 (self->db, sql, -1, &stmt, NULL) == SQLITE_OK;
+      sqlite3_finalize (stmt);
+    }
+  return *cached;
+}
+
 /* Whether the trace has the stacks table of schema 4: older ones keep
  * their stacks in stack_nodes alone. */
 gboolean
 _tide_trace_has_stacks (TideTrace *self)
 {
-  if (self->has_stacks < 0)
-    {
-      gint64 found = 0;
+  return has_table (self, &self->has_stacks, "stacks");
+}
 
-      self->has_stacks = tide_sqlite_query_int (self->db, "SELECT EXISTS (SELECT 1 FROM"
-                                                " sqlite_schema WHERE type = 'table'"
-                                                " AND name = 'stacks')", READ_WHAT, &found,
-                                                NULL) && found;
-    }
-  return self->has_stacks;
+/* Whether the trace has step_residency_totals (schema 4), whose steps'
+ * rows of step_residency are the changes alone. */
+gboolean
+_tide_trace_has_residency_totals (TideTrace *self)
+{
+  return has_table (self, &self->has_residency_totals, "step_residency_totals");
 }

@@ -348,7 +348,7 @@ wait_for_measured_steps (const char *path,
       g_autoptr(TideTrace) trace = tide_trace_open (path, NULL);
 
       if (trace != NULL &&
-          tide_test_query_int (trace, "SELECT count (DISTINCT step_id) FROM step_residency") >= n)
+          tide_test_query_int (trace, "SELECT count (*) FROM step_residency_totals") >= n)
         return;
       g_usleep (10 * 1000);
     }
@@ -410,13 +410,29 @@ check_rss_toucher (Fixture           *f,
     }
 }
 
+/* ... and the recorder wrote a group's row only where it changed: the
+ * mapping's at each of the 8 steps, as 4 MiB more of it came in, and no
+ * row that repeats its group's last one. */
 static void
 test_residency (Fixture       *f,
                 gconstpointer  data)
 {
   const char *args[] = { NULL };
+  g_autoptr(TideTrace) trace = NULL;
 
   check_rss_toucher (f, args);
+  trace = tide_test_open_trace (f->trace);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM step_residency_totals"), ==,
+                   8);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM step_residency r"
+                                               " JOIN allocations a ON a.stack_id = r.stack_id"
+                                               " WHERE a.size = 64 * 1048576"), ==, 8);
+  g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM (SELECT resident_bytes,"
+                                               " resident_born_bytes, lag (resident_bytes) OVER"
+                                               " (PARTITION BY stack_id, scope_id"
+                                               "  ORDER BY step_id) AS last FROM step_residency)"
+                                               " WHERE last = resident_bytes"
+                                               " AND resident_born_bytes = 0"), ==, 0);
 }
 
 /* A process that exits right after its last step, while the recorder is

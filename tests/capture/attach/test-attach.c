@@ -131,23 +131,26 @@ test_attach_resident_pages (Fixture       *f,
 
 /* The bytes of @column in @table at step @number, of the stacks whose
  * innermost frame is attach_touch_pages called from main.  step_series
- * has a row where a value changed, so a stack's bytes at a step are those
- * of its last row at or before it; step_residency has every row. */
+ * and step_residency have a row where a value changed, so a stack's bytes
+ * at a step are those of its last row at or before it; with @born_only,
+ * the bytes of a row of that step alone (what blocks born in it hold). */
 static gint64
 touched_at_step (TideTrace  *trace,
                  const char *table,
                  const char *column,
                  guint       number)
 {
+  g_autofree char *at_step = g_str_equal (column, "resident_born_bytes")
+    ? g_strdup_printf ("%u", number)
+    : g_strdup_printf ("(SELECT max (s2.number) FROM %s t2 JOIN steps s2 ON s2.id = t2.step_id"
+                       " WHERE t2.stack_id = t.stack_id AND s2.number <= %u)", table, number);
   g_autofree char *sql = g_strdup_printf (
     "SELECT coalesce (sum (t.%s), 0) FROM %s t JOIN steps s ON s.id = t.step_id"
     " JOIN stacks n ON n.id = t.stack_id"
     " JOIN frames f ON f.id = json_extract (n.frames, '$[#-1]')"
     " JOIN frames cf ON cf.id = json_extract (n.frames, '$[#-2]')"
-    " WHERE f.function = 'attach_touch_pages' AND cf.function = 'main'"
-    " AND s.number = (SELECT max (s2.number) FROM %s t2 JOIN steps s2 ON s2.id = t2.step_id"
-    "                 WHERE t2.stack_id = t.stack_id AND s2.number <= %u)",
-    column, table, table, number);
+    " WHERE f.function = 'attach_touch_pages' AND cf.function = 'main' AND s.number = %s",
+    column, table, at_step);
 
   return tide_test_query_int (trace, sql);
 }
@@ -179,7 +182,7 @@ test_attach_step_summaries (Fixture       *f,
   for (guint step = 1; step <= TOUCH_STEPS; step++)
     {
       wait_for_logged_steps (f->rss_log, step);
-      wait_for_trace_rows (f->trace, "SELECT count (DISTINCT step_id) FROM step_residency", step);
+      wait_for_trace_rows (f->trace, "SELECT count (*) FROM step_residency_totals", step);
       say_go (toucher);
     }
   out = finish (toucher);

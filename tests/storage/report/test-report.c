@@ -377,6 +377,81 @@ span_test_row (gint     number,
   return r;
 }
 
+static TideGroup *
+group_of_stack (GPtrArray *groups,
+                gint64     stack_id)
+{
+  for (guint i = 0; i < groups->len; i++)
+    if (((TideGroup *) g_ptr_array_index (groups, i))->stack_id == stack_id)
+      return g_ptr_array_index (groups, i);
+  g_assert_not_reached ();
+}
+
+/* Residency written as a recording writes it (schema 4): a group's row
+ * where its resident bytes changed, and a total for every measured step.
+ * The leak's 1 MiB is resident from step 1 and half of it is swapped out
+ * in step 3; the initialisation's 4 KiB stay from step 1 on; the scratch
+ * block, born and gone in step 1, leaves a row of 0 at step 2.  Step 2,
+ * where nothing changed, is measured all the same, and the end reads each
+ * group's latest row. */
+static void
+test_residency_changes (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-report");
+  g_autofree char *path = g_build_filename (dir, "changes.tide", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTraceWriter) w = tide_trace_writer_new (path, &error);
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GPtrArray) steps = NULL;
+  g_autoptr(GPtrArray) live = NULL;
+  TideProcessRow proc = { .id = 1, .pid = 100, .all_mode = TRUE, .exe = "/usr/bin/trainer" };
+  static const TideResidencyRow rows[] = {
+    { .step_id = 1, .stack_id = STACK_LEAK, .device = -1, .resident_bytes = MIB,
+      .resident_born_bytes = MIB },
+    { .step_id = 1, .stack_id = STACK_INIT, .device = -1, .resident_bytes = 4096,
+      .resident_born_bytes = 4096 },
+    { .step_id = 1, .stack_id = STACK_SPIKE, .device = -1, .resident_bytes = 8192,
+      .resident_born_bytes = 8192 },
+    { .step_id = 2, .stack_id = STACK_SPIKE, .device = -1 },
+    { .step_id = 3, .stack_id = STACK_LEAK, .device = -1, .resident_bytes = MIB / 2 },
+  };
+  static const gint64 totals[] = { MIB + 4096 + 8192, MIB + 4096, MIB / 2 + 4096 };
+
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  add_frames (w, STACKS_AS_ROWS);
+  tide_trace_writer_add_process (w, &proc);
+  add_alloc (w, 1, STACK_INIT, 0, 4096, 1, 10, 0);
+  add_alloc (w, 1, STACK_LEAK, 0, MIB, 1, 20, 0);
+  for (gint k = 1; k <= 3; k++)
+    tide_trace_writer_add_step (w, k, 1, k, "", (k - 1) * STEP_NS, k * STEP_NS);
+  for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
+    tide_trace_writer_add_residency (w, &rows[i]);
+  for (gint k = 1; k <= 3; k++)
+    tide_trace_writer_add_residency_total (w, k, totals[k - 1], k == 1 ? totals[0] : 0);
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  g_assert_no_error (error);
+
+  trace = tide_test_open_trace (path);
+  steps = tide_report_steps (trace, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (steps->len, ==, 3);
+  for (guint k = 0; k < 3; k++)
+    {
+      TideStepRow *row = g_ptr_array_index (steps, k);
+
+      g_assert_true (row->has_resident);
+      g_assert_cmpint (row->resident_explained, ==, totals[k]);
+    }
+  live = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (live->len, ==, 2);
+  g_assert_cmpint (group_of_stack (live, STACK_LEAK)->resident_bytes, ==, MIB / 2);
+  g_assert_cmpint (group_of_stack (live, STACK_INIT)->resident_bytes, ==, 4096);
+  g_clear_object (&trace);
+  tide_test_remove_dir (dir);
+}
+
 /* A job that steps 20 MiB of heap a step, whose first two step ends the
  * recorder read late (a loaded machine): the last reading by then was one
  * the poll took early in step 1, at 3 MiB.  Step 3's reading explains
@@ -556,6 +631,7 @@ main (int    argc,
   g_test_add_func ("/storage/report/span-from-start", test_span_from_start);
   g_test_add_func ("/storage/report/pending-runs-text", test_pending_runs_text);
   g_test_add_func ("/storage/report/sharing-cause", test_sharing_cause);
+  g_test_add_func ("/storage/report/residency-changes", test_residency_changes);
 
   /* Every case twice: the stacks as rows, and as nodes (the trees of
    * traces before schema 4), which must read alike. */

@@ -198,7 +198,7 @@ schema_names (sqlite3 *db)
 }
 
 #define CORE_NAMES "meta processes threads mappings frames frames_inline modules stacks stack_nodes scopes steps " \
-                   "allocations allocation_ranges counter_kinds counters transfers step_residency cow_sources " \
+                   "allocations allocation_ranges counter_kinds counters transfers step_residency step_residency_totals cow_sources " \
                    "step_stats step_series counter_lod"
 
 /* Every table and index of a finished recording is declared in
