@@ -14,7 +14,8 @@
 # change far less: the program's own (its every thread, the preload's
 # included: what recording costs the program's side) and the recorder's
 # (every CPU second that `tidemark record` and its children used, less the
-# program's).  --compare records with a second build too, in the same
+# program's), then the recorder's CPU while it recorded, from the trace's
+# meta (recorder_cpu_ns), and its share of the program's.  --compare records with a second build too, in the same
 # rounds, so that a change is measured against the build before it; each
 # round starts one mode later than the one before, and the two builds'
 # ratios are paired by round: each round's "after" over its "before", the
@@ -23,6 +24,7 @@ import argparse
 import os
 import resource
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -51,6 +53,17 @@ def timed(argv, cwd):
     program = [float(line.split()[1]) for line in result.stdout.decode().splitlines()
                if line.startswith("cpu ")]
     return elapsed, cpu, program[-1] if program else cpu
+
+
+def recorder_cpu_meta(trace):
+    """The recorder's CPU while it recorded, as the trace's meta says
+    (recorder_cpu_ns): start-up and the summaries at its end left out."""
+    db = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'recorder_cpu_ns'").fetchone()
+    finally:
+        db.close()
+    return row[0] / 1e9 if row else 0.0
 
 
 def median(values):
@@ -83,8 +96,9 @@ def main():
             if name == "plain":
                 runs[name].append(timed(workload, tmp))
                 return
-            runs[name].append(timed([builds[name], "record", "-q", "--force", "--torch", "-o", trace,
-                                     "--"] + workload, tmp))
+            run = timed([builds[name], "record", "-q", "--force", "--torch", "-o", trace, "--"]
+                        + workload, tmp)
+            runs[name].append(run + (recorder_cpu_meta(trace),))
             os.unlink(trace)
 
         for i in range(args.runs):
@@ -101,10 +115,10 @@ def main():
     plain_program = median([r[2] for r in runs["plain"]])
     print(f"workload: {' '.join(workload[1:])} (whole process, import torch included)")
     print(f"{'mode':18} {'wall':>8} {'ratio':>6}  {'program CPU':>11} {'ratio':>6}"
-          f"  {'recorder CPU':>12}  (medians of N)")
+          f"  {'recorder CPU':>12}  {'while recording':>15}  (medians of N)")
     for name in modes + ["heaptrack"]:
         if not runs[name]:
-            if name == "heaptrack":
+            if name == "heaptrack" and not heaptrack:
                 print("heaptrack          not installed")
             continue
         wall = median([r[0] for r in runs[name]])
@@ -112,9 +126,11 @@ def main():
         line = (f"{name:18} {wall:7.2f}s {wall / plain_wall:5.2f}x  {program:10.2f}s"
                 f" {program / plain_program:5.2f}x")
         if name in builds:
-            line += f"  {median([r[1] - r[2] for r in runs[name]]):11.2f}s"
+            meta = median([r[3] for r in runs[name]])
+            line += (f"  {median([r[1] - r[2] for r in runs[name]]):11.2f}s"
+                     f"  {meta:6.2f}s {100 * meta / program:5.1f}%")
         else:
-            line += " " * 14
+            line += " " * 31
         print(line + f"  (N={len(runs[name])})")
     if args.compare:
         print_paired(runs["after --torch"], runs["before --torch"])
