@@ -2,7 +2,7 @@
  * Copyright 2026 The Tidemark authors
  *
  * tide-preload-mallinfo.c: what glibc's allocator holds free, sent at each
- * step end.  Freed blocks stay in the arenas (and the top chunk), so RSS
+ * step end and in the exit path, before the recorder's last reading.  Freed blocks stay in the arenas (and the top chunk), so RSS
  * can climb while the heap of live blocks does not: this counter
  * (TIDE_COUNTER_ALLOC_FREE of storage/common/tide-kinds.h) is how a report
  * tells that apart from a leak.

@@ -384,6 +384,10 @@ flush_at_exit (bool last)
   /* Not in a vfork child, which shares the parent's memory and buffers. */
   if (!tide_active () || getpid () != tide_state.pid)
     return;
+  /* What the allocator holds free now, beside the recorder's last reading:
+   * the reading taken at the last step end would not see what the program
+   * freed since, and the last reading's anonymous memory would. */
+  tide_preload_send_allocator_free ();
   tide_tls.guard++;
   /* A library loaded since the flusher's last look is announced now, so
    * the recorder can still name its code. */

@@ -14,6 +14,10 @@
  * `allocator-free grow` instead frees 16 MiB more in each step than in the
  * one before, under a block kept in each: the allocator's free memory
  * grows step over step, 16 MiB a step from step 2 to step 5.
+ *
+ * `allocator-free after-last-step` keeps the 64 MiB in step 2 and frees
+ * them under a kept block after it, as the program ends: only its last
+ * reading, in its exit path, sees them free.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,17 +31,30 @@
 #define GROW_BLOCKS 256     /* 16 MiB */
 #define GROW_STEPS  4
 
+static void *blocks[N_BLOCKS];
+
+static TARGET_NOINLINE void
+write_blocks (int n_blocks)
+{
+  for (int i = 0; i < n_blocks; i++)
+    memset (blocks[i] = malloc (BLOCK), 1, BLOCK);
+}
+
+static void
+free_blocks (int n_blocks)
+{
+  for (int i = 0; i < n_blocks; i++)
+    free (blocks[i]);
+}
+
 static TARGET_NOINLINE void *
 free_under_a_kept_block (int n_blocks)
 {
-  static void *blocks[N_BLOCKS];
   void *top;
 
-  for (int i = 0; i < n_blocks; i++)
-    memset (blocks[i] = malloc (BLOCK), 1, BLOCK);
+  write_blocks (n_blocks);
   top = malloc (64);
-  for (int i = 0; i < n_blocks; i++)
-    free (blocks[i]);
+  free_blocks (n_blocks);
   return top;
 }
 
@@ -52,6 +69,13 @@ main (int    argc,
         target_keep (free_under_a_kept_block (k * GROW_BLOCKS));
         tidemark_step ("freed more");
       }
+  else if (argc > 1 && strcmp (argv[1], "after-last-step") == 0)
+    {
+      write_blocks (N_BLOCKS);
+      target_keep (malloc (64));
+      tidemark_step ("kept");
+      free_blocks (N_BLOCKS);
+    }
   else
     {
       target_keep (free_under_a_kept_block (N_BLOCKS));
