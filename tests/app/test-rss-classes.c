@@ -615,7 +615,10 @@ test_tcmalloc (void)
  * and frees them under a kept block as it ends: glibc holds them free,
  * still resident.  The process's last reading, in its exit path, has the
  * allocator's free memory beside it, so the explanation that ends there
- * names them, where the figure of step 2's end left 64 MiB unexplained. */
+ * names them, where the figure of step 2's end named nothing.  (Its
+ * unexplained rest is not held here: without --sync-steps the reading of
+ * step 1's end is taken as the recorder meets the step, by when the
+ * program may have written some of the 64 MiB.) */
 static void
 test_allocator_free_at_exit (void)
 {
@@ -650,8 +653,18 @@ test_allocator_free_at_exit (void)
   last = &g_array_index (explanations, TideRssExplanation, explanations->len - 1);
   described = tide_rss_explanation_describe (last);
   g_test_message ("%s", described);
-  g_assert_cmpint (last->terms[TIDE_RSS_UNEXPLAINED], <=, 2 * CLASS_SLACK);
-  g_assert_cmpint (last->terms[TIDE_RSS_UNEXPLAINED], >=, -2 * CLASS_SLACK);
+  /* Step 2's end is read within the budget only on a machine so slow that
+   * writing 64 MiB takes half a second: then nothing ends at the exit. */
+  if (!last->to_exit_read)
+    {
+      g_test_message ("step 2's end was read: no explanation ends at the last reading");
+      tide_test_remove_dir (dir);
+      return;
+    }
+  g_assert_cmpint (last->terms[TIDE_RSS_ALLOC_FREE], >=, 64 * MIB - CLASS_SLACK);
+  g_assert_cmpint (last->terms[TIDE_RSS_ALLOC_FREE], <=, 64 * MIB + CLASS_SLACK);
+  g_assert_cmpint (last->terms[TIDE_RSS_HEAP], >=, -CLASS_SLACK);
+  g_assert_cmpint (last->terms[TIDE_RSS_HEAP], <=, CLASS_SLACK);
   tide_test_remove_dir (dir);
 }
 
