@@ -214,7 +214,7 @@ stack_generation (TideCaptureProcess *self)
 }
 
 /* How many outermost frames @frames shares with the last stack interned,
- * whose nodes are then those of the last path: none once the mappings or
+ * whose frame ids are then those of the last path: none once the mappings or
  * the code definitions that name its frames have changed. */
 static guint
 shared_callers (TideCaptureProcess *self,

@@ -51,7 +51,7 @@ struct _TideCaptureProcess
   TideAddressSpace    *space;
   TideStackCache      *stack_cache;    /* raw stacks -> ids, while space and pycodes hold */
   GArray              *last_frames;    /* the last stack interned, raw (guint64) ... */
-  GArray              *last_path;      /* ... its nodes, outermost first (gint64) ... */
+  GArray              *last_path;      /* ... its frame ids, outermost first (gint64) ... */
   guint64              last_generation; /* ... and the stack generation it was interned in */
   TideLiveTable       *live;
   TideStepAccumulator *steps_acc;      /* step_series and step_stats, as records arrive */

@@ -28,20 +28,15 @@ typedef struct
   guint64           pc;
 } PendingFrame;
 
+/* A stack: its frame ids, outermost first.  Kept whole, as the trace
+ * keeps it: a tree of nodes took an insert for every frame that no stack
+ * before had under the same callers, most frames of a PyTorch sample. */
 typedef struct
 {
-  gint64 parent_id;
-  gint64 frame_id;
-} NodeKey;
-
-/* A node of the tree kept in memory, by id: how a stack's frames are
- * found again when it is first written. */
-typedef struct
-{
-  gint64   parent_id;
-  gint64   frame_id;
-  gboolean written;   /* as a stack of its own */
-} NodeLink;
+  guint64 hash;
+  guint   n_frames;
+  gint64  frame_ids[];
+} StackKey;
 
 typedef struct
 {
@@ -54,14 +49,14 @@ struct _TideStackTable
 {
   TideTraceWriter *writer;
   GHashTable      *frames;   /* FrameKey* -> id */
-  GHashTable      *nodes;    /* NodeKey* -> id */
-  GArray          *links;    /* NodeLink, by node id - 1 */
-  GArray          *stack_frames; /* gint64: the frame ids of a stack being written */
+  GHashTable      *stacks;   /* StackKey* -> id */
+  GArray          *scratch;  /* gint64: the frame ids of a stack being interned */
+  GByteArray      *probe;    /* the StackKey of the stack being looked up */
   GHashTable      *pyframes; /* "file\nfunction\nline" -> id */
-  GPtrArray       *key_blocks; /* where the keys of frames and nodes live */
+  GPtrArray       *key_blocks; /* where the keys of frames and stacks live */
   gsize            key_block_used;
   gint64           next_frame_id;
-  gint64           next_node_id;
+  gint64           next_stack_id;
 
   GArray          *pending;  /* PendingFrame */
 
@@ -94,18 +89,19 @@ frame_key_equal (gconstpointer a,
 }
 
 static guint
-node_key_hash (gconstpointer p)
+stack_key_hash (gconstpointer p)
 {
-  const NodeKey *k = p;
-  return (guint) tide_hash_ids ((guint64) k->parent_id, (guint64) k->frame_id, 0);
+  return (guint) ((const StackKey *) p)->hash;
 }
 
 static gboolean
-node_key_equal (gconstpointer a,
-                gconstpointer b)
+stack_key_equal (gconstpointer a,
+                 gconstpointer b)
 {
-  const NodeKey *x = a, *y = b;
-  return x->parent_id == y->parent_id && x->frame_id == y->frame_id;
+  const StackKey *x = a, *y = b;
+
+  return x->hash == y->hash && x->n_frames == y->n_frames &&
+         memcmp (x->frame_ids, y->frame_ids, x->n_frames * sizeof (gint64)) == 0;
 }
 
 static void
@@ -231,13 +227,13 @@ tide_stack_table_new (TideTraceWriter *writer,
   self->writer = writer;
   self->symbol_cache_dir = g_strdup (symbol_cache_dir);
   self->frames = g_hash_table_new (frame_key_hash, frame_key_equal);
-  self->nodes = g_hash_table_new (node_key_hash, node_key_equal);
-  self->links = g_array_new (FALSE, FALSE, sizeof (NodeLink));
-  self->stack_frames = g_array_new (FALSE, FALSE, sizeof (gint64));
+  self->stacks = g_hash_table_new (stack_key_hash, stack_key_equal);
+  self->scratch = g_array_new (FALSE, FALSE, sizeof (gint64));
+  self->probe = g_byte_array_new ();
   self->key_blocks = g_ptr_array_new_with_free_func (g_free);
   self->pyframes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->next_frame_id = 1;
-  self->next_node_id = 1;
+  self->next_stack_id = 1;
   self->jobs = g_async_queue_new ();
   self->batch = g_array_new (FALSE, FALSE, sizeof (FrameJob));
   self->pending = g_array_new (FALSE, FALSE, sizeof (PendingFrame));
@@ -332,9 +328,9 @@ tide_stack_table_free (TideStackTable *self)
   g_async_queue_unref (self->jobs);
   g_array_unref (self->batch);
   g_hash_table_unref (self->frames);
-  g_hash_table_unref (self->nodes);
-  g_array_unref (self->links);
-  g_array_unref (self->stack_frames);
+  g_hash_table_unref (self->stacks);
+  g_array_unref (self->scratch);
+  g_byte_array_unref (self->probe);
   g_ptr_array_unref (self->key_blocks);
   g_hash_table_unref (self->pyframes);
   g_free (self->symbol_cache_dir);
@@ -344,7 +340,7 @@ tide_stack_table_free (TideStackTable *self)
 #define KEY_BLOCK_BYTES 65536
 
 /* A copy of @key, kept until the table is freed.  Keys are kept in blocks
- * freed whole: a long recording interns millions of nodes, and freeing
+ * freed whole: a long recording interns millions of frames, and freeing
  * them one by one was a fair part of the recorder's finish, after the
  * program has ended. */
 static gpointer
@@ -357,6 +353,14 @@ keep_key (TideStackTable *self,
   gsize room = (size + 7) & ~(gsize) 7;  /* the next key stays aligned */
   gpointer copy;
 
+  /* A key larger than a block (a stack of thousands of frames) gets a
+   * block of its own, before the one being filled. */
+  if (room > KEY_BLOCK_BYTES / 4)
+    {
+      copy = g_memdup2 (key, size);
+      g_ptr_array_insert (self->key_blocks, MAX ((gint) self->key_blocks->len - 1, 0), copy);
+      return copy;
+    }
   if (block == NULL || self->key_block_used + room > KEY_BLOCK_BYTES)
     {
       block = g_malloc (KEY_BLOCK_BYTES);
@@ -482,55 +486,42 @@ tide_stack_table_intern (TideStackTable   *self,
   return tide_stack_table_intern_mixed (self, space, NULL, return_addresses, n_frames);
 }
 
-/* The node of @frame (a return address or a Python frame) under @parent. */
+/* The frame id of @frame, a return address or a Python frame. */
 static gint64
-intern_node (TideStackTable   *self,
-             TideAddressSpace *space,
-             GHashTable       *pycodes,
-             gint64            parent,
-             guint64           frame)
+intern_any_frame (TideStackTable   *self,
+                  TideAddressSpace *space,
+                  GHashTable       *pycodes,
+                  guint64           frame)
 {
-  NodeKey key = { parent, tide_wire_is_pyframe (frame) ? intern_pyframe (self, pycodes, frame)
-                                                       : intern_frame (self, space, frame) };
-  gpointer id = g_hash_table_lookup (self->nodes, &key);
-
-  if (id == NULL)
-    {
-      NodeLink link = { parent, key.frame_id, FALSE };
-
-      id = GSIZE_TO_POINTER (self->next_node_id++);
-      g_hash_table_insert (self->nodes, keep_key (self, &key, sizeof key), id);
-      g_array_append_val (self->links, link);
-    }
-  return GPOINTER_TO_SIZE (id);
+  return tide_wire_is_pyframe (frame) ? intern_pyframe (self, pycodes, frame)
+                                      : intern_frame (self, space, frame);
 }
 
-/* Writes the stack that ends at node @id, the first time it is one: the
- * nodes between it and the outermost frame are only ever written as part
- * of the stacks that pass through them. */
-static void
-write_stack (TideStackTable *self,
-             gint64          id)
+/* The id of the stack of @frame_ids (outermost first), written to the
+ * trace when it is new. */
+static gint64
+intern_frame_ids (TideStackTable *self,
+                  const gint64   *frame_ids,
+                  guint           n_frames)
 {
-  NodeLink *link = &g_array_index (self->links, NodeLink, id - 1);
-  GArray *frames = self->stack_frames;
+  gsize size = sizeof (StackKey) + n_frames * sizeof (gint64);
+  StackKey *key;
+  gpointer id;
 
-  if (link->written)
-    return;
-  link->written = TRUE;
-  g_array_set_size (frames, 0);
-  for (gint64 node = id; node != 0;
-       node = g_array_index (self->links, NodeLink, node - 1).parent_id)
-    g_array_append_val (frames, g_array_index (self->links, NodeLink, node - 1).frame_id);
-  for (guint i = 0, j = frames->len - 1; i < j; i++, j--)
+  g_byte_array_set_size (self->probe, size);
+  key = (StackKey *) (gpointer) self->probe->data;
+  key->hash = n_frames;
+  key->n_frames = n_frames;
+  for (guint i = 0; i < n_frames; i++)
+    key->hash = tide_hash_mix (key->hash, (guint64) (key->frame_ids[i] = frame_ids[i]));
+  id = g_hash_table_lookup (self->stacks, key);
+  if (id == NULL)
     {
-      gint64 outer = g_array_index (frames, gint64, j);
-
-      g_array_index (frames, gint64, j) = g_array_index (frames, gint64, i);
-      g_array_index (frames, gint64, i) = outer;
+      id = GSIZE_TO_POINTER (self->next_stack_id++);
+      g_hash_table_insert (self->stacks, keep_key (self, key, size), id);
+      tide_trace_writer_add_stack (self->writer, GPOINTER_TO_SIZE (id), frame_ids, n_frames);
     }
-  tide_trace_writer_add_stack (self->writer, id, (const gint64 *) (gpointer) frames->data,
-                               frames->len);
+  return GPOINTER_TO_SIZE (id);
 }
 
 gint64
@@ -540,14 +531,8 @@ tide_stack_table_intern_mixed (TideStackTable   *self,
                                const guint64    *return_addresses,
                                guint             n_frames)
 {
-  gint64 parent = 0;
-
-  for (guint depth = 0; depth < n_frames; depth++)
-    parent = intern_node (self, space, pycodes, parent, return_addresses[n_frames - 1 - depth]);
-  send_jobs (self);
-  if (parent != 0)
-    write_stack (self, parent);
-  return parent;
+  return tide_stack_table_intern_path (self, space, pycodes, return_addresses, n_frames, 0,
+                                       self->scratch);
 }
 
 gint64
@@ -559,21 +544,19 @@ tide_stack_table_intern_path (TideStackTable   *self,
                               guint             n_known,
                               GArray           *path)
 {
-  gint64 parent;
-
   g_return_val_if_fail (n_known <= MIN (n_frames, path->len), 0);
 
   g_array_set_size (path, n_known);
-  parent = n_known > 0 ? g_array_index (path, gint64, n_known - 1) : 0;
   for (guint depth = n_known; depth < n_frames; depth++)
     {
-      parent = intern_node (self, space, pycodes, parent, frames[n_frames - 1 - depth]);
-      g_array_append_val (path, parent);
+      gint64 frame_id = intern_any_frame (self, space, pycodes, frames[n_frames - 1 - depth]);
+
+      g_array_append_val (path, frame_id);
     }
   send_jobs (self);
-  if (parent != 0)
-    write_stack (self, parent);
-  return parent;
+  if (n_frames == 0)
+    return 0;
+  return intern_frame_ids (self, (const gint64 *) (gpointer) path->data, n_frames);
 }
 
 guint

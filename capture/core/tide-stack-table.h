@@ -5,10 +5,9 @@
  * stack id of the trace: identical stacks share one.
  *
  * A frame is (ELF file, offset in it), shared by every process that maps the
- * file; a stack node is (caller node, frame).  Both are interned here, on the
- * recorder's event thread.  A frame is written at once with its module and
- * offset; the nodes stay in memory, and a stack is written as one row of
- * frame ids when it is first returned.
+ * file; a stack is its frames, outermost first.  Both are interned here, on
+ * the recorder's event thread, and written at once: a frame with its module
+ * and offset, a stack as one row of frame ids.
  * Function, file and line come from a symbolizer thread, so a large library
  * being indexed by libdw never stalls the sockets; it asks the symbol cache
  * (tide-symbol-cache.h) first and saves what it resolved once every frame
@@ -57,7 +56,7 @@ gint64          tide_stack_table_intern_mixed (TideStackTable   *self,
 /* Like tide_stack_table_intern_mixed, for a stack whose outermost
  * @n_known frames are those of a stack interned before, in the same
  * address space and with the same Python code definitions: @path holds
- * that stack's node ids, outermost first, and is given this stack's.  The
+ * that stack's frame ids, outermost first, and is given this stack's.  The
  * shared frames are not looked up again: consecutive stacks of a process
  * share most of their callers. */
 gint64          tide_stack_table_intern_path (TideStackTable   *self,
