@@ -457,6 +457,18 @@ copy_frames (Merge       *merge,
                                              " SELECT path, build_id FROM src.modules", error));
 }
 
+/* Notes in temp.stack_map that the input's stack (or stack node) @old is
+ * the output's @new_id, for the rows copied after the stacks. */
+static gboolean
+write_stack_map (sqlite3_stmt *map,
+                 gint64        old,
+                 gint64        new_id)
+{
+  sqlite3_bind_int64 (map, 1, old);
+  sqlite3_bind_int64 (map, 2, new_id);
+  return sqlite3_step (map) == SQLITE_DONE && sqlite3_reset (map) == SQLITE_OK;
+}
+
 static gboolean
 map_node (Merge         *merge,
           sqlite3_stmt  *ins,
@@ -496,9 +508,7 @@ map_node (Merge         *merge,
         return FALSE;
     }
   g_hash_table_insert (node_map, g_memdup2 (&old, sizeof old), id);
-  sqlite3_bind_int64 (map, 1, old);
-  sqlite3_bind_int64 (map, 2, *id);
-  return sqlite3_step (map) == SQLITE_DONE && sqlite3_reset (map) == SQLITE_OK;
+  return write_stack_map (map, old, *id);
 }
 
 static gboolean
@@ -559,9 +569,7 @@ map_stack (Merge        *merge,
     }
   else
     g_free (text);
-  sqlite3_bind_int64 (map, 1, old);
-  sqlite3_bind_int64 (map, 2, *id);
-  return sqlite3_step (map) == SQLITE_DONE && sqlite3_reset (map) == SQLITE_OK;
+  return write_stack_map (map, old, *id);
 }
 
 /* The stacks of an input of schema 4, read a frame a row, in order. */
