@@ -295,6 +295,12 @@ compute_shifts (GPtrArray *inputs)
 
 /* ---- the output ----------------------------------------------------------------- */
 
+/* What a merged trace holds beyond tide_schema_create()'s tables. */
+static const char * const merge_objects[] = {
+  "long_lived_allocations", "merge_sources", "merge_processes", "process_ends",
+  "alloc_failures", NULL
+};
+
 /* The ids of the input's stacks in the output: a temporary table, never
  * part of the trace. */
 static const char stack_map_sql[] =
@@ -327,11 +333,7 @@ open_output (Merge       *merge,
                                       "PRAGMA synchronous = OFF;", error) &&
          tide_sqlite_exec (merge->db, cache, error) &&
          tide_schema_create (merge->db, error) &&
-         tide_schema_ensure (merge->db, "long_lived_allocations", error) &&
-         tide_schema_ensure (merge->db, "merge_sources", error) &&
-         tide_schema_ensure (merge->db, "merge_processes", error) &&
-         tide_schema_ensure (merge->db, "process_ends", error) &&
-         tide_schema_ensure (merge->db, "alloc_failures", error) &&
+         tide_schema_ensure_all (merge->db, merge_objects, error) &&
          tide_sqlite_exec (merge->db, stack_map_sql, error);
 }
 
