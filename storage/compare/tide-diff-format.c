@@ -355,33 +355,47 @@ json_change (GString    *out,
   g_string_append_c (out, '}');
 }
 
-static void
-steps_json (GString             *out,
-            const TideTraceDiff *diff)
-{
-  g_string_append (out, ",\"steps\":[");
-  for (guint i = 0; i < diff->steps->len; i++)
-    {
-      TideDiffStep *s = g_ptr_array_index (diff->steps, i);
-      TideStepRow *b = s->before, *a = s->after;
+/* Writes one item of a JSON array: an object, from "{" to "}". */
+typedef void (*JsonItemFunc) (GString       *out,
+                              gconstpointer  item);
 
-      g_string_append (out, i ? ",{" : "{");
-      tide_format_json_int (out, "step_before", b != NULL, b ? b->number : 0);
-      g_string_append (out, ",");
-      tide_format_json_int (out, "step_after", a != NULL, a ? a->number : 0);
-      g_string_append (out, ",\"label\":");
-      tide_format_json_text (out, step_label (s));
-      json_change (out, "rss_change", b && b->has_rss, b ? b->rss_delta : 0, a && a->has_rss,
-                   a ? a->rss_delta : 0);
-      json_change (out, "heap_change", b != NULL, b ? b->heap_delta : 0, a != NULL,
-                   a ? a->heap_delta : 0);
-      json_change (out, "device_change", b != NULL, b ? b->device_delta : 0, a != NULL,
-                   a ? a->device_delta : 0);
-      json_change (out, "retained", b != NULL, b ? b->retained_bytes : 0, a != NULL,
-                   a ? a->retained_bytes : 0);
-      g_string_append_c (out, '}');
+static void
+json_array (GString         *out,
+            const GPtrArray *items,
+            JsonItemFunc     item)
+{
+  g_string_append_c (out, '[');
+  for (guint i = 0; i < items->len; i++)
+    {
+      if (i > 0)
+        g_string_append_c (out, ',');
+      item (out, g_ptr_array_index (items, i));
     }
   g_string_append_c (out, ']');
+}
+
+static void
+step_json (GString       *out,
+           gconstpointer  item)
+{
+  const TideDiffStep *s = item;
+  TideStepRow *b = s->before, *a = s->after;
+
+  g_string_append_c (out, '{');
+  tide_format_json_int (out, "step_before", b != NULL, b ? b->number : 0);
+  g_string_append (out, ",");
+  tide_format_json_int (out, "step_after", a != NULL, a ? a->number : 0);
+  g_string_append (out, ",\"label\":");
+  tide_format_json_text (out, step_label (s));
+  json_change (out, "rss_change", b && b->has_rss, b ? b->rss_delta : 0, a && a->has_rss,
+               a ? a->rss_delta : 0);
+  json_change (out, "heap_change", b != NULL, b ? b->heap_delta : 0, a != NULL,
+               a ? a->heap_delta : 0);
+  json_change (out, "device_change", b != NULL, b ? b->device_delta : 0, a != NULL,
+               a ? a->device_delta : 0);
+  json_change (out, "retained", b != NULL, b ? b->retained_bytes : 0, a != NULL,
+               a ? a->retained_bytes : 0);
+  g_string_append_c (out, '}');
 }
 
 static void
@@ -402,52 +416,40 @@ json_suspect_side (GString         *out,
 }
 
 static void
-suspects_json (GString             *out,
-               const TideTraceDiff *diff)
+suspect_json (GString       *out,
+              gconstpointer  item)
 {
-  g_string_append (out, ",\"suspects\":[");
-  for (guint i = 0; i < diff->suspects->len; i++)
-    {
-      TideDiffSuspect *s = g_ptr_array_index (diff->suspects, i);
-      TideGroup *g = s->before ? s->before : s->after;
-      g_autofree char *name = tide_group_describe_headline (g);
+  const TideDiffSuspect *s = item;
+  TideGroup *g = s->before ? s->before : s->after;
+  g_autofree char *name = tide_group_describe_headline (g);
 
-      g_string_append_printf (out, "%s{\"change\":\"%s\",\"matched_by\":\"%s\","
-                              "\"headline\":", i ? "," : "",
-                              tide_suspect_change_name (s->change),
-                              tide_match_kind_name (s->match));
-      tide_format_json_text (out, name);
-      g_string_append (out, ",\"scope\":");
-      tide_format_json_text (out, g->scope_path);
-      g_string_append_printf (out, ",\"device\":%d", g->device);
-      json_suspect_side (out, "before", s->before);
-      json_suspect_side (out, "after", s->after);
-      g_string_append_c (out, '}');
-    }
-  g_string_append_c (out, ']');
+  g_string_append_printf (out, "{\"change\":\"%s\",\"matched_by\":\"%s\",\"headline\":",
+                          tide_suspect_change_name (s->change),
+                          tide_match_kind_name (s->match));
+  tide_format_json_text (out, name);
+  g_string_append (out, ",\"scope\":");
+  tide_format_json_text (out, g->scope_path);
+  g_string_append_printf (out, ",\"device\":%d", g->device);
+  json_suspect_side (out, "before", s->before);
+  json_suspect_side (out, "after", s->after);
+  g_string_append_c (out, '}');
 }
 
 static void
-retained_json (GString             *out,
-               const TideTraceDiff *diff)
+retained_json (GString       *out,
+               gconstpointer  item)
 {
-  g_string_append_printf (out, ",\"retained_by\":\"%s\",\"retained\":[",
-                          diff->by == TIDE_GROUP_BY_SCOPE ? "scope" : "stack");
-  for (guint i = 0; i < diff->retained->len; i++)
-    {
-      TideDiffRetained *r = g_ptr_array_index (diff->retained, i);
+  const TideDiffRetained *r = item;
 
-      g_string_append (out, i ? ",{\"name\":" : "{\"name\":");
-      tide_format_json_text (out, r->name);
-      g_string_append_printf (out, ",\"bytes_before\":%" G_GINT64_FORMAT ",\"bytes_after\":%"
-                              G_GINT64_FORMAT ",\"bytes_diff\":%" G_GINT64_FORMAT
-                              ",\"count_before\":%" G_GINT64_FORMAT ",\"count_after\":%"
-                              G_GINT64_FORMAT ",\"beyond_noise\":%s}", r->before_bytes,
-                              r->after_bytes, tide_sat_sub (r->after_bytes, r->before_bytes),
-                              r->before_count, r->after_count,
-                              r->beyond_noise ? "true" : "false");
-    }
-  g_string_append_c (out, ']');
+  g_string_append (out, "{\"name\":");
+  tide_format_json_text (out, r->name);
+  g_string_append_printf (out, ",\"bytes_before\":%" G_GINT64_FORMAT ",\"bytes_after\":%"
+                          G_GINT64_FORMAT ",\"bytes_diff\":%" G_GINT64_FORMAT
+                          ",\"count_before\":%" G_GINT64_FORMAT ",\"count_after\":%"
+                          G_GINT64_FORMAT ",\"beyond_noise\":%s}", r->before_bytes,
+                          r->after_bytes, tide_sat_sub (r->after_bytes, r->before_bytes),
+                          r->before_count, r->after_count,
+                          r->beyond_noise ? "true" : "false");
 }
 
 static void
@@ -469,11 +471,21 @@ diff_json (GString             *out,
                           tide_trace_diff_count (diff, TIDE_SUSPECT_NEW),
                           tide_trace_diff_count (diff, TIDE_SUSPECT_CHANGED));
   if (parts & TIDE_DIFF_STEPS)
-    steps_json (out, diff);
+    {
+      g_string_append (out, ",\"steps\":");
+      json_array (out, diff->steps, step_json);
+    }
   if (parts & TIDE_DIFF_SUSPECTS)
-    suspects_json (out, diff);
+    {
+      g_string_append (out, ",\"suspects\":");
+      json_array (out, diff->suspects, suspect_json);
+    }
   if (parts & TIDE_DIFF_RETAINED)
-    retained_json (out, diff);
+    {
+      g_string_append_printf (out, ",\"retained_by\":\"%s\",\"retained\":",
+                              diff->by == TIDE_GROUP_BY_SCOPE ? "scope" : "stack");
+      json_array (out, diff->retained, retained_json);
+    }
   g_string_append (out, "}\n");
 }
 

@@ -212,19 +212,31 @@ diff_pick_processes (TideTraceDiff          *diff,
 
 /* ---- steps -------------------------------------------------------------------- */
 
+typedef void (*KeepFunc) (GPtrArray  *rows,
+                          GHashTable *process_ids);
+
+/* The rows of a report, @rows (NULL when it failed), of @process_id
+ * alone: @keep is the report's own filter. */
 static GPtrArray *
-process_steps (TideTrace    *trace,
-               gint64        process_id,
-               GError      **error)
+keep_process (GPtrArray *rows,
+              gint64     process_id,
+              KeepFunc   keep)
 {
-  g_autoptr(GPtrArray) rows = tide_report_steps (trace, error);
   g_autoptr(GHashTable) ids = g_hash_table_new (g_int64_hash, g_int64_equal);
 
   if (rows == NULL)
     return NULL;
   g_hash_table_add (ids, &process_id);
-  tide_report_keep_steps (rows, ids);
-  return g_steal_pointer (&rows);
+  keep (rows, ids);
+  return rows;
+}
+
+static GPtrArray *
+process_steps (TideTrace    *trace,
+               gint64        process_id,
+               GError      **error)
+{
+  return keep_process (tide_report_steps (trace, error), process_id, tide_report_keep_steps);
 }
 
 static gboolean
@@ -527,14 +539,8 @@ process_suspects (TideTrace   *trace,
                   TideGroupBy  by,
                   GError     **error)
 {
-  g_autoptr(GPtrArray) groups = tide_report_suspects (trace, by, error);
-  g_autoptr(GHashTable) ids = g_hash_table_new (g_int64_hash, g_int64_equal);
-
-  if (groups == NULL)
-    return NULL;
-  g_hash_table_add (ids, &process_id);
-  tide_report_keep_groups (groups, ids);
-  return g_steal_pointer (&groups);
+  return keep_process (tide_report_suspects (trace, by, error), process_id,
+                       tide_report_keep_groups);
 }
 
 typedef char *(*SignatureFunc) (const TideGroup *group);

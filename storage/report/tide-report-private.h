@@ -45,9 +45,22 @@ gboolean      _tide_report_step_at      (sqlite3           *db,
                                          GError           **error);
 
 /* tide-report.c */
+/* A step of one process: its row and its span, in the trace's time. */
+typedef struct
+{
+  gint64 id;
+  gint64 start_ns;
+  gint64 end_ns;
+} TideReportStep;
+
 gboolean      _tide_report_load_group_frames (TideTrace *trace,
                                               GPtrArray *groups,
                                               GError   **error);
+sqlite3_stmt *_tide_report_prepare_retained  (TideTrace            *trace,
+                                              const char           *sql,
+                                              gint64                process_id,
+                                              const TideReportStep *step,
+                                              GError              **error);
 
 /* tide-report-rss.c */
 gboolean      _tide_report_add_classes  (TideTrace    *trace,
@@ -66,13 +79,11 @@ gboolean      _tide_group_load_growth_shares    (TideTrace   *trace,
                                                  TideGroup   *group,
                                                  gint         n_steps,
                                                  GError     **error);
-gboolean      _tide_groups_load_retained_shares (TideTrace   *trace,
-                                                 GPtrArray   *groups,
-                                                 const char  *rows_sql,
-                                                 gint64       process_id,
-                                                 gboolean     has_span,
-                                                 gint64       start_ns,
-                                                 gint64       end_ns,
-                                                 GError     **error);
+gboolean      _tide_groups_load_retained_shares (TideTrace            *trace,
+                                                 GPtrArray            *groups,
+                                                 const char           *rows_sql,
+                                                 gint64                process_id,
+                                                 const TideReportStep *step,
+                                                 GError              **error);
 
 G_END_DECLS

@@ -166,19 +166,18 @@ stack_device_key (gint64 stack_id,
  * @groups: (element-type TideGroup): the retained groups by stack of one
  *   process
  * @rows_sql: a query for that process's retained rows, taking the process
- *   as ?1 and, when @has_span, the step's span as ?2 and ?3
+ *   as ?1 and, with a @step, the step's span as ?2 and ?3
+ * @step: (nullable): the step, or %NULL for the trace end
  *
  * Fills each group's scopes with what its stack retained in each scope.
  */
 gboolean
-_tide_groups_load_retained_shares (TideTrace   *trace,
-                                   GPtrArray   *groups,
-                                   const char  *rows_sql,
-                                   gint64       process_id,
-                                   gboolean     has_span,
-                                   gint64       start_ns,
-                                   gint64       end_ns,
-                                   GError     **error)
+_tide_groups_load_retained_shares (TideTrace            *trace,
+                                   GPtrArray            *groups,
+                                   const char           *rows_sql,
+                                   gint64                process_id,
+                                   const TideReportStep *step,
+                                   GError              **error)
 {
   g_autoptr(GHashTable) by_key = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autofree char *sql = g_strdup_printf ("SELECT stack_id, ifnull (scope_id, 0), device,"
@@ -194,15 +193,9 @@ _tide_groups_load_retained_shares (TideTrace   *trace,
       group->scopes = _tide_scope_shares_new ();
       g_hash_table_insert (by_key, stack_device_key (group->stack_id, group->device), group);
     }
-  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace), sql, TIDE_REPORT_WHAT, error);
+  stmt = _tide_report_prepare_retained (trace, sql, process_id, step, error);
   if (stmt == NULL)
     return FALSE;
-  sqlite3_bind_int64 (stmt, 1, process_id);
-  if (has_span)
-    {
-      sqlite3_bind_int64 (stmt, 2, start_ns);
-      sqlite3_bind_int64 (stmt, 3, end_ns);
-    }
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       g_autofree char *key = stack_device_key (sqlite3_column_int64 (stmt, 0),

@@ -621,18 +621,11 @@ tide_report_suspects (TideTrace    *trace,
 
 /* ---- retained --------------------------------------------------------------- */
 
-typedef struct
-{
-  gint64 id;
-  gint64 start_ns;
-  gint64 end_ns;
-} StepSpan;
-
 static gboolean
-lookup_step (TideTrace *trace,
-             gint64     process_id,
-             gint       number,
-             StepSpan  *span)
+lookup_step (TideTrace      *trace,
+             gint64          process_id,
+             gint            number,
+             TideReportStep *span)
 {
   sqlite3_stmt *stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                                             "SELECT id, start_ns, end_ns FROM steps"
@@ -646,12 +639,41 @@ lookup_step (TideTrace *trace,
   sqlite3_bind_int (stmt, 2, number);
   if (sqlite3_step (stmt) == SQLITE_ROW)
     {
-      *span = (StepSpan) { sqlite3_column_int64 (stmt, 0), sqlite3_column_int64 (stmt, 1),
-                           sqlite3_column_int64 (stmt, 2) };
+      *span = (TideReportStep) { sqlite3_column_int64 (stmt, 0), sqlite3_column_int64 (stmt, 1),
+                                 sqlite3_column_int64 (stmt, 2) };
       found = TRUE;
     }
   sqlite3_finalize (stmt);
   return found;
+}
+
+/**
+ * _tide_report_prepare_retained:
+ * @sql: a query of what @process_id retained, taking the process as ?1
+ *   and, with a @step, the step's span as ?2 and ?3
+ * @step: (nullable): the step, or %NULL for the trace end
+ *
+ * Returns: @sql prepared and bound, or %NULL with @error set
+ */
+sqlite3_stmt *
+_tide_report_prepare_retained (TideTrace            *trace,
+                               const char           *sql,
+                               gint64                process_id,
+                               const TideReportStep *step,
+                               GError              **error)
+{
+  sqlite3_stmt *stmt = tide_sqlite_prepare (_tide_trace_get_db (trace), sql, TIDE_REPORT_WHAT,
+                                            error);
+
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, process_id);
+  if (step != NULL)
+    {
+      sqlite3_bind_int64 (stmt, 2, step->start_ns);
+      sqlite3_bind_int64 (stmt, 3, step->end_ns);
+    }
+  return stmt;
 }
 
 /* A group's resident bytes at a step with a total (tide-schema.c): those
@@ -717,13 +739,13 @@ add_residency (TideTrace   *trace,
 
 /* The scope shares of the groups out[first..] (by stack, of @proc). */
 static gboolean
-add_retained_shares (TideTrace         *trace,
-                     const ProcessInfo *proc,
-                     gint               step,
-                     const StepSpan    *span,
-                     GPtrArray         *out,
-                     guint              first,
-                     GError           **error)
+add_retained_shares (TideTrace            *trace,
+                     const ProcessInfo    *proc,
+                     gint                  step,
+                     const TideReportStep *span,
+                     GPtrArray            *out,
+                     guint                 first,
+                     GError              **error)
 {
   g_autoptr(GPtrArray) groups = g_ptr_array_new ();
   g_autofree char *rows = NULL;
@@ -741,8 +763,8 @@ add_retained_shares (TideTrace         *trace,
 
   for (guint i = first; i < out->len; i++)
     g_ptr_array_add (groups, g_ptr_array_index (out, i));
-  return _tide_groups_load_retained_shares (trace, groups, rows, proc->process_id, step > 0,
-                                            span->start_ns, span->end_ns, error);
+  return _tide_groups_load_retained_shares (trace, groups, rows, proc->process_id,
+                                            step > 0 ? span : NULL, error);
 }
 
 static gboolean
@@ -758,7 +780,7 @@ add_process_retained (TideTrace         *trace,
   g_autoptr(GHashTable) series = NULL;
   g_auto(GroupDetails) details = { NULL };
   g_autofree char *sql = NULL;
-  StepSpan span = { 0 };
+  TideReportStep span = { 0 };
   guint first = out->len;
   sqlite3_stmt *stmt;
   int rc;
@@ -780,15 +802,10 @@ add_process_retained (TideTrace         *trace,
     sql = g_strdup_printf ("SELECT %s, device, sum (size * weight), sum (weight) FROM allocations"
                            " WHERE process_id = ?1 AND free_ns IS NULL GROUP BY 1, 2",
                            key_column);
-  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace), sql, TIDE_REPORT_WHAT, error);
+  stmt = _tide_report_prepare_retained (trace, sql, proc->process_id, step > 0 ? &span : NULL,
+                                        error);
   if (stmt == NULL)
     return FALSE;
-  sqlite3_bind_int64 (stmt, 1, proc->process_id);
-  if (step > 0)
-    {
-      sqlite3_bind_int64 (stmt, 2, span.start_ns);
-      sqlite3_bind_int64 (stmt, 3, span.end_ns);
-    }
 
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {

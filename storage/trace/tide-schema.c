@@ -417,6 +417,19 @@ tide_schema_ensure (sqlite3     *db,
   return tide_sqlite_exec (db, sql, error);
 }
 
+/* tide_schema_ensure() of each of @names, a %NULL-terminated list: what
+ * a trace's maker needs beyond tide_schema_create(). */
+gboolean
+tide_schema_ensure_all (sqlite3            *db,
+                        const char * const *names,
+                        GError            **error)
+{
+  for (guint i = 0; names[i] != NULL; i++)
+    if (!tide_schema_ensure (db, names[i], error))
+      return FALSE;
+  return TRUE;
+}
+
 gboolean
 tide_schema_create (sqlite3  *db,
                     GError  **error)

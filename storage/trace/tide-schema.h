@@ -66,6 +66,9 @@ gboolean tide_schema_create   (sqlite3     *db,
 gboolean tide_schema_ensure   (sqlite3     *db,
                                const char  *name,
                                GError     **error);
+gboolean tide_schema_ensure_all (sqlite3            *db,
+                                 const char * const *names,
+                                 GError            **error);
 gboolean tide_schema_declares (const char  *name);
 char    *tide_schema_stack_frames (const gint64 *frame_ids,
                                    guint         n_frames);

@@ -295,6 +295,12 @@ compute_shifts (GPtrArray *inputs)
 
 /* ---- the output ----------------------------------------------------------------- */
 
+/* What a merged trace holds beyond tide_schema_create()'s tables. */
+static const char * const merge_objects[] = {
+  "long_lived_allocations", "merge_sources", "merge_processes", "process_ends",
+  "alloc_failures", NULL
+};
+
 /* The ids of the input's stacks in the output: a temporary table, never
  * part of the trace. */
 static const char stack_map_sql[] =
@@ -327,11 +333,7 @@ open_output (Merge       *merge,
                                       "PRAGMA synchronous = OFF;", error) &&
          tide_sqlite_exec (merge->db, cache, error) &&
          tide_schema_create (merge->db, error) &&
-         tide_schema_ensure (merge->db, "long_lived_allocations", error) &&
-         tide_schema_ensure (merge->db, "merge_sources", error) &&
-         tide_schema_ensure (merge->db, "merge_processes", error) &&
-         tide_schema_ensure (merge->db, "process_ends", error) &&
-         tide_schema_ensure (merge->db, "alloc_failures", error) &&
+         tide_schema_ensure_all (merge->db, merge_objects, error) &&
          tide_sqlite_exec (merge->db, stack_map_sql, error);
 }
 
@@ -457,6 +459,18 @@ copy_frames (Merge       *merge,
                                              " SELECT path, build_id FROM src.modules", error));
 }
 
+/* Notes in temp.stack_map that the input's stack (or stack node) @old is
+ * the output's @new_id, for the rows copied after the stacks. */
+static gboolean
+write_stack_map (sqlite3_stmt *map,
+                 gint64        old,
+                 gint64        new_id)
+{
+  sqlite3_bind_int64 (map, 1, old);
+  sqlite3_bind_int64 (map, 2, new_id);
+  return sqlite3_step (map) == SQLITE_DONE && sqlite3_reset (map) == SQLITE_OK;
+}
+
 static gboolean
 map_node (Merge         *merge,
           sqlite3_stmt  *ins,
@@ -496,9 +510,7 @@ map_node (Merge         *merge,
         return FALSE;
     }
   g_hash_table_insert (node_map, g_memdup2 (&old, sizeof old), id);
-  sqlite3_bind_int64 (map, 1, old);
-  sqlite3_bind_int64 (map, 2, *id);
-  return sqlite3_step (map) == SQLITE_DONE && sqlite3_reset (map) == SQLITE_OK;
+  return write_stack_map (map, old, *id);
 }
 
 static gboolean
@@ -559,9 +571,7 @@ map_stack (Merge        *merge,
     }
   else
     g_free (text);
-  sqlite3_bind_int64 (map, 1, old);
-  sqlite3_bind_int64 (map, 2, *id);
-  return sqlite3_step (map) == SQLITE_DONE && sqlite3_reset (map) == SQLITE_OK;
+  return write_stack_map (map, old, *id);
 }
 
 /* The stacks of an input of schema 4, read a frame a row, in order. */

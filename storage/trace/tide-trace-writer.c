@@ -757,6 +757,12 @@ writer_release_reserve (TideTraceWriter *self)
   writer_release_file_size (self);
 }
 
+/* What a recording writes beyond tide_schema_create()'s tables. */
+static const char * const writer_objects[] = {
+  "counters_by_time", "residency_by_step", "long_lived_allocations", "process_ends",
+  "alloc_failures", NULL
+};
+
 static gboolean
 writer_open_db (TideTraceWriter  *self,
                 GError          **error)
@@ -814,11 +820,7 @@ writer_open_db (TideTraceWriter  *self,
                            "PRAGMA wal_autocheckpoint = 64;",
                            error) &&
          tide_schema_create (self->db, error) &&
-         tide_schema_ensure (self->db, "counters_by_time", error) &&
-         tide_schema_ensure (self->db, "residency_by_step", error) &&
-         tide_schema_ensure (self->db, "long_lived_allocations", error) &&
-         tide_schema_ensure (self->db, "process_ends", error) &&
-         tide_schema_ensure (self->db, "alloc_failures", error) &&
+         tide_schema_ensure_all (self->db, writer_objects, error) &&
          tide_sqlite_exec (self->db,
                            "INSERT INTO meta (key, value) VALUES ('complete', 0),"
                            "  ('short_lived_ns', " G_STRINGIFY (TIDE_SHORT_LIVED_NS) ");",
