@@ -463,7 +463,23 @@ tide_schema_stack_frames (const gint64 *frame_ids,
 
   g_string_append_c (text, '[');
   for (guint i = 0; i < n_frames; i++)
-    g_string_append_printf (text, i ? ",%" G_GINT64_FORMAT : "%" G_GINT64_FORMAT, frame_ids[i]);
+    {
+      /* By hand: the recorder writes every frame of every new stack here,
+       * and printf's parsing of its format was a part of that to see. */
+      char digits[24];
+      guint64 magnitude = frame_ids[i] < 0 ? -(guint64) frame_ids[i] : (guint64) frame_ids[i];
+      gsize n = 0;
+
+      do
+        digits[n++] = (char) ('0' + magnitude % 10);
+      while ((magnitude /= 10) != 0);
+      if (frame_ids[i] < 0)
+        digits[n++] = '-';
+      if (i > 0)
+        g_string_append_c (text, ',');
+      while (n > 0)
+        g_string_append_c (text, digits[--n]);
+    }
   g_string_append_c (text, ']');
   return g_string_free (text, FALSE);
 }

@@ -323,6 +323,21 @@ test_format_delta (void)
   assert_delta (G_MININT64, "-8388608.00 TiB");
 }
 
+/* A stack's frames as the stacks table keeps them: a JSON array, every
+ * id exact, the ends of gint64 included. */
+static void
+test_schema_stack_frames (void)
+{
+  static const gint64 ids[] = { 0, 7, -5, 1234567890123, G_MAXINT64, G_MININT64 };
+  g_autofree char *none = tide_schema_stack_frames (NULL, 0);
+  g_autofree char *one = tide_schema_stack_frames (ids + 1, 1);
+  g_autofree char *all = tide_schema_stack_frames (ids, G_N_ELEMENTS (ids));
+
+  g_assert_cmpstr (none, ==, "[]");
+  g_assert_cmpstr (one, ==, "[7]");
+  g_assert_cmpstr (all, ==, "[0,7,-5,1234567890123,9223372036854775807,-9223372036854775808]");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -336,6 +351,7 @@ main (int   argc,
   g_test_add_func ("/storage/schema/recording", test_schema_recording);
   g_test_add_func ("/storage/schema/other-writer", test_schema_other_writer);
   g_test_add_func ("/storage/schema/merged", test_schema_merged);
+  g_test_add_func ("/storage/schema/stack-frames", test_schema_stack_frames);
   g_test_add_func ("/storage/format/bytes", test_format_bytes);
   g_test_add_func ("/storage/format/delta", test_format_delta);
   return g_test_run ();
