@@ -126,6 +126,9 @@ void             tide_trace_writer_add_stack      (TideTraceWriter        *self,
                                                    gint64                  id,
                                                    const gint64           *frame_ids,
                                                    guint                   n_frames);
+/* A node of the tree that traces before schema 4 keep their stacks in
+ * (tide-schema.c); no recording writes one, the tests do, so that the
+ * readers of that form stay tried. */
 void             tide_trace_writer_add_stack_node (TideTraceWriter        *self,
                                                    gint64                  id,
                                                    gint64                  parent_id,
