@@ -38,6 +38,22 @@ typedef struct
   gboolean    stack_rows;       /* its stack a row of stacks, not stack nodes */
 } NodeShape;
 
+/* Residency as a recording writes it (schema 4): the leak's row where it
+ * grew, at each of its steps, and each step's total. */
+static void
+add_residency (TideTraceWriter *w,
+               const NodeShape *shape,
+               gint             k)
+{
+  gint64 kept = shape->leaks && k >= 4 ? (k - 3) * MiB : 0;
+  TideResidencyRow row = { .step_id = k, .stack_id = 2, .device = -1, .resident_bytes = kept,
+                           .resident_born_bytes = kept > 0 ? MiB : 0 };
+
+  if (kept > 0)
+    tide_trace_writer_add_residency (w, &row);
+  tide_trace_writer_add_residency_total (w, k, kept, row.resident_born_bytes);
+}
+
 /* One rank of a job: 10 steps of 1 ms from @shape->step_delay_ns; a leaking
  * rank keeps 1 MiB in each step from 4 on, from stack keep_outputs <- main. */
 static char *
@@ -89,6 +105,8 @@ write_node (const char      *name,
       tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS, -1, end - 1, (100 + k) * MiB);
       if (shape->leaks && k >= 4)
         tide_trace_writer_add_allocation (w, &a);
+      if (shape->stack_rows)
+        add_residency (w, shape, k);
     }
   tide_trace_writer_end_process (w, 1, t0 + 10 * MS, &tide_test_exited_0, 0);
   g_assert_true (tide_trace_writer_finish (w, &error));
@@ -348,6 +366,26 @@ test_stack_rows (void)
   assert_leak_frames (g_ptr_array_index (suspects, 0));
   assert_leak_frames (g_ptr_array_index (suspects, 1));
   g_clear_pointer (&suspects, g_ptr_array_unref);
+  /* Each rank's residency totals, at its own steps: 1 MiB more a step
+   * from step 4 on, the retained report's latest row at the end. */
+  {
+    g_autoptr(GPtrArray) steps = tide_report_steps (trace, &error);
+    g_autoptr(GPtrArray) live = tide_report_retained (trace, 0, TIDE_GROUP_BY_STACK, &error);
+
+    g_assert_no_error (error);
+    g_assert_cmpuint (steps->len, ==, 20);
+    for (guint i = 0; i < steps->len; i++)
+      {
+        TideStepRow *row = g_ptr_array_index (steps, i);
+
+        g_assert_true (row->has_resident);
+        g_assert_cmpint (row->resident_explained, ==,
+                         row->number >= 4 ? (row->number - 3) * MiB : 0);
+      }
+    g_assert_cmpuint (live->len, ==, 2);
+    for (guint i = 0; i < live->len; i++)
+      g_assert_cmpint (((TideGroup *) g_ptr_array_index (live, i))->resident_bytes, ==, 7 * MiB);
+  }
 
   nb = write_node ("nodes-b.tide", &node_b);
   mixed = merge_ok ((const char *[]) { la, nb, NULL }, "mixed-job.tide");
