@@ -427,15 +427,18 @@ tide_live_table_get_n_orphans (TideLiveTable *self)
   return self->n_orphans;
 }
 
-#define RADIX_BITS   16
-#define RADIX_SIZE   (1u << RADIX_BITS)
-#define RADIX_PASSES (64 / RADIX_BITS)
+/* Digits of 16 bits for many blocks, where fewer passes pay for counts of
+ * a megabyte; of 8 bits for a few thousand, a sampled recording's step
+ * end, whose counts fit in the cache. */
+#define RADIX_WIDE_BITS  16
+#define RADIX_NARROW_BITS 8
 
 static guint
 radix_digit (guint64 addr,
-             guint   pass)
+             guint   pass,
+             guint   bits)
 {
-  return (addr >> (pass * RADIX_BITS)) & (RADIX_SIZE - 1);
+  return (addr >> (pass * bits)) & ((1u << bits) - 1);
 }
 
 /* One stable pass of the radix sort: @from into @to by digit @pass, whose
@@ -445,24 +448,25 @@ radix_pass (const TideBlockPlace *from,
             TideBlockPlace       *to,
             guint                 n,
             guint                 pass,
+            guint                 bits,
             guint                *counts)
 {
   guint sum = 0;
 
-  for (guint d = 0; d < RADIX_SIZE; d++)
+  for (guint d = 0; d < 1u << bits; d++)
     {
       guint c = counts[d];
       counts[d] = sum;
       sum += c;
     }
   for (guint i = 0; i < n; i++)
-    to[counts[radix_digit (from[i].addr, pass)]++] = from[i];
+    to[counts[radix_digit (from[i].addr, pass, bits)]++] = from[i];
 }
 
-/* Below this many blocks, the radix sort's counts (a megabyte, walked
- * once a pass) cost more than comparing: a sampled recording's step end
- * has a few thousand. */
-#define RADIX_MIN_BLOCKS 16384
+/* Below this many blocks, even the narrow digits' counts cost more than
+ * comparing; below the second, the wide ones' do. */
+#define RADIX_MIN_BLOCKS      256
+#define RADIX_WIDE_MIN_BLOCKS 16384
 
 /* Address, then index: the order a stable sort by address gives. */
 static gint
@@ -485,12 +489,13 @@ compare_places (gconstpointer a,
  * order; equal addresses keep their order.  A step end reads the
  * residency of every live block in address order: hundreds of thousands
  * with --all, where a comparison sort that moved whole blocks was the
- * larger part of the step's cost.  This is a radix sort of the places
- * (a comparison sort of them below RADIX_MIN_BLOCKS): one pass counts
- * every digit, then one pass for each digit that not
- * every address shares (the top ones never differ in a 47-bit address
- * space).  Whole blocks are never moved: fetching them in address order,
- * which is no order of theirs, cost more than the sort.
+ * larger part of the step's cost, and a few thousand at every step end of
+ * a sampled recording, where a comparison sort was still the recorder's
+ * largest sort.  This is a radix sort of the places (a comparison sort of
+ * them below RADIX_MIN_BLOCKS): one pass counts every digit, then one pass
+ * for each digit that not every address shares (the top ones never differ
+ * in a 47-bit address space).  Whole blocks are never moved: fetching them
+ * in address order, which is no order of theirs, cost more than the sort.
  *
  * Returns: (transfer full) (array length=n): the places
  */
@@ -499,6 +504,8 @@ tide_live_allocs_places_by_addr (const TideLiveAlloc *allocs,
                                  guint                n)
 {
   TideBlockPlace *places = g_new (TideBlockPlace, MAX (n, 1));
+  guint bits = n >= RADIX_WIDE_MIN_BLOCKS ? RADIX_WIDE_BITS : RADIX_NARROW_BITS;
+  guint passes = 64 / bits, size = 1u << bits;
   g_autofree TideBlockPlace *spare = NULL;
   g_autofree guint *counts = NULL;
   guint64 differ = 0;
@@ -511,23 +518,23 @@ tide_live_allocs_places_by_addr (const TideLiveAlloc *allocs,
       return places;
     }
   spare = g_new (TideBlockPlace, n);
-  counts = g_new0 (guint, RADIX_PASSES * RADIX_SIZE);
+  counts = g_new0 (guint, passes * size);
   for (guint i = 0; i < n; i++)
     {
       guint64 addr = allocs[i].addr;
 
       places[i] = (TideBlockPlace) { addr, allocs[i].size, i };
       differ |= addr ^ allocs[0].addr;
-      for (guint pass = 0; pass < RADIX_PASSES; pass++)
-        counts[pass * RADIX_SIZE + radix_digit (addr, pass)]++;
+      for (guint pass = 0; pass < passes; pass++)
+        counts[pass * size + radix_digit (addr, pass, bits)]++;
     }
-  for (guint pass = 0; pass < RADIX_PASSES; pass++)
+  for (guint pass = 0; pass < passes; pass++)
     {
       TideBlockPlace *swap;
 
-      if (radix_digit (differ, pass) == 0)
+      if (radix_digit (differ, pass, bits) == 0)
         continue;
-      radix_pass (places, spare, n, pass, counts + pass * RADIX_SIZE);
+      radix_pass (places, spare, n, pass, bits, counts + pass * size);
       swap = places;
       places = spare;
       spare = swap;

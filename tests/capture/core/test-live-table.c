@@ -497,13 +497,14 @@ compare_addr (gconstpointer a,
 
 /* Blocks in address order, as a stable comparison sort puts them: equal
  * addresses (an allocation whose free is on its way beside the next one)
- * keep their order.  Sizes from none to many; addresses that share their
- * top bits, as a heap's do, or differ anywhere in 64 bits. */
+ * keep their order.  Sizes from none to many, on both sides of each
+ * sort's threshold; addresses that share their top bits, as a heap's do,
+ * or differ anywhere in 64 bits. */
 static void
 test_sort_by_addr (void)
 {
   g_autoptr(GRand) rand = g_rand_new_with_seed (7);
-  const guint sizes[] = { 0, 1, 2, 3, 100, 2049, 100000 };
+  const guint sizes[] = { 0, 1, 2, 3, 100, 255, 256, 2049, 16383, 16384, 100000 };
 
   for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
     for (guint spread = 0; spread < 3; spread++)
