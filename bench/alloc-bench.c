@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tide-bench-random.h"
+
 #define THREADS     4
 #define WINDOW      512
 #define DEFAULT_OPS 1500000
@@ -24,15 +26,6 @@ typedef struct
   uint32_t seed;
   uint64_t checksum;
 } Worker;
-
-static uint32_t
-next_random (uint32_t *state)
-{
-  *state ^= *state << 13;
-  *state ^= *state >> 17;
-  *state ^= *state << 5;
-  return *state;
-}
 
 static uint64_t
 fill_and_sum (unsigned char *block,
@@ -55,10 +48,10 @@ worker_main (void *data)
 
   for (long op = 0; op < w->ops; op++)
     {
-      size_t size = (size_t) 16 << (next_random (&w->seed) % 11);
+      size_t size = (size_t) 16 << (tide_bench_next_random (&w->seed) % 11);
       unsigned char *block;
 
-      size += next_random (&w->seed) % size;
+      size += tide_bench_next_random (&w->seed) % size;
       block = malloc (size);
       if (block == NULL)
         abort ();

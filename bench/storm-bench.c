@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "tide-bench-random.h"
+
 #define THREADS     4
 #define WINDOW      64
 #define TOUCHED     128  /* bytes of a block written and read */
@@ -30,15 +32,6 @@ typedef struct
   uint32_t seed;
   uint64_t checksum;
 } Worker;
-
-static uint32_t
-next_random (uint32_t *state)
-{
-  *state ^= *state << 13;
-  *state ^= *state >> 17;
-  *state ^= *state << 5;
-  return *state;
-}
 
 /* 16 B to 4 KiB, log-uniform. */
 static size_t
@@ -58,7 +51,7 @@ work (void *data)
 
   for (long i = 0; i < w->ops; i++)
     {
-      uint32_t r = next_random (&state);
+      uint32_t r = tide_bench_next_random (&state);
       size_t size = block_size (r);
       unsigned char *block = malloc (size);
       unsigned char **slot = &live[i % WINDOW];
