@@ -574,6 +574,59 @@ linear_group (const TidePlumbing *plumbing)
   return g;
 }
 
+/* The stack of a module that a user's import ran under Tidemark's own
+ * import hook, innermost first, the hook's file at @hook_file. */
+static TideGroup *
+hooked_import_group (const TidePlumbing *plumbing,
+                     const char         *hook_file)
+{
+  TideGroup *g = g_new0 (TideGroup, 1);
+
+  g->frames = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_frame_free);
+  g_ptr_array_add (g->frames, python_frame ("<module>", "/usr/lib/python3/dist-packages/"
+                                            "torch/_meta_registrations.py", 660));
+  g_ptr_array_add (g->frames, python_frame ("_LoaderBasics.exec_module",
+                                            "<frozen importlib._bootstrap_external>", 940));
+  g_ptr_array_add (g->frames, python_frame ("_Loader.exec_module", hook_file, 285));
+  g_ptr_array_add (g->frames, python_frame ("<module>", "/home/me/train.py", 3));
+  for (guint i = 0; i < g->frames->len; i++)
+    {
+      TideFrame *frame = g_ptr_array_index (g->frames, i);
+
+      frame->plumbing = tide_plumbing_matches (plumbing, frame);
+      frame->library = tide_plumbing_is_library (plumbing, frame);
+    }
+  g->stack_id = 1;
+  return g;
+}
+
+/* Tidemark's own Python frames (its package and the bootstrap that
+ * starts it) never name a stack, from the build tree or installed: the
+ * user's import does, via the module it ran. */
+static void
+test_own_package (void)
+{
+  static const char *const hook_files[] = {
+    "/work/tidemark/_build/capture/python/tidemark/torch_hooks.py",
+    "/usr/local/share/tidemark/python/tidemark/torch_hooks.py",
+    "/work/tidemark/_build/capture/python/sitecustomize.py",
+    "/usr/local/share/tidemark/python/sitecustomize.py",
+  };
+  g_autoptr(TidePlumbing) plumbing = tide_plumbing_new_default ();
+
+  for (guint i = 0; i < G_N_ELEMENTS (hook_files); i++)
+    {
+      TideGroup *g = hooked_import_group (plumbing, hook_files[i]);
+      g_autofree char *via = tide_group_describe_headline_via (g);
+
+      g_assert_true (((TideFrame *) g_ptr_array_index (g->frames, 2))->plumbing);
+      g_assert_cmpint (tide_frames_find_headline (g->frames), ==, 3);
+      g_assert_cmpstr (via, ==, "train.py:3 <module> (via torch/_meta_registrations.py:660 "
+                                "<module>)");
+      tide_group_free (g);
+    }
+}
+
 /* Library code: the standard library, installed packages, frozen modules;
  * the user's own files are not, wherever they are. */
 static void
@@ -737,6 +790,7 @@ main (int    argc,
   g_test_add_func ("/storage/headline/package-file", test_package_file);
   g_test_add_func ("/storage/headline/library-paths", test_library_paths);
   g_test_add_func ("/storage/headline/library", test_library_headline);
+  g_test_add_func ("/storage/headline/own-package", test_own_package);
   g_test_add_func ("/storage/headline/file-names-unique", test_file_names_unique);
   g_test_add_func ("/storage/headline/file-names-in-trace", test_file_names_in_trace);
 
