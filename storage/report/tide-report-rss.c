@@ -140,16 +140,21 @@ tide_report_cow (TideTrace  *trace,
   return g_steal_pointer (&rows);
 }
 
+/* The source's own bytes are said: a worker's copies are often spread
+ * over many of its parent's stacks, and the largest may cover little of
+ * them. */
 char *
 tide_cow_row_describe (const TideCowRow *row)
 {
   g_autofree char *copied = tide_format_delta (row->copied_bytes);
+  g_autofree char *covered = NULL;
 
   if (row->source == NULL)
     return g_strdup_printf ("%s: %s copied on write, from pages of its parent that no recorded "
                             "block covers", row->label, copied);
-  return g_strdup_printf ("%s: %s copied on write from the parent's blocks allocated at %s",
-                          row->label, copied, row->source);
+  covered = tide_format_bytes (row->source_bytes);
+  return g_strdup_printf ("%s: %s copied on write, %s of it from the parent's blocks allocated "
+                          "at %s", row->label, copied, covered, row->source);
 }
 
 /* ---- the classes at each step's start and end ------------------------------ */

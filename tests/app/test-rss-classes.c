@@ -198,6 +198,9 @@ test_cow (Fixture       *f,
   g_autofree char *source = g_strdup_printf ("rss-classes.c:%d (main)", shared_mmap_line ());
   gint64 before = child_by_step_end (f, TIDE_COUNTER_COW_BYTES, 4);
   gint64 after = child_by_step_end (f, TIDE_COUNTER_COW_BYTES, 5);
+  g_autofree char *copied = tide_format_delta (after);
+  g_autofree char *line = NULL;
+  g_autofree char *expected = NULL;
   TideCowRow *row;
 
   g_assert_cmpint (before, >=, 0);
@@ -213,6 +216,10 @@ test_cow (Fixture       *f,
   g_assert_cmpint (row->copied_bytes, ==, after);
   g_assert_cmpint (row->source_bytes, ==, 16 * MIB);
   g_assert_cmpstr (row->source, ==, source);
+  line = tide_cow_row_describe (row);
+  expected = g_strdup_printf ("%s: %s copied on write, 16.00 MiB of it from the parent's blocks "
+                              "allocated at %s", row->label, copied, source);
+  g_assert_cmpstr (line, ==, expected);
 }
 
 /* The steps report has the classes as columns: the child's row at step 5
@@ -520,7 +527,7 @@ test_summary_pss (void)
   /* The child's copy-on-write, from the parent's mapping; and the largest
    * growth beyond the heap in words: step 2's heap that glibc keeps. */
   assert_text_matches ("\ntidemark: rss-classes: \\+16\\.[0-9]{2} MiB copied on "
-                       "write from the parent's blocks allocated at "
+                       "write, 16\\.00 MiB of it from the parent's blocks allocated at "
                        "rss-classes\\.c:[0-9]+ \\(main\\)\n", err);
   assert_text_matches ("\ntidemark: largest growth beyond the heap: step 2 heap, "
                        "rss-classes \\(pid [0-9]+\\): \\+3[12]\\.[0-9]{2} MiB "

@@ -171,6 +171,7 @@ test_cow_list (Fixture       *f,
   g_autofree char *expected_source = g_strdup_printf ("rss-cow.py:%d (make_list.<locals>.<listcomp>)",
                                                       floats_line ());
   g_autofree char *summary = NULL;
+  g_autofree char *source_bytes = NULL;
   gint64 growth, copied;
   TideCowRow *row;
 
@@ -193,8 +194,9 @@ test_cow_list (Fixture       *f,
    * at the last attribution, which lags the count by at most an eighth
    * (tide-capture-process-cow.c). */
   g_assert_cmpint (row->source_bytes, >=, copied * 8 / 10);
-  summary = g_strdup_printf ("copied on write from the parent's blocks allocated at %s\n",
-                             expected_source);
+  source_bytes = tide_format_bytes (row->source_bytes);
+  summary = g_strdup_printf ("copied on write, %s of it from the parent's blocks allocated at "
+                             "%s\n", source_bytes, expected_source);
   g_assert_nonnull (strstr (f->err, summary));
   assert_pss_below_rss (f, "touched");
 }
@@ -216,7 +218,7 @@ test_cow_numpy (Fixture       *f,
   /* The array's own pages are not copied.  (What numpy's import made is
    * named by the line that imported it, the user's: a few reference
    * counts written on its pages may be.) */
-  array_line = g_strdup_printf ("copied on write from the parent's blocks allocated at "
+  array_line = g_strdup_printf (" of it from the parent's blocks allocated at "
                                 "rss-cow.py:%d ", tide_test_source_line ("tests/python/rss-cow.py",
                                                                          "numpy.arange("));
   g_assert_null (strstr (f->err, array_line));
