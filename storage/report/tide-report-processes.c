@@ -118,7 +118,10 @@ _tide_report_steps_source (GPtrArray         *processes,
   " AND c.ts_ns <= s." bound " ORDER BY c.ts_ns DESC LIMIT 1)"
 
 /* The steps of @source that @p lived in, with @p's RSS and heap at their
- * ends and starts. */
+ * ends and starts.  The first counts from @p's own start, as its private
+ * memory does (from nothing, or from its fork): a launcher that imported
+ * torch before its ranks stepped grew before that step's start, and a
+ * worker forked within it had its parent's pages in its RSS at once. */
 static gboolean
 add_borrowed_steps (TideTrace         *trace,
                     const TideProcess *p,
@@ -132,12 +135,16 @@ add_borrowed_steps (TideTrace         *trace,
   stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                   "SELECT s.number, s.label, s.start_ns, s.end_ns,"
                   COUNTER_AT (TIDE_SQL_COUNTER_RSS, "end_ns") ","
-                  COUNTER_AT (TIDE_SQL_COUNTER_RSS, "start_ns") ","
+                  COUNTER_AT (TIDE_SQL_COUNTER_RSS, "from_ns") ","
                   COUNTER_AT (TIDE_SQL_COUNTER_HEAP_LIVE, "end_ns") ","
-                  COUNTER_AT (TIDE_SQL_COUNTER_HEAP_LIVE, "start_ns") ","
+                  COUNTER_AT (TIDE_SQL_COUNTER_HEAP_LIVE, "from_ns") ","
                   COUNTER_AT (TIDE_SQL_COUNTER_MAPPED, "end_ns")
-                  " FROM steps s WHERE s.process_id = ?2 AND s.end_ns > ?3"
-                  "  AND (?4 = 0 OR s.start_ns < ?4) ORDER BY s.number", TIDE_REPORT_WHAT, error);
+                  " FROM (SELECT number, label, start_ns, end_ns,"
+                  "         CASE WHEN number = min (number) OVER () THEN ?3 ELSE start_ns END"
+                  "           AS from_ns"
+                  "       FROM steps WHERE process_id = ?2 AND end_ns > ?3"
+                  "        AND (?4 = 0 OR start_ns < ?4)) s"
+                  " ORDER BY s.number", TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return FALSE;
   sqlite3_bind_int64 (stmt, 1, p->id);
@@ -187,15 +194,18 @@ describe_kin (const TideProcess *q)
   return g_strdup_printf ("%s (pid %" G_GINT64_FORMAT ")", q->label, q->pid);
 }
 
-/* Whether @ns falls in the step of @r: after its start, up to its end. */
+/* Whether @ns falls in the step of @r: after its start, up to its end.
+ * A process's first row counts from @from_ns, its start, where that came
+ * first: its private memory counts from there. */
 static gboolean
 in_step (TideTrace         *trace,
          const TideStepRow *r,
+         gint64             from_ns,
          gint64             ns)
 {
   gint64 start = tide_trace_get_start_ns (trace) + r->start_ns;
 
-  return ns > start && ns <= start + r->duration_ns;
+  return ns > MIN (start, from_ns) && ns <= start + r->duration_ns;
 }
 
 /* Whether @q ended after the step of @r, and no later than @p (its
@@ -222,6 +232,7 @@ add_kin_changes (TideTrace *trace,
 {
   g_autoptr(GHashTable) kin = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL,
                                                      (GDestroyNotify) g_ptr_array_unref);
+  g_autoptr(GHashTable) first_rows = g_hash_table_new (g_int64_hash, g_int64_equal);
   g_autoptr(GHashTable) last_rows = g_hash_table_new (g_int64_hash, g_int64_equal);
 
   for (guint i = 0; i < processes->len; i++)
@@ -239,8 +250,11 @@ add_kin_changes (TideTrace *trace,
   for (guint i = 0; i < rows->len; i++)
     {
       TideStepRow *r = g_ptr_array_index (rows, i);
+      TideStepRow *first = g_hash_table_lookup (first_rows, &r->process_id);
       TideStepRow *last = g_hash_table_lookup (last_rows, &r->process_id);
 
+      if (first == NULL || r->number < first->number)
+        g_hash_table_insert (first_rows, &r->process_id, r);
       if (last == NULL || r->number > last->number)
         g_hash_table_insert (last_rows, &r->process_id, r);
     }
@@ -251,6 +265,8 @@ add_kin_changes (TideTrace *trace,
       TideProcess *p = tide_processes_find (processes, r->process_id);
       TideProcess *parent = p != NULL ? tide_processes_find (processes, p->parent_id) : NULL;
       GPtrArray *children = p != NULL ? g_hash_table_lookup (kin, &p->id) : NULL;
+      gint64 from_ns = p != NULL && g_hash_table_lookup (first_rows, &r->process_id) == r
+                       ? p->start_ns : G_MAXINT64;
 
       r->kin_started = g_ptr_array_new_with_free_func (g_free);
       r->kin_ended = g_ptr_array_new_with_free_func (g_free);
@@ -261,9 +277,9 @@ add_kin_changes (TideTrace *trace,
 
           if (q == NULL || q == p)
             continue;
-          if (in_step (trace, r, q->start_ns))
+          if (in_step (trace, r, from_ns, q->start_ns))
             g_ptr_array_add (r->kin_started, describe_kin (q));
-          if (q->end_ns != 0 && in_step (trace, r, q->end_ns))
+          if (q->end_ns != 0 && in_step (trace, r, from_ns, q->end_ns))
             g_ptr_array_add (r->kin_ended, describe_kin (q));
           else if (is_last && q->end_ns != 0 && ended_after_step (trace, r, p, q))
             g_ptr_array_add (r->kin_ended_after, describe_kin (q));
@@ -546,30 +562,43 @@ tide_report_processes (TideTrace  *trace,
 
 /* ---- the job's peak ------------------------------------------------------------ */
 
-/* Whether the job has PSS readings, and every process that has RSS
- * readings has PSS readings too: per process, two probes of
- * counters_by_time, not one per reading. */
-static gboolean
-every_process_has_pss (sqlite3   *db,
-                       gboolean  *out,
-                       GError   **error)
+/**
+ * tide_report_job_by_pss:
+ *
+ * Whether the job's memory is told by PSS: the job has PSS readings, and
+ * every process with RSS readings has some too, or lived at no moment
+ * that the recorder read PSS at (it reads every live process at once), as
+ * the shell that a wrapper script's `exec` replaced a few milliseconds in.
+ * Else by RSS.  Per process, probes of counters_by_time, not a scan.
+ */
+gboolean
+tide_report_job_by_pss (TideTrace  *trace,
+                        gboolean   *by_pss,
+                        GError    **error)
 {
+  sqlite3 *db;
   sqlite3_stmt *stmt;
   int rc;
 
+  g_return_val_if_fail (TIDE_IS_TRACE (trace), FALSE);
+  db = _tide_trace_get_db (trace);
   stmt = tide_sqlite_prepare (db, "SELECT EXISTS (SELECT 1 FROM counters WHERE counter = ?2"
                                   " AND device = -1) AND NOT EXISTS (SELECT 1 FROM processes p"
                                   " WHERE EXISTS (SELECT 1 FROM counters r WHERE r.process_id = p.id"
                                   "  AND r.counter = ?1 AND r.device = -1) AND NOT EXISTS"
                                   " (SELECT 1 FROM counters s WHERE s.process_id = p.id"
-                                  "  AND s.counter = ?2 AND s.device = -1))",
+                                  "  AND s.counter = ?2 AND s.device = -1)"
+                                  " AND EXISTS (SELECT 1 FROM processes q JOIN counters o"
+                                  "  ON o.process_id = q.id AND o.counter = ?2 AND o.device = -1"
+                                  "  AND o.ts_ns >= p.start_ns"
+                                  "  AND (p.end_ns IS NULL OR o.ts_ns <= p.end_ns)))",
                               TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return FALSE;
   sqlite3_bind_int (stmt, 1, TIDE_COUNTER_RSS);
   sqlite3_bind_int (stmt, 2, TIDE_COUNTER_PSS);
   rc = sqlite3_step (stmt);
-  *out = rc == SQLITE_ROW && sqlite3_column_int (stmt, 0) != 0;
+  *by_pss = rc == SQLITE_ROW && sqlite3_column_int (stmt, 0) != 0;
   return tide_sqlite_finish (db, stmt, rc == SQLITE_ROW ? SQLITE_DONE : rc, TIDE_REPORT_WHAT,
                              error);
 }
@@ -659,8 +688,8 @@ step_at (sqlite3  *db,
  * The job's memory at its peak, the one figure that the record summary,
  * `report --processes`, the job lane and its export give: at each reading,
  * the sum over the processes then alive of their last reading.  PSS, so
- * that pages that processes share count once, where every process that
- * has an RSS reading has a PSS reading too; else RSS summed, and said so.
+ * that pages that processes share count once, where
+ * tide_report_job_by_pss() says so; else RSS summed, and said so.
  */
 gboolean
 tide_report_job_peak (TideTrace    *trace,
@@ -671,7 +700,7 @@ tide_report_job_peak (TideTrace    *trace,
 
   g_return_val_if_fail (TIDE_IS_TRACE (trace), FALSE);
   *peak = (TideJobPeak) { .step = -1 };
-  if (!every_process_has_pss (db, &peak->by_pss, error) ||
+  if (!tide_report_job_by_pss (trace, &peak->by_pss, error) ||
       !sweep_job_peak (db, peak->by_pss ? TIDE_COUNTER_PSS : TIDE_COUNTER_RSS, -1, peak, error))
     return FALSE;
   return !peak->known || step_at (db, peak->ts_ns, &peak->step, error);

@@ -157,6 +157,9 @@ typedef struct
   gint     step;      /* the step then under way, or -1 */
 } TideJobPeak;
 
+gboolean   tide_report_job_by_pss (TideTrace    *trace,
+                                   gboolean     *by_pss,
+                                   GError      **error);
 gboolean   tide_report_job_peak   (TideTrace    *trace,
                                    TideJobPeak  *peak,
                                    GError      **error);

@@ -14,6 +14,7 @@
 #include "tide-job-lane.h"
 
 #include "tide-processes.h"
+#include "tide-report.h"
 #include "tide-schema.h"
 
 static void
@@ -34,32 +35,9 @@ tide_job_lane_free (TideJobLane *lane)
   g_free (lane);
 }
 
-/* A process's PSS, or its RSS in a trace that has no PSS (an older one, or
- * a kernel without smaps_rollup).  *@by_pss says which. */
-static TideLaneData *
-band_lane (TideTrace          *trace,
-           TideTimelineCache  *cache,
-           gint64              process_id,
-           gint64              begin_ns,
-           gint64              end_ns,
-           guint               n_columns,
-           gboolean           *by_pss,
-           GError            **error)
-{
-  g_autoptr(GError) local_error = NULL;
-  TideLaneData *lane;
-
-  lane = tide_timeline_data_query_lane (trace, cache, process_id, TIDE_COUNTER_PSS, -1, begin_ns,
-                                        end_ns, n_columns, &local_error);
-  *by_pss = lane != NULL;
-  if (lane == NULL && local_error == NULL)
-    lane = tide_timeline_data_query_lane (trace, cache, process_id, TIDE_COUNTER_RSS, -1,
-                                          begin_ns, end_ns, n_columns, &local_error);
-  if (local_error != NULL)
-    g_propagate_error (error, g_steal_pointer (&local_error));
-  return lane;
-}
-
+/* A process's PSS where the job is told by PSS (tide_report_job_by_pss():
+ * a process with no PSS reading then lived at no moment read, and has no
+ * band), else its RSS (an older trace, a kernel without smaps_rollup). */
 static TideJobBand *
 band_new (TideTrace          *trace,
           TideTimelineCache  *cache,
@@ -68,12 +46,15 @@ band_new (TideTrace          *trace,
           gint64              begin_ns,
           gint64              end_ns,
           guint               n_columns,
-          gboolean           *by_pss,
+          gboolean            by_pss,
           GError            **error)
 {
   g_autoptr(GError) local_error = NULL;
-  g_autoptr(TideLaneData) lane = band_lane (trace, cache, process_id, begin_ns, end_ns, n_columns,
-                                            by_pss, &local_error);
+  g_autoptr(TideLaneData) lane = tide_timeline_data_query_lane (trace, cache, process_id,
+                                                                by_pss ? TIDE_COUNTER_PSS
+                                                                       : TIDE_COUNTER_RSS,
+                                                                -1, begin_ns, end_ns, n_columns,
+                                                                &local_error);
   TideJobBand *band;
 
   if (local_error != NULL)
@@ -138,16 +119,15 @@ tide_job_lane_query (TideTrace          *trace,
   lane->end_ns = end_ns;
   lane->n_columns = n_columns;
   lane->bands = g_ptr_array_new_with_free_func ((GDestroyNotify) band_free);
-  lane->by_pss = n_processes > 0;
+  if (!tide_report_job_by_pss (trace, &lane->by_pss, error))
+    return NULL;
   for (guint i = 0; i < n_processes; i++)
     {
       const TideProcess *p = g_ptr_array_index (processes, i);
-      gboolean by_pss;
       TideJobBand *band = band_new (trace, cache, p->id, p->label, begin_ns, end_ns, n_columns,
-                                    &by_pss, error);
+                                    lane->by_pss, error);
       if (band == NULL)
         return NULL;
-      lane->by_pss &= by_pss;
       g_ptr_array_add (lane->bands, band);
     }
   for (guint c = 0; c < n_columns; c++)

@@ -12,6 +12,7 @@
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 
+#include "tide-job-lane.h"
 #include "tide-processes.h"
 #include "tide-report-format.h"
 #include "tide-report.h"
@@ -259,6 +260,156 @@ test_job_steps (Fixture       *f,
   g_assert_true (launcher_last->borrowed);
   g_assert_cmpint (launcher_last->rss_end, ==, 25 * MIB);
   g_assert_cmpint (launcher_last->rss_delta, ==, 5 * MIB);
+}
+
+/* A launcher that grows before its rank's first step, and a worker whose
+ * RSS at fork is its parent's. */
+static void
+write_late_job (const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTraceWriter) w = tide_trace_writer_new (path, &error);
+
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  add_process (w, LAUNCHER, 0, 0, LAUNCHER_CMD);
+  tide_trace_writer_add_counter (w, LAUNCHER, TIDE_COUNTER_RSS, -1, 0, 4 * MIB);
+  tide_trace_writer_add_counter (w, LAUNCHER, TIDE_COUNTER_HEAP_LIVE, -1, 0, 0);
+  /* The import, before the rank starts. */
+  tide_trace_writer_add_counter (w, LAUNCHER, TIDE_COUNTER_RSS, -1, 5 * MS, 100 * MIB);
+  tide_trace_writer_add_counter (w, LAUNCHER, TIDE_COUNTER_HEAP_LIVE, -1, 5 * MS, 90 * MIB);
+  tide_trace_writer_add_counter (w, LAUNCHER, TIDE_COUNTER_RSS, -1, 7 * MS, 101 * MIB);
+  tide_trace_writer_add_counter (w, LAUNCHER, TIDE_COUNTER_HEAP_LIVE, -1, 7 * MS, 91 * MIB);
+  add_process (w, RANK0, LAUNCHER, 6 * MS, SPAWN_CMD);
+  tide_trace_writer_set_process_rank (w, RANK0, 0);
+  tide_trace_writer_add_step (w, 1, RANK0, 1, "", 6 * MS, 8 * MS);
+  tide_trace_writer_add_step (w, 2, RANK0, 2, "", 8 * MS, 9 * MS);
+  tide_trace_writer_add_counter (w, RANK0, TIDE_COUNTER_RSS, -1, 6 * MS, 4 * MIB);
+  /* Forked within step 1 with 60 MiB of its parent's pages. */
+  add_process (w, WORKER, RANK0, 7 * MS, LAUNCHER_CMD);
+  tide_trace_writer_set_process_worker (w, WORKER, 0);
+  tide_trace_writer_add_counter (w, WORKER, TIDE_COUNTER_RSS, -1, 7 * MS, 60 * MIB);
+  tide_trace_writer_add_counter (w, WORKER, TIDE_COUNTER_RSS, -1, 8 * MS - 1, 62 * MIB);
+  tide_trace_writer_add_counter (w, WORKER, TIDE_COUNTER_RSS, -1, 9 * MS - 1, 63 * MIB);
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  g_assert_no_error (error);
+}
+
+/* Each one's first borrowed step counts from its own start: RSS, heap,
+ * and the kin that started. */
+static void
+test_job_steps_from_start (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-processes-start");
+  g_autofree char *path = g_build_filename (dir, "late.tide", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GPtrArray) rows = NULL;
+  g_autoptr(GString) seen = g_string_new (NULL);
+  TideStepRow *launcher_first;
+
+  write_late_job (path);
+  trace = tide_trace_open (path, &error);
+  g_assert_no_error (error);
+  rows = tide_report_job_steps (trace, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+
+      if (r->borrowed)
+        g_string_append_printf (seen, "%d %" G_GINT64_FORMAT ": rss %+" G_GINT64_FORMAT
+                                " heap %+" G_GINT64_FORMAT " started %u; ", r->number, r->pid,
+                                r->rss_delta / MIB, r->heap_delta / MIB, r->kin_started->len);
+    }
+  /* The launcher's row of step 1 also names the rank that started with
+   * the step, after the launcher's own start. */
+  g_assert_cmpstr (seen->str, ==, "1 10: rss +97 heap +91 started 1; "
+                                  "1 14: rss +2 heap +0 started 0; "
+                                  "2 10: rss +0 heap +0 started 0; "
+                                  "2 14: rss +1 heap +0 started 0; ");
+  launcher_first = g_ptr_array_index (rows, 0);
+  g_assert_cmpint (launcher_first->pid, ==, 10);
+  g_assert_cmpstr (g_ptr_array_index (launcher_first->kin_started, 0), ==, "rank 0");
+  g_clear_object (&trace);
+  tide_test_remove_dir (dir);
+}
+
+/* A wrapper shell that exec()s Python, its image ending @sh_end_ns in,
+ * before or after the readings of every live process at 20 ms. */
+static void
+write_exec_wrapper_job (const char *path,
+                        gint64      sh_end_ns)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTraceWriter) w = tide_trace_writer_new (path, &error);
+  TideProcessRow sh = { .id = 1, .pid = 50, .ppid = 1, .start_ns = 0, .all_mode = TRUE,
+                        .exe = "/usr/bin/dash", .cmdline = "sh -c exec python3 train.py" };
+  TideProcessRow py = { .id = 2, .pid = 50, .ppid = 1, .start_ns = sh_end_ns, .all_mode = TRUE,
+                        .exe = "/usr/bin/python3.11", .cmdline = "python3 train.py" };
+  TideProcessRow helper = { .id = 3, .pid = 51, .ppid = 1, .start_ns = 0, .all_mode = TRUE,
+                            .exe = "/usr/bin/python3.11", .cmdline = "python3 helper.py" };
+
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  tide_trace_writer_add_process (w, &sh);
+  tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS, -1, 0, 2 * MIB);
+  tide_trace_writer_end_process (w, 1, sh_end_ns, &tide_test_exited_0, 0);
+  tide_trace_writer_add_process (w, &py);
+  tide_trace_writer_add_counter (w, 2, TIDE_COUNTER_RSS, -1, 30 * MS, 100 * MIB);
+  tide_trace_writer_add_counter (w, 2, TIDE_COUNTER_PSS, -1, 40 * MS, 80 * MIB);
+  tide_trace_writer_add_counter (w, 2, TIDE_COUNTER_RSS, -1, 50 * MS, 200 * MIB);
+  tide_trace_writer_add_counter (w, 2, TIDE_COUNTER_PSS, -1, 60 * MS, 150 * MIB);
+  tide_trace_writer_end_process (w, 2, 100 * MS, &tide_test_exited_0, 0);
+  /* A helper, read at 20 ms with every live process. */
+  tide_trace_writer_add_process (w, &helper);
+  tide_trace_writer_add_counter (w, 3, TIDE_COUNTER_RSS, -1, 0, MIB);
+  tide_trace_writer_add_counter (w, 3, TIDE_COUNTER_PSS, -1, 20 * MS, MIB);
+  tide_trace_writer_end_process (w, 3, 100 * MS, &tide_test_exited_0, 0);
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  g_assert_no_error (error);
+}
+
+/* The job is told by PSS, in the peak and the job lane alike, although the
+ * shell that its wrapper exec()ed had no PSS reading: it lived at no moment
+ * that PSS was read at.  A process that did, unread, leaves RSS. */
+static void
+test_job_peak_exec_wrapper (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-processes-wrapper");
+  g_autofree char *path = g_build_filename (dir, "wrapper.tide", NULL);
+  g_autofree char *late = g_build_filename (dir, "unread.tide", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(TideTrace) unread = NULL;
+  g_autoptr(TideJobLane) lane = NULL;
+  TideJobPeak peak;
+
+  write_exec_wrapper_job (path, 4 * MS);
+  trace = tide_trace_open (path, &error);
+  g_assert_no_error (error);
+  g_assert_true (tide_report_job_peak (trace, &peak, &error));
+  g_assert_no_error (error);
+  g_assert_true (peak.known && peak.by_pss);
+  g_assert_cmpint (peak.bytes, ==, 151 * MIB);
+  g_assert_cmpint (peak.ts_ns, ==, 60 * MS);
+  lane = tide_job_lane_query_job (trace, 0, 100 * MS, 10, &error);
+  g_assert_no_error (error);
+  g_assert_true (lane->by_pss);
+  g_assert_cmpint (lane->peak, ==, 151 * MIB);
+  g_assert_cmpint (((TideJobBand *) g_ptr_array_index (lane->bands, 0))->last[0], ==, 0);
+
+  /* The shell read at 20 ms had no PSS: the job is told by RSS. */
+  write_exec_wrapper_job (late, 25 * MS);
+  unread = tide_trace_open (late, &error);
+  g_assert_no_error (error);
+  g_assert_true (tide_report_job_peak (unread, &peak, &error));
+  g_assert_false (peak.by_pss);
+  g_assert_cmpint (peak.bytes, ==, 201 * MIB);
+
+  g_clear_object (&trace);
+  g_clear_object (&unread);
+  tide_test_remove_dir (dir);
 }
 
 static void
@@ -532,5 +683,7 @@ main (int    argc,
   g_test_add_func ("/storage/processes/picker-name-host", test_picker_name_host);
   g_test_add_func ("/storage/processes/text-roles", test_processes_text_roles);
   g_test_add_func ("/storage/processes/step-row-describe", test_step_row_describe);
+  g_test_add_func ("/storage/processes/job-steps-from-start", test_job_steps_from_start);
+  g_test_add_func ("/storage/processes/job-peak-exec-wrapper", test_job_peak_exec_wrapper);
   return g_test_run ();
 }
