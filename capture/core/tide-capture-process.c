@@ -754,16 +754,22 @@ tide_capture_process_read_at_exit (TideCaptureProcess *self,
   if (self->read_at_exit)
     return;
   tide_capture_process_poll (self, ts_ns);
-  /* Its private memory and its kernel classes, but not its PSS, which the
-   * job's sums with the other processes' last readings: a process reads
-   * alone here, as its parent that has just reaped a worker does, and a
-   * page that it holds alone now would be counted again in the worker's
-   * last share of it. */
+  /* Its private memory and its kernel classes; its PSS only where it is
+   * the recording's last live process.  The job's PSS sums each process's
+   * last reading: one taken alone while others live, as by a parent that
+   * has just reaped a worker whose end the recorder has not met yet, would
+   * count a page that it holds alone now again in the worker's last share
+   * of it.  The last one is the job's footprint at its end, which a job
+   * that grew since the last snapshot has at its peak. */
   if (self->counters != NULL && self->end_ns == 0 &&
       tide_proc_counters_read_classes (self->counters, TRUE, &c))
     {
-      write_classes (self, ts_ns, TRUE, &c, TRUE, FALSE);
+      gboolean with_pss = _tide_recording_is_last_live (self->recording, self);
+
+      write_classes (self, ts_ns, TRUE, &c, TRUE, with_pss);
       write_anon_split (self, ts_ns, TRUE);
+      if (with_pss)
+        self->recording->peak_pss = MAX (self->recording->peak_pss, c.pss_bytes);
     }
   tide_capture_process_measure_cow (self, ts_ns);
   /* Its classes' last values are this reading's (the report takes them as

@@ -55,5 +55,7 @@ void _tide_recording_write_memory_limit (TideRecording      *self,
 void _tide_recording_step_ended         (TideRecording      *self,
                                          TideCaptureProcess *stepping,
                                          gint64              ts_ns);
+gboolean _tide_recording_is_last_live   (TideRecording      *self,
+                                         TideCaptureProcess *process);
 
 G_END_DECLS

@@ -414,6 +414,21 @@ _tide_recording_step_ended (TideRecording      *self,
     tide_capture_process_sample_classes_by (stepping, ts_ns, step_deadline (self, ts_ns), FALSE, TRUE);
 }
 
+/* Whether @process is the only one of the recording that has not ended. */
+gboolean
+_tide_recording_is_last_live (TideRecording      *self,
+                              TideCaptureProcess *process)
+{
+  for (guint i = 0; i < self->processes->len; i++)
+    {
+      TideCaptureProcess *p = g_ptr_array_index (self->processes, i);
+
+      if (p != process && p->end_ns == 0)
+        return FALSE;
+    }
+  return TRUE;
+}
+
 /* Why the trace ended before its target did (a full disk) and which steps
  * it holds, or NULL for a trace written to its end. */
 char *

@@ -675,6 +675,45 @@ test_allocator_free_at_exit (void)
   tide_test_remove_dir (dir);
 }
 
+/* `allocator-free grow-at-exit` writes 64 MiB after its last step: the
+ * recording's last live process has its PSS read at its exit, so that the
+ * job's peak counts what it grew since the last snapshot. */
+static void
+test_pss_at_exit (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-rss-pss-exit");
+  g_autofree char *path = g_build_filename (dir, "exit.tide", NULL);
+  g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "allocator-free", NULL);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "-o", path, "--", target,
+                         "grow-at-exit", NULL };
+  g_autofree char *out = tide_test_spawn_ok (argv);
+  g_autoptr(TideTrace) trace = tide_test_open_trace (path);
+  g_autofree char *last_sql = g_strdup_printf ("SELECT max (ts_ns) FROM counters WHERE counter = %d",
+                                               TIDE_COUNTER_PSS);
+  g_autofree char *exit_sql = g_strdup_printf ("SELECT max (ts_ns) FROM counters WHERE counter = %d",
+                                               TIDE_COUNTER_USS);
+  g_autofree char *step_sql = g_strdup ("SELECT max (end_ns) FROM steps");
+  g_autofree char *rss_sql = NULL;
+  gint64 exit_ns, rss_at_exit;
+  TideJobPeak peak;
+
+  g_assert_cmpstr (out, ==, "done\n");
+  exit_ns = tide_test_query_int (trace, exit_sql);
+  g_assert_cmpint (exit_ns, >, tide_test_query_int (trace, step_sql));
+  g_assert_cmpint (tide_test_query_int (trace, last_sql), ==, exit_ns);
+  rss_sql = g_strdup_printf ("SELECT value FROM counters WHERE counter = %d AND ts_ns = %"
+                             G_GINT64_FORMAT, TIDE_COUNTER_RSS, exit_ns);
+  rss_at_exit = tide_test_query_int (trace, rss_sql);
+  g_assert_cmpint (rss_at_exit, >=, 64 * MIB);
+  g_assert_true (tide_report_job_peak (trace, &peak, NULL));
+  g_assert_true (peak.known && peak.by_pss);
+  g_assert_cmpint (peak.ts_ns, ==, exit_ns);
+  /* Its pages are its own: its PSS is its RSS but for shared libraries'. */
+  g_assert_cmpint (peak.bytes, >=, 64 * MIB);
+  g_assert_cmpint (peak.bytes, <=, rss_at_exit);
+  tide_test_remove_dir (dir);
+}
+
 /* `allocator-free grow` on the allocator @library (NULL: glibc's) frees
  * 16 MiB more in each of steps 2 to 5: its one suspect is the allocator's
  * free memory, named by the allocator that holds it, with its remedy. */
@@ -882,6 +921,7 @@ main (int    argc,
   g_test_add_func ("/rss-classes/jemalloc", test_jemalloc);
   g_test_add_func ("/rss-classes/tcmalloc", test_tcmalloc);
   g_test_add_func ("/rss-classes/allocator-free-at-exit", test_allocator_free_at_exit);
+  g_test_add_func ("/rss-classes/pss-at-exit", test_pss_at_exit);
   g_test_add_func ("/rss-classes/glibc-suspect", test_glibc_suspect);
   g_test_add_func ("/rss-classes/tcmalloc-suspect", test_tcmalloc_suspect);
   g_test_add_func ("/rss-classes/class-suspect-formats", test_class_suspect_formats);

@@ -18,6 +18,9 @@
  * `allocator-free after-last-step` keeps the 64 MiB in step 2 and frees
  * them under a kept block after it, as the program ends: only its last
  * reading, in its exit path, sees them free.
+ *
+ * `allocator-free grow-at-exit` writes 64 MiB after its last step and
+ * keeps them: only its last reading sees them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +78,11 @@ main (int    argc,
       target_keep (malloc (64));
       tidemark_step ("kept");
       free_blocks (N_BLOCKS);
+    }
+  else if (argc > 1 && strcmp (argv[1], "grow-at-exit") == 0)
+    {
+      tidemark_step ("last");
+      write_blocks (N_BLOCKS);
     }
   else
     {
