@@ -701,8 +701,11 @@ test_pss_at_exit (void)
   exit_ns = tide_test_query_int (trace, exit_sql);
   g_assert_cmpint (exit_ns, >, tide_test_query_int (trace, step_sql));
   g_assert_cmpint (tide_test_query_int (trace, last_sql), ==, exit_ns);
-  rss_sql = g_strdup_printf ("SELECT value FROM counters WHERE counter = %d AND ts_ns = %"
-                             G_GINT64_FORMAT, TIDE_COUNTER_RSS, exit_ns);
+  /* A counter is written where it changed: the RSS then is its last
+   * value by then. */
+  rss_sql = g_strdup_printf ("SELECT value FROM counters WHERE counter = %d AND ts_ns <= %"
+                             G_GINT64_FORMAT " ORDER BY ts_ns DESC LIMIT 1", TIDE_COUNTER_RSS,
+                             exit_ns);
   rss_at_exit = tide_test_query_int (trace, rss_sql);
   g_assert_cmpint (rss_at_exit, >=, 64 * MIB);
   g_assert_true (tide_report_job_peak (trace, &peak, NULL));
