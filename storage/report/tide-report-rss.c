@@ -328,8 +328,13 @@ add_process_classes (TideTrace     *trace,
           /* Read at the step's end: the recorder writes a reading that it
            * takes at a step end at the step's time, to the nanosecond. */
           if (c == TIDE_STEP_USS)
-            r->private_read = count_at (samples, origin + r->start_ns + r->duration_ns) >
-                              count_at (samples, origin + r->start_ns + r->duration_ns - 1);
+            {
+              guint by_end = count_at (samples, origin + r->start_ns + r->duration_ns);
+
+              r->private_read = by_end > count_at (samples, origin + r->start_ns +
+                                                            r->duration_ns - 1);
+              r->private_later = by_end < samples->len;
+            }
         }
     }
   last->exit_read = exit_read_ns >= 0;
@@ -523,11 +528,15 @@ explain_row (const TideStepRow  *r,
 }
 
 /* A step whose private memory was not read at its end: its change is not
- * known on its own. */
+ * known on its own.  So is a step before the process's first reading, where
+ * a later one comes (a first step end that the recorder read late, or
+ * after the program had moved on): that reading explains it, from
+ * nothing, with the steps up to it. */
 static gboolean
 is_pending (const TideStepRow *r)
 {
-  return has_private_base (r) && !r->private_read;
+  return (has_private_base (r) || (r->has_classes && r->class_end[TIDE_STEP_USS] < 0 &&
+                                   r->private_later)) && !r->private_read;
 }
 
 /* The steps of one process since its last reading of private memory. */

@@ -85,6 +85,7 @@ typedef struct
   gboolean private_read;        /* the private memory (USS) was read during the
                                  * step, at its end: not the reading of an
                                  * earlier step carried over */
+  gboolean private_later;       /* ... and was read after the step's end */
   gboolean exit_read;           /* on a process's last step only: its private
                                  * memory was read last after the step's start
                                  * (as it exited: after the step's end, or within

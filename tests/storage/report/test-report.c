@@ -481,6 +481,39 @@ test_span_from_start (void)
   g_assert_cmpint (tide_rss_find_largest_unexplained (rows, explanations, MIB), ==, -1);
 }
 
+/* A first step end whose reading the recorder wrote at its own time (the
+ * step fence, or the deadline): nothing was read by step 1's end, and the
+ * first reading, at step 2's end, explains steps 1-2 from the process's
+ * start.  Step 1 was explained alone, by its RSS, all of it unexplained. */
+static void
+test_span_before_first_read (void)
+{
+  g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_step_row_free);
+  g_autoptr(GArray) explanations = NULL;
+  TideStepRow *unread = span_test_row (1, -1, -1, FALSE, 20 * MIB);
+  TideStepRow *read = span_test_row (2, -1, 42 * MIB, TRUE, 40 * MIB);
+  const TideRssExplanation *e;
+
+  unread->class_end[TIDE_STEP_SHARED] = -1;
+  unread->private_later = TRUE;
+  unread->has_rss = TRUE;
+  unread->rss_delta = 21 * MIB;
+  read->has_rss = TRUE;
+  read->rss_delta = MIB;
+  g_ptr_array_add (rows, unread);
+  g_ptr_array_add (rows, read);
+  explanations = tide_rss_explain_steps (rows);
+  g_assert_true (g_array_index (explanations, TideRssExplanation, 0).pending);
+  g_assert_cmpint (g_array_index (explanations, TideRssExplanation, 0).spanned_by, ==, 2);
+  e = &g_array_index (explanations, TideRssExplanation, 1);
+  g_assert_false (e->pending);
+  g_assert_cmpint (e->first_step, ==, 1);
+  g_assert_cmpint (e->base_delta, ==, 42 * MIB);
+  g_assert_cmpint (e->terms[TIDE_RSS_HEAP], ==, 40 * MIB);
+  g_assert_cmpint (e->terms[TIDE_RSS_UNEXPLAINED], ==, 2 * MIB);
+  g_assert_cmpint (e->rss_delta, ==, 22 * MIB);
+}
+
 /* Runs of steps whose private memory was not read at their ends are one
  * line each in text, per process: process 1's steps 2-4, which step 5's
  * reading explains, and process 2's steps 2-3, which no reading came to
@@ -628,6 +661,7 @@ main (int    argc,
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/storage/report/rss-reads", test_rss_reads);
+  g_test_add_func ("/storage/report/span-before-first-read", test_span_before_first_read);
   g_test_add_func ("/storage/report/span-from-start", test_span_from_start);
   g_test_add_func ("/storage/report/pending-runs-text", test_pending_runs_text);
   g_test_add_func ("/storage/report/sharing-cause", test_sharing_cause);
