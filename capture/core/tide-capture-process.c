@@ -26,6 +26,12 @@
 /* A free may arrive before its allocation; past this it never will. */
 #define ORPHAN_LIFETIME_NS (G_GINT64_CONSTANT (2000000000))
 
+/* How far the resident memory may move between a step mark and the end of
+ * the recorder's reading for that reading to stand for the step end: a few
+ * pages of stack and interpreter state move in any program that runs on,
+ * and the report gives memory to the KiB. */
+#define STEP_FENCE_BYTES (256 * 1024)
+
 typedef struct
 {
   gint64  id;
@@ -96,6 +102,7 @@ tide_capture_process_new (TideRecording  *recording,
                                          (GDestroyNotify) tide_py_code_free);
   self->rank = -1;
   self->last_rss = -1;
+  self->mark_rss = -1;
   self->last_rss_shared = -1;
   for (guint i = 0; i < G_N_ELEMENTS (self->last_classes); i++)
     self->last_classes[i] = -1;
@@ -651,15 +658,30 @@ write_anon_split (TideCaptureProcess *self,
  *
  * Returns: whether the process could be read
  */
+/* The step fence: whether the resident memory moved by more than
+ * STEP_FENCE_BYTES since the step mark that the process sent it with
+ * (tide-preload-resident.c), so that a reading just taken holds part of
+ * the next step. */
+static gboolean
+moved_since_mark (TideCaptureProcess *self)
+{
+  TideStatm statm;
+
+  if (self->mark_rss < 0 || !tide_proc_counters_read_statm (self->counters, &statm))
+    return FALSE;
+  return ABS ((gint64) statm.rss_bytes - self->mark_rss) > STEP_FENCE_BYTES;
+}
+
 /**
  * tide_capture_process_sample_classes_by:
  * @deadline_ns: when the reading must be done by to stand for @ts_ns
  *
  * tide_capture_process_sample_classes() for a step end that does not wait
  * for the recorder: a reading done after @deadline_ns (a loaded machine,
- * smaps_rollup of a large process) finds the program well into its next
- * step, so it is written when it was made, as any sample, and not as the
- * step end's.
+ * smaps_rollup of a large process), or after which the resident memory is
+ * no longer what the process sent at its mark (the step fence), finds the
+ * program into its next step, so it is written when it was made, as any
+ * sample, and not as the step end's.
  */
 gboolean
 tide_capture_process_sample_classes_by (TideCaptureProcess *self,
@@ -680,7 +702,7 @@ tide_capture_process_sample_classes_by (TideCaptureProcess *self,
       return FALSE;
     }
   now = tide_capture_now_ns ();
-  if (now > deadline_ns)
+  if (now > deadline_ns || (deadline_ns != G_MAXINT64 && moved_since_mark (self)))
     ts_ns = now, always = FALSE;
   write_classes (self, ts_ns, always, &c, with_rollup, with_rollup);
   if (with_rollup)

@@ -72,6 +72,8 @@ struct _TideCaptureProcess
   gint64               written_heap;
   gint64               written_mapped;
   gint64               last_rss;
+  gint64               mark_rss;        /* its resident bytes at its last step mark, as it
+                                         * sent them; -1: none (the step fence) */
   gint64               last_rss_shared;
   gint64               last_classes[6]; /* TIDE_COUNTER_PSS ... RSS_SHARED_PAGES */
   gint64               last_thread_stacks;

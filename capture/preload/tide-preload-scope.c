@@ -181,6 +181,9 @@ tidemark_preload_step (const char *label)
   tide_preload_send_allocator_free ();
   saved = errno;
   tide_tls.guard++;
+  /* Last before the mark: the step fence compares the recorder's reading
+   * with it. */
+  tide_preload_send_resident ();
   tide_buffer_flush_all ();
   len = tide_encode_text (rec, sizeof rec, tide_stamp (), TIDE_WIRE_STEP,
                           label != NULL ? label : "");

@@ -280,6 +280,7 @@ on_alloc_failed (TideRecProcess            *self,
   tide_capture_process_alloc_failed (core, &row);
 }
 
+G_STATIC_ASSERT (TIDE_WIRE_COUNTER_RSS == TIDE_COUNTER_RSS);
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_ALLOC_FREE == TIDE_COUNTER_ALLOC_FREE);
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_JEMALLOC_FREE == TIDE_COUNTER_JEMALLOC_FREE);
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_TCMALLOC_FREE == TIDE_COUNTER_TCMALLOC_FREE);
@@ -310,6 +311,15 @@ on_counter (TideRecProcess        *self,
         self->protocol_errors++;
       else
         tide_capture_process_add_py_unhooked (self->core, rec->h.time_ns, rec->value);
+      return;
+    }
+  /* Not written: the step fence's measure (tide-preload-resident.c). */
+  if (rec->counter == TIDE_COUNTER_RSS)
+    {
+      if (rec->value < 0 || rec->device != -1)
+        self->protocol_errors++;
+      else
+        self->core->mark_rss = rec->value;
       return;
     }
   if (rec->counter != TIDE_COUNTER_TORCH_ALLOCATED && rec->counter != TIDE_COUNTER_TORCH_RESERVED &&

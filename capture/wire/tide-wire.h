@@ -330,10 +330,13 @@ typedef struct
 
 _Static_assert (sizeof (TideWireAllocFailed) == 48, "alloc failed is 48 bytes plus frames");
 
-/* The counters the preload itself sends at each step end: the free bytes
- * its allocators hold (TIDE_COUNTER_ALLOC_FREE), and of them jemalloc's or
- * tcmalloc's, when one is the allocator (TIDE_COUNTER_JEMALLOC_FREE,
- * TIDE_COUNTER_TCMALLOC_FREE); the recorder checks that the ids agree. */
+/* The counters the preload itself sends at each step end: its resident
+ * bytes at the mark (TIDE_COUNTER_RSS: the recorder's step fence, not
+ * written), the free bytes its allocators hold (TIDE_COUNTER_ALLOC_FREE),
+ * and of them jemalloc's or tcmalloc's, when one is the allocator
+ * (TIDE_COUNTER_JEMALLOC_FREE, TIDE_COUNTER_TCMALLOC_FREE); the recorder
+ * checks that the ids agree. */
+#define TIDE_WIRE_COUNTER_RSS           1
 #define TIDE_WIRE_COUNTER_ALLOC_FREE    18
 #define TIDE_WIRE_COUNTER_JEMALLOC_FREE 25
 #define TIDE_WIRE_COUNTER_TCMALLOC_FREE 26

@@ -717,6 +717,92 @@ test_pss_at_exit (void)
   tide_test_remove_dir (dir);
 }
 
+/* What the recorder wrote at step @number's end: the RSS classes (anon +
+ * file + shmem) in @at_end[0], the private memory in @at_end[1], -1 where
+ * none was.  Returns: how long after the end the first later reading of
+ * the classes was, or -1. */
+static gint64
+read_at_step_end (TideTrace *trace,
+                  gint       number,
+                  gint64     at_end[2])
+{
+  static const char *const at_sql =
+      "SELECT coalesce (sum (c.value), -1) FROM counters c JOIN steps s"
+      " ON s.process_id = c.process_id AND s.number = %d"
+      " WHERE c.counter IN (%d, %d, %d) AND c.ts_ns = s.end_ns";
+  g_autofree char *classes = g_strdup_printf (at_sql, number, TIDE_COUNTER_RSS_ANON,
+                                              TIDE_COUNTER_RSS_FILE, TIDE_COUNTER_RSS_SHMEM);
+  g_autofree char *uss = g_strdup_printf (at_sql, number, TIDE_COUNTER_USS, TIDE_COUNTER_USS,
+                                          TIDE_COUNTER_USS);
+  g_autofree char *after = g_strdup_printf (
+      "SELECT coalesce (min (c.ts_ns) - s.end_ns, -1) FROM counters c JOIN steps s"
+      " ON s.process_id = c.process_id AND s.number = %d"
+      " WHERE c.counter = %d AND c.ts_ns > s.end_ns", number, TIDE_COUNTER_RSS_ANON);
+
+  at_end[0] = tide_test_query_int (trace, classes);
+  at_end[1] = tide_test_query_int (trace, uss);
+  return tide_test_query_int (trace, after);
+}
+
+/* `step-fence`: a reading of a step end that the program's growth moved
+ * past is not written as the step end's; an idle program's is.  Each
+ * reading at a step end holds what the program measured itself at its
+ * mark, within the fence's 256 KiB and what the program's own reads and
+ * print allocate. */
+static void
+test_step_fence (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-rss-fence");
+  g_autofree char *path = g_build_filename (dir, "fence.tide", NULL);
+  g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "step-fence", NULL);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "-o", path, "--", target,
+                         NULL };
+  g_autofree char *out = tide_test_spawn_ok (argv);
+  g_autoptr(TideTrace) trace = tide_test_open_trace (path);
+  g_auto(GStrv) lines = g_strsplit (out, "\n", -1);
+  enum { IDLE = 9 };
+  gint64 marks[IDLE + 1][2] = { { 0 } };
+  gint64 at_end[2];
+  gint64 late_ns;
+
+  for (guint i = 0; lines[i] != NULL && lines[i][0] != '\0'; i++)
+    {
+      gint number = 0;
+      gint64 rss, uss;
+
+      g_assert_cmpint (sscanf (lines[i], "mark %d %" G_GINT64_FORMAT " %" G_GINT64_FORMAT,
+                               &number, &rss, &uss), ==, 3);
+      g_assert_true (number >= 1 && number <= IDLE);
+      marks[number][0] = rss;
+      marks[number][1] = uss;
+    }
+  g_assert_cmpint (marks[IDLE][0], >=, marks[1][0] + 200 * MIB);
+
+  for (gint step = 1; step < IDLE; step++)
+    {
+      read_at_step_end (trace, step, at_end);
+      g_test_message ("step %d's end: classes %" G_GINT64_FORMAT " (mark %" G_GINT64_FORMAT
+                      "), private %" G_GINT64_FORMAT " (mark %" G_GINT64_FORMAT ")", step,
+                      at_end[0], marks[step][0], at_end[1], marks[step][1]);
+      for (guint k = 0; k < 2; k++)
+        if (at_end[k] >= 0)
+          g_assert_cmpint (ABS (at_end[k] - marks[step][k]), <=, 512 * 1024);
+    }
+
+  late_ns = read_at_step_end (trace, IDLE, at_end);
+  /* Only the deadline leaves the idle step end unread: the recorder met
+   * its mark 20 ms late or more, on a loaded machine. */
+  if (at_end[0] < 0)
+    {
+      g_assert_cmpint (late_ns, >, 20 * G_GINT64_CONSTANT (1000000));
+      g_test_message ("the idle step's end was read %" G_GINT64_FORMAT " ns late", late_ns);
+    }
+  for (guint k = 0; k < 2; k++)
+    if (at_end[k] >= 0)
+      g_assert_cmpint (ABS (at_end[k] - marks[IDLE][k]), <=, 512 * 1024);
+  tide_test_remove_dir (dir);
+}
+
 /* `allocator-free grow` on the allocator @library (NULL: glibc's) frees
  * 16 MiB more in each of steps 2 to 5: its one suspect is the allocator's
  * free memory, named by the allocator that holds it, with its remedy. */
@@ -925,6 +1011,7 @@ main (int    argc,
   g_test_add_func ("/rss-classes/tcmalloc", test_tcmalloc);
   g_test_add_func ("/rss-classes/allocator-free-at-exit", test_allocator_free_at_exit);
   g_test_add_func ("/rss-classes/pss-at-exit", test_pss_at_exit);
+  g_test_add_func ("/rss-classes/step-fence", test_step_fence);
   g_test_add_func ("/rss-classes/glibc-suspect", test_glibc_suspect);
   g_test_add_func ("/rss-classes/tcmalloc-suspect", test_tcmalloc_suspect);
   g_test_add_func ("/rss-classes/class-suspect-formats", test_class_suspect_formats);
