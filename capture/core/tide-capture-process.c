@@ -647,17 +647,6 @@ write_anon_split (TideCaptureProcess *self,
                  &self->last_lib_data);
 }
 
-/**
- * tide_capture_process_sample_classes:
- * @with_rollup: also read smaps_rollup (PSS, USS, shared pages), which
- *   walks every resident page: the recorder asks for it a few times a
- *   second, for every process at once (tide-recording.c)
- * @always: write every value at @ts_ns, changed or not (a step end)
- *
- * Reads and writes the RSS by class.
- *
- * Returns: whether the process could be read
- */
 /* The step fence: whether the resident memory moved by more than
  * STEP_FENCE_BYTES since the step mark that the process sent it with
  * (tide-preload-resident.c), so that a reading just taken holds part of
@@ -672,6 +661,17 @@ moved_since_mark (TideCaptureProcess *self)
   return ABS ((gint64) statm.rss_bytes - self->mark_rss) > STEP_FENCE_BYTES;
 }
 
+/**
+ * tide_capture_process_sample_classes:
+ * @with_rollup: also read smaps_rollup (PSS, USS, shared pages), which
+ *   walks every resident page: the recorder asks for it a few times a
+ *   second, for every process at once (tide-recording.c)
+ * @always: write every value at @ts_ns, changed or not (a step end)
+ *
+ * Reads and writes the RSS by class.
+ *
+ * Returns: whether the process could be read
+ */
 /**
  * tide_capture_process_sample_classes_by:
  * @deadline_ns: when the reading must be done by to stand for @ts_ns

@@ -6,9 +6,9 @@
  * end's RSS classes when it meets the mark, while the program runs on; a
  * reading after which the resident memory no longer is what it was at the
  * mark holds part of the next step, and the recorder does not give it as
- * the step end's (the step fence, tide-recording.c).  Read from statm,
- * whose three numbers the kernel gives at a small constant cost, where
- * status formats some fifty lines; opened at each mark, since a file
+ * the step end's (the step fence, tide-capture-process.c).  Read from
+ * statm, whose three numbers the kernel gives at a small constant cost,
+ * where status formats some fifty lines; opened at each mark, since a file
  * opened as /proc/self before a fork would name the parent in the child.
  */
 #include "config.h"
