@@ -24,6 +24,7 @@ import argparse
 import os
 import resource
 import shutil
+import signal
 import sqlite3
 import statistics
 import subprocess
@@ -51,6 +52,26 @@ def timed(argv, cwd):
     elapsed = time.monotonic() - start
     cpu = children_cpu() - cpu
     program = [float(line.split()[1]) for line in result.stdout.decode().splitlines()
+               if line.startswith("cpu ")]
+    return elapsed, cpu, program[-1] if program else cpu
+
+
+def timed_or_none(argv, cwd, limit):
+    """timed() for a tool that may hang (heaptrack with forked DataLoader
+    workers did): None past @limit seconds, its every process killed."""
+    cpu = children_cpu()
+    start = time.monotonic()
+    with subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          start_new_session=True) as proc:
+        try:
+            out, _ = proc.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return None
+    elapsed = time.monotonic() - start
+    cpu = children_cpu() - cpu
+    program = [float(line.split()[1]) for line in out.decode().splitlines()
                if line.startswith("cpu ")]
     return elapsed, cpu, program[-1] if program else cpu
 
@@ -105,8 +126,13 @@ def main():
             for k in range(len(modes)):
                 run_mode(modes[(i + k) % len(modes)])
             if heaptrack and i < args.heaptrack_runs:
-                runs["heaptrack"].append(timed([heaptrack, "-o", os.path.join(tmp, "ht")]
-                                               + workload, tmp))
+                limit = 10 * median([r[0] for r in runs["plain"]])
+                run = timed_or_none([heaptrack, "-o", os.path.join(tmp, "ht")] + workload, tmp,
+                                    limit)
+                if run is None:
+                    print(f"heaptrack run {i + 1} killed after {limit:.0f} s", file=sys.stderr)
+                else:
+                    runs["heaptrack"].append(run)
                 for name in os.listdir(tmp):
                     if name.startswith("ht"):
                         os.unlink(os.path.join(tmp, name))
