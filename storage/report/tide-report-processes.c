@@ -582,13 +582,16 @@ tide_report_job_by_pss (TideTrace  *trace,
 
   g_return_val_if_fail (TIDE_IS_TRACE (trace), FALSE);
   db = _tide_trace_get_db (trace);
-  stmt = tide_sqlite_prepare (db, "SELECT EXISTS (SELECT 1 FROM counters WHERE counter = ?2"
-                                  " AND device = -1) AND NOT EXISTS (SELECT 1 FROM processes p"
+  /* CROSS JOIN keeps SQLite probing the index process by process, where
+   * it would scan every counter. */
+  stmt = tide_sqlite_prepare (db, "SELECT EXISTS (SELECT 1 FROM processes a CROSS JOIN counters c"
+                                  "  ON c.process_id = a.id AND c.counter = ?2 AND c.device = -1)"
+                                  " AND NOT EXISTS (SELECT 1 FROM processes p"
                                   " WHERE EXISTS (SELECT 1 FROM counters r WHERE r.process_id = p.id"
                                   "  AND r.counter = ?1 AND r.device = -1) AND NOT EXISTS"
                                   " (SELECT 1 FROM counters s WHERE s.process_id = p.id"
                                   "  AND s.counter = ?2 AND s.device = -1)"
-                                  " AND EXISTS (SELECT 1 FROM processes q JOIN counters o"
+                                  " AND EXISTS (SELECT 1 FROM processes q CROSS JOIN counters o"
                                   "  ON o.process_id = q.id AND o.counter = ?2 AND o.device = -1"
                                   "  AND o.ts_ns >= p.start_ns"
                                   "  AND (p.end_ns IS NULL OR o.ts_ns <= p.end_ns)))",

@@ -212,6 +212,7 @@ typedef enum
   Q_TIMELINE_STEPS,
   Q_TIMELINE_LANES,
   Q_GROUP_SERIES,
+  Q_JOB_BY_PSS,
   N_QUERIES
 } Query;
 
@@ -220,7 +221,7 @@ static const char *query_names[N_QUERIES] = {
   "drill-down of a step, every process", "drill-down of a range", "report --steps",
   "report --suspects", "report --suspects --by scope", "report --retained",
   "report --retained --by scope", "report --retained --step", "report --retained --step --by scope",
-  "timeline steps", "timeline lanes of a step", "suspect's series",
+  "timeline steps", "timeline lanes of a step", "suspect's series", "job told by PSS or RSS",
 };
 
 static gint64
@@ -318,6 +319,15 @@ run_query (TideTrace *trace,
       array = tide_timeline_group_series (trace, 1, LEAK_STACK, 0, -1, &error);
       g_assert_no_error (error);
       return array->len;
+    case Q_JOB_BY_PSS:
+      {
+        gboolean by_pss = TRUE;
+
+        g_assert_true (tide_report_job_by_pss (trace, &by_pss, &error));
+        g_assert_no_error (error);
+        *digest = by_pss;
+        return 1;
+      }
     default:
       rows = report (trace, q);
       break;
