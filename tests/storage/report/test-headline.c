@@ -544,6 +544,22 @@ python_frame (const char *function,
   return frame;
 }
 
+/* @g as stack 1, each frame's flags set by @plumbing. */
+static TideGroup *
+group_with_flags (TideGroup          *g,
+                  const TidePlumbing *plumbing)
+{
+  for (guint i = 0; i < g->frames->len; i++)
+    {
+      TideFrame *frame = g_ptr_array_index (g->frames, i);
+
+      frame->plumbing = tide_plumbing_matches (plumbing, frame);
+      frame->library = tide_plumbing_is_library (plumbing, frame);
+    }
+  g->stack_id = 1;
+  return g;
+}
+
 /* The stack of logits that a stock nn.Linear made for a model, innermost
  * first, its flags set by @plumbing. */
 static TideGroup *
@@ -563,15 +579,7 @@ linear_group (const TidePlumbing *plumbing)
                                             "torch/nn/modules/module.py", 1194));
   g_ptr_array_add (g->frames, python_frame ("LM.forward", "/home/me/xfmr.py", 19));
   g_ptr_array_add (g->frames, python_frame ("<module>", "/home/me/xfmr.py", 26));
-  for (guint i = 0; i < g->frames->len; i++)
-    {
-      TideFrame *frame = g_ptr_array_index (g->frames, i);
-
-      frame->plumbing = tide_plumbing_matches (plumbing, frame);
-      frame->library = tide_plumbing_is_library (plumbing, frame);
-    }
-  g->stack_id = 1;
-  return g;
+  return group_with_flags (g, plumbing);
 }
 
 /* The stack of a module that a user's import ran under Tidemark's own
@@ -589,15 +597,7 @@ hooked_import_group (const TidePlumbing *plumbing,
                                             "<frozen importlib._bootstrap_external>", 940));
   g_ptr_array_add (g->frames, python_frame ("_Loader.exec_module", hook_file, 285));
   g_ptr_array_add (g->frames, python_frame ("<module>", "/home/me/train.py", 3));
-  for (guint i = 0; i < g->frames->len; i++)
-    {
-      TideFrame *frame = g_ptr_array_index (g->frames, i);
-
-      frame->plumbing = tide_plumbing_matches (plumbing, frame);
-      frame->library = tide_plumbing_is_library (plumbing, frame);
-    }
-  g->stack_id = 1;
-  return g;
+  return group_with_flags (g, plumbing);
 }
 
 /* Tidemark's own Python frames (its package and the bootstrap that
