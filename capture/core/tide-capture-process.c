@@ -704,6 +704,7 @@ tide_capture_process_sample_classes_by (TideCaptureProcess *self,
   now = tide_capture_now_ns ();
   if (now > deadline_ns || (deadline_ns != G_MAXINT64 && moved_since_mark (self)))
     ts_ns = now, always = FALSE;
+  self->classes_ns = ts_ns;
   write_classes (self, ts_ns, always, &c, with_rollup, with_rollup);
   if (with_rollup)
     write_anon_split (self, ts_ns, always);

@@ -80,6 +80,8 @@ struct _TideCaptureProcess
   gint64               last_lib_data;
   gint64               classes_missed;  /* reads of status or smaps_rollup that failed */
   gboolean             rolled_up_at_step; /* smaps_rollup was read at one of its step ends */
+  guint                step_rollup_tries; /* ... tried at this many before that */
+  gint64               classes_ns;      /* when its classes were last written */
   gboolean             read_at_exit;    /* its last reading is taken: what follows is
                                          * the interpreter's or libc's teardown */
   GHashTable          *unknown_pcs;     /* pcs that /proc/PID/maps did not map either */

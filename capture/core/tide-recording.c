@@ -47,6 +47,9 @@
  * step, and a reading then is not the step end's.  It is left out, and the
  * report explains the step with the next one that was read. */
 #define STEP_READ_FRESH_NS (20 * G_GINT64_CONSTANT (1000000))
+/* How many of a process's first step ends are read whatever is due, until
+ * one reading stands for its step end. */
+#define STEP_ROLLUP_TRIES 3
 
 static gint64
 thread_cpu_ns (void)
@@ -402,11 +405,16 @@ _tide_recording_step_ended (TideRecording      *self,
   self->last_step_ns = MAX (self->last_step_ns, ts_ns);
   /* A process's first step end is read whatever is due: the report's
    * first span of its steps starts there, not at a reading that the poll
-   * took while the interpreter started. */
-  if (fresh && (self->sync_steps || ts_ns >= self->next_rollup_ns || !stepping->rolled_up_at_step))
+   * took while the interpreter started.  Its next ones are too, a few
+   * times, where that reading did not stand for its step end (the step
+   * fence): a first step often grows on into the second. */
+  if (fresh && (self->sync_steps || ts_ns >= self->next_rollup_ns ||
+                (!stepping->rolled_up_at_step &&
+                 stepping->step_rollup_tries < STEP_ROLLUP_TRIES)))
     {
       snapshot_classes (self, ts_ns, stepping);
-      stepping->rolled_up_at_step = TRUE;
+      stepping->step_rollup_tries++;
+      stepping->rolled_up_at_step |= stepping->classes_ns == ts_ns;
     }
   else if (fresh && snapshot_outgrown (self, ts_ns))
     snapshot_early (self, ts_ns, stepping);

@@ -639,10 +639,8 @@ record_target (const char  *dir,
  * and frees them under a kept block as it ends: glibc holds them free,
  * still resident.  The process's last reading, in its exit path, has the
  * allocator's free memory beside it, so the explanation that ends there
- * names them, where the figure of step 2's end named nothing.  Its
- * unexplained rest is held too: the program writes the 64 MiB right after
- * step 1's mark, and a reading of step 1's end that holds some of them is
- * not written as that step end's (the step fence). */
+ * names them, where the figure of step 2's end named nothing, and holds
+ * its unexplained rest. */
 static void
 test_allocator_free_at_exit (void)
 {
@@ -673,8 +671,10 @@ test_allocator_free_at_exit (void)
   last = &g_array_index (explanations, TideRssExplanation, explanations->len - 1);
   described = tide_rss_explanation_describe (last);
   g_test_message ("%s", described);
-  /* Step 2's end is read within the budget only on a machine so slow that
-   * writing 64 MiB takes half a second: then nothing ends at the exit. */
+  /* Step 2's end is read only where the baseline's reading did not stand
+   * (a loaded machine that met its mark 20 ms late), or on a machine so
+   * slow that writing 64 MiB takes half a second: then nothing ends at
+   * the exit. */
   if (!last->to_exit_read)
     {
       g_test_message ("step 2's end was read: no explanation ends at the last reading");
@@ -805,6 +805,26 @@ test_step_fence (void)
   for (guint k = 0; k < 2; k++)
     if (at_end[k] >= 0)
       g_assert_cmpint (ABS (at_end[k] - marks[IDLE][k]), <=, 512 * 1024);
+  tide_test_remove_dir (dir);
+}
+
+/* `step-fence first-step`: the reading of the first step end, which the
+ * program outran, does not stand, and the next step end is read although
+ * no reading is due, so that the report's first span ends there and not
+ * at the process's exit. */
+static void
+test_first_step_read (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-rss-first-step");
+  g_autofree char *out = NULL;
+  g_autoptr(TideTrace) trace = record_target (dir, "step-fence", "first-step", &out);
+  gint64 first[2], second[2];
+
+  read_at_step_end (trace, 1, first);
+  read_at_step_end (trace, 2, second);
+  g_test_message ("private memory at step 1's end %" G_GINT64_FORMAT ", at step 2's %"
+                  G_GINT64_FORMAT, first[1], second[1]);
+  g_assert_true (first[1] >= 0 || second[1] >= 0);
   tide_test_remove_dir (dir);
 }
 
@@ -1017,6 +1037,7 @@ main (int    argc,
   g_test_add_func ("/rss-classes/allocator-free-at-exit", test_allocator_free_at_exit);
   g_test_add_func ("/rss-classes/pss-at-exit", test_pss_at_exit);
   g_test_add_func ("/rss-classes/step-fence", test_step_fence);
+  g_test_add_func ("/rss-classes/first-step-read", test_first_step_read);
   g_test_add_func ("/rss-classes/glibc-suspect", test_glibc_suspect);
   g_test_add_func ("/rss-classes/tcmalloc-suspect", test_tcmalloc_suspect);
   g_test_add_func ("/rss-classes/class-suspect-formats", test_class_suspect_formats);

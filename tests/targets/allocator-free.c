@@ -74,6 +74,10 @@ main (int    argc,
       }
   else if (argc > 1 && strcmp (argv[1], "after-last-step") == 0)
     {
+      /* Idle while the recorder reads the baseline's end, so that it
+       * stands, and not so long that step 2's end, too soon after it, is
+       * read: it is left to the exit reading. */
+      target_sleep_ms (5);
       write_blocks (N_BLOCKS);
       target_keep (malloc (64));
       tidemark_step ("kept");

@@ -13,6 +13,11 @@
  *   step 9     marked once the thread has joined, the program idle for
  *              300 ms after it: nothing moves before the recorder's reading.
  *
+ * `step-fence first-step` instead lets the thread write on through the
+ * mark of step 1, then marks steps 2 and 3 idle, 200 ms apart: the
+ * reading of its first step end does not stand, and the next is taken
+ * before one is due.
+ *
  * Just before each mark it prints its resident and private bytes (statm,
  * smaps_rollup's Private_*), "mark N RSS USS".
  */
@@ -103,8 +108,28 @@ mark (int         number,
   tidemark_step (label);
 }
 
+/* Step 1 marked while the thread writes on, steps 2 and 3 idle. */
+static int
+grow_through_first_step (pthread_t writer)
+{
+  void *pages;
+
+  while (atomic_load (&written) < MARK_EVERY)
+    ;
+  mark (1, "growing");
+  pthread_join (writer, &pages);
+  target_keep (pages);
+  target_sleep_ms (20);
+  mark (2, "idle");
+  target_sleep_ms (200);
+  mark (3, "idle");
+  target_sleep_ms (100);
+  return 0;
+}
+
 int
-main (void)
+main (int    argc,
+      char **argv)
 {
   long page = sysconf (_SC_PAGESIZE);
   char *ballast = map_bytes (BALLAST_BYTES);
@@ -116,6 +141,8 @@ main (void)
   target_keep (ballast);
   if (pthread_create (&writer, NULL, write_pages, NULL) != 0)
     return 2;
+  if (argc > 1 && strcmp (argv[1], "first-step") == 0)
+    return grow_through_first_step (writer);
   for (int k = 1; k <= GROWING_MARKS; k++)
     {
       while (atomic_load (&written) < (size_t) k * MARK_EVERY)
