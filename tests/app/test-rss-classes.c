@@ -809,22 +809,37 @@ test_step_fence (void)
 }
 
 /* `step-fence first-step`: the reading of the first step end, which the
- * program outran, does not stand, and the next step end is read although
- * no reading is due, so that the report's first span ends there and not
- * at the process's exit. */
+ * program outran, does not stand, and the next step ends are read
+ * although no reading is due, so that the report's first span ends at one
+ * of them and not at the process's exit.  Each of those readings stands
+ * (steps 2 and 3 are idle) where the recorder met its mark within the
+ * 20 ms deadline; on a loaded machine it may not, and it is written at
+ * its own time, still before step 3's end.  (Step 1's reading, set
+ * aside, is written at its own time too, before step 2's end.) */
 static void
 test_first_step_read (void)
 {
   g_autofree char *dir = tide_test_make_dir ("tide-rss-first-step");
   g_autofree char *out = NULL;
   g_autoptr(TideTrace) trace = record_target (dir, "step-fence", "first-step", &out);
+  g_autofree char *retries = g_strdup_printf (
+      "SELECT count (*) FROM counters c, steps a, steps b"
+      " WHERE a.number = 2 AND b.number = 3 AND c.process_id = a.process_id"
+      "   AND b.process_id = a.process_id AND c.counter = %d"
+      "   AND c.ts_ns >= a.end_ns AND c.ts_ns <= b.end_ns", TIDE_COUNTER_USS);
   gint64 first[2], second[2];
 
   read_at_step_end (trace, 1, first);
   read_at_step_end (trace, 2, second);
   g_test_message ("private memory at step 1's end %" G_GINT64_FORMAT ", at step 2's %"
                   G_GINT64_FORMAT, first[1], second[1]);
-  g_assert_true (first[1] >= 0 || second[1] >= 0);
+  if (first[1] >= 0)
+    {
+      g_test_message ("step 1's reading stood: the recorder read it before the writer moved");
+      tide_test_remove_dir (dir);
+      return;
+    }
+  g_assert_cmpint (tide_test_query_int (trace, retries), >=, 1);
   tide_test_remove_dir (dir);
 }
 

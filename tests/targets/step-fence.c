@@ -37,6 +37,8 @@
 static atomic_size_t written;
 static atomic_int hold;      /* the marking thread asks the writer to wait */
 static atomic_int holding;   /* the writer waits */
+static atomic_int finished;  /* the writer wrote every page (a marking thread
+                              * that was not scheduled for that long) */
 
 static char *
 map_bytes (size_t bytes)
@@ -63,6 +65,7 @@ write_pages (void *unused)
       p[at] = 1;
       atomic_store (&written, at + (size_t) page);
     }
+  atomic_store (&finished, 1);
   return p;
 }
 
@@ -148,7 +151,7 @@ main (int    argc,
       while (atomic_load (&written) < (size_t) k * MARK_EVERY)
         ;
       atomic_store (&hold, 1);
-      while (!atomic_load (&holding))
+      while (!atomic_load (&holding) && !atomic_load (&finished))
         ;
       mark (k, "growing");
       atomic_store (&hold, 0);
