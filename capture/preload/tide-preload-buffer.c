@@ -302,6 +302,7 @@ flusher_main (void *data)
       nanosleep (&tick, NULL);
       tide_objects_poll ();
       now = tide_now_ns ();
+      tide_preload_poll_allocator_free (now);
       for (TideBuffer *b = atomic_load (&tide_buffers); b != NULL; b = atomic_load (&b->next))
         flush_if_old (b, now);
       tide_send_dropped ();

@@ -2,7 +2,11 @@
  * Copyright 2026 The Tidemark authors
  *
  * tide-preload-mallinfo.c: what glibc's allocator holds free, sent at each
- * step end and in the exit path, before the recorder's last reading.  Freed blocks stay in the arenas (and the top chunk), so RSS
+ * step end and in the exit path, before the recorder's last reading; a
+ * process that marks no steps (a DataLoader worker) sends it from the
+ * flusher every TIDE_ALLOC_FREE_PERIOD_NS, from its start or fork on, so
+ * that the recorder's readings of it between have it beside them and not
+ * only its last one.  Freed blocks stay in the arenas (and the top chunk), so RSS
  * can climb while the heap of live blocks does not: this counter
  * (TIDE_COUNTER_ALLOC_FREE of storage/common/tide-kinds.h) is how a report
  * tells that apart from a leak.
@@ -31,6 +35,17 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+/* Often enough that each of the recorder's readings (every half second
+ * at most) has a value from just before it; mallinfo2 walks every free
+ * chunk under its arena's lock, a fraction of a millisecond on a large
+ * Python heap. */
+#define TIDE_ALLOC_FREE_PERIOD_NS (100ull * 1000 * 1000)
+
+/* Whether this process marks steps, whose ends send the allocator's free
+ * memory; and when the flusher last sent it (the flusher's alone). */
+static atomic_int marks_steps;
+static uint64_t   polled_ns;
 
 typedef struct mallinfo2 (*Mallinfo2Func) (void);
 typedef int (*MallctlFunc) (const char *name, void *old, size_t *old_len, void *new_value,
@@ -172,4 +187,43 @@ tide_preload_send_allocator_free (void)
     }
   if (any)
     tidemark_preload_counter (TIDE_WIRE_COUNTER_ALLOC_FREE, -1, total);
+}
+
+/* At a step's mark: from now on the marks send it. */
+void
+tide_preload_send_allocator_free_at_step (void)
+{
+  atomic_store (&marks_steps, 1);
+  tide_preload_send_allocator_free ();
+}
+
+/* From the flusher, on every tick, at @now_ns. */
+void
+tide_preload_poll_allocator_free (uint64_t now_ns)
+{
+  if (atomic_load (&marks_steps) || now_ns - polled_ns < TIDE_ALLOC_FREE_PERIOD_NS)
+    return;
+  polled_ns = now_ns;
+  tide_preload_send_allocator_free ();
+}
+
+/* The child of a fork has marked no steps of its own: before its
+ * flusher starts. */
+void
+tide_preload_allocator_free_fork_child (void)
+{
+  atomic_store (&marks_steps, 0);
+  polled_ns = 0;
+}
+
+/* What a fork's child's allocator holds free at the fork is its parent's,
+ * on shared pages: the child's own term counts from this first value.
+ * glibc's allocator is usable again when the fork's child handlers run,
+ * jemalloc's and tcmalloc's maybe not before their own handlers: with one
+ * of those, the flusher's first tick sends it. */
+void
+tide_preload_send_allocator_free_at_fork (void)
+{
+  if (lookup_mallctl () == NULL && lookup_tcmalloc_property () == NULL)
+    tide_preload_send_allocator_free ();
 }

@@ -178,7 +178,7 @@ tidemark_preload_step (const char *label)
 
   if (!tide_active ())
     return;
-  tide_preload_send_allocator_free ();
+  tide_preload_send_allocator_free_at_step ();
   saved = errno;
   tide_tls.guard++;
   /* Last before the mark: the step fence compares the recorder's reading

@@ -258,6 +258,7 @@ fork_child (void)
   tide_objects_fork_child ();
   tide_scope_fork_child ();
   tide_buffer_fork_child ();
+  tide_preload_allocator_free_fork_child ();
   atomic_store (&tide_state.active, 0);
   atomic_store (&tide_state.fd, -1);
   if (was_active && old_fd >= 0)
@@ -270,6 +271,7 @@ fork_child (void)
         {
           atomic_store (&tide_state.fd, fd);
           start_recording (TIDE_HELLO_FORKED);
+          tide_preload_send_allocator_free_at_fork ();
           /* Before the child writes a page: the recorder notes what it
            * shares with its parent, to tell copy-on-write apart later. */
           wait_for_answer (TIDE_FORK_WAIT_MS, TIDE_BARRIER_FORK);

@@ -324,6 +324,7 @@ add_process_classes (TideTrace     *trace,
           TideStepRow *r = g_ptr_array_index (rows, i);
 
           r->class_start[c] = value_at (samples, origin + r->start_ns);
+          r->class_first[c] = samples->len > 0 ? g_array_index (samples, Sample, 0).value : -1;
           r->class_end[c] = value_at (samples, origin + r->start_ns + r->duration_ns);
           /* Read at the step's end: the recorder writes a reading that it
            * takes at a step end at the step's time, to the nanosecond. */
@@ -457,17 +458,22 @@ heap_within_anon (gint64 heap,
 
 /* A fork's child first sampled at this step's end: what it shares, and
  * its file and shmem pages, it inherited, and its private memory at fork
- * was nothing. */
+ * was nothing.  So were the free chunks of its allocator, its parent's
+ * on shared pages: the preload sends them at the fork, the child's first
+ * value. */
 static void
 explain_since_fork (const TideStepRow  *r,
                     gint64              heap,
                     TideRssExplanation *e)
 {
+  gint64 alloc_free_end = r->class_end[TIDE_STEP_ALLOC_FREE];
+
   e->since_fork = TRUE;
   e->base_delta = r->class_end[TIDE_STEP_USS];
   e->terms[TIDE_RSS_COW] = r->class_end[TIDE_STEP_COW];
   e->terms[TIDE_RSS_HEAP] = heap;
-  e->terms[TIDE_RSS_ALLOC_FREE] = class_delta (r, TIDE_STEP_ALLOC_FREE);
+  if (r->has_classes && alloc_free_end >= 0)
+    e->terms[TIDE_RSS_ALLOC_FREE] = alloc_free_end - MAX (r->class_first[TIDE_STEP_ALLOC_FREE], 0);
   e->terms[TIDE_RSS_PY_ARENA_FREE] = class_delta (r, TIDE_STEP_PY_ARENA_FREE);
 }
 

@@ -82,6 +82,8 @@ typedef struct
   gboolean has_classes;         /* class_end and class_start were looked up */
   gint64   class_end[TIDE_STEP_N_CLASSES];    /* TideStepClass, -1: not sampled */
   gint64   class_start[TIDE_STEP_N_CLASSES];
+  gint64   class_first[TIDE_STEP_N_CLASSES];  /* the process's first sampled value,
+                                               * -1: none */
   gboolean private_read;        /* the private memory (USS) was read during the
                                  * step, at its end: not the reading of an
                                  * earlier step carried over */

@@ -21,9 +21,22 @@
  *
  * `allocator-free grow-at-exit` writes 64 MiB after its last step and
  * keeps them: only its last reading sees them.
+ *
+ * `allocator-free worker`: a forked child that marks no steps, as a
+ * DataLoader worker does.
+ *   before the fork  the parent holds 16 MiB free, which the child
+ *           inherits on shared pages;
+ *   step 2  ends with the child forked and idle;
+ *   step 3  the child writes 48 MiB of blocks, the first 16 MiB of them in
+ *           the chunks it inherited, and frees them under a kept block:
+ *           16 MiB copied on write, 32 MiB more held free, and the child
+ *           idles; the parent waits half a second before the step's end.
+ * The child exits after step 3's end.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "target-util.h"
 #include "tidemark.h"
@@ -61,6 +74,60 @@ free_under_a_kept_block (int n_blocks)
   return top;
 }
 
+/* Long enough for the flusher of a process that marks no steps to send
+ * what its allocator holds free (every 100 ms), on a loaded machine too. */
+#define WORKER_IDLE_MS 500
+
+static void
+await (int fd)
+{
+  char c;
+
+  if (read (fd, &c, 1) != 1)
+    _exit (3);
+}
+
+static void
+signal_to (int fd)
+{
+  if (write (fd, "x", 1) != 1)
+    _exit (3);
+}
+
+static void
+worker (int go,
+        int done)
+{
+  await (go);
+  target_keep (free_under_a_kept_block (3 * GROW_BLOCKS));
+  signal_to (done);
+  await (go);
+  _exit (0);
+}
+
+static void
+fork_a_worker (void)
+{
+  int go[2], done[2];
+  pid_t pid;
+
+  target_keep (free_under_a_kept_block (GROW_BLOCKS));
+  if (pipe (go) != 0 || pipe (done) != 0)
+    exit (2);
+  pid = fork ();
+  if (pid == 0)
+    worker (go[0], done[1]);
+  target_sleep_ms (WORKER_IDLE_MS);
+  tidemark_step ("forked");
+  signal_to (go[1]);
+  await (done[0]);
+  target_sleep_ms (WORKER_IDLE_MS);
+  tidemark_step ("freed");
+  signal_to (go[1]);
+  if (waitpid (pid, NULL, 0) != pid)
+    exit (2);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -83,6 +150,8 @@ main (int    argc,
       tidemark_step ("kept");
       free_blocks (N_BLOCKS);
     }
+  else if (argc > 1 && strcmp (argv[1], "worker") == 0)
+    fork_a_worker ();
   else if (argc > 1 && strcmp (argv[1], "grow-at-exit") == 0)
     {
       tidemark_step ("last");
