@@ -735,14 +735,16 @@ read_at_step_end (TideTrace *trace,
                   gint       number,
                   gint64     at_end[2])
 {
-  static const char *const at_sql =
-      "SELECT coalesce (sum (c.value), -1) FROM counters c JOIN steps s"
-      " ON s.process_id = c.process_id AND s.number = %d"
-      " WHERE c.counter IN (%d, %d, %d) AND c.ts_ns = s.end_ns";
-  g_autofree char *classes = g_strdup_printf (at_sql, number, TIDE_COUNTER_RSS_ANON,
+  /* A literal, so that the compiler checks the format at -O0 too. */
+#define AT_STEP_END_SQL                                                  \
+  "SELECT coalesce (sum (c.value), -1) FROM counters c JOIN steps s"     \
+  " ON s.process_id = c.process_id AND s.number = %d"                    \
+  " WHERE c.counter IN (%d, %d, %d) AND c.ts_ns = s.end_ns"
+  g_autofree char *classes = g_strdup_printf (AT_STEP_END_SQL, number, TIDE_COUNTER_RSS_ANON,
                                               TIDE_COUNTER_RSS_FILE, TIDE_COUNTER_RSS_SHMEM);
-  g_autofree char *uss = g_strdup_printf (at_sql, number, TIDE_COUNTER_USS, TIDE_COUNTER_USS,
-                                          TIDE_COUNTER_USS);
+  g_autofree char *uss = g_strdup_printf (AT_STEP_END_SQL, number, TIDE_COUNTER_USS,
+                                          TIDE_COUNTER_USS, TIDE_COUNTER_USS);
+#undef AT_STEP_END_SQL
   g_autofree char *after = g_strdup_printf (
       "SELECT coalesce (min (c.ts_ns) - s.end_ns, -1) FROM counters c JOIN steps s"
       " ON s.process_id = c.process_id AND s.number = %d"
