@@ -311,9 +311,10 @@ tide_capture_process_account (TideCaptureProcess  *self,
                               double               sign)
 {
   double bytes = sign * (double) a->size * a->weight;
+  TideSeriesKey key = { a->stack_id, a->scope_id, a->device };
 
-  tide_step_accumulator_apply (self->steps_acc, a->stack_id, a->scope_id, a->device, a->kind,
-                               bytes, sign * a->weight, a->alloc_ns > self->last_step_end_ns);
+  tide_step_accumulator_apply (self->steps_acc, &key, a->kind, bytes, sign * a->weight,
+                               a->alloc_ns > self->last_step_end_ns);
   if (a->kind == TIDE_KIND_PYOBJECT || a->kind == TIDE_KIND_PYARENA)
     tide_pymalloc_free_account (&self->pymalloc, a->kind, a->size, sign * a->weight);
   if (a->kind == TIDE_KIND_PINNED)

@@ -43,9 +43,7 @@ typedef struct
 {
   gint64 ts;
   gint64 alloc_ns;
-  gint64 stack_id;
-  gint64 scope_id;
-  gint   device;
+  TideSeriesKey key;
   gint   kind;
   double bytes;     /* size * weight, negative for a free */
   double count;     /* weight, negative for a free */
@@ -70,9 +68,9 @@ read_event (sqlite3_stmt *stmt,
     return FALSE;
   ev->ts = sqlite3_column_int64 (stmt, is_free ? 1 : 0);
   ev->alloc_ns = sqlite3_column_int64 (stmt, 0);
-  ev->stack_id = sqlite3_column_int64 (stmt, 2);
-  ev->scope_id = sqlite3_column_int64 (stmt, 3);
-  ev->device = sqlite3_column_int (stmt, 4);
+  ev->key.stack_id = sqlite3_column_int64 (stmt, 2);
+  ev->key.scope_id = sqlite3_column_int64 (stmt, 3);
+  ev->key.device = sqlite3_column_int (stmt, 4);
   ev->kind = sqlite3_column_int (stmt, 5);
   ev->bytes = sqlite3_column_double (stmt, 6);
   ev->count = sqlite3_column_double (stmt, 7);
@@ -131,8 +129,8 @@ sweep_apply (TideStepAccumulator *acc,
              gint64               step_start_ns)
 {
   /* Only what was born in this step counts as retained by it. */
-  tide_step_accumulator_apply (acc, ev->stack_id, ev->scope_id, ev->device, ev->kind,
-                               ev->bytes, ev->count, ev->alloc_ns > step_start_ns);
+  tide_step_accumulator_apply (acc, &ev->key, ev->kind, ev->bytes, ev->count,
+                               ev->alloc_ns > step_start_ns);
 }
 
 static GArray *

@@ -73,15 +73,12 @@ tide_step_accumulator_free (TideStepAccumulator *self)
  * block was allocated after the current step began. */
 void
 tide_step_accumulator_apply (TideStepAccumulator *self,
-                             gint64               stack_id,
-                             gint64               scope_id,
-                             gint                 device,
+                             const TideSeriesKey *key,
                              gint                 kind,
                              double               bytes,
                              double               count,
                              gboolean             born_in_step)
 {
-  TideSeriesKey key = { stack_id, scope_id, device };
   Series *s = self->last;
 
   /* An arena of CPython's allocator is plumbing: the objects in it are
@@ -92,12 +89,12 @@ tide_step_accumulator_apply (TideStepAccumulator *self,
       self->py_arena_live += bytes;
       return;
     }
-  if (s == NULL || !tide_series_key_equal (&s->key, &key))
-    s = g_hash_table_lookup (self->series, &key);
+  if (s == NULL || !tide_series_key_equal (&s->key, key))
+    s = g_hash_table_lookup (self->series, key);
   if (s == NULL)
     {
       s = g_new0 (Series, 1);
-      s->key = key;
+      s->key = *key;
       g_hash_table_insert (self->series, &s->key, s);
     }
   self->last = s;

@@ -57,9 +57,7 @@ typedef struct _TideStepAccumulator TideStepAccumulator;
 TideStepAccumulator *tide_step_accumulator_new        (void);
 void                 tide_step_accumulator_free       (TideStepAccumulator *self);
 void                 tide_step_accumulator_apply      (TideStepAccumulator *self,
-                                                       gint64               stack_id,
-                                                       gint64               scope_id,
-                                                       gint                 device,
+                                                       const TideSeriesKey *key,
                                                        gint                 kind,
                                                        double               bytes,
                                                        double               count,
