@@ -31,18 +31,15 @@ compare_by_bytes (gconstpointer a,
 static TideGroup *
 group_from_row (sqlite3_stmt *stmt)
 {
-  TideGroup *group = g_new0 (TideGroup, 1);
+  TideGroup *group = _tide_group_new (sqlite3_column_int64 (stmt, 0),
+                                      sqlite3_column_int64 (stmt, 1),
+                                      sqlite3_column_int (stmt, 4));
 
-  group->process_id = sqlite3_column_int64 (stmt, 0);
-  group->pid = sqlite3_column_int64 (stmt, 1);
   group->scope_id = sqlite3_column_int64 (stmt, 2);
   group->stack_id = sqlite3_column_int64 (stmt, 3);
-  group->device = sqlite3_column_int (stmt, 4);
   group->bytes = tide_sat_from_double (sqlite3_column_double (stmt, 5));
   group->count = tide_sat_from_double (sqlite3_column_double (stmt, 6));
-  if (sqlite3_column_type (stmt, 7) != SQLITE_NULL)
-    group->scope_path = g_strdup ((const char *) sqlite3_column_text (stmt, 7));
-  group->resident_bytes = -1;
+  group->scope_path = _tide_report_column_dup (stmt, 7);
   return group;
 }
 

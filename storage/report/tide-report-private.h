@@ -22,6 +22,9 @@ G_BEGIN_DECLS
 
 char         *_tide_report_column_dup  (sqlite3_stmt  *stmt,
                                         int            col);
+TideGroup    *_tide_group_new          (gint64         process_id,
+                                        gint64         pid,
+                                        gint           device);
 gboolean      _tide_report_label_groups (TideTrace    *trace,
                                          GPtrArray    *groups,
                                          GError      **error);

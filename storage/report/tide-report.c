@@ -47,6 +47,22 @@ tide_group_free (TideGroup *group)
   g_free (group);
 }
 
+/* A group of one process's blocks on @device, its stack or scope still to
+ * be set, and its resident bytes not measured. */
+TideGroup *
+_tide_group_new (gint64 process_id,
+                 gint64 pid,
+                 gint   device)
+{
+  TideGroup *group = g_new0 (TideGroup, 1);
+
+  group->process_id = process_id;
+  group->pid = pid;
+  group->device = device;
+  group->resident_bytes = -1;
+  return group;
+}
+
 char *
 _tide_report_column_dup (sqlite3_stmt *stmt,
                          int           col)
@@ -512,12 +528,8 @@ group_new (const ProcessInfo *proc,
            gint64             key,
            gint               device)
 {
-  TideGroup *group = g_new0 (TideGroup, 1);
+  TideGroup *group = _tide_group_new (proc->process_id, proc->pid, device);
 
-  group->process_id = proc->process_id;
-  group->pid = proc->pid;
-  group->device = device;
-  group->resident_bytes = -1;
   if (by == TIDE_GROUP_BY_STACK)
     group->stack_id = key;
   else
