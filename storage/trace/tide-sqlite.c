@@ -128,6 +128,42 @@ tide_sqlite_finish (sqlite3       *db,
   return ok;
 }
 
+/**
+ * tide_sqlite_read_rows:
+ * @stmt: (transfer full) (nullable): prepared and bound; %NULL where
+ *   tide_sqlite_prepare() failed, with @error already set
+ * @row_size: the size of an element of the array
+ *
+ * The rows of @stmt, each read by @read_row into an element of its own:
+ * the loop of every query that loads a table's rows into an array.
+ *
+ * Returns: (transfer full): one element per row, or %NULL with @error set
+ */
+GArray *
+tide_sqlite_read_rows (sqlite3            *db,
+                       sqlite3_stmt       *stmt,
+                       guint               row_size,
+                       TideSqliteReadRow   read_row,
+                       gpointer            user_data,
+                       const char         *what,
+                       GError            **error)
+{
+  g_autoptr(GArray) rows = NULL;
+  int rc;
+
+  if (stmt == NULL)
+    return NULL;
+  rows = g_array_new (FALSE, TRUE, row_size);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      g_array_set_size (rows, rows->len + 1);
+      read_row (stmt, rows->data + (gsize) (rows->len - 1) * row_size, user_data);
+    }
+  if (!tide_sqlite_finish (db, stmt, rc, what, error))
+    return NULL;
+  return g_steal_pointer (&rows);
+}
+
 /* Runs @stmt, which returns no row (an insert, an update), and resets it
  * for the next run. */
 gboolean

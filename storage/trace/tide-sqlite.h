@@ -35,6 +35,19 @@ gboolean      tide_sqlite_finish       (sqlite3       *db,
                                         int            rc,
                                         const char    *what,
                                         GError       **error);
+/* Reads the row @stmt stands on into @row, an element of the array that
+ * tide_sqlite_read_rows() fills, zeroed before. */
+typedef void (*TideSqliteReadRow) (sqlite3_stmt *stmt,
+                                   gpointer      row,
+                                   gpointer      user_data);
+
+GArray       *tide_sqlite_read_rows    (sqlite3            *db,
+                                        sqlite3_stmt       *stmt,
+                                        guint               row_size,
+                                        TideSqliteReadRow   read_row,
+                                        gpointer            user_data,
+                                        const char         *what,
+                                        GError            **error);
 gboolean      tide_sqlite_step_done    (sqlite3       *db,
                                         sqlite3_stmt  *stmt,
                                         const char    *what,
