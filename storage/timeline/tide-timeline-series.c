@@ -73,6 +73,31 @@ load_growth_starts (TideTrace  *trace,
   return starts;
 }
 
+/* What tide_timeline_steps() reads a step's row with. */
+typedef struct
+{
+  gint64      t0;
+  GHashTable *growth_starts;   /* from load_growth_starts() */
+} SpanReader;
+
+static void
+read_span (sqlite3_stmt *stmt,
+           gpointer      row,
+           gpointer      user_data)
+{
+  const SpanReader *reader = user_data;
+  TideStepSpan *span = row;
+  gint start;
+
+  span->process_id = sqlite3_column_int64 (stmt, 0);
+  span->number = sqlite3_column_int (stmt, 1);
+  span->start_ns = sqlite3_column_int64 (stmt, 2) - reader->t0;
+  span->end_ns = sqlite3_column_int64 (stmt, 3) - reader->t0;
+  span->retained_bytes = sqlite3_column_int64 (stmt, 4);
+  start = GPOINTER_TO_INT (g_hash_table_lookup (reader->growth_starts, &span->process_id));
+  span->leak = start > 0 && span->number >= start && span->retained_bytes > 0;
+}
+
 /**
  * tide_timeline_steps:
  * @process_id: a processes.id, or 0 for every process
@@ -84,39 +109,22 @@ tide_timeline_steps (TideTrace  *trace,
                      gint64      process_id,
                      GError    **error)
 {
-  g_autoptr(GArray) spans = g_array_new (FALSE, FALSE, sizeof (TideStepSpan));
   g_autoptr(GHashTable) starts = NULL;
+  SpanReader reader;
   sqlite3_stmt *stmt;
-  gint64 t0;
-  int rc;
 
   g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
-  t0 = tide_trace_get_start_ns (trace);
   if ((starts = load_growth_starts (trace, error)) == NULL)
     return NULL;
+  reader = (SpanReader) { tide_trace_get_start_ns (trace), starts };
   stmt = prepare_for_process (trace,
                               "SELECT s.process_id, s.number, s.start_ns, s.end_ns,"
                               "  coalesce (st.retained_bytes, 0)"
                               " FROM steps s LEFT JOIN step_stats st ON st.step_id = s.id"
                               " WHERE ?1 = 0 OR s.process_id = ?1"
                               " ORDER BY s.start_ns, s.process_id", process_id, error);
-  if (stmt == NULL)
-    return NULL;
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      TideStepSpan span = {
-        .process_id = sqlite3_column_int64 (stmt, 0),
-        .number = sqlite3_column_int (stmt, 1),
-        .start_ns = sqlite3_column_int64 (stmt, 2) - t0,
-        .end_ns = sqlite3_column_int64 (stmt, 3) - t0,
-        .retained_bytes = sqlite3_column_int64 (stmt, 4),
-      };
-      gint start = GPOINTER_TO_INT (g_hash_table_lookup (starts, &span.process_id));
-
-      span.leak = start > 0 && span.number >= start && span.retained_bytes > 0;
-      g_array_append_val (spans, span);
-    }
-  return finish_rows (trace, stmt, rc, &spans, error);
+  return tide_sqlite_read_rows (_tide_trace_get_db (trace), stmt, sizeof (TideStepSpan),
+                                read_span, &reader, WHAT, error);
 }
 
 /* step_series holds a (stack, scope, device) value only in the steps where
@@ -197,6 +205,23 @@ tide_timeline_group_series (TideTrace  *trace,
   return finish_rows (trace, stmt, rc, &points, error);
 }
 
+static void
+read_transfer (sqlite3_stmt *stmt,
+               gpointer      row,
+               gpointer      user_data)
+{
+  const gint64 *t0 = user_data;
+
+  *(TideTransferMark *) row = (TideTransferMark) {
+    .process_id = sqlite3_column_int64 (stmt, 0),
+    .direction = sqlite3_column_int (stmt, 1),
+    .device = sqlite3_column_int (stmt, 2),
+    .bytes = sqlite3_column_int64 (stmt, 3),
+    .start_ns = sqlite3_column_int64 (stmt, 4) - *t0,
+    .duration_ns = sqlite3_column_int64 (stmt, 5),
+  };
+}
+
 /**
  * tide_timeline_transfers:
  *
@@ -207,10 +232,8 @@ tide_timeline_transfers (TideTrace  *trace,
                          gint64      process_id,
                          GError    **error)
 {
-  g_autoptr(GArray) marks = g_array_new (FALSE, FALSE, sizeof (TideTransferMark));
   sqlite3_stmt *stmt;
   gint64 t0;
-  int rc;
 
   g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
   t0 = tide_trace_get_start_ns (trace);
@@ -218,19 +241,6 @@ tide_timeline_transfers (TideTrace  *trace,
                               "SELECT process_id, direction, device, bytes, start_ns, duration_ns"
                               " FROM transfers WHERE ?1 = 0 OR process_id = ?1 ORDER BY start_ns",
                               process_id, error);
-  if (stmt == NULL)
-    return NULL;
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      TideTransferMark mark = {
-        .process_id = sqlite3_column_int64 (stmt, 0),
-        .direction = sqlite3_column_int (stmt, 1),
-        .device = sqlite3_column_int (stmt, 2),
-        .bytes = sqlite3_column_int64 (stmt, 3),
-        .start_ns = sqlite3_column_int64 (stmt, 4) - t0,
-        .duration_ns = sqlite3_column_int64 (stmt, 5),
-      };
-      g_array_append_val (marks, mark);
-    }
-  return finish_rows (trace, stmt, rc, &marks, error);
+  return tide_sqlite_read_rows (_tide_trace_get_db (trace), stmt, sizeof (TideTransferMark),
+                                read_transfer, &t0, WHAT, error);
 }

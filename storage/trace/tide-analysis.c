@@ -133,29 +133,28 @@ sweep_apply (TideStepAccumulator *acc,
                                ev->alloc_ns > step_start_ns);
 }
 
+static void
+read_step (sqlite3_stmt *stmt,
+           gpointer      row,
+           gpointer      user_data)
+{
+  *(Step *) row = (Step) { sqlite3_column_int64 (stmt, 0), sqlite3_column_int64 (stmt, 1),
+                           sqlite3_column_int64 (stmt, 2) };
+}
+
 static GArray *
 load_steps (sqlite3  *db,
             gint64    process_id,
             GError  **error)
 {
-  g_autoptr(GArray) steps = g_array_new (FALSE, FALSE, sizeof (Step));
-  sqlite3_stmt *stmt = NULL;
-  int rc;
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT id, start_ns, end_ns FROM steps"
+                                                " WHERE process_id = ?1 ORDER BY number",
+                                            WHAT, error);
 
-  stmt = tide_sqlite_prepare (db, "SELECT id, start_ns, end_ns FROM steps WHERE process_id = ?1"
-                                  " ORDER BY number", WHAT, error);
-  if (stmt == NULL)
-    return NULL;
-  sqlite3_bind_int64 (stmt, 1, process_id);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      Step s = { sqlite3_column_int64 (stmt, 0), sqlite3_column_int64 (stmt, 1),
-                 sqlite3_column_int64 (stmt, 2) };
-      g_array_append_val (steps, s);
-    }
-  if (!tide_sqlite_finish (db, stmt, rc, "cannot read steps", error))
-    return NULL;
-  return g_steal_pointer (&steps);
+  if (stmt != NULL)
+    sqlite3_bind_int64 (stmt, 1, process_id);
+  return tide_sqlite_read_rows (db, stmt, sizeof (Step), read_step, NULL, "cannot read steps",
+                                error);
 }
 
 #define EVENT_COLUMNS "alloc_ns, free_ns, stack_id, scope_id, device, kind, size * weight, weight"
