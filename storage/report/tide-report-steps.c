@@ -100,35 +100,33 @@ typedef struct
   gint64 live_bytes;
 } DeviceSeries;
 
+static void
+read_device_series (sqlite3_stmt *stmt,
+                    gpointer      row,
+                    gpointer      user_data)
+{
+  *(DeviceSeries *) row = (DeviceSeries) {
+    sqlite3_column_int64 (stmt, 0), sqlite3_column_int (stmt, 1),
+    sqlite3_column_int64 (stmt, 2), sqlite3_column_int64 (stmt, 3),
+    sqlite3_column_int (stmt, 4), sqlite3_column_int64 (stmt, 5),
+  };
+}
+
 static GArray *
 load_device_series (TideTrace  *trace,
                     GError    **error)
 {
-  g_autoptr(GArray) series = g_array_new (FALSE, FALSE, sizeof (DeviceSeries));
-  sqlite3_stmt *stmt;
-  int rc;
-
-  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
+  sqlite3 *db = _tide_trace_get_db (trace);
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db,
                   "SELECT s.process_id, s.number, ss.stack_id, ss.scope_id, ss.device,"
                   "  ss.live_bytes FROM step_series ss JOIN steps s ON s.id = ss.step_id"
                   /* Devices past those shown are left out here, in SQL, where a
                    * value past what an int holds cannot wrap into an index. */
                   " WHERE ss.device BETWEEN 0 AND " G_STRINGIFY (TIDE_REPORT_MAX_DEVICES) " - 1"
                   " ORDER BY s.process_id, s.number", TIDE_REPORT_WHAT, error);
-  if (stmt == NULL)
-    return NULL;
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      DeviceSeries d = {
-        sqlite3_column_int64 (stmt, 0), sqlite3_column_int (stmt, 1),
-        sqlite3_column_int64 (stmt, 2), sqlite3_column_int64 (stmt, 3),
-        sqlite3_column_int (stmt, 4), sqlite3_column_int64 (stmt, 5),
-      };
-      g_array_append_val (series, d);
-    }
-  if (!tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error))
-    return NULL;
-  return g_steal_pointer (&series);
+
+  return tide_sqlite_read_rows (db, stmt, sizeof (DeviceSeries), read_device_series, NULL,
+                                TIDE_REPORT_WHAT, error);
 }
 
 /* Sum of the latest value of each (stack, scope) series of one device. */

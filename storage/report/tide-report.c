@@ -259,35 +259,33 @@ typedef struct
   double min_bytes;
 } ProcessInfo;
 
+static void
+read_process_info (sqlite3_stmt *stmt,
+                   gpointer      row,
+                   gpointer      user_data)
+{
+  *(ProcessInfo *) row = (ProcessInfo) {
+    .process_id = sqlite3_column_int64 (stmt, 0),
+    .pid = sqlite3_column_int64 (stmt, 1),
+    .n_steps = sqlite3_column_int (stmt, 2),
+    .min_bytes = sqlite3_column_int (stmt, 3)
+                 ? 4096.0
+                 : SUSPECT_MIN_SAMPLES * MAX (4096.0, sqlite3_column_double (stmt, 4)),
+  };
+}
+
 static GArray *
 load_processes (TideTrace  *trace,
                 GError    **error)
 {
-  g_autoptr(GArray) procs = g_array_new (FALSE, FALSE, sizeof (ProcessInfo));
-  sqlite3_stmt *stmt;
-  int rc;
-
-  stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
+  sqlite3 *db = _tide_trace_get_db (trace);
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db,
                   "SELECT p.id, p.pid, (SELECT count (*) FROM steps s WHERE s.process_id = p.id),"
                   "  p.all_mode, p.sample_bytes FROM processes p ORDER BY p.id",
                   TIDE_REPORT_WHAT, error);
-  if (stmt == NULL)
-    return NULL;
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      ProcessInfo info = {
-        .process_id = sqlite3_column_int64 (stmt, 0),
-        .pid = sqlite3_column_int64 (stmt, 1),
-        .n_steps = sqlite3_column_int (stmt, 2),
-        .min_bytes = sqlite3_column_int (stmt, 3)
-                     ? 4096.0
-                     : SUSPECT_MIN_SAMPLES * MAX (4096.0, sqlite3_column_double (stmt, 4)),
-      };
-      g_array_append_val (procs, info);
-    }
-  if (!tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error))
-    return NULL;
-  return g_steal_pointer (&procs);
+
+  return tide_sqlite_read_rows (db, stmt, sizeof (ProcessInfo), read_process_info, NULL,
+                                TIDE_REPORT_WHAT, error);
 }
 
 /* A stack's frames, innermost first.  A native frame's inline levels
