@@ -329,10 +329,15 @@ add_rss_figures (TideTrace  *trace,
   sqlite3_stmt *stmt;
   int rc;
 
+  /* The growth ends at the process's last step end, where it has steps:
+   * a program that frees what it kept as it ends, or an interpreter's
+   * teardown, would leave what its training grew out. */
   stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                   "SELECT max (c.value),"
                   "  (SELECT l.value FROM counters l"
                   "     WHERE l.process_id = ?1 AND l.counter = " TIDE_SQL_COUNTER_RSS
+                  "       AND l.ts_ns <= coalesce ((SELECT max (s.end_ns) FROM steps s"
+                  "                                 WHERE s.process_id = ?1), l.ts_ns)"
                   "     ORDER BY l.ts_ns DESC LIMIT 1) -"
                   "  (SELECT f.value FROM counters f"
                   "     WHERE f.process_id = ?1 AND f.counter = " TIDE_SQL_COUNTER_RSS

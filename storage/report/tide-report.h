@@ -141,7 +141,8 @@ typedef struct
   guint        n_steps;           /* steps of its own */
   gboolean     has_rss;
   gint64       peak_rss;          /* largest RSS sample */
-  gint64       rss_growth;        /* last RSS sample less the first */
+  gint64       rss_growth;        /* RSS at its last step's end (its last sample,
+                                   * without steps) less its first sample */
   guint        n_suspects;        /* leak suspects by stack */
   gint         end_step;          /* the step (its own or its steps source's) it
                                    * ended in; 0: none, or it did not die */

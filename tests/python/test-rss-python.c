@@ -346,6 +346,8 @@ test_steady_heap (Fixture       *f,
 {
   g_autoptr(GPtrArray) rows = NULL;
   g_autoptr(GArray) explanations = NULL;
+  g_autoptr(GPtrArray) summaries = NULL;
+  const TideProcessSummary *summary;
   guint n_read = 0;
 
   record_unsynced (f, "rss-steady.py");
@@ -385,6 +387,15 @@ test_steady_heap (Fixture       *f,
     }
   g_assert_cmpuint (n_read, >=, 1);
   g_assert_null (strstr (f->err, "growth beyond the heap"));
+
+  /* Its RSS grew by the 25 blocks over its steps, and the interpreter's
+   * start: not by what was left once main() had freed them. */
+  summaries = tide_report_processes (f->trace, NULL);
+  g_assert_nonnull (summaries);
+  g_assert_cmpuint (summaries->len, ==, 1);
+  summary = g_ptr_array_index (summaries, 0);
+  g_assert_cmpint (summary->rss_growth, >=, 25 * 20 * MIB);
+  g_assert_cmpint (summary->rss_growth, <=, 25 * 20 * MIB + 32 * MIB);
 }
 
 /* rss-cow-exit.py: a fork's child that copies 40 MiB on write and exits
