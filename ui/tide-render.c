@@ -695,6 +695,20 @@ draw_deaths (cairo_t               *cr,
 /* One column-wide box per band and column, from the total of the bands
  * below it to the total with it, so that each process shows as a band of
  * its own colour; then each band's label with its colour. */
+
+/* "PSS 429.99 MiB", or "PSS 429.99 MiB (+80.88 MiB RSS later)" where the
+ * job's RSS rose after the peak's reading (tide_report_job_peak()). */
+static char *
+job_peak_figure (const TideJobPeak *peak)
+{
+  g_autofree char *bytes = tide_format_bytes (peak->bytes);
+  g_autofree char *rise = NULL;
+
+  if (peak->rise_bytes <= 0)
+    return g_strdup_printf ("%s %s", peak->by_pss ? "PSS" : "RSS", bytes);
+  rise = tide_format_bytes (peak->rise_bytes);
+  return g_strdup_printf ("PSS %s (+%s RSS later)", bytes, rise);
+}
 static void
 draw_job_lane (cairo_t                *cr,
                const TideRenderScene  *scene,
@@ -756,12 +770,11 @@ draw_job_lane (cairo_t                *cr,
    * --processes` give it, not the top of the columns in view. */
   if (x < width && scene->job_peak != NULL && scene->job_peak->known)
     {
-      g_autofree char *peak = tide_format_bytes (scene->job_peak->bytes);
+      g_autofree char *peak = job_peak_figure (scene->job_peak);
       g_autofree char *limit = job->limit > 0 ? tide_format_bytes (job->limit) : NULL;
       g_autofree char *title = limit != NULL
-        ? g_strdup_printf ("Job peak %s %s of %s limit", scene->job_peak->by_pss ? "PSS" : "RSS",
-                           peak, limit)
-        : g_strdup_printf ("Job peak %s %s", scene->job_peak->by_pss ? "PSS" : "RSS", peak);
+        ? g_strdup_printf ("Job peak %s of %s limit", peak, limit)
+        : g_strdup_printf ("Job peak %s", peak);
 
       draw_text (cr, text, title, width - 4 - text_width (text, title), l->job_y + 2,
                  scene->palette->text_dim);

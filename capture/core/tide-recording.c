@@ -460,6 +460,7 @@ tide_recording_describe_peak (TideRecording *self,
 
   g_autoptr(GArray) devices = NULL;
   g_autofree char *host = NULL;
+  g_autofree char *rise = NULL;
   GString *line;
 
   if (trace == NULL || !tide_report_job_peak (trace, &peak, NULL))
@@ -472,6 +473,8 @@ tide_recording_describe_peak (TideRecording *self,
   /* Each figure says where the memory is. */
   if (peak.known)
     g_string_append (line, " on the host");
+  if ((rise = tide_job_peak_describe_rise (&peak)) != NULL)
+    g_string_append_printf (line, " (%s)", rise);
   devices = trace != NULL ? tide_report_device_peaks (trace, NULL) : NULL;
   for (guint i = 0; devices != NULL && i < devices->len; i++)
     {

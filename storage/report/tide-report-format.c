@@ -1362,6 +1362,7 @@ job_peak_text (GString           *out,
                const TideJobPeak *peak)
 {
   g_autofree char *size = NULL;
+  g_autofree char *rise = tide_job_peak_describe_rise (peak);
 
   if (!peak->known)
     {
@@ -1373,6 +1374,8 @@ job_peak_text (GString           *out,
                           size);
   if (peak->step >= 0)
     g_string_append_printf (out, ", in step %d", peak->step);
+  if (rise != NULL)
+    g_string_append_printf (out, "; %s", rise);
   g_string_append_c (out, '\n');
 }
 
@@ -1389,6 +1392,9 @@ job_peak_json (GString           *out,
                           ",\"ts_ns\":%" G_GINT64_FORMAT, peak->by_pss ? "pss" : "rss_sum",
                           peak->bytes, peak->ts_ns);
   json_optional (out, "step", peak->step >= 0, peak->step);
+  json_optional (out, "rss_rise_after_bytes", peak->rise_bytes > 0, peak->rise_bytes);
+  json_optional (out, "rss_rise_step", peak->rise_bytes > 0 && peak->rise_step >= 0,
+                 peak->rise_step);
   g_string_append_c (out, '}');
 }
 

@@ -611,15 +611,25 @@ tide_report_job_by_pss (TideTrace  *trace,
                              error);
 }
 
+/* A row of the sweep: @total, the sum over the processes then alive of
+ * their last reading, after a reading (@is_reading) or an end at @ts_ns. */
+typedef void (*JobSweepFunc) (gint64   ts_ns,
+                              gint64   total,
+                              gboolean is_reading,
+                              gpointer user_data);
+
 /* The sweep of tide_report_job_peak(): readings of @counter and the ends
- * of processes, in time order; a reading is held until the process's next
- * one or its end.  An end at the time of a reading comes after it. */
+ * of processes (of those in @only, where not NULL), in time order; a
+ * reading is held until the process's next one or its end.  An end at the
+ * time of a reading comes after it. */
 static gboolean
-sweep_job_peak (sqlite3      *db,
-                gint          counter,
-                gint          device,
-                TideJobPeak  *peak,
-                GError      **error)
+sweep_job (sqlite3       *db,
+           gint           counter,
+           gint           device,
+           GHashTable    *only,
+           JobSweepFunc   func,
+           gpointer       user_data,
+           GError       **error)
 {
   g_autoptr(GHashTable) held = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   sqlite3_stmt *stmt;
@@ -645,7 +655,7 @@ sweep_job_peak (sqlite3      *db,
       gboolean is_end = sqlite3_column_int (stmt, 3) != 0;
       gint64 *last = g_hash_table_lookup (held, &process_id);
 
-      if (last == NULL && is_end)
+      if ((last == NULL && is_end) || (only != NULL && !g_hash_table_contains (only, &process_id)))
         continue;
       if (last == NULL)
         {
@@ -657,14 +667,51 @@ sweep_job_peak (sqlite3      *db,
         }
       total = tide_sat_add (tide_sat_sub (total, *last), is_end ? 0 : value);
       *last = is_end ? 0 : value;
-      if (!is_end && (total > peak->bytes || !peak->known))
-        {
-          peak->known = TRUE;
-          peak->bytes = total;
-          peak->ts_ns = ts_ns;
-        }
+      func (ts_ns, total, !is_end, user_data);
     }
   return tide_sqlite_finish (db, stmt, rc, TIDE_REPORT_WHAT, error);
+}
+
+static void
+keep_peak (gint64   ts_ns,
+           gint64   total,
+           gboolean is_reading,
+           gpointer user_data)
+{
+  TideJobPeak *peak = user_data;
+
+  if (is_reading && (total > peak->bytes || !peak->known))
+    {
+      peak->known = TRUE;
+      peak->bytes = total;
+      peak->ts_ns = ts_ns;
+    }
+}
+
+/* The job's RSS summed at a PSS peak's reading, and its highest after. */
+typedef struct
+{
+  gint64 reading_ns;
+  gint64 at_reading;
+  gint64 highest_after;
+  gint64 highest_ns;
+} RiseAfter;
+
+static void
+keep_rise_after (gint64   ts_ns,
+                 gint64   total,
+                 gboolean is_reading,
+                 gpointer user_data)
+{
+  RiseAfter *rise = user_data;
+
+  if (ts_ns <= rise->reading_ns)
+    rise->at_reading = total;
+  else if (is_reading && total > rise->highest_after)
+    {
+      rise->highest_after = total;
+      rise->highest_ns = ts_ns;
+    }
 }
 
 /* The step that was under way at @ts_ns (the lowest number, of any
@@ -690,6 +737,58 @@ step_at (sqlite3  *db,
                              error);
 }
 
+/* The processes alive at @ts_ns. */
+static GHashTable *
+alive_at (sqlite3  *db,
+          gint64    ts_ns,
+          GError  **error)
+{
+  g_autoptr(GHashTable) alive = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT id FROM processes WHERE start_ns <= ?1"
+                                                " AND (end_ns IS NULL OR end_ns > ?1)",
+                                            TIDE_REPORT_WHAT, error);
+  int rc;
+
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, ts_ns);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    g_hash_table_add (alive, g_memdup2 (&(gint64) { sqlite3_column_int64 (stmt, 0) },
+                                        sizeof (gint64)));
+  if (!tide_sqlite_finish (db, stmt, rc, TIDE_REPORT_WHAT, error))
+    return NULL;
+  return g_steal_pointer (&alive);
+}
+
+/* PSS is read a few times a second at most (its walk of every page costs
+ * milliseconds): a job whose memory peaked between two readings has a
+ * peak reading below its peak.  The RSS, read every poll, says how much
+ * the processes read at the peak grew after it, where it grew by more than
+ * a 32nd of it.  Only where those processes shared next to nothing then
+ * (their RSS summed within a 16th of their PSS): else the RSS counts a
+ * page they share once in each, and a worker that reads its parent's
+ * dataset would raise it while the PSS stays. */
+static gboolean
+add_rise_after (sqlite3      *db,
+                TideJobPeak  *peak,
+                GError      **error)
+{
+  RiseAfter rise = { .reading_ns = peak->ts_ns };
+  g_autoptr(GHashTable) alive = alive_at (db, peak->ts_ns, error);
+  gint64 rise_bytes;
+
+  if (alive == NULL || !sweep_job (db, TIDE_COUNTER_RSS, -1, alive, keep_rise_after, &rise, error))
+    return FALSE;
+  if (rise.at_reading > peak->bytes + peak->bytes / 16)
+    return TRUE;
+  rise_bytes = tide_sat_sub (rise.highest_after, rise.at_reading);
+  if (rise_bytes <= MAX (TIDE_JOB_RISE_MIN, peak->bytes / 32))
+    return TRUE;
+  peak->rise_bytes = rise_bytes;
+  peak->rise_ns = rise.highest_ns;
+  return step_at (db, rise.highest_ns, &peak->rise_step, error);
+}
+
 /**
  * tide_report_job_peak:
  *
@@ -707,11 +806,16 @@ tide_report_job_peak (TideTrace    *trace,
   sqlite3 *db = _tide_trace_get_db (trace);
 
   g_return_val_if_fail (TIDE_IS_TRACE (trace), FALSE);
-  *peak = (TideJobPeak) { .step = -1 };
+  *peak = (TideJobPeak) { .step = -1, .rise_step = -1 };
   if (!tide_report_job_by_pss (trace, &peak->by_pss, error) ||
-      !sweep_job_peak (db, peak->by_pss ? TIDE_COUNTER_PSS : TIDE_COUNTER_RSS, -1, peak, error))
+      !sweep_job (db, peak->by_pss ? TIDE_COUNTER_PSS : TIDE_COUNTER_RSS, -1, NULL, keep_peak,
+                  peak, error))
     return FALSE;
-  return !peak->known || step_at (db, peak->ts_ns, &peak->step, error);
+  if (!peak->known)
+    return TRUE;
+  if (!step_at (db, peak->ts_ns, &peak->step, error))
+    return FALSE;
+  return !peak->by_pss || add_rise_after (db, peak, error);
 }
 
 /**
@@ -750,12 +854,29 @@ tide_report_device_peaks (TideTrace  *trace,
       TideDevicePeak *peak = &g_array_index (peaks, TideDevicePeak, i);
       TideJobPeak sweep = { .step = -1 };
 
-      if (!sweep_job_peak (db, TIDE_COUNTER_DEVICE_ALLOCATED, peak->device, &sweep, error))
+      if (!sweep_job (db, TIDE_COUNTER_DEVICE_ALLOCATED, peak->device, NULL, keep_peak, &sweep,
+                      error))
         return NULL;
       peak->bytes = sweep.bytes;
       peak->ts_ns = sweep.ts_ns;
     }
   return g_steal_pointer (&peaks);
+}
+
+/* "its RSS rose 80.00 MiB more after that reading, by step 25", or NULL
+ * where it did not (tide_report_job_peak()). */
+char *
+tide_job_peak_describe_rise (const TideJobPeak *peak)
+{
+  g_autofree char *size = NULL;
+
+  if (!peak->known || peak->rise_bytes <= 0)
+    return NULL;
+  size = tide_format_bytes (peak->rise_bytes);
+  if (peak->rise_step < 0)
+    return g_strdup_printf ("its RSS rose %s more after that reading", size);
+  return g_strdup_printf ("its RSS rose %s more after that reading, by step %d", size,
+                          peak->rise_step);
 }
 
 /* "job peak PSS 236.49 MiB", "peak RSS summed over processes 12.00 MiB",

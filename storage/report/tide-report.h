@@ -159,7 +159,14 @@ typedef struct
   gint64   bytes;
   gint64   ts_ns;     /* when it was reached */
   gint     step;      /* the step then under way, or -1 */
+  gint64   rise_bytes; /* by PSS: how much the job's RSS summed rose above its
+                        * value at the peak's reading, later, where by more than
+                        * a 32nd of the peak (and TIDE_JOB_RISE_MIN); else 0 */
+  gint64   rise_ns;   /* when the RSS summed was highest after that reading */
+  gint     rise_step; /* the step then under way, or -1 */
 } TideJobPeak;
+
+#define TIDE_JOB_RISE_MIN (G_GINT64_CONSTANT (1) << 20)
 
 gboolean   tide_report_job_by_pss (TideTrace    *trace,
                                    gboolean     *by_pss,
@@ -168,6 +175,7 @@ gboolean   tide_report_job_peak   (TideTrace    *trace,
                                    TideJobPeak  *peak,
                                    GError      **error);
 char      *tide_job_peak_describe (const TideJobPeak *peak);
+char      *tide_job_peak_describe_rise (const TideJobPeak *peak);
 
 /* A device's peak (tide_report_device_peaks()). */
 typedef struct

@@ -520,8 +520,9 @@ test_summary_pss (void)
     g_assert_true (peak.known && peak.by_pss);
     g_assert_cmpint (peak.step, ==, 5);
     json_peak = g_strdup_printf (",\"job_peak\":{\"measure\":\"pss\",\"bytes\":%" G_GINT64_FORMAT
-                                 ",\"ts_ns\":%" G_GINT64_FORMAT ",\"step\":5}}\n", peak.bytes,
-                                 peak.ts_ns);
+                                 ",\"ts_ns\":%" G_GINT64_FORMAT ",\"step\":5,"
+                                 "\"rss_rise_after_bytes\":null,\"rss_rise_step\":null}}\n",
+                                 peak.bytes, peak.ts_ns);
     g_assert_true (g_str_has_suffix (json, json_peak));
   }
   /* The child's copy-on-write, from the parent's mapping; and the largest

@@ -348,6 +348,7 @@ test_steady_heap (Fixture       *f,
   g_autoptr(GArray) explanations = NULL;
   g_autoptr(GPtrArray) summaries = NULL;
   const TideProcessSummary *summary;
+  TideJobPeak peak;
   guint n_read = 0;
 
   record_unsynced (f, "rss-steady.py");
@@ -396,6 +397,15 @@ test_steady_heap (Fixture       *f,
   summary = g_ptr_array_index (summaries, 0);
   g_assert_cmpint (summary->rss_growth, >=, 25 * 20 * MIB);
   g_assert_cmpint (summary->rss_growth, <=, 25 * 20 * MIB + 32 * MIB);
+
+  /* PSS is read a few times a second: the job's peak is its highest
+   * reading, and says how much the RSS rose after it, where by more than
+   * a 32nd of it, so that the two reach what the job kept. */
+  g_assert_true (tide_report_job_peak (f->trace, &peak, NULL));
+  g_test_message ("job peak PSS %" G_GINT64_FORMAT ", RSS rose %" G_GINT64_FORMAT " after",
+                  peak.bytes, peak.rise_bytes);
+  g_assert_cmpint (peak.bytes + peak.rise_bytes, >=, 25 * 20 * MIB - 20 * MIB);
+  g_assert_true (peak.rise_bytes == 0 || strstr (f->err, "its RSS rose") != NULL);
 }
 
 /* rss-cow-exit.py: a fork's child that copies 40 MiB on write and exits

@@ -412,6 +412,99 @@ test_job_peak_exec_wrapper (void)
   tide_test_remove_dir (dir);
 }
 
+/* The job of /storage/processes/job-peak-rise: one process, and where
+ * @with_child, a forked child that shares 60 MiB of its pages while its
+ * PSS is read at 40 ms. */
+static void
+write_rise_job (const char *path,
+                gboolean    with_child)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTraceWriter) w = tide_trace_writer_new (path, &error);
+  TideProcessRow py = { .id = 1, .pid = 60, .ppid = 1, .start_ns = 0, .all_mode = TRUE,
+                        .exe = "/usr/bin/python3.11", .cmdline = "python3 train.py" };
+  TideProcessRow child = { .id = 2, .pid = 61, .ppid = 60, .parent_id = 1, .start_ns = 20 * MS,
+                           .all_mode = TRUE, .exe = "/usr/bin/python3.11",
+                           .cmdline = "python3 train.py" };
+
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  tide_trace_writer_add_process (w, &py);
+  for (gint n = 1; n <= 3; n++)
+    tide_trace_writer_add_step (w, n, 1, n, NULL, (n - 1) * 30 * MS, n * 30 * MS);
+  tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS, -1, 0, 10 * MIB);
+  tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS, -1, 40 * MS, 104 * MIB);
+  tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_PSS, -1, 40 * MS, 100 * MIB);
+  tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS, -1, 70 * MS, 190 * MIB);
+  tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS, -1, 95 * MS, 10 * MIB);
+  tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_PSS, -1, 95 * MS, 9 * MIB);
+  tide_trace_writer_end_process (w, 1, 100 * MS, &tide_test_exited_0, 0);
+  if (with_child)
+    {
+      tide_trace_writer_add_process (w, &child);
+      tide_trace_writer_add_counter (w, 2, TIDE_COUNTER_RSS, -1, 20 * MS, 60 * MIB);
+      tide_trace_writer_add_counter (w, 2, TIDE_COUNTER_PSS, -1, 40 * MS, 0);
+      tide_trace_writer_end_process (w, 2, 80 * MS, &tide_test_exited_0, 0);
+    }
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  g_assert_no_error (error);
+}
+
+/* One process whose PSS was read at 40 ms, in step 2, and next as it
+ * exited, once it had freed what it kept: its RSS rose 86 MiB after the
+ * peak's reading, to its top in step 3, which the peak says.  Where it
+ * shared pages with a forked child at that reading, its RSS summed with
+ * the child's is no measure of the job's memory: nothing is said. */
+static void
+test_job_peak_rise (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-processes-rise");
+  g_autofree char *path = g_build_filename (dir, "rise.tide", NULL);
+  g_autofree char *shared = g_build_filename (dir, "shared.tide", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GString) text = g_string_new (NULL);
+  g_autoptr(GString) json = g_string_new (NULL);
+  g_autoptr(GPtrArray) summaries = NULL;
+  g_autofree char *rise = NULL;
+  TideJobPeak peak;
+
+  write_rise_job (path, FALSE);
+  trace = tide_trace_open (path, &error);
+  g_assert_no_error (error);
+  g_assert_true (tide_report_job_peak (trace, &peak, &error));
+  g_assert_no_error (error);
+  g_assert_true (peak.known && peak.by_pss);
+  g_assert_cmpint (peak.bytes, ==, 100 * MIB);
+  g_assert_cmpint (peak.step, ==, 2);
+  g_assert_cmpint (peak.rise_bytes, ==, 86 * MIB);
+  g_assert_cmpint (peak.rise_ns, ==, 70 * MS);
+  g_assert_cmpint (peak.rise_step, ==, 3);
+  rise = tide_job_peak_describe_rise (&peak);
+  g_assert_cmpstr (rise, ==, "its RSS rose 86.00 MiB more after that reading, by step 3");
+
+  summaries = tide_report_processes (trace, &error);
+  g_assert_no_error (error);
+  tide_format_processes (text, summaries, &peak, TIDE_FORMAT_TEXT);
+  g_assert_nonnull (strstr (text->str, "\nJob peak PSS: 100.00 MiB, in step 2; its RSS rose 86.00 MiB"
+                                       " more after that reading, by step 3\n"));
+  tide_format_processes (json, summaries, &peak, TIDE_FORMAT_JSON);
+  g_assert_nonnull (strstr (json->str, "\"step\":2,\"rss_rise_after_bytes\":90177536,"
+                                       "\"rss_rise_step\":3}"));
+
+  g_clear_object (&trace);
+  write_rise_job (shared, TRUE);
+  trace = tide_trace_open (shared, &error);
+  g_assert_no_error (error);
+  g_assert_true (tide_report_job_peak (trace, &peak, &error));
+  g_assert_cmpint (peak.bytes, ==, 100 * MIB);
+  g_assert_cmpint (peak.rise_bytes, ==, 0);
+  g_assert_null (tide_job_peak_describe_rise (&peak));
+
+  g_clear_object (&trace);
+  tide_test_remove_dir (dir);
+}
+
 static void
 test_job_steps_text (Fixture       *f,
                      gconstpointer  data)
@@ -685,5 +778,6 @@ main (int    argc,
   g_test_add_func ("/storage/processes/step-row-describe", test_step_row_describe);
   g_test_add_func ("/storage/processes/job-steps-from-start", test_job_steps_from_start);
   g_test_add_func ("/storage/processes/job-peak-exec-wrapper", test_job_peak_exec_wrapper);
+  g_test_add_func ("/storage/processes/job-peak-rise", test_job_peak_rise);
   return g_test_run ();
 }
