@@ -627,6 +627,34 @@ test_own_package (void)
     }
 }
 
+/* Python's import machinery, frozen into the interpreter, never names a
+ * stack: an import that a library ran names it by that library's import
+ * line, where no line of the user's own is in the stack (a worker's
+ * copy-on-write of code objects was said to come from
+ * `<frozen importlib._bootstrap_external>:729 (_compile_bytecode)`). */
+static void
+test_import_machinery (void)
+{
+  g_autoptr(TidePlumbing) plumbing = tide_plumbing_new_default ();
+  TideGroup *g = g_new0 (TideGroup, 1);
+  g_autofree char *headline = NULL;
+
+  g->frames = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_frame_free);
+  g_ptr_array_add (g->frames, python_frame ("_compile_bytecode",
+                                            "<frozen importlib._bootstrap_external>", 729));
+  g_ptr_array_add (g->frames, python_frame ("SourceLoader.get_code",
+                                            "<frozen importlib._bootstrap_external>", 1074));
+  g_ptr_array_add (g->frames, python_frame ("_call_with_frames_removed",
+                                            "<frozen importlib._bootstrap>", 241));
+  g_ptr_array_add (g->frames, python_frame ("<module>", "/usr/lib/python3/dist-packages/"
+                                            "torch/nn/__init__.py", 1));
+  group_with_flags (g, plumbing);
+  g_assert_cmpint (tide_frames_find_headline (g->frames), ==, 3);
+  headline = tide_group_describe_headline (g);
+  g_assert_cmpstr (headline, ==, "torch/nn/__init__.py:1 <module>");
+  tide_group_free (g);
+}
+
 /* Library code: the standard library, installed packages, frozen modules;
  * the user's own files are not, wherever they are. */
 static void
@@ -791,6 +819,7 @@ main (int    argc,
   g_test_add_func ("/storage/headline/library-paths", test_library_paths);
   g_test_add_func ("/storage/headline/library", test_library_headline);
   g_test_add_func ("/storage/headline/own-package", test_own_package);
+  g_test_add_func ("/storage/headline/import-machinery", test_import_machinery);
   g_test_add_func ("/storage/headline/file-names-unique", test_file_names_unique);
   g_test_add_func ("/storage/headline/file-names-in-trace", test_file_names_in_trace);
 
