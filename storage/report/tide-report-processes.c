@@ -619,14 +619,12 @@ typedef void (*JobSweepFunc) (gint64   ts_ns,
                               gpointer user_data);
 
 /* The sweep of tide_report_job_peak(): readings of @counter and the ends
- * of processes (of those in @only, where not NULL), in time order; a
- * reading is held until the process's next one or its end.  An end at the
- * time of a reading comes after it. */
+ * of processes, in time order; a reading is held until the process's next
+ * one or its end.  An end at the time of a reading comes after it. */
 static gboolean
 sweep_job (sqlite3       *db,
            gint           counter,
            gint           device,
-           GHashTable    *only,
            JobSweepFunc   func,
            gpointer       user_data,
            GError       **error)
@@ -655,7 +653,7 @@ sweep_job (sqlite3       *db,
       gboolean is_end = sqlite3_column_int (stmt, 3) != 0;
       gint64 *last = g_hash_table_lookup (held, &process_id);
 
-      if ((last == NULL && is_end) || (only != NULL && !g_hash_table_contains (only, &process_id)))
+      if (last == NULL && is_end)
         continue;
       if (last == NULL)
         {
@@ -688,32 +686,6 @@ keep_peak (gint64   ts_ns,
     }
 }
 
-/* The job's RSS summed at a PSS peak's reading, and its highest after. */
-typedef struct
-{
-  gint64 reading_ns;
-  gint64 at_reading;
-  gint64 highest_after;
-  gint64 highest_ns;
-} RiseAfter;
-
-static void
-keep_rise_after (gint64   ts_ns,
-                 gint64   total,
-                 gboolean is_reading,
-                 gpointer user_data)
-{
-  RiseAfter *rise = user_data;
-
-  if (ts_ns <= rise->reading_ns)
-    rise->at_reading = total;
-  else if (is_reading && total > rise->highest_after)
-    {
-      rise->highest_after = total;
-      rise->highest_ns = ts_ns;
-    }
-}
-
 /* The step that was under way at @ts_ns (the lowest number, of any
  * process), or -1. */
 static gboolean
@@ -737,27 +709,174 @@ step_at (sqlite3  *db,
                              error);
 }
 
-/* The processes alive at @ts_ns. */
-static GHashTable *
-alive_at (sqlite3  *db,
-          gint64    ts_ns,
-          GError  **error)
+typedef struct
 {
-  g_autoptr(GHashTable) alive = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
-  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT id FROM processes WHERE start_ns <= ?1"
+  gint64 ts_ns;
+  gint64 value;
+} RssReading;
+
+/* A process's RSS from a time on: the reading it held then, the later
+ * ones in time order, and its end (a reading of 0). */
+typedef struct
+{
+  gint64  process_id;
+  gint64  end_ns;   /* -1: it never ended */
+  gint64  held;     /* its RSS at the time asked, 0: none yet */
+  GArray *later;    /* RssReading */
+  guint   next;
+} RssAfter;
+
+static void
+rss_after_clear (gpointer data)
+{
+  RssAfter *r = data;
+
+  g_clear_pointer (&r->later, g_array_unref);
+}
+
+/* @sql's readings of @r's RSS, about @ts_ns, each to @add: probes of
+ * counters_by_time, process by process, where a sweep of every RSS
+ * reading of the job would sort them all. */
+static gboolean
+read_rss (sqlite3     *db,
+          const char  *sql,
+          RssAfter    *r,
+          gint64       ts_ns,
+          void       (*add) (RssAfter *r, const RssReading *reading),
+          GError     **error)
+{
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, sql, TIDE_REPORT_WHAT, error);
+  int rc;
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, r->process_id);
+  sqlite3_bind_int (stmt, 2, TIDE_COUNTER_RSS);
+  sqlite3_bind_int64 (stmt, 3, ts_ns);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    add (r, &(RssReading) { sqlite3_column_int64 (stmt, 0),
+                            MAX (sqlite3_column_int64 (stmt, 1), 0) });
+  return tide_sqlite_finish (db, stmt, rc, TIDE_REPORT_WHAT, error);
+}
+
+static void
+hold_reading (RssAfter         *r,
+              const RssReading *reading)
+{
+  r->held = reading->value;
+}
+
+static void
+add_later_reading (RssAfter         *r,
+                   const RssReading *reading)
+{
+  g_array_append_val (r->later, *reading);
+}
+
+/* The processes alive at @ts_ns, each with its RSS then. */
+static GArray *
+load_alive_rss (sqlite3  *db,
+                gint64    ts_ns,
+                GError  **error)
+{
+  g_autoptr(GArray) alive = g_array_new (FALSE, TRUE, sizeof (RssAfter));
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT id, coalesce (end_ns, -1) FROM processes"
+                                                " WHERE start_ns <= ?1"
                                                 " AND (end_ns IS NULL OR end_ns > ?1)",
                                             TIDE_REPORT_WHAT, error);
   int rc;
 
   if (stmt == NULL)
     return NULL;
+  g_array_set_clear_func (alive, rss_after_clear);
   sqlite3_bind_int64 (stmt, 1, ts_ns);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    g_hash_table_add (alive, g_memdup2 (&(gint64) { sqlite3_column_int64 (stmt, 0) },
-                                        sizeof (gint64)));
+    {
+      RssAfter r = { .process_id = sqlite3_column_int64 (stmt, 0),
+                     .end_ns = sqlite3_column_int64 (stmt, 1) };
+
+      g_array_append_val (alive, r);
+    }
   if (!tide_sqlite_finish (db, stmt, rc, TIDE_REPORT_WHAT, error))
     return NULL;
+  for (guint i = 0; i < alive->len; i++)
+    {
+      RssAfter *r = &g_array_index (alive, RssAfter, i);
+
+      if (!read_rss (db, "SELECT ts_ns, value FROM counters WHERE process_id = ?1"
+                         " AND counter = ?2 AND device = -1 AND ts_ns <= ?3"
+                         " ORDER BY ts_ns DESC LIMIT 1", r, ts_ns, hold_reading, error))
+        return NULL;
+    }
   return g_steal_pointer (&alive);
+}
+
+/* Their readings after @ts_ns, and their ends. */
+static gboolean
+load_alive_rss_later (sqlite3  *db,
+                      GArray   *alive,
+                      gint64    ts_ns,
+                      GError  **error)
+{
+  for (guint i = 0; i < alive->len; i++)
+    {
+      RssAfter *r = &g_array_index (alive, RssAfter, i);
+
+      r->later = g_array_new (FALSE, FALSE, sizeof (RssReading));
+      if (!read_rss (db, "SELECT ts_ns, value FROM counters WHERE process_id = ?1"
+                         " AND counter = ?2 AND device = -1 AND ts_ns > ?3 ORDER BY ts_ns",
+                     r, ts_ns, add_later_reading, error))
+        return FALSE;
+      if (r->end_ns > ts_ns)
+        add_later_reading (r, &(RssReading) { r->end_ns, 0 });
+    }
+  return TRUE;
+}
+
+/* The process whose next reading comes first, or -1 when none is left. */
+static gint
+next_in_time (GArray *alive)
+{
+  gint best = -1;
+
+  for (guint i = 0; i < alive->len; i++)
+    {
+      const RssAfter *r = &g_array_index (alive, RssAfter, i);
+      const RssAfter *b = best >= 0 ? &g_array_index (alive, RssAfter, best) : NULL;
+
+      if (r->next < r->later->len &&
+          (b == NULL || g_array_index (r->later, RssReading, r->next).ts_ns <
+                        g_array_index (b->later, RssReading, b->next).ts_ns))
+        best = (gint) i;
+    }
+  return best;
+}
+
+/* The highest of their RSS summed after the time they were loaded at,
+ * from @total then, and *@when_ns it was reached; @total where it never
+ * passed it. */
+static gint64
+highest_sum_later (GArray *alive,
+                   gint64  total,
+                   gint64 *when_ns)
+{
+  gint64 highest = total;
+  gint next;
+
+  while ((next = next_in_time (alive)) >= 0)
+    {
+      RssAfter *r = &g_array_index (alive, RssAfter, next);
+      const RssReading *reading = &g_array_index (r->later, RssReading, r->next++);
+
+      total = tide_sat_add (tide_sat_sub (total, r->held), reading->value);
+      r->held = reading->value;
+      if (total > highest)
+        {
+          highest = total;
+          *when_ns = reading->ts_ns;
+        }
+    }
+  return highest;
 }
 
 /* PSS is read a few times a second at most (its walk of every page costs
@@ -773,20 +892,23 @@ add_rise_after (sqlite3      *db,
                 TideJobPeak  *peak,
                 GError      **error)
 {
-  RiseAfter rise = { .reading_ns = peak->ts_ns };
-  g_autoptr(GHashTable) alive = alive_at (db, peak->ts_ns, error);
-  gint64 rise_bytes;
+  g_autoptr(GArray) alive = load_alive_rss (db, peak->ts_ns, error);
+  gint64 at_reading = 0, highest, highest_ns = 0;
 
-  if (alive == NULL || !sweep_job (db, TIDE_COUNTER_RSS, -1, alive, keep_rise_after, &rise, error))
+  if (alive == NULL)
     return FALSE;
-  if (rise.at_reading > peak->bytes + peak->bytes / 16)
+  for (guint i = 0; i < alive->len; i++)
+    at_reading = tide_sat_add (at_reading, g_array_index (alive, RssAfter, i).held);
+  if (at_reading > peak->bytes + peak->bytes / 16)
     return TRUE;
-  rise_bytes = tide_sat_sub (rise.highest_after, rise.at_reading);
-  if (rise_bytes <= MAX (TIDE_JOB_RISE_MIN, peak->bytes / 32))
+  if (!load_alive_rss_later (db, alive, peak->ts_ns, error))
+    return FALSE;
+  highest = highest_sum_later (alive, at_reading, &highest_ns);
+  if (tide_sat_sub (highest, at_reading) <= MAX (TIDE_JOB_RISE_MIN, peak->bytes / 32))
     return TRUE;
-  peak->rise_bytes = rise_bytes;
-  peak->rise_ns = rise.highest_ns;
-  return step_at (db, rise.highest_ns, &peak->rise_step, error);
+  peak->rise_bytes = tide_sat_sub (highest, at_reading);
+  peak->rise_ns = highest_ns;
+  return step_at (db, highest_ns, &peak->rise_step, error);
 }
 
 /**
@@ -808,8 +930,8 @@ tide_report_job_peak (TideTrace    *trace,
   g_return_val_if_fail (TIDE_IS_TRACE (trace), FALSE);
   *peak = (TideJobPeak) { .step = -1, .rise_step = -1 };
   if (!tide_report_job_by_pss (trace, &peak->by_pss, error) ||
-      !sweep_job (db, peak->by_pss ? TIDE_COUNTER_PSS : TIDE_COUNTER_RSS, -1, NULL, keep_peak,
-                  peak, error))
+      !sweep_job (db, peak->by_pss ? TIDE_COUNTER_PSS : TIDE_COUNTER_RSS, -1, keep_peak, peak,
+                  error))
     return FALSE;
   if (!peak->known)
     return TRUE;
@@ -854,8 +976,7 @@ tide_report_device_peaks (TideTrace  *trace,
       TideDevicePeak *peak = &g_array_index (peaks, TideDevicePeak, i);
       TideJobPeak sweep = { .step = -1 };
 
-      if (!sweep_job (db, TIDE_COUNTER_DEVICE_ALLOCATED, peak->device, NULL, keep_peak, &sweep,
-                      error))
+      if (!sweep_job (db, TIDE_COUNTER_DEVICE_ALLOCATED, peak->device, keep_peak, &sweep, error))
         return NULL;
       peak->bytes = sweep.bytes;
       peak->ts_ns = sweep.ts_ns;
