@@ -513,6 +513,9 @@ tide_capture_process_inherit_arenas (TideCaptureProcess *self,
     return;
   tide_live_table_foreach (parent->live, inherit_arena, self);
   tide_pymalloc_free_add_unhooked (&self->pymalloc, (gint64) (parent->pymalloc.used_bytes + 0.5));
+  /* The room the arenas hold at the fork is on the parent's pages, shared:
+   * the child's own counts from this first value (tide-report-rss.c). */
+  write_py_arenas (self, self->start_ns, TRUE);
 }
 
 /* The bytes that pymalloc's blocks held when the preload hooked the

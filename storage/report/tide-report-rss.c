@@ -456,25 +456,34 @@ heap_within_anon (gint64 heap,
   return heap > 0 ? MIN (heap, anon_room) : MAX (heap, anon_room);
 }
 
+/* A class's change since a fork, for the child's first row: what its
+ * allocator and its Python arenas held free at the fork was on its
+ * parent's pages, shared, and the child's first value is that one (the
+ * preload sends its allocator's at the fork, the recorder writes its
+ * arenas' as the child starts). */
+static gint64
+delta_since_fork (const TideStepRow *r,
+                  TideStepClass      cls)
+{
+  if (!r->has_classes || r->class_end[cls] < 0)
+    return 0;
+  return r->class_end[cls] - MAX (r->class_first[cls], 0);
+}
+
 /* A fork's child first sampled at this step's end: what it shares, and
  * its file and shmem pages, it inherited, and its private memory at fork
- * was nothing.  So were the free chunks of its allocator, its parent's
- * on shared pages: the preload sends them at the fork, the child's first
- * value. */
+ * was nothing. */
 static void
 explain_since_fork (const TideStepRow  *r,
                     gint64              heap,
                     TideRssExplanation *e)
 {
-  gint64 alloc_free_end = r->class_end[TIDE_STEP_ALLOC_FREE];
-
   e->since_fork = TRUE;
   e->base_delta = r->class_end[TIDE_STEP_USS];
   e->terms[TIDE_RSS_COW] = r->class_end[TIDE_STEP_COW];
   e->terms[TIDE_RSS_HEAP] = heap;
-  if (r->has_classes && alloc_free_end >= 0)
-    e->terms[TIDE_RSS_ALLOC_FREE] = alloc_free_end - MAX (r->class_first[TIDE_STEP_ALLOC_FREE], 0);
-  e->terms[TIDE_RSS_PY_ARENA_FREE] = class_delta (r, TIDE_STEP_PY_ARENA_FREE);
+  e->terms[TIDE_RSS_ALLOC_FREE] = delta_since_fork (r, TIDE_STEP_ALLOC_FREE);
+  e->terms[TIDE_RSS_PY_ARENA_FREE] = delta_since_fork (r, TIDE_STEP_PY_ARENA_FREE);
 }
 
 /* Whether the row's base is its private memory (USS), read by its end. */

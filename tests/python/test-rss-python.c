@@ -430,6 +430,43 @@ test_cow_at_exit (Fixture       *f,
   g_assert_cmpint (measured, <=, copied * 11 / 10);
 }
 
+/* `rss-fork-arenas.py`: a worker forked from a parent whose Python arenas
+ * hold room that it freed.  That room is on pages the worker shares: no
+ * explanation of the worker's private memory counts it, at its first step
+ * or up to its last reading. */
+static void
+test_fork_arenas (Fixture       *f,
+                  gconstpointer  unused)
+{
+  g_autoptr(GPtrArray) rows = NULL;
+  g_autoptr(GArray) explanations = NULL;
+  gint64 worker_id;
+  guint n_worker = 0;
+
+  record (f, "rss-fork-arenas.py", NULL);
+  g_assert_cmpstr (f->out, ==, "kept 1000000\n");
+  worker_id = tide_test_query_int (f->trace, "SELECT id FROM processes WHERE parent_id > 0");
+  g_assert_cmpint (at_step (f, 1, TIDE_COUNTER_PY_ARENA_FREE, "made"), >=, 16 * MIB);
+  rows = tide_report_job_steps (f->trace, NULL);
+  g_assert_nonnull (rows);
+  explanations = tide_rss_explain_steps (rows);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const TideStepRow *r = g_ptr_array_index (rows, i);
+      const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, i);
+      g_autofree char *line = NULL;
+
+      if (r->process_id != worker_id || e->pending)
+        continue;
+      line = tide_rss_explanation_describe (e);
+      g_test_message ("step %d: %s", r->number, line);
+      n_worker++;
+      g_assert_cmpint (ABS (e->terms[TIDE_RSS_PY_ARENA_FREE]), <=, MIB);
+      g_assert_cmpint (ABS (e->terms[TIDE_RSS_UNEXPLAINED]), <=, 2 * MIB);
+    }
+  g_assert_cmpuint (n_worker, ==, 2);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -448,6 +485,7 @@ main (int    argc,
   ADD ("/rss-python/allocator", test_allocator);
   ADD ("/rss-python/shmem-and-file", test_shmem_and_file);
   ADD ("/rss-python/steady-heap", test_steady_heap);
+  ADD ("/rss-python/fork-arenas", test_fork_arenas);
 #undef ADD
   return g_test_run ();
 }
