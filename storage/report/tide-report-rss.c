@@ -422,15 +422,25 @@ static const struct
   [TIDE_RSS_UNEXPLAINED] = { "unexplained", "unexplained_bytes" },
 };
 
+/* A class's change from @from (-1: not sampled yet, nothing) to the
+ * row's end. */
+static gint64
+class_change_from (const TideStepRow *r,
+                   TideStepClass      cls,
+                   gint64             from)
+{
+  if (!r->has_classes || r->class_end[cls] < 0)
+    return 0;
+  return r->class_end[cls] - MAX (from, 0);
+}
+
 /* A class's change over the row's step; a class not sampled by the step
  * start was not there yet. */
 static gint64
 class_delta (const TideStepRow *r,
              TideStepClass      cls)
 {
-  if (!r->has_classes || r->class_end[cls] < 0)
-    return 0;
-  return r->class_end[cls] - MAX (r->class_start[cls], 0);
+  return class_change_from (r, cls, r->class_start[cls]);
 }
 
 /* Resident bytes of the recorded blocks where the recorder measured them
@@ -465,9 +475,7 @@ static gint64
 delta_since_fork (const TideStepRow *r,
                   TideStepClass      cls)
 {
-  if (!r->has_classes || r->class_end[cls] < 0)
-    return 0;
-  return r->class_end[cls] - MAX (r->class_first[cls], 0);
+  return class_change_from (r, cls, r->class_first[cls]);
 }
 
 /* A fork's child first sampled at this step's end: what it shares, and
