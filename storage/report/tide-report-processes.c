@@ -734,28 +734,34 @@ rss_after_clear (gpointer data)
   g_clear_pointer (&r->later, g_array_unref);
 }
 
-/* @sql's readings of @r's RSS, about @ts_ns, each to @add: probes of
- * counters_by_time, process by process, where a sweep of every RSS
- * reading of the job would sort them all. */
+/* @sql's readings of each process's RSS, about @ts_ns, each to @add:
+ * probes of counters_by_time, process by process, where a sweep of every
+ * RSS reading of the job would sort them all. */
 static gboolean
-read_rss (sqlite3     *db,
-          const char  *sql,
-          RssAfter    *r,
-          gint64       ts_ns,
-          void       (*add) (RssAfter *r, const RssReading *reading),
-          GError     **error)
+read_alive_rss (sqlite3     *db,
+                GArray      *alive,
+                const char  *sql,
+                gint64       ts_ns,
+                void       (*add) (RssAfter *r, const RssReading *reading),
+                GError     **error)
 {
   sqlite3_stmt *stmt = tide_sqlite_prepare (db, sql, TIDE_REPORT_WHAT, error);
-  int rc;
+  int rc = SQLITE_DONE;
 
   if (stmt == NULL)
     return FALSE;
-  sqlite3_bind_int64 (stmt, 1, r->process_id);
   sqlite3_bind_int (stmt, 2, TIDE_COUNTER_RSS);
   sqlite3_bind_int64 (stmt, 3, ts_ns);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    add (r, &(RssReading) { sqlite3_column_int64 (stmt, 0),
-                            MAX (sqlite3_column_int64 (stmt, 1), 0) });
+  for (guint i = 0; i < alive->len && rc == SQLITE_DONE; i++)
+    {
+      RssAfter *r = &g_array_index (alive, RssAfter, i);
+
+      sqlite3_reset (stmt);
+      sqlite3_bind_int64 (stmt, 1, r->process_id);
+      while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+        add (r, &(RssReading) { sqlite3_column_int64 (stmt, 0),
+                                MAX (sqlite3_column_int64 (stmt, 1), 0) });
+    }
   return tide_sqlite_finish (db, stmt, rc, TIDE_REPORT_WHAT, error);
 }
 
@@ -773,41 +779,40 @@ add_later_reading (RssAfter         *r,
   g_array_append_val (r->later, *reading);
 }
 
+static void
+read_alive_row (sqlite3_stmt *stmt,
+                gpointer      row,
+                gpointer      user_data)
+{
+  RssAfter *r = row;
+
+  r->process_id = sqlite3_column_int64 (stmt, 0);
+  r->end_ns = sqlite3_column_int64 (stmt, 1);
+}
+
 /* The processes alive at @ts_ns, each with its RSS then. */
 static GArray *
 load_alive_rss (sqlite3  *db,
                 gint64    ts_ns,
                 GError  **error)
 {
-  g_autoptr(GArray) alive = g_array_new (FALSE, TRUE, sizeof (RssAfter));
+  g_autoptr(GArray) alive = NULL;
   sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT id, coalesce (end_ns, -1) FROM processes"
                                                 " WHERE start_ns <= ?1"
                                                 " AND (end_ns IS NULL OR end_ns > ?1)",
                                             TIDE_REPORT_WHAT, error);
-  int rc;
 
-  if (stmt == NULL)
+  if (stmt != NULL)
+    sqlite3_bind_int64 (stmt, 1, ts_ns);
+  alive = tide_sqlite_read_rows (db, stmt, sizeof (RssAfter), read_alive_row, NULL,
+                                 TIDE_REPORT_WHAT, error);
+  if (alive == NULL)
     return NULL;
   g_array_set_clear_func (alive, rss_after_clear);
-  sqlite3_bind_int64 (stmt, 1, ts_ns);
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      RssAfter r = { .process_id = sqlite3_column_int64 (stmt, 0),
-                     .end_ns = sqlite3_column_int64 (stmt, 1) };
-
-      g_array_append_val (alive, r);
-    }
-  if (!tide_sqlite_finish (db, stmt, rc, TIDE_REPORT_WHAT, error))
+  if (!read_alive_rss (db, alive, "SELECT ts_ns, value FROM counters WHERE process_id = ?1"
+                                  " AND counter = ?2 AND device = -1 AND ts_ns <= ?3"
+                                  " ORDER BY ts_ns DESC LIMIT 1", ts_ns, hold_reading, error))
     return NULL;
-  for (guint i = 0; i < alive->len; i++)
-    {
-      RssAfter *r = &g_array_index (alive, RssAfter, i);
-
-      if (!read_rss (db, "SELECT ts_ns, value FROM counters WHERE process_id = ?1"
-                         " AND counter = ?2 AND device = -1 AND ts_ns <= ?3"
-                         " ORDER BY ts_ns DESC LIMIT 1", r, ts_ns, hold_reading, error))
-        return NULL;
-    }
   return g_steal_pointer (&alive);
 }
 
@@ -819,14 +824,15 @@ load_alive_rss_later (sqlite3  *db,
                       GError  **error)
 {
   for (guint i = 0; i < alive->len; i++)
+    g_array_index (alive, RssAfter, i).later = g_array_new (FALSE, FALSE, sizeof (RssReading));
+  if (!read_alive_rss (db, alive, "SELECT ts_ns, value FROM counters WHERE process_id = ?1"
+                                  " AND counter = ?2 AND device = -1 AND ts_ns > ?3"
+                                  " ORDER BY ts_ns", ts_ns, add_later_reading, error))
+    return FALSE;
+  for (guint i = 0; i < alive->len; i++)
     {
       RssAfter *r = &g_array_index (alive, RssAfter, i);
 
-      r->later = g_array_new (FALSE, FALSE, sizeof (RssReading));
-      if (!read_rss (db, "SELECT ts_ns, value FROM counters WHERE process_id = ?1"
-                         " AND counter = ?2 AND device = -1 AND ts_ns > ?3 ORDER BY ts_ns",
-                     r, ts_ns, add_later_reading, error))
-        return FALSE;
       if (r->end_ns > ts_ns)
         add_later_reading (r, &(RssReading) { r->end_ns, 0 });
     }
