@@ -692,10 +692,6 @@ draw_deaths (cairo_t               *cr,
     }
 }
 
-/* One column-wide box per band and column, from the total of the bands
- * below it to the total with it, so that each process shows as a band of
- * its own colour; then each band's label with its colour. */
-
 /* "PSS 429.99 MiB", or "PSS 429.99 MiB (+80.88 MiB RSS later)" where the
  * job's RSS rose after the peak's reading (tide_report_job_peak()). */
 static char *
@@ -709,6 +705,10 @@ job_peak_figure (const TideJobPeak *peak)
   rise = tide_format_bytes (peak->rise_bytes);
   return g_strdup_printf ("PSS %s (+%s RSS later)", bytes, rise);
 }
+
+/* One column-wide box per band and column, from the total of the bands
+ * below it to the total with it, so that each process shows as a band of
+ * its own colour; then each band's label with its colour. */
 static void
 draw_job_lane (cairo_t                *cr,
                const TideRenderScene  *scene,

@@ -6,10 +6,10 @@
  * process that marks no steps (a DataLoader worker) sends it from the
  * flusher every TIDE_ALLOC_FREE_PERIOD_NS, from its start or fork on, so
  * that the recorder's readings of it between have it beside them and not
- * only its last one.  Freed blocks stay in the arenas (and the top chunk), so RSS
- * can climb while the heap of live blocks does not: this counter
- * (TIDE_COUNTER_ALLOC_FREE of storage/common/tide-kinds.h) is how a report
- * tells that apart from a leak.
+ * only its last one.  Freed blocks stay in the arenas (and the top
+ * chunk), so RSS can climb while the heap of live blocks does not: this
+ * counter (TIDE_COUNTER_ALLOC_FREE of storage/common/tide-kinds.h) is how
+ * a report tells that apart from a leak.
  * Only the program can ask its allocator, so the preload does, on the
  * thread that marks the step, which is about to wait for the recorder's
  * flush anyway.
