@@ -159,10 +159,12 @@ typedef struct
   gint64   bytes;
   gint64   ts_ns;     /* when it was reached */
   gint     step;      /* the step then under way, or -1 */
-  gint64   rise_bytes; /* by PSS: how much the job's RSS summed rose above its
-                        * value at the peak's reading, later, where by more than
-                        * a 32nd of the peak (and TIDE_JOB_RISE_MIN); else 0 */
-  gint64   rise_ns;   /* when the RSS summed was highest after that reading */
+  gint64   rise_bytes; /* by PSS: how much the RSS summed of the processes alive
+                        * at the peak's reading rose above its value then, later,
+                        * where by more than a 32nd of the peak (and
+                        * TIDE_JOB_RISE_MIN) and where they shared next to
+                        * nothing then; else 0 */
+  gint64   rise_ns;   /* when their RSS summed was highest after that reading */
   gint     rise_step; /* the step then under way, or -1 */
 } TideJobPeak;
 
