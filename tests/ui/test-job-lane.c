@@ -287,6 +287,83 @@ test_click (Fixture       *f,
   g_assert_cmpint (tide_render_job_process_at (&scene, WIDTH, HEIGHT, c, l.strip_y), ==, 0);
 }
 
+/* The leftmost column of the job lane's title, right-aligned on its first
+ * row, in the right half of @image (the band labels are in the left). */
+static int
+title_left (cairo_surface_t        *image,
+            const TideRenderLayout *l,
+            int                     width)
+{
+  const TidePalette *p = &tide_palette_light;
+  int left = width;
+
+  for (int y = (int) l->job_y + 2; y < (int) l->job_y + 14; y++)
+    for (int x = width / 2; x < left; x++)
+      if (tide_test_pixel (image, x, y) != p->background)
+        left = x;
+  return left;
+}
+
+static int
+render_title_left (Fixture *f,
+                   int      width)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *png = g_build_filename (f->dir, "title.png", NULL);
+  TideRenderScene scene = { .begin_ns = 0, .end_ns = trace_span (f) };
+  g_autoptr(TideJobLane) job = tide_job_lane_query_job (f->trace, 0, trace_span (f), width,
+                                                        &error);
+  cairo_surface_t *image;
+  TideRenderLayout l;
+  int left;
+
+  g_assert_true (tide_render_timeline_png (f->trace, png, width, HEIGHT, &error));
+  g_assert_no_error (error);
+  image = cairo_image_surface_create_from_png (png);
+  g_assert_cmpint (cairo_surface_status (image), ==, CAIRO_STATUS_SUCCESS);
+  scene.job = job;
+  tide_render_layout (&scene, width, HEIGHT, &l);
+  left = title_left (image, &l, width);
+  cairo_surface_destroy (image);
+  g_unlink (png);
+  return left;
+}
+
+/* Where the job's RSS rose after its highest PSS reading, the job lane's
+ * title says so beside the peak, as the summary and `report --processes`
+ * do: the ranks' PSS made equal to their RSS (they share nothing), and
+ * their PSS no longer read after step 7, whose reading is then the peak,
+ * 100 + 200 MiB; their RSS rose to 100 + 260 MiB by step 10. */
+static void
+test_png_title_rise (Fixture       *f,
+                     gconstpointer  unused)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *sql = NULL;
+  int plain, rise;
+  TideJobPeak peak;
+
+  plain = render_title_left (f, 2 * WIDTH);
+  g_clear_object (&f->trace);
+  sql = g_strdup_printf ("UPDATE counters SET value = value + 30 * 1048576 WHERE counter = %d;"
+                         "DELETE FROM counters WHERE counter = %d AND ts_ns >"
+                         " (SELECT min (ts_ns) FROM counters) + 7 * %" G_GINT64_FORMAT,
+                         TIDE_COUNTER_PSS, TIDE_COUNTER_PSS, JOB_STEP_NS);
+  tide_test_exec_sql (f->path, sql);
+  f->trace = tide_trace_open (f->path, &error);
+  g_assert_no_error (error);
+  g_assert_true (tide_report_job_peak (f->trace, &peak, &error));
+  g_assert_no_error (error);
+  g_test_message ("peak %" G_GINT64_FORMAT ", rise %" G_GINT64_FORMAT, peak.bytes,
+                  peak.rise_bytes);
+  g_assert_cmpint (peak.bytes, ==, job_rank0_rss (7) + job_rank1_rss (7));
+  g_assert_cmpint (peak.rise_bytes, ==, job_rank1_rss (JOB_N_STEPS) - job_rank1_rss (7));
+  rise = render_title_left (f, 2 * WIDTH);
+  g_test_message ("title from column %d, %d with the rise", plain, rise);
+  /* "(+60.00 MiB RSS later)" more, at least 6 pixels a character. */
+  g_assert_cmpint (rise, <, plain - 22 * 6);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -299,6 +376,7 @@ main (int    argc,
   ADD ("/job-lane/png-rss-classes", test_png_rss_classes);
   ADD ("/job-lane/click", test_click);
   ADD ("/job-lane/png-death", test_png_death);
+  ADD ("/job-lane/png-title-rise", test_png_title_rise);
 #undef ADD
   return g_test_run ();
 }
