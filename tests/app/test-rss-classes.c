@@ -188,7 +188,11 @@ shared_mmap_line (void)
 /* Step 5: the child wrote 16 MiB of the 32 MiB mapping it inherited, so
  * it copied those pages on write, and the parent's mmap in main covers
  * every one of them; before that it had copied only a few pages of its
- * stack and libc's data. */
+ * stack and libc's data.  The report gives its last reading, which may
+ * hold a page more: the preload's flusher, at its first look at the
+ * loaded objects 20 ms after the fork, takes the loader's lock, on a page
+ * the child inherited (a run where steps 4 and 5 took less had it after
+ * step 5's end). */
 static void
 test_cow (Fixture       *f,
           gconstpointer  unused)
@@ -196,9 +200,13 @@ test_cow (Fixture       *f,
   g_autoptr(GPtrArray) rows = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *source = g_strdup_printf ("rss-classes.c:%d (main)", shared_mmap_line ());
+  g_autofree char *last_sql = g_strdup_printf ("SELECT value FROM counters WHERE process_id = 2"
+                                               " AND counter = %d ORDER BY ts_ns DESC LIMIT 1",
+                                               TIDE_COUNTER_COW_BYTES);
   gint64 before = child_by_step_end (f, TIDE_COUNTER_COW_BYTES, 4);
   gint64 after = child_by_step_end (f, TIDE_COUNTER_COW_BYTES, 5);
-  g_autofree char *copied = tide_format_delta (after);
+  gint64 last = tide_test_query_int (f->trace, last_sql);
+  g_autofree char *copied = tide_format_delta (last);
   g_autofree char *line = NULL;
   g_autofree char *expected = NULL;
   TideCowRow *row;
@@ -213,7 +221,8 @@ test_cow (Fixture       *f,
   g_assert_cmpuint (rows->len, ==, 1);
   row = g_ptr_array_index (rows, 0);
   g_assert_cmpint (row->process_id, ==, 2);
-  g_assert_cmpint (row->copied_bytes, ==, after);
+  g_assert_cmpint (last - after, <=, 4096);
+  g_assert_cmpint (row->copied_bytes, ==, last);
   g_assert_cmpint (row->source_bytes, ==, 16 * MIB);
   g_assert_cmpstr (row->source, ==, source);
   line = tide_cow_row_describe (row);
