@@ -611,23 +611,15 @@ tide_report_job_by_pss (TideTrace  *trace,
                              error);
 }
 
-/* A row of the sweep: @total, the sum over the processes then alive of
- * their last reading, after a reading (@is_reading) or an end at @ts_ns. */
-typedef void (*JobSweepFunc) (gint64   ts_ns,
-                              gint64   total,
-                              gboolean is_reading,
-                              gpointer user_data);
-
 /* The sweep of tide_report_job_peak(): readings of @counter and the ends
  * of processes, in time order; a reading is held until the process's next
  * one or its end.  An end at the time of a reading comes after it. */
 static gboolean
-sweep_job (sqlite3       *db,
-           gint           counter,
-           gint           device,
-           JobSweepFunc   func,
-           gpointer       user_data,
-           GError       **error)
+sweep_job_peak (sqlite3      *db,
+                gint          counter,
+                gint          device,
+                TideJobPeak  *peak,
+                GError      **error)
 {
   g_autoptr(GHashTable) held = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   sqlite3_stmt *stmt;
@@ -665,25 +657,14 @@ sweep_job (sqlite3       *db,
         }
       total = tide_sat_add (tide_sat_sub (total, *last), is_end ? 0 : value);
       *last = is_end ? 0 : value;
-      func (ts_ns, total, !is_end, user_data);
+      if (!is_end && (total > peak->bytes || !peak->known))
+        {
+          peak->known = TRUE;
+          peak->bytes = total;
+          peak->ts_ns = ts_ns;
+        }
     }
   return tide_sqlite_finish (db, stmt, rc, TIDE_REPORT_WHAT, error);
-}
-
-static void
-keep_peak (gint64   ts_ns,
-           gint64   total,
-           gboolean is_reading,
-           gpointer user_data)
-{
-  TideJobPeak *peak = user_data;
-
-  if (is_reading && (total > peak->bytes || !peak->known))
-    {
-      peak->known = TRUE;
-      peak->bytes = total;
-      peak->ts_ns = ts_ns;
-    }
 }
 
 /* The step that was under way at @ts_ns (the lowest number, of any
@@ -936,8 +917,7 @@ tide_report_job_peak (TideTrace    *trace,
   g_return_val_if_fail (TIDE_IS_TRACE (trace), FALSE);
   *peak = (TideJobPeak) { .step = -1, .rise_step = -1 };
   if (!tide_report_job_by_pss (trace, &peak->by_pss, error) ||
-      !sweep_job (db, peak->by_pss ? TIDE_COUNTER_PSS : TIDE_COUNTER_RSS, -1, keep_peak, peak,
-                  error))
+      !sweep_job_peak (db, peak->by_pss ? TIDE_COUNTER_PSS : TIDE_COUNTER_RSS, -1, peak, error))
     return FALSE;
   if (!peak->known)
     return TRUE;
@@ -982,7 +962,7 @@ tide_report_device_peaks (TideTrace  *trace,
       TideDevicePeak *peak = &g_array_index (peaks, TideDevicePeak, i);
       TideJobPeak sweep = { .step = -1 };
 
-      if (!sweep_job (db, TIDE_COUNTER_DEVICE_ALLOCATED, peak->device, keep_peak, &sweep, error))
+      if (!sweep_job_peak (db, TIDE_COUNTER_DEVICE_ALLOCATED, peak->device, &sweep, error))
         return NULL;
       peak->bytes = sweep.bytes;
       peak->ts_ns = sweep.ts_ns;
