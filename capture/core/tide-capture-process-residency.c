@@ -7,7 +7,9 @@
  * (stack, scope): all live blocks, and those born in the step.  A sampled
  * block stands for `weight` blocks, so its resident bytes are scaled alike.
  * A group's row is written only where it changed since the last step end
- * measured (tide-schema.c), beside the step's total.
+ * measured (tide-schema.c), beside the step's total.  A block that lay
+ * whole on present pages at the last step end is not read again while
+ * none of the process's pages is in swap (docs/DESIGN.md).
  */
 #include "config.h"
 
@@ -23,23 +25,27 @@ typedef struct
   gint64  end_ns;
 } Collect;
 
+/* A block that lay whole on present pages at a step end. */
+typedef struct
+{
+  guint64 addr;
+  guint64 size;
+  gint64  alloc_ns;
+} WholeBlock;
+
+/* A (stack, scope) group: its resident bytes at the step end being
+ * measured, as last written, and the last step end that found any of its
+ * blocks live.  The groups live as long as their blocks, from step end to
+ * step end: most of them are the same ones each time. */
 typedef struct
 {
   gint64 stack_id;
   gint64 scope_id;
   double resident;
   double resident_born;
-} Residency;
-
-/* A group's resident bytes as last written, and the step that last
- * measured it. */
-typedef struct
-{
-  gint64 stack_id;
-  gint64 scope_id;
-  gint64 resident;
+  gint64 written;
   gint64 step_id;
-} WrittenResidency;
+} ResidencyGroup;
 
 static void
 collect_host_block (const TideLiveAlloc *alloc,
@@ -58,85 +64,188 @@ collect_host_block (const TideLiveAlloc *alloc,
 static guint
 residency_hash (gconstpointer p)
 {
-  const Residency *r = p;
-  return (guint) tide_hash_ids ((guint64) r->stack_id, (guint64) r->scope_id, 0);
+  const ResidencyGroup *g = p;
+  return (guint) tide_hash_ids ((guint64) g->stack_id, (guint64) g->scope_id, 0);
 }
 
 static gboolean
 residency_equal (gconstpointer a,
                  gconstpointer b)
 {
-  const Residency *x = a, *y = b;
+  const ResidencyGroup *x = a, *y = b;
   return x->stack_id == y->stack_id && x->scope_id == y->scope_id;
 }
 
-/* Both keys start alike, so one hash and one equality serve both tables. */
-G_STATIC_ASSERT (G_STRUCT_OFFSET (Residency, scope_id) ==
-                 G_STRUCT_OFFSET (WrittenResidency, scope_id));
+/* Adds a block's resident bytes to its group's at step @step_id. */
+static void
+add_to_group (TideCaptureProcess  *self,
+              gint64               step_id,
+              gint64               step_start_ns,
+              const TideLiveAlloc *block,
+              guint64              resident)
+{
+  ResidencyGroup probe = { .stack_id = block->stack_id, .scope_id = block->scope_id };
+  ResidencyGroup *g = g_hash_table_lookup (self->residency_groups, &probe);
+
+  if (g == NULL)
+    {
+      g = g_memdup2 (&probe, sizeof probe);
+      g_hash_table_add (self->residency_groups, g);
+    }
+  if (g->step_id != step_id)
+    {
+      g->step_id = step_id;
+      g->resident = g->resident_born = 0;
+    }
+  g->resident += resident * block->weight;
+  if (block->alloc_ns > step_start_ns)
+    g->resident_born += resident * block->weight;
+}
 
 /* The group's row, unless its resident bytes are those last written and
- * none of its blocks born in the step is resident. */
-static void
+ * none of its blocks born in the step is resident; a group whose last
+ * block went holds nothing from this step on.  FALSE where the group is
+ * gone. */
+static gboolean
 write_group_change (TideCaptureProcess *self,
                     gint64              step_id,
-                    const Residency    *r,
+                    ResidencyGroup     *g,
                     gint64             *total,
                     gint64             *total_born)
 {
   TideResidencyRow row = {
     .step_id = step_id,
-    .stack_id = r->stack_id,
-    .scope_id = r->scope_id,
+    .stack_id = g->stack_id,
+    .scope_id = g->scope_id,
     .device = -1,
-    .resident_bytes = (gint64) (r->resident + 0.5),
-    .resident_born_bytes = (gint64) (r->resident_born + 0.5),
   };
-  WrittenResidency *last = g_hash_table_lookup (self->residency_written, r);
 
+  if (g->step_id != step_id)
+    {
+      if (g->written != 0)
+        tide_trace_writer_add_residency (self->recording->writer, &row);
+      return FALSE;
+    }
+  row.resident_bytes = (gint64) (g->resident + 0.5);
+  row.resident_born_bytes = (gint64) (g->resident_born + 0.5);
   *total += row.resident_bytes;
   *total_born += row.resident_born_bytes;
-  if (last == NULL)
-    {
-      last = g_new0 (WrittenResidency, 1);
-      *last = (WrittenResidency) { r->stack_id, r->scope_id, 0, 0 };
-      g_hash_table_add (self->residency_written, last);
-    }
-  last->step_id = step_id;
-  if (last->resident == row.resident_bytes && row.resident_born_bytes == 0)
-    return;
-  last->resident = row.resident_bytes;
-  tide_trace_writer_add_residency (self->recording->writer, &row);
+  if (g->written != row.resident_bytes || row.resident_born_bytes != 0)
+    tide_trace_writer_add_residency (self->recording->writer, &row);
+  g->written = row.resident_bytes;
+  return TRUE;
 }
 
 static void
 write_residency (TideCaptureProcess *self,
-                 gint64              step_id,
-                 GHashTable         *by_group)
+                 gint64              step_id)
 {
   GHashTableIter iter;
-  Residency *r;
-  WrittenResidency *gone;
+  ResidencyGroup *g;
   gint64 total = 0, total_born = 0;
 
-  if (self->residency_written == NULL)
-    self->residency_written = g_hash_table_new_full (residency_hash, residency_equal, g_free,
-                                                     NULL);
-  g_hash_table_iter_init (&iter, by_group);
-  while (g_hash_table_iter_next (&iter, (gpointer *) &r, NULL))
-    write_group_change (self, step_id, r, &total, &total_born);
-  /* A group whose last block went holds nothing from this step on. */
-  g_hash_table_iter_init (&iter, self->residency_written);
-  while (g_hash_table_iter_next (&iter, (gpointer *) &gone, NULL))
-    if (gone->step_id != step_id)
-      {
-        TideResidencyRow row = { .step_id = step_id, .stack_id = gone->stack_id,
-                                 .scope_id = gone->scope_id, .device = -1 };
-
-        if (gone->resident != 0)
-          tide_trace_writer_add_residency (self->recording->writer, &row);
-        g_hash_table_iter_remove (&iter);
-      }
+  g_hash_table_iter_init (&iter, self->residency_groups);
+  while (g_hash_table_iter_next (&iter, (gpointer *) &g, NULL))
+    if (!write_group_change (self, step_id, g, &total, &total_born))
+      g_hash_table_iter_remove (&iter);
   tide_trace_writer_add_residency_total (self->recording->writer, step_id, total, total_born);
+}
+
+/* Whether a block of @kind keeps its pages while it lives, unless they go
+ * to swap: an allocator's blocks.  A program may discard pages of its own
+ * mappings (madvise), and the kernel drops clean pages of a file's. */
+static gboolean
+kind_keeps_pages (guint8 kind)
+{
+  return kind == TIDE_KIND_MALLOC || kind == TIDE_KIND_PYOBJECT;
+}
+
+/* Whether @place's block lay whole on present pages at the last step end
+ * measured: the same block (address, size and birth), met by a cursor that
+ * walks @whole in address order as the places come. */
+static gboolean
+was_whole (const GArray        *whole,
+           guint               *cursor,
+           const TideLiveAlloc *block)
+{
+  const WholeBlock *w = (const WholeBlock *) whole->data;
+
+  while (*cursor < whole->len && w[*cursor].addr < block->addr)
+    (*cursor)++;
+  for (guint j = *cursor; j < whole->len && w[j].addr == block->addr; j++)
+    if (w[j].size == block->size && w[j].alloc_ns == block->alloc_ns)
+      return TRUE;
+  return FALSE;
+}
+
+/* Whether the blocks whole at the last step end still are: an anonymous
+ * page that is present leaves RAM only for swap, so where a read of the
+ * process's status after this step end found none of its pages there,
+ * they are, and only the others are read from pagemap.  On a machine
+ * without swap that is every step end; a few thousand blocks a step end,
+ * nearly all of them whole, cost the recorder more than the rest of the
+ * step end together. */
+static gboolean
+whole_blocks_hold (TideCaptureProcess *self,
+                   gint64              step_end_ns)
+{
+  return self->whole_blocks != NULL && self->unswapped_ns >= step_end_ns;
+}
+
+/* The resident bytes of each block (in @blocks' order) from pagemap, but
+ * for those known whole; FALSE where pagemap could not be read. */
+static gboolean
+read_resident (TideCaptureProcess   *self,
+               const TideLiveAlloc  *blocks,
+               const TideBlockPlace *places,
+               guint                 n,
+               gboolean              use_whole,
+               guint64              *resident)
+{
+  g_autoptr(GArray) ranges = g_array_sized_new (FALSE, FALSE, sizeof (TideRange), n);
+  g_autofree guint64 *read = NULL;
+  g_autofree gboolean *known = g_new0 (gboolean, MAX (n, 1));
+  guint cursor = 0, k = 0;
+
+  for (guint i = 0; i < n; i++)
+    {
+      const TideLiveAlloc *a = &blocks[places[i].index];
+      TideRange r = { places[i].addr, places[i].size };
+
+      known[i] = use_whole && was_whole (self->whole_blocks, &cursor, a);
+      if (!known[i])
+        g_array_append_val (ranges, r);
+    }
+  read = g_new0 (guint64, MAX (ranges->len, 1));
+  /* A process that exited right after its last step has no pages left to
+   * read: say nothing rather than "nothing was resident". */
+  if (!tide_pagemap_resident (self->pagemap, (const TideRange *) ranges->data, ranges->len,
+                              read))
+    return FALSE;
+  for (guint i = 0; i < n; i++)
+    resident[places[i].index] = known[i] ? places[i].size : read[k++];
+  return TRUE;
+}
+
+/* The blocks that lie whole on present pages now, in address order. */
+static void
+keep_whole_blocks (TideCaptureProcess   *self,
+                   const TideLiveAlloc  *blocks,
+                   const TideBlockPlace *places,
+                   guint                 n,
+                   const guint64        *resident)
+{
+  if (self->whole_blocks == NULL)
+    self->whole_blocks = g_array_new (FALSE, FALSE, sizeof (WholeBlock));
+  g_array_set_size (self->whole_blocks, 0);
+  for (guint i = 0; i < n; i++)
+    {
+      const TideLiveAlloc *a = &blocks[places[i].index];
+      WholeBlock w = { a->addr, a->size, a->alloc_ns };
+
+      if (kind_keeps_pages (a->kind) && resident[places[i].index] == a->size)
+        g_array_append_val (self->whole_blocks, w);
+    }
 }
 
 void
@@ -145,10 +254,8 @@ tide_capture_process_measure_residency (TideCaptureProcess *self,
                                         gint64              step_start_ns,
                                         gint64              step_end_ns)
 {
-  g_autoptr(GArray) ranges = NULL;
-  g_autoptr(GHashTable) by_group = NULL;
+  g_autoptr(GArray) collected = NULL;
   g_autofree TideBlockPlace *places = NULL;
-  g_autofree guint64 *resident_in_order = NULL;
   g_autofree guint64 *resident = NULL;
   const TideLiveAlloc *blocks;
   Collect c = { .end_ns = step_end_ns };
@@ -156,48 +263,24 @@ tide_capture_process_measure_residency (TideCaptureProcess *self,
   if (self->pagemap == NULL)
     return;
 
-  c.blocks = g_array_new (FALSE, FALSE, sizeof (TideLiveAlloc));
+  collected = c.blocks = g_array_new (FALSE, FALSE, sizeof (TideLiveAlloc));
   tide_live_table_foreach (self->live, collect_host_block, &c);
   if (self->more_blocks != NULL)
     self->more_blocks (collect_host_block, &c, self->more_blocks_data);
   blocks = (const TideLiveAlloc *) c.blocks->data;
   places = tide_live_allocs_places_by_addr (blocks, c.blocks->len);
-
-  ranges = g_array_sized_new (FALSE, FALSE, sizeof (TideRange), c.blocks->len);
-  for (guint i = 0; i < c.blocks->len; i++)
+  resident = g_new0 (guint64, MAX (c.blocks->len, 1));
+  if (!read_resident (self, blocks, places, c.blocks->len,
+                      whole_blocks_hold (self, step_end_ns), resident))
     {
-      TideRange r = { places[i].addr, places[i].size };
-      g_array_append_val (ranges, r);
-    }
-  resident_in_order = g_new0 (guint64, MAX (c.blocks->len, 1));
-  /* A process that exited right after its last step has no pages left to
-   * read: say nothing rather than "nothing was resident". */
-  if (!tide_pagemap_resident (self->pagemap, (const TideRange *) ranges->data, ranges->len,
-                              resident_in_order))
-    {
-      g_array_unref (c.blocks);
+      g_clear_pointer (&self->whole_blocks, g_array_unref);
       return;
     }
-  resident = g_new0 (guint64, MAX (c.blocks->len, 1));
-  for (guint i = 0; i < c.blocks->len; i++)
-    resident[places[i].index] = resident_in_order[i];
+  keep_whole_blocks (self, blocks, places, c.blocks->len, resident);
 
-  by_group = g_hash_table_new_full (residency_hash, residency_equal, g_free, NULL);
+  if (self->residency_groups == NULL)
+    self->residency_groups = g_hash_table_new_full (residency_hash, residency_equal, g_free, NULL);
   for (guint i = 0; i < c.blocks->len; i++)
-    {
-      const TideLiveAlloc *a = &blocks[i];
-      Residency probe = { a->stack_id, a->scope_id, 0, 0 };
-      Residency *r = g_hash_table_lookup (by_group, &probe);
-
-      if (r == NULL)
-        {
-          r = g_memdup2 (&probe, sizeof probe);
-          g_hash_table_add (by_group, r);
-        }
-      r->resident += resident[i] * a->weight;
-      if (a->alloc_ns > step_start_ns)
-        r->resident_born += resident[i] * a->weight;
-    }
-  write_residency (self, step_id, by_group);
-  g_array_unref (c.blocks);
+    add_to_group (self, step_id, step_start_ns, &blocks[i], resident[i]);
+  write_residency (self, step_id);
 }

@@ -665,6 +665,19 @@ moved_since_mark (TideCaptureProcess *self)
   return ABS ((gint64) statm.rss_bytes - self->mark_rss) > STEP_FENCE_BYTES;
 }
 
+/* The classes, and whether any of the process's pages were out in swap:
+ * where none were, a page that was present stays so (the residency). */
+static gboolean
+read_classes (TideCaptureProcess *self,
+              gboolean            with_rollup,
+              TideRssClasses     *out)
+{
+  if (!tide_proc_counters_read_classes (self->counters, with_rollup, out))
+    return FALSE;
+  self->unswapped_ns = out->swap_bytes == 0 ? tide_capture_now_ns () : 0;
+  return TRUE;
+}
+
 /**
  * tide_capture_process_sample_classes:
  * @with_rollup: also read smaps_rollup (PSS, USS, shared pages), which
@@ -699,7 +712,7 @@ tide_capture_process_sample_classes_by (TideCaptureProcess *self,
 
   if (self->counters == NULL || self->end_ns != 0 || self->read_at_exit)
     return FALSE;
-  if (!tide_proc_counters_read_classes (self->counters, with_rollup, &c))
+  if (!read_classes (self, with_rollup, &c))
     {
       /* Gone, or a kernel without smaps_rollup: that sample is left out. */
       self->classes_missed++;
@@ -789,7 +802,7 @@ tide_capture_process_read_at_exit (TideCaptureProcess *self,
    * of it.  The last one is the job's footprint at its end, which a job
    * that grew since the last snapshot has at its peak. */
   if (self->counters != NULL && self->end_ns == 0 &&
-      tide_proc_counters_read_classes (self->counters, TRUE, &c))
+      read_classes (self, TRUE, &c))
     {
       gboolean with_pss = _tide_recording_is_last_live (self->recording, self);
 
@@ -993,7 +1006,8 @@ tide_capture_process_free (TideCaptureProcess *self)
   g_clear_pointer (&self->device_live, tide_live_table_free);
   g_clear_pointer (&self->counters, tide_proc_counters_free);
   g_clear_pointer (&self->pagemap, tide_pagemap_free);
-  g_clear_pointer (&self->residency_written, g_hash_table_unref);
+  g_clear_pointer (&self->residency_groups, g_hash_table_unref);
+  g_clear_pointer (&self->whole_blocks, g_array_unref);
   g_clear_pointer (&self->cow, tide_cow_free);
   g_clear_pointer (&self->threads, g_hash_table_unref);
   g_clear_pointer (&self->scopes, g_hash_table_unref);

@@ -59,7 +59,11 @@ struct _TideCaptureProcess
                                         * may repeat host ones (registered memory) */
   TideProcCounters    *counters;
   TidePagemap         *pagemap;
-  GHashTable          *residency_written; /* WrittenResidency, the groups' last rows */
+  GHashTable          *residency_groups; /* ResidencyGroup: the live blocks' groups */
+  GArray              *whole_blocks;   /* WholeBlock: the blocks that lay whole on
+                                        * present pages at the last residency */
+  gint64               unswapped_ns;   /* when a read of its status last found none of
+                                        * its pages in swap; 0: the last read found some */
   GHashTable          *threads;        /* tid -> threads.id */
   guint32              last_tid;       /* the last tid looked up, 0: none ... */
   gint64               last_thread_id; /* ... and its threads.id: a message holds

@@ -307,6 +307,7 @@ tide_proc_counters_read_status (TideProcCounters *self,
     { "RssAnon:", G_STRUCT_OFFSET (TideRssClasses, anon_bytes) },
     { "RssFile:", G_STRUCT_OFFSET (TideRssClasses, file_bytes) },
     { "RssShmem:", G_STRUCT_OFFSET (TideRssClasses, shmem_bytes) },
+    { "VmSwap:", G_STRUCT_OFFSET (TideRssClasses, swap_bytes) },
   };
   char buf[4096];
 

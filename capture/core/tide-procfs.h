@@ -55,6 +55,7 @@ typedef struct
   guint64 pss_bytes;      /* shared pages split among the processes that map them */
   guint64 private_bytes;  /* USS */
   guint64 shared_bytes;
+  guint64 swap_bytes;     /* VmSwap: its anonymous pages out in swap, not resident */
 } TideRssClasses;
 
 typedef struct

@@ -355,24 +355,23 @@ wait_for_measured_steps (const char *path,
   g_error ("the recorder measured no %" G_GINT64_FORMAT " steps in 60 s", n);
 }
 
-/* rss-toucher with @args, under --all: the 64 MiB mapping is recorded;
- * 4 MiB more of it is resident per step, and the recorder measured exactly
- * that from pagemap at every step, the last one included.  The program
- * goes on from each step but the last once the trace holds its
- * measurement (--pause-each-step), so that no step's pages are counted in
- * the one before, however far the recorder lags. */
+/* Records the target @name with @args under --all, letting it go on from
+ * each of its first @paced steps once the trace holds that step's
+ * measurement, so that no step's pages are counted in the one before,
+ * however far the recorder lags; it must print "@name done". */
 static void
-check_rss_toucher (Fixture           *f,
-                   const char *const *args)
+record_paced (Fixture           *f,
+              const char        *name,
+              const char *const *args,
+              gint64             paced)
 {
-  g_autofree char *exe = target_path ("rss-toucher");
+  g_autofree char *exe = target_path (name);
+  g_autofree char *done = g_strdup_printf ("%s done\n", name);
   const char *argv[16] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "--all", "-o", f->trace,
-                           "--", exe, "--pause-each-step" };
+                           "--", exe };
   g_autoptr(GError) error = NULL;
-  g_autoptr(TideTrace) trace = NULL;
-  g_autoptr(GPtrArray) steps = NULL;
   char out[64] = "";
-  guint n = 10;
+  guint n = 9;
   int in_fd, out_fd, wait_status;
   GPid recorder;
   FILE *out_file;
@@ -383,7 +382,7 @@ check_rss_toucher (Fixture           *f,
   g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
                             &recorder, &in_fd, &out_fd, NULL, &error);
   g_assert_no_error (error);
-  for (gint64 step = 1; step < 8; step++)
+  for (gint64 step = 1; step <= paced; step++)
     {
       wait_for_measured_steps (f->trace, step);
       g_assert_cmpint (write (in_fd, "go\n", 3), ==, 3);
@@ -394,20 +393,50 @@ check_rss_toucher (Fixture           *f,
   fclose (out_file);
   g_assert_cmpint (waitpid (recorder, &wait_status, 0), ==, recorder);
   g_assert_cmpint (wait_status_to_int (wait_status), ==, 0);
-  g_assert_cmpstr (out, ==, "rss-toucher done\n");
+  g_assert_cmpstr (out, ==, done);
+}
 
-  trace = tide_test_open_trace (f->trace);
-  steps = tide_report_steps (trace, NULL);
-  g_assert_cmpuint (steps->len, ==, 8);
+/* Asserts that the blocks of the trace's steps were resident by exactly
+ * @mib[i] MiB at step i + 1's end, as the recorder measured them. */
+static void
+assert_resident_mib (Fixture      *f,
+                     const gint64 *mib,
+                     guint         n_steps)
+{
+  g_autoptr(TideTrace) trace = tide_test_open_trace (f->trace);
+  g_autoptr(GPtrArray) steps = tide_report_steps (trace, NULL);
+
+  g_assert_cmpuint (steps->len, ==, n_steps);
   for (guint i = 0; i < steps->len; i++)
     {
       TideStepRow *row = g_ptr_array_index (steps, i);
 
-      g_assert_cmpint (row->mapped_end, ==, 64 * MiB);
       g_assert_true (row->has_resident);
-      g_assert_cmpint (row->resident_explained, ==, (gint64) (i + 1) * 4 * MiB);
+      g_assert_cmpint (row->resident_explained, ==, mib[i] * MiB);
       g_assert_cmpint (row->rss_end, >=, row->resident_explained);
     }
+}
+
+/* rss-toucher with @args: the 64 MiB mapping is recorded; 4 MiB more of
+ * it is resident per step, and the recorder measured exactly that from
+ * pagemap at every step, the last one included. */
+static void
+check_rss_toucher (Fixture           *f,
+                   const char *const *args)
+{
+  static const gint64 mib[] = { 4, 8, 12, 16, 20, 24, 28, 32 };
+  const char *paused[16] = { "--pause-each-step" };
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GPtrArray) steps = NULL;
+
+  for (guint i = 0; args[i] != NULL && i + 2 < G_N_ELEMENTS (paused); i++)
+    paused[i + 1] = args[i];
+  record_paced (f, "rss-toucher", paused, G_N_ELEMENTS (mib) - 1);
+  assert_resident_mib (f, mib, G_N_ELEMENTS (mib));
+  trace = tide_test_open_trace (f->trace);
+  steps = tide_report_steps (trace, NULL);
+  for (guint i = 0; i < steps->len; i++)
+    g_assert_cmpint (((TideStepRow *) g_ptr_array_index (steps, i))->mapped_end, ==, 64 * MiB);
 }
 
 /* ... and the recorder wrote a group's row only where it changed: the
@@ -447,6 +476,21 @@ test_residency_at_exit (Fixture       *f,
   check_rss_toucher (f, args);
 }
 
+/* A malloc'd block written whole at step 1 is known whole at the next
+ * step ends without a read of its pages, while a mapping's pages, which
+ * the program drops at step 3 without a free, are read again at each:
+ * 16, 16, 8 and 12 MiB (resident-drop.c). */
+static void
+test_residency_dropped_pages (Fixture       *f,
+                              gconstpointer  data)
+{
+  static const gint64 mib[] = { 16, 16, 8, 12 };
+  const char *args[] = { NULL };
+
+  record_paced (f, "resident-drop", args, G_N_ELEMENTS (mib) - 1);
+  assert_resident_mib (f, mib, G_N_ELEMENTS (mib));
+}
+
 void
 add_record_process_tests (void)
 {
@@ -460,4 +504,5 @@ add_record_process_tests (void)
   RECORD_TEST_ADD ("/record/dlopen", NULL, test_dlopen);
   RECORD_TEST_ADD ("/record/residency", NULL, test_residency);
   RECORD_TEST_ADD ("/record/residency-at-exit", NULL, test_residency_at_exit);
+  RECORD_TEST_ADD ("/record/residency-dropped-pages", NULL, test_residency_dropped_pages);
 }
