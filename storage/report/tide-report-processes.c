@@ -376,19 +376,21 @@ _tide_report_step_at (sqlite3   *db,
                       GError   **error)
 {
   sqlite3_stmt *stmt;
-  int rc;
+  gint64 number;
+  gboolean ok;
 
   stmt = tide_sqlite_prepare (db, "SELECT coalesce ((SELECT number FROM steps WHERE process_id = ?1"
                                   "  AND start_ns <= ?2 AND end_ns >= ?2 ORDER BY number LIMIT 1),"
                                   " (SELECT max (number) + 1 FROM steps WHERE process_id = ?1"
                                   "  AND end_ns < ?2), 0)", TIDE_REPORT_WHAT, error);
-  if (stmt == NULL)
-    return FALSE;
-  sqlite3_bind_int64 (stmt, 1, source_id);
-  sqlite3_bind_int64 (stmt, 2, ns);
-  rc = sqlite3_step (stmt);
-  *out = rc == SQLITE_ROW ? CLAMP (sqlite3_column_int64 (stmt, 0), 0, G_MAXINT) : 0;
-  return tide_sqlite_finish (db, stmt, rc == SQLITE_ROW ? SQLITE_DONE : rc, TIDE_REPORT_WHAT, error);
+  if (stmt != NULL)
+    {
+      sqlite3_bind_int64 (stmt, 1, source_id);
+      sqlite3_bind_int64 (stmt, 2, ns);
+    }
+  ok = tide_sqlite_read_int (db, stmt, 0, &number, TIDE_REPORT_WHAT, error);
+  *out = CLAMP (number, 0, G_MAXINT);
+  return ok;
 }
 
 /* The sum at @ns of the last @counter reading at or before it of every
@@ -583,7 +585,8 @@ tide_report_job_by_pss (TideTrace  *trace,
 {
   sqlite3 *db;
   sqlite3_stmt *stmt;
-  int rc;
+  gint64 found;
+  gboolean ok;
 
   g_return_val_if_fail (TIDE_IS_TRACE (trace), FALSE);
   db = _tide_trace_get_db (trace);
@@ -605,10 +608,9 @@ tide_report_job_by_pss (TideTrace  *trace,
     return FALSE;
   sqlite3_bind_int (stmt, 1, TIDE_COUNTER_RSS);
   sqlite3_bind_int (stmt, 2, TIDE_COUNTER_PSS);
-  rc = sqlite3_step (stmt);
-  *by_pss = rc == SQLITE_ROW && sqlite3_column_int (stmt, 0) != 0;
-  return tide_sqlite_finish (db, stmt, rc == SQLITE_ROW ? SQLITE_DONE : rc, TIDE_REPORT_WHAT,
-                             error);
+  ok = tide_sqlite_read_int (db, stmt, 0, &found, TIDE_REPORT_WHAT, error);
+  *by_pss = found != 0;
+  return ok;
 }
 
 /* The sweep of tide_report_job_peak(): readings of @counter and the ends
@@ -678,16 +680,14 @@ step_at (sqlite3  *db,
   sqlite3_stmt *stmt = tide_sqlite_prepare (db, "SELECT min (number) FROM steps"
                                                 " WHERE start_ns <= ?1 AND end_ns >= ?1",
                                             TIDE_REPORT_WHAT, error);
-  int rc;
+  gint64 lowest;
+  gboolean ok;
 
-  if (stmt == NULL)
-    return FALSE;
-  sqlite3_bind_int64 (stmt, 1, ts_ns);
-  rc = sqlite3_step (stmt);
-  *number = rc == SQLITE_ROW && sqlite3_column_type (stmt, 0) != SQLITE_NULL
-            ? sqlite3_column_int (stmt, 0) : -1;
-  return tide_sqlite_finish (db, stmt, rc == SQLITE_ROW ? SQLITE_DONE : rc, TIDE_REPORT_WHAT,
-                             error);
+  if (stmt != NULL)
+    sqlite3_bind_int64 (stmt, 1, ts_ns);
+  ok = tide_sqlite_read_int (db, stmt, -1, &lowest, TIDE_REPORT_WHAT, error);
+  *number = (gint) lowest;
+  return ok;
 }
 
 typedef struct

@@ -193,6 +193,35 @@ tide_sqlite_run_once (sqlite3       *db,
   return ok;
 }
 
+/**
+ * tide_sqlite_read_int:
+ * @stmt: (transfer full) (nullable): prepared and bound; %NULL where
+ *   tide_sqlite_prepare() failed, with @error already set
+ * @fallback: @out where @stmt returns no row, a NULL, or fails
+ *
+ * The one integer that @stmt returns (a count, a step number) into @out,
+ * then finishes it: the statements that tide_sqlite_query_int() cannot
+ * run because they have parameters.
+ */
+gboolean
+tide_sqlite_read_int (sqlite3       *db,
+                      sqlite3_stmt  *stmt,
+                      gint64         fallback,
+                      gint64        *out,
+                      const char    *what,
+                      GError       **error)
+{
+  int rc;
+
+  *out = fallback;
+  if (stmt == NULL)
+    return FALSE;
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW && sqlite3_column_type (stmt, 0) != SQLITE_NULL)
+    *out = sqlite3_column_int64 (stmt, 0);
+  return tide_sqlite_finish (db, stmt, rc, what, error);
+}
+
 /* Runs @sql, which returns one integer (a count, a pragma), into @out: 0
  * when it returns no row, or when it fails. */
 gboolean
@@ -202,16 +231,8 @@ tide_sqlite_query_int (sqlite3     *db,
                        gint64      *out,
                        GError     **error)
 {
-  sqlite3_stmt *stmt = tide_sqlite_prepare (db, sql, what, error);
-  int rc;
-
-  *out = 0;
-  if (stmt == NULL)
-    return FALSE;
-  rc = sqlite3_step (stmt);
-  if (rc == SQLITE_ROW)
-    *out = sqlite3_column_int64 (stmt, 0);
-  return tide_sqlite_finish (db, stmt, rc, what, error);
+  return tide_sqlite_read_int (db, tide_sqlite_prepare (db, sql, what, error), 0, out, what,
+                               error);
 }
 
 gboolean

@@ -56,6 +56,12 @@ gboolean      tide_sqlite_run_once     (sqlite3       *db,
                                         sqlite3_stmt  *stmt,
                                         const char    *what,
                                         GError       **error);
+gboolean      tide_sqlite_read_int     (sqlite3       *db,
+                                        sqlite3_stmt  *stmt,
+                                        gint64         fallback,
+                                        gint64        *out,
+                                        const char    *what,
+                                        GError       **error);
 gboolean      tide_sqlite_query_int    (sqlite3     *db,
                                         const char  *sql,
                                         const char  *what,
