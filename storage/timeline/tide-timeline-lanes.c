@@ -261,31 +261,32 @@ tide_lane_data_set_peak (TideLaneData *lane)
       lane->peak = MAX (lane->peak, lane->max[c]);
 }
 
+static void
+read_process_id (sqlite3_stmt *stmt,
+                 gpointer      row,
+                 gpointer      user_data)
+{
+  *(gint64 *) row = sqlite3_column_int64 (stmt, 0);
+}
+
+/* The processes whose counters the lanes of @process_id sum: that one,
+ * or every process for 0. */
 static GArray *
 load_process_ids (sqlite3     *db,
                   gint64       process_id,
                   GError     **error)
 {
-  g_autoptr(GArray) ids = g_array_new (FALSE, FALSE, sizeof (gint64));
   sqlite3_stmt *stmt;
-  int rc;
+  GArray *ids;
 
-  if (process_id != 0)
+  if (process_id == 0)
     {
-      g_array_append_val (ids, process_id);
-      return g_steal_pointer (&ids);
+      stmt = tide_sqlite_prepare (db, "SELECT id FROM processes ORDER BY id", WHAT, error);
+      return tide_sqlite_read_rows (db, stmt, sizeof (gint64), read_process_id, NULL, WHAT, error);
     }
-  stmt = tide_sqlite_prepare (db, "SELECT id FROM processes ORDER BY id", WHAT, error);
-  if (stmt == NULL)
-    return NULL;
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      gint64 id = sqlite3_column_int64 (stmt, 0);
-      g_array_append_val (ids, id);
-    }
-  if (!tide_sqlite_finish (db, stmt, rc, WHAT, error))
-    return NULL;
-  return g_steal_pointer (&ids);
+  ids = g_array_sized_new (FALSE, FALSE, sizeof (gint64), 1);
+  g_array_append_val (ids, process_id);
+  return ids;
 }
 
 /* The (counter, device) pair after @pair, in two primary-key seeks: the
