@@ -19,6 +19,7 @@
 #include "tide-trace-diff.h"
 #include "tide-report-private.h"
 #include "tide-saturate.h"
+#include "tide-sorted.h"
 
 #define NOISE_SIGMAS 4.0
 
@@ -371,18 +372,8 @@ pair_before (const TideStepPair *pairs,
              guint               n_pairs,
              gint64              t)
 {
-  guint lo = 0, hi = n_pairs;
-
-  while (lo < hi)
-    {
-      guint mid = lo + (hi - lo) / 2;
-
-      if (pairs[mid].before_start <= t)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  return (gint) lo - 1;
+  return (gint) tide_sorted_count_at_most (pairs, n_pairs, sizeof (TideStepPair),
+                                           G_STRUCT_OFFSET (TideStepPair, before_start), t) - 1;
 }
 
 /**

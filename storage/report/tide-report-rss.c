@@ -14,6 +14,7 @@
 #include "tide-report-format.h"
 #include "tide-report-private.h"
 #include "tide-report-rss.h"
+#include "tide-sorted.h"
 
 
 void
@@ -214,18 +215,8 @@ static guint
 count_at (const GArray *samples,
           gint64        ts_ns)
 {
-  guint lo = 0, hi = samples->len;
-
-  while (lo < hi)
-    {
-      guint mid = lo + (hi - lo) / 2;
-
-      if (g_array_index (samples, Sample, mid).ts_ns <= ts_ns)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  return lo;
+  return tide_sorted_count_at_most (samples->data, samples->len, sizeof (Sample),
+                                    G_STRUCT_OFFSET (Sample, ts_ns), ts_ns);
 }
 
 /* The last value sampled at or before @ts_ns, -1 when none was. */

@@ -12,6 +12,7 @@
 #include "tide-lod-cache-private.h"
 
 #include "tide-hash.h"
+#include "tide-sorted.h"
 #include "tide-sqlite.h"
 
 #define WHAT "cannot query the timeline"
@@ -356,17 +357,7 @@ static guint
 chunk_search (const Chunk *chunk,
               gint64       bucket)
 {
-  guint lo = 0, hi = chunk->n;
-
-  while (lo < hi)
-    {
-      guint mid = lo + (hi - lo) / 2;
-      if (chunk->bucket[mid] < bucket)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  return lo;
+  return tide_sorted_count_below (chunk->bucket, chunk->n, sizeof (gint64), 0, bucket);
 }
 
 /* Buckets [lo, hi] of @lane, each handed to @visit, and their edges.
