@@ -58,6 +58,10 @@ struct _TideTimelineCache
   GArray     *process_ids; /* what lanes_process_id stands for */
 };
 
+/* The LOD rows of the lane that bind_lane() binds to ?1 to ?4. */
+#define LANE_ROWS \
+  "counter_lod WHERE process_id = ?1 AND counter = ?2 AND device = ?3 AND level = ?4"
+
 /* ?1 to ?4 name the lane, ?5 and ?6 the buckets. */
 static void
 bind_lane (sqlite3_stmt       *stmt,
@@ -85,12 +89,9 @@ read_edges (sqlite3            *db,
   sqlite3_stmt *stmt;
   int rc;
 
-  stmt = tide_sqlite_prepare (db,
-                              "SELECT (SELECT last_value FROM counter_lod WHERE process_id = ?1"
-                              "   AND counter = ?2 AND device = ?3 AND level = ?4 AND bucket < ?5"
-                              "   ORDER BY bucket DESC LIMIT 1),"
-                              " EXISTS (SELECT 1 FROM counter_lod WHERE process_id = ?1"
-                              "   AND counter = ?2 AND device = ?3 AND level = ?4 AND bucket > ?6)",
+  stmt = tide_sqlite_prepare (db, "SELECT (SELECT last_value FROM " LANE_ROWS " AND bucket < ?5"
+                                  "   ORDER BY bucket DESC LIMIT 1),"
+                                  " EXISTS (SELECT 1 FROM " LANE_ROWS " AND bucket > ?6)",
                               WHAT, error);
   if (stmt == NULL)
     return FALSE;
@@ -117,11 +118,8 @@ read_rows (sqlite3            *db,
   sqlite3_stmt *stmt;
   int rc;
 
-  stmt = tide_sqlite_prepare (db,
-                              "SELECT bucket, min_value, max_value, last_value FROM counter_lod"
-                              " WHERE process_id = ?1 AND counter = ?2 AND device = ?3"
-                              " AND level = ?4 AND bucket BETWEEN ?5 AND ?6 ORDER BY bucket",
-                              WHAT, error);
+  stmt = tide_sqlite_prepare (db, "SELECT bucket, min_value, max_value, last_value FROM " LANE_ROWS
+                                  " AND bucket BETWEEN ?5 AND ?6 ORDER BY bucket", WHAT, error);
   if (stmt == NULL)
     return FALSE;
   bind_lane (stmt, lane, lo, hi);
