@@ -138,6 +138,7 @@ main (int    argc,
       gint64 t0 = g_get_monotonic_time (), t1, t2, t3, t4, t5;
       g_autoptr(TideCow) cow = NULL;
       guint64 copied;
+      gint64 left;
       double v;
 
       tide_proc_counters_read_classes (counters, FALSE, &classes);
@@ -151,7 +152,7 @@ main (int    argc,
         }
       t3 = g_get_monotonic_time ();
       if (cow != NULL)
-        tide_cow_measure (cow, &copied, NULL);
+        tide_cow_measure (cow, &copied, &left, NULL);
       t4 = g_get_monotonic_time ();
       tide_anon_splitter_read (splitter, child, pagemap, &split);
       t5 = g_get_monotonic_time ();

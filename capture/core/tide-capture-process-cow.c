@@ -47,6 +47,7 @@ tide_capture_process_start_cow (TideCaptureProcess *self,
     }
   self->fork_parent = parent;
   self->last_cow = -1;
+  self->last_cow_left = -1;
 }
 
 static void
@@ -277,12 +278,13 @@ tide_capture_process_measure_cow (TideCaptureProcess *self,
                               gint64          ts_ns)
 {
   g_autoptr(GArray) copied = NULL;
-  guint64 bytes;
+  guint64 bytes, own;
+  gint64 left;
 
   if (self->cow == NULL || self->end_ns != 0 || self->read_at_exit)
     return;
   copied = g_array_new (FALSE, FALSE, sizeof (TideRange));
-  if (!tide_cow_measure (self->cow, &bytes, copied))
+  if (!tide_cow_measure (self->cow, &bytes, &left, copied))
     {
       self->classes_missed++;
       return;
@@ -293,9 +295,17 @@ tide_capture_process_measure_cow (TideCaptureProcess *self,
       tide_trace_writer_add_counter (self->recording->writer, self->id, TIDE_COUNTER_COW_BYTES,
                                      -1, ts_ns, (gint64) bytes);
     }
-  if (bytes >= self->cow_attributed + MAX (COW_ATTRIBUTE_BYTES, self->cow_attributed / 8))
+  if (left >= 0 && left != self->last_cow_left)
     {
-      attribute (self, ts_ns, copied, bytes);
-      self->cow_attributed = bytes;
+      self->last_cow_left = left;
+      tide_trace_writer_add_counter (self->recording->writer, self->id,
+                                     TIDE_COUNTER_COW_LEFT_BYTES, -1, ts_ns, left);
+    }
+  /* The sources are those of the pages the child copied itself. */
+  own = bytes - (guint64) MAX (left, 0);
+  if (own >= self->cow_attributed + MAX (COW_ATTRIBUTE_BYTES, self->cow_attributed / 8))
+    {
+      attribute (self, ts_ns, copied, own);
+      self->cow_attributed = own;
     }
 }

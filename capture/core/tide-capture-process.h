@@ -107,6 +107,7 @@ struct _TideCaptureProcess
   TideCow             *cow;
   TideCaptureProcess  *fork_parent;    /* whose pages it copies */
   gint64               last_cow;
+  gint64               last_cow_left;  /* of it, the frames it inherited: its parent's writes */
   guint64              cow_attributed; /* the copied bytes last attributed */
 };
 

@@ -16,7 +16,15 @@
  * pagemap entries of those runs again and counts the pages now present and
  * exclusive.  Pages of large folios are told exclusive by the kernel's
  * estimate for the whole folio; small pages, which is what a copy is, are
- * exact.  A page mapped again later (munmap, then mmap at the same place)
+ * exact.
+ *
+ * Whose write it was shows in the page frame, where pagemap shows frames
+ * (to a reader with CAP_SYS_ADMIN): a page that the child copied is a new
+ * frame, while a page that the child alone maps because its parent wrote
+ * (or freed) its own is the frame it inherited.  Those are not the child's
+ * copies but pages no longer shared, and are counted apart; the low 32
+ * bits of each inherited page's frame tell them (a machine would need
+ * 16 TiB of RAM for two frames to share them).  A page mapped again later (munmap, then mmap at the same place)
  * is no longer the inherited one but would still count if exclusive: rare
  * for a DataLoader worker, whose heap stays in place.
  */
@@ -34,6 +42,7 @@
 #define PM_PRESENT    (G_GUINT64_CONSTANT (1) << 63)
 #define PM_FILE       (G_GUINT64_CONSTANT (1) << 61)  /* file page or shared anonymous */
 #define PM_EXCLUSIVE  (G_GUINT64_CONSTANT (1) << 56)
+#define PM_FRAME_MASK ((G_GUINT64_CONSTANT (1) << 55) - 1)
 #define CHUNK_PAGES   65536u                           /* 512 KiB of entries a read */
 #define MAX_GAP_PAGES 1024u                            /* reading 8 KiB beats a pread */
 /* Past this much virtual memory in writable private mappings the rest is
@@ -51,6 +60,8 @@ struct _TideCow
   int      pagemap_fd;
   guint    page_shift;
   GArray  *runs;       /* Run, sorted: the inherited pages */
+  GArray  *frames;     /* guint32: the low bits of each inherited page's frame, in order */
+  gboolean frames_seen; /* pagemap showed frames: not all of them 0 */
   guint64  inherited;  /* pages */
   guint64 *entries;    /* CHUNK_PAGES */
 };
@@ -81,6 +92,12 @@ static inline gboolean
 is_inherited (guint64 entry)
 {
   return (entry & (PM_PRESENT | PM_FILE | PM_EXCLUSIVE)) == PM_PRESENT;
+}
+
+static inline guint32
+frame_of (guint64 entry)
+{
+  return (guint32) (entry & PM_FRAME_MASK);
 }
 
 static inline gboolean
@@ -159,9 +176,13 @@ note_inherited (TideCow  *self,
                 guint64   entry,
                 gpointer  unused)
 {
+  guint32 frame = frame_of (entry);
+
   if (!is_inherited (entry))
     return;
   add_page (self->runs, page);
+  g_array_append_val (self->frames, frame);
+  self->frames_seen |= frame != 0;
   self->inherited++;
 }
 
@@ -236,6 +257,7 @@ tide_cow_open (int      pid,
   g_autoptr(TideCow) self = g_new0 (TideCow, 1);
 
   self->runs = g_array_new (FALSE, FALSE, sizeof (Run));
+  self->frames = g_array_new (FALSE, FALSE, sizeof (guint32));
   self->entries = g_new (guint64, CHUNK_PAGES);
   self->pagemap_fd = open (path, O_RDONLY | O_CLOEXEC);
   if (self->pagemap_fd < 0)
@@ -265,6 +287,7 @@ tide_cow_free (TideCow *self)
   if (self->pagemap_fd >= 0)
     close (self->pagemap_fd);
   g_clear_pointer (&self->runs, g_array_unref);
+  g_clear_pointer (&self->frames, g_array_unref);
   g_free (self->entries);
   g_free (self);
 }
@@ -290,10 +313,13 @@ add_copied (GArray  *copied,
 
 typedef struct
 {
-  guint64  pages;
+  guint64  pages;   /* exclusive now */
+  guint64  left;    /* ... of which the frames inherited */
+  guint64  index;   /* of the page in the inherited ones */
   GArray  *copied;  /* nullable */
 } Count;
 
+/* Called on every inherited page in order, as walk_pages() goes. */
 static void
 count_copied (TideCow  *self,
               guint64   page,
@@ -301,10 +327,16 @@ count_copied (TideCow  *self,
               gpointer  data)
 {
   Count *count = data;
+  guint64 index = count->index++;
 
   if (!is_copied (entry))
     return;
   count->pages++;
+  if (self->frames_seen && frame_of (entry) == g_array_index (self->frames, guint32, index))
+    {
+      count->left++;
+      return;
+    }
   if (count->copied != NULL)
     add_copied (count->copied, page << self->page_shift, G_GUINT64_CONSTANT (1) << self->page_shift);
 }
@@ -312,13 +344,17 @@ count_copied (TideCow  *self,
 gboolean
 tide_cow_measure (TideCow *self,
                   guint64 *bytes_out,
+                  gint64  *left_out,
                   GArray  *copied)
 {
-  Count count = { 0, copied };
+  Count count = { .copied = copied };
 
   *bytes_out = 0;
+  *left_out = -1;
   if (!walk_pages (self, (const Run *) self->runs->data, self->runs->len, count_copied, &count))
     return FALSE;
   *bytes_out = count.pages << self->page_shift;
+  if (self->frames_seen)
+    *left_out = (gint64) (count.left << self->page_shift);
   return TRUE;
 }

@@ -25,12 +25,16 @@ TideCow *tide_cow_open             (int        pid,
                                     GError   **error);
 void     tide_cow_free             (TideCow   *self);
 
-/* Bytes of the inherited pages that the process alone maps now.  When
- * @copied is not NULL, appends them to it as TideRange runs, sorted by
- * address.  Returns FALSE when pagemap could not be read (the process is
- * gone); @bytes_out is then 0. */
+/* Bytes of the inherited pages that the process alone maps now, and in
+ * @left_out those of them that are still the frames it inherited (its
+ * parent wrote or freed its own), -1 where pagemap hides frames (a reader
+ * without CAP_SYS_ADMIN).  When @copied is not NULL, appends the pages
+ * that the process copied itself to it as TideRange runs, sorted by
+ * address (all of them where frames are hidden).  Returns FALSE when
+ * pagemap could not be read (the process is gone); @bytes_out is then 0. */
 gboolean tide_cow_measure          (TideCow   *self,
                                     guint64   *bytes_out,
+                                    gint64    *left_out,
                                     GArray    *copied);
 
 /* Bytes of the pages noted as inherited at open. */

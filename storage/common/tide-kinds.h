@@ -61,6 +61,11 @@ typedef enum
    * page heap and caches, and its metadata), when it is the process's
    * allocator. */
   TIDE_COUNTER_TCMALLOC_FREE = 26,
+  /* The part of cow_bytes that the child did not copy: pages it still
+   * holds as it inherited them, its alone because its parent wrote or
+   * freed its own, which are no longer shared rather than copied.  Only
+   * where pagemap shows page frames (a recorder with CAP_SYS_ADMIN). */
+  TIDE_COUNTER_COW_LEFT_BYTES = 27,
   /* Live bytes of the arenas of CPython's object allocator: plumbing that
    * the Python objects in them already count in the heap, kept apart. */
   TIDE_COUNTER_PY_ARENAS   = 30,

@@ -27,6 +27,10 @@ tide_cow_row_free (TideCowRow *row)
   g_free (row);
 }
 
+/* The pages that a child holds because its parent wrote or freed its own,
+ * from which its line of copies says so. */
+#define COW_LEFT_SAID_BYTES (G_GINT64_CONSTANT (1) << 20)
+
 /* "file:line (function)" of the stack's headline, else its description. */
 static char *
 describe_source (TideTrace  *trace,
@@ -90,12 +94,16 @@ load_copied (TideTrace  *trace,
              GError    **error)
 {
   sqlite3_stmt *stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
-      "SELECT p.id, p.pid, (SELECT c.value FROM counters c WHERE c.process_id = p.id"
-      "                     AND c.counter = " TIDE_SQL_COUNTER_COW_BYTES " ORDER BY c.ts_ns DESC LIMIT 1) AS copied"
-      " FROM processes p WHERE copied > 0 ORDER BY p.id", TIDE_REPORT_WHAT, error);
+      "SELECT id, pid, copied - coalesce (left, 0), coalesce (left, -1) FROM"
+      " (SELECT p.id, p.pid,"
+      "   (SELECT c.value FROM counters c WHERE c.process_id = p.id"
+      "    AND c.counter = " TIDE_SQL_COUNTER_COW_BYTES " ORDER BY c.ts_ns DESC LIMIT 1) AS copied,"
+      "   (SELECT c.value FROM counters c WHERE c.process_id = p.id"
+      "    AND c.counter = " TIDE_SQL_COUNTER_COW_LEFT_BYTES " ORDER BY c.ts_ns DESC LIMIT 1) AS left"
+      "  FROM processes p)"
+      " WHERE copied - coalesce (left, 0) > 0 ORDER BY id", TIDE_REPORT_WHAT, error);
   int rc;
 
-  G_STATIC_ASSERT (TIDE_COUNTER_COW_BYTES == 24);
   if (stmt == NULL)
     return FALSE;
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
@@ -105,6 +113,7 @@ load_copied (TideTrace  *trace,
       row->process_id = sqlite3_column_int64 (stmt, 0);
       row->pid = sqlite3_column_int64 (stmt, 1);
       row->copied_bytes = sqlite3_column_int64 (stmt, 2);
+      row->left_bytes = sqlite3_column_int64 (stmt, 3);
       g_ptr_array_add (rows, row);
     }
   return tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error);
@@ -149,13 +158,27 @@ tide_cow_row_describe (const TideCowRow *row)
 {
   g_autofree char *copied = tide_format_delta (row->copied_bytes);
   g_autofree char *covered = NULL;
+  g_autofree char *left = NULL;
+  g_autofree char *line = NULL;
 
   if (row->source == NULL)
-    return g_strdup_printf ("%s: %s copied on write, from pages of its parent that no recorded "
+    line = g_strdup_printf ("%s: %s copied on write, from pages of its parent that no recorded "
                             "block covers", row->label, copied);
-  covered = tide_format_bytes (row->source_bytes);
-  return g_strdup_printf ("%s: %s copied on write, %s of it from the parent's blocks allocated "
-                          "at %s", row->label, copied, covered, row->source);
+  else
+    {
+      covered = tide_format_bytes (row->source_bytes);
+      line = g_strdup_printf ("%s: %s copied on write, %s of it from the parent's blocks "
+                              "allocated at %s", row->label, copied, covered, row->source);
+    }
+  /* Pages its parent wrote are as much its own, but no write of its made
+   * them so: a worker's "copies" of weights that the optimizer updates.
+   * The few pages of a stack or a buffer that the parent writes on its
+   * way are not news. */
+  if (row->left_bytes < COW_LEFT_SAID_BYTES)
+    return g_steal_pointer (&line);
+  left = tide_format_bytes (row->left_bytes);
+  return g_strdup_printf ("%s; %s more no longer shared, its parent having written or freed "
+                          "them", line, left);
 }
 
 /* ---- the classes at each step's start and end ------------------------------ */
@@ -175,6 +198,7 @@ static const gint step_class_counters[TIDE_STEP_N_CLASSES] = {
   [TIDE_STEP_PY_ARENA_FREE] = TIDE_COUNTER_PY_ARENA_FREE,
   [TIDE_STEP_THREAD_STACKS] = TIDE_COUNTER_THREAD_STACKS,
   [TIDE_STEP_LIB_DATA] = TIDE_COUNTER_LIB_DATA,
+  [TIDE_STEP_COW_LEFT] = TIDE_COUNTER_COW_LEFT_BYTES,
 };
 
 typedef struct
@@ -285,6 +309,17 @@ counter_at (TideTrace     *trace,
   return FALSE;
 }
 
+/* A child's copy-on-write is the pages it copied itself: those it holds
+ * as it inherited them, its alone because its parent wrote or freed its
+ * own, are no longer shared (TIDE_STEP_COW_LEFT, where the recorder could
+ * tell them apart). */
+static void
+keep_own_copies (gint64 *classes)
+{
+  if (classes[TIDE_STEP_COW] >= 0 && classes[TIDE_STEP_COW_LEFT] > 0)
+    classes[TIDE_STEP_COW] -= classes[TIDE_STEP_COW_LEFT];
+}
+
 /* @rows: those of one process that need their classes. */
 static gboolean
 add_process_classes (TideTrace     *trace,
@@ -329,6 +364,15 @@ add_process_classes (TideTrace     *trace,
             }
         }
     }
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+
+      keep_own_copies (r->class_start);
+      keep_own_copies (r->class_end);
+      keep_own_copies (r->class_first);
+    }
+  keep_own_copies (last->class_exit);
   last->exit_read = exit_read_ns >= 0;
   last->heap_exit = -1;
   if (last->exit_read && !counter_at (trace, at, process_id, TIDE_COUNTER_HEAP_LIVE, exit_read_ns,
@@ -480,6 +524,8 @@ explain_since_fork (const TideStepRow  *r,
   e->since_fork = TRUE;
   e->base_delta = r->class_end[TIDE_STEP_USS];
   e->terms[TIDE_RSS_COW] = r->class_end[TIDE_STEP_COW];
+  e->left_by_parent = MAX (r->class_end[TIDE_STEP_COW_LEFT], 0);
+  e->terms[TIDE_RSS_SHARING] = e->left_by_parent;
   e->terms[TIDE_RSS_HEAP] = heap;
   e->terms[TIDE_RSS_ALLOC_FREE] = delta_since_fork (r, TIDE_STEP_ALLOC_FREE);
   e->terms[TIDE_RSS_PY_ARENA_FREE] = delta_since_fork (r, TIDE_STEP_PY_ARENA_FREE);
@@ -534,6 +580,7 @@ explain_row (const TideStepRow  *r,
           e->terms[TIDE_RSS_COW] = class_delta (r, TIDE_STEP_COW);
           e->terms[TIDE_RSS_SHARING] = -class_delta (r, TIDE_STEP_SHARED) -
                                        e->terms[TIDE_RSS_COW];
+          e->left_by_parent = class_delta (r, TIDE_STEP_COW_LEFT);
         }
     }
   for (gint t = 0; t < TIDE_RSS_UNEXPLAINED; t++)
@@ -645,7 +692,8 @@ add_names (GPtrArray *names,
 /* Names what moved @e's sharing term: the processes of the family of the
  * rows @pending (indices) and @i that ended in them (or after the last,
  * for a span up to the process's last reading), for pages no longer
- * shared, or started in them, for pages newly shared. */
+ * shared, or started in them, for pages newly shared; and the pages that
+ * a fork's child's parent wrote or freed. */
 static void
 name_sharing_cause (GPtrArray          *rows,
                     GArray             *pending,
@@ -653,6 +701,7 @@ name_sharing_cause (GPtrArray          *rows,
                     TideRssExplanation *e)
 {
   g_autoptr(GPtrArray) names = g_ptr_array_new ();
+  g_autoptr(GPtrArray) causes = g_ptr_array_new_with_free_func (g_free);
   gboolean ended = e->terms[TIDE_RSS_SHARING] > 0;
   g_autofree char *joined = NULL;
 
@@ -667,10 +716,21 @@ name_sharing_cause (GPtrArray          *rows,
       if (ended && e->to_exit_read)
         add_names (names, r->kin_ended_after);
     }
-  if (names->len == 0)
+  if (names->len > 0)
+    {
+      joined = join_names (names);
+      g_ptr_array_add (causes, g_strdup_printf ("%s %s", joined, ended ? "exited" : "started"));
+    }
+  if (ended && e->left_by_parent > 0)
+    {
+      g_autofree char *left = tide_format_bytes (e->left_by_parent);
+
+      g_ptr_array_add (causes, g_strdup_printf ("%s its parent wrote or freed", left));
+    }
+  if (causes->len == 0)
     return;
-  joined = join_names (names);
-  e->sharing_cause = g_strdup_printf ("%s %s", joined, ended ? "exited" : "started");
+  g_ptr_array_add (causes, NULL);
+  e->sharing_cause = g_strjoinv ("; ", (char **) causes->pdata);
 }
 
 static void

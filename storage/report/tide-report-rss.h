@@ -17,7 +17,11 @@ typedef struct
   gint64  process_id;
   gint64  pid;
   char   *label;          /* the process's label (tide-processes.h) */
-  gint64  copied_bytes;   /* the last cow_bytes value */
+  gint64  copied_bytes;   /* the last cow_bytes value, less cow_left_bytes: the
+                           * pages the process copied itself */
+  gint64  left_bytes;     /* the last cow_left_bytes value: pages it holds alone
+                           * as it inherited them, its parent having written or
+                           * freed its own; -1 where the recorder could not tell */
   gint64  source_stack_id;  /* the parent's stack whose blocks cover the most
                              * copied bytes; 0: none recorded */
   gint64  source_bytes;   /* copied bytes that its blocks cover */
@@ -72,10 +76,14 @@ typedef struct
   gint64   base_delta;
   gint64   rss_delta;
   gint64   terms[TIDE_RSS_N_TERMS];
+  gint64   left_by_parent; /* of TIDE_RSS_SHARING, the pages a fork's child holds as
+                            * it inherited them, its parent having written or
+                            * freed its own */
   char    *sharing_cause; /* what moved TIDE_RSS_SHARING, when the processes it
                            * shares pages with by fork started or ended in the
-                           * steps it covers: "DataLoader workers 0 and 1 exited";
-                           * NULL otherwise */
+                           * steps it covers: "DataLoader workers 0 and 1 exited",
+                           * or a fork's child's parent wrote or freed its
+                           * copies; NULL otherwise */
 } TideRssExplanation;
 
 /* Explains each row of tide_report_job_steps (rows by step, then

@@ -38,6 +38,9 @@ typedef enum
   TIDE_STEP_PY_ARENA_FREE,      /* what CPython's arenas hold that no object uses */
   TIDE_STEP_THREAD_STACKS,      /* resident pages of the threads' stacks */
   TIDE_STEP_LIB_DATA,           /* resident pages of the libraries' bss */
+  TIDE_STEP_COW_LEFT,           /* what COW counted as copies that a fork's child
+                                 * holds as it inherited them, its parent having
+                                 * written or freed its own: no longer shared */
   TIDE_STEP_N_CLASSES
 } TideStepClass;
 

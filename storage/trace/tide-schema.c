@@ -265,7 +265,7 @@ static const char schema_sql[] =
   "  (14, 'rss_file', 'bytes'), (15, 'rss_shmem', 'bytes'), (16, 'uss', 'bytes'),"
   "  (17, 'rss_shared_pages', 'bytes'), (18, 'alloc_free', 'bytes'),"
   "  (24, 'cow_bytes', 'bytes'), (25, 'jemalloc_free', 'bytes'),"
-  "  (26, 'tcmalloc_free', 'bytes'),"
+  "  (26, 'tcmalloc_free', 'bytes'), (27, 'cow_left_bytes', 'bytes'),"
   "  (30, 'py_arenas', 'bytes'), (31, 'py_arena_free', 'bytes'), (32, 'py_unhooked', 'bytes'),"
   "  (33, 'thread_stacks', 'bytes'), (34, 'lib_data', 'bytes');";
 

@@ -8,7 +8,9 @@
  * chunks it inherited.  What the allocator holds free is only the
  * program's to ask: a process that marks no steps sends it as it runs and
  * at its fork, so that each reading of its private memory has it beside
- * it, counted from what the child inherited.
+ * it, counted from what the child inherited.  And `tests/targets/cow-parent`,
+ * whose child holds pages alone that it wrote, and pages that its parent
+ * wrote: only the first are its copies.
  */
 #include "config.h"
 
@@ -94,11 +96,84 @@ test_worker_frees (void)
   tide_test_remove_dir (dir);
 }
 
+/* cow-parent's child wrote 8 MiB of the pages it inherited in step 3, and
+ * its parent 12 MiB more: the child holds those 20 MiB alone, but copied
+ * only the 8 MiB it wrote.  The other 12 MiB are the pages it inherited,
+ * no longer shared since its parent wrote its own: a DataLoader worker
+ * does not copy the weights that its parent's optimizer updates.  Where
+ * the page frames are hidden (not root), all 20 MiB are copies. */
+static void
+test_parent_writes (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-rss-workers");
+  g_autofree char *path = g_build_filename (dir, "cow-parent.tide", NULL);
+  g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "cow-parent", NULL);
+  g_autofree char *source_path = g_build_filename (TIDE_TARGETS_SRC_DIR, "cow-parent.c", NULL);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "--sync-steps", "-o", path,
+                         "--", target, NULL };
+  g_autofree char *out = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GPtrArray) rows = NULL;
+  g_autoptr(GPtrArray) cow = NULL;
+  g_autoptr(GArray) explanations = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *line = NULL;
+  g_autofree char *expected = NULL;
+  g_autofree char *copied = NULL;
+  g_autofree char *left = NULL;
+  const TideRssExplanation *writes;
+  const TideCowRow *row;
+  gint64 worker_id;
+
+  if (geteuid () != 0)
+    {
+      g_test_skip ("pagemap shows page frames to root only");
+      return;
+    }
+  out = tide_test_spawn_ok (argv);
+  g_assert_cmpstr (out, ==, "done\n");
+  trace = tide_test_open_trace (path);
+  worker_id = tide_test_query_int (trace, "SELECT id FROM processes WHERE parent_id > 0");
+  rows = tide_report_job_steps (trace, &error);
+  g_assert_no_error (error);
+  explanations = tide_rss_explain_steps (rows);
+  writes = worker_explanation (rows, explanations, worker_id, 3);
+  text = tide_rss_explanation_describe (writes);
+  g_test_message ("step 3: %s", text);
+
+  g_assert_cmpint (writes->first_step, ==, 3);
+  assert_within (writes->base_delta, 20 * MIB, "private memory");
+  assert_within (writes->terms[TIDE_RSS_COW], 8 * MIB, "copy-on-write");
+  assert_within (writes->terms[TIDE_RSS_SHARING], 12 * MIB, "no longer shared");
+  assert_within (writes->left_by_parent, 12 * MIB, "left by the parent");
+  assert_within (writes->terms[TIDE_RSS_UNEXPLAINED], 0, "unexplained");
+  g_assert_nonnull (strstr (text, " MiB its parent wrote or freed)"));
+
+  cow = tide_report_cow (trace, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (cow->len, ==, 1);
+  row = g_ptr_array_index (cow, 0);
+  assert_within (row->copied_bytes, 8 * MIB, "copied");
+  assert_within (row->left_bytes, 12 * MIB, "left");
+  g_assert_cmpint (row->source_bytes, ==, 8 * MIB);
+  copied = tide_format_delta (row->copied_bytes);
+  left = tide_format_bytes (row->left_bytes);
+  line = tide_cow_row_describe (row);
+  expected = g_strdup_printf ("%s: %s copied on write, 8.00 MiB of it from the parent's blocks "
+                              "allocated at cow-parent.c:%d (main); %s more no longer shared, "
+                              "its parent having written or freed them", row->label, copied,
+                              tide_test_source_line (source_path, "char *shared = mmap ("), left);
+  g_assert_cmpstr (line, ==, expected);
+  tide_test_remove_dir (dir);
+}
+
 int
 main (int    argc,
       char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/rss-workers/allocator-free", test_worker_frees);
+  g_test_add_func ("/rss-workers/parent-writes", test_parent_writes);
   return g_test_run ();
 }
