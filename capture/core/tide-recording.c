@@ -401,16 +401,19 @@ _tide_recording_step_ended (TideRecording      *self,
                             gint64              ts_ns)
 {
   gboolean fresh = self->sync_steps || tide_capture_now_ns () - ts_ns <= STEP_READ_FRESH_NS;
+  gboolean first_tries = !stepping->rolled_up_at_step &&
+                         stepping->step_rollup_tries < STEP_ROLLUP_TRIES;
 
   self->last_step_ns = MAX (self->last_step_ns, ts_ns);
   /* A process's first step end is read whatever is due: the report's
    * first span of its steps starts there, not at a reading that the poll
    * took while the interpreter started.  Its next ones are too, a few
    * times, where that reading did not stand for its step end (the step
-   * fence): a first step often grows on into the second. */
-  if (fresh && (self->sync_steps || ts_ns >= self->next_rollup_ns ||
-                (!stepping->rolled_up_at_step &&
-                 stepping->step_rollup_tries < STEP_ROLLUP_TRIES)))
+   * fence): a first step often grows on into the second.  Those are read
+   * however late the recorder meets them (on a loaded machine), at their
+   * own time then: a reading soon after a step end still ends the first
+   * span there rather than at the process's exit. */
+  if (first_tries || (fresh && (self->sync_steps || ts_ns >= self->next_rollup_ns)))
     {
       snapshot_classes (self, ts_ns, stepping);
       stepping->step_rollup_tries++;
