@@ -29,6 +29,7 @@
 #include "config.h"
 
 #include "tide-preload-private.h"
+#include "tide-preload-own.h"
 
 #include <dlfcn.h>
 #include <malloc.h>
@@ -187,6 +188,10 @@ tide_preload_send_allocator_free (void)
     }
   if (any)
     tidemark_preload_counter (TIDE_WIRE_COUNTER_ALLOC_FREE, -1, total);
+  /* Beside it, as the other anonymous memory that only the process can
+   * tell: the preload's own. */
+  tidemark_preload_counter (TIDE_WIRE_COUNTER_PRELOAD_OWN, -1,
+                            (int64_t) tide_own_resident_bytes ());
 }
 
 /* At a step's mark: from now on the marks send it. */

@@ -285,6 +285,7 @@ G_STATIC_ASSERT (TIDE_WIRE_COUNTER_ALLOC_FREE == TIDE_COUNTER_ALLOC_FREE);
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_JEMALLOC_FREE == TIDE_COUNTER_JEMALLOC_FREE);
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_TCMALLOC_FREE == TIDE_COUNTER_TCMALLOC_FREE);
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_PY_UNHOOKED == TIDE_COUNTER_PY_UNHOOKED);
+G_STATIC_ASSERT (TIDE_WIRE_COUNTER_PRELOAD_OWN == TIDE_COUNTER_PRELOAD_OWN);
 
 /* A process may speak twice: its environment's rank at start-up, then
  * torch.distributed's rank or its DataLoader worker index; -1 keeps what
@@ -324,7 +325,7 @@ on_counter (TideRecProcess        *self,
     }
   if (rec->counter != TIDE_COUNTER_TORCH_ALLOCATED && rec->counter != TIDE_COUNTER_TORCH_RESERVED &&
       rec->counter != TIDE_COUNTER_ALLOC_FREE && rec->counter != TIDE_COUNTER_JEMALLOC_FREE &&
-      rec->counter != TIDE_COUNTER_TCMALLOC_FREE)
+      rec->counter != TIDE_COUNTER_TCMALLOC_FREE && rec->counter != TIDE_COUNTER_PRELOAD_OWN)
     {
       self->protocol_errors++;
       return;

@@ -343,6 +343,9 @@ _Static_assert (sizeof (TideWireAllocFailed) == 48, "alloc failed is 48 bytes pl
 /* Sent once, when the allocator hooks are set: the bytes of pymalloc's
  * blocks in use then (TIDE_COUNTER_PY_UNHOOKED), objects never recorded. */
 #define TIDE_WIRE_COUNTER_PY_UNHOOKED   32
+/* Sent with the allocators' free bytes: the resident bytes of the
+ * preload's own mappings (TIDE_COUNTER_PRELOAD_OWN). */
+#define TIDE_WIRE_COUNTER_PRELOAD_OWN   35
 _Static_assert (sizeof (TideWireHeader) == 16, "wire header is 16 bytes");
 _Static_assert (sizeof (TideWireHello) == 40, "hello is 40 bytes plus exe");
 _Static_assert (sizeof (TideWireMapping) == 40, "mapping is 40 bytes plus path");

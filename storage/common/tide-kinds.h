@@ -83,6 +83,10 @@ typedef enum
    * sees, read with smaps_rollup. */
   TIDE_COUNTER_THREAD_STACKS = 33,
   TIDE_COUNTER_LIB_DATA    = 34,
+  /* Resident bytes of the preload's own mappings in the process (its
+   * buffers and tables, capture/preload/tide-preload-own.h): the
+   * profiler's memory, which no hook sees, sent by the process. */
+  TIDE_COUNTER_PRELOAD_OWN = 35,
 } TideCounter;
 
 /* Which way a copy went: the direction of a TRANSFER record, and

@@ -199,6 +199,7 @@ static const gint step_class_counters[TIDE_STEP_N_CLASSES] = {
   [TIDE_STEP_THREAD_STACKS] = TIDE_COUNTER_THREAD_STACKS,
   [TIDE_STEP_LIB_DATA] = TIDE_COUNTER_LIB_DATA,
   [TIDE_STEP_COW_LEFT] = TIDE_COUNTER_COW_LEFT_BYTES,
+  [TIDE_STEP_PRELOAD_OWN] = TIDE_COUNTER_PRELOAD_OWN,
 };
 
 typedef struct
@@ -454,6 +455,7 @@ static const struct
   [TIDE_RSS_PY_ARENA_FREE] = { "Python arenas free", "py_arena_free_bytes" },
   [TIDE_RSS_THREAD_STACKS] = { "thread stacks", "thread_stacks_bytes" },
   [TIDE_RSS_LIB_DATA] = { "library data", "lib_data_bytes" },
+  [TIDE_RSS_PRELOAD_OWN] = { "tidemark's own", "tidemark_own_bytes" },
   [TIDE_RSS_UNEXPLAINED] = { "unexplained", "unexplained_bytes" },
 };
 
@@ -529,6 +531,7 @@ explain_since_fork (const TideStepRow  *r,
   e->terms[TIDE_RSS_HEAP] = heap;
   e->terms[TIDE_RSS_ALLOC_FREE] = delta_since_fork (r, TIDE_STEP_ALLOC_FREE);
   e->terms[TIDE_RSS_PY_ARENA_FREE] = delta_since_fork (r, TIDE_STEP_PY_ARENA_FREE);
+  e->terms[TIDE_RSS_PRELOAD_OWN] = delta_since_fork (r, TIDE_STEP_PRELOAD_OWN);
 }
 
 /* Whether the row's base is its private memory (USS), read by its end. */
@@ -565,6 +568,7 @@ explain_row (const TideStepRow  *r,
       e->terms[TIDE_RSS_PY_ARENA_FREE] = class_delta (r, TIDE_STEP_PY_ARENA_FREE);
       e->terms[TIDE_RSS_THREAD_STACKS] = class_delta (r, TIDE_STEP_THREAD_STACKS);
       e->terms[TIDE_RSS_LIB_DATA] = class_delta (r, TIDE_STEP_LIB_DATA);
+      e->terms[TIDE_RSS_PRELOAD_OWN] = class_delta (r, TIDE_STEP_PRELOAD_OWN);
       e->terms[TIDE_RSS_HEAP] = heap;
       if (r->has_classes && r->class_end[TIDE_STEP_ANON] >= 0)
         e->terms[TIDE_RSS_HEAP] = heap_within_anon (e->terms[TIDE_RSS_HEAP],
@@ -572,7 +576,8 @@ explain_row (const TideStepRow  *r,
                                                     e->terms[TIDE_RSS_ALLOC_FREE] -
                                                     e->terms[TIDE_RSS_PY_ARENA_FREE] -
                                                     e->terms[TIDE_RSS_THREAD_STACKS] -
-                                                    e->terms[TIDE_RSS_LIB_DATA]);
+                                                    e->terms[TIDE_RSS_LIB_DATA] -
+                                                    e->terms[TIDE_RSS_PRELOAD_OWN]);
       e->terms[TIDE_RSS_FILE] = class_delta (r, TIDE_STEP_FILE);
       e->terms[TIDE_RSS_SHMEM] = class_delta (r, TIDE_STEP_SHMEM);
       if (e->private_base)
@@ -999,7 +1004,7 @@ tide_rss_find_largest_unexplained (GPtrArray *rows,
 static const TideRssTerm column_order[TIDE_RSS_N_TERMS] = {
   TIDE_RSS_COW, TIDE_RSS_HEAP, TIDE_RSS_ALLOC_FREE, TIDE_RSS_FILE, TIDE_RSS_SHMEM,
   TIDE_RSS_SHARING, TIDE_RSS_PY_ARENA_FREE, TIDE_RSS_UNEXPLAINED, TIDE_RSS_THREAD_STACKS,
-  TIDE_RSS_LIB_DATA,
+  TIDE_RSS_LIB_DATA, TIDE_RSS_PRELOAD_OWN,
 };
 
 /* Whether row @i and row @j, a later row of the same process, are pending

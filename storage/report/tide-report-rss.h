@@ -55,6 +55,8 @@ typedef enum
   TIDE_RSS_PY_ARENA_FREE, /* what CPython's arenas hold that no object uses */
   TIDE_RSS_THREAD_STACKS, /* resident pages of the threads' stacks */
   TIDE_RSS_LIB_DATA,      /* resident pages of the libraries' bss */
+  TIDE_RSS_PRELOAD_OWN,   /* resident pages of the profiler's preload: its buffers
+                           * and tables, which no hook sees */
   TIDE_RSS_UNEXPLAINED,
   TIDE_RSS_N_TERMS
 } TideRssTerm;

@@ -41,6 +41,7 @@ typedef enum
   TIDE_STEP_COW_LEFT,           /* what COW counted as copies that a fork's child
                                  * holds as it inherited them, its parent having
                                  * written or freed its own: no longer shared */
+  TIDE_STEP_PRELOAD_OWN,        /* resident pages of the preload's own mappings */
   TIDE_STEP_N_CLASSES
 } TideStepClass;
 

@@ -332,7 +332,8 @@ test_rss_report (Fixture       *f,
 {
   const char *terms[] = { "cow_bytes", "heap_bytes", "alloc_free_bytes", "file_bytes",
                           "shmem_bytes", "sharing_bytes", "py_arena_free_bytes",
-                          "unexplained_bytes", "thread_stacks_bytes", "lib_data_bytes" };
+                          "unexplained_bytes", "thread_stacks_bytes", "lib_data_bytes",
+                          "tidemark_own_bytes" };
   g_autofree char *csv = report_lines (f, "--rss", "csv", NULL);
   g_autofree char *text = report_lines (f, "--rss", "text", NULL);
   g_auto(GStrv) lines = g_strsplit (csv, "\n", -1);
@@ -352,6 +353,11 @@ test_rss_report (Fixture       *f,
         sum += csv_number (lines, row, terms[t]);
       g_assert_cmpint (sum, ==, csv_number (lines, row, "base_delta_bytes"));
     }
+  /* Step 1, from the process's start: the preload's own pages, which it
+   * sends beside the allocator's free bytes at each mark. */
+  g_assert_cmpint (csv_number (lines, 1, "tidemark_own_bytes"), >, 0);
+  g_assert_cmpint (csv_number (lines, 1, "tidemark_own_bytes"), ==,
+                   sent_by_step_end (f, TIDE_COUNTER_PRELOAD_OWN, 1));
   /* Step 2: the heap freed into glibc's keeping; step 3: the memfd. */
   assert_near (csv_number (lines, 2, "alloc_free_bytes"), 32 * MIB);
   assert_near (csv_number (lines, 2, "unexplained_bytes"), 0);

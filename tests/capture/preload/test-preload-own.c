@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * test-preload-own.c: the preload's own mappings, whose resident pages the
+ * recorder names as tidemark's own memory in the process.
+ */
+#include "config.h"
+
+#include "tide-preload-raw.h"
+
+#include <glib.h>
+#include <unistd.h>
+
+#define PAGES 64
+
+/* A mapping counts the pages written, and nothing once unmapped. */
+static void
+test_resident (void)
+{
+  gsize page = (gsize) sysconf (_SC_PAGESIZE);
+  guint64 before = tide_own_resident_bytes ();
+  char *p = tide_raw_mmap (PAGES * page);
+
+  g_assert_nonnull (p);
+  g_assert_cmpuint (tide_own_resident_bytes (), ==, before);
+  for (guint i = 0; i < 5; i++)
+    p[i * 7 * page] = 1;
+  g_assert_cmpuint (tide_own_resident_bytes (), ==, before + 5 * page);
+  tide_raw_munmap (p, PAGES * page);
+  g_assert_cmpuint (tide_own_resident_bytes (), ==, before);
+}
+
+/* More mappings than the table holds: the rest are not counted, and the
+ * table's slots come back as mappings go. */
+static void
+test_full_table (void)
+{
+  gsize page = (gsize) sysconf (_SC_PAGESIZE);
+  guint64 before = tide_own_resident_bytes ();
+  char *maps[300];
+
+  for (guint i = 0; i < G_N_ELEMENTS (maps); i++)
+    {
+      maps[i] = tide_raw_mmap (page);
+      g_assert_nonnull (maps[i]);
+      maps[i][0] = 1;
+    }
+  g_assert_cmpuint (tide_own_resident_bytes (), <, before + G_N_ELEMENTS (maps) * page);
+  g_assert_cmpuint (tide_own_resident_bytes (), >=, before + 200 * page);
+  for (guint i = 0; i < G_N_ELEMENTS (maps); i++)
+    tide_raw_munmap (maps[i], page);
+  g_assert_cmpuint (tide_own_resident_bytes (), ==, before);
+  maps[0] = tide_raw_mmap (page);
+  maps[0][0] = 1;
+  g_assert_cmpuint (tide_own_resident_bytes (), ==, before + page);
+  tide_raw_munmap (maps[0], page);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/preload-own/resident", test_resident);
+  g_test_add_func ("/preload-own/full-table", test_full_table);
+  return g_test_run ();
+}
