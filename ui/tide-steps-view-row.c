@@ -99,7 +99,7 @@ tide_steps_view_row_set_compared (TideStepsViewRow  *self,
   if (compared == NULL)
     return;
   self->compared = *compared;
-  self->compared.role = NULL;
+  self->compared.process.role = NULL;
   self->compared.devices = NULL;
   self->compared.label = g_strdup (compared->label);
 }

@@ -191,7 +191,7 @@ filter_process_cb (gpointer item,
   TideStepsView *self = data;
 
   return self->process_id == 0 ||
-         tide_steps_view_row_get_step (item)->process_id == self->process_id;
+         tide_steps_view_row_get_step (item)->process.id == self->process_id;
 }
 
 /* Comparing is code: each column of the template gets its sorter here. */
@@ -259,7 +259,7 @@ static const TideStepRow *
 find_compared (TideStepsView     *self,
                const TideStepRow *row)
 {
-  if (self->compared == NULL || row->process_id != self->compared_process_id)
+  if (self->compared == NULL || row->process.id != self->compared_process_id)
     return NULL;
   return g_hash_table_lookup (self->compared, GINT_TO_POINTER (row->number));
 }
@@ -382,7 +382,7 @@ count_transfers (const TideStepRow *row,
     {
       const TideTransferMark *mark = &g_array_index (transfers, TideTransferMark, i);
 
-      if (mark->process_id == row->process_id && mark->start_ns > row->start_ns &&
+      if (mark->process_id == row->process.id && mark->start_ns > row->start_ns &&
           mark->start_ns <= row->start_ns + row->duration_ns)
         n++;
     }
@@ -482,7 +482,7 @@ tide_steps_view_set_comparison (TideStepsView       *self,
           if (s->before == NULL || s->after == NULL)
             continue;
           after = g_memdup2 (s->after, sizeof *s->after);
-          after->label = after->role = NULL;
+          after->label = after->process.role = NULL;
           after->devices = NULL;
           g_hash_table_insert (self->compared, GINT_TO_POINTER (s->before->number), after);
         }

@@ -85,7 +85,8 @@ describe_suspect (const TideGroup *group)
   return g_strdup_printf ("%s\n%s/step since step %d, %s live at the last step, in %s "
                           "(pid %" G_GINT64_FORMAT ") on %s%s",
                           where, slope, group->growth_step, total,
-                          group->role ? group->role : "?", group->pid, device, scopes_line);
+                          group->process.role ? group->process.role : "?", group->process.pid,
+                          device, scopes_line);
 }
 
 /* "copy-on-write in DataLoader worker 0, +8.00 MiB/step since step 3,

@@ -116,7 +116,7 @@ print_largest_growth (TideTrace *trace)
   step = tide_step_row_describe (r);
   line = tide_rss_explanation_describe (&g_array_index (explanations, TideRssExplanation, i));
   g_printerr ("tidemark: largest growth beyond the heap: %s, %s (pid %" G_GINT64_FORMAT "): %s\n",
-              step, r->role, r->pid, line);
+              step, r->process.role, r->process.pid, line);
 }
 
 /* Classes of resident memory that grow step over step, each with what to
@@ -150,7 +150,7 @@ top_suspect_of (GPtrArray *suspects,
                 gint64     process_id)
 {
   for (guint i = 0; i < suspects->len; i++)
-    if (((TideGroup *) g_ptr_array_index (suspects, i))->process_id == process_id)
+    if (((TideGroup *) g_ptr_array_index (suspects, i))->process.id == process_id)
       return g_ptr_array_index (suspects, i);
   return suspects->len > 0 ? g_ptr_array_index (suspects, 0) : NULL;
 }
@@ -236,7 +236,8 @@ print_top_suspects (const char *path)
 
       /* Host and device leaks of one stack differ only here. */
       g_printerr ("tidemark: suspect %u: %s/step since step %d in %s, %s (pid %" G_GINT64_FORMAT
-                  ", %s)\n", i + 1, slope, g->growth_step, where, g->role, g->pid, device);
+                  ", %s)\n", i + 1, slope, g->growth_step, where, g->process.role,
+                  g->process.pid, device);
     }
   print_class_suspects (classes);
   g_printerr ("tidemark: see `tidemark report %s --suspects`\n", path);

@@ -72,7 +72,7 @@ find_step (TideWindow *self,
     {
       const TideStepRow *row = g_ptr_array_index (self->steps, i);
 
-      if (row->process_id == process_id && row->number == number)
+      if (row->process.id == process_id && row->number == number)
         return row;
     }
   return NULL;
@@ -268,13 +268,14 @@ tide_window_suspect_selected_cb (TideWindow *self)
       tide_timeline_view_set_highlight (self->timeline, 0, 0, -1, NULL);
       return;
     }
-  tide_session_set_process_id (self->session, suspect->process_id);
-  series = tide_timeline_group_series (_tide_window_get_trace (self), suspect->process_id, suspect->stack_id,
+  tide_session_set_process_id (self->session, suspect->process.id);
+  series = tide_timeline_group_series (_tide_window_get_trace (self), suspect->process.id,
+                                       suspect->stack_id,
                                        suspect->stack_id == 0 ? suspect->scope_id : 0,
                                        suspect->device, &error);
   if (series == NULL)
     set_banner (self, error->message);
-  tide_timeline_view_set_highlight (self->timeline, suspect->process_id, suspect->growth_step,
+  tide_timeline_view_set_highlight (self->timeline, suspect->process.id, suspect->growth_step,
                                     suspect->device, series);
 }
 
@@ -336,7 +337,7 @@ count_suspects (GPtrArray *suspects,
   guint n = 0;
 
   for (guint i = 0; suspects != NULL && i < suspects->len; i++)
-    n += ((TideGroup *) g_ptr_array_index (suspects, i))->process_id == process_id;
+    n += ((TideGroup *) g_ptr_array_index (suspects, i))->process.id == process_id;
   return n;
 }
 

@@ -26,7 +26,7 @@ tide_device_oom_free (TideDeviceOom *oom)
 {
   if (oom == NULL)
     return;
-  g_free (oom->role);
+  tide_process_label_clear (&oom->process);
   g_free (oom->api);
   g_clear_pointer (&oom->frames, g_ptr_array_unref);
   g_free (oom->keeper);
@@ -67,7 +67,7 @@ load_named_failure (sqlite3        *db,
 
   if (stmt == NULL)
     return FALSE;
-  sqlite3_bind_int64 (stmt, 1, oom->process_id);
+  sqlite3_bind_int64 (stmt, 1, oom->process.id);
   sqlite3_bind_int64 (stmt, 2, oom->device);
   rc = sqlite3_step (stmt);
   if (rc == SQLITE_ROW)
@@ -98,7 +98,7 @@ load_keeper_bytes (sqlite3        *db,
 
   if (stmt == NULL)
     return FALSE;
-  sqlite3_bind_int64 (stmt, 1, oom->process_id);
+  sqlite3_bind_int64 (stmt, 1, oom->process.id);
   sqlite3_bind_int64 (stmt, 2, oom->device);
   sqlite3_bind_int64 (stmt, 3, stack_id);
   sqlite3_bind_int64 (stmt, 4, oom->ts_ns);
@@ -123,7 +123,7 @@ find_keeper (TideTrace      *trace,
     {
       const TideGroup *g = g_ptr_array_index (suspects, i);
 
-      if (g->process_id != oom->process_id || g->device != oom->device || g->stack_id == 0)
+      if (g->process.id != oom->process.id || g->device != oom->device || g->stack_id == 0)
         continue;
       oom->keeper = tide_group_describe_headline (g);
       oom->keeper_bytes_per_step = g->bytes_per_step;
@@ -140,12 +140,11 @@ load_details (TideTrace      *trace,
               GError        **error)
 {
   sqlite3 *db = _tide_trace_get_db (trace);
-  TideProcess *p = tide_processes_find (processes, oom->process_id);
+  TideProcess *p = tide_processes_find (processes, oom->process.id);
   TideProcess *source = p != NULL ? _tide_report_steps_source (processes, p) : NULL;
   gint64 stack_id = 0;
 
-  oom->pid = p != NULL ? p->pid : 0;
-  oom->role = g_strdup (p != NULL ? p->label : "?");
+  tide_process_label_set (&oom->process, p);
   oom->fatal = oom->fatal && p != NULL && tide_process_end_is_death (&p->end);
   if (!load_named_failure (db, oom, &stack_id, error) ||
       (source != NULL && !_tide_report_step_at (db, source->id, oom->ts_ns, &oom->step, error)))
@@ -192,7 +191,7 @@ load_groups (sqlite3  *db,
       if (device < -1 || device > MAX_DEVICE)
         continue;
       oom = g_new0 (TideDeviceOom, 1);
-      oom->process_id = sqlite3_column_int64 (stmt, 0);
+      oom->process.id = sqlite3_column_int64 (stmt, 0);
       oom->device = (gint) device;
       oom->n_failed = sqlite3_column_int64 (stmt, 2);
       oom->fatal = sqlite3_column_int64 (stmt, 3) == 0;
@@ -278,15 +277,16 @@ tide_device_oom_describe (const TideDeviceOom *oom)
     {
       g_string_append_printf (line, "%s ran short %" G_GINT64_FORMAT " time%s in %s (pid %"
                               G_GINT64_FORMAT "), and the program went on: the largest, ",
-                              device, oom->n_failed, oom->n_failed == 1 ? "" : "s", oom->role,
-                              oom->pid);
+                              device, oom->n_failed, oom->n_failed == 1 ? "" : "s",
+                              oom->process.role, oom->process.pid);
       append_request (line, oom, TRUE);
       return g_string_free (line, FALSE);
     }
   g_string_append_printf (line, oom->device < 0 ? "%s ran out" : "%s ran out of memory", device);
   if (oom->step > 0)
     g_string_append_printf (line, " at step %d", oom->step);
-  g_string_append_printf (line, " in %s (pid %" G_GINT64_FORMAT "): ", oom->role, oom->pid);
+  g_string_append_printf (line, " in %s (pid %" G_GINT64_FORMAT "): ", oom->process.role,
+                          oom->process.pid);
   append_request (line, oom, FALSE);
   if (oom->keeper != NULL)
     {

@@ -14,15 +14,13 @@
  */
 #pragma once
 
-#include "tide-trace.h"
+#include "tide-processes.h"
 
 G_BEGIN_DECLS
 
 typedef struct
 {
-  gint64     process_id;
-  gint64     pid;
-  char      *role;             /* the process's label (tide-processes.h) */
+  TideProcessLabel process;    /* whose allocations failed */
   gint       device;           /* -1: pinned host memory */
   gint64     n_failed;         /* failed allocations on it */
   gboolean   fatal;            /* the process died of it */

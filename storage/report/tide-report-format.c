@@ -170,7 +170,8 @@ steps_text_device_cells (GString     *out,
 static char *
 step_process_name (const TideStepRow *r)
 {
-  return g_strdup_printf ("%s (pid %" G_GINT64_FORMAT ")", r->role ? r->role : "?", r->pid);
+  return g_strdup_printf ("%s (pid %" G_GINT64_FORMAT ")", r->process.role ? r->process.role : "?",
+                          r->process.pid);
 }
 
 /* Steps of one process, or of the job: one row per step and process. */
@@ -187,7 +188,7 @@ steps_text_title (GString   *out,
       TideStepRow *r = g_ptr_array_index (rows, i);
       g_autofree char *name = step_process_name (r);
 
-      g_hash_table_add (pids, &r->pid);
+      g_hash_table_add (pids, &r->process.pid);
       *name_width = MIN (MAX (*name_width, (int) g_utf8_strlen (name, -1)), 48);
     }
   if (g_hash_table_size (pids) == 1)
@@ -370,10 +371,10 @@ steps_csv (GString   *out,
     {
       TideStepRow *r = g_ptr_array_index (rows, i);
 
-      g_string_append_printf (out, "%" G_GINT64_FORMAT ",", r->pid);
-      csv_field (out, r->role);
+      g_string_append_printf (out, "%" G_GINT64_FORMAT ",", r->process.pid);
+      csv_field (out, r->process.role);
       g_string_append_c (out, ',');
-      csv_optional (out, r->dist_rank >= 0, r->dist_rank);
+      csv_optional (out, r->process.dist_rank >= 0, r->process.dist_rank);
       g_string_append_printf (out, "%" G_GINT64_FORMAT ",%d,", r->steps_pid, r->number);
       csv_field (out, r->label);
       g_string_append_printf (out, ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",",
@@ -425,9 +426,9 @@ steps_json (GString   *out,
       TideStepRow *r = g_ptr_array_index (rows, i);
 
       g_string_append_printf (out, "%s{\"pid\":%" G_GINT64_FORMAT ",\"role\":",
-                              i ? "," : "", r->pid);
-      json_string (out, r->role);
-      json_optional (out, "dist_rank", r->dist_rank >= 0, r->dist_rank);
+                              i ? "," : "", r->process.pid);
+      json_string (out, r->process.role);
+      json_optional (out, "dist_rank", r->process.dist_rank >= 0, r->process.dist_rank);
       g_string_append_printf (out, ",\"steps_pid\":%" G_GINT64_FORMAT ",\"step\":%d,\"label\":",
                               r->steps_pid, r->number);
       json_string (out, r->label);
@@ -690,8 +691,8 @@ groups_text (GString         *out,
           /* The headline leads: the line a person opens first. */
           g_string_append_printf (out, "%3u. %s\n       %s/step since step %d, %s live at the "
                                   "last step, in %s (pid %" G_GINT64_FORMAT ") on %s\n", i + 1,
-                                  head, slope, g->growth_step, bytes, g->role ? g->role : "?",
-                                  g->pid, dev);
+                                  head, slope, g->growth_step, bytes,
+                                  g->process.role ? g->process.role : "?", g->process.pid, dev);
           if (g->scopes != NULL && g->scopes->len > 1)
             scopes_text (out, "       ", g, kind);
           else if (g->scope_path != NULL && g->frames->len > 0)
@@ -798,10 +799,10 @@ groups_csv (GString        *out,
       const TideFrame *headline = tide_group_get_headline (g);
       g_autofree char *headline_text = tide_group_describe_headline (g);
 
-      g_string_append_printf (out, "%u,%" G_GINT64_FORMAT ",", i + 1, g->pid);
-      csv_field (out, g->role);
+      g_string_append_printf (out, "%u,%" G_GINT64_FORMAT ",", i + 1, g->process.pid);
+      csv_field (out, g->process.role);
       g_string_append_c (out, ',');
-      csv_optional (out, g->dist_rank >= 0, g->dist_rank);
+      csv_optional (out, g->process.dist_rank >= 0, g->process.dist_rank);
       g_string_append_printf (out, "%s,%" G_GINT64_FORMAT ",", dev, g->bytes);
       csv_optional (out, g->count >= 0, g->count);
       csv_optional (out, g->resident_bytes >= 0, g->resident_bytes);
@@ -932,9 +933,9 @@ groups_json (GString        *out,
       g_autofree char *dev = tide_format_device (g->device);
 
       g_string_append_printf (out, "%s{\"position\":%u,\"pid\":%" G_GINT64_FORMAT ",\"role\":",
-                              i ? "," : "", i + 1, g->pid);
-      json_string (out, g->role);
-      json_optional (out, "dist_rank", g->dist_rank >= 0, g->dist_rank);
+                              i ? "," : "", i + 1, g->process.pid);
+      json_string (out, g->process.role);
+      json_optional (out, "dist_rank", g->process.dist_rank >= 0, g->process.dist_rank);
       g_string_append_printf (out, ",\"device\":\"%s\",\"bytes\":%" G_GINT64_FORMAT, dev,
                               g->bytes);
       json_optional (out, "count", g->count >= 0, g->count);

@@ -31,18 +31,12 @@ tide_process_summary_free (TideProcessSummary *summary)
 
 /* ---- labels ----------------------------------------------------------------- */
 
-/* The label and rank of process @process_id: "?" and none for a process
- * that the trace does not list. */
+/* Names @label's process, by its id, from @processes. */
 static void
-label_process (GPtrArray  *processes,
-               gint64      process_id,
-               char      **role,
-               gint       *dist_rank)
+label_process (GPtrArray        *processes,
+               TideProcessLabel *label)
 {
-  TideProcess *p = tide_processes_find (processes, process_id);
-
-  *role = g_strdup (p != NULL ? p->label : "?");
-  *dist_rank = p != NULL ? p->dist_rank : -1;
+  tide_process_label_set (label, tide_processes_find (processes, label->id));
 }
 
 gboolean
@@ -58,7 +52,7 @@ _tide_report_label_groups (TideTrace  *trace,
     {
       TideGroup *g = g_ptr_array_index (groups, i);
 
-      label_process (processes, g->process_id, &g->role, &g->dist_rank);
+      label_process (processes, &g->process);
     }
   return TRUE;
 }
@@ -76,8 +70,8 @@ _tide_report_label_steps (TideTrace  *trace,
     {
       TideStepRow *r = g_ptr_array_index (rows, i);
 
-      label_process (processes, r->process_id, &r->role, &r->dist_rank);
-      r->steps_pid = r->pid;
+      label_process (processes, &r->process);
+      r->steps_pid = r->process.pid;
     }
   return TRUE;
 }
@@ -155,10 +149,7 @@ add_borrowed_steps (TideTrace         *trace,
     {
       TideStepRow *row = g_new0 (TideStepRow, 1);
 
-      row->process_id = p->id;
-      row->pid = p->pid;
-      row->role = g_strdup (p->label);
-      row->dist_rank = p->dist_rank;
+      tide_process_label_set (&row->process, p);
       row->steps_pid = source->pid;
       row->borrowed = TRUE;
       _tide_step_row_read_span (row, trace, stmt, 0);
@@ -181,7 +172,7 @@ compare_step_then_process (gconstpointer a,
 
   if (x->number != y->number)
     return x->number < y->number ? -1 : 1;
-  return x->process_id < y->process_id ? -1 : x->process_id > y->process_id;
+  return x->process.id < y->process.id ? -1 : x->process.id > y->process.id;
 }
 
 /* How a step's row names a process of its family: by its role where it
@@ -250,22 +241,22 @@ add_kin_changes (TideTrace *trace,
   for (guint i = 0; i < rows->len; i++)
     {
       TideStepRow *r = g_ptr_array_index (rows, i);
-      TideStepRow *first = g_hash_table_lookup (first_rows, &r->process_id);
-      TideStepRow *last = g_hash_table_lookup (last_rows, &r->process_id);
+      TideStepRow *first = g_hash_table_lookup (first_rows, &r->process.id);
+      TideStepRow *last = g_hash_table_lookup (last_rows, &r->process.id);
 
       if (first == NULL || r->number < first->number)
-        g_hash_table_insert (first_rows, &r->process_id, r);
+        g_hash_table_insert (first_rows, &r->process.id, r);
       if (last == NULL || r->number > last->number)
-        g_hash_table_insert (last_rows, &r->process_id, r);
+        g_hash_table_insert (last_rows, &r->process.id, r);
     }
   for (guint i = 0; i < rows->len; i++)
     {
       TideStepRow *r = g_ptr_array_index (rows, i);
-      gboolean is_last = g_hash_table_lookup (last_rows, &r->process_id) == r;
-      TideProcess *p = tide_processes_find (processes, r->process_id);
+      gboolean is_last = g_hash_table_lookup (last_rows, &r->process.id) == r;
+      TideProcess *p = tide_processes_find (processes, r->process.id);
       TideProcess *parent = p != NULL ? tide_processes_find (processes, p->parent_id) : NULL;
       GPtrArray *children = p != NULL ? g_hash_table_lookup (kin, &p->id) : NULL;
-      gint64 from_ns = p != NULL && g_hash_table_lookup (first_rows, &r->process_id) == r
+      gint64 from_ns = p != NULL && g_hash_table_lookup (first_rows, &r->process.id) == r
                        ? p->start_ns : G_MAXINT64;
 
       r->kin_started = g_ptr_array_new_with_free_func (g_free);
@@ -551,12 +542,13 @@ tide_report_processes (TideTrace  *trace,
       s->process = g_ptr_array_index (processes, i);
       s->device_ooms = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_device_oom_free);
       for (guint k = 0; k < ooms->len; k++)
-        if (((TideDeviceOom *) g_ptr_array_index (ooms, k))->process_id == s->process->id)
+        if (((TideDeviceOom *) g_ptr_array_index (ooms, k))->process.id == s->process->id)
           g_ptr_array_add (s->device_ooms, g_ptr_array_steal_index (ooms, k--));
       parent = tide_processes_find (processes, s->process->parent_id);
       s->parent_pid = parent != NULL ? parent->pid : 0;
       for (guint k = 0; k < suspects->len; k++)
-        s->n_suspects += ((TideGroup *) g_ptr_array_index (suspects, k))->process_id == s->process->id;
+        s->n_suspects +=
+          ((TideGroup *) g_ptr_array_index (suspects, k))->process.id == s->process->id;
       g_ptr_array_add (summaries, s);
     }
   /* The summaries own the processes now. */
@@ -1047,13 +1039,13 @@ tide_report_process_ids (TideTrace              *trace,
 static gint64
 step_process_id (gconstpointer item)
 {
-  return ((const TideStepRow *) item)->process_id;
+  return ((const TideStepRow *) item)->process.id;
 }
 
 static gint64
 group_process_id (gconstpointer item)
 {
-  return ((const TideGroup *) item)->process_id;
+  return ((const TideGroup *) item)->process.id;
 }
 
 static gint64
@@ -1152,7 +1144,7 @@ tide_report_pick_process (TideTrace              *trace,
   if ((suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, error)) == NULL)
     return 0;
   if (suspects->len > 0)
-    return ((TideGroup *) g_ptr_array_index (suspects, 0))->process_id;
+    return ((TideGroup *) g_ptr_array_index (suspects, 0))->process.id;
   if ((summaries = tide_report_processes (trace, error)) == NULL)
     return 0;
   for (guint i = 0; i < summaries->len; i++)

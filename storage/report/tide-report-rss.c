@@ -330,7 +330,7 @@ add_process_classes (TideTrace     *trace,
                      GError       **error)
 {
   gint64 origin = tide_trace_get_start_ns (trace);
-  gint64 process_id = ((TideStepRow *) g_ptr_array_index (rows, 0))->process_id;
+  gint64 process_id = ((TideStepRow *) g_ptr_array_index (rows, 0))->process.id;
   TideStepRow *last = last_row (rows);
   gint64 exit_read_ns = -1;
 
@@ -411,8 +411,8 @@ _tide_report_add_classes (TideTrace  *trace,
 
       if (r->has_classes)
         continue;
-      if ((mine = g_hash_table_lookup (todo, &r->process_id)) == NULL)
-        g_hash_table_insert (todo, &r->process_id, mine = g_ptr_array_new ());
+      if ((mine = g_hash_table_lookup (todo, &r->process.id)) == NULL)
+        g_hash_table_insert (todo, &r->process.id, mine = g_ptr_array_new ());
       g_ptr_array_add (mine, r);
     }
   if (g_hash_table_size (todo) == 0)
@@ -838,14 +838,14 @@ tide_rss_explain_steps (GPtrArray *rows)
     {
       TideStepRow *r = g_ptr_array_index (rows, i);
       TideRssExplanation *e = &g_array_index (out, TideRssExplanation, i);
-      ProcessSpan *span = g_hash_table_lookup (spans, &r->process_id);
+      ProcessSpan *span = g_hash_table_lookup (spans, &r->process.id);
       gint64 heap;
 
       if (span == NULL)
         {
           span = g_new0 (ProcessSpan, 1);
           span->pending = g_array_new (FALSE, FALSE, sizeof (guint));
-          g_hash_table_insert (spans, &r->process_id, span);
+          g_hash_table_insert (spans, &r->process.id, span);
         }
       heap = heap_delta (r, span->last);
       span->last = r;
@@ -982,9 +982,9 @@ tide_rss_find_largest_unexplained (GPtrArray *rows,
 
       /* A process's first step holds its start: libraries, imports; and
        * so does a span from it. */
-      if (!g_hash_table_contains (first_steps, &r->process_id))
-        g_hash_table_insert (first_steps, &r->process_id, GINT_TO_POINTER (r->number));
-      if (e->first_step <= GPOINTER_TO_INT (g_hash_table_lookup (first_steps, &r->process_id)))
+      if (!g_hash_table_contains (first_steps, &r->process.id))
+        g_hash_table_insert (first_steps, &r->process.id, GINT_TO_POINTER (r->number));
+      if (e->first_step <= GPOINTER_TO_INT (g_hash_table_lookup (first_steps, &r->process.id)))
         continue;
       /* Beyond the heap by more than a tenth of the change: a few pages
        * of the interpreter's beside 80 MiB of heap are not news. */
@@ -1025,10 +1025,10 @@ static gint
 previous_of_process (GPtrArray *rows,
                      guint      i)
 {
-  gint64 process_id = ((TideStepRow *) g_ptr_array_index (rows, i))->process_id;
+  gint64 process_id = ((TideStepRow *) g_ptr_array_index (rows, i))->process.id;
 
   for (gint k = (gint) i - 1; k >= 0; k--)
-    if (((TideStepRow *) g_ptr_array_index (rows, k))->process_id == process_id)
+    if (((TideStepRow *) g_ptr_array_index (rows, k))->process.id == process_id)
       return k;
   return -1;
 }
@@ -1046,7 +1046,7 @@ pending_run_last_step (GPtrArray *rows,
     {
       const TideStepRow *r = g_ptr_array_index (rows, k);
 
-      if (r->process_id != first->process_id)
+      if (r->process.id != first->process.id)
         continue;
       if (!same_pending_run (explanations, i, k))
         break;
@@ -1065,8 +1065,8 @@ pending_run_text (GString                  *out,
                   gint                      last_step)
 {
   g_string_append_printf (out, "steps %d-%d, %s (pid %" G_GINT64_FORMAT "): private memory not"
-                          " read at their ends", r->number, last_step, r->role ? r->role : "?",
-                          r->pid);
+                          " read at their ends", r->number, last_step,
+                          r->process.role ? r->process.role : "?", r->process.pid);
   if (e->spanned_by >= 0)
     g_string_append_printf (out, ": step %d gives steps %d-%d", e->spanned_by, r->number,
                             e->spanned_by);
@@ -1111,7 +1111,7 @@ rss_text (GString   *out,
       line = tide_rss_explanation_describe (e);
       step = tide_step_row_describe (r);
       g_string_append_printf (out, "%s, %s (pid %" G_GINT64_FORMAT "): %s\n", step,
-                              r->role ? r->role : "?", r->pid, line);
+                              r->process.role ? r->process.role : "?", r->process.pid, line);
     }
 }
 
@@ -1129,8 +1129,8 @@ rss_csv (GString   *out,
       const TideStepRow *r = g_ptr_array_index (rows, i);
       const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, i);
 
-      g_string_append_printf (out, "%" G_GINT64_FORMAT ",", r->pid);
-      tide_format_csv_text (out, r->role);
+      g_string_append_printf (out, "%" G_GINT64_FORMAT ",", r->process.pid);
+      tide_format_csv_text (out, r->process.role);
       g_string_append_printf (out, ",%" G_GINT64_FORMAT ",%d,", r->steps_pid, r->number);
       tide_format_csv_text (out, r->label);
       g_string_append_printf (out, ",%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT,
@@ -1154,8 +1154,8 @@ rss_json (GString   *out,
       g_autofree char *text = tide_rss_explanation_describe (e);
 
       g_string_append_printf (out, "%s{\"pid\":%" G_GINT64_FORMAT ",\"role\":", i ? "," : "",
-                              r->pid);
-      tide_format_json_text (out, r->role);
+                              r->process.pid);
+      tide_format_json_text (out, r->process.role);
       g_string_append_printf (out, ",\"steps_pid\":%" G_GINT64_FORMAT ",\"step\":%d,\"label\":",
                               r->steps_pid, r->number);
       tide_format_json_text (out, r->label);
@@ -1346,9 +1346,9 @@ add_process_class_suspects (GPtrArray *rows,
         continue;
       s = g_new0 (TideClassSuspect, 1);
       s->kind = class_suspects[c].kind;
-      s->process_id = last->process_id;
-      s->pid = last->pid;
-      s->label = g_strdup (last->role ? last->role : "?");
+      s->process_id = last->process.id;
+      s->pid = last->process.pid;
+      s->label = g_strdup (last->process.role ? last->process.role : "?");
       s->growth_step = ((const TideStepRow *) g_ptr_array_index (rows, start - 1))->number;
       s->growth_bytes = (gint64) net;
       s->bytes_per_step = net / (rows->len - start + 1);
@@ -1383,13 +1383,13 @@ tide_report_class_suspects (TideTrace  *trace,
       TideStepRow *r = g_ptr_array_index (rows, i);
       g_autoptr(GPtrArray) mine = NULL;
 
-      if (g_hash_table_contains (done, &r->process_id))
+      if (g_hash_table_contains (done, &r->process.id))
         continue;
-      g_hash_table_add (done, &r->process_id);
+      g_hash_table_add (done, &r->process.id);
       /* Rows are by step, then process: the process's come in step order. */
       mine = g_ptr_array_new ();
       for (guint k = i; k < rows->len; k++)
-        if (((TideStepRow *) g_ptr_array_index (rows, k))->process_id == r->process_id)
+        if (((TideStepRow *) g_ptr_array_index (rows, k))->process.id == r->process.id)
           g_ptr_array_add (mine, g_ptr_array_index (rows, k));
       if (mine->len >= 2)
         add_process_class_suspects (mine, out);

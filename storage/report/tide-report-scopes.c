@@ -117,7 +117,7 @@ _tide_group_load_growth_shares (TideTrace  *trace,
                   " ORDER BY s.number", TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return FALSE;
-  sqlite3_bind_int64 (stmt, 1, group->process_id);
+  sqlite3_bind_int64 (stmt, 1, group->process.id);
   sqlite3_bind_int64 (stmt, 2, group->stack_id);
   sqlite3_bind_int (stmt, 3, group->device);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)

@@ -17,7 +17,7 @@ tide_step_row_free (TideStepRow *row)
   if (row == NULL)
     return;
   g_free (row->label);
-  g_free (row->role);
+  tide_process_label_clear (&row->process);
   g_clear_pointer (&row->devices, g_array_unref);
   g_clear_pointer (&row->kin_started, g_ptr_array_unref);
   g_clear_pointer (&row->kin_ended, g_ptr_array_unref);
@@ -53,7 +53,7 @@ index_rows (GPtrArray *rows)
       TideStepRow *row = g_ptr_array_index (rows, i);
       gint64 *key = g_new (gint64, 1);
 
-      *key = step_key (row->process_id, row->number);
+      *key = step_key (row->process.id, row->number);
       g_hash_table_insert (index, key, row);
     }
   return index;
@@ -183,9 +183,9 @@ add_device_ends (TideTrace  *trace,
       TideStepRow *row = g_ptr_array_index (rows, r);
       gint64 before[TIDE_REPORT_MAX_DEVICES];
 
-      if (row->process_id != process_id)
+      if (row->process.id != process_id)
         {
-          process_id = row->process_id;
+          process_id = row->process.id;
           g_hash_table_remove_all (sweep.last);
           memset (sweep.totals, 0, sizeof sweep.totals);
         }
@@ -193,10 +193,10 @@ add_device_ends (TideTrace  *trace,
       for (; at < series->len; at++)
         {
           const DeviceSeries *d = &g_array_index (series, DeviceSeries, at);
-          if (d->process_id > row->process_id
-              || (d->process_id == row->process_id && d->number > row->number))
+          if (d->process_id > row->process.id
+              || (d->process_id == row->process.id && d->number > row->number))
             break;
-          if (d->process_id == row->process_id && d->device < TIDE_REPORT_MAX_DEVICES)
+          if (d->process_id == row->process.id && d->device < TIDE_REPORT_MAX_DEVICES)
             device_sweep_apply (&sweep, d);
         }
       for (gint dev = 0; dev < TIDE_REPORT_MAX_DEVICES; dev++)
@@ -254,8 +254,8 @@ tide_report_steps (TideTrace  *trace,
       TideStepRow *row = g_new0 (TideStepRow, 1);
       gboolean first_of_process;
 
-      row->process_id = sqlite3_column_int64 (stmt, 0);
-      row->pid = sqlite3_column_int64 (stmt, 1);
+      row->process.id = sqlite3_column_int64 (stmt, 0);
+      row->process.pid = sqlite3_column_int64 (stmt, 1);
       _tide_step_row_read_span (row, trace, stmt, 2);
       row->heap_end = sqlite3_column_int64 (stmt, 7);
       row->mapped_end = sqlite3_column_int64 (stmt, 8);
@@ -267,7 +267,7 @@ tide_report_steps (TideTrace  *trace,
       row->unattributed = tide_sat_sub (row->rss_end, row->resident_explained);
 
       /* Changes are against the previous step, or the process start. */
-      first_of_process = prev == NULL || prev->process_id != row->process_id;
+      first_of_process = prev == NULL || prev->process.id != row->process.id;
       row->rss_delta = tide_sat_sub (row->rss_end, first_of_process
                                                    ? sqlite3_column_int64 (stmt, 13)
                                                    : prev->rss_end);

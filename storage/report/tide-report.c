@@ -41,7 +41,7 @@ tide_group_free (TideGroup *group)
   if (group == NULL)
     return;
   g_free (group->scope_path);
-  g_free (group->role);
+  tide_process_label_clear (&group->process);
   g_clear_pointer (&group->frames, g_ptr_array_unref);
   g_clear_pointer (&group->scopes, g_array_unref);
   g_free (group);
@@ -56,8 +56,8 @@ _tide_group_new (gint64 process_id,
 {
   TideGroup *group = g_new0 (TideGroup, 1);
 
-  group->process_id = process_id;
-  group->pid = pid;
+  group->process.id = process_id;
+  group->process.pid = pid;
   group->device = device;
   group->resident_bytes = -1;
   return group;
@@ -496,7 +496,7 @@ group_load_details (TideTrace     *trace,
       DominantScope *dominant;
 
       if (details->dominant_scopes == NULL &&
-          (details->dominant_scopes = load_dominant_scopes (trace, group->process_id,
+          (details->dominant_scopes = load_dominant_scopes (trace, group->process.id,
                                                             error)) == NULL)
         return FALSE;
       dominant = g_hash_table_lookup (details->dominant_scopes, &group->stack_id);

@@ -55,10 +55,7 @@ typedef struct
 
 typedef struct
 {
-  gint64   process_id;
-  gint64   pid;
-  char    *role;                /* the process's label (tide-processes.h) */
-  gint     dist_rank;           /* -1 outside a distributed job */
+  TideProcessLabel process;     /* whose row this is */
   gint64   steps_pid;           /* whose step this is: pid, or the process
                                  * whose steps it borrows (tide_report_job_steps) */
   gboolean borrowed;            /* no steps of its own: only RSS and heap are known */
@@ -118,10 +115,7 @@ typedef struct
 
 typedef struct
 {
-  gint64     process_id;
-  gint64     pid;
-  char      *role;              /* the process's label (tide-processes.h) */
-  gint       dist_rank;         /* -1 outside a distributed job */
+  TideProcessLabel process;     /* whose blocks these are */
   gint64     stack_id;          /* 0 when grouped by scope */
   gint64     scope_id;          /* 0: no scope; by stack: the scope holding most of its bytes */
   char      *scope_path;        /* NULL: no scope */

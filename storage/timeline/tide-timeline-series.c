@@ -62,12 +62,12 @@ load_growth_starts (TideTrace  *trace,
   for (guint i = 0; i < suspects->len; i++)
     {
       const TideGroup *g = g_ptr_array_index (suspects, i);
-      gpointer old = g_hash_table_lookup (starts, &g->process_id);
+      gpointer old = g_hash_table_lookup (starts, &g->process.id);
 
       if (g->growth_step <= 0)
         continue;
       if (old == NULL || GPOINTER_TO_INT (old) > g->growth_step)
-        g_hash_table_insert (starts, g_memdup2 (&g->process_id, sizeof (gint64)),
+        g_hash_table_insert (starts, g_memdup2 (&g->process.id, sizeof (gint64)),
                              GINT_TO_POINTER (g->growth_step));
     }
   return starts;

@@ -505,3 +505,26 @@ tide_process_spec_describe (const TideProcessSpec *spec)
     return g_strdup_printf ("pid %" G_GINT64_FORMAT, spec->pid);
   return g_strdup_printf ("rank %d", spec->dist_rank);
 }
+
+/* Names @label by @process: its id, pid, label and rank.  @process: (nullable):
+ * a process that the trace does not list, named "?" and without a rank;
+ * @label's id and pid stay as they were. */
+void
+tide_process_label_set (TideProcessLabel  *label,
+                        const TideProcess *process)
+{
+  g_free (label->role);
+  label->role = g_strdup (process != NULL ? process->label : "?");
+  label->dist_rank = process != NULL ? process->dist_rank : -1;
+  if (process == NULL)
+    return;
+  label->id = process->id;
+  label->pid = process->pid;
+}
+
+/* Frees what @label holds, not @label: the rows hold theirs by value. */
+void
+tide_process_label_clear (TideProcessLabel *label)
+{
+  g_clear_pointer (&label->role, g_free);
+}

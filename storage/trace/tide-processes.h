@@ -45,6 +45,17 @@ typedef struct
                                  * (traces from before process_ends) */
 } TideProcess;
 
+/* Which process a report's row belongs to, named as the reports name it
+ * ("rank 1 (pid 4242)"): the steps, the suspects and the device failures
+ * each carry one. */
+typedef struct
+{
+  gint64   id;                  /* processes.id */
+  gint64   pid;
+  char    *role;                /* the process's label (TideProcess.label) */
+  gint     dist_rank;           /* -1 outside a distributed job */
+} TideProcessLabel;
+
 /* A --process argument: a pid, or "rank:N". */
 typedef struct
 {
@@ -67,6 +78,9 @@ gboolean     tide_process_spec_parse    (const char        *text,
 gboolean     tide_process_spec_matches  (const TideProcessSpec *spec,
                                          const TideProcess     *process);
 char        *tide_process_spec_describe (const TideProcessSpec *spec);
+void         tide_process_label_set     (TideProcessLabel  *label,
+                                         const TideProcess *process);
+void         tide_process_label_clear   (TideProcessLabel  *label);
 
 /* At the end of a capture: gives every process its role (tide-analysis.c). */
 gboolean     tide_processes_store_roles (sqlite3           *db,

@@ -258,7 +258,7 @@ test_fork_exec (Fixture       *f,
   grandchild = find_group (live, "grandchild_leak");
   g_assert_nonnull (leaf);
   g_assert_nonnull (grandchild);
-  g_assert_cmpint (leaf->pid, !=, grandchild->pid);
+  g_assert_cmpint (leaf->process.pid, !=, grandchild->process.pid);
   /* A short loop may be unrolled into several call sites: sum them. */
   sum_function (live, "leaf_leak", &bytes, &count);
   g_assert_cmpint (bytes, ==, 3 * 100000);

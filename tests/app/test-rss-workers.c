@@ -34,7 +34,7 @@ worker_explanation (GPtrArray *rows,
       const TideStepRow *r = g_ptr_array_index (rows, i);
       const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, i);
 
-      if (r->process_id == worker_id && !e->pending && e->first_step <= number &&
+      if (r->process.id == worker_id && !e->pending && e->first_step <= number &&
           number <= e->last_step)
         return e;
     }

@@ -269,7 +269,7 @@ test_hostile_rows (void)
   g_assert_cmpint (oom->allocated_bytes, ==, 0);
   g_assert_cmpuint (oom->frames->len, ==, 0);
   g_assert_false (((TideDeviceOom *) g_ptr_array_index (ooms, 1))->fatal);
-  g_assert_cmpstr (((TideDeviceOom *) g_ptr_array_index (ooms, 1))->role, ==, "?");
+  g_assert_cmpstr (((TideDeviceOom *) g_ptr_array_index (ooms, 1))->process.role, ==, "?");
   g_clear_object (&trace);
   tide_test_remove_dir (dir);
 }

@@ -140,7 +140,7 @@ exercise_window_queries (TideTrace *trace,
       const TideGroup *top = g_ptr_array_index (suspects, 0);
       g_autoptr(GPtrArray) frames = NULL;
 
-      if ((array = tide_timeline_group_series (trace, top->process_id, top->stack_id,
+      if ((array = tide_timeline_group_series (trace, top->process.id, top->stack_id,
                                                top->scope_id, top->device, &error)) != NULL)
         g_array_unref (array);
       note (outcome, &error);

@@ -744,7 +744,7 @@ check_workers_sharing (TideTrace *trace)
       const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, i);
       g_autofree char *line = NULL;
 
-      if (r->process_id != 1 || e->pending)
+      if (r->process.id != 1 || e->pending)
         continue;
       line = tide_rss_explanation_describe (e);
       g_test_message ("step %d: %s", r->number, line);
@@ -796,7 +796,7 @@ test_example (Fixture       *f,
     }
   g_assert_cmpuint (suspects->len, ==, 1);
   top = g_ptr_array_index (suspects, 0);
-  g_assert_cmpint (top->process_id, ==, 1);
+  g_assert_cmpint (top->process.id, ==, 1);
   g_assert_cmpfloat (top->bytes_per_step, ==, EXAMPLE_LEAK);
   g_assert_cmpint (top->growth_step, ==, 2);
   g_assert_cmpint (top->bytes, ==, EXAMPLE_STEPS * EXAMPLE_LEAK);
@@ -850,9 +850,9 @@ test_ddp_spawn (Fixture       *f,
     {
       TideGroup *g = g_ptr_array_index (suspects, i);
 
-      g_assert_cmpint (g->dist_rank, ==, 1);
-      g_assert_cmpstr (g->role, ==, "rank 1");
-      g_assert_cmpint (g->pid, ==, rank1_pid);
+      g_assert_cmpint (g->process.dist_rank, ==, 1);
+      g_assert_cmpstr (g->process.role, ==, "rank 1");
+      g_assert_cmpint (g->process.pid, ==, rank1_pid);
     }
 
   /* report --processes: the launcher, its helper and the ranks with their

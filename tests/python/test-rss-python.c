@@ -456,7 +456,7 @@ test_fork_arenas (Fixture       *f,
       const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, i);
       g_autofree char *line = NULL;
 
-      if (r->process_id != worker_id || e->pending)
+      if (r->process.id != worker_id || e->pending)
         continue;
       line = tide_rss_explanation_describe (e);
       g_test_message ("step %d: %s", r->number, line);

@@ -132,7 +132,7 @@ test_opens_on_answer (void)
   g_assert_cmpint (tide_group_get_headline (top)->line, ==, leak_line ());
   g_assert_cmpint (top->growth_step, >=, 1);
   g_assert_cmpint (tide_timeline_view_get_highlight_step (window->timeline), ==, top->growth_step);
-  g_assert_cmpint (tide_session_get_process_id (window->session), ==, top->process_id);
+  g_assert_cmpint (tide_session_get_process_id (window->session), ==, top->process.id);
   if (!g_regex_match_simple (pattern, text, 0, 0))
     g_error ("the top suspect's row reads \"%s\"", text);
   gtk_window_destroy (GTK_WINDOW (window));

@@ -462,7 +462,7 @@ test_render_highlight (Fixture       *f,
   g_assert_cmpuint (suspects->len, >=, 1);
   suspect = g_ptr_array_index (suspects, 0);
   g_assert_cmpint (suspect->growth_step, ==, TEST_LEAK_FROM);
-  series = tide_timeline_group_series (f->trace, suspect->process_id, suspect->stack_id, 0,
+  series = tide_timeline_group_series (f->trace, suspect->process.id, suspect->stack_id, 0,
                                        suspect->device, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (series->len, ==, TEST_N_STEPS);

@@ -204,9 +204,9 @@ test_suspects_name_rank (Fixture       *f,
   g_assert_no_error (error);
   g_assert_cmpuint (suspects->len, ==, 1);
   g = g_ptr_array_index (suspects, 0);
-  g_assert_cmpint (g->pid, ==, 13);
-  g_assert_cmpstr (g->role, ==, "rank 1");
-  g_assert_cmpint (g->dist_rank, ==, 1);
+  g_assert_cmpint (g->process.pid, ==, 13);
+  g_assert_cmpstr (g->process.role, ==, "rank 1");
+  g_assert_cmpint (g->process.dist_rank, ==, 1);
   g_assert_cmpint (g->bytes, ==, 5 * LEAK);
 
   tide_format_groups (text, suspects, TIDE_GROUPS_SUSPECTS, TIDE_GROUP_BY_STACK, 0,
@@ -241,12 +241,12 @@ test_job_steps (Fixture       *f,
 
       if (r->number <= 3)
         g_string_append_printf (shape, "%d:%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT " ",
-                                r->number, r->pid, r->steps_pid);
-      if (r->pid == 14)
+                                r->number, r->process.pid, r->steps_pid);
+      if (r->process.pid == 14)
         g_string_append_printf (worker, "%d %s %d %" G_GINT64_FORMAT " %" G_GINT64_FORMAT
                                 " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT "; ", r->number,
-                                r->role, r->dist_rank, r->rss_end / MIB, r->rss_delta / MIB,
-                                r->heap_end / MIB, r->heap_delta / MIB);
+                                r->process.role, r->process.dist_rank, r->rss_end / MIB,
+                                r->rss_delta / MIB, r->heap_end / MIB, r->heap_delta / MIB);
     }
   g_assert_cmpstr (shape->str, ==, "1:10/12 1:11/12 1:12/12 1:13/13 "
                                    "2:10/12 2:11/12 2:12/12 2:13/13 "
@@ -256,7 +256,7 @@ test_job_steps (Fixture       *f,
                                     "5 DataLoader worker 0 1 51 0 2 1; "
                                     "6 DataLoader worker 0 1 53 2 2 0; ");
   launcher_last = g_ptr_array_index (rows, rows->len - 5);
-  g_assert_cmpint (launcher_last->pid, ==, 10);
+  g_assert_cmpint (launcher_last->process.pid, ==, 10);
   g_assert_true (launcher_last->borrowed);
   g_assert_cmpint (launcher_last->rss_end, ==, 25 * MIB);
   g_assert_cmpint (launcher_last->rss_delta, ==, 5 * MIB);
@@ -319,7 +319,7 @@ test_job_steps_from_start (void)
 
       if (r->borrowed)
         g_string_append_printf (seen, "%d %" G_GINT64_FORMAT ": rss %+" G_GINT64_FORMAT
-                                " heap %+" G_GINT64_FORMAT " started %u; ", r->number, r->pid,
+                                " heap %+" G_GINT64_FORMAT " started %u; ", r->number, r->process.pid,
                                 r->rss_delta / MIB, r->heap_delta / MIB, r->kin_started->len);
     }
   /* The launcher's row of step 1 also names the rank that started with
@@ -329,7 +329,7 @@ test_job_steps_from_start (void)
                                   "2 10: rss +0 heap +0 started 0; "
                                   "2 14: rss +1 heap +0 started 0; ");
   launcher_first = g_ptr_array_index (rows, 0);
-  g_assert_cmpint (launcher_first->pid, ==, 10);
+  g_assert_cmpint (launcher_first->process.pid, ==, 10);
   g_assert_cmpstr (g_ptr_array_index (launcher_first->kin_started, 0), ==, "rank 0");
   g_clear_object (&trace);
   tide_test_remove_dir (dir);
@@ -633,7 +633,7 @@ test_schema_2 (Fixture       *f,
   suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (suspects->len, ==, 1);
-  g_assert_cmpstr (((TideGroup *) g_ptr_array_index (suspects, 0))->role, ==, "rank 1");
+  g_assert_cmpstr (((TideGroup *) g_ptr_array_index (suspects, 0))->process.role, ==, "rank 1");
   rows = tide_report_job_steps (trace, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (rows->len, ==, 2 * N_STEPS + 2 * N_STEPS + 4);

@@ -185,7 +185,7 @@ test_steps (Fixture       *f,
   s7 = g_ptr_array_index (rows, 6);
   c6 = g_ptr_array_index (rows, N_STEPS + 5);
 
-  g_assert_cmpint (s1->pid, ==, 100);
+  g_assert_cmpint (s1->process.pid, ==, 100);
   g_assert_cmpint (s1->number, ==, 1);
   g_assert_cmpint (s1->duration_ns, ==, STEP_NS);
   g_assert_cmpint (s1->heap_end, ==, INIT_BYTES);
@@ -204,7 +204,7 @@ test_steps (Fixture       *f,
   g_assert_cmpint (s7->heap_delta, ==, LEAK_PER_STEP - SPIKE_BYTES);
   g_assert_cmpint (s7->retained_bytes, ==, LEAK_PER_STEP);
 
-  g_assert_cmpint (c6->pid, ==, 200);
+  g_assert_cmpint (c6->process.pid, ==, 200);
   g_assert_cmpint (c6->retained_bytes, ==, SPIKE_BYTES);
   g_assert_cmpint (c6->heap_end, ==, INIT_BYTES + SPIKE_BYTES);
 }
@@ -223,7 +223,7 @@ test_suspects_by_stack (Fixture       *f,
    * and nothing from the control process. */
   g_assert_cmpuint (suspects->len, ==, 1);
   g = g_ptr_array_index (suspects, 0);
-  g_assert_cmpint (g->pid, ==, 100);
+  g_assert_cmpint (g->process.pid, ==, 100);
   g_assert_cmpint (g->stack_id, ==, STACK_LEAK);
   g_assert_cmpint (g->growth_step, ==, 4);
   g_assert_cmpint (g->growth_bytes, ==, 7 * LEAK_PER_STEP);
@@ -361,7 +361,7 @@ span_test_row (gint     number,
 {
   TideStepRow *r = g_new0 (TideStepRow, 1);
 
-  r->process_id = 1;
+  r->process.id = 1;
   r->number = number;
   r->has_classes = TRUE;
   r->has_resident = TRUE;
@@ -530,15 +530,15 @@ test_pending_runs_text (void)
     {
       TideStepRow *r = span_test_row ((gint) k + 1, k == 0 ? -1 : 10 * MIB, 10 * MIB, read_1[k], 0);
 
-      r->pid = 100;
-      r->role = g_strdup ("main");
+      r->process.pid = 100;
+      r->process.role = g_strdup ("main");
       g_ptr_array_add (rows, r);
       if (k < G_N_ELEMENTS (read_2))
         {
           r = span_test_row ((gint) k + 1, k == 0 ? -1 : 4 * MIB, 4 * MIB, read_2[k], 0);
-          r->process_id = 2;
-          r->pid = 101;
-          r->role = g_strdup ("worker");
+          r->process.id = 2;
+          r->process.pid = 101;
+          r->process.role = g_strdup ("worker");
           g_ptr_array_add (rows, r);
         }
     }

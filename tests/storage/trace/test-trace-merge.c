@@ -204,7 +204,7 @@ test_two_nodes (void)
                                    "exited,0,,,0,0,,,,,train --ddp,node-b\n");
   }
   g = g_ptr_array_index (suspects, 0);
-  g_assert_cmpstr (g->role, ==, "rank 1 on node-b");
+  g_assert_cmpstr (g->process.role, ==, "rank 1 on node-b");
   g_assert_cmpint (g->growth_bytes, ==, 7 * MiB);
   g_assert_cmpstr (tide_test_top_function (g), ==, "keep_outputs");
 }
