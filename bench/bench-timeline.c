@@ -63,9 +63,8 @@ draw (TideTrace         *trace,
       int                height)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(TideTimelineData) data = tide_timeline_data_query_cached (trace, cache, 0,
-                                                                      scene->begin_ns,
-                                                                      scene->end_ns, width,
+  TideTimeWindow window = { scene->begin_ns, scene->end_ns, width };
+  g_autoptr(TideTimelineData) data = tide_timeline_data_query_cached (trace, cache, 0, &window,
                                                                       &error);
   if (data == NULL)
     {

@@ -175,7 +175,7 @@ tide_render_job_process_at (const TideRenderScene *scene,
   if (l.job_h <= 0 || y < l.job_y || y >= l.job_y + l.job_h || x < 0 || x >= width)
     return 0;
   column = (guint) x;
-  if (column >= scene->job->n_columns)
+  if (column >= scene->job->window.n_columns)
     return 0;
   for (guint i = 0; i < scene->job->bands->len; i++)
     {
@@ -725,12 +725,12 @@ draw_job_lane (cairo_t                *cr,
   /* Each column's total under the band being drawn, kept from one band to
    * the next rather than summed again for each (saturating, as
    * tide_job_lane_total_below() sums). */
-  below = g_new0 (gint64, job->n_columns);
+  below = g_new0 (gint64, job->window.n_columns);
   for (guint i = 0; i < job->bands->len; i++)
     {
       const TideJobBand *band = g_ptr_array_index (job->bands, i);
 
-      for (guint c = 0; c < job->n_columns && c < (guint) width; c++)
+      for (guint c = 0; c < job->window.n_columns && c < (guint) width; c++)
         {
           gint64 above = band->last[c] > G_MAXINT64 - below[c] ? G_MAXINT64
                                                                : below[c] + band->last[c];
@@ -1138,6 +1138,7 @@ render_png (TideTrace   *trace,
   g_autoptr(GArray) transfers = NULL;
   g_autoptr(GError) local_error = NULL;
   TideRenderScene scene = { 0 };
+  TideTimeWindow window;
   TideJobPeak job_peak;
 
   g_return_val_if_fail (TIDE_IS_TRACE (trace), FALSE);
@@ -1156,10 +1157,10 @@ render_png (TideTrace   *trace,
       g_propagate_error (error, g_steal_pointer (&local_error));
       return FALSE;
     }
+  window = (TideTimeWindow) { scene.begin_ns, scene.end_ns, (guint) width };
   if (!tide_report_job_peak (trace, &job_peak, error) ||
-      (job = tide_job_lane_query_job (trace, scene.begin_ns, scene.end_ns, width, error)) == NULL ||
-      (data = tide_timeline_data_query (trace, process_id, scene.begin_ns, scene.end_ns, width,
-                                        error)) == NULL ||
+      (job = tide_job_lane_query_job (trace, &window, error)) == NULL ||
+      (data = tide_timeline_data_query (trace, process_id, &window, error)) == NULL ||
       (steps = tide_timeline_steps (trace, process_id, error)) == NULL ||
       (transfers = tide_timeline_transfers (trace, process_id, error)) == NULL)
     return FALSE;
@@ -1170,7 +1171,7 @@ render_png (TideTrace   *trace,
       pairs = tide_trace_diff_step_pairs (diff);
       compare = tide_timeline_compare_query (compared, NULL, diff->after_process->id,
                                              (const TideStepPair *) pairs->data, pairs->len,
-                                             scene.begin_ns, scene.end_ns, width, error);
+                                             &window, error);
       if (compare == NULL)
         return FALSE;
     }

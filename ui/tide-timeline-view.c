@@ -117,11 +117,10 @@ _tide_timeline_view_load_spans (TideTimelineView *self)
 
 /* The compared run's lanes in the columns of ours, through its own cache. */
 static TideTimelineData *
-query_compare (TideTimelineView        *self,
-               TideTrace               *compared,
-               const TideTimelineModel *model,
-               int                      width,
-               GError                 **error)
+query_compare (TideTimelineView     *self,
+               TideTrace            *compared,
+               const TideTimeWindow *window,
+               GError              **error)
 {
   const TideTraceDiff *diff = tide_session_get_comparison (self->session);
 
@@ -129,8 +128,7 @@ query_compare (TideTimelineView        *self,
     self->compare_cache = tide_timeline_cache_new (TIDE_TIMELINE_VIEW_CACHE_BYTES);
   return tide_timeline_compare_query (compared, self->compare_cache, diff->after_process->id,
                                       (const TideStepPair *) self->compare_pairs->data,
-                                      self->compare_pairs->len, model->begin, model->end,
-                                      width, error);
+                                      self->compare_pairs->len, window, error);
 }
 
 static gboolean
@@ -141,25 +139,26 @@ ensure_data (TideTimelineView *self,
   TideTrace *compared = get_compare_trace (self);
   g_autoptr(GError) error = NULL;
   TideTimelineModel model;
+  TideTimeWindow window;
 
   if (trace == NULL || self->error != NULL)
     return FALSE;
   _tide_timeline_view_get_model (self, &model);
-  if (self->data != NULL && self->data->n_columns == (guint) width &&
-      self->data->begin_ns == model.begin && self->data->end_ns == model.end)
+  window = (TideTimeWindow) { model.begin, model.end, (guint) width };
+  if (self->data != NULL && self->data->window.n_columns == window.n_columns &&
+      self->data->window.begin_ns == window.begin_ns && self->data->window.end_ns == window.end_ns)
     return TRUE;
   g_clear_pointer (&self->data, tide_timeline_data_free);
   g_clear_pointer (&self->compare_data, tide_timeline_data_free);
   g_clear_pointer (&self->job, tide_job_lane_free);
   self->data = tide_timeline_data_query_cached (trace, self->cache,
                                                 tide_session_get_process_id (self->session),
-                                                model.begin, model.end, width, &error);
+                                                &window, &error);
   /* Through the same cache as the lanes: a pan reads only new columns. */
   if (self->data != NULL && self->job_processes != NULL)
-    self->job = tide_job_lane_query (trace, self->cache, self->job_processes,
-                                     model.begin, model.end, width, &error);
+    self->job = tide_job_lane_query (trace, self->cache, self->job_processes, &window, &error);
   if (self->data != NULL && self->job != NULL && compared != NULL)
-    self->compare_data = query_compare (self, compared, &model, width, &error);
+    self->compare_data = query_compare (self, compared, &window, &error);
   if (self->data == NULL || self->job == NULL || (compared != NULL && self->compare_data == NULL))
     set_error (self, error);
   return self->data != NULL && self->job != NULL && self->error == NULL;

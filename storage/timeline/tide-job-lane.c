@@ -39,22 +39,19 @@ tide_job_lane_free (TideJobLane *lane)
  * a process with no PSS reading then lived at no moment read, and has no
  * band), else its RSS (an older trace, a kernel without smaps_rollup). */
 static TideJobBand *
-band_new (TideTrace          *trace,
-          TideTimelineCache  *cache,
-          gint64              process_id,
-          const char         *label,
-          gint64              begin_ns,
-          gint64              end_ns,
-          guint               n_columns,
-          gboolean            by_pss,
-          GError            **error)
+band_new (TideTrace            *trace,
+          TideTimelineCache    *cache,
+          gint64                process_id,
+          const char           *label,
+          const TideTimeWindow *window,
+          gboolean              by_pss,
+          GError              **error)
 {
   g_autoptr(GError) local_error = NULL;
   g_autoptr(TideLaneData) lane = tide_timeline_data_query_lane (trace, cache, process_id,
                                                                 by_pss ? TIDE_COUNTER_PSS
                                                                        : TIDE_COUNTER_RSS,
-                                                                -1, begin_ns, end_ns, n_columns,
-                                                                &local_error);
+                                                                -1, window, &local_error);
   TideJobBand *band;
 
   if (local_error != NULL)
@@ -65,8 +62,8 @@ band_new (TideTrace          *trace,
   band = g_new0 (TideJobBand, 1);
   band->process_id = process_id;
   band->label = g_strdup (label);
-  band->last = g_new0 (gint64, n_columns);
-  for (guint c = 0; lane != NULL && c < n_columns && c < lane->n_columns; c++)
+  band->last = g_new0 (gint64, window->n_columns);
+  for (guint c = 0; lane != NULL && c < window->n_columns && c < lane->n_columns; c++)
     {
       gint64 value;
 
@@ -97,40 +94,34 @@ read_limit (TideTrace *trace)
  * @processes: (element-type TideProcess): the processes, bottom first, as
  *   tide_trace_list_processes() gives them; each band is called by its label
  *
- * Each process's PSS (or RSS) over [begin_ns, end_ns) in @n_columns
- * columns, and the peak of their sum, for at most TIDE_JOB_LANE_MAX_BANDS
- * processes.
+ * Each process's PSS (or RSS) over @window, and the peak of their sum,
+ * for at most TIDE_JOB_LANE_MAX_BANDS processes.
  */
 TideJobLane *
-tide_job_lane_query (TideTrace          *trace,
-                     TideTimelineCache  *cache,
-                     GPtrArray          *processes,
-                     gint64              begin_ns,
-                     gint64              end_ns,
-                     guint               n_columns,
-                     GError            **error)
+tide_job_lane_query (TideTrace            *trace,
+                     TideTimelineCache    *cache,
+                     GPtrArray            *processes,
+                     const TideTimeWindow *window,
+                     GError              **error)
 {
   g_autoptr(TideJobLane) lane = g_new0 (TideJobLane, 1);
   guint n_processes = MIN (processes->len, TIDE_JOB_LANE_MAX_BANDS);
 
   g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
-  g_return_val_if_fail (n_columns > 0, NULL);
-  lane->begin_ns = begin_ns;
-  lane->end_ns = end_ns;
-  lane->n_columns = n_columns;
+  g_return_val_if_fail (window != NULL && window->n_columns > 0, NULL);
+  lane->window = *window;
   lane->bands = g_ptr_array_new_with_free_func ((GDestroyNotify) band_free);
   if (!tide_report_job_by_pss (trace, &lane->by_pss, error))
     return NULL;
   for (guint i = 0; i < n_processes; i++)
     {
       const TideProcess *p = g_ptr_array_index (processes, i);
-      TideJobBand *band = band_new (trace, cache, p->id, p->label, begin_ns, end_ns, n_columns,
-                                    lane->by_pss, error);
+      TideJobBand *band = band_new (trace, cache, p->id, p->label, window, lane->by_pss, error);
       if (band == NULL)
         return NULL;
       g_ptr_array_add (lane->bands, band);
     }
-  for (guint c = 0; c < n_columns; c++)
+  for (guint c = 0; c < window->n_columns; c++)
     lane->peak = MAX (lane->peak, tide_job_lane_total_below (lane, lane->bands->len, c));
   lane->limit = read_limit (trace);
   lane->scale = lane->limit > 0 && lane->limit / 2 <= lane->peak ? MAX (lane->peak, lane->limit)
@@ -143,7 +134,8 @@ tide_job_lane_query (TideTrace          *trace,
       TideJobDeath death = { .ns = p->end_ns - tide_trace_get_start_ns (trace), .band = i,
                              .end = p->end };
 
-      if (tide_process_end_is_death (&p->end) && death.ns >= begin_ns && death.ns <= end_ns)
+      if (tide_process_end_is_death (&p->end) && death.ns >= window->begin_ns &&
+          death.ns <= window->end_ns)
         g_array_append_val (lane->deaths, death);
     }
   return g_steal_pointer (&lane);
@@ -157,17 +149,15 @@ tide_job_lane_query (TideTrace          *trace,
  * as export makes.
  */
 TideJobLane *
-tide_job_lane_query_job (TideTrace  *trace,
-                         gint64      begin_ns,
-                         gint64      end_ns,
-                         guint       n_columns,
-                         GError    **error)
+tide_job_lane_query_job (TideTrace            *trace,
+                         const TideTimeWindow *window,
+                         GError              **error)
 {
   g_autoptr(GPtrArray) processes = tide_trace_list_processes (trace, error);
 
   if (processes == NULL)
     return NULL;
-  return tide_job_lane_query (trace, NULL, processes, begin_ns, end_ns, n_columns, error);
+  return tide_job_lane_query (trace, NULL, processes, window, error);
 }
 
 /* The sum of the bands under @band at @column (saturating: the values
@@ -179,7 +169,7 @@ tide_job_lane_total_below (const TideJobLane *lane,
 {
   gint64 total = 0;
 
-  g_return_val_if_fail (column < lane->n_columns, 0);
+  g_return_val_if_fail (column < lane->window.n_columns, 0);
   for (guint i = 0; i < band && i < lane->bands->len; i++)
     {
       const TideJobBand *b = g_ptr_array_index (lane->bands, i);
@@ -198,7 +188,7 @@ tide_job_lane_process_at (const TideJobLane *lane,
                           guint              column,
                           gint64             value)
 {
-  if (column >= lane->n_columns || value < 0)
+  if (column >= lane->window.n_columns || value < 0)
     return 0;
   for (guint i = 0; i < lane->bands->len; i++)
     if (value < tide_job_lane_total_below (lane, i + 1, column))

@@ -37,9 +37,7 @@ typedef struct
 
 typedef struct
 {
-  gint64     begin_ns;
-  gint64     end_ns;
-  guint      n_columns;
+  TideTimeWindow window; /* the window it was read for */
   GPtrArray *bands;     /* TideJobBand*, stacked from the bottom up */
   gint64     peak;      /* max over the columns of the stacked total */
   gboolean   by_pss;    /* every band is PSS; else RSS (an older trace) */
@@ -50,18 +48,14 @@ typedef struct
 } TideJobLane;
 
 void         tide_job_lane_free        (TideJobLane        *lane);
-TideJobLane *tide_job_lane_query       (TideTrace          *trace,
-                                        TideTimelineCache  *cache,
-                                        GPtrArray          *processes,
-                                        gint64              begin_ns,
-                                        gint64              end_ns,
-                                        guint               n_columns,
-                                        GError            **error);
-TideJobLane *tide_job_lane_query_job   (TideTrace          *trace,
-                                        gint64              begin_ns,
-                                        gint64              end_ns,
-                                        guint               n_columns,
-                                        GError            **error);
+TideJobLane *tide_job_lane_query       (TideTrace            *trace,
+                                        TideTimelineCache    *cache,
+                                        GPtrArray            *processes,
+                                        const TideTimeWindow *window,
+                                        GError              **error);
+TideJobLane *tide_job_lane_query_job   (TideTrace            *trace,
+                                        const TideTimeWindow *window,
+                                        GError              **error);
 gint64       tide_job_lane_total_below (const TideJobLane  *lane,
                                         guint               band,
                                         guint               column);

@@ -20,10 +20,9 @@ static guint
 source_column (const TideTimelineData *source,
                gint64                  t)
 {
-  double span = (double) MAX (source->end_ns - source->begin_ns, 1);
-  double c = (double) (t - source->begin_ns) * source->n_columns / span;
+  double c = tide_time_window_column (&source->window, t);
 
-  return (guint) CLAMP (c, 0.0, (double) source->n_columns - 1);
+  return (guint) CLAMP (c, 0.0, (double) source->window.n_columns - 1);
 }
 
 /* Column @c of @lane gathers the source columns @from to @to. */
@@ -72,35 +71,37 @@ map_lane (const TideLaneData     *source,
  * @cache: (nullable): the compared trace's own LOD cache
  * @process_id: the compared process
  * @pairs: (array length=n_pairs): tide_trace_diff_step_pairs()
- * @begin_ns: the shown window, in the shown trace's time
+ * @window: the shown window, in the shown trace's time
  *
- * Returns: (transfer full): the compared lanes, @n_columns columns over
- *   [@begin_ns, @end_ns) of the shown trace, or %NULL with @error set
+ * Returns: (transfer full): the compared lanes in the columns of @window,
+ *   or %NULL with @error set
  */
 TideTimelineData *
-tide_timeline_compare_query (TideTrace          *compared,
-                             TideTimelineCache  *cache,
-                             gint64              process_id,
-                             const TideStepPair *pairs,
-                             guint               n_pairs,
-                             gint64              begin_ns,
-                             gint64              end_ns,
-                             guint               n_columns,
-                             GError            **error)
+tide_timeline_compare_query (TideTrace            *compared,
+                             TideTimelineCache    *cache,
+                             gint64                process_id,
+                             const TideStepPair   *pairs,
+                             guint                 n_pairs,
+                             const TideTimeWindow *window,
+                             GError              **error)
 {
   g_autofree gint64 *edges = NULL;
   g_autoptr(TideTimelineData) query = NULL;
   TideTimelineData *data;
-  double span = (double) (end_ns - begin_ns);
+  TideTimeWindow read;
+  guint n_columns;
+  double span;
   gint64 lo = G_MAXINT64, hi = G_MININT64;
 
   g_return_val_if_fail (TIDE_IS_TRACE (compared), NULL);
-  g_return_val_if_fail (n_columns > 0 && end_ns > begin_ns, NULL);
+  g_return_val_if_fail (tide_time_window_is_valid (window), NULL);
 
+  n_columns = window->n_columns;
+  span = (double) (window->end_ns - window->begin_ns);
   edges = g_new (gint64, n_columns + 1);
   for (guint c = 0; c <= n_columns; c++)
     {
-      gint64 t = begin_ns + (gint64) (span * c / n_columns);
+      gint64 t = window->begin_ns + (gint64) (span * c / n_columns);
 
       edges[c] = tide_step_pairs_map (pairs, n_pairs, t);
       lo = MIN (lo, edges[c]);
@@ -112,14 +113,13 @@ tide_timeline_compare_query (TideTrace          *compared,
       lo = MIN (lo, G_MAXINT64 - 1);
       hi = lo + 1;
     }
-  query = tide_timeline_data_query_cached (compared, cache, process_id, lo, hi,
-                                           MIN (n_columns * OVERSAMPLE, MAX_COLUMNS), error);
+  /* The span the edges cover, in the compared trace's time. */
+  read = (TideTimeWindow) { lo, hi, MIN (n_columns * OVERSAMPLE, MAX_COLUMNS) };
+  query = tide_timeline_data_query_cached (compared, cache, process_id, &read, error);
   if (query == NULL)
     return NULL;
   data = g_new0 (TideTimelineData, 1);
-  data->begin_ns = begin_ns;
-  data->end_ns = end_ns;
-  data->n_columns = n_columns;
+  data->window = *window;
   data->level = query->level;
   data->bucket_ns = query->bucket_ns;
   data->lanes = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_lane_data_free);

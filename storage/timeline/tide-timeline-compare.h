@@ -13,14 +13,12 @@
 
 G_BEGIN_DECLS
 
-TideTimelineData *tide_timeline_compare_query (TideTrace          *compared,
-                                               TideTimelineCache  *cache,
-                                               gint64              process_id,
-                                               const TideStepPair *pairs,
-                                               guint               n_pairs,
-                                               gint64              begin_ns,
-                                               gint64              end_ns,
-                                               guint               n_columns,
-                                               GError            **error);
+TideTimelineData *tide_timeline_compare_query (TideTrace            *compared,
+                                               TideTimelineCache    *cache,
+                                               gint64                process_id,
+                                               const TideStepPair   *pairs,
+                                               guint                 n_pairs,
+                                               const TideTimeWindow *window,
+                                               GError              **error);
 
 G_END_DECLS

@@ -50,9 +50,7 @@ typedef struct
 {
   sqlite3 *db;
   gint64   offset_ns;    /* LOD origin minus trace start */
-  gint64   begin_ns;
-  gint64   end_ns;
-  guint    n;
+  TideTimeWindow window;
   gint     level;
   gint64   bucket_ns;
   gint64   limit_ns;     /* the trace's end: values are carried up to it */
@@ -121,15 +119,32 @@ tide_lane_data_new (gint        counter,
   return lane;
 }
 
+/* Whether @window spans time and has a column: what every query asks. */
+gboolean
+tide_time_window_is_valid (const TideTimeWindow *window)
+{
+  return window != NULL && window->n_columns > 0 && window->end_ns > window->begin_ns;
+}
+
+/* The column that time @t falls in, as a fraction and not clamped: below 0
+ * left of @window, n_columns or more right of it. */
+double
+tide_time_window_column (const TideTimeWindow *window,
+                         gint64                t)
+{
+  gint64 span = MAX (window->end_ns - window->begin_ns, 1);
+
+  return (double) (t - window->begin_ns) * window->n_columns / span;
+}
+
 /* Column of a time, clamped to the view. */
 static gint64
 column_of (const Query *q,
            gint64       t)
 {
-  gint64 span = MAX (q->end_ns - q->begin_ns, 1);
-  double c = (double) (t - q->begin_ns) * q->n / span;
+  double c = tide_time_window_column (&q->window, t);
 
-  return (gint64) CLAMP (c, -1.0, (double) q->n);
+  return (gint64) CLAMP (c, -1.0, (double) q->window.n_columns);
 }
 
 typedef struct
@@ -149,7 +164,7 @@ merge_bucket (gint64        bucket,
   TideLaneData *lane = m->lane;
   gint64 t0 = bucket * q->bucket_ns + q->offset_ns;
   gint64 c0 = MAX (column_of (q, t0), 0);
-  gint64 c1 = MIN (column_of (q, t0 + q->bucket_ns - 1), (gint64) q->n - 1);
+  gint64 c1 = MIN (column_of (q, t0 + q->bucket_ns - 1), (gint64) q->window.n_columns - 1);
 
   for (gint64 c = c0; c <= c1; c++)
     {
@@ -217,14 +232,14 @@ lane_read (const Query   *q,
            gint           device,
            GError       **error)
 {
-  g_autoptr(TideLaneData) lane = tide_lane_data_new (counter, device, NULL, q->n);
+  g_autoptr(TideLaneData) lane = tide_lane_data_new (counter, device, NULL, q->window.n_columns);
   TideLodLane key = { process_id, counter, device, q->level };
-  gint64 lo = (q->begin_ns - q->offset_ns) / q->bucket_ns;
-  gint64 hi = (q->end_ns - q->offset_ns) / q->bucket_ns;
+  gint64 lo = (q->window.begin_ns - q->offset_ns) / q->bucket_ns;
+  gint64 hi = (q->window.end_ns - q->offset_ns) / q->bucket_ns;
   Merge merge = { q, lane };
   TideLodEdges edges = { 0 };
 
-  if (q->begin_ns - q->offset_ns < 0)
+  if (q->window.begin_ns - q->offset_ns < 0)
     lo = -1;
   if (!_tide_lod_read (q->cache, q->db, &key, lo, hi, merge_bucket, &merge, &edges, error))
     return NULL;
@@ -429,7 +444,7 @@ lane_query (const Query   *q,
             const char    *name,
             GError       **error)
 {
-  TideLaneData *sum = tide_lane_data_new (counter, device, name, q->n);
+  TideLaneData *sum = tide_lane_data_new (counter, device, name, q->window.n_columns);
   gboolean any = FALSE;
 
   for (guint i = 0; i < process_ids->len; i++)
@@ -441,7 +456,7 @@ lane_query (const Query   *q,
           tide_lane_data_free (sum);
           return NULL;
         }
-      for (guint c = 0; c < q->n && !any; c++)
+      for (guint c = 0; c < q->window.n_columns && !any; c++)
         any = part->has[c];
       any |= part->has_before;
       lane_add (sum, part);
@@ -572,19 +587,16 @@ query_lanes (Query       *q,
 }
 
 static void
-query_init (Query             *q,
-            TideTrace         *trace,
-            TideTimelineCache *cache,
-            gint64             begin_ns,
-            gint64             end_ns,
-            guint              n_columns)
+query_init (Query                *q,
+            TideTrace            *trace,
+            TideTimelineCache    *cache,
+            const TideTimeWindow *window)
 {
   q->db = _tide_trace_get_db (trace);
   q->cache = cache != NULL && tide_trace_is_complete (trace) ? cache : NULL;
-  q->begin_ns = begin_ns;
-  q->end_ns = end_ns;
-  q->n = n_columns;
-  q->level = tide_timeline_data_pick_level ((end_ns - begin_ns) / n_columns);
+  q->window = *window;
+  q->level = tide_timeline_data_pick_level ((window->end_ns - window->begin_ns) /
+                                            window->n_columns);
   q->bucket_ns = (gint64) TIDE_LOD_BASE_NS << (2 * q->level);
   q->limit_ns = tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace);
 }
@@ -596,30 +608,28 @@ query_init (Query             *q,
  * @process_id: a processes.id
  * @counter: any TideCounter, a host lane's or not
  *
- * One counter of one process over [begin_ns, end_ns) in @n_columns, as
- * tide_timeline_data_query() reads a lane.
+ * One counter of one process over @window, as tide_timeline_data_query()
+ * reads a lane.
  *
  * Returns: (transfer full) (nullable): the lane, or %NULL when the process
  *   has no such counter (with @error unset) or on error
  */
 TideLaneData *
-tide_timeline_data_query_lane (TideTrace         *trace,
-                               TideTimelineCache *cache,
-                               gint64             process_id,
-                               gint               counter,
-                               gint               device,
-                               gint64             begin_ns,
-                               gint64             end_ns,
-                               guint              n_columns,
-                               GError           **error)
+tide_timeline_data_query_lane (TideTrace            *trace,
+                               TideTimelineCache    *cache,
+                               gint64                process_id,
+                               gint                  counter,
+                               gint                  device,
+                               const TideTimeWindow *window,
+                               GError              **error)
 {
   g_autoptr(GArray) process_ids = NULL;
   Query q;
 
   g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
-  g_return_val_if_fail (n_columns > 0 && end_ns > begin_ns && process_id > 0, NULL);
+  g_return_val_if_fail (tide_time_window_is_valid (window) && process_id > 0, NULL);
 
-  query_init (&q, trace, cache, begin_ns, end_ns, n_columns);
+  query_init (&q, trace, cache, window);
   if (q.cache != NULL)
     _tide_lod_cache_bind (q.cache, trace);
   q.offset_ns = lod_origin (q.db) - tide_trace_get_start_ns (trace);
@@ -631,22 +641,17 @@ tide_timeline_data_query_lane (TideTrace         *trace,
 /**
  * tide_timeline_data_query:
  * @process_id: a processes.id, or 0 for all processes summed
- * @begin_ns: (in): view start, from the trace start
- * @end_ns: view end (exclusive), greater than @begin_ns
- * @n_columns: pixel columns, at least 1
+ * @window: the times and columns to read
  *
  * Returns: (transfer full) (nullable): the lanes that have data
  */
 TideTimelineData *
-tide_timeline_data_query (TideTrace  *trace,
-                          gint64      process_id,
-                          gint64      begin_ns,
-                          gint64      end_ns,
-                          guint       n_columns,
-                          GError    **error)
+tide_timeline_data_query (TideTrace            *trace,
+                          gint64                process_id,
+                          const TideTimeWindow *window,
+                          GError              **error)
 {
-  return tide_timeline_data_query_cached (trace, NULL, process_id, begin_ns, end_ns, n_columns,
-                                          error);
+  return tide_timeline_data_query_cached (trace, NULL, process_id, window, error);
 }
 
 /**
@@ -658,13 +663,11 @@ tide_timeline_data_query (TideTrace  *trace,
  * same result, with no query for the rows already read.
  */
 TideTimelineData *
-tide_timeline_data_query_cached (TideTrace          *trace,
-                                 TideTimelineCache  *cache,
-                                 gint64              process_id,
-                                 gint64              begin_ns,
-                                 gint64              end_ns,
-                                 guint               n_columns,
-                                 GError            **error)
+tide_timeline_data_query_cached (TideTrace            *trace,
+                                 TideTimelineCache    *cache,
+                                 gint64                process_id,
+                                 const TideTimeWindow *window,
+                                 GError              **error)
 {
   g_autoptr(TideTimelineData) data = NULL;
   g_autoptr(GArray) process_ids = NULL;
@@ -672,13 +675,11 @@ tide_timeline_data_query_cached (TideTrace          *trace,
   Query q;
 
   g_return_val_if_fail (TIDE_IS_TRACE (trace), NULL);
-  g_return_val_if_fail (n_columns > 0 && end_ns > begin_ns, NULL);
+  g_return_val_if_fail (tide_time_window_is_valid (window), NULL);
 
-  query_init (&q, trace, cache, begin_ns, end_ns, n_columns);
+  query_init (&q, trace, cache, window);
   data = g_new0 (TideTimelineData, 1);
-  data->begin_ns = begin_ns;
-  data->end_ns = end_ns;
-  data->n_columns = n_columns;
+  data->window = *window;
   data->level = q.level;
   data->bucket_ns = q.bucket_ns;
   data->lanes = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_lane_data_free);

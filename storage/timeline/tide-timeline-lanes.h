@@ -13,6 +13,16 @@
 
 G_BEGIN_DECLS
 
+/* The window a view shows: the times it spans and the pixel columns it
+ * draws them in.  Every query of the timeline reads one, and what it
+ * returns says which it was read for. */
+typedef struct
+{
+  gint64   begin_ns;     /* from the trace start */
+  gint64   end_ns;       /* exclusive, greater than begin_ns */
+  guint    n_columns;    /* at least 1 */
+} TideTimeWindow;
+
 typedef struct
 {
   gint     counter;      /* TideCounter, or a device counter id */
@@ -40,38 +50,34 @@ typedef enum
 
 typedef struct
 {
-  gint64         begin_ns;
-  gint64         end_ns;
-  guint          n_columns;
+  TideTimeWindow window;     /* the window it was read for */
   gint           level;      /* LOD level read */
   gint64         bucket_ns;  /* its bucket width */
   GPtrArray     *lanes;      /* TideLaneData*: host lanes, then device lanes */
   TideLaneData  *rss_classes[TIDE_RSS_N_CLASSES]; /* nullable each; none in older traces */
 } TideTimelineData;
 
+gboolean          tide_time_window_is_valid    (const TideTimeWindow *window);
+double            tide_time_window_column      (const TideTimeWindow *window,
+                                                gint64                t);
+
 void              tide_timeline_data_free      (TideTimelineData *data);
-TideTimelineData *tide_timeline_data_query     (TideTrace        *trace,
-                                                gint64            process_id,
-                                                gint64            begin_ns,
-                                                gint64            end_ns,
-                                                guint             n_columns,
-                                                GError          **error);
-TideTimelineData *tide_timeline_data_query_cached (TideTrace         *trace,
-                                                   TideTimelineCache *cache,
-                                                   gint64             process_id,
-                                                   gint64             begin_ns,
-                                                   gint64             end_ns,
-                                                   guint              n_columns,
-                                                   GError           **error);
-TideLaneData     *tide_timeline_data_query_lane (TideTrace      *trace,
-                                                TideTimelineCache *cache,
-                                                gint64          process_id,
-                                                gint            counter,
-                                                gint            device,
-                                                gint64          begin_ns,
-                                                gint64          end_ns,
-                                                guint           n_columns,
-                                                GError        **error);
+TideTimelineData *tide_timeline_data_query     (TideTrace            *trace,
+                                                gint64                process_id,
+                                                const TideTimeWindow *window,
+                                                GError              **error);
+TideTimelineData *tide_timeline_data_query_cached (TideTrace            *trace,
+                                                   TideTimelineCache    *cache,
+                                                   gint64                process_id,
+                                                   const TideTimeWindow *window,
+                                                   GError              **error);
+TideLaneData     *tide_timeline_data_query_lane (TideTrace            *trace,
+                                                TideTimelineCache    *cache,
+                                                gint64                process_id,
+                                                gint                  counter,
+                                                gint                  device,
+                                                const TideTimeWindow *window,
+                                                GError              **error);
 TideLaneData     *tide_lane_data_new           (gint             counter,
                                                 gint             device,
                                                 const char      *name,

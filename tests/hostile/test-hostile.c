@@ -353,6 +353,7 @@ test_lane_sum_saturates (Fixture       *f,
   g_autoptr(TideTimelineData) timeline = NULL;
   g_autoptr(GError) error = NULL;
   const TideLaneData *rss;
+  TideTimeWindow window;
   guint n_summed = 0;
 
   exec_sql (f->trace, "UPDATE counter_lod SET min_value = 9223372036854775807,"
@@ -366,8 +367,9 @@ test_lane_sum_saturates (Fixture       *f,
                       " AND counter = 1;");
   trace = tide_trace_open (f->trace, &error);
   g_assert_no_error (error);
-  timeline = tide_timeline_data_query (trace, 0, 0, tide_trace_get_end_ns (trace) -
-                                       tide_trace_get_start_ns (trace), 200, &error);
+  window = (TideTimeWindow) { 0, tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace),
+                              200 };
+  timeline = tide_timeline_data_query (trace, 0, &window, &error);
   g_assert_no_error (error);
   rss = tide_timeline_data_find_lane (timeline, 1, -1);
   g_assert_nonnull (rss);

@@ -117,13 +117,14 @@ exercise_window_queries (TideTrace *trace,
   TideTimelineData *data;
   GArray *array;
 
-  data = tide_timeline_data_query (trace, 0, 0, span, 640, &error);
+  data = tide_timeline_data_query (trace, 0, &(TideTimeWindow) { 0, span, 640 }, &error);
   note (outcome, &error);
   tide_timeline_data_free (data);
   for (int zoom = 1; zoom <= 64; zoom *= 8)
     {
-      data = tide_timeline_data_query_cached (trace, cache, 0, span / 2, span / 2 + span / zoom + 1,
-                                              640, &error);
+      TideTimeWindow zoomed = { span / 2, span / 2 + span / zoom + 1, 640 };
+
+      data = tide_timeline_data_query_cached (trace, cache, 0, &zoomed, &error);
       note (outcome, &error);
       tide_timeline_data_free (data);
     }

@@ -347,7 +347,8 @@ test_death (void)
     TideTrace *trace = _tide_window_get_trace (window);
     gint64 span = tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace);
     g_autoptr(GError) error = NULL;
-    g_autoptr(TideJobLane) job = tide_job_lane_query_job (trace, 0, span, 100, &error);
+    g_autoptr(TideJobLane) job = tide_job_lane_query_job (trace, &(TideTimeWindow) { 0, span, 100 },
+                                                          &error);
     const TideJobDeath *death;
 
     g_assert_no_error (error);
@@ -389,7 +390,8 @@ test_device_oom (void)
   trace = _tide_window_get_trace (window);
   {
     gint64 span = tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace);
-    g_autoptr(TideJobLane) job = tide_job_lane_query_job (trace, 0, span, 100, &error);
+    g_autoptr(TideJobLane) job = tide_job_lane_query_job (trace, &(TideTimeWindow) { 0, span, 100 },
+                                                          &error);
     const TideJobDeath *death;
 
     g_assert_no_error (error);

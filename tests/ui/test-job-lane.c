@@ -22,9 +22,10 @@
 
 typedef struct
 {
-  char      *dir;
-  char      *path;
-  TideTrace *trace;
+  char          *dir;
+  char          *path;
+  TideTrace     *trace;
+  TideTimeWindow window;    /* whole_trace()'s */
 } Fixture;
 
 static void
@@ -55,6 +56,15 @@ trace_span (Fixture *f)
   return tide_trace_get_end_ns (f->trace) - tide_trace_get_start_ns (f->trace);
 }
 
+/* The whole trace in @n_columns, as the export draws it. */
+static const TideTimeWindow *
+whole_trace (Fixture *f,
+             guint    n_columns)
+{
+  f->window = (TideTimeWindow) { 0, trace_span (f), n_columns };
+  return &f->window;
+}
+
 /* The column whose time is the middle of rank 1's step @k. */
 static guint
 column_of_rank1_step (Fixture *f,
@@ -70,8 +80,7 @@ test_bands (Fixture       *f,
             gconstpointer  unused)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(TideJobLane) job = tide_job_lane_query_job (f->trace, 0, trace_span (f), WIDTH,
-                                                        &error);
+  g_autoptr(TideJobLane) job = tide_job_lane_query_job (f->trace, whole_trace (f, WIDTH), &error);
   guint c = column_of_rank1_step (f, 6);
   const TideJobBand *band;
 
@@ -95,8 +104,8 @@ test_bands (Fixture       *f,
   g_assert_cmpint (tide_job_lane_process_at (job, c, job_rank0_pss (6) + job_rank1_pss (6)), ==, 0);
   /* A counter a process never sampled is no lane, and no error: what makes
    * a trace without PSS fall back to RSS. */
-  g_assert_null (tide_timeline_data_query_lane (f->trace, NULL, 1, TIDE_COUNTER_RSS_SHMEM, -1, 0,
-                                                trace_span (f), WIDTH, &error));
+  g_assert_null (tide_timeline_data_query_lane (f->trace, NULL, 1, TIDE_COUNTER_RSS_SHMEM, -1,
+                                                whole_trace (f, WIDTH), &error));
   g_assert_no_error (error);
 }
 
@@ -120,8 +129,7 @@ test_png (Fixture       *f,
   const TidePalette *p = &tide_palette_light;
   g_autoptr(GError) error = NULL;
   g_autofree char *png = g_build_filename (f->dir, "job.png", NULL);
-  g_autoptr(TideJobLane) job = tide_job_lane_query_job (f->trace, 0, trace_span (f), WIDTH,
-                                                        &error);
+  g_autoptr(TideJobLane) job = tide_job_lane_query_job (f->trace, whole_trace (f, WIDTH), &error);
   TideRenderScene scene = { .job = job, .begin_ns = 0, .end_ns = trace_span (f) };
   guint c = column_of_rank1_step (f, 6);
   cairo_surface_t *image;
@@ -166,10 +174,9 @@ test_png_rss_classes (Fixture       *f,
   const TidePalette *p = &tide_palette_light;
   g_autoptr(GError) error = NULL;
   g_autofree char *png = g_build_filename (f->dir, "classes.png", NULL);
-  g_autoptr(TideJobLane) job = tide_job_lane_query_job (f->trace, 0, trace_span (f), WIDTH,
-                                                        &error);
-  g_autoptr(TideTimelineData) data = tide_timeline_data_query (f->trace, 2, 0, trace_span (f),
-                                                               WIDTH, &error);
+  g_autoptr(TideJobLane) job = tide_job_lane_query_job (f->trace, whole_trace (f, WIDTH), &error);
+  g_autoptr(TideTimelineData) data = tide_timeline_data_query (f->trace, 2, whole_trace (f, WIDTH),
+                                                               &error);
   TideRenderScene scene = { .job = job, .data = data, .begin_ns = 0, .end_ns = trace_span (f),
                             .show_legend = TRUE };
   const TideLaneData *rss = tide_timeline_data_find_lane (data, TIDE_COUNTER_RSS, -1);
@@ -232,12 +239,12 @@ test_png_death (Fixture       *f,
   f->trace = tide_trace_open (f->path, &error);
   g_assert_no_error (error);
 
-  job = tide_job_lane_query_job (f->trace, 0, trace_span (f), WIDTH, &error);
+  job = tide_job_lane_query_job (f->trace, whole_trace (f, WIDTH), &error);
   g_assert_no_error (error);
   g_assert_cmpint (job->limit, ==, limit);
   g_assert_cmpint (job->scale, ==, limit);
   g_assert_cmpuint (job->deaths->len, ==, 1);
-  data = tide_timeline_data_query (f->trace, 2, 0, trace_span (f), WIDTH, &error);
+  data = tide_timeline_data_query (f->trace, 2, whole_trace (f, WIDTH), &error);
   scene = (TideRenderScene) { .job = job, .data = data, .begin_ns = 0, .end_ns = trace_span (f),
                               .show_legend = TRUE };
   g_assert_true (tide_render_timeline_png (f->trace, png, WIDTH, HEIGHT, &error));
@@ -270,8 +277,7 @@ test_click (Fixture       *f,
             gconstpointer  unused)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(TideJobLane) job = tide_job_lane_query_job (f->trace, 0, trace_span (f), WIDTH,
-                                                        &error);
+  g_autoptr(TideJobLane) job = tide_job_lane_query_job (f->trace, whole_trace (f, WIDTH), &error);
   TideRenderScene scene = { .job = job, .begin_ns = 0, .end_ns = trace_span (f) };
   guint c = column_of_rank1_step (f, 6);
   TideRenderLayout l;
@@ -311,8 +317,7 @@ render_title_left (Fixture *f,
   g_autoptr(GError) error = NULL;
   g_autofree char *png = g_build_filename (f->dir, "title.png", NULL);
   TideRenderScene scene = { .begin_ns = 0, .end_ns = trace_span (f) };
-  g_autoptr(TideJobLane) job = tide_job_lane_query_job (f->trace, 0, trace_span (f), width,
-                                                        &error);
+  g_autoptr(TideJobLane) job = tide_job_lane_query_job (f->trace, whole_trace (f, width), &error);
   cairo_surface_t *image;
   TideRenderLayout l;
   int left;

@@ -72,7 +72,8 @@ test_lanes (Fixture       *f,
 {
   g_autoptr(GError) error = NULL;
   gint64 span = TEST_N_STEPS * TEST_STEP_NS;
-  g_autoptr(TideTimelineData) data = tide_timeline_data_query (f->trace, 0, 0, span, WIDTH,
+  g_autoptr(TideTimelineData) data = tide_timeline_data_query (f->trace, 0,
+                                                               &(TideTimeWindow) { 0, span, WIDTH },
                                                                &error);
   const TideLaneData *rss, *heap, *device;
 
@@ -116,7 +117,9 @@ test_lod_level (Fixture       *f,
   gint64 v;
 
   /* 1 s over 50 columns: 20 ms a column, level 2 (16 ms buckets). */
-  narrow = tide_timeline_data_query (f->trace, 1, 0, TEST_N_STEPS * TEST_STEP_NS, 50, &error);
+  narrow = tide_timeline_data_query (f->trace, 1,
+                                     &(TideTimeWindow) { 0, TEST_N_STEPS * TEST_STEP_NS, 50 },
+                                     &error);
   g_assert_no_error (error);
   g_assert_cmpint (narrow->level, ==, 2);
   g_assert_cmpint (narrow->bucket_ns, ==, 16000000);
@@ -131,7 +134,8 @@ test_lod_level (Fixture       *f,
                    test_rss (2));
 
   /* Zoomed into step 5's middle, finer than a bucket: carried from before. */
-  zoomed = tide_timeline_data_query (f->trace, 1, 450000000, 450100000, 100, &error);
+  zoomed = tide_timeline_data_query (f->trace, 1, &(TideTimeWindow) { 450000000, 450100000, 100 },
+                                     &error);
   g_assert_no_error (error);
   g_assert_true (((TideLaneData *) g_ptr_array_index (zoomed->lanes, 0))->has_before);
   for (guint c = 0; c < 100; c++)
@@ -172,7 +176,7 @@ static void
 test_lod_cache (Fixture       *f,
                 gconstpointer  unused)
 {
-  static const gint64 ranges[][3] = {
+  static const TideTimeWindow windows[] = {
     { 0, 1000000000, 1000 }, { 0, 1000000000, 50 }, { 450000000, 450100000, 100 },
     { 950000000, 1200000000, 300 }, { 0, 3000000, 200 }, { 123456789, 723456789, 640 },
     { 0, 1000000000, 1 },
@@ -182,38 +186,35 @@ test_lod_cache (Fixture       *f,
   g_autoptr(GError) error = NULL;
   guint64 queries;
 
-  for (guint i = 0; i < G_N_ELEMENTS (ranges); i++)
+  for (guint i = 0; i < G_N_ELEMENTS (windows); i++)
     for (gint64 process = 0; process <= 1; process++)
       {
         g_autoptr(TideTimelineData) plain = NULL;
         g_autoptr(TideTimelineData) cached = NULL;
         g_autoptr(TideTimelineData) evicted = NULL;
 
-        plain = tide_timeline_data_query (f->trace, process, ranges[i][0], ranges[i][1],
-                                          ranges[i][2], &error);
+        plain = tide_timeline_data_query (f->trace, process, &windows[i], &error);
         g_assert_no_error (error);
-        cached = tide_timeline_data_query_cached (f->trace, cache, process, ranges[i][0],
-                                                  ranges[i][1], ranges[i][2], &error);
+        cached = tide_timeline_data_query_cached (f->trace, cache, process, &windows[i], &error);
         g_assert_no_error (error);
-        evicted = tide_timeline_data_query_cached (f->trace, small, process, ranges[i][0],
-                                                   ranges[i][1], ranges[i][2], &error);
+        evicted = tide_timeline_data_query_cached (f->trace, small, process, &windows[i], &error);
         g_assert_no_error (error);
         assert_same_data (plain, cached);
         assert_same_data (plain, evicted);
       }
   queries = tide_timeline_cache_get_queries (cache);
   g_assert_cmpuint (queries, >, 0);
-  for (guint i = 0; i < G_N_ELEMENTS (ranges); i++)
+  for (guint i = 0; i < G_N_ELEMENTS (windows); i++)
     {
       g_autoptr(TideTimelineData) again = NULL;
       g_autoptr(TideTimelineData) panned = NULL;
-
-      again = tide_timeline_data_query_cached (f->trace, cache, 1, ranges[i][0], ranges[i][1],
-                                               ranges[i][2], &error);
-      g_assert_no_error (error);
       /* 1 ms right: the same level, within the chunks already read. */
-      panned = tide_timeline_data_query_cached (f->trace, cache, 1, ranges[i][0] + 1000000,
-                                                ranges[i][1] + 1000000, ranges[i][2], &error);
+      TideTimeWindow right = { windows[i].begin_ns + 1000000, windows[i].end_ns + 1000000,
+                               windows[i].n_columns };
+
+      again = tide_timeline_data_query_cached (f->trace, cache, 1, &windows[i], &error);
+      g_assert_no_error (error);
+      panned = tide_timeline_data_query_cached (f->trace, cache, 1, &right, &error);
       g_assert_no_error (error);
     }
   g_assert_cmpuint (tide_timeline_cache_get_queries (cache), ==, queries);
@@ -332,7 +333,9 @@ scene_load (Scene     *s,
 {
   g_autoptr(GError) error = NULL;
 
-  s->data = tide_timeline_data_query (trace, 0, 0, TEST_N_STEPS * TEST_STEP_NS, width, &error);
+  s->data = tide_timeline_data_query (trace, 0,
+                                      &(TideTimeWindow) { 0, TEST_N_STEPS * TEST_STEP_NS, width },
+                                      &error);
   s->steps = tide_timeline_steps (trace, 0, &error);
   s->transfers = tide_timeline_transfers (trace, 0, &error);
   g_assert_no_error (error);
@@ -583,7 +586,9 @@ test_png_export_compare (Fixture       *f,
   g_assert_no_error (error);
   g_assert_true (tide_render_compare_png (f->trace, 0, fixed, png, WIDTH, HEIGHT, &error));
   g_assert_no_error (error);
-  data = tide_timeline_data_query (f->trace, 1, 0, TEST_N_STEPS * TEST_STEP_NS, WIDTH, &error);
+  data = tide_timeline_data_query (f->trace, 1,
+                                   &(TideTimeWindow) { 0, TEST_N_STEPS * TEST_STEP_NS, WIDTH },
+                                   &error);
   g_assert_no_error (error);
   scene.data = data;
   tide_render_layout (&scene, WIDTH, HEIGHT, &layout);
@@ -650,7 +655,9 @@ test_live_trace (void)
 
   g_assert_no_error (error);
   g_assert_false (tide_trace_is_complete (trace));
-  data = tide_timeline_data_query (trace, 0, 0, TEST_N_STEPS * TEST_STEP_NS, 100, &error);
+  data = tide_timeline_data_query (trace, 0,
+                                   &(TideTimeWindow) { 0, TEST_N_STEPS * TEST_STEP_NS, 100 },
+                                   &error);
   g_assert_no_error (error);
   g_assert_cmpuint (data->lanes->len, ==, 3);
   g_assert_true (tide_lane_data_value_at (g_ptr_array_index (data->lanes, 0), 99, &v));

@@ -72,8 +72,8 @@ test_render (Fixture       *f,
 
   g_assert_null (tide_timeline_view_get_error (TIDE_TIMELINE_VIEW (f->view)));
   g_assert_nonnull (tide_timeline_view_get_data (TIDE_TIMELINE_VIEW (f->view)));
-  g_assert_cmpuint (tide_timeline_view_get_data (TIDE_TIMELINE_VIEW (f->view))->n_columns, ==,
-                    WIDTH);
+  g_assert_cmpuint (tide_timeline_view_get_data (TIDE_TIMELINE_VIEW (f->view))->window.n_columns,
+                    ==, WIDTH);
   /* In the strip, left of each band's number: leak steps red, others grey. */
   for (gint k = 1; k <= TEST_N_STEPS; k++)
     {
@@ -167,7 +167,7 @@ test_zoom_and_pan (Fixture       *f,
 
   /* The next frame reads new data for the new range. */
   second = render (f->view);
-  g_assert_cmpint (tide_timeline_view_get_data (view)->begin_ns, ==, begin);
+  g_assert_cmpint (tide_timeline_view_get_data (view)->window.begin_ns, ==, begin);
 
   /* A horizontal scroll pans; a plain vertical one is left to the parent. */
   g_signal_emit_by_name (scroll, "scroll", 2.0, 0.0, &handled);
@@ -198,8 +198,8 @@ assert_same_as_fresh (TideTimelineView *view)
 
   g_assert_nonnull (cached);
   fresh = tide_timeline_data_query (tide_session_get_trace (view->session),
-                                    tide_timeline_view_get_process_id (view), cached->begin_ns,
-                                    cached->end_ns, cached->n_columns, &error);
+                                    tide_timeline_view_get_process_id (view), &cached->window,
+                                    &error);
   g_assert_no_error (error);
   g_assert_cmpint (fresh->level, ==, cached->level);
   g_assert_cmpint (fresh->bucket_ns, ==, cached->bucket_ns);

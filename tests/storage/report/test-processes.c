@@ -393,7 +393,7 @@ test_job_peak_exec_wrapper (void)
   g_assert_true (peak.known && peak.by_pss);
   g_assert_cmpint (peak.bytes, ==, 151 * MIB);
   g_assert_cmpint (peak.ts_ns, ==, 60 * MS);
-  lane = tide_job_lane_query_job (trace, 0, 100 * MS, 10, &error);
+  lane = tide_job_lane_query_job (trace, &(TideTimeWindow) { 0, 100 * MS, 10 }, &error);
   g_assert_no_error (error);
   g_assert_true (lane->by_pss);
   g_assert_cmpint (lane->peak, ==, 151 * MIB);

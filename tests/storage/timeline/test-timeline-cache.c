@@ -93,13 +93,14 @@ assert_same (TideTrace         *trace,
              guint              n)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(TideTimelineData) cached = tide_timeline_data_query_cached (trace, cache, 1, begin,
-                                                                        end, n, &error);
+  TideTimeWindow window = { begin, end, n };
+  g_autoptr(TideTimelineData) cached = tide_timeline_data_query_cached (trace, cache, 1, &window,
+                                                                        &error);
   g_autoptr(TideTimelineData) fresh = NULL;
   guint n_values = 0;
 
   g_assert_no_error (error);
-  fresh = tide_timeline_data_query (trace, 1, begin, end, n, &error);
+  fresh = tide_timeline_data_query (trace, 1, &window, &error);
   g_assert_no_error (error);
   g_assert_cmpint (fresh->level, ==, cached->level);
   g_assert_cmpint (fresh->bucket_ns, ==, cached->bucket_ns);

@@ -310,8 +310,8 @@ run_query (TideTrace *trace,
       return array->len;
     case Q_TIMELINE_LANES:
       {
-        g_autoptr(TideTimelineData) data = tide_timeline_data_query (trace, 1, begin, end, 400,
-                                                                     &error);
+        TideTimeWindow window = { begin, end, 400 };
+        g_autoptr(TideTimelineData) data = tide_timeline_data_query (trace, 1, &window, &error);
         g_assert_no_error (error);
         return 1;
       }
