@@ -764,8 +764,8 @@ class_suspects_csv (GString   *out,
     {
       const TideClassSuspect *s = g_ptr_array_index (classes, i);
 
-      g_string_append_printf (out, "%u,%" G_GINT64_FORMAT ",", first_position + i, s->pid);
-      csv_field (out, s->label);
+      g_string_append_printf (out, "%u,%" G_GINT64_FORMAT ",", first_position + i, s->process.pid);
+      csv_field (out, s->process.role);
       g_string_append_printf (out, ",,host,%" G_GINT64_FORMAT ",,,%d,%" G_GINT64_FORMAT
                               ",%" G_GINT64_FORMAT ",,,,,,,,,,,class,%s,", s->end_bytes,
                               s->growth_step, s->growth_bytes,
@@ -902,8 +902,9 @@ class_suspects_json (GString   *out,
       const TideClassSuspect *s = g_ptr_array_index (classes, i);
 
       g_string_append_printf (out, "%s{\"position\":%u,\"pid\":%" G_GINT64_FORMAT ",\"role\":",
-                              first_position + i > 1 ? "," : "", first_position + i, s->pid);
-      json_string (out, s->label);
+                              first_position + i > 1 ? "," : "", first_position + i,
+                              s->process.pid);
+      json_string (out, s->process.role);
       g_string_append_printf (out, ",\"dist_rank\":null,\"device\":\"host\",\"bytes\":%"
                               G_GINT64_FORMAT ",\"count\":null,\"resident_bytes\":null,"
                               "\"growth_start_step\":%d,\"growth_bytes\":%" G_GINT64_FORMAT

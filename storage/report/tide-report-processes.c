@@ -1057,7 +1057,7 @@ summary_process_id (gconstpointer item)
 static gint64
 class_suspect_process_id (gconstpointer item)
 {
-  return ((const TideClassSuspect *) item)->process_id;
+  return ((const TideClassSuspect *) item)->process.id;
 }
 
 static void

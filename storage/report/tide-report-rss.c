@@ -22,7 +22,7 @@ tide_cow_row_free (TideCowRow *row)
 {
   if (row == NULL)
     return;
-  g_free (row->label);
+  tide_process_label_clear (&row->process);
   g_free (row->source);
   g_free (row);
 }
@@ -72,7 +72,7 @@ load_source (TideTrace   *trace,
 
   if (stmt == NULL)
     return FALSE;
-  sqlite3_bind_int64 (stmt, 1, row->process_id);
+  sqlite3_bind_int64 (stmt, 1, row->process.id);
   rc = sqlite3_step (stmt);
   if (rc == SQLITE_ROW)
     {
@@ -110,8 +110,8 @@ load_copied (TideTrace  *trace,
     {
       TideCowRow *row = g_new0 (TideCowRow, 1);
 
-      row->process_id = sqlite3_column_int64 (stmt, 0);
-      row->pid = sqlite3_column_int64 (stmt, 1);
+      row->process.id = sqlite3_column_int64 (stmt, 0);
+      row->process.pid = sqlite3_column_int64 (stmt, 1);
       row->copied_bytes = sqlite3_column_int64 (stmt, 2);
       row->left_bytes = sqlite3_column_int64 (stmt, 3);
       g_ptr_array_add (rows, row);
@@ -141,9 +141,7 @@ tide_report_cow (TideTrace  *trace,
   for (guint i = 0; i < rows->len; i++)
     {
       TideCowRow *row = g_ptr_array_index (rows, i);
-      TideProcess *p = tide_processes_find (processes, row->process_id);
-
-      row->label = g_strdup (p != NULL ? p->label : "?");
+      tide_process_label_set (&row->process, tide_processes_find (processes, row->process.id));
       if (!load_source (trace, row, error))
         return NULL;
     }
@@ -163,12 +161,12 @@ tide_cow_row_describe (const TideCowRow *row)
 
   if (row->source == NULL)
     line = g_strdup_printf ("%s: %s copied on write, from pages of its parent that no recorded "
-                            "block covers", row->label, copied);
+                            "block covers", row->process.role, copied);
   else
     {
       covered = tide_format_bytes (row->source_bytes);
       line = g_strdup_printf ("%s: %s copied on write, %s of it from the parent's blocks "
-                              "allocated at %s", row->label, copied, covered, row->source);
+                              "allocated at %s", row->process.role, copied, covered, row->source);
     }
   /* Pages its parent wrote are as much its own, but no write of its made
    * them so: a worker's "copies" of weights that the optimizer updates.
@@ -1245,7 +1243,7 @@ tide_class_suspect_free (TideClassSuspect *suspect)
 {
   if (suspect == NULL)
     return;
-  g_free (suspect->label);
+  tide_process_label_clear (&suspect->process);
   g_free (suspect->name);
   g_free (suspect);
 }
@@ -1346,14 +1344,13 @@ add_process_class_suspects (GPtrArray *rows,
         continue;
       s = g_new0 (TideClassSuspect, 1);
       s->kind = class_suspects[c].kind;
-      s->process_id = last->process.id;
-      s->pid = last->process.pid;
-      s->label = g_strdup (last->process.role ? last->process.role : "?");
+      s->process = last->process;
+      s->process.role = g_strdup (last->process.role ? last->process.role : "?");
       s->growth_step = ((const TideStepRow *) g_ptr_array_index (rows, start - 1))->number;
       s->growth_bytes = (gint64) net;
       s->bytes_per_step = net / (rows->len - start + 1);
       s->end_bytes = (gint64) live[rows->len];
-      s->name = class_suspect_name (s->kind, last, s->label, s->end_bytes);
+      s->name = class_suspect_name (s->kind, last, s->process.role, s->end_bytes);
       s->hint = class_suspect_hint (s->kind, last, c);
       g_ptr_array_add (out, s);
     }
@@ -1406,9 +1403,9 @@ tide_class_suspect_describe (const TideClassSuspect *s)
 
   if (s->kind == TIDE_CLASS_SUSPECT_COW)
     return g_strdup_printf ("%s, %s/step since step %d, %s copied (pid %" G_GINT64_FORMAT ")",
-                            s->name, slope, s->growth_step, end, s->pid);
+                            s->name, slope, s->growth_step, end, s->process.pid);
   return g_strdup_printf ("%s, %s/step since step %d, in %s (pid %" G_GINT64_FORMAT ")",
-                          s->name, slope, s->growth_step, s->label, s->pid);
+                          s->name, slope, s->growth_step, s->process.role, s->process.pid);
 }
 
 const char *

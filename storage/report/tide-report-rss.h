@@ -6,17 +6,15 @@
  */
 #pragma once
 
+#include "tide-processes.h"
 #include "tide-report-format.h"
-#include "tide-trace.h"
 
 G_BEGIN_DECLS
 
 /* One fork's child that copied pages of its parent. */
 typedef struct
 {
-  gint64  process_id;
-  gint64  pid;
-  char   *label;          /* the process's label (tide-processes.h) */
+  TideProcessLabel process; /* the child */
   gint64  copied_bytes;   /* the last cow_bytes value, less cow_left_bytes: the
                            * pages the process copied itself */
   gint64  left_bytes;     /* the last cow_left_bytes value: pages it holds alone
@@ -129,9 +127,7 @@ typedef enum
 typedef struct
 {
   TideClassSuspectKind kind;
-  gint64      process_id;
-  gint64      pid;
-  char       *label;            /* the process's label */
+  TideProcessLabel process;     /* whose memory it is */
   gint        growth_step;      /* of the steps that process is measured at */
   gint64      growth_bytes;
   double      bytes_per_step;

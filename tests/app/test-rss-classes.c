@@ -238,14 +238,14 @@ test_cow (Fixture       *f,
   g_assert_no_error (error);
   g_assert_cmpuint (rows->len, ==, 1);
   row = g_ptr_array_index (rows, 0);
-  g_assert_cmpint (row->process_id, ==, 2);
+  g_assert_cmpint (row->process.id, ==, 2);
   g_assert_cmpint (last - after, <=, CLASS_SLACK);
   g_assert_cmpint (row->copied_bytes, ==, own);
   g_assert_cmpint (row->source_bytes, ==, 16 * MIB);
   g_assert_cmpstr (row->source, ==, source);
   line = tide_cow_row_describe (row);
   expected = g_strdup_printf ("%s: %s copied on write, 16.00 MiB of it from the parent's blocks "
-                              "allocated at %s", row->label, copied, source);
+                              "allocated at %s", row->process.role, copied, source);
   g_assert_cmpstr (line, ==, expected);
 }
 
@@ -1002,8 +1002,8 @@ test_class_suspect_formats (void)
   child_pid = tide_test_query_text (trace, "SELECT pid FROM processes WHERE id = 2");
   parent_pid = tide_test_query_text (trace, "SELECT pid FROM processes WHERE id = 1");
   g_assert_cmpint (s->kind, ==, TIDE_CLASS_SUSPECT_COW);
-  g_assert_cmpint (s->process_id, ==, 2);
-  g_assert_cmpint (s->pid, ==, g_ascii_strtoll (child_pid, NULL, 10));
+  g_assert_cmpint (s->process.id, ==, 2);
+  g_assert_cmpint (s->process.pid, ==, g_ascii_strtoll (child_pid, NULL, 10));
   /* Step 2 is the child's first: its growth starts with step 3. */
   g_assert_cmpint (s->growth_step, ==, 3);
   g_assert_cmpfloat (s->bytes_per_step, >=, 8 * MIB);

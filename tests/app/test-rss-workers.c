@@ -162,7 +162,7 @@ test_parent_writes (void)
   line = tide_cow_row_describe (row);
   expected = g_strdup_printf ("%s: %s copied on write, 8.00 MiB of it from the parent's blocks "
                               "allocated at cow-parent.c:%d (main); %s more no longer shared, "
-                              "its parent having written or freed them", row->label, copied,
+                              "its parent having written or freed them", row->process.role, copied,
                               tide_test_source_line (source_path, "char *shared = mmap ("), left);
   g_assert_cmpstr (line, ==, expected);
   tide_test_remove_dir (dir);

@@ -244,7 +244,7 @@ assert_fragmentation_suspect (Fixture   *f,
   g_autofree char *text_line = NULL;
 
   g_assert_nonnull (s);
-  g_assert_cmpint (s->process_id, ==, process_id);
+  g_assert_cmpint (s->process.id, ==, process_id);
   /* The suspects' rule looks for growth from the second step on. */
   g_assert_cmpint (s->growth_step, ==, 2);
   g_assert_cmpstr (tide_class_suspect_class (s), ==, "py_arena_free");

@@ -188,7 +188,7 @@ test_cow_list (Fixture       *f,
   g_assert_no_error (error);
   g_assert_cmpuint (rows->len, ==, 1);
   row = g_ptr_array_index (rows, 0);
-  g_assert_cmpint (row->process_id, ==, 2);
+  g_assert_cmpint (row->process.id, ==, 2);
   g_assert_cmpstr (row->source, ==, expected_source);
   /* The list's floats are most of what the worker copied: all but a tenth
    * at the last attribution, which lags the count by at most an eighth
@@ -255,7 +255,7 @@ test_cow_steady (Fixture       *f,
   g_assert_cmpuint (suspects->len, ==, 1);
   s = g_ptr_array_index (suspects, 0);
   g_assert_cmpint (s->kind, ==, TIDE_CLASS_SUSPECT_COW);
-  g_assert_cmpint (s->process_id, ==, 2);
+  g_assert_cmpint (s->process.id, ==, 2);
   /* Step 2 is "forked", the worker's first. */
   g_assert_cmpint (s->growth_step, ==, 3);
   g_assert_cmpfloat (s->bytes_per_step, >=, 0.9 * total / 4);

@@ -722,7 +722,7 @@ class_suspect_new (const TideClassSuspect *fields,
 {
   TideClassSuspect *s = g_memdup2 (fields, sizeof *fields);
 
-  s->label = g_strdup (label);
+  s->process.role = g_strdup (label);
   s->name = g_strdup (name);
   return s;
 }
@@ -739,7 +739,7 @@ test_class_suspect_rows (void)
   gint selected = 0;
 
   g_ptr_array_add (classes, class_suspect_new (&(TideClassSuspect) {
-                     .kind = TIDE_CLASS_SUSPECT_COW, .process_id = 2, .pid = 4242,
+                     .kind = TIDE_CLASS_SUSPECT_COW, .process = { .id = 2, .pid = 4242 },
                      .growth_step = 3, .growth_bytes = 4 * 8388608, .bytes_per_step = 8388608,
                      .end_bytes = 4 * 8388608, .hint = "keep the data in numpy arrays" },
                    "DataLoader worker 0", "copy-on-write in DataLoader worker 0"));
@@ -759,7 +759,7 @@ test_class_suspect_rows (void)
 
   /* Python's arenas kept mapped by a few objects: a row of the same shape. */
   g_ptr_array_add (classes, class_suspect_new (&(TideClassSuspect) {
-                     .kind = TIDE_CLASS_SUSPECT_PY_ARENA_FREE, .process_id = 1, .pid = 4241,
+                     .kind = TIDE_CLASS_SUSPECT_PY_ARENA_FREE, .process = { .id = 1, .pid = 4241 },
                      .growth_step = 2, .growth_bytes = 5 * 4194304, .bytes_per_step = 4194304,
                      .end_bytes = 6 * 4194304,
                      .hint = "an arena is returned only when every object in it is freed" },

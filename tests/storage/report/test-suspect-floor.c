@@ -104,7 +104,7 @@ assert_suspect (const TideClassSuspect *s,
                 const char             *name)
 {
   g_assert_cmpint (s->kind, ==, TIDE_CLASS_SUSPECT_ALLOC_FREE);
-  g_assert_cmpint (s->pid, ==, pid);
+  g_assert_cmpint (s->process.pid, ==, pid);
   g_assert_cmpint (s->growth_step, ==, 2);
   g_assert_cmpint (s->growth_bytes, ==, growth_bytes);
   g_assert_cmpfloat (s->bytes_per_step, ==, growth_bytes / (double) (N_STEPS - 1));
