@@ -577,10 +577,11 @@ on_cuda (TideAttachProcess *self,
       break;
     case TIDE_BPF_CUDA_COPY:
       a.stack_id = intern_stack (self, ev->h.tid, &ev->stack, &a.scope_id);
-      tide_capture_process_add_transfer (self->core, (gint) ev->kind, ev->device,
-                                         (gint64) ev->size,
-                                         (gint64) ev->h.time_ns - (gint64) ev->duration_ns,
-                                         (gint64) ev->duration_ns, a.stack_id, a.scope_id);
+      tide_capture_process_add_transfer (self->core, &(TideTransferRow) {
+          .direction = (gint) ev->kind, .device = ev->device, .bytes = (gint64) ev->size,
+          .start_ns = (gint64) ev->h.time_ns - (gint64) ev->duration_ns,
+          .duration_ns = (gint64) ev->duration_ns, .stack_id = a.stack_id,
+          .scope_id = a.scope_id });
       break;
     default:
       break;

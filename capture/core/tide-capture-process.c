@@ -542,19 +542,15 @@ tide_capture_process_add_counter (TideCaptureProcess *self,
   tide_trace_writer_add_counter (self->recording->writer, self->id, counter, device, ts_ns, value);
 }
 
-/* A copy between host and device memory of @bytes, from @start_ns on. */
+/* A copy between host and device memory; its process is this one. */
 void
-tide_capture_process_add_transfer (TideCaptureProcess *self,
-                                   gint                direction,
-                                   gint                device,
-                                   gint64              bytes,
-                                   gint64              start_ns,
-                                   gint64              duration_ns,
-                                   gint64              stack_id,
-                                   gint64              scope_id)
+tide_capture_process_add_transfer (TideCaptureProcess    *self,
+                                   const TideTransferRow *transfer)
 {
-  tide_trace_writer_add_transfer (self->recording->writer, self->id, direction, device, bytes,
-                                  start_ns, duration_ns, stack_id, scope_id);
+  TideTransferRow row = *transfer;
+
+  row.process_id = self->id;
+  tide_trace_writer_add_transfer (self->recording->writer, &row);
 }
 
 /* torch.distributed's rank of the process, which the job lane names it by. */

@@ -168,14 +168,8 @@ void                tide_capture_process_add_counter  (TideCaptureProcess  *self
                                                        gint                 device,
                                                        gint64               ts_ns,
                                                        gint64               value);
-void                tide_capture_process_add_transfer (TideCaptureProcess  *self,
-                                                       gint                 direction,
-                                                       gint                 device,
-                                                       gint64               bytes,
-                                                       gint64               start_ns,
-                                                       gint64               duration_ns,
-                                                       gint64               stack_id,
-                                                       gint64               scope_id);
+void                tide_capture_process_add_transfer (TideCaptureProcess    *self,
+                                                       const TideTransferRow *transfer);
 void                tide_capture_process_set_rank     (TideCaptureProcess  *self,
                                                        gint                 rank);
 void                tide_capture_process_set_loader_worker (TideCaptureProcess *self,

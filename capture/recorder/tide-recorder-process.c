@@ -225,9 +225,10 @@ on_transfer (TideRecProcess         *self,
       return;
     }
   stack_id = tide_capture_process_intern_stack (self->core, rec->frames, rec->n_frames);
-  tide_capture_process_add_transfer (self->core, rec->direction, rec->device, rec->bytes,
-                                     rec->h.time_ns, rec->duration_ns, stack_id,
-                                     tide_capture_process_scope_id (self->core, rec->scope_id));
+  tide_capture_process_add_transfer (self->core, &(TideTransferRow) {
+      .direction = rec->direction, .device = rec->device, .bytes = rec->bytes,
+      .start_ns = rec->h.time_ns, .duration_ns = rec->duration_ns, .stack_id = stack_id,
+      .scope_id = tide_capture_process_scope_id (self->core, rec->scope_id) });
 }
 
 /* The name the trace gives an API of TideWireApi; NULL for one we do

@@ -1131,19 +1131,12 @@ tide_trace_writer_add_counter (TideTraceWriter *self,
 }
 
 void
-tide_trace_writer_add_transfer (TideTraceWriter *self,
-                                gint64           process_id,
-                                gint             direction,
-                                gint             device,
-                                gint64           bytes,
-                                gint64           start_ns,
-                                gint64           duration_ns,
-                                gint64           stack_id,
-                                gint64           scope_id)
+tide_trace_writer_add_transfer (TideTraceWriter       *self,
+                                const TideTransferRow *row)
 {
   Op op = { .type = OP_TRANSFER,
-            .ints = { process_id, direction, device, bytes, start_ns, duration_ns,
-                      stack_id, scope_id } };
+            .ints = { row->process_id, row->direction, row->device, row->bytes, row->start_ns,
+                      row->duration_ns, row->stack_id, row->scope_id } };
 
   writer_push (self, &op);
 }

@@ -68,6 +68,20 @@ typedef struct
   gint64 resident_born_bytes;
 } TideResidencyRow;
 
+/* A row of transfers (tide-schema.c): a copy between host and device
+ * memory. */
+typedef struct
+{
+  gint64 process_id;
+  gint   direction;             /* TideTransferDirection */
+  gint   device;
+  gint64 bytes;
+  gint64 start_ns;
+  gint64 duration_ns;
+  gint64 stack_id;              /* 0: none */
+  gint64 scope_id;              /* 0: none */
+} TideTransferRow;
+
 /* A row of alloc_failures (tide-schema.c). */
 typedef struct
 {
@@ -156,14 +170,7 @@ void             tide_trace_writer_add_counter    (TideTraceWriter        *self,
                                                    gint64                  ts_ns,
                                                    gint64                  value);
 void             tide_trace_writer_add_transfer   (TideTraceWriter        *self,
-                                                   gint64                  process_id,
-                                                   gint                    direction,
-                                                   gint                    device,
-                                                   gint64                  bytes,
-                                                   gint64                  start_ns,
-                                                   gint64                  duration_ns,
-                                                   gint64                  stack_id,
-                                                   gint64                  scope_id);
+                                                   const TideTransferRow  *row);
 void             tide_trace_writer_add_alloc_failure (TideTraceWriter           *self,
                                                       const TideAllocFailureRow *row);
 void             tide_trace_writer_recover_failures  (TideTraceWriter           *self,

@@ -100,8 +100,9 @@ write_shape (const char        *dir,
   add_stacks (w);
   for (gint k = 1; k <= TEST_N_STEPS; k++)
     add_step (w, shape, k, &alloc_id);
-  tide_trace_writer_add_transfer (w, 1, 1, 0, 64 * TEST_MIB, 4 * TEST_STEP_NS + TEST_STEP_NS / 2,
-                                  1000, 0, 0);
+  tide_trace_writer_add_transfer (w, &(TideTransferRow) {
+      .process_id = 1, .direction = 1, .device = 0, .bytes = 64 * TEST_MIB,
+      .start_ns = 4 * TEST_STEP_NS + TEST_STEP_NS / 2, .duration_ns = 1000 });
   if (!finish)
     {
       tide_trace_writer_flush (w);

@@ -149,7 +149,10 @@ write_trace (const char *dir,
       tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_HEAP_LIVE, -1, t, (1 << 24) + t / 4000);
     }
   for (gint64 t = STEP_NS / 2; t < end; t += STEP_NS)
-    tide_trace_writer_add_transfer (w, 1, 1, 0, 1 << 20, t, 1000, 2, 1);
+    tide_trace_writer_add_transfer (w, &(TideTransferRow) { .process_id = 1, .direction = 1,
+                                                            .device = 0, .bytes = 1 << 20,
+                                                            .start_ns = t, .duration_ns = 1000,
+                                                            .stack_id = 2, .scope_id = 1 });
   tide_trace_writer_end_process (w, 1, end, &tide_test_exited_0, 0);
   g_assert_true (tide_trace_writer_finish (w, &error));
   g_assert_no_error (error);
