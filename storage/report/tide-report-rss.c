@@ -315,8 +315,9 @@ counter_at (TideTrace     *trace,
 static void
 keep_own_copies (gint64 *classes)
 {
+  /* A trace is untrusted: never fewer than none. */
   if (classes[TIDE_STEP_COW] >= 0 && classes[TIDE_STEP_COW_LEFT] > 0)
-    classes[TIDE_STEP_COW] -= classes[TIDE_STEP_COW_LEFT];
+    classes[TIDE_STEP_COW] = MAX (classes[TIDE_STEP_COW] - classes[TIDE_STEP_COW_LEFT], 0);
 }
 
 /* @rows: those of one process that need their classes. */
