@@ -24,9 +24,11 @@
  * (or freed) its own is the frame it inherited.  Those are not the child's
  * copies but pages no longer shared, and are counted apart; the low 32
  * bits of each inherited page's frame tell them (a machine would need
- * 16 TiB of RAM for two frames to share them).  A page mapped again later (munmap, then mmap at the same place)
- * is no longer the inherited one but would still count if exclusive: rare
- * for a DataLoader worker, whose heap stays in place.
+ * 16 TiB of RAM for two frames to share them).
+ *
+ * A page mapped again later (munmap, then mmap at the same place) is no
+ * longer the inherited one but would still count if exclusive: rare for a
+ * DataLoader worker, whose heap stays in place.
  */
 #include "config.h"
 
