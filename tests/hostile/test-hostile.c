@@ -286,6 +286,46 @@ test_rss_at_int64_min (Fixture       *f,
   }
 }
 
+/* The column @name of the CSV row @line under @header. */
+static char *
+csv_cell (const char *header,
+          const char *line,
+          const char *name)
+{
+  g_auto(GStrv) names = g_strsplit (header, ",", -1);
+  g_auto(GStrv) cells = g_strsplit (line, ",", -1);
+
+  for (guint i = 0; names[i] != NULL; i++)
+    if (g_str_equal (names[i], name))
+      {
+        g_assert_cmpuint (i, <, g_strv_length (cells));
+        return g_strdup (cells[i]);
+      }
+  g_error ("no column %s in %s", name, header);
+}
+
+/* Pages that a child holds because its parent wrote its own, far past the
+ * pages it holds alone (cow_left_bytes past cow_bytes): its own copies are
+ * none, never a negative count. */
+static void
+test_cow_left_past_copies (Fixture       *f,
+                           gconstpointer  data)
+{
+  g_autofree char *report = NULL;
+  g_autofree char *cell = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  exec_sql (f->trace, "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                      " SELECT process_id, 24, -1, end_ns, 4096 FROM steps WHERE number = 2;"
+                      "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                      " SELECT process_id, 27, -1, end_ns, 9223372036854775807 FROM steps"
+                      " WHERE number = 2;");
+  report = report_steps (f->trace);
+  lines = g_strsplit (report, "\n", -1);
+  cell = csv_cell (lines[0], lines[2], "cow_bytes");
+  g_assert_cmpstr (cell, ==, "0");
+}
+
 /* One live block with scope 0, the others with none (NULL): SQL groups
  * them apart, and both are "no scope" to the report, which once loaded the
  * details of only one of the two and crashed on the other. */
@@ -613,6 +653,7 @@ main (int    argc,
   ADD ("/hostile/lane-sum-saturates", "leaky-steps.tide", test_lane_sum_saturates);
   ADD ("/hostile/size-1e308", "leaky-steps.tide", test_size_1e308);
   ADD ("/hostile/stack-rows", "leaky-steps.tide", test_stack_rows);
+  ADD ("/hostile/cow-left-past-copies", "leaky-steps.tide", test_cow_left_past_copies);
 #undef ADD
   g_test_add_func ("/hostile/unfinished-failure-one-line", test_unfinished_failure_one_line);
   g_test_add_func ("/hostile/corpus", test_corpus);
