@@ -10,6 +10,10 @@
  * records instead.
  *
  * Mappings are always recorded (weight 1) and kept in the address set.
+ * An anonymous mapping that the profiler's own work makes (libunwind's
+ * caches, as the preload unwinds a stack: inside the guard, and not in a
+ * real call made for the program) is the profiler's, noted as such
+ * (tide-preload-own.h).
  * What is approximated:
  *  - munmap of a range that starts at a recorded mapping frees the whole
  *    mapping, even when only its head is unmapped (the tail is forgotten);
@@ -26,6 +30,7 @@
 #include "config.h"
 
 #include "tide-preload-private.h"
+#include "tide-preload-own.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -37,6 +42,14 @@ static inline bool
 recording (void)
 {
   return tide_active () && !tide_tls.guard;
+}
+
+/* Inside the profiler, and not in a real call made for the program (a
+ * pymalloc arena, whose objects are the program's). */
+static inline bool
+profilers_own (void)
+{
+  return tide_tls.guard > 0 && tide_tls.real_calls == 0;
 }
 
 static void
@@ -81,6 +94,8 @@ mmap (void   *addr,
 
   if (TIDE_UNLIKELY (recording ()) && p != MAP_FAILED)
     record_mapping (p, len);
+  else if (TIDE_UNLIKELY (profilers_own ()) && p != MAP_FAILED && (flags & MAP_ANONYMOUS))
+    tide_own_note_mapped (p, len);
   return p;
 }
 
@@ -101,6 +116,8 @@ munmap (void   *addr,
 {
   if (TIDE_UNLIKELY (recording ()))
     tide_record_free_if_sampled (addr, TIDE_KIND_MMAP, NULL);
+  else if (TIDE_UNLIKELY (profilers_own ()))
+    tide_own_note_unmapped (addr);
   if (TIDE_UNLIKELY (tide_real.munmap == NULL))
     {
       tide_real_resolve ();

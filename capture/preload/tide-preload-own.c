@@ -5,7 +5,8 @@
  * slot's address is claimed with a compare-and-swap (OWN_CLAIMED while its
  * length is written), so that a reader on the flusher sees a length only
  * with the address it belongs to; a mapping that does not fit is left
- * uncounted (the preload makes a few dozen).  A reader that meets a
+ * uncounted (the preload makes a few dozen, libunwind a few hundred in a
+ * PyTorch process).  A reader that meets a
  * mapping being unmapped asks mincore about a range that is gone, which
  * counts nothing.
  */
@@ -17,7 +18,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define OWN_SLOTS      256
 #define OWN_CLAIMED    ((uintptr_t) 1)
 #define OWN_VEC_PAGES  256u
 
@@ -27,7 +27,7 @@ typedef struct
   _Atomic size_t    len;
 } OwnSlot;
 
-static OwnSlot own_slots[OWN_SLOTS];
+static OwnSlot own_slots[TIDE_OWN_MAX_MAPPINGS];
 
 void
 tide_own_note_mapped (void   *addr,
@@ -35,7 +35,7 @@ tide_own_note_mapped (void   *addr,
 {
   if (addr == NULL)
     return;
-  for (unsigned i = 0; i < OWN_SLOTS; i++)
+  for (unsigned i = 0; i < TIDE_OWN_MAX_MAPPINGS; i++)
     {
       uintptr_t expected = 0;
 
@@ -51,7 +51,7 @@ tide_own_note_mapped (void   *addr,
 void
 tide_own_note_unmapped (void *addr)
 {
-  for (unsigned i = 0; addr != NULL && i < OWN_SLOTS; i++)
+  for (unsigned i = 0; addr != NULL && i < TIDE_OWN_MAX_MAPPINGS; i++)
     {
       uintptr_t expected = (uintptr_t) addr;
 
@@ -93,7 +93,7 @@ tide_own_resident_bytes (void)
   size_t page = (size_t) sysconf (_SC_PAGESIZE);
   uint64_t pages = 0;
 
-  for (unsigned i = 0; i < OWN_SLOTS; i++)
+  for (unsigned i = 0; i < TIDE_OWN_MAX_MAPPINGS; i++)
     {
       uintptr_t addr = atomic_load (&own_slots[i].addr);
       size_t len;

@@ -15,6 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Mappings past this many at once are not counted. */
+#define TIDE_OWN_MAX_MAPPINGS 1024
+
 void     tide_own_note_mapped   (void   *addr,
                                  size_t  len);
 void     tide_own_note_unmapped (void   *addr);
