@@ -38,24 +38,11 @@ malloc_block (void)
   return malloc (BLOCK_SIZE);
 }
 
-/* One line from stdin, read without stdio: a stdin buffer would be one
- * more recorded, resident block. */
-static int
-read_line (void)
-{
-  char c;
-
-  while (read (STDIN_FILENO, &c, 1) == 1)
-    if (c == '\n')
-      return 1;
-  return 0;
-}
-
 static int
 end_step (void)
 {
   tidemark_step (NULL);
-  return read_line ();
+  return target_read_line ();
 }
 
 int

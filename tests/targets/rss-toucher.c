@@ -45,19 +45,6 @@ burst_allocations (long n)
     }
 }
 
-/* One line from stdin, read without stdio: a stdin buffer would be one
- * more recorded, resident block. */
-static int
-read_line (void)
-{
-  char c;
-
-  while (read (STDIN_FILENO, &c, 1) == 1)
-    if (c == '\n')
-      return 1;
-  return 0;
-}
-
 int
 main (int   argc,
       char *argv[])
@@ -86,7 +73,7 @@ main (int   argc,
         target_sleep_ms (end_sleep_ms);
       else if (!pause_each_step)
         target_sleep_ms (100);
-      else if (!read_line ())
+      else if (!target_read_line ())
         return 3;
     }
 

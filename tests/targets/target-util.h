@@ -62,6 +62,19 @@ target_int_option (int         argc,
   return fallback;
 }
 
+/* Waits for one line on stdin, read without stdio: a stdin buffer would be
+ * one more recorded, resident block.  Returns 0 at the end of input. */
+static inline int
+target_read_line (void)
+{
+  char c;
+
+  while (read (STDIN_FILENO, &c, 1) == 1)
+    if (c == '\n')
+      return 1;
+  return 0;
+}
+
 /* "DIR/@name" where DIR holds this executable; free() the result. */
 static inline char *
 target_sibling_path (const char *name)
