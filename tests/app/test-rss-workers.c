@@ -8,9 +8,9 @@
  * chunks it inherited.  What the allocator holds free is only the
  * program's to ask: a process that marks no steps sends it as it runs and
  * at its fork, so that each reading of its private memory has it beside
- * it, counted from what the child inherited.  And `tests/targets/cow-parent`,
- * whose child holds pages alone that it wrote, and pages that its parent
- * wrote: only the first are its copies.
+ * it, counted from what the child inherited.  And `tests/targets/cow-steps
+ * parent-writes`, whose child holds pages alone that it wrote, and pages
+ * that its parent wrote: only the first are its copies.
  */
 #include "config.h"
 
@@ -51,35 +51,81 @@ assert_within (gint64      value,
              G_GINT64_FORMAT, what, value, expected, CLASS_SLACK);
 }
 
+/* A job recorded with --sync-steps, its rows and their explanations, and
+ * its one forked child. */
+typedef struct
+{
+  char      *dir;
+  TideTrace *trace;
+  GPtrArray *rows;
+  GArray    *explanations;
+  gint64     worker_id;
+} WorkerJob;
+
+static void
+worker_job_clear (WorkerJob *job)
+{
+  g_clear_pointer (&job->explanations, g_array_unref);
+  g_clear_pointer (&job->rows, g_ptr_array_unref);
+  g_clear_object (&job->trace);
+  if (job->dir != NULL)
+    tide_test_remove_dir (job->dir);
+  g_clear_pointer (&job->dir, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (WorkerJob, worker_job_clear)
+
+/* Records tests/targets/@target @mode, which prints "done". */
+static void
+record_worker_job (WorkerJob  *job,
+                   const char *target,
+                   const char *mode)
+{
+  g_autofree char *path = NULL;
+  g_autofree char *exe = g_build_filename (TIDE_TARGETS_DIR, target, NULL);
+  g_autofree char *out = NULL;
+  g_autoptr(GError) error = NULL;
+
+  job->dir = tide_test_make_dir ("tide-rss-workers");
+  path = g_build_filename (job->dir, "worker.tide", NULL);
+  {
+    const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "--sync-steps", "-o",
+                           path, "--", exe, mode, NULL };
+
+    out = tide_test_spawn_ok (argv);
+  }
+  g_assert_cmpstr (out, ==, "done\n");
+  job->trace = tide_test_open_trace (path);
+  job->worker_id = tide_test_query_int (job->trace,
+                                        "SELECT id FROM processes WHERE parent_id > 0");
+  job->rows = tide_report_job_steps (job->trace, &error);
+  g_assert_no_error (error);
+  job->explanations = tide_rss_explain_steps (job->rows);
+}
+
+/* The explanation of the job's worker that covers step @number, said in
+ * the test's log. */
+static const TideRssExplanation *
+job_worker_explanation (const WorkerJob *job,
+                        gint             number)
+{
+  const TideRssExplanation *e = worker_explanation (job->rows, job->explanations,
+                                                    job->worker_id, number);
+  g_autofree char *text = tide_rss_explanation_describe (e);
+
+  g_test_message ("step %d: %s", number, text);
+  return e;
+}
+
 static void
 test_worker_frees (void)
 {
-  g_autofree char *dir = tide_test_make_dir ("tide-rss-workers");
-  g_autofree char *path = g_build_filename (dir, "worker.tide", NULL);
-  g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "allocator-free", NULL);
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "--sync-steps", "-o", path,
-                         "--", target, "worker", NULL };
-  g_autofree char *out = tide_test_spawn_ok (argv);
-  g_autoptr(TideTrace) trace = tide_test_open_trace (path);
-  g_autoptr(GPtrArray) rows = NULL;
-  g_autoptr(GArray) explanations = NULL;
-  g_autoptr(GError) error = NULL;
+  g_auto(WorkerJob) job = { 0 };
   const TideRssExplanation *forked, *freed;
-  g_autofree char *forked_text = NULL;
-  g_autofree char *freed_text = NULL;
-  gint64 worker_id;
 
-  g_assert_cmpstr (out, ==, "done\n");
-  worker_id = tide_test_query_int (trace, "SELECT id FROM processes WHERE parent_id > 0");
-  rows = tide_report_job_steps (trace, &error);
-  g_assert_no_error (error);
-  explanations = tide_rss_explain_steps (rows);
-  forked = worker_explanation (rows, explanations, worker_id, 2);
-  freed = worker_explanation (rows, explanations, worker_id, 3);
-  forked_text = tide_rss_explanation_describe (forked);
-  freed_text = tide_rss_explanation_describe (freed);
-  g_test_message ("step 2: %s", forked_text);
-  g_test_message ("step 3: %s", freed_text);
+  record_worker_job (&job, "allocator-free", "worker");
+  forked = job_worker_explanation (&job, 2);
+  freed = job_worker_explanation (&job, 3);
 
   /* The 16 MiB its parent held free at the fork are not the worker's. */
   g_assert_true (forked->since_fork);
@@ -93,29 +139,21 @@ test_worker_frees (void)
   assert_within (freed->terms[TIDE_RSS_COW], 16 * MIB, "copy-on-write");
   assert_within (freed->terms[TIDE_RSS_HEAP], 0, "heap");
   assert_within (freed->terms[TIDE_RSS_UNEXPLAINED], 0, "unexplained");
-  tide_test_remove_dir (dir);
 }
 
-/* cow-parent's child wrote 8 MiB of the pages it inherited in step 3, and
- * its parent 12 MiB more: the child holds those 20 MiB alone, but copied
- * only the 8 MiB it wrote.  The other 12 MiB are the pages it inherited,
- * no longer shared since its parent wrote its own: a DataLoader worker
- * does not copy the weights that its parent's optimizer updates.  Where
- * the page frames are hidden (not root), all 20 MiB are copies. */
+/* `cow-steps parent-writes`: the child wrote 8 MiB of the pages it
+ * inherited in step 3, and its parent 12 MiB more: the child holds those
+ * 20 MiB alone, but copied only the 8 MiB it wrote.  The other 12 MiB are
+ * the pages it inherited, no longer shared since its parent wrote its
+ * own: a DataLoader worker does not copy the weights that its parent's
+ * optimizer updates.  Where the page frames are hidden (not root), all
+ * 20 MiB are copies. */
 static void
 test_parent_writes (void)
 {
-  g_autofree char *dir = tide_test_make_dir ("tide-rss-workers");
-  g_autofree char *path = g_build_filename (dir, "cow-parent.tide", NULL);
-  g_autofree char *target = g_build_filename (TIDE_TARGETS_DIR, "cow-parent", NULL);
-  g_autofree char *source_path = g_build_filename (TIDE_TARGETS_SRC_DIR, "cow-parent.c", NULL);
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "--sync-steps", "-o", path,
-                         "--", target, NULL };
-  g_autofree char *out = NULL;
-  g_autoptr(TideTrace) trace = NULL;
-  g_autoptr(GPtrArray) rows = NULL;
+  g_autofree char *source_path = g_build_filename (TIDE_TARGETS_SRC_DIR, "cow-steps.c", NULL);
+  g_auto(WorkerJob) job = { 0 };
   g_autoptr(GPtrArray) cow = NULL;
-  g_autoptr(GArray) explanations = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *text = NULL;
   g_autofree char *line = NULL;
@@ -124,23 +162,15 @@ test_parent_writes (void)
   g_autofree char *left = NULL;
   const TideRssExplanation *writes;
   const TideCowRow *row;
-  gint64 worker_id;
 
   if (geteuid () != 0)
     {
       g_test_skip ("pagemap shows page frames to root only");
       return;
     }
-  out = tide_test_spawn_ok (argv);
-  g_assert_cmpstr (out, ==, "done\n");
-  trace = tide_test_open_trace (path);
-  worker_id = tide_test_query_int (trace, "SELECT id FROM processes WHERE parent_id > 0");
-  rows = tide_report_job_steps (trace, &error);
-  g_assert_no_error (error);
-  explanations = tide_rss_explain_steps (rows);
-  writes = worker_explanation (rows, explanations, worker_id, 3);
+  record_worker_job (&job, "cow-steps", "parent-writes");
+  writes = job_worker_explanation (&job, 3);
   text = tide_rss_explanation_describe (writes);
-  g_test_message ("step 3: %s", text);
 
   g_assert_cmpint (writes->first_step, ==, 3);
   assert_within (writes->base_delta, 20 * MIB, "private memory");
@@ -150,7 +180,7 @@ test_parent_writes (void)
   assert_within (writes->terms[TIDE_RSS_UNEXPLAINED], 0, "unexplained");
   g_assert_nonnull (strstr (text, " MiB its parent wrote or freed)"));
 
-  cow = tide_report_cow (trace, &error);
+  cow = tide_report_cow (job.trace, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (cow->len, ==, 1);
   row = g_ptr_array_index (cow, 0);
@@ -161,11 +191,10 @@ test_parent_writes (void)
   left = tide_format_bytes (row->left_bytes);
   line = tide_cow_row_describe (row);
   expected = g_strdup_printf ("%s: %s copied on write, 8.00 MiB of it from the parent's blocks "
-                              "allocated at cow-parent.c:%d (main); %s more no longer shared, "
+                              "allocated at cow-steps.c:%d (main); %s more no longer shared, "
                               "its parent having written or freed them", row->process.role, copied,
                               tide_test_source_line (source_path, "char *shared = mmap ("), left);
   g_assert_cmpstr (line, ==, expected);
-  tide_test_remove_dir (dir);
 }
 
 int

@@ -11,6 +11,12 @@
  *           copied on write a step.
  *
  * The child ends after step 6; the parent waits for it and exits 0.
+ *
+ * `cow-steps parent-writes`: pages that the child holds alone, some
+ * because it wrote them, some because its parent did.  Step 3: the child
+ * writes the first 8 MiB (its copies), then the parent the next 12 MiB
+ * (the child's pages there are the ones it inherited, its alone now);
+ * step 4: the child exits, and the parent waits for it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -24,8 +30,10 @@
 #define SHARED_BYTES (32 * MIB)
 #define STEP_BYTES   (8 * MIB)
 #define COPY_STEPS   (SHARED_BYTES / STEP_BYTES)
+#define PARENT_BYTES (12 * MIB)
 
-/* The child: at each "g", writes the next STEP_BYTES and says "w". */
+/* The child: at each "g", writes the next STEP_BYTES and says "w"; at
+ * "e", exits. */
 static void
 copy_a_slice_a_step (char *shared,
                      int   go,
@@ -39,6 +47,8 @@ copy_a_slice_a_step (char *shared,
     {
       if (read (go, &c, 1) != 1)
         _exit (3);
+      if (c == 'e')
+        _exit (0);
       memset (shared + (size_t) k * STEP_BYTES, 4, STEP_BYTES);
       if (write (ready, "w", 1) != 1)
         _exit (3);
@@ -49,10 +59,12 @@ copy_a_slice_a_step (char *shared,
 }
 
 int
-main (void)
+main (int    argc,
+      char **argv)
 {
   char *shared = mmap (NULL, SHARED_BYTES, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  int parent_writes = argc > 1 && strcmp (argv[1], "parent-writes") == 0;
   int go[2], ready[2];
   char c = 0;
   pid_t child;
@@ -73,15 +85,19 @@ main (void)
     return 2;
   tidemark_step ("fork");
 
-  for (int k = 0; k < COPY_STEPS; k++)
+  for (int k = 0; k < (parent_writes ? 1 : COPY_STEPS); k++)
     {
       if (write (go[1], "g", 1) != 1 || read (ready[0], &c, 1) != 1)
         return 2;
-      tidemark_step ("copy");
+      if (parent_writes)
+        memset (shared + STEP_BYTES, 5, PARENT_BYTES);
+      tidemark_step (parent_writes ? "writes" : "copy");
     }
 
   if (write (go[1], "e", 1) != 1 || waitpid (child, &status, 0) != child)
     return 2;
+  if (parent_writes)
+    tidemark_step ("reaped");
   printf ("done\n");
   return WIFEXITED (status) && WEXITSTATUS (status) == 0 ? 0 : 1;
 }
