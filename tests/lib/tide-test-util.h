@@ -13,6 +13,15 @@
 
 G_BEGIN_DECLS
 
+/* @value lies within @slack of @expected; a failure says both, at the
+ * caller's line. */
+#define tide_test_assert_within(value, expected, slack) G_STMT_START { \
+    gint64 tide_within_value_ = (value), tide_within_expected_ = (expected); \
+    gint64 tide_within_slack_ = (slack); \
+    g_assert_cmpint (tide_within_value_, >=, tide_within_expected_ - tide_within_slack_); \
+    g_assert_cmpint (tide_within_value_, <=, tide_within_expected_ + tide_within_slack_); \
+  } G_STMT_END
+
 /* How the processes of the tests' hand-written traces end. */
 static const TideProcessEnd tide_test_exited_0 = { .kind = TIDE_END_EXITED };
 

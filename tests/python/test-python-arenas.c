@@ -217,15 +217,6 @@ objects_line_bytes (Fixture *f)
   return bytes;
 }
 
-static void
-assert_within (gint64 value,
-               gint64 expected,
-               gint64 slack)
-{
-  g_assert_cmpint (value, >=, expected - slack);
-  g_assert_cmpint (value, <=, expected + slack);
-}
-
 /* The suspect of a fragmenting run, in the report (text, CSV, JSON) and
  * the summary. */
 static const TideClassSuspect *
@@ -323,12 +314,12 @@ test_fragment_all (Fixture       *f,
       e[k] = at_step (f, TIDE_COUNTER_PY_ARENA_FREE, k);
       g_test_message ("step %d: free %" G_GINT64_FORMAT ", CPython's %" G_GINT64_FORMAT, k,
                       e[k], t[k]);
-      assert_within (e[k], t[k], 2 * ARENA);
+      tide_test_assert_within (e[k], t[k], 2 * ARENA);
     }
   /* Half of 8 MiB freed a step: 4 MiB, at the objects' size classes. */
   for (gint k = 1; k < STEPS; k++)
-    assert_within (printed (f->out, k, "freed"), 4 * MIB, 1024);
-  assert_within (e[STEPS - 1] - e[0], t[STEPS - 1] - t[0], ARENA + POOLS_SLACK);
+    tide_test_assert_within (printed (f->out, k, "freed"), 4 * MIB, 1024);
+  tide_test_assert_within (e[STEPS - 1] - e[0], t[STEPS - 1] - t[0], ARENA + POOLS_SLACK);
 
   /* What pymalloc had in use at the hooks, sent once: more than nothing,
    * less than the arenas then. */
@@ -375,8 +366,8 @@ test_fragment_sampled (Fixture       *f,
       g_test_message ("seed %s: growth %" G_GINT64_FORMAT ", CPython's %" G_GINT64_FORMAT
                       ", slack %" G_GINT64_FORMAT, seeds[i], s->growth_bytes,
                       t[STEPS - 1] - t[0], slack);
-      assert_within (s->growth_bytes, t[STEPS - 1] - t[0], slack);
-      assert_within (s->end_bytes, t[STEPS - 1], slack + ARENA);
+      tide_test_assert_within (s->growth_bytes, t[STEPS - 1] - t[0], slack);
+      tide_test_assert_within (s->end_bytes, t[STEPS - 1], slack + ARENA);
     }
 }
 
@@ -400,11 +391,11 @@ test_fork (Fixture       *f,
 
       g_test_message ("child's step %d: free %" G_GINT64_FORMAT ", CPython's %" G_GINT64_FORMAT,
                       k, e, t[k]);
-      assert_within (e, t[k], 2 * ARENA);
+      tide_test_assert_within (e, t[k], 2 * ARENA);
     }
   suspects = class_suspects (f);
   s = assert_fragmentation_suspect (f, suspects, 2);
-  assert_within (s->growth_bytes, t[STEPS - 1] - t[1], ARENA + POOLS_SLACK);
+  tide_test_assert_within (s->growth_bytes, t[STEPS - 1] - t[1], ARENA + POOLS_SLACK);
 }
 
 /* Everything freed: the arenas go back, nothing stays free in them, and
@@ -420,13 +411,13 @@ test_control (Fixture       *f,
   record (f, "--all", "control", (const char *[]) { NULL });
   for (gint k = 1; k < STEPS; k++)
     {
-      assert_within (t[k], t[0], POOLS_SLACK);
-      assert_within (at_step (f, TIDE_COUNTER_PY_ARENA_FREE, k),
+      tide_test_assert_within (t[k], t[0], POOLS_SLACK);
+      tide_test_assert_within (at_step (f, TIDE_COUNTER_PY_ARENA_FREE, k),
                      at_step (f, TIDE_COUNTER_PY_ARENA_FREE, 0), POOLS_SLACK);
       g_assert_cmpint (at_step (f, TIDE_COUNTER_PY_ARENAS, k), ==,
                        at_step (f, TIDE_COUNTER_PY_ARENAS, 0));
     }
-  assert_within (at_step (f, TIDE_COUNTER_PY_ARENA_FREE, STEPS - 1), t[STEPS - 1], 2 * ARENA);
+  tide_test_assert_within (at_step (f, TIDE_COUNTER_PY_ARENA_FREE, STEPS - 1), t[STEPS - 1], 2 * ARENA);
   suspects = class_suspects (f);
   g_assert_null (find_class_suspect (suspects, TIDE_CLASS_SUSPECT_PY_ARENA_FREE));
   g_assert_null (strstr (f->err, "Python's allocator"));
