@@ -18,6 +18,12 @@
  * something else (an allocator's reserved tail). */
 #define MAX_GUARD_BYTES (64 * 1024)
 
+/* glibc's arenas other than the main one each live in a heap of
+ * HEAP_MAX_SIZE (twice the largest mmap threshold: 64 MiB on 64-bit),
+ * aligned to its size, read-write as far as its top has grown and
+ * inaccessible beyond. */
+#define GLIBC_HEAP_MAX_BYTES (64ull * 1024 * 1024)
+
 struct _TideAnonSplitter
 {
   GHashTable *segments;   /* path -> GArray of TideLoadSegment, the writable ones
@@ -225,6 +231,41 @@ is_thread_stack (const MapsLine *m,
          below->end == m->start && below->end - below->start <= MAX_GUARD_BYTES;
 }
 
+/* The main arena's heap, grown with brk. */
+static gboolean
+is_main_heap (const MapsLine *m)
+{
+  return g_str_equal (m->path, "[heap]");
+}
+
+/* The read-write part of another arena's heap: grown to its whole size,
+ * or with the inaccessible rest of it right above (@above, NULL: none
+ * known). */
+static gboolean
+is_arena_heap (const MapsLine *m,
+               const MapsLine *above)
+{
+  guint64 size = m->end - m->start;
+
+  if (!is_anonymous (m) || !g_str_has_prefix (m->perms, "rw") ||
+      m->start % GLIBC_HEAP_MAX_BYTES != 0)
+    return FALSE;
+  if (above == NULL)
+    return size == GLIBC_HEAP_MAX_BYTES;
+  return size < GLIBC_HEAP_MAX_BYTES && is_anonymous (above) &&
+         g_str_has_prefix (above->perms, "---") && above->start == m->end &&
+         above->end == m->start + GLIBC_HEAP_MAX_BYTES;
+}
+
+static void
+append_range (GArray         *ranges,
+              const MapsLine *m)
+{
+  TideRange range = { m->start, m->end - m->start };
+
+  g_array_append_val (ranges, range);
+}
+
 /* The resident bytes of @ranges (@anonymous: of their anonymous pages
  * alone), which come by address as the maps list them
  * (tide_pagemap_resident() reads sorted ranges fastest). */
@@ -262,8 +303,10 @@ _tide_anon_splitter_split (TideAnonSplitter *self,
                            GArray           *stacks,
                            GArray           *data,
                            GArray           *written,
+                           GArray           *heaps,
                            TideAnonSplit    *out)
 {
+  g_autoptr(GArray) own_heaps = heaps ? NULL : g_array_new (FALSE, FALSE, sizeof (TideRange));
   g_autoptr(GArray) own_stacks = stacks ? NULL : g_array_new (FALSE, FALSE, sizeof (TideRange));
   g_autoptr(GArray) own_data = data ? NULL : g_array_new (FALSE, FALSE, sizeof (TideRange));
   g_autoptr(GArray) own_written = written ? NULL : g_array_new (FALSE, FALSE, sizeof (TideRange));
@@ -275,6 +318,7 @@ _tide_anon_splitter_split (TideAnonSplitter *self,
   stacks = stacks ? stacks : own_stacks;
   data = data ? data : own_data;
   written = written ? written : own_written;
+  heaps = heaps ? heaps : own_heaps;
   for (char *line = maps; line != NULL && *line != '\0'; line = next)
     {
       GArray *segments;
@@ -285,11 +329,11 @@ _tide_anon_splitter_split (TideAnonSplitter *self,
       if (!parse_line (line, &m))
         continue;
       if (is_thread_stack (&m, have_below ? &below : NULL))
-        {
-          TideRange range = { m.start, m.end - m.start };
-
-          g_array_append_val (stacks, range);
-        }
+        append_range (stacks, &m);
+      if (have_below && is_arena_heap (&below, &m))
+        append_range (heaps, &below);
+      if (is_main_heap (&m) || is_arena_heap (&m, NULL))
+        append_range (heaps, &m);
       if ((segments = writable_segments (self, &m)) != NULL)
         {
           add_bss (self, &m, segments, seen, data);
@@ -301,9 +345,12 @@ _tide_anon_splitter_split (TideAnonSplitter *self,
   *out = (TideAnonSplit) { 0 };
   if (!resident (pagemap, stacks, FALSE, &out->thread_stacks_bytes) ||
       !resident (pagemap, data, FALSE, &out->lib_data_bytes) ||
-      !resident (pagemap, written, TRUE, &out->lib_written_bytes))
+      !resident (pagemap, written, TRUE, &out->lib_written_bytes) ||
+      !resident (pagemap, heaps, FALSE, &out->malloc_heap_resident_bytes))
     return FALSE;
   out->lib_data_bytes += out->lib_written_bytes;
+  for (guint i = 0; i < heaps->len; i++)
+    out->malloc_heap_bytes += g_array_index (heaps, TideRange, i).size;
   return TRUE;
 }
 
@@ -318,5 +365,5 @@ tide_anon_splitter_read (TideAnonSplitter *self,
 
   if (pagemap == NULL || !g_file_get_contents (path, &maps, NULL, NULL))
     return FALSE;
-  return _tide_anon_splitter_split (self, maps, pagemap, NULL, NULL, NULL, out);
+  return _tide_anon_splitter_split (self, maps, pagemap, NULL, NULL, NULL, NULL, out);
 }

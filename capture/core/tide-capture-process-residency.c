@@ -15,6 +15,7 @@
 
 #include "tide-capture-process.h"
 #include "tide-hash.h"
+#include "tide-pymalloc-free.h"
 #include "tide-recording-private.h"
 #include "tide-schema.h"
 #include "tide-wire.h"
@@ -283,4 +284,61 @@ tide_capture_process_measure_residency (TideCaptureProcess *self,
   for (guint i = 0; i < c.blocks->len; i++)
     add_to_group (self, step_id, step_start_ns, &blocks[i], resident[i]);
   write_residency (self, step_id);
+}
+
+static void
+collect_py_arena (const TideLiveAlloc *alloc,
+                  gint64               free_ns,
+                  gpointer             user_data)
+{
+  GArray *arenas = user_data;
+
+  /* pymalloc's arenas as tide-pymalloc-free.c counts them: not the
+   * interpreter's frame stack chunks. */
+  if (alloc->kind == TIDE_KIND_PYARENA && alloc->device < 0 && free_ns == 0 &&
+      alloc->size >= TIDE_PYMALLOC_ARENA_MIN)
+    g_array_append_val (arenas, *alloc);
+}
+
+/**
+ * tide_capture_process_measure_py_arena_absent:
+ * @absent: (out): bytes of the live arenas on pages not present
+ *
+ * An arena is mapped whole but its pages come as pymalloc first touches
+ * them, so what it holds free is not all resident: the part on pages
+ * never touched (or out in swap) is in no RSS.
+ *
+ * Returns: FALSE where pagemap could not be read
+ */
+gboolean
+tide_capture_process_measure_py_arena_absent (TideCaptureProcess *self,
+                                              gint64             *absent)
+{
+  g_autoptr(GArray) arenas = g_array_new (FALSE, FALSE, sizeof (TideLiveAlloc));
+  g_autoptr(GArray) ranges = NULL;
+  g_autofree TideBlockPlace *places = NULL;
+  g_autofree guint64 *resident = NULL;
+  const TideLiveAlloc *a;
+  double sum = 0;
+
+  if (self->pagemap == NULL)
+    return FALSE;
+  tide_live_table_foreach (self->live, collect_py_arena, arenas);
+  a = (const TideLiveAlloc *) arenas->data;
+  places = tide_live_allocs_places_by_addr (a, arenas->len);
+  ranges = g_array_sized_new (FALSE, FALSE, sizeof (TideRange), arenas->len);
+  for (guint i = 0; i < arenas->len; i++)
+    {
+      TideRange r = { places[i].addr, places[i].size };
+      g_array_append_val (ranges, r);
+    }
+  resident = g_new0 (guint64, MAX (arenas->len, 1));
+  if (!tide_pagemap_resident (self->pagemap, (const TideRange *) ranges->data, ranges->len,
+                              resident))
+    return FALSE;
+  for (guint i = 0; i < arenas->len; i++)
+    sum += (double) (places[i].size - MIN (resident[i], places[i].size)) *
+           a[places[i].index].weight;
+  *absent = (gint64) (sum + 0.5);
+  return TRUE;
 }

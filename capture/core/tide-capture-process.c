@@ -108,11 +108,13 @@ tide_capture_process_new (TideRecording  *recording,
     self->last_classes[i] = -1;
   self->last_thread_stacks = -1;
   self->last_lib_data = -1;
+  self->last_alloc_free_absent = -1;
   self->written_heap = -1;
   self->written_mapped = -1;
   self->written_pinned = -1;
   self->written_py_arenas = -1;
   self->written_py_arena_free = -1;
+  self->written_py_arena_absent = -1;
   for (guint i = 0; i < TIDE_CAPTURE_MAX_DEVICES; i++)
     self->written_device[i] = -1;
 
@@ -482,6 +484,42 @@ write_py_arenas (TideCaptureProcess *self,
                    &self->written_py_arena_free);
 }
 
+/* The arenas' bytes on pages not present, beside their free bytes where
+ * those are known: read with the private memory, whose change the two
+ * explain together (tide-report-rss.c). */
+static void
+write_py_arena_absent (TideCaptureProcess *self,
+                       gint64              ts_ns,
+                       gboolean            always)
+{
+  gint64 free_bytes, absent;
+
+  if (!tide_pymalloc_free_get (&self->pymalloc, &free_bytes) && self->written_py_arena_absent <= 0)
+    return;
+  if (!tide_capture_process_measure_py_arena_absent (self, &absent))
+    return;
+  if (always)
+    self->written_py_arena_absent = -1;
+  write_counter (self, TIDE_COUNTER_PY_ARENA_ABSENT, ts_ns, absent, &self->written_py_arena_absent);
+}
+
+/* glibc's heaps' bytes on pages not present: free memory that malloc has
+ * not touched yet, which its free bytes count and no RSS does. */
+static void
+write_alloc_free_absent (TideCaptureProcess  *self,
+                         gint64               ts_ns,
+                         gboolean             always,
+                         const TideAnonSplit *split)
+{
+  if (split->malloc_heap_bytes == 0 && self->last_alloc_free_absent <= 0)
+    return;
+  if (always)
+    self->last_alloc_free_absent = -1;
+  write_counter (self, TIDE_COUNTER_ALLOC_FREE_ABSENT, ts_ns,
+                 (gint64) (split->malloc_heap_bytes - split->malloc_heap_resident_bytes),
+                 &self->last_alloc_free_absent);
+}
+
 static void
 inherit_arena (const TideLiveAlloc *alloc,
                gint64               free_ns,
@@ -627,8 +665,9 @@ write_classes (TideCaptureProcess   *self,
     }
 }
 
-/* The threads' stacks and the libraries' bss, resident (tide-anon-split.h):
- * read with smaps_rollup, whose walk of every mapping costs as much. */
+/* The threads' stacks and the libraries' bss, resident (tide-anon-split.h),
+ * and the allocators' pages not present: read with smaps_rollup, whose walk of
+ * every mapping costs as much. */
 static void
 write_anon_split (TideCaptureProcess *self,
                   gint64              ts_ns,
@@ -636,6 +675,7 @@ write_anon_split (TideCaptureProcess *self,
 {
   TideAnonSplit split;
 
+  write_py_arena_absent (self, ts_ns, always);
   if (self->recording->anon_splitter == NULL ||
       !tide_anon_splitter_read (self->recording->anon_splitter, self->pid, self->pagemap, &split))
     return;
@@ -645,6 +685,23 @@ write_anon_split (TideCaptureProcess *self,
                  &self->last_thread_stacks);
   write_counter (self, TIDE_COUNTER_LIB_DATA, ts_ns, (gint64) split.lib_data_bytes,
                  &self->last_lib_data);
+  write_alloc_free_absent (self, ts_ns, always, &split);
+}
+
+/**
+ * tide_capture_process_read_at_fork:
+ *
+ * A fork's child's anonymous memory by kind where it starts, once it has
+ * inherited its parent's arenas: it shares what it inherited, and its
+ * private memory grows from here as it copies those pages (its
+ * copy-on-write) and as it touches pages that were present in neither
+ * process at the fork: a new thread's stack, a library's bss, and the
+ * allocators' free memory that neither had touched.
+ */
+void
+tide_capture_process_read_at_fork (TideCaptureProcess *self)
+{
+  write_anon_split (self, self->start_ns, TRUE);
 }
 
 /* The step fence: whether the resident memory moved by more than

@@ -82,6 +82,7 @@ struct _TideCaptureProcess
   gint64               last_classes[6]; /* TIDE_COUNTER_PSS ... RSS_SHARED_PAGES */
   gint64               last_thread_stacks;
   gint64               last_lib_data;
+  gint64               last_alloc_free_absent;
   gint64               classes_missed;  /* reads of status or smaps_rollup that failed */
   gboolean             rolled_up_at_step; /* smaps_rollup was read at one of its step ends */
   guint                step_rollup_tries; /* ... tried at this many before that */
@@ -95,6 +96,7 @@ struct _TideCaptureProcess
   gint64               written_py_arenas;
   TidePymallocFree     pymalloc;       /* its arenas and the objects it serves */
   gint64               written_py_arena_free;
+  gint64               written_py_arena_absent;
   gint64               device_allocated[TIDE_CAPTURE_MAX_DEVICES];  /* live recorded bytes */
   gint64               written_device[TIDE_CAPTURE_MAX_DEVICES];
   guint64              failed_devices;  /* bit device + 1 (pinned: bit 0): an allocation
@@ -199,6 +201,9 @@ void                tide_capture_process_measure_residency (TideCaptureProcess *
                                                             gint64              step_id,
                                                             gint64              step_start_ns,
                                                             gint64              step_end_ns);
+void                tide_capture_process_read_at_fork (TideCaptureProcess *self);
+gboolean            tide_capture_process_measure_py_arena_absent (TideCaptureProcess *self,
+                                                                  gint64             *absent);
 void                tide_capture_process_explain_wait (TideCaptureProcess  *self,
                                                        int                  wait_status,
                                                        TideProcessEnd      *end);

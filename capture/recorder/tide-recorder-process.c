@@ -143,6 +143,7 @@ tide_rec_process_new (TideRecorder  *recorder,
     {
       tide_capture_process_start_cow (self->core, parent);
       tide_capture_process_inherit_arenas (self->core, parent);
+      tide_capture_process_read_at_fork (self->core);
     }
   return self;
 }

@@ -87,6 +87,15 @@ typedef enum
    * buffers and tables, capture/preload/tide-preload-own.h): the
    * profiler's memory, which no hook sees, sent by the process. */
   TIDE_COUNTER_PRELOAD_OWN = 35,
+  /* Bytes of CPython's live arenas on pages not present: pymalloc maps an
+   * arena whole and touches its pages as it fills it, so the part of
+   * py_arena_free on these is in no RSS.  Read with smaps_rollup. */
+  TIDE_COUNTER_PY_ARENA_ABSENT = 36,
+  /* Bytes of glibc's heaps (the main arena's [heap], the other arenas'
+   * heaps) on pages not present: free memory that malloc has not touched
+   * yet (its top chunk's tail), in alloc_free but in no RSS.  Read with
+   * smaps_rollup. */
+  TIDE_COUNTER_ALLOC_FREE_ABSENT = 37,
 } TideCounter;
 
 /* Which way a copy went: the direction of a TRANSFER record, and

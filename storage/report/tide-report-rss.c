@@ -14,6 +14,7 @@
 #include "tide-report-format.h"
 #include "tide-report-private.h"
 #include "tide-report-rss.h"
+#include "tide-saturate.h"
 #include "tide-sorted.h"
 
 
@@ -198,6 +199,8 @@ static const gint step_class_counters[TIDE_STEP_N_CLASSES] = {
   [TIDE_STEP_LIB_DATA] = TIDE_COUNTER_LIB_DATA,
   [TIDE_STEP_COW_LEFT] = TIDE_COUNTER_COW_LEFT_BYTES,
   [TIDE_STEP_PRELOAD_OWN] = TIDE_COUNTER_PRELOAD_OWN,
+  [TIDE_STEP_PY_ARENA_ABSENT] = TIDE_COUNTER_PY_ARENA_ABSENT,
+  [TIDE_STEP_ALLOC_FREE_ABSENT] = TIDE_COUNTER_ALLOC_FREE_ABSENT,
 };
 
 typedef struct
@@ -514,6 +517,23 @@ delta_since_fork (const TideStepRow *r,
   return class_change_from (r, cls, r->class_first[cls]);
 }
 
+/* The change of an allocator's free bytes (@free) on present pages: less
+ * that of its bytes on pages not present (@absent), where the free bytes
+ * were read.  An allocator maps more than it touches, and its free bytes
+ * count all it maps.  @since_fork: from the child's first values. */
+static gint64
+free_present_delta (const TideStepRow *r,
+                    TideStepClass      free,
+                    TideStepClass      absent,
+                    gboolean           since_fork)
+{
+  gint64 (*delta) (const TideStepRow *, TideStepClass) = since_fork ? delta_since_fork : class_delta;
+
+  if (!r->has_classes || r->class_end[free] < 0)
+    return 0;
+  return tide_sat_sub (delta (r, free), delta (r, absent));
+}
+
 /* A fork's child first sampled at this step's end: what it shares, and
  * its file and shmem pages, it inherited, and its private memory at fork
  * was nothing. */
@@ -528,9 +548,13 @@ explain_since_fork (const TideStepRow  *r,
   e->left_by_parent = MAX (r->class_end[TIDE_STEP_COW_LEFT], 0);
   e->terms[TIDE_RSS_SHARING] = e->left_by_parent;
   e->terms[TIDE_RSS_HEAP] = heap;
-  e->terms[TIDE_RSS_ALLOC_FREE] = delta_since_fork (r, TIDE_STEP_ALLOC_FREE);
-  e->terms[TIDE_RSS_PY_ARENA_FREE] = delta_since_fork (r, TIDE_STEP_PY_ARENA_FREE);
+  e->terms[TIDE_RSS_ALLOC_FREE] = free_present_delta (r, TIDE_STEP_ALLOC_FREE,
+                                                      TIDE_STEP_ALLOC_FREE_ABSENT, TRUE);
+  e->terms[TIDE_RSS_PY_ARENA_FREE] = free_present_delta (r, TIDE_STEP_PY_ARENA_FREE,
+                                                         TIDE_STEP_PY_ARENA_ABSENT, TRUE);
   e->terms[TIDE_RSS_PRELOAD_OWN] = delta_since_fork (r, TIDE_STEP_PRELOAD_OWN);
+  e->terms[TIDE_RSS_THREAD_STACKS] = delta_since_fork (r, TIDE_STEP_THREAD_STACKS);
+  e->terms[TIDE_RSS_LIB_DATA] = delta_since_fork (r, TIDE_STEP_LIB_DATA);
 }
 
 /* Whether the row's base is its private memory (USS), read by its end. */
@@ -544,8 +568,8 @@ has_private_base (const TideStepRow *r)
 /* USS = RSS - shared pages, and RSS = anon + file + shmem: so the USS
  * moves by anon + file + shmem - shared, where copy-on-write is shared
  * pages gone private, and anon is the heap, the allocators' free memory
- * (malloc's, and what CPython's arenas hold that no object uses) and the
- * rest.  @r: a step's row, or one made of several (span_row()); @heap: the
+ * (malloc's, and what CPython's arenas hold that no object uses on
+ * present pages) and the rest.  @r: a step's row, or one made of several (span_row()); @heap: the
  * heap's change over it. */
 static void
 explain_row (const TideStepRow  *r,
@@ -563,8 +587,10 @@ explain_row (const TideStepRow  *r,
   else
     {
       e->base_delta = e->private_base ? class_delta (r, TIDE_STEP_USS) : e->rss_delta;
-      e->terms[TIDE_RSS_ALLOC_FREE] = class_delta (r, TIDE_STEP_ALLOC_FREE);
-      e->terms[TIDE_RSS_PY_ARENA_FREE] = class_delta (r, TIDE_STEP_PY_ARENA_FREE);
+      e->terms[TIDE_RSS_ALLOC_FREE] = free_present_delta (r, TIDE_STEP_ALLOC_FREE,
+                                                          TIDE_STEP_ALLOC_FREE_ABSENT, FALSE);
+      e->terms[TIDE_RSS_PY_ARENA_FREE] = free_present_delta (r, TIDE_STEP_PY_ARENA_FREE,
+                                                             TIDE_STEP_PY_ARENA_ABSENT, FALSE);
       e->terms[TIDE_RSS_THREAD_STACKS] = class_delta (r, TIDE_STEP_THREAD_STACKS);
       e->terms[TIDE_RSS_LIB_DATA] = class_delta (r, TIDE_STEP_LIB_DATA);
       e->terms[TIDE_RSS_PRELOAD_OWN] = class_delta (r, TIDE_STEP_PRELOAD_OWN);
@@ -587,9 +613,10 @@ explain_row (const TideStepRow  *r,
           e->left_by_parent = class_delta (r, TIDE_STEP_COW_LEFT);
         }
     }
+  /* Saturating: every value comes from the trace. */
   for (gint t = 0; t < TIDE_RSS_UNEXPLAINED; t++)
-    explained += e->terms[t];
-  e->terms[TIDE_RSS_UNEXPLAINED] = e->base_delta - explained;
+    explained = tide_sat_add (explained, e->terms[t]);
+  e->terms[TIDE_RSS_UNEXPLAINED] = tide_sat_sub (e->base_delta, explained);
 }
 
 /* A step whose private memory was not read at its end: its change is not

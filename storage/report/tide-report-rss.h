@@ -50,7 +50,8 @@ typedef enum
   TIDE_RSS_SHARING,       /* pages that became shared with another process
                            * (negative: "newly shared"), or private again other
                            * than by copy-on-write ("no longer shared") */
-  TIDE_RSS_PY_ARENA_FREE, /* what CPython's arenas hold that no object uses */
+  TIDE_RSS_PY_ARENA_FREE, /* what CPython's arenas hold that no object uses, on
+                           * present pages */
   TIDE_RSS_THREAD_STACKS, /* resident pages of the threads' stacks */
   TIDE_RSS_LIB_DATA,      /* resident pages of the libraries' bss */
   TIDE_RSS_PRELOAD_OWN,   /* resident pages of the profiler's preload: its buffers

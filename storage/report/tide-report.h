@@ -42,6 +42,8 @@ typedef enum
                                  * holds as it inherited them, its parent having
                                  * written or freed its own: no longer shared */
   TIDE_STEP_PRELOAD_OWN,        /* resident pages of the preload's own mappings */
+  TIDE_STEP_PY_ARENA_ABSENT,    /* bytes of CPython's arenas on pages not present */
+  TIDE_STEP_ALLOC_FREE_ABSENT,  /* bytes of glibc's heaps on pages not present */
   TIDE_STEP_N_CLASSES
 } TideStepClass;
 

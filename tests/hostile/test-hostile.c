@@ -326,6 +326,37 @@ test_cow_left_past_copies (Fixture       *f,
   g_assert_cmpstr (cell, ==, "0");
 }
 
+/* An allocator's free bytes at the largest value a counter holds while its
+ * bytes on pages not present fall from it to none: the change on present
+ * pages is past what an int64 holds, and saturates, with the terms' sum,
+ * rather than overflow. */
+static void
+test_free_absent_past_int64 (Fixture       *f,
+                             gconstpointer  data)
+{
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "report", f->trace, "--rss", "--format", "csv", NULL };
+  g_auto(TideLimitedRun) run = { 0 };
+  g_auto(GStrv) lines = NULL;
+  g_autofree char *cell = NULL;
+
+  exec_sql (f->trace, "DELETE FROM counters WHERE counter = 18;"
+                      "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                      " SELECT process_id, 18, -1, end_ns, 9223372036854775807 FROM steps"
+                      " WHERE number = 2;"
+                      "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                      " SELECT process_id, 37, -1, end_ns, 9223372036854775807 FROM steps"
+                      " WHERE number = 1;"
+                      "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                      " SELECT process_id, 37, -1, end_ns, 0 FROM steps WHERE number = 2;");
+  tide_run_limited (argv, LIMIT_S, &run);
+  g_assert_false (run.timed_out);
+  g_assert_cmpstr (run.err, ==, "");
+  g_assert_cmpint (run.status, ==, 0);
+  lines = g_strsplit (run.out, "\n", -1);
+  cell = csv_cell (lines[0], lines[2], "alloc_free_bytes");
+  g_assert_cmpstr (cell, ==, "9223372036854775807");
+}
+
 /* One live block with scope 0, the others with none (NULL): SQL groups
  * them apart, and both are "no scope" to the report, which once loaded the
  * details of only one of the two and crashed on the other. */
@@ -654,6 +685,7 @@ main (int    argc,
   ADD ("/hostile/size-1e308", "leaky-steps.tide", test_size_1e308);
   ADD ("/hostile/stack-rows", "leaky-steps.tide", test_stack_rows);
   ADD ("/hostile/cow-left-past-copies", "leaky-steps.tide", test_cow_left_past_copies);
+  ADD ("/hostile/free-absent-past-int64", "leaky-steps.tide", test_free_absent_past_int64);
 #undef ADD
   g_test_add_func ("/hostile/unfinished-failure-one-line", test_unfinished_failure_one_line);
   g_test_add_func ("/hostile/corpus", test_corpus);

@@ -601,7 +601,7 @@ split_self (TideAnonSplitter *splitter,
   g_assert_true (g_file_get_contents ("/proc/self/maps", &maps, NULL, NULL));
   g_array_set_size (stacks, 0);
   g_array_set_size (data, 0);
-  g_assert_true (_tide_anon_splitter_split (splitter, maps, NULL, stacks, data, NULL, out));
+  g_assert_true (_tide_anon_splitter_split (splitter, maps, NULL, stacks, data, NULL, NULL, out));
 }
 
 /* This process's own mappings: a pthread's stack (above its guard) and
@@ -683,12 +683,84 @@ test_anon_split_text (void)
     "7ffd00001000-7ffd00101000 rw-p 00000000 00:00 0");
   TideAnonSplit out;
 
-  g_assert_true (_tide_anon_splitter_split (splitter, maps, NULL, stacks, data, NULL, &out));
+  g_assert_true (_tide_anon_splitter_split (splitter, maps, NULL, stacks, data, NULL, NULL, &out));
   g_assert_cmpuint (stacks->len, ==, 3);
   g_assert_cmpuint (g_array_index (stacks, TideRange, 0).addr, ==, 0x7f0000001000);
   g_assert_cmpuint (g_array_index (stacks, TideRange, 2).addr, ==, 0x7ffd00001000);
   g_assert_cmpuint (out.thread_stacks_bytes, ==, 0x800000 + 0x21000 + 0x100000);
   g_assert_cmpuint (out.lib_data_bytes, ==, 0);
+}
+
+/* glibc's heaps in a maps text: the main arena's [heap], another arena's
+ * heap grown part way (its inaccessible rest up to 64 MiB above it) and
+ * one grown whole; not an aligned mapping whose inaccessible neighbour
+ * ends elsewhere, nor an unaligned one. */
+static void
+test_anon_split_heaps_text (void)
+{
+  g_autoptr(TideAnonSplitter) splitter = tide_anon_splitter_new ();
+  g_autoptr(GArray) heaps = g_array_new (FALSE, FALSE, sizeof (TideRange));
+  g_autofree char *maps = g_strdup (
+    "55d000000000-55d000400000 rw-p 00000000 00:00 0                          [heap]\n"
+    "7f2004000000-7f2004021000 rw-p 00000000 00:00 0 \n"
+    "7f2004021000-7f2008000000 ---p 00000000 00:00 0 \n"
+    "7f3008000000-7f300c000000 rw-p 00000000 00:00 0 \n"
+    "7f400c000000-7f400c100000 rw-p 00000000 00:00 0 \n"
+    "7f400c100000-7f400c200000 ---p 00000000 00:00 0 \n"
+    "7f5000001000-7f5000021000 rw-p 00000000 00:00 0 \n"
+    "7f5000021000-7f5004001000 ---p 00000000 00:00 0 \n");
+  TideAnonSplit out;
+
+  g_assert_true (_tide_anon_splitter_split (splitter, maps, NULL, NULL, NULL, NULL, heaps, &out));
+  g_assert_cmpuint (heaps->len, ==, 3);
+  g_assert_cmpuint (g_array_index (heaps, TideRange, 0).addr, ==, 0x55d000000000);
+  g_assert_cmpuint (g_array_index (heaps, TideRange, 1).addr, ==, 0x7f2004000000);
+  g_assert_cmpuint (g_array_index (heaps, TideRange, 1).size, ==, 0x21000);
+  g_assert_cmpuint (g_array_index (heaps, TideRange, 2).addr, ==, 0x7f3008000000);
+  g_assert_cmpuint (out.malloc_heap_bytes, ==, 0x400000 + 0x21000 + 0x4000000);
+  g_assert_cmpuint (out.malloc_heap_resident_bytes, ==, out.malloc_heap_bytes);
+  g_assert_cmpuint (out.thread_stacks_bytes, ==, 0);
+}
+
+static gpointer
+malloc_in_thread (gpointer unused)
+{
+  return g_malloc (1000);
+}
+
+/* This process's heaps hold a block of the main thread's and one of a
+ * new thread's, which glibc serves from another arena.  In a subprocess:
+ * the arena stays, and a fork's child of this one then writes its state
+ * (/procfs/classes-fork counts the child's private pages). */
+static void
+test_anon_split_heaps_self (void)
+{
+  g_autoptr(TideAnonSplitter) splitter = NULL;
+  g_autoptr(GArray) heaps = NULL;
+  g_autofree char *maps = NULL;
+  g_autofree char *mine = NULL;
+  g_autofree char *theirs = NULL;
+  TideAnonSplit out;
+
+#if defined(__SANITIZE_ADDRESS__)
+  g_test_skip ("AddressSanitizer's allocator serves malloc here, not glibc's arenas");
+  return;
+#endif
+  if (!g_test_subprocess ())
+    {
+      g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+      g_test_trap_assert_passed ();
+      return;
+    }
+  splitter = tide_anon_splitter_new ();
+  heaps = g_array_new (FALSE, FALSE, sizeof (TideRange));
+  mine = g_malloc (1000);
+  theirs = g_thread_join (g_thread_new ("arena", malloc_in_thread, NULL));
+  g_assert_true (g_file_get_contents ("/proc/self/maps", &maps, NULL, NULL));
+  g_assert_true (_tide_anon_splitter_split (splitter, maps, NULL, NULL, NULL, NULL, heaps, &out));
+  g_assert_true (ranges_hold (heaps, mine));
+  g_assert_true (ranges_hold (heaps, theirs));
+  g_assert_false (ranges_hold (heaps, &out));
 }
 
 int
@@ -698,6 +770,8 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
   page_size = sysconf (_SC_PAGESIZE);
   g_test_add_func ("/procfs/anon-split/self", test_anon_split);
+  g_test_add_func ("/procfs/anon-split/heaps-text", test_anon_split_heaps_text);
+  g_test_add_func ("/procfs/anon-split/heaps-self", test_anon_split_heaps_self);
   g_test_add_func ("/procfs/anon-split/text", test_anon_split_text);
 
   g_test_add_data_func ("/procfs/pagemap/touched", GINT_TO_POINTER (TRUE), test_pagemap_touched);
