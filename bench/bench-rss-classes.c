@@ -147,7 +147,7 @@ main (int    argc,
       t2 = g_get_monotonic_time ();
       if (pid == 0)
         {
-          cow = tide_cow_open (child, &error);
+          cow = tide_cow_open (child, getpid (), &error);
           g_assert_no_error (error);
         }
       t3 = g_get_monotonic_time ();

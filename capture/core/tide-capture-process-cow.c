@@ -35,11 +35,11 @@ typedef struct
 
 void
 tide_capture_process_start_cow (TideCaptureProcess *self,
-                            TideCaptureProcess *parent)
+                                TideCaptureProcess *parent)
 {
   g_autoptr(GError) error = NULL;
 
-  self->cow = tide_cow_open (self->pid, &error);
+  self->cow = tide_cow_open (self->pid, parent->pid, &error);
   if (self->cow == NULL)
     {
       self->classes_missed++;

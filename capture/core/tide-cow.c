@@ -65,6 +65,8 @@ struct _TideCow
   GArray  *frames;     /* guint32: the low bits of each inherited page's frame, in order */
   gboolean frames_seen; /* pagemap showed frames: not all of them 0 */
   guint64  inherited;  /* pages */
+  GArray  *early;      /* Run, sorted: pages the child alone mapped already when opened */
+  guint64  copied_before; /* ... of which its parent maps a page at the same place */
   guint64 *entries;    /* CHUNK_PAGES */
 };
 
@@ -180,12 +182,48 @@ note_inherited (TideCow  *self,
 {
   guint32 frame = frame_of (entry);
 
+  if (is_copied (entry))
+    add_page (self->early, page);
   if (!is_inherited (entry))
     return;
   add_page (self->runs, page);
   g_array_append_val (self->frames, frame);
   self->frames_seen |= frame != 0;
   self->inherited++;
+}
+
+static void
+count_parent_page (TideCow  *self,
+                   guint64   page,
+                   guint64   entry,
+                   gpointer  unused)
+{
+  if ((entry & (PM_PRESENT | PM_FILE)) == PM_PRESENT)
+    self->copied_before++;
+}
+
+/* Between its fork and its HELLO the child has run the fork handlers
+ * registered before the preload's (glibc's allocator's among them) and the
+ * preload's own, on its copied stack: pages it has copied already, where
+ * its parent maps the page it copied.  The others are new: the buffers and
+ * the thread that the preload makes for the child, which other terms
+ * count. */
+static void
+count_copied_before (TideCow *self,
+                     int      parent)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/pagemap", parent);
+  int child_fd = self->pagemap_fd;
+  int fd;
+
+  if (parent <= 0 || self->early->len == 0 || (fd = open (path, O_RDONLY | O_CLOEXEC)) < 0)
+    return;
+  self->pagemap_fd = fd;
+  if (!walk_pages (self, (const Run *) self->early->data, self->early->len, count_parent_page,
+                   NULL))
+    self->copied_before = 0;
+  self->pagemap_fd = child_fd;
+  close (fd);
 }
 
 /* Private writable mappings of /proc/PID/maps: where a write copies. */
@@ -251,6 +289,7 @@ read_maps (const char  *path,
 
 TideCow *
 tide_cow_open (int      pid,
+               int      parent,
                GError **error)
 {
   g_autofree char *path = g_strdup_printf ("/proc/%d/pagemap", pid);
@@ -259,6 +298,7 @@ tide_cow_open (int      pid,
   g_autoptr(TideCow) self = g_new0 (TideCow, 1);
 
   self->runs = g_array_new (FALSE, FALSE, sizeof (Run));
+  self->early = g_array_new (FALSE, FALSE, sizeof (Run));
   self->frames = g_array_new (FALSE, FALSE, sizeof (guint32));
   self->entries = g_new (guint64, CHUNK_PAGES);
   self->pagemap_fd = open (path, O_RDONLY | O_CLOEXEC);
@@ -278,6 +318,7 @@ tide_cow_open (int      pid,
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "Cannot read %s", path);
       return NULL;
     }
+  count_copied_before (self, parent);
   return g_steal_pointer (&self);
 }
 
@@ -289,6 +330,7 @@ tide_cow_free (TideCow *self)
   if (self->pagemap_fd >= 0)
     close (self->pagemap_fd);
   g_clear_pointer (&self->runs, g_array_unref);
+  g_clear_pointer (&self->early, g_array_unref);
   g_clear_pointer (&self->frames, g_array_unref);
   g_free (self->entries);
   g_free (self);
@@ -355,7 +397,7 @@ tide_cow_measure (TideCow *self,
   *left_out = -1;
   if (!walk_pages (self, (const Run *) self->runs->data, self->runs->len, count_copied, &count))
     return FALSE;
-  *bytes_out = count.pages << self->page_shift;
+  *bytes_out = (count.pages + self->copied_before) << self->page_shift;
   if (self->frames_seen)
     *left_out = (gint64) (count.left << self->page_shift);
   return TRUE;

@@ -20,12 +20,16 @@ G_BEGIN_DECLS
 
 typedef struct _TideCow TideCow;
 
-/* Open errors are in the G_IO_ERROR domain (from errno). */
+/* @parent: the process @pid forked from, whose pages those that @pid
+ * alone maps already were copied from; 0: none counted.  Open errors
+ * are in the G_IO_ERROR domain (from errno). */
 TideCow *tide_cow_open             (int        pid,
+                                    int        parent,
                                     GError   **error);
 void     tide_cow_free             (TideCow   *self);
 
-/* Bytes of the inherited pages that the process alone maps now, and in
+/* Bytes of the inherited pages that the process alone maps now (and of
+ * those it alone mapped already when it was opened), and in
  * @left_out those of them that are still the frames it inherited (its
  * parent wrote or freed its own), -1 where pagemap hides frames (a reader
  * without CAP_SYS_ADMIN).  When @copied is not NULL, appends the pages

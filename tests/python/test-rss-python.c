@@ -17,6 +17,7 @@
 #include "tide-test-util.h"
 
 #define PYTHON   "/usr/bin/python3"
+#define KIB      G_GINT64_CONSTANT (1024)
 #define MIB      G_GINT64_CONSTANT (1048576)
 /* TIDE_COUNTER_COW_BYTES, as SQL text. */
 #define TIDE_COUNTER_COW_BYTES_VALUE 24
@@ -433,7 +434,11 @@ test_cow_at_exit (Fixture       *f,
 /* `rss-fork-arenas.py`: a worker forked from a parent whose Python arenas
  * hold room that it freed.  That room is on pages the worker shares: no
  * explanation of the worker's private memory counts it, at its first step
- * or up to its last reading. */
+ * or up to its last reading.  The worker only waits: its private memory
+ * since the fork is what it copied, the pages that the fork handlers
+ * copied before the recorder met it included (300 KiB were unexplained
+ * without them); what is left is the preload's flusher thread, made for
+ * the child before that. */
 static void
 test_fork_arenas (Fixture       *f,
                   gconstpointer  unused)
@@ -462,7 +467,7 @@ test_fork_arenas (Fixture       *f,
       g_test_message ("step %d: %s", r->number, line);
       n_worker++;
       g_assert_cmpint (ABS (e->terms[TIDE_RSS_PY_ARENA_FREE]), <=, MIB);
-      g_assert_cmpint (ABS (e->terms[TIDE_RSS_UNEXPLAINED]), <=, 2 * MIB);
+      g_assert_cmpint (ABS (e->terms[TIDE_RSS_UNEXPLAINED]), <=, 128 * KIB);
     }
   g_assert_cmpuint (n_worker, ==, 2);
 }
