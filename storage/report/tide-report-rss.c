@@ -201,6 +201,7 @@ static const gint step_class_counters[TIDE_STEP_N_CLASSES] = {
   [TIDE_STEP_PRELOAD_OWN] = TIDE_COUNTER_PRELOAD_OWN,
   [TIDE_STEP_PY_ARENA_ABSENT] = TIDE_COUNTER_PY_ARENA_ABSENT,
   [TIDE_STEP_ALLOC_FREE_ABSENT] = TIDE_COUNTER_ALLOC_FREE_ABSENT,
+  [TIDE_STEP_PY_UNHOOKED] = TIDE_COUNTER_PY_UNHOOKED,
 };
 
 typedef struct
@@ -458,6 +459,7 @@ static const struct
   [TIDE_RSS_THREAD_STACKS] = { "thread stacks", "thread_stacks_bytes" },
   [TIDE_RSS_LIB_DATA] = { "library data", "lib_data_bytes" },
   [TIDE_RSS_PRELOAD_OWN] = { "tidemark's own", "tidemark_own_bytes" },
+  [TIDE_RSS_PY_UNHOOKED] = { "Python objects from before the hooks", "py_unhooked_bytes" },
   [TIDE_RSS_UNEXPLAINED] = { "unexplained", "unexplained_bytes" },
 };
 
@@ -489,8 +491,8 @@ heap_delta (const TideStepRow *r,
             const TideStepRow *prev)
 {
   if (r->has_resident && (prev == NULL || prev->has_resident))
-    return r->resident_explained - (prev != NULL ? prev->resident_explained : 0);
-  return r->heap_delta + class_delta (r, TIDE_STEP_MAPPED);
+    return tide_sat_sub (r->resident_explained, prev != NULL ? prev->resident_explained : 0);
+  return tide_sat_add (r->heap_delta, class_delta (r, TIDE_STEP_MAPPED));
 }
 
 /* Resident bytes of recorded mappings may be file or shmem pages, which
@@ -565,6 +567,22 @@ has_private_base (const TideStepRow *r)
          r->class_end[TIDE_STEP_SHARED] >= 0;
 }
 
+/* What of the anonymous change @anon the terms of anonymous memory other
+ * than the heap leave, saturating: every value comes from the trace. */
+static gint64
+anon_room (gint64        anon,
+           const gint64 *terms)
+{
+  static const TideRssTerm others[] = {
+    TIDE_RSS_ALLOC_FREE, TIDE_RSS_PY_ARENA_FREE, TIDE_RSS_THREAD_STACKS, TIDE_RSS_LIB_DATA,
+    TIDE_RSS_PRELOAD_OWN, TIDE_RSS_PY_UNHOOKED,
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (others); i++)
+    anon = tide_sat_sub (anon, terms[others[i]]);
+  return anon;
+}
+
 /* USS = RSS - shared pages, and RSS = anon + file + shmem: so the USS
  * moves by anon + file + shmem - shared, where copy-on-write is shared
  * pages gone private, and anon is the heap, the allocators' free memory
@@ -594,22 +612,19 @@ explain_row (const TideStepRow  *r,
       e->terms[TIDE_RSS_THREAD_STACKS] = class_delta (r, TIDE_STEP_THREAD_STACKS);
       e->terms[TIDE_RSS_LIB_DATA] = class_delta (r, TIDE_STEP_LIB_DATA);
       e->terms[TIDE_RSS_PRELOAD_OWN] = class_delta (r, TIDE_STEP_PRELOAD_OWN);
+      e->terms[TIDE_RSS_PY_UNHOOKED] = class_delta (r, TIDE_STEP_PY_UNHOOKED);
       e->terms[TIDE_RSS_HEAP] = heap;
       if (r->has_classes && r->class_end[TIDE_STEP_ANON] >= 0)
         e->terms[TIDE_RSS_HEAP] = heap_within_anon (e->terms[TIDE_RSS_HEAP],
-                                                    class_delta (r, TIDE_STEP_ANON) -
-                                                    e->terms[TIDE_RSS_ALLOC_FREE] -
-                                                    e->terms[TIDE_RSS_PY_ARENA_FREE] -
-                                                    e->terms[TIDE_RSS_THREAD_STACKS] -
-                                                    e->terms[TIDE_RSS_LIB_DATA] -
-                                                    e->terms[TIDE_RSS_PRELOAD_OWN]);
+                                                    anon_room (class_delta (r, TIDE_STEP_ANON),
+                                                               e->terms));
       e->terms[TIDE_RSS_FILE] = class_delta (r, TIDE_STEP_FILE);
       e->terms[TIDE_RSS_SHMEM] = class_delta (r, TIDE_STEP_SHMEM);
       if (e->private_base)
         {
           e->terms[TIDE_RSS_COW] = class_delta (r, TIDE_STEP_COW);
-          e->terms[TIDE_RSS_SHARING] = -class_delta (r, TIDE_STEP_SHARED) -
-                                       e->terms[TIDE_RSS_COW];
+          e->terms[TIDE_RSS_SHARING] = tide_sat_sub (-class_delta (r, TIDE_STEP_SHARED),
+                                                     e->terms[TIDE_RSS_COW]);
           e->left_by_parent = class_delta (r, TIDE_STEP_COW_LEFT);
         }
     }
@@ -786,7 +801,7 @@ span_row (const TideStepRow *read,
 
   for (gint c = 0; c < TIDE_STEP_N_CLASSES; c++)
     span.class_start[c] = read != NULL ? read->class_end[c] : -1;
-  span.rss_delta = rss_before + r->rss_delta;
+  span.rss_delta = tide_sat_add (rss_before, r->rss_delta);
   return span;
 }
 
@@ -798,9 +813,10 @@ heap_after_last_step (const TideStepRow *last)
   gint64 heap = 0;
 
   if (last->heap_exit >= 0)
-    heap += last->heap_exit - last->heap_end;
+    heap = tide_sat_add (heap, tide_sat_sub (last->heap_exit, last->heap_end));
   if (last->class_exit[TIDE_STEP_MAPPED] >= 0)
-    heap += last->class_exit[TIDE_STEP_MAPPED] - MAX (last->class_end[TIDE_STEP_MAPPED], 0);
+    heap = tide_sat_add (heap, tide_sat_sub (last->class_exit[TIDE_STEP_MAPPED],
+                                             MAX (last->class_end[TIDE_STEP_MAPPED], 0)));
   return heap;
 }
 
@@ -816,7 +832,8 @@ rss_after_last_step (const TideStepRow *last)
     {
       if (last->class_exit[parts[i]] < 0 || last->class_end[parts[i]] < 0)
         return 0;
-      change += last->class_exit[parts[i]] - last->class_end[parts[i]];
+      change = tide_sat_add (change, tide_sat_sub (last->class_exit[parts[i]],
+                                                   last->class_end[parts[i]]));
     }
   return change;
 }
@@ -832,11 +849,11 @@ explain_to_exit_read (GPtrArray   *rows,
   guint last_i = g_array_index (span->pending, guint, span->pending->len - 1);
   const TideStepRow *first = g_ptr_array_index (rows, g_array_index (span->pending, guint, 0));
   const TideStepRow *last = g_ptr_array_index (rows, last_i);
-  TideStepRow whole = span_row (span->last_read, last, span->rss - last->rss_delta);
+  TideStepRow whole = span_row (span->last_read, last, tide_sat_sub (span->rss, last->rss_delta));
   TideRssExplanation *e = &g_array_index (out, TideRssExplanation, last_i);
 
   memcpy (whole.class_end, last->class_exit, sizeof whole.class_end);
-  whole.rss_delta += rss_after_last_step (last);
+  whole.rss_delta = tide_sat_add (whole.rss_delta, rss_after_last_step (last));
   explain_row (&whole, span->heap + heap_after_last_step (last), e);
   e->first_step = first->number;
   e->to_exit_read = TRUE;
@@ -881,7 +898,7 @@ tide_rss_explain_steps (GPtrArray *rows)
                                       .private_base = TRUE, .pending = TRUE, .spanned_by = -1 };
           g_array_append_val (span->pending, i);
           span->heap += heap;
-          span->rss += r->has_rss ? r->rss_delta : 0;
+          span->rss = tide_sat_add (span->rss, r->has_rss ? r->rss_delta : 0);
           continue;
         }
       if (span->pending->len == 0 && !has_private_base (r))
@@ -1030,7 +1047,7 @@ tide_rss_find_largest_unexplained (GPtrArray *rows,
 static const TideRssTerm column_order[TIDE_RSS_N_TERMS] = {
   TIDE_RSS_COW, TIDE_RSS_HEAP, TIDE_RSS_ALLOC_FREE, TIDE_RSS_FILE, TIDE_RSS_SHMEM,
   TIDE_RSS_SHARING, TIDE_RSS_PY_ARENA_FREE, TIDE_RSS_UNEXPLAINED, TIDE_RSS_THREAD_STACKS,
-  TIDE_RSS_LIB_DATA, TIDE_RSS_PRELOAD_OWN,
+  TIDE_RSS_LIB_DATA, TIDE_RSS_PRELOAD_OWN, TIDE_RSS_PY_UNHOOKED,
 };
 
 /* Whether row @i and row @j, a later row of the same process, are pending

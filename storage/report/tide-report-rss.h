@@ -56,6 +56,8 @@ typedef enum
   TIDE_RSS_LIB_DATA,      /* resident pages of the libraries' bss */
   TIDE_RSS_PRELOAD_OWN,   /* resident pages of the profiler's preload: its buffers
                            * and tables, which no hook sees */
+  TIDE_RSS_PY_UNHOOKED,   /* CPython's objects made before the preload hooked its
+                           * allocator, which no record holds */
   TIDE_RSS_UNEXPLAINED,
   TIDE_RSS_N_TERMS
 } TideRssTerm;

@@ -44,6 +44,7 @@ typedef enum
   TIDE_STEP_PRELOAD_OWN,        /* resident pages of the preload's own mappings */
   TIDE_STEP_PY_ARENA_ABSENT,    /* bytes of CPython's arenas on pages not present */
   TIDE_STEP_ALLOC_FREE_ABSENT,  /* bytes of glibc's heaps on pages not present */
+  TIDE_STEP_PY_UNHOOKED,        /* pymalloc's bytes in use when the hooks were set */
   TIDE_STEP_N_CLASSES
 } TideStepClass;
 

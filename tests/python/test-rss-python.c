@@ -22,6 +22,8 @@
 /* TIDE_COUNTER_COW_BYTES, as SQL text. */
 #define TIDE_COUNTER_COW_BYTES_VALUE 24
 G_STATIC_ASSERT (TIDE_COUNTER_COW_BYTES == TIDE_COUNTER_COW_BYTES_VALUE);
+/* TIDE_COUNTER_PY_UNHOOKED, as the SQL of test_fork_arenas() writes it. */
+G_STATIC_ASSERT (TIDE_COUNTER_PY_UNHOOKED == 32);
 
 typedef TideTestRecording Fixture;
 
@@ -445,12 +447,15 @@ test_fork_arenas (Fixture       *f,
 {
   g_autoptr(GPtrArray) rows = NULL;
   g_autoptr(GArray) explanations = NULL;
-  gint64 worker_id;
+  gint64 worker_id, unhooked;
   guint n_worker = 0;
 
   record (f, "rss-fork-arenas.py", NULL);
   g_assert_cmpstr (f->out, ==, "kept 1000000\n");
   worker_id = tide_test_query_int (f->trace, "SELECT id FROM processes WHERE parent_id > 0");
+  unhooked = tide_test_query_int (f->trace, "SELECT value FROM counters WHERE process_id = 1"
+                                            " AND counter = 32");
+  g_assert_cmpint (unhooked, >, 64 * KIB);
   g_assert_cmpint (at_step (f, 1, TIDE_COUNTER_PY_ARENA_FREE, "made"), >=, 16 * MIB);
   rows = tide_report_job_steps (f->trace, NULL);
   g_assert_nonnull (rows);
@@ -461,8 +466,14 @@ test_fork_arenas (Fixture       *f,
       const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, i);
       g_autofree char *line = NULL;
 
+      /* The parent's objects from before the hooks, in its first row: what
+       * its pymalloc said it had in use; none in the worker's, which
+       * inherited them on shared pages. */
+      if (r->process.id != worker_id && !e->pending && r->number == 1)
+        g_assert_cmpint (e->terms[TIDE_RSS_PY_UNHOOKED], ==, unhooked);
       if (r->process.id != worker_id || e->pending)
         continue;
+      g_assert_cmpint (e->terms[TIDE_RSS_PY_UNHOOKED], ==, 0);
       line = tide_rss_explanation_describe (e);
       g_test_message ("step %d: %s", r->number, line);
       n_worker++;
