@@ -289,7 +289,8 @@ assert_rss_terms (Fixture      *f,
   g_assert_true (g_str_has_prefix (csv, "pid,role,steps_pid,step,label,base,base_delta_bytes,"
                                         "rss_delta_bytes,cow_bytes,heap_bytes,alloc_free_bytes,"
                                         "file_bytes,shmem_bytes,sharing_bytes,py_arena_free_bytes,"
-                                        "unexplained_bytes,thread_stacks_bytes,lib_data_bytes,tidemark_own_bytes,first_step,"
+                                        "unexplained_bytes,thread_stacks_bytes,lib_data_bytes,"
+                                        "tidemark_own_bytes,py_unhooked_bytes,first_step,"
                                         "pending,to_last_reading\n"));
   g_assert_nonnull (strstr (text, "Python arenas free +"));
 }
