@@ -357,7 +357,7 @@ snapshot_early (TideRecording      *self,
 
 /* One tick of the counter poll: each process's RSS and recorded bytes, the
  * RSS classes every ROLLUP_POLL_NS (sooner for a job that grows fast),
- * and NVML. */
+ * NVML, and the new frames to the symbolizer. */
 void
 tide_recording_poll (TideRecording *self,
                      gint64         now)
@@ -385,6 +385,7 @@ tide_recording_poll (TideRecording *self,
   if (self->nvml != NULL)
     tide_nvml_poll (self->nvml, self, now);
   self->peak_rss = MAX (self->peak_rss, job_rss);
+  tide_stack_table_send_frames (self->stacks);
 }
 
 /**

@@ -18,6 +18,10 @@ typedef struct
   TideAddressSpace *space;  /* for an unresolved pc only: whose pc it is */
 } FrameKey;
 
+/* New frames gathered before the symbolizer is woken for them; fewer wait
+ * for the recording's next poll tick (tide_stack_table_send_frames()). */
+#define SYMBOLIZE_BATCH_FRAMES 256
+
 /* A pc no mapping held when it was first seen: the object may be announced
  * later (a library still inside dlopen when it allocated, whose MAPPING
  * comes after).  It is resolved again when its process is done. */
@@ -254,8 +258,9 @@ push_job (TideStackTable *self,
   g_array_append_val (self->batch, job);
 }
 
-/* The new frames go to the symbolizer a stack at a time: a push wakes its
- * thread, and most stacks bring several. */
+/* The new frames go to the symbolizer in batches: a push wakes its thread,
+ * and while a program imports its libraries nearly every stack brings new
+ * frames. */
 static void
 send_jobs (TideStackTable *self)
 {
@@ -263,6 +268,19 @@ send_jobs (TideStackTable *self)
     return;
   g_async_queue_push (self->jobs, g_steal_pointer (&self->batch));
   self->batch = g_array_new (FALSE, FALSE, sizeof (FrameJob));
+}
+
+/**
+ * tide_stack_table_send_frames:
+ *
+ * Hands the new frames gathered so far to the symbolizer; the recording
+ * calls it at each tick of its poll, so that a frame waits at most that
+ * long to be symbolized and written.
+ */
+void
+tide_stack_table_send_frames (TideStackTable *self)
+{
+  send_jobs (self);
 }
 
 /* Resolves the pending pcs of @space with the mappings it has now, and
@@ -553,7 +571,8 @@ tide_stack_table_intern_path (TideStackTable   *self,
 
       g_array_append_val (path, frame_id);
     }
-  send_jobs (self);
+  if (self->batch->len >= SYMBOLIZE_BATCH_FRAMES)
+    send_jobs (self);
   if (n_frames == 0)
     return 0;
   return intern_frame_ids (self, (const gint64 *) (gpointer) path->data, n_frames);

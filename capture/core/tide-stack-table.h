@@ -70,6 +70,7 @@ void            tide_py_code_free        (TidePyCode       *code);
 guint           tide_stack_table_get_n_frames (TideStackTable *self);
 void            tide_stack_table_resolve_pending (TideStackTable   *self,
                                                   TideAddressSpace *space);
+void            tide_stack_table_send_frames   (TideStackTable *self);
 void            tide_stack_table_finish_frames (TideStackTable *self);
 void            tide_stack_table_free    (TideStackTable   *self);
 
