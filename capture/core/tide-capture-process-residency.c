@@ -26,14 +26,6 @@ typedef struct
   gint64  end_ns;
 } Collect;
 
-/* A block that lay whole on present pages at a step end. */
-typedef struct
-{
-  guint64 addr;
-  guint64 size;
-  gint64  alloc_ns;
-} WholeBlock;
-
 /* A (stack, scope) group: its resident bytes at the step end being
  * measured, as last written, and the last step end that found any of its
  * blocks live.  The groups live as long as their blocks, from step end to
@@ -47,6 +39,16 @@ typedef struct
   gint64 written;
   gint64 step_id;
 } ResidencyGroup;
+
+/* A block that lay whole on present pages at a step end, and its group,
+ * which lives while the block does. */
+typedef struct
+{
+  guint64         addr;
+  guint64         size;
+  gint64          alloc_ns;
+  ResidencyGroup *group;
+} WholeBlock;
 
 static void
 collect_host_block (const TideLiveAlloc *alloc,
@@ -77,22 +79,26 @@ residency_equal (gconstpointer a,
   return x->stack_id == y->stack_id && x->scope_id == y->scope_id;
 }
 
-/* Adds a block's resident bytes to its group's at step @step_id. */
+/* Adds a block's resident bytes to its group's at step @step_id; *@group
+ * is the block's group where known (a block whole at the last step end),
+ * else NULL, and is set. */
 static void
 add_to_group (TideCaptureProcess  *self,
               gint64               step_id,
               gint64               step_start_ns,
               const TideLiveAlloc *block,
-              guint64              resident)
+              guint64              resident,
+              ResidencyGroup     **group)
 {
   ResidencyGroup probe = { .stack_id = block->stack_id, .scope_id = block->scope_id };
-  ResidencyGroup *g = g_hash_table_lookup (self->residency_groups, &probe);
+  ResidencyGroup *g = *group;
 
-  if (g == NULL)
+  if (g == NULL && (g = g_hash_table_lookup (self->residency_groups, &probe)) == NULL)
     {
       g = g_memdup2 (&probe, sizeof probe);
       g_hash_table_add (self->residency_groups, g);
     }
+  *group = g;
   if (g->step_id != step_id)
     {
       g->step_id = step_id;
@@ -161,13 +167,13 @@ kind_keeps_pages (guint8 kind)
   return kind == TIDE_KIND_MALLOC || kind == TIDE_KIND_PYOBJECT;
 }
 
-/* Whether @place's block lay whole on present pages at the last step end
- * measured: the same block (address, size and birth), met by a cursor that
- * walks @whole in address order as the places come. */
-static gboolean
-was_whole (const GArray        *whole,
-           guint               *cursor,
-           const TideLiveAlloc *block)
+/* @place's block as it lay whole on present pages at the last step end
+ * measured, or NULL: the same block (address, size and birth), met by a
+ * cursor that walks @whole in address order as the places come. */
+static const WholeBlock *
+find_whole (const GArray        *whole,
+            guint               *cursor,
+            const TideLiveAlloc *block)
 {
   const WholeBlock *w = (const WholeBlock *) whole->data;
 
@@ -175,8 +181,8 @@ was_whole (const GArray        *whole,
     (*cursor)++;
   for (guint j = *cursor; j < whole->len && w[j].addr == block->addr; j++)
     if (w[j].size == block->size && w[j].alloc_ns == block->alloc_ns)
-      return TRUE;
-  return FALSE;
+      return &w[j];
+  return NULL;
 }
 
 /* Whether the blocks whole at the last step end still are: an anonymous
@@ -194,14 +200,16 @@ whole_blocks_hold (TideCaptureProcess *self,
 }
 
 /* The resident bytes of each block (in @blocks' order) from pagemap, but
- * for those known whole; FALSE where pagemap could not be read. */
+ * for those known whole, whose groups are set in @groups; FALSE where
+ * pagemap could not be read. */
 static gboolean
 read_resident (TideCaptureProcess   *self,
                const TideLiveAlloc  *blocks,
                const TideBlockPlace *places,
                guint                 n,
                gboolean              use_whole,
-               guint64              *resident)
+               guint64              *resident,
+               ResidencyGroup      **groups)
 {
   g_autoptr(GArray) ranges = g_array_sized_new (FALSE, FALSE, sizeof (TideRange), n);
   g_autofree guint64 *read = NULL;
@@ -211,10 +219,13 @@ read_resident (TideCaptureProcess   *self,
   for (guint i = 0; i < n; i++)
     {
       const TideLiveAlloc *a = &blocks[places[i].index];
+      const WholeBlock *w = use_whole ? find_whole (self->whole_blocks, &cursor, a) : NULL;
       TideRange r = { places[i].addr, places[i].size };
 
-      known[i] = use_whole && was_whole (self->whole_blocks, &cursor, a);
-      if (!known[i])
+      known[i] = w != NULL;
+      if (w != NULL)
+        groups[places[i].index] = w->group;
+      else
         g_array_append_val (ranges, r);
     }
   read = g_new0 (guint64, MAX (ranges->len, 1));
@@ -228,13 +239,15 @@ read_resident (TideCaptureProcess   *self,
   return TRUE;
 }
 
-/* The blocks that lie whole on present pages now, in address order. */
+/* The blocks that lie whole on present pages now, in address order, with
+ * their groups. */
 static void
-keep_whole_blocks (TideCaptureProcess   *self,
-                   const TideLiveAlloc  *blocks,
-                   const TideBlockPlace *places,
-                   guint                 n,
-                   const guint64        *resident)
+keep_whole_blocks (TideCaptureProcess    *self,
+                   const TideLiveAlloc   *blocks,
+                   const TideBlockPlace  *places,
+                   guint                  n,
+                   const guint64         *resident,
+                   ResidencyGroup *const *groups)
 {
   if (self->whole_blocks == NULL)
     self->whole_blocks = g_array_new (FALSE, FALSE, sizeof (WholeBlock));
@@ -242,7 +255,7 @@ keep_whole_blocks (TideCaptureProcess   *self,
   for (guint i = 0; i < n; i++)
     {
       const TideLiveAlloc *a = &blocks[places[i].index];
-      WholeBlock w = { a->addr, a->size, a->alloc_ns };
+      WholeBlock w = { a->addr, a->size, a->alloc_ns, groups[places[i].index] };
 
       if (kind_keeps_pages (a->kind) && resident[places[i].index] == a->size)
         g_array_append_val (self->whole_blocks, w);
@@ -258,6 +271,7 @@ tide_capture_process_measure_residency (TideCaptureProcess *self,
   g_autoptr(GArray) collected = NULL;
   g_autofree TideBlockPlace *places = NULL;
   g_autofree guint64 *resident = NULL;
+  g_autofree ResidencyGroup **groups = NULL;
   const TideLiveAlloc *blocks;
   Collect c = { .end_ns = step_end_ns };
 
@@ -271,18 +285,20 @@ tide_capture_process_measure_residency (TideCaptureProcess *self,
   blocks = (const TideLiveAlloc *) c.blocks->data;
   places = tide_live_allocs_places_by_addr (blocks, c.blocks->len);
   resident = g_new0 (guint64, MAX (c.blocks->len, 1));
+  groups = g_new0 (ResidencyGroup *, MAX (c.blocks->len, 1));
   if (!read_resident (self, blocks, places, c.blocks->len,
-                      whole_blocks_hold (self, step_end_ns), resident))
+                      whole_blocks_hold (self, step_end_ns), resident, groups))
     {
       g_clear_pointer (&self->whole_blocks, g_array_unref);
       return;
     }
-  keep_whole_blocks (self, blocks, places, c.blocks->len, resident);
 
   if (self->residency_groups == NULL)
     self->residency_groups = g_hash_table_new_full (residency_hash, residency_equal, g_free, NULL);
   for (guint i = 0; i < c.blocks->len; i++)
-    add_to_group (self, step_id, step_start_ns, &blocks[i], resident[i]);
+    add_to_group (self, step_id, step_start_ns, &blocks[i], resident[i], &groups[i]);
+  /* Each group holds a block seen now, and stays to the next step end. */
+  keep_whole_blocks (self, blocks, places, c.blocks->len, resident, groups);
   write_residency (self, step_id);
 }
 
