@@ -352,9 +352,13 @@ tide_capture_process_measure_py_arena_absent (TideCaptureProcess *self,
   if (!tide_pagemap_resident (self->pagemap, (const TideRange *) ranges->data, ranges->len,
                               resident))
     return FALSE;
+  /* An arena with no page present is gone: pymalloc touches an arena as
+   * it takes its first pool, and a process that is exiting unmaps its
+   * arenas before the recorder hears of their frees. */
   for (guint i = 0; i < arenas->len; i++)
-    sum += (double) (places[i].size - MIN (resident[i], places[i].size)) *
-           a[places[i].index].weight;
+    if (resident[i] > 0)
+      sum += (double) (places[i].size - MIN (resident[i], places[i].size)) *
+             a[places[i].index].weight;
   *absent = (gint64) (sum + 0.5);
   return TRUE;
 }
