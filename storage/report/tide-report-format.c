@@ -225,6 +225,7 @@ static const struct
   { TIDE_STEP_SHMEM, "rss_shmem_end_bytes", "SHMEM END" },
   { TIDE_STEP_ALLOC_FREE, "alloc_free_end_bytes", "ALLOC FREE" },
   { TIDE_STEP_COW, "cow_bytes", "COW" },
+  { TIDE_STEP_COW_LEFT, "cow_left_bytes", "NOT SHARED" },
 };
 
 static gboolean

@@ -117,6 +117,29 @@ job_worker_explanation (const WorkerJob *job,
   return e;
 }
 
+/* Column @column of the worker's row at step @number in `report --steps`
+ * CSV, as a number. */
+static gint64
+steps_csv_bytes (const WorkerJob *job,
+                 gint             number,
+                 const char      *column)
+{
+  g_autoptr(GString) csv = g_string_new (NULL);
+
+  tide_format_steps (csv, job->rows, TIDE_FORMAT_CSV);
+  for (guint i = 0; i < job->rows->len; i++)
+    {
+      const TideStepRow *r = g_ptr_array_index (job->rows, i);
+      g_autofree char *cell = NULL;
+
+      if (r->process.id != job->worker_id || r->number != number)
+        continue;
+      cell = tide_test_csv_cell (csv->str, i + 1, column);
+      return g_ascii_strtoll (cell, NULL, 10);
+    }
+  g_error ("no row of the worker at step %d", number);
+}
+
 static void
 test_worker_frees (void)
 {
@@ -179,6 +202,8 @@ test_parent_writes (void)
   assert_within (writes->left_by_parent, 12 * MIB, "left by the parent");
   assert_within (writes->terms[TIDE_RSS_UNEXPLAINED], 0, "unexplained");
   g_assert_nonnull (strstr (text, " MiB its parent wrote or freed)"));
+
+  assert_within (steps_csv_bytes (&job, 3, "cow_left_bytes"), 12 * MIB, "report --steps");
 
   cow = tide_report_cow (job.trace, &error);
   g_assert_no_error (error);

@@ -317,11 +317,11 @@ test_steps_csv (Fixture       *f,
                                  "retained_bytes,retained_count,resident_explained_bytes,"
                                  "unattributed_bytes,h2d_bytes,d2h_bytes,pss_end_bytes,uss_end_bytes,"
                                  "rss_anon_end_bytes,rss_file_end_bytes,rss_shmem_end_bytes,"
-                                 "alloc_free_end_bytes,cow_bytes");
+                                 "alloc_free_end_bytes,cow_bytes,cow_left_bytes");
   g_assert_cmpstr (lines[4], ==, "100,trainer,,100,4,,3000000,1000000,14680064,1048576,2621440,1572864,"
-                                 "0,0,0,1572864,96,,,0,0,,,,,,,");
+                                 "0,0,0,1572864,96,,,0,0,,,,,,,,");
   g_assert_cmpstr (lines[10], ==, "100,trainer,,100,10,last,9000000,1000000,20971520,1048576,12058624,"
-                                  "1572864,0,0,0,1572864,96,,,0,0,,,,,,,");
+                                  "1572864,0,0,0,1572864,96,,,0,0,,,,,,,,");
   g_assert_cmpuint (g_strv_length (lines), ==, 2 * N_STEPS + 2);
 }
 
