@@ -257,25 +257,22 @@ test_steps_columns (Fixture       *f,
 {
   g_autofree char *path = g_build_filename (f->dir, "classes.tide", NULL);
   const char *argv[] = { TIDE_TIDEMARK_EXE, "report", path, "--steps", "--format", "csv", NULL };
-  g_autofree char *out = NULL, *err = NULL, *expected_child = NULL;
-  g_autoptr(GError) error = NULL;
-  g_auto(GStrv) lines = NULL;
-  int status = 0;
+  g_autofree char *out = tide_test_spawn_ok (argv);
+  g_autofree char *expected_child = NULL;
+  g_auto(GStrv) lines = g_strsplit (out, "\n", -1);
 
-  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
-                &error);
-  g_assert_no_error (error);
-  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
-  lines = g_strsplit (out, "\n", -1);
   g_assert_true (g_str_has_suffix (lines[0], ",h2d_bytes,d2h_bytes,pss_end_bytes,uss_end_bytes,"
                                              "rss_anon_end_bytes,rss_file_end_bytes,"
-                                             "rss_shmem_end_bytes,alloc_free_end_bytes,cow_bytes"));
+                                             "rss_shmem_end_bytes,alloc_free_end_bytes,cow_bytes,"
+                                             "cow_left_bytes"));
   /* Rows by step, then process: step 5 of the parent (which copied
-   * nothing: its cell is empty), then of the child. */
-  expected_child = g_strdup_printf (",%" G_GINT64_FORMAT, child_copies_by_step_end (f, 5));
+   * nothing: its cells are empty), then of the child. */
+  expected_child = g_strdup_printf (",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT,
+                                    child_copies_by_step_end (f, 5),
+                                    child_by_step_end (f, TIDE_COUNTER_COW_LEFT_BYTES, 5));
   g_assert_cmpuint (g_strv_length (lines), ==, 1 + 6 + 3 + 1);
-  g_assert_true (g_str_has_suffix (lines[6], ","));
-  g_assert_false (g_str_has_suffix (lines[6], ",,"));
+  g_assert_true (g_str_has_suffix (lines[6], ",,"));
+  g_assert_false (g_str_has_suffix (lines[6], ",,,"));
   g_assert_true (g_str_has_suffix (lines[7], expected_child));
 }
 
