@@ -586,9 +586,9 @@ anon_room (gint64        anon,
 /* USS = RSS - shared pages, and RSS = anon + file + shmem: so the USS
  * moves by anon + file + shmem - shared, where copy-on-write is shared
  * pages gone private, and anon is the heap, the allocators' free memory
- * (malloc's, and what CPython's arenas hold that no object uses on
- * present pages) and the rest.  @r: a step's row, or one made of several (span_row()); @heap: the
- * heap's change over it. */
+ * (malloc's, and what CPython's arenas hold that no object uses, on
+ * present pages) and the rest.  @r: a step's row, or one made of several
+ * (span_row()); @heap: the heap's change over it. */
 static void
 explain_row (const TideStepRow  *r,
              gint64              heap,
@@ -854,7 +854,7 @@ explain_to_exit_read (GPtrArray   *rows,
 
   memcpy (whole.class_end, last->class_exit, sizeof whole.class_end);
   whole.rss_delta = tide_sat_add (whole.rss_delta, rss_after_last_step (last));
-  explain_row (&whole, span->heap + heap_after_last_step (last), e);
+  explain_row (&whole, tide_sat_add (span->heap, heap_after_last_step (last)), e);
   e->first_step = first->number;
   e->to_exit_read = TRUE;
   name_sharing_cause (rows, span->pending, last_i, e);
@@ -897,7 +897,7 @@ tide_rss_explain_steps (GPtrArray *rows)
           *e = (TideRssExplanation) { .first_step = r->number, .last_step = r->number,
                                       .private_base = TRUE, .pending = TRUE, .spanned_by = -1 };
           g_array_append_val (span->pending, i);
-          span->heap += heap;
+          span->heap = tide_sat_add (span->heap, heap);
           span->rss = tide_sat_add (span->rss, r->has_rss ? r->rss_delta : 0);
           continue;
         }
@@ -914,7 +914,7 @@ tide_rss_explain_steps (GPtrArray *rows)
           const TideStepRow *first = g_ptr_array_index (rows, g_array_index (span->pending, guint, 0));
           TideStepRow whole = span_row (span->last_read, r, span->rss);
 
-          explain_row (&whole, span->heap + heap, e);
+          explain_row (&whole, tide_sat_add (span->heap, heap), e);
           e->first_step = first->number;
           for (guint k = 0; k < span->pending->len; k++)
             {
