@@ -205,9 +205,10 @@ count_parent_page (TideCow  *self,
 /* Between its fork and its HELLO the child has run the fork handlers
  * registered before the preload's (glibc's allocator's among them) and the
  * preload's own, on its copied stack: pages it has copied already, where
- * its parent maps the page it copied.  The others are new: the buffers and
- * the thread that the preload makes for the child, which other terms
- * count. */
+ * its parent maps the page it copied.  The others are new, the buffers and
+ * the thread that the preload makes for the child: tidemark's own, made
+ * before the child's first figure of them, which no term counts (about
+ * 64 KiB). */
 static void
 count_copied_before (TideCow *self,
                      int      parent)
