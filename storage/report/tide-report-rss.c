@@ -519,21 +519,44 @@ delta_since_fork (const TideStepRow *r,
   return class_change_from (r, cls, r->class_first[cls]);
 }
 
-/* The change of an allocator's free bytes (@free) on present pages: less
- * that of its bytes on pages not present (@absent), where the free bytes
- * were read.  An allocator maps more than it touches, and its free bytes
- * count all it maps.  @since_fork: from the child's first values. */
-static gint64
-free_present_delta (const TideStepRow *r,
-                    TideStepClass      free,
-                    TideStepClass      absent,
-                    gboolean           since_fork)
-{
-  gint64 (*delta) (const TideStepRow *, TideStepClass) = since_fork ? delta_since_fork : class_delta;
+/* A class's change over a row: class_delta(), or delta_since_fork(). */
+typedef gint64 (*ClassChange) (const TideStepRow *r,
+                               TideStepClass      cls);
 
-  if (!r->has_classes || r->class_end[free] < 0)
-    return 0;
-  return tide_sat_sub (delta (r, free), delta (r, absent));
+/* The terms of anonymous memory other than the heap, each a class's
+ * change; an allocator's free bytes count on present pages, less the
+ * change of those on pages not present (@absent: an allocator maps more
+ * than it touches, and its free bytes count all it maps). */
+static const struct
+{
+  TideRssTerm   term;
+  TideStepClass cls;
+  gint          absent;   /* TideStepClass, -1: none */
+} anon_terms[] = {
+  { TIDE_RSS_ALLOC_FREE, TIDE_STEP_ALLOC_FREE, TIDE_STEP_ALLOC_FREE_ABSENT },
+  { TIDE_RSS_PY_ARENA_FREE, TIDE_STEP_PY_ARENA_FREE, TIDE_STEP_PY_ARENA_ABSENT },
+  { TIDE_RSS_THREAD_STACKS, TIDE_STEP_THREAD_STACKS, -1 },
+  { TIDE_RSS_LIB_DATA, TIDE_STEP_LIB_DATA, -1 },
+  { TIDE_RSS_PRELOAD_OWN, TIDE_STEP_PRELOAD_OWN, -1 },
+  { TIDE_RSS_PY_UNHOOKED, TIDE_STEP_PY_UNHOOKED, -1 },
+};
+
+/* Sets the anon_terms of @e from @r, each class's change by @change. */
+static void
+explain_anon_terms (const TideStepRow  *r,
+                    ClassChange         change,
+                    TideRssExplanation *e)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (anon_terms); i++)
+    {
+      gint64 term = change (r, anon_terms[i].cls);
+
+      if (anon_terms[i].absent >= 0)
+        term = r->has_classes && r->class_end[anon_terms[i].cls] >= 0
+               ? tide_sat_sub (term, change (r, anon_terms[i].absent))
+               : 0;
+      e->terms[anon_terms[i].term] = term;
+    }
 }
 
 /* A fork's child first sampled at this step's end: what it shares, and
@@ -550,13 +573,7 @@ explain_since_fork (const TideStepRow  *r,
   e->left_by_parent = MAX (r->class_end[TIDE_STEP_COW_LEFT], 0);
   e->terms[TIDE_RSS_SHARING] = e->left_by_parent;
   e->terms[TIDE_RSS_HEAP] = heap;
-  e->terms[TIDE_RSS_ALLOC_FREE] = free_present_delta (r, TIDE_STEP_ALLOC_FREE,
-                                                      TIDE_STEP_ALLOC_FREE_ABSENT, TRUE);
-  e->terms[TIDE_RSS_PY_ARENA_FREE] = free_present_delta (r, TIDE_STEP_PY_ARENA_FREE,
-                                                         TIDE_STEP_PY_ARENA_ABSENT, TRUE);
-  e->terms[TIDE_RSS_PRELOAD_OWN] = delta_since_fork (r, TIDE_STEP_PRELOAD_OWN);
-  e->terms[TIDE_RSS_THREAD_STACKS] = delta_since_fork (r, TIDE_STEP_THREAD_STACKS);
-  e->terms[TIDE_RSS_LIB_DATA] = delta_since_fork (r, TIDE_STEP_LIB_DATA);
+  explain_anon_terms (r, delta_since_fork, e);
 }
 
 /* Whether the row's base is its private memory (USS), read by its end. */
@@ -573,13 +590,8 @@ static gint64
 anon_room (gint64        anon,
            const gint64 *terms)
 {
-  static const TideRssTerm others[] = {
-    TIDE_RSS_ALLOC_FREE, TIDE_RSS_PY_ARENA_FREE, TIDE_RSS_THREAD_STACKS, TIDE_RSS_LIB_DATA,
-    TIDE_RSS_PRELOAD_OWN, TIDE_RSS_PY_UNHOOKED,
-  };
-
-  for (guint i = 0; i < G_N_ELEMENTS (others); i++)
-    anon = tide_sat_sub (anon, terms[others[i]]);
+  for (guint i = 0; i < G_N_ELEMENTS (anon_terms); i++)
+    anon = tide_sat_sub (anon, terms[anon_terms[i].term]);
   return anon;
 }
 
@@ -605,14 +617,7 @@ explain_row (const TideStepRow  *r,
   else
     {
       e->base_delta = e->private_base ? class_delta (r, TIDE_STEP_USS) : e->rss_delta;
-      e->terms[TIDE_RSS_ALLOC_FREE] = free_present_delta (r, TIDE_STEP_ALLOC_FREE,
-                                                          TIDE_STEP_ALLOC_FREE_ABSENT, FALSE);
-      e->terms[TIDE_RSS_PY_ARENA_FREE] = free_present_delta (r, TIDE_STEP_PY_ARENA_FREE,
-                                                             TIDE_STEP_PY_ARENA_ABSENT, FALSE);
-      e->terms[TIDE_RSS_THREAD_STACKS] = class_delta (r, TIDE_STEP_THREAD_STACKS);
-      e->terms[TIDE_RSS_LIB_DATA] = class_delta (r, TIDE_STEP_LIB_DATA);
-      e->terms[TIDE_RSS_PRELOAD_OWN] = class_delta (r, TIDE_STEP_PRELOAD_OWN);
-      e->terms[TIDE_RSS_PY_UNHOOKED] = class_delta (r, TIDE_STEP_PY_UNHOOKED);
+      explain_anon_terms (r, class_delta, e);
       e->terms[TIDE_RSS_HEAP] = heap;
       if (r->has_classes && r->class_end[TIDE_STEP_ANON] >= 0)
         e->terms[TIDE_RSS_HEAP] = heap_within_anon (e->terms[TIDE_RSS_HEAP],
