@@ -70,9 +70,11 @@ struct _TideCow
   guint64 *entries;    /* CHUNK_PAGES */
 };
 
-/* Reads the pagemap entries of pages [first, first + n), n <= CHUNK_PAGES. */
+/* Reads the pagemap entries of pages [first, first + n), n <= CHUNK_PAGES,
+ * from @fd. */
 static gboolean
 read_entries (TideCow *self,
+              int      fd,
               guint64  first,
               guint64  n)
 {
@@ -80,7 +82,7 @@ read_entries (TideCow *self,
 
   while (done < want)
     {
-      gssize got = pread (self->pagemap_fd, (char *) self->entries + done, want - done,
+      gssize got = pread (fd, (char *) self->entries + done, want - done,
                           (off_t) (first * sizeof (guint64) + done));
 
       if (got < 0 && errno == EINTR)
@@ -127,13 +129,14 @@ typedef void (*PageFunc) (TideCow  *self,
                           guint64   entry,
                           gpointer  data);
 
-/* Calls @func on every page of the sorted @runs with its pagemap entry.
- * Runs close together share one read (a pread of pagemap costs far more
- * than reading one more entry): a window stretches over
- * the following runs while the gaps stay under MAX_GAP_PAGES and the whole
- * under CHUNK_PAGES; a longer run is read in chunks. */
+/* Calls @func on every page of the sorted @runs with its entry in the
+ * pagemap that @fd reads.  Runs close together share one read (a pread of
+ * pagemap costs far more than reading one more entry): a window stretches
+ * over the following runs while the gaps stay under MAX_GAP_PAGES and the
+ * whole under CHUNK_PAGES; a longer run is read in chunks. */
 static gboolean
 walk_pages (TideCow   *self,
+            int        fd,
             const Run *runs,
             guint      n_runs,
             PageFunc   func,
@@ -150,7 +153,7 @@ walk_pages (TideCow   *self,
             {
               guint64 n = MIN (end - page, CHUNK_PAGES);
 
-              if (!read_entries (self, page, n))
+              if (!read_entries (self, fd, page, n))
                 return FALSE;
               for (guint64 k = 0; k < n; k++)
                 func (self, page + k, self->entries[k], data);
@@ -165,7 +168,7 @@ walk_pages (TideCow   *self,
           j++;
           end = runs[j].first + runs[j].n;
         }
-      if (!read_entries (self, first, end - first))
+      if (!read_entries (self, fd, first, end - first))
         return FALSE;
       for (; i <= j; i++)
         for (guint64 page = runs[i].first; page < runs[i].first + runs[i].n; page++)
@@ -214,16 +217,13 @@ count_copied_before (TideCow *self,
                      int      parent)
 {
   g_autofree char *path = g_strdup_printf ("/proc/%d/pagemap", parent);
-  int child_fd = self->pagemap_fd;
   int fd;
 
   if (parent <= 0 || self->early->len == 0 || (fd = open (path, O_RDONLY | O_CLOEXEC)) < 0)
     return;
-  self->pagemap_fd = fd;
-  if (!walk_pages (self, (const Run *) self->early->data, self->early->len, count_parent_page,
-                   NULL))
+  if (!walk_pages (self, fd, (const Run *) self->early->data, self->early->len,
+                   count_parent_page, NULL))
     self->copied_before = 0;
-  self->pagemap_fd = child_fd;
   close (fd);
 }
 
@@ -253,7 +253,8 @@ scan_maps (TideCow    *self,
         }
       line = next ? next + 1 : NULL;
     }
-  return walk_pages (self, (const Run *) writable->data, writable->len, note_inherited, NULL);
+  return walk_pages (self, self->pagemap_fd, (const Run *) writable->data, writable->len,
+                     note_inherited, NULL);
 }
 
 /* /proc/PID/maps in page-sized reads: the kernel formats as much as a
@@ -396,7 +397,8 @@ tide_cow_measure (TideCow *self,
 
   *bytes_out = 0;
   *left_out = -1;
-  if (!walk_pages (self, (const Run *) self->runs->data, self->runs->len, count_copied, &count))
+  if (!walk_pages (self, self->pagemap_fd, (const Run *) self->runs->data, self->runs->len,
+                   count_copied, &count))
     return FALSE;
   *bytes_out = (count.pages + self->copied_before) << self->page_shift;
   if (self->frames_seen)
