@@ -25,11 +25,19 @@
  * free bytes of its page heap that it has not returned to the system, of
  * its central, transfer and thread caches, and its metadata
  * (TIDE_COUNTER_TCMALLOC_FREE).
+ *
+ * A fork's child also frees blocks its parent allocated, which it never
+ * recorded: their bytes join its allocator's free memory, or leave the
+ * process (a mapped block), and no heap term balances them.  The sampled
+ * ones are in the address set, marked TIDE_ADDR_INHERITED, so their
+ * weighted bytes estimate all of them (TIDE_COUNTER_INHERITED_FREED),
+ * sent with the free memory by a fork's child only.
  */
 #include "config.h"
 
 #include "tide-preload-private.h"
 #include "tide-preload-own.h"
+#include "tide-preload-sampler.h"
 
 #include <dlfcn.h>
 #include <malloc.h>
@@ -47,6 +55,11 @@
  * memory; and when the flusher last sent it (the flusher's alone). */
 static atomic_int marks_steps;
 static uint64_t   polled_ns;
+
+/* Whether this process is a fork's child, and the weighted bytes of the
+ * inherited blocks it has freed since its fork. */
+static atomic_int      forked;
+static _Atomic int64_t inherited_freed;
 
 typedef struct mallinfo2 (*Mallinfo2Func) (void);
 typedef int (*MallctlFunc) (const char *name, void *old, size_t *old_len, void *new_value,
@@ -192,6 +205,20 @@ tide_preload_send_allocator_free (void)
    * tell: the preload's own. */
   tidemark_preload_counter (TIDE_WIRE_COUNTER_PRELOAD_OWN, -1,
                             (int64_t) tide_own_resident_bytes ());
+  if (atomic_load_explicit (&forked, memory_order_relaxed))
+    tidemark_preload_counter (TIDE_WIRE_COUNTER_INHERITED_FREED, -1,
+                              atomic_load_explicit (&inherited_freed, memory_order_relaxed));
+}
+
+/* A block of @size bytes that the parent of this process's fork sampled
+ * is freed.  Rare: only a fork's child frees one, each at most once. */
+void
+tide_preload_note_inherited_free (uint64_t size)
+{
+  double bytes = (double) size * tide_sampler_weight (size, tide_state.sample_bytes);
+  int64_t whole = bytes < 4.0e18 ? (int64_t) bytes : INT64_C (4000000000000000000);
+
+  atomic_fetch_add_explicit (&inherited_freed, whole, memory_order_relaxed);
 }
 
 /* At a step's mark: from now on the marks send it. */
@@ -219,16 +246,21 @@ tide_preload_allocator_free_fork_child (void)
 {
   atomic_store (&marks_steps, 0);
   polled_ns = 0;
+  atomic_store (&forked, 1);
+  atomic_store (&inherited_freed, 0);
 }
 
 /* What a fork's child's allocator holds free at the fork is its parent's,
  * on shared pages: the child's own term counts from this first value.
  * glibc's allocator is usable again when the fork's child handlers run,
  * jemalloc's and tcmalloc's maybe not before their own handlers: with one
- * of those, the flusher's first tick sends it. */
+ * of those, the flusher's first tick sends it, and the inherited bytes
+ * freed, nothing yet, go alone. */
 void
 tide_preload_send_allocator_free_at_fork (void)
 {
   if (lookup_mallctl () == NULL && lookup_tcmalloc_property () == NULL)
     tide_preload_send_allocator_free ();
+  else
+    tidemark_preload_counter (TIDE_WIRE_COUNTER_INHERITED_FREED, -1, 0);
 }

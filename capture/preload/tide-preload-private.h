@@ -264,6 +264,7 @@ void     tide_preload_send_allocator_free_at_step (void);
 void     tide_preload_poll_allocator_free (uint64_t now_ns);
 void     tide_preload_allocator_free_fork_child (void);
 void     tide_preload_send_allocator_free_at_fork (void);
+void     tide_preload_note_inherited_free (uint64_t size);
 void     tide_preload_send_resident (void);
 void     tide_wait_for_recorder  (TideBarrierReason reason);
 void     tidemark_preload_counter (uint32_t counter,

@@ -165,7 +165,8 @@ kinds_ended_by (uint16_t kind)
 /* Records the free when addr was recorded with a kind that a free of @kind
  * ends, as that kind, and at its place; a place held for the block is let
  * go once the free is recorded.  A block inherited from the parent of a
- * fork leaves the set unrecorded, as if it had never been in it.  Called
+ * fork leaves the set unrecorded, as if it had never been in it, and only
+ * counts among the inherited bytes freed.  Called
  * before the real free: the address may be handed out again at once. */
 bool
 tide_record_free_if_sampled (const void    *addr,
@@ -180,6 +181,8 @@ tide_record_free_if_sampled (const void    *addr,
       || !tide_addrset_remove (&tide_state.addrset, (uintptr_t) addr, kinds_ended_by (kind), &e))
     return false;
   recorded = !(e.flags & TIDE_ADDR_INHERITED);
+  if (!recorded)
+    tide_preload_note_inherited_free (e.size);
   if (e.flags & TIDE_ADDR_PLACED)
     place = tide_pymalloc_place_of (addr);
   if (recorded)

@@ -288,6 +288,7 @@ G_STATIC_ASSERT (TIDE_WIRE_COUNTER_JEMALLOC_FREE == TIDE_COUNTER_JEMALLOC_FREE);
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_TCMALLOC_FREE == TIDE_COUNTER_TCMALLOC_FREE);
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_PY_UNHOOKED == TIDE_COUNTER_PY_UNHOOKED);
 G_STATIC_ASSERT (TIDE_WIRE_COUNTER_PRELOAD_OWN == TIDE_COUNTER_PRELOAD_OWN);
+G_STATIC_ASSERT (TIDE_WIRE_COUNTER_INHERITED_FREED == TIDE_COUNTER_INHERITED_FREED);
 
 /* A process may speak twice: its environment's rank at start-up, then
  * torch.distributed's rank or its DataLoader worker index; -1 keeps what
@@ -327,7 +328,8 @@ on_counter (TideRecProcess        *self,
     }
   if (rec->counter != TIDE_COUNTER_TORCH_ALLOCATED && rec->counter != TIDE_COUNTER_TORCH_RESERVED &&
       rec->counter != TIDE_COUNTER_ALLOC_FREE && rec->counter != TIDE_COUNTER_JEMALLOC_FREE &&
-      rec->counter != TIDE_COUNTER_TCMALLOC_FREE && rec->counter != TIDE_COUNTER_PRELOAD_OWN)
+      rec->counter != TIDE_COUNTER_TCMALLOC_FREE && rec->counter != TIDE_COUNTER_PRELOAD_OWN &&
+      rec->counter != TIDE_COUNTER_INHERITED_FREED)
     {
       self->protocol_errors++;
       return;

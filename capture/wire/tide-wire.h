@@ -346,6 +346,9 @@ _Static_assert (sizeof (TideWireAllocFailed) == 48, "alloc failed is 48 bytes pl
 /* Sent with the allocators' free bytes: the resident bytes of the
  * preload's own mappings (TIDE_COUNTER_PRELOAD_OWN). */
 #define TIDE_WIRE_COUNTER_PRELOAD_OWN   35
+/* Sent with them by a fork's child: the weighted bytes of its parent's
+ * sampled blocks that it has freed (TIDE_COUNTER_INHERITED_FREED). */
+#define TIDE_WIRE_COUNTER_INHERITED_FREED 38
 _Static_assert (sizeof (TideWireHeader) == 16, "wire header is 16 bytes");
 _Static_assert (sizeof (TideWireHello) == 40, "hello is 40 bytes plus exe");
 _Static_assert (sizeof (TideWireMapping) == 40, "mapping is 40 bytes plus path");

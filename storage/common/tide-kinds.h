@@ -96,6 +96,11 @@ typedef enum
    * yet (its top chunk's tail), in alloc_free but in no RSS.  Read with
    * smaps_rollup. */
   TIDE_COUNTER_ALLOC_FREE_ABSENT = 37,
+  /* Bytes of the blocks a fork's child inherited and freed, estimated
+   * from its parent's sampled ones: they join alloc_free, or leave a
+   * mapping, with no heap record of the child's behind them.  Sent by the
+   * child's preload. */
+  TIDE_COUNTER_INHERITED_FREED = 38,
 } TideCounter;
 
 /* Which way a copy went: the direction of a TRANSFER record, and

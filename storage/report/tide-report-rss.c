@@ -202,6 +202,7 @@ static const gint step_class_counters[TIDE_STEP_N_CLASSES] = {
   [TIDE_STEP_PY_ARENA_ABSENT] = TIDE_COUNTER_PY_ARENA_ABSENT,
   [TIDE_STEP_ALLOC_FREE_ABSENT] = TIDE_COUNTER_ALLOC_FREE_ABSENT,
   [TIDE_STEP_PY_UNHOOKED] = TIDE_COUNTER_PY_UNHOOKED,
+  [TIDE_STEP_INHERITED_FREED] = TIDE_COUNTER_INHERITED_FREED,
 };
 
 typedef struct
@@ -460,6 +461,7 @@ static const struct
   [TIDE_RSS_LIB_DATA] = { "library data", "lib_data_bytes" },
   [TIDE_RSS_PRELOAD_OWN] = { "tidemark's own", "tidemark_own_bytes" },
   [TIDE_RSS_PY_UNHOOKED] = { "Python objects from before the hooks", "py_unhooked_bytes" },
+  [TIDE_RSS_INHERITED_FREED] = { "inherited blocks freed", "inherited_freed_bytes" },
   [TIDE_RSS_UNEXPLAINED] = { "unexplained", "unexplained_bytes" },
 };
 
@@ -526,19 +528,22 @@ typedef gint64 (*ClassChange) (const TideStepRow *r,
 /* The terms of anonymous memory other than the heap, each a class's
  * change; an allocator's free bytes count on present pages, less the
  * change of those on pages not present (@absent: an allocator maps more
- * than it touches, and its free bytes count all it maps). */
+ * than it touches, and its free bytes count all it maps).  A class that
+ * counts bytes gone (@gone) is a term of the opposite sign. */
 static const struct
 {
   TideRssTerm   term;
   TideStepClass cls;
   gint          absent;   /* TideStepClass, -1: none */
+  gboolean      gone;
 } anon_terms[] = {
-  { TIDE_RSS_ALLOC_FREE, TIDE_STEP_ALLOC_FREE, TIDE_STEP_ALLOC_FREE_ABSENT },
-  { TIDE_RSS_PY_ARENA_FREE, TIDE_STEP_PY_ARENA_FREE, TIDE_STEP_PY_ARENA_ABSENT },
-  { TIDE_RSS_THREAD_STACKS, TIDE_STEP_THREAD_STACKS, -1 },
-  { TIDE_RSS_LIB_DATA, TIDE_STEP_LIB_DATA, -1 },
-  { TIDE_RSS_PRELOAD_OWN, TIDE_STEP_PRELOAD_OWN, -1 },
-  { TIDE_RSS_PY_UNHOOKED, TIDE_STEP_PY_UNHOOKED, -1 },
+  { TIDE_RSS_ALLOC_FREE, TIDE_STEP_ALLOC_FREE, TIDE_STEP_ALLOC_FREE_ABSENT, FALSE },
+  { TIDE_RSS_PY_ARENA_FREE, TIDE_STEP_PY_ARENA_FREE, TIDE_STEP_PY_ARENA_ABSENT, FALSE },
+  { TIDE_RSS_THREAD_STACKS, TIDE_STEP_THREAD_STACKS, -1, FALSE },
+  { TIDE_RSS_LIB_DATA, TIDE_STEP_LIB_DATA, -1, FALSE },
+  { TIDE_RSS_PRELOAD_OWN, TIDE_STEP_PRELOAD_OWN, -1, FALSE },
+  { TIDE_RSS_PY_UNHOOKED, TIDE_STEP_PY_UNHOOKED, -1, FALSE },
+  { TIDE_RSS_INHERITED_FREED, TIDE_STEP_INHERITED_FREED, -1, TRUE },
 };
 
 /* Sets the anon_terms of @e from @r, each class's change by @change. */
@@ -555,7 +560,7 @@ explain_anon_terms (const TideStepRow  *r,
         term = r->has_classes && r->class_end[anon_terms[i].cls] >= 0
                ? tide_sat_sub (term, change (r, anon_terms[i].absent))
                : 0;
-      e->terms[anon_terms[i].term] = term;
+      e->terms[anon_terms[i].term] = anon_terms[i].gone ? tide_sat_sub (0, term) : term;
     }
 }
 
@@ -1052,7 +1057,7 @@ tide_rss_find_largest_unexplained (GPtrArray *rows,
 static const TideRssTerm column_order[TIDE_RSS_N_TERMS] = {
   TIDE_RSS_COW, TIDE_RSS_HEAP, TIDE_RSS_ALLOC_FREE, TIDE_RSS_FILE, TIDE_RSS_SHMEM,
   TIDE_RSS_SHARING, TIDE_RSS_PY_ARENA_FREE, TIDE_RSS_UNEXPLAINED, TIDE_RSS_THREAD_STACKS,
-  TIDE_RSS_LIB_DATA, TIDE_RSS_PRELOAD_OWN, TIDE_RSS_PY_UNHOOKED,
+  TIDE_RSS_LIB_DATA, TIDE_RSS_PRELOAD_OWN, TIDE_RSS_PY_UNHOOKED, TIDE_RSS_INHERITED_FREED,
 };
 
 /* Whether row @i and row @j, a later row of the same process, are pending

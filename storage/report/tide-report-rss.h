@@ -58,6 +58,9 @@ typedef enum
                            * and tables, which no hook sees */
   TIDE_RSS_PY_UNHOOKED,   /* CPython's objects made before the preload hooked its
                            * allocator, which no record holds */
+  TIDE_RSS_INHERITED_FREED, /* blocks a fork's child inherited and freed (negative):
+                             * their bytes went to its allocator's free memory,
+                             * or left with their mapping */
   TIDE_RSS_UNEXPLAINED,
   TIDE_RSS_N_TERMS
 } TideRssTerm;

@@ -45,6 +45,7 @@ typedef enum
   TIDE_STEP_PY_ARENA_ABSENT,    /* bytes of CPython's arenas on pages not present */
   TIDE_STEP_ALLOC_FREE_ABSENT,  /* bytes of glibc's heaps on pages not present */
   TIDE_STEP_PY_UNHOOKED,        /* pymalloc's bytes in use when the hooks were set */
+  TIDE_STEP_INHERITED_FREED,    /* a fork's child's frees of its parent's blocks */
   TIDE_STEP_N_CLASSES
 } TideStepClass;
 

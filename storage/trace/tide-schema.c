@@ -268,7 +268,8 @@ static const char schema_sql[] =
   "  (26, 'tcmalloc_free', 'bytes'), (27, 'cow_left_bytes', 'bytes'),"
   "  (30, 'py_arenas', 'bytes'), (31, 'py_arena_free', 'bytes'), (32, 'py_unhooked', 'bytes'),"
   "  (33, 'thread_stacks', 'bytes'), (34, 'lib_data', 'bytes'), (35, 'preload_own', 'bytes'),"
-  "  (36, 'py_arena_absent', 'bytes'), (37, 'alloc_free_absent', 'bytes');";
+  "  (36, 'py_arena_absent', 'bytes'), (37, 'alloc_free_absent', 'bytes'),"
+  "  (38, 'inherited_freed', 'bytes');";
 
 /* The tables and indexes that come after the trace is created, each made
  * by tide_schema_ensure() when its maker needs it.  Declared here with the

@@ -331,7 +331,8 @@ test_rss_report (Fixture       *f,
   const char *terms[] = { "cow_bytes", "heap_bytes", "alloc_free_bytes", "file_bytes",
                           "shmem_bytes", "sharing_bytes", "py_arena_free_bytes",
                           "unexplained_bytes", "thread_stacks_bytes", "lib_data_bytes",
-                          "tidemark_own_bytes", "py_unhooked_bytes" };
+                          "tidemark_own_bytes", "py_unhooked_bytes",
+                          "inherited_freed_bytes" };
   g_autofree char *csv = report_lines (f, "--rss", "csv", NULL);
   g_autofree char *text = report_lines (f, "--rss", "text", NULL);
   g_auto(GStrv) lines = g_strsplit (csv, "\n", -1);

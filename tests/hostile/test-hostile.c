@@ -328,7 +328,8 @@ test_cow_left_past_copies (Fixture       *f,
 
 /* An allocator's free bytes at the largest value a counter holds while its
  * bytes on pages not present fall from it to none, pymalloc's bytes from
- * before the hooks as large, and the anonymous memory falling as far:
+ * before the hooks and a fork's child's inherited frees as large, and the
+ * anonymous memory falling as far:
  * the change on present pages, the room the heap fits in and the terms'
  * sum are past what an int64 holds, and saturate rather than overflow. */
 static void
@@ -357,7 +358,12 @@ test_free_absent_past_int64 (Fixture       *f,
                       " SELECT process_id, 13, -1, end_ns, 9223372036854775807 FROM steps"
                       " WHERE number = 1;"
                       "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
-                      " SELECT process_id, 13, -1, end_ns, 0 FROM steps WHERE number = 2;");
+                      " SELECT process_id, 13, -1, end_ns, 0 FROM steps WHERE number = 2;"
+                      "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                      " SELECT process_id, 38, -1, end_ns, 0 FROM steps WHERE number = 1;"
+                      "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                      " SELECT process_id, 38, -1, end_ns, 9223372036854775807 FROM steps"
+                      " WHERE number = 2;");
   tide_run_limited (argv, LIMIT_S, &run);
   g_assert_false (run.timed_out);
   g_assert_cmpstr (run.err, ==, "");
@@ -368,6 +374,9 @@ test_free_absent_past_int64 (Fixture       *f,
   g_free (cell);
   cell = csv_cell (lines[0], lines[2], "py_unhooked_bytes");
   g_assert_cmpstr (cell, ==, "9223372036854775807");
+  g_free (cell);
+  cell = csv_cell (lines[0], lines[2], "inherited_freed_bytes");
+  g_assert_cmpstr (cell, ==, "-9223372036854775807");
 }
 
 /* One live block with scope 0, the others with none (NULL): SQL groups

@@ -307,7 +307,8 @@ assert_rss_terms (Fixture      *f,
                                         "rss_delta_bytes,cow_bytes,heap_bytes,alloc_free_bytes,"
                                         "file_bytes,shmem_bytes,sharing_bytes,py_arena_free_bytes,"
                                         "unexplained_bytes,thread_stacks_bytes,lib_data_bytes,"
-                                        "tidemark_own_bytes,py_unhooked_bytes,first_step,"
+                                        "tidemark_own_bytes,py_unhooked_bytes,"
+                                        "inherited_freed_bytes,first_step,"
                                         "pending,to_last_reading\n"));
   if (strstr (text, "Python arenas free +") == NULL)
     g_error ("no \"Python arenas free +\" in:\n%s", text);
