@@ -32,11 +32,26 @@
 #define CACHE_MAX_BYTES     (64 * 1024 * 1024)
 #define CACHE_MAX_ENTRIES   (1024 * 1024)
 
+/* An entry read from a file lies in its Slab, its strings in the slab's
+ * text (@read); one that the symbolizer added is allocated alone and owns
+ * its strings. */
 typedef struct
 {
   guint64    address;  /* the key */
   TideSymbol symbol;
+  gboolean   read;
 } CacheEntry;
+
+/* What one read of a file made: its text, in which the entries' strings
+ * were cut and unescaped in place, and its entries in one block.  A big
+ * library's file has tens of thousands of lines, read at every recording
+ * and freed at its end: a few blocks, not an allocation per string. */
+typedef struct
+{
+  char       *text;
+  CacheEntry *entries;
+  guint       n_entries;
+} Slab;
 
 /* Which version of a file on disk: every save makes a new inode (it
  * replaces the file by another), so a file with the stamp it had is the
@@ -55,6 +70,7 @@ typedef struct
   char       *header;   /* the first line this file must have */
   char       *path;     /* DIR/<build-id>.sym */
   GHashTable *entries;  /* &CacheEntry.address -> CacheEntry */
+  GPtrArray  *slabs;    /* Slab: of the entries read */
   FileStamp   stamp;    /* of the file whose entries are in @entries */
   guint       n_unsaved;
 } CacheFile;
@@ -71,8 +87,22 @@ cache_entry_free (gpointer data)
 {
   CacheEntry *entry = data;
 
+  if (entry->read)
+    return;  /* its slab's */
   tide_symbol_clear (&entry->symbol);
   g_free (entry);
+}
+
+static void
+slab_free (gpointer data)
+{
+  Slab *slab = data;
+
+  for (guint i = 0; i < slab->n_entries; i++)
+    g_free (slab->entries[i].symbol.inlines);
+  g_free (slab->entries);
+  g_free (slab->text);
+  g_free (slab);
 }
 
 static void
@@ -80,7 +110,9 @@ cache_file_free (gpointer data)
 {
   CacheFile *file = data;
 
+  /* The entries first: they lie in the slabs. */
   g_hash_table_unref (file->entries);
+  g_ptr_array_unref (file->slabs);
   g_free (file->path);
   g_free (file->header);
   g_free (file);
@@ -138,12 +170,75 @@ file_stamp_equal (const FileStamp *a,
          a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
 }
 
+/* g_strcompress() in place, which an escaped field allows: what it
+ * stands for is never longer.  A backslash that ends the field is
+ * dropped, as there. */
+static void
+unescape_in_place (char *field)
+{
+  static const char escaped[] = "bfnrtv", meant[] = "\b\f\n\r\t\v";
+  char *out = field;
+
+  for (const char *in = field; *in != '\0';)
+    {
+      const char *which;
+
+      if (*in != '\\')
+        {
+          *out++ = *in++;
+          continue;
+        }
+      if (*++in == '\0')
+        break;
+      if (*in >= '0' && *in <= '7')
+        {
+          guint value = 0;
+
+          for (guint digits = 0; digits < 3 && *in >= '0' && *in <= '7'; digits++)
+            value = value * 8 + (guint) (*in++ - '0');
+          *out++ = (char) value;
+          continue;
+        }
+      which = strchr (escaped, *in);
+      *out++ = which != NULL ? meant[which - escaped] : *in;
+      in++;
+    }
+  *out = '\0';
+}
+
+/* A field as a string of the slab's text: NULL when empty. */
 static char *
-unescape_field (const char *field)
+field_in_place (char *field)
 {
   if (field[0] == '\0')
     return NULL;
-  return strchr (field, '\\') != NULL ? g_strcompress (field) : g_strdup (field);
+  if (strchr (field, '\\') != NULL)
+    unescape_in_place (field);
+  return field;
+}
+
+/* @text as a number in @base (10 or 16) of at most @max: digits only,
+ * at least one. */
+static gboolean
+parse_number (const char *text,
+              guint       base,
+              guint64     max,
+              guint64    *out)
+{
+  guint64 value = 0;
+
+  if (*text == '\0')
+    return FALSE;
+  for (; *text != '\0'; text++)
+    {
+      gint digit = base == 16 ? g_ascii_xdigit_value (*text) : g_ascii_digit_value (*text);
+
+      if (digit < 0 || value > (max - (guint64) digit) / base)
+        return FALSE;
+      value = value * base + (guint64) digit;
+    }
+  *out = value;
+  return TRUE;
 }
 
 /* Bounds the inline levels of one entry, so a damaged file cannot ask for
@@ -162,10 +257,10 @@ parse_inlines (char       **fields,
       char **level = fields + 3 * i;
       guint64 lineno;
 
-      if (!g_ascii_string_to_unsigned (level[2], 10, 0, G_MAXINT, &lineno, NULL))
+      if (!parse_number (level[2], 10, G_MAXINT, &lineno))
         return FALSE;
-      symbol->inlines[i].function = unescape_field (level[0]);
-      symbol->inlines[i].file = unescape_field (level[1]);
+      symbol->inlines[i].function = field_in_place (level[0]);
+      symbol->inlines[i].file = field_in_place (level[1]);
       symbol->inlines[i].line = (int) lineno;
     }
   return TRUE;
@@ -174,9 +269,7 @@ parse_inlines (char       **fields,
 #define CACHE_MAX_FIELDS    (4 + 3 * CACHE_MAX_INLINES)
 
 /* Cuts @line at its tabs, in place, into @fields; returns how many there
- * are, or CACHE_MAX_FIELDS + 1 when there are more than it allows.  A big
- * library's file has tens of thousands of lines, read at every recording:
- * no copies. */
+ * are, or CACHE_MAX_FIELDS + 1 when there are more than it allows. */
 static guint
 split_fields (char  *line,
               char **fields)
@@ -197,68 +290,83 @@ split_fields (char  *line,
     }
 }
 
-/* Parses one "address\tline\tfunction\tfile[\tfunction\tfile\tline]..." line
- * into @entries; cuts @line up. */
+/* Parses one "address\tline\tfunction\tfile[\tfunction\tfile\tline]..."
+ * line of a slab's text into @entry; cuts @line up, and its strings stay
+ * in it.  On failure, @entry holds at most its inline levels. */
 static gboolean
 parse_entry (char       *line,
-             GHashTable *entries)
+             CacheEntry *entry)
 {
   char *fields[CACHE_MAX_FIELDS];
   guint n_fields = split_fields (line, fields);
-  guint64 address;
   guint64 lineno;
-  CacheEntry *entry;
 
   if (n_fields < 4 || (n_fields - 4) % 3 != 0 || n_fields > CACHE_MAX_FIELDS ||
-      !g_ascii_string_to_unsigned (fields[0], 16, 0, G_MAXUINT64, &address, NULL) ||
-      !g_ascii_string_to_unsigned (fields[1], 10, 0, G_MAXINT, &lineno, NULL))
+      !parse_number (fields[0], 16, G_MAXUINT64, &entry->address) ||
+      !parse_number (fields[1], 10, G_MAXINT, &lineno))
     return FALSE;
-
-  entry = g_new0 (CacheEntry, 1);
-  entry->address = address;
-  entry->symbol.function = unescape_field (fields[2]);
-  entry->symbol.file = unescape_field (fields[3]);
+  entry->read = TRUE;
+  entry->symbol.function = field_in_place (fields[2]);
+  entry->symbol.file = field_in_place (fields[3]);
   entry->symbol.line = (int) lineno;
-  if (!parse_inlines (fields + 4, (n_fields - 4) / 3, &entry->symbol))
-    {
-      cache_entry_free (entry);
-      return FALSE;
-    }
-  g_hash_table_replace (entries, &entry->address, entry);
-  return TRUE;
+  return parse_inlines (fields + 4, (n_fields - 4) / 3, &entry->symbol);
 }
 
-/* Reads the entries of @file's path into @entries.  Returns FALSE, with
- * @entries possibly half filled, when the file is missing, too large,
- * written for another header, or does not parse. */
-static gboolean
-read_entries (const CacheFile *file,
-              GHashTable      *entries)
+/* How many lines of @text end in a newline. */
+static gsize
+count_lines (const char *text,
+             gsize       length)
 {
-  g_autofree char *contents = NULL;
-  gsize length;
+  gsize n = 0;
+
+  for (const char *end = text + length; (text = memchr (text, '\n', (gsize) (end - text))) != NULL;
+       text++)
+    n++;
+  return n;
+}
+
+/* Reads the entries of the file at @path, which must start with @header,
+ * into @entries, and gives the slab they lie in (to free after them).
+ * Returns FALSE, with @entries possibly half filled, when the file is
+ * missing, too large, written for another header, or does not parse. */
+static gboolean
+read_entries (const char  *path,
+              const char  *header,
+              GHashTable  *entries,
+              Slab       **slab_out)
+{
+  Slab *slab = g_new0 (Slab, 1);
+  gsize length, n_lines;
   char *line;
   char *next;
 
-  if (!g_file_get_contents (file->path, &contents, &length, NULL) ||
-      length > CACHE_MAX_BYTES || strlen (contents) != length)
+  *slab_out = slab;
+  if (!g_file_get_contents (path, &slab->text, &length, NULL) ||
+      length > CACHE_MAX_BYTES || strlen (slab->text) != length)
     return FALSE;
+  n_lines = count_lines (slab->text, length);
+  if (n_lines == 0 || n_lines - 1 > CACHE_MAX_ENTRIES)
+    return FALSE;
+  slab->entries = g_new0 (CacheEntry, n_lines - 1);
 
-  line = contents;
+  line = slab->text;
   next = strchr (line, '\n');
-  if (next == NULL)
-    return FALSE;
   *next = '\0';
-  if (strcmp (line, file->header) != 0)
+  if (strcmp (line, header) != 0)
     return FALSE;
 
   for (line = next + 1; *line != '\0'; line = next + 1)
     {
+      CacheEntry *entry;
+
+      /* Cut short: the last line has no end (and no entry counted). */
       if ((next = strchr (line, '\n')) == NULL)
-        return FALSE;  /* cut short: the last line has no end */
-      *next = '\0';
-      if (!parse_entry (line, entries) || g_hash_table_size (entries) > CACHE_MAX_ENTRIES)
         return FALSE;
+      *next = '\0';
+      entry = &slab->entries[slab->n_entries++];
+      if (!parse_entry (line, entry))
+        return FALSE;
+      g_hash_table_replace (entries, &entry->address, entry);
     }
   return TRUE;
 }
@@ -277,15 +385,22 @@ cache_file_load (TideSymbolCache *self,
 {
   CacheFile *file = g_new0 (CacheFile, 1);
   g_autofree char *name = g_strconcat (build_id, ".sym", NULL);
+  Slab *slab;
 
   file->header = header;
   file->path = g_build_filename (self->dir, name, NULL);
   file->entries = new_entry_table ();
+  file->slabs = g_ptr_array_new_with_free_func (slab_free);
   /* Taken before the read: a file replaced in between is read again at
    * the save (merge_saved), never missed. */
   file->stamp = file_stamp (file->path);
-  if (!read_entries (file, file->entries))
-    g_hash_table_remove_all (file->entries);
+  if (read_entries (file->path, file->header, file->entries, &slab))
+    g_ptr_array_add (file->slabs, slab);
+  else
+    {
+      g_hash_table_remove_all (file->entries);
+      slab_free (slab);
+    }
   return file;
 }
 
@@ -468,12 +583,19 @@ merge_saved (CacheFile *file)
   FileStamp now = file_stamp (file->path);
   GHashTableIter iter;
   CacheEntry *entry;
+  Slab *slab;
 
   if (file_stamp_equal (&now, &file->stamp))
     return;
   saved = new_entry_table ();
-  if (!read_entries (file, saved))
-    return;
+  if (!read_entries (file->path, file->header, saved, &slab))
+    {
+      g_hash_table_remove_all (saved);
+      slab_free (slab);
+      return;
+    }
+  /* The entries taken lie in it. */
+  g_ptr_array_add (file->slabs, slab);
   g_hash_table_iter_init (&iter, saved);
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &entry))
     {
