@@ -307,16 +307,6 @@ test_symbol_cache (Fixture       *f,
 
 /* ---- a leak in an inlined static function (inline-leak.c) ------------------ */
 
-/* The line of tests/targets/@file that holds @mark. */
-static int
-source_line (const char *file,
-             const char *mark)
-{
-  g_autofree char *path = g_build_filename (TIDE_TARGETS_SRC_DIR, file, NULL);
-
-  return tide_test_source_line (path, mark);
-}
-
 /* The compiler inlined keep_copy(): no code of its own in the target. */
 static void
 assert_keep_copy_inlined (void)
@@ -354,11 +344,11 @@ assert_inline_suspect (Fixture *f)
   g_assert_cmpint (headline->kind, ==, TIDE_FRAME_INLINE);
   g_assert_cmpstr (headline->function, ==, "keep_copy");
   g_assert_true (g_str_has_suffix (headline->file, "/tests/targets/inline-leak.c"));
-  g_assert_cmpint (headline->line, ==, source_line ("inline-leak.c", "/* KEEP-LINE */"));
+  g_assert_cmpint (headline->line, ==, tide_test_target_line ("inline-leak.c", "/* KEEP-LINE */"));
   caller = g_ptr_array_index (top->frames, h + 1);
   g_assert_cmpint (caller->kind, ==, TIDE_FRAME_NATIVE);
   g_assert_cmpstr (caller->function, ==, "main");
-  g_assert_cmpint (caller->line, ==, source_line ("inline-leak.c", "/* CALL-LINE */"));
+  g_assert_cmpint (caller->line, ==, tide_test_target_line ("inline-leak.c", "/* CALL-LINE */"));
 }
 
 static void
@@ -368,7 +358,7 @@ test_inline_leak (Fixture       *f,
   g_autofree char *cache_dir = tide_test_make_dir ("tide-symbols-inline");
   g_autofree char *cold = NULL;
   g_autofree char *expected = g_strdup_printf ("  1. inline-leak.c:%d keep_copy\n",
-                                               source_line ("inline-leak.c", "/* KEEP-LINE */"));
+                                               tide_test_target_line ("inline-leak.c", "/* KEEP-LINE */"));
 
   assert_keep_copy_inlined ();
   /* Twice: the second recording takes the inline levels from the cache. */

@@ -83,15 +83,7 @@ static gint64
 query_int (Fixture    *f,
            const char *sql)
 {
-  sqlite3_stmt *stmt = NULL;
-  gint64 value;
-
-  g_assert_cmpint (sqlite3_prepare_v2 (_tide_trace_get_db (f->trace), sql, -1, &stmt, NULL),
-                   ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
-  value = sqlite3_column_int64 (stmt, 0);
-  sqlite3_finalize (stmt);
-  return value;
+  return tide_test_query_int (f->trace, sql);
 }
 
 static TideGroup *

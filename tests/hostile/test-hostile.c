@@ -66,35 +66,6 @@ fixture_teardown (Fixture       *f,
   g_free (f->dir);
 }
 
-static void
-exec_sql (const char *path,
-          const char *sql)
-{
-  sqlite3 *db = NULL;
-  char *message = NULL;
-
-  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
-  if (sqlite3_exec (db, sql, NULL, NULL, &message) != SQLITE_OK)
-    g_error ("%s: %s", sql, message);
-  sqlite3_close (db);
-}
-
-static gint64
-query_int (const char *path,
-           const char *sql)
-{
-  sqlite3 *db = NULL;
-  sqlite3_stmt *stmt = NULL;
-  gint64 value;
-
-  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
-  value = sqlite3_column_int64 (stmt, 0);
-  sqlite3_finalize (stmt);
-  sqlite3_close (db);
-  return value;
-}
 
 static void
 run_tidemark (const char     *command,
@@ -136,7 +107,8 @@ static void
 test_process_id_zero (Fixture       *f,
                       gconstpointer  data)
 {
-  exec_sql (f->trace, "UPDATE processes SET id = 0 WHERE id = (SELECT min (id) FROM processes);");
+  tide_test_exec_sql (f->trace, "UPDATE processes SET id = 0"
+                                " WHERE id = (SELECT min (id) FROM processes);");
   assert_damaged (f, "processes.id holds 0, not a process id");
 }
 
@@ -147,10 +119,10 @@ static void
 test_process_id_null (Fixture       *f,
                       gconstpointer  data)
 {
-  exec_sql (f->trace, "ALTER TABLE processes RENAME TO old_processes;"
-                      "CREATE TABLE processes AS SELECT * FROM old_processes;"
-                      "DROP TABLE old_processes;"
-                      "UPDATE processes SET id = NULL;");
+  tide_test_exec_sql (f->trace, "ALTER TABLE processes RENAME TO old_processes;"
+                                "CREATE TABLE processes AS SELECT * FROM old_processes;"
+                                "DROP TABLE old_processes;"
+                                "UPDATE processes SET id = NULL;");
   assert_damaged (f, "processes.id holds nothing, not a process id");
 }
 
@@ -162,11 +134,11 @@ test_counters_at_int64_max (Fixture       *f,
   g_autofree char *line = NULL;
   gint64 start;
 
-  exec_sql (f->trace, "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
-                      " SELECT id, 1, -1, 9223372036854775807, 4096 FROM processes;"
-                      "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
-                      " SELECT id, 2, -1, 9223372036854775806, 8192 FROM processes;");
-  start = query_int (f->trace, "SELECT value FROM meta WHERE key = 'start_ns'");
+  tide_test_exec_sql (f->trace, "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                                " SELECT id, 1, -1, 9223372036854775807, 4096 FROM processes;"
+                                "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                                " SELECT id, 2, -1, 9223372036854775806, 8192 FROM processes;");
+  start = tide_test_query_file_int (f->trace, "SELECT value FROM meta WHERE key = 'start_ns'");
   line = g_strdup_printf ("counters.ts_ns holds 9223372036854775807, more than 366 days from "
                           "the trace's start (%" G_GINT64_FORMAT ")", start);
   assert_damaged (f, line);
@@ -181,9 +153,9 @@ test_unfinished_counters_at_int64_max (Fixture       *f,
   g_autofree char *line = NULL;
   gint64 start;
 
-  exec_sql (f->trace, "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
-                      " SELECT id, 1, -1, 9223372036854775807, 4096 FROM processes;");
-  start = query_int (f->trace, "SELECT value FROM meta WHERE key = 'start_ns'");
+  tide_test_exec_sql (f->trace, "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                                " SELECT id, 1, -1, 9223372036854775807, 4096 FROM processes;");
+  start = tide_test_query_file_int (f->trace, "SELECT value FROM meta WHERE key = 'start_ns'");
   line = g_strdup_printf ("counters.ts_ns holds 9223372036854775807, more than 366 days from "
                           "the trace's start (%" G_GINT64_FORMAT ")", start);
   assert_damaged (f, line);
@@ -193,7 +165,7 @@ static void
 test_meta_end_1e308 (Fixture       *f,
                      gconstpointer  data)
 {
-  exec_sql (f->trace, "UPDATE meta SET value = 1e308 WHERE key = 'end_ns'");
+  tide_test_exec_sql (f->trace, "UPDATE meta SET value = 1e308 WHERE key = 'end_ns'");
   assert_damaged (f, "meta end_ns holds 1.0e+308, not a time in nanoseconds");
 }
 
@@ -204,10 +176,12 @@ test_step_before_start (Fixture       *f,
 {
   g_autofree char *line = NULL;
 
-  exec_sql (f->trace, "UPDATE steps SET start_ns = -9223372036854775808 WHERE number = 3");
+  tide_test_exec_sql (f->trace, "UPDATE steps SET start_ns = -9223372036854775808"
+                                " WHERE number = 3");
   line = g_strdup_printf ("steps.start_ns holds -9223372036854775808, more than 366 days from "
                           "the trace's start (%" G_GINT64_FORMAT ")",
-                          query_int (f->trace, "SELECT value FROM meta WHERE key = 'start_ns'"));
+                          tide_test_query_file_int (f->trace, "SELECT value FROM meta"
+                                                              " WHERE key = 'start_ns'"));
   assert_damaged (f, line);
 }
 
@@ -240,9 +214,10 @@ test_device_past_int (Fixture       *f,
 
   g_assert_true (g_file_get_contents (f->trace, &contents, &length, NULL));
   g_assert_true (g_file_set_contents (without, contents, length, NULL));
-  exec_sql (without, "DELETE FROM step_series WHERE rowid = (SELECT min (rowid) FROM step_series)");
-  exec_sql (f->trace, "UPDATE step_series SET device = 2147483648"
-                      " WHERE rowid = (SELECT min (rowid) FROM step_series)");
+  tide_test_exec_sql (without, "DELETE FROM step_series"
+                               " WHERE rowid = (SELECT min (rowid) FROM step_series)");
+  tide_test_exec_sql (f->trace, "UPDATE step_series SET device = 2147483648"
+                                " WHERE rowid = (SELECT min (rowid) FROM step_series)");
   expected = report_steps (without);
   report = report_steps (f->trace);
   g_assert_cmpstr (report, ==, expected);
@@ -260,8 +235,8 @@ test_rss_at_int64_min (Fixture       *f,
   g_autofree char *report = NULL;
   g_auto(GStrv) lines = NULL;
 
-  exec_sql (f->trace, "UPDATE step_stats SET rss_end = -9223372036854775808"
-                      " WHERE step_id = (SELECT id FROM steps WHERE number = 2)");
+  tide_test_exec_sql (f->trace, "UPDATE step_stats SET rss_end = -9223372036854775808"
+                                " WHERE step_id = (SELECT id FROM steps WHERE number = 2)");
   report = report_steps (f->trace);
   lines = g_strsplit (report, "\n", -1);
   /* pid, role, dist_rank, steps_pid, step, label, start, duration, rss_end,
@@ -286,24 +261,6 @@ test_rss_at_int64_min (Fixture       *f,
   }
 }
 
-/* The column @name of the CSV row @line under @header. */
-static char *
-csv_cell (const char *header,
-          const char *line,
-          const char *name)
-{
-  g_auto(GStrv) names = g_strsplit (header, ",", -1);
-  g_auto(GStrv) cells = g_strsplit (line, ",", -1);
-
-  for (guint i = 0; names[i] != NULL; i++)
-    if (g_str_equal (names[i], name))
-      {
-        g_assert_cmpuint (i, <, g_strv_length (cells));
-        return g_strdup (cells[i]);
-      }
-  g_error ("no column %s in %s", name, header);
-}
-
 /* Pages that a child holds because its parent wrote its own, far past the
  * pages it holds alone (cow_left_bytes past cow_bytes): its own copies are
  * none, never a negative count. */
@@ -313,16 +270,15 @@ test_cow_left_past_copies (Fixture       *f,
 {
   g_autofree char *report = NULL;
   g_autofree char *cell = NULL;
-  g_auto(GStrv) lines = NULL;
 
-  exec_sql (f->trace, "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
-                      " SELECT process_id, 24, -1, end_ns, 4096 FROM steps WHERE number = 2;"
-                      "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
-                      " SELECT process_id, 27, -1, end_ns, 9223372036854775807 FROM steps"
-                      " WHERE number = 2;");
+  tide_test_exec_sql (f->trace, "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                                " SELECT process_id, 24, -1, end_ns, 4096 FROM steps"
+                                " WHERE number = 2;"
+                                "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                                " SELECT process_id, 27, -1, end_ns, 9223372036854775807 FROM steps"
+                                " WHERE number = 2;");
   report = report_steps (f->trace);
-  lines = g_strsplit (report, "\n", -1);
-  cell = csv_cell (lines[0], lines[2], "cow_bytes");
+  cell = tide_test_csv_cell (report, 2, "cow_bytes");
   g_assert_cmpstr (cell, ==, "0");
 }
 
@@ -338,44 +294,42 @@ test_free_absent_past_int64 (Fixture       *f,
 {
   const char *argv[] = { TIDE_TIDEMARK_EXE, "report", f->trace, "--rss", "--format", "csv", NULL };
   g_auto(TideLimitedRun) run = { 0 };
-  g_auto(GStrv) lines = NULL;
   g_autofree char *cell = NULL;
 
-  exec_sql (f->trace, "DELETE FROM counters WHERE counter = 18;"
-                      "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
-                      " SELECT process_id, 18, -1, end_ns, 9223372036854775807 FROM steps"
-                      " WHERE number = 2;"
-                      "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
-                      " SELECT process_id, 37, -1, end_ns, 9223372036854775807 FROM steps"
-                      " WHERE number = 1;"
-                      "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
-                      " SELECT process_id, 37, -1, end_ns, 0 FROM steps WHERE number = 2;"
-                      "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
-                      " SELECT process_id, 32, -1, end_ns, 9223372036854775807 FROM steps"
-                      " WHERE number = 2;"
-                      "DELETE FROM counters WHERE counter = 13;"
-                      "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
-                      " SELECT process_id, 13, -1, end_ns, 9223372036854775807 FROM steps"
-                      " WHERE number = 1;"
-                      "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
-                      " SELECT process_id, 13, -1, end_ns, 0 FROM steps WHERE number = 2;"
-                      "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
-                      " SELECT process_id, 38, -1, end_ns, 0 FROM steps WHERE number = 1;"
-                      "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
-                      " SELECT process_id, 38, -1, end_ns, 9223372036854775807 FROM steps"
-                      " WHERE number = 2;");
+  tide_test_exec_sql (f->trace, "DELETE FROM counters WHERE counter = 18;"
+                                "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                                " SELECT process_id, 18, -1, end_ns, 9223372036854775807 FROM steps"
+                                " WHERE number = 2;"
+                                "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                                " SELECT process_id, 37, -1, end_ns, 9223372036854775807 FROM steps"
+                                " WHERE number = 1;"
+                                "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                                " SELECT process_id, 37, -1, end_ns, 0 FROM steps WHERE number = 2;"
+                                "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                                " SELECT process_id, 32, -1, end_ns, 9223372036854775807 FROM steps"
+                                " WHERE number = 2;"
+                                "DELETE FROM counters WHERE counter = 13;"
+                                "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                                " SELECT process_id, 13, -1, end_ns, 9223372036854775807 FROM steps"
+                                " WHERE number = 1;"
+                                "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                                " SELECT process_id, 13, -1, end_ns, 0 FROM steps WHERE number = 2;"
+                                "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                                " SELECT process_id, 38, -1, end_ns, 0 FROM steps WHERE number = 1;"
+                                "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                                " SELECT process_id, 38, -1, end_ns, 9223372036854775807 FROM steps"
+                                " WHERE number = 2;");
   tide_run_limited (argv, LIMIT_S, &run);
   g_assert_false (run.timed_out);
   g_assert_cmpstr (run.err, ==, "");
   g_assert_cmpint (run.status, ==, 0);
-  lines = g_strsplit (run.out, "\n", -1);
-  cell = csv_cell (lines[0], lines[2], "alloc_free_bytes");
+  cell = tide_test_csv_cell (run.out, 2, "alloc_free_bytes");
   g_assert_cmpstr (cell, ==, "9223372036854775807");
   g_free (cell);
-  cell = csv_cell (lines[0], lines[2], "py_unhooked_bytes");
+  cell = tide_test_csv_cell (run.out, 2, "py_unhooked_bytes");
   g_assert_cmpstr (cell, ==, "9223372036854775807");
   g_free (cell);
-  cell = csv_cell (lines[0], lines[2], "inherited_freed_bytes");
+  cell = tide_test_csv_cell (run.out, 2, "inherited_freed_bytes");
   g_assert_cmpstr (cell, ==, "-9223372036854775807");
 }
 
@@ -391,8 +345,8 @@ test_scope_null_and_zero (Fixture       *f,
   g_auto(TideLimitedRun) run = { 0 };
   g_auto(GStrv) lines = NULL;
 
-  exec_sql (f->trace, "UPDATE allocations SET scope_id = 0 WHERE id = (SELECT min (id)"
-                      " FROM allocations WHERE free_ns IS NULL AND scope_id IS NULL)");
+  tide_test_exec_sql (f->trace, "UPDATE allocations SET scope_id = 0 WHERE id = (SELECT min (id)"
+                                " FROM allocations WHERE free_ns IS NULL AND scope_id IS NULL)");
   tide_run_limited (argv, LIMIT_S, &run);
   g_assert_false (run.timed_out);
   g_assert_cmpstr (run.err, ==, "");
@@ -416,10 +370,10 @@ test_ids_near_int64_max (Fixture       *f,
                          "--retained", NULL };
   g_auto(TideLimitedRun) run = { 0 };
 
-  exec_sql (f->trace, "UPDATE allocations SET stack_id = stack_id + 4611686018427387904,"
-                      " scope_id = 4611686018427387905;"
-                      "UPDATE step_series SET stack_id = stack_id + 4611686018427387904,"
-                      " scope_id = 4611686018427387905;");
+  tide_test_exec_sql (f->trace, "UPDATE allocations SET stack_id = stack_id + 4611686018427387904,"
+                                " scope_id = 4611686018427387905;"
+                                "UPDATE step_series SET stack_id = stack_id + 4611686018427387904,"
+                                " scope_id = 4611686018427387905;");
   tide_run_limited (argv, LIMIT_S, &run);
   g_assert_false (run.timed_out);
   g_assert_cmpstr (run.err, ==, "");
@@ -449,15 +403,17 @@ test_lane_sum_saturates (Fixture       *f,
   TideTimeWindow window;
   guint n_summed = 0;
 
-  exec_sql (f->trace, "UPDATE counter_lod SET min_value = 9223372036854775807,"
-                      " max_value = 9223372036854775807, last_value = 9223372036854775807"
-                      " WHERE counter = 1;"
-                      "INSERT INTO processes (id, pid, ppid, exe, start_ns, end_ns, sample_bytes,"
-                      " all_mode) SELECT 2, pid + 1, pid, exe, start_ns, end_ns, sample_bytes,"
-                      " all_mode FROM processes WHERE id = 1;"
-                      "INSERT INTO counter_lod SELECT 2, counter, device, level, bucket, min_value,"
-                      " max_value, last_value FROM counter_lod WHERE process_id = 1"
-                      " AND counter = 1;");
+  tide_test_exec_sql (f->trace, "UPDATE counter_lod SET min_value = 9223372036854775807,"
+                                " max_value = 9223372036854775807, last_value = 9223372036854775807"
+                                " WHERE counter = 1;"
+                                "INSERT INTO processes (id, pid, ppid, exe, start_ns, end_ns,"
+                                " sample_bytes, all_mode)"
+                                " SELECT 2, pid + 1, pid, exe, start_ns, end_ns, sample_bytes,"
+                                " all_mode FROM processes WHERE id = 1;"
+                                "INSERT INTO counter_lod SELECT 2, counter, device, level, bucket,"
+                                " min_value, max_value, last_value FROM counter_lod"
+                                " WHERE process_id = 1"
+                                " AND counter = 1;");
   trace = tide_trace_open (f->trace, &error);
   g_assert_no_error (error);
   window = (TideTimeWindow) { 0, tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace),
@@ -491,7 +447,7 @@ test_size_1e308 (Fixture       *f,
   g_auto(TideLimitedRun) run = { 0 };
   g_auto(TideLimitedRun) run_text = { 0 };
 
-  exec_sql (f->trace, "UPDATE allocations SET size = 1e308");
+  tide_test_exec_sql (f->trace, "UPDATE allocations SET size = 1e308");
   tide_run_limited (json, LIMIT_S, &run);
   g_assert_cmpint (run.status, ==, 0);
   g_assert_true (g_str_has_prefix (run.out, "{\"retained\":[{\"position\":1,\"pid\":22222,"
@@ -514,9 +470,10 @@ test_meta_end_past_rows (Fixture       *f,
   g_auto(TideLimitedRun) run = { 0 };
   gint64 start, last_row;
 
-  exec_sql (f->trace, "UPDATE meta SET value = value + 300 * 86400000000000 WHERE key = 'end_ns'");
-  start = query_int (f->trace, "SELECT value FROM meta WHERE key = 'start_ns'");
-  last_row = query_int (f->trace, "SELECT max ((SELECT max (ts_ns) FROM counters),"
+  tide_test_exec_sql (f->trace, "UPDATE meta SET value = value + 300 * 86400000000000"
+                                " WHERE key = 'end_ns'");
+  start = tide_test_query_file_int (f->trace, "SELECT value FROM meta WHERE key = 'start_ns'");
+  last_row = tide_test_query_file_int (f->trace, "SELECT max ((SELECT max (ts_ns) FROM counters),"
                                   " (SELECT max (end_ns) FROM processes),"
                                   " (SELECT max (end_ns) FROM steps))");
   trace = tide_trace_open (f->trace, &error);
@@ -550,16 +507,17 @@ test_stack_rows (Fixture       *f,
     { "'[' || replace (hex (zeroblob (100000)), '00', '1,') || '1]'", 0, "" },
   };
 
-  exec_sql (f->trace, "PRAGMA user_version = 4;"
-                      " CREATE TABLE stacks (id INTEGER PRIMARY KEY, frames TEXT NOT NULL) STRICT;"
-                      " INSERT INTO stacks (id, frames) SELECT id, '[]' FROM stack_nodes;"
-                      " DELETE FROM stack_nodes");
+  tide_test_exec_sql (f->trace, "PRAGMA user_version = 4;"
+                                " CREATE TABLE stacks (id INTEGER PRIMARY KEY,"
+                                " frames TEXT NOT NULL) STRICT;"
+                                " INSERT INTO stacks (id, frames) SELECT id, '[]' FROM stack_nodes;"
+                                " DELETE FROM stack_nodes");
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autofree char *sql = g_strdup_printf ("UPDATE stacks SET frames = %s", cases[i].frames);
       g_auto(TideLimitedRun) run = { 0 };
 
-      exec_sql (f->trace, sql);
+      tide_test_exec_sql (f->trace, sql);
       run_tidemark ("report", f, &run);
       g_assert_false (run.timed_out);
       g_assert_cmpstr (run.err, ==, cases[i].err);
@@ -576,9 +534,11 @@ test_seed_bounds (Fixture       *f,
 
   g_assert_nonnull (trace);
   g_assert_cmpint (tide_trace_get_start_ns (trace), ==,
-                   query_int (f->trace, "SELECT value FROM meta WHERE key = 'start_ns'"));
+                   tide_test_query_file_int (f->trace, "SELECT value FROM meta"
+                                                       " WHERE key = 'start_ns'"));
   g_assert_cmpint (tide_trace_get_end_ns (trace), ==,
-                   query_int (f->trace, "SELECT value FROM meta WHERE key = 'end_ns'"));
+                   tide_test_query_file_int (f->trace, "SELECT value FROM meta"
+                                                       " WHERE key = 'end_ns'"));
 }
 
 /* An unfinished trace with a zeroed page: its report fails with one line,

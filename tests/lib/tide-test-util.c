@@ -95,6 +95,27 @@ tide_test_query_int (TideTrace  *trace,
   return value;
 }
 
+/* The first column of the first row of @sql on the SQLite file at @path,
+ * opened read-only as a plain database: a trace that TideTrace would not
+ * open (damaged on purpose) or that a recording still writes.  There must
+ * be a row. */
+gint64
+tide_test_query_file_int (const char *path,
+                          const char *sql)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *stmt = NULL;
+  gint64 value;
+
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
+  value = sqlite3_column_int64 (stmt, 0);
+  sqlite3_finalize (stmt);
+  sqlite3_close (db);
+  return value;
+}
+
 /* The first column of the first row of @sql as text; NULL when there is no
  * row or the value is NULL. */
 char *
@@ -206,9 +227,11 @@ tide_test_exec_sql (const char *path,
                     const char *sql)
 {
   sqlite3 *db = NULL;
+  char *message = NULL;
 
   g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_exec (db, sql, NULL, NULL, NULL), ==, SQLITE_OK);
+  if (sqlite3_exec (db, sql, NULL, NULL, &message) != SQLITE_OK)
+    g_error ("%s: %s", sql, message);
   sqlite3_close (db);
 }
 

@@ -45,6 +45,8 @@ void        tide_test_remove_dir     (const char *dir);
 TideTrace  *tide_test_open_trace     (const char *path);
 gint64      tide_test_query_int      (TideTrace  *trace,
                                       const char *sql);
+gint64      tide_test_query_file_int (const char *path,
+                                      const char *sql);
 char       *tide_test_query_text     (TideTrace  *trace,
                                       const char *sql);
 const char *tide_test_top_function   (TideGroup  *group);
@@ -61,5 +63,17 @@ gboolean    tide_test_python_imports (const char *python,
                                       const char *module);
 int         tide_test_free_tcp_port  (void);
 gboolean    tide_test_can_attach     (void);
+
+#ifdef TIDE_TARGETS_SRC_DIR
+/* The first line of tests/targets/@file that holds @text. */
+static inline gint
+tide_test_target_line (const char *file,
+                       const char *text)
+{
+  g_autofree char *path = g_build_filename (TIDE_TARGETS_SRC_DIR, file, NULL);
+
+  return tide_test_source_line (path, text);
+}
+#endif
 
 G_END_DECLS

@@ -476,23 +476,6 @@ test_record_dialog_arguments (void)
 /* ---- attach to a running process ------------------------------------------ */
 
 #ifdef TIDE_HAVE_ATTACH
-static gint64
-query_int (const char *path,
-           const char *sql)
-{
-  sqlite3 *db = NULL;
-  sqlite3_stmt *stmt = NULL;
-  gint64 value;
-
-  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
-  value = sqlite3_column_int64 (stmt, 0);
-  sqlite3_finalize (stmt);
-  sqlite3_close (db);
-  return value;
-}
-
 /* The position of @pid in the dialog's filtered list, or -1. */
 static gint
 find_process (TideRecordDialog *dialog,
@@ -595,8 +578,9 @@ test_attach_capture (void)
   mode = tide_trace_dup_meta (_tide_window_get_trace (window), "mode");
   g_assert_cmpstr (mode, ==, "attach");
   g_assert_true (g_str_has_prefix (tide_trace_get_path (_tide_window_get_trace (window)), attach_dir));
-  g_assert_cmpint (query_int (tide_trace_get_path (_tide_window_get_trace (window)),
-                              "SELECT count(*) FROM counters WHERE counter = 1 AND value > 0"), >=, 1);
+  g_assert_cmpint (tide_test_query_file_int (tide_trace_get_path (_tide_window_get_trace (window)),
+                                             "SELECT count(*) FROM counters"
+                                             " WHERE counter = 1 AND value > 0"), >=, 1);
   g_assert_true (tide_test_gui_action_enabled (window, "win.record"));
   gtk_window_destroy (GTK_WINDOW (window));
 

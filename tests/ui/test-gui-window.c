@@ -103,23 +103,13 @@ test_actions_empty (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
-/* The first line of tests/targets/@file that holds @text. */
-static int
-source_line (const char *file,
-             const char *text)
-{
-  g_autofree char *path = g_build_filename (TIDE_TARGETS_SRC_DIR, file, NULL);
-
-  return tide_test_source_line (path, text);
-}
-
 /* How every view names the 4 MiB leak: the line of leak_big_tensor that
  * calls malloc. */
 static char *
 big_tensor_headline (void)
 {
   return g_strdup_printf ("leaky-steps.c:%d leak_big_tensor",
-                          source_line ("leaky-steps.c", "malloc (BIG_TENSOR_SIZE)"));
+                          tide_test_target_line ("leaky-steps.c", "malloc (BIG_TENSOR_SIZE)"));
 }
 
 static TideDrilldownNode *
