@@ -16,6 +16,7 @@
 
 #include "tide-format-bytes.h"
 #include "tide-report.h"
+#include "tide-saturate.h"
 #include "tide-schema.h"
 #include "tide-timeline-compare.h"
 #include "tide-timeline-model.h"
@@ -732,8 +733,7 @@ draw_job_lane (cairo_t                *cr,
 
       for (guint c = 0; c < job->window.n_columns && c < (guint) width; c++)
         {
-          gint64 above = band->last[c] > G_MAXINT64 - below[c] ? G_MAXINT64
-                                                               : below[c] + band->last[c];
+          gint64 above = tide_sat_add (below[c], band->last[c]);
           double top = tide_render_job_value_to_y (l, above, job->scale);
           double bottom = tide_render_job_value_to_y (l, below[c], job->scale);
 

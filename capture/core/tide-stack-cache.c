@@ -54,6 +54,9 @@ tide_stack_cache_free (TideStackCache *self)
   g_free (self);
 }
 
+/* A stack's frames folded one multiply each, not tide_hash_mix()'s two
+ * rounds per field: every sample's stack is hashed here.  The xor-shift
+ * after each keeps the order of the frames in the hash. */
 static guint64
 hash_frames (const guint64 *frames,
              guint          n_frames)

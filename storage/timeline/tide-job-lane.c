@@ -15,6 +15,7 @@
 
 #include "tide-processes.h"
 #include "tide-report.h"
+#include "tide-saturate.h"
 #include "tide-schema.h"
 
 static void
@@ -174,9 +175,7 @@ tide_job_lane_total_below (const TideJobLane *lane,
     {
       const TideJobBand *b = g_ptr_array_index (lane->bands, i);
 
-      if (b->last[column] > G_MAXINT64 - total)
-        return G_MAXINT64;
-      total += b->last[column];
+      total = tide_sat_add (total, b->last[column]);
     }
   return total;
 }

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "tide-analysis.h"
+#include "tide-hash.h"
 #include "tide-schema.h"
 #include "tide-storage-error.h"
 #include "tide-trace-merge.h"
@@ -84,7 +85,7 @@ node_key_hash (gconstpointer p)
 {
   const NodeKey *k = p;
 
-  return (guint) ((guint64) k->parent * 2654435761u) ^ (guint) ((guint64) k->frame * 40503u);
+  return (guint) tide_hash_ids ((guint64) k->parent, (guint64) k->frame, 0);
 }
 
 static gboolean
