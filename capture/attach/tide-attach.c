@@ -323,8 +323,8 @@ typedef struct
 } CudaProbe;
 
 #define RT  TIDE_BPF_CUDA_RUNTIME
-#define H2D (1u << TIDE_BPF_CUDA_DIR_SHIFT)
-#define D2H (2u << TIDE_BPF_CUDA_DIR_SHIFT)
+#define H2D ((guint32) TIDE_TRANSFER_TO_DEVICE << TIDE_BPF_CUDA_DIR_SHIFT)
+#define D2H ((guint32) TIDE_TRANSFER_TO_HOST << TIDE_BPF_CUDA_DIR_SHIFT)
 
 static const CudaProbe cudart_probes[] = {
   { "cudaSetDevice",    TIDE_BPF_CUDA_SET_DEV | RT },

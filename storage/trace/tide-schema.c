@@ -254,22 +254,7 @@ static const char schema_sql[] =
   "  max_value INTEGER NOT NULL,"
   "  last_value INTEGER NOT NULL,"
   "  PRIMARY KEY (process_id, counter, device, level, bucket)"
-  ") STRICT, WITHOUT ROWID;"
-
-  "INSERT INTO counter_kinds (id, name, unit) VALUES"
-  "  (1, 'rss', 'bytes'), (2, 'rss_shared', 'bytes'), (3, 'heap_live', 'bytes'),"
-  "  (4, 'mapped', 'bytes'), (5, 'pinned', 'bytes'), (6, 'device_used', 'bytes'),"
-  "  (7, 'device_total', 'bytes'), (8, 'device_process', 'bytes'),"
-  "  (9, 'device_allocated', 'bytes'), (10, 'torch_allocated', 'bytes'),"
-  "  (11, 'torch_reserved', 'bytes'), (12, 'pss', 'bytes'), (13, 'rss_anon', 'bytes'),"
-  "  (14, 'rss_file', 'bytes'), (15, 'rss_shmem', 'bytes'), (16, 'uss', 'bytes'),"
-  "  (17, 'rss_shared_pages', 'bytes'), (18, 'alloc_free', 'bytes'),"
-  "  (24, 'cow_bytes', 'bytes'), (25, 'jemalloc_free', 'bytes'),"
-  "  (26, 'tcmalloc_free', 'bytes'), (27, 'cow_left_bytes', 'bytes'),"
-  "  (30, 'py_arenas', 'bytes'), (31, 'py_arena_free', 'bytes'), (32, 'py_unhooked', 'bytes'),"
-  "  (33, 'thread_stacks', 'bytes'), (34, 'lib_data', 'bytes'), (35, 'preload_own', 'bytes'),"
-  "  (36, 'py_arena_absent', 'bytes'), (37, 'alloc_free_absent', 'bytes'),"
-  "  (38, 'inherited_freed', 'bytes');";
+  ") STRICT, WITHOUT ROWID;";
 
 /* The tables and indexes that come after the trace is created, each made
  * by tide_schema_ensure() when its maker needs it.  Declared here with the
@@ -432,6 +417,69 @@ tide_schema_ensure_all (sqlite3            *db,
   return TRUE;
 }
 
+/* The counters' names, each beside its enum value: counter_kinds is
+ * filled from here, so no number is written twice.  Every counter is in
+ * bytes. */
+static const struct
+{
+  TideCounter id;
+  const char *name;
+} counter_kinds[] = {
+  { TIDE_COUNTER_RSS, "rss" },
+  { TIDE_COUNTER_RSS_SHARED, "rss_shared" },
+  { TIDE_COUNTER_HEAP_LIVE, "heap_live" },
+  { TIDE_COUNTER_MAPPED, "mapped" },
+  { TIDE_COUNTER_PINNED, "pinned" },
+  { TIDE_COUNTER_DEVICE_USED, "device_used" },
+  { TIDE_COUNTER_DEVICE_TOTAL, "device_total" },
+  { TIDE_COUNTER_DEVICE_PROCESS, "device_process" },
+  { TIDE_COUNTER_DEVICE_ALLOCATED, "device_allocated" },
+  { TIDE_COUNTER_TORCH_ALLOCATED, "torch_allocated" },
+  { TIDE_COUNTER_TORCH_RESERVED, "torch_reserved" },
+  { TIDE_COUNTER_PSS, "pss" },
+  { TIDE_COUNTER_RSS_ANON, "rss_anon" },
+  { TIDE_COUNTER_RSS_FILE, "rss_file" },
+  { TIDE_COUNTER_RSS_SHMEM, "rss_shmem" },
+  { TIDE_COUNTER_USS, "uss" },
+  { TIDE_COUNTER_RSS_SHARED_PAGES, "rss_shared_pages" },
+  { TIDE_COUNTER_ALLOC_FREE, "alloc_free" },
+  { TIDE_COUNTER_COW_BYTES, "cow_bytes" },
+  { TIDE_COUNTER_JEMALLOC_FREE, "jemalloc_free" },
+  { TIDE_COUNTER_TCMALLOC_FREE, "tcmalloc_free" },
+  { TIDE_COUNTER_COW_LEFT_BYTES, "cow_left_bytes" },
+  { TIDE_COUNTER_PY_ARENAS, "py_arenas" },
+  { TIDE_COUNTER_PY_ARENA_FREE, "py_arena_free" },
+  { TIDE_COUNTER_PY_UNHOOKED, "py_unhooked" },
+  { TIDE_COUNTER_THREAD_STACKS, "thread_stacks" },
+  { TIDE_COUNTER_LIB_DATA, "lib_data" },
+  { TIDE_COUNTER_PRELOAD_OWN, "preload_own" },
+  { TIDE_COUNTER_PY_ARENA_ABSENT, "py_arena_absent" },
+  { TIDE_COUNTER_ALLOC_FREE_ABSENT, "alloc_free_absent" },
+  { TIDE_COUNTER_INHERITED_FREED, "inherited_freed" },
+};
+
+/* The rows of counter_kinds, in the transaction that creates it. */
+static gboolean
+fill_counter_kinds (sqlite3  *db,
+                    GError  **error)
+{
+  sqlite3_stmt *stmt = tide_sqlite_prepare (db, "INSERT INTO counter_kinds (id, name, unit)"
+                                                " VALUES (?1, ?2, 'bytes')",
+                                            "the trace", error);
+  int rc = SQLITE_DONE;
+
+  if (stmt == NULL)
+    return FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS (counter_kinds) && rc == SQLITE_DONE; i++)
+    {
+      sqlite3_bind_int (stmt, 1, counter_kinds[i].id);
+      sqlite3_bind_text (stmt, 2, counter_kinds[i].name, -1, SQLITE_STATIC);
+      rc = sqlite3_step (stmt);
+      sqlite3_reset (stmt);
+    }
+  return tide_sqlite_finish (db, stmt, rc, "the trace", error);
+}
+
 gboolean
 tide_schema_create (sqlite3  *db,
                     GError  **error)
@@ -442,7 +490,7 @@ tide_schema_create (sqlite3  *db,
     return FALSE;
   pragmas = g_strdup_printf ("PRAGMA application_id = %d; PRAGMA user_version = %d;",
                              TIDE_APPLICATION_ID, TIDE_SCHEMA_VERSION);
-  if (!tide_sqlite_exec (db, schema_sql, error) ||
+  if (!tide_sqlite_exec (db, schema_sql, error) || !fill_counter_kinds (db, error) ||
       !tide_sqlite_exec (db, pragmas, error))
     {
       sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);

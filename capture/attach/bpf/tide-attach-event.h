@@ -52,7 +52,7 @@ typedef enum
 #define TIDE_BPF_CUDA_PINNED    0x100u   /* page-locked host memory */
 #define TIDE_BPF_CUDA_RUNTIME   0x200u   /* libcudart: driver calls inside it are not counted again */
 #define TIDE_BPF_CUDA_KIND_ARG  0x400u   /* copy direction from the cudaMemcpyKind argument */
-#define TIDE_BPF_CUDA_DIR_SHIFT 12       /* else the direction: 1 host->device, 2 device->host */
+#define TIDE_BPF_CUDA_DIR_SHIFT 12       /* else the direction: a TideTransferDirection */
 
 /* The top of a thread's user stack, copied at a sample for the recorder to
  * unwind with the DWARF call frame information of the code, as `perf

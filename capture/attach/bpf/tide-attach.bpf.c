@@ -22,6 +22,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "tide-attach-event.h"
+#include "tide-kinds.h"
 
 char LICENSE[] SEC ("license") = "GPL";
 
@@ -1049,9 +1050,6 @@ BPF_KPROBE (tide_c10_free_enter, void *ptr)
  * inside a runtime call (cudaMalloc -> cuMemAlloc_v2) finds the runtime's
  * call under way on its thread and is not counted again. */
 
-#define CUDA_KIND_DEVICE 4   /* TIDE_KIND_DEVICE */
-#define CUDA_KIND_PINNED 5   /* TIDE_KIND_PINNED */
-
 static __always_inline __s32
 cuda_current_device (__u32 tid)
 {
@@ -1060,14 +1058,16 @@ cuda_current_device (__u32 tid)
   return device ? *device : 0;
 }
 
-/* Direction of a copy: 1 host->device, 2 device->host, 0 not a transfer
- * (device to device on one device, or cudaMemcpyDefault, left out). */
+/* Direction of a copy, a TideTransferDirection, or 0 where it is not a
+ * transfer (device to device on one device, or cudaMemcpyDefault, left
+ * out).  The argument is a cudaMemcpyKind: 1 host to device, 2 device to
+ * host. */
 static __always_inline __u32
 cuda_direction (__u32 cookie,
                 __u64 kind_arg)
 {
   if (cookie & TIDE_BPF_CUDA_KIND_ARG)
-    return kind_arg == 1 || kind_arg == 2 ? (__u32) kind_arg : 0;
+    return kind_arg == 1 ? TIDE_TRANSFER_TO_DEVICE : kind_arg == 2 ? TIDE_TRANSFER_TO_HOST : 0;
   return cookie >> TIDE_BPF_CUDA_DIR_SHIFT;
 }
 
@@ -1081,7 +1081,7 @@ cuda_emit_free (__u64 addr,
   if (!addr || !(ev = reserve (sizeof *ev, TIDE_BPF_CUDA)))
     return;
   ev->op = TIDE_BPF_CUDA_FREE;
-  ev->kind = cookie & TIDE_BPF_CUDA_PINNED ? CUDA_KIND_PINNED : CUDA_KIND_DEVICE;
+  ev->kind = cookie & TIDE_BPF_CUDA_PINNED ? TIDE_KIND_PINNED : TIDE_KIND_DEVICE;
   ev->device = cookie & TIDE_BPF_CUDA_PINNED ? -1 : cuda_current_device (tid);
   ev->reserved = 0;
   ev->addr = addr;
@@ -1151,7 +1151,7 @@ cuda_emit_done (void     *ctx,
     return;
   ev->op = op;
   ev->kind = op == TIDE_BPF_CUDA_COPY ? call->direction
-                                      : pinned ? CUDA_KIND_PINNED : CUDA_KIND_DEVICE;
+                                      : pinned ? TIDE_KIND_PINNED : TIDE_KIND_DEVICE;
   ev->device = pinned ? -1 : cuda_current_device (tid);
   ev->addr = addr;
   ev->size = call->size;
