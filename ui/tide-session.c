@@ -22,6 +22,10 @@
  * that the views that bind to "comparison" never hold a stale one.
  * Another file shown ends the comparison; the same one reopened keeps it.
  *
+ * What the views show of the whole trace, its steps, suspects and
+ * processes, is read once when the trace is set: the session's "tables"
+ * (tide-trace-tables.c), which every view that shows them binds to.
+ *
  * Whether allocator and runtime plumbing frames are left out of the
  * stack views ("hide-plumbing") is the session's too, on by default: the
  * drill-down's check box and the flame graph follow it, so both show the
@@ -47,6 +51,7 @@ struct _TideSession
   GObject            parent_instance;
 
   TideTrace         *trace;
+  TideTraceTables   *tables;         /* of trace, or NULL */
   GArray            *zoom_history;   /* Window, oldest first */
   TideTimelineModel  model;          /* the visible window, in proportions only */
   gint64             process_id;
@@ -64,6 +69,7 @@ G_DEFINE_FINAL_TYPE (TideSession, tide_session, G_TYPE_OBJECT)
 enum {
   PROP_0,
   PROP_TRACE,
+  PROP_TABLES,
   PROP_PROCESS_ID,
   PROP_STEP,
   PROP_RANGE_BEGIN,
@@ -149,6 +155,7 @@ tide_session_dispose (GObject *object)
   TideSession *self = TIDE_SESSION (object);
 
   g_clear_object (&self->trace);
+  g_clear_object (&self->tables);
   g_clear_object (&self->compare_trace);
   g_clear_pointer (&self->comparison, tide_trace_diff_free);
   G_OBJECT_CLASS (tide_session_parent_class)->dispose (object);
@@ -175,6 +182,7 @@ tide_session_get_property (GObject    *object,
   switch (prop_id)
     {
     case PROP_TRACE: g_value_set_object (value, self->trace); break;
+    case PROP_TABLES: g_value_set_object (value, self->tables); break;
     case PROP_PROCESS_ID: g_value_set_int64 (value, self->process_id); break;
     case PROP_STEP: g_value_set_int (value, self->step); break;
     case PROP_RANGE_BEGIN: g_value_set_int64 (value, self->range_begin); break;
@@ -229,6 +237,9 @@ tide_session_class_init (TideSessionClass *klass)
   object_class->set_property = tide_session_set_property;
 
   properties[PROP_TRACE] = g_param_spec_object ("trace", NULL, NULL, TIDE_TYPE_TRACE, rw);
+  /* Read when the trace is set, with it. */
+  properties[PROP_TABLES] = g_param_spec_object ("tables", NULL, NULL, TIDE_TYPE_TRACE_TABLES,
+                                                 ro);
   properties[PROP_PROCESS_ID] = g_param_spec_int64 ("process-id", NULL, NULL,
                                                     0, G_MAXINT64, 0, rw);
   properties[PROP_STEP] = g_param_spec_int ("step", NULL, NULL, 0, G_MAXINT, 0, rw);
@@ -307,6 +318,10 @@ tide_session_set_trace (TideSession *self,
             (window.begin == self->model.doc_begin && window.end == self->model.doc_end);
   g_object_freeze_notify (G_OBJECT (self));
   g_set_object (&self->trace, trace);
+  g_clear_object (&self->tables);
+  if (trace != NULL)
+    self->tables = tide_trace_tables_new (trace);
+  notify (self, PROP_TABLES);
   tide_timeline_model_init (&self->model, 0,
                             trace ? tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace)
                                   : 0,
@@ -334,6 +349,19 @@ tide_session_set_trace (TideSession *self,
   update_comparison (self);
   notify (self, PROP_TRACE);
   g_object_thaw_notify (G_OBJECT (self));
+}
+
+/**
+ * tide_session_get_tables:
+ *
+ * Returns: (transfer none) (nullable): what the views show of the whole
+ *   trace, read when it was set
+ */
+TideTraceTables *
+tide_session_get_tables (TideSession *self)
+{
+  g_return_val_if_fail (TIDE_IS_SESSION (self), NULL);
+  return self->tables;
 }
 
 gint64

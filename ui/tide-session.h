@@ -6,6 +6,7 @@
 #include <glib-object.h>
 
 #include "tide-trace-diff.h"
+#include "tide-trace-tables.h"
 #include "tide-trace.h"
 
 G_BEGIN_DECLS
@@ -21,6 +22,7 @@ TideSession *tide_session_new               (void);
 TideTrace   *tide_session_get_trace         (TideSession *self);
 void         tide_session_set_trace         (TideSession *self,
                                              TideTrace   *trace);
+TideTraceTables *tide_session_get_tables    (TideSession *self);
 gint64       tide_session_get_process_id    (TideSession *self);
 void         tide_session_set_process_id    (TideSession *self,
                                              gint64       process_id);

@@ -17,6 +17,7 @@
 #include "tide-report-format.h"
 #include "tide-saturate.h"
 #include "tide-steps-view-row.h"
+#include "tide-trace-tables.h"
 
 struct _TideStepsView
 {
@@ -47,6 +48,7 @@ enum {
   PROP_PROCESS_ID,
   PROP_SELECTED_STEP,
   PROP_COMPARISON,
+  PROP_TABLES,
   N_PROPS
 };
 
@@ -291,6 +293,9 @@ tide_steps_view_get_property (GObject    *object,
     }
 }
 
+static void set_tables (TideStepsView   *self,
+                        TideTraceTables *tables);
+
 static void
 tide_steps_view_set_property (GObject      *object,
                               guint         prop_id,
@@ -304,6 +309,7 @@ tide_steps_view_set_property (GObject      *object,
     case PROP_PROCESS_ID: tide_steps_view_set_process_id (self, g_value_get_int64 (value)); break;
     case PROP_SELECTED_STEP: tide_steps_view_set_selected_step (self, g_value_get_int (value)); break;
     case PROP_COMPARISON: tide_steps_view_set_comparison (self, g_value_get_pointer (value)); break;
+    case PROP_TABLES: set_tables (self, g_value_get_object (value)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -325,6 +331,10 @@ tide_steps_view_class_init (TideStepsViewClass *klass)
    * back (tide_steps_view_set_comparison()). */
   properties[PROP_COMPARISON] = g_param_spec_pointer ("comparison", NULL, NULL,
                                                       G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS);
+  /* The session's tables: their steps, with the transfers and the deaths
+   * counted in each, are the rows.  Not kept, so not read back. */
+  properties[PROP_TABLES] = g_param_spec_object ("tables", NULL, NULL, TIDE_TYPE_TRACE_TABLES,
+                                                 G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
@@ -437,6 +447,19 @@ tide_steps_view_set_steps (TideStepsView *self,
   g_list_store_splice (self->store, 0, g_list_model_get_n_items (G_LIST_MODEL (self->store)),
                        items->pdata, items->len);
   sync_selection (self);
+}
+
+/* The rows of a trace's tables (the session's), or none. */
+static void
+set_tables (TideStepsView   *self,
+            TideTraceTables *tables)
+{
+  if (tables == NULL)
+    tide_steps_view_set_steps (self, NULL, NULL, NULL);
+  else
+    tide_steps_view_set_steps (self, tide_trace_tables_get_steps (tables),
+                               tide_trace_tables_get_transfers (tables),
+                               tide_trace_tables_get_deaths (tables));
 }
 
 /* Sets every row's compared step again, and has the list say so. */

@@ -14,6 +14,7 @@
 
 #include "tide-report-format.h"
 #include "tide-report-rss.h"
+#include "tide-trace-tables.h"
 
 struct _TideSuspectsView
 {
@@ -35,6 +36,7 @@ G_DEFINE_FINAL_TYPE (TideSuspectsView, tide_suspects_view, GTK_TYPE_WIDGET)
 enum {
   PROP_0,
   PROP_SELECTED,
+  PROP_TABLES,
   N_PROPS
 };
 
@@ -152,6 +154,9 @@ tide_suspects_view_get_property (GObject    *object,
     }
 }
 
+static void set_tables (TideSuspectsView *self,
+                        TideTraceTables  *tables);
+
 static void
 tide_suspects_view_set_property (GObject      *object,
                                  guint         prop_id,
@@ -161,6 +166,7 @@ tide_suspects_view_set_property (GObject      *object,
   switch (prop_id)
     {
     case PROP_SELECTED: tide_suspects_view_select (TIDE_SUSPECTS_VIEW (object), g_value_get_int (value)); break;
+    case PROP_TABLES: set_tables (TIDE_SUSPECTS_VIEW (object), g_value_get_object (value)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -178,6 +184,11 @@ tide_suspects_view_class_init (TideSuspectsViewClass *klass)
   properties[PROP_SELECTED] =
     g_param_spec_int ("selected", NULL, NULL, -1, G_MAXINT, -1,
                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* The session's tables: their suspects are the rows.  Bound in the
+   * window's template; not kept, so not read back. */
+  properties[PROP_TABLES] =
+    g_param_spec_object ("tables", NULL, NULL, TIDE_TYPE_TRACE_TABLES,
+                         G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
@@ -236,6 +247,22 @@ rebuild_rows (TideSuspectsView *self)
         gtk_list_box_row_set_selectable (gtk_list_box_get_row_at_index (GTK_LIST_BOX (self->list),
                                                                         (gint) i), FALSE);
     }
+}
+
+/* The suspects of a trace's tables (the session's), by stack and by
+ * class: one rebuild of the rows for both. */
+static void
+set_tables (TideSuspectsView *self,
+            TideTraceTables  *tables)
+{
+  GPtrArray *suspects = tables ? tide_trace_tables_get_suspects (tables) : NULL;
+  GPtrArray *classes = tables ? tide_trace_tables_get_class_suspects (tables) : NULL;
+
+  g_clear_pointer (&self->suspects, g_ptr_array_unref);
+  g_clear_pointer (&self->classes, g_ptr_array_unref);
+  self->suspects = suspects ? g_ptr_array_ref (suspects) : NULL;
+  self->classes = classes ? g_ptr_array_ref (classes) : NULL;
+  rebuild_rows (self);
 }
 
 /**

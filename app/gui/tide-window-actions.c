@@ -165,11 +165,13 @@ _tide_window_export_steps_csv (TideWindow  *self,
                                GError     **error)
 {
   g_autoptr(GString) out = g_string_new (NULL);
+  TideTraceTables *tables;
 
   g_return_val_if_fail (TIDE_IS_WINDOW (self), FALSE);
-  g_return_val_if_fail (self->steps != NULL, FALSE);
+  tables = tide_session_get_tables (self->session);
+  g_return_val_if_fail (tables != NULL && tide_trace_tables_get_steps (tables) != NULL, FALSE);
 
-  tide_format_steps (out, self->steps, TIDE_FORMAT_CSV);
+  tide_format_steps (out, tide_trace_tables_get_steps (tables), TIDE_FORMAT_CSV);
   return g_file_set_contents (path, out->str, out->len, error);
 }
 
@@ -463,6 +465,8 @@ _tide_window_actions_update (TideWindow *self)
   GtkWidget *widget = GTK_WIDGET (self);
   gboolean recording = _tide_window_is_recording (self);
   gboolean has_trace = _tide_window_get_trace (self) != NULL;
+  TideTraceTables *tables = tide_session_get_tables (self->session);
+  gboolean has_steps = tables != NULL && tide_trace_tables_get_steps (tables) != NULL;
   gboolean has_drilldown = tide_drilldown_view_get_groups (self->drilldown_view) != NULL;
   gboolean has_comparison = tide_session_get_comparison (self->session) != NULL;
 
@@ -473,7 +477,7 @@ _tide_window_actions_update (TideWindow *self)
   gtk_widget_action_set_enabled (widget, "win.stop-recording", recording);
   gtk_widget_action_set_enabled (widget, "win.export", has_trace);
   gtk_widget_action_set_enabled (widget, "win.export-png", has_trace);
-  gtk_widget_action_set_enabled (widget, "win.export-steps-csv", has_trace && self->steps != NULL);
+  gtk_widget_action_set_enabled (widget, "win.export-steps-csv", has_trace && has_steps);
   gtk_widget_action_set_enabled (widget, "win.export-drilldown-csv", has_drilldown);
   gtk_widget_action_set_enabled (widget, "win.export-compare-csv", has_comparison);
   gtk_widget_action_set_enabled (widget, "win.compare", has_trace && !recording);

@@ -57,11 +57,6 @@ struct _TideWindow
 
   /* Owned references */
   GBinding             *process_binding; /* session <-> process_dropdown, per list */
-  GPtrArray            *steps;          /* TideStepRow* */
-  GArray               *transfers;      /* TideTransferMark */
-  GArray               *deaths;         /* gint64: when processes of the job died, from
-                                         * the trace's start (the steps table's "Ended") */
-  char                 *death_message;  /* the banner that says so, or NULL */
   GArray               *process_ids;    /* gint64, as in process_dropdown */
   GSettings            *settings;       /* nullable: schema not installed */
   GtkNativeDialog      *export_chooser; /* the export file chooser while shown; owned */

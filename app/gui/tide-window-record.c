@@ -98,6 +98,7 @@ live_refresh_done_cb (GObject      *source,
   LiveRequest *request = g_task_get_task_data (G_TASK (result));
   guint generation = GPOINTER_TO_UINT (data);
   g_autoptr(TideTrace) trace = g_task_propagate_pointer (G_TASK (result), NULL);
+  GPtrArray *steps;
 
   self->live_in_flight = FALSE;
   if (generation != self->live_generation || self->recorder == NULL)
@@ -109,7 +110,8 @@ live_refresh_done_cb (GObject      *source,
     return;
   self->live_refreshes++;
   _tide_window_set_trace (self, trace);
-  self->live_steps = self->steps ? self->steps->len : 0;
+  steps = tide_trace_tables_get_steps (tide_session_get_tables (self->session));
+  self->live_steps = steps ? steps->len : 0;
 }
 
 static gboolean

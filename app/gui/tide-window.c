@@ -68,14 +68,9 @@ find_step (TideWindow *self,
            gint64      process_id,
            gint        number)
 {
-  for (guint i = 0; self->steps != NULL && i < self->steps->len; i++)
-    {
-      const TideStepRow *row = g_ptr_array_index (self->steps, i);
+  TideTraceTables *tables = tide_session_get_tables (self->session);
 
-      if (row->process.id == process_id && row->number == number)
-        return row;
-    }
-  return NULL;
+  return tables ? tide_trace_tables_find_step (tables, process_id, number) : NULL;
 }
 
 /* With a compared run, the drill-down of a step shows what the compared
@@ -341,13 +336,6 @@ count_suspects (GPtrArray *suspects,
   return n;
 }
 
-static gint
-compare_by_host (gconstpointer a,
-                 gconstpointer b)
-{
-  return tide_process_compare_by_host (*(TideProcess **) a, *(TideProcess **) b);
-}
-
 /* Every process of the job, named by role and command; those with leak
  * suspects say so.  In the order they started, host by host in a merged
  * trace (each name says its host), as `report --processes` lists them. */
@@ -360,8 +348,6 @@ load_processes (TideWindow *self,
 
   g_clear_pointer (&self->process_ids, g_array_unref);
   self->process_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
-  if (processes != NULL)
-    g_ptr_array_sort (processes, compare_by_host);
   for (guint i = 0; processes != NULL && i < processes->len; i++)
     {
       const TideProcess *p = g_ptr_array_index (processes, i);
@@ -375,72 +361,21 @@ load_processes (TideWindow *self,
   gtk_widget_set_visible (GTK_WIDGET (self->process_bar), self->process_ids->len > 1);
 }
 
-/* When processes of the job died (a signal, or an exit with an error),
- * and a line that says so for the banner: a dead job is news, in a file
- * opened and in a live capture as it happens. */
+/* The session's tables are the trace's: the process picker lists its
+ * processes, a suspect drawn on the timeline was the last trace's, and
+ * steps that could not be read say why. */
 static void
-load_deaths (TideWindow *self,
-             TideTrace  *trace,
-             GPtrArray  *processes)
+tide_window_session_tables_cb (TideWindow *self)
 {
-  const TideProcess *last = NULL;
+  TideTraceTables *tables = tide_session_get_tables (self->session);
 
-  g_clear_pointer (&self->deaths, g_array_unref);
-  g_clear_pointer (&self->death_message, g_free);
-  self->deaths = g_array_new (FALSE, FALSE, sizeof (gint64));
-  for (guint i = 0; processes != NULL && i < processes->len; i++)
-    {
-      const TideProcess *p = g_ptr_array_index (processes, i);
-      gint64 ns = p->end_ns - tide_trace_get_start_ns (trace);
+  g_assert (TIDE_IS_WINDOW (self));
 
-      if (!tide_process_end_is_death (&p->end))
-        continue;
-      g_array_append_val (self->deaths, ns);
-      if (last == NULL || p->end_ns >= last->end_ns)
-        last = p;
-    }
-  if (last != NULL)
-    {
-      g_autofree char *how = tide_process_end_describe_short (&last->end);
-
-      /* A signal killed it, or it exited with an error. */
-      const char *what = last->end.kind == TIDE_END_SIGNALED ? "died" : "failed";
-
-      self->death_message = self->deaths->len == 1
-        ? g_strdup_printf ("A process of the job %s: %s (pid %" G_GINT64_FORMAT ") %s.",
-                           what, last->label, last->pid, how)
-        : g_strdup_printf ("%u processes of the job died or failed; the last, %s (pid %"
-                           G_GINT64_FORMAT "), %s.", self->deaths->len, last->label, last->pid, how);
-    }
-}
-
-static void
-load_tables (TideWindow *self)
-{
-  TideTrace *trace = _tide_window_get_trace (self);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) suspects = NULL;
-  g_autoptr(GPtrArray) classes = NULL;
-  /* Listed once, for the deaths and the process picker. */
-  g_autoptr(GPtrArray) processes = tide_trace_list_processes (trace, NULL);
-
-  g_clear_pointer (&self->steps, g_ptr_array_unref);
-  g_clear_pointer (&self->transfers, g_array_unref);
-  self->steps = tide_report_steps (trace, &error);
-  if (self->steps == NULL)
-    {
-      set_banner (self, error->message);
-      g_clear_error (&error);
-    }
-  self->transfers = tide_timeline_transfers (trace, 0, NULL);
-  suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
-  load_deaths (self, trace, processes);
-  tide_steps_view_set_steps (self->steps_view, self->steps, self->transfers, self->deaths);
-  tide_suspects_view_set_suspects (self->suspects_view, suspects);
-  classes = tide_report_class_suspects (trace, NULL);
-  tide_suspects_view_set_class_suspects (self->suspects_view, classes);
   tide_timeline_view_set_highlight (self->timeline, 0, 0, -1, NULL);
-  load_processes (self, processes, suspects);
+  load_processes (self, tables ? tide_trace_tables_get_processes (tables) : NULL,
+                  tables ? tide_trace_tables_get_suspects (tables) : NULL);
+  if (tables != NULL && tide_trace_tables_get_error (tables) != NULL)
+    set_banner (self, tide_trace_tables_get_error (tables));
 }
 
 static gboolean
@@ -475,6 +410,7 @@ _tide_window_set_trace (TideWindow *self,
                         TideTrace  *trace)
 {
   g_autofree char *early_end = NULL;
+  const char *death_message;
 
   g_return_if_fail (TIDE_IS_WINDOW (self));
   g_return_if_fail (TIDE_IS_TRACE (trace));
@@ -482,7 +418,6 @@ _tide_window_set_trace (TideWindow *self,
   /* A new trace object may reuse the old one's address. */
   self->drill_trace = NULL;
   tide_session_set_trace (self->session, trace);
-  load_tables (self);
   if (!has_process (self, tide_session_get_process_id (self->session)))
     {
       tide_session_set_process_id (self->session, tide_report_pick_process (trace, NULL, NULL));
@@ -496,6 +431,7 @@ _tide_window_set_trace (TideWindow *self,
   self->state = TIDE_WINDOW_TRACE;
   gtk_stack_set_visible_child_name (self->stack, "trace");
   early_end = tide_trace_describe_early_end (trace);
+  death_message = tide_trace_tables_get_death_message (tide_session_get_tables (self->session));
   if (early_end != NULL && self->recorder == NULL)
     {
       g_autofree char *text = g_strdup_printf ("This trace ends early: its recording stopped "
@@ -506,8 +442,8 @@ _tide_window_set_trace (TideWindow *self,
   else if (!tide_trace_is_complete (trace) && self->recorder == NULL)
     set_banner (self, "This trace is incomplete: it is still being recorded, or its recording "
                       "stopped early. It shows what was written so far.");
-  else if (self->death_message != NULL)
-    set_banner (self, self->death_message);
+  else if (death_message != NULL)
+    set_banner (self, death_message);
   else if (self->recorder == NULL)
     set_banner (self, NULL);
   _tide_window_actions_update (self);
@@ -664,6 +600,7 @@ connect_session (TideWindow *self,
 static void
 bind_session (TideWindow *self)
 {
+  connect_session (self, "notify::tables", G_CALLBACK (tide_window_session_tables_cb));
   connect_session (self, "notify::trace", G_CALLBACK (tide_window_session_selection_cb));
   connect_session (self, "notify::process-id", G_CALLBACK (tide_window_session_selection_cb));
   connect_session (self, "notify::step", G_CALLBACK (tide_window_session_selection_cb));
@@ -701,10 +638,6 @@ tide_window_dispose (GObject *object)
   self->process_binding = NULL;
   g_clear_object (&self->settings);
   g_clear_pointer (&self->export_chooser, g_object_unref);
-  g_clear_pointer (&self->steps, g_ptr_array_unref);
-  g_clear_pointer (&self->transfers, g_array_unref);
-  g_clear_pointer (&self->deaths, g_array_unref);
-  g_clear_pointer (&self->death_message, g_free);
   g_clear_pointer (&self->process_ids, g_array_unref);
   G_OBJECT_CLASS (tide_window_parent_class)->dispose (object);
 }
