@@ -58,6 +58,8 @@ enum {
   PROP_0,
   PROP_SELECTED_NODE,
   PROP_HIDE_PLUMBING,
+  PROP_GROUPS,
+  PROP_COMPARED,
   N_PROPS
 };
 
@@ -260,6 +262,12 @@ tide_drilldown_view_get_property (GObject    *object,
     case PROP_HIDE_PLUMBING:
       g_value_set_boolean (value, self->hide_plumbing);
       break;
+    case PROP_GROUPS:
+      g_value_set_boxed (value, self->groups);
+      break;
+    case PROP_COMPARED:
+      g_value_set_boxed (value, self->compared);
+      break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -276,6 +284,12 @@ tide_drilldown_view_set_property (GObject      *object,
     {
     case PROP_HIDE_PLUMBING:
       tide_drilldown_view_set_hide_plumbing (self, g_value_get_boolean (value));
+      break;
+    case PROP_GROUPS:
+      tide_drilldown_view_set_groups (self, g_value_get_boxed (value));
+      break;
+    case PROP_COMPARED:
+      tide_drilldown_view_set_compared (self, g_value_get_boxed (value));
       break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -297,6 +311,15 @@ tide_drilldown_view_class_init (TideDrilldownViewClass *klass)
   properties[PROP_HIDE_PLUMBING] =
     g_param_spec_boolean ("hide-plumbing", NULL, NULL, FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* TideGroup*: the rows (a TideRetainedQuery's, bound in the window's
+   * template), or NULL. */
+  properties[PROP_GROUPS] =
+    g_param_spec_boxed ("groups", NULL, NULL, G_TYPE_PTR_ARRAY,
+                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* What a compared run retained of each row: tide_drilldown_view_set_compared(). */
+  properties[PROP_COMPARED] =
+    g_param_spec_boxed ("compared", NULL, NULL, G_TYPE_HASH_TABLE,
+                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
@@ -385,6 +408,7 @@ tide_drilldown_view_set_groups (TideDrilldownView *self,
 
   g_clear_pointer (&self->groups, g_ptr_array_unref);
   self->groups = groups ? g_ptr_array_ref (groups) : NULL;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_GROUPS]);
   roots = tide_drilldown_build (groups);
   if (self->compared != NULL)
     tide_drilldown_compare (roots, self->compared);
@@ -421,6 +445,7 @@ tide_drilldown_view_set_compared (TideDrilldownView *self,
     return;
   g_clear_pointer (&self->compared, g_hash_table_unref);
   self->compared = compared ? g_hash_table_ref (compared) : NULL;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_COMPARED]);
   show_compared_columns (self);
   groups = self->groups ? g_ptr_array_ref (self->groups) : NULL;
   tide_drilldown_view_set_groups (self, groups);

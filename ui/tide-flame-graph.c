@@ -79,6 +79,7 @@ enum {
   PROP_SEARCH,
   PROP_SELECTED_BYTES,
   PROP_HIDE_PLUMBING,
+  PROP_GROUPS,
   N_PROPS,
   /* GtkScrollable's */
   PROP_HADJUSTMENT = N_PROPS,
@@ -737,6 +738,7 @@ tide_flame_graph_get_property (GObject    *object,
     case PROP_SEARCH: g_value_set_string (value, self->search); break;
     case PROP_SELECTED_BYTES: g_value_set_int64 (value, tide_flame_graph_get_selected_bytes (self)); break;
     case PROP_HIDE_PLUMBING: g_value_set_boolean (value, self->hide_plumbing); break;
+    case PROP_GROUPS: g_value_set_boxed (value, self->groups); break;
     case PROP_HADJUSTMENT: g_value_set_object (value, self->hadjustment); break;
     case PROP_VADJUSTMENT: g_value_set_object (value, self->vadjustment); break;
     case PROP_HSCROLL_POLICY: g_value_set_enum (value, self->hscroll_policy); break;
@@ -757,6 +759,7 @@ tide_flame_graph_set_property (GObject      *object,
     {
     case PROP_SEARCH: tide_flame_graph_set_search (self, g_value_get_string (value)); break;
     case PROP_HIDE_PLUMBING: tide_flame_graph_set_hide_plumbing (self, g_value_get_boolean (value)); break;
+    case PROP_GROUPS: tide_flame_graph_set_groups (self, g_value_get_boxed (value)); break;
     case PROP_HADJUSTMENT: set_adjustment (self, &self->hadjustment, g_value_get_object (value)); break;
     case PROP_VADJUSTMENT: set_adjustment (self, &self->vadjustment, g_value_get_object (value)); break;
     case PROP_HSCROLL_POLICY: self->hscroll_policy = g_value_get_enum (value); break;
@@ -793,6 +796,11 @@ tide_flame_graph_class_init (TideFlameGraphClass *klass)
   properties[PROP_HIDE_PLUMBING] =
     g_param_spec_boolean ("hide-plumbing", NULL, NULL, FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* TideGroup*: what it draws (a TideRetainedQuery's, bound in the
+   * window's template), or NULL. */
+  properties[PROP_GROUPS] =
+    g_param_spec_boxed ("groups", NULL, NULL, G_TYPE_PTR_ARRAY,
+                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
   g_object_class_override_property (object_class, PROP_HADJUSTMENT, "hadjustment");
   g_object_class_override_property (object_class, PROP_VADJUSTMENT, "vadjustment");
@@ -865,6 +873,7 @@ tide_flame_graph_set_groups (TideFlameGraph *self,
     g_ptr_array_ref (groups);
   g_clear_pointer (&self->groups, g_ptr_array_unref);
   self->groups = groups;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_GROUPS]);
   rebuild (self);
 }
 

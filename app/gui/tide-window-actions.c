@@ -183,15 +183,18 @@ drilldown_export_groups (TideWindow  *self,
                          GError     **error)
 {
   g_autoptr(GPtrArray) groups = NULL;
+  gint step = tide_retained_query_get_step (self->retained);
+  gint64 process_id = tide_retained_query_get_process_id (self->retained);
 
-  if (self->drill_step == 0)
-    return g_ptr_array_ref (tide_drilldown_view_get_groups (self->drilldown_view));
-  groups = tide_report_retained (self->drill_trace, self->drill_step, TIDE_GROUP_BY_STACK, error);
+  if (step == 0)
+    return g_ptr_array_ref (tide_retained_query_get_groups (self->retained));
+  groups = tide_report_retained (tide_retained_query_get_trace (self->retained), step,
+                                 TIDE_GROUP_BY_STACK, error);
   if (groups != NULL)
     {
       g_autoptr(GHashTable) ids = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
 
-      g_hash_table_add (ids, g_memdup2 (&self->drill_process_id, sizeof self->drill_process_id));
+      g_hash_table_add (ids, g_memdup2 (&process_id, sizeof process_id));
       tide_report_keep_groups (groups, ids);
     }
   return g_steal_pointer (&groups);
@@ -206,12 +209,13 @@ _tide_window_export_drilldown_csv (TideWindow  *self,
   g_autoptr(GPtrArray) groups = NULL;
 
   g_return_val_if_fail (TIDE_IS_WINDOW (self), FALSE);
-  g_return_val_if_fail (tide_drilldown_view_get_groups (self->drilldown_view) != NULL, FALSE);
+  g_return_val_if_fail (tide_retained_query_get_groups (self->retained) != NULL, FALSE);
 
   groups = drilldown_export_groups (self, error);
   if (groups == NULL)
     return FALSE;
-  tide_format_groups (out, groups, TIDE_GROUPS_RETAINED, TIDE_GROUP_BY_STACK, self->drill_step,
+  tide_format_groups (out, groups, TIDE_GROUPS_RETAINED, TIDE_GROUP_BY_STACK,
+                      tide_retained_query_get_step (self->retained),
                       TIDE_FORMAT_CSV);
   return g_file_set_contents (path, out->str, out->len, error);
 }
@@ -467,7 +471,7 @@ _tide_window_actions_update (TideWindow *self)
   gboolean has_trace = _tide_window_get_trace (self) != NULL;
   TideTraceTables *tables = tide_session_get_tables (self->session);
   gboolean has_steps = tables != NULL && tide_trace_tables_get_steps (tables) != NULL;
-  gboolean has_drilldown = tide_drilldown_view_get_groups (self->drilldown_view) != NULL;
+  gboolean has_drilldown = tide_retained_query_get_groups (self->retained) != NULL;
   gboolean has_comparison = tide_session_get_comparison (self->session) != NULL;
 
   g_return_if_fail (TIDE_IS_WINDOW (self));

@@ -11,6 +11,7 @@
 #include "tide-export-size-dialog.h"
 #include "tide-flame-graph.h"
 #include "tide-record-dialog.h"
+#include "tide-retained-query.h"
 #include "tide-session.h"
 #include "tide-steps-view.h"
 #include "tide-suspects-view.h"
@@ -34,6 +35,7 @@ struct _TideWindow
   /* Template children */
   TideSession          *session;        /* the trace, process, selection and window,
                                          * which every view reads */
+  TideRetainedQuery    *retained;       /* what the session's selection retained */
   AdwWindowTitle       *title;
   GtkStack             *stack;
   GtkStack             *detail_stack;
@@ -64,18 +66,6 @@ struct _TideWindow
   char                 *error_message;
   char                 *banner_message;
 
-  /* What the drill-down shows: the session's step, or its range (ns
-   * from the trace start), in one process of one trace. */
-  TideTrace            *drill_trace;    /* borrowed from the session */
-  gint64                drill_process_id;
-  gint                  drill_step;
-  gint64                drill_begin;
-  gint64                drill_end;
-  /* Its query, off the main thread: a newer selection cancels an older
-   * one, and a result whose serial is not the latest is dropped. */
-  GCancellable         *drill_cancellable;
-  guint                 drill_serial;
-  gboolean              drill_loading;
 
   /* Live capture */
   GSubprocess          *recorder;

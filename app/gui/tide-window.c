@@ -3,21 +3,22 @@
  *
  * TideWindow: one trace.  What the user looks at lives in a TideSession
  * (ui/tide-session.c): the process, a step (from the timeline or the
- * table) or a time range (dragged on the timeline), and the visible
- * window.  The timeline, the steps table, the process picker and the
- * drill-down each bind to the session, never to each other; the
- * drill-down tree, the flame graph and the drill-down CSV all show what
- * the session's selection retained.  A compared trace ("Compare with…")
- * is the session's too: the timeline draws its lanes over the shown ones
- * and the steps table adds the differences, from the session's
- * comparison.
+ * table) or a time range (dragged on the timeline), the visible window,
+ * and the trace's tables (steps, suspects, processes).  The timeline, the
+ * steps table, the suspects, the process picker and the drill-down each
+ * bind to the session, never to each other; the drill-down tree, the
+ * flame graph and the drill-down CSV all show the rows of the retained
+ * query (ui/tide-retained-query.c) that follows the session's selection.
+ * A compared trace ("Compare with…") is the session's too: the timeline
+ * draws its lanes over the shown ones and the steps table adds the
+ * differences, from the session's comparison.
  *
  * Queries run on the main thread: the trace's SQLite connection is
  * single-threaded and shared with the timeline (see tide-timeline-view.c).
- * Two run off it: live capture reopens the growing file, and the
- * drill-down, the one query whose cost follows the selection (the rows
- * allocated in it), runs on a second connection of its own
- * (tide_drilldown_retained_async), so a click never freezes the window.
+ * Two run off it: live capture reopens the growing file, and the retained
+ * query, the one whose cost follows the selection (the rows allocated in
+ * it), runs on a second connection of its own, so a click never freezes
+ * the window.
  */
 #include "config.h"
 
@@ -63,155 +64,38 @@ tide_window_banner_response_cb (TideWindow *self,
   set_banner (self, NULL);
 }
 
-static const TideStepRow *
-find_step (TideWindow *self,
-           gint64      process_id,
-           gint        number)
-{
-  TideTraceTables *tables = tide_session_get_tables (self->session);
-
-  return tables ? tide_trace_tables_find_step (tables, process_id, number) : NULL;
-}
-
-/* With a compared run, the drill-down of a step shows what the compared
- * run's aligned step retained of each row. */
+/* The drill-down's title says what the retained query shows: the step or
+ * range and the bytes the flame graph counts (which has its rows already:
+ * its binding came with the template, before this handler), or that it
+ * is loading. */
 static void
-update_drilldown_compared (TideWindow *self)
-{
-  const TideTraceDiff *diff = tide_session_get_comparison (self->session);
-  g_autoptr(GHashTable) compared = NULL;
-  g_autoptr(GError) error = NULL;
-
-  if (diff != NULL && self->drill_step > 0 &&
-      tide_drilldown_view_get_groups (self->drilldown_view) != NULL)
-    compared = tide_trace_diff_step_retained (diff, tide_session_get_compare_trace (self->session),
-                                              self->drill_step, &error);
-  if (error != NULL)
-    set_banner (self, error->message);
-  tide_drilldown_view_set_compared (self->drilldown_view, compared);
-}
-
-/* Fills the drill-down, flame graph and title with @groups of the
- * current selection (NULL: none). */
-static void
-show_drilldown (TideWindow *self,
-                GPtrArray  *groups)
+tide_window_retained_cb (TideWindow *self)
 {
   g_autofree char *title = NULL;
   g_autofree char *total = NULL;
+  gint step = tide_retained_query_get_step (self->retained);
+  gint64 begin, end;
 
-  tide_drilldown_view_set_groups (self->drilldown_view, groups);
-  update_drilldown_compared (self);
-  tide_flame_graph_set_groups (self->flame_graph, groups);
+  g_assert (TIDE_IS_WINDOW (self));
+
+  tide_retained_query_get_range (self->retained, &begin, &end);
   total = tide_format_bytes (tide_flame_graph_get_total_bytes (self->flame_graph));
-  if (self->drill_step > 0)
-    title = g_strdup_printf ("Retained by step %d: %s", self->drill_step, total);
-  else if (groups != NULL)
-    title = g_strdup_printf ("Retained in %.1f–%.1f ms: %s", self->drill_begin / 1e6,
-                             self->drill_end / 1e6, total);
+  if (tide_retained_query_get_loading (self->retained))
+    title = g_strdup ("Loading…");
+  else if (step > 0)
+    title = g_strdup_printf ("Retained by step %d: %s", step, total);
+  else if (tide_retained_query_get_groups (self->retained) != NULL)
+    title = g_strdup_printf ("Retained in %.1f–%.1f ms: %s", begin / 1e6, end / 1e6, total);
   else
     title = g_strdup ("Choose a step or drag a range on the timeline");
   gtk_label_set_text (self->drilldown_title, title);
   _tide_window_actions_update (self);
 }
 
-typedef struct
-{
-  TideWindow *window;   /* owned */
-  guint       serial;
-} DrillRequest;
-
 static void
-drilldown_loaded_cb (GObject      *source,
-                     GAsyncResult *result,
-                     gpointer      user_data)
+tide_window_retained_error_cb (TideWindow *self)
 {
-  DrillRequest *request = user_data;
-  TideWindow *self = request->window;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) groups = tide_drilldown_retained_finish (TIDE_TRACE (source), result,
-                                                                &error);
-
-  if (request->serial == self->drill_serial &&
-      !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    {
-      self->drill_loading = FALSE;
-      if (error != NULL)
-        set_banner (self, error->message);
-      show_drilldown (self, groups);
-    }
-  g_object_unref (request->window);
-  g_free (request);
-}
-
-static void
-cancel_drilldown (TideWindow *self)
-{
-  if (self->drill_cancellable != NULL)
-    g_cancellable_cancel (self->drill_cancellable);
-  g_clear_object (&self->drill_cancellable);
-  self->drill_serial++;
-  self->drill_loading = FALSE;
-}
-
-/* Starts the drill-down query of the current selection, cancelling the
- * one before; the view says it is loading until the result comes. */
-static void
-load_drilldown (TideWindow *self)
-{
-  DrillRequest *request;
-
-  cancel_drilldown (self);
-  if (self->drill_trace == NULL || self->drill_end <= self->drill_begin)
-    {
-      show_drilldown (self, NULL);
-      return;
-    }
-  tide_drilldown_view_set_groups (self->drilldown_view, NULL);
-  tide_flame_graph_set_groups (self->flame_graph, NULL);
-  gtk_label_set_text (self->drilldown_title, "Loading…");
-  _tide_window_actions_update (self);
-
-  self->drill_cancellable = g_cancellable_new ();
-  self->drill_loading = TRUE;
-  request = g_new (DrillRequest, 1);
-  *request = (DrillRequest) { g_object_ref (self), self->drill_serial };
-  tide_drilldown_retained_async (self->drill_trace, self->drill_process_id, self->drill_begin,
-                                 self->drill_end, self->drill_cancellable, drilldown_loaded_cb,
-                                 request);
-}
-
-/* The drill-down follows the session's selection: a step (its span in
- * the chosen process) or a range.  A selection it shows or is loading
- * already is not queried again, as several of the session's properties
- * change at once. */
-static void
-tide_window_session_selection_cb (TideWindow *self)
-{
-  gint64 process_id = tide_session_get_process_id (self->session);
-  gint step = tide_session_get_step (self->session);
-  const TideStepRow *row = step > 0 ? find_step (self, process_id, step) : NULL;
-  TideTrace *trace = tide_session_get_trace (self->session);
-  gint64 begin, end;
-
-  g_assert (TIDE_IS_WINDOW (self));
-
-  if (row != NULL)
-    {
-      begin = row->start_ns;
-      end = row->start_ns + row->duration_ns;
-    }
-  else
-    tide_session_get_range (self->session, &begin, &end);
-  if (trace == self->drill_trace && process_id == self->drill_process_id &&
-      (row ? step : 0) == self->drill_step && begin == self->drill_begin && end == self->drill_end)
-    return;
-  self->drill_trace = trace;
-  self->drill_process_id = process_id;
-  self->drill_step = row ? step : 0;
-  self->drill_begin = begin;
-  self->drill_end = end;
-  load_drilldown (self);
+  set_banner (self, tide_retained_query_get_error (self->retained));
 }
 
 static void
@@ -415,18 +299,12 @@ _tide_window_set_trace (TideWindow *self,
   g_return_if_fail (TIDE_IS_WINDOW (self));
   g_return_if_fail (TIDE_IS_TRACE (trace));
 
-  /* A new trace object may reuse the old one's address. */
-  self->drill_trace = NULL;
   tide_session_set_trace (self->session, trace);
   if (!has_process (self, tide_session_get_process_id (self->session)))
     {
       tide_session_set_process_id (self->session, tide_report_pick_process (trace, NULL, NULL));
       show_first_answer (self);
     }
-  /* The steps came after the session's selection: the drill-down may
-   * find the chosen step now. */
-  tide_window_session_selection_cb (self);
-
   set_subtitle (self);
   self->state = TIDE_WINDOW_TRACE;
   gtk_stack_set_visible_child_name (self->stack, "trace");
@@ -456,7 +334,6 @@ _tide_window_show_error (TideWindow *self,
 {
   g_return_if_fail (TIDE_IS_WINDOW (self));
 
-  self->drill_trace = NULL;
   tide_session_set_trace (self->session, NULL);
   g_free (self->error_title);
   g_free (self->error_message);
@@ -544,7 +421,6 @@ tide_window_session_comparison_cb (TideWindow *self)
 {
   const char *error = tide_session_get_compare_error (self->session);
 
-  update_drilldown_compared (self);
   if (error != NULL)
     {
       g_autofree char *text = g_strdup_printf ("Cannot compare the traces: %s", error);
@@ -593,19 +469,21 @@ connect_session (TideWindow *self,
 }
 
 /* Every view binds to the session, none to another: the timeline reads
- * it and writes to it, the tables bind to it in the template.  What is
- * left here is what the window itself does when the session changes:
- * the drill-down's query, the zoom actions' state, the comparison's
- * banner and title. */
+ * it and writes to it, the tables and the suspects bind to its tables,
+ * the drill-down and the flame graph to the retained query that follows
+ * it, all in the template.  What is left here is what the window itself
+ * shows when they change: the process picker, the zoom actions' state,
+ * the drill-down's title, the comparison's banner and title. */
 static void
 bind_session (TideWindow *self)
 {
   connect_session (self, "notify::tables", G_CALLBACK (tide_window_session_tables_cb));
-  connect_session (self, "notify::trace", G_CALLBACK (tide_window_session_selection_cb));
-  connect_session (self, "notify::process-id", G_CALLBACK (tide_window_session_selection_cb));
-  connect_session (self, "notify::step", G_CALLBACK (tide_window_session_selection_cb));
-  connect_session (self, "notify::range-begin", G_CALLBACK (tide_window_session_selection_cb));
-  connect_session (self, "notify::range-end", G_CALLBACK (tide_window_session_selection_cb));
+  g_signal_connect_object (self->retained, "notify::groups",
+                           G_CALLBACK (tide_window_retained_cb), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->retained, "notify::loading",
+                           G_CALLBACK (tide_window_retained_cb), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->retained, "notify::error",
+                           G_CALLBACK (tide_window_retained_error_cb), self, G_CONNECT_SWAPPED);
   connect_session (self, "notify::zoom-depth", G_CALLBACK (_tide_window_actions_update));
   connect_session (self, "notify::comparison", G_CALLBACK (tide_window_session_comparison_cb));
 
@@ -629,7 +507,6 @@ tide_window_dispose (GObject *object)
   TideWindow *self = TIDE_WINDOW (object);
 
   _tide_window_record_dispose (self);
-  cancel_drilldown (self);
   /* The views, which hold the session, may outlive the template's
    * reference to it: nothing they do to it reaches the window now. */
   if (self->session != NULL)
@@ -664,6 +541,7 @@ tide_window_class_init (TideWindowClass *klass)
   object_class->finalize = tide_window_finalize;
 
   g_type_ensure (TIDE_TYPE_SESSION);
+  g_type_ensure (TIDE_TYPE_RETAINED_QUERY);
   g_type_ensure (TIDE_TYPE_STEPS_VIEW);
   g_type_ensure (TIDE_TYPE_DRILLDOWN_VIEW);
   g_type_ensure (TIDE_TYPE_FLAME_GRAPH);
@@ -672,6 +550,7 @@ tide_window_class_init (TideWindowClass *klass)
 
   gtk_widget_class_set_template_from_resource (widget_class, "/dev/tidemark/Tidemark/tide-window.ui");
   gtk_widget_class_bind_template_child (widget_class, TideWindow, session);
+  gtk_widget_class_bind_template_child (widget_class, TideWindow, retained);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, title);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, stack);
   gtk_widget_class_bind_template_child (widget_class, TideWindow, detail_stack);
@@ -710,7 +589,7 @@ tide_window_init (TideWindow *self)
   self->export_height = 900;
   bind_session (self);
   _tide_window_dnd_init (self);
-  gtk_label_set_text (self->drilldown_title, "Choose a step or drag a range on the timeline");
+  tide_window_retained_cb (self);
   _tide_window_actions_update (self);
 }
 

@@ -293,7 +293,8 @@ drilldown_loaded (gpointer data)
 {
   TideWindow *window = data;
 
-  return !window->drill_loading && tide_drilldown_view_get_groups (window->drilldown_view) != NULL;
+  return !tide_retained_query_get_loading (window->retained) &&
+         tide_drilldown_view_get_groups (window->drilldown_view) != NULL;
 }
 
 static TideDrilldownNode *

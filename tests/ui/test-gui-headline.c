@@ -218,7 +218,7 @@ count_frame_rows (GListModel *model,
 static void
 wait_for_drilldown (TideWindow *window)
 {
-  while (window->drill_loading)
+  while (tide_retained_query_get_loading (window->retained))
     g_main_context_iteration (NULL, TRUE);
 }
 

@@ -280,15 +280,16 @@ test_newer_selection_wins (void)
   g_autoptr(GCancellable) first = NULL;
 
   tide_session_set_step (window->session, 2);
-  g_assert_true (window->drill_loading);
+  g_assert_true (tide_retained_query_get_loading (window->retained));
   g_assert_cmpstr (gtk_label_get_text (window->drilldown_title), ==, "Loading…");
   g_assert_cmpuint (g_list_model_get_n_items (tide_drilldown_view_get_model (window->drilldown_view)), ==, 0);
   g_assert_false (tide_test_gui_action_enabled (window, "win.export-drilldown-csv"));
-  first = g_object_ref (window->drill_cancellable);
+  first = g_object_ref (_tide_retained_query_get_cancellable (window->retained));
 
   tide_session_set_step (window->session, 5);
   g_assert_true (g_cancellable_is_cancelled (first));
-  g_assert_false (g_cancellable_is_cancelled (window->drill_cancellable));
+  g_assert_false (g_cancellable_is_cancelled (
+    _tide_retained_query_get_cancellable (window->retained)));
   tide_test_gui_wait_for_drilldown (window);
 
   g_assert_cmpuint (g_list_model_get_n_items (tide_drilldown_view_get_model (window->drilldown_view)), ==, 2);

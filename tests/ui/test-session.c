@@ -3,12 +3,15 @@
  *
  * TideSession without a display: the rules that tie a step, a range, a
  * process and a trace together, the visible window and its zoom history,
- * and that a handler of any notification sees the whole change.
+ * and that a handler of any notification sees the whole change; the
+ * trace's tables it reads with the trace, and the retained query that
+ * follows its selection.
  */
 #include "config.h"
 
 #include <glib/gstdio.h>
 
+#include "tide-retained-query.h"
 #include "tide-session.h"
 #include "tide-test-trace.h"
 #include "tide-test-util.h"
@@ -325,6 +328,82 @@ test_hide_plumbing (Fixture       *f,
   g_assert_cmpuint (notified, ==, 1);
 }
 
+/* Waits for @query's result: its query runs on a thread of its own and
+ * answers on this one's main context. */
+static void
+wait_for_groups (TideRetainedQuery *query)
+{
+  while (tide_retained_query_get_loading (query))
+    g_main_context_iteration (NULL, TRUE);
+}
+
+static gint64
+total_bytes (GPtrArray *groups)
+{
+  gint64 total = 0;
+
+  for (guint i = 0; groups != NULL && i < groups->len; i++)
+    total += ((TideGroup *) g_ptr_array_index (groups, i))->bytes;
+  return total;
+}
+
+/* The query follows the session alone, as the drill-down and the flame
+ * graph bind to it: a step of the session's tables is queried over its
+ * span (96 blocks of 16 KiB kept in step TEST_LEAK_FROM, nothing in step
+ * 2), a newer step cancels the older one's query and wins, and no trace
+ * leaves no rows. */
+static void
+test_retained_query (Fixture       *f,
+                     gconstpointer  unused)
+{
+  g_autoptr(TideSession) session = tide_session_new ();
+  g_autoptr(TideRetainedQuery) query = tide_retained_query_new (session);
+  g_autoptr(GCancellable) first = NULL;
+  const TideStepRow *row;
+  gint64 begin, end;
+
+  g_assert_null (tide_retained_query_get_groups (query));
+  g_assert_false (tide_retained_query_get_loading (query));
+
+  tide_session_set_trace (session, f->trace);
+  g_assert_nonnull (tide_session_get_tables (session));
+  g_assert_cmpuint (tide_trace_tables_get_steps (tide_session_get_tables (session))->len, ==,
+                    TEST_N_STEPS);
+  tide_session_set_process_id (session, 1);
+  tide_session_set_step (session, TEST_LEAK_FROM);
+  g_assert_true (tide_retained_query_get_loading (query));
+  g_assert_null (tide_retained_query_get_groups (query));
+  wait_for_groups (query);
+  g_assert_cmpint (tide_retained_query_get_step (query), ==, TEST_LEAK_FROM);
+  row = tide_trace_tables_find_step (tide_session_get_tables (session), 1, TEST_LEAK_FROM);
+  tide_retained_query_get_range (query, &begin, &end);
+  g_assert_cmpint (begin, ==, row->start_ns);
+  g_assert_cmpint (end, ==, row->start_ns + row->duration_ns);
+  g_assert_cmpint (total_bytes (tide_retained_query_get_groups (query)), ==, 96 * 16 * 1024);
+
+  tide_session_set_step (session, 2);
+  wait_for_groups (query);
+  g_assert_nonnull (tide_retained_query_get_groups (query));
+  g_assert_cmpint (total_bytes (tide_retained_query_get_groups (query)), ==, 0);
+
+  tide_session_set_step (session, TEST_LEAK_FROM);
+  first = g_object_ref (_tide_retained_query_get_cancellable (query));
+  tide_session_set_step (session, TEST_LEAK_FROM + 1);
+  g_assert_true (g_cancellable_is_cancelled (first));
+  wait_for_groups (query);
+  g_assert_cmpint (tide_retained_query_get_step (query), ==, TEST_LEAK_FROM + 1);
+  g_assert_cmpint (total_bytes (tide_retained_query_get_groups (query)), ==, 96 * 16 * 1024);
+  /* The cancelled query's answer changes nothing. */
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_cmpint (tide_retained_query_get_step (query), ==, TEST_LEAK_FROM + 1);
+
+  tide_session_set_trace (session, NULL);
+  g_assert_null (tide_session_get_tables (session));
+  g_assert_null (tide_retained_query_get_groups (query));
+  g_assert_false (tide_retained_query_get_loading (query));
+}
+
 int
 main (int    argc,
       char **argv)
@@ -339,6 +418,8 @@ main (int    argc,
   g_test_add ("/session/reopen-keeps-session", Fixture, NULL, fixture_setup,
               test_reopen_keeps_session, fixture_teardown);
   g_test_add ("/session/hide-plumbing", Fixture, NULL, fixture_setup, test_hide_plumbing,
+              fixture_teardown);
+  g_test_add ("/session/retained-query", Fixture, NULL, fixture_setup, test_retained_query,
               fixture_teardown);
   g_test_add ("/session/compare-trace", Fixture, NULL, fixture_setup, test_compare_trace,
               fixture_teardown);

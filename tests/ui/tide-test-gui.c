@@ -136,6 +136,6 @@ tide_test_gui_action_enabled (TideWindow *window,
 void
 tide_test_gui_wait_for_drilldown (TideWindow *window)
 {
-  while (window->drill_loading)
+  while (tide_retained_query_get_loading (window->retained))
     g_main_context_iteration (NULL, TRUE);
 }
