@@ -104,11 +104,19 @@ read_ppid (pid_t pid)
  * unmaps out of the address space (on_syscall), so a mapping whose start
  * still resolves is the one already there, and only new files are opened
  * for their load bias. */
+/* The process's mappings, which its mmap events keep up to date. */
+static TideAddressSpace *
+space_of (TideAttachProcess *self)
+{
+  return tide_capture_process_get_address_space (self->core);
+}
+
 static void
 refresh_maps (TideAttachProcess *self,
               gint64             ts_ns)
 {
-  g_autoptr(GArray) maps = tide_proc_maps_read (self->core->pid, self->core->space);
+  g_autoptr(GArray) maps = tide_proc_maps_read (tide_capture_process_get_pid (self->core),
+                                                space_of (self));
 
   self->maps_dirty = FALSE;
   if (maps == NULL)
@@ -188,7 +196,8 @@ find_python (TideAttachProcess *self)
   g_autofree char *message = NULL;
   g_autofree char *later = NULL;
 
-  self->python = tide_attach_python_new (self->core->pid, &self->py_target, &message);
+  self->python = tide_attach_python_new (tide_capture_process_get_pid (self->core),
+                                         &self->py_target, &message);
   say_python (self, message);
   self->py_starting = self->python != NULL && !tide_attach_python_confirm (self->python, &later);
 }
@@ -202,7 +211,7 @@ tide_attach_process_confirm_python (TideAttachProcess *self)
 {
   g_autofree char *message = NULL;
 
-  if (!self->py_starting || self->core->end_ns != 0)
+  if (!self->py_starting || tide_capture_process_has_ended (self->core))
     return FALSE;
   if (tide_attach_python_confirm (self->python, &message))
     self->py_starting = FALSE;
@@ -228,7 +237,7 @@ tide_attach_process_new (TideAttach        *attach,
   g_autofree char *cmdline = tide_capture_read_cmdline (pid);
   TideProcessRow row = {
     .pid = pid, .ppid = read_ppid (pid),
-    .parent_id = parent ? parent->core->id : 0, .start_ns = start_ns,
+    .parent_id = parent ? tide_capture_process_get_id (parent->core) : 0, .start_ns = start_ns,
     .sample_bytes = (gint64) attach->sample_pages * PAGE_SIZE_BYTES,
     .all_mode = attach->sample_pages == 1,
     .exe = exe ? exe : "?", .cmdline = cmdline,
@@ -238,12 +247,11 @@ tide_attach_process_new (TideAttach        *attach,
   self->pages = g_tree_new_full (compare_addr, NULL, g_free, g_free);
   self->tensors = g_tree_new_full (compare_key, NULL, NULL, NULL);
   self->core = tide_capture_process_new (attach->recording, &row);
-  self->unwinder = tide_unwinder_new (self->core->space);
+  self->unwinder = tide_unwinder_new (space_of (self));
   /* The address space follows the process's mmaps (refresh_maps): a pc
    * outside it is no code, and needs no look in /proc/PID/maps. */
-  tide_address_space_set_miss_func (self->core->space, NULL, NULL);
-  self->core->more_blocks = foreach_page;
-  self->core->more_blocks_data = self;
+  tide_address_space_set_miss_func (space_of (self), NULL, NULL);
+  tide_capture_process_set_more_blocks (self->core, foreach_page, self);
   find_python (self);
   g_ptr_array_add (attach->images, self);
   refresh_maps (self, start_ns);
@@ -257,7 +265,7 @@ tide_attach_find_process (TideAttach *attach,
   for (guint i = attach->images->len; i-- > 0;)
     {
       TideAttachProcess *p = g_ptr_array_index (attach->images, i);
-      if (p->core->pid == pid)
+      if (tide_capture_process_get_pid (p->core) == pid)
         return p;
     }
   return NULL;
@@ -460,7 +468,7 @@ on_syscall (TideAttachProcess    *self,
       if (ev->args[3] & MAP_FIXED)
         {
           release_range (self, (guint64) ev->ret, ev->args[1], ts);
-          tide_address_space_remove (self->core->space, (guint64) ev->ret,
+          tide_address_space_remove (space_of (self), (guint64) ev->ret,
                                      (guint64) ev->ret + ev->args[1]);
         }
       if ((ev->args[2] & PROT_EXEC) && (gint32) ev->args[4] >= 0)
@@ -468,7 +476,7 @@ on_syscall (TideAttachProcess    *self,
       break;
     case NR_MUNMAP:
       release_range (self, ev->args[0], ev->args[1], ts);
-      tide_address_space_remove (self->core->space, ev->args[0], ev->args[0] + ev->args[1]);
+      tide_address_space_remove (space_of (self), ev->args[0], ev->args[0] + ev->args[1]);
       break;
     case NR_MREMAP:
       on_mremap (self, ev);
@@ -595,8 +603,8 @@ tide_attach_process_step (TideAttachProcess *self,
 {
   TideCaptureProcess *core = self->core;
 
-  if (ts_ns <= core->last_step_end_ns)
-    ts_ns = core->last_step_end_ns + 1;
+  if (ts_ns <= tide_capture_process_get_last_step_end_ns (core))
+    ts_ns = tide_capture_process_get_last_step_end_ns (core) + 1;
   tide_capture_process_step (core, ts_ns, label ? label : "");
 }
 
@@ -618,7 +626,7 @@ void
 tide_attach_process_event (TideAttachProcess   *self,
                            const TideBpfHeader *h)
 {
-  if (self->core->end_ns != 0)
+  if (tide_capture_process_has_ended (self->core))
     return;
   switch (h->type)
     {

@@ -444,7 +444,7 @@ static void
 follow_python (Loader            *self,
                TideAttachProcess *p)
 {
-  guint32 tgid = (guint32) p->core->pid;
+  guint32 tgid = (guint32) tide_capture_process_get_pid (p->core);
   g_autofree char *line = NULL;
 
   if (p->python == NULL)
@@ -453,7 +453,7 @@ follow_python (Loader            *self,
                         sizeof p->py_target, BPF_ANY);
   if (self->announced)
     {
-      line = g_strdup_printf ("python %d\n", p->core->pid);
+      line = g_strdup_printf ("python %d\n", tide_capture_process_get_pid (p->core));
       tell_ready (self, line);
     }
 }
@@ -772,7 +772,7 @@ on_tick (Loader *self)
     {
       TideAttachProcess *p = g_ptr_array_index (self->base.images, i);
 
-      guint32 tgid = (guint32) p->core->pid;
+      guint32 tgid = (guint32) tide_capture_process_get_pid (p->core);
 
       if (tide_attach_process_confirm_python (p))
         bpf_map__delete_elem (self->skel->maps.py_targets, &tgid, sizeof tgid, 0);
@@ -782,7 +782,7 @@ on_tick (Loader *self)
       for (guint i = 0; i < self->base.images->len; i++)
         {
           TideAttachProcess *p = g_ptr_array_index (self->base.images, i);
-          if (p->core->end_ns == 0)
+          if (!tide_capture_process_has_ended (p->core))
             tide_attach_process_step (p, now, NULL);
         }
       self->next_interval_step_ns = now + (gint64) o->step_interval_ms * 1000000;
@@ -876,7 +876,7 @@ finish_trace (Loader  *self,
     {
       TideAttachProcess *p = g_ptr_array_index (self->base.images, i);
 
-      if (p->core->end_ns == 0)
+      if (!tide_capture_process_has_ended (p->core))
         {
           tide_capture_process_sample_rss (p->core, end_ns, FALSE);
           tide_capture_process_end_as (p->core, end_ns, TIDE_END_RUNNING);

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "tide-cow.h"
-#include "tide-capture-process.h"
+#include "tide-capture-process-private.h"
 #include "tide-recording-private.h"
 #include "tide-schema.h"
 #include "tide-wire.h"

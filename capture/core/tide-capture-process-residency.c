@@ -13,7 +13,7 @@
  */
 #include "config.h"
 
-#include "tide-capture-process.h"
+#include "tide-capture-process-private.h"
 #include "tide-hash.h"
 #include "tide-pymalloc-free.h"
 #include "tide-recording-private.h"

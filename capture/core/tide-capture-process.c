@@ -12,7 +12,7 @@
 
 #include <gio/gio.h>
 
-#include "tide-capture-process.h"
+#include "tide-capture-process-private.h"
 #include "tide-proc-maps.h"
 #include "tide-recording-private.h"
 #include "tide-schema.h"
@@ -1066,4 +1066,74 @@ tide_capture_process_free (TideCaptureProcess *self)
   g_clear_pointer (&self->scopes, g_hash_table_unref);
   g_clear_pointer (&self->pycodes, g_hash_table_unref);
   g_free (self);
+}
+
+/* ---- what the drivers read and set ------------------------------------------ */
+
+/* processes.id */
+gint64
+tide_capture_process_get_id (TideCaptureProcess *self)
+{
+  return self->id;
+}
+
+pid_t
+tide_capture_process_get_pid (TideCaptureProcess *self)
+{
+  return self->pid;
+}
+
+gint64
+tide_capture_process_get_start_ns (TideCaptureProcess *self)
+{
+  return self->start_ns;
+}
+
+/* Whether its end is known (and written). */
+gboolean
+tide_capture_process_has_ended (TideCaptureProcess *self)
+{
+  return self->end_ns != 0;
+}
+
+/* How it ended: TIDE_END_UNKNOWN until it is known. */
+const TideProcessEnd *
+tide_capture_process_get_end (TideCaptureProcess *self)
+{
+  return &self->end;
+}
+
+/* When its last step ended, or its start. */
+gint64
+tide_capture_process_get_last_step_end_ns (TideCaptureProcess *self)
+{
+  return self->last_step_end_ns;
+}
+
+/* Returns: (transfer none): its mappings, which the driver keeps up to date */
+TideAddressSpace *
+tide_capture_process_get_address_space (TideCaptureProcess *self)
+{
+  return self->space;
+}
+
+/* Its resident bytes at its last step mark, as it sent them (the step
+ * fence: a reading after the mark that finds another value was taken
+ * once the program had moved on). */
+void
+tide_capture_process_set_mark_rss (TideCaptureProcess *self,
+                                   gint64              rss)
+{
+  self->mark_rss = rss;
+}
+
+/* Host blocks the driver keeps outside the live tables (attach's sampled
+ * pages), which the residency and the end of the capture count too. */
+void
+tide_capture_process_set_more_blocks (TideCaptureProcess   *self,
+                                      TideCaptureBlocksFunc func,
+                                      gpointer              data)
+{
+  self->more_blocks = func;
+  self->more_blocks_data = data;
 }

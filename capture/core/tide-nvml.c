@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "tide-cuda-abi.h"
-#include "tide-capture-process.h"
+#include "tide-capture-process-private.h"
 #include "tide-recording-private.h"
 #include "tide-schema.h"
 

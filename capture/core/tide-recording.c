@@ -16,7 +16,7 @@
 
 #include "tide-recording-private.h"
 
-#include "tide-capture-process.h"
+#include "tide-capture-process-private.h"
 #include "tide-format-bytes.h"
 #include "tide-host-identity.h"
 #include "tide-report.h"

@@ -50,13 +50,15 @@ end_image (TideRecorder       *recorder,
            gint64              end_ns)
 {
   g_autofree TideReaped *reaped = NULL;
+  pid_t pid = tide_capture_process_get_pid (core);
   TideProcessEnd end;
 
-  g_hash_table_steal_extended (recorder->reaped, GINT_TO_POINTER (core->pid), NULL,
+  g_hash_table_steal_extended (recorder->reaped, GINT_TO_POINTER (pid), NULL,
                                (gpointer *) &reaped);
-  if (reaped != NULL && reaped->ns > core->start_ns && reaped->ns < end_ns)
+  if (reaped != NULL && reaped->ns > tide_capture_process_get_start_ns (core) &&
+      reaped->ns < end_ns)
     end_ns = reaped->ns;
-  if (core->pid == recorder->child && recorder->child_exited)
+  if (pid == recorder->child && recorder->child_exited)
     tide_capture_process_explain_wait (core, recorder->child_wait_status, &end);
   else
     {
@@ -81,11 +83,12 @@ on_child_end (TideRecProcess         *self,
 
   if (child == NULL || rec->wait_status < 0)
     return;
-  if (child->end_ns == 0)
+  if (!tide_capture_process_has_ended (child))
     {
       reaped = g_new (TideReaped, 1);
       *reaped = (TideReaped) { rec->wait_status, rec->h.time_ns };
-      g_hash_table_insert (recorder->reaped, GINT_TO_POINTER (child->pid), reaped);
+      g_hash_table_insert (recorder->reaped,
+                           GINT_TO_POINTER (tide_capture_process_get_pid (child)), reaped);
       return;
     }
   tide_capture_process_explain_wait (child, rec->wait_status, &end);
@@ -122,14 +125,16 @@ tide_rec_process_new (TideRecorder  *recorder,
   /* An exec replaces the image: the old one ends where the new one starts,
    * also when the recorder read the old one's end of connection first,
    * later than the exec. */
-  if (parent != NULL && parent->pid == (pid_t) hello->pid && parent->end_ns == 0)
+  if (parent != NULL && tide_capture_process_get_pid (parent) == (pid_t) hello->pid &&
+      !tide_capture_process_has_ended (parent))
     tide_capture_process_end_as (parent, hello->h.time_ns, TIDE_END_EXEC);
-  else if (parent != NULL && parent->pid == (pid_t) hello->pid)
+  else if (parent != NULL && tide_capture_process_get_pid (parent) == (pid_t) hello->pid)
     tide_capture_process_amend_end (parent, hello->h.time_ns, &(TideProcessEnd) { .kind = TIDE_END_EXEC });
 
   row = (TideProcessRow) {
     .pid = hello->pid, .ppid = hello->ppid,
-    .parent_id = parent ? parent->id : 0, .start_ns = hello->h.time_ns,
+    .parent_id = parent ? tide_capture_process_get_id (parent) : 0,
+    .start_ns = hello->h.time_ns,
     .sample_bytes = (gint64) hello->sample_bytes,
     .all_mode = (hello->flags & TIDE_HELLO_ALL) != 0,
     .exe = exe, .cmdline = cmdline,
@@ -139,7 +144,8 @@ tide_rec_process_new (TideRecorder  *recorder,
   self->fd = fd;
   self->core = tide_capture_process_new (recorder->recording, &row);
   g_ptr_array_add (recorder->connections, self);
-  if ((hello->flags & TIDE_HELLO_FORKED) && parent != NULL && parent->pid != (pid_t) hello->pid)
+  if ((hello->flags & TIDE_HELLO_FORKED) && parent != NULL &&
+      tide_capture_process_get_pid (parent) != (pid_t) hello->pid)
     {
       tide_capture_process_start_cow (self->core, parent);
       tide_capture_process_inherit_arenas (self->core, parent);
@@ -323,7 +329,7 @@ on_counter (TideRecProcess        *self,
       if (rec->value < 0 || rec->device != -1)
         self->protocol_errors++;
       else
-        self->core->mark_rss = rec->value;
+        tide_capture_process_set_mark_rss (self->core, rec->value);
       return;
     }
   if (rec->counter != TIDE_COUNTER_TORCH_ALLOCATED && rec->counter != TIDE_COUNTER_TORCH_RESERVED &&
@@ -392,7 +398,8 @@ dispatch (TideRecProcess       *self,
     case TIDE_WIRE_UNMAPPING:
       if (len < sizeof (TideWireUnmapping))
         return FALSE;
-      tide_address_space_remove (self->core->space, ((const TideWireUnmapping *) h)->start,
+      tide_address_space_remove (tide_capture_process_get_address_space (self->core),
+                                 ((const TideWireUnmapping *) h)->start,
                                  ((const TideWireUnmapping *) h)->end);
       break;
     case TIDE_WIRE_THREAD:

@@ -421,7 +421,7 @@ record_child_status (TideRecorder *self)
   if (!self->child_exited)
     return;
   p = tide_recording_find_process (self->recording, self->child);
-  if (p == NULL || p->end.kind != TIDE_END_UNKNOWN)
+  if (p == NULL || tide_capture_process_get_end (p)->kind != TIDE_END_UNKNOWN)
     return;
   tide_capture_process_explain_wait (p, self->child_wait_status, &end);
   tide_capture_process_amend_end (p, 0, &end);
