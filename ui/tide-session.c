@@ -24,7 +24,10 @@
  *
  * What the views show of the whole trace, its steps, suspects and
  * processes, is read once when the trace is set: the session's "tables"
- * (tide-trace-tables.c), which every view that shows them binds to.
+ * (tide-trace-tables.c), which every view that shows them binds to.  The
+ * leak suspect chosen among them ("suspect") is the session's too: the
+ * timeline draws its growth; choosing one chooses its process, and new
+ * tables drop it.
  *
  * Whether allocator and runtime plumbing frames are left out of the
  * stack views ("hide-plumbing") is the session's too, on by default: the
@@ -52,6 +55,7 @@ struct _TideSession
 
   TideTrace         *trace;
   TideTraceTables   *tables;         /* of trace, or NULL */
+  const TideGroup   *suspect;        /* one of tables' suspects, or NULL */
   GArray            *zoom_history;   /* Window, oldest first */
   TideTimelineModel  model;          /* the visible window, in proportions only */
   gint64             process_id;
@@ -70,6 +74,7 @@ enum {
   PROP_0,
   PROP_TRACE,
   PROP_TABLES,
+  PROP_SUSPECT,
   PROP_PROCESS_ID,
   PROP_STEP,
   PROP_RANGE_BEGIN,
@@ -183,6 +188,7 @@ tide_session_get_property (GObject    *object,
     {
     case PROP_TRACE: g_value_set_object (value, self->trace); break;
     case PROP_TABLES: g_value_set_object (value, self->tables); break;
+    case PROP_SUSPECT: g_value_set_pointer (value, (gpointer) self->suspect); break;
     case PROP_PROCESS_ID: g_value_set_int64 (value, self->process_id); break;
     case PROP_STEP: g_value_set_int (value, self->step); break;
     case PROP_RANGE_BEGIN: g_value_set_int64 (value, self->range_begin); break;
@@ -240,6 +246,8 @@ tide_session_class_init (TideSessionClass *klass)
   /* Read when the trace is set, with it. */
   properties[PROP_TABLES] = g_param_spec_object ("tables", NULL, NULL, TIDE_TYPE_TRACE_TABLES,
                                                  ro);
+  /* A TideGroup of the tables' suspects, or NULL: tide_session_set_suspect(). */
+  properties[PROP_SUSPECT] = g_param_spec_pointer ("suspect", NULL, NULL, ro);
   properties[PROP_PROCESS_ID] = g_param_spec_int64 ("process-id", NULL, NULL,
                                                     0, G_MAXINT64, 0, rw);
   properties[PROP_STEP] = g_param_spec_int ("step", NULL, NULL, 0, G_MAXINT, 0, rw);
@@ -322,6 +330,11 @@ tide_session_set_trace (TideSession *self,
   if (trace != NULL)
     self->tables = tide_trace_tables_new (trace);
   notify (self, PROP_TABLES);
+  if (self->suspect != NULL)
+    {
+      self->suspect = NULL;
+      notify (self, PROP_SUSPECT);
+    }
   tide_timeline_model_init (&self->model, 0,
                             trace ? tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace)
                                   : 0,
@@ -362,6 +375,37 @@ tide_session_get_tables (TideSession *self)
 {
   g_return_val_if_fail (TIDE_IS_SESSION (self), NULL);
   return self->tables;
+}
+
+/**
+ * tide_session_get_suspect:
+ *
+ * Returns: (transfer none) (nullable): the leak suspect chosen, one of the
+ *   tables' suspects
+ */
+const TideGroup *
+tide_session_get_suspect (TideSession *self)
+{
+  g_return_val_if_fail (TIDE_IS_SESSION (self), NULL);
+  return self->suspect;
+}
+
+/* Chooses @suspect (NULL: none), one of the tables' suspects, and its
+ * process. */
+void
+tide_session_set_suspect (TideSession     *self,
+                          const TideGroup *suspect)
+{
+  g_return_if_fail (TIDE_IS_SESSION (self));
+
+  if (suspect == self->suspect)
+    return;
+  g_object_freeze_notify (G_OBJECT (self));
+  if (suspect != NULL)
+    tide_session_set_process_id (self, suspect->process.id);
+  self->suspect = suspect;
+  notify (self, PROP_SUSPECT);
+  g_object_thaw_notify (G_OBJECT (self));
 }
 
 gint64

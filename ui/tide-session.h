@@ -23,6 +23,9 @@ TideTrace   *tide_session_get_trace         (TideSession *self);
 void         tide_session_set_trace         (TideSession *self,
                                              TideTrace   *trace);
 TideTraceTables *tide_session_get_tables    (TideSession *self);
+const TideGroup *tide_session_get_suspect   (TideSession *self);
+void         tide_session_set_suspect       (TideSession     *self,
+                                             const TideGroup *suspect);
 gint64       tide_session_get_process_id    (TideSession *self);
 void         tide_session_set_process_id    (TideSession *self,
                                              gint64       process_id);

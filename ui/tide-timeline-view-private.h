@@ -54,6 +54,13 @@ struct _TideTimelineView
 void _tide_timeline_view_invalidate_frame (TideTimelineView  *self);
 void _tide_timeline_view_invalidate_data  (TideTimelineView  *self);
 void _tide_timeline_view_load_spans       (TideTimelineView  *self);
+void _tide_timeline_view_set_error        (TideTimelineView  *self,
+                                           GError            *error);
+void _tide_timeline_view_set_highlight    (TideTimelineView  *self,
+                                           gint64             process_id,
+                                           gint               growth_step,
+                                           gint               device,
+                                           GArray            *series);
 
 /* tide-timeline-view-input.c */
 void _tide_timeline_view_class_input_init (GtkWidgetClass    *widget_class);

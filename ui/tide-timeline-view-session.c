@@ -95,6 +95,31 @@ tide_timeline_view_session_comparison_cb (TideTimelineView *self)
   _tide_timeline_view_invalidate_data (self);
 }
 
+/* The leak suspect chosen: its live bytes over its lane, and the steps
+ * from the one where it began tinted. */
+static void
+tide_timeline_view_session_suspect_cb (TideTimelineView *self)
+{
+  const TideGroup *suspect = tide_session_get_suspect (self->session);
+  g_autoptr(GArray) series = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert (TIDE_IS_TIMELINE_VIEW (self));
+
+  if (suspect != NULL)
+    series = tide_timeline_group_series (tide_session_get_trace (self->session),
+                                         suspect->process.id, suspect->stack_id,
+                                         suspect->stack_id == 0 ? suspect->scope_id : 0,
+                                         suspect->device, &error);
+  if (error != NULL)
+    _tide_timeline_view_set_error (self, error);
+  if (series == NULL)
+    _tide_timeline_view_set_highlight (self, 0, 0, -1, NULL);
+  else
+    _tide_timeline_view_set_highlight (self, suspect->process.id, suspect->growth_step,
+                                       suspect->device, series);
+}
+
 static void
 connect_session (TideTimelineView *self,
                  const char       *signal,
@@ -121,7 +146,9 @@ _tide_timeline_view_session_init (TideTimelineView *self)
                    G_CALLBACK (tide_timeline_view_session_compare_trace_cb));
   connect_session (self, "notify::comparison",
                    G_CALLBACK (tide_timeline_view_session_comparison_cb));
+  connect_session (self, "notify::suspect", G_CALLBACK (tide_timeline_view_session_suspect_cb));
   tide_timeline_view_session_comparison_cb (self);
+  tide_timeline_view_session_suspect_cb (self);
 }
 
 /* ---- writing to the session ------------------------------------------------ */

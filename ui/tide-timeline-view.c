@@ -80,9 +80,9 @@ get_compare_trace (TideTimelineView *self)
   return tide_session_get_compare_trace (self->session);
 }
 
-static void
-set_error (TideTimelineView *self,
-           GError           *error)
+void
+_tide_timeline_view_set_error (TideTimelineView *self,
+                               GError           *error)
 {
   g_free (self->error);
   self->error = error ? g_strdup (error->message) : NULL;
@@ -100,7 +100,7 @@ _tide_timeline_view_load_spans (TideTimelineView *self)
   g_clear_pointer (&self->transfers, g_array_unref);
   g_clear_pointer (&self->job_processes, g_ptr_array_unref);
   self->job_peak = (TideJobPeak) { .step = -1 };
-  set_error (self, NULL);
+  _tide_timeline_view_set_error (self, NULL);
   if (trace == NULL)
     return;
   self->steps = tide_timeline_steps (trace, process_id, &error);
@@ -112,7 +112,7 @@ _tide_timeline_view_load_spans (TideTimelineView *self)
   if (self->job_processes != NULL && self->job_processes->len >= 2)
     tide_report_job_peak (trace, &self->job_peak, &error);
   if (error != NULL)
-    set_error (self, error);
+    _tide_timeline_view_set_error (self, error);
 }
 
 /* The compared run's lanes in the columns of ours, through its own cache. */
@@ -160,7 +160,7 @@ ensure_data (TideTimelineView *self,
   if (self->data != NULL && self->job != NULL && compared != NULL)
     self->compare_data = query_compare (self, compared, &window, &error);
   if (self->data == NULL || self->job == NULL || (compared != NULL && self->compare_data == NULL))
-    set_error (self, error);
+    _tide_timeline_view_set_error (self, error);
   return self->data != NULL && self->job != NULL && self->error == NULL;
 }
 
@@ -500,8 +500,8 @@ tide_timeline_view_reload (TideTimelineView *self)
   _tide_timeline_view_invalidate_data (self);
 }
 
-/**
- * tide_timeline_view_set_highlight:
+/*
+ * _tide_timeline_view_set_highlight:
  * @process_id: the suspect's process; drawn while the view shows it
  * @growth_step: the step its growth began in; 0 or a %NULL @series clears
  * @device: -1 for host memory (drawn over the live heap lane), else the
@@ -509,17 +509,16 @@ tide_timeline_view_reload (TideTimelineView *self)
  * @series: (nullable) (element-type TideSeriesPoint): its live bytes per
  *   step end, from tide_timeline_group_series(); referenced
  *
- * Highlights a leak suspect's growth: the steps from @growth_step on are
- * tinted and its live bytes drawn over its lane.
+ * Highlights the session's leak suspect's growth: the steps from
+ * @growth_step on are tinted and its live bytes drawn over its lane.
  */
 void
-tide_timeline_view_set_highlight (TideTimelineView *self,
-                                  gint64            process_id,
-                                  gint              growth_step,
-                                  gint              device,
-                                  GArray           *series)
+_tide_timeline_view_set_highlight (TideTimelineView *self,
+                                   gint64            process_id,
+                                   gint              growth_step,
+                                   gint              device,
+                                   GArray           *series)
 {
-  g_return_if_fail (TIDE_IS_TIMELINE_VIEW (self));
   g_clear_pointer (&self->highlight, g_array_unref);
   if (series != NULL && growth_step > 0)
     self->highlight = g_array_ref (series);

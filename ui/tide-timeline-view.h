@@ -31,11 +31,6 @@ void                     tide_timeline_view_get_selection_range (TideTimelineVie
 void                     tide_timeline_view_set_selection_range (TideTimelineView *self,
                                                                  gint64            begin,
                                                                  gint64            end);
-void                     tide_timeline_view_set_highlight       (TideTimelineView *self,
-                                                                 gint64            process_id,
-                                                                 gint              growth_step,
-                                                                 gint              device,
-                                                                 GArray           *series);
 gint                     tide_timeline_view_get_highlight_step  (TideTimelineView *self);
 void                     tide_timeline_view_get_visible_range   (TideTimelineView *self,
                                                                  gint64           *begin,

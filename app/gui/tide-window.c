@@ -131,31 +131,12 @@ tide_window_flame_selected_cb (TideWindow *self)
   gtk_label_set_text (self->frame_detail, text);
 }
 
-/* A suspect's growth is shown on the timeline: its live bytes over its
- * lane and the steps from the one where it began tinted. */
+/* The suspect chosen is the session's: the timeline draws its growth. */
 static void
 tide_window_suspect_selected_cb (TideWindow *self)
 {
-  const TideGroup *suspect = tide_suspects_view_get_selected (self->suspects_view);
-  g_autoptr(GArray) series = NULL;
-  g_autoptr(GError) error = NULL;
-
   g_assert (TIDE_IS_WINDOW (self));
-
-  if (suspect == NULL)
-    {
-      tide_timeline_view_set_highlight (self->timeline, 0, 0, -1, NULL);
-      return;
-    }
-  tide_session_set_process_id (self->session, suspect->process.id);
-  series = tide_timeline_group_series (_tide_window_get_trace (self), suspect->process.id,
-                                       suspect->stack_id,
-                                       suspect->stack_id == 0 ? suspect->scope_id : 0,
-                                       suspect->device, &error);
-  if (series == NULL)
-    set_banner (self, error->message);
-  tide_timeline_view_set_highlight (self->timeline, suspect->process.id, suspect->growth_step,
-                                    suspect->device, series);
+  tide_session_set_suspect (self->session, tide_suspects_view_get_selected (self->suspects_view));
 }
 
 /* The process picker's rows are the trace's processes: its binding to the
@@ -246,8 +227,7 @@ load_processes (TideWindow *self,
 }
 
 /* The session's tables are the trace's: the process picker lists its
- * processes, a suspect drawn on the timeline was the last trace's, and
- * steps that could not be read say why. */
+ * processes, and steps that could not be read say why. */
 static void
 tide_window_session_tables_cb (TideWindow *self)
 {
@@ -255,7 +235,6 @@ tide_window_session_tables_cb (TideWindow *self)
 
   g_assert (TIDE_IS_WINDOW (self));
 
-  tide_timeline_view_set_highlight (self->timeline, 0, 0, -1, NULL);
   load_processes (self, tables ? tide_trace_tables_get_processes (tables) : NULL,
                   tables ? tide_trace_tables_get_suspects (tables) : NULL);
   if (tables != NULL && tide_trace_tables_get_error (tables) != NULL)

@@ -328,6 +328,36 @@ test_hide_plumbing (Fixture       *f,
   g_assert_cmpuint (notified, ==, 1);
 }
 
+/* The suspect chosen is one of the tables' and chooses its process; the
+ * same file reopened (a live capture growing) makes new tables, which
+ * drop it. */
+static void
+test_suspect (Fixture       *f,
+              gconstpointer  unused)
+{
+  g_autoptr(TideSession) session = tide_session_new ();
+  g_autoptr(TideTrace) reopened = tide_trace_open (f->path, NULL);
+  GPtrArray *suspects;
+  const TideGroup *top;
+  gint64 process_id;
+
+  tide_session_set_trace (session, f->trace);
+  suspects = tide_trace_tables_get_suspects (tide_session_get_tables (session));
+  g_assert_cmpuint (suspects->len, ==, 1);
+  top = g_ptr_array_index (suspects, 0);
+  g_assert_cmpint (top->growth_step, ==, TEST_LEAK_FROM);
+  g_assert_cmpint (tide_session_get_process_id (session), ==, 0);
+  tide_session_set_suspect (session, top);
+  g_assert_true (tide_session_get_suspect (session) == top);
+  process_id = top->process.id;
+  g_assert_cmpint (process_id, ==, 1);
+  g_assert_cmpint (tide_session_get_process_id (session), ==, process_id);
+  /* The tables that held it go: so does it. */
+  tide_session_set_trace (session, reopened);
+  g_assert_null (tide_session_get_suspect (session));
+  g_assert_cmpint (tide_session_get_process_id (session), ==, process_id);
+}
+
 /* Waits for @query's result: its query runs on a thread of its own and
  * answers on this one's main context. */
 static void
@@ -421,6 +451,7 @@ main (int    argc,
               fixture_teardown);
   g_test_add ("/session/retained-query", Fixture, NULL, fixture_setup, test_retained_query,
               fixture_teardown);
+  g_test_add ("/session/suspect", Fixture, NULL, fixture_setup, test_suspect, fixture_teardown);
   g_test_add ("/session/compare-trace", Fixture, NULL, fixture_setup, test_compare_trace,
               fixture_teardown);
   return g_test_run ();
