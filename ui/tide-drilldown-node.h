@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-drilldown-node.h: a row of the drill-down tree: a scope, a stack or a
+ * frame.
  */
 #pragma once
 

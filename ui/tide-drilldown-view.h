@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-drilldown-view.h: what the selected step or range retained, as a tree.
  */
 #pragma once
 

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-flame-graph.h: the drill-down's stacks as a flame graph.
  */
 #pragma once
 

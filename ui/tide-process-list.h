@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-process-list.h: the running processes that attach can pick from.
  */
 #pragma once
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-session.h: what the user is looking at in one trace, which every view
+ * reads.
  */
 #pragma once
 

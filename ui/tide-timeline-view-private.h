@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-timeline-view-private.h: TideTimelineView's instance, shared by its
+ * files.
  */
 #pragma once
 

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-cli.h: the tidemark command's subcommands, one entry point each.
  */
 #pragma once
 

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-export-size-dialog.h: the size a timeline PNG is exported at.
  */
 #pragma once
 

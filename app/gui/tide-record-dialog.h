@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-record-dialog.h: the Record dialog: what to record and how.
  */
 #pragma once
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-record-request.h: what the Record dialog asks for, as plain data, and
+ * its command line.
  */
 #pragma once
 

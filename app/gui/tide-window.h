@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-window.h: the window of one trace.
  */
 #pragma once
 

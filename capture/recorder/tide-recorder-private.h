@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-recorder-private.h: the state of `tidemark record`, shared by its files.
  */
 #pragma once
 

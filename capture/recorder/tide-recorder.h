@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  * Copyright 2026 The Tidemark authors
+ *
+ * tide-recorder.h: the recorder behind `tidemark record`.
  */
 #pragma once
 
