@@ -4,7 +4,7 @@
  * TideRecordRequest: what the Record dialog asks for, as plain data, and
  * the one function that turns it into the recorder's command line.  It
  * reads no widget and no environment, so that every command line the app
- * can start is tested as exact argv (tests/app/test-record-request.c).
+ * can start is tested as exact argv (tests/app/gui/test-record-request.c).
  */
 #include "config.h"
 

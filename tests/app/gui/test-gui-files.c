@@ -399,7 +399,7 @@ test_record_beside_open_trace (void)
 }
 
 /* What the dialog asks for, as a request; the command lines that requests
- * become are tests/app/test-record-request.c's. */
+ * become are tests/app/gui/test-record-request.c's. */
 static void
 test_record_dialog_arguments (void)
 {
