@@ -221,6 +221,24 @@ tide_preload_note_inherited_free (uint64_t size)
   atomic_fetch_add_explicit (&inherited_freed, whole, memory_order_relaxed);
 }
 
+/* glibc sets its allocator up at the first call into it, with no lock
+ * (ptmalloc_init), so a second thread that calls in meanwhile reads an
+ * arena that is not set up: the flusher's first mallinfo2, in a program
+ * whose first malloc came at that moment, read an arena with no top
+ * chunk.  So the thread that loads the preload, before it starts the
+ * flusher and while it is the only one, looks the allocators' functions
+ * up and asks glibc's once. */
+void
+tide_preload_allocator_free_init (void)
+{
+  Mallinfo2Func mallinfo2_fn = lookup_mallinfo2 ();
+
+  (void) lookup_mallctl ();
+  (void) lookup_tcmalloc_property ();
+  if (mallinfo2_fn != NULL)
+    (void) mallinfo2_fn ();
+}
+
 /* At a step's mark: from now on the marks send it. */
 void
 tide_preload_send_allocator_free_at_step (void)

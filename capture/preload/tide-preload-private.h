@@ -259,6 +259,7 @@ void     tide_pymalloc_release_place (void       *place);
 /* tide-preload-scope.c */
 uint32_t tide_scope_current      (void);
 void     tide_scope_resend_all   (void);
+void     tide_preload_allocator_free_init (void);
 void     tide_preload_send_allocator_free (void);
 void     tide_preload_send_allocator_free_at_step (void);
 void     tide_preload_poll_allocator_free (uint64_t now_ns);

@@ -305,6 +305,7 @@ start (const char *path)
       tide_atfork_done = true;
     }
   atomic_store (&tide_state.fd, fd);
+  tide_preload_allocator_free_init ();
   start_recording (0);
   tide_pyalloc_hook_arenas ();
 }
