@@ -83,13 +83,13 @@ update_compared (TideRetainedQuery *self)
   if (diff != NULL && self->step > 0 && self->groups != NULL)
     compared = tide_trace_diff_step_retained (diff, tide_session_get_compare_trace (self->session),
                                               self->step, &error);
+  if (error != NULL)
+    set_error (self, error->message);
   if (compared == NULL && self->compared == NULL)
     return;
   g_clear_pointer (&self->compared, g_hash_table_unref);
   self->compared = compared;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_COMPARED]);
-  if (error != NULL)
-    set_error (self, error->message);
 }
 
 /* Shows @groups (NULL: none), done loading. */

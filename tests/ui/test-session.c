@@ -434,6 +434,38 @@ test_retained_query (Fixture       *f,
   g_assert_false (tide_retained_query_get_loading (query));
 }
 
+/* A step's rows with a compared run get what the compared run's aligned
+ * step retained; when that query fails, the query says why and the rows
+ * stay, with nothing compared. */
+static void
+test_retained_compared_error (Fixture       *f,
+                              gconstpointer  unused)
+{
+  g_autoptr(TideSession) session = tide_session_new ();
+  g_autoptr(TideRetainedQuery) query = tide_retained_query_new (session);
+  g_autofree char *fixed_path = tide_test_fixed_trace_write (f->dir);
+  g_autoptr(TideTrace) fixed = tide_trace_open (fixed_path, NULL);
+
+  tide_session_set_trace (session, f->trace);
+  tide_session_set_process_id (session, 1);
+  tide_session_set_compare_trace (session, fixed);
+  g_assert_nonnull (tide_session_get_comparison (session));
+  tide_session_set_step (session, TEST_LEAK_FROM);
+  wait_for_groups (query);
+  g_assert_nonnull (tide_retained_query_get_compared (query));
+  g_assert_null (tide_retained_query_get_error (query));
+
+  tide_test_exec_sql (fixed_path, "ALTER TABLE allocations RENAME TO gone");
+  tide_session_set_step (session, TEST_LEAK_FROM + 1);
+  wait_for_groups (query);
+  g_assert_nonnull (tide_retained_query_get_groups (query));
+  g_assert_null (tide_retained_query_get_compared (query));
+  g_assert_nonnull (tide_retained_query_get_error (query));
+  g_assert_nonnull (strstr (tide_retained_query_get_error (query), "allocations"));
+  g_clear_object (&fixed);
+  g_unlink (fixed_path);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -452,6 +484,8 @@ main (int    argc,
   g_test_add ("/session/retained-query", Fixture, NULL, fixture_setup, test_retained_query,
               fixture_teardown);
   g_test_add ("/session/suspect", Fixture, NULL, fixture_setup, test_suspect, fixture_teardown);
+  g_test_add ("/session/retained-compared-error", Fixture, NULL, fixture_setup,
+              test_retained_compared_error, fixture_teardown);
   g_test_add ("/session/compare-trace", Fixture, NULL, fixture_setup, test_compare_trace,
               fixture_teardown);
   return g_test_run ();
