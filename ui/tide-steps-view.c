@@ -416,23 +416,17 @@ count_deaths (const TideStepRow *row,
   return n;
 }
 
-/**
- * tide_steps_view_set_steps:
- * @rows: (element-type TideStepRow) (nullable): from tide_report_steps(), copied
- * @transfers: (element-type TideTransferMark) (nullable): counted per step
- * @deaths: (element-type gint64) (nullable): when processes of the job
- *   died (by a signal or an error exit), from the trace's start; counted
- *   in the step of each row they fall in
- */
-void
-tide_steps_view_set_steps (TideStepsView *self,
-                           GPtrArray     *rows,
-                           GArray        *transfers,
-                           GArray        *deaths)
+/* The rows of a trace's tables (the session's), or none: a row per step,
+ * with the transfers that started in it and the processes of the job
+ * that died in it counted. */
+static void
+set_tables (TideStepsView   *self,
+            TideTraceTables *tables)
 {
   g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
-
-  g_return_if_fail (TIDE_IS_STEPS_VIEW (self));
+  GPtrArray *rows = tables ? tide_trace_tables_get_steps (tables) : NULL;
+  GArray *transfers = tables ? tide_trace_tables_get_transfers (tables) : NULL;
+  GArray *deaths = tables ? tide_trace_tables_get_deaths (tables) : NULL;
 
   for (guint i = 0; rows != NULL && i < rows->len; i++)
     {
@@ -447,19 +441,6 @@ tide_steps_view_set_steps (TideStepsView *self,
   g_list_store_splice (self->store, 0, g_list_model_get_n_items (G_LIST_MODEL (self->store)),
                        items->pdata, items->len);
   sync_selection (self);
-}
-
-/* The rows of a trace's tables (the session's), or none. */
-static void
-set_tables (TideStepsView   *self,
-            TideTraceTables *tables)
-{
-  if (tables == NULL)
-    tide_steps_view_set_steps (self, NULL, NULL, NULL);
-  else
-    tide_steps_view_set_steps (self, tide_trace_tables_get_steps (tables),
-                               tide_trace_tables_get_transfers (tables),
-                               tide_trace_tables_get_deaths (tables));
 }
 
 /* Sets every row's compared step again, and has the list say so. */

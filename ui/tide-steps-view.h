@@ -32,10 +32,6 @@ typedef enum
 } TideStepsColumn;
 
 GtkWidget  *tide_steps_view_new               (void);
-void        tide_steps_view_set_steps         (TideStepsView   *self,
-                                               GPtrArray       *rows,
-                                               GArray          *transfers,
-                                               GArray          *deaths);
 void        tide_steps_view_set_comparison    (TideStepsView   *self,
                                                const TideTraceDiff *diff);
 gboolean    tide_steps_view_column_known      (TideStepsColumn  column,
