@@ -164,7 +164,7 @@ write_residency (TideCaptureProcess *self,
 static gboolean
 kind_keeps_pages (guint8 kind)
 {
-  return kind == TIDE_KIND_MALLOC || kind == TIDE_KIND_PYOBJECT;
+  return tide_kind_is_heap (kind);
 }
 
 /* @place's block as it lay whole on present pages at the last step end

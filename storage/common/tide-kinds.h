@@ -25,6 +25,21 @@ typedef enum
   TIDE_KIND_PYARENA  = 11, /* an arena of CPython's allocator: plumbing, never in a stack */
 } TideAllocKind;
 
+/* The heap: blocks of the program's allocators (the live-heap counter,
+ * a step's heap). */
+static inline int
+tide_kind_is_heap (int kind)
+{
+  return kind == TIDE_KIND_MALLOC || kind == TIDE_KIND_PYOBJECT;
+}
+
+/* The program's own mappings and break (the mapped counter). */
+static inline int
+tide_kind_is_mapped (int kind)
+{
+  return kind == TIDE_KIND_MMAP || kind == TIDE_KIND_BRK || kind == TIDE_KIND_PAGE;
+}
+
 /* Counter ids of the counters table (counter_kinds holds their names). */
 typedef enum
 {

@@ -109,9 +109,9 @@ tide_step_accumulator_apply (TideStepAccumulator *self,
   /* Pinned host memory is neither heap nor a mapping of the program's. */
   if (kind == TIDE_KIND_DEVICE)
     self->device_live += bytes;
-  else if (kind == TIDE_KIND_MMAP || kind == TIDE_KIND_BRK || kind == TIDE_KIND_PAGE)
+  else if (tide_kind_is_mapped (kind))
     self->mapped_live += bytes;
-  else if (kind == TIDE_KIND_MALLOC || kind == TIDE_KIND_PYOBJECT)
+  else if (tide_kind_is_heap (kind))
     self->heap_live += bytes;
 
   if (born_in_step)
