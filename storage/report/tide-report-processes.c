@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "tide-device-oom.h"
+#include "tide-live-at.h"
 #include "tide-report-private.h"
 #include "tide-report-rss.h"
 #include "tide-saturate.h"
@@ -111,11 +112,12 @@ _tide_report_steps_source (GPtrArray         *processes,
   "(SELECT c.value FROM counters c WHERE c.process_id = ?1 AND c.counter = " counter \
   " AND c.ts_ns <= s." bound " ORDER BY c.ts_ns DESC LIMIT 1)"
 
-/* The steps of @source that @p lived in, with @p's RSS and heap at their
- * ends and starts.  The first counts from @p's own start, as its private
- * memory does (from nothing, or from its fork): a launcher that imported
- * torch before its ranks stepped grew before that step's start, and a
- * worker forked within it had its parent's pages in its RSS at once. */
+/* The steps of @source that @p lived in, with @p's RSS at their ends and
+ * starts (its heap comes later: add_borrowed_heap()).  The first counts
+ * from @p's own start, as its private memory does (from nothing, or from
+ * its fork): a launcher that imported torch before its ranks stepped grew
+ * before that step's start, and a worker forked within it had its
+ * parent's pages in its RSS at once. */
 static gboolean
 add_borrowed_steps (TideTrace         *trace,
                     const TideProcess *p,
@@ -129,10 +131,7 @@ add_borrowed_steps (TideTrace         *trace,
   stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                   "SELECT s.number, s.label, s.start_ns, s.end_ns,"
                   COUNTER_AT (TIDE_SQL_COUNTER_RSS, "end_ns") ","
-                  COUNTER_AT (TIDE_SQL_COUNTER_RSS, "from_ns") ","
-                  COUNTER_AT (TIDE_SQL_COUNTER_HEAP_LIVE, "end_ns") ","
-                  COUNTER_AT (TIDE_SQL_COUNTER_HEAP_LIVE, "from_ns") ","
-                  COUNTER_AT (TIDE_SQL_COUNTER_MAPPED, "end_ns")
+                  COUNTER_AT (TIDE_SQL_COUNTER_RSS, "from_ns")
                   " FROM (SELECT number, label, start_ns, end_ns,"
                   "         CASE WHEN number = min (number) OVER () THEN ?3 ELSE start_ns END"
                   "           AS from_ns"
@@ -154,13 +153,66 @@ add_borrowed_steps (TideTrace         *trace,
       row->borrowed = TRUE;
       _tide_step_row_read_span (row, trace, stmt, 0);
       row->rss_delta = row->rss_end - sqlite3_column_int64 (stmt, 5);
-      row->heap_end = sqlite3_column_int64 (stmt, 6);
-      row->heap_delta = row->heap_end - sqlite3_column_int64 (stmt, 7);
-      row->mapped_end = sqlite3_column_int64 (stmt, 8);
       row->devices = g_array_new (FALSE, TRUE, sizeof (TideStepDevice));
       g_ptr_array_add (rows, row);
     }
   return tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error);
+}
+
+/* When the change of @rows[i] counts from: its step's start, or for the
+ * first row @p's own start (add_borrowed_steps()). */
+static gint64
+borrowed_from_ns (TideTrace         *trace,
+                  const TideProcess *p,
+                  GPtrArray         *rows,
+                  guint              i)
+{
+  const TideStepRow *r = g_ptr_array_index (rows, i);
+
+  return i == 0 ? p->start_ns : tide_trace_get_start_ns (trace) + r->start_ns;
+}
+
+/* @p's heap and mappings at the ends and starts of the steps it borrows
+ * (@rows, its rows, in step order), and at its exit reading: from its
+ * allocation rows, by each block's own times (tide-live-at.c), not from
+ * the counters that the recorder polls as the records come. */
+static gboolean
+add_borrowed_heap (TideTrace         *trace,
+                   const TideProcess *p,
+                   GPtrArray         *rows,
+                   GError           **error)
+{
+  TideStepRow *last = g_ptr_array_index (rows, rows->len - 1);
+  guint n = 2 * rows->len + 1;
+  g_autofree gint64 *times = g_new (gint64, n);
+  g_autofree TideLiveBytes *live = g_new (TideLiveBytes, n);
+
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const TideStepRow *r = g_ptr_array_index (rows, i);
+
+      times[2 * i] = borrowed_from_ns (trace, p, rows, i);
+      times[2 * i + 1] = tide_trace_get_start_ns (trace) + r->start_ns + r->duration_ns;
+    }
+  times[n - 1] = last->exit_read ? last->exit_read_ns : times[n - 2];
+  if (!tide_trace_live_at (trace, p->id, times, n, live, error))
+    return FALSE;
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+
+      r->heap_end = live[2 * i + 1].heap;
+      r->heap_delta = tide_sat_sub (r->heap_end, live[2 * i].heap);
+      r->mapped_end = live[2 * i + 1].mapped;
+      r->class_start[TIDE_STEP_MAPPED] = live[2 * i].mapped;
+      r->class_end[TIDE_STEP_MAPPED] = live[2 * i + 1].mapped;
+    }
+  if (last->exit_read)
+    {
+      last->heap_exit = live[n - 1].heap;
+      last->class_exit[TIDE_STEP_MAPPED] = live[n - 1].mapped;
+    }
+  return TRUE;
 }
 
 static gint
@@ -278,6 +330,13 @@ add_kin_changes (TideTrace *trace,
     }
 }
 
+/* A process without steps of its own, and where its rows begin. */
+typedef struct
+{
+  const TideProcess *process;
+  guint              first;
+} Borrower;
+
 /**
  * tide_report_job_steps:
  *
@@ -292,6 +351,7 @@ tide_report_job_steps (TideTrace  *trace,
 {
   g_autoptr(GPtrArray) rows = tide_report_steps (trace, error);
   g_autoptr(GPtrArray) processes = NULL;
+  g_autoptr(GArray) borrowers = g_array_new (FALSE, FALSE, sizeof (Borrower));
 
   if (rows == NULL || (processes = tide_trace_list_processes (trace, error)) == NULL)
     return NULL;
@@ -299,12 +359,27 @@ tide_report_job_steps (TideTrace  *trace,
     {
       TideProcess *p = g_ptr_array_index (processes, i);
       TideProcess *source = p->has_steps ? NULL : _tide_report_steps_source (processes, p);
+      Borrower b = { p, rows->len };
 
       if (source != NULL && !add_borrowed_steps (trace, p, source, rows, error))
         return NULL;
+      if (rows->len > b.first)
+        g_array_append_val (borrowers, b);
     }
   if (!_tide_report_add_classes (trace, rows, error))
     return NULL;
+  for (guint i = 0; i < borrowers->len; i++)
+    {
+      Borrower *b = &g_array_index (borrowers, Borrower, i);
+      guint end = i + 1 < borrowers->len ? g_array_index (borrowers, Borrower, i + 1).first
+                                         : rows->len;
+      g_autoptr(GPtrArray) mine = g_ptr_array_new ();
+
+      for (guint r = b->first; r < end; r++)
+        g_ptr_array_add (mine, g_ptr_array_index (rows, r));
+      if (!add_borrowed_heap (trace, b->process, mine, error))
+        return NULL;
+    }
   add_kin_changes (trace, processes, rows);
   g_ptr_array_sort (rows, compare_step_then_process);
   return g_steal_pointer (&rows);

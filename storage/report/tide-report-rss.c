@@ -379,6 +379,7 @@ add_process_classes (TideTrace     *trace,
     }
   keep_own_copies (last->class_exit);
   last->exit_read = exit_read_ns >= 0;
+  last->exit_read_ns = exit_read_ns;
   last->heap_exit = -1;
   if (last->exit_read && !counter_at (trace, at, process_id, TIDE_COUNTER_HEAP_LIVE, exit_read_ns,
                                       &last->heap_exit, error))

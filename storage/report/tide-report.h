@@ -97,6 +97,7 @@ typedef struct
                                  * memory was read last after the step's start
                                  * (as it exited: after the step's end, or within
                                  * the step where it ended first) (class_exit) */
+  gint64   exit_read_ns;        /* when that reading was taken, in trace time */
   gint64   class_exit[TIDE_STEP_N_CLASSES];   /* the classes at that reading */
   gint64   heap_exit;           /* the recorded blocks' live bytes then, -1: unknown */
   GPtrArray *kin_started;       /* char *: its parent and children that started

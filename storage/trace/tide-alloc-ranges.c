@@ -97,3 +97,34 @@ tide_alloc_ranges_retained_sql (TideRetainedPlan  plan,
     "  AND %s AND %s AND free_ns - alloc_ns <= %" G_GINT64_FORMAT,
     long_lived, short_lived_ns, span_bound, process_filter, made_and_live, short_lived_ns);
 }
+
+/**
+ * tide_alloc_ranges_long_lived_sql:
+ * @plan: how the trace finds its rows
+ * @short_lived_ns: as for tide_alloc_ranges_retained_sql()
+ * @columns: what to select of each allocations row
+ *
+ * A SELECT of @columns of the rows of process ?1 made at or before ?2
+ * that may be live more than @short_lived_ns after they were made: a
+ * superset of those live at any time t made by t - @short_lived_ns.
+ * Where the trace keeps no short-lived rows apart
+ * (%TIDE_RETAINED_BY_INDEX), every row of the process made by ?2.
+ *
+ * Returns: (transfer full): SQL
+ */
+char *
+tide_alloc_ranges_long_lived_sql (TideRetainedPlan  plan,
+                                  gint64            short_lived_ns,
+                                  const char       *columns)
+{
+  if (plan == TIDE_RETAINED_BY_RANGES_LONG)
+    return g_strdup_printf ("SELECT %s FROM allocations WHERE id IN"
+                            " (SELECT id FROM long_lived_allocations"
+                            "  WHERE process_id = ?1 AND alloc_ns <= ?2)", columns);
+  if (plan == TIDE_RETAINED_BY_RANGES)
+    return g_strdup_printf ("SELECT %s FROM allocations WHERE process_id = ?1 AND alloc_ns <= ?2"
+                            " AND (free_ns IS NULL OR free_ns - alloc_ns > %" G_GINT64_FORMAT ")",
+                            columns, short_lived_ns);
+  return g_strdup_printf ("SELECT %s FROM allocations WHERE process_id = ?1 AND alloc_ns <= ?2",
+                          columns);
+}

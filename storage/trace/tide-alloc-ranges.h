@@ -86,6 +86,10 @@ char    *tide_alloc_ranges_retained_sql (TideRetainedPlan  plan,
                                          gint64            range_span_ns,
                                          const char       *process_filter);
 
+char    *tide_alloc_ranges_long_lived_sql (TideRetainedPlan  plan,
+                                           gint64            short_lived_ns,
+                                           const char       *columns);
+
 /* A process filter for tide_alloc_ranges_retained_sql(): every process
  * when ?1 is 0, else process ?1.  The allocations columns have no declared
  * type (tide-schema.c), so "process_id IN (SELECT id ...)" would compare

@@ -17,6 +17,11 @@ G_BEGIN_DECLS
 sqlite3 *_tide_trace_get_db (TideTrace *self);
 char    *_tide_trace_retained_rows_sql (TideTrace  *self,
                                         const char *process_filter);
+char    *_tide_trace_long_lived_rows_sql (TideTrace  *self,
+                                          const char *columns);
+/* How long a short-lived row lives at most (tide-alloc-ranges.h); 0 where
+ * the trace keeps none apart. */
+gint64   _tide_trace_get_short_lived_ns (TideTrace *self);
 /* "disk full at 41.2 s" for a trace whose writes were refused (its meta
  * says stopped_reason), else NULL. */
 char    *_tide_trace_describe_early_end_db (sqlite3 *db);

@@ -395,6 +395,21 @@ _tide_trace_retained_rows_sql (TideTrace  *self,
                                          self->range_span_ns, process_filter);
 }
 
+/* A query of @columns of the rows of process ?1 made by ?2 that may live
+ * longer than a short-lived row (tide_alloc_ranges_long_lived_sql()). */
+char *
+_tide_trace_long_lived_rows_sql (TideTrace  *self,
+                                 const char *columns)
+{
+  return tide_alloc_ranges_long_lived_sql (self->retained_plan, self->short_lived_ns, columns);
+}
+
+gint64
+_tide_trace_get_short_lived_ns (TideTrace *self)
+{
+  return self->retained_plan == TIDE_RETAINED_BY_INDEX ? 0 : self->short_lived_ns;
+}
+
 /* Whether the trace has live_at_end (tide-analysis.c). */
 gboolean
 _tide_trace_has_live_at_end (TideTrace *self)

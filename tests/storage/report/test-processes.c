@@ -80,6 +80,21 @@ add_rank (TideTraceWriter *w,
     }
 }
 
+/* A heap block of process @id; @free_ns 0: never freed. */
+static void
+add_block (TideTraceWriter *w,
+           gint64           id,
+           gint64           alloc_ns,
+           gint64           free_ns,
+           gint64           size)
+{
+  TideAllocRow a = { .process_id = id, .alloc_ns = alloc_ns, .free_ns = free_ns,
+                     .address = 0x7000000 * id + alloc_ns, .size = size, .weight = 1,
+                     .stack_id = 1, .device = -1, .kind = 1 };
+
+  tide_trace_writer_add_allocation (w, &a);
+}
+
 static void
 write_job (const char *path)
 {
@@ -106,8 +121,14 @@ write_job (const char *path)
   tide_trace_writer_add_counter (w, WORKER, TIDE_COUNTER_RSS, -1, 2600000, 50 * MIB);
   tide_trace_writer_add_counter (w, WORKER, TIDE_COUNTER_RSS, -1, 4 * MS - 1, 51 * MIB);
   tide_trace_writer_add_counter (w, WORKER, TIDE_COUNTER_RSS, -1, 6 * MS - 1, 53 * MIB);
-  tide_trace_writer_add_counter (w, WORKER, TIDE_COUNTER_HEAP_LIVE, -1, 2600000, MIB);
-  tide_trace_writer_add_counter (w, WORKER, TIDE_COUNTER_HEAP_LIVE, -1, 5 * MS - 1, 2 * MIB);
+  /* Its heap: 1 MiB from 2.6 ms and 1 MiB more from 5 ms, and 8 MiB that
+   * lived across rank 1's fourth step end, from 3.9 to 4.1 ms.  The
+   * recorder polled its heap as its records came, which it sends late:
+   * the counter never held the 8 MiB, nor the first MiB by 4 ms. */
+  add_block (w, WORKER, 2600000, 0, MIB);
+  add_block (w, WORKER, 5 * MS - 1, 0, MIB);
+  add_block (w, WORKER, 3900000, 4100000, 8 * MIB);
+  tide_trace_writer_add_counter (w, WORKER, TIDE_COUNTER_HEAP_LIVE, -1, 4500000, MIB);
 
   g_assert_true (tide_trace_writer_finish (w, &error));
   g_assert_no_error (error);
@@ -251,9 +272,11 @@ test_job_steps (Fixture       *f,
   g_assert_cmpstr (shape->str, ==, "1:10/12 1:11/12 1:12/12 1:13/13 "
                                    "2:10/12 2:11/12 2:12/12 2:13/13 "
                                    "3:10/12 3:11/12 3:12/12 3:13/13 3:14/13 ");
+  /* Its heap at each step end from its blocks' own times (before: from
+   * the counter, "4 ... 1 0" and "5 ... 1 0"). */
   g_assert_cmpstr (worker->str, ==, "3 DataLoader worker 0 1 50 50 1 1; "
-                                    "4 DataLoader worker 0 1 51 1 1 0; "
-                                    "5 DataLoader worker 0 1 51 0 2 1; "
+                                    "4 DataLoader worker 0 1 51 1 9 8; "
+                                    "5 DataLoader worker 0 1 51 0 2 -7; "
                                     "6 DataLoader worker 0 1 53 2 2 0; ");
   launcher_last = g_ptr_array_index (rows, rows->len - 5);
   g_assert_cmpint (launcher_last->process.pid, ==, 10);
@@ -274,12 +297,11 @@ write_late_job (const char *path)
   tide_trace_writer_set_meta_int (w, "start_ns", 0);
   add_process (w, LAUNCHER, 0, 0, LAUNCHER_CMD);
   tide_trace_writer_add_counter (w, LAUNCHER, TIDE_COUNTER_RSS, -1, 0, 4 * MIB);
-  tide_trace_writer_add_counter (w, LAUNCHER, TIDE_COUNTER_HEAP_LIVE, -1, 0, 0);
   /* The import, before the rank starts. */
   tide_trace_writer_add_counter (w, LAUNCHER, TIDE_COUNTER_RSS, -1, 5 * MS, 100 * MIB);
-  tide_trace_writer_add_counter (w, LAUNCHER, TIDE_COUNTER_HEAP_LIVE, -1, 5 * MS, 90 * MIB);
+  add_block (w, LAUNCHER, 5 * MS, 0, 90 * MIB);
   tide_trace_writer_add_counter (w, LAUNCHER, TIDE_COUNTER_RSS, -1, 7 * MS, 101 * MIB);
-  tide_trace_writer_add_counter (w, LAUNCHER, TIDE_COUNTER_HEAP_LIVE, -1, 7 * MS, 91 * MIB);
+  add_block (w, LAUNCHER, 7 * MS, 0, MIB);
   add_process (w, RANK0, LAUNCHER, 6 * MS, SPAWN_CMD);
   tide_trace_writer_set_process_rank (w, RANK0, 0);
   tide_trace_writer_add_step (w, 1, RANK0, 1, "", 6 * MS, 8 * MS);

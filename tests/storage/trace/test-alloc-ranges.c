@@ -13,6 +13,7 @@
 #include "tide-alloc-ranges.h"
 #include "tide-test-util.h"
 #include "tide-drilldown.h"
+#include "tide-live-at.h"
 #include "tide-report.h"
 #include "tide-trace-private.h"
 #include "tide-trace-writer.h"
@@ -251,6 +252,117 @@ test_retained_matches_scan (void)
   g_rmdir (dir);
 }
 
+/* What a scan of every row of @process_id gives at @t: the heap, or the
+ * mapped bytes. */
+static gint64
+scan_live_at (sqlite3 *db,
+              gint64   process_id,
+              gint64   t,
+              gboolean mapped)
+{
+  sqlite3_stmt *stmt = NULL;
+  gint64 bytes;
+
+  g_assert_cmpint (sqlite3_prepare_v2 (db, mapped
+                                           ? "SELECT total (size) FROM allocations NOT INDEXED"
+                                             " WHERE process_id = ?1 AND kind IN (2, 3, 6)"
+                                             " AND alloc_ns <= ?2 AND (free_ns IS NULL OR free_ns > ?2)"
+                                           : "SELECT total (size) FROM allocations NOT INDEXED"
+                                             " WHERE process_id = ?1 AND kind IN (1, 10)"
+                                             " AND alloc_ns <= ?2 AND (free_ns IS NULL OR free_ns > ?2)",
+                                       -1, &stmt, NULL), ==, SQLITE_OK);
+  sqlite3_bind_int64 (stmt, 1, process_id);
+  sqlite3_bind_int64 (stmt, 2, t);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
+  bytes = (gint64) sqlite3_column_double (stmt, 0);
+  sqlite3_finalize (stmt);
+  return bytes;
+}
+
+/* 100 times, half of them rows' own, each process's live heap and
+ * mappings at each: tide_trace_live_at() gives what a full scan does. */
+static void
+check_live_at (const char *path,
+               guint32     seed)
+{
+  g_autoptr(GRand) rand = g_rand_new_with_seed (seed);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTrace) trace = tide_trace_open (path, &error);
+  gint64 times[100];
+  TideLiveBytes live[G_N_ELEMENTS (times)];
+  guint nonempty = 0;
+
+  g_assert_no_error (error);
+  for (guint i = 0; i < G_N_ELEMENTS (times); i++)
+    {
+      g_autofree char *own = g_strdup_printf ("SELECT %s FROM allocations WHERE id = %d",
+                                              i % 4 == 0 ? "alloc_ns" : "coalesce (free_ns, 5)",
+                                              g_rand_int_range (rand, 1, 30000));
+
+      times[i] = i % 2 == 0
+        ? tide_test_query_int (trace, own)
+        : g_rand_int_range (rand, 1, 2100000) * (gint64) 1000 + g_rand_int_range (rand, 0, 3);
+    }
+  for (gint64 process_id = 1; process_id <= 2; process_id++)
+    {
+      g_assert_true (tide_trace_live_at (trace, process_id, times, G_N_ELEMENTS (times), live,
+                                         &error));
+      g_assert_no_error (error);
+      for (guint i = 0; i < G_N_ELEMENTS (times); i++)
+        {
+          g_assert_cmpint (live[i].heap, ==,
+                           scan_live_at (_tide_trace_get_db (trace), process_id, times[i], FALSE));
+          g_assert_cmpint (live[i].mapped, ==,
+                           scan_live_at (_tide_trace_get_db (trace), process_id, times[i], TRUE));
+          nonempty += live[i].heap > 0 && live[i].mapped > 0;
+        }
+    }
+  g_assert_cmpuint (nonempty, >, 150);
+}
+
+/* Rows of every kind: heap (malloc, Python objects), mappings (mmap,
+ * brk), and neither (CPython's arenas, device blocks). */
+static void
+vary_kinds (const char *path)
+{
+  sqlite3 *db = NULL;
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "UPDATE allocations SET kind = CASE id % 6"
+                                     " WHEN 0 THEN 1 WHEN 1 THEN 10 WHEN 2 THEN 2"
+                                     " WHEN 3 THEN 3 WHEN 4 THEN 11 ELSE 4 END;",
+                                 NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+}
+
+/* A process's heap at another's step end is read from its rows, not from
+ * the counter the recorder polls (tide-live-at.c): the long-lived rows in
+ * one pass, the recent ones through the ranges, for every layout a trace
+ * may have. */
+static void
+test_live_at_matches_scan (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-ranges");
+  g_autoptr(GRand) rand = g_rand_new_with_seed (5);
+  g_autofree char *path = write_trace (dir, rand);
+  sqlite3 *db = NULL;
+
+  vary_kinds (path);
+  check_live_at (path, 3);
+  make_old_layout (path);
+  check_live_at (path, 4);
+  /* No ranges: every row found through the index. */
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "DROP TABLE allocation_ranges;"
+                                     "CREATE INDEX allocations_by_alloc"
+                                     " ON allocations (process_id, alloc_ns);",
+                                 NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+  check_live_at (path, 5);
+  g_remove (path);
+  g_rmdir (dir);
+}
+
 /* The same rows without the ranges: the query a trace without them gets. */
 static void
 test_sql_without_ranges (void)
@@ -274,5 +386,6 @@ main (int   argc,
   g_test_add_func ("/alloc-ranges/add", test_range_add);
   g_test_add_func ("/alloc-ranges/retained-matches-scan", test_retained_matches_scan);
   g_test_add_func ("/alloc-ranges/sql-without-ranges", test_sql_without_ranges);
+  g_test_add_func ("/alloc-ranges/live-at-matches-scan", test_live_at_matches_scan);
   return g_test_run ();
 }

@@ -25,6 +25,7 @@
 #include "tide-alloc-ranges.h"
 #include "tide-analysis.h"
 #include "tide-drilldown.h"
+#include "tide-live-at.h"
 #include "tide-report.h"
 #include "tide-schema.h"
 #include "tide-test-util.h"
@@ -54,6 +55,7 @@ typedef struct
 {
   guint64 vm_steps;
   guint64 full_scan_steps;
+  guint64 autoindex_rows;   /* rows put in indexes built for one statement */
 } Work;
 
 static gint
@@ -194,6 +196,7 @@ add_statement_work (unsigned  type,
 
   work->vm_steps += sqlite3_stmt_status (p, SQLITE_STMTSTATUS_VM_STEP, 1);
   work->full_scan_steps += sqlite3_stmt_status (p, SQLITE_STMTSTATUS_FULLSCAN_STEP, 1);
+  work->autoindex_rows += sqlite3_stmt_status (p, SQLITE_STMTSTATUS_AUTOINDEX, 1);
   return 0;
 }
 
@@ -448,6 +451,38 @@ check_costs (gboolean bare)
   tide_test_remove_dir (dir);
 }
 
+/* A process's heap at other processes' step ends reads its long-lived
+ * rows once, which grows with them by design, and the recent rows at each
+ * time through the block ranges: never a scan of the table, nor an index
+ * that SQLite builds for one statement (given "process_id = ?1" it built
+ * one on every allocation, for each of the times). */
+static void
+test_live_at_reads_no_table (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-query-cost");
+  g_autofree char *path = write_trace (dir, "large.tide", 46 * STEP_NS);
+  g_autoptr(TideTrace) trace = tide_test_open_trace (path);
+  gint64 times[2 * N_STEPS];
+  TideLiveBytes live[G_N_ELEMENTS (times)];
+  g_autoptr(GError) error = NULL;
+  Work work = { 0 };
+
+  for (gint k = 1; k <= N_STEPS; k++)
+    {
+      times[2 * k - 2] = tide_trace_get_start_ns (trace) + step_start (trace, k);
+      times[2 * k - 1] = tide_trace_get_start_ns (trace) + step_end (trace, k);
+    }
+  sqlite3_trace_v2 (_tide_trace_get_db (trace), SQLITE_TRACE_PROFILE, add_statement_work, &work);
+  g_assert_true (tide_trace_live_at (trace, 1, times, G_N_ELEMENTS (times), live, &error));
+  sqlite3_trace_v2 (_tide_trace_get_db (trace), 0, NULL, NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (live[G_N_ELEMENTS (times) - 1].heap, >, 0);
+  g_assert_cmpuint (work.full_scan_steps, ==, 0);
+  g_assert_cmpuint (work.autoindex_rows, ==, 0);
+  g_clear_object (&trace);
+  tide_test_remove_dir (dir);
+}
+
 static void
 test_recorded (void)
 {
@@ -563,5 +598,6 @@ main (int   argc,
   g_test_add_func ("/query-cost/bare", test_bare);
   g_test_add_func ("/query-cost/old-trace-falls-back", test_old_trace_falls_back);
   g_test_add_func ("/query-cost/many-stacks", test_many_stacks);
+  g_test_add_func ("/query-cost/live-at-reads-no-table", test_live_at_reads_no_table);
   return g_test_run ();
 }
