@@ -446,15 +446,19 @@ close_step_summaries (TideCaptureProcess *self,
   tide_trace_writer_add_step_totals (self->recording->writer, &totals);
 }
 
-
+/* A counter's value at @ts where it changed since *@last; with @always
+ * (a reading at a step end) even where it did not: a poll may have
+ * written the last one at a later time than this step end, and the report
+ * reads the value at the step end's time. */
 static void
 write_counter (TideCaptureProcess *self,
                gint                counter,
                gint64              ts,
                gint64              value,
-               gint64             *last)
+               gint64             *last,
+               gboolean            always)
 {
-  if (value == *last)
+  if (value == *last && !always)
     return;
   *last = value;
   tide_trace_writer_add_counter (self->recording->writer, self->id, counter, -1, ts, value);
@@ -473,15 +477,13 @@ write_py_arenas (TideCaptureProcess *self,
   gboolean had_free = self->written_py_arena_free > 0;
   gint64 free_bytes = 0;
 
-  if (always)
-    self->written_py_arenas = self->written_py_arena_free = -1;
   if (py_arenas > 0 || had_arenas)
     write_counter (self, TIDE_COUNTER_PY_ARENAS, ts_ns, (gint64) (py_arenas + 0.5),
-                   &self->written_py_arenas);
+                   &self->written_py_arenas, always);
   /* Every arena gone: nothing is held free any more. */
   if (tide_pymalloc_free_get (&self->pymalloc, &free_bytes) || had_free)
     write_counter (self, TIDE_COUNTER_PY_ARENA_FREE, ts_ns, free_bytes,
-                   &self->written_py_arena_free);
+                   &self->written_py_arena_free, always);
 }
 
 /* The arenas' bytes on pages not present, beside their free bytes where
@@ -498,9 +500,8 @@ write_py_arena_absent (TideCaptureProcess *self,
     return;
   if (!tide_capture_process_measure_py_arena_absent (self, &absent))
     return;
-  if (always)
-    self->written_py_arena_absent = -1;
-  write_counter (self, TIDE_COUNTER_PY_ARENA_ABSENT, ts_ns, absent, &self->written_py_arena_absent);
+  write_counter (self, TIDE_COUNTER_PY_ARENA_ABSENT, ts_ns, absent, &self->written_py_arena_absent,
+                 always);
 }
 
 /* glibc's heaps' bytes on pages not present: free memory that malloc has
@@ -513,11 +514,9 @@ write_alloc_free_absent (TideCaptureProcess  *self,
 {
   if (split->malloc_heap_bytes == 0 && self->last_alloc_free_absent <= 0)
     return;
-  if (always)
-    self->last_alloc_free_absent = -1;
   write_counter (self, TIDE_COUNTER_ALLOC_FREE_ABSENT, ts_ns,
                  (gint64) (split->malloc_heap_bytes - split->malloc_heap_resident_bytes),
-                 &self->last_alloc_free_absent);
+                 &self->last_alloc_free_absent, always);
 }
 
 static void
@@ -627,11 +626,9 @@ tide_capture_process_sample_rss (TideCaptureProcess *self,
 
   if (self->counters == NULL || !tide_proc_counters_read_statm (self->counters, &statm))
     return;
-  if (always)
-    self->last_rss = self->last_rss_shared = -1;
-  write_counter (self, TIDE_COUNTER_RSS, ts_ns, (gint64) statm.rss_bytes, &self->last_rss);
+  write_counter (self, TIDE_COUNTER_RSS, ts_ns, (gint64) statm.rss_bytes, &self->last_rss, always);
   write_counter (self, TIDE_COUNTER_RSS_SHARED, ts_ns, (gint64) statm.shared_bytes,
-                 &self->last_rss_shared);
+                 &self->last_rss_shared, always);
 }
 
 /* @with_pss: FALSE for a reading of this process alone, not in a
@@ -659,9 +656,7 @@ write_classes (TideCaptureProcess   *self,
 
       if ((from_rollup && !with_rollup) || (counter == TIDE_COUNTER_PSS && !with_pss))
         continue;
-      if (always)
-        self->last_classes[i] = -1;
-      write_counter (self, counter, ts_ns, values[i], &self->last_classes[i]);
+      write_counter (self, counter, ts_ns, values[i], &self->last_classes[i], always);
     }
 }
 
@@ -679,12 +674,10 @@ write_anon_split (TideCaptureProcess *self,
   if (self->recording->anon_splitter == NULL ||
       !tide_anon_splitter_read (self->recording->anon_splitter, self->pid, self->pagemap, &split))
     return;
-  if (always)
-    self->last_thread_stacks = self->last_lib_data = -1;
   write_counter (self, TIDE_COUNTER_THREAD_STACKS, ts_ns, (gint64) split.thread_stacks_bytes,
-                 &self->last_thread_stacks);
+                 &self->last_thread_stacks, always);
   write_counter (self, TIDE_COUNTER_LIB_DATA, ts_ns, (gint64) split.lib_data_bytes,
-                 &self->last_lib_data);
+                 &self->last_lib_data, always);
   write_alloc_free_absent (self, ts_ns, always, &split);
 }
 
@@ -876,7 +869,7 @@ tide_capture_process_set_rss (TideCaptureProcess *self,
                               gint64              ts_ns,
                               gint64              rss)
 {
-  write_counter (self, TIDE_COUNTER_RSS, ts_ns, rss, &self->last_rss);
+  write_counter (self, TIDE_COUNTER_RSS, ts_ns, rss, &self->last_rss, FALSE);
 }
 
 /* Live bytes of the recorded device blocks, per device that ever had any. */
@@ -908,12 +901,14 @@ tide_capture_process_poll (TideCaptureProcess *self,
   if (self->end_ns != 0)
     return;
   tide_capture_process_sample_rss (self, now_ns, FALSE);
-  write_counter (self, TIDE_COUNTER_HEAP_LIVE, now_ns, (gint64) (heap + 0.5), &self->written_heap);
-  write_counter (self, TIDE_COUNTER_MAPPED, now_ns, (gint64) (mapped + 0.5), &self->written_mapped);
+  write_counter (self, TIDE_COUNTER_HEAP_LIVE, now_ns, (gint64) (heap + 0.5), &self->written_heap,
+                 FALSE);
+  write_counter (self, TIDE_COUNTER_MAPPED, now_ns, (gint64) (mapped + 0.5), &self->written_mapped,
+                 FALSE);
   write_py_arenas (self, now_ns, FALSE);
   if (self->pinned_live > 0 || self->written_pinned > 0)
     write_counter (self, TIDE_COUNTER_PINNED, now_ns, (gint64) (self->pinned_live + 0.5),
-                   &self->written_pinned);
+                   &self->written_pinned, FALSE);
   write_device_counters (self, now_ns);
 
   /* Frees whose allocation never arrived were of unrecorded blocks. */
