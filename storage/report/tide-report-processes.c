@@ -159,59 +159,106 @@ add_borrowed_steps (TideTrace         *trace,
   return tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error);
 }
 
-/* When the change of @rows[i] counts from: its step's start, or for the
- * first row @p's own start (add_borrowed_steps()). */
-static gint64
-borrowed_from_ns (TideTrace         *trace,
-                  const TideProcess *p,
-                  GPtrArray         *rows,
-                  guint              i)
+/* A process without steps of its own, where its rows begin and end in
+ * the job's rows, and the times its heap is read at: each row's start
+ * and end, then its exit reading. */
+typedef struct
 {
-  const TideStepRow *r = g_ptr_array_index (rows, i);
+  const TideProcess *process;
+  guint              first;
+  guint              end;
+  gint64            *times;
+  TideLiveBytes     *live;
+} Borrower;
 
-  return i == 0 ? p->start_ns : tide_trace_get_start_ns (trace) + r->start_ns;
+static void
+borrower_clear (Borrower *b)
+{
+  g_free (b->times);
+  g_free (b->live);
 }
 
-/* @p's heap and mappings at the ends and starts of the steps it borrows
- * (@rows, its rows, in step order), and at its exit reading: from its
- * allocation rows, by each block's own times (tide-live-at.c), not from
- * the counters that the recorder polls as the records come. */
-static gboolean
-add_borrowed_heap (TideTrace         *trace,
-                   const TideProcess *p,
-                   GPtrArray         *rows,
-                   GError           **error)
+/* The row count of @b, and their times (borrower_times()). */
+static guint
+borrower_n_times (const Borrower *b)
 {
-  TideStepRow *last = g_ptr_array_index (rows, rows->len - 1);
-  guint n = 2 * rows->len + 1;
-  g_autofree gint64 *times = g_new (gint64, n);
-  g_autofree TideLiveBytes *live = g_new (TideLiveBytes, n);
+  return 2 * (b->end - b->first) + 1;
+}
 
-  for (guint i = 0; i < rows->len; i++)
+static void
+borrower_times (TideTrace *trace,
+                Borrower  *b,
+                GPtrArray *rows)
+{
+  const TideStepRow *last = g_ptr_array_index (rows, b->end - 1);
+  guint n = borrower_n_times (b);
+
+  b->times = g_new (gint64, n);
+  b->live = g_new0 (TideLiveBytes, n);
+  for (guint i = b->first; i < b->end; i++)
     {
       const TideStepRow *r = g_ptr_array_index (rows, i);
+      gint64 start = tide_trace_get_start_ns (trace) + r->start_ns;
 
-      times[2 * i] = borrowed_from_ns (trace, p, rows, i);
-      times[2 * i + 1] = tide_trace_get_start_ns (trace) + r->start_ns + r->duration_ns;
+      /* The first row counts from the process's own start
+       * (add_borrowed_steps()). */
+      b->times[2 * (i - b->first)] = i == b->first ? b->process->start_ns : start;
+      b->times[2 * (i - b->first) + 1] = start + r->duration_ns;
     }
-  times[n - 1] = last->exit_read ? last->exit_read_ns : times[n - 2];
-  if (!tide_trace_live_at (trace, p->id, times, n, live, error))
-    return FALSE;
-  for (guint i = 0; i < rows->len; i++)
+  b->times[n - 1] = last->exit_read ? last->exit_read_ns : b->times[n - 2];
+}
+
+/* @b's heap and mappings at the ends and starts of the steps it borrows,
+ * and at its exit reading, from b->live. */
+static void
+borrower_set_heap (const Borrower *b,
+                   GPtrArray      *rows)
+{
+  TideStepRow *last = g_ptr_array_index (rows, b->end - 1);
+  const TideLiveBytes *live = b->live;
+  guint n = borrower_n_times (b);
+
+  for (guint i = b->first; i < b->end; i++)
     {
       TideStepRow *r = g_ptr_array_index (rows, i);
+      guint k = 2 * (i - b->first);
 
-      r->heap_end = live[2 * i + 1].heap;
-      r->heap_delta = tide_sat_sub (r->heap_end, live[2 * i].heap);
-      r->mapped_end = live[2 * i + 1].mapped;
-      r->class_start[TIDE_STEP_MAPPED] = live[2 * i].mapped;
-      r->class_end[TIDE_STEP_MAPPED] = live[2 * i + 1].mapped;
+      r->heap_end = live[k + 1].heap;
+      r->heap_delta = tide_sat_sub (r->heap_end, live[k].heap);
+      r->mapped_end = live[k + 1].mapped;
+      r->class_start[TIDE_STEP_MAPPED] = live[k].mapped;
+      r->class_end[TIDE_STEP_MAPPED] = live[k + 1].mapped;
     }
   if (last->exit_read)
     {
       last->heap_exit = live[n - 1].heap;
       last->class_exit[TIDE_STEP_MAPPED] = live[n - 1].mapped;
     }
+}
+
+/* The heap of the processes without steps, at the steps they borrow and
+ * at their exit readings: from their allocation rows, by each block's own
+ * times (tide-live-at.c), not from the counters that the recorder polls
+ * as the records come. */
+static gboolean
+add_borrowed_heap (TideTrace  *trace,
+                   GArray     *borrowers,
+                   GPtrArray  *rows,
+                   GError    **error)
+{
+  g_autofree TideLiveAtRequest *requests = g_new0 (TideLiveAtRequest, MAX (borrowers->len, 1));
+
+  for (guint i = 0; i < borrowers->len; i++)
+    {
+      Borrower *b = &g_array_index (borrowers, Borrower, i);
+
+      borrower_times (trace, b, rows);
+      requests[i] = (TideLiveAtRequest) { b->process->id, b->times, borrower_n_times (b), b->live };
+    }
+  if (!tide_trace_live_at (trace, requests, borrowers->len, error))
+    return FALSE;
+  for (guint i = 0; i < borrowers->len; i++)
+    borrower_set_heap (&g_array_index (borrowers, Borrower, i), rows);
   return TRUE;
 }
 
@@ -330,13 +377,6 @@ add_kin_changes (TideTrace *trace,
     }
 }
 
-/* A process without steps of its own, and where its rows begin. */
-typedef struct
-{
-  const TideProcess *process;
-  guint              first;
-} Borrower;
-
 /**
  * tide_report_job_steps:
  *
@@ -351,35 +391,26 @@ tide_report_job_steps (TideTrace  *trace,
 {
   g_autoptr(GPtrArray) rows = tide_report_steps (trace, error);
   g_autoptr(GPtrArray) processes = NULL;
-  g_autoptr(GArray) borrowers = g_array_new (FALSE, FALSE, sizeof (Borrower));
+  g_autoptr(GArray) borrowers = g_array_new (FALSE, TRUE, sizeof (Borrower));
 
+  g_array_set_clear_func (borrowers, (GDestroyNotify) borrower_clear);
   if (rows == NULL || (processes = tide_trace_list_processes (trace, error)) == NULL)
     return NULL;
   for (guint i = 0; i < processes->len; i++)
     {
       TideProcess *p = g_ptr_array_index (processes, i);
       TideProcess *source = p->has_steps ? NULL : _tide_report_steps_source (processes, p);
-      Borrower b = { p, rows->len };
+      Borrower b = { .process = p, .first = rows->len };
 
       if (source != NULL && !add_borrowed_steps (trace, p, source, rows, error))
         return NULL;
-      if (rows->len > b.first)
+      b.end = rows->len;
+      if (b.end > b.first)
         g_array_append_val (borrowers, b);
     }
-  if (!_tide_report_add_classes (trace, rows, error))
+  if (!_tide_report_add_classes (trace, rows, error) ||
+      !add_borrowed_heap (trace, borrowers, rows, error))
     return NULL;
-  for (guint i = 0; i < borrowers->len; i++)
-    {
-      Borrower *b = &g_array_index (borrowers, Borrower, i);
-      guint end = i + 1 < borrowers->len ? g_array_index (borrowers, Borrower, i + 1).first
-                                         : rows->len;
-      g_autoptr(GPtrArray) mine = g_ptr_array_new ();
-
-      for (guint r = b->first; r < end; r++)
-        g_ptr_array_add (mine, g_ptr_array_index (rows, r));
-      if (!add_borrowed_heap (trace, b->process, mine, error))
-        return NULL;
-    }
   add_kin_changes (trace, processes, rows);
   g_ptr_array_sort (rows, compare_step_then_process);
   return g_steal_pointer (&rows);

@@ -18,11 +18,18 @@ typedef struct
   gint64 mapped;
 } TideLiveBytes;
 
-gboolean tide_trace_live_at (TideTrace     *trace,
-                             gint64         process_id,
-                             const gint64  *times,
-                             guint          n_times,
-                             TideLiveBytes *live,
-                             GError       **error);
+/* A process and the times to answer for it (tide_trace_live_at()). */
+typedef struct
+{
+  gint64         process_id;
+  const gint64  *times;
+  guint          n_times;
+  TideLiveBytes *live;        /* n_times of them, set by the call */
+} TideLiveAtRequest;
+
+gboolean tide_trace_live_at (TideTrace         *trace,
+                             TideLiveAtRequest *requests,
+                             guint              n_requests,
+                             GError           **error);
 
 G_END_DECLS

@@ -22,6 +22,9 @@ char    *_tide_trace_long_lived_rows_sql (TideTrace  *self,
 /* How long a short-lived row lives at most (tide-alloc-ranges.h); 0 where
  * the trace keeps none apart. */
 gint64   _tide_trace_get_short_lived_ns (TideTrace *self);
+/* The widest block range's max_alloc_ns - min_alloc_ns, -1 where the
+ * trace was not indexed at its finish (tide-alloc-ranges.h). */
+gint64   _tide_trace_get_range_span_ns  (TideTrace *self);
 /* "disk full at 41.2 s" for a trace whose writes were refused (its meta
  * says stopped_reason), else NULL. */
 char    *_tide_trace_describe_early_end_db (sqlite3 *db);

@@ -410,6 +410,12 @@ _tide_trace_get_short_lived_ns (TideTrace *self)
   return self->retained_plan == TIDE_RETAINED_BY_INDEX ? 0 : self->short_lived_ns;
 }
 
+gint64
+_tide_trace_get_range_span_ns (TideTrace *self)
+{
+  return self->range_span_ns;
+}
+
 /* Whether the trace has live_at_end (tide-analysis.c). */
 gboolean
 _tide_trace_has_live_at_end (TideTrace *self)

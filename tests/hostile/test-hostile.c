@@ -458,6 +458,42 @@ test_size_1e308 (Fixture       *f,
                                                  "ended: 8388608.00 TiB in 1 group\n"));
 }
 
+/* A second process without steps, whose heap at the first's step ends
+ * comes from its allocation rows (storage/trace/tide-live-at.c), all of
+ * them damaged: sizes of 1e308, weights of -1e308, times and frees at
+ * both ends of int64, kinds no recording writes, block ranges inverted
+ * and one that claims every row, and short-lived rows that may live
+ * G_MAXINT64 ns.  The report ends at once, its sums saturated. */
+static void
+test_borrowed_heap_rows (Fixture       *f,
+                         gconstpointer  data)
+{
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "report", f->trace, "--rss", NULL };
+  g_auto(TideLimitedRun) run = { 0 };
+
+  tide_test_exec_sql (f->trace,
+    "CREATE TEMP TABLE t AS SELECT * FROM processes WHERE id = 1;"
+    "UPDATE t SET id = 2, pid = 22223, parent_id = 1;"
+    "INSERT INTO processes SELECT * FROM t;"
+    "INSERT INTO allocations (process_id, kind, device, address, size, weight, alloc_ns, free_ns)"
+    " SELECT 2, CASE id % 3 WHEN 0 THEN 1 WHEN 1 THEN 2 ELSE 99 END, -1, address,"
+    "  CASE WHEN id % 5 = 0 THEN 1e308 ELSE size END,"
+    "  CASE WHEN id % 7 = 0 THEN -1e308 ELSE weight END,"
+    "  CASE WHEN id % 11 = 0 THEN -9223372036854775808 ELSE alloc_ns END,"
+    "  CASE WHEN id % 2 = 0 THEN -9223372036854775808"
+    "       WHEN id % 13 = 0 THEN 9223372036854775807 ELSE free_ns END"
+    " FROM allocations WHERE process_id = 1;"
+    "INSERT INTO allocation_ranges VALUES"
+    " (9000000, 1, 9223372036854775807, -9223372036854775808),"
+    " (-5, 9223372036854775807, -9223372036854775808, 9223372036854775807);"
+    "UPDATE meta SET value = 9223372036854775807 WHERE key = 'short_lived_ns';");
+  tide_run_limited (argv, LIMIT_S, &run);
+  g_assert_false (run.timed_out);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_nonnull (strstr (run.out, "\nstep 1, leaky-steps (pid 22223): 0 B RSS: "
+                                     "heap +8388608.00 TiB, unexplained -8388608.00 TiB\n"));
+}
+
 /* An end 300 days out, an integer as the recorder writes it: the trace
  * opens, ending 10 s after its last row rather than at the claimed end. */
 static void
@@ -667,6 +703,7 @@ main (int    argc,
   ADD ("/hostile/stack-rows", "leaky-steps.tide", test_stack_rows);
   ADD ("/hostile/cow-left-past-copies", "leaky-steps.tide", test_cow_left_past_copies);
   ADD ("/hostile/free-absent-past-int64", "leaky-steps.tide", test_free_absent_past_int64);
+  ADD ("/hostile/borrowed-heap-rows", "leaky-steps.tide", test_borrowed_heap_rows);
 #undef ADD
   g_test_add_func ("/hostile/unfinished-failure-one-line", test_unfinished_failure_one_line);
   g_test_add_func ("/hostile/corpus", test_corpus);

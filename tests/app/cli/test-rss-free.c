@@ -126,11 +126,9 @@ test_inherited_free (void)
    * that the recorder polls never held them, and its first row read
    * "unexplained +9.11 MiB".  Its heap at each step end comes from the
    * blocks' own times: 9 MiB at the first, no change at the second.
-   * What stays unexplained is its allocator's figure, which a process
-   * without steps sends every 100 ms, beside readings at its child's
-   * step ends (docs/DESIGN.md): on a loaded machine 1 run in 3 read
-   * "allocator free +129.78 KiB, tidemark's own +88 KiB, unexplained
-   * -221.78 KiB" at the second. */
+   * On a loaded machine 1 run in 3 read "allocator free +129.78 KiB,
+   * tidemark's own +88 KiB, unexplained -221.78 KiB" at the second, terms
+   * that do not involve the heap; the bound leaves room for them. */
   row = csv_row_of (csv, "baseline", FALSE);
   if (csv_bytes (csv, row, "pending") == 0)
     {

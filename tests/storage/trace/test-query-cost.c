@@ -452,10 +452,11 @@ check_costs (gboolean bare)
 }
 
 /* A process's heap at other processes' step ends reads its long-lived
- * rows once, which grows with them by design, and the recent rows at each
- * time through the block ranges: never a scan of the table, nor an index
- * that SQLite builds for one statement (given "process_id = ?1" it built
- * one on every allocation, for each of the times). */
+ * rows once, which grows with them by design, and the short-lived rows
+ * through the block ranges near the times: never a scan of the table, nor
+ * an index that SQLite builds for one statement (given "process_id = ?1"
+ * in the drill-down's window query, which the first version asked at
+ * each time, it built one on every allocation for each). */
 static void
 test_live_at_reads_no_table (void)
 {
@@ -464,6 +465,7 @@ test_live_at_reads_no_table (void)
   g_autoptr(TideTrace) trace = tide_test_open_trace (path);
   gint64 times[2 * N_STEPS];
   TideLiveBytes live[G_N_ELEMENTS (times)];
+  TideLiveAtRequest request = { 1, times, G_N_ELEMENTS (times), live };
   g_autoptr(GError) error = NULL;
   Work work = { 0 };
 
@@ -473,7 +475,7 @@ test_live_at_reads_no_table (void)
       times[2 * k - 1] = tide_trace_get_start_ns (trace) + step_end (trace, k);
     }
   sqlite3_trace_v2 (_tide_trace_get_db (trace), SQLITE_TRACE_PROFILE, add_statement_work, &work);
-  g_assert_true (tide_trace_live_at (trace, 1, times, G_N_ELEMENTS (times), live, &error));
+  g_assert_true (tide_trace_live_at (trace, &request, 1, &error));
   sqlite3_trace_v2 (_tide_trace_get_db (trace), 0, NULL, NULL);
   g_assert_no_error (error);
   g_assert_cmpint (live[G_N_ELEMENTS (times) - 1].heap, >, 0);
