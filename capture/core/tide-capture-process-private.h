@@ -87,6 +87,8 @@ struct _TideCaptureProcess
 
   TideCaptureBlocksFunc more_blocks;    /* NULL, or the driver's own host blocks */
   gpointer             more_blocks_data;
+  TideCaptureFiguresFunc request_figures; /* NULL, or how to ask the process */
+  gpointer             request_figures_data;
 
   /* A fork's child (tide-capture-process-cow.c); NULL otherwise. */
   TideCow             *cow;

@@ -1122,6 +1122,29 @@ tide_capture_process_set_mark_rss (TideCaptureProcess *self,
   self->mark_rss = rss;
 }
 
+/* How the driver asks the process for its own figures (the recorder,
+ * over the preload's connection); attach has no way to. */
+void
+tide_capture_process_set_figures_request (TideCaptureProcess    *self,
+                                          TideCaptureFiguresFunc func,
+                                          gpointer               data)
+{
+  self->request_figures = func;
+  self->request_figures_data = data;
+}
+
+/* A process that marks no steps sends its allocator's figures on its own
+ * tick, not when another process's step end reads its private memory; the
+ * reading asks for them as of its time.  One that marks steps sends them
+ * at each mark, its own readings' times. */
+void
+tide_capture_process_request_figures (TideCaptureProcess *self,
+                                      gint64              at_ns)
+{
+  if (self->request_figures != NULL && self->n_steps == 0 && self->end_ns == 0)
+    self->request_figures (at_ns, self->request_figures_data);
+}
+
 /* Host blocks the driver keeps outside the live tables (attach's sampled
  * pages), which the residency and the end of the capture count too. */
 void

@@ -32,6 +32,13 @@ typedef void (*TideCaptureBlocksFunc) (TideLiveFunc  func,
                                        gpointer      func_data,
                                        gpointer      user_data);
 
+/* Asks the process for the figures that only it can give (its
+ * allocator's free bytes, the preload's own pages) as of @at_ns, the
+ * time of a reading of its private memory: the preload's connection
+ * sends a TIDE_WIRE_FIGURES_REQUEST. */
+typedef void (*TideCaptureFiguresFunc) (gint64   at_ns,
+                                        gpointer user_data);
+
 /* Adds the image that @row describes (its id is filled in) to @recording and
  * writes its row. */
 TideCaptureProcess *tide_capture_process_new          (TideRecording       *recording,
@@ -50,6 +57,11 @@ void                tide_capture_process_set_mark_rss (TideCaptureProcess  *self
 void                tide_capture_process_set_more_blocks (TideCaptureProcess   *self,
                                                           TideCaptureBlocksFunc func,
                                                           gpointer              data);
+void                tide_capture_process_set_figures_request (TideCaptureProcess    *self,
+                                                              TideCaptureFiguresFunc func,
+                                                              gpointer               data);
+void                tide_capture_process_request_figures (TideCaptureProcess *self,
+                                                          gint64              at_ns);
 
 gint64              tide_capture_process_thread_id    (TideCaptureProcess  *self,
                                                        guint32              tid,

@@ -319,6 +319,9 @@ snapshot_classes (TideRecording      *self,
   guint64 job_pss = 0;
   gint64 cpu_ns = thread_cpu_ns ();
 
+  /* Asked before any is read: their answers come while the others are. */
+  for (guint i = 0; i < self->processes->len; i++)
+    tide_capture_process_request_figures (g_ptr_array_index (self->processes, i), ts_ns);
   /* The stepping process first: its reading must be done while the step
    * end still holds (step_deadline). */
   if (stepping != NULL &&

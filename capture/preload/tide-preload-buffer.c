@@ -291,15 +291,14 @@ flush_if_old (TideBuffer *b,
 static void *
 flusher_main (void *data)
 {
-  struct timespec tick = { 0, (long) TIDE_FLUSH_TICK_NS };
-
   tide_tls.guard = 1;  /* nothing this thread does is the program's */
   prctl (PR_SET_NAME, "tidemark-flush", 0, 0, 0);
   while (tide_active ())
     {
-      uint64_t now;
+      uint64_t now, asked_ns;
 
-      nanosleep (&tick, NULL);
+      if (tide_conn_wait_tick (TIDE_FLUSH_TICK_NS, &asked_ns))
+        tide_preload_send_allocator_free_as_of (asked_ns);
       tide_objects_poll ();
       now = tide_now_ns ();
       tide_preload_poll_allocator_free (now);

@@ -21,10 +21,13 @@
 
 #include <errno.h>
 
-TIDE_EXPORT void
-tidemark_preload_counter (uint32_t counter,
-                          int      device,
-                          int64_t  value)
+/* A counter's value, stamped @time_ns: now, or the time of the reading
+ * the recorder asked it for (TIDE_WIRE_FIGURES_REQUEST). */
+void
+tide_counter_append_at (uint32_t counter,
+                        int      device,
+                        int64_t  value,
+                        uint64_t time_ns)
 {
   _Alignas (8) TideWireCounter rec;
   int saved = errno;
@@ -34,7 +37,7 @@ tidemark_preload_counter (uint32_t counter,
   tide_tls.guard++;
   rec = (TideWireCounter) {
     .h = { .type = TIDE_WIRE_COUNTER, .len = sizeof rec, .tid = tide_thread_tid (),
-           .time_ns = tide_now_ns () },
+           .time_ns = time_ns },
     .counter = counter,
     .device = (int16_t) device,
     .value = value,
@@ -42,4 +45,12 @@ tidemark_preload_counter (uint32_t counter,
   tide_buffer_append (&rec, sizeof rec);
   tide_tls.guard--;
   errno = saved;
+}
+
+TIDE_EXPORT void
+tidemark_preload_counter (uint32_t counter,
+                          int      device,
+                          int64_t  value)
+{
+  tide_counter_append_at (counter, device, value, tide_now_ns ());
 }

@@ -36,6 +36,7 @@
 #include "config.h"
 
 #include "tide-preload-private.h"
+#include "tide-preload-buffer.h"
 #include "tide-preload-own.h"
 #include "tide-preload-sampler.h"
 
@@ -166,9 +167,10 @@ read_tcmalloc_free (NumericPropertyFunc property_fn,
 }
 
 /* fordblks: the bytes of free chunks in every glibc arena, the top chunks
- * included; and jemalloc's or tcmalloc's, when one of them is there. */
-void
-tide_preload_send_allocator_free (void)
+ * included; and jemalloc's or tcmalloc's, when one of them is there;
+ * stamped @at_ns. */
+static void
+send_allocator_free (uint64_t at_ns)
 {
   Mallinfo2Func mallinfo2_fn = lookup_mallinfo2 ();
   MallctlFunc mallctl_fn = lookup_mallctl ();
@@ -191,23 +193,39 @@ tide_preload_send_allocator_free (void)
     {
       total += jemalloc_free;
       any = true;
-      tidemark_preload_counter (TIDE_WIRE_COUNTER_JEMALLOC_FREE, -1, jemalloc_free);
+      tide_counter_append_at (TIDE_WIRE_COUNTER_JEMALLOC_FREE, -1, jemalloc_free, at_ns);
     }
   if (tcmalloc_fn != NULL)
     {
       total += tcmalloc_free;
       any = true;
-      tidemark_preload_counter (TIDE_WIRE_COUNTER_TCMALLOC_FREE, -1, tcmalloc_free);
+      tide_counter_append_at (TIDE_WIRE_COUNTER_TCMALLOC_FREE, -1, tcmalloc_free, at_ns);
     }
   if (any)
-    tidemark_preload_counter (TIDE_WIRE_COUNTER_ALLOC_FREE, -1, total);
+    tide_counter_append_at (TIDE_WIRE_COUNTER_ALLOC_FREE, -1, total, at_ns);
   /* Beside it, as the other anonymous memory that only the process can
    * tell: the preload's own. */
-  tidemark_preload_counter (TIDE_WIRE_COUNTER_PRELOAD_OWN, -1,
-                            (int64_t) tide_own_resident_bytes ());
+  tide_counter_append_at (TIDE_WIRE_COUNTER_PRELOAD_OWN, -1,
+                          (int64_t) tide_own_resident_bytes (), at_ns);
   if (atomic_load_explicit (&forked, memory_order_relaxed))
-    tidemark_preload_counter (TIDE_WIRE_COUNTER_INHERITED_FREED, -1,
-                              atomic_load_explicit (&inherited_freed, memory_order_relaxed));
+    tide_counter_append_at (TIDE_WIRE_COUNTER_INHERITED_FREED, -1,
+                            atomic_load_explicit (&inherited_freed, memory_order_relaxed), at_ns);
+}
+
+void
+tide_preload_send_allocator_free (void)
+{
+  send_allocator_free (tide_now_ns ());
+}
+
+/* The recorder reads this process's private memory at @at_ns, another
+ * process's step end, and asked for the figures beside it
+ * (TIDE_WIRE_FIGURES_REQUEST): sent at once, on the flusher. */
+void
+tide_preload_send_allocator_free_as_of (uint64_t at_ns)
+{
+  send_allocator_free (at_ns);
+  tide_buffer_flush_self ();
 }
 
 /* A block of @size bytes that the parent of this process's fork sampled

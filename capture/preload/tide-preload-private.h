@@ -128,6 +128,9 @@ void    tide_real_resolve        (void);
 /* tide-preload.c: process state and the connection. */
 uint64_t tide_now_ns             (void);
 uint32_t tide_thread_tid         (void);
+bool     tide_conn_take_request  (uint64_t   *at_ns);
+bool     tide_conn_wait_tick     (uint64_t    tick_ns,
+                                  uint64_t   *at_ns);
 bool     tide_conn_send          (const void *msg,
                                   uint32_t    len);
 void     tide_send_direct        (const void *rec,
@@ -271,6 +274,11 @@ void     tide_wait_for_recorder  (TideBarrierReason reason);
 void     tidemark_preload_counter (uint32_t counter,
                                    int      device,
                                    int64_t  value);
+void     tide_counter_append_at  (uint32_t counter,
+                                  int      device,
+                                  int64_t  value,
+                                  uint64_t time_ns);
+void     tide_preload_send_allocator_free_as_of (uint64_t at_ns);
 void     tide_scope_fork_prepare (void);
 void     tide_scope_fork_parent  (void);
 void     tide_scope_fork_child   (void);

@@ -45,6 +45,12 @@ TideState tide_state = {
 
 static bool tide_atfork_done;
 
+/* The connection's reads: the answer to a barrier, which the thread that
+ * sent it waits for, and the recorder's figures requests, which the
+ * flusher takes.  A reader holds this from looking at a record to taking
+ * it, so that neither takes the other's. */
+static pthread_mutex_t recv_lock = PTHREAD_MUTEX_INITIALIZER;
+
 uint64_t
 tide_now_ns (void)
 {
@@ -250,6 +256,8 @@ fork_child (void)
 
   tide_tls.tid = 0;
   tide_tls.seeded = false;
+  /* The parent's flusher may have held it: no one holds it here. */
+  pthread_mutex_init (&recv_lock, NULL);
   tide_heap_reset_lock ();
   tide_addrset_reset_locks (&tide_state.addrset);
   /* The parent's blocks are not the child's to record; but a place held
@@ -325,6 +333,55 @@ tide_preload_init (void)
   errno = saved;
 }
 
+/* Takes the recorder's figures requests waiting on the connection, without
+ * waiting; TRUE, with the latest one's time, where there was one.  Any
+ * other record (a barrier's answer) is left to the thread that waits for
+ * it. */
+bool
+tide_conn_take_request (uint64_t *at_ns)
+{
+  int fd = atomic_load (&tide_state.fd);
+  TideWireFiguresRequest request;
+  bool taken = false;
+
+  if (fd < 0)
+    return false;
+  pthread_mutex_lock (&recv_lock);
+  for (;;)
+    {
+      ssize_t n = recv (fd, &request, sizeof request, MSG_PEEK | MSG_DONTWAIT);
+
+      if (n < (ssize_t) sizeof request || request.h.type != TIDE_WIRE_FIGURES_REQUEST ||
+          recv (fd, &request, sizeof request, MSG_DONTWAIT) != (ssize_t) sizeof request)
+        break;
+      *at_ns = request.at_ns;
+      taken = true;
+    }
+  pthread_mutex_unlock (&recv_lock);
+  return taken;
+}
+
+/* The flusher's pause between ticks, which a request from the recorder
+ * ends at once: TRUE with its time.  A record that is not one (a barrier's
+ * answer that no one waits for any more), or a connection that hung up,
+ * would end every poll at once: then it sleeps the tick. */
+bool
+tide_conn_wait_tick (uint64_t  tick_ns,
+                     uint64_t *at_ns)
+{
+  int fd = atomic_load (&tide_state.fd);
+  struct pollfd pfd = { .fd = fd, .events = POLLIN };
+  struct timespec tick = { 0, (long) tick_ns };
+  int n = fd >= 0 ? poll (&pfd, 1, (int) (tick_ns / 1000000)) : -1;
+
+  if (n == 0)
+    return false;
+  if (n > 0 && pfd.revents == POLLIN && tide_conn_take_request (at_ns))
+    return true;
+  nanosleep (&tick, NULL);
+  return false;
+}
+
 /* The recorder measures each step's resident bytes from /proc/PID/pagemap
  * when the step's marker reaches it, and a process that has exited takes
  * its pages along.  So every process sends a barrier after everything else
@@ -334,7 +391,10 @@ tide_preload_init (void)
  * go.  A dead recorder closes the socket, which ends the wait at once.
  * With TIDEMARK_SYNC_STEPS, every step marker waits so. */
 /* Sends an EXIT_BARRIER and waits at most @patience_ms for the recorder to
- * answer, which it does once every record before it is handled. */
+ * answer, which it does once every record before it is handled.  A
+ * figures request read meanwhile is let go: the figures went before the
+ * barrier where they matter (the exit), and a fork's child may not ask its
+ * allocator yet. */
 static void
 wait_for_answer (uint64_t          patience_ms,
                  TideBarrierReason reason)
@@ -345,7 +405,7 @@ wait_for_answer (uint64_t          patience_ms,
   struct pollfd pfd = { .fd = fd, .events = POLLIN };
   uint64_t deadline = tide_now_ns () + patience_ms * 1000000;
   TideStamp st = tide_stamp ();
-  TideWireHeader answer;
+  TideWireFiguresRequest answer;
 
   barrier.h.tid = st.tid;
   barrier.h.time_ns = st.time_ns;
@@ -361,8 +421,16 @@ wait_for_answer (uint64_t          patience_ms,
       n = poll (&pfd, 1, (int) ((deadline - now) / 1000000) + 1);
       if (n > 0)
         {
+          ssize_t got;
+
+          pthread_mutex_lock (&recv_lock);
+          got = recv (fd, &answer, sizeof answer, MSG_DONTWAIT);
+          pthread_mutex_unlock (&recv_lock);
+          /* The flusher took a request first, or this was one. */
+          if ((got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) ||
+              (got >= (ssize_t) sizeof answer.h && answer.h.type == TIDE_WIRE_FIGURES_REQUEST))
+            continue;
           /* The answer, or the end of the connection. */
-          recv (fd, &answer, sizeof answer, MSG_DONTWAIT);
           return;
         }
       if (n < 0 && errno != EINTR)

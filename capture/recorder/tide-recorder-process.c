@@ -95,6 +95,24 @@ on_child_end (TideRecProcess         *self,
   tide_capture_process_amend_end (child, rec->h.time_ns, &end);
 }
 
+/* The process is asked for its own figures as of @at_ns
+ * (tide_capture_process_request_figures()); a full socket or one that
+ * closed loses the request, and the reading stands beside the figures
+ * the process last sent. */
+static void
+request_figures (gint64   at_ns,
+                 gpointer user_data)
+{
+  TideRecProcess *self = user_data;
+  TideWireFiguresRequest request = {
+    .h = { .type = TIDE_WIRE_FIGURES_REQUEST, .len = sizeof request },
+    .at_ns = (guint64) at_ns,
+  };
+
+  if (self->fd >= 0)
+    send (self->fd, &request, sizeof request, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 TideRecProcess *
 tide_rec_process_new (TideRecorder  *recorder,
                       int            fd,
@@ -143,6 +161,7 @@ tide_rec_process_new (TideRecorder  *recorder,
   self->recorder = recorder;
   self->fd = fd;
   self->core = tide_capture_process_new (recorder->recording, &row);
+  tide_capture_process_set_figures_request (self->core, request_figures, self);
   g_ptr_array_add (recorder->connections, self);
   if ((hello->flags & TIDE_HELLO_FORKED) && parent != NULL &&
       tide_capture_process_get_pid (parent) != (pid_t) hello->pid)

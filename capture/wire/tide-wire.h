@@ -22,7 +22,7 @@
 
 #include "tide-kinds.h"
 
-#define TIDE_WIRE_VERSION      2u
+#define TIDE_WIRE_VERSION      3u
 #define TIDE_WIRE_MAX_MESSAGE  65536u
 #define TIDE_WIRE_MAX_FRAMES   128u
 #define TIDE_WIRE_MAX_STRING   4096u
@@ -57,6 +57,8 @@ typedef enum
   TIDE_WIRE_ALLOC_FAILED = 21,
   /* 30..: records the recorder answers. */
   TIDE_WIRE_EXIT_BARRIER = 30,  /* TideWireBarrier; the recorder sends its header back */
+  /* The only record the recorder sends unasked (TideWireFiguresRequest). */
+  TIDE_WIRE_FIGURES_REQUEST = 31,
   /* 40..: the process's children. */
   TIDE_WIRE_CHILD_END    = 40,
 } TideWireType;
@@ -68,6 +70,18 @@ typedef struct
   uint32_t tid;      /* gettid() of the thread that made the record */
   uint64_t time_ns;  /* CLOCK_MONOTONIC */
 } TideWireHeader;
+
+/* From the recorder to a process that marks no steps, as it reads the
+ * job's private memory at another process's step end: the figures that
+ * only the process can give (its allocator's free bytes, the preload's
+ * own pages, the inherited blocks it freed) are wanted now.  Its flusher
+ * sends them as COUNTER records stamped @at_ns, beside that reading
+ * rather than up to a tick of its own away. */
+typedef struct
+{
+  TideWireHeader h;
+  uint64_t at_ns;          /* the reading's time, CLOCK_MONOTONIC */
+} TideWireFiguresRequest;
 
 /* First record of every connection. */
 typedef struct
@@ -277,6 +291,7 @@ typedef struct
 } TideWireBarrier;
 
 _Static_assert (sizeof (TideWireBarrier) == 24, "barrier is 24 bytes");
+_Static_assert (sizeof (TideWireFiguresRequest) == 24, "figures request is 24 bytes");
 _Static_assert (sizeof (TideWirePyFrameDef) == 32, "pyframe def is 32 bytes plus strings");
 _Static_assert (sizeof (TideWireChildEnd) == 24, "child end is 24 bytes");
 _Static_assert (sizeof (TideWireProcessInfo) == 32, "process info is 32 bytes");

@@ -5,7 +5,9 @@
  * `report --rss` counts its change on present pages, end to end through
  * `tidemark record --sync-steps` on tests/targets/untouched-free; and a
  * fork's child that frees what it inherited adds to its allocator's free
- * memory what no heap record of its own held (tests/targets/inherited-free).
+ * memory what no heap record of its own held (tests/targets/inherited-free);
+ * and a child that marks no steps gives its allocator's figure as of the
+ * readings at its parent's step ends (tests/targets/toggled-free).
  */
 #include "config.h"
 
@@ -148,6 +150,43 @@ test_inherited_free (void)
   tide_test_assert_within (csv_bytes (csv, row, "unexplained_bytes"), 0, 512 * KIB);
 }
 
+/* A fork's child that marks no steps moves 4 MiB between its heap and its
+ * allocator's free memory between each two of its parent's step ends
+ * (tests/targets/toggled-free).  Its allocator's figure, which only it can
+ * give, was the one its flusher sent last, up to 100 ms before the
+ * reading: "heap -132 KiB" for -3.75 MiB, no allocator term.  The recorder
+ * asks it for the figure as of each reading now. */
+static void
+test_toggled_free (void)
+{
+  g_autofree char *csv = record_rss_csv ("toggled-free");
+  g_auto(GStrv) lines = g_strsplit (csv, "\n", -1);
+  guint read = 0;
+
+  for (guint row = 1; lines[row] != NULL && lines[row][0] != '\0'; row++)
+    {
+      g_autofree char *label = tide_test_csv_cell (csv, row, "label");
+      g_autofree char *pid = tide_test_csv_cell (csv, row, "pid");
+      g_autofree char *steps_pid = tide_test_csv_cell (csv, row, "steps_pid");
+      gint64 step = csv_bytes (csv, row, "step");
+      gboolean taken = g_str_equal (label, "taken");
+
+      /* The child's rows from step 3, each a step of its own. */
+      if (g_str_equal (pid, steps_pid) || step < 3 || csv_bytes (csv, row, "pending") != 0 ||
+          csv_bytes (csv, row, "first_step") != step)
+        continue;
+      read++;
+      tide_test_assert_within (csv_bytes (csv, row, "heap_bytes"),
+                               (taken ? 4 * MIB : -4 * MIB) + 256 * KIB, 64 * KIB);
+      if (taken)
+        g_assert_cmpint (csv_bytes (csv, row, "alloc_free_bytes"), <=, -3 * MIB);
+      else
+        g_assert_cmpint (csv_bytes (csv, row, "alloc_free_bytes"), >=, 3 * MIB);
+      tide_test_assert_within (csv_bytes (csv, row, "unexplained_bytes"), 0, 64 * KIB);
+    }
+  g_assert_cmpuint (read, >=, 4);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -158,5 +197,6 @@ main (int    argc,
   g_unsetenv ("MALLOC_PERTURB_");
   g_test_add_func ("/rss-free/untouched", test_untouched_free);
   g_test_add_func ("/rss-free/inherited", test_inherited_free);
+  g_test_add_func ("/rss-free/toggled", test_toggled_free);
   return g_test_run ();
 }
