@@ -178,7 +178,8 @@ borrower_clear (Borrower *b)
   g_free (b->live);
 }
 
-/* The row count of @b, and their times (borrower_times()). */
+/* How many times @b's heap is read at: a start and an end for each of its
+ * rows, and its exit reading (borrower_times()). */
 static guint
 borrower_n_times (const Borrower *b)
 {
