@@ -49,28 +49,14 @@
 
 static void *blocks[N_BLOCKS];
 
-static TARGET_NOINLINE void
-write_blocks (int n_blocks)
-{
-  for (int i = 0; i < n_blocks; i++)
-    memset (blocks[i] = malloc (BLOCK), 1, BLOCK);
-}
-
-static void
-free_blocks (int n_blocks)
-{
-  for (int i = 0; i < n_blocks; i++)
-    free (blocks[i]);
-}
-
 static TARGET_NOINLINE void *
 free_under_a_kept_block (int n_blocks)
 {
   void *top;
 
-  write_blocks (n_blocks);
+  target_take_blocks (blocks, n_blocks, BLOCK);
   top = malloc (64);
-  free_blocks (n_blocks);
+  target_free_blocks (blocks, n_blocks);
   return top;
 }
 
@@ -145,17 +131,17 @@ main (int    argc,
        * stands, and not so long that step 2's end, too soon after it, is
        * read: it is left to the exit reading. */
       target_sleep_ms (5);
-      write_blocks (N_BLOCKS);
+      target_take_blocks (blocks, N_BLOCKS, BLOCK);
       target_keep (malloc (64));
       tidemark_step ("kept");
-      free_blocks (N_BLOCKS);
+      target_free_blocks (blocks, N_BLOCKS);
     }
   else if (argc > 1 && strcmp (argv[1], "worker") == 0)
     fork_a_worker ();
   else if (argc > 1 && strcmp (argv[1], "grow-at-exit") == 0)
     {
       tidemark_step ("last");
-      write_blocks (N_BLOCKS);
+      target_take_blocks (blocks, N_BLOCKS, BLOCK);
     }
   else
     {

@@ -31,24 +31,6 @@
 
 static void *blocks[N_BLOCKS];
 
-static TARGET_NOINLINE void
-take_blocks (void)
-{
-  for (int i = 0; i < N_BLOCKS; i++)
-    {
-      if ((blocks[i] = malloc (BLOCK)) == NULL)
-        exit (2);
-      memset (blocks[i], 1, BLOCK);
-    }
-}
-
-static void
-free_blocks (void)
-{
-  for (int i = 0; i < N_BLOCKS; i++)
-    free (blocks[i]);
-}
-
 int
 main (void)
 {
@@ -58,7 +40,7 @@ main (void)
 
   /* Pages of 4 KiB, whatever the machine's transparent huge pages. */
   prctl (PR_SET_THP_DISABLE, 1, 0, 0, 0);
-  take_blocks ();
+  target_take_blocks (blocks, N_BLOCKS, BLOCK);
   fence = malloc (64);
   target_keep (fence);
   fflush (stdout);
@@ -68,13 +50,13 @@ main (void)
   if (child == 0)
     {
       tidemark_step ("baseline");
-      free_blocks ();
+      target_free_blocks (blocks, N_BLOCKS);
       tidemark_step ("free");
       _exit (0);
     }
   if (waitpid (child, &status, 0) != child || !WIFEXITED (status) || WEXITSTATUS (status) != 0)
     return 1;
-  free_blocks ();
+  target_free_blocks (blocks, N_BLOCKS);
   free (fence);
   printf ("done\n");
   return 0;

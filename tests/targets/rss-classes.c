@@ -39,11 +39,9 @@ keep_free_heap (void)
   static void *blocks[N_BLOCKS];
   void *top;
 
-  for (int i = 0; i < N_BLOCKS; i++)
-    memset (blocks[i] = malloc (BLOCK), 1, BLOCK);
+  target_take_blocks (blocks, N_BLOCKS, BLOCK);
   top = malloc (64);
-  for (int i = 0; i < N_BLOCKS; i++)
-    free (blocks[i]);
+  target_free_blocks (blocks, N_BLOCKS);
   return top;
 }
 

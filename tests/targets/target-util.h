@@ -30,6 +30,29 @@ target_keep (const void *p)
   target_sink ^= (uintptr_t) p;
 }
 
+/* Takes @n blocks of @size into @blocks and writes each one whole, so that
+ * its pages are present; exits 2 where malloc fails. */
+static inline void
+target_take_blocks (void   **blocks,
+                    int      n,
+                    size_t   size)
+{
+  for (int i = 0; i < n; i++)
+    {
+      if ((blocks[i] = malloc (size)) == NULL)
+        exit (2);
+      memset (blocks[i], 1, size);
+    }
+}
+
+static inline void
+target_free_blocks (void **blocks,
+                    int    n)
+{
+  for (int i = 0; i < n; i++)
+    free (blocks[i]);
+}
+
 /* A fixed pseudo-random sequence, so that every run is the same. */
 static inline uint32_t
 target_random (uint32_t *state)

@@ -34,24 +34,6 @@
 
 static void *blocks[N_BLOCKS];
 
-static TARGET_NOINLINE void
-take_blocks (void)
-{
-  for (int i = 0; i < N_BLOCKS; i++)
-    {
-      if ((blocks[i] = malloc (BLOCK)) == NULL)
-        exit (2);
-      memset (blocks[i], 1, BLOCK);
-    }
-}
-
-static void
-free_blocks (void)
-{
-  for (int i = 0; i < N_BLOCKS; i++)
-    free (blocks[i]);
-}
-
 /* 256 KiB more, kept: the private memory moves at every step, so that
  * every step end has a reading of its own. */
 static TARGET_NOINLINE void
@@ -77,16 +59,16 @@ serve (int orders,
 
   /* A block after them: freed, they are free chunks that glibc keeps,
    * not the top of its heap, which it would give back. */
-  take_blocks ();
+  target_take_blocks (blocks, N_BLOCKS, BLOCK);
   fence = malloc (64);
   target_keep (fence);
-  free_blocks ();
+  target_free_blocks (blocks, N_BLOCKS);
   while (read (orders, &order, 1) == 1)
     {
       if (held)
-        free_blocks ();
+        target_free_blocks (blocks, N_BLOCKS);
       else
-        take_blocks ();
+        target_take_blocks (blocks, N_BLOCKS, BLOCK);
       held = !held;
       grow ();
       if (write (done, &order, 1) != 1)
@@ -130,7 +112,7 @@ main (void)
       tidemark_step (k % 2 == 1 ? "taken" : "freed");
       /* The child's figures as of this step end come from its flusher,
        * asked by the recorder's reading: they must find it as it was. */
-      usleep (100 * 1000);
+      target_sleep_ms (100);
     }
   close (to_child[1]);
   if (waitpid (child, &status, 0) != child || !WIFEXITED (status) || WEXITSTATUS (status) != 0)
