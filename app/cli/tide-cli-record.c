@@ -97,17 +97,14 @@ print_copy_on_write (TideTrace *trace)
 /* The step and process whose memory grew most beyond its recorded blocks,
  * with what the classes say moved it. */
 static void
-print_largest_growth (TideTrace *trace)
+print_largest_growth (GPtrArray *rows)
 {
-  g_autoptr(GPtrArray) rows = tide_report_job_steps (trace, NULL);
   g_autoptr(GArray) explanations = NULL;
   g_autofree char *line = NULL;
   const TideStepRow *r;
   g_autofree char *step = NULL;
   gint i;
 
-  if (rows == NULL)
-    return;
   explanations = tide_rss_explain_steps (rows);
   i = tide_rss_find_largest_unexplained (rows, explanations, SUMMARY_GROWTH_BYTES);
   if (i < 0)
@@ -209,6 +206,7 @@ print_top_suspects (const char *path)
 {
   g_autoptr(TideTrace) trace = tide_trace_open (path, NULL);
   g_autoptr(GPtrArray) suspects = NULL;
+  g_autoptr(GPtrArray) rows = NULL;
   g_autoptr(GPtrArray) classes = NULL;
 
   if (trace == NULL)
@@ -220,8 +218,14 @@ print_top_suspects (const char *path)
       print_device_ooms (trace, suspects);
     }
   print_copy_on_write (trace);
-  print_largest_growth (trace);
-  classes = tide_report_class_suspects (trace, NULL);
+  /* The job's rows once, for the growth and the classes: a process
+   * without steps has its heap read from its allocation rows. */
+  rows = tide_report_job_steps (trace, NULL);
+  if (rows != NULL)
+    {
+      print_largest_growth (rows);
+      classes = tide_rss_class_suspects (rows);
+    }
   if (suspects == NULL || classes == NULL)
     return;
   if (suspects->len == 0 && classes->len == 0)

@@ -1425,12 +1425,17 @@ GPtrArray *
 tide_report_class_suspects (TideTrace  *trace,
                             GError    **error)
 {
-  g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_class_suspect_free);
   g_autoptr(GPtrArray) rows = tide_report_job_steps (trace, error);
+
+  return rows != NULL ? tide_rss_class_suspects (rows) : NULL;
+}
+
+GPtrArray *
+tide_rss_class_suspects (GPtrArray *rows)
+{
+  g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_class_suspect_free);
   g_autoptr(GHashTable) done = g_hash_table_new (g_int64_hash, g_int64_equal);
 
-  if (rows == NULL)
-    return NULL;
   for (guint i = 0; i < rows->len; i++)
     {
       TideStepRow *r = g_ptr_array_index (rows, i);

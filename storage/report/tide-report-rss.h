@@ -146,9 +146,11 @@ typedef struct
 } TideClassSuspect;
 
 void       tide_class_suspect_free    (TideClassSuspect *suspect);
-/* Fastest growth first. */
+/* Fastest growth first; tide_rss_class_suspects() from the job's rows
+ * (tide_report_job_steps()) where a caller has them already. */
 GPtrArray *tide_report_class_suspects (TideTrace  *trace,
                                        GError    **error);
+GPtrArray *tide_rss_class_suspects    (GPtrArray  *rows);
 /* "glibc arenas keep 32.00 MiB free, +8.00 MiB/step since step 2, in
  * leaky (pid 42)" */
 char      *tide_class_suspect_describe (const TideClassSuspect *suspect);
