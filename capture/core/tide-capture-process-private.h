@@ -61,6 +61,7 @@ struct _TideCaptureProcess
   gint64               last_rss;
   gint64               mark_rss;        /* its resident bytes at its last step mark, as it
                                          * sent them; -1: none (the step fence) */
+  gboolean             mark_rss_pending; /* ... sent with a mark not yet met */
   gint64               last_rss_shared;
   gint64               last_classes[6]; /* TIDE_COUNTER_PSS ... RSS_SHARED_PAGES */
   gint64               last_thread_stacks;

@@ -617,18 +617,42 @@ tide_capture_process_add_dropped (TideCaptureProcess *self,
   self->recording->total_dropped += count;
 }
 
-void
-tide_capture_process_sample_rss (TideCaptureProcess *self,
-                                 gint64              ts_ns,
-                                 gboolean            always)
+/* RSS and its shared part from statm; @rss, where not -1, in place of
+ * statm's RSS. */
+static void
+write_statm (TideCaptureProcess *self,
+             gint64              ts_ns,
+             gint64              rss,
+             gboolean            always)
 {
   TideStatm statm;
 
   if (self->counters == NULL || !tide_proc_counters_read_statm (self->counters, &statm))
     return;
-  write_counter (self, TIDE_COUNTER_RSS, ts_ns, (gint64) statm.rss_bytes, &self->last_rss, always);
+  write_counter (self, TIDE_COUNTER_RSS, ts_ns, rss >= 0 ? rss : (gint64) statm.rss_bytes,
+                 &self->last_rss, always);
   write_counter (self, TIDE_COUNTER_RSS_SHARED, ts_ns, (gint64) statm.shared_bytes,
                  &self->last_rss_shared, always);
+}
+
+void
+tide_capture_process_sample_rss (TideCaptureProcess *self,
+                                 gint64              ts_ns,
+                                 gboolean            always)
+{
+  write_statm (self, ts_ns, -1, always);
+}
+
+/* RSS at a step end is what the process read itself as it marked it
+ * (tide-preload-resident.c), where it sent that: the recorder meets the
+ * mark later, and a program that went on to touch or free pages meanwhile
+ * (its last step, then its teardown) would give the next step's value. */
+static void
+write_rss_at_step_end (TideCaptureProcess *self,
+                       gint64              ts_ns)
+{
+  write_statm (self, ts_ns, self->mark_rss_pending ? self->mark_rss : -1, TRUE);
+  self->mark_rss_pending = FALSE;
 }
 
 /* @with_pss: FALSE for a reading of this process alone, not in a
@@ -808,9 +832,7 @@ tide_capture_process_step (TideCaptureProcess *self,
   write_py_arenas (self, ts_ns, TRUE);
   write_device_counters (self, ts_ns);
   self->last_step_end_ns = ts_ns;
-  /* The marker arrives within a millisecond or so of the step end: RSS read
-   * now stands for RSS at the end, and keeps "unattributed" honest. */
-  tide_capture_process_sample_rss (self, ts_ns, TRUE);
+  write_rss_at_step_end (self, ts_ns);
   /* The kernel's split costs a constant; with --sync-steps the step waits
    * for the recorder, and the whole job's PSS is read now too. */
   _tide_recording_step_ended (self->recording, self, ts_ns);
@@ -1120,6 +1142,7 @@ tide_capture_process_set_mark_rss (TideCaptureProcess *self,
                                    gint64              rss)
 {
   self->mark_rss = rss;
+  self->mark_rss_pending = TRUE;
 }
 
 /* How the driver asks the process for its own figures (the recorder,

@@ -785,11 +785,25 @@ read_at_step_end (TideTrace *trace,
   return tide_test_query_int (trace, after);
 }
 
+/* The RSS written at step @number's end, -1 where none was. */
+static gint64
+rss_at_step_end (TideTrace *trace,
+                 gint       number)
+{
+  g_autofree char *sql = g_strdup_printf (
+      "SELECT coalesce (max (c.value), -1) FROM counters c JOIN steps s"
+      " ON s.process_id = c.process_id AND s.number = %d"
+      " WHERE c.counter = %d AND c.ts_ns = s.end_ns", number, TIDE_COUNTER_RSS);
+
+  return tide_test_query_int (trace, sql);
+}
+
 /* `step-fence`: a reading of a step end that the program's growth moved
  * past is not written as the step end's; an idle program's is.  Each
  * reading at a step end holds what the program measured itself at its
  * mark, within the fence's 256 KiB and what the program's own reads and
- * print allocate. */
+ * print allocate.  The RSS of every step end is the one the process read
+ * at its mark, however late the recorder met it. */
 static void
 test_step_fence (void)
 {
@@ -815,6 +829,14 @@ test_step_fence (void)
     }
   g_assert_cmpint (marks[IDLE][0], >=, marks[1][0] + 200 * MIB);
 
+  for (gint step = 1; step <= IDLE; step++)
+    {
+      gint64 rss = rss_at_step_end (trace, step);
+
+      g_test_message ("step %d's end: RSS %" G_GINT64_FORMAT " (mark %" G_GINT64_FORMAT ")",
+                      step, rss, marks[step][0]);
+      g_assert_cmpint (ABS (rss - marks[step][0]), <=, 512 * 1024);
+    }
   for (gint step = 1; step < IDLE; step++)
     {
       read_at_step_end (trace, step, at_end);
