@@ -66,7 +66,8 @@ tide_alloc_ranges_retained_sql (TideRetainedPlan  plan,
   const char *made_and_live = "alloc_ns > ?2 AND alloc_ns <= ?3"
                               " AND (free_ns IS NULL OR free_ns > ?3)";
   g_autofree char *long_lived = NULL;
-  g_autofree char *span_bound = NULL;
+  g_autofree char *after = NULL;
+  g_autofree char *near = NULL;
 
   if (plan == TIDE_RETAINED_BY_INDEX)
     return g_strdup_printf ("SELECT * FROM allocations WHERE %s AND %s",
@@ -81,21 +82,47 @@ tide_alloc_ranges_retained_sql (TideRetainedPlan  plan,
       "SELECT * FROM allocations WHERE %s AND %s"
       " AND (free_ns IS NULL OR free_ns - alloc_ns > %" G_GINT64_FORMAT ")",
       process_filter, made_and_live, short_lived_ns);
-  /* min_alloc_ns <= ?3 bounds max_alloc_ns by ?3 + the widest span.
-   * CROSS JOIN keeps the ranges the outer loop: given "process_id = ?1",
-   * SQLite preferred to build an automatic index on allocations, reading
-   * every row of the trace for each query. */
-  span_bound = range_span_ns >= 0
-    ? g_strdup_printf (" AND r.max_alloc_ns <= ?3 + %" G_GINT64_FORMAT, range_span_ns)
-    : g_strdup ("");
+  /* A short-lived row made by ?3 - short_lived_ns is gone by ?3.  CROSS
+   * JOIN keeps the ranges the outer loop: given "process_id = ?1", SQLite
+   * preferred to build an automatic index on allocations, reading every
+   * row of the trace for each query. */
+  after = g_strdup_printf ("max (?2, ?3 - %" G_GINT64_FORMAT ")", short_lived_ns);
+  near = tide_alloc_ranges_made_in_sql ("r", after, "?3", range_span_ns);
   return g_strdup_printf (
     "%s"
     " UNION ALL "
     "SELECT allocations.* FROM allocation_ranges r"
     " CROSS JOIN allocations ON allocations.id BETWEEN r.first_id AND r.last_id"
-    " WHERE r.max_alloc_ns > max (?2, ?3 - %" G_GINT64_FORMAT ")%s AND r.min_alloc_ns <= ?3"
-    "  AND %s AND %s AND free_ns - alloc_ns <= %" G_GINT64_FORMAT,
-    long_lived, short_lived_ns, span_bound, process_filter, made_and_live, short_lived_ns);
+    " WHERE %s AND %s AND %s AND free_ns - alloc_ns <= %" G_GINT64_FORMAT,
+    long_lived, near, process_filter, made_and_live, short_lived_ns);
+}
+
+/**
+ * tide_alloc_ranges_made_in_sql:
+ * @alias: the name of allocation_ranges in the query
+ * @after: an SQL expression: the start of the times, excluded
+ * @by: an SQL expression: their end, included
+ * @range_span_ns: the trace's meta "range_span_ns", or -1 when it has none
+ *
+ * The condition on allocation_ranges that keeps the ranges whose
+ * short-lived rows may have been made in (@after, @by].  A range's
+ * min_alloc_ns <= @by bounds its max_alloc_ns by @by and the widest
+ * span, which lets the index on max_alloc_ns end its search there.
+ *
+ * Returns: (transfer full): SQL
+ */
+char *
+tide_alloc_ranges_made_in_sql (const char *alias,
+                               const char *after,
+                               const char *by,
+                               gint64      range_span_ns)
+{
+  g_autofree char *span_bound = range_span_ns >= 0
+    ? g_strdup_printf (" AND %s.max_alloc_ns <= %s + %" G_GINT64_FORMAT, alias, by, range_span_ns)
+    : g_strdup ("");
+
+  return g_strdup_printf ("%1$s.max_alloc_ns > %2$s AND %1$s.min_alloc_ns <= %3$s%4$s",
+                          alias, after, by, span_bound);
 }
 
 /**

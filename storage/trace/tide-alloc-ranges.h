@@ -86,6 +86,11 @@ char    *tide_alloc_ranges_retained_sql (TideRetainedPlan  plan,
                                          gint64            range_span_ns,
                                          const char       *process_filter);
 
+char    *tide_alloc_ranges_made_in_sql  (const char       *alias,
+                                         const char       *after,
+                                         const char       *by,
+                                         gint64            range_span_ns);
+
 char    *tide_alloc_ranges_long_lived_sql (TideRetainedPlan  plan,
                                            gint64            short_lived_ns,
                                            const char       *columns);

@@ -209,10 +209,10 @@ add_short_lived (TideTrace  *trace,
 {
   sqlite3 *db = _tide_trace_get_db (trace);
   gint64 span_ns = _tide_trace_get_range_span_ns (trace);
+  g_autofree char *near = tide_alloc_ranges_made_in_sql ("r", "?1", "?2", span_ns);
   g_autofree char *ranges_sql = g_strdup_printf (
-    "SELECT first_id, last_id, min_alloc_ns, max_alloc_ns FROM allocation_ranges"
-    " WHERE max_alloc_ns > ?1 AND min_alloc_ns <= ?2%s",
-    span_ns >= 0 ? " AND max_alloc_ns <= ?2 + ?3" : "");
+    "SELECT first_id, last_id, min_alloc_ns, max_alloc_ns FROM allocation_ranges r WHERE %s",
+    near);
   g_autofree char *processes = list_processes (sets);
   /* The process first, so that SQLite reads no other column of the rows
    * of the processes that were not asked about, most of them. */
@@ -229,8 +229,6 @@ add_short_lived (TideTrace  *trace,
     {
       sqlite3_bind_int64 (ranges, 1, tide_sat_sub (first_ts, short_lived_ns));
       sqlite3_bind_int64 (ranges, 2, last_ts);
-      if (span_ns >= 0)
-        sqlite3_bind_int64 (ranges, 3, span_ns);
     }
   while (ok && (rc = sqlite3_step (ranges)) == SQLITE_ROW)
     if (any_probe_in (sets, sqlite3_column_int64 (ranges, 2),
