@@ -265,13 +265,16 @@ add_to_slot (Slot                *s,
 
 gboolean
 tide_live_table_alloc (TideLiveTable       *self,
-                       const TideLiveAlloc *alloc,
+                       const TideLiveAlloc *block,
                        gint64              *matched_free_ns)
 {
+  TideLiveAlloc unmarked = *block;
+  const TideLiveAlloc *alloc = &unmarked;
   Slot *s;
 
   if (self->n_orphans > 0 && take_orphan (self, alloc->addr, alloc->alloc_ns, matched_free_ns))
     return TRUE;
+  unmarked.residency_group = 0;
 
   s = find_or_reserve_slot (self, alloc->addr);
   if (G_UNLIKELY (s == &self->zero))
@@ -386,25 +389,26 @@ tide_live_table_expire_orphans (TideLiveTable *self,
 }
 
 static void
-foreach_in_slot (const Slot   *s,
-                 TideLiveFunc  func,
-                 gpointer      user_data)
+foreach_in_slot (Slot             *s,
+                         TideLiveMarkFunc  func,
+                         gpointer          user_data)
 {
   gint64 newer_alloc_ns = s->newest.alloc_ns;
 
   func (&s->newest, 0, user_data);
-  for (const Older *o = s->older; o != NULL; o = o->next)
+  for (Older *o = s->older; o != NULL; o = o->next)
     {
       func (&o->alloc, newer_alloc_ns, user_data);
       newer_alloc_ns = o->alloc.alloc_ns;
     }
 }
 
-/* In no particular order across addresses; @func must not change the table. */
+/* tide_live_table_foreach(), where @func may change each block's
+ * residency_group: the table neither reads nor moves it. */
 void
-tide_live_table_foreach (TideLiveTable *self,
-                         TideLiveFunc   func,
-                         gpointer       user_data)
+tide_live_table_foreach_to_mark (TideLiveTable    *self,
+                                 TideLiveMarkFunc  func,
+                                 gpointer          user_data)
 {
   if (self->has_zero)
     foreach_in_slot (&self->zero, func, user_data);
@@ -413,6 +417,33 @@ tide_live_table_foreach (TideLiveTable *self,
   for (gsize i = 0; i <= self->mask; i++)
     if (self->slots[i].newest.addr != 0)
       foreach_in_slot (&self->slots[i], func, user_data);
+}
+
+typedef struct
+{
+  TideLiveFunc func;
+  gpointer     user_data;
+} ReadOnly;
+
+static void
+read_only (TideLiveAlloc *alloc,
+           gint64         free_ns,
+           gpointer       user_data)
+{
+  ReadOnly *r = user_data;
+
+  r->func (alloc, free_ns, r->user_data);
+}
+
+/* In no particular order across addresses; @func must not change the table. */
+void
+tide_live_table_foreach (TideLiveTable *self,
+                         TideLiveFunc   func,
+                         gpointer       user_data)
+{
+  ReadOnly r = { func, user_data };
+
+  tide_live_table_foreach_to_mark (self, read_only, &r);
 }
 
 guint

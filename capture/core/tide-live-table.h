@@ -30,6 +30,8 @@ typedef struct
   gint64  thread_id;
   gint16  device;
   guint8  kind;
+  guint32 residency_group; /* the residency's mark (tide-capture-process-residency.c):
+                            * 0 as the block comes into the table */
 } TideLiveAlloc;
 
 typedef struct _TideLiveTable TideLiveTable;
@@ -62,6 +64,14 @@ void           tide_live_table_expire_orphans (TideLiveTable       *self,
 void           tide_live_table_foreach        (TideLiveTable       *self,
                                                TideLiveFunc         func,
                                                gpointer             user_data);
+/* As TideLiveFunc, for a caller that may change the block's
+ * residency_group, and nothing else of it. */
+typedef void (*TideLiveMarkFunc) (TideLiveAlloc *alloc,
+                                  gint64         free_ns,
+                                  gpointer       user_data);
+void           tide_live_table_foreach_to_mark (TideLiveTable      *self,
+                                                TideLiveMarkFunc    func,
+                                                gpointer            user_data);
 guint          tide_live_table_get_size       (TideLiveTable       *self);
 guint          tide_live_table_get_n_orphans  (TideLiveTable       *self);
 

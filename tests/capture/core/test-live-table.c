@@ -536,6 +536,60 @@ test_sort_by_addr (void)
       }
 }
 
+static void
+mark_all (TideLiveAlloc *alloc,
+          gint64         free_ns,
+          gpointer       user_data)
+{
+  alloc->residency_group = GPOINTER_TO_UINT (user_data);
+}
+
+static void
+sum_marks (const TideLiveAlloc *alloc,
+           gint64               free_ns,
+           gpointer             user_data)
+{
+  *(guint *) user_data += alloc->residency_group;
+}
+
+/* The residency's marks: a block enters the table unmarked whatever its
+ * record held, keeps a mark given to it, older blocks of its address
+ * too, and a block that takes the address of a freed one starts
+ * unmarked. */
+static void
+test_residency_marks (void)
+{
+  g_autoptr(TideLiveTable) table = tide_live_table_new ();
+  TideLiveAlloc a = block (0x6000, 10, 1), b = block (0x6000, 20, 2), out;
+  gint64 free_ns;
+  guint sum = 0;
+
+  a.residency_group = 99;
+  tide_live_table_alloc (table, &a, &free_ns);
+  tide_live_table_foreach (table, sum_marks, &sum);
+  g_assert_cmpuint (sum, ==, 0);
+
+  tide_live_table_foreach_to_mark (table, mark_all, GUINT_TO_POINTER (3));
+  tide_live_table_alloc (table, &b, &free_ns);
+  sum = 0;
+  tide_live_table_foreach (table, sum_marks, &sum);
+  g_assert_cmpuint (sum, ==, 3);
+  tide_live_table_foreach_to_mark (table, mark_all, GUINT_TO_POINTER (5));
+  sum = 0;
+  tide_live_table_foreach (table, sum_marks, &sum);
+  g_assert_cmpuint (sum, ==, 10);
+
+  g_assert_true (tide_live_table_release (table, 0x6000, 15, &out));
+  g_assert_cmpint (out.alloc_ns, ==, 10);
+  g_assert_cmpuint (out.residency_group, ==, 5);
+  g_assert_true (tide_live_table_release (table, 0x6000, 25, &out));
+  a.alloc_ns = 30;
+  tide_live_table_alloc (table, &a, &free_ns);
+  sum = 0;
+  tide_live_table_foreach (table, sum_marks, &sum);
+  g_assert_cmpuint (sum, ==, 0);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -552,5 +606,6 @@ main (int    argc,
   g_test_add_func ("/live-table/growth", test_growth);
   g_test_add_func ("/live-table/against-model", test_against_model);
   g_test_add_func ("/live-table/sort-by-addr", test_sort_by_addr);
+  g_test_add_func ("/live-table/residency-marks", test_residency_marks);
   return g_test_run ();
 }
