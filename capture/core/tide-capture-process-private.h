@@ -43,8 +43,8 @@ struct _TideCaptureProcess
   TideProcCounters    *counters;
   TidePagemap         *pagemap;
   GHashTable          *residency_groups; /* ResidencyGroup: the live blocks' groups */
-  GArray              *whole_blocks;   /* WholeBlock: the blocks that lay whole on
-                                        * present pages at the last residency */
+  GPtrArray           *residency_marks;  /* ResidencyGroup by its mark - 1; NULL: free */
+  GArray              *residency_free_marks; /* guint32: marks to give again */
   gint64               unswapped_ns;   /* when a read of its status last found none of
                                         * its pages in swap; 0: the last read found some */
   GHashTable          *threads;        /* tid -> threads.id */

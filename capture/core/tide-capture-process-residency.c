@@ -20,49 +20,34 @@
 #include "tide-schema.h"
 #include "tide-wire.h"
 
-typedef struct
-{
-  GArray *blocks;   /* TideLiveAlloc copies */
-  gint64  end_ns;
-} Collect;
-
 /* A (stack, scope) group: its resident bytes at the step end being
  * measured, as last written, and the last step end that found any of its
  * blocks live.  The groups live as long as their blocks, from step end to
- * step end: most of them are the same ones each time. */
+ * step end: most of them are the same ones each time.  @mark is what the
+ * live table's blocks that lay whole on present pages hold of it. */
 typedef struct
 {
-  gint64 stack_id;
-  gint64 scope_id;
-  double resident;
-  double resident_born;
-  gint64 written;
-  gint64 step_id;
+  gint64  stack_id;
+  gint64  scope_id;
+  double  resident;
+  double  resident_born;
+  gint64  written;
+  gint64  step_id;
+  guint32 mark;
 } ResidencyGroup;
 
-/* A block that lay whole on present pages at a step end, and its group,
- * which lives while the block does. */
+/* The blocks of one step end: those whole at the last one add their size
+ * to their groups as they are met; the others are kept to be read. */
 typedef struct
 {
-  guint64         addr;
-  guint64         size;
-  gint64          alloc_ns;
-  ResidencyGroup *group;
-} WholeBlock;
-
-static void
-collect_host_block (const TideLiveAlloc *alloc,
-                    gint64               free_ns,
-                    gpointer             user_data)
-{
-  Collect *c = user_data;
-
-  /* Only blocks that were live at the step end, in host memory, and
-   * none of CPython's arenas, whose objects count their own pages. */
-  if (alloc->device >= 0 || alloc->kind == TIDE_KIND_PYARENA || alloc->alloc_ns > c->end_ns || (free_ns != 0 && free_ns <= c->end_ns))
-    return;
-  g_array_append_val (c->blocks, *alloc);
-}
+  TideCaptureProcess *self;
+  gint64              step_id;
+  gint64              start_ns;
+  gint64              end_ns;
+  gboolean            use_whole;
+  GArray             *blocks;   /* TideLiveAlloc copies, to read */
+  GPtrArray          *entries;  /* the live table's block of each, or NULL (the driver's) */
+} Collect;
 
 static guint
 residency_hash (gconstpointer p)
@@ -79,26 +64,71 @@ residency_equal (gconstpointer a,
   return x->stack_id == y->stack_id && x->scope_id == y->scope_id;
 }
 
-/* Adds a block's resident bytes to its group's at step @step_id; *@group
- * is the block's group where known (a block whole at the last step end),
- * else NULL, and is set. */
+/* Whether a block of @kind keeps its pages while it lives, unless they go
+ * to swap: an allocator's blocks.  A program may discard pages of its own
+ * mappings (madvise), and the kernel drops clean pages of a file's. */
+static gboolean
+kind_keeps_pages (guint8 kind)
+{
+  return tide_kind_is_heap (kind);
+}
+
+/* Only blocks that were live at the step end, in host memory, and none of
+ * CPython's arenas, whose objects count their own pages. */
+static gboolean
+measured_at (const TideLiveAlloc *alloc,
+             gint64               free_ns,
+             gint64               end_ns)
+{
+  return alloc->device < 0 && alloc->kind != TIDE_KIND_PYARENA && alloc->alloc_ns <= end_ns &&
+         (free_ns == 0 || free_ns > end_ns);
+}
+
+static ResidencyGroup *
+find_or_add_group (TideCaptureProcess  *self,
+                   const TideLiveAlloc *block)
+{
+  ResidencyGroup probe = { .stack_id = block->stack_id, .scope_id = block->scope_id };
+  ResidencyGroup *g = g_hash_table_lookup (self->residency_groups, &probe);
+
+  if (g != NULL)
+    return g;
+  g = g_memdup2 (&probe, sizeof probe);
+  if (self->residency_free_marks->len > 0)
+    {
+      g->mark = g_array_index (self->residency_free_marks, guint32,
+                               self->residency_free_marks->len - 1);
+      g_array_set_size (self->residency_free_marks, self->residency_free_marks->len - 1);
+      g_ptr_array_index (self->residency_marks, g->mark - 1) = g;
+    }
+  else
+    {
+      g_ptr_array_add (self->residency_marks, g);
+      g->mark = self->residency_marks->len;
+    }
+  g_hash_table_add (self->residency_groups, g);
+  return g;
+}
+
+/* A group none of whose blocks is live: its mark may go to another.  A
+ * block that still holds it is one that a newer block at its address
+ * ended, which no later step end measures. */
 static void
-add_to_group (TideCaptureProcess  *self,
+remove_group (TideCaptureProcess *self,
+              ResidencyGroup     *g)
+{
+  g_ptr_array_index (self->residency_marks, g->mark - 1) = NULL;
+  g_array_append_val (self->residency_free_marks, g->mark);
+}
+
+/* Adds a block's resident bytes to its group @g at step @step_id. */
+static void
+add_to_group (ResidencyGroup      *g,
               gint64               step_id,
               gint64               step_start_ns,
               const TideLiveAlloc *block,
-              guint64              resident,
-              ResidencyGroup     **group)
+              guint64              resident)
 {
-  ResidencyGroup probe = { .stack_id = block->stack_id, .scope_id = block->scope_id };
-  ResidencyGroup *g = *group;
-
-  if (g == NULL && (g = g_hash_table_lookup (self->residency_groups, &probe)) == NULL)
-    {
-      g = g_memdup2 (&probe, sizeof probe);
-      g_hash_table_add (self->residency_groups, g);
-    }
-  *group = g;
   if (g->step_id != step_id)
     {
       g->step_id = step_id;
@@ -107,6 +137,56 @@ add_to_group (TideCaptureProcess  *self,
   g->resident += resident * block->weight;
   if (block->alloc_ns > step_start_ns)
     g->resident_born += resident * block->weight;
+}
+
+/* A block of the live table: one that lay whole on present pages at the
+ * last step end measured (it holds its group's mark) still does, where
+ * none of the process's pages went to swap since; an anonymous page that
+ * is present leaves RAM only for swap.  On a machine without swap that is
+ * every step end: a few thousand blocks a step end, nearly all of them
+ * whole, cost the recorder more than the rest of the step end together,
+ * and a job with a million live blocks is not read again each step. */
+static void
+collect_table_block (TideLiveAlloc *alloc,
+                     gint64         free_ns,
+                     gpointer       user_data)
+{
+  Collect *c = user_data;
+
+  if (!measured_at (alloc, free_ns, c->end_ns))
+    return;
+  if (alloc->residency_group != 0 && c->use_whole)
+    {
+      ResidencyGroup *g = g_ptr_array_index (c->self->residency_marks, alloc->residency_group - 1);
+
+      add_to_group (g, c->step_id, c->start_ns, alloc, alloc->size);
+      return;
+    }
+  alloc->residency_group = 0;
+  g_array_append_val (c->blocks, *alloc);
+  g_ptr_array_add (c->entries, alloc);
+}
+
+/* A block of the driver's own (attach's sampled pages): read each time. */
+static void
+collect_driver_block (const TideLiveAlloc *alloc,
+                      gint64               free_ns,
+                      gpointer             user_data)
+{
+  Collect *c = user_data;
+
+  if (!measured_at (alloc, free_ns, c->end_ns))
+    return;
+  g_array_append_val (c->blocks, *alloc);
+  g_ptr_array_add (c->entries, NULL);
+}
+
+static void
+unmark_block (TideLiveAlloc *alloc,
+              gint64         free_ns,
+              gpointer       user_data)
+{
+  alloc->residency_group = 0;
 }
 
 /* The group's row, unless its resident bytes are those last written and
@@ -154,112 +234,65 @@ write_residency (TideCaptureProcess *self,
   g_hash_table_iter_init (&iter, self->residency_groups);
   while (g_hash_table_iter_next (&iter, (gpointer *) &g, NULL))
     if (!write_group_change (self, step_id, g, &total, &total_born))
-      g_hash_table_iter_remove (&iter);
+      {
+        remove_group (self, g);
+        g_hash_table_iter_remove (&iter);
+      }
   tide_trace_writer_add_residency_total (self->recording->writer, step_id, total, total_born);
 }
 
-/* Whether a block of @kind keeps its pages while it lives, unless they go
- * to swap: an allocator's blocks.  A program may discard pages of its own
- * mappings (madvise), and the kernel drops clean pages of a file's. */
-static gboolean
-kind_keeps_pages (guint8 kind)
-{
-  return tide_kind_is_heap (kind);
-}
-
-/* @place's block as it lay whole on present pages at the last step end
- * measured, or NULL: the same block (address, size and birth), met by a
- * cursor that walks @whole in address order as the places come. */
-static const WholeBlock *
-find_whole (const GArray        *whole,
-            guint               *cursor,
-            const TideLiveAlloc *block)
-{
-  const WholeBlock *w = (const WholeBlock *) whole->data;
-
-  while (*cursor < whole->len && w[*cursor].addr < block->addr)
-    (*cursor)++;
-  for (guint j = *cursor; j < whole->len && w[j].addr == block->addr; j++)
-    if (w[j].size == block->size && w[j].alloc_ns == block->alloc_ns)
-      return &w[j];
-  return NULL;
-}
-
-/* Whether the blocks whole at the last step end still are: an anonymous
- * page that is present leaves RAM only for swap, so where a read of the
- * process's status after this step end found none of its pages there,
- * they are, and only the others are read from pagemap.  On a machine
- * without swap that is every step end; a few thousand blocks a step end,
- * nearly all of them whole, cost the recorder more than the rest of the
- * step end together. */
-static gboolean
-whole_blocks_hold (TideCaptureProcess *self,
-                   gint64              step_end_ns)
-{
-  return self->whole_blocks != NULL && self->unswapped_ns >= step_end_ns;
-}
-
-/* The resident bytes of each block (in @blocks' order) from pagemap, but
- * for those known whole, whose groups are set in @groups; FALSE where
- * pagemap could not be read. */
+/* The resident bytes of each block (in @blocks' order) from pagemap;
+ * FALSE where pagemap could not be read. */
 static gboolean
 read_resident (TideCaptureProcess   *self,
-               const TideLiveAlloc  *blocks,
                const TideBlockPlace *places,
                guint                 n,
-               gboolean              use_whole,
-               guint64              *resident,
-               ResidencyGroup      **groups)
+               guint64              *resident)
 {
   g_autoptr(GArray) ranges = g_array_sized_new (FALSE, FALSE, sizeof (TideRange), n);
-  g_autofree guint64 *read = NULL;
-  g_autofree gboolean *known = g_new0 (gboolean, MAX (n, 1));
-  guint cursor = 0, k = 0;
+  g_autofree guint64 *read = g_new0 (guint64, MAX (n, 1));
 
   for (guint i = 0; i < n; i++)
     {
-      const TideLiveAlloc *a = &blocks[places[i].index];
-      const WholeBlock *w = use_whole ? find_whole (self->whole_blocks, &cursor, a) : NULL;
       TideRange r = { places[i].addr, places[i].size };
-
-      known[i] = w != NULL;
-      if (w != NULL)
-        groups[places[i].index] = w->group;
-      else
-        g_array_append_val (ranges, r);
+      g_array_append_val (ranges, r);
     }
-  read = g_new0 (guint64, MAX (ranges->len, 1));
   /* A process that exited right after its last step has no pages left to
    * read: say nothing rather than "nothing was resident". */
-  if (!tide_pagemap_resident (self->pagemap, (const TideRange *) ranges->data, ranges->len,
-                              read))
+  if (!tide_pagemap_resident (self->pagemap, (const TideRange *) ranges->data, n, read))
     return FALSE;
   for (guint i = 0; i < n; i++)
-    resident[places[i].index] = known[i] ? places[i].size : read[k++];
+    resident[places[i].index] = read[i];
   return TRUE;
 }
 
-/* The blocks that lie whole on present pages now, in address order, with
- * their groups. */
+/* The blocks read adds to their groups; those that lie whole on present
+ * pages now take their group's mark. */
 static void
-keep_whole_blocks (TideCaptureProcess    *self,
-                   const TideLiveAlloc   *blocks,
-                   const TideBlockPlace  *places,
-                   guint                  n,
-                   const guint64         *resident,
-                   ResidencyGroup *const *groups)
+add_read_blocks (Collect       *c,
+                 const guint64 *resident)
 {
-  if (self->whole_blocks == NULL)
-    self->whole_blocks = g_array_new (FALSE, FALSE, sizeof (WholeBlock));
-  g_array_set_size (self->whole_blocks, 0);
-  for (guint i = 0; i < n; i++)
-    {
-      const TideLiveAlloc *a = &blocks[places[i].index];
-      WholeBlock w = { a->addr, a->size, a->alloc_ns, groups[places[i].index] };
+  const TideLiveAlloc *blocks = (const TideLiveAlloc *) c->blocks->data;
 
-      if (kind_keeps_pages (a->kind) && resident[places[i].index] == a->size)
-        g_array_append_val (self->whole_blocks, w);
+  for (guint i = 0; i < c->blocks->len; i++)
+    {
+      TideLiveAlloc *entry = g_ptr_array_index (c->entries, i);
+      ResidencyGroup *g = find_or_add_group (c->self, &blocks[i]);
+
+      add_to_group (g, c->step_id, c->start_ns, &blocks[i], resident[i]);
+      if (entry != NULL && kind_keeps_pages (entry->kind) && resident[i] == entry->size)
+        entry->residency_group = g->mark;
     }
+}
+
+static void
+ensure_groups (TideCaptureProcess *self)
+{
+  if (self->residency_groups != NULL)
+    return;
+  self->residency_groups = g_hash_table_new_full (residency_hash, residency_equal, g_free, NULL);
+  self->residency_marks = g_ptr_array_new ();
+  self->residency_free_marks = g_array_new (FALSE, FALSE, sizeof (guint32));
 }
 
 void
@@ -268,37 +301,35 @@ tide_capture_process_measure_residency (TideCaptureProcess *self,
                                         gint64              step_start_ns,
                                         gint64              step_end_ns)
 {
-  g_autoptr(GArray) collected = NULL;
+  g_autoptr(GArray) blocks = NULL;
+  g_autoptr(GPtrArray) entries = NULL;
   g_autofree TideBlockPlace *places = NULL;
   g_autofree guint64 *resident = NULL;
-  g_autofree ResidencyGroup **groups = NULL;
-  const TideLiveAlloc *blocks;
-  Collect c = { .end_ns = step_end_ns };
+  Collect c = {
+    .self = self, .step_id = step_id, .start_ns = step_start_ns, .end_ns = step_end_ns,
+    .use_whole = self->unswapped_ns >= step_end_ns,
+  };
 
   if (self->pagemap == NULL)
     return;
 
-  collected = c.blocks = g_array_new (FALSE, FALSE, sizeof (TideLiveAlloc));
-  tide_live_table_foreach (self->live, collect_host_block, &c);
+  ensure_groups (self);
+  blocks = c.blocks = g_array_new (FALSE, FALSE, sizeof (TideLiveAlloc));
+  entries = c.entries = g_ptr_array_new ();
+  tide_live_table_foreach_to_mark (self->live, collect_table_block, &c);
   if (self->more_blocks != NULL)
-    self->more_blocks (collect_host_block, &c, self->more_blocks_data);
-  blocks = (const TideLiveAlloc *) c.blocks->data;
-  places = tide_live_allocs_places_by_addr (blocks, c.blocks->len);
-  resident = g_new0 (guint64, MAX (c.blocks->len, 1));
-  groups = g_new0 (ResidencyGroup *, MAX (c.blocks->len, 1));
-  if (!read_resident (self, blocks, places, c.blocks->len,
-                      whole_blocks_hold (self, step_end_ns), resident, groups))
+    self->more_blocks (collect_driver_block, &c, self->more_blocks_data);
+  places = tide_live_allocs_places_by_addr ((const TideLiveAlloc *) blocks->data, blocks->len);
+  resident = g_new0 (guint64, MAX (blocks->len, 1));
+  if (!read_resident (self, places, blocks->len, resident))
     {
-      g_clear_pointer (&self->whole_blocks, g_array_unref);
+      /* The groups' sums of this step end are not written: the next
+       * measured step end starts them again, and reads every block. */
+      tide_live_table_foreach_to_mark (self->live, unmark_block, NULL);
       return;
     }
-
-  if (self->residency_groups == NULL)
-    self->residency_groups = g_hash_table_new_full (residency_hash, residency_equal, g_free, NULL);
-  for (guint i = 0; i < c.blocks->len; i++)
-    add_to_group (self, step_id, step_start_ns, &blocks[i], resident[i], &groups[i]);
   /* Each group holds a block seen now, and stays to the next step end. */
-  keep_whole_blocks (self, blocks, places, c.blocks->len, resident, groups);
+  add_read_blocks (&c, resident);
   write_residency (self, step_id);
 }
 

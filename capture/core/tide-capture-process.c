@@ -1077,7 +1077,8 @@ tide_capture_process_free (TideCaptureProcess *self)
   g_clear_pointer (&self->counters, tide_proc_counters_free);
   g_clear_pointer (&self->pagemap, tide_pagemap_free);
   g_clear_pointer (&self->residency_groups, g_hash_table_unref);
-  g_clear_pointer (&self->whole_blocks, g_array_unref);
+  g_clear_pointer (&self->residency_marks, g_ptr_array_unref);
+  g_clear_pointer (&self->residency_free_marks, g_array_unref);
   g_clear_pointer (&self->cow, tide_cow_free);
   g_clear_pointer (&self->threads, g_hash_table_unref);
   g_clear_pointer (&self->scopes, g_hash_table_unref);
