@@ -41,7 +41,8 @@ user's second recording of a program finds it; `record --no-symbol-cache`
 runs beside them and shows what a first recording pays.
 
   bench/bench-record.py BUILD_DIR [--runs 9] [--ops N] [--intervals 262144,1048576]
-                        [--breakdown] [--program storm-bench]
+                        [--breakdown] [--program storm-bench|steps-bench]
+                        [--baseline OTHER_BUILD_DIR]
 
 --program storm-bench records an allocation storm instead (storm-bench.c:
 4 threads of small blocks and little work each, about three times as many
@@ -50,6 +51,16 @@ malloc and free cost what they cost in a real storm).  --ops is then each thread
 number of allocations (default 4500000).  The storm runs plain and under
 `record` only (with --intervals and --breakdown when asked): --all would
 write tens of millions of rows, and heaptrack takes minutes.
+
+--program steps-bench records a program that keeps --ops blocks of 256 B
+live (default 300000) while it marks 100 steps of a few milliseconds of
+work each (steps-bench.c): what each step end costs where a job holds many
+recorded blocks.  It runs plain, under `record` and under `record --all`,
+which records every kept block, as the sampled blocks of a job with a
+large heap are.
+
+--baseline adds `record` and `record --all` with another build's tidemark,
+in the same invocation, so that two builds compare.
 
 --intervals adds `record --sample-bytes N` for each N, to show what the
 sampling interval trades: fewer samples cost less, and estimates of leaks
@@ -161,8 +172,12 @@ def main():
     parser.add_argument("build_dir")
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--ops", type=int, default=None,
-                        help="the program's work: 1500000 for alloc-bench, 4500000 for storm-bench")
-    parser.add_argument("--program", choices=["alloc-bench", "storm-bench"], default="alloc-bench")
+                        help="the program's work: 1500000 for alloc-bench, 4500000 for storm-bench,"
+                             " 300000 blocks kept for steps-bench")
+    parser.add_argument("--program", choices=["alloc-bench", "storm-bench", "steps-bench"],
+                        default="alloc-bench")
+    parser.add_argument("--baseline", default=None,
+                        help="another build directory, recorded with in the same invocation")
     parser.add_argument("--intervals", default="",
                         help="comma-separated sampling intervals to run besides the default")
     parser.add_argument("--breakdown", action="store_true",
@@ -171,7 +186,7 @@ def main():
 
     tidemark = os.path.join(args.build_dir, "app", "tidemark")
     if args.ops is None:
-        args.ops = 4500000 if args.program == "storm-bench" else 1500000
+        args.ops = {"storm-bench": 4500000, "steps-bench": 300000}.get(args.program, 1500000)
     program = [os.path.join(args.build_dir, "bench", args.program), str(args.ops)]
     heaptrack = shutil.which("heaptrack")
     work = tempfile.mkdtemp(prefix="tide-bench-")
@@ -202,8 +217,18 @@ def main():
         no_memo = dict(env, TIDEMARK_UNWIND_MEMO="0")
         modes["record, no stack memo"] = lambda: run([tidemark, "record", "-q", "--force", "-o", trace, "--"]
                                                      + program, no_memo)
+    if args.baseline:
+        other = os.path.join(args.baseline, "app", "tidemark")
+        modes["baseline record"] = lambda: run([other, "record", "-q", "--force", "-o", trace, "--"]
+                                               + program, env)
+        modes["baseline record --all"] = lambda: run([other, "record", "-q", "--force", "--all", "-o",
+                                                      trace, "--"] + program, env)
     if args.program == "storm-bench":
         del modes["record --no-symbol-cache"], modes["record --all"]
+        modes.pop("baseline record --all", None)
+        heaptrack = None
+    if args.program == "steps-bench":
+        del modes["record --no-symbol-cache"]
         heaptrack = None
     if heaptrack:
         modes["heaptrack"] = lambda: run([heaptrack, "-o", os.path.join(work, "ht")] + program)
@@ -229,7 +254,7 @@ def main():
             expected = expected or out
             if out != expected:
                 sys.exit("bench: %s changed the program's output" % name)
-        if name.startswith("record"):
+        if "record" in name:
             rows, peak, dropped, recorder_cpu = trace_facts(trace)
             facts[name] = (rows, peak, dropped, os.path.getsize(trace))
             recorder_cpus[name].append(recorder_cpu)
@@ -251,8 +276,10 @@ def main():
             if leftover.startswith("ht"):
                 os.unlink(os.path.join(work, leftover))
 
-    print("%s, %d ops x 4 threads, %d rounds; each ratio is the median of a mode's runs"
-          " over the plain runs on either side" % (args.program, args.ops, args.runs))
+    work_done = ("%d blocks kept" % args.ops if args.program == "steps-bench"
+                 else "%d ops x 4 threads" % args.ops)
+    print("%s, %s, %d rounds; each ratio is the median of a mode's runs"
+          " over the plain runs on either side" % (args.program, work_done, args.runs))
     for name, samples in times.items():
         median = statistics.median(samples)
         if name == "plain":
