@@ -22,8 +22,13 @@ def _tidemark_chain():
     import os
     import sys
 
-    here = os.path.dirname(os.path.abspath(__file__))
-    rest = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    def holds_this_bootstrap(entry):
+        # Another copy of this package (an installed one on the user's
+        # PYTHONPATH beside a built one) has this sitecustomize too, which
+        # would look for the next one and find this one again.
+        return os.path.isfile(os.path.join(entry or ".", "tidemark", "_boot.py"))
+
+    rest = [p for p in sys.path if not holds_this_bootstrap(p)]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None:
         return

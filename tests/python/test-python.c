@@ -903,6 +903,44 @@ test_package_without_profiler (void)
   g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
 }
 
+/* A second copy of the package on the user's PYTHONPATH (an installed
+ * one, beside the build's that `record` puts first), and a sitecustomize
+ * of the machine's after it: each bootstrap passes over the other, the
+ * machine's runs once, and the program runs profiled.  The two
+ * bootstraps once looked each other up until Python's recursion limit. */
+static void
+test_package_twice_on_path (void)
+{
+  g_autofree char *pkg = g_build_filename (TIDE_BUILD_ROOT, "capture", "python", NULL);
+  g_autofree char *dir = tide_test_make_dir ("tide-python-twice");
+  g_autofree char *copy = g_build_filename (dir, "installed", NULL);
+  g_autofree char *site = g_build_filename (dir, "site", NULL);
+  g_autofree char *site_file = g_build_filename (site, "sitecustomize.py", NULL);
+  g_autofree char *trace = g_build_filename (dir, "twice.tide", NULL);
+  g_autofree char *path = g_strdup_printf ("%s:%s", copy, site);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "-o", trace, "--", PYTHON, "-c",
+                         "import tidemark\nprint(tidemark.enabled())\n", NULL };
+  g_auto(GStrv) env = g_environ_setenv (g_get_environ (), "PYTHONPATH", path, TRUE);
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr(GError) error = NULL;
+  int status = 0;
+
+  /* Nothing written beside the sitecustomize, so that the folder goes. */
+  env = g_environ_setenv (env, "PYTHONDONTWRITEBYTECODE", "1", TRUE);
+  g_assert_cmpint (symlink (pkg, copy), ==, 0);
+  g_assert_cmpint (g_mkdir (site, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (site_file, "print('machine site')\n", -1, NULL));
+  g_spawn_sync (NULL, (char **) argv, env, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (err, ==, "");
+  g_assert_cmpstr (out, ==, "machine site\nTrue\n");
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  g_unlink (site_file);
+  g_rmdir (site);
+  tide_test_remove_dir (dir);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -930,6 +968,7 @@ main (int    argc,
   ADD ("/python/scope-split", NULL, test_scope_split);
 #undef ADD
   g_test_add_func ("/python/package-without-profiler", test_package_without_profiler);
+  g_test_add_func ("/python/package-twice-on-path", test_package_twice_on_path);
   status = g_test_run ();
   shared_recordings_clear ();
   return status;
