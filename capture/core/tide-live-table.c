@@ -272,9 +272,9 @@ tide_live_table_alloc (TideLiveTable       *self,
   const TideLiveAlloc *alloc = &unmarked;
   Slot *s;
 
+  unmarked.residency_group = 0;
   if (self->n_orphans > 0 && take_orphan (self, alloc->addr, alloc->alloc_ns, matched_free_ns))
     return TRUE;
-  unmarked.residency_group = 0;
 
   s = find_or_reserve_slot (self, alloc->addr);
   if (G_UNLIKELY (s == &self->zero))
@@ -390,8 +390,8 @@ tide_live_table_expire_orphans (TideLiveTable *self,
 
 static void
 foreach_in_slot (Slot             *s,
-                         TideLiveMarkFunc  func,
-                         gpointer          user_data)
+                 TideLiveMarkFunc  func,
+                 gpointer          user_data)
 {
   gint64 newer_alloc_ns = s->newest.alloc_ns;
 
