@@ -63,13 +63,6 @@ tide_trace_tables_init (TideTraceTables *self)
 {
 }
 
-static gint
-compare_by_host (gconstpointer a,
-                 gconstpointer b)
-{
-  return tide_process_compare_by_host (*(TideProcess **) a, *(TideProcess **) b);
-}
-
 /* When processes of the job died (a signal, or an exit with an error),
  * and a line that says so for the banner: a dead job is news, in a file
  * opened and in a live capture as it happens. */
@@ -126,7 +119,7 @@ tide_trace_tables_new (TideTrace *trace)
   self->suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
   self->class_suspects = tide_report_class_suspects (trace, NULL);
   if ((self->processes = tide_trace_list_processes (trace, NULL)) != NULL)
-    g_ptr_array_sort (self->processes, compare_by_host);
+    tide_processes_sort_by_host (self->processes);
   read_deaths (self, trace);
   return self;
 }

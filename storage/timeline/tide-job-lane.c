@@ -158,6 +158,9 @@ tide_job_lane_query_job (TideTrace            *trace,
 
   if (processes == NULL)
     return NULL;
+  /* In the app's order (its session's tables), so that an export stacks
+   * the job's processes as the window does. */
+  tide_processes_sort_by_host (processes);
   return tide_job_lane_query (trace, NULL, processes, window, error);
 }
 

@@ -466,6 +466,22 @@ tide_process_compare_by_host (const TideProcess *a,
   return (a->id > b->id) - (a->id < b->id);
 }
 
+static gint
+compare_by_host (gconstpointer a,
+                 gconstpointer b)
+{
+  return tide_process_compare_by_host (*(TideProcess * const *) a, *(TideProcess * const *) b);
+}
+
+/* @processes (TideProcess) host by host, in the order the recorders saw
+ * them within a host: as `report --processes`, the app's process list
+ * and its job lane order them. */
+void
+tide_processes_sort_by_host (GPtrArray *processes)
+{
+  g_ptr_array_sort (processes, compare_by_host);
+}
+
 /* "rank 1 (pid 4242)" */
 char *
 tide_process_describe (const TideProcess *process)

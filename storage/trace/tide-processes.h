@@ -71,6 +71,7 @@ TideProcess *tide_processes_find        (GPtrArray         *processes,
 char        *tide_process_describe      (const TideProcess *process);
 gint         tide_process_compare_by_host (const TideProcess *a,
                                            const TideProcess *b);
+void         tide_processes_sort_by_host (GPtrArray        *processes);
 char        *tide_process_picker_name   (const TideProcess *process,
                                          guint              n_suspects);
 gboolean     tide_process_spec_parse    (const char        *text,

@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "tide-job-lane.h"
+#include "tide-processes.h"
 #include "tide-render.h"
 #include "tide-report.h"
 #include "tide-schema.h"
@@ -369,6 +370,45 @@ test_png_title_rise (Fixture       *f,
   g_assert_cmpint (rise, <, plain - 22 * 6);
 }
 
+/* A merged trace whose hosts' order is not its processes' (rank 0 ran on
+ * "node-b", rank 1 on "node-a"): the export stacks them host by host, as
+ * the app's process list and its job lane do, rank 1 at the bottom.  The
+ * export once stacked them by id. */
+static void
+test_host_order (Fixture       *f,
+                 gconstpointer  unused)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideJobLane) job = NULL;
+  g_autoptr(GPtrArray) processes = NULL;
+  guint c = column_of_rank1_step (f, 6);
+
+  g_clear_object (&f->trace);
+  tide_test_exec_sql (f->path,
+    "CREATE TABLE merge_sources (id INTEGER PRIMARY KEY, path TEXT NOT NULL, host TEXT,"
+    " boot_id TEXT, launcher_rank INTEGER, realtime_offset_ns INTEGER,"
+    " shift_ns INTEGER NOT NULL, skew_ns INTEGER, complete INTEGER NOT NULL) STRICT;"
+    "CREATE TABLE merge_processes (process_id INTEGER PRIMARY KEY,"
+    " source_id INTEGER NOT NULL REFERENCES merge_sources (id)) STRICT;"
+    "INSERT INTO merge_sources (id, path, host, shift_ns, complete)"
+    " VALUES (1, 'b.tide', 'node-b', 0, 1), (2, 'a.tide', 'node-a', 0, 1);"
+    "INSERT INTO merge_processes VALUES (1, 1), (2, 2);");
+  f->trace = tide_trace_open (f->path, &error);
+  g_assert_no_error (error);
+  processes = tide_trace_list_processes (f->trace, &error);
+  g_assert_no_error (error);
+  tide_processes_sort_by_host (processes);
+  g_assert_cmpint (((TideProcess *) g_ptr_array_index (processes, 0))->id, ==, 2);
+
+  job = tide_job_lane_query_job (f->trace, whole_trace (f, WIDTH), &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (job->bands->len, ==, 2);
+  g_assert_cmpint (((TideJobBand *) g_ptr_array_index (job->bands, 0))->process_id, ==, 2);
+  g_assert_cmpint (((TideJobBand *) g_ptr_array_index (job->bands, 1))->process_id, ==, 1);
+  g_assert_cmpint (tide_job_lane_process_at (job, c, 0), ==, 2);
+  g_assert_cmpint (tide_job_lane_process_at (job, c, job_rank1_pss (6)), ==, 1);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -382,6 +422,7 @@ main (int    argc,
   ADD ("/job-lane/click", test_click);
   ADD ("/job-lane/png-death", test_png_death);
   ADD ("/job-lane/png-title-rise", test_png_title_rise);
+  ADD ("/job-lane/host-order", test_host_order);
 #undef ADD
   return g_test_run ();
 }
