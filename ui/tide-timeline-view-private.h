@@ -24,7 +24,7 @@ struct _TideTimelineView
   GArray            *transfers;      /* TideTransferMark */
   TideTimelineData  *data;           /* for the session's window and the width */
   TideJobLane       *job;            /* every process's PSS, same columns as data */
-  GPtrArray         *job_processes;  /* TideProcess: the job lane's, read once a trace */
+  GPtrArray         *job_processes;  /* TideProcess: the session tables' (a reference), for the job lane */
   TideJobPeak        job_peak;       /* the job lane's title, read once a trace */
   GArray            *highlight;      /* TideSeriesPoint of the chosen suspect */
   TideTimelineCache *cache;          /* LOD rows read so far, for panning */

@@ -88,6 +88,18 @@ _tide_timeline_view_set_error (TideTimelineView *self,
   self->error = error ? g_strdup (error->message) : NULL;
 }
 
+/* The job's processes as the session's tables list them (host by host,
+ * in the order they started), which the job lane stacks in that order:
+ * NULL where the tables could not list them. */
+static GPtrArray *
+session_processes (TideTimelineView *self)
+{
+  TideTraceTables *tables = tide_session_get_tables (self->session);
+  GPtrArray *processes = tables != NULL ? tide_trace_tables_get_processes (tables) : NULL;
+
+  return processes != NULL ? g_ptr_array_ref (processes) : NULL;
+}
+
 /* Steps and transfers are read once per trace and process. */
 void
 _tide_timeline_view_load_spans (TideTimelineView *self)
@@ -107,7 +119,7 @@ _tide_timeline_view_load_spans (TideTimelineView *self)
   if (self->steps != NULL)
     self->transfers = tide_timeline_transfers (trace, process_id, &error);
   if (self->transfers != NULL)
-    self->job_processes = tide_trace_list_processes (trace, &error);
+    self->job_processes = session_processes (self);
   /* The job lane, which says it, is drawn with two processes or more. */
   if (self->job_processes != NULL && self->job_processes->len >= 2)
     tide_report_job_peak (trace, &self->job_peak, &error);
