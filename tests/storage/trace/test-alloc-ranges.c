@@ -209,15 +209,10 @@ check_windows (const char *path,
 static void
 make_old_layout (const char *path)
 {
-  sqlite3 *db = NULL;
-
-  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_exec (db, "DROP TABLE long_lived_allocations;"
-                                     "CREATE INDEX allocations_long_lived"
-                                     " ON allocations (process_id, alloc_ns)"
-                                     " WHERE " TIDE_LONG_LIVED_WHERE ";",
-                                 NULL, NULL, NULL), ==, SQLITE_OK);
-  sqlite3_close (db);
+  tide_test_exec_sql (path, "DROP TABLE long_lived_allocations;"
+                            "CREATE INDEX allocations_long_lived"
+                            " ON allocations (process_id, alloc_ns)"
+                            " WHERE " TIDE_LONG_LIVED_WHERE ";");
 }
 
 static void
@@ -329,14 +324,9 @@ check_live_at (const char *path,
 static void
 vary_kinds (const char *path)
 {
-  sqlite3 *db = NULL;
-
-  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_exec (db, "UPDATE allocations SET kind = CASE id % 6"
-                                     " WHEN 0 THEN 1 WHEN 1 THEN 10 WHEN 2 THEN 2"
-                                     " WHEN 3 THEN 3 WHEN 4 THEN 11 ELSE 4 END;",
-                                 NULL, NULL, NULL), ==, SQLITE_OK);
-  sqlite3_close (db);
+  tide_test_exec_sql (path, "UPDATE allocations SET kind = CASE id % 6"
+                            " WHEN 0 THEN 1 WHEN 1 THEN 10 WHEN 2 THEN 2"
+                            " WHEN 3 THEN 3 WHEN 4 THEN 11 ELSE 4 END;");
 }
 
 /* A process's heap at another's step end is read from its rows, not from
@@ -349,19 +339,15 @@ test_live_at_matches_scan (void)
   g_autofree char *dir = tide_test_make_dir ("tide-ranges");
   g_autoptr(GRand) rand = g_rand_new_with_seed (5);
   g_autofree char *path = write_trace (dir, rand);
-  sqlite3 *db = NULL;
 
   vary_kinds (path);
   check_live_at (path, 3);
   make_old_layout (path);
   check_live_at (path, 4);
   /* No ranges: every row found through the index. */
-  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_exec (db, "DROP TABLE allocation_ranges;"
-                                     "CREATE INDEX allocations_by_alloc"
-                                     " ON allocations (process_id, alloc_ns);",
-                                 NULL, NULL, NULL), ==, SQLITE_OK);
-  sqlite3_close (db);
+  tide_test_exec_sql (path, "DROP TABLE allocation_ranges;"
+                            "CREATE INDEX allocations_by_alloc"
+                            " ON allocations (process_id, alloc_ns);");
   check_live_at (path, 5);
   g_remove (path);
   g_rmdir (dir);

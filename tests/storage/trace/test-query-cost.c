@@ -505,15 +505,11 @@ test_old_trace_falls_back (void)
   g_autofree char *dir = tide_test_make_dir ("tide-query-cost");
   g_autofree char *path = write_trace (dir, "old.tide", STEP_NS);
   Measure now[N_QUERIES], old[N_QUERIES];
-  sqlite3 *db = NULL;
 
   measure_all (path, now);
-  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_exec (db, "DROP TABLE live_at_end;"
-                                     "DROP INDEX allocation_ranges_by_max;"
-                                     "DELETE FROM meta WHERE key = 'range_span_ns';",
-                                 NULL, NULL, NULL), ==, SQLITE_OK);
-  sqlite3_close (db);
+  tide_test_exec_sql (path, "DROP TABLE live_at_end;"
+                            "DROP INDEX allocation_ranges_by_max;"
+                            "DELETE FROM meta WHERE key = 'range_span_ns';");
   measure_all (path, old);
   for (Query q = 0; q < N_QUERIES; q++)
     {
