@@ -874,6 +874,25 @@ test_ddp_spawn (Fixture       *f,
 
 /* ---- without the profiler: the package is a no-op ---------------------------------- */
 
+/* Runs @argv in @env: it exits 0, says nothing on stderr and prints
+ * exactly @expected. */
+static void
+assert_runs_quietly (const char * const *argv,
+                     char              **env,
+                     const char         *expected)
+{
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr(GError) error = NULL;
+  int status = 0;
+
+  g_spawn_sync (NULL, (char **) argv, env, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (err, ==, "");
+  g_assert_cmpstr (out, ==, expected);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+}
+
 static void
 test_package_without_profiler (void)
 {
@@ -890,17 +909,9 @@ test_package_without_profiler (void)
                          "print(f(), tidemark.watch(7))\n",
                          NULL };
   g_auto(GStrv) env = g_environ_setenv (g_get_environ (), "PYTHONPATH", pkg, TRUE);
-  g_autofree char *out = NULL, *err = NULL;
-  g_autoptr(GError) error = NULL;
-  int status = 0;
 
   env = g_environ_unsetenv (env, "TIDEMARK_SOCKET");
-  g_spawn_sync (NULL, (char **) argv, env, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
-                &error);
-  g_assert_no_error (error);
-  g_assert_cmpstr (err, ==, "");
-  g_assert_cmpstr (out, ==, "3 7\n");
-  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  assert_runs_quietly (argv, env, "3 7\n");
 }
 
 /* A second copy of the package on the user's PYTHONPATH (an installed
@@ -921,21 +932,13 @@ test_package_twice_on_path (void)
   const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "-q", "-o", trace, "--", PYTHON, "-c",
                          "import tidemark\nprint(tidemark.enabled())\n", NULL };
   g_auto(GStrv) env = g_environ_setenv (g_get_environ (), "PYTHONPATH", path, TRUE);
-  g_autofree char *out = NULL, *err = NULL;
-  g_autoptr(GError) error = NULL;
-  int status = 0;
 
   /* Nothing written beside the sitecustomize, so that the folder goes. */
   env = g_environ_setenv (env, "PYTHONDONTWRITEBYTECODE", "1", TRUE);
   g_assert_cmpint (symlink (pkg, copy), ==, 0);
   g_assert_cmpint (g_mkdir (site, 0700), ==, 0);
   g_assert_true (g_file_set_contents (site_file, "print('machine site')\n", -1, NULL));
-  g_spawn_sync (NULL, (char **) argv, env, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
-                &error);
-  g_assert_no_error (error);
-  g_assert_cmpstr (err, ==, "");
-  g_assert_cmpstr (out, ==, "machine site\nTrue\n");
-  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  assert_runs_quietly (argv, env, "machine site\nTrue\n");
   g_unlink (site_file);
   g_rmdir (site);
   tide_test_remove_dir (dir);
