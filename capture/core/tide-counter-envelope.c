@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ * Copyright 2026 The Tidemark authors
+ *
+ * tide-counter-envelope.c: the points that draw a counter exactly at one
+ * bucket width.
+ *
+ * The live heap changes with every recorded block, and the recorder
+ * writes it at its polls.  A block allocated and freed between two polls
+ * (a temporary buffer, a step's activations) would never reach the
+ * timeline, whose "Live heap" lane and its peak are the only heap curve
+ * the app draws.  Every change is noted instead, with the time it
+ * happened, into buckets of the timeline's own grid (origin and width):
+ * each bucket keeps its highest, lowest and last value.  At a poll the
+ * buckets are written, each as up to three points at their own times, so
+ * the timeline's buckets of that width and wider have the counter's true
+ * min, max and last value, for at most three rows per bucket in which
+ * anything changed.
+ *
+ * Records arrive in order for each thread, not across threads: a change
+ * noted late, for a bucket already written, is written just after the
+ * last point, so that the points stay in time order.
+ */
+#include "config.h"
+
+#include "tide-counter-envelope.h"
+
+void
+tide_counter_envelope_init (TideCounterEnvelope *self,
+                            gint64               origin_ns,
+                            gint64               bucket_ns)
+{
+  self->origin_ns = origin_ns;
+  self->bucket_ns = MAX (bucket_ns, 1);
+  self->pending = g_array_new (FALSE, FALSE, sizeof (TideEnvelopeBucket));
+  self->written = -1;
+  self->written_ns = G_MININT64;
+}
+
+void
+tide_counter_envelope_clear (TideCounterEnvelope *self)
+{
+  g_clear_pointer (&self->pending, g_array_unref);
+}
+
+static gint64
+bucket_of (TideCounterEnvelope *self,
+           gint64               ts_ns)
+{
+  gint64 offset = ts_ns - self->origin_ns;
+
+  /* Floor, for a time before the origin too. */
+  return offset >= 0 ? offset / self->bucket_ns : -((-offset - 1) / self->bucket_ns) - 1;
+}
+
+/* The pending bucket that a change at @ts_ns goes into, made if need be. */
+static TideEnvelopeBucket *
+bucket_for (TideCounterEnvelope *self,
+            gint64               ts_ns,
+            gint64               value)
+{
+  GArray *pending = self->pending;
+  TideEnvelopeBucket *newest = pending->len > 0
+    ? &g_array_index (pending, TideEnvelopeBucket, pending->len - 1) : NULL;
+  gint64 bucket;
+  TideEnvelopeBucket fresh;
+
+  /* Most changes fall in the newest bucket: no division for those. */
+  if (newest != NULL && ts_ns >= newest->start_ns && ts_ns - newest->start_ns < self->bucket_ns)
+    return newest;
+  bucket = bucket_of (self, ts_ns);
+  fresh = (TideEnvelopeBucket) { bucket, self->origin_ns + bucket * self->bucket_ns,
+                                 value, ts_ns, value, ts_ns, value, ts_ns };
+  for (guint i = pending->len; i > 0; i--)
+    {
+      TideEnvelopeBucket *b = &g_array_index (pending, TideEnvelopeBucket, i - 1);
+
+      if (b->bucket == bucket)
+        return b;
+      if (b->bucket < bucket)
+        {
+          g_array_insert_val (pending, i, fresh);
+          return &g_array_index (pending, TideEnvelopeBucket, i);
+        }
+    }
+  /* Older than every pending bucket; written already, maybe: its points
+   * then follow the last one written (emit()). */
+  g_array_insert_val (pending, 0, fresh);
+  return &g_array_index (pending, TideEnvelopeBucket, 0);
+}
+
+/**
+ * tide_counter_envelope_note:
+ * @value: the counter's value once the change at @ts_ns was made
+ *
+ * A change of the counter.  Its value after all the changes noted so far
+ * is the last value of the bucket of the latest of them.
+ */
+void
+tide_counter_envelope_note (TideCounterEnvelope *self,
+                            gint64               ts_ns,
+                            gint64               value)
+{
+  TideEnvelopeBucket *b;
+
+  /* A time is the program's word: no arithmetic on it may overflow. */
+  ts_ns = CLAMP (ts_ns, 0, G_MAXINT64 / 4);
+  b = bucket_for (self, ts_ns, value);
+
+  if (value > b->high)
+    {
+      b->high = value;
+      b->high_ns = ts_ns;
+    }
+  if (value < b->low)
+    {
+      b->low = value;
+      b->low_ns = ts_ns;
+    }
+  b->last = value;
+  b->last_ns = MAX (b->last_ns, ts_ns);
+}
+
+static void
+emit (TideCounterEnvelope   *self,
+      gint64                 ts_ns,
+      gint64                 value,
+      gint64                 limit_ns,
+      TideEnvelopePointFunc  func,
+      gpointer               user_data)
+{
+  if (value == self->written)
+    return;
+  /* In time order, and never after the poll that writes it. */
+  ts_ns = MIN (MAX (ts_ns, self->written_ns + 1), limit_ns);
+  if (ts_ns <= self->written_ns)
+    return;
+  self->written = value;
+  self->written_ns = ts_ns;
+  func (ts_ns, value, user_data);
+}
+
+static void
+emit_bucket (TideCounterEnvelope      *self,
+             const TideEnvelopeBucket *b,
+             gint64                    limit_ns,
+             TideEnvelopePointFunc     func,
+             gpointer                  user_data)
+{
+  /* The extremes in the order they were reached, then where it ended. */
+  gboolean low_first = b->low_ns < b->high_ns;
+  gint64 first = low_first ? b->low : b->high, first_ns = low_first ? b->low_ns : b->high_ns;
+  gint64 second = low_first ? b->high : b->low, second_ns = low_first ? b->high_ns : b->low_ns;
+
+  emit (self, first_ns, first, limit_ns, func, user_data);
+  emit (self, second_ns, second, limit_ns, func, user_data);
+  emit (self, b->last_ns, b->last, limit_ns, func, user_data);
+}
+
+/**
+ * tide_counter_envelope_write:
+ * @now_ns: the poll's time
+ * @value: the counter's value now, written at @now_ns where the last point
+ *   does not already say it
+ *
+ * Hands @func the points of every bucket noted since the last write, in
+ * time order, none after @now_ns, each a change from the point before it.
+ */
+void
+tide_counter_envelope_write (TideCounterEnvelope   *self,
+                             gint64                 now_ns,
+                             gint64                 value,
+                             TideEnvelopePointFunc  func,
+                             gpointer               user_data)
+{
+  for (guint i = 0; i < self->pending->len; i++)
+    emit_bucket (self, &g_array_index (self->pending, TideEnvelopeBucket, i), now_ns, func,
+                 user_data);
+  g_array_set_size (self->pending, 0);
+  emit (self, now_ns, value, now_ns, func, user_data);
+}
