@@ -342,7 +342,7 @@ on_fault (TideAttachProcess  *self,
   record->thread_id = tide_capture_process_thread_id (self->core, ev->h.tid, NULL);
   g_tree_insert (self->pages, g_memdup2 (&page, sizeof page), record);
   a = page_block (self, page, record);
-  tide_capture_process_account (self->core, &a, +1);
+  tide_capture_process_account (self->core, &a, +1, ev->h.time_ns);
 }
 
 typedef struct
@@ -396,7 +396,7 @@ release_range (TideAttachProcess *self,
       guint64 page = g_array_index (keys, guint64, i);
       TideLiveAlloc a = page_block (self, page, g_tree_lookup (self->pages, &page));
 
-      tide_capture_process_account (self->core, &a, -1);
+      tide_capture_process_account (self->core, &a, -1, ts_ns);
       tide_capture_process_write_allocation (self->core, &a, ts_ns);
       g_tree_remove (self->pages, &page);
     }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "tide-capture-process.h"
+#include "tide-counter-envelope.h"
 #include "tide-cow.h"
 #include "tide-live-table.h"
 #include "tide-procfs.h"
@@ -56,7 +57,7 @@ struct _TideCaptureProcess
   guint64              pycode_defs;    /* PYFRAME_DEFs received */
   gint                 rank;           /* torch.distributed rank, -1: unknown */
 
-  gint64               written_heap;
+  TideCounterEnvelope  heap_envelope;  /* the live heap's points, every change noted */
   gint64               written_mapped;
   gint64               last_rss;
   gint64               mark_rss;        /* its resident bytes at its last step mark, as it

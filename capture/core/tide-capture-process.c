@@ -13,8 +13,10 @@
 #include <gio/gio.h>
 
 #include "tide-capture-process-private.h"
+#include "tide-analysis.h"
 #include "tide-proc-maps.h"
 #include "tide-recording-private.h"
+#include "tide-saturate.h"
 #include "tide-schema.h"
 #include "tide-wire.h"
 
@@ -31,6 +33,11 @@
  * pages of stack and interpreter state move in any program that runs on,
  * and the report gives memory to the KiB. */
 #define STEP_FENCE_BYTES (256 * 1024)
+
+/* The live heap's lane is exact from the timeline's buckets of this width
+ * up (its third level): at most three rows for each in which the heap
+ * changed (tide-counter-envelope.c). */
+#define HEAP_BUCKET_NS ((gint64) TIDE_LOD_BASE_NS << 4)
 
 typedef struct
 {
@@ -109,7 +116,7 @@ tide_capture_process_new (TideRecording  *recording,
   self->last_thread_stacks = -1;
   self->last_lib_data = -1;
   self->last_alloc_free_absent = -1;
-  self->written_heap = -1;
+  tide_counter_envelope_init (&self->heap_envelope, recording->start_ns, HEAP_BUCKET_NS);
   self->written_mapped = -1;
   self->written_pinned = -1;
   self->written_py_arenas = -1;
@@ -307,16 +314,33 @@ tide_capture_process_write_allocation (TideCaptureProcess  *self,
   tide_trace_writer_add_allocation (self->recording->writer, &row);
 }
 
+/* The heap changed at @ts_ns, to @value: its lane's points note it. */
+static void
+note_heap (TideCaptureProcess *self,
+           gint64              ts_ns,
+           double              value)
+{
+  tide_counter_envelope_note (&self->heap_envelope, ts_ns, (gint64) (value + 0.5));
+}
+
+/**
+ * tide_capture_process_account:
+ * @sign: +1 as @a becomes live, -1 as it is freed
+ * @ts_ns: when that happened
+ */
 void
 tide_capture_process_account (TideCaptureProcess  *self,
                               const TideLiveAlloc *a,
-                              double               sign)
+                              double               sign,
+                              gint64               ts_ns)
 {
   double bytes = sign * (double) a->size * a->weight;
   TideSeriesKey key = { a->stack_id, a->scope_id, a->device };
 
   tide_step_accumulator_apply (self->steps_acc, &key, a->kind, bytes, sign * a->weight,
                                a->alloc_ns > self->last_step_end_ns);
+  if (tide_kind_is_heap (a->kind))
+    note_heap (self, ts_ns, tide_step_accumulator_get_heap_live (self->steps_acc));
   if (a->kind == TIDE_KIND_PYOBJECT || a->kind == TIDE_KIND_PYARENA)
     tide_pymalloc_free_account (&self->pymalloc, a->kind, a->size, sign * a->weight);
   if (a->kind == TIDE_KIND_PINNED)
@@ -404,11 +428,22 @@ tide_capture_process_alloc (TideCaptureProcess  *self,
    * and the step's totals stay as they were, so neither the live table nor
    * the accumulator need to hear of it. */
   if (lifetime_ns != 0)
-    tide_capture_process_write_allocation (self, alloc, alloc->alloc_ns + lifetime_ns);
+    {
+      free_ns = tide_sat_add (alloc->alloc_ns, lifetime_ns);
+      /* The heap held it for that while: its lane rises to it and falls back. */
+      if (tide_kind_is_heap (alloc->kind))
+        {
+          double heap = tide_step_accumulator_get_heap_live (self->steps_acc);
+
+          note_heap (self, alloc->alloc_ns, heap + (double) alloc->size * alloc->weight);
+          note_heap (self, free_ns, heap);
+        }
+      tide_capture_process_write_allocation (self, alloc, free_ns);
+    }
   else if (tide_live_table_alloc (live_table_for (self, alloc->kind), alloc, &free_ns))
     tide_capture_process_write_allocation (self, alloc, free_ns);
   else
-    tide_capture_process_account (self, alloc, +1);
+    tide_capture_process_account (self, alloc, +1, alloc->alloc_ns);
 }
 
 void
@@ -421,7 +456,7 @@ tide_capture_process_release (TideCaptureProcess *self,
 
   if (tide_live_table_release (live_table_for (self, kind), addr, ts_ns, &a))
     {
-      tide_capture_process_account (self, &a, -1);
+      tide_capture_process_account (self, &a, -1, ts_ns);
       tide_capture_process_write_allocation (self, &a, ts_ns);
     }
 }
@@ -529,7 +564,7 @@ inherit_arena (const TideLiveAlloc *alloc,
 
   if (alloc->kind == TIDE_KIND_PYARENA && free_ns == 0 &&
       !tide_live_table_alloc (self->live, alloc, &unused))
-    tide_capture_process_account (self, alloc, +1);
+    tide_capture_process_account (self, alloc, +1, alloc->alloc_ns);
 }
 
 /**
@@ -911,6 +946,17 @@ write_device_counters (TideCaptureProcess *self,
     }
 }
 
+static void
+write_heap_point (gint64   ts_ns,
+                  gint64   value,
+                  gpointer user_data)
+{
+  TideCaptureProcess *self = user_data;
+
+  tide_trace_writer_add_counter (self->recording->writer, self->id, TIDE_COUNTER_HEAP_LIVE, -1,
+                                 ts_ns, value);
+}
+
 /* One tick of the counter poll: RSS from statm, and the heap and mapped
  * bytes of the recorded live blocks. */
 void
@@ -923,8 +969,8 @@ tide_capture_process_poll (TideCaptureProcess *self,
   if (self->end_ns != 0)
     return;
   tide_capture_process_sample_rss (self, now_ns, FALSE);
-  write_counter (self, TIDE_COUNTER_HEAP_LIVE, now_ns, (gint64) (heap + 0.5), &self->written_heap,
-                 FALSE);
+  tide_counter_envelope_write (&self->heap_envelope, now_ns, (gint64) (heap + 0.5),
+                               write_heap_point, self);
   write_counter (self, TIDE_COUNTER_MAPPED, now_ns, (gint64) (mapped + 0.5), &self->written_mapped,
                  FALSE);
   write_py_arenas (self, now_ns, FALSE);
@@ -1083,6 +1129,7 @@ tide_capture_process_free (TideCaptureProcess *self)
   g_clear_pointer (&self->threads, g_hash_table_unref);
   g_clear_pointer (&self->scopes, g_hash_table_unref);
   g_clear_pointer (&self->pycodes, g_hash_table_unref);
+  tide_counter_envelope_clear (&self->heap_envelope);
   g_free (self);
 }
 

@@ -96,7 +96,8 @@ void                tide_capture_process_release      (TideCaptureProcess  *self
                                                        gint64               ts_ns);
 void                tide_capture_process_account      (TideCaptureProcess  *self,
                                                        const TideLiveAlloc *alloc,
-                                                       double               sign);
+                                                       double               sign,
+                                                       gint64               ts_ns);
 void                tide_capture_process_write_allocation (TideCaptureProcess  *self,
                                                            const TideLiveAlloc *alloc,
                                                            gint64               free_ns);

@@ -22,6 +22,7 @@
 #include "tide-report.h"
 #include "tide-process-end.h"
 #include "tide-schema.h"
+#include "tide-timeline-lanes.h"
 #include "tide-test-record.h"
 #include "tide-test-util.h"
 #include "tide-trace.h"
@@ -217,6 +218,60 @@ test_folded_frees (Fixture       *f,
   g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM steps"), ==, 5);
 }
 
+/* The timeline's "Live heap" lane of heap-spikes: each of the 10
+ * temporary blocks, allocated and freed within microseconds between two of
+ * the recorder's polls, reaches the lane at its own time, 30 ms from the
+ * next, and the lane falls back to the steady block after it; the lane's
+ * peak (its label) is the largest of them, 8 + 73 MiB.  A polled heap
+ * drew 8 MiB flat. */
+static void
+test_heap_lane_spikes (Fixture       *f,
+                       gconstpointer  data)
+{
+  const gint64 steady = 8 * MiB, spike_floor = steady + 64 * MiB, peak = steady + 73 * MiB;
+  g_auto(Run) run = { 0 };
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(TideTimelineData) timeline = NULL;
+  g_autoptr(GError) error = NULL;
+  TideTimeWindow window = { 0, 0, 400 };
+  TideLaneData *heap = NULL;
+  gint64 highest = 0, last = -1;
+  guint spikes = 0;
+
+  record (f, NULL, "heap-spikes", NULL, NULL, &run);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_cmpstr (run.out, ==, "heap-spikes done\n");
+  trace = tide_test_open_trace (f->trace);
+  window.end_ns = tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace);
+  timeline = tide_timeline_data_query (trace, tide_test_query_int (trace, "SELECT min (id) FROM processes"),
+                                       &window, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < timeline->lanes->len; i++)
+    {
+      TideLaneData *lane = g_ptr_array_index (timeline->lanes, i);
+
+      if (lane->counter == TIDE_COUNTER_HEAP_LIVE && lane->device < 0)
+        heap = lane;
+    }
+  g_assert_nonnull (heap);
+  for (guint c = 0; c < heap->n_columns; c++)
+    {
+      if (!heap->has[c])
+        continue;
+      /* A spike is a run of columns that reach it, the heap back at the
+       * steady block after each. */
+      if (heap->max[c] >= spike_floor && (c == 0 || !heap->has[c - 1] || heap->max[c - 1] < spike_floor))
+        spikes++;
+      highest = MAX (highest, heap->max[c]);
+      last = heap->last[c];
+    }
+  g_assert_cmpint (highest, >=, peak);
+  g_assert_cmpint (highest, <=, peak + 256 * 1024);
+  g_assert_cmpint (last, >=, steady);
+  g_assert_cmpint (last, <=, steady + 256 * 1024);
+  g_assert_cmpuint (spikes, ==, 10);
+}
+
 
 /* Every native frame of a trace, one line each, in a stable order. */
 static char *
@@ -396,6 +451,7 @@ add_record_leak_tests (void)
   RECORD_TEST_ADD ("/record/control/all", "--all", test_control);
   RECORD_TEST_ADD ("/record/control/sampled", NULL, test_control);
   RECORD_TEST_ADD ("/record/folded-frees", NULL, test_folded_frees);
+  RECORD_TEST_ADD ("/record/heap-lane-spikes", NULL, test_heap_lane_spikes);
   RECORD_TEST_ADD ("/record/leaky/sampled-repeatable", NULL, test_sampled_repeatable);
   RECORD_TEST_ADD ("/record/symbol-cache", NULL, test_symbol_cache);
   RECORD_TEST_ADD ("/record/inline-leak", NULL, test_inline_leak);
