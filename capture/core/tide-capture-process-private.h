@@ -57,8 +57,11 @@ struct _TideCaptureProcess
   guint64              pycode_defs;    /* PYFRAME_DEFs received */
   gint                 rank;           /* torch.distributed rank, -1: unknown */
 
-  TideCounterEnvelope  heap_envelope;  /* the live heap's points, every change noted */
-  gint64               written_mapped;
+  /* The recorded blocks' counters, every change noted (tide-counter-envelope.c) */
+  TideCounterEnvelope  heap_envelope;
+  TideCounterEnvelope  mapped_envelope;
+  TideCounterEnvelope  pinned_envelope;
+  TideCounterEnvelope  device_envelopes[TIDE_CAPTURE_MAX_DEVICES];
   gint64               last_rss;
   gint64               mark_rss;        /* its resident bytes at its last step mark, as it
                                          * sent them; -1: none (the step fence) */
@@ -77,13 +80,11 @@ struct _TideCaptureProcess
   GHashTable          *unknown_pcs;     /* pcs that /proc/PID/maps did not map either */
   guint                maps_reads;      /* fallback reads of /proc/PID/maps */
   double               pinned_live;
-  gint64               written_pinned;
   gint64               written_py_arenas;
   TidePymallocFree     pymalloc;       /* its arenas and the objects it serves */
   gint64               written_py_arena_free;
   gint64               written_py_arena_absent;
   gint64               device_allocated[TIDE_CAPTURE_MAX_DEVICES];  /* live recorded bytes */
-  gint64               written_device[TIDE_CAPTURE_MAX_DEVICES];
   guint64              failed_devices;  /* bit device + 1 (pinned: bit 0): an allocation
                                          * there failed and none has succeeded since */
 

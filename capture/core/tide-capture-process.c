@@ -34,10 +34,11 @@
  * and the report gives memory to the KiB. */
 #define STEP_FENCE_BYTES (256 * 1024)
 
-/* The live heap's lane is exact from the timeline's buckets of this width
- * up (its third level): at most three rows for each in which the heap
- * changed (tide-counter-envelope.c). */
-#define HEAP_BUCKET_NS ((gint64) TIDE_LOD_BASE_NS << 4)
+/* The lanes of the recorded blocks (heap, mapped, pinned, device) are
+ * exact from the timeline's buckets of this width up (its third level):
+ * at most three rows for each in which the counter changed
+ * (tide-counter-envelope.c). */
+#define ENVELOPE_BUCKET_NS ((gint64) TIDE_LOD_BASE_NS << 4)
 
 typedef struct
 {
@@ -116,14 +117,15 @@ tide_capture_process_new (TideRecording  *recording,
   self->last_thread_stacks = -1;
   self->last_lib_data = -1;
   self->last_alloc_free_absent = -1;
-  tide_counter_envelope_init (&self->heap_envelope, recording->start_ns, HEAP_BUCKET_NS);
-  self->written_mapped = -1;
-  self->written_pinned = -1;
+  tide_counter_envelope_init (&self->heap_envelope, recording->start_ns, ENVELOPE_BUCKET_NS);
+  tide_counter_envelope_init (&self->mapped_envelope, recording->start_ns, ENVELOPE_BUCKET_NS);
+  tide_counter_envelope_init (&self->pinned_envelope, recording->start_ns, ENVELOPE_BUCKET_NS);
   self->written_py_arenas = -1;
   self->written_py_arena_free = -1;
   self->written_py_arena_absent = -1;
   for (guint i = 0; i < TIDE_CAPTURE_MAX_DEVICES; i++)
-    self->written_device[i] = -1;
+    tide_counter_envelope_init (&self->device_envelopes[i], recording->start_ns,
+                                ENVELOPE_BUCKET_NS);
 
   tide_trace_writer_add_process (recording->writer, row);
   g_ptr_array_add (recording->processes, self);
@@ -314,13 +316,52 @@ tide_capture_process_write_allocation (TideCaptureProcess  *self,
   tide_trace_writer_add_allocation (self->recording->writer, &row);
 }
 
-/* The heap changed at @ts_ns, to @value: its lane's points note it. */
-static void
-note_heap (TideCaptureProcess *self,
-           gint64              ts_ns,
-           double              value)
+/* The counter that @kind's blocks add to (on @device), with its value
+ * now; NULL for a Python arena, a class of its own. */
+static TideCounterEnvelope *
+envelope_of_kind (TideCaptureProcess *self,
+                  guint               kind,
+                  gint                device,
+                  double             *value)
 {
-  tide_counter_envelope_note (&self->heap_envelope, ts_ns, (gint64) (value + 0.5));
+  if (kind == TIDE_KIND_DEVICE)
+    {
+      if (device < 0 || device >= TIDE_CAPTURE_MAX_DEVICES)
+        return NULL;
+      *value = (double) self->device_allocated[device];
+      return &self->device_envelopes[device];
+    }
+  if (kind == TIDE_KIND_PINNED)
+    {
+      *value = self->pinned_live;
+      return &self->pinned_envelope;
+    }
+  if (tide_kind_is_mapped (kind))
+    {
+      *value = tide_step_accumulator_get_mapped_live (self->steps_acc);
+      return &self->mapped_envelope;
+    }
+  if (tide_kind_is_heap (kind))
+    {
+      *value = tide_step_accumulator_get_heap_live (self->steps_acc);
+      return &self->heap_envelope;
+    }
+  return NULL;
+}
+
+/* @a's counter changed at @ts_ns; @held: bytes of @a that it holds then
+ * beyond what it has been told of (a block freed before it was sent). */
+static void
+note_change (TideCaptureProcess  *self,
+             const TideLiveAlloc *a,
+             gint64               ts_ns,
+             double               held)
+{
+  double value;
+  TideCounterEnvelope *envelope = envelope_of_kind (self, a->kind, a->device, &value);
+
+  if (envelope != NULL)
+    tide_counter_envelope_note (envelope, ts_ns, (gint64) (value + held + 0.5));
 }
 
 /**
@@ -339,15 +380,17 @@ tide_capture_process_account (TideCaptureProcess  *self,
 
   tide_step_accumulator_apply (self->steps_acc, &key, a->kind, bytes, sign * a->weight,
                                a->alloc_ns > self->last_step_end_ns);
-  if (tide_kind_is_heap (a->kind))
-    note_heap (self, ts_ns, tide_step_accumulator_get_heap_live (self->steps_acc));
   if (a->kind == TIDE_KIND_PYOBJECT || a->kind == TIDE_KIND_PYARENA)
     tide_pymalloc_free_account (&self->pymalloc, a->kind, a->size, sign * a->weight);
   if (a->kind == TIDE_KIND_PINNED)
     self->pinned_live += bytes;
   else if (a->kind == TIDE_KIND_DEVICE && a->device >= 0 && a->device < TIDE_CAPTURE_MAX_DEVICES)
     self->device_allocated[a->device] += (gint64) (sign * (double) a->size);
+  note_change (self, a, ts_ns, 0);
 }
+
+static void write_block_counters (TideCaptureProcess *self,
+                                  gint64              now_ns);
 
 /* Device and pinned blocks are matched among themselves: a registered
  * (pinned) range starts where a host block does, and on a machine without
@@ -358,9 +401,6 @@ live_table_for (TideCaptureProcess *self,
 {
   return kind == TIDE_KIND_DEVICE || kind == TIDE_KIND_PINNED ? self->device_live : self->live;
 }
-
-static void write_device_counters (TideCaptureProcess *self,
-                                   gint64              now_ns);
 
 /* Bit of failed_devices for @device: pinned host memory (-1) is bit 0;
  * 0 for a device beyond what the counters keep. */
@@ -404,8 +444,6 @@ tide_capture_process_alloc_failed (TideCaptureProcess  *self,
     row->allocated_bytes = self->device_allocated[row->device];
   self->failed_devices |= failure_bit (row->device);
   tide_trace_writer_add_alloc_failure (self->recording->writer, row);
-  /* What the device held when it ran out. */
-  write_device_counters (self, row->ts_ns);
 }
 
 /**
@@ -430,14 +468,11 @@ tide_capture_process_alloc (TideCaptureProcess  *self,
   if (lifetime_ns != 0)
     {
       free_ns = tide_sat_add (alloc->alloc_ns, lifetime_ns);
-      /* The heap held it for that while: its lane rises to it and falls back. */
-      if (tide_kind_is_heap (alloc->kind))
-        {
-          double heap = tide_step_accumulator_get_heap_live (self->steps_acc);
-
-          note_heap (self, alloc->alloc_ns, heap + (double) alloc->size * alloc->weight);
-          note_heap (self, free_ns, heap);
-        }
+      /* Its counter held it for that while: its lane rises to it and falls back. */
+      note_change (self, alloc, alloc->alloc_ns,
+                   alloc->kind == TIDE_KIND_DEVICE ? (double) alloc->size
+                                                    : (double) alloc->size * alloc->weight);
+      note_change (self, alloc, free_ns, 0);
       tide_capture_process_write_allocation (self, alloc, free_ns);
     }
   else if (tide_live_table_alloc (live_table_for (self, alloc->kind), alloc, &free_ns))
@@ -865,7 +900,9 @@ tide_capture_process_step (TideCaptureProcess *self,
                               start_ns, ts_ns);
   close_step_summaries (self, id);
   write_py_arenas (self, ts_ns, TRUE);
-  write_device_counters (self, ts_ns);
+  /* A bucket's points stand for it at its width; cut at the step end, they
+   * give the counters' values at the step end itself. */
+  write_block_counters (self, ts_ns);
   self->last_step_end_ns = ts_ns;
   write_rss_at_step_end (self, ts_ns);
   /* The kernel's split costs a constant; with --sync-steps the step waits
@@ -929,32 +966,57 @@ tide_capture_process_set_rss (TideCaptureProcess *self,
   write_counter (self, TIDE_COUNTER_RSS, ts_ns, rss, &self->last_rss, FALSE);
 }
 
-/* Live bytes of the recorded device blocks, per device that ever had any. */
-static void
-write_device_counters (TideCaptureProcess *self,
-                       gint64              now_ns)
+typedef struct
 {
-  for (gint d = 0; d < TIDE_CAPTURE_MAX_DEVICES; d++)
-    {
-      if (self->device_allocated[d] == self->written_device[d]
-          || (self->written_device[d] < 0 && self->device_allocated[d] == 0))
-        continue;
-      self->written_device[d] = self->device_allocated[d];
-      tide_trace_writer_add_counter (self->recording->writer, self->id,
-                                     TIDE_COUNTER_DEVICE_ALLOCATED, d, now_ns,
-                                     self->device_allocated[d]);
-    }
+  TideCaptureProcess *self;
+  gint                counter;
+  gint                device;
+} PointTarget;
+
+static void
+write_point (gint64   ts_ns,
+             gint64   value,
+             gpointer user_data)
+{
+  PointTarget *target = user_data;
+
+  tide_trace_writer_add_counter (target->self->recording->writer, target->self->id,
+                                 target->counter, target->device, ts_ns, value);
 }
 
+/* @envelope's points, for @counter on @device; @always: even where it
+ * never had a block (the heap and mapped lanes of every process). */
 static void
-write_heap_point (gint64   ts_ns,
-                  gint64   value,
-                  gpointer user_data)
+write_envelope (TideCaptureProcess  *self,
+                TideCounterEnvelope *envelope,
+                gint                 counter,
+                gint                 device,
+                gint64               now_ns,
+                double               value,
+                gboolean             always)
 {
-  TideCaptureProcess *self = user_data;
+  PointTarget target = { self, counter, device };
+  gint64 now_value = (gint64) (value + 0.5);
 
-  tide_trace_writer_add_counter (self->recording->writer, self->id, TIDE_COUNTER_HEAP_LIVE, -1,
-                                 ts_ns, value);
+  if (always || now_value != 0 || tide_counter_envelope_has_points (envelope))
+    tide_counter_envelope_write (envelope, now_ns, now_value, write_point, &target);
+}
+
+/* The counters of the recorded blocks: the heap and mapped bytes, and
+ * the pinned and device bytes where there were any. */
+static void
+write_block_counters (TideCaptureProcess *self,
+                      gint64              now_ns)
+{
+  write_envelope (self, &self->heap_envelope, TIDE_COUNTER_HEAP_LIVE, -1, now_ns,
+                  tide_step_accumulator_get_heap_live (self->steps_acc), TRUE);
+  write_envelope (self, &self->mapped_envelope, TIDE_COUNTER_MAPPED, -1, now_ns,
+                  tide_step_accumulator_get_mapped_live (self->steps_acc), TRUE);
+  write_envelope (self, &self->pinned_envelope, TIDE_COUNTER_PINNED, -1, now_ns,
+                  self->pinned_live, FALSE);
+  for (gint d = 0; d < TIDE_CAPTURE_MAX_DEVICES; d++)
+    write_envelope (self, &self->device_envelopes[d], TIDE_COUNTER_DEVICE_ALLOCATED, d, now_ns,
+                    (double) self->device_allocated[d], FALSE);
 }
 
 /* One tick of the counter poll: RSS from statm, and the heap and mapped
@@ -963,21 +1025,11 @@ void
 tide_capture_process_poll (TideCaptureProcess *self,
                            gint64              now_ns)
 {
-  double heap = tide_step_accumulator_get_heap_live (self->steps_acc);
-  double mapped = tide_step_accumulator_get_mapped_live (self->steps_acc);
-
   if (self->end_ns != 0)
     return;
   tide_capture_process_sample_rss (self, now_ns, FALSE);
-  tide_counter_envelope_write (&self->heap_envelope, now_ns, (gint64) (heap + 0.5),
-                               write_heap_point, self);
-  write_counter (self, TIDE_COUNTER_MAPPED, now_ns, (gint64) (mapped + 0.5), &self->written_mapped,
-                 FALSE);
+  write_block_counters (self, now_ns);
   write_py_arenas (self, now_ns, FALSE);
-  if (self->pinned_live > 0 || self->written_pinned > 0)
-    write_counter (self, TIDE_COUNTER_PINNED, now_ns, (gint64) (self->pinned_live + 0.5),
-                   &self->written_pinned, FALSE);
-  write_device_counters (self, now_ns);
 
   /* Frees whose allocation never arrived were of unrecorded blocks. */
   tide_live_table_expire_orphans (self->live, now_ns - ORPHAN_LIFETIME_NS);
@@ -1038,9 +1090,9 @@ tide_capture_process_end (TideCaptureProcess   *self,
 {
   if (self->end_ns != 0)
     return;
-  /* Device blocks are exact: the peak of a job that dies between polls is
-   * still its peak. */
-  write_device_counters (self, end_ns);
+  /* What its blocks did since the last poll: the peak of a job that dies
+   * between polls is still its peak. */
+  write_block_counters (self, end_ns);
   self->end_ns = end_ns;
   self->end = *end;
   tide_trace_writer_end_process (self->recording->writer, self->id, end_ns, end, self->dropped);
@@ -1130,6 +1182,10 @@ tide_capture_process_free (TideCaptureProcess *self)
   g_clear_pointer (&self->scopes, g_hash_table_unref);
   g_clear_pointer (&self->pycodes, g_hash_table_unref);
   tide_counter_envelope_clear (&self->heap_envelope);
+  tide_counter_envelope_clear (&self->mapped_envelope);
+  tide_counter_envelope_clear (&self->pinned_envelope);
+  for (guint i = 0; i < TIDE_CAPTURE_MAX_DEVICES; i++)
+    tide_counter_envelope_clear (&self->device_envelopes[i]);
   g_free (self);
 }
 

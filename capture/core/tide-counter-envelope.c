@@ -4,17 +4,18 @@
  * tide-counter-envelope.c: the points that draw a counter exactly at one
  * bucket width.
  *
- * The live heap changes with every recorded block, and the recorder
- * writes it at its polls.  A block allocated and freed between two polls
- * (a temporary buffer, a step's activations) would never reach the
- * timeline, whose "Live heap" lane and its peak are the only heap curve
- * the app draws.  Every change is noted instead, with the time it
+ * The recorded blocks' counters (the live heap, the mapped, pinned and
+ * device bytes) change with every block, and the recorder writes them at
+ * its polls.  A block allocated and freed between two polls (a temporary
+ * buffer, a step's activations) would never reach the timeline, nor a
+ * device's peak.  Every change is noted instead, with the time it
  * happened, into buckets of the timeline's own grid (origin and width):
  * each bucket keeps its highest, lowest and last value.  At a poll the
  * buckets are written, each as up to three points at their own times, so
  * the timeline's buckets of that width and wider have the counter's true
- * min, max and last value, for at most three rows per bucket in which
- * anything changed.
+ * min, max and last value, and its value at any time is the last point's
+ * at or before it, for at most three rows per bucket in which anything
+ * changed.
  *
  * Records arrive in order for each thread, not across threads: a change
  * noted late, for a bucket already written, is written just after the
@@ -31,7 +32,7 @@ tide_counter_envelope_init (TideCounterEnvelope *self,
 {
   self->origin_ns = origin_ns;
   self->bucket_ns = MAX (bucket_ns, 1);
-  self->pending = g_array_new (FALSE, FALSE, sizeof (TideEnvelopeBucket));
+  self->pending = NULL;   /* made at the first change: most devices have none */
   self->written = -1;
   self->written_ns = G_MININT64;
 }
@@ -58,7 +59,8 @@ bucket_for (TideCounterEnvelope *self,
             gint64               ts_ns,
             gint64               value)
 {
-  GArray *pending = self->pending;
+  GArray *pending = self->pending != NULL
+    ? self->pending : (self->pending = g_array_new (FALSE, FALSE, sizeof (TideEnvelopeBucket)));
   TideEnvelopeBucket *newest = pending->len > 0
     ? &g_array_index (pending, TideEnvelopeBucket, pending->len - 1) : NULL;
   gint64 bucket;
@@ -130,10 +132,9 @@ emit (TideCounterEnvelope   *self,
 {
   if (value == self->written)
     return;
-  /* In time order, and never after the poll that writes it. */
-  ts_ns = MIN (MAX (ts_ns, self->written_ns + 1), limit_ns);
-  if (ts_ns <= self->written_ns)
-    return;
+  /* In time order, and none after the write's time unless the last point
+   * written already is. */
+  ts_ns = MAX (MIN (ts_ns, limit_ns), self->written_ns + 1);
   self->written = value;
   self->written_ns = ts_ns;
   func (ts_ns, value, user_data);
@@ -156,14 +157,24 @@ emit_bucket (TideCounterEnvelope      *self,
   emit (self, b->last_ns, b->last, limit_ns, func, user_data);
 }
 
+/* Whether it has a point written or one to write. */
+gboolean
+tide_counter_envelope_has_points (TideCounterEnvelope *self)
+{
+  return self->written_ns != G_MININT64 || (self->pending != NULL && self->pending->len > 0);
+}
+
 /**
  * tide_counter_envelope_write:
- * @now_ns: the poll's time
- * @value: the counter's value now, written at @now_ns where the last point
- *   does not already say it
+ * @now_ns: the write's time: no point is later (unless the last one
+ *   written is), and a counter without a point gets its first one there
+ * @value: the counter's value now
  *
  * Hands @func the points of every bucket noted since the last write, in
- * time order, none after @now_ns, each a change from the point before it.
+ * time order, each a change from the point before it.  Where @value is
+ * not the last of them (changes noted out of order), it follows them: a
+ * point stands where the counter changed, never at a poll's time, so that
+ * the counter's value at any time is the last point's at or before it.
  */
 void
 tide_counter_envelope_write (TideCounterEnvelope   *self,
@@ -172,9 +183,13 @@ tide_counter_envelope_write (TideCounterEnvelope   *self,
                              TideEnvelopePointFunc  func,
                              gpointer               user_data)
 {
-  for (guint i = 0; i < self->pending->len; i++)
-    emit_bucket (self, &g_array_index (self->pending, TideEnvelopeBucket, i), now_ns, func,
+  gint64 limit_ns = now_ns;
+
+  for (guint i = 0; self->pending != NULL && i < self->pending->len; i++)
+    emit_bucket (self, &g_array_index (self->pending, TideEnvelopeBucket, i), limit_ns, func,
                  user_data);
-  g_array_set_size (self->pending, 0);
-  emit (self, now_ns, value, now_ns, func, user_data);
+  if (self->pending != NULL)
+    g_array_set_size (self->pending, 0);
+  emit (self, self->written_ns == G_MININT64 ? now_ns : self->written_ns + 1, value, limit_ns,
+        func, user_data);
 }

@@ -23,7 +23,7 @@ typedef struct
 {
   gint64  origin_ns;
   gint64  bucket_ns;
-  GArray *pending;     /* TideEnvelopeBucket, oldest first, not written yet */
+  GArray *pending;     /* TideEnvelopeBucket, oldest first, not written yet; NULL: none yet */
   gint64  written;     /* the last value written; -1: none */
   gint64  written_ns;  /* ... and its time */
 } TideCounterEnvelope;
@@ -32,17 +32,18 @@ typedef void (*TideEnvelopePointFunc) (gint64   ts_ns,
                                        gint64   value,
                                        gpointer user_data);
 
-void tide_counter_envelope_init  (TideCounterEnvelope   *self,
-                                  gint64                 origin_ns,
-                                  gint64                 bucket_ns);
-void tide_counter_envelope_clear (TideCounterEnvelope   *self);
-void tide_counter_envelope_note  (TideCounterEnvelope   *self,
-                                  gint64                 ts_ns,
-                                  gint64                 value);
-void tide_counter_envelope_write (TideCounterEnvelope   *self,
-                                  gint64                 now_ns,
-                                  gint64                 value,
-                                  TideEnvelopePointFunc  func,
-                                  gpointer               user_data);
+void     tide_counter_envelope_init       (TideCounterEnvelope   *self,
+                                           gint64                 origin_ns,
+                                           gint64                 bucket_ns);
+void     tide_counter_envelope_clear      (TideCounterEnvelope   *self);
+void     tide_counter_envelope_note       (TideCounterEnvelope   *self,
+                                           gint64                 ts_ns,
+                                           gint64                 value);
+gboolean tide_counter_envelope_has_points (TideCounterEnvelope   *self);
+void     tide_counter_envelope_write      (TideCounterEnvelope   *self,
+                                           gint64                 now_ns,
+                                           gint64                 value,
+                                           TideEnvelopePointFunc  func,
+                                           gpointer               user_data);
 
 G_END_DECLS

@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 
 #include "tide-report.h"
+#include "tide-schema.h"
+#include "tide-timeline-lanes.h"
 #include "tide-test-util.h"
 #include "tide-trace-private.h"
 #include "tide-trace.h"
@@ -285,6 +287,41 @@ test_trainer_control (Fixture       *f,
     }
 }
 
+/* The most each device held at once, the report's peak and the device
+ * lane's: within a step, the activations and the gradients are live
+ * together on cuda:0, then freed before the step ends; the recorder's
+ * polls (every 20 ms) never meet them, in a loop of a few milliseconds.
+ * Both read the layers alone before. */
+static void
+test_trainer_peak (Fixture       *f,
+                   gconstpointer  data)
+{
+  const gint64 peak0 = LAYERS * LAYER_BYTES + ACT_BYTES + GRAD_BYTES;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) peaks = NULL;
+  g_autoptr(TideLaneData) lane = NULL;
+  TideTimeWindow window = { 0, 0, 200 };
+  gint64 lane_peak = 0;
+
+  record (f, TIDE_CUDA_TRAINER, "control");
+  peaks = tide_report_device_peaks (f->trace, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (peaks->len, ==, 2);
+  g_assert_cmpint (g_array_index (peaks, TideDevicePeak, 0).device, ==, 0);
+  g_assert_cmpint (g_array_index (peaks, TideDevicePeak, 0).bytes, ==, peak0);
+  g_assert_cmpint (g_array_index (peaks, TideDevicePeak, 1).device, ==, 1);
+  g_assert_cmpint (g_array_index (peaks, TideDevicePeak, 1).bytes, ==, OPT_BYTES);
+
+  window.end_ns = tide_trace_get_end_ns (f->trace) - tide_trace_get_start_ns (f->trace) + 1;
+  lane = tide_timeline_data_query_lane (f->trace, NULL, query_int (f, "SELECT min (id) FROM processes"),
+                                        TIDE_COUNTER_DEVICE_ALLOCATED, 0, &window, &error);
+  g_assert_no_error (error);
+  for (guint c = 0; c < lane->n_columns; c++)
+    if (lane->has[c])
+      lane_peak = MAX (lane_peak, lane->max[c]);
+  g_assert_cmpint (lane_peak, ==, peak0);
+}
+
 #ifdef TIDE_CUDA_TRAINER_NVTX3
 /* The same loop with NVIDIA's header-only NVTX 3 in place of the stand-in
  * NVTX library: its ranges reach the preload the same way. */
@@ -338,6 +375,7 @@ main (int    argc,
   ADD ("/device/trainer/retained", test_trainer_retained);
   ADD ("/device/trainer/suspects", test_trainer_suspects);
   ADD ("/device/trainer/control", test_trainer_control);
+  ADD ("/device/trainer/peak", test_trainer_peak);
 #ifdef TIDE_CUDA_TRAINER_NVTX3
   ADD ("/device/trainer/nvtx3", test_trainer_nvtx3);
 #endif

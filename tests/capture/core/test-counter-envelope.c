@@ -73,7 +73,8 @@ test_buckets (void)
 
 /* A change noted after its bucket was written follows the last point;
  * one noted late for a pending bucket joins it; none is past the write's
- * time; the value now closes the write where the points did not end at it. */
+ * time; a value now that is not the points' last (changes noted out of
+ * order) follows them, not at the write's time. */
 static void
 test_late_changes (void)
 {
@@ -85,11 +86,29 @@ test_late_changes (void)
   note (&e, 120, 30);   /* another thread's, an older bucket still pending */
   note (&e, 260, 20);
   first = write_points (&e, 270, 25);
-  g_assert_cmpstr (first, ==, "120=30 250=10 260=20 270=25 ");
+  g_assert_cmpstr (first, ==, "120=30 250=10 260=20 261=25 ");
   note (&e, 200, 90);   /* for a bucket written already */
   note (&e, 400, 95);   /* after the write's time */
   second = write_points (&e, 300, 95);
-  g_assert_cmpstr (second, ==, "271=90 300=95 ");
+  g_assert_cmpstr (second, ==, "262=90 300=95 ");
+  tide_counter_envelope_clear (&e);
+}
+
+/* A counter never changed gets its value at the first write's time, and
+ * nothing more until it changes; one that never had a point has none. */
+static void
+test_first_point (void)
+{
+  TideCounterEnvelope e;
+  g_autofree char *first = NULL, *second = NULL;
+
+  tide_counter_envelope_init (&e, ORIGIN, WIDTH);
+  g_assert_false (tide_counter_envelope_has_points (&e));
+  first = write_points (&e, 50, 0);
+  g_assert_cmpstr (first, ==, "50=0 ");
+  g_assert_true (tide_counter_envelope_has_points (&e));
+  second = write_points (&e, 90, 0);
+  g_assert_cmpstr (second, ==, "");
   tide_counter_envelope_clear (&e);
 }
 
@@ -117,5 +136,6 @@ main (int    argc,
   g_test_add_func ("/counter-envelope/buckets", test_buckets);
   g_test_add_func ("/counter-envelope/late-changes", test_late_changes);
   g_test_add_func ("/counter-envelope/before-origin", test_before_origin);
+  g_test_add_func ("/counter-envelope/first-point", test_first_point);
   return g_test_run ();
 }
