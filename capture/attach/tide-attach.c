@@ -1009,10 +1009,12 @@ tide_attach_run (const TideAttachOptions  *options,
   memory = tide_recording_describe_peak (self.base.recording, options->output);
   mechanisms = describe_mechanisms (&self);
   if (!options->quiet)
-    g_printerr ("tidemark: detached from process %d (%s); trace %s: %u processes, %"
-                G_GINT64_FORMAT " steps, %s\n", options->pid, mechanisms, options->output,
-                tide_recording_get_n_processes (self.base.recording),
-                tide_recording_get_total_steps (self.base.recording), memory);
+    {
+      g_autofree char *counts = tide_recording_describe_counts (self.base.recording);
+
+      g_printerr ("tidemark: detached from process %d (%s); trace %s: %s, %s\n", options->pid,
+                  mechanisms, options->output, counts, memory);
+    }
 
 out:
   loader_clear (&self);

@@ -454,6 +454,17 @@ tide_recording_describe_early_end (TideRecording *self)
   return tide_trace_writer_describe_early_end (self->writer);
 }
 
+/* "3 processes, 40 steps": what the summary's first line counts. */
+char *
+tide_recording_describe_counts (TideRecording *self)
+{
+  guint n = tide_recording_get_n_processes (self);
+  gint64 steps = tide_recording_get_total_steps (self);
+
+  return g_strdup_printf ("%u %s, %" G_GINT64_FORMAT " %s", n, n == 1 ? "process" : "processes",
+                          steps, steps == 1 ? "step" : "steps");
+}
+
 /* The job's memory at its peak, as the trace at @path gives it
  * (tide_report_job_peak()), so that the summary says what `report
  * --processes` and the job lane say; what was read live where the trace

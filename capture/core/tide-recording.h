@@ -67,6 +67,7 @@ gboolean            tide_recording_finish              (TideRecording      *self
                                                         gint64              end_ns,
                                                         GError            **error);
 char               *tide_recording_describe_early_end  (TideRecording      *self);
+char               *tide_recording_describe_counts     (TideRecording      *self);
 char               *tide_recording_describe_peak       (TideRecording      *self,
                                                         const char         *path);
 

@@ -322,10 +322,9 @@ print_summary (TideRecorder *self,
                const char   *output)
 {
   g_autofree char *memory = tide_recording_describe_peak (self->recording, output);
+  g_autofree char *counts = tide_recording_describe_counts (self->recording);
 
-  g_printerr ("tidemark: trace %s: %u processes, %" G_GINT64_FORMAT " steps, %s%s\n", output,
-              tide_recording_get_n_processes (self->recording),
-              tide_recording_get_total_steps (self->recording), memory,
+  g_printerr ("tidemark: trace %s: %s, %s%s\n", output, counts, memory,
               tide_recording_get_total_dropped (self->recording) ? ", SOME EVENTS DROPPED" : "");
 }
 

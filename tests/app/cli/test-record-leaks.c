@@ -229,6 +229,9 @@ test_heap_lane_spikes (Fixture       *f,
                        gconstpointer  data)
 {
   const gint64 steady = 8 * MiB, spike_floor = steady + 64 * MiB, peak = steady + 73 * MiB;
+  g_autofree char *target = target_path ("heap-spikes");
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-o", f->trace, "--", target,
+                         NULL };
   g_auto(Run) run = { 0 };
   g_autoptr(TideTrace) trace = NULL;
   g_autoptr(TideTimelineData) timeline = NULL;
@@ -238,9 +241,11 @@ test_heap_lane_spikes (Fixture       *f,
   gint64 highest = 0, last = -1;
   guint spikes = 0;
 
-  record (f, NULL, "heap-spikes", NULL, NULL, &run);
+  run_argv (argv, &run);
   g_assert_cmpint (run.status, ==, 0);
   g_assert_cmpstr (run.out, ==, "heap-spikes done\n");
+  /* One process, counted as one. */
+  g_assert_nonnull (strstr (run.err, ": 1 process, 0 steps, "));
   trace = tide_test_open_trace (f->trace);
   window.end_ns = tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace);
   timeline = tide_timeline_data_query (trace, tide_test_query_int (trace, "SELECT min (id) FROM processes"),
