@@ -185,6 +185,23 @@ print_deaths (TideTrace *trace,
     }
 }
 
+/* A process whose resident memory peaked between two readings: the
+ * job's peak, summed from the readings, would not show it. */
+static void
+print_unread_peaks (TideTrace *trace)
+{
+  g_autoptr(GPtrArray) summaries = tide_report_processes (trace, NULL);
+
+  for (guint i = 0; summaries != NULL && i < summaries->len; i++)
+    {
+      g_autofree char *line =
+        tide_process_summary_describe_unread_peak (g_ptr_array_index (summaries, i));
+
+      if (line != NULL)
+        g_printerr ("tidemark: %s\n", line);
+    }
+}
+
 /* Where a device ran out of memory, or ran short and the program went on:
  * a dead job's cause comes before its suspects. */
 static void
@@ -217,6 +234,7 @@ print_top_suspects (const char *path)
       print_deaths (trace, suspects);
       print_device_ooms (trace, suspects);
     }
+  print_unread_peaks (trace);
   print_copy_on_write (trace);
   /* The job's rows once, for the growth and the classes: a process
    * without steps has its heap read from its allocation rows. */

@@ -67,6 +67,7 @@ struct _TideCaptureProcess
                                          * sent them; -1: none (the step fence) */
   gboolean             mark_rss_pending; /* ... sent with a mark not yet met */
   gint64               last_rss_shared;
+  gint64               last_rss_peak;   /* VmHWM, as last written */
   gint64               last_classes[6]; /* TIDE_COUNTER_PSS ... RSS_SHARED_PAGES */
   gint64               last_thread_stacks;
   gint64               last_lib_data;

@@ -752,6 +752,10 @@ write_classes (TideCaptureProcess   *self,
         continue;
       write_counter (self, counter, ts_ns, values[i], &self->last_classes[i], always);
     }
+  /* It only rises while the image lives: a row where it did. */
+  if ((gint64) c->peak_bytes > self->last_rss_peak)
+    write_counter (self, TIDE_COUNTER_RSS_PEAK, ts_ns, (gint64) c->peak_bytes,
+                   &self->last_rss_peak, FALSE);
 }
 
 /* The threads' stacks and the libraries' bss, resident (tide-anon-split.h),

@@ -308,6 +308,7 @@ tide_proc_counters_read_status (TideProcCounters *self,
     { "RssFile:", G_STRUCT_OFFSET (TideRssClasses, file_bytes) },
     { "RssShmem:", G_STRUCT_OFFSET (TideRssClasses, shmem_bytes) },
     { "VmSwap:", G_STRUCT_OFFSET (TideRssClasses, swap_bytes) },
+    { "VmHWM:", G_STRUCT_OFFSET (TideRssClasses, peak_bytes) },
   };
   char buf[4096];
 

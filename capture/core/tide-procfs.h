@@ -56,6 +56,7 @@ typedef struct
   guint64 private_bytes;  /* USS */
   guint64 shared_bytes;
   guint64 swap_bytes;     /* VmSwap: its anonymous pages out in swap, not resident */
+  guint64 peak_bytes;     /* VmHWM: the most it held resident at once */
 } TideRssClasses;
 
 typedef struct

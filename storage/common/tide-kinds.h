@@ -116,6 +116,10 @@ typedef enum
    * mapping, with no heap record of the child's behind them.  Sent by the
    * child's preload. */
   TIDE_COUNTER_INHERITED_FREED = 38,
+  /* The most the process held resident at once (VmHWM of
+   * /proc/PID/status), read with its classes: a rise and fall between two
+   * polls of its RSS is in it. */
+  TIDE_COUNTER_RSS_PEAK    = 39,
 } TideCounter;
 
 /* Which way a copy went: the direction of a TRANSFER record, and

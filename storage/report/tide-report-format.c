@@ -1095,19 +1095,23 @@ end_cell (const TideProcessSummary *s)
 }
 
 /* After the table, a line for each process that a signal killed: by
- * what, in which step, and what the job held then; and one for each
- * device where its allocations failed. */
+ * what, in which step, and what the job held then; one for each process
+ * whose RSS peaked between two readings; and one for each device where
+ * its allocations failed. */
 static void
-processes_deaths_text (GString   *out,
+processes_notes_text (GString   *out,
                        GPtrArray *summaries)
 {
   for (guint i = 0; i < summaries->len; i++)
     {
       const TideProcessSummary *s = g_ptr_array_index (summaries, i);
       g_autofree char *line = tide_process_summary_describe_death (s);
+      g_autofree char *unread = tide_process_summary_describe_unread_peak (s);
 
       if (line != NULL)
         g_string_append_printf (out, "%s\n", line);
+      if (unread != NULL)
+        g_string_append_printf (out, "%s\n", unread);
       for (guint k = 0; s->device_ooms != NULL && k < s->device_ooms->len; k++)
         {
           g_autofree char *oom = tide_device_oom_describe (g_ptr_array_index (s->device_ooms, k));
@@ -1178,7 +1182,7 @@ processes_text (GString   *out,
                               p->pid, parent, role, rank, peak, growth, s->n_steps,
                               s->n_suspects, end, p->command);
     }
-  processes_deaths_text (out, summaries);
+  processes_notes_text (out, summaries);
 }
 
 /* How CSV and JSON name the memory that ran out: "cuda:0", or "pinned"

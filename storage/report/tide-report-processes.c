@@ -432,6 +432,8 @@ add_rss_figures (TideTrace  *trace,
    * teardown, would leave what its training grew out. */
   stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                   "SELECT max (c.value),"
+                  "  (SELECT max (r.value) FROM counters r"
+                  "     WHERE r.process_id = ?1 AND r.counter = " TIDE_SQL_COUNTER_RSS "),"
                   "  (SELECT l.value FROM counters l"
                   "     WHERE l.process_id = ?1 AND l.counter = " TIDE_SQL_COUNTER_RSS
                   "       AND l.ts_ns <= coalesce ((SELECT max (s.end_ns) FROM steps s"
@@ -441,7 +443,8 @@ add_rss_figures (TideTrace  *trace,
                   "     WHERE f.process_id = ?1 AND f.counter = " TIDE_SQL_COUNTER_RSS
                   "     ORDER BY f.ts_ns LIMIT 1),"
                   "  (SELECT count (*) FROM steps s WHERE s.process_id = ?1)"
-                  " FROM counters c WHERE c.process_id = ?1 AND c.counter = " TIDE_SQL_COUNTER_RSS,
+                  " FROM counters c WHERE c.process_id = ?1 AND c.counter IN (" TIDE_SQL_COUNTER_RSS
+                  ", " TIDE_SQL_COUNTER_RSS_PEAK ")",
                   TIDE_REPORT_WHAT, error);
   if (stmt == NULL)
     return FALSE;
@@ -456,8 +459,9 @@ add_rss_figures (TideTrace  *trace,
         return tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error);
       s->has_rss = sqlite3_column_type (stmt, 0) != SQLITE_NULL;
       s->peak_rss = sqlite3_column_int64 (stmt, 0);
-      s->rss_growth = sqlite3_column_int64 (stmt, 1);
-      s->n_steps = sqlite3_column_int (stmt, 2);
+      s->peak_rss_read = sqlite3_column_int64 (stmt, 1);
+      s->rss_growth = sqlite3_column_int64 (stmt, 2);
+      s->n_steps = sqlite3_column_int (stmt, 3);
     }
   return tide_sqlite_finish (_tide_trace_get_db (trace), stmt, SQLITE_DONE, TIDE_REPORT_WHAT,
                              error);
@@ -575,6 +579,33 @@ add_end_figures (TideTrace  *trace,
         return FALSE;
     }
   return TRUE;
+}
+
+/**
+ * tide_process_summary_describe_unread_peak:
+ *
+ * Returns: (nullable): a line for a process whose RSS peaked between two
+ *   readings of it, above every reading by more than a sixteenth (and a
+ *   MiB): "rss-spike (pid 11899) held 50.12 MiB resident at its peak,
+ *   between two readings of its RSS (the highest read 34.63 MiB)"; NULL
+ *   where a reading met its peak.  Its peak is the kernel's high-water
+ *   mark, the job's peak (PSS) the readings': such a process may have
+ *   held more of the job's memory than the job's peak says.
+ */
+char *
+tide_process_summary_describe_unread_peak (const TideProcessSummary *s)
+{
+  g_autofree char *peak = NULL;
+  g_autofree char *read = NULL;
+
+  if (!s->has_rss || tide_sat_sub (s->peak_rss, s->peak_rss_read) <=
+                       MAX (TIDE_JOB_RISE_MIN, s->peak_rss_read / 16))
+    return NULL;
+  peak = tide_format_bytes (s->peak_rss);
+  read = tide_format_bytes (s->peak_rss_read);
+  return g_strdup_printf ("%s (pid %" G_GINT64_FORMAT ") held %s resident at its peak, between two"
+                          " readings of its RSS (the highest read %s)", s->process->label,
+                          s->process->pid, peak, read);
 }
 
 /**

@@ -143,7 +143,10 @@ typedef struct
   gint64       parent_pid;        /* 0: none recorded */
   guint        n_steps;           /* steps of its own */
   gboolean     has_rss;
-  gint64       peak_rss;          /* largest RSS sample */
+  gint64       peak_rss;          /* the most it held resident at once: its high-water
+                                   * mark (VmHWM), or its largest RSS sample */
+  gint64       peak_rss_read;     /* its largest RSS sample: below peak_rss where it
+                                   * peaked between two readings */
   gint64       rss_growth;        /* RSS at its last step's end (its last sample,
                                    * without steps) less its first sample */
   guint        n_suspects;        /* leak suspects by stack */
@@ -197,6 +200,7 @@ void       tide_step_row_free     (TideStepRow *row);
 char      *tide_step_row_describe (const TideStepRow *row);
 void       tide_process_summary_free (TideProcessSummary *summary);
 char      *tide_process_summary_describe_death (const TideProcessSummary *summary);
+char      *tide_process_summary_describe_unread_peak (const TideProcessSummary *summary);
 void       tide_group_free        (TideGroup   *group);
 
 GPtrArray *tide_report_steps      (TideTrace   *trace,

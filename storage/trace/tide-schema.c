@@ -456,6 +456,7 @@ static const struct
   { TIDE_COUNTER_PY_ARENA_ABSENT, "py_arena_absent" },
   { TIDE_COUNTER_ALLOC_FREE_ABSENT, "alloc_free_absent" },
   { TIDE_COUNTER_INHERITED_FREED, "inherited_freed" },
+  { TIDE_COUNTER_RSS_PEAK, "rss_peak" },
 };
 
 /* The rows of counter_kinds, in the transaction that creates it. */
