@@ -35,10 +35,16 @@
 #define STEP_FENCE_BYTES (256 * 1024)
 
 /* The lanes of the recorded blocks (heap, mapped, pinned, device) are
- * exact from the timeline's buckets of this width up (its third level):
+ * exact from the timeline's buckets of this width up (its fourth level),
  * at most three rows for each in which the counter changed
- * (tide-counter-envelope.c). */
-#define ENVELOPE_BUCKET_NS ((gint64) TIDE_LOD_BASE_NS << 4)
+ * (tide-counter-envelope.c): no more rows than a poll at 50 Hz wrote, for
+ * a counter that changes all the time.  A timeline 1,000 pixels wide
+ * draws them exactly over a minute or more; zoomed in further, each
+ * extreme still stands at its time. */
+#define ENVELOPE_BUCKET_NS ((gint64) TIDE_LOD_BASE_NS << 6)
+/* A record reaches the recorder at most about 70 ms after it was made
+ * (the preload's flush age and tick): a bucket is written after that. */
+#define ENVELOPE_SETTLE_NS (G_GINT64_CONSTANT (100) * 1000 * 1000)
 
 typedef struct
 {
@@ -117,15 +123,18 @@ tide_capture_process_new (TideRecording  *recording,
   self->last_thread_stacks = -1;
   self->last_lib_data = -1;
   self->last_alloc_free_absent = -1;
-  tide_counter_envelope_init (&self->heap_envelope, recording->start_ns, ENVELOPE_BUCKET_NS);
-  tide_counter_envelope_init (&self->mapped_envelope, recording->start_ns, ENVELOPE_BUCKET_NS);
-  tide_counter_envelope_init (&self->pinned_envelope, recording->start_ns, ENVELOPE_BUCKET_NS);
+  tide_counter_envelope_init (&self->heap_envelope, recording->start_ns, ENVELOPE_BUCKET_NS,
+                              ENVELOPE_SETTLE_NS);
+  tide_counter_envelope_init (&self->mapped_envelope, recording->start_ns, ENVELOPE_BUCKET_NS,
+                              ENVELOPE_SETTLE_NS);
+  tide_counter_envelope_init (&self->pinned_envelope, recording->start_ns, ENVELOPE_BUCKET_NS,
+                              ENVELOPE_SETTLE_NS);
   self->written_py_arenas = -1;
   self->written_py_arena_free = -1;
   self->written_py_arena_absent = -1;
   for (guint i = 0; i < TIDE_CAPTURE_MAX_DEVICES; i++)
     tide_counter_envelope_init (&self->device_envelopes[i], recording->start_ns,
-                                ENVELOPE_BUCKET_NS);
+                                ENVELOPE_BUCKET_NS, ENVELOPE_SETTLE_NS);
 
   tide_trace_writer_add_process (recording->writer, row);
   g_ptr_array_add (recording->processes, self);
@@ -390,7 +399,16 @@ tide_capture_process_account (TideCaptureProcess  *self,
 }
 
 static void write_block_counters (TideCaptureProcess *self,
-                                  gint64              now_ns);
+                                  gint64              now_ns,
+                                  gboolean            cut);
+static void write_envelope (TideCaptureProcess  *self,
+                            TideCounterEnvelope *envelope,
+                            gint                 counter,
+                            gint                 device,
+                            gint64               now_ns,
+                            double               value,
+                            gboolean             always,
+                            gboolean             cut);
 
 /* Device and pinned blocks are matched among themselves: a registered
  * (pinned) range starts where a host block does, and on a machine without
@@ -904,9 +922,11 @@ tide_capture_process_step (TideCaptureProcess *self,
                               start_ns, ts_ns);
   close_step_summaries (self, id);
   write_py_arenas (self, ts_ns, TRUE);
-  /* A bucket's points stand for it at its width; cut at the step end, they
-   * give the counters' values at the step end itself. */
-  write_block_counters (self, ts_ns);
+  /* The report reads the mapped bytes at each step end from their
+   * counter, whose points stand for a bucket: one cut here gives them at
+   * the step end itself. */
+  write_envelope (self, &self->mapped_envelope, TIDE_COUNTER_MAPPED, -1, ts_ns,
+                  tide_step_accumulator_get_mapped_live (self->steps_acc), TRUE, TRUE);
   self->last_step_end_ns = ts_ns;
   write_rss_at_step_end (self, ts_ns);
   /* The kernel's split costs a constant; with --sync-steps the step waits
@@ -938,6 +958,9 @@ tide_capture_process_read_at_exit (TideCaptureProcess *self,
   if (self->read_at_exit)
     return;
   tide_capture_process_poll (self, ts_ns);
+  /* The report reads the recorded blocks' bytes at this reading's time:
+   * their buckets are cut here, as a step end cuts the mapped bytes'. */
+  write_block_counters (self, ts_ns, TRUE);
   /* Its private memory and its kernel classes; its PSS only where it is
    * the recording's last live process.  The job's PSS sums each process's
    * last reading: one taken alone while others live, as by a parent that
@@ -989,7 +1012,8 @@ write_point (gint64   ts_ns,
 }
 
 /* @envelope's points, for @counter on @device; @always: even where it
- * never had a block (the heap and mapped lanes of every process). */
+ * never had a block (the heap and mapped lanes of every process); @cut:
+ * the bucket still open too (tide_counter_envelope_write()). */
 static void
 write_envelope (TideCaptureProcess  *self,
                 TideCounterEnvelope *envelope,
@@ -997,30 +1021,32 @@ write_envelope (TideCaptureProcess  *self,
                 gint                 device,
                 gint64               now_ns,
                 double               value,
-                gboolean             always)
+                gboolean             always,
+                gboolean             cut)
 {
   PointTarget target = { self, counter, device };
   gint64 now_value = (gint64) (value + 0.5);
 
   if (always || now_value != 0 || tide_counter_envelope_has_points (envelope))
-    tide_counter_envelope_write (envelope, now_ns, now_value, write_point, &target);
+    tide_counter_envelope_write (envelope, now_ns, now_value, cut, write_point, &target);
 }
 
 /* The counters of the recorded blocks: the heap and mapped bytes, and
  * the pinned and device bytes where there were any. */
 static void
 write_block_counters (TideCaptureProcess *self,
-                      gint64              now_ns)
+                      gint64              now_ns,
+                      gboolean            cut)
 {
   write_envelope (self, &self->heap_envelope, TIDE_COUNTER_HEAP_LIVE, -1, now_ns,
-                  tide_step_accumulator_get_heap_live (self->steps_acc), TRUE);
+                  tide_step_accumulator_get_heap_live (self->steps_acc), TRUE, cut);
   write_envelope (self, &self->mapped_envelope, TIDE_COUNTER_MAPPED, -1, now_ns,
-                  tide_step_accumulator_get_mapped_live (self->steps_acc), TRUE);
+                  tide_step_accumulator_get_mapped_live (self->steps_acc), TRUE, cut);
   write_envelope (self, &self->pinned_envelope, TIDE_COUNTER_PINNED, -1, now_ns,
-                  self->pinned_live, FALSE);
+                  self->pinned_live, FALSE, cut);
   for (gint d = 0; d < TIDE_CAPTURE_MAX_DEVICES; d++)
     write_envelope (self, &self->device_envelopes[d], TIDE_COUNTER_DEVICE_ALLOCATED, d, now_ns,
-                    (double) self->device_allocated[d], FALSE);
+                    (double) self->device_allocated[d], FALSE, cut);
 }
 
 /* One tick of the counter poll: RSS from statm, and the heap and mapped
@@ -1032,7 +1058,7 @@ tide_capture_process_poll (TideCaptureProcess *self,
   if (self->end_ns != 0)
     return;
   tide_capture_process_sample_rss (self, now_ns, FALSE);
-  write_block_counters (self, now_ns);
+  write_block_counters (self, now_ns, FALSE);
   write_py_arenas (self, now_ns, FALSE);
 
   /* Frees whose allocation never arrived were of unrecorded blocks. */
@@ -1096,7 +1122,7 @@ tide_capture_process_end (TideCaptureProcess   *self,
     return;
   /* What its blocks did since the last poll: the peak of a job that dies
    * between polls is still its peak. */
-  write_block_counters (self, end_ns);
+  write_block_counters (self, end_ns, TRUE);
   self->end_ns = end_ns;
   self->end = *end;
   tide_trace_writer_end_process (self->recording->writer, self->id, end_ns, end, self->dropped);

@@ -11,27 +11,37 @@
  * device's peak.  Every change is noted instead, with the time it
  * happened, into buckets of the timeline's own grid (origin and width):
  * each bucket keeps its highest, lowest and last value.  At a poll the
- * buckets are written, each as up to three points at their own times, so
- * the timeline's buckets of that width and wider have the counter's true
- * min, max and last value, and its value at any time is the last point's
- * at or before it, for at most three rows per bucket in which anything
- * changed.
+ * buckets closed by then are written, each as up to three points at their
+ * own times, so the timeline's buckets of that width and wider have the
+ * counter's true min, max and last value, for at most three rows per
+ * bucket in which anything changed.  Within a bucket only those three
+ * stand: a time at which the counter's value must be read exactly (a step
+ * end, a process's last reading) cuts the bucket there.
  *
- * Records arrive in order for each thread, not across threads: a change
- * noted late, for a bucket already written, is written just after the
- * last point, so that the points stay in time order.
+ * Records arrive in order for each thread, not across threads, and a
+ * thread's records come in batches: a bucket is written once no more of
+ * its changes should come (settle_ns after its end), and a change noted
+ * later still is written just after the last point, so that the points
+ * stay in time order.
  */
 #include "config.h"
 
 #include "tide-counter-envelope.h"
 
+/**
+ * tide_counter_envelope_init:
+ * @settle_ns: how much later than a change its note may come: a bucket
+ *   is written that long after its end (unless a write cuts it)
+ */
 void
 tide_counter_envelope_init (TideCounterEnvelope *self,
                             gint64               origin_ns,
-                            gint64               bucket_ns)
+                            gint64               bucket_ns,
+                            gint64               settle_ns)
 {
   self->origin_ns = origin_ns;
   self->bucket_ns = MAX (bucket_ns, 1);
+  self->settle_ns = MAX (settle_ns, 0);
   self->pending = NULL;   /* made at the first change: most devices have none */
   self->written = -1;
   self->written_ns = G_MININT64;
@@ -169,27 +179,39 @@ tide_counter_envelope_has_points (TideCounterEnvelope *self)
  * @now_ns: the write's time: no point is later (unless the last one
  *   written is), and a counter without a point gets its first one there
  * @value: the counter's value now
+ * @cut: write every bucket noted (a step end, the process's end); else a
+ *   bucket waits for its end and the changes that may still come for it,
+ *   so that a counter written at every poll takes no more rows than one
+ *   bucket's
  *
- * Hands @func the points of every bucket noted since the last write, in
- * time order, each a change from the point before it.  Where @value is
- * not the last of them (changes noted out of order), it follows them: a
- * point stands where the counter changed, never at a poll's time, so that
- * the counter's value at any time is the last point's at or before it.
+ * Hands @func the points of every bucket noted since the last write and
+ * closed by @now_ns, in time order, each a change from the point before
+ * it.  Where nothing is left open and @value is not the last of them
+ * (changes noted out of order), it follows them: a point stands where the
+ * counter changed, never at a poll's time, so that after a cut the
+ * counter's value at the cut is the last point's at or before it.
  */
 void
 tide_counter_envelope_write (TideCounterEnvelope   *self,
                              gint64                 now_ns,
                              gint64                 value,
+                             gboolean               cut,
                              TideEnvelopePointFunc  func,
                              gpointer               user_data)
 {
-  gint64 limit_ns = now_ns;
+  guint done = 0;
 
-  for (guint i = 0; self->pending != NULL && i < self->pending->len; i++)
-    emit_bucket (self, &g_array_index (self->pending, TideEnvelopeBucket, i), limit_ns, func,
-                 user_data);
-  if (self->pending != NULL)
-    g_array_set_size (self->pending, 0);
-  emit (self, self->written_ns == G_MININT64 ? now_ns : self->written_ns + 1, value, limit_ns,
-        func, user_data);
+  for (; self->pending != NULL && done < self->pending->len; done++)
+    {
+      const TideEnvelopeBucket *b = &g_array_index (self->pending, TideEnvelopeBucket, done);
+
+      if (!cut && now_ns - b->start_ns < self->bucket_ns + self->settle_ns)
+        break;
+      emit_bucket (self, b, now_ns, func, user_data);
+    }
+  if (done > 0)
+    g_array_remove_range (self->pending, 0, done);
+  if (self->pending == NULL || self->pending->len == 0)
+    emit (self, self->written_ns == G_MININT64 ? now_ns : self->written_ns + 1, value, now_ns,
+          func, user_data);
 }

@@ -23,6 +23,7 @@ typedef struct
 {
   gint64  origin_ns;
   gint64  bucket_ns;
+  gint64  settle_ns;   /* how long after its end a bucket may still get changes */
   GArray *pending;     /* TideEnvelopeBucket, oldest first, not written yet; NULL: none yet */
   gint64  written;     /* the last value written; -1: none */
   gint64  written_ns;  /* ... and its time */
@@ -34,7 +35,8 @@ typedef void (*TideEnvelopePointFunc) (gint64   ts_ns,
 
 void     tide_counter_envelope_init       (TideCounterEnvelope   *self,
                                            gint64                 origin_ns,
-                                           gint64                 bucket_ns);
+                                           gint64                 bucket_ns,
+                                           gint64                 settle_ns);
 void     tide_counter_envelope_clear      (TideCounterEnvelope   *self);
 void     tide_counter_envelope_note       (TideCounterEnvelope   *self,
                                            gint64                 ts_ns,
@@ -43,6 +45,7 @@ gboolean tide_counter_envelope_has_points (TideCounterEnvelope   *self);
 void     tide_counter_envelope_write      (TideCounterEnvelope   *self,
                                            gint64                 now_ns,
                                            gint64                 value,
+                                           gboolean               cut,
                                            TideEnvelopePointFunc  func,
                                            gpointer               user_data);
 

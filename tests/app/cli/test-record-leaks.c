@@ -221,7 +221,7 @@ test_folded_frees (Fixture       *f,
 
 /* The timeline's "Live heap" lane of heap-spikes: each of the 10
  * temporary blocks, allocated and freed within microseconds between two of
- * the recorder's polls, reaches the lane at its own time, 30 ms from the
+ * the recorder's polls, reaches the lane at its own time, 70 ms from the
  * next, and the lane falls back to the steady block after it; the lane's
  * peak (its label) is the largest of them, 8 + 73 MiB.  A polled heap
  * drew 8 MiB flat. */

@@ -23,15 +23,16 @@ add_point (gint64   ts_ns,
 }
 
 /* What a write at @now (from the origin) with @value hands on, as
- * "t=value " pairs. */
+ * "t=value " pairs; @cut: the open bucket too. */
 static char *
 write_points (TideCounterEnvelope *envelope,
               gint64               now,
-              gint64               value)
+              gint64               value,
+              gboolean             cut)
 {
   GString *points = g_string_new (NULL);
 
-  tide_counter_envelope_write (envelope, ORIGIN + now, value, add_point, points);
+  tide_counter_envelope_write (envelope, ORIGIN + now, value, cut, add_point, points);
   return g_string_free (points, FALSE);
 }
 
@@ -43,31 +44,78 @@ note (TideCounterEnvelope *envelope,
   tide_counter_envelope_note (envelope, ORIGIN + t, value);
 }
 
-/* A bucket's highest, lowest and last value, in the order reached; a
- * bucket per width; a rise and fall between two writes is kept. */
+/* A bucket's highest, lowest and last value, in the order reached, once
+ * it is closed; a bucket per width; a rise and fall between two writes is
+ * kept. */
 static void
 test_buckets (void)
 {
   TideCounterEnvelope e;
-  g_autofree char *first = NULL, *second = NULL, *third = NULL;
+  g_autofree char *first = NULL, *second = NULL, *third = NULL, *fourth = NULL;
 
-  tide_counter_envelope_init (&e, ORIGIN, WIDTH);
+  tide_counter_envelope_init (&e, ORIGIN, WIDTH, 0);
   note (&e, 10, 50);
   note (&e, 20, 900);   /* the bucket's high */
   note (&e, 30, 40);    /* its low */
   note (&e, 40, 60);    /* where it ends */
-  note (&e, 150, 70);   /* the next bucket: one change */
-  first = write_points (&e, 190, 70);
-  g_assert_cmpstr (first, ==, "20=900 30=40 40=60 150=70 ");
+  note (&e, 150, 70);   /* the next bucket, still open at 190 */
+  first = write_points (&e, 190, 70, FALSE);
+  g_assert_cmpstr (first, ==, "20=900 30=40 40=60 ");
+  second = write_points (&e, 290, 70, FALSE);
+  g_assert_cmpstr (second, ==, "150=70 ");
   /* Nothing changed: nothing written. */
-  second = write_points (&e, 290, 70);
-  g_assert_cmpstr (second, ==, "");
-  /* A low reached before the high; the value now differs from both. */
-  note (&e, 310, 5);
-  note (&e, 320, 300);
-  note (&e, 330, 80);
-  third = write_points (&e, 395, 80);
-  g_assert_cmpstr (third, ==, "310=5 320=300 330=80 ");
+  third = write_points (&e, 390, 70, FALSE);
+  g_assert_cmpstr (third, ==, "");
+  /* A low reached before the high. */
+  note (&e, 410, 5);
+  note (&e, 420, 300);
+  note (&e, 430, 80);
+  fourth = write_points (&e, 505, 80, FALSE);
+  g_assert_cmpstr (fourth, ==, "410=5 420=300 430=80 ");
+  tide_counter_envelope_clear (&e);
+}
+
+/* The open bucket waits for its end, however many writes meet it, unless
+ * a write cuts it (a step end): then it is written up to there, and what
+ * follows in the same bucket is a bucket of its own. */
+static void
+test_open_bucket (void)
+{
+  TideCounterEnvelope e;
+  g_autofree char *first = NULL, *second = NULL, *third = NULL, *fourth = NULL;
+
+  tide_counter_envelope_init (&e, ORIGIN, WIDTH, 0);
+  note (&e, 110, 10);
+  note (&e, 120, 30);
+  first = write_points (&e, 130, 30, FALSE);
+  g_assert_cmpstr (first, ==, "");
+  note (&e, 140, 20);
+  second = write_points (&e, 150, 20, TRUE);
+  g_assert_cmpstr (second, ==, "110=10 120=30 140=20 ");
+  note (&e, 160, 25);
+  third = write_points (&e, 170, 25, FALSE);
+  g_assert_cmpstr (third, ==, "");
+  fourth = write_points (&e, 200, 25, FALSE);
+  g_assert_cmpstr (fourth, ==, "160=25 ");
+  tide_counter_envelope_clear (&e);
+}
+
+/* A bucket is written once its changes have had time to come: one that
+ * comes within the settle time after its end joins it. */
+static void
+test_settle (void)
+{
+  TideCounterEnvelope e;
+  g_autofree char *first = NULL, *second = NULL;
+
+  tide_counter_envelope_init (&e, ORIGIN, WIDTH, 50);
+  note (&e, 10, 40);
+  note (&e, 120, 45);
+  first = write_points (&e, 140, 45, FALSE);
+  g_assert_cmpstr (first, ==, "");
+  note (&e, 30, 70);    /* late, but within the settle time */
+  second = write_points (&e, 150, 45, FALSE);
+  g_assert_cmpstr (second, ==, "10=40 30=70 ");
   tide_counter_envelope_clear (&e);
 }
 
@@ -79,18 +127,38 @@ static void
 test_late_changes (void)
 {
   TideCounterEnvelope e;
-  g_autofree char *first = NULL, *second = NULL;
+  g_autofree char *first = NULL, *second = NULL, *third = NULL, *fourth = NULL;
 
-  tide_counter_envelope_init (&e, ORIGIN, WIDTH);
+  tide_counter_envelope_init (&e, ORIGIN, WIDTH, 0);
   note (&e, 250, 10);
   note (&e, 120, 30);   /* another thread's, an older bucket still pending */
   note (&e, 260, 20);
-  first = write_points (&e, 270, 25);
-  g_assert_cmpstr (first, ==, "120=30 250=10 260=20 261=25 ");
+  first = write_points (&e, 270, 20, FALSE);
+  g_assert_cmpstr (first, ==, "120=30 ");
+  second = write_points (&e, 310, 25, FALSE);
+  g_assert_cmpstr (second, ==, "250=10 260=20 261=25 ");
   note (&e, 200, 90);   /* for a bucket written already */
-  note (&e, 400, 95);   /* after the write's time */
-  second = write_points (&e, 300, 95);
-  g_assert_cmpstr (second, ==, "262=90 300=95 ");
+  note (&e, 400, 95);
+  third = write_points (&e, 450, 95, FALSE);
+  g_assert_cmpstr (third, ==, "262=90 ");
+  fourth = write_points (&e, 500, 95, FALSE);
+  g_assert_cmpstr (fourth, ==, "400=95 ");
+  tide_counter_envelope_clear (&e);
+}
+
+/* Buckets are floored from the origin, before it too. */
+static void
+test_before_origin (void)
+{
+  TideCounterEnvelope e;
+  g_autofree char *points = NULL;
+
+  tide_counter_envelope_init (&e, ORIGIN, WIDTH, 0);
+  note (&e, -150, 10);
+  note (&e, -120, 7);
+  note (&e, -60, 12);   /* bucket -1, not the one of -150 (-2) */
+  points = write_points (&e, 0, 12, FALSE);
+  g_assert_cmpstr (points, ==, "-150=10 -120=7 -60=12 ");
   tide_counter_envelope_clear (&e);
 }
 
@@ -102,29 +170,13 @@ test_first_point (void)
   TideCounterEnvelope e;
   g_autofree char *first = NULL, *second = NULL;
 
-  tide_counter_envelope_init (&e, ORIGIN, WIDTH);
+  tide_counter_envelope_init (&e, ORIGIN, WIDTH, 0);
   g_assert_false (tide_counter_envelope_has_points (&e));
-  first = write_points (&e, 50, 0);
+  first = write_points (&e, 50, 0, FALSE);
   g_assert_cmpstr (first, ==, "50=0 ");
   g_assert_true (tide_counter_envelope_has_points (&e));
-  second = write_points (&e, 90, 0);
+  second = write_points (&e, 90, 0, FALSE);
   g_assert_cmpstr (second, ==, "");
-  tide_counter_envelope_clear (&e);
-}
-
-/* Buckets are floored from the origin, before it too. */
-static void
-test_before_origin (void)
-{
-  TideCounterEnvelope e;
-  g_autofree char *points = NULL;
-
-  tide_counter_envelope_init (&e, ORIGIN, WIDTH);
-  note (&e, -150, 10);
-  note (&e, -120, 7);
-  note (&e, -60, 12);   /* bucket -1, not the one of -150 (-2) */
-  points = write_points (&e, 0, 12);
-  g_assert_cmpstr (points, ==, "-150=10 -120=7 -60=12 ");
   tide_counter_envelope_clear (&e);
 }
 
@@ -134,6 +186,8 @@ main (int    argc,
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/counter-envelope/buckets", test_buckets);
+  g_test_add_func ("/counter-envelope/open-bucket", test_open_bucket);
+  g_test_add_func ("/counter-envelope/settle", test_settle);
   g_test_add_func ("/counter-envelope/late-changes", test_late_changes);
   g_test_add_func ("/counter-envelope/before-origin", test_before_origin);
   g_test_add_func ("/counter-envelope/first-point", test_first_point);
