@@ -373,6 +373,62 @@ note_change (TideCaptureProcess  *self,
     tide_counter_envelope_note (envelope, ts_ns, (gint64) (value + held + 0.5));
 }
 
+typedef struct
+{
+  TideCaptureProcess *self;
+  gint                counter;
+  gint                device;
+} PointTarget;
+
+static void
+write_point (gint64   ts_ns,
+             gint64   value,
+             gpointer user_data)
+{
+  PointTarget *target = user_data;
+
+  tide_trace_writer_add_counter (target->self->recording->writer, target->self->id,
+                                 target->counter, target->device, ts_ns, value);
+}
+
+/* @envelope's points, for @counter on @device; @always: even where it
+ * never had a block (the heap and mapped lanes of every process); @cut:
+ * the bucket still open too (tide_counter_envelope_write()). */
+static void
+write_envelope (TideCaptureProcess  *self,
+                TideCounterEnvelope *envelope,
+                gint                 counter,
+                gint                 device,
+                gint64               now_ns,
+                double               value,
+                gboolean             always,
+                gboolean             cut)
+{
+  PointTarget target = { self, counter, device };
+  gint64 now_value = (gint64) (value + 0.5);
+
+  if (always || now_value != 0 || tide_counter_envelope_has_points (envelope))
+    tide_counter_envelope_write (envelope, now_ns, now_value, cut, write_point, &target);
+}
+
+/* The counters of the recorded blocks: the heap and mapped bytes, and
+ * the pinned and device bytes where there were any. */
+static void
+write_block_counters (TideCaptureProcess *self,
+                      gint64              now_ns,
+                      gboolean            cut)
+{
+  write_envelope (self, &self->heap_envelope, TIDE_COUNTER_HEAP_LIVE, -1, now_ns,
+                  tide_step_accumulator_get_heap_live (self->steps_acc), TRUE, cut);
+  write_envelope (self, &self->mapped_envelope, TIDE_COUNTER_MAPPED, -1, now_ns,
+                  tide_step_accumulator_get_mapped_live (self->steps_acc), TRUE, cut);
+  write_envelope (self, &self->pinned_envelope, TIDE_COUNTER_PINNED, -1, now_ns,
+                  self->pinned_live, FALSE, cut);
+  for (gint d = 0; d < TIDE_CAPTURE_MAX_DEVICES; d++)
+    write_envelope (self, &self->device_envelopes[d], TIDE_COUNTER_DEVICE_ALLOCATED, d, now_ns,
+                    (double) self->device_allocated[d], FALSE, cut);
+}
+
 /**
  * tide_capture_process_account:
  * @sign: +1 as @a becomes live, -1 as it is freed
@@ -397,18 +453,6 @@ tide_capture_process_account (TideCaptureProcess  *self,
     self->device_allocated[a->device] += (gint64) (sign * (double) a->size);
   note_change (self, a, ts_ns, 0);
 }
-
-static void write_block_counters (TideCaptureProcess *self,
-                                  gint64              now_ns,
-                                  gboolean            cut);
-static void write_envelope (TideCaptureProcess  *self,
-                            TideCounterEnvelope *envelope,
-                            gint                 counter,
-                            gint                 device,
-                            gint64               now_ns,
-                            double               value,
-                            gboolean             always,
-                            gboolean             cut);
 
 /* Device and pinned blocks are matched among themselves: a registered
  * (pinned) range starts where a host block does, and on a machine without
@@ -991,62 +1035,6 @@ tide_capture_process_set_rss (TideCaptureProcess *self,
                               gint64              rss)
 {
   write_counter (self, TIDE_COUNTER_RSS, ts_ns, rss, &self->last_rss, FALSE);
-}
-
-typedef struct
-{
-  TideCaptureProcess *self;
-  gint                counter;
-  gint                device;
-} PointTarget;
-
-static void
-write_point (gint64   ts_ns,
-             gint64   value,
-             gpointer user_data)
-{
-  PointTarget *target = user_data;
-
-  tide_trace_writer_add_counter (target->self->recording->writer, target->self->id,
-                                 target->counter, target->device, ts_ns, value);
-}
-
-/* @envelope's points, for @counter on @device; @always: even where it
- * never had a block (the heap and mapped lanes of every process); @cut:
- * the bucket still open too (tide_counter_envelope_write()). */
-static void
-write_envelope (TideCaptureProcess  *self,
-                TideCounterEnvelope *envelope,
-                gint                 counter,
-                gint                 device,
-                gint64               now_ns,
-                double               value,
-                gboolean             always,
-                gboolean             cut)
-{
-  PointTarget target = { self, counter, device };
-  gint64 now_value = (gint64) (value + 0.5);
-
-  if (always || now_value != 0 || tide_counter_envelope_has_points (envelope))
-    tide_counter_envelope_write (envelope, now_ns, now_value, cut, write_point, &target);
-}
-
-/* The counters of the recorded blocks: the heap and mapped bytes, and
- * the pinned and device bytes where there were any. */
-static void
-write_block_counters (TideCaptureProcess *self,
-                      gint64              now_ns,
-                      gboolean            cut)
-{
-  write_envelope (self, &self->heap_envelope, TIDE_COUNTER_HEAP_LIVE, -1, now_ns,
-                  tide_step_accumulator_get_heap_live (self->steps_acc), TRUE, cut);
-  write_envelope (self, &self->mapped_envelope, TIDE_COUNTER_MAPPED, -1, now_ns,
-                  tide_step_accumulator_get_mapped_live (self->steps_acc), TRUE, cut);
-  write_envelope (self, &self->pinned_envelope, TIDE_COUNTER_PINNED, -1, now_ns,
-                  self->pinned_live, FALSE, cut);
-  for (gint d = 0; d < TIDE_CAPTURE_MAX_DEVICES; d++)
-    write_envelope (self, &self->device_envelopes[d], TIDE_COUNTER_DEVICE_ALLOCATED, d, now_ns,
-                    (double) self->device_allocated[d], FALSE, cut);
 }
 
 /* One tick of the counter poll: RSS from statm, and the heap and mapped

@@ -219,6 +219,19 @@ test_folded_frees (Fixture       *f,
   g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM steps"), ==, 5);
 }
 
+/* `tidemark record` of @target without -q, so that @run holds its summary. */
+static void
+record_with_summary (Fixture    *f,
+                     const char *target,
+                     Run        *run)
+{
+  g_autofree char *path = target_path (target);
+  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-o", f->trace, "--", path,
+                         NULL };
+
+  run_argv (argv, run);
+}
+
 /* The timeline's "Live heap" lane of heap-spikes: each of the 10
  * temporary blocks, allocated and freed within microseconds between two of
  * the recorder's polls, reaches the lane at its own time, 70 ms from the
@@ -230,9 +243,6 @@ test_heap_lane_spikes (Fixture       *f,
                        gconstpointer  data)
 {
   const gint64 steady = 8 * MiB, spike_floor = steady + 64 * MiB, peak = steady + 73 * MiB;
-  g_autofree char *target = target_path ("heap-spikes");
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-o", f->trace, "--", target,
-                         NULL };
   g_auto(Run) run = { 0 };
   g_autoptr(TideTrace) trace = NULL;
   g_autoptr(TideTimelineData) timeline = NULL;
@@ -242,7 +252,7 @@ test_heap_lane_spikes (Fixture       *f,
   gint64 highest = 0, last = -1;
   guint spikes = 0;
 
-  run_argv (argv, &run);
+  record_with_summary (f, "heap-spikes", &run);
   g_assert_cmpint (run.status, ==, 0);
   g_assert_cmpstr (run.out, ==, "heap-spikes done\n");
   /* One process, counted as one. */
@@ -288,9 +298,6 @@ static void
 test_rss_peak (Fixture       *f,
                gconstpointer  data)
 {
-  g_autofree char *target = target_path ("rss-spike");
-  const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-o", f->trace, "--", target,
-                         NULL };
   g_auto(Run) run = { 0 };
   g_autoptr(TideTrace) trace = NULL;
   g_autoptr(GPtrArray) processes = NULL;
@@ -298,7 +305,7 @@ test_rss_peak (Fixture       *f,
   g_autofree char *peak = NULL, *read = NULL, *line = NULL;
   TideProcessSummary *s;
 
-  run_argv (argv, &run);
+  record_with_summary (f, "rss-spike", &run);
   g_assert_cmpint (run.status, ==, 0);
   g_assert_cmpstr (run.out, ==, "rss-spike done\n");
   trace = tide_test_open_trace (f->trace);
