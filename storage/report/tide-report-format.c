@@ -1100,7 +1100,7 @@ end_cell (const TideProcessSummary *s)
  * its allocations failed. */
 static void
 processes_notes_text (GString   *out,
-                       GPtrArray *summaries)
+                      GPtrArray *summaries)
 {
   for (guint i = 0; i < summaries->len; i++)
     {

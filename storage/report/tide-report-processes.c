@@ -595,11 +595,13 @@ add_end_figures (TideTrace  *trace,
 char *
 tide_process_summary_describe_unread_peak (const TideProcessSummary *s)
 {
+  gint64 missed = tide_sat_sub (s->peak_rss, s->peak_rss_read);
   g_autofree char *peak = NULL;
   g_autofree char *read = NULL;
 
-  if (!s->has_rss || tide_sat_sub (s->peak_rss, s->peak_rss_read) <=
-                       MAX (TIDE_JOB_RISE_MIN, s->peak_rss_read / 16))
+  /* No reading at all is not a peak between two. */
+  if (!s->has_rss || s->peak_rss_read <= 0 ||
+      missed <= MAX (TIDE_JOB_RISE_MIN, s->peak_rss_read / 16))
     return NULL;
   peak = tide_format_bytes (s->peak_rss);
   read = tide_format_bytes (s->peak_rss_read);

@@ -779,6 +779,28 @@ test_step_row_describe (void)
   g_assert_cmpstr (c, ==, "step 5 heap");
 }
 
+/* A process's peak above every reading of its RSS gets a line, by more
+ * than a sixteenth and a MiB; none where a reading met it, nor where no
+ * reading was taken at all. */
+static void
+test_unread_peak (void)
+{
+  TideProcess p = { .pid = 11899, .label = (char *) "rss-spike" };
+  TideProcessSummary missed = { .process = &p, .has_rss = TRUE, .peak_rss = 50 * MIB,
+                                .peak_rss_read = 28 * MIB };
+  TideProcessSummary met = { .process = &p, .has_rss = TRUE, .peak_rss = 50 * MIB,
+                             .peak_rss_read = 48 * MIB };
+  TideProcessSummary unread = { .process = &p, .has_rss = TRUE, .peak_rss = 50 * MIB };
+  g_autofree char *line = tide_process_summary_describe_unread_peak (&missed);
+  g_autofree char *none = tide_process_summary_describe_unread_peak (&met);
+  g_autofree char *never = tide_process_summary_describe_unread_peak (&unread);
+
+  g_assert_cmpstr (line, ==, "rss-spike (pid 11899) held 50.00 MiB resident at its peak, between"
+                             " two readings of its RSS (the highest read 28.00 MiB)");
+  g_assert_null (none);
+  g_assert_null (never);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -798,6 +820,7 @@ main (int    argc,
   g_test_add_func ("/storage/processes/picker-name-host", test_picker_name_host);
   g_test_add_func ("/storage/processes/text-roles", test_processes_text_roles);
   g_test_add_func ("/storage/processes/step-row-describe", test_step_row_describe);
+  g_test_add_func ("/storage/processes/unread-peak", test_unread_peak);
   g_test_add_func ("/storage/processes/job-steps-from-start", test_job_steps_from_start);
   g_test_add_func ("/storage/processes/job-peak-exec-wrapper", test_job_peak_exec_wrapper);
   g_test_add_func ("/storage/processes/job-peak-rise", test_job_peak_rise);
