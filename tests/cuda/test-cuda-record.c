@@ -313,7 +313,8 @@ test_trainer_peak (Fixture       *f,
   g_assert_cmpint (g_array_index (peaks, TideDevicePeak, 1).bytes, ==, OPT_BYTES);
 
   window.end_ns = tide_trace_get_end_ns (f->trace) - tide_trace_get_start_ns (f->trace) + 1;
-  lane = tide_timeline_data_query_lane (f->trace, NULL, query_int (f, "SELECT min (id) FROM processes"),
+  lane = tide_timeline_data_query_lane (f->trace, NULL,
+                                        query_int (f, "SELECT min (id) FROM processes"),
                                         TIDE_COUNTER_DEVICE_ALLOCATED, 0, &window, &error);
   g_assert_no_error (error);
   for (guint c = 0; c < lane->n_columns; c++)

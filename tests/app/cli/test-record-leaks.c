@@ -259,7 +259,9 @@ test_heap_lane_spikes (Fixture       *f,
   g_assert_nonnull (strstr (run.err, ": 1 process, 0 steps, "));
   trace = tide_test_open_trace (f->trace);
   window.end_ns = tide_trace_get_end_ns (trace) - tide_trace_get_start_ns (trace);
-  timeline = tide_timeline_data_query (trace, tide_test_query_int (trace, "SELECT min (id) FROM processes"),
+  timeline = tide_timeline_data_query (trace,
+                                       tide_test_query_int (trace,
+                                                            "SELECT min (id) FROM processes"),
                                        &window, &error);
   g_assert_no_error (error);
   for (guint i = 0; i < timeline->lanes->len; i++)
@@ -276,7 +278,8 @@ test_heap_lane_spikes (Fixture       *f,
         continue;
       /* A spike is a run of columns that reach it, the heap back at the
        * steady block after each. */
-      if (heap->max[c] >= spike_floor && (c == 0 || !heap->has[c - 1] || heap->max[c - 1] < spike_floor))
+      if (heap->max[c] >= spike_floor &&
+          (c == 0 || !heap->has[c - 1] || heap->max[c - 1] < spike_floor))
         spikes++;
       highest = MAX (highest, heap->max[c]);
       last = heap->last[c];
