@@ -28,6 +28,10 @@
 
 #include "tide-counter-envelope.h"
 
+/* Buckets noted and not written yet, at most: a few in a recording (a
+ * bucket's width and the settle time after it). */
+#define ENVELOPE_MAX_PENDING 64
+
 /**
  * tide_counter_envelope_init:
  * @settle_ns: how much later than a change its note may come: a bucket
@@ -90,10 +94,18 @@ bucket_for (TideCounterEnvelope *self,
         return b;
       if (b->bucket < bucket)
         {
+          /* Times far apart or out of order (the program's clock is its
+           * own word) join the bucket before them rather than make the
+           * pending ones many: a bucket in the future is never written
+           * before a cut. */
+          if (pending->len >= ENVELOPE_MAX_PENDING)
+            return b;
           g_array_insert_val (pending, i, fresh);
           return &g_array_index (pending, TideEnvelopeBucket, i);
         }
     }
+  if (pending->len >= ENVELOPE_MAX_PENDING)
+    return &g_array_index (pending, TideEnvelopeBucket, 0);
   /* Older than every pending bucket; written already, maybe: its points
    * then follow the last one written (emit()). */
   g_array_insert_val (pending, 0, fresh);

@@ -162,6 +162,30 @@ test_before_origin (void)
   tide_counter_envelope_clear (&e);
 }
 
+/* Times that run backwards or far ahead (a program's clock) keep the
+ * pending buckets few: past 64 a change joins a bucket next to its own,
+ * and a cut writes them all, each extreme still at its time. */
+static void
+test_pending_bound (void)
+{
+  TideCounterEnvelope e;
+  g_autofree char *points = NULL;
+  guint n_points = 0;
+
+  tide_counter_envelope_init (&e, ORIGIN, WIDTH, 0);
+  for (gint i = 0; i < 1000; i++)
+    note (&e, (1000 - i) * WIDTH, i);
+  g_assert_cmpuint (e.pending->len, ==, 64);
+  note (&e, G_MAXINT64 / 2, 5000);   /* clamped, and past every bucket */
+  g_assert_cmpuint (e.pending->len, ==, 64);
+  points = write_points (&e, 2000 * WIDTH, 5000, TRUE);
+  for (const char *p = points; *p != '\0'; p++)
+    n_points += *p == '=';
+  g_assert_cmpuint (n_points, <=, 3 * 64 + 1);
+  g_assert_true (g_str_has_suffix (points, "=5000 "));
+  tide_counter_envelope_clear (&e);
+}
+
 /* A counter never changed gets its value at the first write's time, and
  * nothing more until it changes; one that never had a point has none. */
 static void
@@ -191,5 +215,6 @@ main (int    argc,
   g_test_add_func ("/counter-envelope/late-changes", test_late_changes);
   g_test_add_func ("/counter-envelope/before-origin", test_before_origin);
   g_test_add_func ("/counter-envelope/first-point", test_first_point);
+  g_test_add_func ("/counter-envelope/pending-bound", test_pending_bound);
   return g_test_run ();
 }
