@@ -1296,9 +1296,10 @@ processes_csv (GString   *out,
 {
   gboolean hosts = processes_have_hosts (summaries);
 
-  g_string_append (out, "pid,parent_pid,role,dist_rank,peak_rss_bytes,rss_growth_bytes,steps,"
-                        "suspects,end,exit_code,signal,signal_name,core_dumped,oom_killed,"
-                        "oom_scope,oom_limit_bytes,end_step,device_oom,command");
+  g_string_append (out, "pid,parent_pid,role,dist_rank,peak_rss_bytes,peak_rss_read_bytes,"
+                        "rss_growth_bytes,steps,suspects,end,exit_code,signal,signal_name,"
+                        "core_dumped,oom_killed,oom_scope,oom_limit_bytes,end_step,device_oom,"
+                        "command");
   g_string_append (out, hosts ? ",host\n" : "\n");
   for (guint i = 0; i < summaries->len; i++)
     {
@@ -1310,6 +1311,7 @@ processes_csv (GString   *out,
       g_string_append_c (out, ',');
       csv_optional (out, s->process->dist_rank >= 0, s->process->dist_rank);
       csv_optional (out, s->has_rss, s->peak_rss);
+      csv_optional (out, s->has_rss, s->peak_rss_read);
       csv_optional (out, s->has_rss, s->rss_growth);
       g_string_append_printf (out, "%u,%u,", s->n_steps, s->n_suspects);
       processes_end_csv (out, s);
@@ -1344,6 +1346,7 @@ processes_json (GString           *out,
       json_string (out, s->process->label);
       json_optional (out, "dist_rank", s->process->dist_rank >= 0, s->process->dist_rank);
       json_optional (out, "peak_rss_bytes", s->has_rss, s->peak_rss);
+      json_optional (out, "peak_rss_read_bytes", s->has_rss, s->peak_rss_read);
       json_optional (out, "rss_growth_bytes", s->has_rss, s->rss_growth);
       g_string_append_printf (out, ",\"steps\":%u,\"suspects\":%u", s->n_steps, s->n_suspects);
       processes_end_json (out, s);

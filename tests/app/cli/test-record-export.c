@@ -164,11 +164,11 @@ test_report_processes (Fixture       *f,
   run_argv (list_argv, &list);
   g_assert_cmpint (list.status, ==, 0);
   g_assert_cmpstr (list.out, ==,
-                   "pid,parent_pid,role,dist_rank,peak_rss_bytes,rss_growth_bytes,steps,suspects,"
-                   "end,exit_code,signal,signal_name,core_dumped,oom_killed,oom_scope,"
-                   "oom_limit_bytes,end_step,device_oom,command\n"
-                   "500,,rank 0,0,115343360,9437184,10,0,exited,0,,,0,0,,,,,train --ddp\n"
-                   "501,,rank 1,1,115343360,9437184,10,1,exited,0,,,0,0,,,,,train --ddp\n");
+                   "pid,parent_pid,role,dist_rank,peak_rss_bytes,peak_rss_read_bytes,"
+                   "rss_growth_bytes,steps,suspects,end,exit_code,signal,signal_name,"
+                   "core_dumped,oom_killed,oom_scope,oom_limit_bytes,end_step,device_oom,command\n"
+                   "500,,rank 0,0,115343360,115343360,9437184,10,0,exited,0,,,0,0,,,,,train --ddp\n"
+                   "501,,rank 1,1,115343360,115343360,9437184,10,1,exited,0,,,0,0,,,,,train --ddp\n");
   run_argv (steps_argv, &steps);
   g_assert_cmpint (steps.status, ==, 0);
   g_assert_true (g_str_has_prefix (steps.out, "Steps of rank 1 (pid 501)\n"));

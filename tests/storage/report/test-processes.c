@@ -121,6 +121,8 @@ write_job (const char *path)
   tide_trace_writer_add_counter (w, WORKER, TIDE_COUNTER_RSS, -1, 2600000, 50 * MIB);
   tide_trace_writer_add_counter (w, WORKER, TIDE_COUNTER_RSS, -1, 4 * MS - 1, 51 * MIB);
   tide_trace_writer_add_counter (w, WORKER, TIDE_COUNTER_RSS, -1, 6 * MS - 1, 53 * MIB);
+  /* Its high-water mark, above every reading: 58 MiB at once. */
+  tide_trace_writer_add_counter (w, WORKER, TIDE_COUNTER_RSS_PEAK, -1, 6 * MS - 1, 58 * MIB);
   /* Its heap: 1 MiB from 2.6 ms and 1 MiB more from 5 ms, and 8 MiB that
    * lived across rank 1's fourth step end, from 3.9 to 4.1 ms.  The
    * recorder polled its heap as its records came, which it sends late:
@@ -595,20 +597,27 @@ test_processes_report (Fixture       *f,
   g_autoptr(GPtrArray) summaries = tide_report_processes (f->trace, &error);
   g_autoptr(GString) csv = g_string_new (NULL);
   g_autoptr(GString) json = g_string_new (NULL);
+  g_autoptr(GString) text = g_string_new (NULL);
 
   g_assert_no_error (error);
   tide_format_processes (csv, summaries, NULL, TIDE_FORMAT_CSV);
   g_assert_cmpstr (csv->str, ==,
-    "pid,parent_pid,role,dist_rank,peak_rss_bytes,rss_growth_bytes,steps,suspects,end,exit_code,signal,signal_name,core_dumped,oom_killed,oom_scope,oom_limit_bytes,end_step,device_oom,command\n"
-    "10,,launcher,,26214400,5242880,0,0,exited,0,,,0,0,,,,,python3 /src/train.py --epochs 3\n"
-    "11,10,helper,,,,0,0,exited,0,,,0,0,,,,,python3 -B -c from multiprocessing.resource_tracker import main;main(9)\n"
-    "12,10,rank 0,0,37748736,5242880,6,0,exited,0,,,0,0,,,,,python3 -B -c from multiprocessing.spawn import spawn_main\n"
-    "13,10,rank 1,1,54525952,10485760,6,1,exited,0,,,0,0,,,,,python3 -B -c from multiprocessing.spawn import spawn_main\n"
-    "14,13,DataLoader worker 0,1,55574528,3145728,0,0,exited,0,,,0,0,,,,,python3 /src/train.py --epochs 3\n");
+    "pid,parent_pid,role,dist_rank,peak_rss_bytes,peak_rss_read_bytes,rss_growth_bytes,steps,suspects,end,exit_code,signal,signal_name,core_dumped,oom_killed,oom_scope,oom_limit_bytes,end_step,device_oom,command\n"
+    "10,,launcher,,26214400,26214400,5242880,0,0,exited,0,,,0,0,,,,,python3 /src/train.py --epochs 3\n"
+    "11,10,helper,,,,,0,0,exited,0,,,0,0,,,,,python3 -B -c from multiprocessing.resource_tracker import main;main(9)\n"
+    "12,10,rank 0,0,37748736,37748736,5242880,6,0,exited,0,,,0,0,,,,,python3 -B -c from multiprocessing.spawn import spawn_main\n"
+    "13,10,rank 1,1,54525952,54525952,10485760,6,1,exited,0,,,0,0,,,,,python3 -B -c from multiprocessing.spawn import spawn_main\n"
+    "14,13,DataLoader worker 0,1,60817408,55574528,3145728,0,0,exited,0,,,0,0,,,,,python3 /src/train.py --epochs 3\n");
+  /* The worker's peak came between two readings of its RSS: the text says so. */
+  tide_format_processes (text, summaries, NULL, TIDE_FORMAT_TEXT);
+  g_assert_nonnull (strstr (text->str, "\nDataLoader worker 0 (pid 14) held 58.00 MiB resident at"
+                                       " its peak, between two readings of its RSS (the highest"
+                                       " read 53.00 MiB)\n"));
   tide_format_processes (json, summaries, NULL, TIDE_FORMAT_JSON);
   g_assert_true (g_str_has_prefix (json->str,
     "{\"processes\":[{\"pid\":10,\"parent_pid\":null,\"role\":\"launcher\",\"dist_rank\":null,"
-    "\"peak_rss_bytes\":26214400,\"rss_growth_bytes\":5242880,\"steps\":0,\"suspects\":0,"
+    "\"peak_rss_bytes\":26214400,\"peak_rss_read_bytes\":26214400,\"rss_growth_bytes\":5242880,"
+    "\"steps\":0,\"suspects\":0,"
     "\"end\":\"exited\",\"exit_code\":0,\"signal\":null,\"signal_name\":null,\"core_dumped\":false,"
     "\"oom_killed\":false,\"oom_scope\":null,\"oom_limit_bytes\":null,\"end_step\":null,"
     "\"job_bytes_at_end\":null,\"device_ooms\":[],\"command\":\"python3 /src/train.py --epochs 3\"},{\"pid\":11,"));

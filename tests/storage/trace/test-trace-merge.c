@@ -195,12 +195,12 @@ test_two_nodes (void)
     g_assert_nonnull (b_at);
     g_assert_true (a_at < b_at);
     g_assert_cmpstr (csv->str, ==, "pid,parent_pid,role,dist_rank,peak_rss_bytes,"
-                                   "rss_growth_bytes,steps,suspects,end,exit_code,signal,signal_name,"
-                                   "core_dumped,oom_killed,oom_scope,oom_limit_bytes,end_step,device_oom,"
-                                   "command,host\n"
-                                   "500,,rank 0 on node-a,0,115343360,9437184,10,0,"
+                                   "peak_rss_read_bytes,rss_growth_bytes,steps,suspects,end,"
+                                   "exit_code,signal,signal_name,core_dumped,oom_killed,oom_scope,"
+                                   "oom_limit_bytes,end_step,device_oom,command,host\n"
+                                   "500,,rank 0 on node-a,0,115343360,115343360,9437184,10,0,"
                                    "exited,0,,,0,0,,,,,train --ddp,node-a\n"
-                                   "501,,rank 1 on node-b,1,115343360,9437184,10,1,"
+                                   "501,,rank 1 on node-b,1,115343360,115343360,9437184,10,1,"
                                    "exited,0,,,0,0,,,,,train --ddp,node-b\n");
   }
   g = g_ptr_array_index (suspects, 0);
