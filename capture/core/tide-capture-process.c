@@ -980,6 +980,31 @@ tide_capture_process_step (TideCaptureProcess *self,
   return id;
 }
 
+/* One tick of the counter poll: RSS from statm, and the recorded live
+ * blocks' counters, @cut as tide_counter_envelope_write() says. */
+static void
+poll_counters (TideCaptureProcess *self,
+               gint64              now_ns,
+               gboolean            cut)
+{
+  if (self->end_ns != 0)
+    return;
+  tide_capture_process_sample_rss (self, now_ns, FALSE);
+  write_block_counters (self, now_ns, cut);
+  write_py_arenas (self, now_ns, FALSE);
+
+  /* Frees whose allocation never arrived were of unrecorded blocks. */
+  tide_live_table_expire_orphans (self->live, now_ns - ORPHAN_LIFETIME_NS);
+  tide_live_table_expire_orphans (self->device_live, now_ns - ORPHAN_LIFETIME_NS);
+}
+
+void
+tide_capture_process_poll (TideCaptureProcess *self,
+                           gint64              now_ns)
+{
+  poll_counters (self, now_ns, FALSE);
+}
+
 /**
  * tide_capture_process_read_at_exit:
  * @ts_ns: when the process asked for it; it waits, unchanged, until this
@@ -1001,10 +1026,9 @@ tide_capture_process_read_at_exit (TideCaptureProcess *self,
    * destructor, once the interpreter has freed what the program kept. */
   if (self->read_at_exit)
     return;
-  tide_capture_process_poll (self, ts_ns);
   /* The report reads the recorded blocks' bytes at this reading's time:
    * their buckets are cut here, as a step end cuts the mapped bytes'. */
-  write_block_counters (self, ts_ns, TRUE);
+  poll_counters (self, ts_ns, TRUE);
   /* Its private memory and its kernel classes; its PSS only where it is
    * the recording's last live process.  The job's PSS sums each process's
    * last reading: one taken alone while others live, as by a parent that
@@ -1035,23 +1059,6 @@ tide_capture_process_set_rss (TideCaptureProcess *self,
                               gint64              rss)
 {
   write_counter (self, TIDE_COUNTER_RSS, ts_ns, rss, &self->last_rss, FALSE);
-}
-
-/* One tick of the counter poll: RSS from statm, and the heap and mapped
- * bytes of the recorded live blocks. */
-void
-tide_capture_process_poll (TideCaptureProcess *self,
-                           gint64              now_ns)
-{
-  if (self->end_ns != 0)
-    return;
-  tide_capture_process_sample_rss (self, now_ns, FALSE);
-  write_block_counters (self, now_ns, FALSE);
-  write_py_arenas (self, now_ns, FALSE);
-
-  /* Frees whose allocation never arrived were of unrecorded blocks. */
-  tide_live_table_expire_orphans (self->live, now_ns - ORPHAN_LIFETIME_NS);
-  tide_live_table_expire_orphans (self->device_live, now_ns - ORPHAN_LIFETIME_NS);
 }
 
 /* @end from a status as waitpid() gives it (negative: unknown), a
