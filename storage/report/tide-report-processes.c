@@ -432,8 +432,7 @@ add_rss_figures (TideTrace  *trace,
    * teardown, would leave what its training grew out. */
   stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
                   "SELECT max (c.value),"
-                  "  (SELECT max (r.value) FROM counters r"
-                  "     WHERE r.process_id = ?1 AND r.counter = " TIDE_SQL_COUNTER_RSS "),"
+                  "  max (CASE WHEN c.counter = " TIDE_SQL_COUNTER_RSS " THEN c.value END),"
                   "  (SELECT l.value FROM counters l"
                   "     WHERE l.process_id = ?1 AND l.counter = " TIDE_SQL_COUNTER_RSS
                   "       AND l.ts_ns <= coalesce ((SELECT max (s.end_ns) FROM steps s"
