@@ -130,17 +130,6 @@ print_class_suspects (GPtrArray *classes)
     }
 }
 
-static gboolean
-any_killed (TideTrace *trace)
-{
-  g_autoptr(GPtrArray) processes = tide_trace_list_processes (trace, NULL);
-
-  for (guint i = 0; processes != NULL && i < processes->len; i++)
-    if (((TideProcess *) g_ptr_array_index (processes, i))->end.kind == TIDE_END_SIGNALED)
-      return TRUE;
-  return FALSE;
-}
-
 /* The suspect that grows fastest in @process_id, else in the job. */
 static const TideGroup *
 top_suspect_of (GPtrArray *suspects,
@@ -155,13 +144,9 @@ top_suspect_of (GPtrArray *suspects,
 /* A line for each process that a signal killed, before anything else:
  * a dead job is the first thing to say. */
 static void
-print_deaths (TideTrace *trace,
+print_deaths (GPtrArray *summaries,
               GPtrArray *suspects)
 {
-  g_autoptr(GPtrArray) summaries = NULL;
-
-  if (!any_killed (trace) || (summaries = tide_report_processes (trace, NULL)) == NULL)
-    return;
   for (guint i = 0; i < summaries->len; i++)
     {
       const TideProcessSummary *s = g_ptr_array_index (summaries, i);
@@ -188,11 +173,9 @@ print_deaths (TideTrace *trace,
 /* A process whose resident memory peaked between two readings: the
  * job's peak, summed from the readings, would not show it. */
 static void
-print_unread_peaks (TideTrace *trace)
+print_unread_peaks (GPtrArray *summaries)
 {
-  g_autoptr(GPtrArray) summaries = tide_report_processes (trace, NULL);
-
-  for (guint i = 0; summaries != NULL && i < summaries->len; i++)
+  for (guint i = 0; i < summaries->len; i++)
     {
       g_autofree char *line =
         tide_process_summary_describe_unread_peak (g_ptr_array_index (summaries, i));
@@ -223,18 +206,21 @@ print_top_suspects (const char *path)
 {
   g_autoptr(TideTrace) trace = tide_trace_open (path, NULL);
   g_autoptr(GPtrArray) suspects = NULL;
+  g_autoptr(GPtrArray) summaries = NULL;
   g_autoptr(GPtrArray) rows = NULL;
   g_autoptr(GPtrArray) classes = NULL;
 
   if (trace == NULL)
     return;
   suspects = tide_report_suspects (trace, TIDE_GROUP_BY_STACK, NULL);
+  /* The job's processes once, for their deaths and their peaks. */
+  summaries = tide_report_processes (trace, NULL);
+  if (suspects != NULL && summaries != NULL)
+    print_deaths (summaries, suspects);
   if (suspects != NULL)
-    {
-      print_deaths (trace, suspects);
-      print_device_ooms (trace, suspects);
-    }
-  print_unread_peaks (trace);
+    print_device_ooms (trace, suspects);
+  if (summaries != NULL)
+    print_unread_peaks (summaries);
   print_copy_on_write (trace);
   /* The job's rows once, for the growth and the classes: a process
    * without steps has its heap read from its allocation rows. */
