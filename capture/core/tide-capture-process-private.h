@@ -91,8 +91,11 @@ struct _TideCaptureProcess
 
   TideCaptureBlocksFunc more_blocks;    /* NULL, or the driver's own host blocks */
   gpointer             more_blocks_data;
-  TideCaptureFiguresFunc request_figures; /* NULL, or how to ask the process */
-  gpointer             request_figures_data;
+  TideCaptureRequestFunc request;      /* NULL, or how to ask the process */
+  gpointer             request_data;
+  gboolean             step_wait_asked; /* its next step end waits for its reading */
+  gint64               step_end_pending_ns; /* a step end of an asked process, read when
+                                             * its barrier says it waits; 0: none */
 
   /* A fork's child (tide-capture-process-cow.c); NULL otherwise. */
   TideCow             *cow;

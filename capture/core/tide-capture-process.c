@@ -943,6 +943,21 @@ tide_capture_process_sample_classes (TideCaptureProcess *self,
   return tide_capture_process_sample_classes_by (self, ts_ns, G_MAXINT64, with_rollup, always);
 }
 
+/* A step end of an asked process whose marker did not wait (the request
+ * came after it): read now, as a step end that the recorder met late; the
+ * process waits at a later one, read as any is. */
+static void
+settle_step_end (TideCaptureProcess *self)
+{
+  gint64 ts_ns = self->step_end_pending_ns;
+
+  if (ts_ns == 0)
+    return;
+  self->step_end_pending_ns = 0;
+  self->step_wait_asked = FALSE;
+  _tide_recording_step_ended (self->recording, self, ts_ns);
+}
+
 /**
  * tide_capture_process_step:
  * @ts_ns: the step's end, after the one before
@@ -973,11 +988,33 @@ tide_capture_process_step (TideCaptureProcess *self,
                   tide_step_accumulator_get_mapped_live (self->steps_acc), TRUE, TRUE);
   self->last_step_end_ns = ts_ns;
   write_rss_at_step_end (self, ts_ns);
+  settle_step_end (self);
   /* The kernel's split costs a constant; with --sync-steps the step waits
-   * for the recorder, and the whole job's PSS is read now too. */
-  _tide_recording_step_ended (self->recording, self, ts_ns);
+   * for the recorder, and the whole job's PSS is read now too.  A process
+   * asked to wait is read once its barrier says that it does. */
+  if (self->step_wait_asked)
+    self->step_end_pending_ns = ts_ns;
+  else
+    _tide_recording_step_ended (self->recording, self, ts_ns);
   tide_capture_process_measure_residency (self, id, start_ns, ts_ns);
   return id;
+}
+
+/**
+ * tide_capture_process_step_waits:
+ *
+ * The process waits at its last step end (a STEP barrier) for the reading
+ * it was asked to wait for (tide_capture_process_ask_step_wait()).
+ */
+void
+tide_capture_process_step_waits (TideCaptureProcess *self)
+{
+  gint64 ts_ns = self->step_end_pending_ns;
+
+  if (ts_ns == 0)
+    return;
+  self->step_end_pending_ns = 0;
+  _tide_recording_step_ended (self->recording, self, ts_ns);
 }
 
 /* One tick of the counter poll: RSS from statm, and the recorded live
@@ -1274,15 +1311,16 @@ tide_capture_process_set_mark_rss (TideCaptureProcess *self,
   self->mark_rss_pending = TRUE;
 }
 
-/* How the driver asks the process for its own figures (the recorder,
- * over the preload's connection); attach has no way to. */
+/* How the driver asks the process for its own figures, or to wait at its
+ * next step end (the recorder, over the preload's connection); attach has
+ * no way to. */
 void
-tide_capture_process_set_figures_request (TideCaptureProcess    *self,
-                                          TideCaptureFiguresFunc func,
-                                          gpointer               data)
+tide_capture_process_set_requests (TideCaptureProcess    *self,
+                                   TideCaptureRequestFunc func,
+                                   gpointer               data)
 {
-  self->request_figures = func;
-  self->request_figures_data = data;
+  self->request = func;
+  self->request_data = data;
 }
 
 /* A process that marks no steps sends its allocator's figures on its own
@@ -1293,8 +1331,20 @@ void
 tide_capture_process_request_figures (TideCaptureProcess *self,
                                       gint64              at_ns)
 {
-  if (self->request_figures != NULL && self->n_steps == 0 && self->end_ns == 0)
-    self->request_figures (at_ns, self->request_figures_data);
+  if (self->request != NULL && self->n_steps == 0 && self->end_ns == 0)
+    self->request (TIDE_CAPTURE_REQUEST_FIGURES, at_ns, self->request_data);
+}
+
+/* A reading of the process's private memory is due at its next step end:
+ * it is asked to wait there for it (TideWireStepWaitRequest), once. */
+void
+tide_capture_process_ask_step_wait (TideCaptureProcess *self)
+{
+  if (self->request == NULL || self->end_ns != 0 || self->step_wait_asked ||
+      self->recording->sync_steps)
+    return;
+  self->step_wait_asked = TRUE;
+  self->request (TIDE_CAPTURE_REQUEST_STEP_WAIT, 0, self->request_data);
 }
 
 /* Host blocks the driver keeps outside the live tables (attach's sampled

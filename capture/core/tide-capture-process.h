@@ -32,12 +32,21 @@ typedef void (*TideCaptureBlocksFunc) (TideLiveFunc  func,
                                        gpointer      func_data,
                                        gpointer      user_data);
 
-/* Asks the process for the figures that only it can give (its
- * allocator's free bytes, the preload's own pages) as of @at_ns, the
- * time of a reading of its private memory: the preload's connection
- * sends a TIDE_WIRE_FIGURES_REQUEST. */
-typedef void (*TideCaptureFiguresFunc) (gint64   at_ns,
-                                        gpointer user_data);
+/* What the recorder asks a process over its connection. */
+typedef enum
+{
+  /* The figures that only it can give (its allocator's free bytes, the
+   * preload's own pages) as of @at_ns, the time of a reading of its
+   * private memory: TIDE_WIRE_FIGURES_REQUEST. */
+  TIDE_CAPTURE_REQUEST_FIGURES,
+  /* That its next step end wait for the recorder's reading:
+   * TIDE_WIRE_STEP_WAIT_REQUEST (@at_ns unused). */
+  TIDE_CAPTURE_REQUEST_STEP_WAIT,
+} TideCaptureRequest;
+
+typedef void (*TideCaptureRequestFunc) (TideCaptureRequest request,
+                                        gint64             at_ns,
+                                        gpointer           user_data);
 
 /* Adds the image that @row describes (its id is filled in) to @recording and
  * writes its row. */
@@ -57,11 +66,13 @@ void                tide_capture_process_set_mark_rss (TideCaptureProcess  *self
 void                tide_capture_process_set_more_blocks (TideCaptureProcess   *self,
                                                           TideCaptureBlocksFunc func,
                                                           gpointer              data);
-void                tide_capture_process_set_figures_request (TideCaptureProcess    *self,
-                                                              TideCaptureFiguresFunc func,
-                                                              gpointer               data);
+void                tide_capture_process_set_requests (TideCaptureProcess    *self,
+                                                       TideCaptureRequestFunc func,
+                                                       gpointer               data);
 void                tide_capture_process_request_figures (TideCaptureProcess *self,
                                                           gint64              at_ns);
+void                tide_capture_process_ask_step_wait (TideCaptureProcess *self);
+void                tide_capture_process_step_waits (TideCaptureProcess *self);
 
 gint64              tide_capture_process_thread_id    (TideCaptureProcess  *self,
                                                        guint32              tid,

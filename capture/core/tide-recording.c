@@ -45,8 +45,14 @@
 /* A step does not wait for the recorder (without --sync-steps): a marker
  * read this long after the step ended finds the process well into its next
  * step, and a reading then is not the step end's.  It is left out, and the
- * report explains the step with the next one that was read. */
+ * report explains the step with the next one that was read.  Where a
+ * reading is due, the recorder asks each process that marks steps to wait
+ * at its next step end (tide_capture_process_ask_step_wait()), at most
+ * TIDE_WIRE_STEP_WAIT_MS, and that step end's reading has so long: a
+ * step shorter than the reading (a DDP rank's) would otherwise end before
+ * any of its ends was read. */
 #define STEP_READ_FRESH_NS (20 * G_GINT64_CONSTANT (1000000))
+#define STEP_WAIT_NS (TIDE_WIRE_STEP_WAIT_MS * G_GINT64_CONSTANT (1000000))
 /* How many of a process's first step ends are read whatever is due, until
  * one reading stands for its step end. */
 #define STEP_ROLLUP_TRIES 3
@@ -289,10 +295,13 @@ tide_recording_set_total_dropped (TideRecording *self,
 /* When a reading of a step end that ended at @ts_ns must be done by to
  * stand for it: with --sync-steps the step waits for the recorder. */
 static gint64
-step_deadline (TideRecording *self,
-               gint64         ts_ns)
+step_deadline (TideRecording      *self,
+               TideCaptureProcess *stepping,
+               gint64              ts_ns)
 {
-  return self->sync_steps ? G_MAXINT64 : ts_ns + STEP_READ_FRESH_NS;
+  if (self->sync_steps)
+    return G_MAXINT64;
+  return ts_ns + (stepping->step_wait_asked ? STEP_WAIT_NS : STEP_READ_FRESH_NS);
 }
 
 /* Whether the job outgrew its last snapshot (ROLLUP_GROWTH_SHIFT) and
@@ -325,8 +334,8 @@ snapshot_classes (TideRecording      *self,
   /* The stepping process first: its reading must be done while the step
    * end still holds (step_deadline). */
   if (stepping != NULL &&
-      tide_capture_process_sample_classes_by (stepping, ts_ns, step_deadline (self, ts_ns),
-                                              TRUE, TRUE))
+      tide_capture_process_sample_classes_by (stepping, ts_ns,
+                                              step_deadline (self, stepping, ts_ns), TRUE, TRUE))
     job_pss += MAX (stepping->last_classes[0], 0);
   for (guint i = 0; i < self->processes->len; i++)
     {
@@ -341,6 +350,7 @@ snapshot_classes (TideRecording      *self,
   self->next_rollup_ns = ts_ns + MAX (ROLLUP_POLL_NS, cpu_ns * ROLLUP_COST_FACTOR);
   self->snapshot_ns = ts_ns;
   self->snapshot_cost_ns = cpu_ns;
+  self->stepped_snapshot |= stepping != NULL;
   self->snapshot_job_rss = self->job_rss;
 }
 
@@ -356,6 +366,39 @@ snapshot_early (TideRecording      *self,
 
   snapshot_classes (self, ts_ns, stepping);
   self->next_rollup_ns = due;
+}
+
+/* A snapshot is due while the job steps: it waits for a step end
+ * (ROLLUP_STEP_WAIT_NS), and each process that marks steps is asked to
+ * wait at its next one (once: until it has), so that the reading of it
+ * stands for its step end however short its steps. */
+static void
+ask_step_waits (TideRecording      *self,
+                TideCaptureProcess *stepping)
+{
+  for (guint i = 0; i < self->processes->len; i++)
+    {
+      TideCaptureProcess *p = g_ptr_array_index (self->processes, i);
+
+      if (p->n_steps > 0 && p != stepping)
+        tide_capture_process_ask_step_wait (p);
+    }
+}
+
+/* The private memory of @stepping alone, asked to wait at its step end
+ * for it after another process's step end took the job's snapshot: its
+ * cost is the budget's as a snapshot's is. */
+static void
+read_step_end_alone (TideRecording      *self,
+                     TideCaptureProcess *stepping,
+                     gint64              ts_ns)
+{
+  gint64 cpu_ns = thread_cpu_ns ();
+
+  tide_capture_process_sample_classes_by (stepping, ts_ns, step_deadline (self, stepping, ts_ns),
+                                          TRUE, TRUE);
+  tide_capture_process_measure_cow (stepping, ts_ns);
+  self->next_rollup_ns += (thread_cpu_ns () - cpu_ns) * ROLLUP_COST_FACTOR;
 }
 
 /* One tick of the counter poll: each process's RSS and recorded bytes, the
@@ -376,6 +419,8 @@ tide_recording_poll (TideRecording *self,
         job_rss += p->last_rss;
     }
   self->job_rss = job_rss;
+  if (now >= self->next_rollup_ns && self->last_step_ns != 0)
+    ask_step_waits (self, NULL);
   if (now >= self->next_rollup_ns &&
       (self->last_step_ns == 0 || now - MAX (self->last_step_ns, self->next_rollup_ns) >=
                                   ROLLUP_STEP_WAIT_NS))
@@ -396,19 +441,42 @@ tide_recording_poll (TideRecording *self,
  * @stepping: the process whose step ended at @ts_ns
  *
  * The RSS classes at a step end: the whole job's snapshot when one is due
- * (or at every step end with --sync-steps), else what the kernel gives
- * cheaply (/proc/PID/status) of @stepping alone.
+ * (or at every step end with --sync-steps), @stepping's own private memory
+ * where it waits for it, else what the kernel gives cheaply
+ * (/proc/PID/status) of @stepping alone.
  */
 void
 _tide_recording_step_ended (TideRecording      *self,
                             TideCaptureProcess *stepping,
                             gint64              ts_ns)
 {
-  gboolean fresh = self->sync_steps || tide_capture_now_ns () - ts_ns <= STEP_READ_FRESH_NS;
+  gboolean waits = self->sync_steps || stepping->step_wait_asked;
+  gboolean fresh = self->sync_steps ||
+                   tide_capture_now_ns () - ts_ns <= (waits ? STEP_WAIT_NS : STEP_READ_FRESH_NS);
   gboolean first_tries = !stepping->rolled_up_at_step &&
                          stepping->step_rollup_tries < STEP_ROLLUP_TRIES;
+  /* The job's first step end takes its snapshot, due or not: the
+   * processes that mark no steps start their first span there. */
+  gboolean due = self->sync_steps || ts_ns >= self->next_rollup_ns ||
+                 (first_tries && !self->stepped_snapshot);
 
   self->last_step_ns = MAX (self->last_step_ns, ts_ns);
+  /* The job's snapshot, due, is taken at this step end: the other
+   * processes that mark steps are read at their own next ones. */
+  if (due)
+    ask_step_waits (self, stepping);
+  /* A process that can wait for its reading and did not: whatever the
+   * recorder read now may be of its next step, however soon (a step of a
+   * few milliseconds frees at its start what its end held, and the step
+   * fence can meet the same RSS again).  It waits at its next step end. */
+  if (!waits && stepping->request != NULL)
+    {
+      if (due || first_tries || snapshot_outgrown (self, ts_ns))
+        tide_capture_process_ask_step_wait (stepping);
+      tide_capture_process_sample_classes_by (stepping, ts_ns,
+                                              step_deadline (self, stepping, ts_ns), FALSE, TRUE);
+      return;
+    }
   /* A process's first step end is read whatever is due: the report's
    * first span of its steps starts there, not at a reading that the poll
    * took while the interpreter started.  Its next ones are too, a few
@@ -416,17 +484,27 @@ _tide_recording_step_ended (TideRecording      *self,
    * fence): a first step often grows on into the second.  Those are read
    * however late the recorder meets them (on a loaded machine), at their
    * own time then: a reading soon after a step end still ends the first
-   * span there rather than at the process's exit. */
-  if (first_tries || (fresh && (self->sync_steps || ts_ns >= self->next_rollup_ns)))
+   * span there rather than at the process's exit.  Where no snapshot is
+   * due (another process's first step end took it), the process alone is
+   * read. */
+  if (due && (fresh || first_tries))
+    snapshot_classes (self, ts_ns, stepping);
+  else if (fresh && snapshot_outgrown (self, ts_ns))
+    snapshot_early (self, ts_ns, stepping);
+  else if (first_tries || (fresh && waits))
+    read_step_end_alone (self, stepping, ts_ns);
+  else
+    tide_capture_process_sample_classes_by (stepping, ts_ns, step_deadline (self, stepping, ts_ns),
+                                            FALSE, TRUE);
+  if (first_tries)
     {
-      snapshot_classes (self, ts_ns, stepping);
       stepping->step_rollup_tries++;
       stepping->rolled_up_at_step |= stepping->classes_ns == ts_ns;
     }
-  else if (fresh && snapshot_outgrown (self, ts_ns))
-    snapshot_early (self, ts_ns, stepping);
-  else
-    tide_capture_process_sample_classes_by (stepping, ts_ns, step_deadline (self, ts_ns), FALSE, TRUE);
+  stepping->step_wait_asked = FALSE;
+  /* The next try waits for its reading too. */
+  if (!stepping->rolled_up_at_step && stepping->step_rollup_tries < STEP_ROLLUP_TRIES)
+    tide_capture_process_ask_step_wait (stepping);
 }
 
 /* Whether @process is the only one of the recording that has not ended. */

@@ -187,8 +187,13 @@ tidemark_preload_step (const char *label)
   tide_buffer_flush_all ();
   len = tide_encode_text (rec, sizeof rec, tide_stamp (), TIDE_WIRE_STEP,
                           label != NULL ? label : "");
-  if (tide_conn_send (rec, len) && tide_state.sync_steps)
-    tide_wait_for_recorder (TIDE_BARRIER_STEP);
+  if (tide_conn_send (rec, len))
+    {
+      if (tide_state.sync_steps)
+        tide_wait_for_recorder (TIDE_BARRIER_STEP);
+      else if (atomic_exchange (&tide_state.step_wait_asked, 0))
+        tide_wait_for_step_reading ();
+    }
   tide_tls.guard--;
   errno = saved;
 }

@@ -333,10 +333,21 @@ tide_preload_init (void)
   errno = saved;
 }
 
-/* Takes the recorder's figures requests waiting on the connection, without
- * waiting; TRUE, with the latest one's time, where there was one.  Any
- * other record (a barrier's answer) is left to the thread that waits for
- * it. */
+/* Whether @h is a request the recorder sent unasked: a step wait is
+ * taken at once (the next marker waits), a figures request is for the
+ * caller. */
+static bool
+take_request_record (const TideWireHeader *h)
+{
+  if (h->type == TIDE_WIRE_STEP_WAIT_REQUEST)
+    atomic_store (&tide_state.step_wait_asked, 1);
+  return h->type == TIDE_WIRE_STEP_WAIT_REQUEST || h->type == TIDE_WIRE_FIGURES_REQUEST;
+}
+
+/* Takes the recorder's requests waiting on the connection, without
+ * waiting; TRUE, with the latest figures request's time, where there was
+ * one.  Any other record (a barrier's answer) is left to the thread that
+ * waits for it. */
 bool
 tide_conn_take_request (uint64_t *at_ns)
 {
@@ -351,11 +362,14 @@ tide_conn_take_request (uint64_t *at_ns)
     {
       ssize_t n = recv (fd, &request, sizeof request, MSG_PEEK | MSG_DONTWAIT);
 
-      if (n < (ssize_t) sizeof request || request.h.type != TIDE_WIRE_FIGURES_REQUEST ||
+      if (n < (ssize_t) sizeof request || !take_request_record (&request.h) ||
           recv (fd, &request, sizeof request, MSG_DONTWAIT) != (ssize_t) sizeof request)
         break;
-      *at_ns = request.at_ns;
-      taken = true;
+      if (request.h.type == TIDE_WIRE_FIGURES_REQUEST)
+        {
+          *at_ns = request.at_ns;
+          taken = true;
+        }
     }
   pthread_mutex_unlock (&recv_lock);
   return taken;
@@ -394,7 +408,7 @@ tide_conn_wait_tick (uint64_t  tick_ns,
  * answer, which it does once every record before it is handled.  A
  * figures request read meanwhile is let go: the figures went before the
  * barrier where they matter (the exit), and a fork's child may not ask its
- * allocator yet. */
+ * allocator yet.  A step wait request is kept for the next marker. */
 static void
 wait_for_answer (uint64_t          patience_ms,
                  TideBarrierReason reason)
@@ -428,7 +442,7 @@ wait_for_answer (uint64_t          patience_ms,
           pthread_mutex_unlock (&recv_lock);
           /* The flusher took a request first, or this was one. */
           if ((got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) ||
-              (got >= (ssize_t) sizeof answer.h && answer.h.type == TIDE_WIRE_FIGURES_REQUEST))
+              (got >= (ssize_t) sizeof answer.h && take_request_record (&answer.h)))
             continue;
           /* The answer, or the end of the connection. */
           return;
@@ -442,6 +456,15 @@ void
 tide_wait_for_recorder (TideBarrierReason reason)
 {
   wait_for_answer (TIDE_EXIT_BARRIER_MS, reason);
+}
+
+/* A step marker that the recorder asked to wait: its reading of the step
+ * end takes milliseconds, and a recorder that is late is not waited for
+ * longer than that; its reading then finds the step over and says so. */
+void
+tide_wait_for_step_reading (void)
+{
+  wait_for_answer (TIDE_WIRE_STEP_WAIT_MS, TIDE_BARRIER_STEP);
 }
 
 /* Everything this process has to say, sent, and the recorder's answer

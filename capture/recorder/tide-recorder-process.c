@@ -96,21 +96,25 @@ on_child_end (TideRecProcess         *self,
 }
 
 /* The process is asked for its own figures as of @at_ns
- * (tide_capture_process_request_figures()); a full socket or one that
- * closed loses the request, and the reading stands beside the figures
- * the process last sent. */
+ * (tide_capture_process_request_figures()), or to wait at its next step
+ * end (tide_capture_process_ask_step_wait()); a full socket or one that
+ * closed loses the request: the reading then stands beside the figures
+ * the process last sent, or finds its step end over. */
 static void
-request_figures (gint64   at_ns,
-                 gpointer user_data)
+send_request (TideCaptureRequest request,
+              gint64             at_ns,
+              gpointer           user_data)
 {
   TideRecProcess *self = user_data;
-  TideWireFiguresRequest request = {
-    .h = { .type = TIDE_WIRE_FIGURES_REQUEST, .len = sizeof request },
+  TideWireFiguresRequest record = {
+    .h = { .type = request == TIDE_CAPTURE_REQUEST_STEP_WAIT ? TIDE_WIRE_STEP_WAIT_REQUEST
+                                                              : TIDE_WIRE_FIGURES_REQUEST,
+           .len = sizeof record },
     .at_ns = (guint64) at_ns,
   };
 
   if (self->fd >= 0)
-    send (self->fd, &request, sizeof request, MSG_NOSIGNAL | MSG_DONTWAIT);
+    send (self->fd, &record, sizeof record, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 TideRecProcess *
@@ -161,7 +165,9 @@ tide_rec_process_new (TideRecorder  *recorder,
   self->recorder = recorder;
   self->fd = fd;
   self->core = tide_capture_process_new (recorder->recording, &row);
-  tide_capture_process_set_figures_request (self->core, request_figures, self);
+  tide_capture_process_set_requests (self->core, send_request, self);
+  /* Its first step end is read whatever is due (_tide_recording_step_ended()). */
+  tide_capture_process_ask_step_wait (self->core);
   g_ptr_array_add (recorder->connections, self);
   if ((hello->flags & TIDE_HELLO_FORKED) && parent != NULL &&
       tide_capture_process_get_pid (parent) != (pid_t) hello->pid)
@@ -469,6 +475,8 @@ dispatch (TideRecProcess       *self,
       if (len < sizeof (TideWireBarrier)
           || ((const TideWireBarrier *) h)->reason == TIDE_BARRIER_EXIT)
         tide_capture_process_read_at_exit (self->core, h->time_ns);
+      else if (((const TideWireBarrier *) h)->reason == TIDE_BARRIER_STEP)
+        tide_capture_process_step_waits (self->core);
       if (self->fd >= 0)
         send (self->fd, h, sizeof *h, MSG_NOSIGNAL | MSG_DONTWAIT);
       break;

@@ -22,7 +22,7 @@
 
 #include "tide-kinds.h"
 
-#define TIDE_WIRE_VERSION      3u
+#define TIDE_WIRE_VERSION      4u
 #define TIDE_WIRE_MAX_MESSAGE  65536u
 #define TIDE_WIRE_MAX_FRAMES   128u
 #define TIDE_WIRE_MAX_STRING   4096u
@@ -57,8 +57,10 @@ typedef enum
   TIDE_WIRE_ALLOC_FAILED = 21,
   /* 30..: records the recorder answers. */
   TIDE_WIRE_EXIT_BARRIER = 30,  /* TideWireBarrier; the recorder sends its header back */
-  /* The only record the recorder sends unasked (TideWireFiguresRequest). */
-  TIDE_WIRE_FIGURES_REQUEST = 31,
+  /* The records the recorder sends unasked: TideWireFiguresRequest, and
+   * TideWireStepWaitRequest. */
+  TIDE_WIRE_FIGURES_REQUEST   = 31,
+  TIDE_WIRE_STEP_WAIT_REQUEST = 32,
   /* 40..: the process's children. */
   TIDE_WIRE_CHILD_END    = 40,
 } TideWireType;
@@ -82,6 +84,21 @@ typedef struct
   TideWireHeader h;
   uint64_t at_ns;          /* the reading's time, CLOCK_MONOTONIC */
 } TideWireFiguresRequest;
+
+/* From the recorder to a process that marks steps, when a reading of its
+ * private memory is due: its next step marker waits for the recorder's
+ * answer (a STEP barrier), at most TIDE_WIRE_STEP_WAIT_MS, so that the
+ * reading is taken while the step end still holds.  A step shorter than
+ * the reading itself (a DDP rank's 25 ms) would otherwise be over before
+ * it, and only its next steps' ends, read while they still hold, explain
+ * them; where none does, one span covers them all. */
+typedef struct
+{
+  TideWireHeader h;
+  uint64_t reserved;
+} TideWireStepWaitRequest;
+
+#define TIDE_WIRE_STEP_WAIT_MS 100
 
 /* First record of every connection. */
 typedef struct
@@ -280,7 +297,8 @@ typedef enum
 {
   TIDE_BARRIER_EXIT = 0,   /* the process is exiting */
   TIDE_BARRIER_FORK = 1,   /* a fork's child, before it writes a page */
-  TIDE_BARRIER_STEP = 2,   /* a step end, with TIDEMARK_SYNC_STEPS */
+  TIDE_BARRIER_STEP = 2,   /* a step end, with TIDEMARK_SYNC_STEPS or asked
+                            * (TideWireStepWaitRequest) */
 } TideBarrierReason;
 
 typedef struct
@@ -292,6 +310,8 @@ typedef struct
 
 _Static_assert (sizeof (TideWireBarrier) == 24, "barrier is 24 bytes");
 _Static_assert (sizeof (TideWireFiguresRequest) == 24, "figures request is 24 bytes");
+_Static_assert (sizeof (TideWireStepWaitRequest) == sizeof (TideWireFiguresRequest),
+                "the recorder's requests are read alike");
 _Static_assert (sizeof (TideWirePyFrameDef) == 32, "pyframe def is 32 bytes plus strings");
 _Static_assert (sizeof (TideWireChildEnd) == 24, "child end is 24 bytes");
 _Static_assert (sizeof (TideWireProcessInfo) == 32, "process info is 32 bytes");

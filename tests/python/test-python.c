@@ -810,6 +810,43 @@ test_example (Fixture       *f,
 
 /* ---- a two-rank DistributedDataParallel job ------------------------------------------ */
 
+/* Each rank's private memory is read at one of its first three step ends,
+ * which wait for it: its first span in `report --rss` ends there, not at
+ * its exit.  A rank's steps, some 25 ms, ended before the recorder's
+ * reading did, and none was read at its end. */
+static void
+assert_ranks_read_at_first_steps (TideTrace *trace,
+                                  GPtrArray *processes)
+{
+  g_autoptr(GPtrArray) rows = tide_report_job_steps (trace, NULL);
+  g_autoptr(GArray) explanations = NULL;
+
+  g_assert_nonnull (rows);
+  explanations = tide_rss_explain_steps (rows);
+  for (guint i = 0; i < processes->len; i++)
+    {
+      TideProcess *p = g_ptr_array_index (processes, i);
+      const TideRssExplanation *first = NULL;
+
+      if (p->role != TIDE_ROLE_RANK)
+        continue;
+      for (guint k = 0; k < rows->len && first == NULL; k++)
+        {
+          const TideStepRow *r = g_ptr_array_index (rows, k);
+          const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, k);
+
+          if (r->process.pid == p->pid && !e->pending)
+            first = e;
+        }
+      g_assert_nonnull (first);
+      g_test_message ("rank %d: first span steps %d-%d%s", p->dist_rank, first->first_step,
+                      first->last_step, first->to_exit_read ? ", to its exit" : "");
+      g_assert_true (first->private_base);
+      g_assert_false (first->to_exit_read);
+      g_assert_cmpint (first->last_step, <=, 3);
+    }
+}
+
 /* torch.multiprocessing.spawn, no RANK anywhere: the ranks come from
  * torch.distributed, and rank 1 alone keeps its outputs with their graphs. */
 static void
@@ -870,6 +907,7 @@ test_ddp_spawn (Fixture       *f,
   listed = g_strjoinv (" ", (char **) listing->pdata);
   g_assert_cmpstr (listed, ==, "helper:0:none launcher:0:none rank 0:" G_STRINGIFY (STEPS)
                    ":none rank 1:" G_STRINGIFY (STEPS) ":suspects");
+  assert_ranks_read_at_first_steps (trace, processes);
 }
 
 /* ---- without the profiler: the package is a no-op ---------------------------------- */

@@ -901,6 +901,64 @@ test_first_step_read (void)
   tide_test_remove_dir (dir);
 }
 
+/* `short-steps`: 300 steps of about 6 ms, each holding 4 MiB from just
+ * before its marker to just after it, and keeping 256 KiB.  The recorder
+ * cannot read such a process within a step end unless the step waits for
+ * it: the steps at which a reading is due do (asked by the recorder), and
+ * their readings stand.  Each of them holds the step's 4 MiB, and the
+ * private memory kept since step 1, explained by the heap.  Before the
+ * asked waits, only step 1 and the exit were read: one span of 299 steps. */
+static void
+test_short_steps (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-rss-short-steps");
+  g_autofree char *out = NULL;
+  g_autoptr(TideTrace) trace = record_target (dir, "short-steps", NULL, &out);
+  g_autofree char *uss_sql = g_strdup_printf (
+      "SELECT c.value FROM counters c JOIN steps s"
+      " ON s.process_id = c.process_id AND c.ts_ns = s.end_ns"
+      " WHERE c.counter = %d AND s.number = 1", TIDE_COUNTER_USS);
+  g_autoptr(GPtrArray) rows = NULL;
+  g_autoptr(GArray) explanations = NULL;
+  g_autoptr(GError) error = NULL;
+  gint64 first_uss;
+  guint inner = 0;
+
+  g_assert_cmpstr (out, ==, "done\n");
+  first_uss = tide_test_query_int (trace, uss_sql);
+  g_assert_cmpint (first_uss, >, 4 * MIB);
+  rows = tide_report_job_steps (trace, &error);
+  g_assert_no_error (error);
+  explanations = tide_rss_explain_steps (rows);
+  for (guint i = 0; i < explanations->len; i++)
+    {
+      const TideRssExplanation *e = &g_array_index (explanations, TideRssExplanation, i);
+      g_autofree char *described = NULL;
+      g_autofree char *step_uss_sql = NULL;
+      gint64 kept;
+
+      if (e->pending || e->to_exit_read || e->last_step < 2)
+        continue;
+      described = tide_rss_explanation_describe (e);
+      g_test_message ("steps %d-%d: %s", e->first_step, e->last_step, described);
+      step_uss_sql = g_strdup_printf (
+          "SELECT c.value FROM counters c JOIN steps s"
+          " ON s.process_id = c.process_id AND c.ts_ns = s.end_ns"
+          " WHERE c.counter = %d AND s.number = %d", TIDE_COUNTER_USS, e->last_step);
+      kept = (e->last_step - 1) * 256 * KIB;
+      /* Read at the step end, with its 4 MiB: anywhere else is 4 MiB less. */
+      g_assert_cmpint (ABS (tide_test_query_int (trace, step_uss_sql) - first_uss - kept), <=,
+                       MIB);
+      g_assert_cmpint (ABS (e->base_delta - (e->last_step - e->first_step + 1) * 256 * KIB), <=,
+                       MIB);
+      g_assert_cmpint (ABS (e->terms[TIDE_RSS_UNEXPLAINED]), <=, 256 * KIB);
+      inner++;
+    }
+  /* A reading is due every half second, for 2 s of steps. */
+  g_assert_cmpuint (inner, >=, 1);
+  tide_test_remove_dir (dir);
+}
+
 /* `allocator-free grow` on the allocator @library (NULL: glibc's) frees
  * 16 MiB more in each of steps 2 to 5: its one suspect is the allocator's
  * free memory, named by the allocator that holds it, with its remedy. */
@@ -1111,6 +1169,7 @@ main (int    argc,
   g_test_add_func ("/rss-classes/pss-at-exit", test_pss_at_exit);
   g_test_add_func ("/rss-classes/step-fence", test_step_fence);
   g_test_add_func ("/rss-classes/first-step-read", test_first_step_read);
+  g_test_add_func ("/rss-classes/short-steps", test_short_steps);
   g_test_add_func ("/rss-classes/glibc-suspect", test_glibc_suspect);
   g_test_add_func ("/rss-classes/tcmalloc-suspect", test_tcmalloc_suspect);
   g_test_add_func ("/rss-classes/class-suspect-formats", test_class_suspect_formats);
