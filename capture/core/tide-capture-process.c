@@ -1335,6 +1335,14 @@ tide_capture_process_request_figures (TideCaptureProcess *self,
     self->request (TIDE_CAPTURE_REQUEST_FIGURES, at_ns, self->request_data);
 }
 
+/* A process that waits at its first step end unasked, as the preload's
+ * does at every connection. */
+void
+tide_capture_process_expect_step_wait (TideCaptureProcess *self)
+{
+  self->step_wait_asked = self->request != NULL && !self->recording->sync_steps;
+}
+
 /* A reading of the process's private memory is due at its next step end:
  * it is asked to wait there for it (TideWireStepWaitRequest), once. */
 void

@@ -72,6 +72,7 @@ void                tide_capture_process_set_requests (TideCaptureProcess    *se
 void                tide_capture_process_request_figures (TideCaptureProcess *self,
                                                           gint64              at_ns);
 void                tide_capture_process_ask_step_wait (TideCaptureProcess *self);
+void                tide_capture_process_expect_step_wait (TideCaptureProcess *self);
 void                tide_capture_process_step_waits (TideCaptureProcess *self);
 
 gint64              tide_capture_process_thread_id    (TideCaptureProcess  *self,

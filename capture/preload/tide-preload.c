@@ -214,6 +214,10 @@ static void
 start_recording (uint32_t hello_flags)
 {
   tide_state.pid = getpid ();
+  /* Its first step end waits for the recorder's reading unasked: a
+   * request sent at the HELLO may come after a first step that ends at
+   * once. */
+  atomic_store (&tide_state.step_wait_asked, 1);
   send_hello (hello_flags);
   tide_objects_announce ();
   tide_scope_resend_all ();

@@ -166,8 +166,9 @@ tide_rec_process_new (TideRecorder  *recorder,
   self->fd = fd;
   self->core = tide_capture_process_new (recorder->recording, &row);
   tide_capture_process_set_requests (self->core, send_request, self);
-  /* Its first step end is read whatever is due (_tide_recording_step_ended()). */
-  tide_capture_process_ask_step_wait (self->core);
+  /* Its first step end is read whatever is due (_tide_recording_step_ended()),
+   * and the preload waits there unasked. */
+  tide_capture_process_expect_step_wait (self->core);
   g_ptr_array_add (recorder->connections, self);
   if ((hello->flags & TIDE_HELLO_FORKED) && parent != NULL &&
       tide_capture_process_get_pid (parent) != (pid_t) hello->pid)
