@@ -810,10 +810,12 @@ test_example (Fixture       *f,
 
 /* ---- a two-rank DistributedDataParallel job ------------------------------------------ */
 
-/* Each rank's private memory is read at one of its first three step ends,
- * which wait for it: its first span in `report --rss` ends there, not at
- * its exit.  A rank's steps, some 25 ms, ended before the recorder's
- * reading did, and none was read at its end. */
+/* Each rank's private memory is read at one of its first step ends, which
+ * wait for it: its first span in `report --rss` ends there, not at its
+ * exit.  A rank's steps, some 25 ms, ended before the recorder's reading
+ * did, and none was read at its end.  (The first three step ends are
+ * read whatever is due; while CI built the sanitizers' tree beside it,
+ * the recorder met all three of one rank's after the 100 ms they wait.) */
 static void
 assert_ranks_read_at_first_steps (TideTrace *trace,
                                   GPtrArray *processes)
@@ -843,7 +845,7 @@ assert_ranks_read_at_first_steps (TideTrace *trace,
                       first->last_step, first->to_exit_read ? ", to its exit" : "");
       g_assert_true (first->private_base);
       g_assert_false (first->to_exit_read);
-      g_assert_cmpint (first->last_step, <=, 3);
+      g_assert_cmpint (first->last_step, <=, STEPS / 2);
     }
 }
 
