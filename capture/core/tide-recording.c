@@ -337,11 +337,15 @@ snapshot_classes (TideRecording      *self,
       tide_capture_process_sample_classes_by (stepping, ts_ns,
                                               step_deadline (self, stepping, ts_ns), TRUE, TRUE))
     job_pss += MAX (stepping->last_classes[0], 0);
+  /* At a step end every reading is written, changed or not: the report
+   * explains each process's change over the steps between two readings,
+   * and one that found its values unchanged is a reading all the same. */
   for (guint i = 0; i < self->processes->len; i++)
     {
       TideCaptureProcess *p = g_ptr_array_index (self->processes, i);
 
-      if (p != stepping && tide_capture_process_sample_classes (p, ts_ns, TRUE, FALSE))
+      if (p != stepping &&
+          tide_capture_process_sample_classes (p, ts_ns, TRUE, stepping != NULL))
         job_pss += MAX (p->last_classes[0], 0);
       tide_capture_process_measure_cow (p, ts_ns);
     }

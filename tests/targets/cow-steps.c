@@ -17,6 +17,9 @@
  * writes the first 8 MiB (its copies), then the parent the next 12 MiB
  * (the child's pages there are the ones it inherited, its alone now);
  * step 4: the child exits, and the parent waits for it.
+ *
+ * `cow-steps idle-child`: the child writes nothing; the parent marks
+ * steps 3-5 100 ms apart while it waits, its memory the same at each.
  */
 #include <stdio.h>
 #include <string.h>
@@ -65,6 +68,7 @@ main (int    argc,
   char *shared = mmap (NULL, SHARED_BYTES, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   int parent_writes = argc > 1 && strcmp (argv[1], "parent-writes") == 0;
+  int idle_child = argc > 1 && strcmp (argv[1], "idle-child") == 0;
   int go[2], ready[2];
   char c = 0;
   pid_t child;
@@ -85,7 +89,12 @@ main (int    argc,
     return 2;
   tidemark_step ("fork");
 
-  for (int k = 0; k < (parent_writes ? 1 : COPY_STEPS); k++)
+  for (int k = 0; idle_child && k < 3; k++)
+    {
+      usleep (100 * 1000);
+      tidemark_step ("idle");
+    }
+  for (int k = 0; !idle_child && k < (parent_writes ? 1 : COPY_STEPS); k++)
     {
       if (write (go[1], "g", 1) != 1 || read (ready[0], &c, 1) != 1)
         return 2;

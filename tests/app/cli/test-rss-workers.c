@@ -222,11 +222,31 @@ test_parent_writes (void)
   g_assert_cmpstr (line, ==, expected);
 }
 
+/* `cow-steps idle-child`: a worker whose memory stays the same is read at
+ * each of its parent's step ends all the same, and each of those steps is
+ * explained on its own.  A reading that found every value unchanged wrote
+ * nothing, and the report saw no reading: "steps 3-4 ... not read". */
+static void
+test_idle_worker (void)
+{
+  g_auto(WorkerJob) job = { 0 };
+
+  record_worker_job (&job, "cow-steps", "idle-child");
+  for (gint number = 2; number <= 5; number++)
+    {
+      const TideRssExplanation *e = job_worker_explanation (&job, number);
+
+      g_assert_cmpint (e->last_step, ==, number);
+      g_assert_cmpint (ABS (e->terms[TIDE_RSS_UNEXPLAINED]), <=, CLASS_SLACK);
+    }
+}
+
 int
 main (int    argc,
       char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/rss-workers/idle", test_idle_worker);
   g_test_add_func ("/rss-workers/allocator-free", test_worker_frees);
   g_test_add_func ("/rss-workers/parent-writes", test_parent_writes);
   return g_test_run ();
