@@ -175,6 +175,7 @@ tidemark_preload_step (const char *label)
   _Alignas (8) unsigned char rec[TIDE_ENCODE_STRING_MAX];
   uint32_t len;
   int saved;
+  int asked;
 
   if (!tide_active ())
     return;
@@ -187,11 +188,14 @@ tidemark_preload_step (const char *label)
   tide_buffer_flush_all ();
   len = tide_encode_text (rec, sizeof rec, tide_stamp (), TIDE_WIRE_STEP,
                           label != NULL ? label : "");
+  /* Taken before the mark goes: a request that answers this mark asks
+   * for the next one. */
+  asked = atomic_exchange (&tide_state.step_wait_asked, 0);
   if (tide_conn_send (rec, len))
     {
       if (tide_state.sync_steps)
         tide_wait_for_recorder (TIDE_BARRIER_STEP);
-      else if (atomic_exchange (&tide_state.step_wait_asked, 0))
+      else if (asked)
         tide_wait_for_step_reading ();
     }
   tide_tls.guard--;

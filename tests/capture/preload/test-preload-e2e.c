@@ -69,13 +69,17 @@ test_basic (Fixture       *f,
     g_assert_cmpuint (count_allocs (child, KNOWN_BASE + i), ==, 0);
   check_steps (child, child_steps);
 
-  /* Both waited at exit for the recorder's last reading, once; the child
-   * also waited at fork, while the recorder noted its pages. */
-  g_assert_cmpuint (parent->n_barriers, ==, 1);
+  /* Both waited at exit for the recorder's last reading, once, and at
+   * their first step end, unasked, for its reading; the child also waited
+   * at fork, while the recorder noted its pages.  This recorder asks for
+   * no other step end. */
+  g_assert_cmpuint (parent->n_barriers, ==, 2);
   g_assert_cmpuint (parent->n_exits, ==, 1);
-  g_assert_cmpuint (child->n_barriers, ==, 2);
+  g_assert_cmpuint (parent->n_step_waits, ==, 1);
+  g_assert_cmpuint (child->n_barriers, ==, 3);
   g_assert_cmpuint (child->n_forks, ==, 1);
   g_assert_cmpuint (child->n_exits, ==, 1);
+  g_assert_cmpuint (child->n_step_waits, ==, 1);
   g_assert_true (conn_hello (child)->flags & TIDE_HELLO_FORKED);
   g_assert_false (conn_hello (parent)->flags & TIDE_HELLO_FORKED);
 }
@@ -111,6 +115,31 @@ test_storm (Fixture       *f,
   /* No step marked, and still one wait at exit, for the last reading. */
   g_assert_cmpuint (c->n_barriers, ==, 1);
   g_assert_cmpuint (c->n_exits, ==, 1);
+}
+
+/* A recorder that asks for it (TIDE_WIRE_STEP_WAIT_REQUEST) has the next
+ * step end wait: asked at each step, every one of the parent's three
+ * waits, the first unasked.  The program's output is the same. */
+static void
+test_step_wait_requests (Fixture       *f,
+                         gconstpointer  data)
+{
+  RunOptions o = { .mode = "basic", .preload = TRUE, .socket = TRUE, .kill_after = -1,
+                   .ask_step_waits = TRUE };
+  g_autoptr(Run) run = run_target (f, &o);
+  const Conn *parent = NULL;
+
+  for (guint i = 0; i < run->conns->len; i++)
+    {
+      const Conn *c = g_ptr_array_index (run->conns, i);
+
+      if (conn_hello (c)->pid == (guint32) run->pid)
+        parent = c;
+    }
+  g_assert_nonnull (parent);
+  g_assert_true (strstr (run->out->str, "status 0") != NULL);
+  g_assert_cmpuint (parent->n_step_waits, ==, 3);
+  g_assert_cmpuint (parent->n_exits, ==, 1);
 }
 
 static void
@@ -174,6 +203,8 @@ main (int   argc,
   signal (SIGPIPE, SIG_IGN);
   g_test_add ("/capture/preload/e2e/basic", Fixture, NULL,
               fixture_setup, test_basic, fixture_teardown);
+  g_test_add ("/capture/preload/e2e/step-wait-requests", Fixture, NULL,
+              fixture_setup, test_step_wait_requests, fixture_teardown);
   g_test_add ("/capture/preload/e2e/storm", Fixture, NULL,
               fixture_setup, test_storm, fixture_teardown);
   add_preload_block_tests ();

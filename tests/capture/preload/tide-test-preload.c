@@ -94,6 +94,17 @@ conn_take (Conn          *c,
       g_assert_cmpuint (h->len, >=, sizeof *h);
       g_assert_cmpuint (h->len % 8, ==, 0);
       g_assert_cmpint (off + h->len, <=, len);
+      /* Sent before the step's barrier is answered: the marker that
+       * waits there reads it first, and the next one waits too. */
+      if (h->type == TIDE_WIRE_STEP && c->ask_step_waits)
+        {
+          TideWireStepWaitRequest request = {
+            .h = { .type = TIDE_WIRE_STEP_WAIT_REQUEST, .len = sizeof request },
+          };
+
+          g_assert_cmpint (send (c->fd, &request, sizeof request, MSG_NOSIGNAL), ==,
+                           sizeof request);
+        }
       /* Answered as the recorder does: the process may exit now. */
       if (h->type == TIDE_WIRE_EXIT_BARRIER)
         {
@@ -104,6 +115,7 @@ conn_take (Conn          *c,
           c->n_barriers++;
           c->n_exits += b->reason == TIDE_BARRIER_EXIT;
           c->n_forks += b->reason == TIDE_BARRIER_FORK;
+          c->n_step_waits += b->reason == TIDE_BARRIER_STEP;
         }
       off += h->len;
     }
@@ -203,6 +215,7 @@ pump (Run              *run,
 
               c->fd = cfd;
               c->bytes = g_byte_array_new ();
+              c->ask_step_waits = o->ask_step_waits;
               g_ptr_array_add (run->conns, c);
             }
         }

@@ -23,6 +23,8 @@ typedef struct
   guint       n_barriers;  /* EXIT_BARRIERs answered */
   guint       n_exits;     /* ... of them, those at exit (TIDE_BARRIER_EXIT) */
   guint       n_forks;     /* ... and at fork (TIDE_BARRIER_FORK) */
+  guint       n_step_waits; /* ... and at a step end (TIDE_BARRIER_STEP) */
+  gboolean    ask_step_waits; /* answer each step with a step wait request */
 } Conn;
 
 typedef struct
@@ -55,6 +57,8 @@ typedef struct
   const char * const *argv;  /* what runs: NULL, preload-target @mode */
   const char *pythonmalloc;  /* PYTHONMALLOC, or NULL */
   gboolean    python;      /* with the tidemark package, as `record` runs Python */
+  gboolean    ask_step_waits;  /* ask every next step end to wait, as the recorder
+                                * does where a reading is due */
 } RunOptions;
 
 #define FOR_EACH_RECORD(c, h)                                           \
