@@ -389,9 +389,10 @@ ask_step_waits (TideRecording      *self,
     }
 }
 
-/* The private memory of @stepping alone, asked to wait at its step end
- * for it after another process's step end took the job's snapshot: its
- * cost is the budget's as a snapshot's is. */
+/* The private memory of @stepping alone, at a step end where it waits
+ * and no snapshot is due: another process's step end took the job's, or
+ * this is one of its first step ends.  Its cost is the budget's as a
+ * snapshot's is. */
 static void
 read_step_end_alone (TideRecording      *self,
                      TideCaptureProcess *stepping,
