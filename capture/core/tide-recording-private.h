@@ -41,6 +41,7 @@ struct _TideRecording
   guint64           peak_pss;       /* of its PSS summed: its real footprint */
   gint64            next_rollup_ns; /* the next snapshot of every process's classes */
   gboolean          stepped_snapshot; /* a snapshot was taken at a step end */
+  gboolean          step_ends_waited; /* a process waited at a step end for its reading */
   gint64            snapshot_ns;    /* the last snapshot: when, ... */
   gint64            snapshot_cost_ns; /* ... its CPU time, ... */
   guint64           snapshot_job_rss; /* ... and the job's RSS summed then */

@@ -466,6 +466,7 @@ _tide_recording_step_ended (TideRecording      *self,
                  (first_tries && !self->stepped_snapshot);
 
   self->last_step_ns = MAX (self->last_step_ns, ts_ns);
+  self->step_ends_waited |= waits && !self->sync_steps;
   /* The job's snapshot, due, is taken at this step end: the other
    * processes that mark steps are read at their own next ones. */
   if (due)
@@ -644,7 +645,8 @@ tide_recording_finish (TideRecording  *self,
   tide_trace_writer_set_meta_int (self->writer, "rss_class_reads_missed", classes_missed);
   /* How the private memory was read, which the report tells. */
   tide_trace_writer_set_meta (self->writer, "private_reads",
-                              self->sync_steps ? "every step end" : "budget");
+                              self->sync_steps ? "every step end"
+                              : self->step_ends_waited ? "budget-waits" : "budget");
   tide_trace_writer_set_meta (self->writer, "pagemap_reads",
                               tide_pagemap_kernel_has_scan () ? "scan" : "entries");
   write_recorder_cost (self);

@@ -929,16 +929,20 @@ tide_report_describe_rss_reads (TideTrace *trace)
                                          "at every step end; private memory (smaps_rollup) "
                                          "and copy-on-write (pagemap, ");
 
-  if ((g_strcmp0 (when, "every step end") != 0 && g_strcmp0 (when, "budget") != 0) ||
+  if ((g_strcmp0 (when, "every step end") != 0 && g_strcmp0 (when, "budget") != 0 &&
+       g_strcmp0 (when, "budget-waits") != 0) ||
       (g_strcmp0 (pagemap, "scan") != 0 && g_strcmp0 (pagemap, "entries") != 0))
     return NULL;
   g_string_append (out, g_str_equal (pagemap, "scan")
                         ? "through PAGEMAP_SCAN) "
                         : "read page by page: this kernel has no PAGEMAP_SCAN) ");
-  g_string_append (out, g_str_equal (when, "every step end")
-                        ? "at every step end (--sync-steps)"
-                        : "at the step ends that 1% of the recorder's CPU allows, the steps "
-                          "between explained together");
+  if (g_str_equal (when, "every step end"))
+    g_string_append (out, "at every step end (--sync-steps)");
+  else
+    g_string_append_printf (out, "at the step ends that 1%% of the recorder's CPU allows%s, "
+                            "the steps between explained together",
+                            g_str_equal (when, "budget-waits")
+                            ? " (each waited for its reading)" : "");
   if (missed > 0)
     g_string_append_printf (out, "; %" G_GINT64_FORMAT " %s lost to processes that ended "
                             "during them", missed, missed == 1 ? "reading" : "readings");

@@ -933,11 +933,15 @@ test_short_steps (void)
   g_autoptr(GPtrArray) rows = NULL;
   g_autoptr(GArray) explanations = NULL;
   g_autoptr(GError) error = NULL;
+  g_autofree char *reads = NULL;
   gint first = 1;
   gint64 first_uss;
   guint inner = 0;
 
   g_assert_cmpstr (out, ==, "done\n");
+  /* The report's last line says that those step ends waited. */
+  reads = tide_test_query_text (trace, "SELECT value FROM meta WHERE key = 'private_reads'");
+  g_assert_cmpstr (reads, ==, "budget-waits");
   while (first < 3 && uss_at_step_end (trace, first) < 0)
     first++;
   first_uss = uss_at_step_end (trace, first);

@@ -640,6 +640,13 @@ test_rss_reads (void)
                              "explained together; 3 readings lost to processes that ended "
                              "during them");
   g_free (line);
+  line = describe_rss_reads ("budget-waits", "scan", "0");
+  g_assert_cmpstr (line, ==, "Measured by: the kernel's split (/proc/PID/status) at every step "
+                             "end; private memory (smaps_rollup) and copy-on-write (pagemap, "
+                             "through PAGEMAP_SCAN) at the step ends that 1% of the recorder's "
+                             "CPU allows (each waited for its reading), the steps between "
+                             "explained together");
+  g_free (line);
   line = describe_rss_reads ("every step end", "scan", "0");
   g_assert_cmpstr (line, ==, "Measured by: the kernel's split (/proc/PID/status) at every step "
                              "end; private memory (smaps_rollup) and copy-on-write (pagemap, "
