@@ -302,6 +302,27 @@ tide_frames_find_headline (GPtrArray *frames)
   return 0;
 }
 
+gboolean
+tide_frames_from_tidemark_start (GPtrArray *frames)
+{
+  /* As data/plumbing.txt names them, in the build tree and installed. */
+  static const char *const globs[] = { "*/python/tidemark/*", "*/python/sitecustomize.py" };
+
+  for (guint i = frames != NULL ? frames->len : 0; i > 0; i--)
+    {
+      const TideFrame *frame = g_ptr_array_index (frames, i - 1);
+
+      if (frame->kind != TIDE_FRAME_PYTHON || frame->file == NULL ||
+          g_str_has_prefix (frame->file, "<frozen "))
+        continue;
+      for (guint k = 0; k < G_N_ELEMENTS (globs); k++)
+        if (g_pattern_match_simple (globs[k], frame->file))
+          return TRUE;
+      return FALSE;
+    }
+  return FALSE;
+}
+
 gint
 tide_frames_find_via (GPtrArray *frames,
                       gint       headline)

@@ -52,6 +52,13 @@ gboolean      tide_plumbing_is_library  (const TidePlumbing *self,
  * else the innermost unnamed one that is not; else frame 0.  -1 when
  * empty. */
 gint          tide_frames_find_headline (GPtrArray       *frames);
+/* Whether the outermost Python frame of @frames (TideFrame*, innermost
+ * first), past the interpreter's frozen start-up, is Tidemark's own
+ * package: a block allocated as the profiler started in the program,
+ * whatever its headline, which skips those frames as plumbing.  (The
+ * user's `import torch` runs through the package's import hook too, but
+ * from the user's frame.) */
+gboolean      tide_frames_from_tidemark_start (GPtrArray *frames);
 /* The library frame that the user's headline @headline reached the
  * allocation through: the innermost Python frame that is not plumbing,
  * when it is library code and not the headline; else -1. */

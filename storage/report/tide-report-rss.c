@@ -32,19 +32,14 @@ tide_cow_row_free (TideCowRow *row)
  * from which its line of copies says so. */
 #define COW_LEFT_SAID_BYTES (G_GINT64_CONSTANT (1) << 20)
 
-/* "file:line (function)" of the stack's headline, else its description. */
+/* "file:line (function)" of the headline of @frames, else its
+ * description. */
 static char *
-describe_source (TideTrace  *trace,
-                 gint64      stack_id,
-                 GError    **error)
+describe_source (GPtrArray *frames)
 {
-  g_autoptr(GPtrArray) frames = tide_report_frames (trace, stack_id, error);
+  gint i = tide_frames_find_headline (frames);
   const TideFrame *f;
-  gint i;
 
-  if (frames == NULL)
-    return NULL;
-  i = tide_frames_find_headline (frames);
   if (i < 0)
     return g_strdup ("(a stack without frames)");
   f = g_ptr_array_index (frames, i);
@@ -57,35 +52,61 @@ describe_source (TideTrace  *trace,
   return tide_frame_describe (f);
 }
 
-/* The largest source of @row's last attribution. */
+/* How many of a child's largest sources are looked at for one that is
+ * not the profiler's: as many as the recorder keeps. */
+#define COW_SOURCES_LOOKED_AT 16
+
+/* The largest source of @row's last attribution that is the program's:
+ * the blocks that Tidemark's own Python package allocated as the parent
+ * started (its code objects, which a worker's calls into its hooks
+ * write) are not what the user asks about, and are said only where they
+ * are all there is. */
 static gboolean
 load_source (TideTrace   *trace,
              TideCowRow  *row,
              GError     **error)
 {
   sqlite3_stmt *stmt = tide_sqlite_prepare (_tide_trace_get_db (trace),
-      "SELECT coalesce (stack_id, 0), bytes FROM cow_sources"
+      "SELECT stack_id, bytes FROM cow_sources"
       " WHERE process_id = ?1 AND ts_ns = (SELECT max (ts_ns) FROM cow_sources"
       "                                    WHERE process_id = ?1)"
       "   AND stack_id IS NOT NULL"
-      " ORDER BY bytes DESC, stack_id LIMIT 1", TIDE_REPORT_WHAT, error);
-  int rc;
+      " ORDER BY bytes DESC, stack_id LIMIT " G_STRINGIFY (COW_SOURCES_LOOKED_AT),
+      TIDE_REPORT_WHAT, error);
+  gint64 own_bytes = 0;
+  int rc = SQLITE_DONE;
 
   if (stmt == NULL)
     return FALSE;
   sqlite3_bind_int64 (stmt, 1, row->process.id);
-  rc = sqlite3_step (stmt);
-  if (rc == SQLITE_ROW)
+  while (row->source == NULL && (rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
+      g_autoptr(GPtrArray) frames = tide_report_frames (trace, sqlite3_column_int64 (stmt, 0),
+                                                        error);
+
+      if (frames == NULL)
+        {
+          sqlite3_finalize (stmt);
+          return FALSE;
+        }
+      if (tide_frames_from_tidemark_start (frames))
+        {
+          own_bytes = MAX (own_bytes, sqlite3_column_int64 (stmt, 1));
+          continue;
+        }
       row->source_stack_id = sqlite3_column_int64 (stmt, 0);
       row->source_bytes = sqlite3_column_int64 (stmt, 1);
-      rc = sqlite3_step (stmt);
+      row->source = describe_source (frames);
     }
+  if (row->source != NULL)
+    rc = SQLITE_DONE;
   if (!tide_sqlite_finish (_tide_trace_get_db (trace), stmt, rc, TIDE_REPORT_WHAT, error))
     return FALSE;
-  if (row->source_stack_id != 0 &&
-      (row->source = describe_source (trace, row->source_stack_id, error)) == NULL)
-    return FALSE;
+  if (row->source == NULL && own_bytes > 0)
+    {
+      row->source_bytes = own_bytes;
+      row->source = g_strdup ("Tidemark's own start-up (its Python package)");
+    }
   return TRUE;
 }
 

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tide-plumbing.h"
 #include "tide-processes.h"
 #include "tide-report-format.h"
 #include "tide-report-rss.h"
@@ -768,6 +769,36 @@ check_workers_sharing (TideTrace *trace)
   g_assert_cmpuint (exited, <=, 1);
 }
 
+/* Each worker's copies are said from the program's blocks: the largest
+ * recorded source of its copies was the code objects of Tidemark's own
+ * package, which the worker's calls into its hooks write, named by the
+ * frame that started it ("<frozen site>:567 (execsitecustomize)"). */
+static void
+check_workers_copies (TideTrace *trace)
+{
+  g_autoptr(GPtrArray) rows = tide_report_cow (trace, NULL);
+
+  g_assert_nonnull (rows);
+  g_assert_cmpuint (rows->len, ==, 2);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const TideCowRow *row = g_ptr_array_index (rows, i);
+      g_autoptr(GPtrArray) frames = NULL;
+
+      g_test_message ("%s: copies from %s", row->process.role, row->source);
+      g_assert_nonnull (row->source);
+      /* Where every large source is the profiler's, it says so. */
+      if (row->source_stack_id == 0)
+        {
+          g_assert_cmpstr (row->source, ==, "Tidemark's own start-up (its Python package)");
+          continue;
+        }
+      frames = tide_report_frames (trace, row->source_stack_id, NULL);
+      g_assert_nonnull (frames);
+      g_assert_false (tide_frames_from_tidemark_start (frames));
+    }
+}
+
 static void
 test_example (Fixture       *f,
               gconstpointer  data)
@@ -789,6 +820,7 @@ test_example (Fixture       *f,
   g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes"
                                      " WHERE parent_id = (SELECT min (id) FROM processes)"), ==, 2);
   check_workers_sharing (trace);
+  check_workers_copies (trace);
   if (control)
     {
       g_assert_cmpuint (suspects->len, ==, 0);

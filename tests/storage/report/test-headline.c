@@ -544,6 +544,38 @@ python_frame (const char *function,
   return frame;
 }
 
+/* A stack from the interpreter's start-up through Tidemark's sitecustomize
+ * is the profiler's; one from the user's script is the user's, though
+ * its `import torch` runs through the package's import hook. */
+static void
+test_tidemark_start (void)
+{
+  g_autoptr(GPtrArray) ours = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_frame_free);
+  g_autoptr(GPtrArray) users = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_frame_free);
+  g_autoptr(GPtrArray) none = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_frame_free);
+
+  g_ptr_array_add (ours, python_frame ("<module>", "/usr/lib/python3.11/importlib/abc.py", 19));
+  g_ptr_array_add (ours, python_frame ("<module>",
+                                       "/opt/tm/capture/python/tidemark/torch_hooks.py", 22));
+  g_ptr_array_add (ours, python_frame ("start", "/opt/tm/capture/python/tidemark/_boot.py", 81));
+  g_ptr_array_add (ours, python_frame ("<module>", "/opt/tm/capture/python/sitecustomize.py",
+                                       40));
+  g_ptr_array_add (ours, python_frame ("execsitecustomize", "<frozen site>", 567));
+  g_ptr_array_add (users, python_frame ("<module>",
+                                        "/usr/lib/python3/dist-packages/torch/__init__.py", 990));
+  g_ptr_array_add (users, python_frame ("exec_module",
+                                        "/opt/tm/capture/python/tidemark/torch_hooks.py", 285));
+  g_ptr_array_add (users, python_frame ("<module>", "/src/train.py", 25));
+  g_ptr_array_add (users, python_frame ("_call_with_frames_removed",
+                                        "<frozen importlib._bootstrap>", 241));
+  g_ptr_array_add (none, python_frame ("execsitecustomize", "<frozen site>", 567));
+
+  g_assert_true (tide_frames_from_tidemark_start (ours));
+  g_assert_false (tide_frames_from_tidemark_start (users));
+  g_assert_false (tide_frames_from_tidemark_start (none));
+  g_assert_false (tide_frames_from_tidemark_start (NULL));
+}
+
 /* @g as stack 1, each frame's flags set by @plumbing. */
 static TideGroup *
 group_with_flags (TideGroup          *g,
@@ -821,6 +853,7 @@ main (int    argc,
   g_test_add_func ("/storage/headline/own-package", test_own_package);
   g_test_add_func ("/storage/headline/import-machinery", test_import_machinery);
   g_test_add_func ("/storage/headline/file-names-unique", test_file_names_unique);
+  g_test_add_func ("/storage/headline/tidemark-start", test_tidemark_start);
   g_test_add_func ("/storage/headline/file-names-in-trace", test_file_names_in_trace);
 
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
