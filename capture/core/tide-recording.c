@@ -479,8 +479,14 @@ _tide_recording_step_ended (TideRecording      *self,
     {
       if (due || first_tries || snapshot_outgrown (self, ts_ns))
         tide_capture_process_ask_step_wait (stepping);
+      /* A first try is read all the same, at its own time (the deadline
+       * passed): it still ends the first span soon after the step end. */
       tide_capture_process_sample_classes_by (stepping, ts_ns,
-                                              step_deadline (self, stepping, ts_ns), FALSE, TRUE);
+                                              first_tries ? G_MININT64
+                                                          : step_deadline (self, stepping, ts_ns),
+                                              first_tries, TRUE);
+      if (first_tries)
+        stepping->step_rollup_tries++;
       return;
     }
   /* A process's first step end is read whatever is due: the report's

@@ -322,6 +322,7 @@ test_death (void)
   GListModel *rows = tide_steps_view_get_model (window->steps_view);
   const char *banner = gtk_label_get_text (window->banner_label);
 
+  g_test_message ("banner: %s", banner);
   g_assert_true (g_str_has_prefix (banner, "A process of the job died: dying-steps --kill-child (pid "));
   g_assert_true (g_str_has_suffix (banner, ") killed by SIGKILL."));
   g_assert_cmpuint (g_list_model_get_n_items (rows), ==, 3);
