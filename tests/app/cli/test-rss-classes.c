@@ -785,15 +785,16 @@ read_at_step_end (TideTrace *trace,
   return tide_test_query_int (trace, after);
 }
 
-/* The RSS written at step @number's end, -1 where none was. */
+/* @counter written at step @number's end, -1 where none was. */
 static gint64
-rss_at_step_end (TideTrace *trace,
-                 gint       number)
+counter_at_step_end (TideTrace *trace,
+                     gint       counter,
+                     gint       number)
 {
   g_autofree char *sql = g_strdup_printf (
       "SELECT coalesce (max (c.value), -1) FROM counters c JOIN steps s"
       " ON s.process_id = c.process_id AND s.number = %d"
-      " WHERE c.counter = %d AND c.ts_ns = s.end_ns", number, TIDE_COUNTER_RSS);
+      " WHERE c.counter = %d AND c.ts_ns = s.end_ns", number, counter);
 
   return tide_test_query_int (trace, sql);
 }
@@ -831,7 +832,7 @@ test_step_fence (void)
 
   for (gint step = 1; step <= IDLE; step++)
     {
-      gint64 rss = rss_at_step_end (trace, step);
+      gint64 rss = counter_at_step_end (trace, TIDE_COUNTER_RSS, step);
 
       g_test_message ("step %d's end: RSS %" G_GINT64_FORMAT " (mark %" G_GINT64_FORMAT ")",
                       step, rss, marks[step][0]);
@@ -901,19 +902,6 @@ test_first_step_read (void)
   tide_test_remove_dir (dir);
 }
 
-/* The private memory read at step @number's end, -1 where none was. */
-static gint64
-uss_at_step_end (TideTrace *trace,
-                 gint       number)
-{
-  g_autofree char *sql = g_strdup_printf (
-      "SELECT coalesce (max (c.value), -1) FROM counters c JOIN steps s"
-      " ON s.process_id = c.process_id AND c.ts_ns = s.end_ns"
-      " WHERE c.counter = %d AND s.number = %d", TIDE_COUNTER_USS, number);
-
-  return tide_test_query_int (trace, sql);
-}
-
 /* `short-steps`: 300 steps of about 6 ms, each holding 4 MiB from just
  * before its marker to just after it, and keeping 256 KiB.  The recorder
  * cannot read such a process within a step end unless the step waits for
@@ -942,9 +930,9 @@ test_short_steps (void)
   /* The report's last line says that those step ends waited. */
   reads = tide_test_query_text (trace, "SELECT value FROM meta WHERE key = 'private_reads'");
   g_assert_cmpstr (reads, ==, "budget-waits");
-  while (first < 3 && uss_at_step_end (trace, first) < 0)
+  while (first < 3 && counter_at_step_end (trace, TIDE_COUNTER_USS, first) < 0)
     first++;
-  first_uss = uss_at_step_end (trace, first);
+  first_uss = counter_at_step_end (trace, TIDE_COUNTER_USS, first);
   g_test_message ("first step end read: %d", first);
   g_assert_cmpint (first_uss, >, 4 * MIB);
   rows = tide_report_job_steps (trace, &error);
@@ -962,7 +950,8 @@ test_short_steps (void)
       g_test_message ("steps %d-%d: %s", e->first_step, e->last_step, described);
       kept = (e->last_step - first) * 256 * KIB;
       /* Read at the step end, with its 4 MiB: anywhere else is 4 MiB less. */
-      g_assert_cmpint (ABS (uss_at_step_end (trace, e->last_step) - first_uss - kept), <=, MIB);
+      g_assert_cmpint (ABS (counter_at_step_end (trace, TIDE_COUNTER_USS, e->last_step) -
+                            first_uss - kept), <=, MIB);
       g_assert_cmpint (ABS (e->base_delta - (e->last_step - e->first_step + 1) * 256 * KIB), <=,
                        MIB);
       g_assert_cmpint (ABS (e->terms[TIDE_RSS_UNEXPLAINED]), <=, 256 * KIB);

@@ -119,7 +119,7 @@ test_storm (Fixture       *f,
 
 /* A recorder that asks for it (TIDE_WIRE_STEP_WAIT_REQUEST) has the next
  * step end wait: asked at each step, every one of the parent's three
- * waits, the first unasked.  The program's output is the same. */
+ * waits, the first unasked, and the program runs to its end. */
 static void
 test_step_wait_requests (Fixture       *f,
                          gconstpointer  data)
