@@ -441,6 +441,30 @@ tide_recording_poll (TideRecording *self,
   tide_stack_table_send_frames (self->stacks);
 }
 
+/* A step end of a process that can wait for its reading and did not:
+ * whatever the recorder read now may be of its next step, however soon (a
+ * step of a few milliseconds frees at its start what its end held, and the
+ * step fence can meet the same RSS again).  Where a reading is wanted, it
+ * waits at its next step end; a first try is read all the same, at its own
+ * time (the deadline passed), which still ends the first span soon after
+ * the step end. */
+static void
+step_end_not_waited (TideRecording      *self,
+                     TideCaptureProcess *stepping,
+                     gint64              ts_ns,
+                     gboolean            due,
+                     gboolean            first_tries)
+{
+  if (due || first_tries || snapshot_outgrown (self, ts_ns))
+    tide_capture_process_ask_step_wait (stepping);
+  tide_capture_process_sample_classes_by (stepping, ts_ns,
+                                          first_tries ? G_MININT64
+                                                      : step_deadline (self, stepping, ts_ns),
+                                          first_tries, TRUE);
+  if (first_tries)
+    stepping->step_rollup_tries++;
+}
+
 /**
  * _tide_recording_step_ended:
  * @stepping: the process whose step ended at @ts_ns
@@ -471,22 +495,9 @@ _tide_recording_step_ended (TideRecording      *self,
    * processes that mark steps are read at their own next ones. */
   if (due)
     ask_step_waits (self, stepping);
-  /* A process that can wait for its reading and did not: whatever the
-   * recorder read now may be of its next step, however soon (a step of a
-   * few milliseconds frees at its start what its end held, and the step
-   * fence can meet the same RSS again).  It waits at its next step end. */
   if (!waits && stepping->request != NULL)
     {
-      if (due || first_tries || snapshot_outgrown (self, ts_ns))
-        tide_capture_process_ask_step_wait (stepping);
-      /* A first try is read all the same, at its own time (the deadline
-       * passed): it still ends the first span soon after the step end. */
-      tide_capture_process_sample_classes_by (stepping, ts_ns,
-                                              first_tries ? G_MININT64
-                                                          : step_deadline (self, stepping, ts_ns),
-                                              first_tries, TRUE);
-      if (first_tries)
-        stepping->step_rollup_tries++;
+      step_end_not_waited (self, stepping, ts_ns, due, first_tries);
       return;
     }
   /* A process's first step end is read whatever is due: the report's
