@@ -943,18 +943,22 @@ tide_capture_process_sample_classes (TideCaptureProcess *self,
   return tide_capture_process_sample_classes_by (self, ts_ns, G_MAXINT64, with_rollup, always);
 }
 
-/* A step end of an asked process whose marker did not wait (the request
- * came after it): read now, as a step end that the recorder met late; the
- * process waits at a later one, read as any is. */
+/* The step end that tide_capture_process_step() held back for its
+ * barrier, read now.  @waited: the barrier came, and the process waits
+ * there; else its marker went on (the request came after it), and the
+ * step end is read as one the recorder met late; the process waits at a
+ * later one, read as any is. */
 static void
-settle_step_end (TideCaptureProcess *self)
+read_pending_step_end (TideCaptureProcess *self,
+                       gboolean            waited)
 {
   gint64 ts_ns = self->step_end_pending_ns;
 
   if (ts_ns == 0)
     return;
   self->step_end_pending_ns = 0;
-  self->step_wait_asked = FALSE;
+  if (!waited)
+    self->step_wait_asked = FALSE;
   _tide_recording_step_ended (self->recording, self, ts_ns);
 }
 
@@ -988,7 +992,7 @@ tide_capture_process_step (TideCaptureProcess *self,
                   tide_step_accumulator_get_mapped_live (self->steps_acc), TRUE, TRUE);
   self->last_step_end_ns = ts_ns;
   write_rss_at_step_end (self, ts_ns);
-  settle_step_end (self);
+  read_pending_step_end (self, FALSE);
   /* The kernel's split costs a constant; with --sync-steps the step waits
    * for the recorder, and the whole job's PSS is read now too.  A process
    * asked to wait is read once its barrier says that it does. */
@@ -1009,12 +1013,7 @@ tide_capture_process_step (TideCaptureProcess *self,
 void
 tide_capture_process_step_waits (TideCaptureProcess *self)
 {
-  gint64 ts_ns = self->step_end_pending_ns;
-
-  if (ts_ns == 0)
-    return;
-  self->step_end_pending_ns = 0;
-  _tide_recording_step_ended (self->recording, self, ts_ns);
+  read_pending_step_end (self, TRUE);
 }
 
 /* One tick of the counter poll: RSS from statm, and the recorded live
