@@ -605,7 +605,7 @@ tide_attach_process_step (TideAttachProcess *self,
 
   if (ts_ns <= tide_capture_process_get_last_step_end_ns (core))
     ts_ns = tide_capture_process_get_last_step_end_ns (core) + 1;
-  tide_capture_process_step (core, ts_ns, label ? label : "");
+  tide_capture_process_step (core, ts_ns, label ? label : "", 0);
 }
 
 /* A switch of PyTorch's grad mode: a step ends where it is an optimizer's

@@ -93,9 +93,12 @@ struct _TideCaptureProcess
   gpointer             more_blocks_data;
   TideCaptureRequestFunc request;      /* NULL, or how to ask the process */
   gpointer             request_data;
-  gboolean             step_wait_asked; /* its next step end waits for its reading */
-  gint64               step_end_pending_ns; /* a step end of an asked process, read when
-                                             * its barrier says it waits; 0: none */
+  gboolean             step_wait_asked; /* a step end of its will wait for its reading:
+                                         * asked, not yet marked */
+  gint64               step_end_pending_ns; /* a step end whose marker waits, read when
+                                             * its barrier says it does; 0: none */
+  gint64               step_end_wait_ns; /* how long the step end read now waits at most;
+                                          * 0: it does not */
 
   /* A fork's child (tide-capture-process-cow.c); NULL otherwise. */
   TideCow             *cow;

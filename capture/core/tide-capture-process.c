@@ -945,9 +945,8 @@ tide_capture_process_sample_classes (TideCaptureProcess *self,
 
 /* The step end that tide_capture_process_step() held back for its
  * barrier, read now.  @waited: the barrier came, and the process waits
- * there; else its marker went on (the request came after it), and the
- * step end is read as one the recorder met late; the process waits at a
- * later one, read as any is. */
+ * there; else it never came (a full socket), and the step end is read as
+ * one the recorder met late. */
 static void
 read_pending_step_end (TideCaptureProcess *self,
                        gboolean            waited)
@@ -958,13 +957,16 @@ read_pending_step_end (TideCaptureProcess *self,
     return;
   self->step_end_pending_ns = 0;
   if (!waited)
-    self->step_wait_asked = FALSE;
+    self->step_end_wait_ns = 0;
   _tide_recording_step_ended (self->recording, self, ts_ns);
+  self->step_end_wait_ns = 0;
 }
 
 /**
  * tide_capture_process_step:
  * @ts_ns: the step's end, after the one before
+ * @wait_ms: how long its marker waits for the recorder's answer at most
+ *   (TideWireStep), or 0
  *
  * Ends the process's current step: its row, what it keeps, RSS and its
  * classes at its end, and the residency of its live blocks.
@@ -974,7 +976,8 @@ read_pending_step_end (TideCaptureProcess *self,
 gint64
 tide_capture_process_step (TideCaptureProcess *self,
                            gint64              ts_ns,
-                           const char         *label)
+                           const char         *label,
+                           guint               wait_ms)
 {
   gint64 id = self->recording->next_step_id++;
   gint64 start_ns = self->last_step_end_ns;
@@ -994,10 +997,18 @@ tide_capture_process_step (TideCaptureProcess *self,
   write_rss_at_step_end (self, ts_ns);
   read_pending_step_end (self, FALSE);
   /* The kernel's split costs a constant; with --sync-steps the step waits
-   * for the recorder, and the whole job's PSS is read now too.  A process
-   * asked to wait is read once its barrier says that it does. */
-  if (self->step_wait_asked)
-    self->step_end_pending_ns = ts_ns;
+   * for the recorder, and the whole job's PSS is read now too.  A marker
+   * that waits for its reading (asked, or its first) says so, and how
+   * long: its step end is read once its barrier says that it waits, and
+   * the recorder may ask again.  One that does not is read as it is met,
+   * whatever was asked: the marker took the request after it. */
+  if (wait_ms > 0 && self->request != NULL && !self->recording->sync_steps)
+    {
+      self->step_wait_asked = FALSE;
+      self->step_end_wait_ns = MIN (wait_ms, TIDE_WIRE_FIRST_STEP_WAIT_MS) *
+                               G_GINT64_CONSTANT (1000000);
+      self->step_end_pending_ns = ts_ns;
+    }
   else
     _tide_recording_step_ended (self->recording, self, ts_ns);
   tide_capture_process_measure_residency (self, id, start_ns, ts_ns);
@@ -1343,15 +1354,18 @@ tide_capture_process_expect_step_wait (TideCaptureProcess *self)
 }
 
 /* A reading of the process's private memory is due at its next step end:
- * it is asked to wait there for it (TideWireStepWaitRequest), once. */
+ * it is asked to wait there for it (TideWireStepWaitRequest), once, at
+ * most @patience_ms, until a marker says that it waits.  A request that
+ * did not go (a full socket) is asked again when the next is due. */
 void
-tide_capture_process_ask_step_wait (TideCaptureProcess *self)
+tide_capture_process_ask_step_wait (TideCaptureProcess *self,
+                                    guint               patience_ms)
 {
   if (self->request == NULL || self->end_ns != 0 || self->step_wait_asked ||
       self->recording->sync_steps)
     return;
-  self->step_wait_asked = TRUE;
-  self->request (TIDE_CAPTURE_REQUEST_STEP_WAIT, 0, self->request_data);
+  self->step_wait_asked = self->request (TIDE_CAPTURE_REQUEST_STEP_WAIT, patience_ms,
+                                         self->request_data);
 }
 
 /* Host blocks the driver keeps outside the live tables (attach's sampled

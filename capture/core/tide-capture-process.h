@@ -39,14 +39,16 @@ typedef enum
    * preload's own pages) as of @at_ns, the time of a reading of its
    * private memory: TIDE_WIRE_FIGURES_REQUEST. */
   TIDE_CAPTURE_REQUEST_FIGURES,
-  /* That its next step end wait for the recorder's reading:
-   * TIDE_WIRE_STEP_WAIT_REQUEST (@at_ns unused). */
+  /* That its next step end wait for the recorder's reading, at most
+   * @value milliseconds: TIDE_WIRE_STEP_WAIT_REQUEST. */
   TIDE_CAPTURE_REQUEST_STEP_WAIT,
 } TideCaptureRequest;
 
-typedef void (*TideCaptureRequestFunc) (TideCaptureRequest request,
-                                        gint64             at_ns,
-                                        gpointer           user_data);
+/* @value: the reading's time (FIGURES), or how long the step end waits
+ * (STEP_WAIT).  Returns whether the request went. */
+typedef gboolean (*TideCaptureRequestFunc) (TideCaptureRequest request,
+                                            gint64             value,
+                                            gpointer           user_data);
 
 /* Adds the image that @row describes (its id is filled in) to @recording and
  * writes its row. */
@@ -71,7 +73,8 @@ void                tide_capture_process_set_requests (TideCaptureProcess    *se
                                                        gpointer               data);
 void                tide_capture_process_request_figures (TideCaptureProcess *self,
                                                           gint64              at_ns);
-void                tide_capture_process_ask_step_wait (TideCaptureProcess *self);
+void                tide_capture_process_ask_step_wait (TideCaptureProcess *self,
+                                                        guint               patience_ms);
 void                tide_capture_process_expect_step_wait (TideCaptureProcess *self);
 void                tide_capture_process_step_waits (TideCaptureProcess *self);
 
@@ -116,7 +119,8 @@ void                tide_capture_process_write_allocation (TideCaptureProcess  *
 
 gint64              tide_capture_process_step         (TideCaptureProcess  *self,
                                                        gint64               ts_ns,
-                                                       const char          *label);
+                                                       const char          *label,
+                                                       guint                wait_ms);
 void                tide_capture_process_inherit_arenas (TideCaptureProcess *self,
                                                          TideCaptureProcess *parent);
 void                tide_capture_process_add_py_unhooked (TideCaptureProcess *self,

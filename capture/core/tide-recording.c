@@ -48,11 +48,12 @@
  * report explains the step with the next one that was read.  Where a
  * reading is due, the recorder asks each process that marks steps to wait
  * at its next step end (tide_capture_process_ask_step_wait()), at most
- * TIDE_WIRE_STEP_WAIT_MS, and that step end's reading has so long: a
- * step shorter than the reading (a DDP rank's) would otherwise end before
- * any of its ends was read. */
+ * TIDE_WIRE_STEP_WAIT_MS (its first step ends, which the recorder meets
+ * behind its start-up, TIDE_WIRE_FIRST_STEP_WAIT_MS), and that step end's
+ * reading has as long as its marker says it waits: a step shorter than
+ * the reading (a DDP rank's) would otherwise end before any of its ends
+ * was read. */
 #define STEP_READ_FRESH_NS (20 * G_GINT64_CONSTANT (1000000))
-#define STEP_WAIT_NS (TIDE_WIRE_STEP_WAIT_MS * G_GINT64_CONSTANT (1000000))
 /* How many of a process's first step ends are read whatever is due, until
  * one reading stands for its step end. */
 #define STEP_ROLLUP_TRIES 3
@@ -301,7 +302,7 @@ step_deadline (TideRecording      *self,
 {
   if (self->sync_steps)
     return G_MAXINT64;
-  return ts_ns + (stepping->step_wait_asked ? STEP_WAIT_NS : STEP_READ_FRESH_NS);
+  return ts_ns + (stepping->step_end_wait_ns > 0 ? stepping->step_end_wait_ns : STEP_READ_FRESH_NS);
 }
 
 /* Whether the job outgrew its last snapshot (ROLLUP_GROWTH_SHIFT) and
@@ -385,7 +386,7 @@ ask_step_waits (TideRecording      *self,
       TideCaptureProcess *p = g_ptr_array_index (self->processes, i);
 
       if (p->n_steps > 0 && p != stepping)
-        tide_capture_process_ask_step_wait (p);
+        tide_capture_process_ask_step_wait (p, TIDE_WIRE_STEP_WAIT_MS);
     }
 }
 
@@ -456,7 +457,8 @@ step_end_not_waited (TideRecording      *self,
                      gboolean            first_tries)
 {
   if (due || first_tries || snapshot_outgrown (self, ts_ns))
-    tide_capture_process_ask_step_wait (stepping);
+    tide_capture_process_ask_step_wait (stepping, first_tries ? TIDE_WIRE_FIRST_STEP_WAIT_MS
+                                                              : TIDE_WIRE_STEP_WAIT_MS);
   tide_capture_process_sample_classes_by (stepping, ts_ns,
                                           first_tries ? G_MININT64
                                                       : step_deadline (self, stepping, ts_ns),
@@ -479,9 +481,8 @@ _tide_recording_step_ended (TideRecording      *self,
                             TideCaptureProcess *stepping,
                             gint64              ts_ns)
 {
-  gboolean waits = self->sync_steps || stepping->step_wait_asked;
-  gboolean fresh = self->sync_steps ||
-                   tide_capture_now_ns () - ts_ns <= (waits ? STEP_WAIT_NS : STEP_READ_FRESH_NS);
+  gboolean waits = self->sync_steps || stepping->step_end_wait_ns > 0;
+  gboolean fresh = self->sync_steps || tide_capture_now_ns () <= step_deadline (self, stepping, ts_ns);
   gboolean first_tries = !stepping->rolled_up_at_step &&
                          stepping->step_rollup_tries < STEP_ROLLUP_TRIES;
   /* The job's first step end takes its snapshot, due or not: the
@@ -524,10 +525,9 @@ _tide_recording_step_ended (TideRecording      *self,
       stepping->step_rollup_tries++;
       stepping->rolled_up_at_step |= stepping->classes_ns == ts_ns;
     }
-  stepping->step_wait_asked = FALSE;
-  /* The next try waits for its reading too. */
+  /* The next try waits for its reading too, as long as the first. */
   if (!stepping->rolled_up_at_step && stepping->step_rollup_tries < STEP_ROLLUP_TRIES)
-    tide_capture_process_ask_step_wait (stepping);
+    tide_capture_process_ask_step_wait (stepping, TIDE_WIRE_FIRST_STEP_WAIT_MS);
 }
 
 /* Whether @process is the only one of the recording that has not ended. */

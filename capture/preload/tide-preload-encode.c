@@ -165,7 +165,7 @@ tide_encode_free (void      *dst,
   return sizeof *r;
 }
 
-/* STEP and THREAD: a header and one string. */
+/* THREAD: a header and one string. */
 uint32_t
 tide_encode_text (void       *dst,
                   uint32_t    cap,
@@ -179,6 +179,25 @@ tide_encode_text (void       *dst,
   if (len == 0)
     return 0;
   header_fill (dst, type, len, st);
+  return len;
+}
+
+uint32_t
+tide_encode_step (void       *dst,
+                  uint32_t    cap,
+                  TideStamp   st,
+                  uint32_t    wait_ms,
+                  const char *label)
+{
+  TideWireStep *r = dst;
+  size_t n;
+  uint32_t len = string_record (dst, cap, offsetof (TideWireStep, label), label, &n);
+
+  if (len == 0)
+    return 0;
+  header_fill (r, TIDE_WIRE_STEP, len, st);
+  r->wait_ms = wait_ms;
+  r->reserved = 0;
   return len;
 }
 

@@ -63,6 +63,11 @@ uint32_t tide_encode_text       (void          *dst,
                                  TideStamp      st,
                                  uint16_t       type,
                                  const char    *text);
+uint32_t tide_encode_step       (void          *dst,
+                                 uint32_t       cap,
+                                 TideStamp      st,
+                                 uint32_t       wait_ms,
+                                 const char    *label);
 uint32_t tide_encode_scope_def  (void          *dst,
                                  uint32_t       cap,
                                  TideStamp      st,

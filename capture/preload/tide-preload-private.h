@@ -80,7 +80,8 @@ typedef struct
   _Atomic int      final;        /* process exit flush done: send directly */
   _Atomic uint32_t seeded_threads; /* threads that seeded their sampler */
   _Atomic uint64_t dropped;      /* records not yet reported in DROPPED */
-  _Atomic int      step_wait_asked; /* the next step marker waits (TIDE_WIRE_STEP_WAIT_REQUEST) */
+  _Atomic int      step_wait_ms;  /* the next step marker waits so long at most
+                                   * (TIDE_WIRE_STEP_WAIT_REQUEST); 0: it does not */
   pid_t            pid;          /* getpid() of the connected process */
   bool             all;
   bool             sync_steps;   /* TIDEMARK_SYNC_STEPS: a step waits for the recorder */
@@ -272,7 +273,7 @@ void     tide_preload_send_allocator_free_at_fork (void);
 void     tide_preload_note_inherited_free (uint64_t size);
 void     tide_preload_send_resident (void);
 void     tide_wait_for_recorder  (TideBarrierReason reason);
-void     tide_wait_for_step_reading (void);
+void     tide_wait_for_step_reading (int patience_ms);
 void     tidemark_preload_counter (uint32_t counter,
                                    int      device,
                                    int64_t  value);

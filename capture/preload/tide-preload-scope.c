@@ -175,7 +175,7 @@ tidemark_preload_step (const char *label)
   _Alignas (8) unsigned char rec[TIDE_ENCODE_STRING_MAX];
   uint32_t len;
   int saved;
-  int asked;
+  int patience_ms;
 
   if (!tide_active ())
     return;
@@ -186,17 +186,19 @@ tidemark_preload_step (const char *label)
    * with it. */
   tide_preload_send_resident ();
   tide_buffer_flush_all ();
-  len = tide_encode_text (rec, sizeof rec, tide_stamp (), TIDE_WIRE_STEP,
+  /* Taken before the mark goes, which says how long it waits: a request
+   * that answers this mark asks for the next one. */
+  patience_ms = atomic_exchange (&tide_state.step_wait_ms, 0);
+  if (tide_state.sync_steps)
+    patience_ms = TIDE_EXIT_BARRIER_MS;
+  len = tide_encode_step (rec, sizeof rec, tide_stamp (), (uint32_t) patience_ms,
                           label != NULL ? label : "");
-  /* Taken before the mark goes: a request that answers this mark asks
-   * for the next one. */
-  asked = atomic_exchange (&tide_state.step_wait_asked, 0);
   if (tide_conn_send (rec, len))
     {
       if (tide_state.sync_steps)
         tide_wait_for_recorder (TIDE_BARRIER_STEP);
-      else if (asked)
-        tide_wait_for_step_reading ();
+      else if (patience_ms > 0)
+        tide_wait_for_step_reading (patience_ms);
     }
   tide_tls.guard--;
   errno = saved;

@@ -217,7 +217,7 @@ start_recording (uint32_t hello_flags)
   /* Its first step end waits for the recorder's reading unasked: a
    * request sent at the HELLO may come after a first step that ends at
    * once. */
-  atomic_store (&tide_state.step_wait_asked, 1);
+  atomic_store (&tide_state.step_wait_ms, TIDE_WIRE_FIRST_STEP_WAIT_MS);
   send_hello (hello_flags);
   tide_objects_announce ();
   tide_scope_resend_all ();
@@ -337,15 +337,34 @@ tide_preload_init (void)
   errno = saved;
 }
 
-/* Whether @h is a request the recorder sent unasked: a step wait is
- * taken at once (the next marker waits), a figures request is for the
- * caller. */
-static bool
-take_request_record (const TideWireHeader *h)
+/* How long the step wait that @request (@got bytes of it) asks for
+ * lasts: never so long that a recorder that asks for more could hang the
+ * program, nor none. */
+static int
+step_wait_patience (const TideWireStepWaitRequest *request,
+                    ssize_t                        got)
 {
-  if (h->type == TIDE_WIRE_STEP_WAIT_REQUEST)
-    atomic_store (&tide_state.step_wait_asked, 1);
-  return h->type == TIDE_WIRE_STEP_WAIT_REQUEST || h->type == TIDE_WIRE_FIGURES_REQUEST;
+  uint64_t ms = got >= (ssize_t) sizeof *request ? request->patience_ms : 0;
+
+  if (ms == 0)
+    return TIDE_WIRE_STEP_WAIT_MS;
+  return (int) (ms < TIDE_WIRE_FIRST_STEP_WAIT_MS ? ms : TIDE_WIRE_FIRST_STEP_WAIT_MS);
+}
+
+/* Whether @record (@got bytes of it) is a request the recorder sent
+ * unasked: a step wait is taken at once (the next marker waits), a
+ * figures request is for the caller. */
+static bool
+take_request_record (const TideWireFiguresRequest *record,
+                     ssize_t                       got)
+{
+  if (got < (ssize_t) sizeof record->h)
+    return false;
+  if (record->h.type == TIDE_WIRE_STEP_WAIT_REQUEST)
+    atomic_store (&tide_state.step_wait_ms,
+                  step_wait_patience ((const TideWireStepWaitRequest *) record, got));
+  return record->h.type == TIDE_WIRE_STEP_WAIT_REQUEST ||
+         record->h.type == TIDE_WIRE_FIGURES_REQUEST;
 }
 
 /* Takes the recorder's requests waiting on the connection, without
@@ -366,7 +385,7 @@ tide_conn_take_request (uint64_t *at_ns)
     {
       ssize_t n = recv (fd, &request, sizeof request, MSG_PEEK | MSG_DONTWAIT);
 
-      if (n < (ssize_t) sizeof request || !take_request_record (&request.h) ||
+      if (n < (ssize_t) sizeof request || !take_request_record (&request, n) ||
           recv (fd, &request, sizeof request, MSG_DONTWAIT) != (ssize_t) sizeof request)
         break;
       if (request.h.type == TIDE_WIRE_FIGURES_REQUEST)
@@ -446,7 +465,7 @@ wait_for_answer (uint64_t          patience_ms,
           pthread_mutex_unlock (&recv_lock);
           /* The flusher took a request first, or this was one. */
           if ((got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) ||
-              (got >= (ssize_t) sizeof answer.h && take_request_record (&answer.h)))
+              take_request_record (&answer, got))
             continue;
           /* The answer, or the end of the connection. */
           return;
@@ -466,9 +485,9 @@ tide_wait_for_recorder (TideBarrierReason reason)
  * end takes milliseconds, and a recorder that is late is not waited for
  * longer than that; its reading then finds the step over and says so. */
 void
-tide_wait_for_step_reading (void)
+tide_wait_for_step_reading (int patience_ms)
 {
-  wait_for_answer (TIDE_WIRE_STEP_WAIT_MS, TIDE_BARRIER_STEP);
+  wait_for_answer ((uint64_t) patience_ms, TIDE_BARRIER_STEP);
 }
 
 /* Everything this process has to say, sent, and the recorder's answer

@@ -100,21 +100,28 @@ on_child_end (TideRecProcess         *self,
  * end (tide_capture_process_ask_step_wait()); a full socket or one that
  * closed loses the request: the reading then stands beside the figures
  * the process last sent, or finds its step end over. */
-static void
+static gboolean
 send_request (TideCaptureRequest request,
-              gint64             at_ns,
+              gint64             value,
               gpointer           user_data)
 {
   TideRecProcess *self = user_data;
-  TideWireFiguresRequest record = {
-    .h = { .type = request == TIDE_CAPTURE_REQUEST_STEP_WAIT ? TIDE_WIRE_STEP_WAIT_REQUEST
-                                                              : TIDE_WIRE_FIGURES_REQUEST,
-           .len = sizeof record },
-    .at_ns = (guint64) at_ns,
+  TideWireFiguresRequest figures = {
+    .h = { .type = TIDE_WIRE_FIGURES_REQUEST, .len = sizeof figures },
+    .at_ns = (guint64) value,
+  };
+  TideWireStepWaitRequest step_wait = {
+    .h = { .type = TIDE_WIRE_STEP_WAIT_REQUEST, .len = sizeof step_wait },
+    .patience_ms = (guint64) value,
   };
 
-  if (self->fd >= 0)
-    send (self->fd, &record, sizeof record, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (self->fd < 0)
+    return FALSE;
+  if (request == TIDE_CAPTURE_REQUEST_STEP_WAIT)
+    return send (self->fd, &step_wait, sizeof step_wait, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+           (ssize_t) sizeof step_wait;
+  return send (self->fd, &figures, sizeof figures, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+         (ssize_t) sizeof figures;
 }
 
 TideRecProcess *
@@ -216,7 +223,7 @@ on_step (TideRecProcess *self,
   const TideWireStep *step = rec;
   g_autofree char *label = record_string (rec, sizeof *step, len);
 
-  tide_capture_process_step (self->core, step->h.time_ns, label);
+  tide_capture_process_step (self->core, step->h.time_ns, label, step->wait_ms);
 }
 
 static void
@@ -409,6 +416,8 @@ dispatch (TideRecProcess       *self,
                                     ((const TideWireFree *) h)->addr, h->time_ns);
       break;
     case TIDE_WIRE_STEP:
+      if (len < sizeof (TideWireStep))
+        return FALSE;
       on_step (self, h, len);
       break;
     case TIDE_WIRE_SCOPE_DEF:

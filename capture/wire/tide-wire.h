@@ -22,7 +22,7 @@
 
 #include "tide-kinds.h"
 
-#define TIDE_WIRE_VERSION      4u
+#define TIDE_WIRE_VERSION      5u
 #define TIDE_WIRE_MAX_MESSAGE  65536u
 #define TIDE_WIRE_MAX_FRAMES   128u
 #define TIDE_WIRE_MAX_STRING   4096u
@@ -87,18 +87,27 @@ typedef struct
 
 /* From the recorder to a process that marks steps, when a reading of its
  * private memory is due: its next step marker waits for the recorder's
- * answer (a STEP barrier), at most TIDE_WIRE_STEP_WAIT_MS, so that the
- * reading is taken while the step end still holds.  A step shorter than
- * the reading itself (a DDP rank's 25 ms) would otherwise be over before
- * it, and only its next steps' ends, read while they still hold, explain
- * them; where none does, one span covers them all. */
+ * answer (a STEP barrier), at most @patience_ms, so that the reading is
+ * taken while the step end still holds.  A step shorter than the reading
+ * itself (a DDP rank's 25 ms) would otherwise be over before it, and only
+ * its next steps' ends, read while they still hold, explain them; where
+ * none does, one span covers them all.
+ *
+ * A process's first step ends wait longer (TIDE_WIRE_FIRST_STEP_WAIT_MS;
+ * the first unasked): the recorder meets them behind everything the
+ * process sent as it started (the interpreter's and torch's imports),
+ * which on a loaded machine takes it hundreds of milliseconds.  Those
+ * readings start the report's first span; later ones, asked every half
+ * second at most, wait TIDE_WIRE_STEP_WAIT_MS, so that a recorder that
+ * falls behind slows the program little. */
 typedef struct
 {
   TideWireHeader h;
-  uint64_t reserved;
+  uint64_t patience_ms;    /* at most TIDE_WIRE_FIRST_STEP_WAIT_MS */
 } TideWireStepWaitRequest;
 
-#define TIDE_WIRE_STEP_WAIT_MS 100
+#define TIDE_WIRE_STEP_WAIT_MS       100
+#define TIDE_WIRE_FIRST_STEP_WAIT_MS 1000
 
 /* First record of every connection. */
 typedef struct
@@ -174,10 +183,16 @@ typedef struct
   uint32_t reserved;
 } TideWireFree;
 
-/* tidemark_step(label): the end of one step of this process. */
+/* tidemark_step(label): the end of one step of this process.  A marker
+ * that waits for the recorder's reading (TideWireStepWaitRequest, or the
+ * process's first) says so here: the recorder reads that step end once
+ * its barrier comes, and knows how long it holds. */
 typedef struct
 {
   TideWireHeader h;
+  uint32_t wait_ms;        /* it waits for the answer to its barrier so long at most; 0: it
+                            * does not */
+  uint32_t reserved;
   char label[];            /* "" when none was given */
 } TideWireStep;
 

@@ -7,8 +7,16 @@
  * its marker to just after it: a reading taken anywhere but at the step
  * end misses those 4 MiB.  Only a step end that waits for the recorder
  * can be read as it stands.
+ *
+ * `short-steps late-recorder` stops the recorder (its parent, `tidemark
+ * record`) for 300 ms just before it marks step 1, as a loaded machine
+ * does when the recorder meets a first step end behind everything the
+ * process sent as it started: the first step end still waits for its
+ * reading.
  */
 #include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include "target-util.h"
 #include "tidemark.h"
@@ -21,6 +29,7 @@
 /* Blocks of 4 MiB always mapped, and unmapped when freed: glibc would
  * otherwise raise its threshold after the first free and keep them. */
 #define MMAP_THRESHOLD (1024 * KIB)
+#define LATE_NS        (300 * 1000 * 1000)
 
 static void *kept[STEPS];
 
@@ -43,9 +52,44 @@ spin (long long ns)
     ;
 }
 
-int
-main (void)
+static void *
+continue_recorder (void *recorder)
 {
+  struct timespec late = { 0, LATE_NS };
+
+  nanosleep (&late, NULL);
+  kill ((pid_t) (intptr_t) recorder, SIGCONT);
+  return NULL;
+}
+
+/* Stops the recorder, which a thread continues LATE_NS later; exits 2
+ * where the parent is not `tidemark record` (run by hand). */
+static pthread_t
+stop_recorder (void)
+{
+  pid_t recorder = getppid ();
+  char path[64], comm[32] = "";
+  FILE *f;
+  pthread_t continuer;
+
+  snprintf (path, sizeof path, "/proc/%d/comm", (int) recorder);
+  f = fopen (path, "r");
+  if (f == NULL || fgets (comm, sizeof comm, f) == NULL || strcmp (comm, "tidemark\n") != 0)
+    exit (2);
+  fclose (f);
+  if (kill (recorder, SIGSTOP) != 0 ||
+      pthread_create (&continuer, NULL, continue_recorder, (void *) (intptr_t) recorder) != 0)
+    exit (2);
+  return continuer;
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  int late = argc > 1 && strcmp (argv[1], "late-recorder") == 0;
+  pthread_t continuer = 0;
+
   mallopt (M_MMAP_THRESHOLD, MMAP_THRESHOLD);
   for (int step = 0; step < STEPS; step++)
     {
@@ -53,10 +97,14 @@ main (void)
 
       target_take_blocks (&kept[step], 1, KEPT_BYTES);
       target_take_blocks (&peak, 1, PEAK_BYTES);
+      if (late && step == 0)
+        continuer = stop_recorder ();
       tidemark_step (NULL);
       free (peak);
       spin (WORK_NS);
     }
+  if (late)
+    pthread_join (continuer, NULL);
   target_free_blocks (kept, STEPS);
   puts ("done");
   return 0;

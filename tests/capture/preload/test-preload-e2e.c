@@ -117,9 +117,24 @@ test_storm (Fixture       *f,
   g_assert_cmpuint (c->n_exits, ==, 1);
 }
 
+/* How long each of @c's step markers said it waits, "1000 100". */
+static char *
+step_waits (const Conn *c)
+{
+  GString *waits = g_string_new (NULL);
+  const TideWireHeader *h;
+
+  FOR_EACH_RECORD (c, h)
+    if (h->type == TIDE_WIRE_STEP)
+      g_string_append_printf (waits, "%s%u", waits->len > 0 ? " " : "",
+                              ((const TideWireStep *) h)->wait_ms);
+  return g_string_free (waits, FALSE);
+}
+
 /* A recorder that asks for it (TIDE_WIRE_STEP_WAIT_REQUEST) has the next
  * step end wait: asked at each step, every one of the parent's three
- * waits, the first unasked, and the program runs to its end. */
+ * waits, the first unasked and longer, each mark saying how long, and the
+ * program runs to its end. */
 static void
 test_step_wait_requests (Fixture       *f,
                          gconstpointer  data)
@@ -128,6 +143,7 @@ test_step_wait_requests (Fixture       *f,
                    .ask_step_waits = TRUE };
   g_autoptr(Run) run = run_target (f, &o);
   const Conn *parent = NULL;
+  g_autofree char *waits = NULL;
 
   for (guint i = 0; i < run->conns->len; i++)
     {
@@ -139,6 +155,9 @@ test_step_wait_requests (Fixture       *f,
   g_assert_nonnull (parent);
   g_assert_true (strstr (run->out->str, "status 0") != NULL);
   g_assert_cmpuint (parent->n_step_waits, ==, 3);
+  waits = step_waits (parent);
+  g_assert_cmpstr (waits, ==, G_STRINGIFY (TIDE_WIRE_FIRST_STEP_WAIT_MS) " "
+                   G_STRINGIFY (TIDE_WIRE_STEP_WAIT_MS) " " G_STRINGIFY (TIDE_WIRE_STEP_WAIT_MS));
   g_assert_cmpuint (parent->n_exits, ==, 1);
 }
 

@@ -151,15 +151,21 @@ test_strings (void)
   g_assert_cmpuint (s->id, ==, 3);
   g_assert_cmpuint (s->parent_id, ==, 2);
 
-  len = tide_encode_text (buf, sizeof buf, stamp, TIDE_WIRE_STEP, "");
+  len = tide_encode_step (buf, sizeof buf, stamp, TIDE_WIRE_FIRST_STEP_WAIT_MS, "");
   check_header (buf, len, TIDE_WIRE_STEP);
-  g_assert_cmpuint (len, ==, 24);
+  g_assert_cmpuint (len, ==, 32);
   g_assert_cmpstr (((const TideWireStep *) buf)->label, ==, "");
+  g_assert_cmpuint (((const TideWireStep *) buf)->wait_ms, ==, TIDE_WIRE_FIRST_STEP_WAIT_MS);
+  len = tide_encode_step (buf, sizeof buf, stamp, 0, "epoch 1");
+  g_assert_cmpuint (len, ==, 32);
+  g_assert_cmpstr (((const TideWireStep *) buf)->label, ==, "epoch 1");
+  g_assert_cmpuint (((const TideWireStep *) buf)->wait_ms, ==, 0);
   len = tide_encode_text (buf, sizeof buf, stamp, TIDE_WIRE_THREAD, "1234567");
   g_assert_cmpuint (len, ==, 24);
   len = tide_encode_text (buf, sizeof buf, stamp, TIDE_WIRE_THREAD, "12345678");
   g_assert_cmpuint (len, ==, 32);
-  g_assert_cmpuint (tide_encode_text (buf, 20, stamp, TIDE_WIRE_STEP, ""), ==, 0);
+  g_assert_cmpuint (tide_encode_text (buf, 20, stamp, TIDE_WIRE_THREAD, ""), ==, 0);
+  g_assert_cmpuint (tide_encode_step (buf, 28, stamp, 0, ""), ==, 0);
 }
 
 static void
@@ -169,7 +175,7 @@ test_count (void)
   uint32_t len = 0;
 
   len += tide_encode_free (msg + len, sizeof msg - len, stamp, 1, 1);
-  len += tide_encode_text (msg + len, sizeof msg - len, stamp, TIDE_WIRE_STEP, "a step");
+  len += tide_encode_step (msg + len, sizeof msg - len, stamp, 0, "a step");
   len += tide_encode_dropped (msg + len, sizeof msg - len, stamp, 1);
   g_assert_cmpuint (tide_wire_count_records (msg, len), ==, 3);
   g_assert_cmpuint (tide_wire_count_records (msg, len - 8), ==, 2);

@@ -100,6 +100,7 @@ conn_take (Conn          *c,
         {
           TideWireStepWaitRequest request = {
             .h = { .type = TIDE_WIRE_STEP_WAIT_REQUEST, .len = sizeof request },
+            .patience_ms = TIDE_WIRE_STEP_WAIT_MS,
           };
 
           g_assert_cmpint (send (c->fd, &request, sizeof request, MSG_NOSIGNAL), ==,
