@@ -50,6 +50,10 @@ static bool tide_atfork_done;
  * flusher takes.  A reader holds this from looking at a record to taking
  * it, so that neither takes the other's. */
 static pthread_mutex_t recv_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Under recv_lock: the threads that wait for the answer to a barrier
+ * (wait_for_answer()).  An answer that comes while none does answers one
+ * whose wait ended first. */
+static int answer_waiters;
 
 uint64_t
 tide_now_ns (void)
@@ -260,8 +264,10 @@ fork_child (void)
 
   tide_tls.tid = 0;
   tide_tls.seeded = false;
-  /* The parent's flusher may have held it: no one holds it here. */
+  /* The parent's flusher may have held it: no one holds it here, and no
+   * thread of the child waits for an answer. */
   pthread_mutex_init (&recv_lock, NULL);
+  answer_waiters = 0;
   tide_heap_reset_lock ();
   tide_addrset_reset_locks (&tide_state.addrset);
   /* The parent's blocks are not the child's to record; but a place held
@@ -367,10 +373,21 @@ take_request_record (const TideWireFiguresRequest *record,
          record->h.type == TIDE_WIRE_FIGURES_REQUEST;
 }
 
+/* Whether @record (@got bytes of it) answers a barrier whose wait is over
+ * (a step wait that the recorder met after it gave up): under recv_lock.
+ * Left on the connection, it would stop the requests behind it. */
+static bool
+is_stale_answer (const TideWireFiguresRequest *record,
+                 ssize_t                       got)
+{
+  return got >= (ssize_t) sizeof record->h && record->h.type == TIDE_WIRE_EXIT_BARRIER &&
+         answer_waiters == 0;
+}
+
 /* Takes the recorder's requests waiting on the connection, without
- * waiting; TRUE, with the latest figures request's time, where there was
- * one.  Any other record (a barrier's answer) is left to the thread that
- * waits for it. */
+ * waiting, and drops the answers no one waits for any more; TRUE, with
+ * the latest figures request's time, where there was one.  An answer that
+ * a thread waits for is left to it. */
 bool
 tide_conn_take_request (uint64_t *at_ns)
 {
@@ -385,6 +402,11 @@ tide_conn_take_request (uint64_t *at_ns)
     {
       ssize_t n = recv (fd, &request, sizeof request, MSG_PEEK | MSG_DONTWAIT);
 
+      if (is_stale_answer (&request, n))
+        {
+          recv (fd, &request, sizeof request, MSG_DONTWAIT);
+          continue;
+        }
       if (n < (ssize_t) sizeof request || !take_request_record (&request, n) ||
           recv (fd, &request, sizeof request, MSG_DONTWAIT) != (ssize_t) sizeof request)
         break;
@@ -399,9 +421,9 @@ tide_conn_take_request (uint64_t *at_ns)
 }
 
 /* The flusher's pause between ticks, which a request from the recorder
- * ends at once: TRUE with its time.  A record that is not one (a barrier's
- * answer that no one waits for any more), or a connection that hung up,
- * would end every poll at once: then it sleeps the tick. */
+ * ends at once: TRUE with its time.  A record that is not one (the answer
+ * that a thread waits for), or a connection that hung up, would end every
+ * poll at once: then it sleeps the tick. */
 bool
 tide_conn_wait_tick (uint64_t  tick_ns,
                      uint64_t *at_ns)
@@ -427,14 +449,29 @@ tide_conn_wait_tick (uint64_t  tick_ns,
  * has taken its last reading (RSS by class, copy-on-write) before its pages
  * go.  A dead recorder closes the socket, which ends the wait at once.
  * With TIDEMARK_SYNC_STEPS, every step marker waits so. */
+/* Whether @answer (@got bytes of it) answers @barrier: the recorder sends
+ * a barrier's own header back.  An answer to an earlier barrier, whose
+ * wait ended before the recorder met it, is not this one's: taken for it,
+ * this wait would end before its own answer (the exit's, before the
+ * recorder's last reading), and every later wait one answer early. */
+static bool
+answers_barrier (const TideWireFiguresRequest *answer,
+                 ssize_t                       got,
+                 const TideWireBarrier        *barrier)
+{
+  return got >= (ssize_t) sizeof answer->h && answer->h.type == barrier->h.type &&
+         answer->h.tid == barrier->h.tid && answer->h.time_ns == barrier->h.time_ns;
+}
+
 /* Sends an EXIT_BARRIER and waits at most @patience_ms for the recorder to
  * answer, which it does once every record before it is handled.  A
  * figures request read meanwhile is let go: the figures went before the
  * barrier where they matter (the exit), and a fork's child may not ask its
- * allocator yet.  A step wait request is kept for the next marker. */
+ * allocator yet.  A step wait request is kept for the next marker.  The
+ * answer to an earlier barrier is dropped. */
 static void
-wait_for_answer (uint64_t          patience_ms,
-                 TideBarrierReason reason)
+await_answer (uint64_t          patience_ms,
+              TideBarrierReason reason)
 {
   TideWireBarrier barrier = { .h = { .type = TIDE_WIRE_EXIT_BARRIER, .len = sizeof barrier },
                               .reason = reason };
@@ -463,9 +500,12 @@ wait_for_answer (uint64_t          patience_ms,
           pthread_mutex_lock (&recv_lock);
           got = recv (fd, &answer, sizeof answer, MSG_DONTWAIT);
           pthread_mutex_unlock (&recv_lock);
-          /* The flusher took a request first, or this was one. */
+          /* The flusher took a request first, or this was one, or the
+           * answer to an earlier barrier. */
           if ((got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) ||
-              take_request_record (&answer, got))
+              take_request_record (&answer, got) ||
+              (got > 0 && answer.h.type == TIDE_WIRE_EXIT_BARRIER &&
+               !answers_barrier (&answer, got, &barrier)))
             continue;
           /* The answer, or the end of the connection. */
           return;
@@ -473,6 +513,19 @@ wait_for_answer (uint64_t          patience_ms,
       if (n < 0 && errno != EINTR)
         return;
     }
+}
+
+static void
+wait_for_answer (uint64_t          patience_ms,
+                 TideBarrierReason reason)
+{
+  pthread_mutex_lock (&recv_lock);
+  answer_waiters++;
+  pthread_mutex_unlock (&recv_lock);
+  await_answer (patience_ms, reason);
+  pthread_mutex_lock (&recv_lock);
+  answer_waiters--;
+  pthread_mutex_unlock (&recv_lock);
 }
 
 void

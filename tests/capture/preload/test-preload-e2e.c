@@ -161,6 +161,32 @@ test_step_wait_requests (Fixture       *f,
   g_assert_cmpuint (parent->n_exits, ==, 1);
 }
 
+/* A recorder late to a step wait sends its answer after the marker went
+ * on: that answer is not the next barrier's.  Each step barrier is
+ * answered twice here, and the exit barrier's answer held 300 ms: every
+ * process waits for its own.  Before, its exit's wait took the stale step
+ * answer and it hung up before the recorder's last reading. */
+static void
+test_stale_answers (Fixture       *f,
+                    gconstpointer  data)
+{
+  RunOptions o = { .mode = "basic", .preload = TRUE, .socket = TRUE, .kill_after = -1,
+                   .stale_answers = TRUE };
+  g_autoptr(Run) run = run_target (f, &o);
+  guint n_step_waits = 0;
+
+  g_assert_true (strstr (run->out->str, "status 0") != NULL);
+  for (guint i = 0; i < run->conns->len; i++)
+    {
+      const Conn *c = g_ptr_array_index (run->conns, i);
+
+      g_assert_false (c->closed_unanswered);
+      g_assert_cmpuint (c->n_exits, ==, 1);
+      n_step_waits += c->n_step_waits;
+    }
+  g_assert_cmpuint (n_step_waits, >=, 1);
+}
+
 static void
 assert_same_run (const Run *a,
                  const Run *b)
@@ -224,6 +250,8 @@ main (int   argc,
               fixture_setup, test_basic, fixture_teardown);
   g_test_add ("/capture/preload/e2e/step-wait-requests", Fixture, NULL,
               fixture_setup, test_step_wait_requests, fixture_teardown);
+  g_test_add ("/capture/preload/e2e/stale-answers", Fixture, NULL,
+              fixture_setup, test_stale_answers, fixture_teardown);
   g_test_add ("/capture/preload/e2e/storm", Fixture, NULL,
               fixture_setup, test_storm, fixture_teardown);
   add_preload_block_tests ();

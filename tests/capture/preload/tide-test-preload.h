@@ -25,6 +25,10 @@ typedef struct
   guint       n_forks;     /* ... and at fork (TIDE_BARRIER_FORK) */
   guint       n_step_waits; /* ... and at a step end (TIDE_BARRIER_STEP) */
   gboolean    ask_step_waits; /* answer each step with a step wait request */
+  gboolean    stale_answers;  /* see RunOptions */
+  gint64      exit_answer_due_us; /* the held answer to the exit barrier goes then; 0: none */
+  TideWireHeader exit_answer;
+  gboolean    closed_unanswered;  /* the process hung up while its exit answer was held */
 } Conn;
 
 typedef struct
@@ -59,6 +63,9 @@ typedef struct
   gboolean    python;      /* with the tidemark package, as `record` runs Python */
   gboolean    ask_step_waits;  /* ask every next step end to wait, as the recorder
                                 * does where a reading is due */
+  gboolean    stale_answers;   /* answer each step barrier twice, the second as a
+                                * recorder late to a wait that ended does, and
+                                * hold the exit barrier's answer for 300 ms */
 } RunOptions;
 
 #define FOR_EACH_RECORD(c, h)                                           \
