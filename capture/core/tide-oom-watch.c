@@ -5,6 +5,8 @@
 
 #include "tide-oom-watch.h"
 
+#include "tide-kernel-log.h"
+
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,9 @@
 /* Limits at or above this are "no limit" (v1 writes PAGE_COUNTER_MAX in
  * bytes, a little under 2^63). */
 #define NO_LIMIT (G_GINT64_CONSTANT (1) << 60)
+/* How long a death waits for the kernel's log to name the OOM killer's
+ * victims that its counters counted (tide_kernel_log_is_oom_victim()). */
+#define VICTIM_PATIENCE_MS 1000
 
 typedef struct
 {
@@ -27,6 +32,8 @@ struct _TideOomWatch
   gint64      machine_seen;    /* /proc/vmstat oom_kill, less the kills explained; -1 unreadable */
   GHashTable *cgroup_seen;     /* cgroup dir -> OOM kills counted there (gint64*) */
   GHashTable *process_cgroup;  /* pid -> cgroup dir, as it was when last read */
+  TideKernelLog *log;          /* names the victims, where it can be read; else NULL */
+  gint64      machine_at_start; /* /proc/vmstat oom_kill as the log was opened */
 };
 
 static void
@@ -110,6 +117,10 @@ tide_oom_watch_new (const char *mountinfo,
   find_mounts (self, mountinfo ? mountinfo : "/proc/self/mountinfo");
   vmstat = g_build_filename (self->proc_root, "vmstat", NULL);
   self->machine_seen = read_keyed (vmstat, "oom_kill");
+  /* This machine's own log, not one for a layout that a test made. */
+  if (mountinfo == NULL && proc_root == NULL)
+    self->log = tide_kernel_log_open ();
+  self->machine_at_start = self->machine_seen;
   return self;
 }
 
@@ -123,6 +134,7 @@ tide_oom_watch_free (TideOomWatch *self)
   g_free (self->proc_root);
   g_hash_table_unref (self->cgroup_seen);
   g_hash_table_unref (self->process_cgroup);
+  g_clear_pointer (&self->log, tide_kernel_log_free);
   g_free (self);
 }
 
@@ -393,21 +405,30 @@ take_cgroup_kill (TideOomWatch *self,
   return TRUE;
 }
 
-void
-tide_oom_watch_explain (TideOomWatch   *self,
-                        int             pid,
-                        TideProcessEnd *end)
+/* OOM kills the machine counted so far (/proc/vmstat), or -1. */
+static gint64
+read_machine_kills (TideOomWatch *self)
 {
   g_autofree char *vmstat = g_build_filename (self->proc_root, "vmstat", NULL);
+
+  return read_keyed (vmstat, "oom_kill");
+}
+
+/* The counters alone: a SIGKILL is an OOM kill when the machine counted
+ * one since the last explained, at the limit of the first cgroup of
+ * @pid's that counted one, else the machine's. */
+static void
+explain_by_counters (TideOomWatch   *self,
+                     int             pid,
+                     TideProcessEnd *end)
+{
   g_autoptr(GPtrArray) candidates = NULL;
   gint64 machine;
 
-  if (end->kind != TIDE_END_SIGNALED || end->signal != SIGKILL)
-    return;
   /* The machine's count gates every answer: no OOM kill anywhere since
    * the last one explained, no OOM kill here.  The kernel counts before
    * it sends the SIGKILL, so the count is there by the victim's end. */
-  machine = read_keyed (vmstat, "oom_kill");
+  machine = read_machine_kills (self);
   if (machine < 0 || self->machine_seen < 0 || machine <= self->machine_seen)
     return;
   self->machine_seen++;
@@ -428,22 +449,23 @@ tide_oom_watch_explain (TideOomWatch   *self,
     end->limit_bytes = read_machine_memory (self);
 }
 
-/* Where the kernel named the OOM killer's victim (oom:mark_victim): a
- * victim killed by SIGKILL is an OOM kill whatever the counters say, at
- * its cgroup's limit where one applies, else the machine's; a SIGKILL of
- * a process that was not the victim is none, even when another process's
- * OOM kill moved the same counters. */
-void
-tide_oom_watch_explain_victim (TideOomWatch   *self,
-                               int             pid,
-                               gboolean        victim,
-                               TideProcessEnd *end)
+/* Where the kernel named the OOM killer's victim (attach's
+ * oom:mark_victim, record's kernel log): a victim killed by SIGKILL is an
+ * OOM kill whatever the counters say, at its cgroup's limit where one
+ * applies, else the machine's; a SIGKILL of a process that was not the
+ * victim is none, even when another process's OOM kill moved the same
+ * counters. */
+static void
+explain_victim (TideOomWatch   *self,
+                int             pid,
+                gboolean        victim,
+                TideProcessEnd *end)
 {
   g_autoptr(GPtrArray) candidates = NULL;
 
-  if (end->kind != TIDE_END_SIGNALED || end->signal != SIGKILL || !victim)
+  if (!victim)
     return;
-  tide_oom_watch_explain (self, pid, end);
+  explain_by_counters (self, pid, end);
   if (end->oom != TIDE_OOM_NONE && end->oom != TIDE_OOM_MACHINE)
     return;
   /* The counters missed it, or found no cgroup that counted it: the
@@ -464,4 +486,35 @@ tide_oom_watch_explain_victim (TideOomWatch   *self,
     }
   end->oom = TIDE_OOM_MACHINE;
   end->limit_bytes = read_machine_memory (self);
+}
+
+void
+tide_oom_watch_explain_victim (TideOomWatch   *self,
+                               int             pid,
+                               gboolean        victim,
+                               TideProcessEnd *end)
+{
+  if (end->kind == TIDE_END_SIGNALED && end->signal == SIGKILL)
+    explain_victim (self, pid, victim, end);
+}
+
+void
+tide_oom_watch_explain (TideOomWatch   *self,
+                        int             pid,
+                        TideProcessEnd *end)
+{
+  gint64 kills;
+
+  if (end->kind != TIDE_END_SIGNALED || end->signal != SIGKILL)
+    return;
+  if (self->log == NULL)
+    {
+      explain_by_counters (self, pid, end);
+      return;
+    }
+  kills = read_machine_kills (self) - self->machine_at_start;
+  explain_victim (self, pid,
+                  self->machine_at_start >= 0 && kills > 0 &&
+                  tide_kernel_log_is_oom_victim (self->log, pid, kills, VICTIM_PATIENCE_MS),
+                  end);
 }

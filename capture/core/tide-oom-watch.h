@@ -10,12 +10,14 @@
  * watch remembers those counters as processes start, and credits a
  * SIGKILL to the OOM killer only when they went up: a plain `kill -9`
  * never reads as an OOM kill.  Where neither counter can be read, the
- * death stays "killed by SIGKILL".
+ * death stays "killed by SIGKILL".  Where the kernel's log can be read
+ * (tide-kernel-log.h), it names the victim, and a SIGKILL of another
+ * process is none even when the counters moved.
  *
  * The limit is the cgroup's (the smallest memory.max up a v2 tree, v1's
  * hierarchical_memory_limit), else the machine's memory (MemTotal).
  *
- * Unprivileged: these files are world-readable.
+ * Unprivileged: these files are world-readable; the log is not always.
  */
 #pragma once
 
@@ -42,7 +44,9 @@ gint64        tide_oom_watch_read_limit   (TideOomWatch   *self,
                                            int             pid,
                                            TideOomScope   *scope);
 /* For @end of @pid, killed by SIGKILL: sets end->oom and end->limit_bytes
- * when the kernel counted an OOM kill since the last one explained. */
+ * when the kernel's log names @pid the OOM killer's victim, or, without
+ * the log, when the kernel counted an OOM kill since the last one
+ * explained. */
 void          tide_oom_watch_explain      (TideOomWatch   *self,
                                            int             pid,
                                            TideProcessEnd *end);

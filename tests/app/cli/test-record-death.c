@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <gio/gio.h>
 #include <gio/gunixinputstream.h>
 #include <glib/gstdio.h>
@@ -172,25 +173,17 @@ run_clear (Run *run)
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Run, run_clear)
 
-/* `tidemark record -o trace [--torch] -- sh -c '[echo $$ > PROCS &&] exec COMMAND'`:
- * the shell moves itself into the cgroup, then becomes the job. */
+/* `tidemark record -o trace [--torch] -- sh -c SCRIPT`. */
 static void
-record (Run                *run,
-        const char         *procs,
-        gboolean            torch,
-        const char * const *command)
+record_script (Run        *run,
+               gboolean    torch,
+               const char *script)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(GString) script = g_string_new (NULL);
   g_autofree char *out = NULL;
 
   run->dir = tide_test_make_dir ("tide-death-XXXXXX");
   run->trace = g_build_filename (run->dir, "run.tide", NULL);
-  if (procs != NULL)
-    g_string_append_printf (script, "echo $$ > '%s' && ", procs);
-  g_string_append (script, "exec");
-  for (guint i = 0; command[i] != NULL; i++)
-    g_string_append_printf (script, " '%s'", command[i]);
   {
     g_autoptr(GPtrArray) argv = g_ptr_array_new ();
 
@@ -204,13 +197,31 @@ record (Run                *run,
     g_ptr_array_add (argv, (gpointer) "--");
     g_ptr_array_add (argv, (gpointer) "/bin/sh");
     g_ptr_array_add (argv, (gpointer) "-c");
-    g_ptr_array_add (argv, script->str);
+    g_ptr_array_add (argv, (gpointer) script);
     g_ptr_array_add (argv, NULL);
     g_spawn_sync (run->dir, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out,
                   &run->err, &run->status, &error);
   }
   g_assert_no_error (error);
   g_test_message ("record said:\n%s", run->err);
+}
+
+/* `tidemark record -o trace [--torch] -- sh -c '[echo $$ > PROCS &&] exec COMMAND'`:
+ * the shell moves itself into the cgroup, then becomes the job. */
+static void
+record (Run                *run,
+        const char         *procs,
+        gboolean            torch,
+        const char * const *command)
+{
+  g_autoptr(GString) script = g_string_new (NULL);
+
+  if (procs != NULL)
+    g_string_append_printf (script, "echo $$ > '%s' && ", procs);
+  g_string_append (script, "exec");
+  for (guint i = 0; command[i] != NULL; i++)
+    g_string_append_printf (script, " '%s'", command[i]);
+  record_script (run, torch, script->str);
 }
 
 static char *
@@ -364,6 +375,65 @@ test_plain_sigkill (void)
   g_assert_nonnull (strstr (json, line));
   /* Its parent exited 0 after it. */
   g_assert_nonnull (strstr (json, "\"end\":\"exited\",\"exit_code\":0,\"signal\":null"));
+}
+
+/* Whether the kernel's log names the OOM killer's victims to `record`
+ * here: it reads /dev/kmsg where it may (CAP_SYSLOG, or no
+ * dmesg_restrict), in the initial PID namespace, whose pids the log
+ * prints. */
+static gboolean
+kernel_log_readable (void)
+{
+  g_autofree char *ns = g_file_read_link ("/proc/self/ns/pid", NULL);
+  int fd;
+
+  if (g_strcmp0 (ns, "pid:[4026531836]") != 0)
+    return FALSE;
+  fd = open ("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return FALSE;
+  close (fd);
+  return TRUE;
+}
+
+/* A recorded process killed by a plain SIGKILL just after the OOM killer
+ * ended another process of its cgroup, one that `record` does not follow:
+ * the cgroup's and the machine's OOM kill counts moved, but the kernel's
+ * log named the other one, so this is no OOM kill.  Before, the counters
+ * alone called it one, at the cgroup's limit. */
+static void
+test_record_bystander (void)
+{
+  g_autoptr(MemoryCgroup) cgroup = NULL;
+  g_auto(Run) run = { 0 };
+  g_autoptr(TideTrace) trace = NULL;
+  g_autofree char *script = NULL;
+  g_autofree char *death = NULL;
+  gint64 process_id;
+
+  if (!kernel_log_readable ())
+    {
+      g_test_skip ("the kernel's log (/dev/kmsg) cannot be read here: record has only the OOM "
+                   "kill counters");
+      return;
+    }
+  if ((cgroup = make_memory_cgroup (JOB_LIMIT)) == NULL)
+    return;
+  /* The shell joins the cgroup; an unrecorded hog there outgrows it and
+   * is the OOM killer's; then the shell becomes the recorded job, whose
+   * child kills itself. */
+  script = g_strdup_printf ("echo $$ > '%s' && "
+                            "env -u LD_PRELOAD -u TIDEMARK_SOCKET '%s' --keep-mib 8; "
+                            "exec '%s' --kill-child", cgroup->procs,
+                            TIDE_TARGETS_DIR "/dying-steps", TIDE_TARGETS_DIR "/dying-steps");
+  record_script (&run, FALSE, script);
+  g_assert_true (WIFEXITED (run.status));
+  g_assert_cmpint (WEXITSTATUS (run.status), ==, 0);
+  trace = tide_test_open_trace (run.trace);
+  death = death_of (trace, &process_id);
+  g_assert_cmpstr (death, ==, "9 0 0");
+  g_assert_null (strstr (run.err, "OOM"));
+  g_assert_nonnull (strstr (run.err, ") was killed by SIGKILL in step 2; the job held "));
 }
 
 /* A DataLoader worker that moves itself into a small cgroup and outgrows
@@ -607,6 +677,7 @@ main (int    argc,
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/death/oom-cgroup", test_oom_cgroup);
   g_test_add_func ("/death/plain-sigkill", test_plain_sigkill);
+  g_test_add_func ("/death/record-bystander", test_record_bystander);
   g_test_add_func ("/death/loader-worker-oom", test_loader_worker_oom);
   g_test_add_func ("/death/attach-victim", test_attach_victim);
   g_test_add_func ("/death/attach-bystander", test_attach_bystander);
