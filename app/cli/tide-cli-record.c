@@ -141,8 +141,8 @@ top_suspect_of (GPtrArray *suspects,
   return suspects->len > 0 ? g_ptr_array_index (suspects, 0) : NULL;
 }
 
-/* A line for each process that a signal killed, before anything else:
- * a dead job is the first thing to say. */
+/* A line for each process that a signal killed or that exited with an
+ * error, before anything else: a dead job is the first thing to say. */
 static void
 print_deaths (GPtrArray *summaries,
               GPtrArray *suspects)

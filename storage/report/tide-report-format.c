@@ -1094,8 +1094,8 @@ end_cell (const TideProcessSummary *s)
   return g_string_free (g_steal_pointer (&cell), FALSE);
 }
 
-/* After the table, a line for each process that a signal killed: by
- * what, in which step, and what the job held then; one for each process
+/* After the table, a line for each process that a signal killed or that
+ * exited with an error: by what, in which step, and what the job held then; one for each process
  * whose RSS peaked between two readings; and one for each device where
  * its allocations failed. */
 static void

@@ -615,7 +615,8 @@ tide_process_summary_describe_unread_peak (const TideProcessSummary *s)
  * Returns: (nullable): a line for a process that a signal killed: "rank 1
  *   (pid 4242) was killed by SIGKILL in step 17: the kernel's OOM killer,
  *   at the cgroup's limit of 600.00 MiB; the job held 598.00 MiB (PSS)",
- *   or NULL for any other end
+ *   or that exited with an error: "train.py (pid 4240) exited with status
+ *   1 in step 18; ...", or NULL for any other end
  */
 char *
 tide_process_summary_describe_death (const TideProcessSummary *s)
@@ -625,11 +626,15 @@ tide_process_summary_describe_death (const TideProcessSummary *s)
   GString *line;
   char name[16];
 
-  if (p->end.kind != TIDE_END_SIGNALED)
+  if (!tide_process_end_is_death (&p->end))
     return NULL;
   line = g_string_new (NULL);
-  g_string_append_printf (line, "%s (pid %" G_GINT64_FORMAT ") was killed by %s", p->label, p->pid,
-                          tide_signal_name (p->end.signal, name));
+  if (p->end.kind == TIDE_END_EXITED)
+    g_string_append_printf (line, "%s (pid %" G_GINT64_FORMAT ") exited with status %d", p->label,
+                            p->pid, p->end.exit_code);
+  else
+    g_string_append_printf (line, "%s (pid %" G_GINT64_FORMAT ") was killed by %s", p->label, p->pid,
+                            tide_signal_name (p->end.signal, name));
   if (p->end.core_dumped)
     g_string_append (line, " (core dumped)");
   if (s->end_step > 0)

@@ -3,10 +3,10 @@
  *
  * dying-steps: a training loop that ends badly.
  *
- *   dying-steps --keep-mib N [--steps S]
+ *   dying-steps --keep-mib N [--steps S [--exit E]]
  *     keeps N MiB per step in keep_activations (touched, so resident) and
- *     ends a step after each; with S steps it then exits 0, without it runs
- *     until something stops it: in a memory cgroup, the OOM killer.
+ *     ends a step after each; with S steps it then exits E (0), without it
+ *     runs until something stops it: in a memory cgroup, the OOM killer.
  *   dying-steps --kill-child
  *     steps 3 times; in step 2 a forked child keeps 1 MiB and is killed by
  *     SIGKILL (its own), which is no OOM kill.  The parent reaps it a
@@ -75,6 +75,7 @@ main (int   argc,
 {
   long mib = target_int_option (argc, argv, "--keep-mib", 8);
   long n_steps = target_int_option (argc, argv, "--steps", 0);
+  long exit_status = target_int_option (argc, argv, "--exit", 0);
 
   for (int i = 1; i < argc; i++)
     if (strcmp (argv[i], "--kill-child") == 0)
@@ -84,5 +85,5 @@ main (int   argc,
       keep_activations (mib);
       tidemark_step (NULL);
     }
-  return 0;
+  return (int) exit_status;
 }

@@ -377,6 +377,32 @@ test_plain_sigkill (void)
   g_assert_nonnull (strstr (json, "\"end\":\"exited\",\"exit_code\":0,\"signal\":null"));
 }
 
+/* A job that exits with an error after its third step: record passes its
+ * status through, and its summary says it first, with the step it was in
+ * and what the job held then.  Before, only a signal's death had a line. */
+static void
+test_exit_status (void)
+{
+  const char *command[] = { TIDE_TARGETS_DIR "/dying-steps", "--steps", "3", "--exit", "3", NULL };
+  g_auto(Run) run = { 0 };
+  g_autoptr(TideTrace) trace = NULL;
+  g_autofree char *line = NULL;
+  g_autofree char *first = NULL;
+  gint64 pid;
+
+  record (&run, NULL, FALSE, command);
+  g_assert_true (WIFEXITED (run.status));
+  g_assert_cmpint (WEXITSTATUS (run.status), ==, 3);
+  trace = tide_test_open_trace (run.trace);
+  pid = tide_test_query_int (trace, "SELECT pid FROM processes p JOIN process_ends e"
+                                    " ON e.process_id = p.id WHERE e.kind = 1 AND e.exit_code = 3");
+  line = g_strdup_printf ("tidemark: dying-steps --steps 3 --exit 3 (pid %" G_GINT64_FORMAT
+                          ") exited with status 3 in step 4; the job held ", pid);
+  /* Right after the trace's line. */
+  first = g_strdup (strchr (run.err, '\n') + 1);
+  g_assert_true (g_str_has_prefix (first, line));
+}
+
 /* Whether the kernel's log names the OOM killer's victims to `record`
  * here: it reads /dev/kmsg where it may (CAP_SYSLOG, or no
  * dmesg_restrict), in the initial PID namespace, whose pids the log
@@ -678,6 +704,7 @@ main (int    argc,
   g_test_add_func ("/death/oom-cgroup", test_oom_cgroup);
   g_test_add_func ("/death/plain-sigkill", test_plain_sigkill);
   g_test_add_func ("/death/record-bystander", test_record_bystander);
+  g_test_add_func ("/death/exit-status", test_exit_status);
   g_test_add_func ("/death/loader-worker-oom", test_loader_worker_oom);
   g_test_add_func ("/death/attach-victim", test_attach_victim);
   g_test_add_func ("/death/attach-bystander", test_attach_bystander);

@@ -742,6 +742,9 @@ test_processes_text_roles (void)
   TideProcess child = { .id = 2, .pid = 21, .role = TIDE_ROLE_COMMAND, .dist_rank = -1, .worker = -1,
                         .command = "python3 train.py", .label = "python3 train.py",
                         .end = { .kind = TIDE_END_SIGNALED, .signal = 11, .core_dumped = TRUE } };
+  TideProcess failed = { .id = 5, .pid = 23, .role = TIDE_ROLE_COMMAND, .dist_rank = -1,
+                         .worker = -1, .command = "python3 eval.py", .label = "python3 eval.py",
+                         .end = { .kind = TIDE_END_EXITED, .exit_code = 3 } };
   TideProcess worker = { .id = 3, .pid = 22, .role = TIDE_ROLE_LOADER_WORKER, .dist_rank = -1,
                          .worker = 0, .command = "python3 train.py",
                          .label = "DataLoader worker 0",
@@ -753,6 +756,7 @@ test_processes_text_roles (void)
     { .process = &worker, .parent_pid = 20, .end_step = 3, .job_bytes_at_end = 598 * MIB,
       .job_bytes_by_pss = TRUE },
     { .process = &execed, .parent_pid = 20, .n_steps = 3, .job_bytes_at_end = -1 },
+    { .process = &failed, .parent_pid = 20, .end_step = 4, .job_bytes_at_end = 12 * MIB },
   };
   g_autoptr(GPtrArray) summaries = g_ptr_array_new ();
   g_autoptr(GString) text = g_string_new (NULL);
@@ -761,15 +765,18 @@ test_processes_text_roles (void)
     g_ptr_array_add (summaries, &rows[i]);
   tide_format_processes (text, summaries, NULL, TIDE_FORMAT_TEXT);
   g_assert_cmpstr (text->str, ==,
-    "Processes of the job: 4\n"
+    "Processes of the job: 5\n"
     "     PID   PARENT  ROLE                    RANK     PEAK RSS   RSS GROWTH  STEPS SUSPECTS  END                    COMMAND\n"
     "      20        -  main                       -            -            -      3        0  exec                   python3 train.py\n"
     "      21       20  child                      -            -            -      0        0  SIGSEGV core step 2    python3 train.py\n"
     "      22       20  DataLoader worker 0        -            -            -      0        0  SIGKILL (OOM) step 3   python3 train.py\n"
     "      20       20  main                       -            -            -      3        0  exit 0                 python3 train.py\n"
+    "      23       20  child                      -            -            -      0        0  exit 3 step 4          python3 eval.py\n"
     "python3 train.py (pid 21) was killed by SIGSEGV (core dumped) in step 2\n"
     "DataLoader worker 0 (pid 22) was killed by SIGKILL in step 3: the kernel's OOM killer, at the "
-    "cgroup's limit of 600.00 MiB; the job held 598.00 MiB (PSS)\n");
+    "cgroup's limit of 600.00 MiB; the job held 598.00 MiB (PSS)\n"
+    "python3 eval.py (pid 23) exited with status 3 in step 4; the job held 12.00 MiB (RSS summed "
+    "over processes)\n");
 }
 
 /* An unlabelled step is "step 3", not "step 3 " before a comma. */
