@@ -348,26 +348,35 @@ test_oom_cgroup (void)
   }
 }
 
+/* `dying-steps --kill-child` ran in @run, exited 0, and its child's
+ * SIGKILL reads as no OOM kill, in the trace and in the summary. */
+static void
+assert_child_killed_plainly (Run *run)
+{
+  g_autoptr(TideTrace) trace = NULL;
+  g_autofree char *death = NULL;
+  gint64 process_id;
+
+  g_assert_true (WIFEXITED (run->status));
+  g_assert_cmpint (WEXITSTATUS (run->status), ==, 0);
+  trace = tide_test_open_trace (run->trace);
+  death = death_of (trace, &process_id);
+  g_assert_cmpstr (death, ==, "9 0 0");
+  g_assert_null (strstr (run->err, "OOM"));
+  g_assert_nonnull (strstr (run->err, ") was killed by SIGKILL in step 2; the job held "));
+}
+
 /* A plain SIGKILL is only that, even in a cgroup: no OOM kill. */
 static void
 test_plain_sigkill (void)
 {
   const char *command[] = { TIDE_TARGETS_DIR "/dying-steps", "--kill-child", NULL };
   g_auto(Run) run = { 0 };
-  g_autoptr(TideTrace) trace = NULL;
-  g_autofree char *death = NULL;
   g_autofree char *json = NULL;
   g_autofree char *line = NULL;
-  gint64 process_id;
 
   record (&run, NULL, FALSE, command);
-  g_assert_true (WIFEXITED (run.status));
-  g_assert_cmpint (WEXITSTATUS (run.status), ==, 0);
-  trace = tide_test_open_trace (run.trace);
-  death = death_of (trace, &process_id);
-  g_assert_cmpstr (death, ==, "9 0 0");
-  g_assert_null (strstr (run.err, "OOM"));
-  g_assert_nonnull (strstr (run.err, ") was killed by SIGKILL in step 2; the job held "));
+  assert_child_killed_plainly (&run);
   json = report (&run, "json");
   line = g_strdup ("\"end\":\"signaled\",\"exit_code\":null,\"signal\":9,\"signal_name\":\"SIGKILL\","
                    "\"core_dumped\":false,\"oom_killed\":false,\"oom_scope\":null,"
@@ -432,10 +441,7 @@ test_record_bystander (void)
 {
   g_autoptr(MemoryCgroup) cgroup = NULL;
   g_auto(Run) run = { 0 };
-  g_autoptr(TideTrace) trace = NULL;
   g_autofree char *script = NULL;
-  g_autofree char *death = NULL;
-  gint64 process_id;
 
   if (!kernel_log_readable ())
     {
@@ -453,13 +459,7 @@ test_record_bystander (void)
                             "exec '%s' --kill-child", cgroup->procs,
                             TIDE_TARGETS_DIR "/dying-steps", TIDE_TARGETS_DIR "/dying-steps");
   record_script (&run, FALSE, script);
-  g_assert_true (WIFEXITED (run.status));
-  g_assert_cmpint (WEXITSTATUS (run.status), ==, 0);
-  trace = tide_test_open_trace (run.trace);
-  death = death_of (trace, &process_id);
-  g_assert_cmpstr (death, ==, "9 0 0");
-  g_assert_null (strstr (run.err, "OOM"));
-  g_assert_nonnull (strstr (run.err, ") was killed by SIGKILL in step 2; the job held "));
+  assert_child_killed_plainly (&run);
 }
 
 /* A DataLoader worker that moves itself into a small cgroup and outgrows
