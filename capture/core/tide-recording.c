@@ -467,6 +467,27 @@ step_end_not_waited (TideRecording      *self,
     stepping->step_rollup_tries++;
 }
 
+/* Whether @stepping's step end takes the job's first snapshot: the
+ * processes that mark no steps start their first span there, and the
+ * report counts their time in rank 0's steps where they have no stepping
+ * ancestor (a launcher, its helper), so a job with a live rank 0 takes
+ * it at rank 0's first step end, not at whichever rank's came first; any
+ * other job at its first step end. */
+static gboolean
+takes_first_snapshot (TideRecording      *self,
+                      TideCaptureProcess *stepping,
+                      gboolean            first_tries)
+{
+  for (guint i = 0; i < self->processes->len; i++)
+    {
+      TideCaptureProcess *p = g_ptr_array_index (self->processes, i);
+
+      if (p->rank == 0 && p->end_ns == 0)
+        return stepping == p && stepping->n_steps == 1;
+    }
+  return first_tries && !self->stepped_snapshot;
+}
+
 /**
  * _tide_recording_step_ended:
  * @stepping: the process whose step ended at @ts_ns
@@ -485,10 +506,9 @@ _tide_recording_step_ended (TideRecording      *self,
   gboolean fresh = self->sync_steps || tide_capture_now_ns () <= step_deadline (self, stepping, ts_ns);
   gboolean first_tries = !stepping->rolled_up_at_step &&
                          stepping->step_rollup_tries < STEP_ROLLUP_TRIES;
-  /* The job's first step end takes its snapshot, due or not: the
-   * processes that mark no steps start their first span there. */
+  /* The job's first step end takes its snapshot, due or not. */
   gboolean due = self->sync_steps || ts_ns >= self->next_rollup_ns ||
-                 (first_tries && !self->stepped_snapshot);
+                 takes_first_snapshot (self, stepping, first_tries);
 
   self->last_step_ns = MAX (self->last_step_ns, ts_ns);
   self->step_ends_waited |= waits && !self->sync_steps;
