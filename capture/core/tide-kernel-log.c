@@ -101,7 +101,7 @@ read_new_records (TideKernelLog *self)
   for (;;)
     {
       ssize_t n = read (self->fd, record, RECORD_MAX);
-      const char *text;
+      char *text;
       int pid;
 
       if (n < 0 && (errno == EPIPE || errno == EINTR))
