@@ -504,7 +504,7 @@ await_answer (uint64_t          patience_ms,
            * answer to an earlier barrier. */
           if ((got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) ||
               take_request_record (&answer, got) ||
-              (got > 0 && answer.h.type == TIDE_WIRE_EXIT_BARRIER &&
+              (got >= (ssize_t) sizeof answer.h && answer.h.type == TIDE_WIRE_EXIT_BARRIER &&
                !answers_barrier (&answer, got, &barrier)))
             continue;
           /* The answer, or the end of the connection. */
