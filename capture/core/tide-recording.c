@@ -472,12 +472,16 @@ step_end_not_waited (TideRecording      *self,
  * report counts their time in rank 0's steps where they have no stepping
  * ancestor (a launcher, its helper), so a job with a live rank 0 takes
  * it at rank 0's first step end, not at whichever rank's came first; any
- * other job at its first step end. */
+ * other job at its first step end.  Only a process's first tries can (a
+ * first step end is one), so the others, nearly every step end, look at
+ * no other process. */
 static gboolean
 takes_first_snapshot (TideRecording      *self,
                       TideCaptureProcess *stepping,
                       gboolean            first_tries)
 {
+  if (!first_tries)
+    return FALSE;
   for (guint i = 0; i < self->processes->len; i++)
     {
       TideCaptureProcess *p = g_ptr_array_index (self->processes, i);
@@ -485,7 +489,7 @@ takes_first_snapshot (TideRecording      *self,
       if (p->rank == 0 && p->end_ns == 0)
         return stepping == p && stepping->n_steps == 1;
     }
-  return first_tries && !self->stepped_snapshot;
+  return !self->stepped_snapshot;
 }
 
 /**
