@@ -1095,9 +1095,9 @@ end_cell (const TideProcessSummary *s)
 }
 
 /* After the table, a line for each process that a signal killed or that
- * exited with an error: by what, in which step, and what the job held then; one for each process
- * whose RSS peaked between two readings; and one for each device where
- * its allocations failed. */
+ * exited with an error: by what, in which step, and what the job held
+ * then; one for each process whose RSS peaked between two readings; and
+ * one for each device where its allocations failed. */
 static void
 processes_notes_text (GString   *out,
                       GPtrArray *summaries)
