@@ -852,7 +852,7 @@ test_example (Fixture       *f,
  * steps, are read at rank 0's first step end: their first span is step
  * 1, where it ran to their exit whenever rank 1 stepped first. */
 static void
-assert_ranks_read_at_first_steps (TideTrace *trace,
+assert_first_spans_end_early (TideTrace *trace,
                                   GPtrArray *processes)
 {
   g_autoptr(GPtrArray) rows = tide_report_job_steps (trace, NULL);
@@ -945,7 +945,7 @@ test_ddp_spawn (Fixture       *f,
   listed = g_strjoinv (" ", (char **) listing->pdata);
   g_assert_cmpstr (listed, ==, "helper:0:none launcher:0:none rank 0:" G_STRINGIFY (STEPS)
                    ":none rank 1:" G_STRINGIFY (STEPS) ":suspects");
-  assert_ranks_read_at_first_steps (trace, processes);
+  assert_first_spans_end_early (trace, processes);
 }
 
 /* ---- without the profiler: the package is a no-op ---------------------------------- */
