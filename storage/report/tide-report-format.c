@@ -217,22 +217,50 @@ static const struct
   TideStepClass  cls;
   const char    *column;   /* CSV and JSON */
   const char    *title;    /* text */
+  gint           read_with; /* the class whose reading at a step's end
+                             * tells that this one's value is that step
+                             * end's; -1: polled, its last value stands */
 } step_classes[] = {
-  { TIDE_STEP_PSS, "pss_end_bytes", "PSS END" },
-  { TIDE_STEP_USS, "uss_end_bytes", "USS END" },
-  { TIDE_STEP_ANON, "rss_anon_end_bytes", "ANON END" },
-  { TIDE_STEP_FILE, "rss_file_end_bytes", "FILE END" },
-  { TIDE_STEP_SHMEM, "rss_shmem_end_bytes", "SHMEM END" },
-  { TIDE_STEP_ALLOC_FREE, "alloc_free_end_bytes", "ALLOC FREE" },
-  { TIDE_STEP_COW, "cow_bytes", "COW" },
-  { TIDE_STEP_COW_LEFT, "cow_left_bytes", "NOT SHARED" },
+  { TIDE_STEP_PSS, "pss_end_bytes", "PSS END", TIDE_STEP_USS },
+  { TIDE_STEP_USS, "uss_end_bytes", "USS END", TIDE_STEP_USS },
+  { TIDE_STEP_ANON, "rss_anon_end_bytes", "ANON END", TIDE_STEP_ANON },
+  { TIDE_STEP_FILE, "rss_file_end_bytes", "FILE END", TIDE_STEP_FILE },
+  { TIDE_STEP_SHMEM, "rss_shmem_end_bytes", "SHMEM END", TIDE_STEP_SHMEM },
+  { TIDE_STEP_ALLOC_FREE, "alloc_free_end_bytes", "ALLOC FREE", -1 },
+  { TIDE_STEP_COW, "cow_bytes", "COW", TIDE_STEP_USS },
+  { TIDE_STEP_COW_LEFT, "cow_left_bytes", "NOT SHARED", TIDE_STEP_USS },
 };
 
+/* Whether the @c'th of step_classes is known at @r's end.  The private
+ * memory is read at the step ends that the recorder's budget allows, and
+ * a process without steps of its own has its classes read at those alone:
+ * at the others the last reading is an earlier step's, which a cell must
+ * not pass off as this one's.  The copy-on-write counts are read with the
+ * private memory, and written where they changed; what the allocator
+ * holds free is sent ten times a second, as RSS is polled. */
 static gboolean
 step_class_known (const TideStepRow *r,
-                  TideStepClass      cls)
+                  guint              c)
 {
-  return r->has_classes && r->class_end[cls] >= 0;
+  gint read_with = step_classes[c].read_with;
+
+  return r->has_classes && r->class_end[step_classes[c].cls] >= 0 &&
+         (read_with < 0 || (r->class_read_at_end & (1u << read_with)) != 0);
+}
+
+/* Whether a class that a row has was not read at its end. */
+static gboolean
+steps_miss_class_reads (GPtrArray *rows)
+{
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const TideStepRow *r = g_ptr_array_index (rows, i);
+
+      for (guint c = 0; r->has_classes && c < G_N_ELEMENTS (step_classes); c++)
+        if (r->class_end[step_classes[c].cls] >= 0 && !step_class_known (r, c))
+          return TRUE;
+    }
+  return FALSE;
 }
 
 static gboolean
@@ -240,7 +268,7 @@ steps_have_classes (GPtrArray *rows)
 {
   for (guint i = 0; i < rows->len; i++)
     for (guint c = 0; c < G_N_ELEMENTS (step_classes); c++)
-      if (step_class_known (g_ptr_array_index (rows, i), step_classes[c].cls))
+      if (step_class_known (g_ptr_array_index (rows, i), c))
         return TRUE;
   return FALSE;
 }
@@ -251,7 +279,7 @@ steps_text_class_cells (GString           *out,
 {
   for (guint c = 0; c < G_N_ELEMENTS (step_classes); c++)
     {
-      g_autofree char *cell = step_class_known (r, step_classes[c].cls)
+      g_autofree char *cell = step_class_known (r, c)
                               ? tide_format_bytes (r->class_end[step_classes[c].cls])
                               : g_strdup ("-");
 
@@ -330,6 +358,14 @@ steps_text (GString   *out,
                           "SHMEM: the kernel's split of RSS; ALLOC FREE: what the allocator "
                           "holds free; COW: pages inherited at fork and since copied on "
                           "write.\n");
+  if (classes && steps_miss_class_reads (rows))
+    g_string_append (out, "In the classes \"-\" is a value not read at the step's end (or, "
+                          "for COW and NOT SHARED, a process that no fork made). The private "
+                          "memory (PSS, USS, "
+                          "COW, NOT SHARED) is read at the step ends that the recorder's budget "
+                          "allows, and all the classes of a process without steps of its own "
+                          "at those alone; `report --rss` explains the steps between two "
+                          "readings together.\n");
   if (steps_have_borrowed (rows))
     g_string_append (out, "A process without steps of its own (DataLoader workers, helpers) "
                           "is shown at the steps of its parent, or else of rank 0: "
@@ -395,7 +431,7 @@ steps_csv (GString   *out,
       for (guint c = 0; c < G_N_ELEMENTS (step_classes); c++)
         {
           g_string_append_c (out, ',');
-          if (step_class_known (r, step_classes[c].cls))
+          if (step_class_known (r, c))
             g_string_append_printf (out, "%" G_GINT64_FORMAT, r->class_end[step_classes[c].cls]);
         }
       for (guint d = 0; r->devices != NULL && d < r->devices->len; d++)
@@ -451,7 +487,7 @@ steps_json (GString   *out,
       g_string_append_printf (out, ",\"h2d_bytes\":%" G_GINT64_FORMAT ",\"d2h_bytes\":%"
                               G_GINT64_FORMAT, r->h2d_bytes, r->d2h_bytes);
       for (guint c = 0; c < G_N_ELEMENTS (step_classes); c++)
-        json_optional (out, step_classes[c].column, step_class_known (r, step_classes[c].cls),
+        json_optional (out, step_classes[c].column, step_class_known (r, c),
                        r->class_end[step_classes[c].cls]);
       g_string_append (out, ",\"devices\":[");
       for (guint d = 0; r->devices != NULL && d < r->devices->len; d++)

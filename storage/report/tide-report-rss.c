@@ -226,6 +226,8 @@ static const gint step_class_counters[TIDE_STEP_N_CLASSES] = {
   [TIDE_STEP_INHERITED_FREED] = TIDE_COUNTER_INHERITED_FREED,
 };
 
+G_STATIC_ASSERT (TIDE_STEP_N_CLASSES <= 32);  /* TideStepRow.class_read_at_end */
+
 typedef struct
 {
   gint64 ts_ns;
@@ -374,18 +376,19 @@ add_process_classes (TideTrace     *trace,
       for (guint i = 0; i < rows->len; i++)
         {
           TideStepRow *r = g_ptr_array_index (rows, i);
+          guint by_end;
 
           r->class_start[c] = value_at (samples, origin + r->start_ns);
           r->class_first[c] = samples->len > 0 ? g_array_index (samples, Sample, 0).value : -1;
           r->class_end[c] = value_at (samples, origin + r->start_ns + r->duration_ns);
           /* Read at the step's end: the recorder writes a reading that it
            * takes at a step end at the step's time, to the nanosecond. */
+          by_end = count_at (samples, origin + r->start_ns + r->duration_ns);
+          if (by_end > count_at (samples, origin + r->start_ns + r->duration_ns - 1))
+            r->class_read_at_end |= 1u << c;
           if (c == TIDE_STEP_USS)
             {
-              guint by_end = count_at (samples, origin + r->start_ns + r->duration_ns);
-
-              r->private_read = by_end > count_at (samples, origin + r->start_ns +
-                                                            r->duration_ns - 1);
+              r->private_read = (r->class_read_at_end & (1u << c)) != 0;
               r->private_later = by_end < samples->len;
             }
         }

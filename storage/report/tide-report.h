@@ -89,6 +89,8 @@ typedef struct
   gint64   class_start[TIDE_STEP_N_CLASSES];
   gint64   class_first[TIDE_STEP_N_CLASSES];  /* the process's first sampled value,
                                                * -1: none */
+  guint32  class_read_at_end;   /* 1 << TideStepClass: read at the step's end
+                                 * itself, not carried over from an earlier one */
   gboolean private_read;        /* the private memory (USS) was read during the
                                  * step, at its end: not the reading of an
                                  * earlier step carried over */

@@ -557,6 +557,64 @@ test_pending_runs_text (void)
                    "step 7, main (pid 100): 0 B private over steps 6-7; RSS 0 B\n");
 }
 
+/* A class that was not read at a step's end is "-" in that step's row,
+ * empty in CSV and null in JSON, not the last reading carried over:
+ * step 2 of process 100 had its kernel's split read, not its private
+ * memory; its worker had nothing read.  What the allocator holds free is
+ * sent ten times a second, and its last value stands. */
+static void
+test_steps_unread_classes (void)
+{
+  g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_step_row_free);
+  g_autoptr(GString) text = g_string_new (NULL);
+  g_autoptr(GString) csv = g_string_new (NULL);
+  g_autoptr(GString) json = g_string_new (NULL);
+  g_auto(GStrv) text_lines = NULL;
+  g_auto(GStrv) csv_lines = NULL;
+
+  for (gint step = 1; step <= 2; step++)
+    for (gint worker = 0; worker <= 1; worker++)
+      {
+        TideStepRow *r = span_test_row (step, step == 1 ? -1 : 10 * MIB, 10 * MIB, step == 1, 0);
+
+        r->process.pid = 100 + worker;
+        r->process.id = 1 + worker;
+        r->process.role = g_strdup (worker ? "worker" : "main");
+        r->steps_pid = 100;
+        r->borrowed = worker;
+        r->class_end[TIDE_STEP_PSS] = 12 * MIB;
+        r->class_end[TIDE_STEP_ANON] = (20 + step) * MIB;
+        r->class_end[TIDE_STEP_ALLOC_FREE] = MIB;
+        r->class_read_at_end = 1u << TIDE_STEP_ALLOC_FREE;
+        if (step == 1 || !worker)
+          r->class_read_at_end |= 1u << TIDE_STEP_ANON;
+        if (step == 1)
+          r->class_read_at_end |= 1u << TIDE_STEP_PSS | 1u << TIDE_STEP_USS;
+        g_ptr_array_add (rows, r);
+      }
+  tide_format_steps (text, rows, TIDE_FORMAT_TEXT);
+  tide_format_steps (csv, rows, TIDE_FORMAT_CSV);
+  tide_format_steps (json, rows, TIDE_FORMAT_JSON);
+  text_lines = g_strsplit (text->str, "\n", -1);
+  csv_lines = g_strsplit (csv->str, "\n", -1);
+  g_assert_true (g_str_has_suffix (text_lines[2], "    12.00 MiB    10.00 MiB    21.00 MiB"
+                                                  "            -            -     1.00 MiB"
+                                                  "            -            -"));
+  g_assert_true (g_str_has_suffix (text_lines[4], "            -            -    22.00 MiB"
+                                                  "            -            -     1.00 MiB"
+                                                  "            -            -"));
+  g_assert_true (g_str_has_suffix (text_lines[5], "            -            -            -"
+                                                  "            -            -     1.00 MiB"
+                                                  "            -            -"));
+  g_assert_nonnull (strstr (text->str, "\nIn the classes \"-\" is a value not read at the "
+                                       "step's end"));
+  g_assert_true (g_str_has_suffix (csv_lines[3], ",,,23068672,,,1048576,,"));
+  g_assert_true (g_str_has_suffix (csv_lines[4], ",,,,,,1048576,,"));
+  g_assert_nonnull (strstr (json->str, "\"step\":2,\"label\":null,"));
+  g_assert_nonnull (strstr (json->str, "\"pss_end_bytes\":null,\"uss_end_bytes\":null,"
+                                       "\"rss_anon_end_bytes\":23068672,"));
+}
+
 /* Pages newly shared as two workers started, named in their numbers'
  * order whichever said hello first, and no longer shared as they and a
  * helper exited. */
@@ -671,6 +729,7 @@ main (int    argc,
   g_test_add_func ("/storage/report/span-before-first-read", test_span_before_first_read);
   g_test_add_func ("/storage/report/span-from-start", test_span_from_start);
   g_test_add_func ("/storage/report/pending-runs-text", test_pending_runs_text);
+  g_test_add_func ("/storage/report/steps-unread-classes", test_steps_unread_classes);
   g_test_add_func ("/storage/report/sharing-cause", test_sharing_cause);
   g_test_add_func ("/storage/report/residency-changes", test_residency_changes);
 
