@@ -805,8 +805,15 @@ name_sharing_cause (GPtrArray          *rows,
   if (ended && e->left_by_parent > 0)
     {
       g_autofree char *left = tide_format_bytes (e->left_by_parent);
+      /* The term is the net change: other pages may have become shared
+       * over the same steps, which a cause larger than its term says. */
+      gint64 offset = tide_sat_sub (e->left_by_parent, e->terms[TIDE_RSS_SHARING]);
+      g_autofree char *newly = offset > 0 ? tide_format_bytes (offset) : NULL;
 
-      g_ptr_array_add (causes, g_strdup_printf ("%s its parent wrote or freed", left));
+      g_ptr_array_add (causes, newly != NULL
+                               ? g_strdup_printf ("%s its parent wrote or freed, less %s newly "
+                                                  "shared", left, newly)
+                               : g_strdup_printf ("%s its parent wrote or freed", left));
     }
   if (causes->len == 0)
     return;

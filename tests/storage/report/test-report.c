@@ -650,6 +650,31 @@ test_sharing_cause (void)
                              "and python3 helper.py (pid 42) exited); RSS 0 B");
 }
 
+/* A fork's child whose parent wrote or freed 6 MiB of the pages it
+ * inherited while 512 KiB of others became shared: the term is the net
+ * change, and its cause says both, never a part larger than the whole. */
+static void
+test_sharing_left_by_parent (void)
+{
+  g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func ((GDestroyNotify) tide_step_row_free);
+  g_autoptr(GArray) explanations = NULL;
+  TideStepRow *first = span_test_row (1, -1, 10 * MIB, TRUE, 0);
+  TideStepRow *next = span_test_row (2, 10 * MIB, 10 * MIB + 11 * MIB / 2, TRUE, 0);
+  g_autofree char *text = NULL;
+
+  first->class_end[TIDE_STEP_SHARED] = 40 * MIB;
+  first->class_end[TIDE_STEP_COW_LEFT] = next->class_start[TIDE_STEP_COW_LEFT] = 0;
+  next->class_start[TIDE_STEP_SHARED] = 40 * MIB;
+  next->class_end[TIDE_STEP_SHARED] = 40 * MIB - 11 * MIB / 2;
+  next->class_end[TIDE_STEP_COW_LEFT] = 6 * MIB;
+  g_ptr_array_add (rows, first);
+  g_ptr_array_add (rows, next);
+  explanations = tide_rss_explain_steps (rows);
+  text = tide_rss_explanation_describe (&g_array_index (explanations, TideRssExplanation, 1));
+  g_assert_cmpstr (text, ==, "+5.50 MiB private: no longer shared +5.50 MiB (6.00 MiB its parent "
+                             "wrote or freed, less 512.00 KiB newly shared); RSS 0 B");
+}
+
 /* A trace whose meta says how its RSS classes were read: NULL values are
  * left out. */
 static char *
@@ -731,6 +756,7 @@ main (int    argc,
   g_test_add_func ("/storage/report/pending-runs-text", test_pending_runs_text);
   g_test_add_func ("/storage/report/steps-unread-classes", test_steps_unread_classes);
   g_test_add_func ("/storage/report/sharing-cause", test_sharing_cause);
+  g_test_add_func ("/storage/report/sharing-left-by-parent", test_sharing_left_by_parent);
   g_test_add_func ("/storage/report/residency-changes", test_residency_changes);
 
   /* Every case twice: the stacks as rows, and as nodes (the trees of
