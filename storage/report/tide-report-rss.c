@@ -1493,10 +1493,11 @@ tide_class_suspect_describe (const TideClassSuspect *s)
   g_autofree char *slope = tide_format_delta ((gint64) s->bytes_per_step);
   g_autofree char *end = tide_format_bytes (s->end_bytes);
 
+  /* Every class is the host's: said as a stack suspect says its device. */
   if (s->kind == TIDE_CLASS_SUSPECT_COW)
-    return g_strdup_printf ("%s, %s/step since step %d, %s copied (pid %" G_GINT64_FORMAT ")",
-                            s->name, slope, s->growth_step, end, s->process.pid);
-  return g_strdup_printf ("%s, %s/step since step %d, in %s (pid %" G_GINT64_FORMAT ")",
+    return g_strdup_printf ("%s, %s/step since step %d, %s copied (pid %" G_GINT64_FORMAT
+                            ", host)", s->name, slope, s->growth_step, end, s->process.pid);
+  return g_strdup_printf ("%s, %s/step since step %d, in %s (pid %" G_GINT64_FORMAT ", host)",
                           s->name, slope, s->growth_step, s->process.role, s->process.pid);
 }
 

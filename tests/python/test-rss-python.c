@@ -307,7 +307,8 @@ test_allocator (Fixture       *f,
   g_assert_nonnull (strstr (s->hint, "malloc_trim(0)"));
   g_assert_nonnull (strstr (s->hint, "jemalloc"));
   g_assert_true (g_regex_match_simple ("\ntidemark: suspect: glibc arenas keep 16[0-9]\\.[0-9]{2} "
-                                       "MiB free, \\+32\\.[0-9]{2} MiB/step since step 2, in ",
+                                       "MiB free, \\+32\\.[0-9]{2} MiB/step since step 2, in "
+                                       "[^\n]+ \\(pid [0-9]+, host\\)\n",
                                        f->err, 0, 0));
 }
 

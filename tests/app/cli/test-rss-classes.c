@@ -1155,7 +1155,7 @@ test_class_suspect_formats (void)
                                          "step.\n"));
   assert_text_matches ("\nResident memory that grows step over step:\nclass: "
                        "copy-on-write in cow-steps, \\+8\\.[0-9]{2} MiB/step "
-                       "since step 3, 3[23]\\.[0-9]{2} MiB copied \\(pid [0-9]+\\)"
+                       "since step 3, 3[23]\\.[0-9]{2} MiB copied \\(pid [0-9]+, host\\)"
                        "\n  reading a Python object writes", text);
   g_assert_true (g_str_has_suffix (text, COW_HINT "\n"));
 

@@ -740,7 +740,7 @@ test_class_suspect_rows (void)
   g_assert_cmpuint (tide_suspects_view_get_n_rows (TIDE_SUSPECTS_VIEW (view)), ==, 1);
   text = tide_suspects_view_dup_row_text (TIDE_SUSPECTS_VIEW (view), 0);
   g_assert_cmpstr (text, ==, "copy-on-write in DataLoader worker 0, +8.00 MiB/step since step 3, "
-                             "32.00 MiB copied (pid 4242)\nkeep the data in numpy arrays");
+                             "32.00 MiB copied (pid 4242, host)\nkeep the data in numpy arrays");
   tide_suspects_view_select (TIDE_SUSPECTS_VIEW (view), 0);
   g_assert_null (tide_suspects_view_get_selected (TIDE_SUSPECTS_VIEW (view)));
   g_object_get (view, "selected", &selected, NULL);
@@ -760,7 +760,7 @@ test_class_suspect_rows (void)
   g_assert_cmpuint (tide_suspects_view_get_n_rows (TIDE_SUSPECTS_VIEW (view)), ==, 2);
   python = tide_suspects_view_dup_row_text (TIDE_SUSPECTS_VIEW (view), 1);
   g_assert_cmpstr (python, ==, "Python's allocator keeps 24.00 MiB free in its arenas, "
-                               "+4.00 MiB/step since step 2, in python3 train.py (pid 4241)\n"
+                               "+4.00 MiB/step since step 2, in python3 train.py (pid 4241, host)\n"
                                "an arena is returned only when every object in it is freed");
   g_object_unref (view);
 }
