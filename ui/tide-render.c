@@ -694,7 +694,8 @@ draw_deaths (cairo_t               *cr,
 }
 
 /* "PSS 429.99 MiB", or "PSS 429.99 MiB (+80.88 MiB RSS later)" where the
- * job's RSS rose after the peak's reading (tide_report_job_peak()). */
+ * job's RSS rose after the peak's reading, "(+32.00 MiB anon later)" where
+ * its anonymous memory did (tide_report_job_peak()). */
 static char *
 job_peak_figure (const TideJobPeak *peak)
 {
@@ -704,7 +705,7 @@ job_peak_figure (const TideJobPeak *peak)
   if (peak->rise_bytes <= 0)
     return g_strdup_printf ("%s %s", peak->by_pss ? "PSS" : "RSS", bytes);
   rise = tide_format_bytes (peak->rise_bytes);
-  return g_strdup_printf ("PSS %s (+%s RSS later)", bytes, rise);
+  return g_strdup_printf ("PSS %s (+%s %s later)", bytes, rise, peak->rise_anon ? "anon" : "RSS");
 }
 
 /* One column-wide box per band and column, from the total of the bands

@@ -1441,6 +1441,10 @@ job_peak_json (GString           *out,
   json_optional (out, "rss_rise_after_bytes", peak->rise_bytes > 0, peak->rise_bytes);
   json_optional (out, "rss_rise_step", peak->rise_bytes > 0 && peak->rise_step >= 0,
                  peak->rise_step);
+  /* What rose: the RSS, or its anonymous part where the processes shared
+   * pages (tide_report_job_peak()). */
+  g_string_append (out, ",\"rise_of\":");
+  json_string (out, peak->rise_bytes <= 0 ? NULL : peak->rise_anon ? "rss_anon" : "rss");
   g_string_append_c (out, '}');
 }
 

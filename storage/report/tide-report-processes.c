@@ -858,6 +858,7 @@ static gboolean
 read_alive_rss (sqlite3     *db,
                 GArray      *alive,
                 const char  *sql,
+                gint         counter,
                 gint64       ts_ns,
                 void       (*add) (RssAfter *r, const RssReading *reading),
                 GError     **error)
@@ -867,7 +868,7 @@ read_alive_rss (sqlite3     *db,
 
   if (stmt == NULL)
     return FALSE;
-  sqlite3_bind_int (stmt, 2, TIDE_COUNTER_RSS);
+  sqlite3_bind_int (stmt, 2, counter);
   sqlite3_bind_int64 (stmt, 3, ts_ns);
   for (guint i = 0; i < alive->len && rc == SQLITE_DONE; i++)
     {
@@ -907,9 +908,11 @@ read_alive_row (sqlite3_stmt *stmt,
   r->end_ns = sqlite3_column_int64 (stmt, 1);
 }
 
-/* The processes alive at @ts_ns, each with its RSS then. */
+/* The processes alive at @ts_ns, each with its @counter (RSS or its
+ * anonymous part) then. */
 static GArray *
 load_alive_rss (sqlite3  *db,
+                gint      counter,
                 gint64    ts_ns,
                 GError  **error)
 {
@@ -928,15 +931,17 @@ load_alive_rss (sqlite3  *db,
   g_array_set_clear_func (alive, rss_after_clear);
   if (!read_alive_rss (db, alive, "SELECT ts_ns, value FROM counters WHERE process_id = ?1"
                                   " AND counter = ?2 AND device = -1 AND ts_ns <= ?3"
-                                  " ORDER BY ts_ns DESC LIMIT 1", ts_ns, hold_reading, error))
+                                  " ORDER BY ts_ns DESC LIMIT 1", counter, ts_ns, hold_reading,
+                       error))
     return NULL;
   return g_steal_pointer (&alive);
 }
 
-/* Their readings after @ts_ns, and their ends. */
+/* Their readings of @counter after @ts_ns, and their ends. */
 static gboolean
 load_alive_rss_later (sqlite3  *db,
                       GArray   *alive,
+                      gint      counter,
                       gint64    ts_ns,
                       GError  **error)
 {
@@ -944,7 +949,7 @@ load_alive_rss_later (sqlite3  *db,
     g_array_index (alive, RssAfter, i).later = g_array_new (FALSE, FALSE, sizeof (RssReading));
   if (!read_alive_rss (db, alive, "SELECT ts_ns, value FROM counters WHERE process_id = ?1"
                                   " AND counter = ?2 AND device = -1 AND ts_ns > ?3"
-                                  " ORDER BY ts_ns", ts_ns, add_later_reading, error))
+                                  " ORDER BY ts_ns", counter, ts_ns, add_later_reading, error))
     return FALSE;
   for (guint i = 0; i < alive->len; i++)
     {
@@ -1002,36 +1007,63 @@ highest_sum_later (GArray *alive,
   return highest;
 }
 
+/* The RSS (@counter) summed of the processes alive at the peak's reading:
+ * *@at_reading then, and the most it rose above that later, with when. */
+static gboolean
+rise_of_alive (sqlite3      *db,
+               TideJobPeak  *peak,
+               gint          counter,
+               gint64       *at_reading,
+               gint64       *rise,
+               gint64       *rise_ns,
+               GError      **error)
+{
+  g_autoptr(GArray) alive = load_alive_rss (db, counter, peak->ts_ns, error);
+
+  if (alive == NULL)
+    return FALSE;
+  *at_reading = 0;
+  for (guint i = 0; i < alive->len; i++)
+    *at_reading = tide_sat_add (*at_reading, g_array_index (alive, RssAfter, i).held);
+  if (!load_alive_rss_later (db, alive, counter, peak->ts_ns, error))
+    return FALSE;
+  *rise = tide_sat_sub (highest_sum_later (alive, *at_reading, rise_ns), *at_reading);
+  return TRUE;
+}
+
 /* PSS is read a few times a second at most (its walk of every page costs
  * milliseconds): a job whose memory peaked between two readings has a
  * peak reading below its peak.  The RSS, read every poll, says how much
  * the processes read at the peak grew after it, where it grew by more than
- * a 32nd of it.  Only where those processes shared next to nothing then
- * (their RSS summed within a 16th of their PSS): else the RSS counts a
- * page they share once in each, and a worker that reads its parent's
- * dataset would raise it while the PSS stays. */
+ * a 32nd of it, where those processes shared next to nothing then (their
+ * RSS summed within a 16th of their PSS).  Else the RSS counts a page they
+ * share once in each, and a worker that reads its parent's dataset would
+ * raise it while the PSS stays: their anonymous memory says it then, read
+ * at every step end of a process that steps.  A process maps a new
+ * anonymous page as its own, and one that it shares (inherited at fork)
+ * stays in its RSS when it is copied on write: so that memory rises no
+ * more than their PSS does. */
 static gboolean
 add_rise_after (sqlite3      *db,
                 TideJobPeak  *peak,
                 GError      **error)
 {
-  g_autoptr(GArray) alive = load_alive_rss (db, peak->ts_ns, error);
-  gint64 at_reading = 0, highest, highest_ns = 0;
+  gint64 at_reading, rise, rise_ns = 0;
 
-  if (alive == NULL)
+  if (!rise_of_alive (db, peak, TIDE_COUNTER_RSS, &at_reading, &rise, &rise_ns, error))
     return FALSE;
-  for (guint i = 0; i < alive->len; i++)
-    at_reading = tide_sat_add (at_reading, g_array_index (alive, RssAfter, i).held);
-  if (at_reading > peak->bytes + peak->bytes / 16)
-    return TRUE;
-  if (!load_alive_rss_later (db, alive, peak->ts_ns, error))
+  peak->rise_anon = at_reading > peak->bytes + peak->bytes / 16;
+  if (peak->rise_anon &&
+      !rise_of_alive (db, peak, TIDE_COUNTER_RSS_ANON, &at_reading, &rise, &rise_ns, error))
     return FALSE;
-  highest = highest_sum_later (alive, at_reading, &highest_ns);
-  if (tide_sat_sub (highest, at_reading) <= MAX (TIDE_JOB_RISE_MIN, peak->bytes / 32))
-    return TRUE;
-  peak->rise_bytes = tide_sat_sub (highest, at_reading);
-  peak->rise_ns = highest_ns;
-  return step_at (db, highest_ns, &peak->rise_step, error);
+  if (rise <= MAX (TIDE_JOB_RISE_MIN, peak->bytes / 32))
+    {
+      peak->rise_anon = FALSE;
+      return TRUE;
+    }
+  peak->rise_bytes = rise;
+  peak->rise_ns = rise_ns;
+  return step_at (db, rise_ns, &peak->rise_step, error);
 }
 
 /**
@@ -1112,13 +1144,15 @@ char *
 tide_job_peak_describe_rise (const TideJobPeak *peak)
 {
   g_autofree char *size = NULL;
+  const char *what;
 
   if (!peak->known || peak->rise_bytes <= 0)
     return NULL;
   size = tide_format_bytes (peak->rise_bytes);
+  what = peak->rise_anon ? "its anonymous memory" : "its RSS";
   if (peak->rise_step < 0)
-    return g_strdup_printf ("its RSS rose %s more after that reading", size);
-  return g_strdup_printf ("its RSS rose %s more after that reading, by step %d", size,
+    return g_strdup_printf ("%s rose %s more after that reading", what, size);
+  return g_strdup_printf ("%s rose %s more after that reading, by step %d", what, size,
                           peak->rise_step);
 }
 

@@ -170,8 +170,9 @@ typedef struct
   gint64   rise_bytes; /* by PSS: how much the RSS summed of the processes alive
                         * at the peak's reading rose above its value then, later,
                         * where by more than a 32nd of the peak (and
-                        * TIDE_JOB_RISE_MIN) and where they shared next to
-                        * nothing then; else 0 */
+                        * TIDE_JOB_RISE_MIN); of their anonymous memory where
+                        * they shared more than a 16th of their RSS; else 0 */
+  gboolean rise_anon;  /* rise_bytes is of their anonymous memory */
   gint64   rise_ns;   /* when their RSS summed was highest after that reading */
   gint     rise_step; /* the step then under way, or -1 */
 } TideJobPeak;

@@ -550,7 +550,8 @@ test_summary_pss (void)
     g_assert_cmpint (peak.step, ==, 5);
     json_peak = g_strdup_printf (",\"job_peak\":{\"measure\":\"pss\",\"bytes\":%" G_GINT64_FORMAT
                                  ",\"ts_ns\":%" G_GINT64_FORMAT ",\"step\":5,"
-                                 "\"rss_rise_after_bytes\":null,\"rss_rise_step\":null}}\n",
+                                 "\"rss_rise_after_bytes\":null,\"rss_rise_step\":null,"
+                                 "\"rise_of\":null}}\n",
                                  peak.bytes, peak.ts_ns);
     g_assert_true (g_str_has_suffix (json, json_peak));
   }

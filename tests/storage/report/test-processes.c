@@ -436,12 +436,15 @@ test_job_peak_exec_wrapper (void)
   tide_test_remove_dir (dir);
 }
 
-/* The job of /storage/processes/job-peak-rise: one process, and where
- * @with_child, a forked child that shares 60 MiB of its pages while its
- * PSS is read at 40 ms. */
+/* A job of one process (id 1) whose PSS is read at 40 ms and 95 ms; with
+ * @with_child, a forked child that shares 60 MiB of its anonymous pages
+ * while its PSS is read at 40 ms, and whose RSS rises by 60 MiB of its
+ * parent's file pages at 60 ms; with @anon_rises, the process maps 80 MiB
+ * of anonymous memory more by 70 ms. */
 static void
 write_rise_job (const char *path,
-                gboolean    with_child)
+                gboolean    with_child,
+                gboolean    anon_rises)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(TideTraceWriter) w = tide_trace_writer_new (path, &error);
@@ -458,42 +461,67 @@ write_rise_job (const char *path,
     tide_trace_writer_add_step (w, n, 1, n, NULL, (n - 1) * 30 * MS, n * 30 * MS);
   tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS, -1, 0, 10 * MIB);
   tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS, -1, 40 * MS, 104 * MIB);
+  tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS_ANON, -1, 40 * MS, 94 * MIB);
   tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_PSS, -1, 40 * MS, 100 * MIB);
   tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS, -1, 70 * MS, 190 * MIB);
+  tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS_ANON, -1, 70 * MS,
+                                 anon_rises ? 174 * MIB : 94 * MIB);
   tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS, -1, 95 * MS, 10 * MIB);
+  tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS_ANON, -1, 95 * MS, 4 * MIB);
   tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_PSS, -1, 95 * MS, 9 * MIB);
   tide_trace_writer_end_process (w, 1, 100 * MS, &tide_test_exited_0, 0);
   if (with_child)
     {
       tide_trace_writer_add_process (w, &child);
       tide_trace_writer_add_counter (w, 2, TIDE_COUNTER_RSS, -1, 20 * MS, 60 * MIB);
+      tide_trace_writer_add_counter (w, 2, TIDE_COUNTER_RSS_ANON, -1, 20 * MS, 60 * MIB);
       tide_trace_writer_add_counter (w, 2, TIDE_COUNTER_PSS, -1, 40 * MS, 0);
+      tide_trace_writer_add_counter (w, 2, TIDE_COUNTER_RSS, -1, 60 * MS, 120 * MIB);
       tide_trace_writer_end_process (w, 2, 80 * MS, &tide_test_exited_0, 0);
     }
   g_assert_true (tide_trace_writer_finish (w, &error));
   g_assert_no_error (error);
 }
 
+/* The job peak of write_rise_job()'s trace at @path, and its rise in words. */
+static char *
+rise_of_job (const char  *path,
+             TideJobPeak *peak)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TideTrace) trace = tide_trace_open (path, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (tide_report_job_peak (trace, peak, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (peak->bytes, ==, 100 * MIB);
+  return tide_job_peak_describe_rise (peak);
+}
+
 /* One process whose PSS was read at 40 ms, in step 2, and next as it
  * exited, once it had freed what it kept: its RSS rose 86 MiB after the
  * peak's reading, to its top in step 3, which the peak says.  Where it
- * shared pages with a forked child at that reading, its RSS summed with
- * the child's is no measure of the job's memory: nothing is said. */
+ * shared pages with a forked child at that reading, their RSS summed is
+ * no measure of the job's memory (the child's rose reading its parent's
+ * file): their anonymous memory says the rise, where there was one. */
 static void
 test_job_peak_rise (void)
 {
   g_autofree char *dir = tide_test_make_dir ("tide-processes-rise");
   g_autofree char *path = g_build_filename (dir, "rise.tide", NULL);
   g_autofree char *shared = g_build_filename (dir, "shared.tide", NULL);
+  g_autofree char *anon = g_build_filename (dir, "anon.tide", NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(TideTrace) trace = NULL;
   g_autoptr(GString) text = g_string_new (NULL);
   g_autoptr(GString) json = g_string_new (NULL);
   g_autoptr(GPtrArray) summaries = NULL;
   g_autofree char *rise = NULL;
+  g_autofree char *rise_shared = NULL;
+  g_autofree char *rise_anon = NULL;
   TideJobPeak peak;
 
-  write_rise_job (path, FALSE);
+  write_rise_job (path, FALSE, TRUE);
   trace = tide_trace_open (path, &error);
   g_assert_no_error (error);
   g_assert_true (tide_report_job_peak (trace, &peak, &error));
@@ -502,6 +530,7 @@ test_job_peak_rise (void)
   g_assert_cmpint (peak.bytes, ==, 100 * MIB);
   g_assert_cmpint (peak.step, ==, 2);
   g_assert_cmpint (peak.rise_bytes, ==, 86 * MIB);
+  g_assert_false (peak.rise_anon);
   g_assert_cmpint (peak.rise_ns, ==, 70 * MS);
   g_assert_cmpint (peak.rise_step, ==, 3);
   rise = tide_job_peak_describe_rise (&peak);
@@ -514,16 +543,24 @@ test_job_peak_rise (void)
                                        " more after that reading, by step 3\n"));
   tide_format_processes (json, summaries, &peak, TIDE_FORMAT_JSON);
   g_assert_nonnull (strstr (json->str, "\"step\":2,\"rss_rise_after_bytes\":90177536,"
-                                       "\"rss_rise_step\":3}"));
+                                       "\"rss_rise_step\":3,\"rise_of\":\"rss\"}"));
 
-  g_clear_object (&trace);
-  write_rise_job (shared, TRUE);
-  trace = tide_trace_open (shared, &error);
-  g_assert_no_error (error);
-  g_assert_true (tide_report_job_peak (trace, &peak, &error));
-  g_assert_cmpint (peak.bytes, ==, 100 * MIB);
+  write_rise_job (shared, TRUE, FALSE);
+  rise_shared = rise_of_job (shared, &peak);
   g_assert_cmpint (peak.rise_bytes, ==, 0);
-  g_assert_null (tide_job_peak_describe_rise (&peak));
+  g_assert_null (rise_shared);
+
+  write_rise_job (anon, TRUE, TRUE);
+  rise_anon = rise_of_job (anon, &peak);
+  g_assert_cmpint (peak.rise_bytes, ==, 80 * MIB);
+  g_assert_true (peak.rise_anon);
+  g_assert_cmpint (peak.rise_step, ==, 3);
+  g_assert_cmpstr (rise_anon, ==, "its anonymous memory rose 80.00 MiB more after that reading, "
+                                  "by step 3");
+  g_string_truncate (json, 0);
+  tide_format_processes (json, summaries, &peak, TIDE_FORMAT_JSON);
+  g_assert_nonnull (strstr (json->str, "\"rss_rise_after_bytes\":83886080,\"rss_rise_step\":3,"
+                                       "\"rise_of\":\"rss_anon\"}"));
 
   g_clear_object (&trace);
   tide_test_remove_dir (dir);
