@@ -893,12 +893,16 @@ explain_to_exit_read (GPtrArray   *rows,
   const TideStepRow *last = g_ptr_array_index (rows, last_i);
   TideStepRow whole = span_row (span->last_read, last, tide_sat_sub (span->rss, last->rss_delta));
   TideRssExplanation *e = &g_array_index (out, TideRssExplanation, last_i);
+  gint64 heap_after = heap_after_last_step (last);
 
   memcpy (whole.class_end, last->class_exit, sizeof whole.class_end);
   whole.rss_delta = tide_sat_add (whole.rss_delta, rss_after_last_step (last));
-  explain_row (&whole, tide_sat_add (span->heap, heap_after_last_step (last)), e);
+  explain_row (&whole, tide_sat_add (span->heap, heap_after), e);
   e->first_step = first->number;
   e->to_exit_read = TRUE;
+  /* Of the heap term, what came after the steps: without it a leak of
+   * the steps that the program freed as it returned reads as a fall. */
+  e->heap_after_steps = heap_after;
   name_sharing_cause (rows, span->pending, last_i, e);
   for (guint k = 0; k + 1 < span->pending->len; k++)
     {
@@ -998,6 +1002,19 @@ compare_terms_by_size (gconstpointer a,
   return *(const gint *) a - *(const gint *) b;
 }
 
+/* " (+119.90 MiB over the steps, -500.00 MiB after them)": the heap term
+ * of a span up to a process's last reading, split at its last step's end. */
+static void
+append_heap_after_steps (GString                  *out,
+                         const TideRssExplanation *e)
+{
+  g_autofree char *in_steps = tide_format_delta (tide_sat_sub (e->terms[TIDE_RSS_HEAP],
+                                                               e->heap_after_steps));
+  g_autofree char *after = tide_format_delta (e->heap_after_steps);
+
+  g_string_append_printf (out, " (%s over the steps, %s after them)", in_steps, after);
+}
+
 char *
 tide_rss_explanation_describe (const TideRssExplanation *e)
 {
@@ -1035,6 +1052,8 @@ tide_rss_explanation_describe (const TideRssExplanation *e)
       g_string_append_printf (out, "%s %s %s", i ? "," : ":", name, value);
       if (order[i] == TIDE_RSS_SHARING && e->sharing_cause != NULL)
         g_string_append_printf (out, " (%s)", e->sharing_cause);
+      if (order[i] == TIDE_RSS_HEAP && e->to_exit_read && e->heap_after_steps != 0)
+        append_heap_after_steps (out, e);
     }
   if (e->terms[TIDE_RSS_UNEXPLAINED] != 0)
     {
@@ -1208,7 +1227,7 @@ rss_csv (GString   *out,
   g_string_append (out, "pid,role,steps_pid,step,label,base,base_delta_bytes,rss_delta_bytes");
   for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
     g_string_append_printf (out, ",%s", rss_terms[column_order[t]].column);
-  g_string_append (out, ",first_step,pending,to_last_reading\n");
+  g_string_append (out, ",first_step,pending,to_last_reading,heap_after_steps_bytes\n");
   for (guint i = 0; i < rows->len; i++)
     {
       const TideStepRow *r = g_ptr_array_index (rows, i);
@@ -1222,7 +1241,10 @@ rss_csv (GString   *out,
                               e->private_base ? "uss" : "rss", e->base_delta, e->rss_delta);
       for (gint t = 0; t < TIDE_RSS_N_TERMS; t++)
         g_string_append_printf (out, ",%" G_GINT64_FORMAT, e->terms[column_order[t]]);
-      g_string_append_printf (out, ",%d,%d,%d\n", e->first_step, e->pending, e->to_exit_read);
+      g_string_append_printf (out, ",%d,%d,%d,", e->first_step, e->pending, e->to_exit_read);
+      if (e->to_exit_read)
+        g_string_append_printf (out, "%" G_GINT64_FORMAT, e->heap_after_steps);
+      g_string_append_c (out, '\n');
     }
 }
 
@@ -1253,6 +1275,11 @@ rss_json (GString   *out,
       g_string_append_printf (out, ",\"first_step\":%d,\"pending\":%s,\"to_last_reading\":%s",
                               e->first_step, e->pending ? "true" : "false",
                               e->to_exit_read ? "true" : "false");
+      g_string_append (out, ",\"heap_after_steps_bytes\":");
+      if (e->to_exit_read)
+        g_string_append_printf (out, "%" G_GINT64_FORMAT, e->heap_after_steps);
+      else
+        g_string_append (out, "null");
       g_string_append (out, ",\"text\":");
       tide_format_json_text (out, text);
       g_string_append_c (out, '}');

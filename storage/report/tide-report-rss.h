@@ -79,6 +79,9 @@ typedef struct
   gint     spanned_by;    /* pending only: that step, or -1 when none came */
   gboolean to_exit_read;  /* a process's last steps, up to its last reading,
                            * taken as it exited: the span ends there */
+  gint64   heap_after_steps; /* to_exit_read only: of TIDE_RSS_HEAP, the change
+                              * after the last step's end, the program's
+                              * teardown (main() returned, objects freed) */
   gint64   base_delta;
   gint64   rss_delta;
   gint64   terms[TIDE_RSS_N_TERMS];

@@ -309,7 +309,7 @@ assert_rss_terms (Fixture      *f,
                                         "unexplained_bytes,thread_stacks_bytes,lib_data_bytes,"
                                         "tidemark_own_bytes,py_unhooked_bytes,"
                                         "inherited_freed_bytes,first_step,"
-                                        "pending,to_last_reading\n"));
+                                        "pending,to_last_reading,heap_after_steps_bytes\n"));
   if (strstr (text, "Python arenas free +") == NULL)
     g_error ("no \"Python arenas free +\" in:\n%s", text);
 }
