@@ -1182,6 +1182,17 @@ command_role (GPtrArray                *summaries,
   return s->parent_pid == 0 ? "main" : "child";
 }
 
+/* A process's role as the processes report gives it in every format: its
+ * label where it has a role of its own ("rank 0", "DataLoader worker 1");
+ * else it is named by its command already, and is the job's main process
+ * or a child. */
+static const char *
+process_role (GPtrArray                *summaries,
+              const TideProcessSummary *s)
+{
+  return s->process->role != TIDE_ROLE_COMMAND ? s->process->label : command_role (summaries, s);
+}
+
 static void
 processes_text (GString   *out,
                 GPtrArray *summaries)
@@ -1203,9 +1214,7 @@ processes_text (GString   *out,
       g_autofree char *peak = s->has_rss ? tide_format_bytes (s->peak_rss) : g_strdup ("-");
       g_autofree char *growth = s->has_rss ? tide_format_delta (s->rss_growth) : g_strdup ("-");
       g_autofree char *end = end_cell (s);
-      /* A process without a role of its own is named by its command
-       * already: the job's first process is its main one, others children. */
-      const char *role = p->role != TIDE_ROLE_COMMAND ? p->label : command_role (summaries, s);
+      const char *role = process_role (summaries, s);
 
       /* A merged trace's processes come grouped by host (tide-trace-merge.h). */
       if (hosts && (i == 0 || g_strcmp0 (host, p->host) != 0))
@@ -1343,7 +1352,7 @@ processes_csv (GString   *out,
 
       g_string_append_printf (out, "%" G_GINT64_FORMAT ",", s->process->pid);
       csv_optional (out, s->parent_pid != 0, s->parent_pid);
-      csv_field (out, s->process->label);
+      csv_field (out, process_role (summaries, s));
       g_string_append_c (out, ',');
       csv_optional (out, s->process->dist_rank >= 0, s->process->dist_rank);
       csv_optional (out, s->has_rss, s->peak_rss);
@@ -1379,7 +1388,7 @@ processes_json (GString           *out,
       g_string_append_printf (out, "%s{\"pid\":%" G_GINT64_FORMAT, i ? "," : "", s->process->pid);
       json_optional (out, "parent_pid", s->parent_pid != 0, s->parent_pid);
       g_string_append (out, ",\"role\":");
-      json_string (out, s->process->label);
+      json_string (out, process_role (summaries, s));
       json_optional (out, "dist_rank", s->process->dist_rank >= 0, s->process->dist_rank);
       json_optional (out, "peak_rss_bytes", s->has_rss, s->peak_rss);
       json_optional (out, "peak_rss_read_bytes", s->has_rss, s->peak_rss_read);

@@ -814,6 +814,36 @@ test_processes_text_roles (void)
     "cgroup's limit of 600.00 MiB; the job held 598.00 MiB (PSS)\n"
     "python3 eval.py (pid 23) exited with status 3 in step 4; the job held 12.00 MiB (RSS summed "
     "over processes)\n");
+
+  /* CSV and JSON give each the role that the text does. */
+  {
+    static const char *const roles[] = { "main", "child", "DataLoader worker 0", "main", "child" };
+    g_autoptr(GString) csv = g_string_new (NULL);
+    g_autoptr(GString) json = g_string_new (NULL);
+    g_autoptr(GRegex) role = g_regex_new ("\"role\":\"([^\"]*)\"", 0, 0, NULL);
+    g_autoptr(GMatchInfo) match = NULL;
+    g_auto(GStrv) lines = NULL;
+    guint n = 0;
+
+    tide_format_processes (csv, summaries, NULL, TIDE_FORMAT_CSV);
+    tide_format_processes (json, summaries, NULL, TIDE_FORMAT_JSON);
+    lines = g_strsplit (csv->str, "\n", -1);
+    for (guint i = 0; i < G_N_ELEMENTS (roles); i++)
+      {
+        g_auto(GStrv) cells = g_strsplit (lines[1 + i], ",", -1);
+
+        g_assert_cmpstr (cells[2], ==, roles[i]);
+      }
+    for (g_regex_match (role, json->str, 0, &match); g_match_info_matches (match);
+         g_match_info_next (match, NULL))
+      {
+        g_autofree char *value = g_match_info_fetch (match, 1);
+
+        g_assert_cmpuint (n, <, G_N_ELEMENTS (roles));
+        g_assert_cmpstr (value, ==, roles[n++]);
+      }
+    g_assert_cmpuint (n, ==, G_N_ELEMENTS (roles));
+  }
 }
 
 /* An unlabelled step is "step 3", not "step 3 " before a comma. */
