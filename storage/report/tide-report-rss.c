@@ -348,6 +348,65 @@ keep_own_copies (gint64 *classes)
     classes[TIDE_STEP_COW] = MAX (classes[TIDE_STEP_COW] - classes[TIDE_STEP_COW_LEFT], 0);
 }
 
+/* The row of @rows with the lowest step number. */
+static TideStepRow *
+first_row (GPtrArray *rows)
+{
+  TideStepRow *first = g_ptr_array_index (rows, 0);
+
+  for (guint i = 1; i < rows->len; i++)
+    {
+      TideStepRow *r = g_ptr_array_index (rows, i);
+
+      if (r->number < first->number)
+        first = r;
+    }
+  return first;
+}
+
+/* Whether @process_id ran before the recording began: `tidemark attach`
+ * found it running.  FALSE on an error. */
+static gboolean
+ran_before_attach (TideTrace     *trace,
+                   gint64         process_id,
+                   gboolean      *attached,
+                   GError       **error)
+{
+  sqlite3 *db = _tide_trace_get_db (trace);
+  g_autofree char *mode = tide_trace_dup_meta (trace, "mode");
+  sqlite3_stmt *stmt;
+  int rc;
+
+  *attached = FALSE;
+  if (g_strcmp0 (mode, "attach") != 0)
+    return TRUE;
+  stmt = tide_sqlite_prepare (db, "SELECT start_ns FROM processes WHERE id = ?1",
+                              TIDE_REPORT_WHAT, error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, process_id);
+  if ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    *attached = sqlite3_column_int64 (stmt, 0) <= tide_trace_get_start_ns (trace);
+  return tide_sqlite_finish (db, stmt, rc == SQLITE_ROW ? SQLITE_DONE : rc, TIDE_REPORT_WHAT,
+                             error);
+}
+
+/* @r, the first step of a process that ran before attach: its classes at
+ * its start are its first reading, where one came before its end (attach
+ * reads the process as it begins), not nothing. */
+static void
+start_at_attach (TideStepRow  *r,
+                 TideStepClass c,
+                 const GArray *samples,
+                 gint64        end_ns)
+{
+  const Sample *first = samples->len > 0 ? &g_array_index (samples, Sample, 0) : NULL;
+
+  r->from_attach = TRUE;
+  if (r->class_start[c] < 0 && first != NULL && first->ts_ns < end_ns)
+    r->class_start[c] = first->value;
+}
+
 /* @rows: those of one process that need their classes. */
 static gboolean
 add_process_classes (TideTrace     *trace,
@@ -359,7 +418,12 @@ add_process_classes (TideTrace     *trace,
   gint64 origin = tide_trace_get_start_ns (trace);
   gint64 process_id = ((TideStepRow *) g_ptr_array_index (rows, 0))->process.id;
   TideStepRow *last = last_row (rows);
+  TideStepRow *first = first_row (rows);
   gint64 exit_read_ns = -1;
+  gboolean attached;
+
+  if (!ran_before_attach (trace, process_id, &attached, error))
+    return FALSE;
 
   /* The USS first: its last reading's time picks every class's last value. */
   for (gint k = 0; k < TIDE_STEP_N_CLASSES; k++)
@@ -392,6 +456,8 @@ add_process_classes (TideTrace     *trace,
               r->private_later = by_end < samples->len;
             }
         }
+      if (attached)
+        start_at_attach (first, c, samples, origin + first->start_ns + first->duration_ns);
     }
   for (guint i = 0; i < rows->len; i++)
     {
@@ -642,6 +708,15 @@ explain_row (const TideStepRow  *r,
   e->first_step = e->last_step = r->number;
   e->rss_delta = r->has_rss ? r->rss_delta : 0;
   e->private_base = has_private_base (r);
+  e->since_attach = e->private_base && r->from_attach;
+  if (e->since_attach && r->class_start[TIDE_STEP_USS] < 0)
+    {
+      /* Attach read it first at this step's end: what it held then came
+       * before the recording, and nothing tells it apart. */
+      e->attach_base = TRUE;
+      e->attach_uss = r->class_end[TIDE_STEP_USS];
+      return;
+    }
   if (e->private_base && r->class_start[TIDE_STEP_USS] < 0 && r->class_end[TIDE_STEP_COW] >= 0)
     explain_since_fork (r, heap, e);
   else
@@ -828,21 +903,25 @@ explanation_clear (TideRssExplanation *e)
 }
 
 /* @r as the last step of a span that began after @read (the process's
- * last step read at its end): the classes from that reading to @r's end,
- * @rss_before plus @r's change of RSS.  Without @read, the span starts
- * with the process, at nothing (since fork, for a fork's child): not at
- * its first step's start, where the last reading may be one that the poll
- * took long before, while the heap's change counts from that step's
- * start. */
+ * last step read at its end) with step @first: the classes from that
+ * reading to @r's end, @rss_before plus @r's change of RSS.  Without
+ * @read, the span starts with the process, at nothing (since fork, for a
+ * fork's child): not at its first step's start, where the last reading
+ * may be one that the poll took long before, while the heap's change
+ * counts from that step's start.  A process that ran before attach starts
+ * at its first reading instead, which attach takes as it begins. */
 static TideStepRow
 span_row (const TideStepRow *read,
+          const TideStepRow *first,
           const TideStepRow *r,
           gint64             rss_before)
 {
   TideStepRow span = *r;
 
+  span.from_attach = read == NULL && first->from_attach;
   for (gint c = 0; c < TIDE_STEP_N_CLASSES; c++)
-    span.class_start[c] = read != NULL ? read->class_end[c] : -1;
+    span.class_start[c] = read != NULL ? read->class_end[c]
+                          : span.from_attach ? first->class_start[c] : -1;
   span.rss_delta = tide_sat_add (rss_before, r->rss_delta);
   return span;
 }
@@ -891,7 +970,8 @@ explain_to_exit_read (GPtrArray   *rows,
   guint last_i = g_array_index (span->pending, guint, span->pending->len - 1);
   const TideStepRow *first = g_ptr_array_index (rows, g_array_index (span->pending, guint, 0));
   const TideStepRow *last = g_ptr_array_index (rows, last_i);
-  TideStepRow whole = span_row (span->last_read, last, tide_sat_sub (span->rss, last->rss_delta));
+  TideStepRow whole = span_row (span->last_read, first, last,
+                                tide_sat_sub (span->rss, last->rss_delta));
   TideRssExplanation *e = &g_array_index (out, TideRssExplanation, last_i);
   gint64 heap_after = heap_after_last_step (last);
 
@@ -951,14 +1031,14 @@ tide_rss_explain_steps (GPtrArray *rows)
         explain_row (r, heap, e);
       else if (span->pending->len == 0)
         {
-          TideStepRow whole = span_row (span->last_read, r, 0);
+          TideStepRow whole = span_row (span->last_read, r, r, 0);
 
           explain_row (&whole, heap, e);
         }
       else
         {
           const TideStepRow *first = g_ptr_array_index (rows, g_array_index (span->pending, guint, 0));
-          TideStepRow whole = span_row (span->last_read, r, span->rss);
+          TideStepRow whole = span_row (span->last_read, first, r, span->rss);
 
           explain_row (&whole, tide_sat_add (span->heap, heap), e);
           e->first_step = first->number;
@@ -1035,8 +1115,16 @@ tide_rss_explanation_describe (const TideRssExplanation *e)
                                 "steps %d-%d", e->spanned_by, e->first_step, e->spanned_by);
       return g_strdup ("private memory not read at this step's end");
     }
+  if (e->attach_base)
+    {
+      g_autofree char *held = tide_format_bytes (e->attach_uss);
+
+      g_string_append_printf (out, "%s private at its first reading, after attach: what it "
+                                   "held before is not explained", held);
+      return g_string_free (g_steal_pointer (&out), FALSE);
+    }
   g_string_append_printf (out, "%s %s%s", base, e->private_base ? "private" : "RSS",
-                          e->since_fork ? " since fork" : "");
+                          e->since_fork ? " since fork" : e->since_attach ? " since attach" : "");
   if (e->first_step != e->last_step)
     g_string_append_printf (out, " over steps %d-%d", e->first_step, e->last_step);
   if (e->to_exit_read)

@@ -69,6 +69,12 @@ typedef struct
 {
   gboolean private_base;  /* the base is the USS, else the RSS */
   gboolean since_fork;    /* a fork's child's first step: the base is its USS */
+  gboolean since_attach;  /* from the first reading of a process that ran before
+                           * attach, not from nothing */
+  gboolean attach_base;   /* ... which came at this step's end: nothing is
+                           * explained (base_delta 0), attach_uss is the USS
+                           * then */
+  gint64   attach_uss;
   gint     first_step;    /* the first step it covers: its row's, or, after
                            * steps whose private memory was not read at their
                            * end, the first of those */

@@ -91,6 +91,10 @@ typedef struct
                                                * -1: none */
   guint32  class_read_at_end;   /* 1 << TideStepClass: read at the step's end
                                  * itself, not carried over from an earlier one */
+  gboolean from_attach;         /* the first step of a process that ran before
+                                 * attach: class_start holds its first reading,
+                                 * where one came before the step's end, and its
+                                 * memory before it is not explained */
   gboolean private_read;        /* the private memory (USS) was read during the
                                  * step, at its end: not the reading of an
                                  * earlier step carried over */

@@ -675,6 +675,87 @@ test_sharing_left_by_parent (void)
                              "wrote or freed, less 512.00 KiB newly shared); RSS 0 B");
 }
 
+#define MS G_GINT64_CONSTANT (1000000)
+
+/* An attach trace of a process that held 100 MiB before attach: three
+ * steps of 100 ms, its heap growing 10 MiB a step from attach on; its
+ * first reading at 8 ms (as attach begins), or with @late only at step
+ * 1's end; then at step 1's and step 3's ends. */
+static GPtrArray *
+attach_rows (const char *dir,
+             gboolean    late)
+{
+  g_autofree char *path = g_build_filename (dir, late ? "late.tide" : "attach.tide", NULL);
+  g_autoptr(TideTraceWriter) w = NULL;
+  g_autoptr(TideTrace) trace = NULL;
+  g_autoptr(GError) error = NULL;
+  TideProcessRow process = { .id = 1, .pid = 70, .ppid = 1, .start_ns = 0, .all_mode = TRUE,
+                             .exe = "/usr/bin/python3.11", .cmdline = "python3 train.py" };
+  const gint64 reads[] = { late ? 100 * MS : 8 * MS, 100 * MS, 300 * MS };
+  GPtrArray *rows;
+
+  w = tide_trace_writer_new (path, &error);
+  g_assert_no_error (error);
+  tide_trace_writer_set_meta_int (w, "start_ns", 0);
+  tide_trace_writer_set_meta (w, "mode", "attach");
+  tide_trace_writer_add_process (w, &process);
+  for (gint n = 1; n <= 3; n++)
+    {
+      tide_trace_writer_add_step (w, n, 1, n, NULL, (n - 1) * 100 * MS, n * 100 * MS);
+      add_alloc (w, 1, 0, 0, 10 * MIB, 1, (n - 1) * 100 * MS + 50 * MS, 0);
+      tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS, -1, n * 100 * MS,
+                                     (120 + n * 10) * MIB);
+    }
+  tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS, -1, 0, 120 * MIB);
+  for (guint i = late ? 1 : 0; i < G_N_ELEMENTS (reads); i++)
+    {
+      gint64 heap = reads[i] / (100 * MS) * 10 * MIB;
+
+      tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_USS, -1, reads[i], 100 * MIB + heap);
+      tide_trace_writer_add_counter (w, 1, TIDE_COUNTER_RSS_SHARED_PAGES, -1, reads[i], 20 * MIB);
+    }
+  tide_trace_writer_end_process (w, 1, 400 * MS, &tide_test_exited_0, 0);
+  g_assert_true (tide_trace_writer_finish (w, &error));
+  g_assert_no_error (error);
+  trace = tide_trace_open (path, &error);
+  g_assert_no_error (error);
+  rows = tide_report_job_steps (trace, &error);
+  g_assert_no_error (error);
+  return rows;
+}
+
+/* A process that ran before attach starts its account at its first
+ * reading, not at nothing: its first step read +110 MiB private, 100 MiB
+ * of it unexplained, where it grew by the 10 MiB of heap of its step.  Where
+ * attach read it first at that step's end, the step has nothing to
+ * explain, and says so. */
+static void
+test_since_attach (void)
+{
+  g_autofree char *dir = tide_test_make_dir ("tide-report-attach");
+  g_autoptr(GPtrArray) rows = attach_rows (dir, FALSE);
+  g_autoptr(GPtrArray) late = attach_rows (dir, TRUE);
+  g_autoptr(GArray) explanations = tide_rss_explain_steps (rows);
+  g_autoptr(GArray) late_explanations = tide_rss_explain_steps (late);
+  g_autofree char *first = NULL, *span = NULL, *late_first = NULL, *late_span = NULL;
+
+  g_assert_cmpuint (rows->len, ==, 3);
+  first = tide_rss_explanation_describe (&g_array_index (explanations, TideRssExplanation, 0));
+  span = tide_rss_explanation_describe (&g_array_index (explanations, TideRssExplanation, 2));
+  g_assert_cmpstr (first, ==, "+10.00 MiB private since attach: heap +10.00 MiB; "
+                              "RSS +10.00 MiB");
+  g_assert_cmpstr (span, ==, "+20.00 MiB private over steps 2-3: heap +20.00 MiB; RSS +20.00 MiB");
+  late_first = tide_rss_explanation_describe (&g_array_index (late_explanations,
+                                                              TideRssExplanation, 0));
+  late_span = tide_rss_explanation_describe (&g_array_index (late_explanations,
+                                                             TideRssExplanation, 2));
+  g_assert_cmpstr (late_first, ==, "110.00 MiB private at its first reading, after attach: "
+                                   "what it held before is not explained");
+  g_assert_cmpstr (late_span, ==, "+20.00 MiB private over steps 2-3: heap +20.00 MiB; "
+                                  "RSS +20.00 MiB");
+  tide_test_remove_dir (dir);
+}
+
 /* A trace whose meta says how its RSS classes were read: NULL values are
  * left out. */
 static char *
@@ -757,6 +838,7 @@ main (int    argc,
   g_test_add_func ("/storage/report/steps-unread-classes", test_steps_unread_classes);
   g_test_add_func ("/storage/report/sharing-cause", test_sharing_cause);
   g_test_add_func ("/storage/report/sharing-left-by-parent", test_sharing_left_by_parent);
+  g_test_add_func ("/storage/report/since-attach", test_since_attach);
   g_test_add_func ("/storage/report/residency-changes", test_residency_changes);
 
   /* Every case twice: the stacks as rows, and as nodes (the trees of
