@@ -265,8 +265,9 @@ test_rss_at_int64_min (Fixture       *f,
 }
 
 /* Pages that a child holds because its parent wrote its own, far past the
- * pages it holds alone (cow_left_bytes past cow_bytes): its own copies are
- * none, never a negative count. */
+ * pages it holds alone (cow_left_bytes past cow_bytes), read with its
+ * private memory at step 2's end: its own copies are none, never a
+ * negative count. */
 static void
 test_cow_left_past_copies (Fixture       *f,
                            gconstpointer  data)
@@ -275,6 +276,9 @@ test_cow_left_past_copies (Fixture       *f,
   g_autofree char *cell = NULL;
 
   tide_test_exec_sql (f->trace, "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
+                                " SELECT process_id, 16, -1, end_ns, 8192 FROM steps"
+                                " WHERE number = 2;"
+                                "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
                                 " SELECT process_id, 24, -1, end_ns, 4096 FROM steps"
                                 " WHERE number = 2;"
                                 "INSERT INTO counters (process_id, counter, device, ts_ns, value)"
