@@ -830,6 +830,11 @@ write_anon_split (TideCaptureProcess *self,
 {
   TideAnonSplit split;
 
+  /* What pymalloc holds free changes with every object made or freed, and
+   * the poll writes it only as it ticks: a worker's last reading, taken in
+   * its exit path, came after the poll's last tick, beside a free figure
+   * of up to 100 ms before, and the change between went unexplained. */
+  write_py_arenas (self, ts_ns, always);
   write_py_arena_absent (self, ts_ns, always);
   if (self->recording->anon_splitter == NULL ||
       !tide_anon_splitter_read (self->recording->anon_splitter, self->pid, self->pagemap, &split))
