@@ -361,11 +361,10 @@ steps_text (GString   *out,
   if (classes && steps_miss_class_reads (rows))
     g_string_append (out, "In the classes \"-\" is a value not read at the step's end (or, "
                           "for COW and NOT SHARED, a process that no fork made). The private "
-                          "memory (PSS, USS, "
-                          "COW, NOT SHARED) is read at the step ends that the recorder's budget "
-                          "allows, and all the classes of a process without steps of its own "
-                          "at those alone; `report --rss` explains the steps between two "
-                          "readings together.\n");
+                          "memory (PSS, USS, COW, NOT SHARED) is read at the step ends that "
+                          "the recorder's budget allows, and all the classes of a process "
+                          "without steps of its own at those alone; `report --rss` explains "
+                          "the steps between two readings together.\n");
   if (steps_have_borrowed (rows))
     g_string_append (out, "A process without steps of its own (DataLoader workers, helpers) "
                           "is shown at the steps of its parent, or else of rank 0: "
