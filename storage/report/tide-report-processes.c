@@ -1007,28 +1007,21 @@ highest_sum_later (GArray *alive,
   return highest;
 }
 
-/* The RSS (@counter) summed of the processes alive at the peak's reading:
- * *@at_reading then, and the most it rose above that later, with when. */
-static gboolean
-rise_of_alive (sqlite3      *db,
-               TideJobPeak  *peak,
-               gint          counter,
-               gint64       *at_reading,
-               gint64       *rise,
-               gint64       *rise_ns,
-               GError      **error)
+/* The processes alive at the peak's reading, with their @counter (RSS or
+ * its anonymous part) then, and its sum in *@at_reading. */
+static GArray *
+alive_at_peak (sqlite3            *db,
+               const TideJobPeak  *peak,
+               gint                counter,
+               gint64             *at_reading,
+               GError            **error)
 {
-  g_autoptr(GArray) alive = load_alive_rss (db, counter, peak->ts_ns, error);
+  GArray *alive = load_alive_rss (db, counter, peak->ts_ns, error);
 
-  if (alive == NULL)
-    return FALSE;
   *at_reading = 0;
-  for (guint i = 0; i < alive->len; i++)
+  for (guint i = 0; alive != NULL && i < alive->len; i++)
     *at_reading = tide_sat_add (*at_reading, g_array_index (alive, RssAfter, i).held);
-  if (!load_alive_rss_later (db, alive, counter, peak->ts_ns, error))
-    return FALSE;
-  *rise = tide_sat_sub (highest_sum_later (alive, *at_reading, rise_ns), *at_reading);
-  return TRUE;
+  return alive;
 }
 
 /* PSS is read a few times a second at most (its walk of every page costs
@@ -1048,14 +1041,23 @@ add_rise_after (sqlite3      *db,
                 TideJobPeak  *peak,
                 GError      **error)
 {
+  g_autoptr(GArray) alive = NULL;
   gint64 at_reading, rise, rise_ns = 0;
+  gint counter = TIDE_COUNTER_RSS;
 
-  if (!rise_of_alive (db, peak, TIDE_COUNTER_RSS, &at_reading, &rise, &rise_ns, error))
+  if ((alive = alive_at_peak (db, peak, counter, &at_reading, error)) == NULL)
     return FALSE;
   peak->rise_anon = at_reading > peak->bytes + peak->bytes / 16;
-  if (peak->rise_anon &&
-      !rise_of_alive (db, peak, TIDE_COUNTER_RSS_ANON, &at_reading, &rise, &rise_ns, error))
+  if (peak->rise_anon)
+    {
+      g_clear_pointer (&alive, g_array_unref);
+      counter = TIDE_COUNTER_RSS_ANON;
+      if ((alive = alive_at_peak (db, peak, counter, &at_reading, error)) == NULL)
+        return FALSE;
+    }
+  if (!load_alive_rss_later (db, alive, counter, peak->ts_ns, error))
     return FALSE;
+  rise = tide_sat_sub (highest_sum_later (alive, at_reading, &rise_ns), at_reading);
   if (rise <= MAX (TIDE_JOB_RISE_MIN, peak->bytes / 32))
     {
       peak->rise_anon = FALSE;
