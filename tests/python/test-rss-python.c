@@ -488,6 +488,8 @@ test_cow_loader_watcher (Fixture       *f,
 
       g_assert_true (g_str_has_prefix (row->process.role, "DataLoader worker "));
       worker = atoi (row->process.role + strlen ("DataLoader worker "));
+      g_assert_cmpint (worker, >=, 0);
+      g_assert_cmpint (worker, <, 2);
       seen |= 1u << worker;
       key = g_strdup_printf ("^peak %d ([0-9]+)$", worker);
       regex = g_regex_new (key, G_REGEX_MULTILINE, 0, NULL);
