@@ -441,14 +441,6 @@ tide_conn_wait_tick (uint64_t  tick_ns,
   return false;
 }
 
-/* The recorder measures each step's resident bytes from /proc/PID/pagemap
- * when the step's marker reaches it, and a process that has exited takes
- * its pages along.  So every process sends a barrier after everything else
- * as it exits and waits, at most TIDE_EXIT_BARRIER_MS, for the recorder to
- * send it back: then every step it marked is measured, and the recorder
- * has taken its last reading (RSS by class, copy-on-write) before its pages
- * go.  A dead recorder closes the socket, which ends the wait at once.
- * With TIDEMARK_SYNC_STEPS, every step marker waits so. */
 /* Whether @answer (@got bytes of it) answers @barrier: the recorder sends
  * a barrier's own header back.  An answer to an earlier barrier, whose
  * wait ended before the recorder met it, is not this one's: taken for it,
@@ -528,15 +520,23 @@ wait_for_answer (uint64_t          patience_ms,
   pthread_mutex_unlock (&recv_lock);
 }
 
+/* The recorder measures each step's resident bytes from /proc/PID/pagemap
+ * when the step's marker reaches it, and a process that has exited takes
+ * its pages along.  So every process sends a barrier after everything else
+ * as it exits and waits, at most TIDE_EXIT_BARRIER_MS, for the recorder to
+ * send it back: then every step it marked is measured, and the recorder
+ * has taken its last reading (RSS by class, copy-on-write) before its pages
+ * go.  A dead recorder closes the socket, which ends the wait at once.
+ * With TIDEMARK_SYNC_STEPS, every step marker waits so. */
 void
 tide_wait_for_recorder (TideBarrierReason reason)
 {
   wait_for_answer (TIDE_EXIT_BARRIER_MS, reason);
 }
 
-/* A step marker that the recorder asked to wait: its reading of the step
- * end takes milliseconds, and a recorder that is late is not waited for
- * longer than that; its reading then finds the step over and says so. */
+/* A step marker that waits for the recorder's reading (asked, or the
+ * process's first): at most @patience_ms, which its STEP record said; a
+ * recorder later than that finds the step over and says so. */
 void
 tide_wait_for_step_reading (int patience_ms)
 {
