@@ -280,20 +280,22 @@ value_at (const GArray *samples,
   return n > 0 ? g_array_index (samples, Sample, n - 1).value : -1;
 }
 
-/* The row of @rows with the highest step number. */
-static TideStepRow *
-last_row (GPtrArray *rows)
+/* The rows of @rows with the lowest and the highest step number. */
+static void
+end_rows (GPtrArray    *rows,
+          TideStepRow **first,
+          TideStepRow **last)
 {
-  TideStepRow *last = g_ptr_array_index (rows, 0);
-
+  *first = *last = g_ptr_array_index (rows, 0);
   for (guint i = 1; i < rows->len; i++)
     {
       TideStepRow *r = g_ptr_array_index (rows, i);
 
-      if (r->number > last->number)
-        last = r;
+      if (r->number < (*first)->number)
+        *first = r;
+      if (r->number > (*last)->number)
+        *last = r;
     }
-  return last;
 }
 
 /* When the private memory (USS) was last read, where that was after
@@ -348,37 +350,22 @@ keep_own_copies (gint64 *classes)
     classes[TIDE_STEP_COW] = MAX (classes[TIDE_STEP_COW] - classes[TIDE_STEP_COW_LEFT], 0);
 }
 
-/* The row of @rows with the lowest step number. */
-static TideStepRow *
-first_row (GPtrArray *rows)
-{
-  TideStepRow *first = g_ptr_array_index (rows, 0);
-
-  for (guint i = 1; i < rows->len; i++)
-    {
-      TideStepRow *r = g_ptr_array_index (rows, i);
-
-      if (r->number < first->number)
-        first = r;
-    }
-  return first;
-}
-
-/* Whether @process_id ran before the recording began: `tidemark attach`
- * found it running.  FALSE on an error. */
+/* Whether @process_id ran before the recording began, in a trace that
+ * `tidemark attach` wrote (@attach_trace): it found it running.  FALSE on
+ * an error. */
 static gboolean
 ran_before_attach (TideTrace     *trace,
+                   gboolean       attach_trace,
                    gint64         process_id,
                    gboolean      *attached,
                    GError       **error)
 {
   sqlite3 *db = _tide_trace_get_db (trace);
-  g_autofree char *mode = tide_trace_dup_meta (trace, "mode");
   sqlite3_stmt *stmt;
   int rc;
 
   *attached = FALSE;
-  if (g_strcmp0 (mode, "attach") != 0)
+  if (!attach_trace)
     return TRUE;
   stmt = tide_sqlite_prepare (db, "SELECT start_ns FROM processes WHERE id = ?1",
                               TIDE_REPORT_WHAT, error);
@@ -410,6 +397,7 @@ start_at_attach (TideStepRow  *r,
 /* @rows: those of one process that need their classes. */
 static gboolean
 add_process_classes (TideTrace     *trace,
+                     gboolean       attach_trace,
                      sqlite3_stmt  *stmt,
                      sqlite3_stmt  *at,
                      GPtrArray     *rows,
@@ -417,12 +405,12 @@ add_process_classes (TideTrace     *trace,
 {
   gint64 origin = tide_trace_get_start_ns (trace);
   gint64 process_id = ((TideStepRow *) g_ptr_array_index (rows, 0))->process.id;
-  TideStepRow *last = last_row (rows);
-  TideStepRow *first = first_row (rows);
+  TideStepRow *first, *last;
   gint64 exit_read_ns = -1;
   gboolean attached;
 
-  if (!ran_before_attach (trace, process_id, &attached, error))
+  end_rows (rows, &first, &last);
+  if (!ran_before_attach (trace, attach_trace, process_id, &attached, error))
     return FALSE;
 
   /* The USS first: its last reading's time picks every class's last value. */
@@ -495,6 +483,8 @@ _tide_report_add_classes (TideTrace  *trace,
   g_autoptr(GHashTable) todo = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL,
                                                       (GDestroyNotify) g_ptr_array_unref);
   sqlite3 *db = _tide_trace_get_db (trace);
+  g_autofree char *mode = NULL;
+  gboolean attach_trace;
   sqlite3_stmt *stmt, *at;
   GHashTableIter iter;
   GPtrArray *mine;
@@ -512,6 +502,9 @@ _tide_report_add_classes (TideTrace  *trace,
     }
   if (g_hash_table_size (todo) == 0)
     return TRUE;
+  /* Read once for all the processes: ran_before_attach() asks it. */
+  mode = tide_trace_dup_meta (trace, "mode");
+  attach_trace = g_strcmp0 (mode, "attach") == 0;
   stmt = tide_sqlite_prepare (db,
       "SELECT ts_ns, value FROM counters WHERE process_id = ?1 AND counter = ?2"
       " AND device = -1 ORDER BY ts_ns", TIDE_REPORT_WHAT, error);
@@ -527,7 +520,7 @@ _tide_report_add_classes (TideTrace  *trace,
     }
   g_hash_table_iter_init (&iter, todo);
   while (ok && g_hash_table_iter_next (&iter, NULL, (gpointer *) &mine))
-    ok = add_process_classes (trace, stmt, at, mine, error);
+    ok = add_process_classes (trace, attach_trace, stmt, at, mine, error);
   sqlite3_finalize (at);
   sqlite3_finalize (stmt);
   return ok;
