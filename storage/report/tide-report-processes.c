@@ -1044,11 +1044,12 @@ add_rise_after (sqlite3      *db,
   g_autoptr(GArray) alive = NULL;
   gint64 at_reading, rise, rise_ns = 0;
   gint counter = TIDE_COUNTER_RSS;
+  gboolean shared;
 
   if ((alive = alive_at_peak (db, peak, counter, &at_reading, error)) == NULL)
     return FALSE;
-  peak->rise_anon = at_reading > peak->bytes + peak->bytes / 16;
-  if (peak->rise_anon)
+  shared = at_reading > peak->bytes + peak->bytes / 16;
+  if (shared)
     {
       g_clear_pointer (&alive, g_array_unref);
       counter = TIDE_COUNTER_RSS_ANON;
@@ -1059,10 +1060,8 @@ add_rise_after (sqlite3      *db,
     return FALSE;
   rise = tide_sat_sub (highest_sum_later (alive, at_reading, &rise_ns), at_reading);
   if (rise <= MAX (TIDE_JOB_RISE_MIN, peak->bytes / 32))
-    {
-      peak->rise_anon = FALSE;
-      return TRUE;
-    }
+    return TRUE;
+  peak->rise_anon = shared;
   peak->rise_bytes = rise;
   peak->rise_ns = rise_ns;
   return step_at (db, rise_ns, &peak->rise_step, error);
