@@ -220,11 +220,21 @@ tide_preload_send_allocator_free (void)
 
 /* The recorder reads this process's private memory at @at_ns, another
  * process's step end, and asked for the figures beside it
- * (TIDE_WIRE_FIGURES_REQUEST): sent at once, on the flusher. */
+ * (TIDE_WIRE_FIGURES_REQUEST): sent at once, on the flusher, with what
+ * every thread made before them, and then the mark that they were sent,
+ * which the recorder waits for before it reads. */
 void
 tide_preload_send_allocator_free_as_of (uint64_t at_ns)
 {
+  _Alignas (8) TideWireHeader sent = {
+    .type = TIDE_WIRE_FIGURES_SENT, .len = sizeof sent, .tid = tide_thread_tid (), .time_ns = at_ns,
+  };
+
   send_allocator_free (at_ns);
+  tide_buffer_flush_all ();
+  tide_tls.guard++;
+  tide_buffer_append (&sent, sizeof sent);
+  tide_tls.guard--;
   tide_buffer_flush_self ();
 }
 

@@ -61,6 +61,10 @@ typedef enum
    * TideWireStepWaitRequest. */
   TIDE_WIRE_FIGURES_REQUEST   = 31,
   TIDE_WIRE_STEP_WAIT_REQUEST = 32,
+  /* A bare header that ends the answer to a FIGURES_REQUEST, stamped
+   * with the request's at_ns: every record the process made before it
+   * was sent ahead of it. */
+  TIDE_WIRE_FIGURES_SENT      = 33,
   /* 40..: the process's children. */
   TIDE_WIRE_CHILD_END    = 40,
 } TideWireType;
@@ -78,7 +82,10 @@ typedef struct
  * only the process can give (its allocator's free bytes, the preload's
  * own pages, the inherited blocks it freed) are wanted now.  Its flusher
  * sends them as COUNTER records stamped @at_ns, beside that reading
- * rather than up to a tick of its own away. */
+ * rather than up to a tick of its own away, then what every thread has
+ * buffered, and last FIGURES_SENT.  The recorder reads the process once
+ * that came: its figures, and the blocks it holds, are then of the
+ * moment of the reading, not of before or after it. */
 typedef struct
 {
   TideWireHeader h;

@@ -616,6 +616,23 @@ run_family (void)
   return 0;
 }
 
+/* A block allocated, "allocated" said, and a pause in which the recorder
+ * asks for the process's figures while the block's record is still in
+ * this thread's buffer (TIDE_FLUSH_AGE_NS). */
+static int
+run_figures (void)
+{
+  void *kept = malloc (FIGURES_SIZE);
+
+  CHECK (kept != NULL);
+  printf ("allocated\n");
+  fflush (stdout);
+  usleep (300 * 1000);
+  free (kept);
+  printf ("figures ok\n");
+  return 0;
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -640,7 +657,9 @@ main (int   argc,
     return run_sampler ();
   if (argc == 2 && strcmp (argv[1], "sampler-realloc") == 0)
     return run_sampler_realloc ();
+  if (argc == 2 && strcmp (argv[1], "figures") == 0)
+    return run_figures ();
   fprintf (stderr, "usage: %s basic|storm|chatty|hang|fold|family|memo|memo-unload|sampler|"
-           "sampler-realloc\n", argv[0]);
+           "sampler-realloc|figures\n", argv[0]);
   return 2;
 }

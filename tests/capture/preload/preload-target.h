@@ -19,6 +19,7 @@
 #define STORM_THREADS    8
 #define STORM_PER_THREAD 4000
 #define KILL_SIZE        70001
+#define FIGURES_SIZE     71003
 /* family: run with TIDEMARK_SAMPLE_BYTES=FAMILY_SAMPLE_BYTES, so that every
  * block of FAMILY_BASE.. bytes is recorded. */
 #define FAMILY_SAMPLE_BYTES 4096

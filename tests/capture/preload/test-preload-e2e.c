@@ -187,6 +187,51 @@ test_stale_answers (Fixture       *f,
   g_assert_cmpuint (n_step_waits, >=, 1);
 }
 
+/* Asked for its figures as of a moment (TIDE_WIRE_FIGURES_REQUEST), the
+ * process sends them stamped with it, then what its threads had made
+ * before, then FIGURES_SENT: the recorder reads it once that came, and
+ * its blocks must be there by then.  Here the main thread's block waits
+ * in its buffer when the request comes; before, it came tens of
+ * milliseconds after the answer, which had no end mark. */
+static void
+test_figures_answer (Fixture       *f,
+                     gconstpointer  data)
+{
+  RunOptions o = { .mode = "figures", .preload = TRUE, .socket = TRUE, .all = TRUE,
+                   .kill_after = -1, .figures_after = "allocated" };
+  g_autoptr(Run) run = run_target (f, &o);
+  const TideWireHeader *h;
+  const Conn *c;
+  gboolean block_seen = FALSE, free_bytes_seen = FALSE, own_seen = FALSE;
+  guint n_sent = 0;
+
+  g_assert_true (strstr (run->out->str, "figures ok") != NULL);
+  g_assert_cmpuint (run->figures_at_ns, >, 0);
+  c = clean_single_conn (run);
+  FOR_EACH_RECORD (c, h)
+    {
+      const TideWireCounter *counter = (const void *) h;
+
+      if (h->type == TIDE_WIRE_ALLOC && ((const TideWireAlloc *) h)->size == FIGURES_SIZE)
+        block_seen = TRUE;
+      if (h->type == TIDE_WIRE_COUNTER && h->time_ns == run->figures_at_ns)
+        {
+          g_assert_cmpuint (n_sent, ==, 0);
+          free_bytes_seen |= counter->counter == TIDE_WIRE_COUNTER_ALLOC_FREE;
+          own_seen |= counter->counter == TIDE_WIRE_COUNTER_PRELOAD_OWN;
+        }
+      if (h->type != TIDE_WIRE_FIGURES_SENT)
+        continue;
+      g_assert_cmpuint (h->len, ==, sizeof *h);
+      g_assert_cmpuint (h->time_ns, ==, run->figures_at_ns);
+      g_assert_true (block_seen);
+      g_assert_true (free_bytes_seen);
+      g_assert_true (own_seen);
+      n_sent++;
+    }
+  g_assert_cmpuint (n_sent, ==, 1);
+}
+
 static void
 assert_same_run (const Run *a,
                  const Run *b)
@@ -252,6 +297,8 @@ main (int   argc,
               fixture_setup, test_step_wait_requests, fixture_teardown);
   g_test_add ("/capture/preload/e2e/stale-answers", Fixture, NULL,
               fixture_setup, test_stale_answers, fixture_teardown);
+  g_test_add ("/capture/preload/e2e/figures-answer", Fixture, NULL,
+              fixture_setup, test_figures_answer, fixture_teardown);
   g_test_add ("/capture/preload/e2e/storm", Fixture, NULL,
               fixture_setup, test_storm, fixture_teardown);
   add_preload_block_tests ();

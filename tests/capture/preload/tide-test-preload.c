@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* How long RunOptions.stale_answers holds the answer to an exit barrier. */
@@ -201,6 +202,29 @@ send_held_answers (Run *run)
     }
 }
 
+/* RunOptions.figures_after: the figures as of the moment the target said
+ * it, asked of its first connection as the recorder asks a process that
+ * marks no steps at another's step end. */
+static void
+ask_figures_once_said (Run              *run,
+                       const RunOptions *o)
+{
+  struct timespec now;
+  TideWireFiguresRequest request = {
+    .h = { .type = TIDE_WIRE_FIGURES_REQUEST, .len = sizeof request },
+  };
+  Conn *c;
+
+  if (o->figures_after == NULL || run->figures_at_ns != 0 || run->conns->len == 0 ||
+      strstr (run->out->str, o->figures_after) == NULL)
+    return;
+  c = g_ptr_array_index (run->conns, 0);
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  request.at_ns = (guint64) now.tv_sec * G_GUINT64_CONSTANT (1000000000) + (guint64) now.tv_nsec;
+  g_assert_cmpint (send (c->fd, &request, sizeof request, MSG_NOSIGNAL), ==, sizeof request);
+  run->figures_at_ns = request.at_ns;
+}
+
 /* One poll round over the listener, the connections and the target's
  * stdout.  Returns FALSE when nothing is left open. */
 gboolean
@@ -284,6 +308,7 @@ pump (Run              *run,
           }
     }
   send_held_answers (run);
+  ask_figures_once_said (run, o);
   for (guint i = 0; i < run->conns->len; i++)
     open_ |= ((Conn *) g_ptr_array_index (run->conns, i))->fd >= 0;
   g_free (buf);

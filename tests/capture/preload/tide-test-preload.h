@@ -43,6 +43,7 @@ typedef struct
   GString   *out;
   GPid       pid;
   int        status;
+  guint64    figures_at_ns;  /* the FIGURES_REQUEST sent (RunOptions.figures_after); 0: none */
 } Run;
 
 typedef struct
@@ -66,6 +67,8 @@ typedef struct
   gboolean    stale_answers;   /* answer each step barrier twice, the second as a
                                 * recorder late to a wait that ended does, and
                                 * hold the exit barrier's answer for 300 ms */
+  const char *figures_after;   /* once the target printed this, ask its first
+                                * connection for its figures as of now */
 } RunOptions;
 
 #define FOR_EACH_RECORD(c, h)                                           \
