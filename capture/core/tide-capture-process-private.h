@@ -93,6 +93,9 @@ struct _TideCaptureProcess
   gpointer             more_blocks_data;
   TideCaptureRequestFunc request;      /* NULL, or how to ask the process */
   gpointer             request_data;
+  gint64               figures_asked_ns; /* the last FIGURES request's time; 0: none */
+  gboolean             figures_sent;    /* its answer came */
+  gboolean             figures_late;    /* the last wait for an answer ran out */
   gboolean             step_wait_asked; /* a step end of its will wait for its reading:
                                          * asked, not yet marked */
   gint64               step_end_pending_ns; /* a step end whose marker waits, read when

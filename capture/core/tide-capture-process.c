@@ -1346,8 +1346,55 @@ void
 tide_capture_process_request_figures (TideCaptureProcess *self,
                                       gint64              at_ns)
 {
-  if (self->request != NULL && self->n_steps == 0 && self->end_ns == 0)
-    self->request (TIDE_CAPTURE_REQUEST_FIGURES, at_ns, self->request_data);
+  if (self->request == NULL || self->n_steps > 0 || self->end_ns != 0)
+    return;
+  self->figures_sent = FALSE;
+  self->figures_asked_ns = self->request (TIDE_CAPTURE_REQUEST_FIGURES, at_ns,
+                                          self->request_data) ? at_ns : 0;
+}
+
+/* The process sent its figures as of @at_ns, and before them all it had
+ * made (TIDE_WIRE_FIGURES_SENT); an answer to an earlier request than
+ * the last is not the one awaited. */
+void
+tide_capture_process_figures_sent (TideCaptureProcess *self,
+                                   gint64              at_ns)
+{
+  if (at_ns != 0 && at_ns == self->figures_asked_ns)
+    {
+      self->figures_sent = TRUE;
+      self->figures_late = FALSE;
+    }
+}
+
+/* Whether the answer to the last FIGURES request came. */
+gboolean
+tide_capture_process_has_figures (TideCaptureProcess *self)
+{
+  return self->figures_sent;
+}
+
+/* Before a reading of a process asked for its figures: what it
+ * sent up to them is taken in, so that the reading, its figures and its
+ * blocks are of one moment, the one after it answered.  A process that
+ * went on meanwhile (its flusher answers while its other threads run)
+ * would otherwise be read before the figures that it took later: the
+ * DataLoader worker that its parent's next step sets to work.  At most
+ * until @deadline_ns; a process that let the last wait run out is not
+ * waited for again until an answer of its comes, and one wait never
+ * starts within another (the driver takes in another process's records
+ * while it waits, which may end a step of that one). */
+void
+tide_capture_process_await_figures (TideCaptureProcess *self,
+                                    gint64              deadline_ns)
+{
+  if (self->request == NULL || self->figures_asked_ns == 0 || self->figures_sent ||
+      self->figures_late || self->end_ns != 0 || self->recording->awaiting_figures)
+    return;
+  self->recording->awaiting_figures = TRUE;
+  self->request (TIDE_CAPTURE_AWAIT_FIGURES, deadline_ns, self->request_data);
+  self->recording->awaiting_figures = FALSE;
+  self->figures_late = !self->figures_sent;
 }
 
 /* A process that waits at its first step end unasked, as the preload's

@@ -42,10 +42,16 @@ typedef enum
   /* That its next step end wait for the recorder's reading, at most
    * @value milliseconds: TIDE_WIRE_STEP_WAIT_REQUEST. */
   TIDE_CAPTURE_REQUEST_STEP_WAIT,
+  /* Not a request but its answer: the driver takes in what the process
+   * sent, up to its figures as of the last FIGURES request
+   * (tide_capture_process_figures_sent()), or until @value, a time on
+   * tide_capture_now_ns()'s clock. */
+  TIDE_CAPTURE_AWAIT_FIGURES,
 } TideCaptureRequest;
 
-/* @value: the reading's time (FIGURES), or how long the step end waits
- * (STEP_WAIT).  Returns whether the request went. */
+/* @value: the reading's time (FIGURES), how long the step end waits
+ * (STEP_WAIT), or until when (AWAIT_FIGURES).  Returns whether the
+ * request went, or the answer came. */
 typedef gboolean (*TideCaptureRequestFunc) (TideCaptureRequest request,
                                             gint64             value,
                                             gpointer           user_data);
@@ -73,6 +79,11 @@ void                tide_capture_process_set_requests (TideCaptureProcess    *se
                                                        gpointer               data);
 void                tide_capture_process_request_figures (TideCaptureProcess *self,
                                                           gint64              at_ns);
+void                tide_capture_process_figures_sent (TideCaptureProcess *self,
+                                                       gint64              at_ns);
+void                tide_capture_process_await_figures (TideCaptureProcess *self,
+                                                        gint64              deadline_ns);
+gboolean            tide_capture_process_has_figures (TideCaptureProcess *self);
 void                tide_capture_process_ask_step_wait (TideCaptureProcess *self,
                                                         guint               patience_ms);
 void                tide_capture_process_expect_step_wait (TideCaptureProcess *self);

@@ -36,6 +36,7 @@ struct _TideRecording
   gint64            next_step_id;
 
   gboolean          sync_steps;     /* a step end reads the whole job's RSS classes */
+  gboolean          awaiting_figures; /* tide_capture_process_await_figures() runs */
   gint64            start_ns;
   guint64           peak_rss;       /* of the job's RSS summed over its processes */
   guint64           peak_pss;       /* of its PSS summed: its real footprint */

@@ -54,6 +54,14 @@
  * the reading (a DDP rank's) would otherwise end before any of its ends
  * was read. */
 #define STEP_READ_FRESH_NS (20 * G_GINT64_CONSTANT (1000000))
+/* How long a snapshot waits for the figures of the processes that mark
+ * no steps (tide_capture_process_await_figures()), all of them together:
+ * a flusher answers within a scheduling delay, and a process whose step
+ * end the snapshot is may wait meanwhile.  With --sync-steps the steps
+ * wait for the recorder anyway, and a loaded machine delays a flusher
+ * more. */
+#define FIGURES_WAIT_NS      (50 * G_GINT64_CONSTANT (1000000))
+#define FIGURES_SYNC_WAIT_NS (1000 * G_GINT64_CONSTANT (1000000))
 /* How many of a process's first step ends are read whatever is due, until
  * one reading stands for its step end. */
 #define STEP_ROLLUP_TRIES 3
@@ -328,6 +336,8 @@ snapshot_classes (TideRecording      *self,
 {
   guint64 job_pss = 0;
   gint64 cpu_ns = thread_cpu_ns ();
+  gint64 figures_deadline = tide_capture_now_ns () +
+                            (self->sync_steps ? FIGURES_SYNC_WAIT_NS : FIGURES_WAIT_NS);
 
   /* Asked before any is read: their answers come while the others are. */
   for (guint i = 0; i < self->processes->len; i++)
@@ -340,14 +350,20 @@ snapshot_classes (TideRecording      *self,
     job_pss += MAX (stepping->last_classes[0], 0);
   /* At a step end every reading is written, changed or not: the report
    * explains each process's change over the steps between two readings,
-   * and one that found its values unchanged is a reading all the same. */
+   * and one that found its values unchanged is a reading all the same.
+   * The ones asked for their figures are read once those came: with
+   * --sync-steps, while the stepping process still waits, so that the
+   * workers it sets going next are read as they were at its step end. */
   for (guint i = 0; i < self->processes->len; i++)
     {
       TideCaptureProcess *p = g_ptr_array_index (self->processes, i);
 
-      if (p != stepping &&
-          tide_capture_process_sample_classes (p, ts_ns, TRUE, stepping != NULL))
-        job_pss += MAX (p->last_classes[0], 0);
+      if (p != stepping)
+        {
+          tide_capture_process_await_figures (p, figures_deadline);
+          if (tide_capture_process_sample_classes (p, ts_ns, TRUE, stepping != NULL))
+            job_pss += MAX (p->last_classes[0], 0);
+        }
       tide_capture_process_measure_cow (p, ts_ns);
     }
   self->peak_pss = MAX (self->peak_pss, job_pss);

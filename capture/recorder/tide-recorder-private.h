@@ -57,6 +57,8 @@ struct _TideRecorder
   gboolean                 finishing;       /* the connections still open are closed */
   gboolean                 restore_sigxfsz; /* the target gets SIGXFSZ's default back */
   guint8                  *rx_buffer;
+  guint8                  *await_buffer;    /* a process's messages taken in while the
+                                             * recorder waits for its figures */
 };
 
 TideRecProcess *tide_rec_process_new           (TideRecorder   *recorder,

@@ -7,6 +7,8 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -95,11 +97,42 @@ on_child_end (TideRecProcess         *self,
   tide_capture_process_amend_end (child, rec->h.time_ns, &end);
 }
 
+/* Takes in the process's messages until its figures came
+ * (tide_capture_process_await_figures()) or @deadline_ns passed: with a
+ * buffer of its own, as the message that the recorder is in the middle of
+ * (another process's step end) is in rx_buffer.  A connection that closed
+ * is left for the loop to close. */
+static gboolean
+await_figures (TideRecProcess *self,
+               gint64          deadline_ns)
+{
+  TideRecorder *recorder = self->recorder;
+
+  while (!tide_capture_process_has_figures (self->core))
+    {
+      gint64 left_ns = deadline_ns - tide_capture_now_ns ();
+      struct pollfd pfd = { self->fd, POLLIN, 0 };
+      ssize_t n;
+
+      if (self->fd < 0 || left_ns <= 0)
+        return FALSE;
+      if (poll (&pfd, 1, (int) ((left_ns + 999999) / 1000000)) < 0 && errno != EINTR)
+        return FALSE;
+      n = recv (self->fd, recorder->await_buffer, TIDE_WIRE_MAX_MESSAGE, MSG_DONTWAIT);
+      if (n > 0)
+        tide_rec_process_receive (self, recorder->await_buffer, n);
+      else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 /* The process is asked for its own figures as of @at_ns
  * (tide_capture_process_request_figures()), or to wait at its next step
  * end (tide_capture_process_ask_step_wait()); a full socket or one that
  * closed loses the request: the reading then stands beside the figures
- * the process last sent, or finds its step end over. */
+ * the process last sent, or finds its step end over.  Or the recorder
+ * awaits the figures asked. */
 static gboolean
 send_request (TideCaptureRequest request,
               gint64             value,
@@ -117,6 +150,8 @@ send_request (TideCaptureRequest request,
 
   if (self->fd < 0)
     return FALSE;
+  if (request == TIDE_CAPTURE_AWAIT_FIGURES)
+    return await_figures (self, value);
   if (request == TIDE_CAPTURE_REQUEST_STEP_WAIT)
     return send (self->fd, &step_wait, sizeof step_wait, MSG_NOSIGNAL | MSG_DONTWAIT) ==
            (ssize_t) sizeof step_wait;
@@ -477,6 +512,9 @@ dispatch (TideRecProcess       *self,
       if (len < sizeof (TideWireChildEnd))
         return FALSE;
       on_child_end (self, (const TideWireChildEnd *) h);
+      break;
+    case TIDE_WIRE_FIGURES_SENT:
+      tide_capture_process_figures_sent (self->core, h->time_ns);
       break;
     case TIDE_WIRE_EXIT_BARRIER:
       /* Every record before it is handled, steps measured; the process

@@ -474,6 +474,7 @@ recorder_clear (TideRecorder *self)
   g_free (self->socket_path);
   g_free (self->socket_dir);
   g_free (self->rx_buffer);
+  g_free (self->await_buffer);
 }
 
 static void
@@ -504,6 +505,7 @@ tide_record_run (const TideRecordOptions  *options,
   self.reaped = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   self.pending = g_ptr_array_new ();
   self.rx_buffer = g_malloc (TIDE_WIRE_MAX_MESSAGE);
+  self.await_buffer = g_malloc (TIDE_WIRE_MAX_MESSAGE);
 
   /* Signals are blocked before any thread starts: a thread that left them
    * unblocked would take SIGCHLD (lost: the child's exit is never seen) or a
