@@ -37,6 +37,9 @@ struct _TideRecording
 
   gboolean          sync_steps;     /* a step end reads the whole job's RSS classes */
   gboolean          awaiting_figures; /* tide_capture_process_await_figures() runs */
+  TideRecordingAdmitFunc admit;     /* NULL, or how the driver takes in new processes */
+  gpointer          admit_data;
+  gboolean          admitting;      /* @admit runs */
   gint64            start_ns;
   guint64           peak_rss;       /* of the job's RSS summed over its processes */
   guint64           peak_pss;       /* of its PSS summed: its real footprint */

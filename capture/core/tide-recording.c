@@ -182,6 +182,20 @@ tide_recording_set_sync_steps (TideRecording *self,
   self->sync_steps = sync_steps;
 }
 
+/* How the driver takes in, before a snapshot, the processes that started
+ * by its time and that it has not met yet (`record`: fork's children
+ * whose connection waits); attach has no such thing. */
+void
+tide_recording_set_admit_func (TideRecording          *self,
+                               TideRecordingAdmitFunc  func,
+                               gpointer                data)
+{
+  g_return_if_fail (self != NULL);
+
+  self->admit = func;
+  self->admit_data = data;
+}
+
 /* A driver that takes a while to set up before its target is watched
  * (attach loads its eBPF programs) starts the trace's clock there. */
 void
@@ -325,6 +339,23 @@ snapshot_outgrown (TideRecording *self,
          now >= self->snapshot_ns + self->snapshot_cost_ns * ROLLUP_COST_FACTOR;
 }
 
+/* A fork's child whose connection the driver has not taken in yet, a
+ * DataLoader worker forked just before this step end, would be missing
+ * from the snapshot: the driver meets its first message after the
+ * stepping process's, which it was in the middle of (a busy or stalled
+ * recorder meets both at once).  Its first span would then run to the
+ * next snapshot.  Never within itself: what it takes in may end a step. */
+static void
+admit_new_processes (TideRecording *self,
+                     gint64         ts_ns)
+{
+  if (self->admit == NULL || self->admitting)
+    return;
+  self->admitting = TRUE;
+  self->admit (ts_ns, self->admit_data);
+  self->admitting = FALSE;
+}
+
 /* Reads the RSS by class of every live process at once, so that their PSS
  * add up to the job's footprint at one moment: PSS counts a page that
  * processes share once over them all.  @stepping (or NULL) is a process at
@@ -339,6 +370,7 @@ snapshot_classes (TideRecording      *self,
   gint64 figures_deadline = tide_capture_now_ns () +
                             (self->sync_steps ? FIGURES_SYNC_WAIT_NS : FIGURES_WAIT_NS);
 
+  admit_new_processes (self, ts_ns);
   /* Asked before any is read: their answers come while the others are. */
   for (guint i = 0; i < self->processes->len; i++)
     tide_capture_process_request_figures (g_ptr_array_index (self->processes, i), ts_ns);

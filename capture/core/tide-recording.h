@@ -37,12 +37,20 @@ gboolean            tide_capture_set_errno_error       (GError            **erro
                                                         int                 err,
                                                         const char         *what);
 
+/* Takes in the processes that a driver has yet to meet and that started
+ * by @until_ns (tide_recording_set_admit_func()). */
+typedef void (*TideRecordingAdmitFunc) (gint64   until_ns,
+                                        gpointer user_data);
+
 TideRecording      *tide_recording_new                 (const char         *output,
                                                         const char         *symbol_cache_dir,
                                                         GError            **error);
 void                tide_recording_free                (TideRecording      *self);
 void                tide_recording_set_sync_steps      (TideRecording      *self,
                                                         gboolean            sync_steps);
+void                tide_recording_set_admit_func      (TideRecording      *self,
+                                                        TideRecordingAdmitFunc func,
+                                                        gpointer            data);
 void                tide_recording_set_start_ns        (TideRecording      *self,
                                                         gint64              start_ns);
 void                tide_recording_write_run_meta      (TideRecording      *self,

@@ -46,6 +46,7 @@ struct _TideRecorder
 
   GPtrArray               *connections;    /* TideRecProcess*, every image seen */
   GPtrArray               *pending;        /* accepted fds whose HELLO has not come */
+  guint64                  pending_admitted; /* of them, taken in by a snapshot */
   GHashTable              *reaped;         /* pid -> TideReaped (CHILD_END) of an image
                                             * whose connection is still open */
 

@@ -209,18 +209,19 @@ accept_connections (TideRecorder *self)
     g_ptr_array_add (self->pending, GINT_TO_POINTER (fd));
 }
 
-/* The first message of a connection must start with HELLO.  Returns
- * whether the connection left the pending ones (its HELLO read, or
- * closed). */
+/* The first message of a connection must start with HELLO; read into
+ * @buffer.  Returns whether the connection left the pending ones (its
+ * HELLO read, or closed). */
 static gboolean
-receive_pending (TideRecorder *self,
-                 guint         index)
+receive_pending_into (TideRecorder *self,
+                      guint         index,
+                      guint8       *buffer)
 {
   int fd = GPOINTER_TO_INT (g_ptr_array_index (self->pending, index));
   g_autoptr(GError) error = NULL;
   TideRecProcess *process;
-  const TideWireHeader *h = (const TideWireHeader *) self->rx_buffer;
-  ssize_t n = recv (fd, self->rx_buffer, TIDE_WIRE_MAX_MESSAGE, 0);
+  const TideWireHeader *h = (const TideWireHeader *) buffer;
+  ssize_t n = recv (fd, buffer, TIDE_WIRE_MAX_MESSAGE, 0);
 
   if (n < 0 && (errno == EAGAIN || errno == EINTR))
     return FALSE;
@@ -231,15 +232,58 @@ receive_pending (TideRecorder *self,
       close (fd);
       return TRUE;
     }
-  process = tide_rec_process_new (self, fd, self->rx_buffer, h->len, &error);
+  process = tide_rec_process_new (self, fd, buffer, h->len, &error);
   if (process == NULL)
     {
       g_printerr ("tidemark: %s\n", error->message);
       close (fd);
       return TRUE;
     }
-  tide_rec_process_receive (process, self->rx_buffer + h->len, n - h->len);
+  tide_rec_process_receive (process, buffer + h->len, n - h->len);
   return TRUE;
+}
+
+static gboolean
+receive_pending (TideRecorder *self,
+                 guint         index)
+{
+  return receive_pending_into (self, index, self->rx_buffer);
+}
+
+/* Whether the connection @fd waits with the HELLO of a fork's child that
+ * started by @until_ns. */
+static gboolean
+is_fork_by (int    fd,
+            gint64 until_ns)
+{
+  TideWireHello hello;
+
+  return recv (fd, &hello, sizeof hello, MSG_PEEK | MSG_DONTWAIT) == (ssize_t) sizeof hello &&
+         hello.h.type == TIDE_WIRE_HELLO && (hello.flags & TIDE_HELLO_FORKED) != 0 &&
+         (gint64) hello.h.time_ns <= until_ns;
+}
+
+/* Before a snapshot at @until_ns (tide_recording_set_admit_func()): the
+ * waiting connections of fork's children that started by then, in the
+ * order they connected and up to the first that is not one (an exec's
+ * image must still be met after the records of the image it replaced).
+ * Within another connection's message: with a buffer of their own. */
+static void
+admit_forks (gint64   until_ns,
+             gpointer user_data)
+{
+  TideRecorder *self = user_data;
+  g_autofree guint8 *buffer = NULL;
+
+  accept_connections (self);
+  while (self->pending->len > 0 &&
+         is_fork_by (GPOINTER_TO_INT (g_ptr_array_index (self->pending, 0)), until_ns))
+    {
+      if (buffer == NULL)
+        buffer = g_malloc (TIDE_WIRE_MAX_MESSAGE);
+      receive_pending_into (self, 0, buffer);
+      self->pending_admitted++;
+    }
 }
 
 static void
@@ -387,6 +431,7 @@ run_loop (TideRecorder *self)
       {
         struct pollfd *pfd = (struct pollfd *) fds->data;
         guint n_pending = self->pending->len;
+        guint64 admitted = self->pending_admitted;
 
         if (pfd[1].revents)
           handle_signals (self);
@@ -399,8 +444,10 @@ run_loop (TideRecorder *self)
          * connected: the images of one pid (an exec, or several in a
          * row) must be met in the order they started, and a recorder that
          * was slow to accept takes them in together.  @k: where pending
-         * connection @i is now, after those before it that left. */
-        for (guint i = 0, k = 0; i < n_pending; i++)
+         * connection @i is now, after those before it that left.  Where a
+         * snapshot took some in meanwhile (admit_forks()), the polled
+         * ones are no longer where they were: the next poll tells. */
+        for (guint i = 0, k = 0; i < n_pending && self->pending_admitted == admitted; i++)
           if (!pfd[3 + i].revents || !receive_pending (self, k))
             k++;
         if (pfd[0].revents)
@@ -517,6 +564,7 @@ tide_record_run (const TideRecordOptions  *options,
   if (self.recording == NULL)
     goto out;
   tide_recording_set_sync_steps (self.recording, options->sync_steps);
+  tide_recording_set_admit_func (self.recording, admit_forks, &self);
   write_run_meta (&self);
 
   if (!open_socket (&self, error) ||

@@ -10,12 +10,20 @@
  * at its fork, so that each reading of its private memory has it beside
  * it, counted from what the child inherited.  And `tests/targets/cow-steps
  * parent-writes`, whose child holds pages alone that it wrote, and pages
- * that its parent wrote: only the first are its copies.
+ * that its parent wrote: only the first are its copies.  And
+ * `tests/targets/fork-on-cue`, whose child forks while the test holds the
+ * recorder stopped.
  */
 #include "config.h"
 
 #include "tide-report-rss.h"
 #include "tide-test-util.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define MIB          G_GINT64_CONSTANT (1048576)
 /* Library pages, the preload's buffers and the child's stack, which the
@@ -75,6 +83,22 @@ worker_job_clear (WorkerJob *job)
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (WorkerJob, worker_job_clear)
 
+/* The trace at @path, its rows and their explanations, and its one
+ * forked child. */
+static void
+open_worker_job (WorkerJob  *job,
+                 const char *path)
+{
+  g_autoptr(GError) error = NULL;
+
+  job->trace = tide_test_open_trace (path);
+  job->worker_id = tide_test_query_int (job->trace,
+                                        "SELECT id FROM processes WHERE parent_id > 0");
+  job->rows = tide_report_job_steps (job->trace, &error);
+  g_assert_no_error (error);
+  job->explanations = tide_rss_explain_steps (job->rows);
+}
+
 /* Records tests/targets/@target @mode, which prints "done". */
 static void
 record_worker_job (WorkerJob  *job,
@@ -95,12 +119,7 @@ record_worker_job (WorkerJob  *job,
     out = tide_test_spawn_ok (argv);
   }
   g_assert_cmpstr (out, ==, "done\n");
-  job->trace = tide_test_open_trace (path);
-  job->worker_id = tide_test_query_int (job->trace,
-                                        "SELECT id FROM processes WHERE parent_id > 0");
-  job->rows = tide_report_job_steps (job->trace, &error);
-  g_assert_no_error (error);
-  job->explanations = tide_rss_explain_steps (job->rows);
+  open_worker_job (job, path);
 }
 
 /* The explanation of the job's worker that covers step @number, said in
@@ -162,6 +181,74 @@ test_worker_frees (void)
   assert_within (freed->terms[TIDE_RSS_COW], 16 * MIB, "copy-on-write");
   assert_within (freed->terms[TIDE_RSS_HEAP], 0, "heap");
   assert_within (freed->terms[TIDE_RSS_UNEXPLAINED], 0, "unexplained");
+}
+
+/* One byte through the FIFO at @path, opened @flags. */
+static void
+cue (const char *path,
+     int         flags)
+{
+  char c = 'c';
+  int fd = open (path, flags);
+
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (flags == O_WRONLY ? write (fd, &c, 1) : read (fd, &c, 1), ==, 1);
+  close (fd);
+}
+
+/* `fork-on-cue`: its child forks while the recorder is stopped, and the
+ * parent's step 2 ends before the recorder goes on, which then meets that
+ * step end and the child's first message at once, the step end first.
+ * The child is read at that step end all the same: its first span is
+ * step 2, since its fork, not steps 2-3.  Before, the snapshot went
+ * without it (under stress-ng, one run in about 150 of
+ * /rss-workers/allocator-free, its recorder stalled half a second). */
+static void
+test_forked_while_stopped (void)
+{
+  g_autofree char *exe = g_build_filename (TIDE_TARGETS_DIR, "fork-on-cue", NULL);
+  g_auto(WorkerJob) job = { 0 };
+  g_autofree char *path = NULL;
+  g_autofree char *cue_out = NULL;
+  g_autofree char *cue_in = NULL;
+  g_auto(GStrv) env = g_get_environ ();
+  g_autoptr(GError) error = NULL;
+  const TideRssExplanation *forked;
+  GPid recorder;
+  int status;
+
+  job.dir = tide_test_make_dir ("tide-rss-workers");
+  path = g_build_filename (job.dir, "worker.tide", NULL);
+  cue_out = g_build_filename (job.dir, "cue-out", NULL);
+  cue_in = g_build_filename (job.dir, "cue-in", NULL);
+  g_assert_cmpint (mkfifo (cue_out, 0600), ==, 0);
+  g_assert_cmpint (mkfifo (cue_in, 0600), ==, 0);
+  env = g_environ_setenv (env, "TIDE_TEST_CUE_OUT", cue_out, TRUE);
+  env = g_environ_setenv (env, "TIDE_TEST_CUE_IN", cue_in, TRUE);
+  {
+    const char *argv[] = { TIDE_TIDEMARK_EXE, "record", "--force", "-q", "--sync-steps", "-o",
+                           path, "--", exe, NULL };
+
+    g_spawn_async (NULL, (char **) argv, env,
+                   G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
+                   &recorder, &error);
+    g_assert_no_error (error);
+  }
+  cue (cue_out, O_RDONLY);
+  g_assert_cmpint (kill (recorder, SIGSTOP), ==, 0);
+  cue (cue_in, O_WRONLY);
+  /* The fork, and the step end 100 ms after it. */
+  g_usleep (400 * G_TIME_SPAN_MILLISECOND);
+  g_assert_cmpint (kill (recorder, SIGCONT), ==, 0);
+  g_assert_cmpint (waitpid (recorder, &status, 0), ==, recorder);
+  g_spawn_close_pid (recorder);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+
+  open_worker_job (&job, path);
+  forked = job_worker_explanation (&job, 2);
+  g_assert_true (forked->since_fork);
+  g_assert_cmpint (forked->first_step, ==, 2);
+  g_assert_cmpint (forked->last_step, ==, 2);
 }
 
 /* `cow-steps parent-writes`: the child wrote 8 MiB of the pages it
@@ -250,5 +337,6 @@ main (int    argc,
   g_test_add_func ("/rss-workers/idle", test_idle_worker);
   g_test_add_func ("/rss-workers/allocator-free", test_worker_frees);
   g_test_add_func ("/rss-workers/parent-writes", test_parent_writes);
+  g_test_add_func ("/rss-workers/forked-while-stopped", test_forked_while_stopped);
   return g_test_run ();
 }
