@@ -46,8 +46,9 @@ struct _TideProcCounters
   int     pid;
   int     statm_fd;
   int     stat_fd;    /* -1 when it could not be opened */
-  int     rollup_fd;  /* -1 until first used */
+  int     rollup_fd;  /* -1 when it could not be opened */
   int     status_fd;  /* -1 until first used */
+  int     mm_fd;      /* pagemap: pins the image's memory; -1 when it could not be opened */
   guint64 page_size;
 };
 
@@ -157,7 +158,11 @@ tide_proc_counters_open (int      pid,
   self->statm_fd = fd;
   /* Opened now, while the pid is surely this process's: read at its end. */
   self->stat_fd = tide_procfs_open_file (pid, "stat", NULL);
-  self->rollup_fd = -1;
+  /* Each of these holds the memory of the image that the pid runs now:
+   * after an exec, statm and status tell the next image's, these
+   * nothing (same_image()). */
+  self->rollup_fd = tide_procfs_open_file (pid, "smaps_rollup", NULL);
+  self->mm_fd = tide_procfs_open_file (pid, "pagemap", NULL);
   self->status_fd = -1;
   self->page_size = sysconf (_SC_PAGESIZE);
   return self;
@@ -175,7 +180,23 @@ tide_proc_counters_free (TideProcCounters *self)
     close (self->rollup_fd);
   if (self->status_fd >= 0)
     close (self->status_fd);
+  if (self->mm_fd >= 0)
+    close (self->mm_fd);
   g_free (self);
+}
+
+/* Whether the pid still runs the image whose memory the counters were
+ * opened on: an image that exec replaced must not be given the next
+ * one's values (the recorder meets the exec later, at the next image's
+ * HELLO).  One entry of pagemap, which reads as nothing once that
+ * memory is gone.  Where pagemap could not be opened, there is no way
+ * to tell. */
+static gboolean
+same_image (TideProcCounters *self)
+{
+  guint64 entry;
+
+  return self->mm_fd < 0 || pread (self->mm_fd, &entry, sizeof entry, 0) == sizeof entry;
 }
 
 /* The kernel's flag for a task in do_exit() (include/linux/sched.h). */
@@ -237,7 +258,7 @@ tide_proc_counters_read_statm (TideProcCounters *self,
     }
 
   /* A zombie has no mm any more and reads as all zeros. */
-  if (fields[0] == 0)
+  if (fields[0] == 0 || !same_image (self))
     return FALSE;
   out->rss_bytes = fields[1] * self->page_size;
   out->shared_bytes = fields[2] * self->page_size;
@@ -317,7 +338,7 @@ tide_proc_counters_read_status (TideProcCounters *self,
   if (self->status_fd < 0 || tide_procfs_pread_all (self->status_fd, buf, sizeof buf) <= 0)
     return FALSE;
   /* A zombie's status has no Vm lines at all. */
-  return tide_procfs_parse_kb (buf, keys, G_N_ELEMENTS (keys), out);
+  return tide_procfs_parse_kb (buf, keys, G_N_ELEMENTS (keys), out) && same_image (self);
 }
 
 gboolean
@@ -351,23 +372,11 @@ tide_proc_counters_read_rollup (TideProcCounters *self,
   g_return_val_if_fail (self != NULL, FALSE);
 
   memset (out, 0, sizeof *out);
-  for (guint attempt = 0; attempt < 2; attempt++)
-    {
-      if (self->rollup_fd < 0)
-        self->rollup_fd = tide_procfs_open_file (self->pid, "smaps_rollup", NULL);
-      if (self->rollup_fd < 0)
-        return FALSE;
-      if (tide_procfs_pread_all (self->rollup_fd, buf, sizeof buf) > 0)
-        return tide_proc_counters_parse_rollup (buf, out);
-
-      /* The fd pins the mm it was opened on: after an exec, reopen once.
-       * statm is per process, so it tells whether there is anything left. */
-      close (self->rollup_fd);
-      self->rollup_fd = -1;
-      if (!tide_proc_counters_read_statm (self, &(TideStatm) { 0 }))
-        return FALSE;
-    }
-  return FALSE;
+  /* Nothing once the image's memory is gone (its exit, or an exec: the
+   * next image's is not this one's). */
+  if (self->rollup_fd < 0 || tide_procfs_pread_all (self->rollup_fd, buf, sizeof buf) <= 0)
+    return FALSE;
+  return tide_proc_counters_parse_rollup (buf, out);
 }
 
 TidePagemap *

@@ -272,9 +272,12 @@ test_fork_exec (Fixture       *f,
  * connected while the recorder was stopped, so that it accepted them
  * together.  They are met in the order they started: each of the first
  * two ends by exec where the next starts, and is the next one's parent;
- * the last ends by its exit, after its step, whose end has its private
- * memory read (--sync-steps).  The recorder used to read the newest HELLO
- * first, and end that image, the one running, by the older one's exec. */
+ * the first and the last end a step each, whose end has its private
+ * memory read (--sync-steps), and the last ends by its exit.  The
+ * recorder used to read the newest HELLO first, and end that image, the
+ * one running, by the older one's exec.  Nothing that /proc tells of the
+ * pid is the first image's once it exec'd: the recorder's poll, due as it
+ * went on, gave it the last image's RSS (1 MiB more) after its end. */
 static void
 test_exec_while_stopped (Fixture       *f,
                          gconstpointer  data)
@@ -294,6 +297,11 @@ test_exec_while_stopped (Fixture       *f,
     "SELECT count (*) FROM counters c JOIN steps s"
     " ON s.process_id = c.process_id AND c.ts_ns = s.end_ns WHERE c.counter = %d",
     TIDE_COUNTER_USS);
+  g_autofree char *after_end = g_strdup_printf (
+    "SELECT count (*) FROM counters c JOIN processes p ON p.id = c.process_id"
+    " WHERE c.ts_ns > p.end_ns AND c.counter IN (%d, %d, %d, %d, %d, %d, %d)",
+    TIDE_COUNTER_RSS, TIDE_COUNTER_RSS_SHARED, TIDE_COUNTER_PSS, TIDE_COUNTER_USS,
+    TIDE_COUNTER_RSS_ANON, TIDE_COUNTER_RSS_FILE, TIDE_COUNTER_RSS_SHMEM);
 
   record (f, "--sync-steps", "exec-while-stopped", NULL, NULL, &run);
   g_assert_cmpint (run.status, ==, 0);
@@ -302,7 +310,8 @@ test_exec_while_stopped (Fixture       *f,
   g_assert_cmpint (tide_test_query_int (trace, "SELECT count (*) FROM processes"), ==, 3);
   g_assert_cmpint (tide_test_query_int (trace, replaced), ==, 2);
   g_assert_cmpint (tide_test_query_int (trace, last), ==, 1);
-  g_assert_cmpint (tide_test_query_int (trace, read), ==, 1);
+  g_assert_cmpint (tide_test_query_int (trace, read), ==, 2);
+  g_assert_cmpint (tide_test_query_int (trace, after_end), ==, 0);
 }
 
 static void
