@@ -281,7 +281,8 @@ admit_forks (gint64   until_ns,
     {
       if (buffer == NULL)
         buffer = g_malloc (TIDE_WIRE_MAX_MESSAGE);
-      receive_pending_into (self, 0, buffer);
+      if (!receive_pending_into (self, 0, buffer))
+        break;  /* interrupted: the loop takes it in */
       self->pending_admitted++;
     }
 }
