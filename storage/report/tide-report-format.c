@@ -245,7 +245,7 @@ step_class_known (const TideStepRow *r,
   gint read_with = step_classes[c].read_with;
 
   return r->has_classes && r->class_end[step_classes[c].cls] >= 0 &&
-         (read_with < 0 || (r->class_read_at_end & (1u << read_with)) != 0);
+         (read_with < 0 || tide_step_row_read_at_end (r, read_with));
 }
 
 /* Whether a class that a row has was not read at its end. */

@@ -439,10 +439,7 @@ add_process_classes (TideTrace     *trace,
           if (by_end > count_at (samples, origin + r->start_ns + r->duration_ns - 1))
             r->class_read_at_end |= 1u << c;
           if (c == TIDE_STEP_USS)
-            {
-              r->private_read = (r->class_read_at_end & (1u << c)) != 0;
-              r->private_later = by_end < samples->len;
-            }
+            r->private_later = by_end < samples->len;
         }
       if (attached)
         start_at_attach (first, c, samples, origin + first->start_ns + first->duration_ns);
@@ -746,7 +743,8 @@ static gboolean
 is_pending (const TideStepRow *r)
 {
   return (has_private_base (r) || (r->has_classes && r->class_end[TIDE_STEP_USS] < 0 &&
-                                   r->private_later)) && !r->private_read;
+                                   r->private_later)) &&
+         !tide_step_row_read_at_end (r, TIDE_STEP_USS);
 }
 
 /* The steps of one process since its last reading of private memory. */
@@ -1045,7 +1043,7 @@ tide_rss_explain_steps (GPtrArray *rows)
             }
         }
       name_sharing_cause (rows, span->pending, i, e);
-      if (r->private_read)
+      if (tide_step_row_read_at_end (r, TIDE_STEP_USS))
         span->last_read = r;
       g_array_set_size (span->pending, 0);
       span->heap = span->rss = 0;

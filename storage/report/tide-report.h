@@ -95,10 +95,8 @@ typedef struct
                                  * attach: class_start holds its first reading,
                                  * where one came before the step's end, and its
                                  * memory before it is not explained */
-  gboolean private_read;        /* the private memory (USS) was read during the
-                                 * step, at its end: not the reading of an
-                                 * earlier step carried over */
-  gboolean private_later;       /* ... and was read after the step's end */
+  gboolean private_later;       /* the private memory (USS) was read after the
+                                 * step's end */
   gboolean exit_read;           /* on a process's last step only: its private
                                  * memory was read last after the step's start
                                  * (as it exited: after the step's end, or within
@@ -113,6 +111,16 @@ typedef struct
   GPtrArray *kin_ended_after;   /* char *: on a process's last step only, those that
                                  * ended after it, before the process did */
 } TideStepRow;
+
+/* Whether @r's class @c was read at the step's end itself, not carried
+ * over from an earlier reading: for the USS, whether the step's private
+ * memory was read. */
+static inline gboolean
+tide_step_row_read_at_end (const TideStepRow *r,
+                           TideStepClass      c)
+{
+  return (r->class_read_at_end & (1u << c)) != 0;
+}
 
 /* What one scope holds of a stack group (tide-report-scopes.c). */
 typedef struct

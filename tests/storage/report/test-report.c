@@ -372,7 +372,7 @@ span_test_row (gint     number,
   r->class_end[TIDE_STEP_USS] = uss_end;
   r->class_start[TIDE_STEP_SHARED] = uss_start >= 0 ? 0 : -1;
   r->class_end[TIDE_STEP_SHARED] = 0;
-  r->private_read = read;
+  r->class_read_at_end = read ? 1u << TIDE_STEP_USS : 0;
   r->heap_exit = -1;
   return r;
 }
