@@ -407,8 +407,17 @@ write_envelope (TideCaptureProcess  *self,
   PointTarget target = { self, counter, device };
   gint64 now_value = (gint64) (value + 0.5);
 
-  if (always || now_value != 0 || tide_counter_envelope_has_points (envelope))
+  if (tide_counter_envelope_has_points (envelope))
     tide_counter_envelope_write (envelope, now_ns, now_value, cut, write_point, &target);
+  else if (always || now_value != 0)
+    {
+      /* Nothing changed it since the image started: its first point
+       * stands there.  Written at @now_ns, it could fall after the
+       * image's end, which the recorder may learn of only later (the
+       * next image's HELLO after an exec, a parent's reaping). */
+      tide_counter_envelope_write (envelope, MIN (self->start_ns, now_ns), now_value, cut,
+                                   write_point, &target);
+    }
 }
 
 /* The counters of the recorded blocks: the heap and mapped bytes, and

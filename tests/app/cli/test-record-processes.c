@@ -278,7 +278,10 @@ test_fork_exec (Fixture       *f,
  * one running, by the older one's exec.  Nothing that /proc tells of the
  * pid is the first image's once it exec'd: the recorder's poll, due as it
  * went on, gave it the last image's RSS (1 MiB more) after its end, and
- * the snapshot due then a reading of the last image's memory. */
+ * the snapshot due then a reading of the last image's memory.  No
+ * counter of an image lies after its end: the first image's heap lane,
+ * which nothing changed, had its one point where the recorder met the
+ * image's end of connection, 2 s after the exec that ended it. */
 static void
 test_exec_while_stopped (Fixture       *f,
                          gconstpointer  data)
@@ -299,11 +302,8 @@ test_exec_while_stopped (Fixture       *f,
     " ON s.process_id = c.process_id AND c.ts_ns = s.end_ns WHERE c.counter = %d",
     TIDE_COUNTER_USS);
   g_autofree char *reads = NULL;
-  g_autofree char *after_end = g_strdup_printf (
-    "SELECT count (*) FROM counters c JOIN processes p ON p.id = c.process_id"
-    " WHERE c.ts_ns > p.end_ns AND c.counter IN (%d, %d, %d, %d, %d, %d, %d)",
-    TIDE_COUNTER_RSS, TIDE_COUNTER_RSS_SHARED, TIDE_COUNTER_PSS, TIDE_COUNTER_USS,
-    TIDE_COUNTER_RSS_ANON, TIDE_COUNTER_RSS_FILE, TIDE_COUNTER_RSS_SHMEM);
+  const char *after_end = "SELECT count (*) FROM counters c JOIN processes p ON p.id = c.process_id"
+                         " WHERE c.ts_ns > p.end_ns";
 
   record (f, "--sync-steps", "exec-while-stopped", NULL, NULL, &run);
   g_assert_cmpint (run.status, ==, 0);
