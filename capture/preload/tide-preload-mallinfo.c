@@ -168,9 +168,11 @@ read_tcmalloc_free (NumericPropertyFunc property_fn,
 
 /* fordblks: the bytes of free chunks in every glibc arena, the top chunks
  * included; and jemalloc's or tcmalloc's, when one of them is there;
- * stamped @at_ns. */
+ * stamped @at_ns, with the preload's own resident bytes (@own, -1: as
+ * they are now). */
 static void
-send_allocator_free (uint64_t at_ns)
+send_allocator_free (uint64_t at_ns,
+                     int64_t  own)
 {
   Mallinfo2Func mallinfo2_fn = lookup_mallinfo2 ();
   MallctlFunc mallctl_fn = lookup_mallctl ();
@@ -206,7 +208,7 @@ send_allocator_free (uint64_t at_ns)
   /* Beside it, as the other anonymous memory that only the process can
    * tell: the preload's own. */
   tide_counter_append_at (TIDE_WIRE_COUNTER_PRELOAD_OWN, -1,
-                          (int64_t) tide_own_resident_bytes (), at_ns);
+                          own >= 0 ? own : (int64_t) tide_own_resident_bytes (), at_ns);
   if (atomic_load_explicit (&forked, memory_order_relaxed))
     tide_counter_append_at (TIDE_WIRE_COUNTER_INHERITED_FREED, -1,
                             atomic_load_explicit (&inherited_freed, memory_order_relaxed), at_ns);
@@ -215,7 +217,7 @@ send_allocator_free (uint64_t at_ns)
 void
 tide_preload_send_allocator_free (void)
 {
-  send_allocator_free (tide_now_ns ());
+  send_allocator_free (tide_now_ns (), -1);
 }
 
 /* The recorder reads this process's private memory at @at_ns, another
@@ -230,7 +232,7 @@ tide_preload_send_allocator_free_as_of (uint64_t at_ns)
     .type = TIDE_WIRE_FIGURES_SENT, .len = sizeof sent, .tid = tide_thread_tid (), .time_ns = at_ns,
   };
 
-  send_allocator_free (at_ns);
+  send_allocator_free (at_ns, -1);
   tide_buffer_flush_all ();
   tide_tls.guard++;
   tide_buffer_append (&sent, sizeof sent);
@@ -285,6 +287,20 @@ tide_preload_poll_allocator_free (uint64_t now_ns)
   tide_preload_send_allocator_free ();
 }
 
+/* The preload's own resident bytes in a fork's child as it starts, all
+ * of them its parent's, on shared pages: the child's term counts from
+ * this first value.  Its buffers and tables have room that its parent
+ * never touched, and the child's first records, its HELLO among them,
+ * touch some of it: new pages, private, that a first value read after
+ * them would leave out of every term. */
+static int64_t own_at_fork = -1;
+
+void
+tide_preload_note_own_at_fork (void)
+{
+  own_at_fork = (int64_t) tide_own_resident_bytes ();
+}
+
 /* The child of a fork has marked no steps of its own: before its
  * flusher starts. */
 void
@@ -306,7 +322,11 @@ void
 tide_preload_send_allocator_free_at_fork (void)
 {
   if (lookup_mallctl () == NULL && lookup_tcmalloc_property () == NULL)
-    tide_preload_send_allocator_free ();
+    send_allocator_free (tide_now_ns (), own_at_fork);
   else
-    tidemark_preload_counter (TIDE_WIRE_COUNTER_INHERITED_FREED, -1, 0);
+    {
+      tidemark_preload_counter (TIDE_WIRE_COUNTER_INHERITED_FREED, -1, 0);
+      if (own_at_fork >= 0)
+        tidemark_preload_counter (TIDE_WIRE_COUNTER_PRELOAD_OWN, -1, own_at_fork);
+    }
 }

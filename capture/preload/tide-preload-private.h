@@ -268,6 +268,7 @@ void     tide_preload_allocator_free_init (void);
 void     tide_preload_send_allocator_free (void);
 void     tide_preload_send_allocator_free_at_step (void);
 void     tide_preload_poll_allocator_free (uint64_t now_ns);
+void     tide_preload_note_own_at_fork (void);
 void     tide_preload_allocator_free_fork_child (void);
 void     tide_preload_send_allocator_free_at_fork (void);
 void     tide_preload_note_inherited_free (uint64_t size);

@@ -262,6 +262,8 @@ fork_child (void)
   int old_fd = atomic_load (&tide_state.fd);
   bool was_active = tide_active ();
 
+  /* First: whatever the handlers below write may be a new page. */
+  tide_preload_note_own_at_fork ();
   tide_tls.tid = 0;
   tide_tls.seeded = false;
   /* The parent's flusher may have held it: no one holds it here, and no

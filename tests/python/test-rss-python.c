@@ -512,8 +512,10 @@ test_cow_loader_watcher (Fixture       *f,
  * or up to its last reading.  The worker only waits: its private memory
  * since the fork is what it copied, the pages that the fork handlers
  * copied before the recorder met it included (300 KiB were unexplained
- * without them); what is left is the preload's flusher thread, made for
- * the child before that. */
+ * without them), and the preload's own pages that it touched first, its
+ * HELLO's among them (240 KiB were unexplained while the term counted
+ * from a first value sent after them); what is left is the preload's
+ * flusher thread, made for the child before that. */
 static void
 test_fork_arenas (Fixture       *f,
                   gconstpointer  unused)
