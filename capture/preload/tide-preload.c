@@ -263,7 +263,8 @@ fork_child (void)
   bool was_active = tide_active ();
 
   /* First: whatever the handlers below write may be a new page. */
-  tide_preload_note_own_at_fork ();
+  if (was_active)
+    tide_preload_note_own_at_fork ();
   tide_tls.tid = 0;
   tide_tls.seeded = false;
   /* The parent's flusher may have held it: no one holds it here, and no
