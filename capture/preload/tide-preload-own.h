@@ -24,3 +24,6 @@ void     tide_own_note_unmapped (void   *addr);
 
 /* The resident bytes of the noted mappings (mincore). */
 uint64_t tide_own_resident_bytes (void);
+
+/* In the child of a fork, before it asks tide_own_resident_bytes(). */
+void     tide_own_fork_child     (void);

@@ -17,6 +17,7 @@
 #include "tide-preload-buffer.h"
 #include "tide-preload-encode.h"
 #include "tide-preload-objects.h"
+#include "tide-preload-own.h"
 #include "tide-preload-python.h"
 #include "tide-preload-unwind.h"
 
@@ -262,6 +263,7 @@ fork_child (void)
   int old_fd = atomic_load (&tide_state.fd);
   bool was_active = tide_active ();
 
+  tide_own_fork_child ();
   /* First: whatever the handlers below write may be a new page. */
   if (was_active)
     tide_preload_note_own_at_fork ();

@@ -9,6 +9,7 @@
 #include "tide-preload-raw.h"
 
 #include <glib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define PAGES 64
@@ -56,6 +57,32 @@ test_full_table (void)
   tide_raw_munmap (maps[0], page);
 }
 
+/* Mappings that touch are counted together; one of them unmapped
+ * behind the table's back (a program's munmap of a range it does not
+ * own) leaves the others' pages counted, each on its own. */
+static void
+test_gone_between (void)
+{
+  gsize page = (gsize) sysconf (_SC_PAGESIZE);
+  guint64 before = tide_own_resident_bytes ();
+  char *p = mmap (NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+  g_assert_true (p != MAP_FAILED);
+  for (guint i = 0; i < 3; i++)
+    {
+      tide_own_note_mapped (p + i * page, page);
+      p[i * page] = 1;
+    }
+  g_assert_cmpuint (tide_own_resident_bytes (), ==, before + 3 * page);
+  g_assert_cmpint (munmap (p + page, page), ==, 0);
+  g_assert_cmpuint (tide_own_resident_bytes (), ==, before + 2 * page);
+  for (guint i = 0; i < 3; i++)
+    tide_own_note_unmapped (p + i * page);
+  munmap (p, page);
+  munmap (p + 2 * page, page);
+  g_assert_cmpuint (tide_own_resident_bytes (), ==, before);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -63,5 +90,6 @@ main (int    argc,
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/preload-own/resident", test_resident);
   g_test_add_func ("/preload-own/full-table", test_full_table);
+  g_test_add_func ("/preload-own/gone-between", test_gone_between);
   return g_test_run ();
 }
