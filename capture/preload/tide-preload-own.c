@@ -157,6 +157,18 @@ sort_ranges (OwnRange *a,
     }
 }
 
+/* One mapping's resident pages; of one gone from under the table, those
+ * counted before mincore found it gone. */
+static uint64_t
+range_pages (const OwnRange *r,
+             size_t          page)
+{
+  uint64_t pages;
+
+  resident_pages (r->start, r->end - r->start, page, &pages);
+  return pages;
+}
+
 /* Each slot on its own: a mincore call per mapping. */
 static uint64_t
 resident_by_slot (size_t page)
@@ -166,13 +178,9 @@ resident_by_slot (size_t page)
   for (unsigned i = 0; i < TIDE_OWN_MAX_MAPPINGS; i++)
     {
       OwnRange r;
-      uint64_t n;
 
       if (slot_range (i, page, &r))
-        {
-          resident_pages (r.start, r.end - r.start, page, &n);
-          pages += n;
-        }
+        pages += range_pages (&r, page);
     }
   return pages;
 }
@@ -206,10 +214,7 @@ resident_by_run (OwnRange *ranges,
           continue;
         }
       for (unsigned k = i; k < j; k++)
-        {
-          resident_pages (ranges[k].start, ranges[k].end - ranges[k].start, page, &counted);
-          pages += counted;
-        }
+        pages += range_pages (&ranges[k], page);
     }
   return pages;
 }
